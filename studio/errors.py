@@ -1,0 +1,44 @@
+"""The project's one exception hierarchy.
+
+Every error the studio raises on purpose derives from :class:`StudioError`, so a
+command-line entry point can turn any of them into a clear message and a
+non-zero exit without a traceback.
+"""
+
+from __future__ import annotations
+
+
+class StudioError(Exception):
+    """Base class of every error raised on purpose by the studio."""
+
+
+class ConfigError(StudioError):
+    """A configuration file or environment variable is invalid."""
+
+
+class CardCodeError(StudioError, ValueError):
+    """A card code such as ``QH`` or ``10H`` could not be parsed."""
+
+
+class ProtocolError(StudioError):
+    """Bytes or a payload on the wire do not follow the documented protocol."""
+
+
+class BusError(StudioError):
+    """The message bus could not do what was asked (not connected, bad topic)."""
+
+
+class DeviceError(StudioError):
+    """A device could not be opened or stopped answering."""
+
+
+class RuleError(StudioError):
+    """The rules engine refused an event: illegal action, card not due, bad rule set."""
+
+
+class StoreError(StudioError):
+    """The event log could not be read or written, or its chain is broken."""
+
+
+class VisionError(StudioError):
+    """The camera pipeline could not read a frame, a profile or a calibration."""
