@@ -1,0 +1,16 @@
+"""The message bus: one publish/subscribe abstraction over MQTT used by every service."""
+
+from studio.bus.client import BusStats, MessageBus, Received, Subscription
+from studio.bus.embedded import EmbeddedBroker, broker_for
+from studio.bus.sequence import SequenceTracker, SeqVerdict
+
+__all__ = [
+    "BusStats",
+    "EmbeddedBroker",
+    "MessageBus",
+    "Received",
+    "SeqVerdict",
+    "SequenceTracker",
+    "Subscription",
+    "broker_for",
+]

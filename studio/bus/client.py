@@ -1,0 +1,318 @@
+"""MessageBus: the one async wrapper over aiomqtt 2.x.
+
+* Publishing never blocks on the network: messages go to an outbox that a task
+  drains while connected. A message leaves the outbox only once the broker has
+  acknowledged it (QoS 1), so a broker restart loses nothing; it may duplicate,
+  which consumers absorb by (device, seq).
+* Subscriptions are registered with the bus, renewed on every reconnect, and
+  matched by topic on arrival (amqtt also sends retained messages nobody asked for).
+* With ``availability`` set, the bus connects with a last will ``offline`` and
+  publishes a retained ``online`` after every (re)connect.
+* A payload that fails validation is logged and counted, never raised into a consumer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import ssl
+from collections import Counter, deque
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Generic, TypeVar
+
+import aiomqtt
+from pydantic import BaseModel, ValidationError
+
+from studio.backoff import Backoff
+from studio.config.models import BrokerSettings
+from studio.errors import BusError
+
+_LOGGER = logging.getLogger(__name__)
+
+M = TypeVar("M", bound=BaseModel)
+
+ONLINE = b"online"
+OFFLINE = b"offline"
+
+
+@dataclass(frozen=True, slots=True)
+class Received(Generic[M]):
+    topic: str
+    payload: M
+    retain: bool
+
+
+@dataclass
+class BusStats:
+    connects: int = 0
+    published: int = 0
+    received: int = 0
+    malformed: Counter[str] = field(default_factory=Counter)
+
+
+@dataclass(slots=True)
+class _Outgoing:
+    topic: str
+    payload: bytes
+    qos: int
+    retain: bool
+
+
+class Subscription(Generic[M]):
+    """An async iterator of validated messages for one topic filter.
+
+    Use as ``async with bus.subscribe(filter, Model) as sub: async for msg in sub``.
+    """
+
+    def __init__(self, bus: MessageBus, topic_filter: str, model: type[M], qos: int) -> None:
+        self.bus = bus
+        self.filter = topic_filter
+        self.model = model
+        self.qos = qos
+        self._queue: asyncio.Queue[aiomqtt.Message] = asyncio.Queue()
+
+    def matches(self, message: aiomqtt.Message) -> bool:
+        return message.topic.matches(self.filter)
+
+    def offer(self, message: aiomqtt.Message) -> None:
+        self._queue.put_nowait(message)
+
+    def decode(self, message: aiomqtt.Message) -> Received[M] | None:
+        raw = message.payload
+        data = raw if isinstance(raw, bytes | bytearray) else str(raw).encode()
+        try:
+            # A model may declare a non-JSON wire form (availability is a bare word).
+            from_wire = getattr(self.model, "from_wire", None)
+            payload = from_wire(bytes(data)) if from_wire else self.model.model_validate_json(data)
+        except ValidationError as exc:
+            topic = message.topic.value
+            self.bus.stats.malformed[topic] += 1
+            _LOGGER.warning(
+                "malformed payload on %s dropped (%d so far): %s",
+                topic,
+                self.bus.stats.malformed[topic],
+                exc.errors(include_url=False)[:3],
+            )
+            return None
+        return Received(message.topic.value, payload, bool(message.retain))
+
+    async def get(self) -> Received[M]:
+        while True:
+            decoded = self.decode(await self._queue.get())
+            if decoded is not None:
+                return decoded
+
+    def __aiter__(self) -> AsyncIterator[Received[M]]:
+        return self._iterate()
+
+    async def _iterate(self) -> AsyncIterator[Received[M]]:
+        while True:
+            yield await self.get()
+
+    async def __aenter__(self) -> Subscription[M]:
+        await self.bus._add(self)
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.bus._remove(self)
+
+
+class MessageBus:
+    """A connection to the broker that survives the broker going away."""
+
+    def __init__(
+        self,
+        settings: BrokerSettings,
+        client_id: str,
+        *,
+        availability: str | None = None,
+        backoff: Backoff | None = None,
+        outbox_limit: int = 100_000,
+    ) -> None:
+        if settings.url is None:
+            raise BusError("no broker url: start an EmbeddedBroker or configure broker.url")
+        self.settings = settings
+        self.client_id = f"{settings.client_id_prefix}-{client_id}"
+        self.availability = availability
+        self.stats = BusStats()
+        self._backoff = backoff or Backoff(initial=0.05, maximum=5.0)
+        self._outbox: deque[_Outgoing] = deque()
+        self._outbox_limit = outbox_limit
+        self._outbox_changed = asyncio.Condition()
+        self._subs: list[Subscription[BaseModel]] = []
+        self._client: aiomqtt.Client | None = None
+        self._connected = asyncio.Event()
+        self._stack: AsyncExitStack | None = None
+        self._closing = False
+
+    # -- lifecycle ---------------------------------------------------------------
+    async def __aenter__(self) -> MessageBus:
+        self._stack = AsyncExitStack()
+        group = await self._stack.enter_async_context(asyncio.TaskGroup())
+        self._task = group.create_task(self._run(), name=f"bus:{self.client_id}")
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._closing = True
+        if exc_type is None:
+            # Give queued events a moment to reach the broker before saying goodbye.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.flush(), timeout=5)
+        client = self._client
+        if client is not None and self.availability is not None:
+            # A clean exit is not a crash, but the device is gone all the same.
+            with contextlib.suppress(aiomqtt.MqttError, TimeoutError):
+                await client.publish(self.availability, OFFLINE, qos=1, retain=True, timeout=2)
+        self._task.cancel()
+        assert self._stack is not None
+        await self._stack.aclose()
+
+    @property
+    def connected(self) -> bool:
+        return self._connected.is_set()
+
+    async def wait_connected(self) -> None:
+        await self._connected.wait()
+
+    # -- publishing ----------------------------------------------------------------
+    async def publish(
+        self, topic: str, payload: BaseModel | bytes | str, *, qos: int = 1, retain: bool = False
+    ) -> None:
+        """Queue a message; it is sent (and re-sent after a reconnect) until acknowledged."""
+        if isinstance(payload, BaseModel):
+            data = payload.model_dump_json().encode()
+        elif isinstance(payload, str):
+            data = payload.encode()
+        else:
+            data = payload
+        async with self._outbox_changed:
+            # Back-pressure instead of dropping: a producer waits while the broker is away too long.
+            await self._outbox_changed.wait_for(lambda: len(self._outbox) < self._outbox_limit)
+            self._outbox.append(_Outgoing(topic, data, qos, retain))
+            self._outbox_changed.notify_all()
+
+    async def flush(self) -> None:
+        """Wait until every queued message has been acknowledged by the broker."""
+        async with self._outbox_changed:
+            await self._outbox_changed.wait_for(lambda: not self._outbox)
+
+    @property
+    def pending(self) -> int:
+        return len(self._outbox)
+
+    # -- subscribing ---------------------------------------------------------------
+    def subscribe(self, topic_filter: str, model: type[M], *, qos: int = 1) -> Subscription[M]:
+        return Subscription(self, topic_filter, model, qos)
+
+    async def _add(self, sub: Subscription[M]) -> None:
+        self._subs.append(sub)  # type: ignore[arg-type]
+        client = self._client
+        if client is not None:
+            with contextlib.suppress(aiomqtt.MqttError):
+                # If this fails the reconnect path subscribes again.
+                await client.subscribe(sub.filter, qos=sub.qos)
+
+    async def _remove(self, sub: Subscription[M]) -> None:
+        with contextlib.suppress(ValueError):
+            self._subs.remove(sub)  # type: ignore[arg-type]
+        client = self._client
+        if client is not None and not any(s.filter == sub.filter for s in self._subs):
+            with contextlib.suppress(aiomqtt.MqttError):
+                await client.unsubscribe(sub.filter)
+
+    # -- the connection loop -------------------------------------------------------
+    def _make_client(self) -> aiomqtt.Client:
+        settings = self.settings
+        will = (
+            aiomqtt.Will(self.availability, OFFLINE, qos=1, retain=True)
+            if self.availability
+            else None
+        )
+        tls_params = None
+        if settings.uses_tls:
+            tls = settings.tls
+            tls_params = aiomqtt.TLSParameters(
+                ca_certs=str(tls.ca_certs) if tls and tls.ca_certs else None,
+                certfile=str(tls.certfile) if tls and tls.certfile else None,
+                keyfile=str(tls.keyfile) if tls and tls.keyfile else None,
+                cert_reqs=ssl.CERT_REQUIRED,
+            )
+        return aiomqtt.Client(
+            settings.host,
+            settings.port,
+            identifier=self.client_id,
+            username=settings.username,
+            password=settings.password.get_secret_value() if settings.password else None,
+            will=will,
+            keepalive=settings.keepalive,
+            tls_params=tls_params,
+            tls_insecure=settings.tls.insecure if settings.tls else None,
+            timeout=5,
+        )
+
+    async def _run(self) -> None:
+        while True:
+            try:
+                async with self._make_client() as client:
+                    await self._session(client)
+            except aiomqtt.MqttError as exc:
+                if self._closing:
+                    return
+                delay = self._backoff.next_delay()
+                _LOGGER.warning(
+                    "%s: broker link down (%s); retry in %.2fs", self.client_id, exc, delay
+                )
+                await asyncio.sleep(delay)
+            finally:
+                self._client = None
+                self._connected.clear()
+
+    async def _session(self, client: aiomqtt.Client) -> None:
+        self._client = client
+        for sub in list(self._subs):
+            await client.subscribe(sub.filter, qos=sub.qos)
+        if self.availability is not None:
+            await client.publish(self.availability, ONLINE, qos=1, retain=True)
+        self.stats.connects += 1
+        self._backoff.reset()
+        self._connected.set()
+        _LOGGER.info(
+            "%s: connected to %s:%s", self.client_id, self.settings.host, self.settings.port
+        )
+        async with asyncio.TaskGroup() as group:
+            group.create_task(self._drain(client), name=f"bus-drain:{self.client_id}")
+            group.create_task(self._dispatch(client), name=f"bus-dispatch:{self.client_id}")
+
+    async def _drain(self, client: aiomqtt.Client) -> None:
+        while True:
+            async with self._outbox_changed:
+                await self._outbox_changed.wait_for(lambda: bool(self._outbox))
+                head = self._outbox[0]
+            await client.publish(head.topic, head.payload, qos=head.qos, retain=head.retain)
+            async with self._outbox_changed:
+                # Only now is it safe to forget the message: the broker has it.
+                if self._outbox and self._outbox[0] is head:
+                    self._outbox.popleft()
+                self.stats.published += 1
+                self._outbox_changed.notify_all()
+
+    async def _dispatch(self, client: aiomqtt.Client) -> None:
+        async for message in client.messages:
+            self.stats.received += 1
+            for sub in self._subs:
+                if sub.matches(message):
+                    sub.offer(message)

@@ -1,0 +1,94 @@
+"""The embedded broker (amqtt), so a demo or a test needs no broker installed.
+
+It listens on 127.0.0.1 only, on a free port (never 1883, where a real broker
+usually runs). amqtt 0.12 delivers retained messages to clients that never
+subscribed to them; :class:`studio.bus.MessageBus` filters by topic, so every
+consumer is safe from that.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import socket
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from types import TracebackType
+from typing import Any
+
+from studio.config.models import BrokerSettings
+from studio.errors import BusError
+
+_LOGGER = logging.getLogger(__name__)
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+class EmbeddedBroker:
+    """An in-process MQTT 3.1.1 broker on ``127.0.0.1:{port}``; use as ``async with``."""
+
+    def __init__(self, port: int | None = None, host: str = "127.0.0.1") -> None:
+        self.host = host
+        self.port = port or free_port(host)
+        self._broker: Any = None
+
+    @property
+    def url(self) -> str:
+        return f"mqtt://{self.host}:{self.port}"
+
+    async def start(self) -> None:
+        from amqtt.broker import Broker  # imported late: amqtt is heavy and only the demo needs it
+
+        # amqtt logs every packet at INFO; the studio's own logs say what matters.
+        for name in ("amqtt", "transitions"):
+            logging.getLogger(name).setLevel(logging.WARNING)
+        config = {
+            "listeners": {
+                "default": {"type": "tcp", "bind": f"{self.host}:{self.port}", "max_connections": 0}
+            },
+            "plugins": {
+                "amqtt.plugins.authentication.AnonymousAuthPlugin": {"allow_anonymous": True}
+            },
+        }
+        self._broker = Broker(config)
+        try:
+            await self._broker.start()
+        except Exception as exc:
+            raise BusError(
+                f"embedded broker could not listen on {self.host}:{self.port}: {exc}"
+            ) from exc
+        _LOGGER.info("embedded MQTT broker listening on %s", self.url)
+
+    async def stop(self) -> None:
+        if self._broker is not None:
+            broker, self._broker = self._broker, None
+            try:
+                await asyncio.wait_for(broker.shutdown(), timeout=10)
+            except (TimeoutError, Exception) as exc:  # shutdown must never mask the real exit path
+                _LOGGER.warning("embedded broker shutdown: %s", exc)
+
+    async def __aenter__(self) -> EmbeddedBroker:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.stop()
+
+
+@asynccontextmanager
+async def broker_for(settings: BrokerSettings) -> AsyncIterator[BrokerSettings]:
+    """Yield settings pointing at a broker: the configured one, or an embedded one."""
+    if settings.url is not None:
+        yield settings
+        return
+    async with EmbeddedBroker() as broker:
+        yield settings.model_copy(update={"url": broker.url})

@@ -1,0 +1,24 @@
+"""Typed configuration: pydantic models loaded from a TOML file plus ``STUDIO_*`` variables."""
+
+from studio.config.loader import explain_errors, load_config
+from studio.config.models import (
+    BrokerSettings,
+    DatabaseSettings,
+    DeviceSettings,
+    StudioConfig,
+    TableSettings,
+    TlsSettings,
+    WebSettings,
+)
+
+__all__ = [
+    "BrokerSettings",
+    "DatabaseSettings",
+    "DeviceSettings",
+    "StudioConfig",
+    "TableSettings",
+    "TlsSettings",
+    "WebSettings",
+    "explain_errors",
+    "load_config",
+]

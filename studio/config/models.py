@@ -1,0 +1,137 @@
+"""Configuration models. Every model forbids unknown keys so a typo is an error, not a default."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
+
+# A topic segment: no MQTT wildcards or separators, so ids are safe inside topics.
+TOPIC_SEGMENT = r"^[A-Za-z0-9_.-]{1,64}$"
+
+
+class StrictModel(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class TlsSettings(StrictModel):
+    """TLS towards the broker. Per-device client certificates go in ``certfile``/``keyfile``."""
+
+    ca_certs: Path | None = None
+    certfile: Path | None = None
+    keyfile: Path | None = None
+    insecure: bool = Field(False, description="skip hostname verification (lab use only)")
+
+
+class BrokerSettings(StrictModel):
+    """Where the MQTT broker is. ``url = None`` starts the embedded broker."""
+
+    url: str | None = Field(None, description="mqtt://host:port or mqtts://host:port")
+    username: str | None = None
+    password: SecretStr | None = None
+    client_id_prefix: str = Field("studio", pattern=TOPIC_SEGMENT)
+    keepalive: int = Field(15, ge=5, le=600)
+    tls: TlsSettings | None = None
+
+    @field_validator("url")
+    @classmethod
+    def _check_url(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        parts = urlsplit(value)
+        if parts.scheme not in ("mqtt", "mqtts"):
+            raise ValueError(f"broker url must start with mqtt:// or mqtts://, got {value!r}")
+        if not parts.hostname:
+            raise ValueError(f"broker url has no host: {value!r}")
+        try:
+            _ = parts.port
+        except ValueError as exc:
+            raise ValueError(f"broker url has a bad port: {value!r}") from exc
+        return value
+
+    @property
+    def host(self) -> str:
+        return urlsplit(self.url or "mqtt://127.0.0.1").hostname or "127.0.0.1"
+
+    @property
+    def port(self) -> int:
+        parts = urlsplit(self.url or "mqtt://127.0.0.1")
+        return parts.port or (8883 if parts.scheme == "mqtts" else 1883)
+
+    @property
+    def uses_tls(self) -> bool:
+        return self.tls is not None or (self.url or "").startswith("mqtts://")
+
+
+class DatabaseSettings(StrictModel):
+    """The event log. SQLite by default; ``postgresql://...`` for PostgreSQL."""
+
+    url: str = "sqlite:///var/studio.db"
+
+    @field_validator("url")
+    @classmethod
+    def _check_url(cls, value: str) -> str:
+        scheme = value.split("://", 1)[0]
+        if scheme not in ("sqlite", "postgresql", "postgres"):
+            raise ValueError(
+                f"database url must be sqlite:///PATH or postgresql://..., got {value!r}"
+            )
+        return value
+
+
+class WebSettings(StrictModel):
+    host: str = "127.0.0.1"
+    port: int = Field(8000, ge=0, le=65535)
+
+
+DeviceKind = Literal["shoe", "shuffler", "cutcard", "camera"]
+
+
+class DeviceSettings(StrictModel):
+    """One device of a table. ``port`` is a device path (``/dev/ttyUSB0``) or ``socket://host:port``."""
+
+    id: str = Field(pattern=TOPIC_SEGMENT)
+    kind: DeviceKind
+    port: str = ""
+    baudrate: int = Field(115200, gt=0)
+    heartbeat_timeout: float = Field(5.0, gt=0, description="seconds of silence before offline")
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
+class TableSettings(StrictModel):
+    id: str = Field(pattern=TOPIC_SEGMENT)
+    ruleset: str | dict[str, Any] = "clubhouse"
+    devices: list[DeviceSettings] = Field(default_factory=list)
+    single_source: bool = Field(False, description="no camera cross-check for this table")
+
+    @model_validator(mode="after")
+    def _unique_devices(self) -> TableSettings:
+        ids = [device.id for device in self.devices]
+        dupes = sorted({i for i in ids if ids.count(i) > 1})
+        if dupes:
+            raise ValueError(f"device ids must be unique within a table: {', '.join(dupes)}")
+        return self
+
+
+class StudioConfig(StrictModel):
+    broker: BrokerSettings = Field(default_factory=BrokerSettings)
+    database: DatabaseSettings = Field(default_factory=DatabaseSettings)
+    web: WebSettings = Field(default_factory=WebSettings)
+    tables: list[TableSettings] = Field(default_factory=list)
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+
+    @model_validator(mode="after")
+    def _unique_tables(self) -> StudioConfig:
+        ids = [table.id for table in self.tables]
+        dupes = sorted({i for i in ids if ids.count(i) > 1})
+        if dupes:
+            raise ValueError(f"table ids must be unique: {', '.join(dupes)}")
+        return self
+
+    def table(self, table_id: str) -> TableSettings:
+        for table in self.tables:
+            if table.id == table_id:
+                return table
+        raise KeyError(table_id)

@@ -1,0 +1,30 @@
+"""Topic contract v1: topic names and payload models shared by every service.
+
+See ``docs/protocol.md``. Topic names are fixed; payloads may grow new fields,
+so consumers ignore fields they do not know (``extra="ignore"``) while
+producers only ever emit what the models declare.
+"""
+
+from studio.contract.messages import (
+    Availability,
+    CameraCard,
+    DeviceEvent,
+    DeviceHealth,
+    ReplayRequest,
+    ShoeCard,
+    SourceEvent,
+    utc_now,
+)
+from studio.contract.topics import Topics
+
+__all__ = [
+    "Availability",
+    "CameraCard",
+    "DeviceEvent",
+    "DeviceHealth",
+    "ReplayRequest",
+    "ShoeCard",
+    "SourceEvent",
+    "Topics",
+    "utc_now",
+]

@@ -1,0 +1,111 @@
+"""Payload models of contract v1 (device side).
+
+Every event carries the ``device`` that produced it, that device's ``seq``
+(strictly increasing per device, starting at 1) and ``ts``, an RFC 3339 UTC time
+stamped at the source. Consumers drop duplicates by (device, seq) and report gaps.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_serializer, field_validator
+
+from studio.cards import normalise_code
+
+ZONE_PATTERN = r"^(dealer|seat:[1-9][0-9]?(:h[1-9])?)$"
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+class Payload(BaseModel):
+    # Consumers tolerate new fields (the contract may grow); producers emit only declared ones.
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+
+class SourceEvent(Payload):
+    device: str = Field(min_length=1, max_length=64)
+    seq: int = Field(ge=1)
+    ts: AwareDatetime
+
+    @field_validator("ts")
+    @classmethod
+    def _to_utc(cls, value: datetime) -> datetime:
+        return value.astimezone(UTC)
+
+    @field_serializer("ts")
+    def _rfc3339(self, value: datetime) -> str:
+        return value.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+class ShoeCard(SourceEvent):
+    """``studio/v1/tables/{table}/shoe/cards``: a card drawn from the shoe."""
+
+    card: str
+    shoe: str = Field(min_length=1, max_length=64)
+    serial: str | None = Field(None, description="card serial, for barcoded decks")
+
+    @field_validator("card")
+    @classmethod
+    def _card(cls, value: str) -> str:
+        return normalise_code(value)
+
+
+class CameraCard(SourceEvent):
+    """``studio/v1/tables/{table}/camera/cards``: a card seen on the layout.
+
+    ``card`` is ``None`` when the card was seen but could not be read with
+    enough confidence (it is never guessed).
+    """
+
+    card: str | None
+    zone: str = Field(pattern=ZONE_PATTERN)
+    confidence: float = Field(ge=0.0, le=1.0)
+    event: Literal["placed", "removed"] = "placed"
+    method: str | None = None
+    serial: str | None = None
+
+    @field_validator("card")
+    @classmethod
+    def _card(cls, value: str | None) -> str | None:
+        return None if value is None else normalise_code(value)
+
+
+class DeviceEvent(SourceEvent):
+    """Shuffler, cut-card and non-card shoe events: ``event`` names what happened."""
+
+    event: str = Field(min_length=1, max_length=64)
+    data: dict[str, Any] = Field(default_factory=dict)
+
+
+class DeviceHealth(SourceEvent):
+    """``.../devices/{device}/health``: garbled frames, checksum errors, silence, reconnects."""
+
+    status: Literal["ok", "degraded", "offline"]
+    reason: str
+    counters: dict[str, int] = Field(default_factory=dict)
+
+
+class Availability(Payload):
+    """Retained ``online``/``offline`` is sent as a bare string; this model documents it."""
+
+    state: Literal["online", "offline"]
+
+    @classmethod
+    def from_wire(cls, data: bytes) -> Availability:
+        """The wire form is the bare word, as Home Assistant-style bridges use."""
+        return cls(state=data.decode("utf-8", "replace").strip())  # type: ignore[arg-type]
+
+    def to_wire(self) -> bytes:
+        return self.state.encode()
+
+
+class ReplayRequest(Payload):
+    """``.../devices/{device}/replay``: publish again every event with ``seq >= from_seq``."""
+
+    from_seq: int = Field(ge=1)
+    to_seq: int | None = Field(None, ge=1)
+    requester: str = ""

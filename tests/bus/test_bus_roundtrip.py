@@ -1,0 +1,83 @@
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime
+
+from studio.bus import MessageBus
+from studio.config import BrokerSettings
+from studio.contract import Availability, ShoeCard, Topics
+
+
+def card(seq: int, code: str = "QH") -> ShoeCard:
+    return ShoeCard(device="shoe-1", seq=seq, ts=datetime.now(UTC), card=code, shoe="S1")
+
+
+async def test_publish_subscribe_validated_round_trip(broker: BrokerSettings, table_id: str) -> None:
+    topics = Topics(table_id)
+    async with (
+        MessageBus(broker, "consumer") as consumer,
+        MessageBus(broker, "producer") as producer,
+    ):
+        async with consumer.subscribe(topics.shoe_cards, ShoeCard) as sub:
+            await consumer.wait_connected()
+            for seq in range(1, 6):
+                await producer.publish(topics.shoe_cards, card(seq, "10H"))
+            got = [await asyncio.wait_for(sub.get(), 10) for _ in range(5)]
+    assert [r.payload.seq for r in got] == [1, 2, 3, 4, 5]
+    assert all(r.payload.card == "TH" and r.topic == topics.shoe_cards for r in got)
+
+
+async def test_malformed_payload_is_counted_and_skipped(broker: BrokerSettings, table_id: str) -> None:
+    topics = Topics(table_id)
+    async with MessageBus(broker, "consumer") as consumer, MessageBus(broker, "producer") as producer:
+        async with consumer.subscribe(topics.shoe_cards, ShoeCard) as sub:
+            await consumer.wait_connected()
+            await producer.publish(topics.shoe_cards, b"{not json")
+            await producer.publish(topics.shoe_cards, b'{"device": "x", "seq": 0}')
+            await producer.publish(topics.shoe_cards, card(7))
+            got = await asyncio.wait_for(sub.get(), 10)
+        assert got.payload.seq == 7
+        assert consumer.stats.malformed[topics.shoe_cards] == 2
+
+
+async def test_availability_online_then_offline(broker: BrokerSettings, table_id: str) -> None:
+    topics = Topics(table_id)
+    avail = topics.availability("shoe-1")
+    async with MessageBus(broker, "watcher") as watcher:
+        async with watcher.subscribe(avail, Availability) as sub:
+            await watcher.wait_connected()
+            async with MessageBus(broker, "device", availability=avail) as device:
+                await device.wait_connected()
+                assert (await asyncio.wait_for(sub.get(), 10)).payload.state == "online"
+            assert (await asyncio.wait_for(sub.get(), 10)).payload.state == "offline"
+
+
+async def test_last_will_says_offline_when_a_device_dies(broker: BrokerSettings, table_id: str) -> None:
+    topics = Topics(table_id)
+    avail = topics.availability("shoe-1")
+    async with MessageBus(broker, "watcher") as watcher:
+        async with watcher.subscribe(avail, Availability) as sub:
+            await watcher.wait_connected()
+            device = MessageBus(broker.model_copy(update={"keepalive": 5}), "device", availability=avail)
+            await device.__aenter__()
+            await device.wait_connected()
+            assert (await asyncio.wait_for(sub.get(), 10)).payload.state == "online"
+            client = device._client
+            assert client is not None
+            # Drop the TCP connection without a DISCONNECT packet, as a crash would.
+            client._client.socket().close()  # type: ignore[union-attr]
+            got = await asyncio.wait_for(sub.get(), 20)
+            assert got.payload.state == "offline"
+            device._closing = True
+            device._task.cancel()
+            assert device._stack is not None
+            await device._stack.aclose()
+
+
+async def test_publish_queues_while_broker_is_unreachable() -> None:
+    settings = BrokerSettings(url="mqtt://127.0.0.1:9")  # nothing listens on the discard port
+    async with MessageBus(settings, "lonely") as bus:
+        await bus.publish("studio/v1/tables/x/shoe/cards", card(1))
+        await asyncio.sleep(0.2)
+        assert bus.pending == 1
+        assert not bus.connected
