@@ -6,11 +6,14 @@ import os
 import socket
 import uuid
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
+import sqlalchemy as sa
 
 from studio.bus import EmbeddedBroker
 from studio.config import BrokerSettings
+from studio.store import Database
 
 MOSQUITTO_URL = os.environ.get("STUDIO_TEST_MOSQUITTO", "mqtt://127.0.0.1:1883")
 POSTGRES_URL = os.environ.get("STUDIO_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test")
@@ -43,3 +46,25 @@ async def broker(request: pytest.FixtureRequest) -> AsyncIterator[BrokerSettings
 def table_id() -> str:
     """A table id unique to this test, so topics never collide between tests or runs."""
     return f"t-{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+async def database(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Database]:
+    """A fresh real database: a SQLite file, or a private schema in the PostgreSQL ``test`` db."""
+    if request.param == "sqlite":
+        async with Database(f"sqlite:///{tmp_path}/studio.db") as db:
+            yield db
+        return
+    if not _reachable("127.0.0.1", 5432):
+        if os.environ.get("CI"):
+            pytest.fail("PostgreSQL is not reachable on 127.0.0.1:5432 (CI must start it)")
+        pytest.skip("PostgreSQL is not reachable on 127.0.0.1:5432")
+    schema = f"t_{uuid.uuid4().hex[:12]}"
+    db = Database(POSTGRES_URL, schema=schema)
+    try:
+        await db.create_all()
+        yield db
+    finally:
+        async with db.engine.begin() as conn:
+            await conn.execute(sa.text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
+        await db.close()

@@ -1,0 +1,6 @@
+"""Durable, hash-chained event log (SQLite by default, PostgreSQL by URL)."""
+
+from studio.store.database import Database, async_url
+from studio.store.eventlog import ChainReport, EventLog, LogRecord
+
+__all__ = ["ChainReport", "Database", "EventLog", "LogRecord", "async_url"]

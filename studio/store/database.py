@@ -1,0 +1,80 @@
+"""One database handle for SQLite and PostgreSQL: the same code runs on both."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy import event
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+
+from studio.errors import StoreError
+
+metadata = sa.MetaData()
+
+
+def async_url(url: str) -> str:
+    """Map the configured URL to the async driver SQLAlchemy needs."""
+    if url.startswith("sqlite:///"):
+        return "sqlite+aiosqlite:///" + url[len("sqlite:///") :]
+    if url.startswith(("postgresql://", "postgres://")):
+        return "postgresql+asyncpg://" + url.split("://", 1)[1]
+    if url.startswith(("sqlite+aiosqlite://", "postgresql+asyncpg://")):
+        return url
+    raise StoreError(f"unsupported database url {url!r}: use sqlite:///PATH or postgresql://...")
+
+
+class Database:
+    """An async engine plus the schema; ``schema`` isolates a PostgreSQL namespace (tests)."""
+
+    def __init__(self, url: str, *, schema: str | None = None) -> None:
+        self.url = url
+        self.schema = schema
+        target = async_url(url)
+        connect_args: dict[str, Any] = {}
+        if target.startswith("sqlite"):
+            path = target.split(":///", 1)[1]
+            if path and path != ":memory:":
+                Path(path).parent.mkdir(parents=True, exist_ok=True)
+        elif schema:
+            connect_args["server_settings"] = {"search_path": schema}
+        self.engine: AsyncEngine = create_async_engine(target, connect_args=connect_args)
+        self.is_sqlite = target.startswith("sqlite")
+        if self.is_sqlite:
+            event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)
+
+    async def create_all(self) -> None:
+        try:
+            async with self.engine.begin() as conn:
+                if self.schema and not self.is_sqlite:
+                    await conn.execute(sa.text(f'CREATE SCHEMA IF NOT EXISTS "{self.schema}"'))
+                await conn.run_sync(metadata.create_all)
+        except (OSError, sa.exc.SQLAlchemyError) as exc:
+            raise StoreError(f"cannot open database {self.url}: {exc}") from exc
+
+    async def close(self) -> None:
+        await self.engine.dispose()
+
+    async def __aenter__(self) -> Database:
+        await self.create_all()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    # WAL keeps readers (console, REST) off the writer's back; NORMAL is durable across
+    # a process crash (kill -9), which is the failure the controller must survive.
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.close()

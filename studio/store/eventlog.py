@@ -1,0 +1,205 @@
+"""The hash-chained event log.
+
+Every input the controller accepts and every output it produces is appended as
+one record. Each record's ``hash`` is SHA-256 over the previous record's hash and
+the record's own canonical content, so altering, inserting or deleting any
+record breaks the chain from that point on; ``studio audit verify`` finds it.
+Round state is rebuilt by replaying these records.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import sqlalchemy as sa
+
+from studio.errors import StoreError
+from studio.store.database import Database, metadata
+
+GENESIS = "0" * 64
+
+events = sa.Table(
+    "event_log",
+    metadata,
+    sa.Column("id", sa.BigInteger, primary_key=True, autoincrement=False),
+    sa.Column("ts", sa.String(40), nullable=False),
+    sa.Column("table_id", sa.String(64), nullable=False, index=True),
+    sa.Column("round_id", sa.String(64), nullable=True, index=True),
+    sa.Column("kind", sa.String(64), nullable=False),
+    sa.Column("payload", sa.Text, nullable=False),
+    sa.Column("prev_hash", sa.String(64), nullable=False),
+    sa.Column("hash", sa.String(64), nullable=False),
+)
+
+
+def canonical(payload: Any) -> str:
+    return json.dumps(payload, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def chain_hash(
+    prev_hash: str,
+    record_id: int,
+    ts: str,
+    table_id: str,
+    round_id: str | None,
+    kind: str,
+    payload: str,
+) -> str:
+    body = canonical([record_id, ts, table_id, round_id, kind, payload])
+    return hashlib.sha256((prev_hash + body).encode()).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class LogRecord:
+    id: int
+    ts: str
+    table_id: str
+    round_id: str | None
+    kind: str
+    payload: dict[str, Any]
+    prev_hash: str
+    hash: str
+
+
+@dataclass(frozen=True, slots=True)
+class ChainReport:
+    ok: bool
+    records: int
+    first_bad_id: int | None = None
+    reason: str = ""
+    head: str = GENESIS
+
+
+def _row_to_record(row: sa.Row[Any]) -> LogRecord:
+    return LogRecord(
+        id=row.id,
+        ts=row.ts,
+        table_id=row.table_id,
+        round_id=row.round_id,
+        kind=row.kind,
+        payload=json.loads(row.payload),
+        prev_hash=row.prev_hash,
+        hash=row.hash,
+    )
+
+
+class EventLog:
+    """Append-only log. One writer per database (the controller); many readers."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self._lock = asyncio.Lock()
+        self._head: tuple[int, str] | None = None
+
+    async def _load_head(self) -> tuple[int, str]:
+        async with self.db.engine.connect() as conn:
+            row = (
+                await conn.execute(
+                    sa.select(events.c.id, events.c.hash).order_by(events.c.id.desc()).limit(1)
+                )
+            ).first()
+        return (row.id, row.hash) if row else (0, GENESIS)
+
+    async def append(
+        self,
+        table_id: str,
+        kind: str,
+        payload: dict[str, Any],
+        *,
+        round_id: str | None = None,
+        ts: datetime | None = None,
+    ) -> LogRecord:
+        stamp = (ts or datetime.now(UTC)).astimezone(UTC).isoformat(timespec="microseconds")
+        body = canonical(payload)
+        async with self._lock:
+            if self._head is None:
+                self._head = await self._load_head()
+            last_id, last_hash = self._head
+            record_id = last_id + 1
+            digest = chain_hash(last_hash, record_id, stamp, table_id, round_id, kind, body)
+            try:
+                async with self.db.engine.begin() as conn:
+                    await conn.execute(
+                        events.insert().values(
+                            id=record_id,
+                            ts=stamp,
+                            table_id=table_id,
+                            round_id=round_id,
+                            kind=kind,
+                            payload=body,
+                            prev_hash=last_hash,
+                            hash=digest,
+                        )
+                    )
+            except sa.exc.SQLAlchemyError as exc:
+                # Another writer may have moved the head; reload it next time.
+                self._head = None
+                raise StoreError(f"event log append failed: {exc}") from exc
+            self._head = (record_id, digest)
+        return LogRecord(
+            record_id, stamp, table_id, round_id, kind, json.loads(body), last_hash, digest
+        )
+
+    async def read(
+        self,
+        *,
+        table_id: str | None = None,
+        round_id: str | None = None,
+        kinds: list[str] | None = None,
+        after_id: int = 0,
+        limit: int | None = None,
+    ) -> list[LogRecord]:
+        query = sa.select(events).where(events.c.id > after_id).order_by(events.c.id)
+        if table_id is not None:
+            query = query.where(events.c.table_id == table_id)
+        if round_id is not None:
+            query = query.where(events.c.round_id == round_id)
+        if kinds:
+            query = query.where(events.c.kind.in_(kinds))
+        if limit is not None:
+            query = query.limit(limit)
+        async with self.db.engine.connect() as conn:
+            rows = (await conn.execute(query)).all()
+        return [_row_to_record(row) for row in rows]
+
+    async def iterate(self, batch: int = 5000, **filters: Any) -> AsyncIterator[LogRecord]:
+        after = 0
+        while True:
+            chunk = await self.read(after_id=after, limit=batch, **filters)
+            if not chunk:
+                return
+            for record in chunk:
+                yield record
+            after = chunk[-1].id
+
+    async def verify(self) -> ChainReport:
+        """Walk the whole chain; report the first record whose hash or link is wrong."""
+        prev = GENESIS
+        expected_id = 1
+        count = 0
+        async for record in self.iterate():
+            if record.id != expected_id:
+                return ChainReport(False, count, record.id, f"gap: expected id {expected_id}", prev)
+            if record.prev_hash != prev:
+                return ChainReport(False, count, record.id, "prev_hash does not link", prev)
+            digest = chain_hash(
+                prev,
+                record.id,
+                record.ts,
+                record.table_id,
+                record.round_id,
+                record.kind,
+                canonical(record.payload),
+            )
+            if digest != record.hash:
+                return ChainReport(False, count, record.id, "content does not match its hash", prev)
+            prev = record.hash
+            expected_id += 1
+            count += 1
+        return ChainReport(True, count, head=prev)
