@@ -1,0 +1,397 @@
+"""Table calibration: layout zones, the image -> layout homography, and the zone check PNG.
+
+Coordinates
+-----------
+The *layout* is the printed table cloth, measured in millimetres with its origin at the
+top-left corner seen from the camera, x to the right and y down (towards the players).
+A :class:`TableCalibration` holds the homography that maps image pixels to layout
+millimetres, fitted either from ArUco markers printed at known layout positions or from
+four declared image points of the layout's corners.
+
+Zones
+-----
+Each zone is a named polygon on the layout: ``dealer``, ``seat:1`` .. ``seat:N`` (seat 1
+is the first seat the dealer deals to, on the dealer's left, i.e. the camera's right in
+the default layout) and ``seat:N:h2`` for the second hand of a split at seat ``N`` (a
+further split is ``seat:N:h3``). A point is attributed to the smallest zone that contains
+it; a point outside every zone goes to the nearest zone, and the distance is reported so
+that a caller can refuse far-away cards.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+import cv2
+import numpy as np
+from numpy.typing import NDArray
+
+from studio.errors import VisionError
+
+TABLE_FORMAT: Final = "studio-table-calibration"
+TABLE_VERSION: Final = 1
+CARD_SIZE_MM: Final = (63.0, 88.0)
+ARUCO_DICT: Final = "DICT_4X4_50"
+
+FloatArray = NDArray[np.float64]
+
+
+@dataclass(frozen=True, slots=True)
+class Zone:
+    """A named polygon on the layout, in millimetres."""
+
+    name: str
+    polygon: tuple[tuple[float, float], ...]
+
+    @property
+    def area(self) -> float:
+        pts = np.asarray(self.polygon, dtype=np.float32)
+        return float(abs(cv2.contourArea(pts)))
+
+    @property
+    def centre(self) -> tuple[float, float]:
+        pts = np.asarray(self.polygon, dtype=np.float64)
+        return float(pts[:, 0].mean()), float(pts[:, 1].mean())
+
+    def signed_distance(self, x: float, y: float) -> float:
+        """Positive inside, negative outside (millimetres)."""
+        pts = np.asarray(self.polygon, dtype=np.float32).reshape(-1, 1, 2)
+        return float(cv2.pointPolygonTest(pts, (float(x), float(y)), True))
+
+
+@dataclass(frozen=True, slots=True)
+class Marker:
+    """An ArUco marker printed on the layout: its id, centre and side in millimetres.
+
+    The marker is axis-aligned on the layout, its first corner top-left, clockwise.
+    """
+
+    id: int
+    centre: tuple[float, float]
+    size: float
+
+    def corners(self) -> FloatArray:
+        cx, cy = self.centre
+        h = self.size / 2.0
+        return np.array(
+            [[cx - h, cy - h], [cx + h, cy - h], [cx + h, cy + h], [cx - h, cy + h]],
+            dtype=np.float64,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """The printed layout: size, zones and markers (millimetres)."""
+
+    width: float
+    height: float
+    zones: tuple[Zone, ...]
+    markers: tuple[Marker, ...] = ()
+    card_size: tuple[float, float] = CARD_SIZE_MM
+
+    def zone(self, name: str) -> Zone:
+        for z in self.zones:
+            if z.name == name:
+                return z
+        raise VisionError(f"unknown zone {name!r}; zones are {', '.join(self.zone_names)}")
+
+    @property
+    def zone_names(self) -> list[str]:
+        return [z.name for z in self.zones]
+
+    def attribute(self, x: float, y: float) -> tuple[str, float]:
+        """Return ``(zone, distance_mm)`` for a layout point; distance 0 when inside."""
+        inside = [z for z in self.zones if z.signed_distance(x, y) >= 0]
+        if inside:
+            return min(inside, key=lambda z: z.area).name, 0.0
+        best = max(self.zones, key=lambda z: z.signed_distance(x, y))
+        return best.name, -best.signed_distance(x, y)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "units": "mm",
+            "size": [self.width, self.height],
+            "card_size": list(self.card_size),
+            "zones": [{"name": z.name, "polygon": [list(p) for p in z.polygon]} for z in self.zones],
+            "markers": [
+                {"id": m.id, "centre": list(m.centre), "size": m.size} for m in self.markers
+            ],
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Layout:
+        try:
+            w, h = (float(v) for v in data["size"])
+            zones = tuple(
+                Zone(str(z["name"]), tuple((float(p[0]), float(p[1])) for p in z["polygon"]))
+                for z in data["zones"]
+            )
+            markers = tuple(
+                Marker(int(m["id"]), (float(m["centre"][0]), float(m["centre"][1])), float(m["size"]))
+                for m in data.get("markers", [])
+            )
+            cs = data.get("card_size", CARD_SIZE_MM)
+            card = (float(cs[0]), float(cs[1]))
+        except (KeyError, TypeError, ValueError, IndexError) as exc:
+            raise VisionError(f"invalid layout: {exc}") from exc
+        if not zones:
+            raise VisionError("invalid layout: no zones")
+        for z in zones:
+            if len(z.polygon) < 3:
+                raise VisionError(f"invalid layout: zone {z.name!r} needs at least 3 points")
+        return cls(w, h, zones, markers, card)
+
+
+# Geometry of the default layout, shared with the simulator (hw-sim/hwsim/camera).
+SLOT: Final = 118.0  # pitch of a card slot; > the card's diagonal (108 mm) so slots never overlap
+
+
+def _rect(x: float, y: float, w: float, h: float) -> tuple[tuple[float, float], ...]:
+    return ((x, y), (x + w, y), (x + w, y + h), (x, y + h))
+
+
+def default_layout(seats: int = 7) -> Layout:
+    """The studio's standard layout as seen by the overhead camera.
+
+    980 x 551 mm (16:9). The dealer zone is a row of six card slots along the top edge.
+    Below it, one column per seat, numbered from the camera's right (the dealer's left),
+    two slots for the main hand (``seat:N``) over one slot for a split hand
+    (``seat:N:h2``). ArUco markers 0..3 (DICT_4X4_50, 40 mm) sit in the four corners.
+    """
+    width, height = 980.0, 551.0
+    zones: list[Zone] = [Zone("dealer", _rect(136.0, 12.0, 6 * SLOT, SLOT))]
+    col = (width - 20.0) / seats
+    top = 12.0 + SLOT + 14.0
+    for i in range(seats):
+        seat = i + 1
+        x = width - 10.0 - (i + 1) * col
+        main_h = 2 * SLOT
+        zones.append(Zone(f"seat:{seat}", _rect(x, top, col, main_h)))
+        zones.append(Zone(f"seat:{seat}:h2", _rect(x, top + main_h, col, height - 8.0 - top - main_h)))
+    m = 40.0
+    markers = (
+        Marker(0, (32.0, 32.0), m),
+        Marker(1, (width - 32.0, 32.0), m),
+        Marker(2, (width - 32.0, height - 32.0), m),
+        Marker(3, (32.0, height - 32.0), m),
+    )
+    return Layout(width, height, tuple(zones), markers)
+
+
+def _aruco_detector() -> Any:
+    dictionary = cv2.aruco.getPredefinedDictionary(getattr(cv2.aruco, ARUCO_DICT))
+    params = cv2.aruco.DetectorParameters()
+    params.cornerRefinementMethod = cv2.aruco.CORNER_REFINE_SUBPIX
+    return cv2.aruco.ArucoDetector(dictionary, params)
+
+
+def detect_markers(image: NDArray[np.uint8]) -> dict[int, FloatArray]:
+    """Detect the layout's ArUco markers: ``{id: 4x2 image corners}``."""
+    gray = image if image.ndim == 2 else cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+    corners, ids, _ = _aruco_detector().detectMarkers(gray)
+    found: dict[int, FloatArray] = {}
+    if ids is None:
+        return found
+    for c, i in zip(corners, ids.ravel(), strict=True):
+        found[int(i)] = np.asarray(c, dtype=np.float64).reshape(4, 2)
+    return found
+
+
+@dataclass(slots=True)
+class TableCalibration:
+    """Image -> layout homography plus the layout it refers to."""
+
+    homography: FloatArray  # 3x3, image pixels -> layout mm
+    layout: Layout
+    image_size: tuple[int, int]  # width, height of the calibration frame
+    method: str  # "aruco" or "corners"
+    residual_mm: float = 0.0
+    markers_used: list[int] = field(default_factory=list)
+
+    @property
+    def inverse(self) -> FloatArray:
+        return np.asarray(np.linalg.inv(self.homography), dtype=np.float64)
+
+    def to_layout(self, points: FloatArray) -> FloatArray:
+        pts = np.asarray(points, dtype=np.float64).reshape(-1, 1, 2)
+        return np.asarray(cv2.perspectiveTransform(pts, self.homography), np.float64).reshape(-1, 2)
+
+    def to_image(self, points: FloatArray) -> FloatArray:
+        pts = np.asarray(points, dtype=np.float64).reshape(-1, 1, 2)
+        return np.asarray(cv2.perspectiveTransform(pts, self.inverse), np.float64).reshape(-1, 2)
+
+    def zone_of(self, image_xy: tuple[float, float]) -> tuple[str, float]:
+        """Zone name and distance (mm, 0 inside) of an image point."""
+        lx, ly = self.to_layout(np.array([image_xy], dtype=np.float64))[0]
+        return self.layout.attribute(float(lx), float(ly))
+
+    def card_size_px(self, image_xy: tuple[float, float]) -> float:
+        """Approximate card diagonal in pixels near an image point."""
+        lx, ly = self.to_layout(np.array([image_xy], dtype=np.float64))[0]
+        cw, ch = self.layout.card_size
+        pts = np.array([[lx - cw / 2, ly - ch / 2], [lx + cw / 2, ly + ch / 2]], dtype=np.float64)
+        a, b = self.to_image(pts)
+        return float(np.hypot(*(a - b)))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": TABLE_FORMAT,
+            "version": TABLE_VERSION,
+            "method": self.method,
+            "image_size": list(self.image_size),
+            "homography_image_to_layout": [list(map(float, r)) for r in self.homography],
+            "residual_mm": round(self.residual_mm, 3),
+            "markers_used": self.markers_used,
+            "aruco_dictionary": ARUCO_DICT,
+            "layout": self.layout.to_dict(),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TableCalibration:
+        if data.get("format") != TABLE_FORMAT:
+            raise VisionError(f"not a table calibration (format {data.get('format')!r})")
+        if data.get("version") != TABLE_VERSION:
+            raise VisionError(f"unsupported table calibration version {data.get('version')!r}")
+        try:
+            h = np.asarray(data["homography_image_to_layout"], dtype=np.float64)
+            size = (int(data["image_size"][0]), int(data["image_size"][1]))
+            method = str(data["method"])
+        except (KeyError, TypeError, ValueError, IndexError) as exc:
+            raise VisionError(f"invalid table calibration: {exc}") from exc
+        if h.shape != (3, 3) or not np.all(np.isfinite(h)):
+            raise VisionError("invalid table calibration: homography must be 3x3 and finite")
+        return cls(
+            h,
+            Layout.from_dict(data["layout"]),
+            size,
+            method,
+            float(data.get("residual_mm", 0.0)),
+            [int(i) for i in data.get("markers_used", [])],
+        )
+
+    def save(self, path: Path) -> None:
+        path.write_text(json.dumps(self.to_dict(), indent=2) + "\n", encoding="utf-8")
+
+    @classmethod
+    def load(cls, path: Path) -> TableCalibration:
+        try:
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+        except FileNotFoundError as exc:
+            raise VisionError(f"table calibration {path} not found") from exc
+        except (OSError, json.JSONDecodeError) as exc:
+            raise VisionError(f"cannot read table calibration {path}: {exc}") from exc
+        if not isinstance(data, dict):
+            raise VisionError(f"table calibration {path} is not a JSON object")
+        return cls.from_dict(data)
+
+
+def _residual(h: FloatArray, img_pts: FloatArray, lay_pts: FloatArray) -> float:
+    proj = cv2.perspectiveTransform(img_pts.reshape(-1, 1, 2), h).reshape(-1, 2)
+    return float(np.sqrt(np.mean(np.sum((proj - lay_pts) ** 2, axis=1))))
+
+
+def calibrate_from_markers(image: NDArray[np.uint8], layout: Layout) -> TableCalibration:
+    """Fit the homography from the layout's ArUco markers (at least two must be visible)."""
+    if not layout.markers:
+        raise VisionError("the layout declares no markers; declare the four corners instead")
+    found = detect_markers(image)
+    known = {m.id: m for m in layout.markers}
+    used = sorted(i for i in found if i in known)
+    if len(used) < 2:
+        raise VisionError(
+            f"found {len(used)} of the layout's markers {sorted(known)} "
+            f"(detected ids: {sorted(found) or 'none'}); need at least 2"
+        )
+    img_pts = np.concatenate([found[i] for i in used]).astype(np.float64)
+    lay_pts = np.concatenate([known[i].corners() for i in used]).astype(np.float64)
+    h, _ = cv2.findHomography(img_pts, lay_pts, 0)
+    if h is None:
+        raise VisionError("could not fit a homography to the markers (degenerate positions)")
+    h = np.asarray(h, dtype=np.float64)
+    height, width = image.shape[:2]
+    return TableCalibration(h, layout, (width, height), "aruco", _residual(h, img_pts, lay_pts), used)
+
+
+def calibrate_from_corners(
+    image_size: tuple[int, int], corners: list[tuple[float, float]], layout: Layout
+) -> TableCalibration:
+    """Fit the homography from the image positions of the layout's four corners.
+
+    ``corners`` are the layout's top-left, top-right, bottom-right and bottom-left corners
+    as seen in the image.
+    """
+    if len(corners) != 4:
+        raise VisionError(f"need exactly 4 corners (TL, TR, BR, BL), got {len(corners)}")
+    img_pts = np.asarray(corners, dtype=np.float64)
+    lay_pts = np.array(
+        [[0, 0], [layout.width, 0], [layout.width, layout.height], [0, layout.height]],
+        dtype=np.float64,
+    )
+    if abs(cv2.contourArea(img_pts.astype(np.float32))) < 100:
+        raise VisionError("the four corners are degenerate (collinear or coincident)")
+    h = np.asarray(cv2.getPerspectiveTransform(img_pts.astype(np.float32), lay_pts.astype(np.float32)), np.float64)
+    return TableCalibration(h, layout, image_size, "corners", _residual(h, img_pts, lay_pts))
+
+
+def parse_corners(text: str) -> list[tuple[float, float]]:
+    """Parse ``"x1,y1;x2,y2;x3,y3;x4,y4"``."""
+    try:
+        pts = [tuple(float(v) for v in p.split(",")) for p in text.replace(" ", "").split(";") if p]
+    except ValueError as exc:
+        raise VisionError(f"bad corners {text!r}: expected 'x1,y1;x2,y2;x3,y3;x4,y4'") from exc
+    if len(pts) != 4 or any(len(p) != 2 for p in pts):
+        raise VisionError(f"bad corners {text!r}: expected four 'x,y' pairs separated by ';'")
+    return [(p[0], p[1]) for p in pts]
+
+
+def draw_zones(image: NDArray[np.uint8], calibration: TableCalibration) -> NDArray[np.uint8]:
+    """Draw the layout zones and markers on a copy of ``image`` for a person to check."""
+    out = image.copy() if image.ndim == 3 else cv2.cvtColor(image, cv2.COLOR_GRAY2BGR)
+    overlay = out.copy()
+    palette = [(0, 200, 255), (255, 160, 0), (200, 0, 255), (0, 255, 120), (255, 0, 90)]
+    for i, zone in enumerate(calibration.layout.zones):
+        pts = calibration.to_image(np.asarray(zone.polygon, dtype=np.float64))
+        poly = np.round(pts).astype(np.int32).reshape(-1, 1, 2)
+        colour = palette[i % len(palette)]
+        cv2.fillPoly(overlay, [poly], colour)
+        cv2.polylines(out, [poly], True, colour, 2, cv2.LINE_AA)
+    out = cv2.addWeighted(overlay, 0.25, out, 0.75, 0)
+    for zone in calibration.layout.zones:
+        cx, cy = calibration.to_image(np.array([zone.centre], dtype=np.float64))[0]
+        org = (int(cx) - 4 * len(zone.name), int(cy) + 5)
+        cv2.putText(out, zone.name, org, cv2.FONT_HERSHEY_SIMPLEX, 0.5, (0, 0, 0), 3, cv2.LINE_AA)
+        cv2.putText(out, zone.name, org, cv2.FONT_HERSHEY_SIMPLEX, 0.5, (255, 255, 255), 1, cv2.LINE_AA)
+    for m in calibration.layout.markers:
+        pts = np.round(calibration.to_image(m.corners())).astype(np.int32).reshape(-1, 1, 2)
+        cv2.polylines(out, [pts], True, (0, 0, 255), 2, cv2.LINE_AA)
+    border = np.array(
+        [[0, 0], [calibration.layout.width, 0], [calibration.layout.width, calibration.layout.height],
+         [0, calibration.layout.height]],
+        dtype=np.float64,
+    )
+    bpts = np.round(calibration.to_image(border)).astype(np.int32).reshape(-1, 1, 2)
+    cv2.polylines(out, [bpts], True, (255, 255, 255), 1, cv2.LINE_AA)
+    label = f"{calibration.method}  residual {calibration.residual_mm:.2f} mm"
+    cv2.putText(out, label, (10, 24), cv2.FONT_HERSHEY_SIMPLEX, 0.6, (0, 0, 0), 3, cv2.LINE_AA)
+    cv2.putText(out, label, (10, 24), cv2.FONT_HERSHEY_SIMPLEX, 0.6, (255, 255, 255), 1, cv2.LINE_AA)
+    return np.asarray(out, dtype=np.uint8)
+
+
+def load_layout(path: Path | None) -> Layout:
+    """Load a layout JSON (the ``layout`` object of a table file, or a bare layout)."""
+    if path is None:
+        return default_layout()
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise VisionError(f"layout {path} not found") from exc
+    except (OSError, json.JSONDecodeError) as exc:
+        raise VisionError(f"cannot read layout {path}: {exc}") from exc
+    if isinstance(data, dict) and "layout" in data:
+        data = data["layout"]
+    if not isinstance(data, dict):
+        raise VisionError(f"layout {path} is not a JSON object")
+    return Layout.from_dict(data)

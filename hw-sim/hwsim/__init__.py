@@ -1,0 +1,1 @@
+"""Hardware simulators for the studio."""
