@@ -15,14 +15,19 @@ from studio.contract.messages import (
     SourceEvent,
     utc_now,
 )
+from studio.contract.rounds import AlertMessage, DealerPrompt, RoundEvent, RoundState
 from studio.contract.topics import Topics
 
 __all__ = [
+    "AlertMessage",
     "Availability",
     "CameraCard",
+    "DealerPrompt",
     "DeviceEvent",
     "DeviceHealth",
     "ReplayRequest",
+    "RoundEvent",
+    "RoundState",
     "ShoeCard",
     "SourceEvent",
     "Topics",

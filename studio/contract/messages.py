@@ -97,7 +97,7 @@ class Availability(Payload):
     @classmethod
     def from_wire(cls, data: bytes) -> Availability:
         """The wire form is the bare word, as Home Assistant-style bridges use."""
-        return cls(state=data.decode("utf-8", "replace").strip())  # type: ignore[arg-type]
+        return cls.model_validate({"state": data.decode("utf-8", "replace").strip()})
 
     def to_wire(self) -> bytes:
         return self.state.encode()

@@ -1,0 +1,110 @@
+"""Fan-out of controller outputs.
+
+The controller calls :meth:`Fanout.emit` once per output; the fan-out publishes
+it on its MQTT topic (state and prompt retained, events not) and hands it to
+every local listener (WebSocket and SSE connections). A listener that cannot
+keep up is cut off rather than allowed to slow the controller down; it reconnects
+and catches up from the REST history.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel
+
+from studio.bus import MessageBus
+from studio.contract import Topics
+
+_LOGGER = logging.getLogger(__name__)
+
+
+class Channel(StrEnum):
+    ROUND_EVENTS = "round_events"
+    ROUND_STATE = "round_state"
+    ALERTS = "alerts"
+    DEALER_PROMPT = "dealer_prompt"
+    DEVICES = "devices"
+
+
+_RETAINED = {Channel.ROUND_STATE, Channel.DEALER_PROMPT}
+
+
+def _topic(topics: Topics, channel: Channel) -> str | None:
+    return {
+        Channel.ROUND_EVENTS: topics.round_events,
+        Channel.ROUND_STATE: topics.round_state,
+        Channel.ALERTS: topics.alerts,
+        Channel.DEALER_PROMPT: topics.dealer_prompt,
+    }.get(channel)
+
+
+@dataclass(frozen=True, slots=True)
+class StreamMessage:
+    table: str
+    channel: Channel
+    data: dict[str, Any]
+
+    def as_json_obj(self) -> dict[str, Any]:
+        return {"table": self.table, "channel": self.channel.value, "data": self.data}
+
+
+class _Listener:
+    def __init__(self, table: str | None, limit: int) -> None:
+        self.table = table
+        self.queue: asyncio.Queue[StreamMessage | None] = asyncio.Queue(limit)
+        self.overflowed = False
+
+
+class Fanout:
+    def __init__(self, bus: MessageBus | None, *, listener_queue: int = 1000) -> None:
+        self.bus = bus
+        self._listeners: set[_Listener] = set()
+        self._limit = listener_queue
+        # Latest retained-style value per (table, channel), so a new listener starts current.
+        self._latest: dict[tuple[str, Channel], StreamMessage] = {}
+
+    async def emit(self, table: str, channel: Channel, payload: BaseModel) -> None:
+        data = payload.model_dump(mode="json")
+        message = StreamMessage(table, channel, data)
+        if channel in _RETAINED:
+            self._latest[(table, channel)] = message
+        if self.bus is not None:
+            topic = _topic(Topics(table), channel)
+            if topic is not None:
+                await self.bus.publish(topic, payload, qos=1, retain=channel in _RETAINED)
+        for listener in list(self._listeners):
+            if listener.table is not None and listener.table != table:
+                continue
+            try:
+                listener.queue.put_nowait(message)
+            except asyncio.QueueFull:
+                listener.overflowed = True
+                self._listeners.discard(listener)
+                _LOGGER.warning("stream listener for %s too slow; disconnecting it", table)
+
+    def latest(self, table: str) -> list[StreamMessage]:
+        return [m for (t, _), m in self._latest.items() if t == table]
+
+    @asynccontextmanager
+    async def listen(self, table: str | None = None) -> AsyncIterator[_Listener]:
+        """Yield a listener whose queue receives every message for ``table`` (None: all)."""
+        listener = _Listener(table, self._limit)
+        for message in self._latest.values():
+            if table is None or message.table == table:
+                listener.queue.put_nowait(message)
+        self._listeners.add(listener)
+        try:
+            yield listener
+        finally:
+            self._listeners.discard(listener)
+
+    @property
+    def listener_count(self) -> int:
+        return len(self._listeners)

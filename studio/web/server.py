@@ -1,0 +1,67 @@
+"""Run uvicorn inside the caller's event loop and lifecycle (no signal capture)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+from collections.abc import Generator
+from types import TracebackType
+
+import uvicorn
+from fastapi import FastAPI
+
+from studio.errors import StudioError
+
+
+class _QuietServer(uvicorn.Server):
+    @contextlib.contextmanager
+    def capture_signals(self) -> Generator[None, None, None]:
+        # The owning command handles Ctrl-C and stops the server through should_exit.
+        yield
+
+
+class WebServer:
+    """``async with WebServer(app, host, port)``: serves until the block exits."""
+
+    def __init__(self, app: FastAPI, host: str = "127.0.0.1", port: int = 8000) -> None:
+        self.host = host
+        self.port = port
+        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            self._sock.bind((host, port))
+        except OSError as exc:
+            self._sock.close()
+            raise StudioError(f"cannot listen on {host}:{port}: {exc.strerror}") from exc
+        self.port = int(self._sock.getsockname()[1])
+        config = uvicorn.Config(app, log_level="warning", lifespan="off", ws="websockets-sansio")
+        self._server = _QuietServer(config)
+        self._task: asyncio.Task[None] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    async def __aenter__(self) -> WebServer:
+        self._task = asyncio.create_task(self._server.serve([self._sock]), name=f"web:{self.port}")
+        while not self._server.started:
+            if self._task.done():
+                self._task.result()
+            await asyncio.sleep(0.01)
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._server.should_exit = True
+        if self._task is not None:
+            with contextlib.suppress(asyncio.CancelledError):
+                try:
+                    await asyncio.wait_for(self._task, timeout=5)
+                except TimeoutError:
+                    self._task.cancel()
+        self._sock.close()

@@ -1,0 +1,68 @@
+"""Live streams of one table: WebSocket ``/ws/tables/{table}`` and SSE ``/api/tables/{table}/events``.
+
+Both send the same JSON objects: ``{"table", "channel", "data"}`` where channel is
+``round_events``, ``round_state``, ``alerts``, ``dealer_prompt`` or ``devices``. A new
+connection first receives the latest state and prompt, then everything live.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+
+from fastapi import APIRouter, Request, WebSocket, WebSocketDisconnect
+from sse_starlette.sse import EventSourceResponse
+
+from studio.web.context import WebContext
+
+KEEPALIVE_SECONDS = 15.0
+
+
+def build_router(ctx: WebContext) -> APIRouter:
+    router = APIRouter()
+
+    @router.websocket("/ws/tables/{table}")
+    async def table_socket(websocket: WebSocket, table: str) -> None:
+        await websocket.accept()
+        async with ctx.fanout.listen(table) as listener:
+            receiver = asyncio.create_task(_drain_client(websocket), name=f"ws-recv:{table}")
+            try:
+                while not receiver.done():
+                    message = await listener.queue.get()
+                    if message is None:
+                        break
+                    await websocket.send_text(json.dumps(message.as_json_obj()))
+            except (WebSocketDisconnect, RuntimeError):
+                pass
+            finally:
+                receiver.cancel()
+
+    @router.get("/api/tables/{table}/events")
+    async def table_events(request: Request, table: str) -> EventSourceResponse:
+        async def stream() -> AsyncIterator[dict[str, str]]:
+            async with ctx.fanout.listen(table) as listener:
+                while not await request.is_disconnected():
+                    try:
+                        message = await asyncio.wait_for(listener.queue.get(), KEEPALIVE_SECONDS)
+                    except TimeoutError:
+                        continue  # sse-starlette sends its own pings
+                    if message is None:
+                        return
+                    yield {
+                        "event": message.channel.value,
+                        "data": json.dumps(message.as_json_obj()),
+                    }
+
+        return EventSourceResponse(stream(), ping=int(KEEPALIVE_SECONDS))
+
+    return router
+
+
+async def _drain_client(websocket: WebSocket) -> None:
+    # The stream is one-way; reading notices the close and keeps the socket healthy.
+    try:
+        while True:
+            await websocket.receive_text()
+    except WebSocketDisconnect:
+        return

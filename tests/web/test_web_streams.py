@@ -1,0 +1,55 @@
+from __future__ import annotations
+
+import asyncio
+import json
+from datetime import UTC, datetime
+
+import httpx
+import websockets
+
+from studio.contract import RoundEvent, RoundState
+from studio.streams import Channel, Fanout
+from studio.web import WebContext, WebServer, create_app
+
+
+def event(table: str, seq: int) -> RoundEvent:
+    return RoundEvent(
+        table=table, round_id="r1", seq=seq, ts=datetime.now(UTC), type="card", data={"card": "QH"}
+    )
+
+
+async def test_websocket_gets_latest_state_then_live_events(table_id: str) -> None:
+    fanout = Fanout(bus=None)
+    state = RoundState(table=table_id, round_id="r1", seq=0, ts=datetime.now(UTC), phase="betting")
+    await fanout.emit(table_id, Channel.ROUND_STATE, state)
+    async with WebServer(create_app(WebContext(fanout=fanout)), port=0) as server:
+        async with websockets.connect(f"ws://127.0.0.1:{server.port}/ws/tables/{table_id}") as ws:
+            first = json.loads(await asyncio.wait_for(ws.recv(), 5))
+            assert first["channel"] == "round_state" and first["data"]["phase"] == "betting"
+            while fanout.listener_count == 0:
+                await asyncio.sleep(0.01)
+            await fanout.emit(table_id, Channel.ROUND_EVENTS, event(table_id, 1))
+            await fanout.emit("other-table", Channel.ROUND_EVENTS, event("other-table", 1))
+            await fanout.emit(table_id, Channel.ROUND_EVENTS, event(table_id, 2))
+            got = [json.loads(await asyncio.wait_for(ws.recv(), 5)) for _ in range(2)]
+    assert [g["data"]["seq"] for g in got] == [1, 2]
+    assert all(g["table"] == table_id for g in got)
+
+
+async def test_sse_streams_round_events(table_id: str) -> None:
+    fanout = Fanout(bus=None)
+    async with WebServer(create_app(WebContext(fanout=fanout)), port=0) as server:
+        async with httpx.AsyncClient(base_url=server.url, timeout=10) as client:
+            async with client.stream("GET", f"/api/tables/{table_id}/events") as response:
+                assert response.status_code == 200
+                assert response.headers["content-type"].startswith("text/event-stream")
+                while fanout.listener_count == 0:
+                    await asyncio.sleep(0.01)
+                await fanout.emit(table_id, Channel.ROUND_EVENTS, event(table_id, 7))
+                lines = response.aiter_lines()
+                data = None
+                async for line in lines:
+                    if line.startswith("data:"):
+                        data = json.loads(line[5:])
+                        break
+    assert data is not None and data["data"]["seq"] == 7 and data["channel"] == "round_events"
