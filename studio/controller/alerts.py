@@ -1,0 +1,161 @@
+"""Manager alerts: typed codes, severity, evidence, and the raised → acknowledged → resolved life."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from studio.contract import AlertMessage
+from studio.contract.rounds import Severity
+from studio.errors import StudioError
+
+
+class AlertError(StudioError):
+    """An alert command is not possible (unknown alert, wrong state, resolution not allowed)."""
+
+
+class AlertCode(StrEnum):
+    CARD_MISMATCH = "card_mismatch"
+    MISSCAN = "misscan"
+    UNEXPECTED_CARD = "unexpected_card"
+    WRONG_BOX = "wrong_box"
+    IMPOSSIBLE_CARD = "impossible_card"
+    DEALER_RULE_VIOLATION = "dealer_rule_violation"
+    DEVICE_OFFLINE = "device_offline"
+    SHUFFLER_COUNT_MISMATCH = "shuffler_count_mismatch"
+    CUT_CARD = "cut_card"
+    TIMEOUT = "timeout"
+    INTEGRITY = "integrity"
+    GAME_BEFORE_TIME = "game_before_time"
+
+
+class Resolution(StrEnum):
+    ACCEPT = "accept"  # accept the card as read
+    CORRECT = "correct"  # replace it with the card the manager names
+    VOID = "void"  # remove it; the dealer re-deals that card
+    CANCEL = "cancel"  # cancel the round, refund every initial bet
+
+
+# Alerts that stop the round until a manager acts; the others are information.
+PAUSING: frozenset[AlertCode] = frozenset(AlertCode) - {AlertCode.CUT_CARD, AlertCode.TIMEOUT}
+
+SEVERITY: dict[AlertCode, Severity] = {
+    AlertCode.CARD_MISMATCH: "critical",
+    AlertCode.MISSCAN: "warning",
+    AlertCode.UNEXPECTED_CARD: "critical",
+    AlertCode.WRONG_BOX: "critical",
+    AlertCode.IMPOSSIBLE_CARD: "critical",
+    AlertCode.DEALER_RULE_VIOLATION: "critical",
+    AlertCode.DEVICE_OFFLINE: "warning",
+    AlertCode.SHUFFLER_COUNT_MISMATCH: "critical",
+    AlertCode.CUT_CARD: "info",
+    AlertCode.TIMEOUT: "info",
+    AlertCode.INTEGRITY: "critical",
+    AlertCode.GAME_BEFORE_TIME: "critical",
+}
+
+ALL_RESOLUTIONS = [r.value for r in Resolution]
+
+
+@dataclass
+class Alert:
+    alert_id: str
+    table: str
+    round_id: str | None
+    ts: datetime
+    code: AlertCode
+    message: str
+    evidence: list[dict[str, Any]]
+    allowed: list[str]
+    # What the alert is about, for the resolution to act on (e.g. the card's log index).
+    subject: dict[str, Any] = field(default_factory=dict)
+    state: str = "raised"
+    resolution: dict[str, Any] | None = None
+    acknowledged_by: str | None = None
+
+    @property
+    def severity(self) -> Severity:
+        return SEVERITY[self.code]
+
+    @property
+    def pauses(self) -> bool:
+        return self.code in PAUSING
+
+    @property
+    def open(self) -> bool:
+        return self.state != "resolved"
+
+    def message_model(self) -> AlertMessage:
+        return AlertMessage(
+            alert_id=self.alert_id,
+            table=self.table,
+            round_id=self.round_id,
+            ts=self.ts,
+            code=self.code.value,
+            severity=self.severity,
+            state=self.state,
+            message=self.message,
+            evidence=self.evidence,
+            allowed_resolutions=self.allowed,
+            resolution=self.resolution,
+        )
+
+
+class AlertBook:
+    """The alerts of one table. Ids are deterministic (table + counter) so a replay rebuilds them."""
+
+    def __init__(self, table: str) -> None:
+        self.table = table
+        self._alerts: dict[str, Alert] = {}
+        self._counter = 0
+
+    def raise_alert(
+        self,
+        code: AlertCode,
+        message: str,
+        *,
+        ts: datetime,
+        round_id: str | None,
+        evidence: list[dict[str, Any]],
+        allowed: list[str] | None = None,
+        subject: dict[str, Any] | None = None,
+    ) -> Alert:
+        self._counter += 1
+        alert = Alert(
+            alert_id=f"{self.table}-A{self._counter}",
+            table=self.table,
+            round_id=round_id,
+            ts=ts,
+            code=code,
+            message=message,
+            evidence=evidence,
+            allowed=allowed if allowed is not None else ALL_RESOLUTIONS,
+            subject=subject or {},
+        )
+        self._alerts[alert.alert_id] = alert
+        return alert
+
+    def get(self, alert_id: str) -> Alert:
+        try:
+            return self._alerts[alert_id]
+        except KeyError as exc:
+            raise AlertError(f"no alert {alert_id!r} on table {self.table}") from exc
+
+    def acknowledge(self, alert_id: str, user: str) -> Alert:
+        alert = self.get(alert_id)
+        if alert.state == "resolved":
+            raise AlertError(f"alert {alert_id} is already resolved")
+        alert.state = "acknowledged"
+        alert.acknowledged_by = user
+        return alert
+
+    def open_alerts(self) -> list[Alert]:
+        return [a for a in self._alerts.values() if a.open]
+
+    def pausing(self) -> list[Alert]:
+        return [a for a in self._alerts.values() if a.open and a.pauses]
+
+    def all(self) -> list[Alert]:
+        return list(self._alerts.values())
