@@ -1,0 +1,112 @@
+"""Two sources for every card: pair shoe-scanner cards with camera sightings.
+
+Either source may arrive first. A sighting waits up to ``window`` seconds for
+its partner; what happens then is a verdict the table controller turns into an
+alert or not. Pure: times are passed in, so a replay from the log decides the same.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from enum import StrEnum
+from typing import Any
+
+
+class Verdict(StrEnum):
+    MATCH = "match"
+    CAMERA_UNREADABLE = "camera_unreadable"  # same place, camera could not read it: accepted
+    MISMATCH = "mismatch"  # same place, different card
+    WRONG_BOX = "wrong_box"  # same card, different place
+    CAMERA_MISSED = "camera_missed"  # shoe card never seen on the layout
+    SHOE_MISSED = "shoe_missed"  # card on the layout never scanned by the shoe
+
+
+def zone_of(target: dict[str, Any]) -> str:
+    """The layout zone where a card for ``target`` lands (``dealer``, ``seat:N``, ``seat:N:hK``)."""
+    if target.get("kind", "").startswith("dealer"):
+        return "dealer"
+    hand = int(target.get("hand", 0))
+    seat = int(target["seat"])
+    return f"seat:{seat}" if hand == 0 else f"seat:{seat}:h{hand + 1}"
+
+
+def zones_match(expected: str, seen: str) -> bool:
+    """Equal zones, or the same seat when one side cannot tell split hands apart."""
+    if expected == seen:
+        return True
+    e, s = expected.split(":"), seen.split(":")
+    return e[0] == s[0] == "seat" and e[1] == s[1] and (len(e) == 2 or len(s) == 2)
+
+
+@dataclass
+class Sighting:
+    source: str  # "shoe" or "camera"
+    code: str | None
+    zone: str
+    at: datetime
+    ref: dict[str, Any]  # device and seq, and for shoe cards the card's index in the round
+
+
+@dataclass
+class Outcome:
+    verdict: Verdict
+    shoe: Sighting | None
+    camera: Sighting | None
+
+
+@dataclass
+class CrossCheck:
+    window: float = 3.0
+    shoe_waiting: list[Sighting] = field(default_factory=list)
+    camera_waiting: list[Sighting] = field(default_factory=list)
+
+    def on_shoe(self, sighting: Sighting) -> Outcome | None:
+        return self._pair(sighting, self.camera_waiting, self.shoe_waiting, camera_first=True)
+
+    def on_camera(self, sighting: Sighting) -> Outcome | None:
+        return self._pair(sighting, self.shoe_waiting, self.camera_waiting, camera_first=False)
+
+    def _pair(
+        self, new: Sighting, others: list[Sighting], mine: list[Sighting], *, camera_first: bool
+    ) -> Outcome | None:
+        def outcome(verdict: Verdict, other: Sighting) -> Outcome:
+            others.remove(other)
+            shoe, camera = (new, other) if camera_first else (other, new)
+            return Outcome(verdict, shoe, camera)
+
+        for other in others:
+            if zones_match(other.zone, new.zone):
+                if other.code is None or new.code is None:
+                    return outcome(Verdict.CAMERA_UNREADABLE, other)
+                if other.code == new.code:
+                    return outcome(Verdict.MATCH, other)
+                return outcome(Verdict.MISMATCH, other)
+        for other in others:
+            if new.code is not None and other.code == new.code:
+                return outcome(Verdict.WRONG_BOX, other)
+        mine.append(new)
+        return None
+
+    def next_deadline(self) -> datetime | None:
+        times = [s.at for s in self.shoe_waiting + self.camera_waiting]
+        return min(times) + timedelta(seconds=self.window) if times else None
+
+    def expire(self, now: datetime) -> list[Outcome]:
+        limit = now - timedelta(seconds=self.window)
+        out: list[Outcome] = []
+        for s in [s for s in self.shoe_waiting if s.at <= limit]:
+            self.shoe_waiting.remove(s)
+            out.append(Outcome(Verdict.CAMERA_MISSED, s, None))
+        for c in [c for c in self.camera_waiting if c.at <= limit]:
+            self.camera_waiting.remove(c)
+            out.append(Outcome(Verdict.SHOE_MISSED, None, c))
+        return out
+
+    def forget_shoe(self, ref_index: int) -> None:
+        """Drop a waiting shoe card (it was voided or the round was cancelled)."""
+        self.shoe_waiting = [s for s in self.shoe_waiting if s.ref.get("index") != ref_index]
+
+    def clear(self) -> None:
+        self.shoe_waiting.clear()
+        self.camera_waiting.clear()
