@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+
 import typer
 
 app = typer.Typer(
@@ -11,11 +13,17 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
+# Each context owns its commands in its own cli module, which defines ``register(app)``.
+# To add commands: add ONE line here with your module (keep sorted).
+_CONTEXTS = [
+    "studio.config.cli",
+    "studio.store.cli",
+]
+
 
 def _register() -> None:
-    # Each context owns its commands in its own cli module; keep one line per context.
-    # --- command registrations (one line each, keep sorted) ---
-    pass
+    for name in _CONTEXTS:
+        importlib.import_module(name).register(app)
 
 
 _register()
