@@ -43,8 +43,8 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from functools import lru_cache
-from typing import Literal
+from functools import cache
+from typing import Literal, Protocol
 
 import numpy as np
 
@@ -113,16 +113,31 @@ class HandView:
 
     total: int
     soft: bool
+    has_ace: bool
     n_cards: int
     pair: int | None  # value class of a splittable pair, else None
     upcard: int
     can_double: bool
     can_split: bool
-    can_surrender: bool
+    can_surrender: bool  # late surrender (early surrender is asked separately)
     after_split: bool
 
+    @property
+    def hard(self) -> int:
+        """Total with every ace counted as one."""
+        return self.total - 10 if self.soft else self.total
 
-Policy = Callable[[HandView], Action]
+
+class Policy(Protocol):
+    """A strategy that the analysis evaluates exactly (e.g. the engine's basic strategy)."""
+
+    def decide(self, view: HandView) -> Action:
+        """The action for a live hand; only legal actions may be answered."""
+        ...
+
+    def early_surrender(self, view: HandView) -> bool:
+        """Whether to surrender early against an ace (asked before the peek)."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,12 +158,12 @@ class MainGameResult:
         return -self.expected_value
 
 
-@lru_cache(maxsize=None)
+@cache
 def _total(hand: Composition) -> tuple[int, bool]:
     return hand_total(hand)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _add(h: Composition, cls: int) -> Composition:
     lst = list(h)
     lst[cls] += 1
@@ -166,21 +181,25 @@ class _UpcardAnalysis:
         self.base: Composition = tuple(base)
         self.peeked = (upcard == ACE and rules.peek_ace) or (upcard == TEN and rules.peek_ten)
         self.natural_possible = upcard in (ACE, TEN)
-        self.obo = (
-            rules.ten_up_returns_extra_stakes and upcard == TEN and not self.peeked
-        )
+        self.obo = rules.ten_up_returns_extra_stakes and upcard == TEN and not self.peeked
         self._rows: dict[Composition, list[float]] = {}
+        self._rest: dict[tuple[Composition, int], Composition] = {}
         self._hs: dict[tuple[Composition, int], float] = {}
         self._pol: dict[tuple[Composition, int], float] = {}
         self._build_dealer_table()
 
     # --- compositions ------------------------------------------------------------------------
 
-    def remaining(self, hand: Composition, extra: int) -> list[int]:
-        rest = [b - h for b, h in zip(self.base, hand, strict=True)]
-        if extra >= 0:
-            rest[extra] -= 1
-        return rest
+    def remaining(self, hand: Composition, extra: int) -> Composition:
+        key = (hand, extra)
+        got = self._rest.get(key)
+        if got is None:
+            rest = [b - h for b, h in zip(self.base, hand, strict=True)]
+            if extra >= 0:
+                rest[extra] -= 1
+            got = tuple(rest)
+            self._rest[key] = got
+        return got
 
     def can_hit(self, hand: Composition, extra: int) -> bool:
         total, _ = _total(hand)
@@ -216,8 +235,13 @@ class _UpcardAnalysis:
             if self.can_hit(hand, extra) or self.can_double(hand, extra):
                 for c in range(N_CLASSES):
                     if rest[c] > 0:
-                        stack.append((_add(hand, c), extra))
-        keys = sorted({tuple(self.remaining(h, e)) for h, e in needed})
+                        child = _add(hand, c)
+                        nxt = (child, extra)
+                        if nxt not in seen and _total(child)[0] <= 21:
+                            if nxt not in self._rest:
+                                self._rest[nxt] = (*rest[:c], rest[c] - 1, *rest[c + 1 :])
+                            stack.append(nxt)
+        keys = sorted({self.remaining(h, e) for h, e in needed})
         if not keys:
             return
         matrix = outcome_matrix(
@@ -273,17 +297,18 @@ class _UpcardAnalysis:
         rest = self.remaining(hand, extra)
         n = sum(rest)
         out = 0.0
+        charlie = self.rules.charlie_cards
         for c in range(N_CLASSES):
             if rest[c] <= 0:
                 continue
             new = _add(hand, c)
             total, _ = _total(new)
-            new_rest = list(rest)
-            new_rest[c] -= 1
             if total > 21:
+                new_rest = list(rest)
+                new_rest[c] -= 1
                 v = self.bust_value(new_rest, stake)
-            elif self.rules.charlie_cards is not None and sum(new) >= self.rules.charlie_cards:
-                v = self.charlie_value(new_rest, stake, extra >= 0)
+            elif charlie is not None and sum(new) >= charlie:
+                v = self.charlie_value(self.remaining(new, extra), stake, extra >= 0)
             else:
                 v = then(new)
             out += rest[c] / n * v
@@ -354,6 +379,7 @@ class _UpcardAnalysis:
         view = HandView(
             total=total,
             soft=soft,
+            has_ace=hand[ACE] > 0,
             n_cards=sum(hand),
             pair=None,
             upcard=self.upcard,
@@ -362,7 +388,7 @@ class _UpcardAnalysis:
             can_surrender=False,
             after_split=extra >= 0,
         )
-        action = policy(view) if can_hit else Action.STAND
+        action = policy.decide(view) if can_hit else Action.STAND
         value = self._apply(hand, extra, action, policy, can_double)
         self._pol[key] = value
         return value
@@ -373,9 +399,7 @@ class _UpcardAnalysis:
         if action is Action.DOUBLE and can_double:
             return self.double_value(hand, extra)
         if action in (Action.HIT, Action.DOUBLE):
-            return self._after_card(
-                hand, extra, 1.0, lambda h: self.policy_value(h, extra, policy)
-            )
+            return self._after_card(hand, extra, 1.0, lambda h: self.policy_value(h, extra, policy))
         if action is Action.STAND:
             return self.stand_value(hand, extra, 1.0)
         raise RuleError(f"strategy answered {action!r} where it is not allowed")
@@ -413,30 +437,33 @@ class _UpcardAnalysis:
             view = HandView(
                 total=total,
                 soft=soft,
+                has_ace=hand[ACE] > 0,
                 n_cards=2,
                 pair=a if can_split else None,
                 upcard=self.upcard,
                 can_double=can_double,
                 can_split=can_split,
-                can_surrender=surrender_late
-                or (self.rules.surrender == "early" and self.upcard == ACE),
+                can_surrender=surrender_late,
                 after_split=False,
             )
-            action = policy(view) if self.can_hit(hand, -1) else Action.STAND
+            if (
+                self.rules.surrender == "early"
+                and self.upcard == ACE
+                and policy.early_surrender(view)
+            ):
+                return -0.5, Action.SURRENDER
+            action = policy.decide(view) if self.can_hit(hand, -1) else Action.STAND
             if action is Action.SPLIT and can_split:
-                value = top + self.split_hand_value(
-                    a, lambda h, e: self.policy_value(h, e, policy)
-                )
+                value = top + self.split_hand_value(a, lambda h, e: self.policy_value(h, e, policy))
             elif action is Action.SURRENDER and view.can_surrender:
-                early = self.rules.surrender == "early"
-                value = -0.5 if early or not self.peeked else top - 0.5 * (1.0 - nat)
+                value = top - 0.5 * (1.0 - nat) if self.peeked else -0.5
             else:
                 if action in (Action.SPLIT, Action.SURRENDER):
                     raise RuleError(f"strategy answered {action!r} where it is not allowed")
                 value = top + self._apply(hand, -1, action, policy, can_double)
-        if self.rules.surrender == "early" and self.upcard == ACE and -0.5 > value:
-            if policy is None:
-                return -0.5, Action.SURRENDER
+        early = self.rules.surrender == "early" and self.upcard == ACE
+        if policy is None and early and value < -0.5:
+            return -0.5, Action.SURRENDER
         return value, action
 
 

@@ -188,22 +188,26 @@ def classify_pair(cards: tuple[tuple[int, int], ...]) -> str:
     return "mixed"
 
 
-def _is_straight(ranks: list[int]) -> bool:
+def _is_straight(ranks: list[int], ace_low: bool, ace_high: bool) -> bool:
     ranks = sorted(ranks)
     if len(set(ranks)) != 3:
         return False
     if ranks == [1, 12, 13]:  # Q-K-A
-        return True
-    return ranks[2] - ranks[0] == 2  # includes A-2-3
+        return ace_high
+    if ranks == [1, 2, 3]:
+        return ace_low
+    return ranks[2] - ranks[0] == 2
 
 
-def classify_21_3(cards: tuple[tuple[int, int], ...]) -> str:
+def classify_21_3(
+    cards: tuple[tuple[int, int], ...], ace_low: bool = True, ace_high: bool = True
+) -> str:
     ranks = [c[0] for c in cards]
     suits = {c[1] for c in cards}
     flush = len(suits) == 1
     if len(set(ranks)) == 1:
         return "suited_trips" if flush else "three_of_a_kind"
-    straight = _is_straight(ranks)
+    straight = _is_straight(ranks, ace_low, ace_high)
     if straight and flush:
         return "straight_flush"
     if straight:
@@ -243,11 +247,20 @@ def pair_bet(
 
 
 def twenty_one_plus_three(
-    decks: int, paytable: Mapping[str, Pays], name: str = "21+3"
+    decks: int,
+    paytable: Mapping[str, Pays],
+    name: str = "21+3",
+    *,
+    ace_low_straight: bool = True,
+    ace_high_straight: bool = True,
 ) -> SideBetResult:
-    """21+3 on the player's two cards and the dealer's up card (A-2-3 and Q-K-A straights)."""
+    """21+3 on the player's two cards and the dealer's up card (K-A-2 is never a straight)."""
     table = _checked(paytable, (k for k, _ in TWENTY_ONE_PLUS_THREE_LINES), name)
-    counts, total = _enumerate(decks, 3, classify_21_3)
+
+    def classify(cards: tuple[tuple[int, int], ...]) -> str:
+        return classify_21_3(cards, ace_low_straight, ace_high_straight)
+
+    counts, total = _enumerate(decks, 3, classify)
     return _build(name, decks, TWENTY_ONE_PLUS_THREE_LINES, table, counts, total)
 
 
@@ -260,44 +273,42 @@ def lucky_lucky(
     return _build(name, decks, LUCKY_LUCKY_LINES, table, counts, total)
 
 
-def buster_blackjack(
-    decks: int,
-    pays_by_cards: Mapping[int, Pays],
-    pays_with_player_blackjack: Mapping[int, Pays] | None = None,
-    *,
-    hits_soft_17: bool = False,
-    name: str = "Buster Blackjack",
-) -> SideBetResult:
-    """Buster Blackjack: pays when the dealer busts, by the number of cards in her hand.
+@dataclass(frozen=True, slots=True)
+class BusterLineSpec:
+    """Dealer busts with ``min_cards``..``max_cards`` cards (``None``: no upper bound)."""
 
-    ``pays_by_cards`` maps a card count to its pay; the largest key stands for
-    "that many or more" (``8`` for 8+). ``pays_with_player_blackjack`` overrides
-    lines when the player's first two cards are a blackjack. The dealer plays her
-    hand out whatever the player holds; the player's two cards are removed from
-    the shoe and everything else (dealer's two cards and draws) is enumerated
-    exactly.
+    min_cards: int
+    max_cards: int | None
+    pays: Pays
+    pays_with_player_blackjack: Pays
+
+    def covers(self, n_cards: int) -> bool:
+        return n_cards >= self.min_cards and (self.max_cards is None or n_cards <= self.max_cards)
+
+    def span(self) -> str:
+        if self.max_cards is None:
+            return f"{self.min_cards}+"
+        if self.max_cards == self.min_cards:
+            return str(self.min_cards)
+        return f"{self.min_cards}-{self.max_cards}"
+
+
+def buster_probabilities(decks: int, *, hits_soft_17: bool) -> dict[tuple[int, bool], Fraction]:
+    """Exact P(dealer busts with exactly k cards, player has blackjack?) for every k.
+
+    The player's two cards are enumerated by value class and removed from the
+    shoe; the dealer's two cards and her draws are then enumerated exactly. The
+    dealer plays her hand out whatever the player holds.
     """
-    base = {int(k): to_fraction(v) for k, v in pays_by_cards.items()}
-    with_bj = {int(k): to_fraction(v) for k, v in (pays_with_player_blackjack or {}).items()}
-    if not base:
-        raise RuleError(f"{name}: empty paytable")
-    if min(base) < 3 or (with_bj and min(with_bj) < 3):
-        raise RuleError(f"{name}: a busted dealer hand has at least 3 cards")
-    top = max(base)
-    if with_bj and max(with_bj) > top:
-        raise RuleError(f"{name}: player-blackjack lines must use the same card counts")
     shoe = shoe_composition(decks)
     n_total = sum(shoe)
     graph = dealer_graph(None, hits_soft_17)
-    # probability of (dealer busts with k cards, player blackjack?)
     prob: dict[tuple[int, bool], Fraction] = defaultdict(Fraction)
     pair_total = Fraction(0)
     for a in range(N_CLASSES):
         for b in range(a, N_CLASSES):
-            if a == b:
-                p_pair = Fraction(shoe[a] * (shoe[a] - 1), n_total * (n_total - 1))
-            else:
-                p_pair = Fraction(2 * shoe[a] * shoe[b], n_total * (n_total - 1))
+            ways = shoe[a] * (shoe[a] - 1) if a == b else 2 * shoe[a] * shoe[b]
+            p_pair = Fraction(ways, n_total * (n_total - 1))
             if p_pair == 0:
                 continue
             pair_total += p_pair
@@ -307,31 +318,49 @@ def buster_blackjack(
             player_bj = {a, b} == {ACE, TEN}
             for hand, p in terminal_probabilities(graph, rest):
                 if hand.outcome == BUST:
-                    prob[(min(hand.n_cards, top), player_bj)] += p_pair * p
+                    prob[(hand.n_cards, player_bj)] += p_pair * p
     assert pair_total == 1
-    lines: list[PaytableLine] = []
+    return dict(prob)
+
+
+def buster_blackjack(
+    decks: int,
+    lines: Iterable[BusterLineSpec],
+    *,
+    hits_soft_17: bool = False,
+    name: str = "Buster Blackjack",
+) -> SideBetResult:
+    """Buster Blackjack: pays when the dealer busts, by the number of cards in her hand.
+
+    A player blackjack (first two cards) pays ``pays_with_player_blackjack``.
+    See :func:`buster_probabilities` for what is enumerated.
+    """
+    specs = sorted(lines, key=lambda ln: ln.min_cards)
+    if not specs:
+        raise RuleError(f"{name}: empty paytable")
+    if specs[0].min_cards < 3:
+        raise RuleError(f"{name}: a busted dealer hand has at least 3 cards")
+    prob = buster_probabilities(decks, hits_soft_17=hits_soft_17)
+    out: list[PaytableLine] = []
     win = Fraction(0)
-    for k in sorted({k for k, _ in prob}):
-        plus = "+" if k == top else ""
-        p_plain = prob.get((k, False), Fraction(0))
-        p_bj = prob.get((k, True), Fraction(0))
-        if k in with_bj:
-            parts = [
-                (
-                    f"{k}",
-                    f"Dealer busts, {k}{plus} cards, no player blackjack",
-                    p_plain,
-                    base.get(k),
-                ),
-                (f"{k}_bj", f"Dealer busts, {k}{plus} cards, player blackjack", p_bj, with_bj[k]),
-            ]
+    for spec in specs:
+        pays, pays_bj = to_fraction(spec.pays), to_fraction(spec.pays_with_player_blackjack)
+        p_plain = sum((p for (k, bj), p in prob.items() if spec.covers(k) and not bj), Fraction(0))
+        p_bj = sum((p for (k, bj), p in prob.items() if spec.covers(k) and bj), Fraction(0))
+        label = f"Dealer busts with {spec.span()} cards"
+        if pays == pays_bj:
+            parts = [(spec.span(), label, p_plain + p_bj, pays)]
         else:
-            parts = [(f"{k}", f"Dealer busts, {k}{plus} cards", p_plain + p_bj, base.get(k))]
-        for key, label, p, pays in parts:
-            if p == 0 or pays is None:
-                continue
+            parts = [
+                (spec.span(), label + ", no player blackjack", p_plain, pays),
+                (spec.span() + "_bj", label + ", player blackjack", p_bj, pays_bj),
+            ]
+        for key, text, p, pay in parts:
             win += p
-            lines.append(PaytableLine(key, label, p, pays))
-    lines.append(PaytableLine(LOSE, "No win", 1 - win, Fraction(-1)))
-    notes = (f"dealer {'hits' if hits_soft_17 else 'stands on'} soft 17",)
-    return SideBetResult(name, decks, tuple(lines), None, notes)
+            out.append(PaytableLine(key, text, p, pay))
+    out.append(PaytableLine(LOSE, "No win", 1 - win, Fraction(-1)))
+    notes = (
+        f"dealer {'hits' if hits_soft_17 else 'stands on'} soft 17 and plays out her hand",
+        "player's two cards removed from the shoe",
+    )
+    return SideBetResult(name, decks, tuple(out), None, notes)

@@ -1,0 +1,130 @@
+"""``studio rtp`` and ``studio shoe-stats``: certification math on the command line."""
+
+from __future__ import annotations
+
+import json
+import time
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from studio.errors import StudioError
+
+
+def _fail(message: str) -> typer.Exit:
+    typer.echo(f"error: {message}", err=True)
+    return typer.Exit(2)
+
+
+def _published(obj: Any) -> Decimal | None:
+    """A published RTP claim (percent) if the rule set model carries one."""
+    value = getattr(obj, "published_rtp", None)
+    return None if value is None else Decimal(str(value))
+
+
+def rtp(
+    ruleset: str = typer.Option(
+        "majority_speed", "--ruleset", "-r", help="preset name or rule-set file (JSON/YAML)"
+    ),
+    decks: int | None = typer.Option(None, "--decks", min=1, max=8, help="override the decks"),
+    side_bets: bool = typer.Option(False, "--side-bets", help="side bets only (with --main: both)"),
+    main: bool = typer.Option(False, "--main", help="main game only (with --side-bets: both)"),
+    simulate: int = typer.Option(
+        0, "--simulate", min=0, help="also play N rounds through the engine"
+    ),
+    workers: int | None = typer.Option(
+        None, "--workers", min=1, help="processes for --simulate (default: all cores)"
+    ),
+    seed: int | None = typer.Option(None, "--seed", help="seed for --simulate"),
+    as_json: bool = typer.Option(False, "--json", help="machine-readable output"),
+) -> None:
+    """Exact RTP of the main game and of every side bet of a rule set."""
+    from studio.certification import report
+    from studio.certification.main_game import analyse
+    from studio.certification.rulesets import (
+        engine_policy,
+        game_rules,
+        load_ruleset,
+        side_bet_result,
+        with_decks,
+    )
+
+    try:
+        rules = with_decks(load_ruleset(ruleset), decks)
+        do_side = side_bets or not main
+        do_main = main or not side_bets
+        out: dict[str, Any] = {"ruleset": rules.name, "decks": rules.shoe.decks}
+        texts: list[str] = [
+            f"Rule set {rules.name} ({rules.source or 'custom'}): {rules.shoe.decks} decks, "
+            f"dealer {'H17' if rules.dealer.hits_soft_17 else 'S17'}, "
+            f"{rules.dealer.hole_card.value.upper()} hole card, peek {rules.dealer.peek.value}"
+        ]
+        if do_side:
+            items = []
+            for kind, sb in rules.side_bets.items():
+                started = time.perf_counter()
+                result = side_bet_result(kind, sb.paytable, rules)
+                items.append(
+                    report.TimedSideBet(
+                        kind.value, result, time.perf_counter() - started, _published(sb)
+                    )
+                )
+            out["side_bets"] = [report.side_bet_json(i) for i in items]
+            if not items:
+                texts.append("No side bets in this rule set.")
+            texts.extend(report.format_side_bet(i) for i in items)
+        main_results = []
+        if do_main or simulate:
+            g = game_rules(rules)
+        if do_main:
+            main_results.append(
+                analyse(g, engine_policy(rules), name="engine basic strategy (total-dependent)")
+            )
+            main_results.append(analyse(g, None, name="optimal composition-dependent"))
+            out["main_game"] = [report.main_json(r) for r in main_results]
+            out["published_rtp"] = None if _published(rules) is None else str(_published(rules))
+            texts.append(report.format_main(main_results, _published(rules)))
+        if simulate:
+            from studio.certification.simulate import format_simulation, run_simulation
+
+            sim = run_simulation(rules, simulate, workers=workers, seed=seed, progress=not as_json)
+            exact = main_results[0].rtp if main_results else analyse(g, engine_policy(rules)).rtp
+            out["simulation"] = sim.as_json(exact)
+            texts.append(format_simulation(sim, exact))
+    except (StudioError, ValueError) as exc:
+        raise _fail(str(exc)) from exc
+    if as_json:
+        typer.echo(json.dumps(out, indent=2))
+    else:
+        typer.echo("\n\n".join(texts))
+
+
+def shoe_stats(
+    file: Path = typer.Argument(..., help="JSON Lines file of shoe-card events"),
+    alpha: float = typer.Option(0.01, "--alpha", help="significance level per shoe"),
+    decks: int = typer.Option(8, "--decks", min=1, max=8, help="decks per shoe"),
+    flagged_only: bool = typer.Option(False, "--flagged-only", help="list flagged shoes only"),
+    as_json: bool = typer.Option(False, "--json", help="machine-readable output"),
+) -> None:
+    """Chi-squared fairness tests of dealt shoes; flags suspicious shoes."""
+    from studio.certification.shoe_stats import analyse_jsonl, format_report, report_json
+
+    if not 0 < alpha < 1:
+        raise _fail("--alpha must lie strictly between 0 and 1")
+    try:
+        result = analyse_jsonl(file, decks=decks, alpha=alpha)
+    except (StudioError, ValueError) as exc:
+        raise _fail(str(exc)) from exc
+    if as_json:
+        typer.echo(json.dumps(report_json(result), indent=2))
+    else:
+        typer.echo(format_report(result, all_shoes=not flagged_only))
+    if any(s.flagged for s in result.shoes):
+        raise typer.Exit(1)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("rtp")(rtp)
+    app.command("shoe-stats")(shoe_stats)

@@ -1,0 +1,180 @@
+"""Bridge from the rules engine's :class:`~studio.rules.ruleset.RuleSet` to the math.
+
+Everything the certification computes is derived from a ``RuleSet`` here, so
+the exact figures and the live game read the same rules: the dealer's soft-17
+rule, peek/hole card, doubling, splitting, surrender, Charlie, the EU ten-up
+stake return, the blackjack pay, and every side bet's paytable. The
+total-dependent strategy is the engine's own (:mod:`studio.rules.strategy`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from studio.certification.main_game import Action, GameRules, HandView, Policy
+from studio.certification.sidebets import (
+    BusterLineSpec,
+    Pays,
+    SideBetResult,
+    buster_blackjack,
+    lucky_lucky,
+    pair_bet,
+    twenty_one_plus_three,
+)
+from studio.errors import ConfigError, RuleError
+from studio.rules.paytables import (
+    BusterPaytable,
+    LuckyLuckyPaytable,
+    PairPaytable,
+    SideBetKind,
+    TwentyOnePlusThreePaytable,
+)
+from studio.rules.ruleset import HoleCard, Peek, RuleSet, Surrender, ruleset_from_spec
+from studio.rules.strategy import Action as EngineAction
+from studio.rules.strategy import strategy_for
+
+SIDE_BET_NAMES: dict[SideBetKind, str] = {
+    SideBetKind.PERFECT_PAIRS: "Perfect Pairs",
+    SideBetKind.PLAYERS_PAIR: "Player's Pair",
+    SideBetKind.DEALERS_PAIR: "Dealer's Pair",
+    SideBetKind.TWENTY_ONE_PLUS_THREE: "21+3",
+    SideBetKind.BUSTER_BLACKJACK: "Buster Blackjack",
+    SideBetKind.LUCKY_LUCKY: "Lucky Lucky",
+}
+
+
+def load_ruleset(spec: str) -> RuleSet:
+    """A preset name, or a JSON/YAML file holding a rule set or ``{"preset": ..., overrides}``."""
+    path = Path(spec)
+    if path.suffix.lower() in {".json", ".yaml", ".yml"} or path.exists():
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ConfigError(f"cannot read rule set file {spec}: {exc.strerror}") from exc
+        try:
+            data: Any = json.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
+        except (json.JSONDecodeError, yaml.YAMLError) as exc:
+            raise ConfigError(f"rule set file {spec} is not valid JSON/YAML: {exc}") from exc
+        if not isinstance(data, Mapping):
+            raise ConfigError(f"rule set file {spec} must hold an object")
+        return ruleset_from_spec(data)
+    return ruleset_from_spec(spec)
+
+
+def with_decks(rules: RuleSet, decks: int | None) -> RuleSet:
+    if decks is None or decks == rules.shoe.decks:
+        return rules
+    return rules.with_overrides({"shoe": {"decks": decks}})
+
+
+def game_rules(rules: RuleSet) -> GameRules:
+    """The main-game analysis parameters of a rule set."""
+    us = rules.dealer.hole_card is HoleCard.US
+    surrender = {Surrender.NONE: "none", Surrender.LATE: "late", Surrender.EARLY: "early"}[
+        rules.surrender
+    ]
+    return GameRules(
+        decks=rules.shoe.decks,
+        hits_soft_17=rules.dealer.hits_soft_17,
+        peek_ace=us and rules.dealer.peek in (Peek.ACE, Peek.ACE_AND_TEN),
+        peek_ten=us and rules.dealer.peek is Peek.ACE_AND_TEN,
+        blackjack_pays=float(rules.blackjack_pays),
+        double_allowed=rules.double.allowed,
+        double_totals=frozenset(rules.double.totals) if rules.double.totals is not None else None,
+        double_after_split=rules.double.after_split,
+        split_allowed=rules.split.allowed,
+        split_max_hands=rules.split.max_hands,
+        split_by_rank=rules.split.by == "rank",
+        split_aces_one_card=rules.split.aces_one_card,
+        surrender=surrender,  # type: ignore[arg-type]
+        charlie_cards=rules.charlie_cards,
+        ten_up_returns_extra_stakes=rules.eu_ten_up_returns_extra_stakes,
+        auto_stand_21=rules.auto_stand_21,
+    )
+
+
+class EnginePolicy:
+    """The rules engine's best strategy (total-dependent), as a :class:`Policy`."""
+
+    def __init__(self, rules: RuleSet) -> None:
+        self._strategy = strategy_for(rules)
+
+    def decide(self, view: HandView) -> Action:
+        legal = [EngineAction.STAND, EngineAction.HIT]
+        if view.can_double:
+            legal.append(EngineAction.DOUBLE)
+        if view.can_split:
+            legal.append(EngineAction.SPLIT)
+        if view.can_surrender:
+            legal.append(EngineAction.SURRENDER)
+        chosen = self._strategy.best(
+            view.hard,
+            view.has_ace,
+            view.n_cards,
+            view.upcard + 1,
+            legal,
+            pair=view.pair is not None,
+            after_split=view.after_split,
+        )
+        return Action(str(chosen))
+
+    def early_surrender(self, view: HandView) -> bool:
+        return self._strategy.early_surrender(
+            view.hard, view.has_ace, view.upcard + 1, view.pair is not None
+        )
+
+
+def engine_policy(rules: RuleSet) -> Policy:
+    return EnginePolicy(rules)
+
+
+def _pays(model: Any, fields: Mapping[str, str]) -> dict[str, Pays]:
+    return {ours: getattr(model, theirs) for ours, theirs in fields.items()}
+
+
+def side_bet_result(kind: SideBetKind, paytable: Any, rules: RuleSet) -> SideBetResult:
+    """Exact RTP of one side bet of a rule set, with that rule set's shoe and dealer rule."""
+    decks = rules.shoe.decks
+    name = SIDE_BET_NAMES[kind]
+    if isinstance(paytable, PairPaytable):
+        table = _pays(paytable, {"perfect": "perfect", "coloured": "coloured", "mixed": "mixed"})
+        return pair_bet(decks, table, name)
+    if isinstance(paytable, TwentyOnePlusThreePaytable):
+        keys = ("suited_trips", "straight_flush", "three_of_a_kind", "straight", "flush")
+        return twenty_one_plus_three(
+            decks,
+            _pays(paytable, {k: k for k in keys}),
+            name,
+            ace_low_straight=paytable.ace_low_straight,
+            ace_high_straight=paytable.ace_high_straight,
+        )
+    if isinstance(paytable, LuckyLuckyPaytable):
+        fields = {
+            "suited_777": "suited_777",
+            "suited_678": "suited_678",
+            "777": "any_777",
+            "678": "any_678",
+            "suited_21": "suited_21",
+            "21": "any_21",
+            "20": "any_20",
+            "19": "any_19",
+        }
+        return lucky_lucky(decks, _pays(paytable, fields), name)
+    if isinstance(paytable, BusterPaytable):
+        lines = [
+            BusterLineSpec(ln.min_cards, ln.max_cards, ln.pays, ln.pays_with_player_blackjack)
+            for ln in paytable.lines
+        ]
+        return buster_blackjack(decks, lines, hits_soft_17=rules.dealer.hits_soft_17, name=name)
+    raise RuleError(f"no certification math for side bet {kind.value!r}")
+
+
+def side_bet_results(rules: RuleSet) -> list[tuple[SideBetKind, SideBetResult]]:
+    return [
+        (kind, side_bet_result(kind, sb.paytable, rules)) for kind, sb in rules.side_bets.items()
+    ]
