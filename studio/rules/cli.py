@@ -1,0 +1,39 @@
+"""``studio replay ROUND.json``: re-check a recorded round and print its settlement as JSON."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+from studio.errors import StudioError
+from studio.rules.replay import replay_round
+
+
+def replay_command(
+    file: Path = typer.Argument(..., help="round document (see docs/replay.md); '-' reads stdin"),
+    compact: bool = typer.Option(False, "--compact", help="one-line JSON"),
+) -> None:
+    """Replay a recorded round through the rules engine and print the settlement as JSON."""
+    try:
+        text = typer.get_text_stream("stdin").read() if str(file) == "-" else file.read_text()
+    except OSError as exc:
+        typer.echo(f"error: cannot read {file}: {exc.strerror or exc}", err=True)
+        raise typer.Exit(2) from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        typer.echo(f"error: {file} is not JSON: {exc.msg} (line {exc.lineno})", err=True)
+        raise typer.Exit(2) from None
+    try:
+        result = replay_round(data)
+    except StudioError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from None
+    typer.echo(json.dumps(result, indent=None if compact else 2))
+
+
+def register(app: typer.Typer) -> None:
+    """Add the rules engine's commands to the root ``studio`` app."""
+    app.command("replay")(replay_command)

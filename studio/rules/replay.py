@@ -1,0 +1,267 @@
+"""Replay a recorded round from a JSON document (the ``studio replay`` audit tool).
+
+Input (see docs/replay.md)::
+
+    {"ruleset": "majority_speed" | {"preset": "...", ...overrides},
+     "shoe_cards_dealt": 0, "new_shoe": false,            # optional
+     "boxes": [{"seat": 1, "wagers": [{"player": "p1", "stake": "10.00",
+                "side_bets": {"21+3": "1.00"}, "insurance": false,
+                "behind": false, "auto_consent": false,
+                "behind_double": true, "behind_split": "follow"}]}],
+     "cards": ["AS", "TD", "CUT", ...],
+     "decisions": {"1": ["split", "hit", "stand", "stand"]},
+     "votes": {"1": [{"p1": "hit", "p2": "stand"}, {}]}}
+
+``cards`` is the exact order the shoe produced them; ``"CUT"`` marks the cut
+card. A seat's decisions are consumed in turn order; a missing decision is
+the timeout default. On an early-surrender offer a leading ``"surrender"``
+decision is taken as the early surrender. Majority Rules seats use ``votes``:
+one object per action round (player -> action, applied in order); an action
+round without a decisive vote runs to the timer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from decimal import Decimal
+from typing import Any
+
+from studio.cards import parse_card
+from studio.errors import CardCodeError, RuleError
+from studio.rules.errors import ReplayInputError
+from studio.rules.round import BoxMode, CardFor, Round, RoundConfig
+from studio.rules.ruleset import ruleset_from_spec
+
+CUT = "CUT"
+_TOP_KEYS = {
+    "ruleset",
+    "boxes",
+    "cards",
+    "decisions",
+    "votes",
+    "shoe_cards_dealt",
+    "new_shoe",
+    "comment",
+}
+_WAGER_KEYS = {
+    "player",
+    "stake",
+    "side_bets",
+    "insurance",
+    "behind",
+    "auto_consent",
+    "behind_double",
+    "behind_split",
+    "allow_bet_behind",
+}
+
+
+def _require(cond: bool, message: str) -> None:
+    if not cond:
+        raise ReplayInputError(message)
+
+
+def _seat_lists(data: Mapping[str, Any], key: str) -> dict[int, list[Any]]:
+    raw = data.get(key) or {}
+    _require(isinstance(raw, Mapping), f"{key} must be an object keyed by seat number")
+    out: dict[int, list[Any]] = {}
+    for seat, items in raw.items():
+        try:
+            number = int(seat)
+        except (TypeError, ValueError):
+            raise ReplayInputError(f"{key}: {seat!r} is not a seat number") from None
+        _require(isinstance(items, list), f"{key}[{seat}] must be a list")
+        out[number] = list(items)
+    return out
+
+
+def build_round(data: Mapping[str, Any]) -> tuple[Round, list[str]]:
+    """Validate the document, create the round and place the wagers."""
+    _require(isinstance(data, Mapping), "a replay document is a JSON object")
+    unknown = set(data) - _TOP_KEYS
+    _require(not unknown, f"unknown field(s) {sorted(unknown)}; fields are {sorted(_TOP_KEYS)}")
+    _require("ruleset" in data, "missing field 'ruleset'")
+    rules = ruleset_from_spec(data["ruleset"])
+    config = RoundConfig(
+        shoe_cards_dealt=int(data.get("shoe_cards_dealt", 0)),
+        new_shoe=bool(data.get("new_shoe", False)),
+    )
+    cards = data.get("cards")
+    _require(isinstance(cards, list), "missing field 'cards' (a list of card codes)")
+    assert isinstance(cards, list)
+    codes: list[str] = []
+    for position, code in enumerate(cards, start=1):
+        if isinstance(code, str) and code.strip().upper() == CUT:
+            codes.append(CUT)
+            continue
+        try:
+            codes.append(parse_card(code).code)
+        except CardCodeError as exc:
+            raise ReplayInputError(f"unknown card {code!r} at position {position}: {exc}") from exc
+    rnd = Round(rules, config)
+    rnd.open_betting()
+    boxes = data.get("boxes")
+    _require(isinstance(boxes, list) and bool(boxes), "missing field 'boxes' (a non-empty list)")
+    assert isinstance(boxes, list)
+    for box in boxes:
+        _require(isinstance(box, Mapping) and "seat" in box, "each box needs a 'seat'")
+        seat = box["seat"]
+        wagers = box.get("wagers")
+        _require(isinstance(wagers, list), f"box {seat}: 'wagers' must be a list")
+        for wager in wagers:
+            _require(isinstance(wager, Mapping), f"box {seat}: each wager is an object")
+            extra = set(wager) - _WAGER_KEYS
+            _require(not extra, f"box {seat}: unknown wager field(s) {sorted(extra)}")
+            _require(
+                "player" in wager and "stake" in wager, f"box {seat}: wager needs player, stake"
+            )
+            stake = wager["stake"]
+            _require(isinstance(stake, str | int), f"box {seat}: stake must be a decimal string")
+            try:
+                rnd.place_wager(
+                    seat,
+                    str(wager["player"]),
+                    Decimal(str(stake)) if isinstance(stake, int) else stake,
+                    wager.get("side_bets") or {},
+                    behind=bool(wager.get("behind", False)),
+                    auto_consent=bool(wager.get("auto_consent", False)),
+                    behind_double=bool(wager.get("behind_double", True)),
+                    behind_split=wager.get("behind_split", "follow"),
+                    allow_bet_behind=bool(wager.get("allow_bet_behind", True)),
+                )
+            except RuleError as exc:
+                raise ReplayInputError(f"box {seat}, player {wager['player']}: {exc}") from exc
+    return rnd, codes
+
+
+def run(data: Mapping[str, Any]) -> Round:
+    """Play the document through a :class:`Round` up to the point of settlement."""
+    rnd, codes = build_round(data)
+    decisions = _seat_lists(data, "decisions")
+    votes = _seat_lists(data, "votes")
+    insurance: dict[tuple[int, str], bool] = {}
+    for box in data["boxes"]:
+        for wager in box["wagers"]:
+            if "insurance" in wager and wager["insurance"] is not None:
+                insurance[(box["seat"], str(wager["player"]))] = bool(wager["insurance"])
+    shoe = iter(enumerate(codes, start=1))
+
+    def draw_card() -> None:
+        due = rnd.next_card()
+        for _position, code in shoe:
+            if code == CUT:
+                rnd.cut_card()
+                continue
+            rnd.deal(code)
+            return
+        where = f" seat {due.seat} hand {(due.hand or 0) + 1}" if due.seat else ""
+        raise ReplayInputError(f"too few cards: the next card is due to {due.kind.value}{where}")
+
+    # the burn card (if any) comes before betting closes
+    while rnd.next_card().kind is CardFor.BURN:
+        draw_card()
+    rnd.close_betting()
+    try:
+        _play(rnd, decisions, votes, insurance, draw_card)
+    except ReplayInputError:
+        raise
+    except RuleError as exc:
+        raise ReplayInputError(str(exc)) from exc
+    leftover = [f"{s}: {d}" for s, d in decisions.items() if d]
+    _require(not leftover, "unused decisions (impossible sequence) for seat " + "; ".join(leftover))
+    leftover_votes = [f"{s}: {v}" for s, v in votes.items() if v]
+    _require(not leftover_votes, "unused votes for seat " + "; ".join(leftover_votes))
+    for position, code in shoe:
+        if code == CUT:
+            rnd.cut_card()
+            continue
+        raise ReplayInputError(
+            f"card {code} at position {position} is not due: the round is already complete"
+        )
+    return rnd
+
+
+def _play(
+    rnd: Round,
+    decisions: dict[int, list[Any]],
+    votes: dict[int, list[Any]],
+    insurance: dict[tuple[int, str], bool],
+    draw_card: Any,
+) -> None:
+    while True:
+        decision = rnd.pending_decision()
+        if decision is None:
+            if rnd.next_card().kind is CardFor.NONE:
+                return
+            draw_card()
+            continue
+        if decision.kind == "insurance":
+            for seat in decision.surrender_seats:
+                queue = decisions.get(seat, [])
+                if queue and queue[0] == "surrender":
+                    queue.pop(0)
+                    rnd.early_surrender(seat, True)
+                else:
+                    rnd.early_surrender(seat, False)
+            pending = rnd.pending_decision()
+            if pending is not None and pending.kind == "insurance":
+                for seat, player in pending.insurance_players:
+                    choice = insurance.get((seat, player))
+                    if choice is not None:
+                        rnd.insurance(player, choice, seat)
+            pending = rnd.pending_decision()
+            if pending is not None and pending.kind == "insurance":
+                rnd.timeout()
+            continue
+        assert decision.seat is not None
+        seat = decision.seat
+        box = rnd.boxes[seat]
+        if box.mode is BoxMode.MAJORITY:
+            rounds = votes.get(seat, [])
+            if decisions.get(seat):
+                raise ReplayInputError(
+                    f"seat {seat} plays Majority Rules: give its choices as votes, not decisions"
+                )
+            if not rounds:
+                rnd.timeout()
+                continue
+            ballot = rounds.pop(0)
+            _require(isinstance(ballot, Mapping), f"votes[{seat}]: each action round is an object")
+            marker = _action_round(rnd, seat)
+            for player, action in ballot.items():
+                if _action_round(rnd, seat) != marker:
+                    raise ReplayInputError(
+                        f"vote of {player} on seat {seat} comes after the action round "
+                        "was already decided"
+                    )
+                rnd.vote(seat, str(player), action)
+            if _action_round(rnd, seat) == marker:
+                rnd.timeout()  # no decisive vote: the timer runs out
+            continue
+        queue = decisions.get(seat, [])
+        if not queue:
+            rnd.timeout()
+            continue
+        action = queue.pop(0)
+        rnd.act(seat, action)
+
+
+def _action_round(rnd: Round, seat: int) -> tuple[int, int, int, int] | None:
+    """Identifies the open action round of a seat (changes when an action is applied)."""
+    now = rnd.pending_decision()
+    if now is None or now.kind != "action" or now.seat != seat or now.hand is None:
+        return None
+    box = rnd.boxes[seat]
+    return seat, now.hand, len(box.hands), len(box.hands[now.hand].actions)
+
+
+def replay_round(data: Mapping[str, Any]) -> dict[str, Any]:
+    """Replay and settle a round document; return the JSON-able result.
+
+    Raises :class:`~studio.rules.errors.ReplayInputError` (or another
+    :class:`~studio.errors.RuleError`) with a message naming the problem.
+    """
+    rnd = run(data)
+    result = rnd.settle().as_dict()
+    result["events"] = len(rnd.events)
+    return result
