@@ -1,0 +1,369 @@
+"""Sessions, CSRF and role checks for the console and every mutating HTTP route.
+
+* A session is a random 256-bit token in an ``HttpOnly``, ``SameSite=Strict`` cookie
+  (``Secure`` when configured). The database keeps only its SHA-256, so a copy of the
+  database does not let anyone log in.
+* CSRF: every non-GET request that carries a session cookie (and every login POST)
+  must send the session's CSRF token in the ``X-CSRF-Token`` header or the
+  ``csrf_token`` form field. The same token is in the readable ``studio_csrf`` cookie
+  (double submit) and is checked against the copy stored with the session
+  (synchronizer token). Before login, the token is the random ``studio_csrf`` cookie.
+  A cross-site ``Origin`` header is refused outright.
+* :func:`require_role` is the FastAPI dependency every protected route uses.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import secrets
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import sqlalchemy as sa
+from fastapi import HTTPException, Request
+from starlette.requests import HTTPConnection
+from starlette.responses import Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from studio.console.users import Role, User, UserStore, iso, parse_iso, users_table, utc_now
+from studio.store.database import Database, metadata
+
+SESSION_COOKIE = "studio_session"
+CSRF_COOKIE = "studio_csrf"
+CSRF_HEADER = "x-csrf-token"
+CSRF_FIELD = "csrf_token"
+LOGIN_PATH = "/console/login"
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+MAX_FORM_BYTES = 256 * 1024
+
+sessions_table = sa.Table(
+    "user_sessions",
+    metadata,
+    sa.Column("token_hash", sa.String(64), primary_key=True),
+    sa.Column(
+        "user_id",
+        sa.Integer,
+        sa.ForeignKey(users_table.c.id, ondelete="CASCADE"),
+        nullable=False,
+        index=True,
+    ),
+    sa.Column("csrf_token", sa.String(64), nullable=False),
+    sa.Column("created_at", sa.String(40), nullable=False),
+    sa.Column("last_seen", sa.String(40), nullable=False),
+    sa.Column("expires_at", sa.String(40), nullable=False),
+    sa.Column("remote", sa.String(64), nullable=False, default=""),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ConsoleSettings:
+    """Knobs of the console's security; pass one as ``ctx.extras["console"]`` to change them."""
+
+    cookie_secure: bool = False
+    session_lifetime: timedelta = timedelta(hours=12)
+    idle_timeout: timedelta = timedelta(hours=2)
+    max_failures: int = 5
+    lockout: timedelta = timedelta(minutes=15)
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    token_hash: str
+    user: User
+    csrf_token: str
+    created_at: datetime
+    expires_at: datetime
+
+
+def _digest(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+class SessionStore:
+    def __init__(
+        self,
+        db: Database,
+        settings: ConsoleSettings,
+        *,
+        clock: Callable[[], datetime] = utc_now,
+    ) -> None:
+        self.db = db
+        self.settings = settings
+        self.clock = clock
+
+    async def create(self, user: User, *, remote: str = "") -> tuple[str, Session]:
+        """Start a session; return the cookie value (shown once) and the session."""
+        token = secrets.token_urlsafe(32)
+        csrf = secrets.token_urlsafe(32)
+        now = self.clock()
+        expires = now + self.settings.session_lifetime
+        async with self.db.engine.begin() as conn:
+            await conn.execute(
+                sessions_table.insert().values(
+                    token_hash=_digest(token),
+                    user_id=user.id,
+                    csrf_token=csrf,
+                    created_at=iso(now),
+                    last_seen=iso(now),
+                    expires_at=iso(expires),
+                    remote=remote[:64],
+                )
+            )
+        return token, Session(_digest(token), user, csrf, now, expires)
+
+    async def lookup(self, token: str | None) -> Session | None:
+        """The live session for a cookie value, or None (unknown, expired, idle, user disabled)."""
+        if not token or len(token) > 128:
+            return None
+        key = _digest(token)
+        now = self.clock()
+        query = (
+            sa.select(sessions_table, users_table)
+            .join(users_table, users_table.c.id == sessions_table.c.user_id)
+            .where(sessions_table.c.token_hash == key)
+        )
+        async with self.db.engine.connect() as conn:
+            row = (await conn.execute(query)).first()
+        if row is None:
+            return None
+        expires = parse_iso(row.expires_at)
+        last_seen = parse_iso(row.last_seen)
+        assert expires is not None and last_seen is not None
+        if expires <= now or last_seen + self.settings.idle_timeout <= now or not row.active:
+            await self.revoke(token)
+            return None
+        if now - last_seen > timedelta(seconds=30):
+            async with self.db.engine.begin() as conn:
+                await conn.execute(
+                    sessions_table.update()
+                    .where(sessions_table.c.token_hash == key)
+                    .values(last_seen=iso(now))
+                )
+        user = User(
+            id=row.user_id,
+            username=row.username,
+            role=Role.parse(row.role),
+            active=bool(row.active),
+        )
+        created = parse_iso(row.created_at)
+        assert created is not None
+        return Session(key, user, row.csrf_token, created, expires)
+
+    async def revoke(self, token: str) -> None:
+        async with self.db.engine.begin() as conn:
+            await conn.execute(
+                sessions_table.delete().where(sessions_table.c.token_hash == _digest(token))
+            )
+
+    async def revoke_user(self, user_id: int) -> int:
+        async with self.db.engine.begin() as conn:
+            result = await conn.execute(
+                sessions_table.delete().where(sessions_table.c.user_id == user_id)
+            )
+        return int(result.rowcount)
+
+
+@dataclass
+class AuthState:
+    """What the auth layer keeps on ``app.state.console_auth``."""
+
+    users: UserStore
+    sessions: SessionStore
+    settings: ConsoleSettings
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def auth_state(conn: HTTPConnection) -> AuthState:
+    state = getattr(conn.app.state, "console_auth", None)
+    if state is None:
+        raise HTTPException(503, "console authentication is not installed")
+    assert isinstance(state, AuthState)
+    return state
+
+
+class NotAuthenticated(HTTPException):
+    def __init__(self) -> None:
+        super().__init__(401, "login required")
+
+
+class Forbidden(HTTPException):
+    def __init__(self, needed: Role) -> None:
+        super().__init__(403, f"this needs the {needed.label} role or higher")
+        self.needed = needed
+
+
+async def current_session(conn: HTTPConnection) -> Session | None:
+    """The request's session (looked up once per request and cached on its state)."""
+    cache = conn.scope.setdefault("state", {})
+    if "console_session" in cache:
+        cached = cache["console_session"]
+        return cached if isinstance(cached, Session) else None
+    session = await auth_state(conn).sessions.lookup(conn.cookies.get(SESSION_COOKIE))
+    cache["console_session"] = session
+    return session
+
+
+async def current_user(conn: HTTPConnection) -> User | None:
+    session = await current_session(conn)
+    return session.user if session else None
+
+
+def require_role(min_role: str | Role) -> Callable[[Request], Awaitable[User]]:
+    """FastAPI dependency: the logged-in :class:`User`, whose role is at least ``min_role``.
+
+    No or expired session: 401 (pages redirect to the login form). Lower role: 403.
+    """
+    needed = min_role if isinstance(min_role, Role) else Role.parse(min_role)
+
+    async def dependency(request: Request) -> User:
+        user = await current_user(request)
+        if user is None:
+            raise NotAuthenticated()
+        if user.role < needed:
+            raise Forbidden(needed)
+        return user
+
+    dependency.__name__ = f"require_{needed.label}"
+    return dependency
+
+
+def csrf_token(conn: HTTPConnection) -> str:
+    """The token a page must embed in its forms (the session's, or the pre-login cookie)."""
+    cache = conn.scope.get("state", {})
+    session = cache.get("console_session")
+    if isinstance(session, Session):
+        return session.csrf_token
+    token = cache.get("console_prelogin_csrf") or conn.cookies.get(CSRF_COOKIE)
+    if not token or len(token) > 128:
+        token = secrets.token_urlsafe(32)
+    cache["console_prelogin_csrf"] = token
+    return str(token)
+
+
+def set_session_cookies(response: Response, token: str, session: Session, secure: bool) -> None:
+    max_age = int((session.expires_at - session.created_at).total_seconds())
+    response.set_cookie(
+        SESSION_COOKIE,
+        token,
+        max_age=max_age,
+        path="/",
+        httponly=True,
+        samesite="strict",
+        secure=secure,
+    )
+    set_csrf_cookie(response, session.csrf_token, secure, max_age=max_age)
+
+
+def set_csrf_cookie(
+    response: Response, token: str, secure: bool, max_age: int | None = None
+) -> None:
+    # Readable by the page's JavaScript on purpose: it is the double-submit value.
+    response.set_cookie(
+        CSRF_COOKIE,
+        token,
+        max_age=max_age,
+        path="/",
+        httponly=False,
+        samesite="strict",
+        secure=secure,
+    )
+
+
+def clear_session_cookies(response: Response, secure: bool) -> None:
+    response.delete_cookie(
+        SESSION_COOKIE, path="/", httponly=True, samesite="strict", secure=secure
+    )
+    response.delete_cookie(CSRF_COOKIE, path="/", samesite="strict", secure=secure)
+
+
+def _same_origin(origin: str, scope: Scope) -> bool:
+    if origin == "null":
+        return False
+    host = ""
+    for name, value in scope.get("headers", []):
+        if name == b"host":
+            host = value.decode("latin-1")
+            break
+    parts = urlsplit(origin)
+    return bool(host) and parts.netloc.lower() == host.lower()
+
+
+class CsrfMiddleware:
+    """Refuse state-changing requests without the right CSRF token (pure ASGI, body replayed)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] in SAFE_METHODS:
+            await self.app(scope, receive, send)
+            return
+        conn = HTTPConnection(scope)
+        session_cookie = conn.cookies.get(SESSION_COOKIE)
+        if session_cookie is None and scope["path"] != LOGIN_PATH:
+            # No session: nothing a forged request could ride on. require_role refuses it.
+            await self.app(scope, receive, send)
+            return
+        origin = conn.headers.get("origin")
+        if origin is not None and not _same_origin(origin, scope):
+            await _refuse(scope, receive, send, "cross-site request refused")
+            return
+        token = conn.headers.get(CSRF_HEADER)
+        body: bytes | None = None
+        content_type = conn.headers.get("content-type", "")
+        if token is None and content_type.startswith("application/x-www-form-urlencoded"):
+            body = await _read_body(receive)
+            if body is None:
+                await _refuse(scope, receive, send, "form too large", status=413)
+                return
+            values = parse_qs(body.decode("latin-1"), keep_blank_values=True).get(CSRF_FIELD)
+            token = values[0] if values else None
+        session = await current_session(conn) if session_cookie is not None else None
+        expected = session.csrf_token if session is not None else conn.cookies.get(CSRF_COOKIE)
+        if not token or not expected or not hmac.compare_digest(token.encode(), expected.encode()):
+            await _refuse(scope, receive, send, "CSRF token missing or invalid: reload the page")
+            return
+        if body is None:
+            await self.app(scope, receive, send)
+            return
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+
+async def _read_body(receive: Receive) -> bytes | None:
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            break
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > MAX_FORM_BYTES:
+            return None
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            break
+    return b"".join(chunks)
+
+
+async def _refuse(
+    scope: Scope, receive: Receive, send: Send, detail: str, status: int = 403
+) -> None:
+    response = Response(
+        json.dumps({"detail": detail}), status_code=status, media_type="application/json"
+    )
+    await response(scope, receive, send)

@@ -1,0 +1,99 @@
+"""Geometry for the small server-rendered SVG charts (no JavaScript, no chart library)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class Bar:
+    x: float
+    y: float
+    width: float
+    height: float
+    label: str
+    value: float
+    title: str
+
+
+@dataclass(frozen=True, slots=True)
+class BarChart:
+    width: int
+    height: int
+    bars: list[Bar]
+    peak: float
+    total: float
+    ticks: list[tuple[float, str]]
+
+    @property
+    def empty(self) -> bool:
+        return not self.bars
+
+
+def _hour_label(text: str) -> str:
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00")).strftime("%H:00")
+    except ValueError:
+        return text[-8:-3] if len(text) >= 8 else text
+
+
+def hourly_bars(series: list[Any], *, width: int = 720, height: int = 160) -> BarChart:
+    """Bars for ``[[iso_hour, n], ...]``; every bar's height is proportional to n."""
+    points: list[tuple[str, float]] = []
+    for item in series:
+        hour, value = item[0], item[1]
+        points.append((str(hour), float(value)))
+    top, bottom = 8.0, 20.0
+    plot = height - top - bottom
+    peak = max((v for _, v in points), default=0.0)
+    scale = plot / peak if peak > 0 else 0.0
+    step = width / max(len(points), 1)
+    bars = []
+    for index, (hour, value) in enumerate(points):
+        bar_height = value * scale
+        label = _hour_label(hour)
+        bars.append(
+            Bar(
+                x=round(index * step + step * 0.1, 2),
+                y=round(top + plot - bar_height, 2),
+                width=round(step * 0.8, 2),
+                height=round(bar_height, 2),
+                label=label if index % max(1, len(points) // 12) == 0 else "",
+                value=value,
+                title=f"{hour}: {value:g}",
+            )
+        )
+    ticks = (
+        [(round(top + plot - plot * f, 2), f"{peak * f:g}") for f in (0.0, 0.5, 1.0)]
+        if peak
+        else []
+    )
+    return BarChart(width, height, bars, peak, sum(v for _, v in points), ticks)
+
+
+@dataclass(frozen=True, slots=True)
+class UptimeRow:
+    name: str
+    fraction: float
+    y: float
+    width: float
+
+    @property
+    def percent(self) -> str:
+        return f"{self.fraction * 100:.1f}%"
+
+    @property
+    def level(self) -> str:
+        if self.fraction >= 0.99:
+            return "good"
+        return "warn" if self.fraction >= 0.9 else "bad"
+
+
+def uptime_rows(uptime: dict[str, float], *, width: int = 480, row: int = 26) -> list[UptimeRow]:
+    rows = []
+    for index, (name, fraction) in enumerate(sorted(uptime.items())):
+        clamped = min(max(float(fraction), 0.0), 1.0)
+        rows.append(UptimeRow(name, clamped, index * row, round(width * clamped, 2)))
+    return rows

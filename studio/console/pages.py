@@ -1,0 +1,820 @@
+"""Console routes: server-rendered pages, their fragments for live refresh, and form actions.
+
+Every page is rendered by Jinja2 on the server. The small ``console.js`` opens one
+authenticated WebSocket (``/console/ws``) and, when something happens on a table,
+re-fetches the affected HTML fragments (the same templates) and swaps them in. So
+there is one renderer, no build step, and every page also works without JavaScript.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import csv
+import io
+import json
+import logging
+import time
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated, Any
+from urllib.parse import quote, urlencode
+
+from fastapi import APIRouter, Depends, FastAPI, Form, Query, Request, WebSocket
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from fastapi.staticfiles import StaticFiles
+from fastapi.templating import Jinja2Templates
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.websockets import WebSocketDisconnect
+
+from studio.console.auth import (
+    LOGIN_PATH,
+    SESSION_COOKIE,
+    AuthState,
+    ConsoleSettings,
+    CsrfMiddleware,
+    Forbidden,
+    NotAuthenticated,
+    SessionStore,
+    clear_session_cookies,
+    csrf_token,
+    current_session,
+    current_user,
+    require_role,
+    set_csrf_cookie,
+    set_session_cookies,
+)
+from studio.console.charts import hourly_bars, uptime_rows
+from studio.console.users import LockoutPolicy, LoginError, Role, User, UserError, UserStore
+from studio.errors import StudioError
+from studio.web.context import WebContext
+
+HERE = Path(__file__).parent
+_LOGGER = logging.getLogger(__name__)
+PREFIX = "/console"
+SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
+AUDIT_CACHE_SECONDS = 30.0
+CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; media-src 'self'; frame-ancestors 'none'; base-uri 'none'; "
+    "form-action 'self'"
+)
+
+Viewer = Annotated[User, Depends(require_role(Role.VIEWER))]
+Dealer = Annotated[User, Depends(require_role(Role.DEALER))]
+Manager = Annotated[User, Depends(require_role(Role.MANAGER))]
+Admin = Annotated[User, Depends(require_role(Role.ADMIN))]
+
+
+def _settings(ctx: WebContext) -> ConsoleSettings:
+    value = ctx.extras.get("console")
+    if isinstance(value, ConsoleSettings):
+        return value
+    if isinstance(value, Mapping):
+        return ConsoleSettings(**value)
+    return ConsoleSettings()
+
+
+class SecurityHeaders:
+    """CSP and friends on every console response (the API docs keep their own headers)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or not scope["path"].startswith(PREFIX):
+            await self.app(scope, receive, send)
+            return
+
+        async def add_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", []))
+                headers += [
+                    (b"content-security-policy", CSP.encode()),
+                    (b"x-content-type-options", b"nosniff"),
+                    (b"x-frame-options", b"DENY"),
+                    (b"referrer-policy", b"same-origin"),
+                    (b"cache-control", b"no-store"),
+                ]
+                message["headers"] = headers
+            await send(message)
+
+        await self.app(scope, receive, add_headers)
+
+
+# ---------------------------------------------------------------- view helpers
+
+
+def alert_sort_key(alert: Mapping[str, Any]) -> tuple[int, str]:
+    """Most severe first; within a severity, the oldest (longest waiting) first."""
+    return (SEVERITY_ORDER.get(str(alert.get("severity")), 3), str(alert.get("ts", "")))
+
+
+def card_view(code: Any) -> dict[str, str]:
+    text = str(code)
+    suit = text[-1:] if text else ""
+    symbol = {"H": "♥", "D": "♦", "C": "♣", "S": "♠"}.get(suit, "")
+    rank = text[:-1] if symbol else text
+    colour = "red" if suit in ("H", "D") else "black"
+    return {"code": text, "rank": rank, "symbol": symbol, "colour": colour if symbol else "unknown"}
+
+
+def fmt_time(value: Any) -> str:
+    if not value:
+        return ""
+    try:
+        moment = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    except ValueError:
+        return str(value)
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def age(value: Any) -> str:
+    try:
+        moment = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    except ValueError:
+        return ""
+    seconds = int((datetime.now(UTC) - moment.astimezone(UTC)).total_seconds())
+    if seconds < 60:
+        return f"{max(seconds, 0)}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m"
+    return f"{seconds // 3600}h{(seconds % 3600) // 60:02d}m"
+
+
+def _local_path(target: str | None, default: str) -> str:
+    """Only same-site console paths may be redirect targets (no open redirect)."""
+    if target and target.startswith(PREFIX) and not target.startswith("//") and "\\" not in target:
+        return target
+    return default
+
+
+def _wants_json(request: Request) -> bool:
+    return "application/json" in request.headers.get("accept", "")
+
+
+def _with_message(path: str, key: str, text: str) -> str:
+    base = path.split("?", 1)[0]
+    return f"{base}?{urlencode({key: text[:300]})}"
+
+
+def _csv_cell(value: Any) -> str:
+    text = (
+        value
+        if isinstance(value, str)
+        else json.dumps(value)
+        if isinstance(value, (dict, list))
+        else str(value)
+    )
+    # Spreadsheet formula injection: a cell must not start a formula.
+    if text[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        return "'" + text
+    return text
+
+
+def _parse_when(text: str | None) -> datetime | None:
+    if not text:
+        return None
+    try:
+        moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise StudioError(f"not a date and time: {text!r} (use YYYY-MM-DDTHH:MM)") from None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+# ---------------------------------------------------------------- the console
+
+
+class Console:
+    def __init__(self, ctx: WebContext, templates: Jinja2Templates, auth: AuthState) -> None:
+        self.ctx = ctx
+        self.templates = templates
+        self.auth = auth
+        self._audit: tuple[float, Any] | None = None
+
+    @property
+    def controller(self) -> Any:
+        if self.ctx.controller is None:
+            raise StarletteHTTPException(503, "the round controller is not running")
+        return self.ctx.controller
+
+    def render(
+        self, request: Request, name: str, status_code: int = 200, **context: Any
+    ) -> HTMLResponse:
+        context.setdefault("user", request.scope.get("state", {}).get("console_user"))
+        context["csrf_token"] = csrf_token(request)
+        context["notice"] = request.query_params.get("notice", "")
+        context["error"] = context.get("error") or request.query_params.get("error", "")
+        context.setdefault("now", datetime.now(UTC))
+        if "open_alert_count" not in context:
+            context["open_alert_count"] = (
+                len(self.open_alerts())
+                if self.ctx.controller is not None and context["user"]
+                else None
+            )
+        response = self.templates.TemplateResponse(request, name, context, status_code=status_code)
+        assert isinstance(response, HTMLResponse)
+        return response
+
+    def table_names(self) -> list[str]:
+        try:
+            return [str(t["table"]) for t in self.controller.tables()]
+        except StarletteHTTPException:
+            return []
+
+    def open_alerts(self, table: str | None = None) -> list[dict[str, Any]]:
+        alerts = [a for a in self.controller.alerts(table=table) if a.get("state") != "resolved"]
+        return sorted(alerts, key=alert_sort_key)
+
+    def resolved_alerts(self, limit: int = 50) -> list[dict[str, Any]]:
+        alerts = self.controller.alerts(state="resolved")
+        alerts.sort(
+            key=lambda a: str((a.get("resolution") or {}).get("at", a.get("ts", ""))), reverse=True
+        )
+        return list(alerts[:limit])
+
+    async def timeline(self, state: Mapping[str, Any]) -> list[dict[str, Any]]:
+        round_id = state.get("round_id")
+        if not round_id:
+            return []
+        try:
+            record = await self.controller.round_record(round_id)
+        except (KeyError, StudioError):
+            return []
+        return list(record.get("events", []))
+
+    async def audit_status(self, force: bool = False) -> Any:
+        if self.ctx.log is None:
+            return None
+        now = time.monotonic()
+        if not force and self._audit is not None and now - self._audit[0] < AUDIT_CACHE_SECONDS:
+            return self._audit[1]
+        report = await self.ctx.log.verify()
+        self._audit = (now, report)
+        return report
+
+    async def act(self, request: Request, back: str, action: Any, done: str) -> Response:
+        """Run a controller action; answer JSON to scripts, redirect-with-message to forms."""
+        try:
+            result = await action
+        except KeyError as exc:
+            return self._action_error(
+                request, back, f"not found: {exc.args[0] if exc.args else ''}", 404
+            )
+        except StudioError as exc:
+            return self._action_error(request, back, str(exc), 400)
+        if _wants_json(request):
+            return JSONResponse({"ok": True, "message": done, "result": result})
+        return RedirectResponse(_with_message(back, "notice", done), status_code=303)
+
+    def _action_error(self, request: Request, back: str, message: str, status: int) -> Response:
+        if _wants_json(request):
+            return JSONResponse({"ok": False, "detail": message}, status_code=status)
+        return RedirectResponse(_with_message(back, "error", message), status_code=303)
+
+
+def _reason(reason: str) -> str:
+    text = reason.strip()
+    if len(text) < 3:
+        raise StudioError("a reason is required (at least 3 characters)")
+    return text[:500]
+
+
+def build_router(console: Console) -> APIRouter:
+    router = APIRouter(prefix=PREFIX)
+    ctx = console.ctx
+
+    # ------------------------------------------------------------ login / logout
+
+    @router.get("/login", response_class=HTMLResponse)
+    async def login_page(request: Request, next: str = "") -> Response:
+        if await current_user(request) is not None:
+            return RedirectResponse(_local_path(next, f"{PREFIX}/"), status_code=303)
+        response = console.render(request, "login.html", next=_local_path(next, ""))
+        set_csrf_cookie(response, csrf_token(request), console.auth.settings.cookie_secure)
+        return response
+
+    @router.post("/login")
+    async def login(
+        request: Request,
+        username: Annotated[str, Form()] = "",
+        password: Annotated[str, Form()] = "",
+        next: Annotated[str, Form()] = "",
+    ) -> Response:
+        remote = request.client.host if request.client else ""
+        try:
+            user = await console.auth.users.authenticate(username, password, remote=remote)
+        except LoginError as exc:
+            page = console.render(
+                request, "login.html", status_code=401, error=str(exc), next=_local_path(next, "")
+            )
+            set_csrf_cookie(page, csrf_token(request), console.auth.settings.cookie_secure)
+            return page
+        old = request.cookies.get(SESSION_COOKIE)
+        if old:
+            await console.auth.sessions.revoke(old)
+        token, session = await console.auth.sessions.create(user, remote=remote)
+        default = f"{PREFIX}/dealer" if user.role == Role.DEALER else f"{PREFIX}/"
+        response = RedirectResponse(_local_path(next, default), status_code=303)
+        set_session_cookies(response, token, session, console.auth.settings.cookie_secure)
+        return response
+
+    @router.post("/logout")
+    async def logout(request: Request) -> Response:
+        token = request.cookies.get(SESSION_COOKIE)
+        if token:
+            await console.auth.sessions.revoke(token)
+        response = RedirectResponse(LOGIN_PATH, status_code=303)
+        clear_session_cookies(response, console.auth.settings.cookie_secure)
+        return response
+
+    # ------------------------------------------------------------ overview
+
+    @router.get("/", response_class=HTMLResponse)
+    async def overview(request: Request, user: Viewer) -> Response:
+        return console.render(
+            request, "overview.html", user=user, tables=console.controller.tables()
+        )
+
+    @router.get("/fragments/overview", response_class=HTMLResponse)
+    async def overview_fragment(request: Request, user: Viewer) -> Response:
+        return console.render(
+            request, "_overview.html", user=user, tables=console.controller.tables()
+        )
+
+    # ------------------------------------------------------------ alerts
+
+    @router.get("/fragments/alert-count", response_class=HTMLResponse)
+    async def alert_count(user: Viewer) -> Response:
+        return HTMLResponse(str(len(console.open_alerts())))
+
+    @router.get("/alerts", response_class=HTMLResponse)
+    async def alerts_page(request: Request, user: Viewer, table: str | None = None) -> Response:
+        return console.render(
+            request,
+            "alerts.html",
+            user=user,
+            alerts=console.open_alerts(table),
+            resolved=console.resolved_alerts(),
+            filter_table=table or "",
+            tables=console.table_names(),
+        )
+
+    @router.get("/fragments/alerts", response_class=HTMLResponse)
+    async def alerts_fragment(request: Request, user: Viewer, table: str | None = None) -> Response:
+        return console.render(
+            request,
+            "_alerts.html",
+            user=user,
+            alerts=console.open_alerts(table),
+            resolved=console.resolved_alerts(),
+        )
+
+    @router.post("/alerts/{alert_id}/acknowledge")
+    async def acknowledge(
+        request: Request, alert_id: str, user: Dealer, next: Annotated[str, Form()] = ""
+    ) -> Response:
+        back = _local_path(next, f"{PREFIX}/alerts")
+        return await console.act(
+            request,
+            back,
+            console.controller.acknowledge_alert(alert_id, user=user.username),
+            f"alert {alert_id} acknowledged",
+        )
+
+    @router.post("/alerts/{alert_id}/resolve")
+    async def resolve(
+        request: Request,
+        alert_id: str,
+        user: Manager,
+        action: Annotated[str, Form()] = "",
+        reason: Annotated[str, Form()] = "",
+        card: Annotated[str, Form()] = "",
+        next: Annotated[str, Form()] = "",
+    ) -> Response:
+        back = _local_path(next, f"{PREFIX}/alerts")
+
+        async def run() -> Any:
+            why = _reason(reason)
+            if not action:
+                raise StudioError("choose a resolution")
+            return await console.controller.resolve_alert(
+                alert_id, action, user=user.username, reason=why, card=card.strip().upper() or None
+            )
+
+        return await console.act(request, back, run(), f"alert {alert_id} resolved: {action}")
+
+    # ------------------------------------------------------------ tables
+
+    async def _table_context(table: str) -> dict[str, Any]:
+        try:
+            state = console.controller.table_state(table)
+        except KeyError:
+            raise StarletteHTTPException(404, f"no table {table!r}") from None
+        return {
+            "t": state,
+            "timeline": await console.timeline(state),
+            "table_alerts": console.open_alerts(table),
+        }
+
+    @router.get("/tables/{table}", response_class=HTMLResponse)
+    async def table_page(request: Request, table: str, user: Viewer) -> Response:
+        return console.render(request, "table.html", user=user, **await _table_context(table))
+
+    @router.get("/fragments/tables/{table}", response_class=HTMLResponse)
+    async def table_fragment(request: Request, table: str, user: Viewer) -> Response:
+        return console.render(request, "_table_live.html", user=user, **await _table_context(table))
+
+    def _table_action(name: str, role: Role, method: str, done: str) -> None:
+        dependency = Depends(require_role(role))
+
+        async def handler(
+            request: Request,
+            table: str,
+            user: Annotated[User, dependency],
+            reason: Annotated[str, Form()] = "",
+            confirm: Annotated[str, Form()] = "",
+        ) -> Response:
+            back = f"{PREFIX}/tables/{quote(table)}"
+
+            async def run() -> Any:
+                why = _reason(reason)
+                if name == "cancel" and confirm != "yes":
+                    raise StudioError("cancelling a round needs the confirmation box ticked")
+                return await getattr(console.controller, method)(
+                    table, user=user.username, reason=why
+                )
+
+            return await console.act(request, back, run(), f"{table}: {done}")
+
+        handler.__name__ = f"table_{name}"
+        router.add_api_route(f"/tables/{{table}}/{name}", handler, methods=["POST"])
+
+    _table_action("pause", Role.DEALER, "pause", "paused")
+    _table_action("resume", Role.MANAGER, "resume", "resumed")
+    _table_action("cancel", Role.MANAGER, "cancel_round", "round cancelled")
+    _table_action("shoe", Role.MANAGER, "request_shoe_change", "shoe change requested")
+
+    # ------------------------------------------------------------ dealer display
+
+    @router.get("/dealer", response_class=HTMLResponse)
+    async def dealer_index(request: Request, user: Dealer) -> Response:
+        return console.render(request, "dealer_index.html", user=user, tables=console.table_names())
+
+    @router.get("/dealer/{table}", response_class=HTMLResponse)
+    async def dealer_page(request: Request, table: str, user: Dealer) -> Response:
+        return console.render(request, "dealer.html", user=user, **await _table_context(table))
+
+    @router.get("/fragments/dealer/{table}", response_class=HTMLResponse)
+    async def dealer_fragment(request: Request, table: str, user: Dealer) -> Response:
+        return console.render(request, "_dealer.html", user=user, **await _table_context(table))
+
+    # ------------------------------------------------------------ rounds and audit
+
+    async def _search(
+        table: str | None,
+        since: str | None,
+        until: str | None,
+        player: str | None,
+        alert: str | None,
+    ) -> list[dict[str, Any]]:
+        result = await console.controller.rounds(
+            table=table or None,
+            since=_parse_when(since),
+            until=_parse_when(until),
+            player=player or None,
+            alert_code=alert or None,
+            limit=500,
+        )
+        return list(result)
+
+    @router.get("/rounds", response_class=HTMLResponse)
+    async def rounds_page(
+        request: Request,
+        user: Viewer,
+        table: str = "",
+        since: str = "",
+        until: str = "",
+        player: str = "",
+        alert: str = "",
+    ) -> Response:
+        filters = {"table": table, "since": since, "until": until, "player": player, "alert": alert}
+        error = ""
+        try:
+            rounds = await _search(table, since, until, player, alert)
+        except StudioError as exc:
+            rounds, error = [], str(exc)
+        query = urlencode({k: v for k, v in filters.items() if v})
+        return console.render(
+            request,
+            "rounds.html",
+            user=user,
+            rounds=rounds,
+            filters=filters,
+            query=query,
+            tables=console.table_names(),
+            error=error,
+        )
+
+    @router.get("/rounds/export.{fmt}")
+    async def rounds_export(
+        request: Request,
+        fmt: str,
+        user: Manager,
+        table: str = "",
+        since: str = "",
+        until: str = "",
+        player: str = "",
+        alert: str = "",
+    ) -> Response:
+        try:
+            rounds = await _search(table, since, until, player, alert)
+        except StudioError as exc:
+            raise StarletteHTTPException(400, str(exc)) from None
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+        columns = [
+            "round_id",
+            "table",
+            "started",
+            "settled",
+            "status",
+            "alerts",
+            "players",
+            "total_stake",
+            "total_payout",
+        ]
+        return _export(fmt, rounds, columns, f"rounds-{stamp}")
+
+    @router.get("/rounds/{round_id}", response_class=HTMLResponse)
+    async def round_page(request: Request, round_id: str, user: Viewer) -> Response:
+        try:
+            record = await console.controller.round_record(round_id)
+        except KeyError:
+            raise StarletteHTTPException(404, f"no round {round_id!r}") from None
+        return console.render(request, "round.html", user=user, record=record, round_id=round_id)
+
+    @router.get("/rounds/{round_id}/export.{fmt}")
+    async def round_export(request: Request, round_id: str, fmt: str, user: Manager) -> Response:
+        try:
+            record = await console.controller.round_record(round_id)
+        except KeyError:
+            raise StarletteHTTPException(404, f"no round {round_id!r}") from None
+        if fmt == "json":
+            return _export(fmt, record, [], f"round-{round_id}")
+        return _export(
+            fmt, list(record.get("events", [])), ["seq", "ts", "type", "data"], f"round-{round_id}"
+        )
+
+    @router.get("/audit", response_class=HTMLResponse)
+    async def audit_page(request: Request, user: Viewer, refresh: int = 0) -> Response:
+        report = await console.audit_status(force=bool(refresh) and user.role >= Role.MANAGER)
+        return console.render(request, "audit.html", user=user, report=report)
+
+    # ------------------------------------------------------------ charts
+
+    async def _charts() -> dict[str, Any]:
+        stats = await console.controller.stats(hours=24)
+        return {
+            "alerts_chart": hourly_bars(stats.get("alerts_per_hour", [])),
+            "rounds_chart": hourly_bars(stats.get("rounds_per_hour", [])),
+            "uptime": uptime_rows(stats.get("device_uptime", {})),
+        }
+
+    @router.get("/charts", response_class=HTMLResponse)
+    async def charts_page(request: Request, user: Viewer) -> Response:
+        return console.render(request, "charts.html", user=user, **await _charts())
+
+    @router.get("/fragments/charts", response_class=HTMLResponse)
+    async def charts_fragment(request: Request, user: Viewer) -> Response:
+        return console.render(request, "_charts.html", user=user, **await _charts())
+
+    # ------------------------------------------------------------ users (admin)
+
+    @router.get("/users", response_class=HTMLResponse)
+    async def users_page(request: Request, user: Admin) -> Response:
+        return console.render(
+            request,
+            "users.html",
+            user=user,
+            users=await console.auth.users.all(),
+            attempts=await console.auth.users.attempts(limit=30),
+            role_names=[r.label for r in Role],
+            now=datetime.now(UTC),
+        )
+
+    async def _user_action(request: Request, work: Any, done: str) -> Response:
+        back = f"{PREFIX}/users"
+        try:
+            await work
+        except (UserError, StudioError) as exc:
+            return console._action_error(request, back, str(exc), 400)
+        if _wants_json(request):
+            return JSONResponse({"ok": True, "message": done})
+        return RedirectResponse(_with_message(back, "notice", done), status_code=303)
+
+    @router.post("/users")
+    async def add_user(
+        request: Request,
+        user: Admin,
+        username: Annotated[str, Form()] = "",
+        password: Annotated[str, Form()] = "",
+        role: Annotated[str, Form()] = "viewer",
+    ) -> Response:
+        return await _user_action(
+            request, console.auth.users.add(username, password, role), f"user {username} added"
+        )
+
+    @router.post("/users/{username}/role")
+    async def set_role(
+        request: Request, username: str, user: Admin, role: Annotated[str, Form()] = ""
+    ) -> Response:
+        async def work() -> None:
+            if username == user.username:
+                raise UserError("you cannot change your own role")
+            await console.auth.users.set_role(username, role)
+
+        return await _user_action(request, work(), f"{username} is now {role}")
+
+    @router.post("/users/{username}/active")
+    async def set_active(
+        request: Request, username: str, user: Admin, active: Annotated[str, Form()] = ""
+    ) -> Response:
+        async def work() -> None:
+            if username == user.username:
+                raise UserError("you cannot disable yourself")
+            changed = await console.auth.users.set_active(username, active == "yes")
+            if not changed.active:
+                await console.auth.sessions.revoke_user(changed.id)
+
+        return await _user_action(
+            request, work(), f"{username} {'enabled' if active == 'yes' else 'disabled'}"
+        )
+
+    @router.post("/users/{username}/unlock")
+    async def unlock(request: Request, username: str, user: Admin) -> Response:
+        return await _user_action(
+            request, console.auth.users.unlock(username), f"{username} unlocked"
+        )
+
+    @router.post("/users/{username}/password")
+    async def set_password(
+        request: Request, username: str, user: Admin, password: Annotated[str, Form()] = ""
+    ) -> Response:
+        async def work() -> None:
+            changed = await console.auth.users.set_password(username, password)
+            if changed.username != user.username:
+                await console.auth.sessions.revoke_user(changed.id)
+
+        return await _user_action(request, work(), f"password of {username} changed")
+
+    # ------------------------------------------------------------ live stream
+
+    @router.websocket("/ws")
+    async def console_socket(websocket: WebSocket, table: str | None = Query(None)) -> None:
+        origin = websocket.headers.get("origin")
+        host = websocket.headers.get("host", "")
+        if origin is not None and origin.split("://", 1)[-1].lower() != host.lower():
+            await websocket.close(code=4403)  # cross-site WebSocket hijacking
+            return
+        session = await current_session(websocket)
+        if session is None:
+            await websocket.close(code=4401)
+            return
+        token = websocket.cookies.get(SESSION_COOKIE)
+        await websocket.accept()
+        async with ctx.fanout.listen(table or None) as listener:
+            receiver = asyncio.create_task(_drain(websocket))
+            try:
+                while not receiver.done():
+                    try:
+                        message = await asyncio.wait_for(listener.queue.get(), 20)
+                    except TimeoutError:
+                        # Re-check the session now and then: a logout ends the stream.
+                        if await console.auth.sessions.lookup(token) is None:
+                            await websocket.close(code=4401)
+                            break
+                        await websocket.send_text('{"channel":"ping"}')
+                        continue
+                    if message is None:
+                        break
+                    await websocket.send_text(json.dumps(message.as_json_obj()))
+            except (WebSocketDisconnect, RuntimeError):
+                pass
+            finally:
+                receiver.cancel()
+                with contextlib.suppress(asyncio.CancelledError, WebSocketDisconnect, RuntimeError):
+                    await receiver
+
+    return router
+
+
+async def _drain(websocket: WebSocket) -> None:
+    with contextlib.suppress(WebSocketDisconnect):
+        while True:
+            await websocket.receive_text()
+
+
+def _export(fmt: str, data: Any, columns: list[str], stem: str) -> Response:
+    if fmt == "json":
+        body = json.dumps(data, indent=2, default=str)
+        return Response(
+            body,
+            media_type="application/json",
+            headers={"content-disposition": f'attachment; filename="{stem}.json"'},
+        )
+    if fmt != "csv":
+        raise StarletteHTTPException(404, "export format must be csv or json")
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(columns)
+    for row in data:
+        cells = []
+        for column in columns:
+            value = row.get(column, "")
+            if isinstance(value, list) and column == "players":
+                value = ";".join(str(v) for v in value)
+            cells.append(_csv_cell(value))
+        writer.writerow(cells)
+    return Response(
+        buffer.getvalue(),
+        media_type="text/csv; charset=utf-8",
+        headers={"content-disposition": f'attachment; filename="{stem}.csv"'},
+    )
+
+
+# ---------------------------------------------------------------- wiring
+
+
+def _templates() -> Jinja2Templates:
+    templates = Jinja2Templates(directory=str(HERE / "templates"))
+    env = templates.env
+    env.autoescape = True
+    env.globals["prefix"] = PREFIX
+    env.globals["roles"] = Role
+    env.filters["card"] = card_view
+    env.filters["when"] = fmt_time
+    env.filters["age"] = age
+    env.filters["tojson_compact"] = lambda value: json.dumps(value, sort_keys=True, default=str)
+    env.filters["urlq"] = lambda value: quote(str(value), safe="")
+    return templates
+
+
+def install(app: FastAPI, ctx: WebContext) -> None:
+    """Mount the console on ``app``: routes, static files, auth state, CSRF and headers.
+
+    Needs ``ctx.db`` (users and sessions live there). After this, ``require_role(...)``
+    works on any route of the app, and every non-GET request carrying a session cookie
+    must carry its CSRF token.
+    """
+    if ctx.db is None:
+        # No users without a database: the console stays off and require_role() answers 503
+        # on every protected route (fail closed).
+        _LOGGER.warning("no database in the web context: console and logins are disabled")
+        return
+    settings = _settings(ctx)
+    policy = LockoutPolicy(max_failures=settings.max_failures, lockout=settings.lockout)
+    auth = AuthState(
+        users=UserStore(ctx.db, policy=policy),
+        sessions=SessionStore(ctx.db, settings),
+        settings=settings,
+    )
+    app.state.console_auth = auth
+    templates = _templates()
+    console = Console(ctx, templates, auth)
+    app.state.console = console
+    app.include_router(build_router(console))
+    app.mount(
+        f"{PREFIX}/static", StaticFiles(directory=str(HERE / "static")), name="console-static"
+    )
+    app.add_middleware(CsrfMiddleware)
+    app.add_middleware(SecurityHeaders)
+
+    @app.get("/", include_in_schema=False)
+    async def root() -> RedirectResponse:
+        return RedirectResponse(f"{PREFIX}/", status_code=307)
+
+    @app.get(PREFIX, include_in_schema=False)
+    async def console_root() -> RedirectResponse:
+        return RedirectResponse(f"{PREFIX}/", status_code=307)
+
+    @app.exception_handler(NotAuthenticated)
+    async def not_authenticated(request: Request, exc: NotAuthenticated) -> Response:
+        if request.method == "GET" and "text/html" in request.headers.get("accept", ""):
+            target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+            return RedirectResponse(f"{LOGIN_PATH}?{urlencode({'next': target})}", status_code=303)
+        return JSONResponse({"detail": exc.detail}, status_code=401)
+
+    @app.exception_handler(Forbidden)
+    async def forbidden(request: Request, exc: Forbidden) -> Response:
+        if "text/html" in request.headers.get("accept", "") and request.url.path.startswith(PREFIX):
+            return console.render(
+                request,
+                "error.html",
+                status_code=403,
+                user=await current_user(request),
+                title="Not allowed",
+                message=str(exc.detail),
+            )
+        return JSONResponse({"detail": exc.detail}, status_code=403)

@@ -1,0 +1,238 @@
+// Studio console: live refresh of server-rendered fragments, alert cues, small form helpers.
+// Plain JavaScript, no build step. The server renders every fragment; this file only
+// decides when to fetch one again.
+"use strict";
+
+(function () {
+  const body = document.body;
+  const live = body.dataset.live; // "*" for every table, a table id, or undefined
+  const noSound = body.hasAttribute("data-no-sound");
+  const seenAlerts = new Set();
+  window.studioCues = 0; // alert cues shown (visual), read by the browser tests
+  window.studioBeeps = 0; // beeps actually played
+
+  document.querySelectorAll("[data-alert-id]").forEach((el) => seenAlerts.add(el.dataset.alertId));
+
+  // ---------------------------------------------------------------- sound
+  let audio = null;
+  const soundButton = document.getElementById("sound-toggle");
+
+  function soundWanted() {
+    return !noSound && localStorage.getItem("studio-sound") !== "off";
+  }
+
+  function ensureAudio() {
+    if (!audio && window.AudioContext) {
+      audio = new AudioContext();
+    }
+    if (audio && audio.state === "suspended") {
+      audio.resume().catch(() => {});
+    }
+    return audio;
+  }
+
+  function beep() {
+    if (!soundWanted()) return;
+    const ctx = ensureAudio();
+    if (!ctx || ctx.state !== "running") return; // the browser wants a click first
+    const now = ctx.currentTime;
+    [0, 0.25].forEach((offset) => {
+      const osc = ctx.createOscillator();
+      const gain = ctx.createGain();
+      osc.type = "square";
+      osc.frequency.value = 880;
+      gain.gain.setValueAtTime(0.0001, now + offset);
+      gain.gain.exponentialRampToValueAtTime(0.2, now + offset + 0.02);
+      gain.gain.exponentialRampToValueAtTime(0.0001, now + offset + 0.18);
+      osc.connect(gain).connect(ctx.destination);
+      osc.start(now + offset);
+      osc.stop(now + offset + 0.2);
+    });
+    window.studioBeeps += 1;
+  }
+
+  function renderSoundButton() {
+    if (!soundButton) return;
+    const on = soundWanted();
+    soundButton.textContent = on ? "🔔 sound on" : "🔕 sound off";
+    soundButton.classList.toggle("off", !on);
+  }
+
+  if (soundButton) {
+    soundButton.addEventListener("click", () => {
+      localStorage.setItem("studio-sound", soundWanted() ? "off" : "on");
+      if (soundWanted()) {
+        ensureAudio();
+      }
+      renderSoundButton();
+    });
+    renderSoundButton();
+  }
+  // Any click unlocks audio for later alerts (autoplay policy).
+  document.addEventListener("click", () => { if (soundWanted()) ensureAudio(); }, { once: true });
+
+  // ---------------------------------------------------------------- alert cue
+  const banner = document.getElementById("alert-banner");
+  const bannerText = document.getElementById("alert-banner-text");
+  const baseTitle = document.title;
+  let unseen = 0;
+
+  function alertCue(alert) {
+    window.studioCues += 1;
+    unseen += 1;
+    document.title = "(" + unseen + ") " + baseTitle;
+    if (banner && bannerText) {
+      bannerText.textContent = "New " + alert.severity + " alert on " + alert.table + ": " + alert.message;
+      banner.hidden = false;
+      banner.classList.remove("flash-in");
+      void banner.offsetWidth; // restart the animation
+      banner.classList.add("flash-in", "sev-" + alert.severity);
+    }
+    beep();
+  }
+
+  document.addEventListener("visibilitychange", () => {
+    if (!document.hidden) {
+      unseen = 0;
+      document.title = baseTitle;
+    }
+  });
+
+  // ---------------------------------------------------------------- fragments
+  const pending = new Map(); // element -> timer
+  const inflight = new Set();
+
+  function keyedSwap(container, html) {
+    // Keep alert cards a user is typing into: same key and a dirty/focused form.
+    const fresh = document.createElement("div");
+    fresh.innerHTML = html;
+    fresh.querySelectorAll("[data-key]").forEach((node) => {
+      const old = container.querySelector('[data-key="' + CSS.escape(node.dataset.key) + '"]');
+      if (old && (old.querySelector("form.dirty") || old.contains(document.activeElement))) {
+        node.replaceWith(old);
+      }
+    });
+    container.replaceChildren(...fresh.childNodes);
+  }
+
+  async function refresh(el) {
+    if (inflight.has(el)) {
+      schedule(el, 150);
+      return;
+    }
+    inflight.add(el);
+    try {
+      const response = await fetch(el.dataset.fragment, {
+        headers: { Accept: "text/html" },
+        credentials: "same-origin",
+        cache: "no-store",
+      });
+      if (response.status === 401 || response.redirected) {
+        window.location.reload(); // session over: the page shows the login form
+        return;
+      }
+      if (!response.ok) return;
+      const html = await response.text();
+      if (el.hasAttribute("data-keyed")) {
+        keyedSwap(el, html);
+      } else {
+        el.innerHTML = html;
+      }
+      el.querySelectorAll("[data-alert-id]").forEach((a) => seenAlerts.add(a.dataset.alertId));
+      el.dispatchEvent(new CustomEvent("studio:refreshed", { bubbles: true }));
+      body.dataset.refreshes = String(Number(body.dataset.refreshes || 0) + 1);
+    } catch (err) {
+      // Network blip: the next message or the reconnect refreshes again.
+    } finally {
+      inflight.delete(el);
+    }
+  }
+
+  function schedule(el, delay) {
+    if (pending.has(el)) return;
+    pending.set(el, setTimeout(() => { pending.delete(el); refresh(el); }, delay));
+  }
+
+  function refreshFor(table, channel) {
+    document.querySelectorAll("[data-fragment]").forEach((el) => {
+      const t = el.dataset.table;
+      if (t !== "*" && t !== table) return;
+      const channels = el.dataset.channels;
+      if (channels && channel && !channels.split(",").includes(channel)) return;
+      schedule(el, 80);
+    });
+  }
+
+  document.querySelectorAll("[data-refresh]").forEach((el) => {
+    setInterval(() => refresh(el), Number(el.dataset.refresh) * 1000);
+  });
+
+  // ---------------------------------------------------------------- live socket
+  const status = document.getElementById("live-status");
+  let delay = 1000;
+
+  function setStatus(text) {
+    if (status) {
+      status.textContent = text;
+      status.dataset.state = text;
+    }
+    body.dataset.liveState = text;
+  }
+
+  function connect() {
+    const scheme = location.protocol === "https:" ? "wss://" : "ws://";
+    const query = live && live !== "*" ? "?table=" + encodeURIComponent(live) : "";
+    const ws = new WebSocket(scheme + location.host + "/console/ws" + query);
+    let opened = false;
+    ws.onopen = () => {
+      opened = true;
+      delay = 1000;
+      setStatus("live");
+      // Catch up on anything that happened before the socket opened or while away.
+      document.querySelectorAll("[data-fragment]").forEach((el) => schedule(el, 50));
+    };
+    ws.onmessage = (event) => {
+      let msg;
+      try { msg = JSON.parse(event.data); } catch (err) { return; }
+      if (msg.channel === "ping") return;
+      if (msg.channel === "alerts" && msg.data && msg.data.state === "raised" && !seenAlerts.has(msg.data.alert_id)) {
+        seenAlerts.add(msg.data.alert_id);
+        alertCue(msg.data);
+      }
+      refreshFor(msg.table, msg.channel);
+    };
+    ws.onclose = (event) => {
+      setStatus("reconnecting");
+      if (event.code === 4401) {
+        window.location.reload();
+        return;
+      }
+      setTimeout(connect, opened ? 1000 : delay);
+      delay = Math.min(delay * 2, 10000);
+    };
+  }
+
+  if (live) {
+    connect();
+  }
+
+  // ---------------------------------------------------------------- forms
+  document.addEventListener("input", (event) => {
+    const form = event.target.closest && event.target.closest("form");
+    if (form) form.classList.add("dirty");
+  });
+  document.addEventListener("submit", (event) => {
+    const form = event.target;
+    const question = form.dataset.confirm;
+    if (question && !window.confirm(question)) {
+      event.preventDefault();
+    }
+  });
+
+  const fullscreen = document.getElementById("fullscreen");
+  if (fullscreen) {
+    fullscreen.addEventListener("click", () => {
+      document.documentElement.requestFullscreen().catch(() => {});
+    });
+  }
+})();

@@ -1,0 +1,362 @@
+"""Console users: roles, argon2id password hashes, login attempts and lockout.
+
+The three tables live on the shared :data:`studio.store.database.metadata`, so
+``Database.create_all()`` creates them with the event log (``studio.console`` must
+be imported first; it imports this module).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from enum import IntEnum
+from typing import Any
+
+import sqlalchemy as sa
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
+
+from studio.errors import StudioError
+from studio.store.database import Database, metadata
+
+users_table = sa.Table(
+    "users",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("username", sa.String(64), nullable=False, unique=True),
+    sa.Column("password_hash", sa.String(255), nullable=False),
+    sa.Column("role", sa.String(16), nullable=False),
+    sa.Column("active", sa.Boolean, nullable=False, default=True),
+    sa.Column("failed_logins", sa.Integer, nullable=False, default=0),
+    sa.Column("locked_until", sa.String(40), nullable=True),
+    sa.Column("created_at", sa.String(40), nullable=False),
+    sa.Column("last_login", sa.String(40), nullable=True),
+)
+
+login_attempts_table = sa.Table(
+    "login_attempts",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("ts", sa.String(40), nullable=False, index=True),
+    sa.Column("username", sa.String(64), nullable=False, index=True),
+    sa.Column("remote", sa.String(64), nullable=False, default=""),
+    sa.Column("ok", sa.Boolean, nullable=False),
+    sa.Column("reason", sa.String(64), nullable=False, default=""),
+)
+
+USERNAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]{1,63}$")
+MIN_PASSWORD_LENGTH = 10
+
+
+class Role(IntEnum):
+    """Roles in increasing order of power; a role may do everything a lower one may."""
+
+    VIEWER = 1
+    DEALER = 2
+    MANAGER = 3
+    ADMIN = 4
+
+    @classmethod
+    def parse(cls, name: str) -> Role:
+        try:
+            return cls[name.strip().upper()]
+        except KeyError:
+            choices = ", ".join(r.label for r in cls)
+            raise UserError(f"unknown role {name!r}: choose one of {choices}") from None
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+
+class UserError(StudioError):
+    """A user could not be created or changed (bad name, weak password, duplicate)."""
+
+
+class LoginError(StudioError):
+    """A login was refused. The message is safe to show: it never says which part was wrong."""
+
+
+@dataclass(frozen=True, slots=True)
+class User:
+    id: int
+    username: str
+    role: Role
+    active: bool = True
+    locked_until: datetime | None = None
+    last_login: datetime | None = None
+
+    def can(self, role: Role | str) -> bool:
+        needed = role if isinstance(role, Role) else Role.parse(role)
+        return self.active and self.role >= needed
+
+
+@dataclass(frozen=True, slots=True)
+class LockoutPolicy:
+    """``max_failures`` wrong passwords in a row lock the account for ``lockout``.
+
+    ``remote_max_failures`` failures from one address within ``lockout`` (whatever the
+    usernames) refuse further attempts from that address for the rest of the window.
+    """
+
+    max_failures: int = 5
+    lockout: timedelta = timedelta(minutes=15)
+    remote_max_failures: int = 50
+
+
+def default_hasher() -> PasswordHasher:
+    """argon2id with the RFC 9106 "second recommended" (low-memory) parameters."""
+    return PasswordHasher(
+        time_cost=3, memory_cost=64 * 1024, parallelism=4, hash_len=32, salt_len=16
+    )
+
+
+def iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat(timespec="microseconds")
+
+
+def parse_iso(text: str | None) -> datetime | None:
+    return datetime.fromisoformat(text) if text else None
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _row_to_user(row: Any) -> User:
+    return User(
+        id=row.id,
+        username=row.username,
+        role=Role.parse(row.role),
+        active=bool(row.active),
+        locked_until=parse_iso(row.locked_until),
+        last_login=parse_iso(row.last_login),
+    )
+
+
+def check_username(username: str) -> str:
+    name = username.strip().lower()
+    if not USERNAME_PATTERN.match(name):
+        raise UserError(
+            f"invalid username {username!r}: 2-64 characters, lower-case letters, digits, '.', '_' or '-'"
+        )
+    return name
+
+
+def check_password(password: str) -> None:
+    if len(password) < MIN_PASSWORD_LENGTH:
+        raise UserError(f"password too short: at least {MIN_PASSWORD_LENGTH} characters")
+    if password.strip() != password:
+        raise UserError("password must not start or end with white space")
+
+
+class UserStore:
+    """Users and login attempts in the studio database (SQLite or PostgreSQL)."""
+
+    def __init__(
+        self,
+        db: Database,
+        *,
+        policy: LockoutPolicy | None = None,
+        hasher: PasswordHasher | None = None,
+        clock: Callable[[], datetime] = utc_now,
+    ) -> None:
+        self.db = db
+        self.policy = policy or LockoutPolicy()
+        self.hasher = hasher or default_hasher()
+        self.clock = clock
+        self._dummy: str | None = None
+
+    @property
+    def _dummy_hash(self) -> str:
+        # Verified against when the username does not exist, so the answer takes as long.
+        if self._dummy is None:
+            self._dummy = self.hasher.hash("not-a-real-password-at-all")
+        return self._dummy
+
+    async def add(self, username: str, password: str, role: Role | str) -> User:
+        name = check_username(username)
+        check_password(password)
+        level = role if isinstance(role, Role) else Role.parse(role)
+        digest = self.hasher.hash(password)
+        try:
+            async with self.db.engine.begin() as conn:
+                result = await conn.execute(
+                    users_table.insert().values(
+                        username=name,
+                        password_hash=digest,
+                        role=level.label,
+                        active=True,
+                        failed_logins=0,
+                        created_at=iso(self.clock()),
+                    )
+                )
+                key = result.inserted_primary_key
+                assert key is not None
+                user_id = int(key[0])
+        except sa.exc.IntegrityError as exc:
+            raise UserError(f"user {name!r} already exists") from exc
+        return User(user_id, name, level)
+
+    async def get(self, username: str) -> User | None:
+        async with self.db.engine.connect() as conn:
+            row = (
+                await conn.execute(
+                    sa.select(users_table).where(users_table.c.username == username.strip().lower())
+                )
+            ).first()
+        return _row_to_user(row) if row else None
+
+    async def get_by_id(self, user_id: int) -> User | None:
+        async with self.db.engine.connect() as conn:
+            row = (
+                await conn.execute(sa.select(users_table).where(users_table.c.id == user_id))
+            ).first()
+        return _row_to_user(row) if row else None
+
+    async def all(self) -> list[User]:
+        async with self.db.engine.connect() as conn:
+            rows = (
+                await conn.execute(sa.select(users_table).order_by(users_table.c.username))
+            ).all()
+        return [_row_to_user(row) for row in rows]
+
+    async def count(self) -> int:
+        async with self.db.engine.connect() as conn:
+            return int(
+                (
+                    await conn.execute(sa.select(sa.func.count()).select_from(users_table))
+                ).scalar_one()
+            )
+
+    async def _update(self, username: str, **values: Any) -> User:
+        name = username.strip().lower()
+        async with self.db.engine.begin() as conn:
+            result = await conn.execute(
+                users_table.update().where(users_table.c.username == name).values(**values)
+            )
+            if result.rowcount == 0:
+                raise UserError(f"no user {name!r}")
+        user = await self.get(name)
+        assert user is not None
+        return user
+
+    async def set_role(self, username: str, role: Role | str) -> User:
+        level = role if isinstance(role, Role) else Role.parse(role)
+        return await self._update(username, role=level.label)
+
+    async def set_active(self, username: str, active: bool) -> User:
+        return await self._update(username, active=active)
+
+    async def set_password(self, username: str, password: str) -> User:
+        check_password(password)
+        return await self._update(
+            username, password_hash=self.hasher.hash(password), failed_logins=0, locked_until=None
+        )
+
+    async def unlock(self, username: str) -> User:
+        return await self._update(username, failed_logins=0, locked_until=None)
+
+    async def _record(self, conn: Any, username: str, remote: str, ok: bool, reason: str) -> None:
+        await conn.execute(
+            login_attempts_table.insert().values(
+                ts=iso(self.clock()),
+                username=username[:64],
+                remote=remote[:64],
+                ok=ok,
+                reason=reason,
+            )
+        )
+
+    async def _remote_failures(self, remote: str) -> int:
+        since = iso(self.clock() - self.policy.lockout)
+        async with self.db.engine.connect() as conn:
+            query = (
+                sa.select(sa.func.count())
+                .select_from(login_attempts_table)
+                .where(login_attempts_table.c.remote == remote)
+                .where(login_attempts_table.c.ok.is_(False))
+                .where(login_attempts_table.c.ts >= since)
+            )
+            return int((await conn.execute(query)).scalar_one())
+
+    async def authenticate(self, username: str, password: str, *, remote: str = "") -> User:
+        """Return the user or raise :class:`LoginError`; every attempt is recorded."""
+        name = username.strip().lower()[:64]
+        now = self.clock()
+        if remote and await self._remote_failures(remote) >= self.policy.remote_max_failures:
+            async with self.db.engine.begin() as conn:
+                await self._record(conn, name, remote, False, "remote-throttled")
+            raise LoginError("too many failed logins from this address; try again later")
+        async with self.db.engine.begin() as conn:
+            row = (
+                await conn.execute(sa.select(users_table).where(users_table.c.username == name))
+            ).first()
+            if row is None:
+                self._verify(self._dummy_hash, password)
+                await self._record(conn, name, remote, False, "unknown-user")
+                raise LoginError("invalid username or password")
+            locked_until = parse_iso(row.locked_until)
+            if locked_until is not None and locked_until > now:
+                await self._record(conn, name, remote, False, "locked")
+                raise LoginError(
+                    "too many failed logins: this account is locked for a while; "
+                    "try again later or ask an admin to unlock it"
+                )
+            failures = 0 if locked_until is not None else int(row.failed_logins)
+            if not self._verify(row.password_hash, password):
+                failures += 1
+                values: dict[str, Any] = {"failed_logins": failures, "locked_until": None}
+                reason = "bad-password"
+                if failures >= self.policy.max_failures:
+                    values["locked_until"] = iso(now + self.policy.lockout)
+                    reason = "bad-password-locked"
+                await conn.execute(
+                    users_table.update().where(users_table.c.id == row.id).values(**values)
+                )
+                await self._record(conn, name, remote, False, reason)
+                if reason == "bad-password-locked":
+                    raise LoginError(
+                        "too many failed logins: this account is locked for a while; "
+                        "try again later or ask an admin to unlock it"
+                    )
+                raise LoginError("invalid username or password")
+            if not row.active:
+                await self._record(conn, name, remote, False, "disabled")
+                raise LoginError("this account is disabled; ask an admin")
+            values = {"failed_logins": 0, "locked_until": None, "last_login": iso(now)}
+            if self.hasher.check_needs_rehash(row.password_hash):
+                values["password_hash"] = self.hasher.hash(password)
+            await conn.execute(
+                users_table.update().where(users_table.c.id == row.id).values(**values)
+            )
+            await self._record(conn, name, remote, True, "ok")
+        user = _row_to_user(row)
+        return User(user.id, user.username, user.role, True, None, now)
+
+    def _verify(self, digest: str, password: str) -> bool:
+        try:
+            return bool(self.hasher.verify(digest, password))
+        except (VerifyMismatchError, VerificationError, InvalidHashError):
+            return False
+
+    async def attempts(self, username: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
+        query = (
+            sa.select(login_attempts_table).order_by(login_attempts_table.c.id.desc()).limit(limit)
+        )
+        if username is not None:
+            query = query.where(login_attempts_table.c.username == username.strip().lower())
+        async with self.db.engine.connect() as conn:
+            rows = (await conn.execute(query)).all()
+        return [
+            {
+                "ts": r.ts,
+                "username": r.username,
+                "remote": r.remote,
+                "ok": bool(r.ok),
+                "reason": r.reason,
+            }
+            for r in rows
+        ]
