@@ -7,7 +7,8 @@
 * Subscriptions are registered with the bus, renewed on every reconnect, and
   matched by topic on arrival (amqtt also sends retained messages nobody asked for).
 * With ``availability`` set, the bus connects with a last will ``offline`` and
-  publishes a retained ``online`` after every (re)connect.
+  publishes a retained ``availability_state`` (``online`` unless the owner says
+  otherwise, e.g. a driver whose device is silent) after every (re)connect.
 * A payload that fails validation is logged and counted, never raised into a consumer.
 """
 
@@ -143,6 +144,9 @@ class MessageBus:
         self.settings = settings
         self.client_id = f"{settings.client_id_prefix}-{client_id}"
         self.availability = availability
+        # What to announce on ``availability`` after each (re)connect. A driver whose
+        # serial device is down sets OFFLINE so a broker reconnect does not claim online.
+        self.availability_state: bytes = ONLINE
         self.stats = BusStats()
         self._backoff = backoff or Backoff(initial=0.05, maximum=5.0)
         self._outbox: deque[_Outgoing] = deque()
@@ -286,7 +290,7 @@ class MessageBus:
         for sub in list(self._subs):
             await client.subscribe(sub.filter, qos=sub.qos)
         if self.availability is not None:
-            await client.publish(self.availability, ONLINE, qos=1, retain=True)
+            await client.publish(self.availability, self.availability_state, qos=1, retain=True)
         self.stats.connects += 1
         self._backoff.reset()
         self._connected.set()

@@ -109,3 +109,16 @@ class ReplayRequest(Payload):
     from_seq: int = Field(ge=1)
     to_seq: int | None = Field(None, ge=1)
     requester: str = ""
+
+
+class DeviceCommand(Payload):
+    """``.../devices/{device}/commands``: ask a device to act (shuffler: ``shuffle``, ``eject``).
+
+    The outcome shows as the device's own events (``shuffle_started``, ``ejected``);
+    a refusal (door open, busy) as a ``degraded`` health event naming the command.
+    """
+
+    command: str = Field(min_length=1, max_length=32)
+    args: dict[str, Any] = Field(default_factory=dict)
+    id: str = ""
+    requester: str = ""

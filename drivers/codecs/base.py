@@ -1,0 +1,146 @@
+"""The codec interface every device protocol implements, and the messages it speaks.
+
+A codec is sans-I/O: :meth:`Codec.feed` takes whatever bytes the port produced
+(any chunking: half a frame, three frames and some noise) and returns typed
+:class:`Message` objects and :class:`FrameError` reports, in wire order.
+:meth:`Codec.encode` turns a typed :class:`Command` into the bytes to write.
+A codec never raises on input: bad input is a :class:`FrameError`, so a
+garbled line can never stop a driver.
+
+Adding another vendor's protocol is one new module with a :class:`Codec`
+subclass that produces these same messages (see ``docs/devices.md``).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
+
+FrameErrorKind = Literal["garbage", "truncated", "too_long", "checksum", "malformed", "unknown"]
+
+
+@dataclass(frozen=True, slots=True)
+class FrameError:
+    """Bytes that are not a valid frame: reported as a health event, never raised."""
+
+    kind: FrameErrorKind
+    detail: str
+    raw: bytes = b""
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """A valid frame from a device. ``seq`` is the device's own sequence number and
+    ``time_ms`` the device clock (ms since the Unix epoch, UTC)."""
+
+    device: str
+    seq: int
+    time_ms: int
+
+
+# -- replies and link-level messages (they do not advance the device seq) -------------
+@dataclass(frozen=True, slots=True)
+class Hello(Message):
+    """The device's answer to the host's version handshake. ``seq`` is its last event seq."""
+
+    version: int
+    model: str
+    firmware: str
+    info: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Heartbeat(Message):
+    """Sent periodically; ``seq`` is the device's last event seq, so a lost event shows."""
+
+    status: str
+
+
+@dataclass(frozen=True, slots=True)
+class Ack(Message):
+    ref: int  # the host command's seq
+
+
+@dataclass(frozen=True, slots=True)
+class Nak(Message):
+    ref: int
+    code: str
+    text: str
+
+
+# -- events (each advances the device seq by one) -----------------------------------
+@dataclass(frozen=True, slots=True)
+class Event(Message):
+    """Something that happened at the device. Subclasses name the contract event."""
+
+    event: ClassVar[str] = "event"
+
+    def data(self) -> dict[str, Any]:
+        return {}
+
+
+@dataclass(frozen=True, slots=True)
+class Jam(Event):
+    event: ClassVar[str] = "jam"
+
+
+@dataclass(frozen=True, slots=True)
+class JamCleared(Event):
+    event: ClassVar[str] = "jam_cleared"
+
+
+# -- commands (host -> device) --------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Command:
+    """A host request. The codec stamps it with the host's own command seq."""
+
+    name: ClassVar[str] = "command"
+
+
+@dataclass(frozen=True, slots=True)
+class HelloCommand(Command):
+    name: ClassVar[str] = "hello"
+    version: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class ResendCommand(Command):
+    """Ask the device to send its event frames again from ``from_seq`` (its resend buffer)."""
+
+    name: ClassVar[str] = "resend"
+    from_seq: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class ShuffleCommand(Command):
+    name: ClassVar[str] = "shuffle"
+
+
+@dataclass(frozen=True, slots=True)
+class EjectCommand(Command):
+    name: ClassVar[str] = "eject"
+
+
+class Codec(ABC):
+    """One device protocol. Instances hold only the partial-frame buffer (one per port)."""
+
+    protocol: ClassVar[str]
+    """Registry name, e.g. ``sdl1-shoe``; config selects it with ``options.protocol``."""
+    kind: ClassVar[str]
+    """Device kind this codec speaks for: ``shoe``, ``shuffler`` or ``cutcard``."""
+    version: ClassVar[int] = 1
+
+    def __init__(self, host_id: str = "host") -> None:
+        self.host_id = host_id
+
+    @abstractmethod
+    def feed(self, data: bytes) -> list[Message | FrameError]:
+        """Consume bytes; return every complete message or error found so far."""
+
+    @abstractmethod
+    def encode(self, command: Command, seq: int, time_ms: int) -> bytes:
+        """The bytes of one host command; raise ``ProtocolError`` if this device has no such command."""
+
+    def reset(self) -> None:
+        """Forget any partial frame (after a reconnect)."""

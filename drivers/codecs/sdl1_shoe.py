@@ -1,0 +1,110 @@
+"""SDL/1 card-shoe scanner protocol (``sdl1-shoe``). Grammar in ``docs/devices.md``.
+
+Device -> host events (each advances the device seq)::
+
+    SHOE,<shoe-id>,<decks>            a shoe was loaded
+    CARD,<card>,<shoe-id>[,<serial>]  a card was drawn and read ("QH", "TS")
+    ERR,E30                           misread: card pulled but not read
+    ERR,E31                           double pull (the cards read follow as CARD)
+    ERR,E32                           shoe empty
+    ERR,E33 / CLR,E33                 jam / jam cleared
+    ERR,E34 / CLR,E34                 tamper: lid open / lid closed
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from drivers.codecs.base import Event, Jam, JamCleared
+from drivers.codecs.sdl1 import RawFrame, SDL1Codec
+from studio.cards import Card, parse_card
+from studio.errors import CardCodeError
+
+
+@dataclass(frozen=True, slots=True)
+class ShoeLoaded(Event):
+    event: ClassVar[str] = "shoe_loaded"
+    shoe: str
+    decks: int
+
+    def data(self) -> dict[str, Any]:
+        return {"shoe": self.shoe, "decks": self.decks}
+
+
+@dataclass(frozen=True, slots=True)
+class CardDrawn(Event):
+    event: ClassVar[str] = "card"
+    card: Card
+    shoe: str
+    serial: str | None = None
+
+    def data(self) -> dict[str, Any]:
+        return {"card": self.card.code, "shoe": self.shoe, "serial": self.serial}
+
+
+@dataclass(frozen=True, slots=True)
+class Misread(Event):
+    event: ClassVar[str] = "misread"
+
+
+@dataclass(frozen=True, slots=True)
+class DoublePull(Event):
+    event: ClassVar[str] = "double_pull"
+
+
+@dataclass(frozen=True, slots=True)
+class ShoeEmpty(Event):
+    event: ClassVar[str] = "shoe_empty"
+
+
+@dataclass(frozen=True, slots=True)
+class Tamper(Event):
+    event: ClassVar[str] = "tamper"
+
+    def data(self) -> dict[str, Any]:
+        return {"lid": "open"}
+
+
+@dataclass(frozen=True, slots=True)
+class TamperCleared(Event):
+    event: ClassVar[str] = "tamper_cleared"
+
+    def data(self) -> dict[str, Any]:
+        return {"lid": "closed"}
+
+
+def _common(raw: RawFrame) -> tuple[str, int, int]:
+    return raw.device, raw.seq, raw.time_ms
+
+
+def _card(raw: RawFrame) -> CardDrawn:
+    f = raw.fields
+    try:
+        card = parse_card(f[0])
+    except CardCodeError as exc:
+        raise ValueError(str(exc)) from exc
+    if not f[1]:
+        raise ValueError("empty shoe id")
+    return CardDrawn(
+        *_common(raw), card=card, shoe=f[1], serial=(f[2] or None) if len(f) > 2 else None
+    )
+
+
+def _shoe(raw: RawFrame) -> ShoeLoaded:
+    if not raw.fields[0]:
+        raise ValueError("empty shoe id")
+    return ShoeLoaded(*_common(raw), shoe=raw.fields[0], decks=int(raw.fields[1]))
+
+
+class ShoeCodec(SDL1Codec):
+    protocol: ClassVar[str] = "sdl1-shoe"
+    kind: ClassVar[str] = "shoe"
+    parsers: ClassVar = {"CARD": _card, "SHOE": _shoe}
+    faults: ClassVar = {
+        "E30": (lambda r: Misread(*_common(r)), None),
+        "E31": (lambda r: DoublePull(*_common(r)), None),
+        "E32": (lambda r: ShoeEmpty(*_common(r)), None),
+        "E33": (lambda r: Jam(*_common(r)), lambda r: JamCleared(*_common(r))),
+        "E34": (lambda r: Tamper(*_common(r)), lambda r: TamperCleared(*_common(r))),
+    }

@@ -1,0 +1,142 @@
+"""SDL/1 automatic counting shuffler protocol (``sdl1-shuffler``).
+
+Device -> host events::
+
+    SHUF,<cards-in>                       shuffle started
+    DONE,<count>,<census>                 shuffle complete; census "A:32;2:32;...;K:32"
+    ERR,E40,<expected>,<counted>          count mismatch: cards missing
+    ERR,E41,<expected>,<counted>          count mismatch: extra cards
+    ERR,E42,<expected>,<counted>,<what>   count mismatch: foreign card(s)
+    ERR,E43 / CLR,E43                     jam / cleared
+    ERR,E44 / CLR,E44                     door open / closed
+    READY                                 ready for cards / for a command
+    EJECT,<count>                         shuffled cards ejected
+
+Host -> device commands: ``SHUFFLE`` (start shuffle), ``EJECT``; answered ACK or NAK.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from drivers.codecs.base import Event, Jam, JamCleared
+from drivers.codecs.sdl1 import RawFrame, SDL1Codec
+from studio.cards import RANKS
+
+
+@dataclass(frozen=True, slots=True)
+class ShuffleStarted(Event):
+    event: ClassVar[str] = "shuffle_started"
+    cards_in: int
+
+    def data(self) -> dict[str, Any]:
+        return {"cards_in": self.cards_in}
+
+
+@dataclass(frozen=True, slots=True)
+class ShuffleComplete(Event):
+    event: ClassVar[str] = "shuffle_complete"
+    count: int
+    census: dict[str, int]
+
+    def data(self) -> dict[str, Any]:
+        return {"count": self.count, "census": dict(self.census)}
+
+
+@dataclass(frozen=True, slots=True)
+class CountMismatch(Event):
+    event: ClassVar[str] = "count_mismatch"
+    kind: str  # missing | extra | foreign
+    expected: int
+    counted: int
+    detail: str = ""
+
+    def data(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "expected": self.expected,
+            "counted": self.counted,
+            "detail": self.detail,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class DoorOpen(Event):
+    event: ClassVar[str] = "door_open"
+
+
+@dataclass(frozen=True, slots=True)
+class DoorClosed(Event):
+    event: ClassVar[str] = "door_closed"
+
+
+@dataclass(frozen=True, slots=True)
+class Ready(Event):
+    event: ClassVar[str] = "ready"
+
+
+@dataclass(frozen=True, slots=True)
+class Ejected(Event):
+    event: ClassVar[str] = "ejected"
+    count: int
+
+    def data(self) -> dict[str, Any]:
+        return {"count": self.count}
+
+
+def _common(raw: RawFrame) -> tuple[str, int, int]:
+    return raw.device, raw.seq, raw.time_ms
+
+
+def parse_census(text: str) -> dict[str, int]:
+    census: dict[str, int] = {}
+    for item in text.split(";"):
+        rank, _, count = item.partition(":")
+        if rank not in RANKS or len(rank) != 1 or rank in census:
+            raise ValueError(f"bad census rank {rank!r}")
+        census[rank] = int(count)
+    if set(census) != set(RANKS):
+        raise ValueError("census must list all 13 ranks")
+    return census
+
+
+def _done(raw: RawFrame) -> ShuffleComplete:
+    count = int(raw.fields[0])
+    census = parse_census(raw.fields[1])
+    if sum(census.values()) != count:
+        raise ValueError(f"census sums to {sum(census.values())}, count says {count}")
+    return ShuffleComplete(*_common(raw), count=count, census=census)
+
+
+def _mismatch(kind: str) -> Any:
+    def parse(raw: RawFrame) -> CountMismatch:
+        f = raw.fields
+        return CountMismatch(
+            *_common(raw),
+            kind=kind,
+            expected=int(f[1]),
+            counted=int(f[2]),
+            detail=f[3] if len(f) > 3 else "",
+        )
+
+    return parse
+
+
+class ShufflerCodec(SDL1Codec):
+    protocol: ClassVar[str] = "sdl1-shuffler"
+    kind: ClassVar[str] = "shuffler"
+    parsers: ClassVar = {
+        "SHUF": lambda r: ShuffleStarted(*_common(r), cards_in=int(r.fields[0])),
+        "DONE": _done,
+        "READY": lambda r: Ready(*_common(r)),
+        "EJECT": lambda r: Ejected(*_common(r), count=int(r.fields[0])),
+    }
+    faults: ClassVar = {
+        "E40": (_mismatch("missing"), None),
+        "E41": (_mismatch("extra"), None),
+        "E42": (_mismatch("foreign"), None),
+        "E43": (lambda r: Jam(*_common(r)), lambda r: JamCleared(*_common(r))),
+        "E44": (lambda r: DoorOpen(*_common(r)), lambda r: DoorClosed(*_common(r))),
+    }
+    commands: ClassVar = {"shuffle": "SHUFFLE", "eject": "EJECT"}

@@ -1,0 +1,479 @@
+"""The lifecycle every serial device driver shares.
+
+One :class:`DeviceDriver` serves one device over its own :class:`MessageBus`
+(the bus's last will is that device's availability). It
+
+* opens the port and reconnects with :func:`studio.backoff.run_forever`;
+* shakes hands (``HELLO`` with the protocol version) on every connect;
+* publishes each device event with QoS 1 on its contract topic, with
+  ``seq`` = the device's own frame seq (see below) and ``ts`` = the device
+  clock, corrected if it is skewed;
+* keeps the device's events in order: a frame that arrives after a gap is held
+  while the device is asked to ``RESEND`` the missing ones; if they never come
+  the gap is reported (health) and skipped;
+* runs a heartbeat watchdog: a device silent for ``heartbeat_timeout`` is
+  ``offline`` (retained availability + a health event) and the port is reopened;
+* reports garbled frames, checksum errors and lost frames as health events and
+  keeps going;
+* answers ``ReplayRequest``\\ s from a bounded replay buffer;
+* forwards ``DeviceCommand``\\ s to the device.
+
+Contract seq: the device numbers its events itself (every event frame takes the
+next seq, heartbeats and replies carry the last one), and that number is what
+the driver publishes. So a driver restart, a reconnect or a replay re-publishes
+an event with the same ``(device, seq)`` and consumers deduplicate it. If a
+device restarts its numbering (a reboot, a swapped unit) while this driver runs,
+the driver adds an offset so published seqs keep increasing (and says so in a
+health event); that offset does not survive a driver restart.
+
+Health events have their own seq space: the Unix time in ms (bumped by one if
+two fall in the same ms), so they increase across driver restarts too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections import Counter, deque
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import ClassVar
+
+from pydantic import BaseModel
+
+from drivers.codecs import (
+    Ack,
+    Codec,
+    Command,
+    Event,
+    FrameError,
+    Heartbeat,
+    Hello,
+    HelloCommand,
+    Message,
+    Nak,
+    ResendCommand,
+    codec_for,
+)
+from drivers.transport import Transport, open_transport
+from studio.backoff import Backoff, run_forever
+from studio.bus import MessageBus
+from studio.bus.client import OFFLINE, ONLINE
+from studio.config.models import BrokerSettings, DeviceSettings
+from studio.contract import DeviceEvent, DeviceHealth, ReplayRequest, Topics
+from studio.contract.messages import DeviceCommand
+from studio.errors import DeviceError, ProtocolError
+
+_LOGGER = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Publication:
+    topic: str
+    payload: BaseModel
+
+
+@dataclass(frozen=True, slots=True)
+class _Replayable:
+    seq: int
+    topic: str
+    data: bytes
+
+
+def _utc(ms: int) -> datetime:
+    return datetime.fromtimestamp(ms / 1000, UTC)
+
+
+class DeviceDriver:
+    """Common driver; subclasses map events to contract payloads (:meth:`publication`)."""
+
+    kind: ClassVar[str] = ""
+    commands: ClassVar[dict[str, type[Command]]] = {}
+
+    def __init__(
+        self,
+        table_id: str,
+        settings: DeviceSettings,
+        broker: BrokerSettings,
+        *,
+        replay_size: int = 4096,
+        handshake_timeout: float = 2.0,
+        gap_timeout: float = 1.0,
+        skew_tolerance: float = 2.0,
+        health_interval: float = 0.25,
+        backoff: Backoff | None = None,
+    ) -> None:
+        self.table_id = table_id
+        self.settings = settings
+        self.device_id = settings.id
+        self.topics = Topics(table_id)
+        options = settings.options
+        codec_cls = codec_for(settings.kind, options.get("protocol"))
+        self.codec: Codec = codec_cls(host_id=str(options.get("host_id", "host")))
+        self.wire_id: str | None = options.get("wire_id")
+        self.bus = MessageBus(
+            broker,
+            f"drv-{table_id}-{settings.id}",
+            availability=self.topics.availability(settings.id),
+        )
+        self.bus.availability_state = OFFLINE  # until the device answers the handshake
+        self.handshake_timeout = float(options.get("handshake_timeout", handshake_timeout))
+        self.gap_timeout = float(options.get("gap_timeout", gap_timeout))
+        self.skew_tolerance_ms = int(float(options.get("skew_tolerance", skew_tolerance)) * 1000)
+        self.health_interval = health_interval
+        self.backoff = backoff or Backoff(initial=0.05, maximum=2.0)
+        self.stats: Counter[str] = Counter()
+        self.online = False
+        self.hello: Hello | None = None
+        self.last_device_seq = 0  # the device seq of the last event published
+        self.offset = 0  # added to device seqs after a device restarted its numbering
+        self.skew_ms = 0
+        self._replay: deque[_Replayable] = deque(maxlen=replay_size)
+        self._held: dict[int, Event] = {}
+        self._gap_deadline: float | None = None
+        self._transport: Transport | None = None
+        self._host_seq = 0
+        self._health_seq = 0
+        self._health_pending: tuple[str, str] | None = None
+        self._health_last = 0.0
+        self._status = "offline"
+        self._last_error = 0.0
+        self._connected_once = False
+        self.published = 0
+
+    # -- device-specific -------------------------------------------------------------
+    def publication(self, event: Event, seq: int, ts: datetime) -> Publication:
+        raise NotImplementedError
+
+    def _device_event(self, topic: str, event: Event, seq: int, ts: datetime) -> Publication:
+        return Publication(
+            topic,
+            DeviceEvent(
+                device=self.device_id, seq=seq, ts=ts, event=event.event, data=event.data()
+            ),
+        )
+
+    # -- lifecycle -----------------------------------------------------------------------
+    async def run(self) -> None:
+        """Serve the device until cancelled."""
+        async with self.bus:
+            async with asyncio.TaskGroup() as group:
+                name = f"{self.table_id}/{self.device_id}"
+                group.create_task(
+                    run_forever(
+                        f"device {name} ({self.settings.port})",
+                        self._session,
+                        retry_on=(DeviceError, ProtocolError),
+                        backoff=self.backoff,
+                        healthy_after=2.0,
+                        on_down=self._on_down,
+                        logger=_LOGGER,
+                    ),
+                    name=f"serial:{name}",
+                )
+                group.create_task(self._serve_replays(), name=f"replay:{name}")
+                group.create_task(self._serve_commands(), name=f"commands:{name}")
+                group.create_task(self._health_ticker(), name=f"health:{name}")
+
+    async def _session(self) -> None:
+        transport = await open_transport(self.settings.port, self.settings.baudrate)
+        self.stats["connects"] += 1
+        self.codec.reset()
+        self._transport = transport
+        try:
+            early = await self._handshake(transport)
+            # Online only once the device also sends a heartbeat or an event: a device
+            # that answers HELLO but has stopped its heartbeat must not flap online.
+            for item in early:
+                await self._handle(item)
+            await self._read_loop(transport)
+        finally:
+            self._transport = None
+            await transport.close()
+
+    async def _on_down(self, error: BaseException | None) -> None:
+        self.stats["disconnects"] += 1
+        reason = f"link down: {error or 'closed'}"
+        if self.online:
+            await self._set_online(False, reason)
+        else:
+            self._health_later("offline", reason)
+
+    async def _send(self, command: Command) -> int:
+        transport = self._transport
+        if transport is None:
+            raise DeviceError(f"{self.device_id} is not connected")
+        self._host_seq += 1
+        await transport.write(self.codec.encode(command, self._host_seq, int(time.time() * 1000)))
+        return self._host_seq
+
+    async def _handshake(self, transport: Transport) -> list[Message | FrameError]:
+        """Send HELLO until the device answers; return what arrived before the answer."""
+        early: list[Message | FrameError] = []
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.handshake_timeout
+        while loop.time() < deadline:
+            await self._send(HelloCommand(version=self.codec.version))
+            resend_at = min(deadline, loop.time() + 0.5)
+            while (remaining := resend_at - loop.time()) > 0:
+                try:
+                    data = await asyncio.wait_for(transport.read(), remaining)
+                except TimeoutError:
+                    break
+                for item in self.codec.feed(data):
+                    if isinstance(item, Hello):
+                        self._on_hello(item)
+                        return early
+                    if isinstance(item, Nak) and item.code == "E01":
+                        raise DeviceError(
+                            f"{self.device_id}: protocol version {self.codec.version} refused ({item.text})"
+                        )
+                    early.append(item)
+        raise DeviceError(
+            f"{self.device_id}: no answer to the handshake within {self.handshake_timeout}s"
+        )
+
+    def _on_hello(self, hello: Hello) -> None:
+        self.hello = hello
+        self._update_skew(hello.time_ms)
+        if not self._connected_once:
+            # First contact since this driver started: continue from the device's count.
+            # Events the device sent while no driver ran are not replayed (see docs/devices.md).
+            self._connected_once = True
+            self.last_device_seq = hello.seq
+        elif hello.seq < self.last_device_seq:
+            self.offset += self.last_device_seq
+            self.last_device_seq = 0
+            self._held.clear()
+            self._health_later(
+                "degraded",
+                f"device restarted its numbering at {hello.seq}; seq offset {self.offset}",
+            )
+
+    async def _read_loop(self, transport: Transport) -> None:
+        loop = asyncio.get_running_loop()
+        last_alive = loop.time()
+        if self.hello is not None and self.hello.seq > self.last_device_seq:
+            await self._request_resend()
+        while True:
+            now = loop.time()
+            silent_for = now - last_alive
+            if silent_for >= self.settings.heartbeat_timeout:
+                self.stats["silences"] += 1
+                raise DeviceError(
+                    f"silent for {silent_for:.1f}s (heartbeat timeout {self.settings.heartbeat_timeout}s)"
+                )
+            if self._gap_deadline is not None and now >= self._gap_deadline:
+                await self._give_up_gap()
+            wait = self.settings.heartbeat_timeout - silent_for
+            if self._gap_deadline is not None:
+                wait = min(wait, max(0.0, self._gap_deadline - now))
+            try:
+                data = await asyncio.wait_for(transport.read(), max(wait, 0.001))
+            except TimeoutError:
+                continue
+            for item in self.codec.feed(data):
+                if isinstance(item, Message):
+                    last_alive = loop.time()
+                await self._handle(item)
+
+    # -- frames ------------------------------------------------------------------------
+    async def _handle(self, item: Message | FrameError) -> None:
+        if isinstance(item, FrameError):
+            self.stats[f"frame_{item.kind}"] += 1
+            self._error(f"{item.kind} frame: {item.detail}")
+            return
+        self.stats["frames"] += 1
+        if self.wire_id is not None and item.device != self.wire_id:
+            self.stats["frame_foreign"] += 1
+            self._error(f"frame from device {item.device!r}, expected {self.wire_id!r}")
+            return
+        if isinstance(item, Event | Heartbeat) and not self.online and self._transport is not None:
+            await self._set_online(True, f"connected to {self._transport.name}")
+        if isinstance(item, Event):
+            await self._on_event(item)
+        elif isinstance(item, Heartbeat):
+            self.stats["heartbeats"] += 1
+            self._update_skew(item.time_ms)
+            if item.seq > self.last_device_seq and self._gap_deadline is None:
+                # The heartbeat says there were events we never got.
+                self.stats["gaps"] += 1
+                await self._request_resend()
+        elif isinstance(item, Nak):
+            self.stats["naks"] += 1
+            if item.code == "E04" and item.text.isdigit():
+                await self._skip_to(int(item.text), "no longer in the device's resend buffer")
+            else:
+                self._error(f"device refused command #{item.ref}: {item.code} {item.text}")
+        elif isinstance(item, Ack):
+            self.stats["acks"] += 1
+        elif isinstance(item, Hello):
+            self._on_hello(item)
+
+    async def _on_event(self, event: Event) -> None:
+        seq = event.seq
+        if seq <= self.last_device_seq or seq in self._held:
+            self.stats["duplicates"] += 1
+            return
+        if seq != self.last_device_seq + 1:
+            self._held[seq] = event
+            if self._gap_deadline is None:
+                self.stats["gaps"] += 1
+                await self._request_resend()
+            return
+        await self._publish(event)
+        while self.last_device_seq + 1 in self._held:
+            await self._publish(self._held.pop(self.last_device_seq + 1))
+        if not self._held:
+            self._gap_deadline = None
+
+    async def _request_resend(self) -> None:
+        self._gap_deadline = asyncio.get_running_loop().time() + self.gap_timeout
+        with contextlib.suppress(DeviceError):
+            await self._send(ResendCommand(from_seq=self.last_device_seq + 1))
+        self.stats["resend_requests"] += 1
+
+    async def _give_up_gap(self) -> None:
+        self._gap_deadline = None
+        if self._held:
+            await self._skip_to(min(self._held), "resend did not fill the gap in time")
+
+    async def _skip_to(self, first: int, why: str) -> None:
+        """Accept that device seqs below ``first`` are lost; publish what is held after them."""
+        if first <= self.last_device_seq + 1:
+            return
+        self.stats["frames_lost"] += first - self.last_device_seq - 1
+        self._error(f"device seq {self.last_device_seq + 1}..{first - 1} lost: {why}")
+        self.last_device_seq = first - 1
+        while self.last_device_seq + 1 in self._held:
+            await self._publish(self._held.pop(self.last_device_seq + 1))
+        if self._held:
+            await self._request_resend()
+        else:
+            self._gap_deadline = None
+
+    def _update_skew(self, device_ms: int) -> None:
+        skew = device_ms - int(time.time() * 1000)
+        skewed = abs(skew) > self.skew_tolerance_ms
+        was = abs(self.skew_ms) > self.skew_tolerance_ms
+        self.skew_ms = skew
+        if skewed and not was:
+            self.stats["clock_skew"] += 1
+            self._error(
+                f"device clock skewed by {skew / 1000:+.1f}s; timestamps corrected to host time"
+            )
+        elif was and not skewed:
+            self._health_later("ok", "device clock back within tolerance")
+
+    def event_ts(self, event: Event) -> datetime:
+        ms = event.time_ms
+        if abs(self.skew_ms) > self.skew_tolerance_ms:
+            ms -= self.skew_ms
+        return _utc(ms)
+
+    async def _publish(self, event: Event) -> None:
+        self.last_device_seq = event.seq
+        seq = event.seq + self.offset
+        pub = self.publication(event, seq, self.event_ts(event))
+        data = pub.payload.model_dump_json().encode()
+        self._replay.append(_Replayable(seq, pub.topic, data))
+        await self.bus.publish(pub.topic, data, qos=1)
+        self.stats["events"] += 1
+        self.published += 1
+
+    # -- availability & health ----------------------------------------------------------
+    async def _set_online(self, online: bool, reason: str) -> None:
+        if online == self.online:
+            return
+        self.online = online
+        state = ONLINE if online else OFFLINE
+        self.bus.availability_state = state
+        await self.bus.publish(self.topics.availability(self.device_id), state, qos=1, retain=True)
+        await self._publish_health("ok" if online else "offline", reason)
+
+    def _error(self, reason: str) -> None:
+        _LOGGER.warning("%s/%s: %s", self.table_id, self.device_id, reason)
+        self._last_error = time.monotonic()
+        self._health_later("degraded", reason)
+
+    def _health_later(self, status: str, reason: str) -> None:
+        """Coalesce bursts (a flood of noise is one health event per interval, with counters)."""
+        self._health_pending = (status, reason)
+
+    async def _publish_health(self, status: str, reason: str) -> None:
+        self._status = status
+        self._health_pending = None
+        self._health_last = time.monotonic()
+        self._health_seq = max(self._health_seq + 1, int(time.time() * 1000))
+        health = DeviceHealth(
+            device=self.device_id,
+            seq=self._health_seq,
+            ts=datetime.now(UTC),
+            status=status,  # type: ignore[arg-type]
+            reason=reason[:500],
+            counters=dict(self.stats),
+        )
+        await self.bus.publish(self.topics.health(self.device_id), health, qos=1)
+
+    async def _health_ticker(self) -> None:
+        while True:
+            await asyncio.sleep(self.health_interval)
+            pending = self._health_pending
+            if pending is not None:
+                status, reason = pending
+                if not self.online:
+                    status = "offline"
+                await self._publish_health(status, reason)
+            elif (
+                self.online
+                and self._status == "degraded"
+                and time.monotonic() - self._last_error > 5.0
+                and abs(self.skew_ms) <= self.skew_tolerance_ms
+            ):
+                await self._publish_health("ok", "no errors for 5s")
+
+    # -- replay and commands --------------------------------------------------------------
+    async def _serve_replays(self) -> None:
+        async with self.bus.subscribe(self.topics.replay(self.device_id), ReplayRequest) as sub:
+            async for request in sub:
+                await self.replay(request.payload)
+
+    async def replay(self, request: ReplayRequest) -> int:
+        """Publish again every buffered event in the requested range; return how many."""
+        self.stats["replay_requests"] += 1
+        to_seq = request.to_seq or (1 << 62)
+        if (
+            self._replay
+            and request.from_seq < self._replay[0].seq
+            and len(self._replay) == self._replay.maxlen
+        ):
+            self._error(
+                f"replay from {request.from_seq} asked by {request.requester or '?'}: "
+                f"only seq >= {self._replay[0].seq} is still buffered"
+            )
+        count = 0
+        for item in list(self._replay):
+            if request.from_seq <= item.seq <= to_seq:
+                await self.bus.publish(item.topic, item.data, qos=1)
+                count += 1
+        self.stats["replayed"] += count
+        return count
+
+    async def _serve_commands(self) -> None:
+        async with self.bus.subscribe(self.topics.commands(self.device_id), DeviceCommand) as sub:
+            async for received in sub:
+                await self.command(received.payload)
+
+    async def command(self, request: DeviceCommand) -> None:
+        command = self.commands.get(request.command)
+        if command is None:
+            self._error(f"unknown command {request.command!r} for a {self.kind}")
+            return
+        try:
+            await self._send(command())
+        except DeviceError as exc:
+            self._error(f"command {request.command!r} not sent: {exc}")
+            return
+        self.stats["commands"] += 1
