@@ -2,5 +2,6 @@
 
 from studio.store.database import Database, async_url
 from studio.store.eventlog import ChainReport, EventLog, LogRecord
+from studio.store.rounds import RoundIndex
 
-__all__ = ["ChainReport", "Database", "EventLog", "LogRecord", "async_url"]
+__all__ = ["ChainReport", "Database", "EventLog", "LogRecord", "RoundIndex", "async_url"]

@@ -1,0 +1,178 @@
+"""The controller's view of one rules-engine round.
+
+The controller keeps the list of operations it applied (``ops``) so that a round
+can be rebuilt with a card corrected or voided; this adapter turns those plain,
+JSON-able operations into calls on :class:`studio.rules.round.Round` and turns
+the engine's answers into the dicts the contract carries.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from studio.controller.commands import (
+    BetCommand,
+    DecisionCommand,
+    InsuranceCommand,
+    VoteCommand,
+    game_command,
+)
+from studio.rules.hand import total as hand_total
+from studio.rules.round import CardFor, Phase, Round, RoundConfig
+from studio.rules.ruleset import RuleSet
+
+RoundOp = tuple[str, Any]
+
+_KINDS = {
+    CardFor.SEAT_HAND: "seat",
+    CardFor.DEALER_UP: "dealer_up",
+    CardFor.DEALER_HOLE: "dealer_hole",
+    CardFor.DEALER_DRAW: "dealer_draw",
+    CardFor.BURN: "burn",
+}
+
+
+class EngineRound:
+    def __init__(self, ruleset: RuleSet, config: RoundConfig | None = None) -> None:
+        self.round = Round(ruleset, config)
+        self.round.open_betting()
+
+    # -- operations ---------------------------------------------------------------
+    def apply(self, op: RoundOp) -> dict[str, Any] | None:
+        kind, arg = op
+        rnd = self.round
+        if kind == "card":
+            used = rnd.deal(str(arg))
+            return {"for": used.as_dict()}
+        if kind == "close_betting":
+            rnd.close_betting()
+            return None
+        if kind == "timeout":
+            pending = rnd.pending_decision()
+            rnd.timeout()
+            return {"default_for": pending.as_dict() if pending else None}
+        if kind == "command":
+            return self._command(arg)
+        raise ValueError(f"unknown round operation {kind!r}")
+
+    def _command(self, data: dict[str, Any]) -> dict[str, Any] | None:
+        command = game_command.validate_python(data)
+        rnd = self.round
+        if isinstance(command, BetCommand):
+            rnd.place_wager(
+                command.seat,
+                command.player,
+                command.stake,
+                {k: v for k, v in command.side_bets.items() if v > 0},
+                behind=command.behind,
+                auto_consent=command.consent_auto,
+                behind_double=command.behind_double,
+                behind_split=command.behind_split,
+            )
+        elif isinstance(command, DecisionCommand):
+            if command.action == "surrender" and rnd.phase is Phase.INSURANCE:
+                rnd.early_surrender(command.seat, True)
+            else:
+                rnd.act(command.seat, command.action)
+        elif isinstance(command, VoteCommand):
+            rnd.vote(command.seat, command.player, command.action)
+        elif isinstance(command, InsuranceCommand):
+            rnd.insurance(command.player, command.take, command.seat)
+        return None
+
+    # -- queries ------------------------------------------------------------------
+    def next_card(self) -> dict[str, Any] | None:
+        due = self.round.next_card()
+        if due.kind is CardFor.NONE:
+            return None
+        out: dict[str, Any] = {"kind": _KINDS[due.kind]}
+        if due.kind is CardFor.SEAT_HAND:
+            out.update(seat=due.seat, hand=due.hand)
+        return out
+
+    def pending(self) -> dict[str, Any] | None:
+        decision = self.round.pending_decision()
+        if decision is None or decision.kind == "betting":
+            return None
+        return decision.as_dict()
+
+    def finished(self) -> bool:
+        return self.round.phase is Phase.COMPLETE
+
+    def dealer_done(self) -> bool:
+        return self.round.phase in (Phase.COMPLETE, Phase.SETTLED, Phase.CANCELLED)
+
+    def has_wagers(self) -> bool:
+        return any(box.playing for box in self.round.boxes.values())
+
+    def wagers(self) -> list[dict[str, Any]]:
+        return [
+            {
+                "seat": w.seat,
+                "player": w.player,
+                "stake": str(w.stake),
+                "side_bets": {str(k.value): str(v) for k, v in w.side_bets.items()},
+                "behind": w.behind,
+            }
+            for box in self.round.boxes.values()
+            for w in box.wagers
+        ]
+
+    def settle(self) -> dict[str, Any]:
+        return _result_dict(self.round.settle())
+
+    def cancel(self, reason: str = "") -> dict[str, Any]:
+        return _result_dict(self.round.cancel(reason))
+
+    def snapshot(self) -> dict[str, Any]:
+        rnd = self.round
+        boxes = []
+        for seat in sorted(rnd.boxes):
+            box = rnd.boxes[seat]
+            boxes.append(
+                {
+                    "seat": seat,
+                    "mode": box.mode.value,
+                    "players": sorted({w.player for w in box.wagers}),
+                    "stake": str(sum((w.stake for w in box.live_wagers), Decimal(0))),
+                    "hands": [
+                        {
+                            "cards": [c.code for c in hand.cards],
+                            "total": hand.total if hand.cards else 0,
+                            "soft": hand.soft if hand.cards else False,
+                            "bust": hand.bust if hand.cards else False,
+                            "doubled": hand.doubled,
+                            "surrendered": hand.surrendered,
+                            "stood": hand.stood,
+                        }
+                        for hand in box.hands
+                    ],
+                }
+            )
+        # The hole card is scanned but face down: never stream it before the dealer's turn.
+        hidden = rnd.phase in (Phase.DEALING, Phase.INSURANCE, Phase.PLAYERS)
+        shown = [
+            "??" if hidden and card is rnd.dealer_hole else card.code for card in rnd.dealer_cards
+        ]
+        visible = [c for c in rnd.dealer_cards if not (hidden and c is rnd.dealer_hole)]
+        return {
+            "boxes": boxes,
+            "dealer": {"cards": shown, "total": hand_total(visible) if visible else 0},
+            "engine_phase": rnd.phase.value,
+        }
+
+
+def _result_dict(result: Any) -> dict[str, Any]:
+    for attr in ("as_dict", "to_dict"):
+        method = getattr(result, attr, None)
+        if callable(method):
+            value = method()
+            assert isinstance(value, dict)
+            return value
+    dump = getattr(result, "model_dump", None)
+    if callable(dump):
+        value = dump(mode="json")
+        assert isinstance(value, dict)
+        return value
+    raise TypeError(f"cannot serialise round result {type(result).__name__}")

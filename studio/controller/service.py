@@ -1,0 +1,490 @@
+"""The round controller service: many independent tables in one process.
+
+Every input is appended to the hash-chained event log *before* it is applied
+(write-ahead), so a restart replays the log through fresh
+:class:`TableController` objects and resumes each round exactly where it was.
+Manager actions are the exception: they are validated by applying them first,
+and only an action that succeeded is logged as an input (a refused one is logged
+as ``manager.refused`` for the audit trail, and is never replayed).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import Counter
+from collections.abc import Callable
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from types import TracebackType
+from typing import Any
+
+from pydantic import BaseModel, RootModel
+
+from studio.bus import MessageBus, SequenceTracker, SeqVerdict
+from studio.config.models import StudioConfig, TableSettings
+from studio.contract import (
+    Availability,
+    CameraCard,
+    DeviceEvent,
+    DeviceHealth,
+    ReplayRequest,
+    ShoeCard,
+    Topics,
+    utc_now,
+)
+from studio.contract.topics import device_of, table_of
+from studio.controller.alerts import AlertError
+from studio.controller.commands import GameCommand, ManagerAction, game_command
+from studio.controller.table import Input, Output, TableController
+from studio.errors import StudioError
+from studio.rules.ruleset import RuleSet, ruleset_from_spec
+from studio.store import EventLog, RoundIndex
+from studio.streams import Channel, Fanout
+
+_LOGGER = logging.getLogger(__name__)
+
+INPUT_KINDS = [
+    "shoe.card",
+    "shoe.event",
+    "camera.card",
+    "shuffler.event",
+    "cutcard.event",
+    "device.availability",
+    "device.health",
+    "game.command",
+    "manager.action",
+    "timer",
+]
+_LOGGED_OUTPUTS = {Channel.ROUND_EVENTS: "out.round_event", Channel.ALERTS: "out.alert"}
+
+
+class UnknownTable(StudioError, KeyError):
+    """No table with that id is configured."""
+
+
+class GameCommandPayload(RootModel[GameCommand]):
+    pass
+
+
+@dataclass
+class ControllerStats:
+    inputs: Counter[str] = field(default_factory=Counter)
+    duplicates: int = 0
+    gaps_requested: int = 0
+    validation_ms: list[float] = field(default_factory=list)
+
+
+class ControllerService:
+    def __init__(
+        self,
+        config: StudioConfig,
+        bus: MessageBus | None,
+        log: EventLog,
+        fanout: Fanout,
+        *,
+        rounds: RoundIndex | None = None,
+        clock: Callable[[], datetime] = utc_now,
+        crosscheck_window: float = 3.0,
+        round_gap: float = 2.0,
+        tick: float = 0.05,
+    ) -> None:
+        self.config = config
+        self.bus = bus
+        self.log = log
+        self.fanout = fanout
+        self.rounds = rounds or RoundIndex(log.db)
+        self.clock = clock
+        self.tick = tick
+        self.stats = ControllerStats()
+        self.tables: dict[str, TableController] = {}
+        for settings in config.tables:
+            self.tables[settings.id] = TableController(
+                settings,
+                _ruleset(settings),
+                crosscheck_window=crosscheck_window,
+                round_gap=round_gap,
+            )
+        self._locks = {table: asyncio.Lock() for table in self.tables}
+        self._trackers = {table: SequenceTracker() for table in self.tables}
+        self._last_emitted: dict[tuple[str, Channel], Any] = {}
+        self._stack: AsyncExitStack | None = None
+        self._recovered = False
+
+    # ------------------------------------------------------------------ lifecycle
+    async def __aenter__(self) -> ControllerService:
+        await self.recover()
+        for table in self.tables.values():
+            await self._emit(table, [Output(Channel.ROUND_STATE, table.state())])
+            await self._emit(table, [Output(Channel.DEALER_PROMPT, table.prompt())])
+        self._stack = AsyncExitStack()
+        group = await self._stack.enter_async_context(asyncio.TaskGroup())
+        self._tasks = [group.create_task(self._timers(), name="controller:timers")]
+        if self.bus is not None:
+            topics = Topics("+")
+            consumers: list[tuple[str, str, type[BaseModel]]] = [
+                ("shoe.card", topics.shoe_cards, ShoeCard),
+                ("shoe.event", topics.shoe_events, DeviceEvent),
+                ("camera.card", topics.camera_cards, CameraCard),
+                ("shuffler.event", topics.shuffler_events, DeviceEvent),
+                ("cutcard.event", topics.cutcard_events, DeviceEvent),
+                ("device.health", topics.health("+"), DeviceHealth),
+                ("device.availability", topics.availability("+"), Availability),
+                ("game.command", topics.game_commands, GameCommandPayload),
+            ]
+            for kind, topic, model in consumers:
+                self._tasks.append(
+                    group.create_task(self._consume(kind, topic, model), name=f"controller:{kind}")
+                )
+            self._tasks.append(group.create_task(self._repair_gaps(), name="controller:gaps"))
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        for task in self._tasks:
+            task.cancel()
+        assert self._stack is not None
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._stack.aclose()
+
+    async def interrupt_rounds(self, reason: str) -> list[str]:
+        """Record every round in progress as interrupted (clean shutdown)."""
+        interrupted = []
+        for table in self.tables.values():
+            if table.phase in ("betting", "dealing") and table.round_id:
+                await self.log.append(
+                    table.table,
+                    "out.round_interrupted",
+                    {"reason": reason},
+                    round_id=table.round_id,
+                )
+                await self.rounds.upsert(
+                    table.round_id,
+                    table.table,
+                    status="interrupted",
+                    ended=self.clock().isoformat(),
+                )
+                interrupted.append(table.round_id)
+        return interrupted
+
+    # ------------------------------------------------------------------ recovery
+    async def recover(self) -> int:
+        """Rebuild every table by replaying its logged inputs; return how many were replayed."""
+        replayed = 0
+        async for record in self.log.iterate(kinds=INPUT_KINDS):
+            table = self.tables.get(record.table_id)
+            if table is None:
+                continue
+            ts = datetime.fromisoformat(record.ts)
+            self._observe_seq(record.table_id, record.kind, record.payload)
+            try:
+                table.handle(Input(record.kind, record.payload, ts))
+            except StudioError as exc:  # a logged input must replay; say so loudly if not
+                _LOGGER.error("replay of record %d failed: %s", record.id, exc)
+            replayed += 1
+        self._recovered = True
+        if replayed:
+            _LOGGER.info("recovered %d tables from %d logged inputs", len(self.tables), replayed)
+        return replayed
+
+    # ------------------------------------------------------------------ inputs
+    def table(self, table_id: str) -> TableController:
+        try:
+            return self.tables[table_id]
+        except KeyError as exc:
+            raise UnknownTable(f"no table {table_id!r}") from exc
+
+    async def submit(self, table_id: str, kind: str, data: dict[str, Any]) -> list[Output]:
+        """Log and apply one input to a table; publish its outputs."""
+        table = self.table(table_id)
+        async with self._locks[table_id]:
+            inp = Input(kind, data, self.clock())
+            started = asyncio.get_running_loop().time()
+            if kind == "manager.action":
+                try:
+                    outputs = table.handle(inp)
+                except StudioError as exc:
+                    await self.log.append(
+                        table_id,
+                        "manager.refused",
+                        {**data, "error": str(exc)},
+                        round_id=table.round_id,
+                    )
+                    raise
+                await self.log.append(table_id, kind, data, round_id=table.round_id, ts=inp.ts)
+            else:
+                await self.log.append(table_id, kind, data, round_id=table.round_id, ts=inp.ts)
+                outputs = table.handle(inp)
+            if kind in ("shoe.card", "camera.card"):
+                elapsed = (asyncio.get_running_loop().time() - started) * 1000
+                self.stats.validation_ms.append(elapsed)
+                del self.stats.validation_ms[:-10_000]
+            self.stats.inputs[kind] += 1
+            await self._emit(table, outputs)
+            return outputs
+
+    def _observe_seq(self, table_id: str, kind: str, payload: dict[str, Any]) -> SeqVerdict | None:
+        device, seq = payload.get("device"), payload.get("seq")
+        if not isinstance(device, str) or not isinstance(seq, int):
+            return None
+        # One sequence space per device: a driver numbers all its frames together.
+        return self._trackers[table_id].observe(device, seq)
+
+    async def _consume(self, kind: str, topic: str, model: type[BaseModel]) -> None:
+        assert self.bus is not None
+        async with self.bus.subscribe(topic, model) as subscription:
+            async for received in subscription:
+                try:
+                    table_id = table_of(received.topic)
+                except StudioError:
+                    continue
+                if table_id not in self.tables:
+                    continue
+                payload = received.payload
+                if isinstance(payload, GameCommandPayload):
+                    data = payload.root.model_dump(mode="json")
+                elif isinstance(payload, Availability):
+                    data = {"device": device_of(received.topic), "state": payload.state}
+                    if self._unchanged_availability(table_id, data):
+                        continue
+                else:
+                    data = payload.model_dump(mode="json")
+                    if self._observe_seq(table_id, kind, data) is SeqVerdict.DUPLICATE:
+                        self.stats.duplicates += 1
+                        continue
+                try:
+                    await self.submit(table_id, kind, data)
+                except StudioError as exc:
+                    _LOGGER.warning("input %s on %s refused: %s", kind, table_id, exc)
+
+    def _unchanged_availability(self, table_id: str, data: dict[str, Any]) -> bool:
+        device = self.tables[table_id].devices.get(data["device"])
+        return device is None or device.availability == data["state"]
+
+    async def _repair_gaps(self) -> None:
+        """Ask drivers to re-send what a consumer missed (gaps, or a tail lost in a reconnect)."""
+        assert self.bus is not None
+        seen_connects = self.bus.stats.connects
+        previous: dict[tuple[str, str], list[int]] = {}
+        while True:
+            await asyncio.sleep(1.0)
+            reconnected = self.bus.stats.connects != seen_connects and seen_connects > 0
+            seen_connects = self.bus.stats.connects
+            for table_id, tracker in self._trackers.items():
+                for device in tracker.sources():
+                    missing = tracker.missing(device)
+                    key = (table_id, device)
+                    # A gap that survives a whole second is real, not just topic reordering.
+                    stale = [s for s in missing if s in previous.get(key, [])]
+                    previous[key] = missing
+                    if stale or reconnected:
+                        start = stale[0] if stale else tracker.last_contiguous(device) + 1
+                        request = ReplayRequest(from_seq=start, requester="controller")
+                        await self.bus.publish(Topics(table_id).replay(device), request)
+                        self.stats.gaps_requested += 1
+
+    async def _timers(self) -> None:
+        while True:
+            now = self.clock()
+            for table_id, table in self.tables.items():
+                deadline = table.next_deadline()
+                if deadline is not None and now >= deadline:
+                    try:
+                        await self.submit(table_id, "timer", {})
+                    except StudioError as exc:
+                        _LOGGER.error("timer on %s failed: %s", table_id, exc)
+            await asyncio.sleep(self.tick)
+
+    # ------------------------------------------------------------------ outputs
+    async def _emit(self, table: TableController, outputs: list[Output]) -> None:
+        for output in outputs:
+            if output.channel in (Channel.ROUND_STATE, Channel.DEALER_PROMPT):
+                # Retained snapshots go out only when they change (ignoring the time stamp).
+                key = (table.table, output.channel)
+                body = output.payload.model_dump(mode="json", exclude={"ts"})
+                if self._last_emitted.get(key) == body:
+                    continue
+                self._last_emitted[key] = body
+            kind = _LOGGED_OUTPUTS.get(output.channel)
+            if kind is not None:
+                data = output.payload.model_dump(mode="json")
+                await self.log.append(table.table, kind, data, round_id=data.get("round_id"))
+                await self._index(table, output)
+            await self.fanout.emit(table.table, output.channel, output.payload)
+
+    async def _index(self, table: TableController, output: Output) -> None:
+        data = output.payload.model_dump(mode="json")
+        round_id = data.get("round_id")
+        if not round_id or round_id == "-":
+            return
+        if output.channel is Channel.ALERTS:
+            if data["state"] == "raised":
+                summary = await self.rounds.get(round_id)
+                codes = [*(summary or {}).get("alerts", []), data["code"]]
+                await self.rounds.upsert(round_id, table.table, alerts=codes)
+            return
+        kind = data["type"]
+        if kind == "round_opened":
+            await self.rounds.upsert(
+                round_id,
+                table.table,
+                started=data["ts"],
+                status="in_progress",
+                single_source=bool(data["data"].get("single_source")),
+            )
+        elif kind == "betting_closed":
+            players = sorted({w["player"] for w in data["data"].get("wagers", [])})
+            await self.rounds.upsert(round_id, table.table, players=players)
+        elif kind in ("round_settled", "round_cancelled"):
+            result = data["data"].get("result") or data["data"].get("refunds") or {}
+            totals = result.get("totals", {})
+            await self.rounds.upsert(
+                round_id,
+                table.table,
+                ended=data["ts"],
+                status="settled" if kind == "round_settled" else "cancelled",
+                total_stake=totals.get("stakes", "0.00"),
+                total_payout=totals.get("payouts", "0.00"),
+            )
+
+    # ------------------------------------------------------------------ queries (console, REST)
+    def tables_summary(self) -> list[dict[str, Any]]:
+        return [t.summary() for t in self.tables.values()]
+
+    def table_state(self, table_id: str) -> dict[str, Any]:
+        return self.table(table_id).summary()
+
+    def alerts(self, state: str | None = None, table: str | None = None) -> list[dict[str, Any]]:
+        out = []
+        for controller in self.tables.values():
+            if table is not None and controller.table != table:
+                continue
+            for alert in controller.alerts.all():
+                if state == "open" and not alert.open:
+                    continue
+                if state not in (None, "open") and alert.state != state:
+                    continue
+                out.append(alert.message_model().model_dump(mode="json"))
+        return out
+
+    def find_alert_table(self, alert_id: str) -> str:
+        for table_id, controller in self.tables.items():
+            if any(a.alert_id == alert_id for a in controller.alerts.all()):
+                return table_id
+        raise AlertError(f"no alert {alert_id!r}")
+
+    async def manager(self, table_id: str, action: ManagerAction) -> dict[str, Any]:
+        outputs = await self.submit(table_id, "manager.action", action.model_dump(mode="json"))
+        for output in outputs:
+            if output.channel is Channel.ROUND_EVENTS:
+                data = output.payload.model_dump(mode="json")
+                if data["type"] == "manager_action":
+                    return dict(data["data"])
+        return {}
+
+    async def acknowledge_alert(self, alert_id: str, *, user: str) -> dict[str, Any]:
+        table = self.find_alert_table(alert_id)
+        await self.manager(table, ManagerAction(verb="acknowledge", user=user, alert_id=alert_id))
+        return self.tables[table].alerts.get(alert_id).message_model().model_dump(mode="json")
+
+    async def resolve_alert(
+        self, alert_id: str, action: str, *, user: str, reason: str, card: str | None = None
+    ) -> dict[str, Any]:
+        table = self.find_alert_table(alert_id)
+        verb = ManagerAction.model_validate(
+            {
+                "verb": "resolve",
+                "user": user,
+                "alert_id": alert_id,
+                "resolution": action,
+                "reason": reason,
+                "card": card,
+            }
+        )
+        await self.manager(table, verb)
+        return self.tables[table].alerts.get(alert_id).message_model().model_dump(mode="json")
+
+    async def pause(self, table: str, *, user: str, reason: str) -> dict[str, Any]:
+        return await self.manager(table, ManagerAction(verb="pause", user=user, reason=reason))
+
+    async def resume(self, table: str, *, user: str, reason: str) -> dict[str, Any]:
+        return await self.manager(table, ManagerAction(verb="resume", user=user, reason=reason))
+
+    async def cancel_round(self, table: str, *, user: str, reason: str) -> dict[str, Any]:
+        if not reason.strip():
+            raise AlertError("cancelling a round needs a reason")
+        return await self.manager(
+            table, ManagerAction(verb="cancel_round", user=user, reason=reason)
+        )
+
+    async def request_shoe_change(self, table: str, *, user: str, reason: str) -> dict[str, Any]:
+        return await self.manager(
+            table, ManagerAction(verb="shoe_change", user=user, reason=reason)
+        )
+
+    async def submit_command(self, table_id: str, data: dict[str, Any]) -> dict[str, Any]:
+        """A game-platform command (REST); idempotent by its ``id``."""
+        command = game_command.validate_python(data)
+        table = self.table(table_id)
+        previous = table.commands_seen.get(command.id)
+        if previous is None:
+            await self.submit(table_id, "game.command", command.model_dump(mode="json"))
+            previous = table.commands_seen[command.id]
+        return {"id": command.id, **previous}
+
+    async def rounds_search(self, **filters: Any) -> list[dict[str, Any]]:
+        return await self.rounds.search(**filters)
+
+    async def round_record(self, round_id: str) -> dict[str, Any]:
+        summary = await self.rounds.get(round_id)
+        if summary is None:
+            raise UnknownTable(f"no round {round_id!r}")
+        records = await self.log.read(round_id=round_id)
+        events = [
+            {
+                "log_id": r.id,
+                "ts": r.ts,
+                "kind": r.kind,
+                **(
+                    {
+                        "seq": r.payload.get("seq"),
+                        "type": r.payload.get("type"),
+                        "data": r.payload.get("data"),
+                    }
+                    if r.kind == "out.round_event"
+                    else {"data": r.payload}
+                ),
+            }
+            for r in records
+        ]
+        return {"summary": summary, "events": events}
+
+    async def stats_summary(self, hours: int = 24) -> dict[str, Any]:
+        since = (self.clock() - timedelta(hours=hours)).astimezone(UTC).isoformat()
+        rounds_per_hour = await self.rounds.count_by_hour(since)
+        alerts_per_hour: Counter[str] = Counter()
+        for controller in self.tables.values():
+            for alert in controller.alerts.all():
+                stamp = alert.ts.astimezone(UTC).isoformat()
+                if stamp >= since:
+                    alerts_per_hour[stamp[:13]] += 1
+        uptime = {
+            f"{t.table}/{d}": (1.0 if dev.availability == "online" else 0.0)
+            for t in self.tables.values()
+            for d, dev in t.devices.items()
+        }
+        return {
+            "alerts_per_hour": sorted(alerts_per_hour.items()),
+            "rounds_per_hour": rounds_per_hour,
+            "device_uptime": uptime,
+        }
+
+
+def _ruleset(settings: TableSettings) -> RuleSet:
+    return ruleset_from_spec(settings.ruleset)

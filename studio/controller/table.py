@@ -1,0 +1,912 @@
+"""One table's round controller: pure logic, fed one logged input at a time.
+
+:meth:`TableController.handle` takes an :class:`Input` (a device event, a game
+command, a manager action or a timer tick, each with the time it was received)
+and returns the outputs to publish. It performs no I/O and reads no clock, so
+replaying the event log through a fresh controller rebuilds exactly the same
+state: that is how the controller recovers after ``kill -9``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from decimal import Decimal
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from studio.cards import parse_card
+from studio.config.models import TableSettings
+from studio.contract import CameraCard, DealerPrompt, DeviceEvent, RoundEvent, RoundState, ShoeCard
+from studio.controller.alerts import Alert, AlertBook, AlertCode, AlertError, Resolution
+from studio.controller.commands import (
+    BetCommand,
+    GameCommand,
+    InsuranceCommand,
+    ManagerAction,
+    game_command,
+)
+from studio.controller.crosscheck import CrossCheck, Outcome, Sighting, Verdict, zone_of
+from studio.controller.engine import EngineRound, RoundOp
+from studio.controller.shoe import ShoeTracker, census_problems
+from studio.errors import CardCodeError, RuleError, StudioError
+from studio.rules.ruleset import RuleSet
+from studio.streams import Channel
+
+# Device faults that are reported on the device's event topics.
+_SHOE_FAULTS = {
+    "jam": "shoe jammed",
+    "tamper": "shoe lid open / tamper",
+    "shoe_empty": "shoe empty",
+}
+_SHUFFLER_FAULTS = {"jam": "shuffler jammed", "door_open": "shuffler door open"}
+
+
+class CommandRejected(StudioError):
+    """A game command that cannot be applied now (wrong phase, illegal, over the limit)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Input:
+    """One logged input. ``kind`` names the source; ``data`` is the payload as received."""
+
+    kind: str
+    data: dict[str, Any]
+    ts: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Output:
+    channel: Channel
+    payload: BaseModel
+
+
+@dataclass
+class _DealtCard:
+    index: int
+    code: str
+    serial: str | None
+    target: dict[str, Any]
+    source: dict[str, Any]
+
+
+@dataclass
+class _Device:
+    kind: str
+    availability: str = "unknown"
+    last_seen: datetime | None = None
+
+
+@dataclass
+class TableController:
+    settings: TableSettings
+    ruleset: RuleSet
+    crosscheck_window: float = 3.0
+    round_gap: float = 2.0  # seconds between a settled round and the next betting window
+
+    phase: str = "waiting_shoe"
+    manual_pause: bool = False
+    round_no: int = 0
+    round_id: str | None = None
+    engine: EngineRound | None = None
+    ops: list[RoundOp] = field(default_factory=list)
+    cards: list[_DealtCard] = field(default_factory=list)
+    betting_deadline: datetime | None = None
+    decision_deadline: datetime | None = None
+    next_round_at: datetime | None = None
+    shuffle_verified: bool = False
+    last_settlement: dict[str, Any] | None = None
+    event_seq: int = 0
+    round_flags: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.table = self.settings.id
+        self.shoe = ShoeTracker(decks=self.ruleset.shoe.decks)
+        self.alerts = AlertBook(self.table)
+        self.crosscheck = CrossCheck(window=self.crosscheck_window)
+        self.devices: dict[str, _Device] = {d.id: _Device(d.kind) for d in self.settings.devices}
+        self.commands_seen: dict[str, dict[str, Any]] = {}
+        self._out: list[Output] = []
+        self._now: datetime | None = None
+
+    # ------------------------------------------------------------------ entry point
+    def handle(self, inp: Input) -> list[Output]:
+        """Apply one input; return what to publish. Never raises for bad device data."""
+        self._out = []
+        self._now = inp.ts
+        handler = getattr(self, f"_on_{inp.kind.replace('.', '_')}", None)
+        if handler is None:
+            raise StudioError(f"unknown input kind {inp.kind!r}")
+        handler(inp)
+        self._advance()
+        self._publish_state()
+        return self._out
+
+    @property
+    def now(self) -> datetime:
+        assert self._now is not None
+        return self._now
+
+    @property
+    def paused(self) -> bool:
+        return self.manual_pause or bool(self.alerts.pausing())
+
+    def next_deadline(self) -> datetime | None:
+        times = [
+            t
+            for t in (
+                self.betting_deadline,
+                self.decision_deadline,
+                self.next_round_at,
+                self.crosscheck.next_deadline(),
+            )
+            if t is not None
+        ]
+        return min(times) if times else None
+
+    # ------------------------------------------------------------------ outputs
+    def _event(self, type_: str, **data: Any) -> None:
+        self.event_seq += 1
+        self._out.append(
+            Output(
+                Channel.ROUND_EVENTS,
+                RoundEvent(
+                    table=self.table,
+                    round_id=self.round_id or "-",
+                    seq=self.event_seq,
+                    ts=self.now,
+                    type=type_,
+                    data=data,
+                ),
+            )
+        )
+
+    def _alert(
+        self,
+        code: AlertCode,
+        message: str,
+        evidence: list[dict[str, Any]],
+        *,
+        allowed: list[Resolution] | None = None,
+        subject: dict[str, Any] | None = None,
+    ) -> Alert:
+        alert = self.alerts.raise_alert(
+            code,
+            message,
+            ts=self.now,
+            round_id=self.round_id,
+            evidence=evidence,
+            allowed=[r.value for r in allowed] if allowed is not None else None,
+            subject=subject,
+        )
+        if alert.pauses:
+            self.decision_deadline = None  # timers stop while a manager looks
+        self._out.append(Output(Channel.ALERTS, alert.message_model()))
+        self._event("alert_raised", alert_id=alert.alert_id, code=code.value, message=message)
+        return alert
+
+    def _publish_state(self) -> None:
+        self._out.append(Output(Channel.ROUND_STATE, self.state()))
+        self._out.append(Output(Channel.DEALER_PROMPT, self.prompt()))
+
+    # ------------------------------------------------------------------ views
+    def next_card(self) -> dict[str, Any] | None:
+        if self.engine is None or self.phase != "dealing":
+            return None
+        return self.engine.next_card()
+
+    def state(self) -> RoundState:
+        snap = self.engine.snapshot() if self.engine is not None else {"boxes": [], "dealer": {}}
+        return RoundState(
+            table=self.table,
+            round_id=self.round_id,
+            seq=self.event_seq,
+            ts=self.now,
+            phase=self.phase,
+            paused=self.paused,
+            single_source=self.settings.single_source,
+            shoe=self.shoe.snapshot(),
+            boxes=snap["boxes"],
+            dealer=snap["dealer"],
+            open_alerts=len(self.alerts.open_alerts()),
+            next_card=None if self.paused else self.next_card(),
+        )
+
+    def prompt(self) -> DealerPrompt:
+        action, text, target = self._prompt_parts()
+        return DealerPrompt(
+            table=self.table,
+            round_id=self.round_id,
+            ts=self.now,
+            action=action,
+            text=text,
+            target=target,
+        )
+
+    def _prompt_parts(self) -> tuple[str, str, dict[str, Any] | None]:
+        if self.paused:
+            return "paused", "Paused: call manager", None
+        if self.phase == "waiting_shoe":
+            if self.shuffle_verified:
+                return "load_shoe", "Load the shoe", None
+            return "shuffle", "Shuffle and verify the count", None
+        if self.phase == "shoe_change":
+            return "change_shoe", "Change shoe", None
+        if self.phase == "betting":
+            return "wait_bets", "Betting open: wait", None
+        if self.phase == "settled":
+            return "collect", "Collect the cards", None
+        target = self.next_card()
+        if target is not None:
+            return "deal", _describe_target(target), target
+        pending = self.engine.pending() if self.engine is not None else None
+        if pending is not None:
+            seat = pending.get("seat")
+            where = f" (seat {seat})" if seat else ""
+            return "wait_decisions", f"Wait for decisions{where}", pending
+        return "wait", "Wait", None
+
+    def summary(self) -> dict[str, Any]:
+        state = self.state().model_dump(mode="json")
+        state["ruleset"] = self.ruleset.name
+        state["prompt"] = self.prompt().model_dump(mode="json")
+        state["devices"] = [
+            {
+                "device": device_id,
+                "kind": device.kind,
+                "availability": device.availability,
+                "last_seen": device.last_seen.isoformat() if device.last_seen else None,
+            }
+            for device_id, device in sorted(self.devices.items())
+        ]
+        return state
+
+    # ------------------------------------------------------------------ rounds
+    def _open_round(self) -> None:
+        self.round_no += 1
+        self.round_id = f"{self.table}-R{self.round_no}"
+        self.engine = EngineRound(self.ruleset)
+        self.ops = []
+        self.cards = []
+        self.round_flags = {"single_source": self.settings.single_source}
+        self.crosscheck.clear()
+        self.phase = "betting"
+        self.betting_deadline = self.now + timedelta(seconds=self.ruleset.timeouts.betting_seconds)
+        self.next_round_at = None
+        self._event(
+            "round_opened",
+            shoe=self.shoe.shoe_id,
+            ruleset=self.ruleset.name,
+            single_source=self.settings.single_source,
+        )
+
+    def _apply_op(self, op: RoundOp) -> dict[str, Any] | None:
+        assert self.engine is not None
+        result = self.engine.apply(op)
+        self.ops.append(op)
+        return result
+
+    def _advance(self) -> None:
+        """Move the round on as far as it goes without new input."""
+        if self.phase == "dealing" and self.engine is not None and not self.paused:
+            if self.engine.finished():
+                self._settle()
+            else:
+                self._arm_decision_timer()
+        if self.phase in ("waiting_shoe", "shoe_change", "settled") and not self.paused:
+            ready = self.shoe.shoe_id is not None and not self.shoe.out_of_play
+            if self.phase == "settled" and self.next_round_at is None:
+                return
+            if ready and self.phase != "shoe_change" and self._due(self.next_round_at):
+                self._open_round()
+
+    def _due(self, deadline: datetime | None) -> bool:
+        return deadline is None or self.now >= deadline
+
+    def _arm_decision_timer(self) -> None:
+        assert self.engine is not None
+        pending = self.engine.pending()
+        if pending is None:
+            self.decision_deadline = None
+        elif self.decision_deadline is None:
+            seconds = self.ruleset.timeouts.decision_seconds
+            self.decision_deadline = self.now + timedelta(seconds=seconds)
+
+    def _settle(self) -> None:
+        assert self.engine is not None
+        result = self.engine.settle()
+        self.last_settlement = result
+        self.phase = "settled"
+        self.decision_deadline = None
+        self._event("round_settled", result=result, flags=self.round_flags)
+        self._after_round()
+
+    def _after_round(self) -> None:
+        needs_change = self.shoe.cut_card_seen or self.ruleset.shoe.reshuffle_every_round
+        if needs_change:
+            self.phase = "shoe_change"
+            self.shoe.out_of_play = True
+            self.shuffle_verified = False
+            self._event("shoe_change_due", cut_card=self.shoe.cut_card_seen)
+            self.next_round_at = None
+        else:
+            self.next_round_at = self.now + timedelta(seconds=self.round_gap)
+
+    def _cancel_round(self, reason: str, user: str) -> dict[str, Any]:
+        refunds: dict[str, Any] = {}
+        if self.engine is not None and self.phase in ("betting", "dealing"):
+            refunds = self.engine.cancel()
+        self.phase = "settled"
+        self.decision_deadline = None
+        self.betting_deadline = None
+        self.crosscheck.clear()
+        self._event("round_cancelled", reason=reason, by=user, refunds=refunds)
+        self._after_round()
+        return refunds
+
+    # ------------------------------------------------------------------ timers
+    def _on_timer(self, inp: Input) -> None:
+        now = inp.ts
+        for outcome in self.crosscheck.expire(now):
+            self._crosscheck_outcome(outcome)
+        if self.betting_deadline is not None and now >= self.betting_deadline:
+            self.betting_deadline = None
+            self._close_betting()
+        if (
+            self.decision_deadline is not None
+            and now >= self.decision_deadline
+            and self.engine is not None
+            and not self.paused
+        ):
+            self.decision_deadline = None
+            pending = self.engine.pending()
+            if pending is not None:
+                applied = self._apply_op(("timeout", None))
+                self._event("timeout_default", pending=pending, applied=applied)
+
+    def _close_betting(self) -> None:
+        assert self.engine is not None
+        if not self.engine.has_wagers():
+            # Nobody bet: keep the table open for the next window, same round id.
+            self.betting_deadline = self.now + timedelta(
+                seconds=self.ruleset.timeouts.betting_seconds
+            )
+            self._event("betting_extended", reason="no bets")
+            return
+        self._apply_op(("close_betting", None))
+        self.phase = "dealing"
+        self._event("betting_closed", wagers=self.engine.wagers())
+
+    # ------------------------------------------------------------------ devices
+    def _device_ok(self, device: str, kind: str, evidence: dict[str, Any]) -> bool:
+        known = self.devices.get(device)
+        if self.settings.devices and (known is None or known.kind != kind):
+            self._alert(
+                AlertCode.INTEGRITY,
+                f"unauthorised {kind} device {device!r} on table {self.table}",
+                [evidence],
+                allowed=[Resolution.ACCEPT, Resolution.CANCEL],
+            )
+            return False
+        if known is not None:
+            known.last_seen = self.now
+        return True
+
+    def _on_device_availability(self, inp: Input) -> None:
+        device_id, state = inp.data["device"], inp.data["state"]
+        device = self.devices.get(device_id)
+        if device is None:
+            return
+        before, device.availability = device.availability, state
+        device.last_seen = self.now
+        self._event("device_availability", device=device_id, state=state)
+        if state == "offline" and before != "offline":
+            self._alert(
+                AlertCode.DEVICE_OFFLINE,
+                f"{device.kind} {device_id} went offline",
+                [{"device": device_id, "kind": device.kind, "availability": state}],
+                allowed=[Resolution.ACCEPT, Resolution.CANCEL],
+            )
+
+    def _on_device_health(self, inp: Input) -> None:
+        self._event("device_health", **inp.data)
+
+    def _on_shuffler_event(self, inp: Input) -> None:
+        event = DeviceEvent.model_validate(inp.data)
+        if not self._device_ok(event.device, "shuffler", inp.data):
+            return
+        if event.event == "shuffle_complete":
+            count = int(event.data.get("count", -1))
+            census = {str(k): int(v) for k, v in dict(event.data.get("census", {})).items()}
+            problems = census_problems(count, census, self.ruleset.shoe.decks)
+            self.shuffle_verified = not problems
+            self._event("shuffle_verified" if not problems else "shuffle_rejected", count=count)
+            if problems:
+                self._count_mismatch(inp.data, "; ".join(problems))
+        elif event.event == "count_mismatch":
+            self.shuffle_verified = False
+            self._count_mismatch(inp.data, str(event.data.get("reason", "count mismatch")))
+        elif event.event in _SHUFFLER_FAULTS:
+            self._alert(AlertCode.INTEGRITY, _SHUFFLER_FAULTS[event.event], [inp.data])
+        else:
+            self._event(f"shuffler_{event.event}", **event.data)
+
+    def _count_mismatch(self, evidence: dict[str, Any], why: str) -> None:
+        self.shoe.out_of_play = True
+        self._alert(
+            AlertCode.SHUFFLER_COUNT_MISMATCH,
+            f"shuffler count wrong ({why}): deck out of play, replace it and investigate",
+            [evidence],
+            allowed=[Resolution.ACCEPT],
+        )
+
+    def _on_cutcard_event(self, inp: Input) -> None:
+        event = DeviceEvent.model_validate(inp.data)
+        if not self._device_ok(event.device, "cutcard", inp.data):
+            return
+        if event.event == "cut_card_detected":
+            if not self.shoe.cut_card_seen:
+                self.shoe.cut_card_seen = True
+                self._alert(
+                    AlertCode.CUT_CARD,
+                    "cut card out: this is the last round of the shoe",
+                    [inp.data],
+                    allowed=[Resolution.ACCEPT],
+                )
+        elif event.event == "sensor_fault":
+            self._alert(AlertCode.INTEGRITY, "cut-card sensor fault", [inp.data])
+        else:
+            self._event(f"cutcard_{event.event}", **event.data)
+
+    def _on_shoe_event(self, inp: Input) -> None:
+        event = DeviceEvent.model_validate(inp.data)
+        if not self._device_ok(event.device, "shoe", inp.data):
+            return
+        if event.event == "shoe_loaded":
+            self._load_shoe(str(event.data.get("shoe", f"{event.device}-{event.seq}")), inp.data)
+        elif event.event == "misread":
+            self._alert(
+                AlertCode.MISSCAN,
+                "card pulled but not read by the shoe",
+                [inp.data],
+                allowed=[Resolution.ACCEPT, Resolution.CANCEL],
+            )
+        elif event.event == "double_pull":
+            self._alert(
+                AlertCode.UNEXPECTED_CARD,
+                "two cards pulled at once",
+                [inp.data],
+                allowed=[Resolution.ACCEPT, Resolution.CANCEL],
+            )
+        elif event.event in _SHOE_FAULTS:
+            if event.event == "shoe_empty" and self.phase not in ("dealing", "betting"):
+                self._event("shoe_empty")
+                return
+            self._alert(AlertCode.INTEGRITY, _SHOE_FAULTS[event.event], [inp.data])
+        else:
+            self._event(f"shoe_{event.event}", **event.data)
+
+    def _load_shoe(self, shoe_id: str, evidence: dict[str, Any]) -> None:
+        if self.phase in ("dealing", "betting"):
+            self._alert(
+                AlertCode.INTEGRITY,
+                f"shoe {shoe_id} loaded during round {self.round_id}",
+                [evidence],
+                allowed=[Resolution.ACCEPT, Resolution.CANCEL],
+            )
+            return
+        verified = self.shuffle_verified
+        self.shoe.load(shoe_id, self.ruleset.shoe.decks, verified=verified)
+        self.shuffle_verified = False  # every shoe needs its own verified count
+        self._event("shoe_loaded", shoe=shoe_id, verified=verified)
+        if not verified:
+            self._alert(
+                AlertCode.SHUFFLER_COUNT_MISMATCH,
+                f"shoe {shoe_id} loaded without a verified shuffler count: out of play",
+                [evidence],
+                allowed=[Resolution.ACCEPT],
+            )
+            return
+        self.phase = "waiting_shoe"
+        self.next_round_at = None
+
+    # ------------------------------------------------------------------ cards
+    def _on_shoe_card(self, inp: Input) -> None:
+        try:
+            card = ShoeCard.model_validate(inp.data)
+        except (ValidationError, CardCodeError) as exc:
+            self._alert(
+                AlertCode.MISSCAN,
+                f"shoe card payload unusable: {exc}",
+                [inp.data],
+                allowed=[Resolution.ACCEPT, Resolution.CANCEL],
+            )
+            return
+        if not self._device_ok(card.device, "shoe", inp.data):
+            return
+        source = {"device": card.device, "seq": card.seq, "ts": inp.data.get("ts")}
+        held = {"held": {"card": card.card, "serial": card.serial, "source": source}}
+        if self.phase == "betting":
+            self.shoe.record(card.card, card.serial)
+            self._alert(
+                AlertCode.GAME_BEFORE_TIME,
+                f"{card.card} drawn before bets closed",
+                [{"source": "shoe", **inp.data}],
+                allowed=[Resolution.VOID, Resolution.CANCEL],
+            )
+            return
+        if self.paused:
+            self._alert(
+                AlertCode.UNEXPECTED_CARD,
+                f"{card.card} drawn while the round is paused",
+                [{"source": "shoe", **inp.data}],
+                allowed=[Resolution.ACCEPT, Resolution.VOID, Resolution.CANCEL],
+                subject=held,
+            )
+            return
+        why = self.shoe.impossible(card.card, card.serial)
+        if why is not None:
+            self._alert(
+                AlertCode.IMPOSSIBLE_CARD,
+                f"impossible card: {why}",
+                [{"source": "shoe", **inp.data}, {"shoe": self.shoe.snapshot()}],
+                allowed=[Resolution.CORRECT, Resolution.VOID, Resolution.CANCEL],
+                subject=held,
+            )
+            return
+        self._deal(card.card, card.serial, source, inp.data)
+
+    def _deal(
+        self, code: str, serial: str | None, source: dict[str, Any], evidence: dict[str, Any]
+    ) -> bool:
+        target = self.next_card()
+        if target is None:
+            dealer_done = self.engine is not None and self.engine.dealer_done()
+            code_ = AlertCode.DEALER_RULE_VIOLATION if dealer_done else AlertCode.UNEXPECTED_CARD
+            why = (
+                "dealer drew past the rule"
+                if dealer_done
+                else f"no card is due in phase {self.phase}"
+            )
+            self.shoe.record(code, serial)
+            self._alert(
+                code_,
+                f"{code}: {why}",
+                [{"source": "shoe", **evidence}],
+                allowed=[Resolution.VOID, Resolution.CANCEL],
+            )
+            return False
+        try:
+            self._apply_op(("card", code))
+        except RuleError as exc:
+            self.shoe.record(code, serial)
+            self._alert(
+                AlertCode.UNEXPECTED_CARD,
+                f"{code} refused by the rules engine: {exc}",
+                [{"source": "shoe", **evidence}],
+                allowed=[Resolution.VOID, Resolution.CANCEL],
+            )
+            return False
+        self.shoe.record(code, serial)
+        index = len(self.cards) + 1
+        self.cards.append(_DealtCard(index, code, serial, target, source))
+        self._event("card_dealt", card=code, index=index, target=target, source=source)
+        if not self.settings.single_source and target.get("kind") != "burn":
+            outcome = self.crosscheck.on_shoe(
+                Sighting("shoe", code, zone_of(target), self.now, {"index": index, **source})
+            )
+            if outcome is not None:
+                self._crosscheck_outcome(outcome)
+        self.decision_deadline = None
+        return True
+
+    def _on_camera_card(self, inp: Input) -> None:
+        try:
+            seen = CameraCard.model_validate(inp.data)
+        except (ValidationError, CardCodeError) as exc:
+            self._event("camera_payload_unusable", error=str(exc))
+            return
+        if not self._device_ok(seen.device, "camera", inp.data):
+            return
+        if self.settings.single_source or seen.event != "placed" or self.phase != "dealing":
+            return
+        ref = {"device": seen.device, "seq": seen.seq, "confidence": seen.confidence}
+        outcome = self.crosscheck.on_camera(Sighting("camera", seen.card, seen.zone, self.now, ref))
+        if outcome is not None:
+            self._crosscheck_outcome(outcome)
+
+    def _crosscheck_outcome(self, outcome: Outcome) -> None:
+        shoe, camera = outcome.shoe, outcome.camera
+        evidence = [
+            {"source": s.source, "card": s.code, "zone": s.zone, **s.ref}
+            for s in (shoe, camera)
+            if s is not None
+        ]
+        subject = {"index": shoe.ref["index"]} if shoe is not None else {}
+        if outcome.verdict in (Verdict.MATCH, Verdict.CAMERA_UNREADABLE):
+            assert shoe is not None
+            self._event(
+                "card_confirmed",
+                index=shoe.ref["index"],
+                camera=outcome.verdict.value,
+            )
+            return
+        if outcome.verdict is Verdict.MISMATCH:
+            assert shoe is not None and camera is not None
+            self._alert(
+                AlertCode.CARD_MISMATCH,
+                f"shoe read {shoe.code}, camera saw {camera.code} in {camera.zone}",
+                evidence,
+                allowed=[Resolution.ACCEPT, Resolution.CORRECT, Resolution.VOID, Resolution.CANCEL],
+                subject={**subject, "camera_card": camera.code},
+            )
+        elif outcome.verdict is Verdict.WRONG_BOX:
+            assert shoe is not None and camera is not None
+            self._alert(
+                AlertCode.WRONG_BOX,
+                f"{shoe.code} was due in {shoe.zone} but landed in {camera.zone}",
+                evidence,
+                allowed=[Resolution.ACCEPT, Resolution.VOID, Resolution.CANCEL],
+                subject=subject,
+            )
+        elif outcome.verdict is Verdict.CAMERA_MISSED:
+            assert shoe is not None
+            self._alert(
+                AlertCode.MISSCAN,
+                f"camera did not see {shoe.code} in {shoe.zone}",
+                evidence,
+                allowed=[Resolution.ACCEPT, Resolution.VOID, Resolution.CANCEL],
+                subject=subject,
+            )
+        elif outcome.verdict is Verdict.SHOE_MISSED:
+            assert camera is not None
+            self._alert(
+                AlertCode.MISSCAN,
+                f"card {camera.code or '(unreadable)'} on {camera.zone} was not scanned by the shoe",
+                evidence,
+                allowed=[Resolution.ACCEPT, Resolution.VOID, Resolution.CANCEL],
+                subject={
+                    "held": {"card": camera.code, "serial": None, "source": camera.ref}
+                    if camera.code
+                    else None
+                },
+            )
+
+    # ------------------------------------------------------------------ game commands
+    def _on_game_command(self, inp: Input) -> None:
+        command = game_command.validate_python(inp.data)
+        if command.id in self.commands_seen:
+            return
+        try:
+            result = self._apply_command(command)
+        except (CommandRejected, RuleError) as exc:
+            self.commands_seen[command.id] = {"accepted": False, "reason": str(exc)}
+            self._event("command_rejected", id=command.id, type=command.type, reason=str(exc))
+            return
+        self.commands_seen[command.id] = {"accepted": True, **result}
+        self._event(
+            "command_accepted",
+            id=command.id,
+            command=command.model_dump(mode="json"),
+            **result,
+        )
+
+    def _apply_command(self, command: GameCommand) -> dict[str, Any]:
+        if self.engine is None:
+            raise CommandRejected("no round is open")
+        if isinstance(command, BetCommand):
+            if self.phase != "betting":
+                raise CommandRejected(f"bets are closed (phase {self.phase})")
+        elif self.phase != "dealing":
+            raise CommandRejected(f"no decision is possible in phase {self.phase}")
+        elif self.paused:
+            raise CommandRejected("the round is paused")
+        elif not isinstance(command, InsuranceCommand) and self.next_card() is not None:
+            raise CommandRejected("a card is due before any decision")
+        pending = self.engine.pending()
+        result = self._apply_op(("command", command.model_dump(mode="json")))
+        if self.engine.pending() != pending:
+            # A new decision is due (a vote alone does not restart the action timer).
+            self.decision_deadline = None
+        return result or {}
+
+    # ------------------------------------------------------------------ managers
+    def _on_manager_action(self, inp: Input) -> None:
+        # Raises AlertError before changing anything when the action is not possible;
+        # the service logs only actions that succeeded as inputs.
+        action = ManagerAction.model_validate(inp.data)
+        before = self._brief()
+        detail = self._manager(action)
+        self._event(
+            "manager_action",
+            verb=action.verb,
+            by=action.user,
+            why=action.reason,
+            alert_id=action.alert_id,
+            resolution=action.resolution,
+            card=action.card,
+            before=before,
+            after=self._brief(),
+            **detail,
+        )
+
+    def _brief(self) -> dict[str, Any]:
+        return {
+            "phase": self.phase,
+            "paused": self.paused,
+            "round_id": self.round_id,
+            "cards": [c.code for c in self.cards],
+            "open_alerts": [a.alert_id for a in self.alerts.open_alerts()],
+        }
+
+    def _manager(self, action: ManagerAction) -> dict[str, Any]:
+        if action.verb == "pause":
+            self.manual_pause = True
+            self.decision_deadline = None
+            return {}
+        if action.verb == "resume":
+            self.manual_pause = False
+            return {}
+        if action.verb == "cancel_round":
+            if self.phase not in ("betting", "dealing"):
+                raise AlertError("no round in progress to cancel")
+            return {"refunds": self._cancel_round(action.reason, action.user)}
+        if action.verb == "shoe_change":
+            if self.phase in ("betting", "dealing"):
+                self.shoe.cut_card_seen = True  # change after this round, as with the cut card
+                return {"deferred": True}
+            self.phase = "shoe_change"
+            self.shoe.out_of_play = True
+            self.next_round_at = None
+            self._event("shoe_change_due", requested_by=action.user)
+            return {}
+        if action.alert_id is None:
+            raise AlertError(f"{action.verb} needs an alert_id")
+        if action.verb == "acknowledge":
+            alert = self.alerts.acknowledge(action.alert_id, action.user)
+            self._out.append(Output(Channel.ALERTS, alert.message_model()))
+            return {}
+        return self._resolve(action)
+
+    def _resolve(self, action: ManagerAction) -> dict[str, Any]:
+        assert action.alert_id is not None
+        alert = self.alerts.get(action.alert_id)
+        if not alert.open:
+            raise AlertError(f"alert {alert.alert_id} is already resolved")
+        if action.resolution is None:
+            raise AlertError("resolve needs a resolution: accept, correct, void or cancel")
+        if action.resolution not in alert.allowed:
+            raise AlertError(
+                f"{action.resolution!r} is not allowed for {alert.code.value}; "
+                f"allowed: {', '.join(alert.allowed)}"
+            )
+        if not action.reason.strip():
+            raise AlertError("a resolution needs a reason")
+        before = self._brief()
+        resolution = Resolution(action.resolution)
+        detail: dict[str, Any] = {}
+        if resolution is Resolution.CANCEL:
+            if self.phase in ("betting", "dealing"):
+                detail["refunds"] = self._cancel_round(action.reason, action.user)
+        elif resolution is Resolution.CORRECT:
+            if action.card is None:
+                raise AlertError("correct needs the card, e.g. QH")
+            code = parse_card(action.card).code
+            detail = self._correct(alert, code)
+        elif resolution is Resolution.VOID:
+            detail = self._void(alert)
+        elif resolution is Resolution.ACCEPT:
+            detail = self._accept(alert)
+        alert.state = "resolved"
+        alert.resolution = {
+            "action": resolution.value,
+            "by": action.user,
+            "at": self.now.isoformat(),
+            "reason": action.reason,
+            "card": action.card,
+            "before": before,
+            "after": self._brief(),
+        }
+        if alert.code is AlertCode.SHUFFLER_COUNT_MISMATCH:
+            self.phase = "shoe_change" if self.phase != "waiting_shoe" else self.phase
+        self._out.append(Output(Channel.ALERTS, alert.message_model()))
+        return detail
+
+    def _accept(self, alert: Alert) -> dict[str, Any]:
+        held = alert.subject.get("held")
+        if not held:
+            return {}
+        # A held card is applied only if it is still possible and due; check before changing
+        # anything so a refused resolution leaves the table exactly as it was.
+        code, serial = held["card"], held.get("serial")
+        why = self.shoe.impossible(code, serial)
+        if why is not None:
+            raise AlertError(f"cannot accept {code}: {why}")
+        if self.manual_pause or any(a is not alert for a in self.alerts.pausing()):
+            raise AlertError(f"cannot accept {code} now: resolve the other open alerts first")
+        if self.next_card() is None:
+            raise AlertError(f"{code} is not due now: void it instead")
+        alert.state = "resolved"
+        dealt = self._deal(code, serial, held.get("source", {}), {"accepted": alert.alert_id})
+        return {"applied": code if dealt else None}
+
+    def _void(self, alert: Alert) -> dict[str, Any]:
+        index = alert.subject.get("index")
+        held = alert.subject.get("held")
+        if index is None:
+            if held and alert.code is not AlertCode.IMPOSSIBLE_CARD:
+                # The card did leave the shoe: it counts against the shoe's composition.
+                self.shoe.record(held["card"], held.get("serial"))
+            return {"discarded": held["card"] if held else None}
+        removed = self._rebuild(lambda card: None if card.index == index else card.code)
+        self.crosscheck.forget_shoe(index)
+        return {"voided": removed}
+
+    def _correct(self, alert: Alert, code: str) -> dict[str, Any]:
+        index = alert.subject.get("index")
+        held = alert.subject.get("held")
+        if index is None:
+            if held:
+                alert.subject["held"] = {**held, "card": code}
+                return self._accept(alert)
+            raise AlertError("this alert has no card to correct")
+        self._rebuild(lambda card: code if card.index == index else card.code)
+        return {"corrected": index, "to": code}
+
+    def _rebuild(self, recode: Any) -> list[str]:
+        """Rebuild the engine round with a card replaced or removed; all-or-nothing."""
+        engine = EngineRound(self.ruleset)
+        cards = list(self.cards)
+        new_cards: list[_DealtCard] = []
+        removed: list[str] = []
+        card_iter = iter(cards)
+        new_ops: list[RoundOp] = []
+        try:
+            for op in self.ops:
+                if op[0] != "card":
+                    engine.apply(op)
+                    new_ops.append(op)
+                    continue
+                card = next(card_iter)
+                code = recode(card)
+                if code is None:
+                    removed.append(card.code)
+                    continue
+                engine.apply(("card", code))
+                new_ops.append(("card", code))
+                new_cards.append(
+                    _DealtCard(len(new_cards) + 1, code, card.serial, card.target, card.source)
+                )
+        except RuleError as exc:
+            raise AlertError(
+                f"the change makes later events of the round impossible ({exc}); "
+                "cancel the round instead"
+            ) from exc
+        for old in cards:
+            self.shoe.unrecord(old.code, old.serial)
+        for new in new_cards:
+            self.shoe.record(new.code, new.serial)
+        self.engine, self.ops, self.cards = engine, new_ops, new_cards
+        return removed
+
+    # Inputs that only need logging and a round event.
+    def _on_note(self, inp: Input) -> None:
+        self._event("note", **inp.data)
+
+
+def _describe_target(target: dict[str, Any]) -> str:
+    kind = target.get("kind")
+    if kind == "seat":
+        hand = int(target.get("hand", 0))
+        return f"Deal to seat {target['seat']}" + (f", hand {hand + 1}" if hand else "")
+    return {
+        "dealer_up": "Deal the dealer's up card",
+        "dealer_hole": "Deal the dealer's hole card",
+        "dealer_draw": "Dealer draws",
+        "burn": "Burn a card",
+    }.get(str(kind), f"Deal ({kind})")
+
+
+def money(value: Decimal) -> str:
+    return f"{value:.2f}"

@@ -1,0 +1,295 @@
+"""The table controller's logic, fed inputs directly (pure: no broker, no database)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from studio.config.models import TableSettings
+from studio.controller.alerts import AlertError
+from studio.controller.table import Input, TableController
+from studio.rules.ruleset import ruleset_from_spec
+from studio.streams import Channel
+
+T0 = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
+
+
+class Driver:
+    """Feeds a TableController like the service would, with a fake but explicit clock."""
+
+    def __init__(self, ruleset: str = "clubhouse", **table: Any) -> None:
+        settings = TableSettings(id="bj-1", ruleset=ruleset, **table)
+        self.table = TableController(settings, ruleset_from_spec(ruleset), round_gap=1.0)
+        self.now = T0
+        self.seq = {"shoe": 0, "cam": 0, "shuf": 0, "cut": 0}
+        self.events: list[dict[str, Any]] = []
+        self.alerts: list[dict[str, Any]] = []
+
+    def feed(self, kind: str, data: dict[str, Any], dt: float = 0.1) -> None:
+        self.now += timedelta(seconds=dt)
+        for out in self.table.handle(Input(kind, data, self.now)):
+            body = out.payload.model_dump(mode="json")
+            if out.channel is Channel.ROUND_EVENTS:
+                self.events.append(body)
+            elif out.channel is Channel.ALERTS:
+                self.alerts.append(body)
+
+    def ts(self) -> str:
+        return self.now.isoformat()
+
+    def device(self, name: str) -> int:
+        self.seq[name] += 1
+        return self.seq[name]
+
+    def shuffle(self, decks: int = 8, count: int | None = None) -> None:
+        census = {r: 4 * decks for r in "A23456789TJQK"}
+        data = {"count": count if count is not None else 52 * decks, "census": census}
+        self.feed(
+            "shuffler.event",
+            {
+                "device": "shuf",
+                "seq": self.device("shuf"),
+                "ts": self.ts(),
+                "event": "shuffle_complete",
+                "data": data,
+            },
+        )
+
+    def load(self, shoe: str = "S1") -> None:
+        self.feed(
+            "shoe.event",
+            {
+                "device": "shoe",
+                "seq": self.device("shoe"),
+                "ts": self.ts(),
+                "event": "shoe_loaded",
+                "data": {"shoe": shoe},
+            },
+        )
+
+    def tick(self, seconds: float) -> None:
+        self.feed("timer", {}, dt=seconds)
+
+    def bet(
+        self, seat: int, player: str, stake: str = "10.00", cid: str | None = None, **extra: Any
+    ) -> None:
+        self.feed(
+            "game.command",
+            {
+                "id": cid or f"bet-{seat}-{player}",
+                "type": "bet",
+                "seat": seat,
+                "player": player,
+                "stake": stake,
+                **extra,
+            },
+        )
+
+    def card(self, code: str, serial: str | None = None) -> None:
+        self.feed(
+            "shoe.card",
+            {
+                "device": "shoe",
+                "seq": self.device("shoe"),
+                "ts": self.ts(),
+                "card": code,
+                "shoe": "S1",
+                "serial": serial,
+            },
+        )
+
+    def camera(self, code: str | None, zone: str) -> None:
+        self.feed(
+            "camera.card",
+            {
+                "device": "cam",
+                "seq": self.device("cam"),
+                "ts": self.ts(),
+                "card": code,
+                "zone": zone,
+                "confidence": 0.99,
+            },
+        )
+
+    def decide(self, seat: int, action: str, cid: str) -> None:
+        self.feed(
+            "game.command",
+            {"id": cid, "type": "decision", "seat": seat, "player": "p1", "action": action},
+        )
+
+    def manager(self, **action: Any) -> None:
+        self.feed("manager.action", {"user": "boss", **action})
+
+    def types(self) -> list[str]:
+        return [e["type"] for e in self.events]
+
+
+def start_round(d: Driver, *seats: int) -> None:
+    d.shuffle()
+    d.load()
+    d.tick(0.1)
+    assert d.table.phase == "betting"
+    for seat in seats:
+        d.bet(seat, "p1" if seat == 1 else f"p{seat}")
+    d.tick(20)
+    assert d.table.phase == "dealing"
+
+
+def test_single_source_round_deals_and_settles() -> None:
+    d = Driver(single_source=True)
+    start_round(d, 1)
+    assert d.table.prompt().text == "Deal to seat 1"
+    for code in ["TH", "7C", "9D", "5S"]:  # seat, dealer up, seat, dealer hole
+        d.card(code)
+    assert d.table.prompt().action == "wait_decisions"
+    d.decide(1, "stand", "c1")
+    # Dealer 7+5=12 draws.
+    assert d.table.prompt().text == "Dealer draws"
+    d.card("KD")  # 22: dealer busts
+    assert d.table.phase == "settled"
+    settled = next(e for e in d.events if e["type"] == "round_settled")
+    wager = settled["data"]["result"]["boxes"][0]["wagers"][0]
+    assert wager["payout"] == "20.00" and wager["net"] == "10.00"
+    assert not d.alerts
+    d.tick(1.5)
+    assert d.table.phase == "betting" and d.table.round_id == "bj-1-R2"
+
+
+def test_duplicate_command_is_applied_once() -> None:
+    d = Driver(single_source=True)
+    d.shuffle()
+    d.load()
+    d.tick(0.1)
+    d.bet(1, "p1", cid="same")
+    d.bet(1, "p1", cid="same")
+    assert d.types().count("command_accepted") == 1
+    assert d.table.engine is not None and len(d.table.engine.wagers()) == 1
+
+
+def test_camera_cross_check_match_and_mismatch_pauses() -> None:
+    d = Driver()
+    start_round(d, 1)
+    d.card("TH")
+    d.camera("TH", "seat:1")
+    assert "card_confirmed" in d.types()
+    d.camera("7C", "dealer")  # camera first this time
+    d.card("7D")  # shoe read differs
+    assert d.alerts and d.alerts[-1]["code"] == "card_mismatch"
+    assert d.table.paused and d.table.prompt().text == "Paused: call manager"
+    alert_id = d.alerts[-1]["alert_id"]
+    # A viewer-level mistake: correcting needs a card; an empty reason is refused.
+    with pytest.raises(AlertError):
+        d.manager(verb="resolve", alert_id=alert_id, resolution="correct", reason="camera right")
+    with pytest.raises(AlertError):
+        d.manager(verb="resolve", alert_id=alert_id, resolution="correct", card="7C", reason=" ")
+    d.manager(
+        verb="resolve", alert_id=alert_id, resolution="correct", card="7C", reason="camera right"
+    )
+    assert not d.table.paused
+    assert [c.code for c in d.table.cards] == ["TH", "7C"]
+    resolved = d.alerts[-1]
+    assert resolved["state"] == "resolved" and resolved["resolution"]["by"] == "boss"
+    assert resolved["resolution"]["before"]["cards"] == ["TH", "7D"]
+    assert resolved["resolution"]["after"]["cards"] == ["TH", "7C"]
+
+
+def test_camera_missed_card_raises_misscan_after_window() -> None:
+    d = Driver()
+    start_round(d, 1)
+    d.card("TH")
+    d.tick(5)
+    assert [a["code"] for a in d.alerts] == ["misscan"]
+
+
+def test_card_before_bets_closed_is_game_before_time() -> None:
+    d = Driver(single_source=True)
+    d.shuffle()
+    d.load()
+    d.tick(0.1)
+    d.card("AS")
+    assert d.alerts[-1]["code"] == "game_before_time"
+    assert d.table.shoe.cards_dealt == 1
+
+
+def test_impossible_card_and_serial_repeat() -> None:
+    d = Driver(single_source=True)
+    start_round(d, 1)
+    d.card("TH", serial="X1")
+    d.card("7C", serial="X1")
+    assert d.alerts[-1]["code"] == "impossible_card"
+    assert "serial X1" in d.alerts[-1]["message"]
+
+
+def test_unexpected_card_when_decision_pending_and_void() -> None:
+    d = Driver(single_source=True)
+    start_round(d, 1)
+    for code in ["TH", "7C", "9D", "5S"]:
+        d.card(code)
+    d.card("2C")  # player has not decided
+    assert d.alerts[-1]["code"] == "unexpected_card"
+    d.manager(
+        verb="resolve", alert_id=d.alerts[-1]["alert_id"], resolution="void", reason="dealer error"
+    )
+    assert not d.table.paused
+
+
+def test_shuffler_count_mismatch_takes_shoe_out_of_play() -> None:
+    d = Driver(single_source=True)
+    d.shuffle(count=415)
+    assert d.alerts[-1]["code"] == "shuffler_count_mismatch"
+    d.load()
+    d.tick(5)
+    assert d.table.phase != "betting"
+
+
+def test_cut_card_ends_shoe_after_the_round() -> None:
+    d = Driver(single_source=True)
+    start_round(d, 1)
+    d.feed(
+        "cutcard.event",
+        {"device": "cut", "seq": 1, "ts": d.ts(), "event": "cut_card_detected", "data": {}},
+    )
+    assert d.alerts[-1]["code"] == "cut_card" and not d.table.paused
+    for code in ["TH", "7C", "9D", "TS"]:
+        d.card(code)
+    d.decide(1, "stand", "c1")
+    assert d.table.phase == "shoe_change"
+    assert d.table.prompt().text == "Change shoe"
+
+
+def test_cancel_round_refunds_everything() -> None:
+    d = Driver(single_source=True)
+    start_round(d, 1, 2)
+    d.card("TH")
+    d.manager(verb="cancel_round", reason="camera fault")
+    cancelled = next(e for e in d.events if e["type"] == "round_cancelled")
+    totals = cancelled["data"]["refunds"]["totals"]
+    assert totals["stakes"] == totals["payouts"] == "20.00"
+
+
+def test_unauthorised_device_is_an_integrity_alert() -> None:
+    d = Driver(devices=[{"id": "shoe", "kind": "shoe"}])
+    d.feed("shoe.card", {"device": "rogue", "seq": 1, "ts": d.ts(), "card": "AS", "shoe": "S1"})
+    assert d.alerts[-1]["code"] == "integrity"
+
+
+def test_replay_rebuilds_identical_state() -> None:
+    d = Driver(single_source=True)
+    inputs: list[Input] = []
+    original = d.table.handle
+
+    def record(inp: Input) -> Any:
+        inputs.append(inp)
+        return original(inp)
+
+    d.table.handle = record  # type: ignore[method-assign]
+    start_round(d, 1)
+    for code in ["TH", "7C", "9D", "5S"]:
+        d.card(code)
+    fresh = TableController(d.table.settings, d.table.ruleset, round_gap=1.0)
+    for inp in inputs:
+        fresh.handle(inp)
+    assert fresh.summary() == d.table.summary()
+    assert fresh.event_seq == d.table.event_seq
