@@ -159,7 +159,7 @@ def default_layout(seats: int = 7) -> Layout:
     980 x 551 mm (16:9). The dealer zone is a row of six card slots along the top edge.
     Below it, one column per seat, numbered from the camera's right (the dealer's left),
     two slots for the main hand (``seat:N``) over one slot for a split hand
-    (``seat:N:h2``). ArUco markers 0..3 (DICT_4X4_50, 40 mm) sit in the four corners.
+    (``seat:N:h2``). ArUco markers 0..3 (DICT_4X4_50, 30 mm) sit in the four corners.
     """
     width, height = 980.0, 551.0
     zones: list[Zone] = [Zone("dealer", _rect(136.0, 12.0, 6 * SLOT, SLOT))]
@@ -171,12 +171,12 @@ def default_layout(seats: int = 7) -> Layout:
         main_h = 2 * SLOT
         zones.append(Zone(f"seat:{seat}", _rect(x, top, col, main_h)))
         zones.append(Zone(f"seat:{seat}:h2", _rect(x, top + main_h, col, height - 8.0 - top - main_h)))
-    m = 40.0
+    m, e = 30.0, 24.0
     markers = (
-        Marker(0, (32.0, 32.0), m),
-        Marker(1, (width - 32.0, 32.0), m),
-        Marker(2, (width - 32.0, height - 32.0), m),
-        Marker(3, (32.0, height - 32.0), m),
+        Marker(0, (e, e), m),
+        Marker(1, (width - e, e), m),
+        Marker(2, (width - e, height - e), m),
+        Marker(3, (e, height - e), m),
     )
     return Layout(width, height, tuple(zones), markers)
 

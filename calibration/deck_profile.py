@@ -1,0 +1,393 @@
+"""Deck profiles: rank glyphs and suit pips learned from labelled photographs.
+
+Ranks and suits are learned and matched *independently*: the rank glyph of ``Q`` is the
+same shape whatever the suit, and a heart pip is the same whatever the rank, so 13 cards of
+one suit plus one card of each other suit teach every rank and every suit, and hence all
+52 cards. Each example contributes the templates of both of its index corners.
+
+File format (JSON, self-contained)::
+
+    {"format": "studio-deck-profile", "version": 1, "name": ..., "created": RFC 3339,
+     "region": [x0, y0, x1, y1],            # index search box, fractions of the card
+     "canonical_size": [240, 336],
+     "rank_size": [24, 32], "suit_size": [24, 24],
+     "suit_redness": {"H": 0.61, "S": 0.01, ...},   # mean ink colour per suit
+     "examples": ["AS", "2S", ...],
+     "ranks": [{"label": "Q", "aspect": 0.71, "png": base64 PNG of the mask}, ...],
+     "suits": [{"label": "H", "aspect": 1.02, "png": ...}, ...]}
+
+Matching compares a glyph with every template by normalised cross-correlation of blurred
+masks, with a penalty when aspect ratios differ; a class scores its best template. The
+confidence of a part (rank or suit) grows with the best score and with the margin over the
+second-best class; a card's index confidence is the smaller of its two parts.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Final
+
+import cv2
+import numpy as np
+from numpy.typing import NDArray
+
+from calibration.detect import CANON_H, CANON_W, CardQuad, find_cards, order_corners, warp_card
+from calibration.index_reader import (
+    LEARN_REGION,
+    RANK_SIZE,
+    SUIT_SIZE,
+    Glyph,
+    IndexGlyphs,
+    extract_index,
+    feature,
+)
+from studio.cards import RANKS, SUITS, CardCodeError, parse_card
+from studio.errors import VisionError
+
+PROFILE_FORMAT: Final = "studio-deck-profile"
+PROFILE_VERSION: Final = 1
+
+# Confidence model (see module docstring). Scores are correlations in [-1, 1].
+SCORE_FLOOR: Final = 0.55  # a best score at or below this gives zero confidence
+SCORE_GOOD: Final = 0.80  # at or above this the score itself is no longer limiting
+MARGIN_FULL: Final = 0.12  # best minus second-best class needed for full confidence
+
+Image = NDArray[np.uint8]
+# Card widths (as a fraction of the canonical 240 px) at which templates are also learned.
+AUGMENT_SCALES: Final = (0.5, 0.36, 0.28)
+IMAGE_SUFFIXES: Final = (".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp")
+
+
+@dataclass(slots=True)
+class Template:
+    label: str
+    aspect: float
+    mask: Image
+
+    def to_dict(self) -> dict[str, Any]:
+        ok, buf = cv2.imencode(".png", self.mask)
+        if not ok:  # pragma: no cover - encoding a small uint8 array cannot fail
+            raise VisionError("could not encode a template")
+        return {"label": self.label, "aspect": round(self.aspect, 4), "png": base64.b64encode(buf.tobytes()).decode()}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], size: tuple[int, int]) -> Template:
+        try:
+            raw = base64.b64decode(str(data["png"]), validate=True)
+            mask = cv2.imdecode(np.frombuffer(raw, np.uint8), cv2.IMREAD_GRAYSCALE)
+            label, aspect = str(data["label"]), float(data["aspect"])
+        except (KeyError, ValueError, TypeError) as exc:
+            raise VisionError(f"invalid template in deck profile: {exc}") from exc
+        if mask is None or mask.shape != (size[1], size[0]):
+            raise VisionError(f"invalid template {label!r} in deck profile: bad image")
+        return cls(label, aspect, np.asarray(mask, np.uint8))
+
+
+@dataclass(frozen=True, slots=True)
+class PartMatch:
+    label: str
+    score: float
+    second_label: str
+    second: float
+
+    @property
+    def confidence(self) -> float:
+        s = min(1.0, max(0.0, (self.score - SCORE_FLOOR) / (SCORE_GOOD - SCORE_FLOOR)))
+        m = min(1.0, max(0.0, (self.score - self.second) / MARGIN_FULL))
+        return s * m
+
+
+@dataclass(frozen=True, slots=True)
+class IndexMatch:
+    rank: PartMatch
+    suit: PartMatch
+    corner: int
+
+    @property
+    def code(self) -> str:
+        return self.rank.label + self.suit.label
+
+    @property
+    def confidence(self) -> float:
+        return min(self.rank.confidence, self.suit.confidence)
+
+
+class _Matcher:
+    def __init__(self, templates: list[Template]) -> None:
+        self.labels = [t.label for t in templates]
+        self.aspects = np.array([t.aspect for t in templates], dtype=np.float64)
+        self.matrix = np.stack([feature(t.mask) for t in templates]) if templates else np.zeros((0, 1), np.float32)
+        self.classes = sorted(set(self.labels))
+
+    def scores(self, glyph: Glyph) -> dict[str, float]:
+        if not self.labels:
+            return {}
+        ncc = self.matrix @ feature(glyph.mask)
+        dev = np.abs(np.log(max(glyph.aspect, 1e-3) / np.maximum(self.aspects, 1e-3)))
+        scores = ncc.astype(np.float64) * np.exp(-2.0 * np.maximum(0.0, dev - 0.15))
+        best: dict[str, float] = {}
+        for label, s in zip(self.labels, scores, strict=True):
+            if s > best.get(label, -2.0):
+                best[label] = float(s)
+        return best
+
+
+def _best_two(scores: dict[str, float]) -> PartMatch:
+    ranked = sorted(scores.items(), key=lambda kv: kv[1], reverse=True)
+    if not ranked:
+        return PartMatch("?", -1.0, "?", -1.0)
+    first = ranked[0]
+    second = ranked[1] if len(ranked) > 1 else ("?", -1.0)
+    return PartMatch(first[0], first[1], second[0], second[1])
+
+
+@dataclass(slots=True)
+class DeckProfile:
+    """Learned rank and suit templates of one deck design."""
+
+    ranks: list[Template]
+    suits: list[Template]
+    suit_redness: dict[str, float]
+    region: tuple[float, float, float, float]
+    name: str = "deck"
+    examples: list[str] = field(default_factory=list)
+    created: str = ""
+    _rank_m: _Matcher | None = field(default=None, init=False, repr=False)
+    _suit_m: _Matcher | None = field(default=None, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._rank_m = _Matcher(self.ranks)
+        self._suit_m = _Matcher(self.suits)
+
+    @property
+    def known_ranks(self) -> list[str]:
+        return [r for r in RANKS if any(t.label == r for t in self.ranks)]
+
+    @property
+    def known_suits(self) -> list[str]:
+        return [s for s in SUITS if any(t.label == s for t in self.suits)]
+
+    def compatible_suits(self, redness: float) -> set[str]:
+        """Suits whose learned ink colour is close to ``redness`` (all when colour says nothing)."""
+        if len(self.suit_redness) < 2:
+            return set(self.suit_redness) or set(SUITS)
+        values = list(self.suit_redness.values())
+        gap = max(values) - min(values)
+        if gap < 0.15:
+            return set(self.suit_redness)
+        d = {s: abs(redness - r) for s, r in self.suit_redness.items()}
+        dmin = min(d.values())
+        return {s for s, v in d.items() if v <= dmin + 0.3 * gap}
+
+    def match(self, glyphs: IndexGlyphs) -> IndexMatch:
+        assert self._rank_m is not None and self._suit_m is not None
+        rank = _best_two(self._rank_m.scores(glyphs.rank))
+        suit_scores = self._suit_m.scores(glyphs.suit)
+        allowed = self.compatible_suits(glyphs.redness)
+        gated = {s: (v if s in allowed else v - 1.0) for s, v in suit_scores.items()}
+        return IndexMatch(rank, _best_two(gated), glyphs.corner)
+
+    # ------------------------------------------------------------------ persistence
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": PROFILE_FORMAT,
+            "version": PROFILE_VERSION,
+            "name": self.name,
+            "created": self.created,
+            "region": [round(v, 4) for v in self.region],
+            "canonical_size": [CANON_W, CANON_H],
+            "rank_size": list(RANK_SIZE),
+            "suit_size": list(SUIT_SIZE),
+            "suit_redness": {k: round(v, 4) for k, v in self.suit_redness.items()},
+            "examples": self.examples,
+            "ranks": [t.to_dict() for t in self.ranks],
+            "suits": [t.to_dict() for t in self.suits],
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> DeckProfile:
+        if data.get("format") != PROFILE_FORMAT:
+            raise VisionError(f"not a deck profile (format {data.get('format')!r})")
+        if data.get("version") != PROFILE_VERSION:
+            raise VisionError(f"unsupported deck profile version {data.get('version')!r}")
+        if list(data.get("rank_size", [])) != list(RANK_SIZE) or list(data.get("suit_size", [])) != list(SUIT_SIZE):
+            raise VisionError("deck profile template sizes do not match this version")
+        try:
+            region = tuple(float(v) for v in data["region"])
+            redness = {str(k): float(v) for k, v in data["suit_redness"].items()}
+            ranks = [Template.from_dict(t, RANK_SIZE) for t in data["ranks"]]
+            suits = [Template.from_dict(t, SUIT_SIZE) for t in data["suits"]]
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise VisionError(f"invalid deck profile: {exc}") from exc
+        if len(region) != 4:
+            raise VisionError("invalid deck profile: region needs 4 numbers")
+        if not ranks or not suits:
+            raise VisionError("invalid deck profile: no templates")
+        return cls(
+            ranks, suits, redness, (region[0], region[1], region[2], region[3]),
+            str(data.get("name", "deck")), [str(e) for e in data.get("examples", [])],
+            str(data.get("created", "")),
+        )
+
+    def save(self, path: Path) -> None:
+        path.write_text(json.dumps(self.to_dict(), indent=1) + "\n", encoding="utf-8")
+
+    @classmethod
+    def load(cls, path: Path) -> DeckProfile:
+        try:
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+        except FileNotFoundError as exc:
+            raise VisionError(f"deck profile {path} not found") from exc
+        except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise VisionError(f"cannot read deck profile {path}: {exc}") from exc
+        if not isinstance(data, dict):
+            raise VisionError(f"deck profile {path} is not a JSON object")
+        return cls.from_dict(data)
+
+
+# ---------------------------------------------------------------------- learning
+
+
+@dataclass(slots=True)
+class LearnReport:
+    accepted: dict[str, int] = field(default_factory=dict)  # example name -> corners used
+    rejected: dict[str, str] = field(default_factory=dict)  # example name -> reason
+    missing_ranks: list[str] = field(default_factory=list)
+    missing_suits: list[str] = field(default_factory=list)
+    self_check: dict[str, str] = field(default_factory=dict)  # example -> code read back
+
+    @property
+    def complete(self) -> bool:
+        return not self.missing_ranks and not self.missing_suits
+
+
+def degrade_resolution(card: Image, scale: float) -> Image:
+    """``card`` as seen at ``scale`` of its size (area-averaged, slightly blurred), enlarged back."""
+    h, w = card.shape[:2]
+    small = cv2.resize(card, (max(8, round(w * scale)), max(8, round(h * scale))), interpolation=cv2.INTER_AREA)
+    small = cv2.GaussianBlur(small, (3, 3), 0.6)
+    return np.asarray(cv2.resize(small, (w, h), interpolation=cv2.INTER_LINEAR), np.uint8)
+
+
+def locate_card(image: Image) -> CardQuad:
+    """The card in an example photograph: the largest card quad, else the whole image
+    when the image itself is a tight crop of a card."""
+    quads = find_cards(image)
+    if quads:
+        return max(quads, key=lambda q: q.area)
+    h, w = image.shape[:2]
+    ratio = min(h, w) / max(h, w)
+    if abs(ratio - 63 / 88) < 0.08:
+        corners = np.array([[0, 0], [w - 1, 0], [w - 1, h - 1], [0, h - 1]], dtype=np.float64)
+        return CardQuad(order_corners(corners))
+    raise VisionError("no card found (expected one card on a darker, coloured background, or a tight crop)")
+
+
+def example_code(path: Path) -> str:
+    """The card code an example file is named after (``QH.jpg``, ``10h_2.png``)."""
+    stem = path.stem.split("_")[0].split("-")[0].split(" ")[0]
+    try:
+        return parse_card(stem).code
+    except CardCodeError as exc:
+        raise VisionError(f"file name is not a card code ({exc})") from exc
+
+
+def read_image(path: Path) -> Image:
+    data = np.fromfile(str(path), dtype=np.uint8) if path.exists() else None
+    if data is None:
+        raise VisionError(f"{path} not found")
+    img = cv2.imdecode(data, cv2.IMREAD_COLOR)
+    if img is None:
+        raise VisionError(f"{path} is not a readable image")
+    return np.asarray(img, np.uint8)
+
+
+def learn_profile(
+    examples: list[tuple[str, Image]], *, name: str = "deck"
+) -> tuple[DeckProfile, LearnReport]:
+    """Learn a profile from ``(file name, image)`` pairs; the file name gives the card."""
+    report = LearnReport()
+    ranks: list[Template] = []
+    suits: list[Template] = []
+    redness: dict[str, list[float]] = {}
+    boxes: list[tuple[float, float, float, float]] = []
+    codes: list[str] = []
+    for fname, image in examples:
+        try:
+            code = example_code(Path(fname))
+            if image.size == 0:
+                raise VisionError("not a readable image")
+            card = warp_card(image, locate_card(image))
+        except VisionError as exc:
+            report.rejected[fname] = str(exc)
+            continue
+        found = [g for g in (extract_index(card, c, LEARN_REGION) for c in (0, 1)) if g is not None]
+        # The same corners as a camera far away would see them: the example is shrunk and
+        # blurred, then enlarged again, so templates exist at the resolutions of a table view.
+        extra: list[IndexGlyphs] = []
+        if found:
+            for scale in AUGMENT_SCALES:
+                low = degrade_resolution(card, scale)
+                extra.extend(g for g in (extract_index(low, c, LEARN_REGION) for c in (0, 1)) if g)
+        if not found:
+            report.rejected[fname] = "no corner index found (rank glyph above suit pip) in either corner"
+            continue
+        if len(found) == 2:
+            a, b = (feature(g.rank.mask) for g in found)
+            if float(a @ b) < 0.5:
+                report.rejected[fname] = (
+                    f"the two corner indices do not look alike (correlation {float(a @ b):.2f}); "
+                    "the card may be cut off, occluded or not a standard face"
+                )
+                continue
+        for g in found + extra:
+            ranks.append(Template(code[0], g.rank.aspect, g.rank.mask))
+            suits.append(Template(code[1], g.suit.aspect, g.suit.mask))
+        for g in found:
+            redness.setdefault(code[1], []).append(g.redness)
+            for part in (g.rank, g.suit):
+                boxes.append(part.bbox)
+        report.accepted[fname] = len(found)
+        codes.append(code)
+    if not ranks:
+        raise VisionError("no usable example: " + "; ".join(f"{k}: {v}" for k, v in report.rejected.items()))
+    b = np.array(boxes)
+    region = (0.0, 0.0, float(min(0.4, b[:, 2].max() + 0.05)), float(min(0.5, b[:, 3].max() + 0.07)))
+    profile = DeckProfile(
+        ranks,
+        suits,
+        {s: float(np.mean(v)) for s, v in redness.items()},
+        region,
+        name,
+        sorted(set(codes)),
+        datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z"),
+    )
+    report.missing_ranks = [r for r in RANKS if r not in profile.known_ranks]
+    report.missing_suits = [s for s in SUITS if s not in profile.known_suits]
+    # Read every accepted example back with the finished profile.
+    for fname, image in examples:
+        if fname in report.accepted:
+            card = warp_card(image, locate_card(image))
+            got = [profile.match(g) for g in (extract_index(card, c, profile.region) for c in (0, 1)) if g]
+            best = max(got, key=lambda m: m.confidence) if got else None
+            report.self_check[fname] = f"{best.code} {best.confidence:.2f}" if best else "unreadable"
+    return profile, report
+
+
+def load_examples(directory: Path) -> list[tuple[str, Image]]:
+    """All image files of a directory as ``(file name, image)``; unreadable files raise."""
+    if not directory.is_dir():
+        raise VisionError(f"examples directory {directory} not found")
+    files = sorted(p for p in directory.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES)
+    if not files:
+        raise VisionError(f"no images ({', '.join(IMAGE_SUFFIXES)}) in {directory}")
+    out: list[tuple[str, Image]] = []
+    for p in files:
+        img = cv2.imdecode(np.fromfile(str(p), dtype=np.uint8), cv2.IMREAD_COLOR)
+        out.append((p.name, np.asarray(img, np.uint8) if img is not None else np.zeros((0, 0, 3), np.uint8)))
+    return out

@@ -1,0 +1,258 @@
+"""Find cards in a frame and warp each to a canonical upright card.
+
+A card is the whitest, least coloured thing on the table. The frame is reduced to a
+"whiteness" channel ``min(B,G,R) - 1.5 * (max - min)`` (paper is bright and grey, felt and
+skin are coloured, glare on felt is bright but still tinted), thresholded with Otsu (never
+below a floor, so an empty table does not produce cards), and each outer contour is fitted
+with a quadrilateral. The quad's sides are then refined by fitting lines to the contour
+points near each side and intersecting them, which recovers corners that are rounded,
+cut off by a finger, or washed out by glare. Blobs of touching cards are split by erosion.
+
+The canonical card is ``CANON_W`` x ``CANON_H`` pixels, portrait; its corners are ordered
+clockwise, so the printed index lands in the top-left and (turned by 180 degrees) the
+bottom-right corner, whichever way the card lies.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+import cv2
+import numpy as np
+from numpy.typing import NDArray
+
+CANON_W: Final = 240
+CANON_H: Final = 336
+CARD_RATIO: Final = 63.0 / 88.0
+
+Image = NDArray[np.uint8]
+FloatArray = NDArray[np.float64]
+
+
+@dataclass(slots=True)
+class CardQuad:
+    """A card found in a frame. ``corners`` is 4x2 image pixels, clockwise, short edge first."""
+
+    corners: FloatArray
+    fitted: bool = False  # True when side lines were intersected past a missing corner
+
+    @property
+    def centre(self) -> tuple[float, float]:
+        c = self.corners.mean(axis=0)
+        return float(c[0]), float(c[1])
+
+    @property
+    def diagonal(self) -> float:
+        d1 = np.linalg.norm(self.corners[0] - self.corners[2])
+        d2 = np.linalg.norm(self.corners[1] - self.corners[3])
+        return float((d1 + d2) / 2)
+
+    @property
+    def area(self) -> float:
+        return float(abs(cv2.contourArea(self.corners.astype(np.float32))))
+
+
+@dataclass(frozen=True, slots=True)
+class DetectorConfig:
+    max_side: int = 640  # the frame is shrunk to this longer side for detection
+    min_area_frac: float = 0.0008  # of the frame
+    max_area_frac: float = 0.6
+    min_ratio: float = 0.5  # short/long side, after perspective
+    max_ratio: float = 0.92
+    whiteness_floor: int = 60
+    min_solidity: float = 0.75
+
+
+def whiteness(frame: Image) -> Image:
+    """``min - 1.5 * (max - min)`` per pixel, clipped to 0..255."""
+    if frame.ndim == 2:
+        return frame
+    b, g, r = cv2.split(frame)
+    lo = cv2.min(cv2.min(b, g), r)
+    hi = cv2.max(cv2.max(b, g), r)
+    chroma = cv2.subtract(hi, lo)
+    w = lo.astype(np.int16) - (chroma.astype(np.int16) * 3) // 2
+    return np.clip(w, 0, 255).astype(np.uint8)
+
+
+def order_corners(pts: FloatArray) -> FloatArray:
+    """Clockwise (y down), starting with a short side; of the two choices, top-most first."""
+    p = np.asarray(pts, dtype=np.float64).reshape(4, 2)
+    x, y = p[:, 0], p[:, 1]
+    signed = float(np.sum(x * np.roll(y, -1) - np.roll(x, -1) * y))
+    if signed < 0:
+        p = p[::-1].copy()
+    sides = np.linalg.norm(p - np.roll(p, -1, axis=0), axis=1)
+    if sides[0] + sides[2] > sides[1] + sides[3]:
+        p = np.roll(p, -1, axis=0)
+    alt = np.roll(p, -2, axis=0)
+    if alt[:2, 1].mean() < p[:2, 1].mean():
+        p = alt
+    return np.asarray(p, dtype=np.float64)
+
+
+def _line_intersection(l1: FloatArray, l2: FloatArray) -> FloatArray | None:
+    (vx1, vy1, x1, y1), (vx2, vy2, x2, y2) = l1, l2
+    den = vx1 * vy2 - vy1 * vx2
+    if abs(den) < 1e-6:
+        return None
+    t = ((x2 - x1) * vy2 - (y2 - y1) * vx2) / den
+    return np.array([x1 + t * vx1, y1 + t * vy1], dtype=np.float64)
+
+
+def refine_quad(quad: FloatArray, contour: NDArray[np.int32]) -> FloatArray:
+    """Fit a line to the contour points along each side and intersect neighbouring lines."""
+    pts = contour.reshape(-1, 2).astype(np.float64)
+    lines: list[FloatArray] = []
+    for i in range(4):
+        a, b = quad[i], quad[(i + 1) % 4]
+        ab = b - a
+        length = float(np.linalg.norm(ab))
+        if length < 4:
+            return quad
+        u = ab / length
+        rel = pts - a
+        along = rel @ u
+        across = np.abs(rel[:, 0] * u[1] - rel[:, 1] * u[0])
+        tol = max(2.0, 0.05 * length)
+        sel = (along > 0.15 * length) & (along < 0.85 * length) & (across < tol)
+        if int(sel.sum()) < 5:
+            lines.append(np.array([u[0], u[1], a[0], a[1]], dtype=np.float64))
+            continue
+        vx, vy, x0, y0 = cv2.fitLine(pts[sel].astype(np.float32), cv2.DIST_HUBER, 0, 0.01, 0.01).ravel()
+        lines.append(np.array([vx, vy, x0, y0], dtype=np.float64))
+    out = []
+    for i in range(4):
+        p = _line_intersection(lines[(i - 1) % 4], lines[i])
+        if p is None or np.linalg.norm(p - quad[i]) > 0.25 * np.linalg.norm(quad[i] - quad[(i + 2) % 4]):
+            out.append(quad[i])
+        else:
+            out.append(p)
+    return np.asarray(out, dtype=np.float64)
+
+
+def _quad_from_contour(contour: NDArray[np.int32]) -> tuple[FloatArray, bool] | None:
+    """The 4-gon around the contour's hull that adds the least area (recovers cut corners)."""
+    hull = cv2.convexHull(contour)
+    if len(hull) < 4:
+        return None
+    approx = cv2.approxPolyN(hull.astype(np.float32), 4, epsilon_percentage=-1, ensure_convex=True)
+    quad = np.asarray(approx, dtype=np.float64).reshape(-1, 2)
+    if quad.shape != (4, 2):
+        return None
+    hull_area = cv2.contourArea(hull)
+    qa = abs(cv2.contourArea(quad.astype(np.float32)))
+    if hull_area <= 0 or qa / hull_area > 1.35:
+        return None
+    # "fitted" when the quad adds noticeably more than a rounded corner's worth of area.
+    return quad, bool(qa / hull_area > 1.04)
+
+
+def _ratio_ok(quad: FloatArray, cfg: DetectorConfig) -> bool:
+    s = np.linalg.norm(quad - np.roll(quad, -1, axis=0), axis=1)
+    a, b = (s[0] + s[2]) / 2, (s[1] + s[3]) / 2
+    if min(a, b) <= 0:
+        return False
+    ratio = min(a, b) / max(a, b)
+    return bool(cfg.min_ratio <= ratio <= cfg.max_ratio and cv2.isContourConvex(quad.astype(np.float32)))
+
+
+def find_cards(frame: Image, config: DetectorConfig | None = None) -> list[CardQuad]:
+    """All card quadrilaterals in ``frame`` (BGR or gray), in frame pixels."""
+    cfg = config or DetectorConfig()
+    h, w = frame.shape[:2]
+    scale = min(1.0, cfg.max_side / max(h, w))
+    small = cv2.resize(frame, (round(w * scale), round(h * scale)), interpolation=cv2.INTER_AREA) if scale < 1 else frame
+    white = whiteness(small)
+    otsu, _ = cv2.threshold(white, 0, 255, cv2.THRESH_BINARY | cv2.THRESH_OTSU)
+    _, mask = cv2.threshold(white, max(float(otsu), float(cfg.whiteness_floor)), 255, cv2.THRESH_BINARY)
+    mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+    # Seal thin coloured lines (court frames, pips near the edge) so a card stays one blob.
+    mask = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (5, 5)))
+    sh, sw = mask.shape
+    frame_area = float(sh * sw)
+    min_area, max_area = cfg.min_area_frac * frame_area, cfg.max_area_frac * frame_area
+    contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+    found: list[CardQuad] = []
+    pending = [c for c in contours if cv2.contourArea(c) >= min_area]
+    for contour in pending:
+        result = _accept(contour, cfg, min_area, max_area)
+        if result is not None:
+            found.append(result)
+            continue
+        found.extend(_split_touching(contour, mask.shape, cfg, min_area, max_area))
+    inv = 1.0 / scale
+    out = []
+    for q in found:
+        corners = q.corners * inv if scale < 1 else q.corners
+        out.append(CardQuad(order_corners(corners), q.fitted))
+    return out
+
+
+def _accept(
+    contour: NDArray[np.int32], cfg: DetectorConfig, min_area: float, max_area: float
+) -> CardQuad | None:
+    area = cv2.contourArea(contour)
+    if not min_area <= area <= max_area:
+        return None
+    hull_area = cv2.contourArea(cv2.convexHull(contour))
+    if hull_area <= 0 or area / hull_area < cfg.min_solidity:
+        return None
+    fit = _quad_from_contour(contour)
+    if fit is None:
+        return None
+    quad, fitted = fit
+    quad = refine_quad(order_corners(quad), contour)
+    if not _ratio_ok(quad, cfg):
+        return None
+    qa = abs(cv2.contourArea(quad.astype(np.float32)))
+    if qa <= 0 or not 0.7 <= area / qa <= 1.1:
+        return None
+    return CardQuad(order_corners(quad), fitted)
+
+
+def _split_touching(
+    contour: NDArray[np.int32],
+    shape: tuple[int, ...],
+    cfg: DetectorConfig,
+    min_area: float,
+    max_area: float,
+) -> list[CardQuad]:
+    """Separate cards that touch by eroding the blob until it falls apart."""
+    area = cv2.contourArea(contour)
+    if area < 1.6 * min_area:
+        return []
+    x, y, bw, bh = cv2.boundingRect(contour)
+    blob = np.zeros((bh + 2, bw + 2), np.uint8)
+    cv2.drawContours(blob, [contour - np.array([x - 1, y - 1])], -1, 255, -1)
+    for k in (3, 5, 7, 9):
+        kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k))
+        eroded = cv2.erode(blob, kernel)
+        parts, _ = cv2.findContours(eroded, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+        parts = [p for p in parts if cv2.contourArea(p) >= min_area * 0.5]
+        if len(parts) < 2:
+            continue
+        out: list[CardQuad] = []
+        for p in parts:
+            piece = np.zeros_like(blob)
+            cv2.drawContours(piece, [p], -1, 255, -1)
+            piece = cv2.dilate(piece, kernel) & blob
+            cs, _ = cv2.findContours(piece, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+            if not cs:
+                continue
+            c = max(cs, key=cv2.contourArea) + np.array([x - 1, y - 1])
+            q = _accept(c.astype(np.int32), cfg, min_area, max_area)
+            if q is not None:
+                out.append(q)
+        if out:
+            return out
+    return []
+
+
+def warp_card(frame: Image, quad: CardQuad, width: int = CANON_W, height: int = CANON_H) -> Image:
+    """The card, rectified to ``width`` x ``height`` (portrait)."""
+    dst = np.array([[0, 0], [width, 0], [width, height], [0, height]], dtype=np.float32)
+    m = cv2.getPerspectiveTransform(quad.corners.astype(np.float32), dst)
+    out = cv2.warpPerspective(frame, m, (width, height), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    return np.asarray(out, np.uint8)

@@ -1,0 +1,243 @@
+"""Corner index segmentation: the rank glyph and the suit pip of a rectified card.
+
+The index corner of the canonical card (see :mod:`calibration.detect`) is flattened
+(divided by its own dilated background, which removes lighting gradients and glare
+ramps), binarised with Otsu, cleaned of specks and of anything touching the crop's border
+(the card edge, felt, a neighbouring pip, a court frame), and its connected components are
+grouped into rows. The top-most row is the rank (``10`` is two components on one row), the
+next row below it and under it is the suit pip. Each is normalised to a small fixed-size
+mask; the aspect ratio and the ink colour (red or black, white-balanced on the paper) are
+kept as extra features.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+import cv2
+import numpy as np
+from numpy.typing import NDArray
+
+Image = NDArray[np.uint8]
+FloatArray = NDArray[np.float64]
+
+RANK_SIZE: Final = (24, 32)  # width, height of a normalised rank glyph
+SUIT_SIZE: Final = (24, 24)
+# Where the index is searched when learning a profile (fractions of the canonical card).
+LEARN_REGION: Final = (0.0, 0.0, 0.34, 0.46)
+DEFAULT_REGION: Final = (0.0, 0.0, 0.3, 0.42)
+
+
+@dataclass(slots=True)
+class Glyph:
+    """A normalised blob: ink density (uint8, 255 = darkest), aspect (w/h), bbox in card fractions."""
+
+    mask: Image
+    aspect: float
+    bbox: tuple[float, float, float, float]  # x0, y0, x1, y1 as fractions of the card
+
+
+@dataclass(slots=True)
+class IndexGlyphs:
+    """The rank and suit of one corner, plus the ink colour of the suit (red > ~0.25)."""
+
+    rank: Glyph
+    suit: Glyph
+    redness: float
+    corner: int  # 0 = top-left, 1 = bottom-right (card turned by 180 degrees)
+
+
+@dataclass(frozen=True, slots=True)
+class _Blob:
+    x0: int
+    y0: int
+    x1: int
+    y1: int
+    labels: tuple[int, ...]
+
+    @property
+    def h(self) -> int:
+        return self.y1 - self.y0
+
+    @property
+    def w(self) -> int:
+        return self.x1 - self.x0
+
+
+def _merge(a: _Blob, b: _Blob) -> _Blob:
+    return _Blob(min(a.x0, b.x0), min(a.y0, b.y0), max(a.x1, b.x1), max(a.y1, b.y1), a.labels + b.labels)
+
+
+def _flatten(crop: Image) -> Image:
+    """Darkest channel divided by the local paper brightness (255 = paper)."""
+    gray = cv2.min(cv2.min(crop[..., 0], crop[..., 1]), crop[..., 2]) if crop.ndim == 3 else crop
+    # The kernel must be wider than the widest ink blob (a pip), or the pip's middle is
+    # taken for paper.
+    k = max(9, int(0.65 * gray.shape[1]) | 1)
+    background = cv2.dilate(gray, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))
+    background = cv2.GaussianBlur(background, (k, k), 0)
+    return np.asarray(cv2.divide(gray, np.maximum(background, 1), scale=255), np.uint8)
+
+
+def _find_pair(
+    n: int, labels: NDArray[np.int32], stats: NDArray[np.int32], cw: int, ch: int
+) -> tuple[_Blob, _Blob] | None:
+    min_area = max(6, int(0.002 * ch * cw))
+    blobs: list[_Blob] = []
+    for i in range(1, n):
+        bx, by, bw, bh, area = (int(v) for v in stats[i])
+        if area < min_area:
+            continue
+        if bx <= 0 or by <= 0 or bx + bw >= cw or by + bh >= ch:
+            continue  # touches the crop border: card edge, felt, a pip or a frame
+        if bh > 0.9 * ch or bw > 0.9 * cw:
+            continue
+        blobs.append(_Blob(bx, by, bx + bw, by + bh, (i,)))
+    pair = _pair(blobs)
+    if pair is None:
+        # Blur can fuse the rank and the pip into one blob: cut tall blobs at their waist.
+        pieces: list[_Blob] = []
+        for b in blobs:
+            pieces.extend(_split_tall(b, labels))
+        pair = _pair(pieces)
+    return pair
+
+
+def _pair(blobs: list[_Blob]) -> tuple[_Blob, _Blob] | None:
+    """The rank row and the suit row below it, or ``None``."""
+    if len(blobs) < 2:
+        return None
+    # Group into rows: components whose vertical extents overlap by half the smaller one.
+    rows: list[_Blob] = []
+    for b in sorted(blobs, key=lambda b: b.y0):
+        for k, r in enumerate(rows):
+            overlap = min(r.y1, b.y1) - max(r.y0, b.y0)
+            near = max(r.x0, b.x0) - min(r.x1, b.x1) < 0.6 * max(r.h, b.h)
+            if overlap >= 0.5 * min(r.h, b.h) and near:
+                rows[k] = _merge(r, b)
+                break
+        else:
+            rows.append(b)
+    largest = max(r.h * r.w for r in rows)
+    rows = [r for r in rows if r.h * r.w >= 0.08 * largest and r.h >= 5]
+    rows.sort(key=lambda r: (r.y0, r.x0))
+    for i, cand in enumerate(rows):
+        below = [
+            r for r in rows[i + 1 :]
+            if r.y0 >= cand.y1 - 0.15 * cand.h
+            and cand.x0 - 0.5 * cand.w <= (r.x0 + r.x1) / 2 <= cand.x1 + 0.5 * cand.w
+            and r.y0 - cand.y1 < 1.2 * cand.h
+        ]
+        if below:
+            return cand, min(below, key=lambda r: r.y0)
+    return None
+
+
+def _split_tall(b: _Blob, labels: NDArray[np.int32]) -> list[_Blob]:
+    """Cut a tall blob at the narrowest row between 42 % and 70 % of its height."""
+    if b.h < 1.6 * b.w or b.h < 12:
+        return [b]
+    sel = np.isin(labels[b.y0 : b.y1, b.x0 : b.x1], b.labels)
+    widths = sel.sum(axis=1).astype(np.float64)
+    lo, hi = int(0.42 * b.h), int(0.7 * b.h)
+    if hi <= lo:
+        return [b]
+    cut = lo + int(np.argmin(widths[lo:hi]))
+    if widths[cut] > 0.8 * widths.max():
+        return [b]
+    out = []
+    for ya, yb in ((0, cut), (cut + 1, b.h)):
+        part = sel[ya:yb]
+        cols = np.nonzero(part.any(axis=0))[0]
+        rows = np.nonzero(part.any(axis=1))[0]
+        if len(cols) == 0:
+            continue
+        out.append(_Blob(b.x0 + int(cols[0]), b.y0 + ya + int(rows[0]), b.x0 + int(cols[-1]) + 1,
+                         b.y0 + ya + int(rows[-1]) + 1, b.labels))
+    return out
+
+
+def _threshold(flat: Image, factor: float = 1.0) -> Image:
+    otsu, _ = cv2.threshold(flat, 0, 255, cv2.THRESH_BINARY_INV | cv2.THRESH_OTSU)
+    # Ink is at least 25 % darker than paper; an empty crop must stay empty.
+    thr = min(float(otsu), 190.0) * factor
+    _, ink = cv2.threshold(flat, thr, 255, cv2.THRESH_BINARY_INV)
+    return np.asarray(ink, np.uint8)
+
+
+def binarise(crop: Image) -> Image:
+    """Ink mask (255 = ink) of a colour index crop, robust to lighting gradients."""
+    return _threshold(_flatten(crop))
+
+
+def extract_index(
+    card: Image, corner: int = 0, region: tuple[float, float, float, float] = DEFAULT_REGION
+) -> IndexGlyphs | None:
+    """Segment the rank and suit of one index corner, or ``None`` when not found."""
+    if corner == 1:
+        card = np.ascontiguousarray(card[::-1, ::-1])
+    h, w = card.shape[:2]
+    x0, y0 = round(region[0] * w), round(region[1] * h)
+    x1, y1 = round(region[2] * w), round(region[3] * h)
+    crop = card[y0:y1, x0:x1]
+    ch, cw = crop.shape[:2]
+    if ch < 12 or cw < 8:
+        return None
+    flat = _flatten(crop)
+    found = None
+    # Otsu first; when blur has fused the rank and the pip, darker cut-offs pull them apart.
+    for factor in (1.0, 0.85, 0.7):
+        ink = _threshold(flat, factor)
+        n, labels, stats, _ = cv2.connectedComponentsWithStats(ink, connectivity=8)
+        found = _find_pair(n, labels, stats, cw, ch)
+        if found is not None:
+            break
+    if found is None:
+        return None
+    rank, suit = found
+
+    # Ink density (not the binary mask) keeps the anti-aliased detail of small glyphs.
+    density = 255 - flat
+
+    def glyph(b: _Blob, size: tuple[int, int]) -> Glyph:
+        sel = np.isin(labels[b.y0 : b.y1, b.x0 : b.x1], b.labels).astype(np.uint8)
+        sel = cv2.dilate(sel, np.ones((3, 3), np.uint8))
+        m = (density[b.y0 : b.y1, b.x0 : b.x1].astype(np.uint16) * sel).astype(np.uint8)
+        bbox = ((x0 + b.x0) / w, (y0 + b.y0) / h, (x0 + b.x1) / w, (y0 + b.y1) / h)
+        return Glyph(_stretch(m, size), b.w / max(1, b.h), bbox)
+
+    suit_mask = np.isin(labels, suit.labels)
+    return IndexGlyphs(glyph(rank, RANK_SIZE), glyph(suit, SUIT_SIZE), _redness(crop, flat, suit_mask), corner)
+
+
+def _stretch(m: Image, size: tuple[int, int]) -> Image:
+    out = cv2.resize(m, size, interpolation=cv2.INTER_AREA).astype(np.float32)
+    top = float(out.max())
+    return np.asarray(np.clip(out * (255.0 / top), 0, 255) if top > 0 else out, np.uint8)
+
+
+def _redness(crop: Image, flat: Image, sel: NDArray[np.bool_]) -> float:
+    """``R - max(G, B)`` of the suit's ink core, white-balanced on the paper (0 black, ~0.6 red).
+
+    Only the darkest half of the ink is used: edge pixels are mixed with paper and would
+    pull a blurred red pip towards grey.
+    """
+    if crop.ndim != 3:
+        return 0.0
+    paper = crop[flat > 230]
+    if len(paper) < 10 or not sel.any():
+        return 0.0
+    white = np.maximum(np.median(paper, axis=0).astype(np.float64), 1.0)
+    darkness = flat[sel]
+    core = darkness <= np.median(darkness)
+    px = crop[sel][core].astype(np.float64) / white
+    return float(np.mean(px[:, 2] - np.maximum(px[:, 0], px[:, 1])))
+
+
+def feature(mask: Image) -> NDArray[np.float32]:
+    """A blurred, zero-mean, unit-norm vector of a normalised glyph mask."""
+    v = cv2.GaussianBlur(mask.astype(np.float32) / 255.0, (3, 3), 0.7).ravel()
+    v = v - v.mean()
+    n = float(np.linalg.norm(v))
+    return np.asarray(v / n if n > 0 else v, np.float32)
