@@ -84,6 +84,10 @@ class DatabaseSettings(StrictModel):
 class WebSettings(StrictModel):
     host: str = "127.0.0.1"
     port: int = Field(8000, ge=0, le=65535)
+    # The game platform authenticates with this bearer token; set it through the
+    # environment (STUDIO_WEB__PLATFORM_TOKEN), never in a committed file.
+    platform_token: SecretStr | None = None
+    secure_cookies: bool = Field(False, description="mark cookies Secure (behind HTTPS)")
 
 
 DeviceKind = Literal["shoe", "shuffler", "cutcard", "camera"]

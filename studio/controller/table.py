@@ -96,6 +96,10 @@ class TableController:
     decision_deadline: datetime | None = None
     next_round_at: datetime | None = None
     shuffle_verified: bool = False
+    # A shoe reported loaded before its shuffler count arrived (the two come on different
+    # topics, whose relative order MQTT does not keep): wait briefly for the count.
+    pending_load: dict[str, Any] | None = None
+    load_grace: float = 5.0
     last_settlement: dict[str, Any] | None = None
     event_seq: int = 0
     round_flags: dict[str, Any] = field(default_factory=dict)
@@ -138,6 +142,7 @@ class TableController:
             for t in (
                 self.betting_deadline,
                 self.decision_deadline,
+                _when(self.pending_load),
                 self.next_round_at,
                 self.crosscheck.next_deadline(),
             )
@@ -239,7 +244,8 @@ class TableController:
             return "collect", "Collect the cards", None
         target = self.next_card()
         if target is not None:
-            return "deal", _describe_target(target), target
+            # ``n`` numbers the card in the round, so two "Dealer draws" prompts differ.
+            return "deal", _describe_target(target), {**target, "n": len(self.cards) + 1}
         pending = self.engine.pending() if self.engine is not None else None
         if pending is not None:
             seat = pending.get("seat")
@@ -348,6 +354,11 @@ class TableController:
     # ------------------------------------------------------------------ timers
     def _on_timer(self, inp: Input) -> None:
         now = inp.ts
+        load_due = _when(self.pending_load)
+        if self.pending_load is not None and load_due is not None and now >= load_due:
+            shoe_id, evidence = self.pending_load["shoe"], self.pending_load["evidence"]
+            self.pending_load = None
+            self._load_shoe(shoe_id, evidence, final=True)
         for outcome in self.crosscheck.expire(now):
             self._crosscheck_outcome(outcome)
         if self.betting_deadline is not None and now >= self.betting_deadline:
@@ -423,7 +434,12 @@ class TableController:
             self.shuffle_verified = not problems
             self._event("shuffle_verified" if not problems else "shuffle_rejected", count=count)
             if problems:
+                self.pending_load = None
                 self._count_mismatch(inp.data, "; ".join(problems))
+            elif self.pending_load is not None:
+                shoe_id, evidence = self.pending_load["shoe"], self.pending_load["evidence"]
+                self.pending_load = None
+                self._load_shoe(shoe_id, evidence)
         elif event.event == "count_mismatch":
             self.shuffle_verified = False
             self._count_mismatch(inp.data, str(event.data.get("reason", "count mismatch")))
@@ -487,7 +503,7 @@ class TableController:
         else:
             self._event(f"shoe_{event.event}", **event.data)
 
-    def _load_shoe(self, shoe_id: str, evidence: dict[str, Any]) -> None:
+    def _load_shoe(self, shoe_id: str, evidence: dict[str, Any], *, final: bool = False) -> None:
         if self.phase in ("dealing", "betting"):
             self._alert(
                 AlertCode.INTEGRITY,
@@ -497,6 +513,12 @@ class TableController:
             )
             return
         verified = self.shuffle_verified
+        if not verified and self.pending_load is None and not final:
+            deadline = self.now + timedelta(seconds=self.load_grace)
+            self.pending_load = {"shoe": shoe_id, "evidence": evidence, "at": deadline.isoformat()}
+            self._event("shoe_load_pending", shoe=shoe_id, reason="waiting for the shuffler count")
+            return
+        self.pending_load = None
         self.shoe.load(shoe_id, self.ruleset.shoe.decks, verified=verified)
         self.shuffle_verified = False  # every shoe needs its own verified count
         self._event("shoe_loaded", shoe=shoe_id, verified=verified)
@@ -893,6 +915,10 @@ class TableController:
     # Inputs that only need logging and a round event.
     def _on_note(self, inp: Input) -> None:
         self._event("note", **inp.data)
+
+
+def _when(pending: dict[str, Any] | None) -> datetime | None:
+    return datetime.fromisoformat(pending["at"]) if pending else None
 
 
 def _describe_target(target: dict[str, Any]) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import FastAPI
 
 from studio import __version__, console
-from studio.web import streams
+from studio.web import api, streams
 from studio.web.context import WebContext
 
 
@@ -13,6 +13,7 @@ def create_app(ctx: WebContext) -> FastAPI:
     app = FastAPI(title="Studio controller", version=__version__)
     app.state.ctx = ctx
     app.include_router(streams.build_router(ctx))
+    app.include_router(api.build_router(ctx))
     console.install(app, ctx)
 
     @app.get("/api/health")

@@ -293,3 +293,33 @@ def test_replay_rebuilds_identical_state() -> None:
         fresh.handle(inp)
     assert fresh.summary() == d.table.summary()
     assert fresh.event_seq == d.table.event_seq
+
+
+def test_shoe_loaded_before_its_count_waits_for_it() -> None:
+    d = Driver(single_source=True)
+    d.load()  # the shoe's event overtook the shuffler's
+    assert d.types()[-1] == "shoe_load_pending" and not d.alerts
+    d.shuffle()
+    d.tick(0.1)
+    assert d.table.phase == "betting"
+
+
+def test_shoe_loaded_without_any_count_is_out_of_play() -> None:
+    d = Driver(single_source=True)
+    d.load()
+    d.tick(6)
+    assert d.alerts[-1]["code"] == "shuffler_count_mismatch"
+    assert d.table.phase != "betting"
+
+
+def test_consecutive_dealer_draw_prompts_differ() -> None:
+    d = Driver(single_source=True)
+    start_round(d, 1)
+    for code in ["TH", "2C", "9D", "3S"]:
+        d.card(code)
+    d.decide(1, "stand", "c1")
+    first = d.table.prompt()
+    d.card("2D")  # dealer 7: draws again
+    second = d.table.prompt()
+    assert first.text == second.text == "Dealer draws"
+    assert first.target != second.target

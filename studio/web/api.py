@@ -1,0 +1,228 @@
+"""REST API: the game platform's commands, history, alerts and manager actions.
+
+Reads are open to a logged-in console user (viewer and up) or the game platform
+(``Authorization: Bearer <platform token>``). Commands from the game platform
+need the platform token. Manager actions need a manager session (and the CSRF
+token the console middleware checks on every cookie-authenticated request).
+"""
+
+from __future__ import annotations
+
+import hmac
+from typing import Any, Literal
+
+from fastapi import APIRouter, Depends, HTTPException, Request
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from studio.console.auth import current_user, require_role
+from studio.console.users import Role, User
+from studio.controller import ControllerService, UnknownTable
+from studio.controller.alerts import AlertError
+from studio.errors import StudioError
+from studio.web.context import WebContext
+
+
+class ResolveBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    action: Literal["accept", "correct", "void", "cancel"]
+    reason: str = Field(min_length=1, max_length=500)
+    card: str | None = None
+
+
+class ReasonBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    reason: str = Field("", max_length=500)
+
+
+def build_router(ctx: WebContext) -> APIRouter:
+    router = APIRouter(prefix="/api")
+    token = ctx.extras.get("platform_token")
+
+    def controller() -> ControllerService:
+        if ctx.controller is None:
+            raise HTTPException(503, "the round controller is not running in this process")
+        service: ControllerService = ctx.controller
+        return service
+
+    def platform_ok(request: Request) -> bool:
+        header = request.headers.get("authorization", "")
+        return bool(token) and hmac.compare_digest(header, f"Bearer {token}")
+
+    async def reader(request: Request) -> str:
+        if platform_ok(request):
+            return "platform"
+        user = await current_user(request)
+        if user is None:
+            raise HTTPException(401, "log in, or send the platform token")
+        return user.username
+
+    def platform(request: Request) -> str:
+        if not token:
+            raise HTTPException(503, "the platform API is disabled: set web.platform_token")
+        if not platform_ok(request):
+            raise HTTPException(401, "platform token missing or wrong")
+        return "platform"
+
+    manager = require_role(Role.MANAGER)
+
+    def fail(exc: Exception) -> HTTPException:
+        if isinstance(exc, UnknownTable):
+            return HTTPException(404, str(exc))
+        if isinstance(exc, ValidationError):
+            return HTTPException(422, exc.errors(include_url=False, include_context=False))
+        return HTTPException(409, str(exc))
+
+    @router.get("/tables")
+    async def tables(_: str = Depends(reader)) -> list[dict[str, Any]]:
+        return controller().tables_summary()
+
+    @router.get("/tables/{table}")
+    async def table_state(table: str, _: str = Depends(reader)) -> dict[str, Any]:
+        try:
+            return controller().table_state(table)
+        except StudioError as exc:
+            raise fail(exc) from exc
+
+    async def command(table: str, body: dict[str, Any], kind: str | None) -> dict[str, Any]:
+        if kind is not None:
+            body = {**body, "type": kind}
+        try:
+            result = await controller().submit_command(table, body)
+        except (StudioError, ValidationError) as exc:
+            raise fail(exc) from exc
+        if not result.get("accepted"):
+            raise HTTPException(409, result)
+        return result
+
+    @router.post("/tables/{table}/commands")
+    async def commands(
+        table: str, body: dict[str, Any], _: str = Depends(platform)
+    ) -> dict[str, Any]:
+        return await command(table, body, None)
+
+    for path, kind in (
+        ("bets", "bet"),
+        ("decisions", "decision"),
+        ("votes", "vote"),
+        ("insurance", "insurance"),
+    ):
+
+        def make(kind: str = kind) -> Any:
+            async def endpoint(
+                table: str, body: dict[str, Any], _: str = Depends(platform)
+            ) -> dict[str, Any]:
+                return await command(table, body, kind)
+
+            return endpoint
+
+        router.add_api_route(
+            f"/tables/{{table}}/{path}", make(), methods=["POST"], name=f"post_{path}"
+        )
+
+    @router.get("/tables/{table}/rounds")
+    async def table_rounds(
+        table: str,
+        since: str | None = None,
+        until: str | None = None,
+        player: str | None = None,
+        alert: str | None = None,
+        limit: int = 100,
+        _: str = Depends(reader),
+    ) -> list[dict[str, Any]]:
+        try:
+            controller().table(table)
+        except StudioError as exc:
+            raise fail(exc) from exc
+        return await controller().rounds_search(
+            table=table, since=since, until=until, player=player, alert_code=alert, limit=limit
+        )
+
+    @router.get("/rounds")
+    async def rounds(
+        table: str | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        player: str | None = None,
+        alert: str | None = None,
+        limit: int = 100,
+        _: str = Depends(reader),
+    ) -> list[dict[str, Any]]:
+        return await controller().rounds_search(
+            table=table, since=since, until=until, player=player, alert_code=alert, limit=limit
+        )
+
+    @router.get("/rounds/{round_id}")
+    async def round_record(round_id: str, _: str = Depends(reader)) -> dict[str, Any]:
+        try:
+            return await controller().round_record(round_id)
+        except StudioError as exc:
+            raise fail(exc) from exc
+
+    @router.get("/alerts")
+    async def alerts(
+        state: str | None = None, table: str | None = None, _: str = Depends(reader)
+    ) -> list[dict[str, Any]]:
+        return controller().alerts(state=state, table=table)
+
+    @router.post("/alerts/{alert_id}/acknowledge")
+    async def acknowledge(alert_id: str, user: User = Depends(manager)) -> dict[str, Any]:
+        try:
+            return await controller().acknowledge_alert(alert_id, user=user.username)
+        except (AlertError, StudioError) as exc:
+            raise fail(exc) from exc
+
+    @router.post("/alerts/{alert_id}/resolve")
+    async def resolve(
+        alert_id: str, body: ResolveBody, user: User = Depends(manager)
+    ) -> dict[str, Any]:
+        try:
+            return await controller().resolve_alert(
+                alert_id, body.action, user=user.username, reason=body.reason, card=body.card
+            )
+        except (StudioError, ValidationError) as exc:
+            raise fail(exc) from exc
+
+    for path, verb in (
+        ("pause", "pause"),
+        ("resume", "resume"),
+        ("cancel-round", "cancel_round"),
+        ("shoe-change", "request_shoe_change"),
+    ):
+
+        def make_action(verb: str = verb) -> Any:
+            async def endpoint(
+                table: str, body: ReasonBody, user: User = Depends(manager)
+            ) -> dict[str, Any]:
+                method = getattr(controller(), verb)
+                try:
+                    result: dict[str, Any] = await method(
+                        table, user=user.username, reason=body.reason
+                    )
+                except StudioError as exc:
+                    raise fail(exc) from exc
+                return result
+
+            return endpoint
+
+        router.add_api_route(
+            f"/tables/{{table}}/{path}", make_action(), methods=["POST"], name=f"table_{verb}"
+        )
+
+    @router.get("/audit/chain")
+    async def audit_chain(_: str = Depends(reader)) -> dict[str, Any]:
+        if ctx.log is None:
+            raise HTTPException(503, "no event log in this process")
+        report = await ctx.log.verify()
+        return {
+            "ok": report.ok,
+            "records": report.records,
+            "first_bad_id": report.first_bad_id,
+            "reason": report.reason,
+            "head": report.head,
+        }
+
+    @router.get("/stats")
+    async def stats(hours: int = 24, _: str = Depends(reader)) -> dict[str, Any]:
+        return await controller().stats_summary(hours)
+
+    return router
