@@ -1,0 +1,129 @@
+"""The consumer side of a device's event stream: de-duplication and gap repair.
+
+QoS 1 may deliver twice, a broker restart may drop what was in flight to a
+consumer, and a replay re-sends. :class:`DeviceFeed` runs every event of one
+device through a :class:`SequenceTracker` and, when a seq is missing (or right
+after the consumer's own reconnect, when the tail may be missing and nothing
+later would reveal it), publishes a :class:`ReplayRequest` so the driver
+re-publishes from its replay buffer::
+
+    async with DeviceFeed(bus, topics, "shoe-1", {topics.shoe_cards: ShoeCard,
+                                                  topics.shoe_events: DeviceEvent}) as feed:
+        async for event in feed:      # each (device, seq) exactly once
+            ...
+
+All topics of a device share its seq space (the shoe's cards and its other
+events), so a feed must subscribe to all of them for gap detection to be right.
+Events repaired by a replay arrive after later ones; ``seq`` gives the order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections import Counter
+from collections.abc import AsyncIterator
+from types import TracebackType
+from typing import Any
+
+from pydantic import BaseModel
+
+from studio.bus import MessageBus, SequenceTracker, SeqVerdict
+from studio.contract import ReplayRequest, SourceEvent, Topics
+
+
+class DeviceFeed:
+    def __init__(
+        self,
+        bus: MessageBus,
+        topics: Topics,
+        device: str,
+        models: dict[str, type[SourceEvent]],
+        *,
+        requester: str = "",
+        repair_interval: float = 0.5,
+        tail_window: float = 5.0,
+    ) -> None:
+        self.bus = bus
+        self.topics = topics
+        self.device = device
+        self.models = models
+        self.requester = requester or bus.client_id
+        self.repair_interval = repair_interval
+        self.tail_window = tail_window
+        self.tracker = SequenceTracker()
+        self.stats: Counter[str] = Counter()
+        self._queue: asyncio.Queue[SourceEvent] = asyncio.Queue()
+        self._stack: contextlib.AsyncExitStack | None = None
+
+    async def __aenter__(self) -> DeviceFeed:
+        self._stack = contextlib.AsyncExitStack()
+        group = await self._stack.enter_async_context(asyncio.TaskGroup())
+        self._tasks = []
+        for topic, model in self.models.items():
+            sub = await self._stack.enter_async_context(self.bus.subscribe(topic, model))
+            self._tasks.append(group.create_task(self._pump(sub), name=f"feed:{topic}"))
+        self._tasks.append(group.create_task(self._repair(), name=f"feed-repair:{self.device}"))
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        for task in self._tasks:
+            task.cancel()
+        assert self._stack is not None
+        await self._stack.aclose()
+
+    async def _pump(self, sub: Any) -> None:
+        async for received in sub:
+            event = received.payload
+            if event.device != self.device:
+                continue
+            if self.tracker.observe(self.device, event.seq) is SeqVerdict.DUPLICATE:
+                self.stats["duplicates"] += 1
+                continue
+            self.stats["fresh"] += 1
+            self._queue.put_nowait(event)
+
+    async def _repair(self) -> None:
+        loop = asyncio.get_running_loop()
+        connects = self.bus.stats.connects
+        tail_until = 0.0
+        while True:
+            await asyncio.sleep(self.repair_interval)
+            if self.bus.stats.connects != connects:
+                # We were away: whatever came last may never have reached us.
+                connects = self.bus.stats.connects
+                tail_until = loop.time() + self.tail_window
+            missing = self.tracker.missing(self.device)
+            if missing:
+                await self.request_replay(missing[0], missing[-1])
+            elif loop.time() < tail_until and self.tracker.last_contiguous(self.device) > 0:
+                await self.request_replay(self.tracker.last_contiguous(self.device) + 1, None)
+
+    async def request_replay(self, from_seq: int, to_seq: int | None) -> None:
+        self.stats["replay_requests"] += 1
+        await self.bus.publish(
+            self.topics.replay(self.device),
+            ReplayRequest(from_seq=from_seq, to_seq=to_seq, requester=self.requester),
+        )
+
+    async def get(self) -> SourceEvent:
+        return await self._queue.get()
+
+    def __aiter__(self) -> AsyncIterator[SourceEvent]:
+        return self._iterate()
+
+    async def _iterate(self) -> AsyncIterator[SourceEvent]:
+        while True:
+            yield await self._queue.get()
+
+    def payloads(self) -> list[BaseModel]:
+        """Drain what has arrived so far without waiting."""
+        out: list[BaseModel] = []
+        while not self._queue.empty():
+            out.append(self._queue.get_nowait())
+        return out
