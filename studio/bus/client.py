@@ -273,7 +273,13 @@ class MessageBus:
             try:
                 async with self._make_client() as client:
                     await self._session(client)
-            except aiomqtt.MqttError as exc:
+            except (aiomqtt.MqttError, ExceptionGroup) as exc:
+                # _session's TaskGroup wraps a dropped link in an ExceptionGroup; anything
+                # in it that is not an MqttError is a bug and must propagate.
+                if isinstance(exc, ExceptionGroup):
+                    _, rest = exc.split(aiomqtt.MqttError)
+                    if rest is not None:
+                        raise
                 if self._closing:
                     return
                 delay = self._backoff.next_delay()
