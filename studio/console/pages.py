@@ -427,35 +427,50 @@ def build_router(console: Console) -> APIRouter:
     async def table_fragment(request: Request, table: str, user: Viewer) -> Response:
         return console.render(request, "_table_live.html", user=user, **await _table_context(table))
 
-    def _table_action(name: str, role: Role, method: str, done: str) -> None:
-        dependency = Depends(require_role(role))
+    async def _table_action(
+        request: Request, table: str, method: str, user: User, reason: str, done: str
+    ) -> Response:
+        back = f"{PREFIX}/tables/{quote(table)}"
 
-        async def handler(
-            request: Request,
-            table: str,
-            user: Annotated[User, dependency],
-            reason: Annotated[str, Form()] = "",
-            confirm: Annotated[str, Form()] = "",
-        ) -> Response:
+        async def run() -> Any:
+            why = _reason(reason)
+            return await getattr(console.controller, method)(table, user=user.username, reason=why)
+
+        return await console.act(request, back, run(), f"{table}: {done}")
+
+    @router.post("/tables/{table}/pause")
+    async def table_pause(
+        request: Request, table: str, user: Dealer, reason: Annotated[str, Form()] = ""
+    ) -> Response:
+        return await _table_action(request, table, "pause", user, reason, "paused")
+
+    @router.post("/tables/{table}/resume")
+    async def table_resume(
+        request: Request, table: str, user: Manager, reason: Annotated[str, Form()] = ""
+    ) -> Response:
+        return await _table_action(request, table, "resume", user, reason, "resumed")
+
+    @router.post("/tables/{table}/shoe")
+    async def table_shoe(
+        request: Request, table: str, user: Manager, reason: Annotated[str, Form()] = ""
+    ) -> Response:
+        return await _table_action(
+            request, table, "request_shoe_change", user, reason, "shoe change requested"
+        )
+
+    @router.post("/tables/{table}/cancel")
+    async def table_cancel(
+        request: Request,
+        table: str,
+        user: Manager,
+        reason: Annotated[str, Form()] = "",
+        confirm: Annotated[str, Form()] = "",
+    ) -> Response:
+        if confirm != "yes":
             back = f"{PREFIX}/tables/{quote(table)}"
-
-            async def run() -> Any:
-                why = _reason(reason)
-                if name == "cancel" and confirm != "yes":
-                    raise StudioError("cancelling a round needs the confirmation box ticked")
-                return await getattr(console.controller, method)(
-                    table, user=user.username, reason=why
-                )
-
-            return await console.act(request, back, run(), f"{table}: {done}")
-
-        handler.__name__ = f"table_{name}"
-        router.add_api_route(f"/tables/{{table}}/{name}", handler, methods=["POST"])
-
-    _table_action("pause", Role.DEALER, "pause", "paused")
-    _table_action("resume", Role.MANAGER, "resume", "resumed")
-    _table_action("cancel", Role.MANAGER, "cancel_round", "round cancelled")
-    _table_action("shoe", Role.MANAGER, "request_shoe_change", "shoe change requested")
+            message = "cancelling a round needs the confirmation box ticked"
+            return console._action_error(request, back, message, 400)
+        return await _table_action(request, table, "cancel_round", user, reason, "round cancelled")
 
     # ------------------------------------------------------------ dealer display
 

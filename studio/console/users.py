@@ -7,12 +7,13 @@ be imported first; it imports this module).
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from enum import IntEnum
-from typing import Any
+from typing import Any, NoReturn
 
 import sqlalchemy as sa
 from argon2 import PasswordHasher
@@ -46,6 +47,11 @@ login_attempts_table = sa.Table(
     sa.Column("reason", sa.String(64), nullable=False, default=""),
 )
 
+BAD_CREDENTIALS = "invalid username or password"
+LOCKED = (
+    "too many failed logins: this account is locked for a while; "
+    "try again later or ask an admin to unlock it"
+)
 USERNAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]{1,63}$")
 MIN_PASSWORD_LENGTH = 10
 
@@ -180,7 +186,7 @@ class UserStore:
         name = check_username(username)
         check_password(password)
         level = role if isinstance(role, Role) else Role.parse(role)
-        digest = self.hasher.hash(password)
+        digest = await asyncio.to_thread(self.hasher.hash, password)
         try:
             async with self.db.engine.begin() as conn:
                 result = await conn.execute(
@@ -253,7 +259,10 @@ class UserStore:
     async def set_password(self, username: str, password: str) -> User:
         check_password(password)
         return await self._update(
-            username, password_hash=self.hasher.hash(password), failed_logins=0, locked_until=None
+            username,
+            password_hash=await asyncio.to_thread(self.hasher.hash, password),
+            failed_logins=0,
+            locked_until=None,
         )
 
     async def unlock(self, username: str) -> User:
@@ -287,54 +296,62 @@ class UserStore:
         name = username.strip().lower()[:64]
         now = self.clock()
         if remote and await self._remote_failures(remote) >= self.policy.remote_max_failures:
-            async with self.db.engine.begin() as conn:
-                await self._record(conn, name, remote, False, "remote-throttled")
-            raise LoginError("too many failed logins from this address; try again later")
-        async with self.db.engine.begin() as conn:
+            await self._refuse(
+                name,
+                remote,
+                "remote-throttled",
+                "too many failed logins from this address; try again later",
+            )
+        async with self.db.engine.connect() as conn:
             row = (
                 await conn.execute(sa.select(users_table).where(users_table.c.username == name))
             ).first()
-            if row is None:
-                self._verify(self._dummy_hash, password)
-                await self._record(conn, name, remote, False, "unknown-user")
-                raise LoginError("invalid username or password")
-            locked_until = parse_iso(row.locked_until)
-            if locked_until is not None and locked_until > now:
-                await self._record(conn, name, remote, False, "locked")
-                raise LoginError(
-                    "too many failed logins: this account is locked for a while; "
-                    "try again later or ask an admin to unlock it"
-                )
-            failures = 0 if locked_until is not None else int(row.failed_logins)
-            if not self._verify(row.password_hash, password):
-                failures += 1
+        if row is None:
+            await asyncio.to_thread(self._verify, self._dummy_hash, password)
+            await self._refuse(name, remote, "unknown-user", BAD_CREDENTIALS)
+        assert row is not None
+        locked_until = parse_iso(row.locked_until)
+        if locked_until is not None and locked_until > now:
+            await self._refuse(name, remote, "locked", LOCKED)
+        # argon2 is deliberately slow: keep it off the event loop and out of any transaction.
+        good = await asyncio.to_thread(self._verify, row.password_hash, password)
+        if not good:
+            async with self.db.engine.begin() as conn:
+                current = (
+                    await conn.execute(
+                        sa.select(users_table.c.failed_logins, users_table.c.locked_until).where(
+                            users_table.c.id == row.id
+                        )
+                    )
+                ).one()
+                # A lock that has run out starts a fresh count.
+                failures = 1 if current.locked_until else int(current.failed_logins) + 1
                 values: dict[str, Any] = {"failed_logins": failures, "locked_until": None}
-                reason = "bad-password"
                 if failures >= self.policy.max_failures:
                     values["locked_until"] = iso(now + self.policy.lockout)
-                    reason = "bad-password-locked"
                 await conn.execute(
                     users_table.update().where(users_table.c.id == row.id).values(**values)
                 )
-                await self._record(conn, name, remote, False, reason)
-                if reason == "bad-password-locked":
-                    raise LoginError(
-                        "too many failed logins: this account is locked for a while; "
-                        "try again later or ask an admin to unlock it"
-                    )
-                raise LoginError("invalid username or password")
-            if not row.active:
-                await self._record(conn, name, remote, False, "disabled")
-                raise LoginError("this account is disabled; ask an admin")
-            values = {"failed_logins": 0, "locked_until": None, "last_login": iso(now)}
-            if self.hasher.check_needs_rehash(row.password_hash):
-                values["password_hash"] = self.hasher.hash(password)
+            if failures >= self.policy.max_failures:
+                await self._refuse(name, remote, "bad-password-locked", LOCKED)
+            await self._refuse(name, remote, "bad-password", BAD_CREDENTIALS)
+        if not row.active:
+            await self._refuse(name, remote, "disabled", "this account is disabled; ask an admin")
+        values = {"failed_logins": 0, "locked_until": None, "last_login": iso(now)}
+        if self.hasher.check_needs_rehash(row.password_hash):
+            values["password_hash"] = await asyncio.to_thread(self.hasher.hash, password)
+        async with self.db.engine.begin() as conn:
             await conn.execute(
                 users_table.update().where(users_table.c.id == row.id).values(**values)
             )
             await self._record(conn, name, remote, True, "ok")
         user = _row_to_user(row)
         return User(user.id, user.username, user.role, True, None, now)
+
+    async def _refuse(self, name: str, remote: str, reason: str, message: str) -> NoReturn:
+        async with self.db.engine.begin() as conn:
+            await self._record(conn, name, remote, False, reason)
+        raise LoginError(message)
 
     def _verify(self, digest: str, password: str) -> bool:
         try:

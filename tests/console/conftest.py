@@ -1,0 +1,83 @@
+"""Fixtures of the console tests: the real app and database, the controller TEST DOUBLE."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+
+import httpx
+import pytest
+from argon2 import PasswordHasher
+from console_double import InMemoryController
+from fastapi import FastAPI
+
+import studio.console  # registers the users/sessions tables before create_all
+from studio.console import UserStore
+from studio.store import Database
+from studio.streams import Fanout
+from studio.web import WebContext, create_app
+
+assert studio.console.install is not None
+
+TABLES = ["bj1", "bj2"]
+PASSWORD = "correct horse battery"
+ROLES = ["viewer", "dealer", "manager", "admin"]
+
+
+def fast_hasher() -> PasswordHasher:
+    # Real argon2id, smaller cost so the many logins of the suite stay quick. The
+    # production parameters are tested in test_console_users.py.
+    return PasswordHasher(time_cost=1, memory_cost=8 * 1024, parallelism=1)
+
+
+@pytest.fixture
+def fanout() -> Fanout:
+    return Fanout(bus=None)
+
+
+@pytest.fixture
+def controller(fanout: Fanout) -> InMemoryController:
+    return InMemoryController(fanout, TABLES)
+
+
+@pytest.fixture
+async def people(database: Database) -> UserStore:
+    """One user per role, named after it, all with PASSWORD."""
+    store = UserStore(database, hasher=fast_hasher())
+    for role in ROLES:
+        await store.add(role, PASSWORD, role)
+    return store
+
+
+@pytest.fixture
+async def app(
+    database: Database, fanout: Fanout, controller: InMemoryController, people: UserStore
+) -> FastAPI:
+    return create_app(WebContext(fanout=fanout, db=database, controller=controller))
+
+
+@pytest.fixture
+async def client(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as http:
+        yield http
+
+
+def form_token(html: str) -> str:
+    match = re.search(r'name="csrf_token" value="([^"]+)"', html)
+    assert match, "page has no CSRF field"
+    return match.group(1)
+
+
+async def login(http: httpx.AsyncClient, username: str, password: str = PASSWORD) -> str:
+    """Log in through the form like a browser; return the session's CSRF token."""
+    page = await http.get("/console/login")
+    assert page.status_code == 200
+    response = await http.post(
+        "/console/login",
+        data={"username": username, "password": password, "csrf_token": form_token(page.text)},
+    )
+    assert response.status_code == 303, response.text
+    token = http.cookies.get("studio_csrf")
+    assert token
+    return token

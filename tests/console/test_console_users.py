@@ -1,0 +1,154 @@
+"""The user store on both databases: argon2id hashes, roles, lockout, login attempts."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+import sqlalchemy as sa
+from argon2 import PasswordHasher
+
+from studio.console.users import LockoutPolicy, LoginError, Role, UserError, UserStore, users_table
+from studio.store import Database
+
+PASSWORD = "a long enough password"
+
+
+def cheap() -> PasswordHasher:
+    # Real argon2id with a small cost, to keep the suite quick; the production
+    # parameters are checked by the first test.
+    return PasswordHasher(time_cost=1, memory_cost=8 * 1024, parallelism=1)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+async def test_roles_are_ordered_and_parsed() -> None:
+    assert Role.VIEWER < Role.DEALER < Role.MANAGER < Role.ADMIN
+    assert Role.parse(" Manager ") is Role.MANAGER
+    with pytest.raises(UserError, match="unknown role"):
+        Role.parse("owner")
+
+
+async def test_add_stores_an_argon2id_hash_with_production_parameters(database: Database) -> None:
+    store = UserStore(database)
+    user = await store.add("Alice", PASSWORD, "manager")
+    assert (user.username, user.role) == ("alice", Role.MANAGER)
+    async with database.engine.connect() as conn:
+        stored = (await conn.execute(sa.select(users_table.c.password_hash))).scalar_one()
+    assert stored.startswith("$argon2id$v=19$m=65536,t=3,p=4$")
+    assert PASSWORD not in stored
+    assert (await store.authenticate("alice", PASSWORD)).username == "alice"
+
+
+async def test_add_refuses_duplicates_weak_passwords_and_bad_names(database: Database) -> None:
+    store = UserStore(database, hasher=cheap())
+    await store.add("bob", PASSWORD, "viewer")
+    with pytest.raises(UserError, match="already exists"):
+        await store.add("BOB", PASSWORD, "admin")
+    with pytest.raises(UserError, match="too short"):
+        await store.add("carol", "short", "viewer")
+    with pytest.raises(UserError, match="invalid username"):
+        await store.add("no spaces", PASSWORD, "viewer")
+    assert [u.username for u in await store.all()] == ["bob"]
+    assert await store.count() == 1
+
+
+async def test_wrong_password_and_unknown_user_give_the_same_answer(database: Database) -> None:
+    store = UserStore(database, hasher=cheap())
+    await store.add("dora", PASSWORD, "dealer")
+    with pytest.raises(LoginError) as wrong:
+        await store.authenticate("dora", "not the password", remote="10.0.0.1")
+    with pytest.raises(LoginError) as unknown:
+        await store.authenticate("nobody", PASSWORD, remote="10.0.0.1")
+    assert str(wrong.value) == str(unknown.value) == "invalid username or password"
+    attempts = await store.attempts()
+    assert [(a["username"], a["ok"], a["reason"]) for a in attempts] == [
+        ("nobody", False, "unknown-user"),
+        ("dora", False, "bad-password"),
+    ]
+
+
+async def test_lockout_after_repeated_failures_then_expiry(database: Database) -> None:
+    clock = Clock()
+    policy = LockoutPolicy(max_failures=3, lockout=timedelta(minutes=10))
+    store = UserStore(database, policy=policy, clock=clock, hasher=cheap())
+    await store.add("erin", PASSWORD, "manager")
+    for _ in range(2):
+        with pytest.raises(LoginError, match="invalid"):
+            await store.authenticate("erin", "wrong password!")
+    with pytest.raises(LoginError, match="locked"):
+        await store.authenticate("erin", "wrong password!")
+    # Locked: even the right password is refused, and the refusal does not extend the lock.
+    clock.now += timedelta(minutes=5)
+    with pytest.raises(LoginError, match="locked"):
+        await store.authenticate("erin", PASSWORD)
+    locked = await store.get("erin")
+    assert locked is not None and locked.locked_until == datetime(2026, 1, 1, 12, 10, tzinfo=UTC)
+    clock.now += timedelta(minutes=5, seconds=1)
+    user = await store.authenticate("erin", PASSWORD)
+    assert user.role is Role.MANAGER
+    after = await store.get("erin")
+    assert after is not None and after.locked_until is None and after.last_login == clock.now
+
+
+async def test_success_resets_the_failure_count(database: Database) -> None:
+    store = UserStore(database, policy=LockoutPolicy(max_failures=3), hasher=cheap())
+    await store.add("fred", PASSWORD, "viewer")
+    for _ in range(2):
+        with pytest.raises(LoginError):
+            await store.authenticate("fred", "wrong password!")
+    await store.authenticate("fred", PASSWORD)
+    for _ in range(2):
+        with pytest.raises(LoginError, match="invalid"):
+            await store.authenticate("fred", "wrong password!")
+    assert (await store.authenticate("fred", PASSWORD)).username == "fred"
+
+
+async def test_admin_unlock_and_disable(database: Database) -> None:
+    store = UserStore(database, policy=LockoutPolicy(max_failures=1), hasher=cheap())
+    await store.add("gina", PASSWORD, "dealer")
+    with pytest.raises(LoginError, match="locked"):
+        await store.authenticate("gina", "wrong password!")
+    await store.unlock("gina")
+    assert (await store.authenticate("gina", PASSWORD)).username == "gina"
+    await store.set_active("gina", False)
+    with pytest.raises(LoginError, match="disabled"):
+        await store.authenticate("gina", PASSWORD)
+    with pytest.raises(UserError, match="no user"):
+        await store.unlock("nobody")
+
+
+async def test_one_address_is_throttled_across_usernames(database: Database) -> None:
+    store = UserStore(database, policy=LockoutPolicy(remote_max_failures=4), hasher=cheap())
+    await store.add("hank", PASSWORD, "viewer")
+    for name in ["a1", "a2", "a3", "a4"]:
+        with pytest.raises(LoginError, match="invalid"):
+            await store.authenticate(name, PASSWORD, remote="192.0.2.9")
+    with pytest.raises(LoginError, match="this address"):
+        await store.authenticate("hank", PASSWORD, remote="192.0.2.9")
+    # Another address is not affected.
+    assert (await store.authenticate("hank", PASSWORD, remote="192.0.2.10")).username == "hank"
+
+
+async def test_password_change_and_weaker_hash_is_upgraded_on_login(database: Database) -> None:
+    from argon2 import PasswordHasher
+
+    weak = UserStore(
+        database, hasher=PasswordHasher(time_cost=1, memory_cost=8 * 1024, parallelism=1)
+    )
+    await weak.add("ivan", PASSWORD, "viewer")
+    store = UserStore(database)
+    await store.authenticate("ivan", PASSWORD)
+    async with database.engine.connect() as conn:
+        stored = (await conn.execute(sa.select(users_table.c.password_hash))).scalar_one()
+    assert "m=65536,t=3,p=4" in stored
+    await store.set_password("ivan", "a brand new password")
+    with pytest.raises(LoginError):
+        await store.authenticate("ivan", PASSWORD)
+    assert (await store.authenticate("ivan", "a brand new password")).username == "ivan"
