@@ -18,6 +18,7 @@ app = typer.Typer(
 _CONTEXTS = [
     "studio.certification.cli",
     "studio.config.cli",
+    "studio.demo.cli",
     "studio.rules.cli",
     "studio.store.cli",
 ]

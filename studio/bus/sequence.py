@@ -29,7 +29,12 @@ class SequenceTracker:
     _sources: dict[str, _SourceState] = field(default_factory=dict)
 
     def observe(self, source: str, seq: int) -> SeqVerdict:
-        state = self._sources.setdefault(source, _SourceState())
+        state = self._sources.get(source)
+        if state is None:
+            # A consumer that joins mid-stream starts from the first seq it sees; what came
+            # before it joined is not a gap (a restarted consumer calls restore() instead).
+            self._sources[source] = _SourceState(contiguous=seq)
+            return SeqVerdict.FRESH
         if seq <= state.contiguous or seq in state.ahead:
             return SeqVerdict.DUPLICATE
         if seq == state.contiguous + 1:
@@ -41,12 +46,12 @@ class SequenceTracker:
             state.ahead.add(seq)
         return SeqVerdict.FRESH
 
-    def missing(self, source: str) -> list[int]:
-        """Sequence numbers below the highest one seen that have not arrived yet."""
+    def missing(self, source: str, limit: int = 1000) -> list[int]:
+        """Sequence numbers below the highest one seen that have not arrived yet (at most ``limit``)."""
         state = self._sources.get(source)
         if state is None or not state.ahead:
             return []
-        top = max(state.ahead)
+        top = min(max(state.ahead), state.contiguous + 1 + limit)
         return [s for s in range(state.contiguous + 1, top) if s not in state.ahead]
 
     def last_contiguous(self, source: str) -> int:

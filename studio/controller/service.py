@@ -58,6 +58,7 @@ INPUT_KINDS = [
     "manager.action",
     "timer",
 ]
+HEALTH_SUFFIX = "#health"
 _LOGGED_OUTPUTS = {Channel.ROUND_EVENTS: "out.round_event", Channel.ALERTS: "out.alert"}
 
 
@@ -117,6 +118,7 @@ class ControllerService:
     async def __aenter__(self) -> ControllerService:
         await self.recover()
         for table in self.tables.values():
+            table.at(self.clock())
             await self._emit(table, [Output(Channel.ROUND_STATE, table.state())])
             await self._emit(table, [Output(Channel.DEALER_PROMPT, table.prompt())])
         self._stack = AsyncExitStack()
@@ -233,8 +235,10 @@ class ControllerService:
         device, seq = payload.get("device"), payload.get("seq")
         if not isinstance(device, str) or not isinstance(seq, int):
             return None
-        # One sequence space per device: a driver numbers all its frames together.
-        return self._trackers[table_id].observe(device, seq)
+        # One sequence space per device for its events (a device numbers all its frames
+        # together); health reports have their own, time-based one (docs/devices.md).
+        source = f"{device}{HEALTH_SUFFIX}" if kind == "device.health" else device
+        return self._trackers[table_id].observe(source, seq)
 
     async def _consume(self, kind: str, topic: str, model: type[BaseModel]) -> None:
         assert self.bus is not None
@@ -278,6 +282,8 @@ class ControllerService:
             seen_connects = self.bus.stats.connects
             for table_id, tracker in self._trackers.items():
                 for device in tracker.sources():
+                    if device.endswith(HEALTH_SUFFIX):
+                        continue  # health seqs are time stamps: gaps are normal
                     missing = tracker.missing(device)
                     key = (table_id, device)
                     # A gap that survives a whole second is real, not just topic reordering.
@@ -355,10 +361,11 @@ class ControllerService:
 
     # ------------------------------------------------------------------ queries (console, REST)
     def tables_summary(self) -> list[dict[str, Any]]:
-        return [t.summary() for t in self.tables.values()]
+        now = self.clock()
+        return [t.at(now).summary() for t in self.tables.values()]
 
     def table_state(self, table_id: str) -> dict[str, Any]:
-        return self.table(table_id).summary()
+        return self.table(table_id).at(self.clock()).summary()
 
     def alerts(self, state: str | None = None, table: str | None = None) -> list[dict[str, Any]]:
         out = []

@@ -75,6 +75,7 @@ class _DealtCard:
 class _Device:
     kind: str
     availability: str = "unknown"
+    health: str = "unknown"
     last_seen: datetime | None = None
 
 
@@ -129,8 +130,16 @@ class TableController:
 
     @property
     def now(self) -> datetime:
-        assert self._now is not None
+        assert self._now is not None, "no input yet: call at() first"
         return self._now
+
+    def at(self, now: datetime) -> TableController:
+        """Set the time that views (state, prompt, summary) are stamped with.
+
+        Logic never depends on it: :meth:`handle` always sets the input's own time.
+        """
+        self._now = now
+        return self
 
     @property
     def paused(self) -> bool:
@@ -262,6 +271,7 @@ class TableController:
                 "device": device_id,
                 "kind": device.kind,
                 "availability": device.availability,
+                "health": device.health,
                 "last_seen": device.last_seen.isoformat() if device.last_seen else None,
             }
             for device_id, device in sorted(self.devices.items())
@@ -412,7 +422,8 @@ class TableController:
         before, device.availability = device.availability, state
         device.last_seen = self.now
         self._event("device_availability", device=device_id, state=state)
-        if state == "offline" and before != "offline":
+        # Only a device that was up and went away is an alert; one still starting is not.
+        if state == "offline" and before == "online":
             self._alert(
                 AlertCode.DEVICE_OFFLINE,
                 f"{device.kind} {device_id} went offline",
@@ -421,7 +432,12 @@ class TableController:
             )
 
     def _on_device_health(self, inp: Input) -> None:
-        self._event("device_health", **inp.data)
+        device = self.devices.get(str(inp.data.get("device")))
+        if device is not None:
+            device.last_seen = self.now
+            device.health = str(inp.data.get("status", "ok"))
+        if inp.data.get("status") != "ok":
+            self._event("device_health", **inp.data)
 
     def _on_shuffler_event(self, inp: Input) -> None:
         event = DeviceEvent.model_validate(inp.data)

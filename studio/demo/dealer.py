@@ -1,0 +1,81 @@
+"""A simulated dealer: follows the table's dealer prompt, as a person at the table would.
+
+It reads the retained ``dealer/prompt`` over MQTT and acts on the simulated
+hardware: shuffles and loads shoes, deals the next card (which the shoe scans and
+the camera sees landing in the right zone), and collects cards at round end.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from hwsim.table import SimTable
+from studio.bus import MessageBus
+from studio.contract import DealerPrompt, Topics
+from studio.controller.crosscheck import zone_of
+from studio.errors import StudioError
+
+_LOGGER = logging.getLogger(__name__)
+
+PlaceCard = Callable[[str, str], None]
+
+
+class DealerBot:
+    def __init__(
+        self,
+        bus: MessageBus,
+        table: SimTable,
+        *,
+        pace: float,
+        place_card: PlaceCard | None = None,
+        clear_layout: Callable[[], None] | None = None,
+    ) -> None:
+        self.bus = bus
+        self.sim = table
+        self.pace = pace
+        self.place_card = place_card
+        self.clear_layout = clear_layout
+        self.cards_dealt = 0
+        self.shoes = 0
+        self._handled: tuple[Any, ...] | None = None
+
+    async def run(self) -> None:
+        latest: DealerPrompt | None = None
+        async with self.bus.subscribe(Topics(self.sim.id).dealer_prompt, DealerPrompt) as sub:
+            while True:
+                with contextlib.suppress(TimeoutError):
+                    latest = (await asyncio.wait_for(sub.get(), max(self.pace, 0.05))).payload
+                if latest is None:
+                    continue
+                key = (latest.round_id, latest.action, json.dumps(latest.target, sort_keys=True))
+                if key == self._handled:
+                    continue
+                self._handled = key
+                try:
+                    await self.act(latest)
+                except StudioError as exc:
+                    # A device fault the simulator refuses (e.g. count mismatch): the
+                    # controller raises the alert; the dealer waits for the next prompt.
+                    _LOGGER.info("dealer at %s: %s", self.sim.id, exc)
+                if self.pace:
+                    await asyncio.sleep(self.pace)
+
+    async def act(self, prompt: DealerPrompt) -> None:
+        if prompt.action in ("shuffle", "change_shoe", "load_shoe"):
+            if self.clear_layout:
+                self.clear_layout()
+            self.sim.new_shoe()
+            self.shoes += 1
+        elif prompt.action == "deal":
+            target = prompt.target or {}
+            for card in self.sim.deal():
+                self.cards_dealt += 1
+                if self.place_card is not None and target.get("kind") != "burn":
+                    self.place_card(card.code, zone_of(target))
+        elif prompt.action == "collect" and self.clear_layout:
+            self.clear_layout()

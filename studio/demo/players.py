@@ -1,0 +1,170 @@
+"""Simulated players: bet, vote and decide through the game platform's REST API.
+
+Mostly by best strategy, sometimes letting the timer expire so the rule set's
+defaults are exercised. Seeded: the same seed gives the same choices.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from decimal import Decimal
+from typing import Any
+
+import httpx
+
+from studio.cards import parse_card
+from studio.rules.ruleset import DecisionMode, RuleSet
+from studio.rules.strategy import Action, best_action
+
+_LOGGER = logging.getLogger(__name__)
+
+
+class PlayerBots:
+    def __init__(
+        self,
+        client: httpx.AsyncClient,
+        table: str,
+        ruleset: RuleSet,
+        *,
+        seed: int,
+        pace: float,
+        skip_rate: float = 0.08,
+    ) -> None:
+        self.client = client
+        self.table = table
+        self.rules = ruleset
+        self.rng = random.Random(seed)
+        self.pace = pace
+        self.skip_rate = skip_rate
+        self._bet_round: str | None = None
+        self._answered: set[str] = set()
+        self._counter = 0
+        self.commands = 0
+        self.rejected = 0
+
+    async def run(self) -> None:
+        while True:
+            try:
+                state = (await self.client.get(f"/api/tables/{self.table}")).json()
+                await self.step(state)
+            except (httpx.HTTPError, ValueError, KeyError) as exc:
+                _LOGGER.debug("players at %s: %s", self.table, exc)
+            await asyncio.sleep(max(self.pace / 2, 0.05))
+
+    async def step(self, state: dict[str, Any]) -> None:
+        round_id = state.get("round_id")
+        if state.get("paused") or round_id is None:
+            return
+        if state["phase"] == "betting" and self._bet_round != round_id:
+            self._bet_round = round_id
+            await self.place_bets(round_id)
+        prompt = state.get("prompt") or {}
+        if state["phase"] == "dealing" and prompt.get("action") == "wait_decisions":
+            await self.decide(round_id, state, prompt.get("target") or {})
+
+    async def send(self, path: str, body: dict[str, Any]) -> bool:
+        self._counter += 1
+        body = {"id": f"{body.get('round', '')}-{self._counter}", **body}
+        body.pop("round", None)
+        response = await self.client.post(f"/api/tables/{self.table}/{path}", json=body)
+        self.commands += 1
+        if response.status_code != 200:
+            self.rejected += 1
+            return False
+        return True
+
+    def stake(self, low: Decimal, high: Decimal) -> str:
+        units = self.rng.choice([1, 1, 2, 2, 5, 10])
+        return str(min(high, low * units).quantize(Decimal("0.01")))
+
+    async def place_bets(self, round_id: str) -> None:
+        table = self.rules.table
+        side_kinds = [kind.value for kind in self.rules.side_bets]
+        for seat in range(1, table.seats + 1):
+            if self.rng.random() > 0.7:
+                continue
+            majority = table.decision_mode is DecisionMode.MAJORITY_RULES
+            players = self.rng.randint(1, 5) if majority else 1
+            for n in range(players):
+                player = f"{self.table}-s{seat}-p{n + 1}"
+                side = {
+                    kind: self.stake(Decimal("1.00"), Decimal("5.00"))
+                    for kind in side_kinds
+                    if self.rng.random() < 0.25
+                }
+                await self.send(
+                    "bets",
+                    {
+                        "round": round_id,
+                        "seat": seat,
+                        "player": player,
+                        "stake": self.stake(table.min_bet, table.max_bet),
+                        "side_bets": side,
+                        "consent_auto": self.rng.random() < 0.7,
+                    },
+                )
+            if table.bet_behind and self.rng.random() < 0.3:
+                await self.send(
+                    "bets",
+                    {
+                        "round": round_id,
+                        "seat": seat,
+                        "player": f"{self.table}-behind-{seat}",
+                        "stake": self.stake(table.min_bet, table.max_bet),
+                        "behind": True,
+                        "behind_split": self.rng.choice(["follow", "first_hand"]),
+                    },
+                )
+
+    async def decide(self, round_id: str, state: dict[str, Any], pending: dict[str, Any]) -> None:
+        kind = pending.get("kind")
+        # One answer per decision point: the same pending decision with the same cards out.
+        cards_out = sum(len(h["cards"]) for b in state.get("boxes", []) for h in b["hands"])
+        key = f"{round_id}:{kind}:{pending.get('seat')}:{pending.get('hand')}:{cards_out}"
+        if key in self._answered:
+            return
+        self._answered.add(key)
+        if self.rng.random() < self.skip_rate:
+            return  # let the timer apply the default
+        if kind == "insurance":
+            for seat, player in pending.get("insurance_players", []):
+                await self.send(
+                    "insurance",
+                    {
+                        "round": round_id,
+                        "seat": seat,
+                        "player": player,
+                        "take": self.rng.random() < 0.1,
+                    },
+                )
+            return
+        if kind != "action":
+            return
+        seat, hand_index = pending["seat"], pending.get("hand") or 0
+        box = next((b for b in state["boxes"] if b["seat"] == seat), None)
+        dealer_cards = state.get("dealer", {}).get("cards", [])
+        if box is None or not dealer_cards:
+            return
+        cards = [parse_card(c) for c in box["hands"][hand_index]["cards"]]
+        legal = [Action(a) for a in pending.get("legal", [])]
+        if not legal or len(cards) < 2:
+            return
+        choice = best_action(
+            self.rules, cards, parse_card(dealer_cards[0]), legal, after_split=len(box["hands"]) > 1
+        )
+        mode = pending.get("mode")
+        if mode == "majority":
+            for player in box["players"]:
+                vote = choice if self.rng.random() < 0.8 else self.rng.choice(legal)
+                await self.send(
+                    "votes",
+                    {"round": round_id, "seat": seat, "player": player, "action": vote.value},
+                )
+        elif mode == "player":
+            player = box["players"][0]
+            await self.send(
+                "decisions",
+                {"round": round_id, "seat": seat, "player": player, "action": choice.value},
+            )

@@ -1,0 +1,251 @@
+"""Wire a whole studio in one process: broker, simulator, drivers, controller, web, bots."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import secrets
+import sys
+import tempfile
+from collections.abc import Awaitable, Callable
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+import httpx
+
+import studio.console  # registers the console's tables before create_all
+from drivers.runner import DriverSet
+from hwsim.table import SimTable
+from studio.bus import MessageBus, broker_for
+from studio.config.loader import load_config
+from studio.config.models import BrokerSettings, DatabaseSettings, StudioConfig, TableSettings
+from studio.console.users import UserStore
+from studio.controller import ControllerService
+from studio.demo.dealer import DealerBot
+from studio.demo.faults import FaultInjector
+from studio.demo.players import PlayerBots
+from studio.demo.status import show_status
+from studio.rules.ruleset import ruleset_from_spec
+from studio.store import Database, EventLog
+from studio.streams import Fanout
+from studio.web import WebContext, WebServer, create_app
+
+_LOGGER = logging.getLogger(__name__)
+
+# The four demo tables: the three presets, and Majority Rules dealt EU style.
+TABLE_KINDS: list[tuple[str, dict[str, Any]]] = [
+    ("clubhouse", {}),
+    ("classic6", {}),
+    ("majority_speed", {}),
+    ("majority_speed", {"dealer": {"hole_card": "eu", "peek": "none"}}),
+]
+TABLE_NAMES = ["clubhouse", "classic6", "majority-us", "majority-eu"]
+
+
+@dataclass
+class DemoOptions:
+    tables: int = 4
+    pace: float = 0.6
+    seed: int = 1
+    broker: str | None = None
+    database: str | None = None
+    config: Path | None = None
+    faults: bool = True
+    fault_rate: float = 0.05
+    auto_resolve: float | None = None
+    host: str = "127.0.0.1"
+    port: int = 8000
+    manager_user: str = "manager"
+    manager_password: str | None = None
+    camera: bool = True
+    status: bool = True
+    out: TextIO = field(default=sys.stdout)
+
+
+@dataclass
+class DemoHandle:
+    """What a running demo exposes to its caller (tests use it)."""
+
+    url: str
+    manager_user: str
+    manager_password: str
+    platform_token: str
+    service: ControllerService
+    sims: dict[str, SimTable]
+    faults: FaultInjector | None
+
+
+def demo_tables(count: int, pace: float) -> list[TableSettings]:
+    seconds = max(1, round(pace * 8))
+    tables = []
+    for index in range(count):
+        preset, overrides = TABLE_KINDS[index % len(TABLE_KINDS)]
+        name = TABLE_NAMES[index % len(TABLE_NAMES)]
+        if index >= len(TABLE_KINDS):
+            name = f"{name}-{index // len(TABLE_KINDS) + 1}"
+        ruleset = {
+            "preset": preset,
+            **overrides,
+            "timeouts": {"betting_seconds": seconds, "decision_seconds": seconds},
+        }
+        tables.append(TableSettings(id=name, ruleset=ruleset))
+    return tables
+
+
+async def run_demo(
+    options: DemoOptions,
+    stop: asyncio.Event,
+    on_ready: Callable[[DemoHandle], Awaitable[None] | None] | None = None,
+) -> dict[str, Any]:
+    base = load_config(options.config) if options.config else StudioConfig()
+    broker = BrokerSettings(url=options.broker) if options.broker else base.broker
+    database = options.database or (base.database.url if options.config else DatabaseSettings().url)
+    tables = base.tables or demo_tables(options.tables, options.pace)
+    async with AsyncExitStack() as stack:
+        broker = await stack.enter_async_context(broker_for(broker))
+        workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="studio-demo-")))
+
+        # One simulated table per configured table, decks as its rule set says.
+        sims: dict[str, SimTable] = {}
+        for index, table in enumerate(tables):
+            rules = ruleset_from_spec(table.ruleset)
+            sim = SimTable(
+                table.id, seed=options.seed * 1000 + index, decks=rules.shoe.decks, base_dir=workdir
+            )
+            await sim.start()
+            stack.push_async_callback(sim.stop)
+            sims[table.id] = sim
+        tables = [
+            table.model_copy(update={"devices": sims[table.id].device_settings()})
+            for table in tables
+        ]
+        config = StudioConfig(
+            broker=broker,
+            database=DatabaseSettings(url=database),
+            web=base.web,
+            tables=tables,
+        )
+
+        db = await stack.enter_async_context(Database(config.database.url))
+        log = EventLog(db)
+        bus = await stack.enter_async_context(MessageBus(broker, "controller"))
+        fanout = Fanout(bus)
+        service = await stack.enter_async_context(
+            ControllerService(config, bus, log, fanout, round_gap=max(0.5, options.pace * 3))
+        )
+        stack.push_async_callback(service.interrupt_rounds, "demo stopped")
+        await stack.enter_async_context(DriverSet(config, broker=broker))
+
+        users = UserStore(db)
+        password = options.manager_password or secrets.token_urlsafe(9)
+        if await users.get(options.manager_user) is None:
+            await users.add(options.manager_user, password, "manager")
+        else:
+            await users.set_password(options.manager_user, password)
+        token = secrets.token_urlsafe(24)
+        ctx = WebContext(fanout=fanout, log=log, db=db, controller=service)
+        ctx.extras["platform_token"] = token
+        web = await stack.enter_async_context(
+            WebServer(create_app(ctx), options.host, options.port)
+        )
+
+        client = await stack.enter_async_context(
+            httpx.AsyncClient(
+                base_url=web.url, headers={"Authorization": f"Bearer {token}"}, timeout=10
+            )
+        )
+        bots = await stack.enter_async_context(MessageBus(broker, "demo-bots"))
+        injector = (
+            FaultInjector(list(sims.values()), rate=options.fault_rate, seed=options.seed)
+            if options.faults
+            else None
+        )
+        handle = DemoHandle(web.url, options.manager_user, password, token, service, sims, injector)
+        _print_banner(options, handle, config)
+
+        group = await stack.enter_async_context(asyncio.TaskGroup())
+        tasks = []
+        for index, table in enumerate(tables):
+            rules = ruleset_from_spec(table.ruleset)
+            dealer = DealerBot(bots, sims[table.id], pace=options.pace)
+            players = PlayerBots(
+                client, table.id, rules, seed=options.seed * 7919 + index, pace=options.pace
+            )
+            tasks.append(group.create_task(dealer.run(), name=f"dealer:{table.id}"))
+            tasks.append(group.create_task(players.run(), name=f"players:{table.id}"))
+        if injector is not None:
+            tasks.append(group.create_task(injector.run(), name="faults"))
+        if options.auto_resolve is not None:
+            tasks.append(
+                group.create_task(auto_resolve(service, options.auto_resolve), name="auto-resolve")
+            )
+        if options.status:
+            tasks.append(group.create_task(show_status(service, out=options.out), name="status"))
+        if on_ready is not None:
+            result = on_ready(handle)
+            if result is not None:
+                await result
+        await stop.wait()
+        for task in tasks:
+            task.cancel()
+        rounds = {t.table: t.round_no for t in service.tables.values()}
+    return {"rounds": rounds}
+
+
+async def auto_resolve(service: ControllerService, after: float) -> None:
+    """Unattended demo: resolve each open alert ``after`` seconds with its mildest resolution."""
+    while True:
+        await asyncio.sleep(0.5)
+        now = service.clock()
+        for alert in service.alerts(state="open"):
+            age = (now - _parse(alert["ts"])).total_seconds()
+            if age < after:
+                continue
+            allowed = alert["allowed_resolutions"]
+            action = next((a for a in ("accept", "void", "cancel") if a in allowed), None)
+            if action is None:
+                continue
+            with contextlib.suppress(Exception):
+                try:
+                    await service.resolve_alert(
+                        alert["alert_id"], action, user="auto-resolve", reason="unattended demo"
+                    )
+                except Exception:
+                    if action != "cancel" and "cancel" in allowed:
+                        await service.resolve_alert(
+                            alert["alert_id"],
+                            "cancel",
+                            user="auto-resolve",
+                            reason="unattended demo",
+                        )
+                    else:
+                        raise
+
+
+def _parse(stamp: str) -> Any:
+    from datetime import datetime
+
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+
+
+def _print_banner(options: DemoOptions, handle: DemoHandle, config: StudioConfig) -> None:
+    out = options.out
+    broker = config.broker.url
+    out.write(
+        "\nStudio demo running\n"
+        f"  console        {handle.url}/console/\n"
+        f"  dealer screens {handle.url}/console/dealer/<table>\n"
+        f"  manager login  {handle.manager_user} / {handle.manager_password}\n"
+        f"  REST / streams {handle.url}/api/tables   ws://{options.host}:{options.port}/ws/tables/<table>\n"
+        f"  MQTT broker    {broker}\n"
+        f"  database       {config.database.url}\n"
+        f"  tables         {', '.join(t.id for t in config.tables)}\n"
+        "  Ctrl-C stops the demo.\n\n"
+    )
+    out.flush()
+
+
+__all__ = ["DemoHandle", "DemoOptions", "auto_resolve", "run_demo", "studio"]
