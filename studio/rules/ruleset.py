@@ -290,8 +290,15 @@ _PAYTABLE_KIND: dict[SideBetKind, type[BaseModel]] = {
 def _deep_merge(base: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
     out = dict(base)
     for key, value in overrides.items():
-        if isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = _deep_merge(out[key], value)
+        base_value = out.get(key)
+        same_kind = not (
+            isinstance(value, dict)
+            and isinstance(base_value, dict)
+            and "kind" in value
+            and value["kind"] != base_value.get("kind")
+        )
+        if isinstance(value, dict) and isinstance(base_value, dict) and same_kind:
+            out[key] = _deep_merge(base_value, value)
         else:
             out[key] = value
     return out

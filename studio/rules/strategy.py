@@ -104,6 +104,48 @@ def remove(counts: Counts, *values: int) -> Counts:
     return tuple(out)
 
 
+@lru_cache(maxsize=4096)
+def _dealer_distribution(counts: Counts, up: int, h17: bool) -> dict[int, float]:
+    """Final dealer totals (22 = bust) drawing without replacement from ``counts``,
+    conditional on no dealer blackjack."""
+    out: dict[int, float] = {}
+    memo: dict[tuple[Counts, int, bool], dict[int, float]] = {}
+
+    def walk(counts: Counts, hard: int, ace: bool) -> dict[int, float]:
+        value, soft = _total(hard, ace)
+        if value > 21:
+            return {22: 1.0}
+        if value > 17 or (value == 17 and not (soft and h17)):
+            return {value: 1.0}
+        key = (counts, hard, ace)
+        hit = memo.get(key)
+        if hit is not None:
+            return hit
+        left = sum(counts)
+        res: dict[int, float] = {}
+        for v in VALUES:
+            n = counts[v - 1]
+            if n == 0:
+                continue
+            sub = walk(remove(counts, v), hard + v, ace or v == 1)
+            w = n / left
+            for k, pr in sub.items():
+                res[k] = res.get(k, 0.0) + w * pr
+        memo[key] = res
+        return res
+
+    bj_card = {1: 10, 10: 1}.get(up)
+    left = sum(counts) - (counts[bj_card - 1] if bj_card else 0)
+    for v in VALUES:
+        n = counts[v - 1]
+        if v == bj_card or n == 0:
+            continue
+        sub = walk(remove(counts, v), up + v, up == 1 or v == 1)
+        for k, pr in sub.items():
+            out[k] = out.get(k, 0.0) + n / left * pr
+    return out
+
+
 class HandEvaluator:
     """Expected values against one dealer up card, for one shoe composition.
 
@@ -123,49 +165,10 @@ class HandEvaluator:
         self.bj_card = {1: 10, 10: 1}.get(up)
         peeked = (up == 1 and params.peek_ace) or (up == 10 and params.peek_ten)
         self.risk = 0.0 if (self.bj_card is None or peeked) else self.p[self.bj_card]
-        self.dealer = self._dealer_distribution()
+        self.dealer = _dealer_distribution(counts, up, params.hits_soft_17)
         self._hs: dict[tuple[int, bool, int], float] = {}
 
     # --- dealer ---------------------------------------------------------------
-
-    def _dealer_distribution(self) -> dict[int, float]:
-        out: dict[int, float] = {}
-        memo: dict[tuple[Counts, int, bool], dict[int, float]] = {}
-        h17 = self.params.hits_soft_17
-
-        def walk(counts: Counts, hard: int, ace: bool) -> dict[int, float]:
-            value, soft = _total(hard, ace)
-            if value > 21:
-                return {22: 1.0}
-            if value > 17 or (value == 17 and not (soft and h17)):
-                return {value: 1.0}
-            key = (counts, hard, ace)
-            hit = memo.get(key)
-            if hit is not None:
-                return hit
-            left = sum(counts)
-            res: dict[int, float] = {}
-            for v in VALUES:
-                n = counts[v - 1]
-                if n == 0:
-                    continue
-                sub = walk(remove(counts, v), hard + v, ace or v == 1)
-                w = n / left
-                for k, pr in sub.items():
-                    res[k] = res.get(k, 0.0) + w * pr
-            memo[key] = res
-            return res
-
-        counts = self.counts
-        left = sum(counts) - (counts[self.bj_card - 1] if self.bj_card else 0)
-        for v in VALUES:
-            n = counts[v - 1]
-            if v == self.bj_card or n == 0:
-                continue
-            sub = walk(remove(counts, v), self.up + v, self.up == 1 or v == 1)
-            for k, pr in sub.items():
-                out[k] = out.get(k, 0.0) + n / left * pr
-        return out
 
     # --- player values conditional on no dealer blackjack ---------------------
 
@@ -287,6 +290,17 @@ def _add(t: Hand, value: int) -> Hand:
     return tuple(out)
 
 
+def _stand_ev(dist: Sequence[float], value: int) -> float:
+    """Standing on ``value`` against a dealer distribution over 17..21 and bust."""
+    ev = dist[5]
+    for k in range(5):
+        if 17 + k < value:
+            ev += dist[k]
+        elif 17 + k > value:
+            ev -= dist[k]
+    return ev
+
+
 def hand_of(*values: int) -> Hand:
     out = [0] * 10
     for v in values:
@@ -303,86 +317,85 @@ class CompositionEvaluator:
     that card's exact effect of removal (a linear correction, very accurate
     for 6-8 decks). Values are per original unit, with the blackjack risk of
     an unpeeked dealer added as in :class:`HandEvaluator`.
+
+    A state is ``(removed, hard, ace, cards)``: the cards out of the shoe (the
+    player's hand, plus the other split card after a split) and the hand's
+    own hard sum, ace flag and card count.
     """
 
     def __init__(self, params: StrategyParams, up: int) -> None:
         self.params = params
         self.up = up
         self.shoe = remove(full_shoe(params.decks), up)
+        self.shoe_size = sum(self.shoe)
         base = HandEvaluator(params, self.shoe, up)
         self.base = base
         self.d0 = [base.dealer.get(k, 0.0) for k in _OUTCOMES]
-        self.delta: dict[int, list[float]] = {}
+        self.delta: list[list[float]] = []
         for v in VALUES:
             if self.shoe[v - 1] == 0:
-                self.delta[v] = [0.0] * 6
+                self.delta.append([0.0] * 6)
                 continue
             d = HandEvaluator(params, remove(self.shoe, v), up).dealer
-            self.delta[v] = [d.get(k, 0.0) - x for k, x in zip(_OUTCOMES, self.d0, strict=True)]
-        self._memo: dict[tuple[Hand, Hand], float] = {}
+            self.delta.append([d.get(k, 0.0) - x for k, x in zip(_OUTCOMES, self.d0, strict=True)])
+        self._hs: dict[tuple[Hand, int, bool, int], float] = {}
+        # standing on ``value`` is linear in the removed cards: ev0 + sum(n_i * slope_i)
+        self._ev0 = [_stand_ev(self.d0, value) for value in range(22)]
+        self._ev_slope = [[_stand_ev(dv, value) for dv in self.delta] for value in range(22)]
 
     def probabilities(self, removed: Hand) -> list[float]:
-        left = [n - r for n, r in zip(self.shoe, removed, strict=True)]
-        total = sum(left)
-        return [n / total for n in left]
+        total = self.shoe_size - sum(removed)
+        return [(n - r) / total for n, r in zip(self.shoe, removed, strict=True)]
 
     def risk(self, removed: Hand) -> float:
         if self.base.risk == 0.0 or self.base.bj_card is None:
             return 0.0
         return self.probabilities(removed)[self.base.bj_card - 1]
 
-    def _state(self, hand: Hand) -> tuple[int, bool, int]:
-        hard = sum((i + 1) * n for i, n in enumerate(hand))
-        return hard, hand[0] > 0, sum(hand)
-
-    def stand(self, hand: Hand, removed: Hand) -> float:
-        hard, ace, cards = self._state(hand)
-        value, _ = _total(hard, ace)
+    def stand(self, removed: Hand, hard: int, ace: bool, cards: int) -> float:
+        value = hard + 10 if ace and hard <= 11 else hard
         if value > 21:
             return -1.0
         charlie = self.params.charlie
         if charlie is not None and cards >= charlie:
             return 1.0
-        dist = list(self.d0)
-        for v, n in enumerate(removed, start=1):
+        ev = self._ev0[value]
+        slopes = self._ev_slope[value]
+        for i, n in enumerate(removed):
             if n:
-                dv = self.delta[v]
-                for i in range(6):
-                    dist[i] += n * dv[i]
-        ev = 0.0
-        for outcome, prob in zip(_OUTCOMES, dist, strict=True):
-            if outcome == 22 or outcome < value:
-                ev += prob
-            elif outcome > value:
-                ev -= prob
+                ev += n * slopes[i]
         return ev
 
-    def finished(self, hand: Hand) -> bool:
-        return self.base.finished(*self._state(hand))
+    def finished(self, hard: int, ace: bool, cards: int) -> bool:
+        return self.base.finished(hard, ace, cards)
 
-    def hit_stand(self, hand: Hand, removed: Hand) -> float:
-        key = (hand, removed)
-        cached = self._memo.get(key)
+    def hit_stand(self, removed: Hand, hard: int, ace: bool, cards: int) -> float:
+        key = (removed, hard, ace, cards)
+        cached = self._hs.get(key)
         if cached is not None:
             return cached
-        best = self.stand(hand, removed)
-        if not self.finished(hand):
-            best = max(best, self.hit(hand, removed))
-        self._memo[key] = best
+        best = self.stand(removed, hard, ace, cards)
+        if not self.finished(hard, ace, cards):
+            best = max(best, self.hit(removed, hard, ace, cards))
+        self._hs[key] = best
         return best
 
-    def hit(self, hand: Hand, removed: Hand) -> float:
+    def hit(self, removed: Hand, hard: int, ace: bool, cards: int) -> float:
         ev = 0.0
         for v, p in enumerate(self.probabilities(removed), start=1):
-            if p:
-                ev += p * self.hit_stand(_add(hand, v), _add(removed, v))
+            if not p:
+                continue
+            if hard + v > 21:
+                ev -= p
+            else:
+                ev += p * self.hit_stand(_add(removed, v), hard + v, ace or v == 1, cards + 1)
         return ev
 
-    def double(self, hand: Hand, removed: Hand) -> float:
+    def double(self, removed: Hand, hard: int, ace: bool, cards: int) -> float:
         ev = 0.0
         for v, p in enumerate(self.probabilities(removed), start=1):
             if p:
-                ev += p * self.stand(_add(hand, v), _add(removed, v))
+                ev += p * self.stand(_add(removed, v), hard + v, ace or v == 1, cards + 1)
         return 2.0 * ev
 
     def _with_risk(self, cond: float, loss: float, removed: Hand) -> float:
@@ -394,15 +407,17 @@ class CompositionEvaluator:
         for v, p in enumerate(self.probabilities(removed), start=1):
             if not p:
                 continue
-            hand, rem = hand_of(pair, v), _add(removed, v)
+            rem = _add(removed, v)
+            hard, ace = pair + v, pair == 1 or v == 1
             if pair == 1 and self.params.split_aces_one_card:
-                ev += p * self._with_risk(self.stand(hand, rem), base_loss, removed)
+                ev += p * self._with_risk(self.stand(rem, hard, ace, 2), base_loss, removed)
                 continue
-            best = self._with_risk(self.hit_stand(hand, rem), base_loss, removed)
-            hard, ace, _ = self._state(hand)
-            if self.base.may_double(hard, ace, after_split=True) and not self.finished(hand):
+            best = self._with_risk(self.hit_stand(rem, hard, ace, 2), base_loss, removed)
+            if self.base.may_double(hard, ace, after_split=True) and not self.finished(
+                hard, ace, 2
+            ):
                 loss = self.base.double_loss(base_loss)
-                best = max(best, self._with_risk(self.double(hand, rem), loss, removed))
+                best = max(best, self._with_risk(self.double(rem, hard, ace, 2), loss, removed))
             ev += p * best
         return ev
 
@@ -414,15 +429,17 @@ class CompositionEvaluator:
     def action_values(
         self, hand: Hand, legal: Sequence[Action], split_pair: int | None
     ) -> dict[Action, float]:
+        hard = sum((i + 1) * n for i, n in enumerate(hand))
+        ace, cards = hand[0] > 0, sum(hand)
         out: dict[Action, float] = {}
         for action in legal:
             if action is Action.STAND:
-                out[action] = self._with_risk(self.stand(hand, hand), 1.0, hand)
+                out[action] = self._with_risk(self.stand(hand, hard, ace, cards), 1.0, hand)
             elif action is Action.HIT:
-                out[action] = self._with_risk(self.hit(hand, hand), 1.0, hand)
+                out[action] = self._with_risk(self.hit(hand, hard, ace, cards), 1.0, hand)
             elif action is Action.DOUBLE:
                 loss = self.base.double_loss(1.0)
-                out[action] = self._with_risk(self.double(hand, hand), loss, hand)
+                out[action] = self._with_risk(self.double(hand, hard, ace, cards), loss, hand)
             elif action is Action.SPLIT and split_pair is not None:
                 out[action] = self.split(split_pair)
             elif action is Action.SURRENDER:
