@@ -40,13 +40,13 @@ Arithmetic is float64: results are accurate to about 1e-12.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cache
 from typing import Literal, Protocol
 
 import numpy as np
+import numpy.typing as npt
 
 from studio.certification.dealer import (
     ACE,
@@ -170,239 +170,302 @@ def _add(h: Composition, cls: int) -> Composition:
     return tuple(lst)
 
 
+# --- the player's hands as a graph, shared by every up card ------------------------------------
+
+_STAND, _HIT, _DOUBLE = 0, 1, 2
+
+
+@dataclass(frozen=True, slots=True)
+class _HandGraph:
+    """Every live player hand the analysis can meet, keyed by ``(hand, extra)``.
+
+    ``extra`` is ``-1`` for the initial hand, or the value class of the other pair
+    card for a split hand (which is then known to be out of the shoe). Rows are in
+    order of decreasing card count so that a hand's successors come before it.
+    """
+
+    keys: list[tuple[Composition, int]]
+    index: dict[tuple[Composition, int], int]
+    hands: npt.NDArray[np.int64]  # K x 10 cards in the hand
+    removed: npt.NDArray[np.int64]  # K x 10 cards out of the shoe besides the up card
+    totals: npt.NDArray[np.int64]
+    soft: npt.NDArray[np.bool_]
+    n_cards: npt.NDArray[np.int64]
+    split: npt.NDArray[np.bool_]
+    can_hit: npt.NDArray[np.bool_]
+    can_double: npt.NDArray[np.bool_]
+    charlie: npt.NDArray[np.bool_]
+    child: npt.NDArray[np.int64]  # K x 10 index of hand + card, -1 when that busts
+    levels: list[npt.NDArray[np.int64]]  # row indices by card count, most cards first
+
+
+def _can_double(rules: GameRules, hand: Composition, extra: int) -> bool:
+    if not rules.double_allowed or sum(hand) != 2:
+        return False
+    if extra >= 0:
+        if not rules.double_after_split:
+            return False
+        if extra == ACE and rules.split_aces_one_card:
+            return False
+    return rules.double_totals is None or _total(hand)[0] in rules.double_totals
+
+
+def _can_hit(rules: GameRules, hand: Composition, extra: int) -> bool:
+    total, _ = _total(hand)
+    n = sum(hand)
+    if total >= 21 or n < 1:
+        return False
+    if extra == ACE and rules.split_aces_one_card and n >= 2:
+        return False
+    return not (rules.charlie_cards is not None and n >= rules.charlie_cards)
+
+
+@cache
+def _hand_graph(rules: GameRules) -> _HandGraph:
+    zero: Composition = (0,) * N_CLASSES
+    seeds: list[tuple[Composition, int]] = []
+    for a in range(N_CLASSES):
+        for b in range(a, N_CLASSES):
+            seeds.append((_add(_add(zero, a), b), -1))
+        seeds.append((_add(zero, a), a))  # the first card of a split hand
+    seen: set[tuple[Composition, int]] = set(seeds)
+    stack = list(seeds)
+    while stack:
+        hand, extra = stack.pop()
+        if sum(hand) == 1 or _can_hit(rules, hand, extra) or _can_double(rules, hand, extra):
+            for c in range(N_CLASSES):
+                child = _add(hand, c)
+                if _total(child)[0] <= 21 and (child, extra) not in seen:
+                    seen.add((child, extra))
+                    stack.append((child, extra))
+    keys = sorted(seen, key=lambda k: (-sum(k[0]), k[1], k[0]))
+    index = {k: i for i, k in enumerate(keys)}
+    hands = np.array([k[0] for k in keys], dtype=np.int64)
+    extras = np.array([k[1] for k in keys], dtype=np.int64)
+    removed = hands.copy()
+    rows = np.nonzero(extras >= 0)[0]
+    removed[rows, extras[rows]] += 1
+    successor = np.full((len(keys), N_CLASSES), -1, dtype=np.int64)
+    for i, (hand, extra) in enumerate(keys):
+        for c in range(N_CLASSES):
+            j = index.get((_add(hand, c), extra))
+            if j is not None:
+                successor[i, c] = j
+    n_cards = hands.sum(axis=1)
+    levels = [np.nonzero(n_cards == n)[0] for n in sorted(set(n_cards.tolist()), reverse=True)]
+    charlie = rules.charlie_cards
+    return _HandGraph(
+        keys=keys,
+        index=index,
+        hands=hands,
+        removed=removed,
+        totals=np.array([_total(k[0])[0] for k in keys], dtype=np.int64),
+        soft=np.array([_total(k[0])[1] for k in keys], dtype=np.bool_),
+        n_cards=n_cards,
+        split=extras >= 0,
+        can_hit=np.array([_can_hit(rules, h, e) for h, e in keys], dtype=np.bool_),
+        can_double=np.array([_can_double(rules, h, e) for h, e in keys], dtype=np.bool_),
+        charlie=(n_cards >= charlie) if charlie is not None else np.zeros(len(keys), np.bool_),
+        child=successor,
+        levels=levels,
+    )
+
+
 class _UpcardAnalysis:
-    """Every player hand against one up card, on one shoe."""
+    """Every player hand against one up card, on one shoe, as arrays over the hand graph.
+
+    All values are per unit of the hand's own stake and, in peek games,
+    ``E[payoff * 1{no dealer natural}]`` (see the module docstring).
+    """
 
     def __init__(self, rules: GameRules, shoe: Composition, upcard: int) -> None:
         self.rules = rules
         self.upcard = upcard
-        base = list(shoe)
+        self.graph = g = _hand_graph(rules)
+        base = np.array(shoe, dtype=np.int64)
         base[upcard] -= 1
-        self.base: Composition = tuple(base)
+        self.base: Composition = tuple(int(x) for x in base)
         self.peeked = (upcard == ACE and rules.peek_ace) or (upcard == TEN and rules.peek_ten)
-        self.natural_possible = upcard in (ACE, TEN)
         self.obo = rules.ten_up_returns_extra_stakes and upcard == TEN and not self.peeked
-        self._rows: dict[Composition, list[float]] = {}
-        self._rest: dict[tuple[Composition, int], Composition] = {}
-        self._hs: dict[tuple[Composition, int], float] = {}
-        self._pol: dict[tuple[Composition, int], float] = {}
-        self._build_dealer_table()
-
-    # --- compositions ------------------------------------------------------------------------
-
-    def remaining(self, hand: Composition, extra: int) -> Composition:
-        key = (hand, extra)
-        got = self._rest.get(key)
-        if got is None:
-            rest = [b - h for b, h in zip(self.base, hand, strict=True)]
-            if extra >= 0:
-                rest[extra] -= 1
-            got = tuple(rest)
-            self._rest[key] = got
-        return got
-
-    def can_hit(self, hand: Composition, extra: int) -> bool:
-        total, _ = _total(hand)
-        if total >= 21:
-            return False
-        n = sum(hand)
-        if extra == ACE and self.rules.split_aces_one_card and hand[ACE] >= 1 and n >= 2:
-            return False
-        return not (self.rules.charlie_cards is not None and n >= self.rules.charlie_cards)
-
-    def _build_dealer_table(self) -> None:
-        needed: set[tuple[Composition, int]] = set()
-        seen: set[tuple[Composition, int]] = set()
-        stack: list[tuple[Composition, int]] = []
-        zero: Composition = (0,) * N_CLASSES
-        for a in range(N_CLASSES):
-            for b in range(a, N_CLASSES):
-                stack.append((_add(_add(zero, a), b), -1))
-            for c in range(N_CLASSES):
-                stack.append((_add(_add(zero, a), c), a))
-        while stack:
-            hand, extra = stack.pop()
-            if (hand, extra) in seen:
-                continue
-            seen.add((hand, extra))
-            rest = self.remaining(hand, extra)
-            if min(rest) < 0:
-                continue
-            total, _ = _total(hand)
-            if total > 21:
-                continue
-            needed.add((hand, extra))
-            if self.can_hit(hand, extra) or self.can_double(hand, extra):
-                for c in range(N_CLASSES):
-                    if rest[c] > 0:
-                        child = _add(hand, c)
-                        nxt = (child, extra)
-                        if nxt not in seen and _total(child)[0] <= 21:
-                            if nxt not in self._rest:
-                                self._rest[nxt] = (*rest[:c], rest[c] - 1, *rest[c + 1 :])
-                            stack.append(nxt)
-        keys = sorted({self.remaining(h, e) for h, e in needed})
-        if not keys:
-            return
-        matrix = outcome_matrix(
-            np.array(keys, dtype=np.int64), self.upcard, self.rules.hits_soft_17
-        )
-        for key, row in zip(keys, matrix.tolist(), strict=True):
-            self._rows[key] = row
-
-    # --- terminal values (stake s, unnormalised in peek games) ---------------------------------
-
-    def natural_prob(self, rest: Sequence[int]) -> float:
-        n = sum(rest)
-        if self.upcard == ACE:
-            return rest[TEN] / n
-        if self.upcard == TEN:
-            return rest[ACE] / n
-        return 0.0
-
-    def natural_loss(self, stake: float, split: bool) -> float:
-        """Result of a standing hand when an unpeeked dealer natural shows up."""
-        if self.peeked or not self.natural_possible:
-            return 0.0
-        if self.obo:
-            return -0.5 if split else -1.0
-        return -stake
-
-    def bust_value(self, rest: Sequence[int], stake: float) -> float:
-        if self.peeked:
-            return -stake * (1.0 - self.natural_prob(rest))
-        return -stake
-
-    def charlie_value(self, rest: Sequence[int], stake: float, split: bool) -> float:
-        b = self.natural_prob(rest)
-        return stake * (1.0 - b) + b * self.natural_loss(stake, split)
-
-    def stand_value(self, hand: Composition, extra: int, stake: float) -> float:
-        rest = self.remaining(hand, extra)
-        total, _ = _total(hand)
-        if total > 21:
-            return self.bust_value(rest, stake)
-        row = self._rows[tuple(rest)]
-        if total < 17:
-            e1 = row[5] - (row[0] + row[1] + row[2] + row[3] + row[4])
+        rest = base[None, :] - g.removed
+        valid: npt.NDArray[np.bool_] = np.asarray((rest >= 0).all(axis=1))
+        self.valid = valid
+        rest = np.where(valid[:, None], rest, 0)
+        n = rest.sum(axis=1).astype(np.float64)
+        self.rest = rest
+        with np.errstate(divide="ignore", invalid="ignore"):
+            self.p = np.where(n[:, None] > 0, rest / np.where(n > 0, n, 1.0)[:, None], 0.0)
+        self.nat_card = {ACE: TEN, TEN: ACE}.get(upcard)
+        self.nat = self.p[:, self.nat_card] if self.nat_card is not None else np.zeros(len(g.keys))
+        # natural probability after one more card c is drawn (for busts), K x 10
+        if self.nat_card is None:
+            self.nat_after = np.zeros_like(self.p)
         else:
-            i = total - 17
-            e1 = row[5] + sum(row[:i]) - sum(row[i + 1 : 5])
-        return stake * e1 + row[6] * self.natural_loss(stake, extra >= 0)
+            k = rest[:, self.nat_card][:, None] - (np.arange(N_CLASSES) == self.nat_card)[None, :]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                self.nat_after = np.where(n[:, None] > 1, k / np.maximum(n - 1, 1)[:, None], 0.0)
+        self._dealer()
+        self.term = {s: self._terminal(s) for s in (1.0, 2.0)}
+        self.bust = {s: self._bust(s) for s in (1.0, 2.0)}
+        self.hit_stand, self.hit = self._optimal()
+        self.double = self._double()
+        self._policy_cache: dict[int, npt.NDArray[np.float64]] = {}
 
-    def _after_card(
-        self, hand: Composition, extra: int, stake: float, then: Callable[[Composition], float]
-    ) -> float:
-        """Expected value over the next card; ``then`` values a live (non-bust) hand."""
-        rest = self.remaining(hand, extra)
-        n = sum(rest)
-        out = 0.0
-        charlie = self.rules.charlie_cards
-        for c in range(N_CLASSES):
-            if rest[c] <= 0:
+    # --- dealer and terminal values ----------------------------------------------------------
+
+    def _dealer(self) -> None:
+        g = self.graph
+        live = np.nonzero(self.valid & ~g.charlie)[0]
+        uniq, inverse = np.unique(self.rest[live], axis=0, return_inverse=True)
+        rows = outcome_matrix(uniq, self.upcard, self.rules.hits_soft_17)[inverse.ravel()]
+        totals = g.totals[live]
+        bust = rows[:, 5]
+        e1 = np.empty(len(live))
+        for t in range(4, 22):
+            sel = totals == t
+            if not sel.any():
                 continue
-            new = _add(hand, c)
-            total, _ = _total(new)
-            if total > 21:
-                new_rest = list(rest)
-                new_rest[c] -= 1
-                v = self.bust_value(new_rest, stake)
-            elif charlie is not None and sum(new) >= charlie:
-                v = self.charlie_value(self.remaining(new, extra), stake, extra >= 0)
+            r = rows[sel]
+            if t < 17:
+                e1[sel] = bust[sel] - r[:, :5].sum(axis=1)
             else:
-                v = then(new)
-            out += rest[c] / n * v
+                i = t - 17
+                e1[sel] = bust[sel] + r[:, :i].sum(axis=1) - r[:, i + 1 : 5].sum(axis=1)
+        self.e1 = np.zeros(len(g.keys))
+        self.e1[live] = e1
+
+    def natural_loss(self, stake: float) -> npt.NDArray[np.float64]:
+        """Per row: what a standing hand of ``stake`` loses to an unpeeked dealer natural."""
+        g = self.graph
+        if self.peeked or self.nat_card is None:
+            return np.zeros(len(g.keys))
+        if self.obo:
+            return np.where(g.split, -0.5, -1.0)
+        return np.full(len(g.keys), -stake)
+
+    def _terminal(self, stake: float) -> npt.NDArray[np.float64]:
+        """Value of a live hand that takes no more cards (stands, or is a Charlie)."""
+        g = self.graph
+        loss = self.natural_loss(stake)
+        stand = stake * self.e1 + self.nat * loss
+        charlie = stake * (1.0 - self.nat) + self.nat * loss
+        return np.where(g.charlie, charlie, stand)
+
+    def _bust(self, stake: float) -> npt.NDArray[np.float64]:
+        """K x 10: value if the hand draws card c and busts."""
+        if self.peeked:
+            return -stake * (1.0 - self.nat_after)
+        return np.full_like(self.p, -stake)
+
+    def _next_card(
+        self, rows: npt.NDArray[np.int64], values: npt.NDArray[np.float64], stake: float
+    ) -> npt.NDArray[np.float64]:
+        """Expected value over the next card for ``rows``, successors valued by ``values``."""
+        child = self.graph.child[rows]
+        succ = np.where(child >= 0, values[np.maximum(child, 0)], self.bust[stake][rows])
+        out: npt.NDArray[np.float64] = (self.p[rows] * succ).sum(axis=1)
         return out
 
-    def double_value(self, hand: Composition, extra: int) -> float:
-        return self._after_card(hand, extra, 2.0, lambda h: self.stand_value(h, extra, 2.0))
+    # --- optimal play ------------------------------------------------------------------------
 
-    def can_double(self, hand: Composition, extra: int) -> bool:
-        r = self.rules
-        if not r.double_allowed or sum(hand) != 2:
-            return False
-        if extra >= 0:
-            if not r.double_after_split:
-                return False
-            if extra == ACE and r.split_aces_one_card:
-                return False
-        if r.double_totals is not None:
-            total, _ = _total(hand)
-            if total not in r.double_totals:
-                return False
-        return True
+    def _optimal(self) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+        g = self.graph
+        best = self.term[1.0].copy()
+        hit = np.full(len(g.keys), -np.inf)
+        for rows in g.levels:
+            sel = rows[g.can_hit[rows]]
+            if len(sel):
+                hit[sel] = self._next_card(sel, best, 1.0)
+                best[sel] = np.maximum(best[sel], hit[sel])
+        return best, hit
 
-    # --- optimal (composition-dependent) play --------------------------------------------------
+    def _double(self) -> npt.NDArray[np.float64]:
+        g = self.graph
+        out = np.full(len(g.keys), -np.inf)
+        rows = np.nonzero(g.can_double)[0]
+        if len(rows):
+            out[rows] = self._next_card(rows, self.term[2.0], 2.0)
+        return out
 
-    def hit_stand(self, hand: Composition, extra: int) -> float:
-        """Best of stand and hit (hit again later optimally), stake 1."""
-        key = (hand, extra)
-        got = self._hs.get(key)
-        if got is not None:
-            return got
-        best = self.stand_value(hand, extra, 1.0)
-        if self.can_hit(hand, extra):
-            best = max(best, self._after_card(hand, extra, 1.0, lambda h: self.hit_stand(h, extra)))
-        self._hs[key] = best
-        return best
+    def row(self, hand: Composition, extra: int) -> int:
+        return self.graph.index[(hand, extra)]
 
-    def hand_options(self, hand: Composition, extra: int) -> dict[Action, float]:
-        """Values of every legal first action on a two-card hand (no split here)."""
-        opts = {Action.STAND: self.stand_value(hand, extra, 1.0)}
-        if self.can_hit(hand, extra):
-            opts[Action.HIT] = self._after_card(
-                hand, extra, 1.0, lambda h: self.hit_stand(h, extra)
-            )
-        if self.can_double(hand, extra):
-            opts[Action.DOUBLE] = self.double_value(hand, extra)
+    def options(self, i: int) -> dict[Action, float]:
+        """Values of the legal first actions of a two-card hand (row ``i``), split aside."""
+        g = self.graph
+        opts = {Action.STAND: float(self.term[1.0][i])}
+        if g.can_hit[i]:
+            opts[Action.HIT] = float(self.hit[i])
+        if g.can_double[i]:
+            opts[Action.DOUBLE] = float(self.double[i])
         return opts
 
-    def split_hand_value(self, pair: int, decide: Callable[[Composition, int], float]) -> float:
-        """Expected value of both hands of a split of ``pair`` (stake 1 each)."""
-        start = _add((0,) * N_CLASSES, pair)
-        return 2.0 * self._after_card(start, pair, 1.0, lambda h: decide(h, pair))
+    def split_value(self, pair: int, second: npt.NDArray[np.float64]) -> float:
+        """Both hands of a split of ``pair``; ``second`` values each two-card split hand."""
+        i = self.row(_add((0,) * N_CLASSES, pair), pair)
+        return 2.0 * float(self._next_card(np.array([i]), second, 1.0)[0])
 
-    def optimal_split_first(self, hand: Composition, extra: int) -> float:
-        return max(self.hand_options(hand, extra).values())
+    def optimal_split_hands(self) -> npt.NDArray[np.float64]:
+        best = np.maximum(self.term[1.0], self.hit)
+        return np.maximum(best, self.double)
 
-    # --- policy (total-dependent) play ---------------------------------------------------------
+    # --- a policy ------------------------------------------------------------------------------
 
-    def policy_value(self, hand: Composition, extra: int, policy: Policy) -> float:
-        """Value of a live hand of >= 2 cards played by ``policy`` (no split/surrender now)."""
-        key = (hand, extra)
-        got = self._pol.get(key)
+    def policy_values(self, policy: Policy) -> npt.NDArray[np.float64]:
+        """Value of every live hand (after the first decision) played by ``policy``."""
+        got = self._policy_cache.get(id(policy))
         if got is not None:
             return got
-        total, soft = _total(hand)
-        can_hit = self.can_hit(hand, extra)
-        can_double = self.can_double(hand, extra)
-        view = HandView(
-            total=total,
-            soft=soft,
-            has_ace=hand[ACE] > 0,
-            n_cards=sum(hand),
-            pair=None,
-            upcard=self.upcard,
-            can_double=can_double,
-            can_split=False,
-            can_surrender=False,
-            after_split=extra >= 0,
-        )
-        action = policy.decide(view) if can_hit else Action.STAND
-        value = self._apply(hand, extra, action, policy, can_double)
-        self._pol[key] = value
-        return value
+        g = self.graph
+        actions = np.full(len(g.keys), _STAND, dtype=np.int64)
+        memo: dict[tuple[int, bool, bool, int, bool, bool], int] = {}
+        for i in np.nonzero(g.can_hit & self.valid)[0].tolist():
+            if g.n_cards[i] == 2 and not g.split[i]:
+                continue  # initial hands are decided at the top, with split/surrender
+            key = (
+                int(g.totals[i]),
+                bool(g.soft[i]),
+                bool(g.hands[i, ACE] > 0),
+                int(g.n_cards[i]),
+                bool(g.split[i]),
+                bool(g.can_double[i]),
+            )
+            code = memo.get(key)
+            if code is None:
+                view = HandView(
+                    total=key[0],
+                    soft=key[1],
+                    has_ace=key[2],
+                    n_cards=key[3],
+                    pair=None,
+                    upcard=self.upcard,
+                    can_double=key[5],
+                    can_split=False,
+                    can_surrender=False,
+                    after_split=key[4],
+                )
+                code = self._code(policy.decide(view), key[5])
+                memo[key] = code
+            actions[i] = code
+        values = self.term[1.0].copy()
+        for rows in g.levels:
+            hit_rows = rows[actions[rows] == _HIT]
+            if len(hit_rows):
+                values[hit_rows] = self._next_card(hit_rows, values, 1.0)
+            dbl_rows = rows[actions[rows] == _DOUBLE]
+            values[dbl_rows] = self.double[dbl_rows]
+        self._policy_cache[id(policy)] = values
+        return values
 
-    def _apply(
-        self, hand: Composition, extra: int, action: Action, policy: Policy, can_double: bool
-    ) -> float:
-        if action is Action.DOUBLE and can_double:
-            return self.double_value(hand, extra)
-        if action in (Action.HIT, Action.DOUBLE):
-            return self._after_card(hand, extra, 1.0, lambda h: self.policy_value(h, extra, policy))
+    @staticmethod
+    def _code(action: Action, can_double: bool) -> int:
         if action is Action.STAND:
-            return self.stand_value(hand, extra, 1.0)
-        raise RuleError(f"strategy answered {action!r} where it is not allowed")
+            return _STAND
+        if action is Action.HIT:
+            return _HIT
+        if action is Action.DOUBLE:
+            return _DOUBLE if can_double else _HIT
+        raise RuleError(f"strategy answered {action.value!r} where it is not allowed")
 
     # --- the initial hand --------------------------------------------------------------------
 
@@ -416,69 +479,84 @@ class _UpcardAnalysis:
 
     def initial_value(self, a: int, b: int, policy: Policy | None) -> tuple[float, Action]:
         hand = _add(_add((0,) * N_CLASSES, a), b)
-        rest = self.remaining(hand, -1)
-        nat = self.natural_prob(rest)
+        i = self.row(hand, -1)
+        nat = float(self.nat[i])
         if {a, b} == {ACE, TEN}:
             return self.rules.blackjack_pays * (1.0 - nat), Action.STAND
-        top = -nat if self.peeked else 0.0  # settled dealer natural in peek games
+        top = -nat if self.peeked else 0.0  # the dealer natural settled by the peek
         surrender_late = self.rules.surrender == "late"
+        early = self.rules.surrender == "early" and self.upcard == ACE
+        late_value = -0.5 * (1.0 - nat) if self.peeked else -0.5
         if policy is None:
-            opts = self.hand_options(hand, -1)
+            opts = self.options(i)
             if self.can_split(a, b):
-                opts[Action.SPLIT] = self.split_hand_value(a, self.optimal_split_first)
+                opts[Action.SPLIT] = self.split_value(a, self.optimal_split_hands())
             if surrender_late:
-                opts[Action.SURRENDER] = -0.5 * (1.0 - nat) if self.peeked else -0.5
+                opts[Action.SURRENDER] = late_value
             action = max(opts, key=lambda k: opts[k])
             value = top + opts[action]
-        else:
-            total, soft = _total(hand)
-            can_split = self.can_split(a, b)
-            can_double = self.can_double(hand, -1)
-            view = HandView(
-                total=total,
-                soft=soft,
-                has_ace=hand[ACE] > 0,
-                n_cards=2,
-                pair=a if can_split else None,
-                upcard=self.upcard,
-                can_double=can_double,
-                can_split=can_split,
-                can_surrender=surrender_late,
-                after_split=False,
-            )
-            if (
-                self.rules.surrender == "early"
-                and self.upcard == ACE
-                and policy.early_surrender(view)
-            ):
+            if early and value < -0.5:
                 return -0.5, Action.SURRENDER
-            action = policy.decide(view) if self.can_hit(hand, -1) else Action.STAND
-            if action is Action.SPLIT and can_split:
-                value = top + self.split_hand_value(a, lambda h, e: self.policy_value(h, e, policy))
-            elif action is Action.SURRENDER and view.can_surrender:
-                value = top - 0.5 * (1.0 - nat) if self.peeked else -0.5
-            else:
-                if action in (Action.SPLIT, Action.SURRENDER):
-                    raise RuleError(f"strategy answered {action!r} where it is not allowed")
-                value = top + self._apply(hand, -1, action, policy, can_double)
-        early = self.rules.surrender == "early" and self.upcard == ACE
-        if policy is None and early and value < -0.5:
+            return value, action
+        total, soft = _total(hand)
+        can_split = self.can_split(a, b)
+        can_double = bool(self.graph.can_double[i])
+        view = HandView(
+            total=total,
+            soft=soft,
+            has_ace=hand[ACE] > 0,
+            n_cards=2,
+            pair=a if can_split else None,
+            upcard=self.upcard,
+            can_double=can_double,
+            can_split=can_split,
+            can_surrender=surrender_late,
+            after_split=False,
+        )
+        if early and policy.early_surrender(view):
             return -0.5, Action.SURRENDER
-        return value, action
+        action = policy.decide(view)
+        if action is Action.SPLIT and can_split:
+            return top + self.split_value(a, self.policy_values(policy)), action
+        if action is Action.SURRENDER and surrender_late:
+            return top + late_value, action
+        if action is Action.DOUBLE and can_double:
+            return top + float(self.double[i]), action
+        if action is Action.STAND:
+            return top + float(self.term[1.0][i]), action
+        if action in (Action.HIT, Action.DOUBLE):
+            return top + float(
+                self._next_card(np.array([i]), self.policy_values(policy), 1.0)[0]
+            ), action
+        raise RuleError(f"strategy answered {action.value!r} where it is not allowed")
 
 
-def analyse(rules: GameRules, policy: Policy | None = None, name: str = "") -> MainGameResult:
+def analyse(
+    rules: GameRules,
+    policy: Policy | None = None,
+    name: str = "",
+    *,
+    shoe: Composition | None = None,
+) -> MainGameResult:
     """Exact expected value per initial unit staked, for one round of one box.
 
     ``policy=None`` plays optimal composition-dependent strategy; otherwise the
-    policy decides every action and is evaluated exactly.
+    policy decides every action and is evaluated exactly. ``shoe`` replaces the
+    full shoe of ``rules.decks`` decks by any composition (value-class counts),
+    e.g. a tiny shoe for brute-force checks.
     """
     started = time.perf_counter()
-    shoe = shoe_composition(rules.decks)
+    if shoe is None:
+        shoe = shoe_composition(rules.decks)
+    if len(shoe) != N_CLASSES or min(shoe) < 0 or sum(shoe) < 12:
+        raise RuleError("a shoe is 10 non-negative value-class counts with at least 12 cards")
     n = sum(shoe)
     total = 0.0
     by_up: list[float] = []
     for u in range(N_CLASSES):
+        if shoe[u] == 0:
+            by_up.append(0.0)
+            continue
         ctx = _UpcardAnalysis(rules, shoe, u)
         rest = ctx.base
         m = n - 1

@@ -1,0 +1,280 @@
+"""Main-game exact analysis: GAME-FACTS targets and brute force on tiny shoes."""
+
+from __future__ import annotations
+
+from functools import cache
+
+import pytest
+
+from studio.certification.main_game import (
+    Action,
+    GameRules,
+    HandView,
+    analyse,
+)
+from studio.certification.rulesets import engine_policy, game_rules
+from studio.errors import RuleError
+from studio.rules.ruleset import preset
+
+# --- GAME-FACTS §3 targets -------------------------------------------------------------------
+
+
+def test_classic6_house_edge_matches_game_facts() -> None:
+    result = analyse(game_rules(preset("classic6")))
+    assert result.house_edge * 100 == pytest.approx(0.7932, abs=0.002)
+
+
+def test_majority_speed_us_house_edge_matches_game_facts() -> None:
+    rules = preset("majority_speed")  # US peek, S17, DAS, split once, 8 decks
+    result = analyse(game_rules(rules))
+    assert result.house_edge * 100 == pytest.approx(0.4858, abs=0.002)
+    assert result.seconds < 60
+
+
+def test_basic_strategy_is_worse_than_composition_dependent() -> None:
+    rules = preset("classic6")
+    g = game_rules(rules)
+    cd = analyse(g)
+    td = analyse(g, engine_policy(rules))
+    assert td.expected_value < cd.expected_value
+    assert cd.expected_value - td.expected_value < 0.0002  # CD gains a few thousandths of %
+
+
+def test_rule_effects_have_the_known_signs() -> None:
+    base = GameRules(decks=8, double_after_split=True)
+    ev = analyse(base).expected_value
+    six_five = analyse(GameRules(decks=8, double_after_split=True, blackjack_pays=1.2))
+    assert ev - six_five.expected_value == pytest.approx(0.3 * 0.0452, abs=0.0015)
+    h17 = analyse(GameRules(decks=8, double_after_split=True, hits_soft_17=True))
+    assert h17.expected_value < ev
+    enhc = analyse(GameRules(decks=8, double_after_split=True, peek_ace=False, peek_ten=False))
+    obo_ten = analyse(
+        GameRules(
+            decks=8,
+            double_after_split=True,
+            peek_ace=False,
+            peek_ten=False,
+            ten_up_returns_extra_stakes=True,
+        )
+    )
+    assert enhc.expected_value < obo_ten.expected_value < ev
+    late = analyse(GameRules(decks=8, double_after_split=True, surrender="late"))
+    early = analyse(GameRules(decks=8, double_after_split=True, surrender="early"))
+    assert ev < late.expected_value
+    assert ev < early.expected_value
+
+
+def test_resplit_is_refused_clearly() -> None:
+    with pytest.raises(RuleError, match="max_hands"):
+        GameRules(decks=8, split_max_hands=4)
+
+
+# --- brute force on a tiny shoe --------------------------------------------------------------
+# An independent, deliberately naive analysis: the hole card is dealt explicitly and the
+# player's information is handled by its posterior; the dealer recursion walks card
+# sequences. No splits (the tiny-shoe check covers stand/hit/double/surrender/charlie/peek).
+
+TINY = (2, 1, 2, 1, 2, 1, 2, 1, 2, 6)
+
+
+def _total(cards: tuple[int, ...]) -> tuple[int, bool]:
+    hard = sum(c + 1 for c in cards)
+    if 0 in cards and hard + 10 <= 21:
+        return hard + 10, True
+    return hard, False
+
+
+def naive_ev(
+    shoe: tuple[int, ...],
+    *,
+    h17: bool,
+    peek: bool,
+    charlie: int | None,
+    obo: bool,
+    surrender: bool,
+    bj_pays: float = 1.5,
+    stand_only: bool = False,
+) -> float:
+    @cache
+    def dealer(rest: tuple[int, ...], cards: tuple[int, ...]) -> tuple[float, ...]:
+        total, soft = _total(cards)
+        out = [0.0] * 6
+        if total > 21:
+            out[5] = 1.0
+            return tuple(out)
+        if total > 17 or (total == 17 and not (soft and h17)):
+            out[total - 17] = 1.0
+            return tuple(out)
+        n = sum(rest)
+        for c in range(10):
+            if rest[c]:
+                nxt = list(rest)
+                nxt[c] -= 1
+                sub = dealer(tuple(nxt), tuple(sorted((*cards, c))))
+                for i in range(6):
+                    out[i] += rest[c] / n * sub[i]
+        return tuple(out)
+
+    def is_bj(x: int, y: int) -> bool:
+        return {x, y} == {0, 9}
+
+    ev_total = 0.0
+    n0 = sum(shoe)
+    for u in range(10):
+        if not shoe[u]:
+            continue
+        s1 = list(shoe)
+        s1[u] -= 1
+
+        @cache
+        def posterior(rest: tuple[int, ...]) -> tuple[float, ...]:
+            """Hole-card distribution given the cards seen (no natural, if peeked)."""
+            w = [0.0 if (peek and is_bj(u, h)) else float(rest[h]) for h in range(10)]  # noqa: B023
+            z = sum(w)
+            return tuple(x / z for x in w)
+
+        def dealer_result(rest: tuple[int, ...], total: int, stake: float) -> float:
+            """Value of standing on ``total`` (stake ``stake``), hole card unknown."""
+            post = posterior(rest)
+            out = 0.0
+            for h in range(10):
+                if not post[h]:
+                    continue
+                after = list(rest)
+                after[h] -= 1
+                if is_bj(u, h):  # noqa: B023
+                    out += post[h] * (-1.0 if obo and u == 9 else -stake)  # noqa: B023
+                    continue
+                dist = dealer(tuple(after), tuple(sorted((u, h))))  # noqa: B023
+                val = dist[5]
+                for i in range(5):
+                    d = 17 + i
+                    val += dist[i] * (1 if total > d else (-1 if total < d else 0))
+                out += post[h] * stake * val
+            return out
+
+        def charlie_result(rest: tuple[int, ...], stake: float) -> float:
+            post = posterior(rest)
+            bj = sum(post[h] for h in range(10) if is_bj(u, h))  # noqa: B023
+            loss = -1.0 if obo and u == 9 else -stake  # noqa: B023
+            return (1 - bj) * stake + bj * loss
+
+        def draw_probs(rest: tuple[int, ...]) -> list[float]:
+            post = posterior(rest)
+            n = sum(rest)
+            return [
+                sum(post[h] * (rest[c] - (h == c)) / (n - 1) for h in range(10)) for c in range(10)
+            ]
+
+        def settle(rest: tuple[int, ...], cards: tuple[int, ...], stake: float) -> float:
+            total, _ = _total(cards)
+            if total > 21:
+                return -stake
+            if charlie is not None and len(cards) >= charlie:
+                return charlie_result(rest, stake)
+            return dealer_result(rest, total, stake)
+
+        @cache
+        def best(rest: tuple[int, ...], cards: tuple[int, ...]) -> float:
+            stand = settle(rest, cards, 1.0)
+            total, _ = _total(cards)
+            if total >= 21 or (charlie is not None and len(cards) >= charlie):
+                return stand
+            if stand_only:
+                return stand
+            return max(stand, hit(rest, cards))
+
+        def hit(rest: tuple[int, ...], cards: tuple[int, ...]) -> float:
+            out = 0.0
+            for c, p in enumerate(draw_probs(rest)):
+                if p:
+                    nxt = list(rest)
+                    nxt[c] -= 1
+                    new = tuple(sorted((*cards, c)))
+                    tot, _ = _total(new)
+                    out += p * (-1.0 if tot > 21 else best(tuple(nxt), new))
+            return out
+
+        def double(rest: tuple[int, ...], cards: tuple[int, ...]) -> float:
+            out = 0.0
+            for c, p in enumerate(draw_probs(rest)):
+                if p:
+                    nxt = list(rest)
+                    nxt[c] -= 1
+                    out += p * settle(tuple(nxt), tuple(sorted((*cards, c))), 2.0)
+            return out
+
+        for a in range(10):
+            for b in range(10):
+                s2 = list(s1)
+                if not s2[a]:
+                    continue
+                pa = s2[a] / (n0 - 1)
+                s2[a] -= 1
+                if not s2[b]:
+                    continue
+                pb = s2[b] / (n0 - 2)
+                s2[b] -= 1
+                rest = tuple(s2)
+                weight = shoe[u] / n0 * pa * pb
+                n = sum(rest)
+                p_nat = (rest[9] if u == 0 else rest[0] if u == 9 else 0) / n
+                if is_bj(a, b):
+                    value = (1 - p_nat) * bj_pays
+                else:
+                    cards = tuple(sorted((a, b)))
+                    options = [best(rest, cards)]
+                    if not stand_only:
+                        options.append(double(rest, cards))
+                        if surrender:
+                            options.append(-0.5)
+                    if peek and u in (0, 9):
+                        value = -p_nat + (1 - p_nat) * max(options)
+                    else:
+                        value = max(options)
+                ev_total += weight * value
+    return ev_total
+
+
+class _AlwaysStand:
+    def decide(self, view: HandView) -> Action:
+        return Action.STAND
+
+    def early_surrender(self, view: HandView) -> bool:
+        return False
+
+
+@pytest.mark.parametrize(
+    ("h17", "peek", "charlie", "obo", "surrender"),
+    [
+        (False, True, None, False, False),
+        (True, True, 5, False, True),
+        (False, False, None, False, False),
+        (True, False, 4, True, True),
+    ],
+)
+def test_tiny_shoe_matches_brute_force(
+    h17: bool, peek: bool, charlie: int | None, obo: bool, surrender: bool
+) -> None:
+    rules = GameRules(
+        decks=1,
+        hits_soft_17=h17,
+        peek_ace=peek,
+        peek_ten=peek,
+        split_allowed=False,
+        charlie_cards=charlie,
+        ten_up_returns_extra_stakes=obo,
+        surrender="late" if surrender else "none",
+    )
+    exact = analyse(rules, shoe=TINY).expected_value
+    brute = naive_ev(TINY, h17=h17, peek=peek, charlie=charlie, obo=obo, surrender=surrender)
+    assert exact == pytest.approx(brute, abs=1e-12)
+
+
+def test_tiny_shoe_policy_evaluation_matches_brute_force() -> None:
+    rules = GameRules(decks=1, split_allowed=False)
+    exact = analyse(rules, _AlwaysStand(), shoe=TINY).expected_value
+    brute = naive_ev(
+        TINY, h17=False, peek=True, charlie=None, obo=False, surrender=False, stand_only=True
+    )
+    assert exact == pytest.approx(brute, abs=1e-12)
