@@ -69,6 +69,11 @@ class ConsoleSettings:
     idle_timeout: timedelta = timedelta(hours=2)
     max_failures: int = 5
     lockout: timedelta = timedelta(minutes=15)
+    # argon2id cost of new hashes (RFC 9106 low-memory profile); older hashes are
+    # upgraded at the next successful login.
+    argon2_time_cost: int = 3
+    argon2_memory_kib: int = 64 * 1024
+    argon2_parallelism: int = 4
 
 
 @dataclass(frozen=True, slots=True)

@@ -47,7 +47,15 @@ from studio.console.auth import (
     set_session_cookies,
 )
 from studio.console.charts import hourly_bars, uptime_rows
-from studio.console.users import LockoutPolicy, LoginError, Role, User, UserError, UserStore
+from studio.console.users import (
+    LockoutPolicy,
+    LoginError,
+    Role,
+    User,
+    UserError,
+    UserStore,
+    default_hasher,
+)
 from studio.errors import StudioError
 from studio.web.context import WebContext
 
@@ -791,7 +799,13 @@ def install(app: FastAPI, ctx: WebContext) -> None:
     settings = _settings(ctx)
     policy = LockoutPolicy(max_failures=settings.max_failures, lockout=settings.lockout)
     auth = AuthState(
-        users=UserStore(ctx.db, policy=policy),
+        users=UserStore(
+            ctx.db,
+            policy=policy,
+            hasher=default_hasher(
+                settings.argon2_time_cost, settings.argon2_memory_kib, settings.argon2_parallelism
+            ),
+        ),
         sessions=SessionStore(ctx.db, settings),
         settings=settings,
     )

@@ -112,10 +112,16 @@ class LockoutPolicy:
     remote_max_failures: int = 50
 
 
-def default_hasher() -> PasswordHasher:
-    """argon2id with the RFC 9106 "second recommended" (low-memory) parameters."""
+def default_hasher(
+    time_cost: int = 3, memory_kib: int = 64 * 1024, parallelism: int = 4
+) -> PasswordHasher:
+    """argon2id; the defaults are RFC 9106's second recommendation (low-memory profile)."""
     return PasswordHasher(
-        time_cost=3, memory_cost=64 * 1024, parallelism=4, hash_len=32, salt_len=16
+        time_cost=time_cost,
+        memory_cost=memory_kib,
+        parallelism=parallelism,
+        hash_len=32,
+        salt_len=16,
     )
 
 

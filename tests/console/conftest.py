@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import AsyncIterator
+from typing import Any
 
 import httpx
 import pytest
@@ -12,7 +13,7 @@ from console_double import InMemoryController
 from fastapi import FastAPI
 
 import studio.console  # registers the users/sessions tables before create_all
-from studio.console import UserStore
+from studio.console import ConsoleSettings, UserStore
 from studio.store import Database
 from studio.streams import Fanout
 from studio.web import WebContext, create_app
@@ -28,6 +29,22 @@ def fast_hasher() -> PasswordHasher:
     # Real argon2id, smaller cost so the many logins of the suite stay quick. The
     # production parameters are tested in test_console_users.py.
     return PasswordHasher(time_cost=1, memory_cost=8 * 1024, parallelism=1)
+
+
+def settings(**changes: Any) -> ConsoleSettings:
+    """Console settings with the cheap argon2 cost of fast_hasher (no rehash at login)."""
+    return ConsoleSettings(
+        argon2_time_cost=1, argon2_memory_kib=8 * 1024, argon2_parallelism=1, **changes
+    )
+
+
+def context(database: Database, fanout: Fanout, controller: Any, **changes: Any) -> WebContext:
+    return WebContext(
+        fanout=fanout,
+        db=database,
+        controller=controller,
+        extras={"console": settings(**changes)},
+    )
 
 
 @pytest.fixture
@@ -53,7 +70,7 @@ async def people(database: Database) -> UserStore:
 async def app(
     database: Database, fanout: Fanout, controller: InMemoryController, people: UserStore
 ) -> FastAPI:
-    return create_app(WebContext(fanout=fanout, db=database, controller=controller))
+    return create_app(context(database, fanout, controller))
 
 
 @pytest.fixture

@@ -10,15 +10,15 @@ from datetime import timedelta
 
 import httpx
 import pytest
-from conftest import PASSWORD, form_token, login
+from conftest import PASSWORD, context, form_token, login
 from console_double import InMemoryController
 from fastapi import FastAPI
 
-from studio.console import ConsoleSettings, require_role
+from studio.console import require_role
 from studio.console.users import User, UserStore
 from studio.store import Database
 from studio.streams import Fanout
-from studio.web import WebContext, create_app
+from studio.web import create_app
 
 
 def set_cookie_headers(response: httpx.Response) -> dict[str, str]:
@@ -47,12 +47,7 @@ async def test_login_sets_httponly_samesite_strict_session_cookie(
 async def test_secure_cookies_when_configured(
     database: Database, fanout: Fanout, controller: InMemoryController, people: UserStore
 ) -> None:
-    ctx = WebContext(
-        fanout=fanout,
-        db=database,
-        controller=controller,
-        extras={"console": ConsoleSettings(cookie_secure=True)},
-    )
+    ctx = context(database, fanout, controller, cookie_secure=True)
     transport = httpx.ASGITransport(app=create_app(ctx))
     async with httpx.AsyncClient(transport=transport, base_url="https://studio.test") as http:
         page = await http.get("/console/login")
@@ -88,12 +83,7 @@ async def test_login_post_needs_the_prelogin_csrf_token(client: httpx.AsyncClien
 async def test_wrong_password_and_lockout_over_http(
     database: Database, fanout: Fanout, controller: InMemoryController, people: UserStore
 ) -> None:
-    ctx = WebContext(
-        fanout=fanout,
-        db=database,
-        controller=controller,
-        extras={"console": ConsoleSettings(max_failures=3, lockout=timedelta(minutes=5))},
-    )
+    ctx = context(database, fanout, controller, max_failures=3, lockout=timedelta(minutes=5))
     transport = httpx.ASGITransport(app=create_app(ctx))
     async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as http:
         for attempt in range(3):
@@ -298,8 +288,7 @@ async def test_logout_ends_the_session_server_side(client: httpx.AsyncClient) ->
 async def test_session_idle_timeout(
     database: Database, fanout: Fanout, controller: InMemoryController, people: UserStore
 ) -> None:
-    ctx = WebContext(fanout=fanout, db=database, controller=controller)
-    app = create_app(ctx)
+    app = create_app(context(database, fanout, controller))
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as http:
         await login(http, "viewer")
