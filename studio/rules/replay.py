@@ -81,7 +81,10 @@ def build_round(data: Mapping[str, Any]) -> tuple[Round, list[str]]:
     unknown = set(data) - _TOP_KEYS
     _require(not unknown, f"unknown field(s) {sorted(unknown)}; fields are {sorted(_TOP_KEYS)}")
     _require("ruleset" in data, "missing field 'ruleset'")
-    rules = ruleset_from_spec(data["ruleset"])
+    try:
+        rules = ruleset_from_spec(data["ruleset"])
+    except RuleError as exc:
+        raise ReplayInputError(f"ruleset: {exc}") from exc
     config = RoundConfig(
         shoe_cards_dealt=int(data.get("shoe_cards_dealt", 0)),
         new_shoe=bool(data.get("new_shoe", False)),

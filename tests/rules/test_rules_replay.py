@@ -1,0 +1,95 @@
+"""Replay documents: bad input is reported with a message naming the problem; the CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from studio.cli import app
+from studio.rules.errors import ReplayInputError
+from studio.rules.replay import replay_round
+
+
+def doc(**overrides: Any) -> dict[str, Any]:
+    base: dict[str, Any] = {
+        "ruleset": "clubhouse",
+        "boxes": [{"seat": 1, "wagers": [{"player": "p1", "stake": "10.00"}]}],
+        "cards": ["TS", "9D", "7C", "8H"],
+        "decisions": {"1": ["stand"]},
+    }
+    base.update(overrides)
+    return base
+
+
+def test_a_plain_round() -> None:
+    out = replay_round(doc())
+    assert out["boxes"][0]["hands"][0]["outcome"] == "push"  # 17 against 17
+    assert out["dealer"]["total"] == 17
+    assert out["boxes"][0]["wagers"][0]["payout"] == "10.00"
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"cards": ["TS", "ZZ"]}, "unknown card 'ZZ' at position 2"),
+        ({"cards": ["TS", "9D", "7C"]}, "too few cards: the next card is due to dealer_hole"),
+        ({"decisions": {"1": ["split"]}}, "illegal decision 'split' for seat 1 hand 1"),
+        ({"cards": ["TS", "9D", "7C", "8H", "2C"]}, "card 2C at position 5 is not due"),
+        ({"decisions": {"1": ["stand", "hit"]}}, "unused decisions"),
+        ({"ruleset": "vegas"}, "unknown preset 'vegas'"),
+        ({"ruleset": {"preset": "clubhouse", "dealer": {"hole_card": "eu"}}}, "peek"),
+        ({"boxes": [{"seat": 9, "wagers": [{"player": "p", "stake": "10"}]}]}, "no seat 9"),
+        ({"cards": "TS 9D"}, "cards"),
+        ({"colour": "red"}, "unknown field"),
+        ({"decisions": {"one": ["stand"]}}, "not a seat number"),
+    ],
+)
+def test_bad_input_names_the_problem(changes: dict[str, Any], message: str) -> None:
+    with pytest.raises(ReplayInputError, match=message):
+        replay_round(doc(**changes))
+
+
+def test_votes_after_a_decided_action_round_are_an_impossible_sequence() -> None:
+    data = {
+        "ruleset": "majority_speed",
+        "boxes": [
+            {
+                "seat": 1,
+                "wagers": [
+                    {"player": "a", "stake": "10"},
+                    {"player": "b", "stake": "10"},
+                    {"player": "c", "stake": "10"},
+                ],
+            }
+        ],
+        "cards": ["TS", "9D", "8C", "8H"],
+        "votes": {"1": [{"a": "stand", "b": "stand", "c": "hit"}]},
+    }
+    with pytest.raises(ReplayInputError, match="after the action round was already decided"):
+        replay_round(data)
+    data["decisions"] = {"1": ["stand"]}
+    data["votes"] = {}
+    with pytest.raises(ReplayInputError, match="give its choices as votes"):
+        replay_round(data)
+
+
+def test_cli_prints_json_and_fails_cleanly(tmp_path: Path) -> None:
+    runner = CliRunner()
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps(doc()))
+    ok = runner.invoke(app, ["replay", str(good)])
+    assert ok.exit_code == 0, ok.output
+    assert json.loads(ok.stdout)["dealer"]["total"] == 17
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc(cards=["TS", "XX"])))
+    res = runner.invoke(app, ["replay", str(bad)])
+    assert res.exit_code == 1
+    assert "unknown card 'XX'" in res.output and "Traceback" not in res.output
+    broken = tmp_path / "broken.json"
+    broken.write_text("{nope")
+    assert runner.invoke(app, ["replay", str(broken)]).exit_code == 2
+    assert runner.invoke(app, ["replay", str(tmp_path / "missing.json")]).exit_code == 2
