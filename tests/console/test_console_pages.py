@@ -1,0 +1,285 @@
+"""Console pages render what the controller reports (controller: the in-memory TEST DOUBLE).
+
+The database, the event log, the fan-out and the WebSocket are the real ones.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import io
+import json
+import re
+from datetime import UTC, datetime, timedelta
+
+import httpx
+import pytest
+import sqlalchemy as sa
+import websockets
+from conftest import context, login
+from console_double import InMemoryController
+
+from studio.console.charts import hourly_bars, uptime_rows
+from studio.console.pages import alert_sort_key
+from studio.store import Database, EventLog
+from studio.streams import Fanout
+from studio.web import WebServer, create_app
+
+
+async def test_overview_shows_phase_cards_shoe_devices_and_alerts(
+    client: httpx.AsyncClient, controller: InMemoryController
+) -> None:
+    await controller.start_round("bj1", {1: "p-1", 3: "p-3"})
+    await controller.deal("bj1", 1, "QH")
+    await controller.deal("bj1", 3, "10S")
+    await controller.deal("bj1", None, "AC")
+    controller.add_alert("bj2", "device_offline", "warning", datetime.now(UTC))
+    await login(client, "viewer")
+    page = (await client.get("/console/")).text
+    card = page.split('data-table-card="bj1"')[1].split("</article>")[0]
+    assert "phase-dealing" in card and "bj1-r1" in card
+    assert re.search(r'data-seat="1">.*?data-card="QH"', card, re.S)
+    assert re.search(r'data-seat="3">.*?data-card="10S"', card, re.S)
+    assert re.search(r'data-role="dealer">.*?data-card="AC"', card, re.S)
+    assert 'data-field="cards-left">413<' in card
+    assert 'data-device="shoe1"' in card and "online" in card
+    assert "0 open alerts" in card
+    other = page.split('data-table-card="bj2"')[1].split("</article>")[0]
+    assert "1 open alert<" in other and "has-alerts" in page
+    # The live fragment is the same markup.
+    fragment = (await client.get("/console/fragments/overview")).text
+    assert 'data-card="QH"' in fragment and "<html" not in fragment
+
+
+async def test_alert_queue_is_ordered_by_severity_then_age(
+    client: httpx.AsyncClient, controller: InMemoryController
+) -> None:
+    now = datetime.now(UTC)
+    info_old = controller.add_alert("bj1", "slow_dealer", "info", now - timedelta(minutes=30))
+    warn_new = controller.add_alert("bj1", "camera_blur", "warning", now - timedelta(minutes=1))
+    crit_new = controller.add_alert("bj2", "card_mismatch", "critical", now - timedelta(minutes=2))
+    warn_old = controller.add_alert("bj2", "heartbeat_late", "warning", now - timedelta(minutes=20))
+    crit_old = controller.add_alert("bj1", "shoe_tamper", "critical", now - timedelta(minutes=10))
+    await login(client, "manager")
+    page = (await client.get("/console/alerts")).text
+    order = re.findall(r'data-alert-id="([^"]+)"', page)
+    assert order == [crit_old, crit_new, warn_old, warn_new, info_old]
+    filtered = (await client.get("/console/alerts?table=bj2")).text
+    assert re.findall(r'data-alert-id="([^"]+)"', filtered) == [crit_new, warn_old]
+    assert (
+        sorted(
+            [{"severity": "info", "ts": "1"}, {"severity": "critical", "ts": "2"}],
+            key=alert_sort_key,
+        )[0]["severity"]
+        == "critical"
+    )
+
+
+async def test_alert_shows_evidence_and_allowed_resolutions_then_who_when_why(
+    client: httpx.AsyncClient, controller: InMemoryController
+) -> None:
+    await controller.start_round("bj1", {2: "p-2"})
+    alert_id = await controller.raise_mismatch("bj1", "QH", "QS")
+    token = await login(client, "manager")
+    page = (await client.get("/console/alerts")).text
+    article = page.split(f'id="alert-{alert_id}"')[1].split("</article>")[0]
+    assert "scanner" in article and 'data-card="QH"' in article
+    assert "camera" in article and 'data-card="QS"' in article
+    for action in ["accept", "correct", "void", "cancel"]:
+        assert f'name="action" value="{action}"' in article
+    assert 'name="reason" required' in article
+    await client.post(
+        f"/console/alerts/{alert_id}/resolve",
+        data={"action": "void", "reason": "card fell face up", "csrf_token": token},
+    )
+    after = (await client.get("/console/alerts")).text
+    assert f'id="alert-{alert_id}"' not in after
+    row = after.split(f'id="resolved-{alert_id}"')[1].split("</tr>")[0]
+    assert "void" in row and '<td class="by">manager</td>' in row
+    assert '<td class="why">card fell face up</td>' in row and "UTC" in row
+
+
+async def test_table_page_layout_timeline_and_controls_by_role(
+    client: httpx.AsyncClient, app: object, controller: InMemoryController
+) -> None:
+    await controller.start_round("bj1", {1: "p-1"})
+    await controller.deal("bj1", 1, "9D")
+    await login(client, "manager")
+    page = (await client.get("/console/tables/bj1")).text
+    assert 'data-card="9D"' in page
+    timeline = page.split('class="timeline"')[1]
+    assert timeline.index("round_started") < timeline.index("<b>card</b>")
+    for control in ["pause", "resume", "shoe-change", "cancel-round"]:
+        assert f'id="{control}"' in page
+    assert "data-confirm=" in page and 'name="confirm" value="yes"' in page
+    assert (await client.get("/console/tables/nope")).status_code == 404
+    transport = httpx.ASGITransport(app=app)  # type: ignore[arg-type]
+    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as viewer:
+        await login(viewer, "viewer")
+        seen = (await viewer.get("/console/tables/bj1")).text
+        assert 'id="pause"' not in seen and 'id="cancel-round"' not in seen
+        assert "need the manager role" in seen
+
+
+async def test_dealer_display_shows_only_the_next_action_and_hands(
+    client: httpx.AsyncClient, controller: InMemoryController
+) -> None:
+    await controller.start_round("bj1", {3: "p-3"})
+    await controller.prompt("bj1", "deal", "Deal to seat 3", {"seat": 3})
+    await controller.deal("bj1", 3, "KH")
+    await login(client, "dealer")
+    page = (await client.get("/console/dealer/bj1")).text
+    assert '<h1 id="next-action">Deal to seat 3</h1>' in page
+    assert 'data-card="KH"' in page
+    assert "<nav>" not in page and "Resolve" not in page  # nothing but the instruction and hands
+    await controller.raise_mismatch("bj1", "KH", "KD")
+    fragment = (await client.get("/console/fragments/dealer/bj1")).text
+    assert '<h1 id="next-action">PAUSED: call manager</h1>' in fragment
+    assert "next-action paused" in fragment
+
+
+async def test_round_search_page_and_exports(
+    client: httpx.AsyncClient, controller: InMemoryController
+) -> None:
+    first = await controller.start_round("bj1", {1: "p-1", 2: "=HYPERLINK(1)"})
+    await controller.deal("bj1", 1, "5C")
+    await controller.raise_mismatch("bj1", "5C", "6C")
+    await controller.settle("bj1")
+    second = await controller.start_round("bj2", {1: "p-7"})
+    await login(client, "manager")
+    page = (
+        await client.get(
+            "/console/rounds?table=bj1&player=p-1&alert=card_mismatch&since=2020-01-01T00:00"
+        )
+    ).text
+    assert f">{first}</a>" in page and second not in page
+    assert controller.calls[-1] == (
+        "rounds",
+        {
+            "table": "bj1",
+            "since": datetime(2020, 1, 1, tzinfo=UTC),
+            "until": None,
+            "player": "p-1",
+            "alert_code": "card_mismatch",
+        },
+    )
+    bad = (await client.get("/console/rounds?since=yesterday")).text
+    assert "not a date and time" in bad
+
+    exported = await client.get("/console/rounds/export.csv?table=bj1")
+    assert exported.headers["content-disposition"].startswith('attachment; filename="rounds-')
+    rows = list(csv.DictReader(io.StringIO(exported.text)))
+    assert [r["round_id"] for r in rows] == [first]
+    assert rows[0]["status"] == "settled" and rows[0]["alerts"] == "1"
+    assert rows[0]["players"] == "'=HYPERLINK(1);p-1"  # no formula injection
+    as_json = (await client.get("/console/rounds/export.json")).json()
+    assert {r["round_id"] for r in as_json} == {first, second}
+
+    record_page = (await client.get(f"/console/rounds/{first}")).text
+    types = re.findall(r"<td>\d+</td><td>[^<]*</td><td>([a-z_]+)</td>", record_page)
+    assert types == ["round_started", "card", "alert_raised", "round_settled"]
+    record = (await client.get(f"/console/rounds/{first}/export.json")).json()
+    assert record["summary"]["round_id"] == first and len(record["events"]) == 4
+    events_csv = list(
+        csv.DictReader(io.StringIO((await client.get(f"/console/rounds/{first}/export.csv")).text))
+    )
+    assert [e["type"] for e in events_csv] == types
+    assert json.loads(events_csv[1]["data"]) == {"card": "5C", "seat": 1, "target": "box"}
+    assert (await client.get("/console/rounds/nope")).status_code == 404
+    assert (await client.get(f"/console/rounds/{first}/export.xml")).status_code == 404
+
+
+async def test_exports_need_a_manager(
+    client: httpx.AsyncClient, controller: InMemoryController
+) -> None:
+    await controller.start_round("bj1", {1: "p-1"})
+    await login(client, "viewer")
+    assert (await client.get("/console/rounds")).status_code == 200
+    assert (await client.get("/console/rounds/export.csv")).status_code == 403
+
+
+@pytest.mark.parametrize("database", ["sqlite"], indirect=True)
+async def test_audit_page_reports_the_real_chain(
+    database: Database, fanout: Fanout, controller: InMemoryController, people: object
+) -> None:
+    log = EventLog(database)
+    for n in range(5):
+        await log.append("bj1", "card", {"n": n}, round_id="r1")
+    ctx = context(database, fanout, controller)
+    ctx.log = log
+    transport = httpx.ASGITransport(app=create_app(ctx))
+    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as http:
+        await login(http, "manager")
+        ok = (await http.get("/console/audit")).text
+        assert 'class="chain ok"' in ok and "5 records" in ok
+        async with database.engine.begin() as conn:
+            await conn.execute(sa.text("UPDATE event_log SET payload = '{\"n\": 99}' WHERE id = 3"))
+        cached = (await http.get("/console/audit")).text
+        assert 'class="chain ok"' in cached  # cached for 30 s...
+        broken = (await http.get("/console/audit?refresh=1")).text  # ...unless a manager asks
+        assert 'class="chain broken"' in broken and "BROKEN at record 3" in broken
+        assert "content does not match its hash" in broken
+
+
+async def test_charts_are_server_rendered_svg(client: httpx.AsyncClient) -> None:
+    await login(client, "viewer")
+    page = (await client.get("/console/charts")).text
+    for chart in ["alerts-per-hour", "rounds-per-hour", "device-uptime"]:
+        assert f'id="{chart}"' in page
+    rounds = page.split('id="rounds-per-hour"')[1].split("</svg>")[0]
+    bars = re.findall(
+        r'<rect class="bar" x="[^"]+" y="[^"]+" width="[^"]+" height="([^"]+)" data-value="([^"]+)"',
+        rounds,
+    )
+    assert len(bars) == 24
+    ratios = [float(h) / float(v) for h, v in bars]
+    assert max(ratios) - min(ratios) < 0.01  # height proportional to the value
+    uptime = page.split('id="device-uptime"')[1].split("</svg>")[0]
+    assert 'class="bar bad"' in uptime and "50.0%" in uptime and "t-down/cam9" in uptime
+    assert "<script" not in page.split("<main>")[1]
+
+
+def test_chart_geometry() -> None:
+    chart = hourly_bars(
+        [["2026-01-01T10:00:00+00:00", 2], ["2026-01-01T11:00:00+00:00", 4]], width=100, height=128
+    )
+    assert [b.height for b in chart.bars] == [50.0, 100.0]
+    assert [b.label for b in chart.bars] == ["10:00", "11:00"]
+    assert chart.peak == 4 and chart.total == 6
+    assert hourly_bars([]).empty
+    rows = uptime_rows({"b": 1.2, "a": 0.95}, width=200)
+    assert [(r.name, r.width, r.level) for r in rows] == [
+        ("a", 190.0, "warn"),
+        ("b", 200.0, "good"),
+    ]
+
+
+@pytest.mark.parametrize("database", ["sqlite"], indirect=True)
+async def test_console_websocket_needs_a_session_and_streams_every_table(
+    database: Database, fanout: Fanout, controller: InMemoryController, people: object
+) -> None:
+    app = create_app(context(database, fanout, controller))
+    async with WebServer(app, port=0) as server:
+        url = f"ws://127.0.0.1:{server.port}/console/ws"
+        with pytest.raises(websockets.InvalidStatus):
+            async with websockets.connect(url):
+                pass
+        async with httpx.AsyncClient(base_url=server.url) as http:
+            await login(http, "viewer")
+            cookie = f"studio_session={http.cookies['studio_session']}"
+        with pytest.raises(websockets.InvalidStatus):  # cross-site WebSocket hijacking
+            async with websockets.connect(
+                url, additional_headers={"Cookie": cookie}, origin="http://evil.example"
+            ):
+                pass
+        async with websockets.connect(url, additional_headers={"Cookie": cookie}) as ws:
+            while fanout.listener_count == 0:
+                await asyncio.sleep(0.01)
+            alert_id = await controller.raise_mismatch("bj2", "2H", "3H")
+            channels = []
+            while "round_state" not in channels:
+                message = json.loads(await asyncio.wait_for(ws.recv(), 5))
+                channels.append(message["channel"])
+                if message["channel"] == "alerts":
+                    assert message["table"] == "bj2" and message["data"]["alert_id"] == alert_id
+            assert channels[:2] == ["round_events", "alerts"]
