@@ -88,6 +88,7 @@ class GameRules:
     double_allowed: bool = True
     double_totals: frozenset[int] | None = None
     double_after_split: bool = False
+    double_on_split_aces: bool = False
     split_allowed: bool = True
     split_max_hands: int = 2
     split_by_rank: bool = False
@@ -116,6 +117,7 @@ class HandView:
     has_ace: bool
     n_cards: int
     pair: int | None  # value class of a splittable pair, else None
+    is_pair: bool  # two cards of the same value (splittable or not)
     upcard: int
     can_double: bool
     can_split: bool
@@ -205,7 +207,7 @@ def _can_double(rules: GameRules, hand: Composition, extra: int) -> bool:
     if extra >= 0:
         if not rules.double_after_split:
             return False
-        if extra == ACE and rules.split_aces_one_card:
+        if extra == ACE and (rules.split_aces_one_card or not rules.double_on_split_aces):
             return False
     return rules.double_totals is None or _total(hand)[0] in rules.double_totals
 
@@ -438,6 +440,7 @@ class _UpcardAnalysis:
                     has_ace=key[2],
                     n_cards=key[3],
                     pair=None,
+                    is_pair=False,
                     upcard=self.upcard,
                     can_double=key[5],
                     can_split=False,
@@ -507,6 +510,7 @@ class _UpcardAnalysis:
             has_ace=hand[ACE] > 0,
             n_cards=2,
             pair=a if can_split else None,
+            is_pair=a == b,
             upcard=self.upcard,
             can_double=can_double,
             can_split=can_split,

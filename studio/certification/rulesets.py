@@ -87,6 +87,7 @@ def game_rules(rules: RuleSet) -> GameRules:
         double_allowed=rules.double.allowed,
         double_totals=frozenset(rules.double.totals) if rules.double.totals is not None else None,
         double_after_split=rules.double.after_split,
+        double_on_split_aces=rules.double.on_split_aces,
         split_allowed=rules.split.allowed,
         split_max_hands=rules.split.max_hands,
         split_by_rank=rules.split.by == "rank",
@@ -118,14 +119,14 @@ class EnginePolicy:
             view.n_cards,
             view.upcard + 1,
             legal,
-            pair=view.pair is not None,
+            pair=view.is_pair,
             after_split=view.after_split,
         )
         return Action(str(chosen))
 
     def early_surrender(self, view: HandView) -> bool:
         return self._strategy.early_surrender(
-            view.hard, view.has_ace, view.upcard + 1, view.pair is not None
+            view.hard, view.has_ace, view.upcard + 1, view.is_pair
         )
 
 
