@@ -48,3 +48,8 @@ def run(
         raise typer.Exit(2) from exc
     except KeyboardInterrupt:
         pass
+
+
+def register(root: typer.Typer) -> None:
+    """Hook for ``studio.cli``: adds ``studio drivers ...``."""
+    root.add_typer(app, name="drivers")

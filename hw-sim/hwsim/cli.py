@@ -1,0 +1,149 @@
+"""``hwsim``: run simulated tables on pseudo-terminals (and optionally TCP) with a control API.
+
+    hwsim run --tables 2 --seed 7 --dir var/hwsim --http-port 8700 \\
+              --config-out var/hwsim/studio.toml --broker-url mqtt://127.0.0.1:1883
+    hwsim run --tables 1 --scenario scenarios/unplug.yaml --exit-after-scenario
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import signal
+from pathlib import Path
+
+import typer
+
+from studio.config.models import StudioConfig
+from studio.errors import StudioError
+
+from hwsim.control import ControlServer
+from hwsim.scenario import Scenario
+from hwsim.table import Simulator
+
+app = typer.Typer(
+    name="hwsim", help="Simulated card shoes, shufflers and cut-card sensors.", no_args_is_help=True
+)
+
+
+def config_toml(config: StudioConfig) -> str:
+    """The drivers' view of the simulated tables, as a studio TOML config."""
+    lines = []
+    if config.broker.url:
+        lines += ["[broker]", f"url = {json.dumps(config.broker.url)}", ""]
+    for table in config.tables:
+        lines += ["[[tables]]", f"id = {json.dumps(table.id)}", ""]
+        for device in table.devices:
+            lines += [
+                "[[tables.devices]]",
+                f"id = {json.dumps(device.id)}",
+                f"kind = {json.dumps(device.kind)}",
+                f"port = {json.dumps(device.port)}",
+                f"heartbeat_timeout = {device.heartbeat_timeout}",
+                "",
+            ]
+    return "\n".join(lines)
+
+
+@app.callback()
+def main() -> None:
+    """Simulated card shoes, shufflers and cut-card sensors on pseudo-terminals."""
+
+
+@app.command("check")
+def check(scenario: Path = typer.Argument(..., help="YAML/JSON scenario file")) -> None:
+    """Validate a scenario file and print its steps."""
+    try:
+        plan = Scenario.load(scenario)
+    except StudioError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    typer.echo(f"{plan.name}: {len(plan.steps)} steps OK")
+
+
+@app.command("run")
+def run(
+    tables: int = typer.Option(1, "--tables", "-n", min=1, help="number of simulated tables"),
+    seed: int = typer.Option(0, "--seed", "-s", help="RNG seed (table i uses seed + i)"),
+    directory: Path = typer.Option(Path("var/hwsim"), "--dir", help="where the pty links go"),
+    decks: int = typer.Option(8, "--decks", min=1),
+    heartbeat: float = typer.Option(0.5, "--heartbeat", help="heartbeat interval, seconds"),
+    tcp_base_port: int | None = typer.Option(
+        None, "--tcp-base-port", help="also serve each device on TCP (0 = any free port)"
+    ),
+    http_port: int | None = typer.Option(8700, "--http-port", help="control API port (0 = off)"),
+    config_out: Path | None = typer.Option(
+        None, "--config-out", help="write a studio TOML for the drivers"
+    ),
+    broker_url: str | None = typer.Option(
+        None, "--broker-url", help="broker url to put in --config-out"
+    ),
+    via: str = typer.Option("pty", "--via", help="ports in --config-out: pty or tcp"),
+    scenario: Path | None = typer.Option(None, "--scenario", help="YAML/JSON scenario to play"),
+    exit_after_scenario: bool = typer.Option(False, "--exit-after-scenario"),
+    deal_interval: float = typer.Option(
+        0.0, "--deal-interval", help="deal a card every N s (0 = only on request)"
+    ),
+) -> None:
+    """Run simulated tables until interrupted."""
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    try:
+        plan = Scenario.load(scenario) if scenario else None
+    except StudioError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+
+    async def main() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        async with contextlib.AsyncExitStack() as stack:
+            sim = await stack.enter_async_context(
+                Simulator(
+                    tables,
+                    seed=seed,
+                    base_dir=directory,
+                    decks=decks,
+                    heartbeat_interval=heartbeat,
+                    tcp_base_port=tcp_base_port,
+                )
+            )
+            for table in sim.tables.values():
+                for kind, device in table.devices.items():
+                    tcp = f"  {device.tcp.url}" if device.tcp is not None else ""
+                    typer.echo(f"{table.id} {kind:<9} {device.port}{tcp}")
+            if config_out is not None:
+                config_out.parent.mkdir(parents=True, exist_ok=True)
+                config_out.write_text(config_toml(sim.studio_config(broker_url, via=via)))
+                typer.echo(f"driver config written to {config_out}")
+            if http_port:
+                control = await stack.enter_async_context(ControlServer(sim, port=http_port))
+                typer.echo(f"control API on {control.url}")
+            if plan is not None:
+                log = await plan.run(sim)
+                typer.echo(f"scenario {plan.name}: {len(log)} steps done")
+                if exit_after_scenario:
+                    return
+            while not stop.is_set():
+                if deal_interval > 0:
+                    for table in sim.tables.values():
+                        if table.cutcard.cut_out or table.shoe.remaining == 0:
+                            table.new_shoe()
+                        table.deal()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), deal_interval or 3600)
+
+    try:
+        asyncio.run(main())
+    except StudioError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+
+
+if __name__ == "__main__":  # pragma: no cover
+    app()

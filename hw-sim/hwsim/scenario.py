@@ -1,0 +1,131 @@
+"""Scenario files (YAML or JSON): a script of deals and faults for tests and demos.
+
+    name: unplug-mid-round
+    steps:
+      - deal: 4                       # every table, unless "table" is given
+      - {deal: 1, fault: misread, table: t1}
+      - {fault: unplug, device: shoe, table: t1}
+      - {sleep: 0.5}
+      - {fault: replug, device: shoe, table: t1}
+      - {fault: garbage, device: shoe, params: {size: 64}}
+      - {new_shoe: true}
+      - {cut: true, table: t2}
+      - {repeat: 3, steps: [{deal: 1}, {sleep: 0.1}]}
+
+Exactly one action per step: ``deal`` (a count), ``new_shoe``, ``cut``,
+``fault`` (with ``device`` and optional ``params``), ``sleep`` (seconds) or
+``repeat`` (with nested ``steps``). A bad file is a ConfigError naming the step.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from studio.errors import ConfigError
+
+from hwsim.shoe import DEAL_FAULTS
+from hwsim.table import SimTable, Simulator
+
+ACTIONS = ("deal", "new_shoe", "cut", "fault", "sleep", "repeat")
+
+
+class Step(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    table: str | None = None
+    deal: int | None = Field(None, ge=1)
+    new_shoe: bool | None = None
+    cut: bool | None = None
+    fault: str | None = None
+    device: str | None = None
+    params: dict[str, Any] = Field(default_factory=dict)
+    sleep: float | None = Field(None, ge=0)
+    repeat: int | None = Field(None, ge=1)
+    steps: list[Step] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _one_action(self) -> Step:
+        # With ``deal``, ``fault`` names a deal fault (misread ...) instead of being an action.
+        present = [a for a in ACTIONS if getattr(self, a) not in (None, False)]
+        if self.deal is not None and self.fault is not None:
+            present.remove("fault")
+        if len(present) != 1:
+            raise ValueError(
+                f"a step needs exactly one of {', '.join(ACTIONS)}; got {present or 'none'}"
+            )
+        if present == ["fault"] and self.device is None:
+            if self.fault not in DEAL_FAULTS:
+                raise ValueError(f"fault {self.fault!r} needs a device")
+            self.device = "shoe"
+        return self
+
+
+class Scenario(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = "scenario"
+    description: str = ""
+    tables: int | None = None
+    seed: int | None = None
+    steps: list[Step]
+
+    @classmethod
+    def load(cls, path: Path | str) -> Scenario:
+        path = Path(path)
+        try:
+            text = path.read_text()
+            data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+        except (OSError, ValueError, yaml.YAMLError) as exc:
+            raise ConfigError(f"{path}: cannot read scenario: {exc}") from exc
+        return cls.parse(data, str(path))
+
+    @classmethod
+    def parse(cls, data: Any, source: str = "scenario") -> Scenario:
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            lines = [
+                f"{source}: {'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()
+            ]
+            raise ConfigError("\n".join(lines)) from exc
+
+    async def run(self, sim: Simulator) -> list[dict[str, Any]]:
+        """Play the steps against ``sim``; return a log of what each step did."""
+        log: list[dict[str, Any]] = []
+        await _run_steps(self.steps, sim, log)
+        return log
+
+
+async def _run_steps(steps: list[Step], sim: Simulator, log: list[dict[str, Any]]) -> None:
+    for step in steps:
+        if step.sleep is not None:
+            await asyncio.sleep(step.sleep)
+            continue
+        if step.repeat is not None:
+            for _ in range(step.repeat):
+                await _run_steps(step.steps, sim, log)
+            continue
+        tables = [sim.table(step.table)] if step.table else list(sim.tables.values())
+        for table in tables:
+            log.append({"table": table.id, **await _apply(step, table)})
+
+
+async def _apply(step: Step, table: SimTable) -> dict[str, Any]:
+    if step.deal is not None:
+        fault = step.fault
+        cards = [c.code for _ in range(step.deal) for c in table.deal(fault=fault)]
+        return {"action": "deal", "fault": fault, "cards": cards}
+    if step.new_shoe:
+        return {"action": "new_shoe", "shoe": table.new_shoe()}
+    if step.cut:
+        table.trigger_cut()
+        return {"action": "cut"}
+    assert step.fault is not None and step.device is not None
+    await table.fault(step.device, step.fault, **step.params)
+    return {"action": "fault", "device": step.device, "fault": step.fault}
