@@ -230,6 +230,7 @@ class Round:
         self.cut_card_seen = False
         self.events: list[dict[str, Any]] = []
         self._deal_plan: list[NextCard] = []
+        self._playing: list[int] | None = None
         self._burn_due = rules.shoe.burn is Burn.EACH_ROUND or (
             rules.shoe.burn is Burn.NEW_SHOE and self.config.new_shoe
         )
@@ -453,6 +454,7 @@ class Round:
         else:
             plan += [*first, NextCard(CardFor.DEALER_UP), *first, NextCard(CardFor.DEALER_HOLE)]
         self._deal_plan = plan
+        self._playing = playing
         self.phase = Phase.DEALING
         self._log({"type": "close_betting"})
 
@@ -460,6 +462,9 @@ class Round:
 
     @property
     def playing_seats(self) -> list[int]:
+        """Seats dealt in, in turn order (fixed when betting closes)."""
+        if self._playing is not None:
+            return self._playing
         return sorted(s for s, b in self.boxes.items() if b.playing)
 
     def _current(self) -> tuple[Box, int] | None:
