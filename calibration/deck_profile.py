@@ -52,13 +52,16 @@ PROFILE_FORMAT: Final = "studio-deck-profile"
 PROFILE_VERSION: Final = 1
 
 # Confidence model (see module docstring). Scores are correlations in [-1, 1].
-SCORE_FLOOR: Final = 0.55  # a best score at or below this gives zero confidence
-SCORE_GOOD: Final = 0.80  # at or above this the score itself is no longer limiting
+SCORE_FLOOR: Final = 0.65  # a best score at or below this gives zero confidence
+SCORE_GOOD: Final = 0.90  # at or above this the score itself is no longer limiting
 MARGIN_FULL: Final = 0.12  # best minus second-best class needed for full confidence
+Z_FLOOR: Final = 0.4  # discriminant position (see PartMatch) giving zero confidence
+Z_FULL: Final = 0.8  # ... and full confidence
 
 Image = NDArray[np.uint8]
 # Card widths (as a fraction of the canonical 240 px) at which templates are also learned.
-AUGMENT_SCALES: Final = (0.5, 0.36, 0.28)
+AUGMENT_SCALES: Final = (0.5, 0.36, 0.28, 0.22)
+AUGMENT_BLURS: Final = (0.5, 1.0, 1.5)  # Gaussian sigma in pixels of the shrunk card
 IMAGE_SUFFIXES: Final = (".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp")
 
 
@@ -67,12 +70,18 @@ class Template:
     label: str
     aspect: float
     mask: Image
+    scale: float = 1.0  # resolution it was taken at: card width in pixels / CANON_W
 
     def to_dict(self) -> dict[str, Any]:
         ok, buf = cv2.imencode(".png", self.mask)
         if not ok:  # pragma: no cover - encoding a small uint8 array cannot fail
             raise VisionError("could not encode a template")
-        return {"label": self.label, "aspect": round(self.aspect, 4), "png": base64.b64encode(buf.tobytes()).decode()}
+        return {
+            "label": self.label,
+            "aspect": round(self.aspect, 4),
+            "scale": round(self.scale, 3),
+            "png": base64.b64encode(buf.tobytes()).decode(),
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], size: tuple[int, int]) -> Template:
@@ -80,24 +89,37 @@ class Template:
             raw = base64.b64decode(str(data["png"]), validate=True)
             mask = cv2.imdecode(np.frombuffer(raw, np.uint8), cv2.IMREAD_GRAYSCALE)
             label, aspect = str(data["label"]), float(data["aspect"])
+            scale = float(data.get("scale", 1.0))
         except (KeyError, ValueError, TypeError) as exc:
             raise VisionError(f"invalid template in deck profile: {exc}") from exc
         if mask is None or mask.shape != (size[1], size[0]):
             raise VisionError(f"invalid template {label!r} in deck profile: bad image")
-        return cls(label, aspect, np.asarray(mask, np.uint8))
+        return cls(label, aspect, np.asarray(mask, np.uint8), scale)
 
 
 @dataclass(frozen=True, slots=True)
 class PartMatch:
+    """The best class of a rank or suit glyph, the runner-up, and how sure we are.
+
+    ``z`` places the glyph on the line between the two classes' mean templates (taken at
+    the glyph's resolution): +1 is exactly the winner's mean, 0 halfway, -1 the runner-up's.
+    It is scaled by how far apart the two classes are, so two look-alike classes (a
+    blurred spade and club) need the same *relative* evidence as two different ones.
+    """
+
     label: str
     score: float
     second_label: str
     second: float
+    z: float | None = None
 
     @property
     def confidence(self) -> float:
         s = min(1.0, max(0.0, (self.score - SCORE_FLOOR) / (SCORE_GOOD - SCORE_FLOOR)))
         m = min(1.0, max(0.0, (self.score - self.second) / MARGIN_FULL))
+        if self.z is not None:
+            m = min(m if self.score - self.second > MARGIN_FULL else 1.0,
+                    max(0.0, (self.z - Z_FLOOR) / (Z_FULL - Z_FLOOR)))
         return s * m
 
 
@@ -106,6 +128,7 @@ class IndexMatch:
     rank: PartMatch
     suit: PartMatch
     corner: int
+    colour_ambiguous: bool = False  # the ink colour fits every suit: shape alone decides
 
     @property
     def code(self) -> str:
@@ -113,27 +136,58 @@ class IndexMatch:
 
     @property
     def confidence(self) -> float:
-        return min(self.rank.confidence, self.suit.confidence)
+        c = min(self.rank.confidence, self.suit.confidence)
+        return c * 0.5 if self.colour_ambiguous else c
 
 
 class _Matcher:
     def __init__(self, templates: list[Template]) -> None:
         self.labels = [t.label for t in templates]
         self.aspects = np.array([t.aspect for t in templates], dtype=np.float64)
+        self.log_scales = np.log(np.array([t.scale for t in templates], dtype=np.float64))
         self.matrix = np.stack([feature(t.mask) for t in templates]) if templates else np.zeros((0, 1), np.float32)
         self.classes = sorted(set(self.labels))
 
-    def scores(self, glyph: Glyph) -> dict[str, float]:
+    def scores(self, glyph: Glyph, scale: float | None = None) -> dict[str, float]:
+        """Best score per class, among templates taken at a resolution close to ``scale``.
+
+        Comparing like with like matters: a blurred club looks more like a blurred spade
+        than like a sharp club.
+        """
         if not self.labels:
             return {}
         ncc = self.matrix @ feature(glyph.mask)
         dev = np.abs(np.log(max(glyph.aspect, 1e-3) / np.maximum(self.aspects, 1e-3)))
         scores = ncc.astype(np.float64) * np.exp(-2.0 * np.maximum(0.0, dev - 0.15))
+        if scale is not None:
+            dist = np.abs(self.log_scales - np.log(min(1.0, max(scale, 1e-3))))
+            scores = np.where(dist <= dist.min() + 0.2, scores, -2.0)
         best: dict[str, float] = {}
-        for label, s in zip(self.labels, scores, strict=True):
+        for label, s in zip(self.labels, scores.tolist(), strict=True):
             if s > best.get(label, -2.0):
                 best[label] = float(s)
-        return best
+        return {k: v for k, v in best.items() if v > -2.0}
+
+    def _near(self, scale: float | None) -> NDArray[np.bool_]:
+        if scale is None:
+            return np.ones(len(self.labels), dtype=bool)
+        dist = np.abs(self.log_scales - np.log(min(1.0, max(scale, 1e-3))))
+        return np.asarray(dist <= dist.min() + 0.2)
+
+    def discriminant(self, glyphs: list[Glyph], a: str, b: str, scale: float | None) -> float | None:
+        """Mean position of the glyphs between class means ``a`` (+1) and ``b`` (-1)."""
+        near = self._near(scale)
+        labels = np.array(self.labels)
+        sa, sb = near & (labels == a), near & (labels == b)
+        if not sa.any() or not sb.any():
+            return None
+        ma, mb = self.matrix[sa].mean(axis=0), self.matrix[sb].mean(axis=0)
+        d = (ma - mb).astype(np.float64)
+        dd = float(d @ d)
+        if dd < 1e-9:
+            return 0.0
+        mid = ((ma + mb) / 2).astype(np.float64)
+        return float(np.mean([(feature(g.mask).astype(np.float64) - mid) @ d / (dd / 2) for g in glyphs]))
 
 
 def _best_two(scores: dict[str, float]) -> PartMatch:
@@ -143,6 +197,19 @@ def _best_two(scores: dict[str, float]) -> PartMatch:
     first = ranked[0]
     second = ranked[1] if len(ranked) > 1 else ("?", -1.0)
     return PartMatch(first[0], first[1], second[0], second[1])
+
+
+def _decide(scores: dict[str, float], matcher: _Matcher, glyphs: list[Glyph], scale: float | None) -> PartMatch:
+    """Nearest-template ranking, then the two leaders settled by the class-mean discriminant."""
+    first = _best_two(scores)
+    if first.second_label == "?" or first.second < first.score - 0.5:
+        return first  # no real contender (e.g. the other ink colour)
+    z = matcher.discriminant(glyphs, first.label, first.second_label, scale)
+    if z is None:
+        return first
+    if z < 0:
+        return PartMatch(first.second_label, first.second, first.label, first.score, -z)
+    return PartMatch(first.label, first.score, first.second_label, first.second, z)
 
 
 @dataclass(slots=True)
@@ -171,6 +238,11 @@ class DeckProfile:
     def known_suits(self) -> list[str]:
         return [s for s in SUITS if any(t.label == s for t in self.suits)]
 
+    @property
+    def colour_informative(self) -> bool:
+        values = list(self.suit_redness.values())
+        return len(values) >= 2 and max(values) - min(values) >= 0.15
+
     def compatible_suits(self, redness: float) -> set[str]:
         """Suits whose learned ink colour is close to ``redness`` (all when colour says nothing)."""
         if len(self.suit_redness) < 2:
@@ -183,13 +255,44 @@ class DeckProfile:
         dmin = min(d.values())
         return {s for s, v in d.items() if v <= dmin + 0.3 * gap}
 
-    def match(self, glyphs: IndexGlyphs) -> IndexMatch:
+    def scores(
+        self, glyphs: IndexGlyphs, scale: float | None = None
+    ) -> tuple[dict[str, float], dict[str, float]]:
+        """Per-class scores of the rank and of the suit (suits of the wrong ink colour -1).
+
+        ``scale`` is the card's width in the source image divided by ``CANON_W``.
+        """
         assert self._rank_m is not None and self._suit_m is not None
-        rank = _best_two(self._rank_m.scores(glyphs.rank))
-        suit_scores = self._suit_m.scores(glyphs.suit)
+        suit_scores = self._suit_m.scores(glyphs.suit, scale)
         allowed = self.compatible_suits(glyphs.redness)
         gated = {s: (v if s in allowed else v - 1.0) for s, v in suit_scores.items()}
-        return IndexMatch(rank, _best_two(gated), glyphs.corner)
+        return self._rank_m.scores(glyphs.rank, scale), gated
+
+    def match(self, glyphs: IndexGlyphs, scale: float | None = None) -> IndexMatch:
+        m = self.match_corners([glyphs], scale)
+        assert m is not None
+        return m
+
+    def match_corners(self, corners: list[IndexGlyphs], scale: float | None = None) -> IndexMatch | None:
+        """Both corners' evidence together: class scores are averaged over the corners."""
+        if not corners:
+            return None
+        ranks: dict[str, list[float]] = {}
+        suits: dict[str, list[float]] = {}
+        for g in corners:
+            r, s = self.scores(g, scale)
+            for k, v in r.items():
+                ranks.setdefault(k, []).append(v)
+            for k, v in s.items():
+                suits.setdefault(k, []).append(v)
+        rank = {k: float(np.mean(v)) for k, v in ranks.items()}
+        suit = {k: float(np.mean(v)) for k, v in suits.items()}
+        assert self._rank_m is not None and self._suit_m is not None
+        r = _decide(rank, self._rank_m, [g.rank for g in corners], scale)
+        s = _decide(suit, self._suit_m, [g.suit for g in corners], scale)
+        redness = float(np.mean([g.redness for g in corners]))
+        ambiguous = self.colour_informative and self.compatible_suits(redness) == set(self.suit_redness)
+        return IndexMatch(r, s, -1 if len(corners) > 1 else corners[0].corner, ambiguous)
 
     # ------------------------------------------------------------------ persistence
 
@@ -266,11 +369,17 @@ class LearnReport:
         return not self.missing_ranks and not self.missing_suits
 
 
-def degrade_resolution(card: Image, scale: float) -> Image:
-    """``card`` as seen at ``scale`` of its size (area-averaged, slightly blurred), enlarged back."""
+def quad_width(quad: CardQuad) -> float:
+    """Mean length of the quad's short sides, in pixels."""
+    c = quad.corners
+    return float((np.linalg.norm(c[0] - c[1]) + np.linalg.norm(c[2] - c[3])) / 2)
+
+
+def degrade_resolution(card: Image, scale: float, sigma: float = 0.6) -> Image:
+    """``card`` as seen at ``scale`` of its size (area-averaged, blurred), enlarged back."""
     h, w = card.shape[:2]
     small = cv2.resize(card, (max(8, round(w * scale)), max(8, round(h * scale))), interpolation=cv2.INTER_AREA)
-    small = cv2.GaussianBlur(small, (3, 3), 0.6)
+    small = cv2.GaussianBlur(small, (0, 0), sigma)
     return np.asarray(cv2.resize(small, (w, h), interpolation=cv2.INTER_LINEAR), np.uint8)
 
 
@@ -322,18 +431,20 @@ def learn_profile(
             code = example_code(Path(fname))
             if image.size == 0:
                 raise VisionError("not a readable image")
-            card = warp_card(image, locate_card(image))
+            quad = locate_card(image)
+            card = warp_card(image, quad)
         except VisionError as exc:
             report.rejected[fname] = str(exc)
             continue
         found = [g for g in (extract_index(card, c, LEARN_REGION) for c in (0, 1)) if g is not None]
         # The same corners as a camera far away would see them: the example is shrunk and
         # blurred, then enlarged again, so templates exist at the resolutions of a table view.
-        extra: list[IndexGlyphs] = []
+        extra: list[tuple[IndexGlyphs, float]] = []
         if found:
             for scale in AUGMENT_SCALES:
-                low = degrade_resolution(card, scale)
-                extra.extend(g for g in (extract_index(low, c, LEARN_REGION) for c in (0, 1)) if g)
+                for sigma in AUGMENT_BLURS:
+                    low = degrade_resolution(card, scale, sigma)
+                    extra.extend((g, scale) for g in (extract_index(low, c, LEARN_REGION) for c in (0, 1)) if g)
         if not found:
             report.rejected[fname] = "no corner index found (rank glyph above suit pip) in either corner"
             continue
@@ -345,9 +456,10 @@ def learn_profile(
                     "the card may be cut off, occluded or not a standard face"
                 )
                 continue
-        for g in found + extra:
-            ranks.append(Template(code[0], g.rank.aspect, g.rank.mask))
-            suits.append(Template(code[1], g.suit.aspect, g.suit.mask))
+        native = min(1.0, quad_width(quad) / CANON_W)
+        for g, sc in [(g, native) for g in found] + extra:
+            ranks.append(Template(code[0], g.rank.aspect, g.rank.mask, sc))
+            suits.append(Template(code[1], g.suit.aspect, g.suit.mask, sc))
         for g in found:
             redness.setdefault(code[1], []).append(g.redness)
             for part in (g.rank, g.suit):
@@ -372,8 +484,10 @@ def learn_profile(
     # Read every accepted example back with the finished profile.
     for fname, image in examples:
         if fname in report.accepted:
-            card = warp_card(image, locate_card(image))
-            got = [profile.match(g) for g in (extract_index(card, c, profile.region) for c in (0, 1)) if g]
+            quad = locate_card(image)
+            card = warp_card(image, quad)
+            got = [profile.match(g, quad_width(quad) / CANON_W) for g in
+                   (extract_index(card, c, profile.region) for c in (0, 1)) if g]
             best = max(got, key=lambda m: m.confidence) if got else None
             report.self_check[fname] = f"{best.code} {best.confidence:.2f}" if best else "unreadable"
     return profile, report

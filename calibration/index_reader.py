@@ -75,8 +75,8 @@ def _flatten(crop: Image) -> Image:
     # The kernel must be wider than the widest ink blob (a pip), or the pip's middle is
     # taken for paper.
     k = max(9, int(0.65 * gray.shape[1]) | 1)
-    background = cv2.dilate(gray, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))
-    background = cv2.GaussianBlur(background, (k, k), 0)
+    background = cv2.dilate(gray, cv2.getStructuringElement(cv2.MORPH_RECT, (k, k)))
+    background = cv2.blur(background, (k, k))
     return np.asarray(cv2.divide(gray, np.maximum(background, 1), scale=255), np.uint8)
 
 

@@ -1,0 +1,212 @@
+"""The card recogniser: find cards, identify each, attribute it to a zone.
+
+Identification uses up to two independent methods:
+
+``barcode``
+    the studio deck's printed barcode (see :mod:`calibration.barcode`); a decoded,
+    checksum-valid card payload has confidence :data:`BARCODE_CONFIDENCE`.
+``index``
+    the printed corner index matched against a :class:`~calibration.deck_profile.DeckProfile`;
+    both corners are read (a card may lie either way round, and a finger may hide one) and
+    their evidence is averaged.
+
+When both are available and agree the method is ``barcode+index`` and the confidence is
+the larger of the two. When they disagree and the index is itself confident, the card is
+unreadable (``conflict``): something is wrong with the card or the reading, and the
+recogniser does not pick a side. When the index is not confident the barcode is used.
+
+A reading below ``threshold`` is *unreadable*: ``code`` is ``None`` and ``readable`` is
+``False``; the best guess is kept in ``guess`` for logs only, never published as the card.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import cv2
+import numpy as np
+from numpy.typing import NDArray
+
+from calibration.barcode import BarcodeReader
+from calibration.deck_profile import DeckProfile, quad_width
+from calibration.detect import CANON_W, CardQuad, DetectorConfig, find_cards, warp_card
+from calibration.index_reader import extract_index
+from calibration.table import TableCalibration
+
+Image = NDArray[np.uint8]
+
+BARCODE_CONFIDENCE: Final = 0.99
+DEFAULT_THRESHOLD: Final = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """What a card is. ``code`` is ``None`` when unreadable."""
+
+    code: str | None
+    confidence: float
+    method: str  # "barcode", "index", "barcode+index" or "none"
+    serial: str | None = None
+    guess: str | None = None  # best index guess even when unreadable (diagnostics only)
+    index_code: str | None = None
+    index_confidence: float = 0.0
+    barcode_code: str | None = None
+    reason: str = ""
+
+    @property
+    def readable(self) -> bool:
+        return self.code is not None
+
+
+@dataclass(slots=True)
+class CardFound:
+    """A card found in one image."""
+
+    quad: CardQuad
+    zone: str | None
+    zone_distance_mm: float | None
+    reading: Reading
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        r = self.reading
+        cx, cy = self.quad.centre
+        return {
+            "card": r.code,
+            "readable": r.readable,
+            "zone": self.zone,
+            "zone_distance_mm": None if self.zone_distance_mm is None else round(self.zone_distance_mm, 1),
+            "confidence": round(r.confidence, 3),
+            "method": r.method,
+            "serial": r.serial,
+            "guess": r.guess,
+            "reason": r.reason,
+            "centre": [round(cx, 1), round(cy, 1)],
+            "corners": [[round(float(x), 1), round(float(y), 1)] for x, y in self.quad.corners],
+        }
+
+
+def _paper_ok(card: Image) -> bool:
+    """A rectified card has a light, grey margin: reject glare spots and other white blobs."""
+    h, w = card.shape[:2]
+    bw, bh = max(2, w // 16), max(2, h // 16)
+    band = np.concatenate(
+        [card[bh : 2 * bh, bw:-bw].reshape(-1, 3), card[-2 * bh : -bh, bw:-bw].reshape(-1, 3),
+         card[bh:-bh, bw : 2 * bw].reshape(-1, 3), card[bh:-bh, -2 * bw : -bw].reshape(-1, 3)]
+    )[::3].astype(np.int16)
+    lo, hi = band.min(axis=1), band.max(axis=1)
+    paper = (hi - lo < 60) & (lo > 0.55 * float(np.percentile(lo, 90)))
+    return float(paper.mean()) > 0.5
+
+
+class Recogniser:
+    """Stateless per-image recognition; :class:`calibration.tracker.CardTracker` adds time."""
+
+    def __init__(
+        self,
+        profile: DeckProfile | None = None,
+        table: TableCalibration | None = None,
+        *,
+        threshold: float = DEFAULT_THRESHOLD,
+        barcodes: BarcodeReader | None = None,
+        use_index: bool = True,
+        detector: DetectorConfig | None = None,
+    ) -> None:
+        self.profile = profile
+        self.table = table
+        self.threshold = threshold
+        self.barcodes = barcodes
+        self.use_index = use_index and profile is not None
+        self.detector = detector or DetectorConfig()
+
+    # --------------------------------------------------------------- detection
+
+    def find(self, frame: Image) -> list[CardQuad]:
+        """Card quads in the frame (no identification)."""
+        quads = find_cards(frame, self.detector)
+        if self.table is not None:
+            quads = [q for q in quads if self._size_ok(q)]
+        return quads
+
+    def _size_ok(self, quad: CardQuad) -> bool:
+        assert self.table is not None
+        expected = self.table.card_size_px(quad.centre)
+        return 0.6 * expected <= quad.diagonal <= 1.5 * expected
+
+    def zone_of(self, quad: CardQuad) -> tuple[str | None, float | None]:
+        if self.table is None:
+            return None, None
+        zone, dist = self.table.zone_of(quad.centre)
+        return zone, dist
+
+    # ------------------------------------------------------------ identification
+
+    def identify(self, frame: Image, quad: CardQuad, card: Image | None = None) -> Reading:
+        card = warp_card(frame, quad) if card is None else card
+        index_code: str | None = None
+        index_conf = 0.0
+        guess: str | None = None
+        if self.use_index:
+            assert self.profile is not None
+            corners = [g for g in (extract_index(card, c, self.profile.region) for c in (0, 1)) if g]
+            match = self.profile.match_corners(corners, quad_width(quad) / CANON_W)
+            if match is not None:
+                guess, index_conf = match.code, match.confidence
+                index_code = match.code
+        bc = None
+        if self.barcodes is not None:
+            reads = self.barcodes.read(card)
+            if not reads:
+                # A small card: try the un-rectified neighbourhood at full resolution too.
+                reads = self.barcodes.read(_roi(frame, quad))
+            codes = {r.code for r in reads}
+            if len(codes) == 1:
+                bc = reads[0]
+            elif len(codes) > 1:
+                return Reading(None, 0.0, "none", guess=guess, index_code=index_code,
+                               index_confidence=index_conf, reason=f"several barcodes {sorted(codes)}")
+        index_ok = index_code is not None and index_conf >= self.threshold
+        if bc is not None:
+            if index_code is None or not index_ok:
+                agree = index_code == bc.code
+                method = "barcode+index" if agree else "barcode"
+                return Reading(bc.code, BARCODE_CONFIDENCE, method, bc.serial, guess, index_code,
+                               index_conf, bc.code)
+            if index_code == bc.code:
+                return Reading(bc.code, max(BARCODE_CONFIDENCE, index_conf), "barcode+index", bc.serial,
+                               guess, index_code, index_conf, bc.code)
+            return Reading(None, 0.0, "none", bc.serial, guess, index_code, index_conf, bc.code,
+                           reason=f"conflict: barcode {bc.code} vs index {index_code}")
+        if index_ok:
+            return Reading(index_code, index_conf, "index", None, guess, index_code, index_conf)
+        reason = "no index found" if index_code is None else f"low confidence {index_conf:.2f}"
+        if not self.use_index and self.barcodes is not None:
+            reason = "no barcode decoded"
+        elif self.barcodes is not None:
+            reason += "; no barcode decoded"
+        return Reading(None, index_conf, "none", None, guess, index_code, index_conf, reason=reason)
+
+    def recognise(self, frame: Image) -> list[CardFound]:
+        """Every card in one image, identified and attributed to a zone."""
+        out = []
+        for quad in self.find(frame):
+            card = warp_card(frame, quad)
+            if not _paper_ok(card):
+                continue
+            zone, dist = self.zone_of(quad)
+            out.append(CardFound(quad, zone, dist, self.identify(frame, quad, card)))
+        return out
+
+    def is_card(self, frame: Image, quad: CardQuad) -> bool:
+        return _paper_ok(warp_card(frame, quad))
+
+
+def _roi(frame: Image, quad: CardQuad) -> Image:
+    x0, y0 = np.floor(quad.corners.min(axis=0)).astype(int)
+    x1, y1 = np.ceil(quad.corners.max(axis=0)).astype(int)
+    h, w = frame.shape[:2]
+    roi = frame[max(0, y0) : min(h, y1), max(0, x0) : min(w, x1)]
+    if roi.size and max(roi.shape[:2]) < 200:
+        roi = cv2.resize(roi, None, fx=2, fy=2, interpolation=cv2.INTER_CUBIC)
+    return np.ascontiguousarray(roi)

@@ -1,0 +1,165 @@
+"""Generated data sets for the camera: deck-profile examples and scored test frames.
+
+Scoring a recogniser against rendered ground truth: every true card is matched to the
+detected card whose centre is nearest (within a third of the card's diagonal). A true card
+is then exactly one of ``correct`` (readable, right code), ``unreadable`` (found, published as
+unreadable), ``misread`` (readable, wrong code: a *confident* misread, since readable means
+above the threshold) or ``missed`` (not found). Detected cards with no true card are
+``extra``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+import cv2
+import numpy as np
+from numpy.typing import NDArray
+
+from calibration.table import Layout, TableCalibration, default_layout
+from hwsim.camera.render import (
+    PROFILE_STYLE,
+    TABLE_STYLE,
+    CardStyle,
+    Scene,
+    render_example_photo,
+    render_scene,
+)
+from studio.cards import RANKS, SUITS, full_deck
+
+# The subset the issue asks a profile to learn from: one suit's 13 ranks + one card of
+# each other suit.
+SUBSET: tuple[str, ...] = tuple(r + "S" for r in RANKS) + ("7H", "QD", "3C")
+
+
+def write_examples(
+    directory: Path, codes: tuple[str, ...] | list[str] = SUBSET, *, seed: int = 0,
+    style: CardStyle = PROFILE_STYLE,
+) -> list[Path]:
+    """Write one "photograph" per code, named ``<code>.png``."""
+    directory.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(seed)
+    paths = []
+    for code in codes:
+        p = directory / f"{code}.png"
+        cv2.imwrite(str(p), render_example_photo(code, rng, style=style))
+        paths.append(p)
+    return paths
+
+
+def example_images(codes: tuple[str, ...] | list[str] = SUBSET, *, seed: int = 0) -> list[tuple[str, NDArray[np.uint8]]]:
+    rng = np.random.default_rng(seed)
+    return [(f"{c}.png", render_example_photo(c, rng)) for c in codes]
+
+
+def scenes(
+    level: str,
+    n_frames: int,
+    *,
+    cards_per_frame: int = 12,
+    seed: int = 0,
+    barcode: bool = False,
+    style: CardStyle = TABLE_STYLE,
+    size: tuple[int, int] = (1280, 720),
+    layout: Layout | None = None,
+) -> Iterator[Scene]:
+    """``n_frames`` random frames; cards are drawn without replacement within a frame."""
+    rng = np.random.default_rng(seed)
+    deck = [c.code for c in full_deck()]
+    for _ in range(n_frames):
+        codes = [deck[int(i)] for i in rng.choice(len(deck), cards_per_frame, replace=False)]
+        yield render_scene(rng, level, codes, size=size, layout=layout, barcode=barcode, style=style)
+
+
+def true_calibration(scene: Scene, layout: Layout | None = None) -> TableCalibration:
+    """The exact table calibration of a rendered scene (image -> layout)."""
+    lay = layout or default_layout()
+    h = np.asarray(np.linalg.inv(scene.homography), dtype=np.float64)
+    size = (int(scene.frame.shape[1]), int(scene.frame.shape[0]))
+    return TableCalibration(h, lay, size, "ground-truth")
+
+
+class _Found(Protocol):
+    @property
+    def zone(self) -> str | None: ...
+
+
+@dataclass(slots=True)
+class Score:
+    total: int = 0
+    correct: int = 0
+    unreadable: int = 0
+    misread: int = 0
+    missed: int = 0
+    extra: int = 0
+    zone_checked: int = 0
+    zone_correct: int = 0
+    misreads: list[tuple[str, str, float]] = field(default_factory=list)  # truth, read, confidence
+    methods: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def accuracy(self) -> float:
+        return self.correct / self.total if self.total else 0.0
+
+    def add(self, other: Score) -> None:
+        for name in ("total", "correct", "unreadable", "misread", "missed", "extra", "zone_checked",
+                     "zone_correct"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.misreads.extend(other.misreads)
+        for k, v in other.methods.items():
+            self.methods[k] = self.methods.get(k, 0) + v
+
+    def summary(self) -> dict[str, float | int]:
+        return {
+            "cards": self.total,
+            "correct": self.correct,
+            "accuracy": round(self.accuracy, 4),
+            "unreadable": self.unreadable,
+            "confident_misreads": self.misread,
+            "missed": self.missed,
+            "extra": self.extra,
+            "zone_accuracy": round(self.zone_correct / self.zone_checked, 4) if self.zone_checked else 0.0,
+        }
+
+
+def score_scene(scene: Scene, found: list[object]) -> Score:
+    """Score recogniser output (``calibration.recogniser.CardFound`` objects) on a scene."""
+    s = Score()
+    used: set[int] = set()
+    centres = np.array([getattr(f, "quad").centre for f in found]) if found else np.zeros((0, 2))
+    for card in scene.cards:
+        s.total += 1
+        gc = card.image_quad.mean(axis=0)
+        diag = float(np.linalg.norm(card.image_quad[0] - card.image_quad[2]))
+        if len(centres) == 0:
+            s.missed += 1
+            continue
+        d = np.linalg.norm(centres - gc, axis=1)
+        k = int(np.argmin(d))
+        if d[k] > diag / 3 or k in used:
+            s.missed += 1
+            continue
+        used.add(k)
+        f = found[k]
+        reading = getattr(f, "reading")
+        zone = getattr(f, "zone")
+        if zone is not None:
+            s.zone_checked += 1
+            s.zone_correct += int(zone == card.zone)
+        if reading.code is None:
+            s.unreadable += 1
+        elif reading.code == card.code:
+            s.correct += 1
+            s.methods[reading.method] = s.methods.get(reading.method, 0) + 1
+        else:
+            s.misread += 1
+            s.misreads.append((card.code, reading.code, reading.confidence))
+    s.extra = len(found) - len(used)
+    return s
+
+
+def all_codes() -> list[str]:
+    return [r + s for s in SUITS for r in RANKS]
