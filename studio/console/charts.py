@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 
@@ -30,6 +30,33 @@ class BarChart:
     @property
     def empty(self) -> bool:
         return not self.bars
+
+
+def hourly_series(series: list[Any], hours: int = 24, now: datetime | None = None) -> list[Any]:
+    """Every hour of the last ``hours`` (oldest first), zero where ``series`` has nothing.
+
+    Keys may be full ISO times or ``YYYY-MM-DDTHH`` prefixes; they are matched by hour (UTC).
+    """
+    counts: dict[str, float] = {}
+    for item in series:
+        key = _hour_key(str(item[0]))
+        counts[key] = counts.get(key, 0.0) + float(item[1])
+    top = (now or datetime.now(UTC)).astimezone(UTC).replace(minute=0, second=0, microsecond=0)
+    out = []
+    for back in range(hours - 1, -1, -1):
+        hour = top - timedelta(hours=back)
+        out.append([hour.isoformat(), counts.get(hour.strftime("%Y-%m-%dT%H"), 0.0)])
+    return out
+
+
+def _hour_key(text: str) -> str:
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return text[:13]
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(UTC)
+    return moment.strftime("%Y-%m-%dT%H")
 
 
 def _hour_label(text: str) -> str:

@@ -46,7 +46,7 @@ from studio.console.auth import (
     set_csrf_cookie,
     set_session_cookies,
 )
-from studio.console.charts import hourly_bars, uptime_rows
+from studio.console.charts import hourly_bars, hourly_series, uptime_rows
 from studio.console.users import (
     LockoutPolicy,
     LoginError,
@@ -169,6 +169,8 @@ def _with_message(path: str, key: str, text: str) -> str:
 
 
 def _csv_cell(value: Any) -> str:
+    if value is None:
+        return ""
     text = (
         value
         if isinstance(value, str)
@@ -182,14 +184,29 @@ def _csv_cell(value: Any) -> str:
     return text
 
 
-def _parse_when(text: str | None) -> datetime | None:
+def _parse_when(text: str | None) -> str | None:
+    """A form's date-time (UTC when it has no zone) as ``YYYY-MM-DDTHH:MM:SS`` in UTC.
+
+    That form compares correctly, as text, with the stored RFC 3339 round times.
+    """
     if not text:
         return None
     try:
         moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
     except ValueError:
         raise StudioError(f"not a date and time: {text!r} (use YYYY-MM-DDTHH:MM)") from None
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    moment = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S")
+
+
+def alert_count(value: Any) -> int:
+    """Round summaries carry their alerts as a count or as the list of alert codes."""
+    if isinstance(value, (list, tuple)):
+        return len(value)
+    try:
+        return int(value or 0)
+    except (TypeError, ValueError):
+        return 0
 
 
 # ---------------------------------------------------------------- the console
@@ -226,9 +243,30 @@ class Console:
         assert isinstance(response, HTMLResponse)
         return response
 
+    # The controller contract names (tables/rounds/stats) are preferred; the service's
+    # own names (tables_summary/rounds_search/stats_summary) are used when those are
+    # attributes rather than methods on it.
+    def tables(self) -> list[dict[str, Any]]:
+        method = getattr(self.controller, "tables", None)
+        if not callable(method):
+            method = self.controller.tables_summary
+        return list(method())
+
+    async def rounds(self, **filters: Any) -> list[dict[str, Any]]:
+        method = getattr(self.controller, "rounds", None)
+        if not callable(method):
+            method = self.controller.rounds_search
+        return list(await method(**filters))
+
+    async def stats(self, hours: int) -> dict[str, Any]:
+        method = getattr(self.controller, "stats", None)
+        if not callable(method):
+            method = self.controller.stats_summary
+        return dict(await method(hours=hours))
+
     def table_names(self) -> list[str]:
         try:
-            return [str(t["table"]) for t in self.controller.tables()]
+            return [str(t["table"]) for t in self.tables()]
         except StarletteHTTPException:
             return []
 
@@ -342,15 +380,11 @@ def build_router(console: Console) -> APIRouter:
 
     @router.get("/", response_class=HTMLResponse)
     async def overview(request: Request, user: Viewer) -> Response:
-        return console.render(
-            request, "overview.html", user=user, tables=console.controller.tables()
-        )
+        return console.render(request, "overview.html", user=user, tables=console.tables())
 
     @router.get("/fragments/overview", response_class=HTMLResponse)
     async def overview_fragment(request: Request, user: Viewer) -> Response:
-        return console.render(
-            request, "_overview.html", user=user, tables=console.controller.tables()
-        )
+        return console.render(request, "_overview.html", user=user, tables=console.tables())
 
     # ------------------------------------------------------------ alerts
 
@@ -503,7 +537,7 @@ def build_router(console: Console) -> APIRouter:
         player: str | None,
         alert: str | None,
     ) -> list[dict[str, Any]]:
-        result = await console.controller.rounds(
+        return await console.rounds(
             table=table or None,
             since=_parse_when(since),
             until=_parse_when(until),
@@ -511,7 +545,6 @@ def build_router(console: Console) -> APIRouter:
             alert_code=alert or None,
             limit=500,
         )
-        return list(result)
 
     @router.get("/rounds", response_class=HTMLResponse)
     async def rounds_page(
@@ -586,9 +619,8 @@ def build_router(console: Console) -> APIRouter:
             raise StarletteHTTPException(404, f"no round {round_id!r}") from None
         if fmt == "json":
             return _export(fmt, record, [], f"round-{round_id}")
-        return _export(
-            fmt, list(record.get("events", [])), ["seq", "ts", "type", "data"], f"round-{round_id}"
-        )
+        events = [{"type": e.get("kind", ""), **e} for e in record.get("events", [])]
+        return _export(fmt, events, ["seq", "ts", "type", "data"], f"round-{round_id}")
 
     @router.get("/audit", response_class=HTMLResponse)
     async def audit_page(request: Request, user: Viewer, refresh: int = 0) -> Response:
@@ -598,10 +630,10 @@ def build_router(console: Console) -> APIRouter:
     # ------------------------------------------------------------ charts
 
     async def _charts() -> dict[str, Any]:
-        stats = await console.controller.stats(hours=24)
+        stats = await console.stats(24)
         return {
-            "alerts_chart": hourly_bars(stats.get("alerts_per_hour", [])),
-            "rounds_chart": hourly_bars(stats.get("rounds_per_hour", [])),
+            "alerts_chart": hourly_bars(hourly_series(stats.get("alerts_per_hour", []))),
+            "rounds_chart": hourly_bars(hourly_series(stats.get("rounds_per_hour", []))),
             "uptime": uptime_rows(stats.get("device_uptime", {})),
         }
 
@@ -756,7 +788,7 @@ def _export(fmt: str, data: Any, columns: list[str], stem: str) -> Response:
         cells = []
         for column in columns:
             value = row.get(column, "")
-            if isinstance(value, list) and column == "players":
+            if isinstance(value, list) and column in ("players", "alerts"):
                 value = ";".join(str(v) for v in value)
             cells.append(_csv_cell(value))
         writer.writerow(cells)
@@ -779,6 +811,7 @@ def _templates() -> Jinja2Templates:
     env.filters["card"] = card_view
     env.filters["when"] = fmt_time
     env.filters["age"] = age
+    env.filters["alert_count"] = alert_count
     env.filters["tojson_compact"] = lambda value: json.dumps(value, sort_keys=True, default=str)
     env.filters["urlq"] = lambda value: quote(str(value), safe="")
     return templates

@@ -109,8 +109,8 @@ class InMemoryController:
     async def rounds(
         self,
         table: str | None = None,
-        since: datetime | None = None,
-        until: datetime | None = None,
+        since: str | None = None,
+        until: str | None = None,
         player: str | None = None,
         alert_code: str | None = None,
         limit: int = 100,
@@ -129,7 +129,7 @@ class InMemoryController:
         )
         found = []
         for summary in self._summaries.values():
-            started = datetime.fromisoformat(summary["started"])
+            started = summary["started"]
             if table and summary["table"] != table:
                 continue
             if since and started < since:

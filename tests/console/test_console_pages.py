@@ -157,7 +157,7 @@ async def test_round_search_page_and_exports(
         "rounds",
         {
             "table": "bj1",
-            "since": datetime(2020, 1, 1, tzinfo=UTC),
+            "since": "2020-01-01T00:00:00",
             "until": None,
             "player": "p-1",
             "alert_code": "card_mismatch",
