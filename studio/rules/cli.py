@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -31,7 +33,18 @@ def replay_command(
     except StudioError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None
-    typer.echo(json.dumps(result, indent=None if compact else 2))
+    typer.echo(json.dumps(result) if compact else pretty_json(result))
+
+
+_FLAT_LIST = re.compile(
+    r"\[\s*((?:\"[^\"\[\]{}]*\"|-?[0-9.]+)(?:,\s*(?:\"[^\"\[\]{}]*\"|-?[0-9.]+))*)\s*\]"
+)
+
+
+def pretty_json(data: Any) -> str:
+    """Indented JSON with lists of plain values (cards, actions) kept on one line."""
+    text = json.dumps(data, indent=2)
+    return _FLAT_LIST.sub(lambda m: "[" + re.sub(r",\s+", ", ", m.group(1)) + "]", text)
 
 
 def register(app: typer.Typer) -> None:
