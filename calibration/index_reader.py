@@ -93,6 +93,8 @@ def _find_pair(
             continue  # touches the crop border: card edge, felt, a pip or a frame
         if bh > 0.9 * ch or bw > 0.9 * cw:
             continue
+        if max(bw, bh) > 6 * min(bw, bh):
+            continue  # a thin line: a court frame, a border, a scratch
         blobs.append(_Blob(bx, by, bx + bw, by + bh, (i,)))
     pair = _pair(blobs)
     if pair is None:
@@ -113,8 +115,9 @@ def _pair(blobs: list[_Blob]) -> tuple[_Blob, _Blob] | None:
     for b in sorted(blobs, key=lambda b: b.y0):
         for k, r in enumerate(rows):
             overlap = min(r.y1, b.y1) - max(r.y0, b.y0)
-            near = max(r.x0, b.x0) - min(r.x1, b.x1) < 0.6 * max(r.h, b.h)
-            if overlap >= 0.5 * min(r.h, b.h) and near:
+            near = max(r.x0, b.x0) - min(r.x1, b.x1) < 0.35 * max(r.h, b.h)
+            alike = 0.6 <= b.h / max(1, r.h) <= 1.6  # "1" and "0" of a 10 are the same height
+            if overlap >= 0.5 * min(r.h, b.h) and near and alike:
                 rows[k] = _merge(r, b)
                 break
         else:

@@ -16,6 +16,7 @@ app = typer.Typer(
 # Each context owns its commands in its own cli module, which defines ``register(app)``.
 # To add commands: add ONE line here with your module (keep sorted).
 _CONTEXTS = [
+    "calibration.cli",
     "drivers.cli",
     "studio.certification.cli",
     "studio.config.cli",

@@ -1,0 +1,171 @@
+"""``studio calibrate deck|table|check`` and ``studio recognise``.
+
+Errors (a missing file, an unusable example, a bad calibration) print one line starting
+with ``error:`` on stderr and exit with status 2.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import cv2
+import typer
+
+from calibration.barcode import BarcodeReader
+from calibration.deck_profile import DeckProfile, learn_profile, load_examples, read_image
+from calibration.recogniser import DEFAULT_THRESHOLD, Recogniser
+from calibration.table import (
+    TableCalibration,
+    calibrate_from_corners,
+    calibrate_from_markers,
+    draw_zones,
+    load_layout,
+    parse_corners,
+)
+from studio.errors import StudioError, VisionError
+
+calibrate_app = typer.Typer(help="Calibrate the camera: learn a deck profile, fit the table.", no_args_is_help=True)
+
+
+def _fail(exc: Exception) -> typer.Exit:
+    typer.echo(f"error: {exc}", err=True)
+    return typer.Exit(2)
+
+
+@calibrate_app.command("deck")
+def calibrate_deck(
+    examples: Annotated[Path, typer.Option(help="directory of card photos named by code: QH.jpg, TS.png")],
+    out: Annotated[Path, typer.Option(help="deck profile JSON to write")],
+    name: Annotated[str, typer.Option(help="a name for the deck design")] = "deck",
+    allow_partial: Annotated[
+        bool, typer.Option(help="save even if some ranks or suits have no example")
+    ] = False,
+) -> None:
+    """Learn a deck profile from labelled photographs of its cards."""
+    try:
+        images = load_examples(examples)
+        profile, report = learn_profile(images, name=name)
+    except StudioError as exc:
+        raise _fail(exc) from exc
+    typer.echo(f"examples: {len(images)} files, {len(report.accepted)} used, {len(report.rejected)} rejected")
+    for fname, reason in sorted(report.rejected.items()):
+        typer.echo(f"  rejected {fname}: {reason}")
+    typer.echo(f"ranks learned: {' '.join(profile.known_ranks)}  ({len(profile.ranks)} templates)")
+    typer.echo(f"suits learned: {' '.join(profile.known_suits)}  ({len(profile.suits)} templates)")
+    colours = ", ".join(f"{s} {v:+.2f}" for s, v in sorted(profile.suit_redness.items()))
+    typer.echo(f"ink redness per suit: {colours}")
+    r = profile.region
+    typer.echo(f"index region: x {r[0]:.2f}-{r[2]:.2f}, y {r[1]:.2f}-{r[3]:.2f} of the card")
+    wrong = {f: got for f, got in report.self_check.items() if not got.startswith(Path(f).stem.split('_')[0].upper()[:2])}
+    typer.echo(f"self-check: {len(report.self_check) - len(wrong)}/{len(report.self_check)} examples read back correctly")
+    for fname, got in sorted(wrong.items()):
+        typer.echo(f"  {fname}: read back as {got}")
+    if not report.complete:
+        missing = " ".join(report.missing_ranks + report.missing_suits)
+        msg = f"no example for {missing}: cards with these cannot be recognised"
+        if not allow_partial:
+            raise _fail(VisionError(msg + " (add examples, or --allow-partial)"))
+        typer.echo(f"warning: {msg}")
+    known = len(profile.known_ranks) * len(profile.known_suits)
+    typer.echo(f"recognisable cards: {known} of 52")
+    profile.save(out)
+    typer.echo(f"wrote {out}")
+
+
+@calibrate_app.command("table")
+def calibrate_table(
+    image: Annotated[Path, typer.Option(help="a frame from the table camera")],
+    out: Annotated[Path, typer.Option(help="table calibration JSON to write")],
+    layout: Annotated[Path | None, typer.Option(help="layout JSON (zones, markers); default: studio layout")] = None,
+    corners: Annotated[
+        str | None,
+        typer.Option(help="image points of the layout's TL;TR;BR;BL corners: 'x,y;x,y;x,y;x,y' (no markers)"),
+    ] = None,
+    check: Annotated[Path | None, typer.Option(help="also draw the zones on the frame into this PNG")] = None,
+) -> None:
+    """Fit the image -> layout homography from ArUco markers or four declared corners."""
+    try:
+        frame = read_image(image)
+        lay = load_layout(layout)
+        if corners:
+            cal = calibrate_from_corners((frame.shape[1], frame.shape[0]), parse_corners(corners), lay)
+        else:
+            cal = calibrate_from_markers(frame, lay)
+    except StudioError as exc:
+        raise _fail(exc) from exc
+    cal.save(out)
+    how = f"markers {cal.markers_used}" if cal.method == "aruco" else "4 declared corners"
+    typer.echo(f"method: {cal.method} ({how})")
+    typer.echo(f"fit residual: {cal.residual_mm:.2f} mm RMS")
+    typer.echo(f"zones: {', '.join(cal.layout.zone_names)}")
+    typer.echo(f"wrote {out}")
+    if check is not None:
+        _write_check(frame, cal, check)
+
+
+def _write_check(frame: cv2.typing.MatLike, cal: TableCalibration, out: Path) -> None:
+    if not cv2.imwrite(str(out), draw_zones(frame, cal)):
+        raise _fail(VisionError(f"cannot write {out}"))
+    typer.echo(f"wrote zone check {out}")
+
+
+@calibrate_app.command("check")
+def calibrate_check(
+    table: Annotated[Path, typer.Option(help="table calibration JSON")],
+    image: Annotated[Path, typer.Option(help="a frame from the table camera")],
+    out: Annotated[Path, typer.Option(help="PNG to write")],
+) -> None:
+    """Draw the calibrated zones on a frame, for a person to check."""
+    try:
+        cal = TableCalibration.load(table)
+        frame = read_image(image)
+    except StudioError as exc:
+        raise _fail(exc) from exc
+    _write_check(frame, cal, out)
+
+
+def recognise(
+    images: Annotated[list[Path], typer.Argument(help="image files")],
+    deck: Annotated[Path | None, typer.Option(help="deck profile JSON (index method)")] = None,
+    table: Annotated[Path | None, typer.Option(help="table calibration JSON (zones)")] = None,
+    barcodes: Annotated[bool, typer.Option(help="also decode studio-deck barcodes")] = True,
+    threshold: Annotated[float, typer.Option(help="confidence below which a card is unreadable")] = DEFAULT_THRESHOLD,
+    as_json: Annotated[bool, typer.Option("--json", help="one JSON document on stdout")] = False,
+) -> None:
+    """Print every card found in each image: code, zone, confidence."""
+    try:
+        profile = DeckProfile.load(deck) if deck else None
+        cal = TableCalibration.load(table) if table else None
+        if profile is None and not barcodes:
+            raise VisionError("nothing to recognise with: give --deck and/or keep --barcodes")
+        rec = Recogniser(profile, cal, threshold=threshold, barcodes=BarcodeReader() if barcodes else None)
+        results = []
+        for path in images:
+            found = rec.recognise(read_image(path))
+            found.sort(key=lambda f: (f.quad.centre[1], f.quad.centre[0]))
+            results.append({"image": str(path), "cards": [f.to_dict() for f in found]})
+    except StudioError as exc:
+        raise _fail(exc) from exc
+    if as_json:
+        typer.echo(json.dumps({"images": results}, indent=2))
+        return
+    for res in results:
+        cards = res["cards"]
+        assert isinstance(cards, list)
+        typer.echo(f"{res['image']}: {len(cards)} card(s)")
+        for c in cards:
+            code = c["card"] or "unreadable"
+            zone = c["zone"] or "-"
+            extra = f" (best guess {c['guess']}: {c['reason']})" if c["card"] is None and c["guess"] else ""
+            if c["card"] is None and not c["guess"]:
+                extra = f" ({c['reason']})"
+            x, y = c["centre"]
+            typer.echo(f"  {code:<10} zone {zone:<10} confidence {c['confidence']:.2f}  {c['method']:<13} at ({x:.0f},{y:.0f}){extra}")
+
+
+def register(root: typer.Typer) -> None:
+    """Hook for ``studio.cli``: adds ``studio calibrate ...`` and ``studio recognise``."""
+    root.add_typer(calibrate_app, name="calibrate")
+    root.command("recognise")(recognise)

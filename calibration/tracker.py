@@ -1,0 +1,177 @@
+"""Cards over time: publish each placement once, when it has settled; notice removals.
+
+Every frame the recogniser's detector finds card quads; the tracker matches them to its
+tracks by centre distance. A track is *settled* once its centre has stayed within
+``move_tolerance`` card diagonals for ``settle_frames`` consecutive frames; only then is the
+card identified (a moving card is blurred and half-way between zones). If the reading is
+unreadable, it is retried on the next settled frames, up to ``read_attempts``; then the
+placement is published as unreadable. Either way a placement produces exactly one
+``placed`` event.
+
+A published track that is not seen for ``remove_frames`` consecutive frames produces one
+``removed`` event (a hand passing over a card for a few frames does not). A published card
+that is slid by more than ``relocate`` card diagonals is a new placement: ``removed`` for
+the old position, then ``placed`` again once it settles.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+from numpy.typing import NDArray
+
+from calibration.detect import CardQuad, warp_card
+from calibration.recogniser import Reading, Recogniser
+
+Image = NDArray[np.uint8]
+
+
+@dataclass(frozen=True, slots=True)
+class CardEvent:
+    event: Literal["placed", "removed"]
+    track: int
+    reading: Reading
+    zone: str | None
+    zone_distance_mm: float | None
+    quad: CardQuad
+    frame: int
+
+
+@dataclass(slots=True)
+class _Track:
+    id: int
+    quad: CardQuad
+    last_seen: int
+    stable: int = 0
+    missing: int = 0
+    attempts: int = 0
+    best: Reading | None = None
+    published: Reading | None = None
+    published_at: tuple[float, float] | None = None
+    zone: str | None = None
+    zone_distance_mm: float | None = None
+    history: list[tuple[float, float]] = field(default_factory=list)
+
+
+class CardTracker:
+    """Turns per-frame detections into ``placed`` / ``removed`` events."""
+
+    def __init__(
+        self,
+        recogniser: Recogniser,
+        *,
+        settle_frames: int = 5,
+        remove_frames: int = 10,
+        read_attempts: int = 5,
+        move_tolerance: float = 0.04,
+        relocate: float = 0.5,
+    ) -> None:
+        if settle_frames < 1 or remove_frames < 1 or read_attempts < 1:
+            raise ValueError("settle_frames, remove_frames and read_attempts must be >= 1")
+        self.recogniser = recogniser
+        self.settle_frames = settle_frames
+        self.remove_frames = remove_frames
+        self.read_attempts = read_attempts
+        self.move_tolerance = move_tolerance
+        self.relocate = relocate
+        self.frame = 0
+        self._tracks: list[_Track] = []
+        self._next_id = 1
+
+    @property
+    def on_table(self) -> list[tuple[int, Reading]]:
+        """Published cards currently on the table: ``(track, reading)``."""
+        return [(t.id, t.published) for t in self._tracks if t.published is not None]
+
+    def update(self, frame: Image) -> list[CardEvent]:
+        """Process one frame; return the events it caused."""
+        self.frame += 1
+        quads = self.recogniser.find(frame)
+        events: list[CardEvent] = []
+        matched = self._match(quads)
+        for track, quad in matched:
+            moved = float(np.hypot(*(np.subtract(quad.centre, track.quad.centre)))) / max(1.0, quad.diagonal)
+            track.quad = quad
+            track.last_seen = self.frame
+            track.missing = 0
+            track.stable = track.stable + 1 if moved <= self.move_tolerance else 0
+            if track.published is not None and track.published_at is not None:
+                drift = float(np.hypot(*(np.subtract(quad.centre, track.published_at)))) / max(1.0, quad.diagonal)
+                if drift > self.relocate:
+                    events.append(self._event("removed", track))
+                    track.published = track.published_at = None
+                    track.best = None
+                    track.attempts = 0
+            if track.published is None and track.stable + 1 >= self.settle_frames:
+                ev = self._identify(frame, track)
+                if ev is not None:
+                    events.append(ev)
+        seen = {id(t) for t, _ in matched}
+        keep: list[_Track] = []
+        for track in self._tracks:
+            if id(track) in seen:
+                keep.append(track)
+                continue
+            track.missing += 1
+            track.stable = 0
+            if track.missing >= self.remove_frames:
+                if track.published is not None:
+                    events.append(self._event("removed", track))
+                continue
+            keep.append(track)
+        used = {id(q) for _, q in matched}
+        for quad in quads:
+            if id(quad) not in used:
+                keep.append(_Track(self._next_id, quad, self.frame))
+                self._next_id += 1
+        self._tracks = keep
+        return events
+
+    def _match(self, quads: list[CardQuad]) -> list[tuple[_Track, CardQuad]]:
+        pairs = []
+        for ti, t in enumerate(self._tracks):
+            for qi, q in enumerate(quads):
+                d = float(np.hypot(*(np.subtract(q.centre, t.quad.centre))))
+                if d < 0.5 * max(q.diagonal, t.quad.diagonal):
+                    pairs.append((d, ti, qi))
+        pairs.sort()
+        used_t: set[int] = set()
+        used_q: set[int] = set()
+        out = []
+        for _, ti, qi in pairs:
+            if ti in used_t or qi in used_q:
+                continue
+            used_t.add(ti)
+            used_q.add(qi)
+            out.append((self._tracks[ti], quads[qi]))
+        return out
+
+    def _identify(self, frame: Image, track: _Track) -> CardEvent | None:
+        card = warp_card(frame, track.quad)
+        if track.attempts == 0 and not self.recogniser.is_card(frame, track.quad):
+            track.attempts = self.read_attempts  # not a card (a glare spot, a paper): never publish
+            return None
+        if track.attempts >= self.read_attempts:
+            return None
+        track.attempts += 1
+        reading = self.recogniser.identify(frame, track.quad, card)
+        best = track.best
+        if (
+            best is None
+            or (reading.readable and not best.readable)
+            or (reading.readable == best.readable and reading.confidence > best.confidence)
+        ):
+            track.best = reading
+        if not (reading.readable or track.attempts >= self.read_attempts):
+            return None
+        track.published = track.best if track.best is not None else reading
+        track.published_at = track.quad.centre
+        track.zone, track.zone_distance_mm = self.recogniser.zone_of(track.quad)
+        return self._event("placed", track)
+
+    def _event(self, kind: Literal["placed", "removed"], track: _Track) -> CardEvent:
+        assert track.published is not None or kind == "placed"
+        reading = track.published if track.published is not None else Reading(None, 0.0, "none")
+        return CardEvent(kind, track.id, reading, track.zone, track.zone_distance_mm, track.quad, self.frame)

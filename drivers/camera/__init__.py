@@ -1,0 +1,1 @@
+"""Overhead camera: frame sources and the card recognition service."""

@@ -1,0 +1,165 @@
+"""The camera service: frames in, one message per card placement (and removal) out.
+
+    service = CameraService(source, recogniser, publish, device="cam-1")
+    await service.run()            # until stop() or a finite source ends
+
+``publish`` is an async callback taking a :class:`studio.contract.messages.CameraCard`
+for the topic ``studio/v1/tables/{table}/camera/cards`` (see :func:`bus_publisher`).
+Message fields (contract v1, ``CameraCard``):
+
+``device``      the camera's id;  ``seq`` 1, 2, 3... per device;  ``ts`` RFC 3339 UTC.
+``card``        ``"QH"``, or ``null`` when the card was seen but not read confidently.
+``zone``        ``"dealer"``, ``"seat:N"`` or ``"seat:N:h2"`` (second hand of a split).
+``confidence``  0..1 of the published reading (0 for an unreadable card).
+``event``       ``"placed"`` once per placement when the card has settled, ``"removed"``
+                once when it has left the layout (same card/zone as its ``placed``).
+``method``      ``"barcode"``, ``"index"``, ``"barcode+index"`` or ``"none"``.
+``serial``      the card's serial from a studio-deck barcode, else ``null``.
+
+Frames are read and processed in a worker thread, so the event loop stays responsive.
+A live source that stops delivering frames is closed and reopened with the studio's
+capped, jittered backoff (:class:`studio.backoff.Backoff`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from calibration.recogniser import Recogniser
+from calibration.tracker import CardEvent, CardTracker
+from drivers.camera.sources import FrameSource, Image
+from studio.backoff import Backoff
+from studio.contract.messages import CameraCard
+from studio.errors import VisionError
+
+_LOGGER = logging.getLogger(__name__)
+
+Publish = Callable[[CameraCard], Awaitable[None]]
+
+
+def bus_publisher(bus: Any, table: str) -> Publish:
+    """A ``publish`` callback that sends to ``studio/v1/tables/{table}/camera/cards``."""
+    from studio.contract.topics import Topics
+
+    topic = Topics(table).camera_cards
+
+    async def publish(message: CameraCard) -> None:
+        await bus.publish(topic, message)
+
+    return publish
+
+
+class CameraService:
+    """Runs a :class:`CardTracker` on a frame source and publishes its events."""
+
+    def __init__(
+        self,
+        source: FrameSource,
+        recogniser: Recogniser,
+        publish: Publish,
+        *,
+        device: str,
+        settle_frames: int = 5,
+        remove_frames: int = 10,
+        read_attempts: int = 5,
+        max_fps: float | None = None,
+        backoff: Backoff | None = None,
+        drop_after: int = 3,
+    ) -> None:
+        if recogniser.table is None:
+            raise VisionError("the camera service needs a table calibration to attribute zones")
+        self.source = source
+        self.tracker = CardTracker(
+            recogniser, settle_frames=settle_frames, remove_frames=remove_frames, read_attempts=read_attempts
+        )
+        self.publish = publish
+        self.device = device
+        self.max_fps = max_fps
+        self.backoff = backoff or Backoff(initial=0.2, maximum=10.0)
+        self.drop_after = drop_after
+        self.seq = 0
+        self.frames = 0
+        self.reconnects = 0
+        self._stop = asyncio.Event()
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def message(self, event: CardEvent) -> CameraCard:
+        """The contract message of a tracker event (advances ``seq``)."""
+        self.seq += 1
+        r = event.reading
+        return CameraCard(
+            device=self.device,
+            seq=self.seq,
+            ts=datetime.now(UTC),
+            card=r.code,
+            zone=event.zone or "dealer",
+            confidence=round(r.confidence if r.readable else 0.0, 4),
+            event=event.event,
+            method=r.method,
+            serial=r.serial,
+        )
+
+    async def process(self, frame: Image) -> list[CameraCard]:
+        """Run one frame through the tracker and publish what it produced."""
+        events = await asyncio.to_thread(self.tracker.update, frame)
+        self.frames += 1
+        out = []
+        for ev in events:
+            if ev.zone is None:
+                _LOGGER.warning("camera %s: card outside every zone ignored", self.device)
+                continue
+            msg = self.message(ev)
+            await self.publish(msg)
+            out.append(msg)
+        return out
+
+    async def _session(self) -> bool:
+        """Open the source and process frames; ``True`` when a finite source ended."""
+        await asyncio.to_thread(self.source.open)
+        misses = 0
+        started = time.monotonic()
+        try:
+            while not self._stop.is_set():
+                t0 = time.monotonic()
+                frame = await asyncio.to_thread(self.source.read)
+                if frame is None:
+                    if not self.source.live:
+                        return True
+                    misses += 1
+                    if misses >= self.drop_after:
+                        raise VisionError(f"{self.source.name}: no frame {misses} times in a row")
+                    await asyncio.sleep(0.01)
+                    continue
+                misses = 0
+                if time.monotonic() - started > 5.0:
+                    self.backoff.reset()
+                await self.process(frame)
+                if self.max_fps:
+                    await asyncio.sleep(max(0.0, 1.0 / self.max_fps - (time.monotonic() - t0)))
+            return True
+        finally:
+            await asyncio.to_thread(self.source.close)
+
+    async def run(self) -> None:
+        """Process frames until :meth:`stop` or the end of a finite source."""
+        while not self._stop.is_set():
+            try:
+                if await self._session():
+                    return
+            except VisionError as exc:
+                if not self.source.live:
+                    raise
+                self.reconnects += 1
+                delay = self.backoff.next_delay()
+                _LOGGER.warning("camera %s: %s; reconnecting in %.2fs", self.device, exc, delay)
+                try:
+                    await asyncio.wait_for(self._stop.wait(), timeout=delay)
+                except TimeoutError:
+                    pass

@@ -1,0 +1,172 @@
+"""Frame sources for the camera service.
+
+Every source has ``open()``, ``read() -> frame | None`` and ``close()``; ``read`` returns
+``None`` when no frame is available (a dropped stream, the end of a file or a directory).
+``live`` sources are reconnected by the service with backoff; finite ones end the service.
+
+``open_source(spec)`` builds one from a string:
+
+``virtual`` / ``virtual:hard``
+    the simulator's :class:`hwsim.camera.virtual.VirtualCamera` (a new one, empty layout);
+a directory
+    the images in it, sorted by name, each repeated ``repeat`` times (so that a still
+    image can settle in the tracker);
+an integer
+    an OpenCV capture device index (``0`` is the first camera);
+anything else
+    a file or URL OpenCV can open (``rtsp://``, ``http://``, ``.mp4``...).
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any, Protocol
+
+import cv2
+import numpy as np
+from numpy.typing import NDArray
+
+from studio.errors import VisionError
+
+Image = NDArray[np.uint8]
+IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp")
+
+
+class FrameSource(Protocol):
+    name: str
+    live: bool
+
+    def open(self) -> None: ...
+
+    def read(self) -> Image | None: ...
+
+    def close(self) -> None: ...
+
+
+class VideoCaptureSource:
+    """An OpenCV ``VideoCapture``: device index, file, RTSP/HTTP URL.
+
+    Device indices and URLs are ``live`` (reconnected when they drop); files are not.
+    """
+
+    def __init__(self, spec: int | str, *, width: int | None = None, height: int | None = None) -> None:
+        self.spec = spec
+        self.name = f"capture:{spec}"
+        self.live = isinstance(spec, int) or "://" in str(spec)
+        self.width, self.height = width, height
+        self._cap: Any = None
+        self._lock = threading.Lock()
+
+    def open(self) -> None:
+        with self._lock:
+            self._release()
+            cap = cv2.VideoCapture(self.spec)
+            if not cap.isOpened():
+                cap.release()
+                raise VisionError(f"cannot open video source {self.spec!r}")
+            if self.width:
+                cap.set(cv2.CAP_PROP_FRAME_WIDTH, self.width)
+            if self.height:
+                cap.set(cv2.CAP_PROP_FRAME_HEIGHT, self.height)
+            self._cap = cap
+
+    def read(self) -> Image | None:
+        with self._lock:
+            if self._cap is None:
+                return None
+            ok, frame = self._cap.read()
+            if not ok or frame is None:
+                return None
+            return np.asarray(frame, np.uint8)
+
+    def _release(self) -> None:
+        if self._cap is not None:
+            self._cap.release()
+            self._cap = None
+
+    def close(self) -> None:
+        with self._lock:
+            self._release()
+
+
+class ImageDirectorySource:
+    """The images of a directory, in name order; each is returned ``repeat`` times."""
+
+    def __init__(self, directory: Path, *, repeat: int = 1, loop: bool = False) -> None:
+        self.directory = Path(directory)
+        self.name = f"dir:{self.directory}"
+        self.live = False
+        self.repeat = max(1, repeat)
+        self.loop = loop
+        self._files: list[Path] = []
+        self._i = 0
+        self._current: Image | None = None
+        self._left = 0
+
+    def open(self) -> None:
+        if not self.directory.is_dir():
+            raise VisionError(f"image directory {self.directory} not found")
+        self._files = sorted(p for p in self.directory.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES)
+        if not self._files:
+            raise VisionError(f"no images in {self.directory}")
+        self._i = 0
+        self._left = 0
+
+    def read(self) -> Image | None:
+        if self._left > 0 and self._current is not None:
+            self._left -= 1
+            return self._current.copy()
+        if self._i >= len(self._files):
+            if not self.loop or not self._files:
+                return None
+            self._i = 0
+        path = self._files[self._i]
+        self._i += 1
+        img = cv2.imdecode(np.fromfile(str(path), dtype=np.uint8), cv2.IMREAD_COLOR)
+        if img is None:
+            raise VisionError(f"{path} is not a readable image")
+        self._current = np.asarray(img, np.uint8)
+        self._left = self.repeat - 1
+        return self._current.copy()
+
+    def close(self) -> None:
+        self._current = None
+
+
+class VirtualCameraSource:
+    """The simulator's virtual camera (anything with ``read() -> frame``)."""
+
+    def __init__(self, camera: Any, name: str = "virtual") -> None:
+        self.camera = camera
+        self.name = name
+        self.live = True
+        self.dropped = False  # tests set this to simulate a lost stream
+
+    def open(self) -> None:
+        self.dropped = False
+
+    def read(self) -> Image | None:
+        if self.dropped:
+            return None
+        return np.asarray(self.camera.read(), np.uint8)
+
+    def close(self) -> None:
+        pass
+
+
+def open_source(spec: str, *, repeat: int = 1, seed: int = 0) -> FrameSource:
+    """A frame source from a command-line string (see the module docstring)."""
+    if spec == "virtual" or spec.startswith("virtual:"):
+        from hwsim.camera.virtual import VirtualCamera
+
+        level = spec.split(":", 1)[1] if ":" in spec else "easy"
+        return VirtualCameraSource(VirtualCamera(level=level, seed=seed), spec)
+    path = Path(spec)
+    if path.is_dir():
+        return ImageDirectorySource(path, repeat=repeat)
+    if spec.isdigit():
+        return VideoCaptureSource(int(spec))
+    if "://" not in spec and not path.exists():
+        raise VisionError(f"video source {spec!r}: no such file, directory or device")
+    return VideoCaptureSource(spec)
