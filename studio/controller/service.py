@@ -26,11 +26,13 @@ from pydantic import BaseModel, RootModel
 from studio.bus import MessageBus, SequenceTracker, SeqVerdict
 from studio.config.models import StudioConfig, TableSettings
 from studio.contract import (
+    AlertMessage,
     Availability,
     CameraCard,
     DeviceEvent,
     DeviceHealth,
     ReplayRequest,
+    RoundEvent,
     ShoeCard,
     Topics,
     utc_now,
@@ -39,9 +41,9 @@ from studio.contract.topics import device_of, table_of
 from studio.controller.alerts import AlertError
 from studio.controller.commands import GameCommand, ManagerAction, game_command
 from studio.controller.table import Input, Output, TableController
-from studio.errors import StudioError
+from studio.errors import StoreError, StudioError
 from studio.rules.ruleset import RuleSet, ruleset_from_spec
-from studio.store import EventLog, RoundIndex
+from studio.store import Entry, EventLog, RoundIndex
 from studio.streams import Channel, Fanout
 
 _LOGGER = logging.getLogger(__name__)
@@ -91,6 +93,7 @@ class ControllerService:
         crosscheck_window: float = 3.0,
         round_gap: float = 2.0,
         tick: float = 0.05,
+        timers: bool = True,
     ) -> None:
         self.config = config
         self.bus = bus
@@ -99,6 +102,7 @@ class ControllerService:
         self.rounds = rounds or RoundIndex(log.db)
         self.clock = clock
         self.tick = tick
+        self.timers = timers
         self.stats = ControllerStats()
         self.tables: dict[str, TableController] = {}
         for settings in config.tables:
@@ -123,7 +127,9 @@ class ControllerService:
             await self._emit(table, [Output(Channel.DEALER_PROMPT, table.prompt())])
         self._stack = AsyncExitStack()
         group = await self._stack.enter_async_context(asyncio.TaskGroup())
-        self._tasks = [group.create_task(self._timers(), name="controller:timers")]
+        self._tasks = []
+        if self.timers:
+            self._tasks.append(group.create_task(self._timers(), name="controller:timers"))
         if self.bus is not None:
             topics = Topics("+")
             consumers: list[tuple[str, str, type[BaseModel]]] = [
@@ -190,10 +196,27 @@ class ControllerService:
             except StudioError as exc:  # a logged input must replay; say so loudly if not
                 _LOGGER.error("replay of record %d failed: %s", record.id, exc)
             replayed += 1
+        await self._reindex_tail()
         self._recovered = True
         if replayed:
             _LOGGER.info("recovered %d tables from %d logged inputs", len(self.tables), replayed)
         return replayed
+
+    async def _reindex_tail(self, depth: int = 200) -> None:
+        """Redo the round index for each table's latest outputs (a crash may have cut it short)."""
+        for table_id, table in self.tables.items():
+            records = await self.log.read(
+                table_id=table_id,
+                kinds=list(_LOGGED_OUTPUTS.values()),
+                descending=True,
+                limit=depth,
+            )
+            for record in reversed(records):
+                channel = (
+                    Channel.ROUND_EVENTS if record.kind == "out.round_event" else Channel.ALERTS
+                )
+                model = RoundEvent if channel is Channel.ROUND_EVENTS else AlertMessage
+                await self._index(table, Output(channel, model.model_validate(record.payload)))
 
     # ------------------------------------------------------------------ inputs
     def table(self, table_id: str) -> TableController:
@@ -203,33 +226,62 @@ class ControllerService:
             raise UnknownTable(f"no table {table_id!r}") from exc
 
     async def submit(self, table_id: str, kind: str, data: dict[str, Any]) -> list[Output]:
-        """Log and apply one input to a table; publish its outputs."""
+        """Apply one input to a table, log it with its outputs atomically, publish the outputs.
+
+        The table logic is pure, so the input is applied first and then written to
+        the log in the same transaction as everything it produced: after a crash the
+        log holds each input with all its outputs, or neither.
+        """
         table = self.table(table_id)
         async with self._locks[table_id]:
             inp = Input(kind, data, self.clock())
+            round_before = table.round_id
             started = asyncio.get_running_loop().time()
-            if kind == "manager.action":
-                try:
-                    outputs = table.handle(inp)
-                except StudioError as exc:
-                    await self.log.append(
-                        table_id,
-                        "manager.refused",
-                        {**data, "error": str(exc)},
-                        round_id=table.round_id,
-                    )
-                    raise
-                await self.log.append(table_id, kind, data, round_id=table.round_id, ts=inp.ts)
-            else:
-                await self.log.append(table_id, kind, data, round_id=table.round_id, ts=inp.ts)
+            try:
                 outputs = table.handle(inp)
+            except StudioError as exc:
+                if kind != "manager.action":
+                    await self._rebuild_table(table_id)  # never keep a half-applied input
+                    raise
+                # A refused manager action changed nothing; keep it for the audit trail.
+                refused = {**data, "error": str(exc)}
+                await self.log.append(table_id, "manager.refused", refused, round_id=round_before)
+                raise
             if kind in ("shoe.card", "camera.card"):
                 elapsed = (asyncio.get_running_loop().time() - started) * 1000
                 self.stats.validation_ms.append(elapsed)
                 del self.stats.validation_ms[:-10_000]
+            published = self._changed(table, outputs)
+            entries = [Entry(table_id, kind, data, round_before, inp.ts)]
+            for output in published:
+                logged_kind = _LOGGED_OUTPUTS.get(output.channel)
+                if logged_kind is not None:
+                    body = output.payload.model_dump(mode="json")
+                    entries.append(Entry(table_id, logged_kind, body, body.get("round_id"), inp.ts))
+            try:
+                await self.log.append_batch(entries)
+            except StoreError:
+                await self._rebuild_table(table_id)  # memory must match the log
+                raise
             self.stats.inputs[kind] += 1
-            await self._emit(table, outputs)
+            for output in published:
+                if output.channel in _LOGGED_OUTPUTS:
+                    await self._index(table, output)
+                await self.fanout.emit(table.table, output.channel, output.payload)
             return outputs
+
+    async def _rebuild_table(self, table_id: str) -> None:
+        old = self.tables[table_id]
+        fresh = TableController(
+            old.settings,
+            old.ruleset,
+            crosscheck_window=old.crosscheck_window,
+            round_gap=old.round_gap,
+        )
+        async for record in self.log.iterate(table_id=table_id, kinds=INPUT_KINDS):
+            fresh.handle(Input(record.kind, record.payload, datetime.fromisoformat(record.ts)))
+        self.tables[table_id] = fresh
+        _LOGGER.error("table %s rebuilt from the event log after a failed input", table_id)
 
     def _observe_seq(self, table_id: str, kind: str, payload: dict[str, Any]) -> SeqVerdict | None:
         device, seq = payload.get("device"), payload.get("seq")
@@ -308,20 +360,21 @@ class ControllerService:
             await asyncio.sleep(self.tick)
 
     # ------------------------------------------------------------------ outputs
-    async def _emit(self, table: TableController, outputs: list[Output]) -> None:
+    def _changed(self, table: TableController, outputs: list[Output]) -> list[Output]:
+        """Drop retained snapshots (state, prompt) that did not change, ignoring time stamps."""
+        kept = []
         for output in outputs:
             if output.channel in (Channel.ROUND_STATE, Channel.DEALER_PROMPT):
-                # Retained snapshots go out only when they change (ignoring the time stamp).
                 key = (table.table, output.channel)
                 body = output.payload.model_dump(mode="json", exclude={"ts"})
                 if self._last_emitted.get(key) == body:
                     continue
                 self._last_emitted[key] = body
-            kind = _LOGGED_OUTPUTS.get(output.channel)
-            if kind is not None:
-                data = output.payload.model_dump(mode="json")
-                await self.log.append(table.table, kind, data, round_id=data.get("round_id"))
-                await self._index(table, output)
+            kept.append(output)
+        return kept
+
+    async def _emit(self, table: TableController, outputs: list[Output]) -> None:
+        for output in self._changed(table, outputs):
             await self.fanout.emit(table.table, output.channel, output.payload)
 
     async def _index(self, table: TableController, output: Output) -> None:

@@ -56,6 +56,17 @@ def chain_hash(
 
 
 @dataclass(frozen=True, slots=True)
+class Entry:
+    """A record to append (the log assigns id, time if missing, and hashes)."""
+
+    table_id: str
+    kind: str
+    payload: dict[str, Any]
+    round_id: str | None = None
+    ts: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class LogRecord:
     id: int
     ts: str
@@ -115,36 +126,63 @@ class EventLog:
         round_id: str | None = None,
         ts: datetime | None = None,
     ) -> LogRecord:
-        stamp = (ts or datetime.now(UTC)).astimezone(UTC).isoformat(timespec="microseconds")
-        body = canonical(payload)
+        return (await self.append_batch([Entry(table_id, kind, payload, round_id, ts)]))[0]
+
+    async def append_batch(self, entries: list[Entry]) -> list[LogRecord]:
+        """Append several records in ONE transaction: all of them are durable, or none."""
         async with self._lock:
             if self._head is None:
                 self._head = await self._load_head()
             last_id, last_hash = self._head
-            record_id = last_id + 1
-            digest = chain_hash(last_hash, record_id, stamp, table_id, round_id, kind, body)
+            rows: list[dict[str, Any]] = []
+            records: list[LogRecord] = []
+            for entry in entries:
+                stamp = (
+                    (entry.ts or datetime.now(UTC))
+                    .astimezone(UTC)
+                    .isoformat(timespec="microseconds")
+                )
+                body = canonical(entry.payload)
+                record_id = last_id + 1
+                digest = chain_hash(
+                    last_hash, record_id, stamp, entry.table_id, entry.round_id, entry.kind, body
+                )
+                rows.append(
+                    {
+                        "id": record_id,
+                        "ts": stamp,
+                        "table_id": entry.table_id,
+                        "round_id": entry.round_id,
+                        "kind": entry.kind,
+                        "payload": body,
+                        "prev_hash": last_hash,
+                        "hash": digest,
+                    }
+                )
+                records.append(
+                    LogRecord(
+                        record_id,
+                        stamp,
+                        entry.table_id,
+                        entry.round_id,
+                        entry.kind,
+                        json.loads(body),
+                        last_hash,
+                        digest,
+                    )
+                )
+                last_id, last_hash = record_id, digest
+            if not rows:
+                return []
             try:
                 async with self.db.engine.begin() as conn:
-                    await conn.execute(
-                        events.insert().values(
-                            id=record_id,
-                            ts=stamp,
-                            table_id=table_id,
-                            round_id=round_id,
-                            kind=kind,
-                            payload=body,
-                            prev_hash=last_hash,
-                            hash=digest,
-                        )
-                    )
+                    await conn.execute(events.insert(), rows)
             except sa.exc.SQLAlchemyError as exc:
                 # Another writer may have moved the head; reload it next time.
                 self._head = None
                 raise StoreError(f"event log append failed: {exc}") from exc
-            self._head = (record_id, digest)
-        return LogRecord(
-            record_id, stamp, table_id, round_id, kind, json.loads(body), last_hash, digest
-        )
+            self._head = (last_id, last_hash)
+        return records
 
     async def read(
         self,
@@ -154,8 +192,10 @@ class EventLog:
         kinds: list[str] | None = None,
         after_id: int = 0,
         limit: int | None = None,
+        descending: bool = False,
     ) -> list[LogRecord]:
-        query = sa.select(events).where(events.c.id > after_id).order_by(events.c.id)
+        order = events.c.id.desc() if descending else events.c.id
+        query = sa.select(events).where(events.c.id > after_id).order_by(order)
         if table_id is not None:
             query = query.where(events.c.table_id == table_id)
         if round_id is not None:
