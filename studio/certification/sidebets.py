@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from fractions import Fraction
+from functools import cache
 from itertools import combinations_with_replacement
 from math import comb
 
@@ -300,6 +301,11 @@ def buster_probabilities(decks: int, *, hits_soft_17: bool) -> dict[tuple[int, b
     shoe; the dealer's two cards and her draws are then enumerated exactly. The
     dealer plays her hand out whatever the player holds.
     """
+    return dict(_buster_probabilities(decks, hits_soft_17))
+
+
+@cache
+def _buster_probabilities(decks: int, hits_soft_17: bool) -> dict[tuple[int, bool], Fraction]:
     shoe = shoe_composition(decks)
     n_total = sum(shoe)
     graph = dealer_graph(None, hits_soft_17)
