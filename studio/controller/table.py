@@ -85,6 +85,7 @@ class TableController:
     ruleset: RuleSet
     crosscheck_window: float = 3.0
     round_gap: float = 2.0  # seconds between a settled round and the next betting window
+    escalate_after: float = 120.0  # a pausing alert unresolved this long raises a `timeout` alert
 
     phase: str = "waiting_shoe"
     manual_pause: bool = False
@@ -152,6 +153,7 @@ class TableController:
                 self.betting_deadline,
                 self.decision_deadline,
                 _when(self.pending_load),
+                self._next_escalation(),
                 self.next_round_at,
                 self.crosscheck.next_deadline(),
             )
@@ -362,8 +364,31 @@ class TableController:
         return refunds
 
     # ------------------------------------------------------------------ timers
+    def _next_escalation(self) -> datetime | None:
+        due = [
+            a.ts + timedelta(seconds=self.escalate_after)
+            for a in self.alerts.pausing()
+            if not a.subject.get("escalated")
+        ]
+        return min(due) if due else None
+
+    def _escalate(self, now: datetime) -> None:
+        for alert in self.alerts.pausing():
+            waited = (now - alert.ts).total_seconds()
+            if alert.subject.get("escalated") or waited < self.escalate_after:
+                continue
+            alert.subject["escalated"] = True
+            self._alert(
+                AlertCode.TIMEOUT,
+                f"{alert.code.value} {alert.alert_id} unresolved for {int(waited)} s: "
+                "resolve it or cancel the round",
+                [{"alert_id": alert.alert_id, "code": alert.code.value, "waited_s": int(waited)}],
+                allowed=[Resolution.ACCEPT, Resolution.CANCEL],
+            )
+
     def _on_timer(self, inp: Input) -> None:
         now = inp.ts
+        self._escalate(now)
         load_due = _when(self.pending_load)
         if self.pending_load is not None and load_due is not None and now >= load_due:
             shoe_id, evidence = self.pending_load["shoe"], self.pending_load["evidence"]

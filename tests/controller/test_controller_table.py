@@ -323,3 +323,21 @@ def test_consecutive_dealer_draw_prompts_differ() -> None:
     second = d.table.prompt()
     assert first.text == second.text == "Dealer draws"
     assert first.target != second.target
+
+
+def test_unresolved_pausing_alert_escalates_once_with_a_timeout_alert() -> None:
+    d = Driver(single_source=True)
+    d.table.escalate_after = 60
+    start_round(d, 1)
+    d.card("TH")
+    d.card("7C")
+    d.card("9D")
+    d.card("5S")
+    d.card("2C")  # unexpected: a decision is pending
+    assert d.alerts[-1]["code"] == "unexpected_card"
+    d.tick(30)
+    assert d.alerts[-1]["code"] == "unexpected_card"
+    d.tick(31)
+    assert d.alerts[-1]["code"] == "timeout" and d.alerts[-1]["severity"] == "info"
+    d.tick(100)
+    assert [a["code"] for a in d.alerts].count("timeout") == 1
