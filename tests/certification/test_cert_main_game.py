@@ -278,3 +278,103 @@ def test_tiny_shoe_policy_evaluation_matches_brute_force() -> None:
         TINY, h17=False, peek=True, charlie=None, obo=False, surrender=False, stand_only=True
     )
     assert exact == pytest.approx(brute, abs=1e-12)
+
+
+# --- splits: the two hands dealt one after the other, explicitly --------------------------------
+
+
+class _HitBelow17:
+    """A policy that depends only on the hand's own total: hit below 17, never double."""
+
+    def decide(self, view: HandView) -> Action:
+        return Action.HIT if view.total < 17 else Action.STAND
+
+    def early_surrender(self, view: HandView) -> bool:
+        return False
+
+
+def brute_split(shoe: tuple[int, ...], up: int, pair: int, *, peek: bool, h17: bool) -> float:
+    """E[(both split hands' result) * 1{no dealer natural if peeked}], dealt in real order:
+    hole card, hand 1 (second card and hits), hand 2, dealer draws."""
+
+    def natural(x: int, y: int) -> bool:
+        return {x, y} == {0, 9}
+
+    def take(rest: tuple[int, ...], c: int) -> tuple[int, ...]:
+        lst = list(rest)
+        lst[c] -= 1
+        return tuple(lst)
+
+    @cache
+    def dealer(rest: tuple[int, ...], cards: tuple[int, ...]) -> tuple[float, ...]:
+        total, soft = _total(cards)
+        out = [0.0] * 6
+        if total > 21:
+            out[5] = 1.0
+            return tuple(out)
+        if total > 17 or (total == 17 and not (soft and h17)):
+            out[total - 17] = 1.0
+            return tuple(out)
+        n = sum(rest)
+        for c in range(10):
+            if rest[c]:
+                sub = dealer(take(rest, c), tuple(sorted((*cards, c))))
+                for i in range(6):
+                    out[i] += rest[c] / n * sub[i]
+        return tuple(out)
+
+    def versus(total: int, dist: tuple[float, ...]) -> float:
+        val = dist[5]
+        for i in range(5):
+            val += dist[i] * ((total > 17 + i) - (total < 17 + i))
+        return val
+
+    @cache
+    def play(rest: tuple[int, ...], hole: int, hands: tuple[tuple[int, ...], ...]) -> float:
+        """Expected result once ``hands`` are final except possibly the last one."""
+        if len(hands) <= 2:
+            cards = hands[-1]
+            total, _ = _total(cards)
+            if len(cards) < 2 or (total < 17 and not (pair == 0 and len(cards) >= 2)):
+                n = sum(rest)
+                out = 0.0
+                for c in range(10):
+                    if rest[c]:
+                        new = tuple(sorted((*cards, c)))
+                        out += rest[c] / n * play(take(rest, c), hole, (*hands[:-1], new))
+                return out
+            if len(hands) == 1:
+                return play(rest, hole, (*hands, (pair,)))
+        # both hands final: the dealer plays (natural only if not peeked)
+        if natural(up, hole):
+            return sum(-1.0 for _ in hands)
+        dist = dealer(rest, tuple(sorted((up, hole))))
+        out = 0.0
+        for cards in hands:
+            total, _ = _total(cards)
+            out += -1.0 if total > 21 else versus(total, dist)
+        return out
+
+    rest0 = list(shoe)
+    rest0[up] -= 1
+    rest0[pair] -= 2
+    n0 = sum(rest0)
+    result = 0.0
+    for h in range(10):
+        if not rest0[h] or (peek and natural(up, h)):
+            continue
+        result += rest0[h] / n0 * play(take(tuple(rest0), h), h, ((pair,),))
+    return result
+
+
+@pytest.mark.parametrize(
+    ("up", "pair", "peek"), [(8, 6, True), (9, 6, True), (0, 2, True), (9, 4, False), (4, 0, True)]
+)
+def test_split_value_matches_sequential_deal(up: int, pair: int, peek: bool) -> None:
+    from studio.certification.main_game import _UpcardAnalysis
+
+    rules = GameRules(decks=1, peek_ace=peek, peek_ten=peek)
+    ctx = _UpcardAnalysis(rules, TINY, up)
+    exact = ctx.split_value(pair, ctx.policy_values(_HitBelow17()))
+    brute = brute_split(TINY, up, pair, peek=peek, h17=False)
+    assert exact == pytest.approx(brute, abs=1e-12)
