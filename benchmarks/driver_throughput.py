@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 from hwsim.cli import config_toml
-from hwsim.table import Simulator, SimTable
+from hwsim.table import SimTable, Simulator
 from studio.bus import MessageBus
 from studio.config import BrokerSettings
 from studio.contract import ShoeCard, Topics

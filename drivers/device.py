@@ -411,7 +411,7 @@ class DeviceDriver:
             device=self.device_id,
             seq=self._health_seq,
             ts=datetime.now(UTC),
-            status=status,  # type: ignore[arg-type]
+            status=status,
             reason=reason[:500],
             counters=dict(self.stats),
         )

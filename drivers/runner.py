@@ -75,8 +75,9 @@ class DriverSet:
                 return driver
         raise KeyError(f"{table_id}/{device_id}")
 
-    async def wait_online(self, timeout: float = 30.0) -> None:
-        async with asyncio.timeout(timeout):
+    async def wait_online(self, within: float = 30.0) -> None:
+        """Wait until every device is online and every bus connected (TimeoutError after ``within`` s)."""
+        async with asyncio.timeout(within):
             while not all(d.online and d.bus.connected for d in self.drivers):
                 if self._task is not None and self._task.done():
                     self._task.result()

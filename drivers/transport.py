@@ -140,7 +140,9 @@ class SocketTransport(Transport):
             await asyncio.wait_for(self._writer.wait_closed(), 1)
 
 
-async def open_transport(port: str, baudrate: int = 115200, *, timeout: float = 5.0) -> Transport:
+async def open_transport(
+    port: str, baudrate: int = 115200, *, connect_within: float = 5.0
+) -> Transport:
     """Open ``port`` (device path or ``socket://host:port``); raise DeviceError if it is not there."""
     if not port:
         raise DeviceError("no port configured")
@@ -150,7 +152,7 @@ async def open_transport(port: str, baudrate: int = 115200, *, timeout: float = 
             raise DeviceError(f"bad socket URL {port!r}: expected socket://host:port")
         try:
             reader, writer = await asyncio.wait_for(
-                asyncio.open_connection(parts.hostname, parts.port), timeout
+                asyncio.open_connection(parts.hostname, parts.port), connect_within
             )
         except (OSError, TimeoutError) as exc:
             raise DeviceError(f"{port}: cannot connect ({exc})") from exc

@@ -142,5 +142,6 @@ class Codec(ABC):
     def encode(self, command: Command, seq: int, time_ms: int) -> bytes:
         """The bytes of one host command; raise ``ProtocolError`` if this device has no such command."""
 
+    @abstractmethod
     def reset(self) -> None:
         """Forget any partial frame (after a reconnect)."""

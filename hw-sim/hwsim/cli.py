@@ -16,12 +16,11 @@ from pathlib import Path
 
 import typer
 
-from studio.config.models import StudioConfig
-from studio.errors import StudioError
-
 from hwsim.control import ControlServer
 from hwsim.scenario import Scenario
 from hwsim.table import Simulator
+from studio.config.models import StudioConfig
+from studio.errors import StudioError
 
 app = typer.Typer(
     name="hwsim", help="Simulated card shoes, shufflers and cut-card sensors.", no_args_is_help=True
@@ -45,6 +44,11 @@ def config_toml(config: StudioConfig) -> str:
                 "",
             ]
     return "\n".join(lines)
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
 
 
 @app.callback()
@@ -118,8 +122,8 @@ def run(
                     tcp = f"  {device.tcp.url}" if device.tcp is not None else ""
                     typer.echo(f"{table.id} {kind:<9} {device.port}{tcp}")
             if config_out is not None:
-                config_out.parent.mkdir(parents=True, exist_ok=True)
-                config_out.write_text(config_toml(sim.studio_config(broker_url, via=via)))
+                text = config_toml(sim.studio_config(broker_url, via=via))
+                await asyncio.to_thread(_write, config_out, text)
                 typer.echo(f"driver config written to {config_out}")
             if http_port:
                 control = await stack.enter_async_context(ControlServer(sim, port=http_port))

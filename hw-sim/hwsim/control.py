@@ -19,10 +19,9 @@ import uvicorn
 from fastapi import FastAPI, HTTPException
 from pydantic import BaseModel, Field
 
-from studio.errors import ConfigError, DeviceError
-
 from hwsim.scenario import Scenario
-from hwsim.table import DEVICE_FAULTS, LINE_FAULTS, Simulator, SimTable
+from hwsim.table import DEVICE_FAULTS, LINE_FAULTS, SimTable, Simulator
+from studio.errors import ConfigError, DeviceError
 
 
 class DealRequest(BaseModel):
@@ -103,9 +102,9 @@ def create_app(sim: Simulator) -> FastAPI:
             await t.fault(device, request.fault, **request.params)
         except (DeviceError, ValueError) as exc:
             raise HTTPException(400, str(exc)) from exc
-        return _table_state(t)["devices"][
-            next(k for k, d in t.devices.items() if d is t.device(device))
-        ]
+        kind = next(k for k, d in t.devices.items() if d is t.device(device))
+        state: dict[str, Any] = _table_state(t)["devices"][kind]
+        return state
 
     @app.post("/scenario")
     async def scenario(document: dict[str, Any]) -> dict[str, Any]:

@@ -24,6 +24,7 @@ import os
 import tty
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 _LOGGER = logging.getLogger(__name__)
 PENDING_LIMIT = 256 * 1024
@@ -133,7 +134,7 @@ class TcpPort:
         self.on_data = on_data
         self._server: asyncio.Server | None = None
         self._writer: asyncio.StreamWriter | None = None
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks: set[asyncio.Task[Any]] = set()
 
     @property
     def url(self) -> str:
@@ -166,14 +167,14 @@ class TcpPort:
         self._writer = writer
         task = asyncio.current_task()
         assert task is not None
-        self._tasks.add(task)  # type: ignore[arg-type]
+        self._tasks.add(task)
         try:
             while data := await reader.read(4096):
                 self.on_data(data)
-        except (ConnectionError, asyncio.CancelledError):
+        except ConnectionError:
             pass
         finally:
-            self._tasks.discard(task)  # type: ignore[arg-type]
+            self._tasks.discard(task)
             if self._writer is writer:
                 self._writer = None
             writer.close()

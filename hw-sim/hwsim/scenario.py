@@ -27,10 +27,9 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from studio.errors import ConfigError
-
 from hwsim.shoe import DEAL_FAULTS
 from hwsim.table import SimTable, Simulator
+from studio.errors import ConfigError
 
 ACTIONS = ("deal", "new_shoe", "cut", "fault", "sleep", "repeat")
 

@@ -14,7 +14,6 @@ This is the Python API for tests, the demo and the round controller::
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import random
 from pathlib import Path
@@ -243,7 +242,7 @@ class SimTable:
                 DeviceSettings(
                     id=device.device_id, kind=kind, port=port, heartbeat_timeout=heartbeat_timeout
                 )
-            )  # type: ignore[arg-type]
+            )
         return out
 
 
@@ -332,10 +331,3 @@ class Simulator:
             broker=BrokerSettings(url=broker_url),
             tables=self.table_settings(heartbeat_timeout, via),
         )
-
-
-async def sleep_until(predicate: Any, timeout: float = 10.0, interval: float = 0.01) -> None:
-    """Wait for ``predicate()`` to be true (a test helper, also used by scenarios)."""
-    async with asyncio.timeout(timeout):
-        while not predicate():
-            await asyncio.sleep(interval)

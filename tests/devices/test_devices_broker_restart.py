@@ -9,9 +9,7 @@ this test starts itself on a free port (the system one on 1883 is left alone).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import shutil
-import subprocess
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -24,6 +22,7 @@ from hwsim.table import Simulator
 from studio.bus import EmbeddedBroker, MessageBus
 from studio.bus.embedded import free_port
 from studio.config import BrokerSettings
+from studio.errors import BusError
 from studio.contract import DeviceEvent, ShoeCard, Topics
 
 MOSQUITTO = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
@@ -53,7 +52,14 @@ async def restartable(
             await state["broker"].stop()
             await asyncio.sleep(0.5)
             state["broker"] = EmbeddedBroker(port=port)
-            await state["broker"].start()
+            # amqtt may take a moment to release its listening socket after shutdown.
+            async with asyncio.timeout(20):
+                while True:
+                    try:
+                        await state["broker"].start()
+                        return
+                    except BusError:
+                        await asyncio.sleep(0.2)
 
         try:
             yield f"mqtt://127.0.0.1:{port}", restart_embedded
@@ -64,10 +70,14 @@ async def restartable(
         pytest.skip("mosquitto binary not installed")
     conf = tmp_path / "mosquitto.conf"
     conf.write_text(f"listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\n")
-    procs: list[subprocess.Popen[bytes]] = []
+    procs: list[asyncio.subprocess.Process] = []
 
     async def start() -> None:
-        procs.append(subprocess.Popen([MOSQUITTO, "-c", str(conf)], stderr=subprocess.DEVNULL))
+        procs.append(
+            await asyncio.create_subprocess_exec(
+                MOSQUITTO, "-c", str(conf), stderr=asyncio.subprocess.DEVNULL
+            )
+        )
         async with asyncio.timeout(10):
             while not await _port_open(port):
                 await asyncio.sleep(0.05)
@@ -75,7 +85,7 @@ async def restartable(
     async def restart_mosquitto() -> None:
         proc = procs[-1]
         proc.terminate()
-        await asyncio.to_thread(proc.wait, 10)
+        await asyncio.wait_for(proc.wait(), 10)
         await asyncio.sleep(0.5)
         await start()
 
@@ -84,10 +94,13 @@ async def restartable(
         yield f"mqtt://127.0.0.1:{port}", restart_mosquitto
     finally:
         for proc in procs:
-            if proc.poll() is None:
+            if proc.returncode is None:
                 proc.terminate()
-                with contextlib.suppress(subprocess.TimeoutExpired):
-                    proc.wait(10)
+                try:
+                    await asyncio.wait_for(proc.wait(), 10)
+                except TimeoutError:
+                    proc.kill()
+                    await proc.wait()
 
 
 @pytest.mark.parametrize("kind", ["embedded", "mosquitto"])

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import Rig, start_recorder
+from devices_rig import Rig, start_recorder
 
 from hwsim.control import ControlServer, create_app
 from hwsim.scenario import Scenario
@@ -135,8 +135,7 @@ async def test_hwsim_and_studio_drivers_run_as_processes(
             drivers.send_signal(signal.SIGINT)
             await asyncio.wait_for(drivers.wait(), 30)
             await rec.wait(lambda: rec.availability("shoe-1")[-1:] == ["offline"])
-            for task in group._tasks:  # type: ignore[attr-defined]
-                task.cancel()
+            rec.stop()
     finally:
         for proc in (drivers, sim):
             if proc is not None and proc.returncode is None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from conftest import HEARTBEAT, TIMEOUT, Rig, start_recorder
+from devices_rig import HEARTBEAT, TIMEOUT, Rig, start_recorder
 
 from drivers.runner import DriverSet
 from hwsim.table import Simulator
@@ -130,8 +130,7 @@ async def test_socket_transport_like_ser2net(
                 dealt += [c.code for c in table.deal()]
                 cards = await rec.wait(lambda: len(rec.cards) >= 7 and rec.cards)
                 assert [c.card for c in cards] == dealt
-            for task in group._tasks:  # type: ignore[attr-defined]
-                task.cancel()
+            rec.stop()
 
 
 async def test_version_refused_is_offline_with_a_health_reason(
@@ -150,5 +149,4 @@ async def test_version_refused_is_offline_with_a_health_reason(
                 )
                 assert health[0].status == "offline"
                 assert "online" not in rec.availability("cutcard-1")
-            for task in group._tasks:  # type: ignore[attr-defined]
-                task.cancel()
+            rec.stop()

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from conftest import Rig
+import itertools
+
+from devices_rig import Rig
 
 
 async def test_each_card_dealt_is_published_with_device_seq(rig: Rig) -> None:
@@ -12,7 +14,7 @@ async def test_each_card_dealt_is_published_with_device_seq(rig: Rig) -> None:
     device_seqs = [e.seq for e in rig.table.shoe.emitted if e.type == "CARD"]
     assert [c.seq for c in cards] == device_seqs
     assert all(c.shoe == rig.table.shoe.shoe_id and c.device == "shoe-1" for c in cards)
-    assert all(b.seq == a.seq + 1 for a, b in zip(cards, cards[1:], strict=False))
+    assert all(b.seq == a.seq + 1 for a, b in itertools.pairwise(cards))
 
 
 async def test_garbage_on_the_line_is_reported_and_the_driver_keeps_going(rig: Rig) -> None:

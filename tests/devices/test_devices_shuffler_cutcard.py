@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from conftest import Rig
+from devices_rig import Rig
 
 from studio.cards import RANKS
 from studio.contract.messages import DeviceCommand

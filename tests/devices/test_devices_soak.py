@@ -16,7 +16,7 @@ import pytest
 
 from drivers.consumer import DeviceFeed
 from drivers.runner import DriverSet
-from hwsim.table import Simulator, SimTable
+from hwsim.table import SimTable, Simulator
 from studio.bus import MessageBus
 from studio.config import BrokerSettings
 from studio.contract import DeviceEvent, ShoeCard, Topics
