@@ -54,7 +54,7 @@
   function renderSoundButton() {
     if (!soundButton) return;
     const on = soundWanted();
-    soundButton.textContent = on ? "🔔 sound on" : "🔕 sound off";
+    soundButton.textContent = on ? "♪ sound on" : "sound off";
     soundButton.classList.toggle("off", !on);
   }
 
