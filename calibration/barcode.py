@@ -16,10 +16,12 @@ from typing import Any, Final
 import numpy as np
 from numpy.typing import NDArray
 
-from studio.cards import CardCodeError, parse_card
-from studio.errors import VisionError
+from studio.cards import parse_card
+from studio.errors import CardCodeError, VisionError
 
-_PAYLOAD: Final = re.compile(r"^\s*(10|[A2-9TJQK])([SHDC])(?:\s*[:\-_/ ]\s*([0-9A-Za-z]{1,32}))?\s*$", re.I)
+_PAYLOAD: Final = re.compile(
+    r"^\s*(10|[A2-9TJQK])([SHDC])(?:\s*[:\-_/ ]\s*([0-9A-Za-z]{1,32}))?\s*$", re.I
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +69,9 @@ class BarcodeReader:
         if backend == "auto":
             backend = have[0] if have else "none"
         if backend not in have:
-            raise VisionError(f"barcode backend {backend!r} is not available (available: {', '.join(have) or 'none'})")
+            raise VisionError(
+                f"barcode backend {backend!r} is not available (available: {', '.join(have) or 'none'})"
+            )
         self.backend = backend
         self._zx: Any = None
         if backend == "zxing":

@@ -14,7 +14,7 @@ import cv2
 import typer
 
 from calibration.barcode import BarcodeReader
-from calibration.deck_profile import DeckProfile, learn_profile, load_examples, read_image
+from calibration.deck_profile import DeckProfile, Image, learn_profile, load_examples, read_image
 from calibration.recogniser import DEFAULT_THRESHOLD, Recogniser
 from calibration.table import (
     TableCalibration,
@@ -26,7 +26,9 @@ from calibration.table import (
 )
 from studio.errors import StudioError, VisionError
 
-calibrate_app = typer.Typer(help="Calibrate the camera: learn a deck profile, fit the table.", no_args_is_help=True)
+calibrate_app = typer.Typer(
+    help="Calibrate the camera: learn a deck profile, fit the table.", no_args_is_help=True
+)
 
 
 def _fail(exc: Exception) -> typer.Exit:
@@ -36,7 +38,9 @@ def _fail(exc: Exception) -> typer.Exit:
 
 @calibrate_app.command("deck")
 def calibrate_deck(
-    examples: Annotated[Path, typer.Option(help="directory of card photos named by code: QH.jpg, TS.png")],
+    examples: Annotated[
+        Path, typer.Option(help="directory of card photos named by code: QH.jpg, TS.png")
+    ],
     out: Annotated[Path, typer.Option(help="deck profile JSON to write")],
     name: Annotated[str, typer.Option(help="a name for the deck design")] = "deck",
     allow_partial: Annotated[
@@ -49,7 +53,9 @@ def calibrate_deck(
         profile, report = learn_profile(images, name=name)
     except StudioError as exc:
         raise _fail(exc) from exc
-    typer.echo(f"examples: {len(images)} files, {len(report.accepted)} used, {len(report.rejected)} rejected")
+    typer.echo(
+        f"examples: {len(images)} files, {len(report.accepted)} used, {len(report.rejected)} rejected"
+    )
     for fname, reason in sorted(report.rejected.items()):
         typer.echo(f"  rejected {fname}: {reason}")
     typer.echo(f"ranks learned: {' '.join(profile.known_ranks)}  ({len(profile.ranks)} templates)")
@@ -58,8 +64,14 @@ def calibrate_deck(
     typer.echo(f"ink redness per suit: {colours}")
     r = profile.region
     typer.echo(f"index region: x {r[0]:.2f}-{r[2]:.2f}, y {r[1]:.2f}-{r[3]:.2f} of the card")
-    wrong = {f: got for f, got in report.self_check.items() if not got.startswith(Path(f).stem.split('_')[0].upper()[:2])}
-    typer.echo(f"self-check: {len(report.self_check) - len(wrong)}/{len(report.self_check)} examples read back correctly")
+    wrong = {
+        f: got
+        for f, got in report.self_check.items()
+        if not got.startswith(Path(f).stem.split("_")[0].upper()[:2])
+    }
+    typer.echo(
+        f"self-check: {len(report.self_check) - len(wrong)}/{len(report.self_check)} examples read back correctly"
+    )
     for fname, got in sorted(wrong.items()):
         typer.echo(f"  {fname}: read back as {got}")
     if not report.complete:
@@ -78,19 +90,27 @@ def calibrate_deck(
 def calibrate_table(
     image: Annotated[Path, typer.Option(help="a frame from the table camera")],
     out: Annotated[Path, typer.Option(help="table calibration JSON to write")],
-    layout: Annotated[Path | None, typer.Option(help="layout JSON (zones, markers); default: studio layout")] = None,
+    layout: Annotated[
+        Path | None, typer.Option(help="layout JSON (zones, markers); default: studio layout")
+    ] = None,
     corners: Annotated[
         str | None,
-        typer.Option(help="image points of the layout's TL;TR;BR;BL corners: 'x,y;x,y;x,y;x,y' (no markers)"),
+        typer.Option(
+            help="image points of the layout's TL;TR;BR;BL corners: 'x,y;x,y;x,y;x,y' (no markers)"
+        ),
     ] = None,
-    check: Annotated[Path | None, typer.Option(help="also draw the zones on the frame into this PNG")] = None,
+    check: Annotated[
+        Path | None, typer.Option(help="also draw the zones on the frame into this PNG")
+    ] = None,
 ) -> None:
     """Fit the image -> layout homography from ArUco markers or four declared corners."""
     try:
         frame = read_image(image)
         lay = load_layout(layout)
         if corners:
-            cal = calibrate_from_corners((frame.shape[1], frame.shape[0]), parse_corners(corners), lay)
+            cal = calibrate_from_corners(
+                (frame.shape[1], frame.shape[0]), parse_corners(corners), lay
+            )
         else:
             cal = calibrate_from_markers(frame, lay)
     except StudioError as exc:
@@ -105,7 +125,7 @@ def calibrate_table(
         _write_check(frame, cal, check)
 
 
-def _write_check(frame: cv2.typing.MatLike, cal: TableCalibration, out: Path) -> None:
+def _write_check(frame: Image, cal: TableCalibration, out: Path) -> None:
     if not cv2.imwrite(str(out), draw_zones(frame, cal)):
         raise _fail(VisionError(f"cannot write {out}"))
     typer.echo(f"wrote zone check {out}")
@@ -131,7 +151,9 @@ def recognise(
     deck: Annotated[Path | None, typer.Option(help="deck profile JSON (index method)")] = None,
     table: Annotated[Path | None, typer.Option(help="table calibration JSON (zones)")] = None,
     barcodes: Annotated[bool, typer.Option(help="also decode studio-deck barcodes")] = True,
-    threshold: Annotated[float, typer.Option(help="confidence below which a card is unreadable")] = DEFAULT_THRESHOLD,
+    threshold: Annotated[
+        float, typer.Option(help="confidence below which a card is unreadable")
+    ] = DEFAULT_THRESHOLD,
     as_json: Annotated[bool, typer.Option("--json", help="one JSON document on stdout")] = False,
 ) -> None:
     """Print every card found in each image: code, zone, confidence."""
@@ -140,7 +162,9 @@ def recognise(
         cal = TableCalibration.load(table) if table else None
         if profile is None and not barcodes:
             raise VisionError("nothing to recognise with: give --deck and/or keep --barcodes")
-        rec = Recogniser(profile, cal, threshold=threshold, barcodes=BarcodeReader() if barcodes else None)
+        rec = Recogniser(
+            profile, cal, threshold=threshold, barcodes=BarcodeReader() if barcodes else None
+        )
         results = []
         for path in images:
             found = rec.recognise(read_image(path))
@@ -158,11 +182,17 @@ def recognise(
         for c in cards:
             code = c["card"] or "unreadable"
             zone = c["zone"] or "-"
-            extra = f" (best guess {c['guess']}: {c['reason']})" if c["card"] is None and c["guess"] else ""
+            extra = (
+                f" (best guess {c['guess']}: {c['reason']})"
+                if c["card"] is None and c["guess"]
+                else ""
+            )
             if c["card"] is None and not c["guess"]:
                 extra = f" ({c['reason']})"
             x, y = c["centre"]
-            typer.echo(f"  {code:<10} zone {zone:<10} confidence {c['confidence']:.2f}  {c['method']:<13} at ({x:.0f},{y:.0f}){extra}")
+            typer.echo(
+                f"  {code:<10} zone {zone:<10} confidence {c['confidence']:.2f}  {c['method']:<13} at ({x:.0f},{y:.0f}){extra}"
+            )
 
 
 def register(root: typer.Typer) -> None:

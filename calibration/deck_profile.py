@@ -45,8 +45,8 @@ from calibration.index_reader import (
     extract_index,
     feature,
 )
-from studio.cards import RANKS, SUITS, CardCodeError, parse_card
-from studio.errors import VisionError
+from studio.cards import RANKS, SUITS, parse_card
+from studio.errors import CardCodeError, VisionError
 
 PROFILE_FORMAT: Final = "studio-deck-profile"
 PROFILE_VERSION: Final = 1
@@ -118,8 +118,10 @@ class PartMatch:
         s = min(1.0, max(0.0, (self.score - SCORE_FLOOR) / (SCORE_GOOD - SCORE_FLOOR)))
         m = min(1.0, max(0.0, (self.score - self.second) / MARGIN_FULL))
         if self.z is not None:
-            m = min(m if self.score - self.second > MARGIN_FULL else 1.0,
-                    max(0.0, (self.z - Z_FLOOR) / (Z_FULL - Z_FLOOR)))
+            m = min(
+                m if self.score - self.second > MARGIN_FULL else 1.0,
+                max(0.0, (self.z - Z_FLOOR) / (Z_FULL - Z_FLOOR)),
+            )
         return s * m
 
 
@@ -145,7 +147,11 @@ class _Matcher:
         self.labels = [t.label for t in templates]
         self.aspects = np.array([t.aspect for t in templates], dtype=np.float64)
         self.log_scales = np.log(np.array([t.scale for t in templates], dtype=np.float64))
-        self.matrix = np.stack([feature(t.mask) for t in templates]) if templates else np.zeros((0, 1), np.float32)
+        self.matrix = (
+            np.stack([feature(t.mask) for t in templates])
+            if templates
+            else np.zeros((0, 1), np.float32)
+        )
         self.classes = sorted(set(self.labels))
 
     def scores(self, glyph: Glyph, scale: float | None = None) -> dict[str, float]:
@@ -174,7 +180,9 @@ class _Matcher:
         dist = np.abs(self.log_scales - np.log(min(1.0, max(scale, 1e-3))))
         return np.asarray(dist <= dist.min() + 0.2)
 
-    def discriminant(self, glyphs: list[Glyph], a: str, b: str, scale: float | None) -> float | None:
+    def discriminant(
+        self, glyphs: list[Glyph], a: str, b: str, scale: float | None
+    ) -> float | None:
         """Mean position of the glyphs between class means ``a`` (+1) and ``b`` (-1)."""
         near = self._near(scale)
         labels = np.array(self.labels)
@@ -187,7 +195,9 @@ class _Matcher:
         if dd < 1e-9:
             return 0.0
         mid = ((ma + mb) / 2).astype(np.float64)
-        return float(np.mean([(feature(g.mask).astype(np.float64) - mid) @ d / (dd / 2) for g in glyphs]))
+        return float(
+            np.mean([(feature(g.mask).astype(np.float64) - mid) @ d / (dd / 2) for g in glyphs])
+        )
 
 
 def _best_two(scores: dict[str, float]) -> PartMatch:
@@ -199,7 +209,9 @@ def _best_two(scores: dict[str, float]) -> PartMatch:
     return PartMatch(first[0], first[1], second[0], second[1])
 
 
-def _decide(scores: dict[str, float], matcher: _Matcher, glyphs: list[Glyph], scale: float | None) -> PartMatch:
+def _decide(
+    scores: dict[str, float], matcher: _Matcher, glyphs: list[Glyph], scale: float | None
+) -> PartMatch:
     """Nearest-template ranking, then the two leaders settled by the class-mean discriminant."""
     first = _best_two(scores)
     if first.second_label == "?" or first.second < first.score - 0.5:
@@ -273,17 +285,19 @@ class DeckProfile:
         assert m is not None
         return m
 
-    def match_corners(self, corners: list[IndexGlyphs], scale: float | None = None) -> IndexMatch | None:
+    def match_corners(
+        self, corners: list[IndexGlyphs], scale: float | None = None
+    ) -> IndexMatch | None:
         """Both corners' evidence together: class scores are averaged over the corners."""
         if not corners:
             return None
         ranks: dict[str, list[float]] = {}
         suits: dict[str, list[float]] = {}
         for g in corners:
-            r, s = self.scores(g, scale)
-            for k, v in r.items():
+            rank_scores, suit_scores = self.scores(g, scale)
+            for k, v in rank_scores.items():
                 ranks.setdefault(k, []).append(v)
-            for k, v in s.items():
+            for k, v in suit_scores.items():
                 suits.setdefault(k, []).append(v)
         rank = {k: float(np.mean(v)) for k, v in ranks.items()}
         suit = {k: float(np.mean(v)) for k, v in suits.items()}
@@ -291,7 +305,9 @@ class DeckProfile:
         r = _decide(rank, self._rank_m, [g.rank for g in corners], scale)
         s = _decide(suit, self._suit_m, [g.suit for g in corners], scale)
         redness = float(np.mean([g.redness for g in corners]))
-        ambiguous = self.colour_informative and self.compatible_suits(redness) == set(self.suit_redness)
+        ambiguous = self.colour_informative and self.compatible_suits(redness) == set(
+            self.suit_redness
+        )
         return IndexMatch(r, s, -1 if len(corners) > 1 else corners[0].corner, ambiguous)
 
     # ------------------------------------------------------------------ persistence
@@ -318,7 +334,9 @@ class DeckProfile:
             raise VisionError(f"not a deck profile (format {data.get('format')!r})")
         if data.get("version") != PROFILE_VERSION:
             raise VisionError(f"unsupported deck profile version {data.get('version')!r}")
-        if list(data.get("rank_size", [])) != list(RANK_SIZE) or list(data.get("suit_size", [])) != list(SUIT_SIZE):
+        if list(data.get("rank_size", [])) != list(RANK_SIZE) or list(
+            data.get("suit_size", [])
+        ) != list(SUIT_SIZE):
             raise VisionError("deck profile template sizes do not match this version")
         try:
             region = tuple(float(v) for v in data["region"])
@@ -332,8 +350,12 @@ class DeckProfile:
         if not ranks or not suits:
             raise VisionError("invalid deck profile: no templates")
         return cls(
-            ranks, suits, redness, (region[0], region[1], region[2], region[3]),
-            str(data.get("name", "deck")), [str(e) for e in data.get("examples", [])],
+            ranks,
+            suits,
+            redness,
+            (region[0], region[1], region[2], region[3]),
+            str(data.get("name", "deck")),
+            [str(e) for e in data.get("examples", [])],
             str(data.get("created", "")),
         )
 
@@ -378,7 +400,9 @@ def quad_width(quad: CardQuad) -> float:
 def degrade_resolution(card: Image, scale: float, sigma: float = 0.6) -> Image:
     """``card`` as seen at ``scale`` of its size (area-averaged, blurred), enlarged back."""
     h, w = card.shape[:2]
-    small = cv2.resize(card, (max(8, round(w * scale)), max(8, round(h * scale))), interpolation=cv2.INTER_AREA)
+    small = cv2.resize(
+        card, (max(8, round(w * scale)), max(8, round(h * scale))), interpolation=cv2.INTER_AREA
+    )
     small = cv2.GaussianBlur(small, (0, 0), sigma)
     return np.asarray(cv2.resize(small, (w, h), interpolation=cv2.INTER_LINEAR), np.uint8)
 
@@ -394,7 +418,9 @@ def locate_card(image: Image) -> CardQuad:
     if abs(ratio - 63 / 88) < 0.08:
         corners = np.array([[0, 0], [w - 1, 0], [w - 1, h - 1], [0, h - 1]], dtype=np.float64)
         return CardQuad(order_corners(corners))
-    raise VisionError("no card found (expected one card on a darker, coloured background, or a tight crop)")
+    raise VisionError(
+        "no card found (expected one card on a darker, coloured background, or a tight crop)"
+    )
 
 
 def example_code(path: Path) -> str:
@@ -444,9 +470,15 @@ def learn_profile(
             for scale in AUGMENT_SCALES:
                 for sigma in AUGMENT_BLURS:
                     low = degrade_resolution(card, scale, sigma)
-                    extra.extend((g, scale) for g in (extract_index(low, c, LEARN_REGION) for c in (0, 1)) if g)
+                    extra.extend(
+                        (g, scale)
+                        for g in (extract_index(low, c, LEARN_REGION) for c in (0, 1))
+                        if g
+                    )
         if not found:
-            report.rejected[fname] = "no corner index found (rank glyph above suit pip) in either corner"
+            report.rejected[fname] = (
+                "no corner index found (rank glyph above suit pip) in either corner"
+            )
             continue
         if len(found) == 2:
             a, b = (feature(g.rank.mask) for g in found)
@@ -467,9 +499,16 @@ def learn_profile(
         report.accepted[fname] = len(found)
         codes.append(code)
     if not ranks:
-        raise VisionError("no usable example: " + "; ".join(f"{k}: {v}" for k, v in report.rejected.items()))
+        raise VisionError(
+            "no usable example: " + "; ".join(f"{k}: {v}" for k, v in report.rejected.items())
+        )
     b = np.array(boxes)
-    region = (0.0, 0.0, float(min(0.4, b[:, 2].max() + 0.05)), float(min(0.5, b[:, 3].max() + 0.07)))
+    region = (
+        0.0,
+        0.0,
+        float(min(0.4, b[:, 2].max() + 0.05)),
+        float(min(0.5, b[:, 3].max() + 0.07)),
+    )
     profile = DeckProfile(
         ranks,
         suits,
@@ -486,10 +525,15 @@ def learn_profile(
         if fname in report.accepted:
             quad = locate_card(image)
             card = warp_card(image, quad)
-            got = [profile.match(g, quad_width(quad) / CANON_W) for g in
-                   (extract_index(card, c, profile.region) for c in (0, 1)) if g]
+            got = [
+                profile.match(g, quad_width(quad) / CANON_W)
+                for g in (extract_index(card, c, profile.region) for c in (0, 1))
+                if g
+            ]
             best = max(got, key=lambda m: m.confidence) if got else None
-            report.self_check[fname] = f"{best.code} {best.confidence:.2f}" if best else "unreadable"
+            report.self_check[fname] = (
+                f"{best.code} {best.confidence:.2f}" if best else "unreadable"
+            )
     return profile, report
 
 
@@ -503,5 +547,10 @@ def load_examples(directory: Path) -> list[tuple[str, Image]]:
     out: list[tuple[str, Image]] = []
     for p in files:
         img = cv2.imdecode(np.fromfile(str(p), dtype=np.uint8), cv2.IMREAD_COLOR)
-        out.append((p.name, np.asarray(img, np.uint8) if img is not None else np.zeros((0, 0, 3), np.uint8)))
+        out.append(
+            (
+                p.name,
+                np.asarray(img, np.uint8) if img is not None else np.zeros((0, 0, 3), np.uint8),
+            )
+        )
     return out

@@ -15,7 +15,8 @@ bottom-right corner, whichever way the card lies.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, field
 from typing import Final
 
 import cv2
@@ -25,6 +26,7 @@ from numpy.typing import NDArray
 CANON_W: Final = 240
 CANON_H: Final = 336
 CARD_RATIO: Final = 63.0 / 88.0
+_NEXT: Final = [1, 2, 3, 0]
 
 Image = NDArray[np.uint8]
 FloatArray = NDArray[np.float64]
@@ -36,17 +38,16 @@ class CardQuad:
 
     corners: FloatArray
     fitted: bool = False  # True when side lines were intersected past a missing corner
+    contour: FloatArray | None = field(default=None, repr=False, compare=False)  # outline, frame px
+    centre: tuple[float, float] = field(init=False)
+    diagonal: float = field(init=False)
 
-    @property
-    def centre(self) -> tuple[float, float]:
-        c = self.corners.mean(axis=0)
-        return float(c[0]), float(c[1])
-
-    @property
-    def diagonal(self) -> float:
-        d1 = np.linalg.norm(self.corners[0] - self.corners[2])
-        d2 = np.linalg.norm(self.corners[1] - self.corners[3])
-        return float((d1 + d2) / 2)
+    def __post_init__(self) -> None:
+        c = self.corners
+        self.centre = (float(c[:, 0].mean()), float(c[:, 1].mean()))
+        d1 = math.hypot(c[0, 0] - c[2, 0], c[0, 1] - c[2, 1])
+        d2 = math.hypot(c[1, 0] - c[3, 0], c[1, 1] - c[3, 1])
+        self.diagonal = (d1 + d2) / 2
 
     @property
     def area(self) -> float:
@@ -72,23 +73,22 @@ def whiteness(frame: Image) -> Image:
     lo = cv2.min(cv2.min(b, g), r)
     hi = cv2.max(cv2.max(b, g), r)
     chroma = cv2.subtract(hi, lo)
-    w = lo.astype(np.int16) - (chroma.astype(np.int16) * 3) // 2
-    return np.clip(w, 0, 255).astype(np.uint8)
+    w = np.asarray(lo, np.int16) - (np.asarray(chroma, np.int16) * 3) // 2
+    return np.asarray(np.clip(w, 0, 255), np.uint8)
 
 
 def order_corners(pts: FloatArray) -> FloatArray:
     """Clockwise (y down), starting with a short side; of the two choices, top-most first."""
     p = np.asarray(pts, dtype=np.float64).reshape(4, 2)
     x, y = p[:, 0], p[:, 1]
-    signed = float(np.sum(x * np.roll(y, -1) - np.roll(x, -1) * y))
+    signed = float(np.sum(x * y[_NEXT] - x[_NEXT] * y))
     if signed < 0:
         p = p[::-1].copy()
-    sides = np.linalg.norm(p - np.roll(p, -1, axis=0), axis=1)
+    sides = np.hypot(*(p - p[_NEXT]).T)
     if sides[0] + sides[2] > sides[1] + sides[3]:
-        p = np.roll(p, -1, axis=0)
-    alt = np.roll(p, -2, axis=0)
-    if alt[:2, 1].mean() < p[:2, 1].mean():
-        p = alt
+        p = p[_NEXT]
+    if p[2, 1] + p[3, 1] < p[0, 1] + p[1, 1]:
+        p = p[[2, 3, 0, 1]]
     return np.asarray(p, dtype=np.float64)
 
 
@@ -120,12 +120,16 @@ def refine_quad(quad: FloatArray, contour: NDArray[np.int32]) -> FloatArray:
         if int(sel.sum()) < 5:
             lines.append(np.array([u[0], u[1], a[0], a[1]], dtype=np.float64))
             continue
-        vx, vy, x0, y0 = cv2.fitLine(pts[sel].astype(np.float32), cv2.DIST_HUBER, 0, 0.01, 0.01).ravel()
+        vx, vy, x0, y0 = cv2.fitLine(
+            pts[sel].astype(np.float32), cv2.DIST_HUBER, 0, 0.01, 0.01
+        ).ravel()
         lines.append(np.array([vx, vy, x0, y0], dtype=np.float64))
     out = []
     for i in range(4):
         p = _line_intersection(lines[(i - 1) % 4], lines[i])
-        if p is None or np.linalg.norm(p - quad[i]) > 0.25 * np.linalg.norm(quad[i] - quad[(i + 2) % 4]):
+        if p is None or np.linalg.norm(p - quad[i]) > 0.25 * np.linalg.norm(
+            quad[i] - quad[(i + 2) % 4]
+        ):
             out.append(quad[i])
         else:
             out.append(p)
@@ -150,43 +154,65 @@ def _quad_from_contour(contour: NDArray[np.int32]) -> tuple[FloatArray, bool] | 
 
 
 def _ratio_ok(quad: FloatArray, cfg: DetectorConfig) -> bool:
-    s = np.linalg.norm(quad - np.roll(quad, -1, axis=0), axis=1)
+    s = np.hypot(*(quad - quad[_NEXT]).T)
     a, b = (s[0] + s[2]) / 2, (s[1] + s[3]) / 2
     if min(a, b) <= 0:
         return False
     ratio = min(a, b) / max(a, b)
-    return bool(cfg.min_ratio <= ratio <= cfg.max_ratio and cv2.isContourConvex(quad.astype(np.float32)))
+    return bool(
+        cfg.min_ratio <= ratio <= cfg.max_ratio and cv2.isContourConvex(quad.astype(np.float32))
+    )
 
 
-def find_cards(frame: Image, config: DetectorConfig | None = None) -> list[CardQuad]:
-    """All card quadrilaterals in ``frame`` (BGR or gray), in frame pixels."""
+def find_cards(
+    frame: Image, config: DetectorConfig | None = None, *, refined: bool = True
+) -> list[CardQuad]:
+    """All card quadrilaterals in ``frame`` (BGR or gray), in frame pixels.
+
+    ``refined=False`` skips the side-line fit (:func:`refine`): good enough to track.
+    """
     cfg = config or DetectorConfig()
     h, w = frame.shape[:2]
     scale = min(1.0, cfg.max_side / max(h, w))
-    small = cv2.resize(frame, (round(w * scale), round(h * scale)), interpolation=cv2.INTER_AREA) if scale < 1 else frame
+    small = (
+        np.asarray(
+            cv2.resize(frame, (round(w * scale), round(h * scale)), interpolation=cv2.INTER_AREA),
+            np.uint8,
+        )
+        if scale < 1
+        else frame
+    )
     white = whiteness(small)
     otsu, _ = cv2.threshold(white, 0, 255, cv2.THRESH_BINARY | cv2.THRESH_OTSU)
-    _, mask = cv2.threshold(white, max(float(otsu), float(cfg.whiteness_floor)), 255, cv2.THRESH_BINARY)
+    _, mask = cv2.threshold(
+        white, max(float(otsu), float(cfg.whiteness_floor)), 255, cv2.THRESH_BINARY
+    )
     mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
     # Seal thin coloured lines (court frames, pips near the edge) so a card stays one blob.
-    mask = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (5, 5)))
+    mask = cv2.morphologyEx(
+        mask, cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (5, 5))
+    )
     sh, sw = mask.shape
     frame_area = float(sh * sw)
     min_area, max_area = cfg.min_area_frac * frame_area, cfg.max_area_frac * frame_area
     contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
     found: list[CardQuad] = []
-    pending = [c for c in contours if cv2.contourArea(c) >= min_area]
+    pending = [np.asarray(c, np.int32) for c in contours if cv2.contourArea(c) >= min_area]
     for contour in pending:
         result = _accept(contour, cfg, min_area, max_area)
         if result is not None:
             found.append(result)
             continue
-        found.extend(_split_touching(contour, mask.shape, cfg, min_area, max_area))
+        hull_area = cv2.contourArea(cv2.convexHull(contour))
+        if hull_area > 0 and cv2.contourArea(contour) / hull_area < 0.93:
+            # Concave: maybe cards touching at a corner or an edge; one convex blob is not.
+            found.extend(_split_touching(contour, mask.shape, cfg, min_area, max_area))
     inv = 1.0 / scale
     out = []
     for q in found:
-        corners = q.corners * inv if scale < 1 else q.corners
-        out.append(CardQuad(order_corners(corners), q.fitted))
+        if scale < 1:
+            q = CardQuad(q.corners * inv, q.fitted, None if q.contour is None else q.contour * inv)
+        out.append(refine(q) if refined else q)
     return out
 
 
@@ -203,13 +229,23 @@ def _accept(
     if fit is None:
         return None
     quad, fitted = fit
-    quad = refine_quad(order_corners(quad), contour)
+    quad = order_corners(quad)
     if not _ratio_ok(quad, cfg):
         return None
     qa = abs(cv2.contourArea(quad.astype(np.float32)))
     if qa <= 0 or not 0.7 <= area / qa <= 1.1:
         return None
-    return CardQuad(order_corners(quad), fitted)
+    return CardQuad(quad, fitted, contour.reshape(-1, 2).astype(np.float64))
+
+
+def refine(quad: CardQuad) -> CardQuad:
+    """``quad`` with its sides fitted to its outline (a more exact warp; costs ~0.5 ms)."""
+    if quad.contour is None:
+        return quad
+    corners = refine_quad(quad.corners, quad.contour.astype(np.float32))
+    if not _ratio_ok(corners, DetectorConfig()):
+        return quad
+    return CardQuad(order_corners(corners), quad.fitted, quad.contour)
 
 
 def _split_touching(
@@ -237,7 +273,7 @@ def _split_touching(
         for p in parts:
             piece = np.zeros_like(blob)
             cv2.drawContours(piece, [p], -1, 255, -1)
-            piece = cv2.dilate(piece, kernel) & blob
+            piece = np.asarray(cv2.dilate(piece, kernel), np.uint8) & blob
             cs, _ = cv2.findContours(piece, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
             if not cs:
                 continue
@@ -254,5 +290,7 @@ def warp_card(frame: Image, quad: CardQuad, width: int = CANON_W, height: int = 
     """The card, rectified to ``width`` x ``height`` (portrait)."""
     dst = np.array([[0, 0], [width, 0], [width, height], [0, height]], dtype=np.float32)
     m = cv2.getPerspectiveTransform(quad.corners.astype(np.float32), dst)
-    out = cv2.warpPerspective(frame, m, (width, height), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    out = cv2.warpPerspective(
+        frame, m, (width, height), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE
+    )
     return np.asarray(out, np.uint8)

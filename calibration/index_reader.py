@@ -66,7 +66,9 @@ class _Blob:
 
 
 def _merge(a: _Blob, b: _Blob) -> _Blob:
-    return _Blob(min(a.x0, b.x0), min(a.y0, b.y0), max(a.x1, b.x1), max(a.y1, b.y1), a.labels + b.labels)
+    return _Blob(
+        min(a.x0, b.x0), min(a.y0, b.y0), max(a.x1, b.x1), max(a.y1, b.y1), a.labels + b.labels
+    )
 
 
 def _flatten(crop: Image) -> Image:
@@ -127,7 +129,8 @@ def _pair(blobs: list[_Blob]) -> tuple[_Blob, _Blob] | None:
     rows.sort(key=lambda r: (r.y0, r.x0))
     for i, cand in enumerate(rows):
         below = [
-            r for r in rows[i + 1 :]
+            r
+            for r in rows[i + 1 :]
             if r.y0 >= cand.y1 - 0.15 * cand.h
             and cand.x0 - 0.5 * cand.w <= (r.x0 + r.x1) / 2 <= cand.x1 + 0.5 * cand.w
             and r.y0 - cand.y1 < 1.2 * cand.h
@@ -156,8 +159,15 @@ def _split_tall(b: _Blob, labels: NDArray[np.int32]) -> list[_Blob]:
         rows = np.nonzero(part.any(axis=1))[0]
         if len(cols) == 0:
             continue
-        out.append(_Blob(b.x0 + int(cols[0]), b.y0 + ya + int(rows[0]), b.x0 + int(cols[-1]) + 1,
-                         b.y0 + ya + int(rows[-1]) + 1, b.labels))
+        out.append(
+            _Blob(
+                b.x0 + int(cols[0]),
+                b.y0 + ya + int(rows[0]),
+                b.x0 + int(cols[-1]) + 1,
+                b.y0 + ya + int(rows[-1]) + 1,
+                b.labels,
+            )
+        )
     return out
 
 
@@ -189,11 +199,13 @@ def extract_index(
         return None
     flat = _flatten(crop)
     found = None
+    labels = np.zeros(crop.shape[:2], np.int32)
     # Otsu first; when blur has fused the rank and the pip, darker cut-offs pull them apart.
     for factor in (1.0, 0.85, 0.7):
         ink = _threshold(flat, factor)
-        n, labels, stats, _ = cv2.connectedComponentsWithStats(ink, connectivity=8)
-        found = _find_pair(n, labels, stats, cw, ch)
+        n, lab, st, _ = cv2.connectedComponentsWithStats(ink, connectivity=8)
+        labels = np.asarray(lab, np.int32)
+        found = _find_pair(n, labels, np.asarray(st, np.int32), cw, ch)
         if found is not None:
             break
     if found is None:
@@ -204,14 +216,21 @@ def extract_index(
     density = 255 - flat
 
     def glyph(b: _Blob, size: tuple[int, int]) -> Glyph:
-        sel = np.isin(labels[b.y0 : b.y1, b.x0 : b.x1], b.labels).astype(np.uint8)
-        sel = cv2.dilate(sel, np.ones((3, 3), np.uint8))
+        sel = np.asarray(
+            cv2.dilate(
+                np.isin(labels[b.y0 : b.y1, b.x0 : b.x1], b.labels).astype(np.uint8),
+                np.ones((3, 3), np.uint8),
+            ),
+            np.uint8,
+        )
         m = (density[b.y0 : b.y1, b.x0 : b.x1].astype(np.uint16) * sel).astype(np.uint8)
         bbox = ((x0 + b.x0) / w, (y0 + b.y0) / h, (x0 + b.x1) / w, (y0 + b.y1) / h)
         return Glyph(_stretch(m, size), b.w / max(1, b.h), bbox)
 
     suit_mask = np.isin(labels, suit.labels)
-    return IndexGlyphs(glyph(rank, RANK_SIZE), glyph(suit, SUIT_SIZE), _redness(crop, flat, suit_mask), corner)
+    return IndexGlyphs(
+        glyph(rank, RANK_SIZE), glyph(suit, SUIT_SIZE), _redness(crop, flat, suit_mask), corner
+    )
 
 
 def _stretch(m: Image, size: tuple[int, int]) -> Image:

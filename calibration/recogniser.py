@@ -76,7 +76,9 @@ class CardFound:
             "card": r.code,
             "readable": r.readable,
             "zone": self.zone,
-            "zone_distance_mm": None if self.zone_distance_mm is None else round(self.zone_distance_mm, 1),
+            "zone_distance_mm": None
+            if self.zone_distance_mm is None
+            else round(self.zone_distance_mm, 1),
             "confidence": round(r.confidence, 3),
             "method": r.method,
             "serial": r.serial,
@@ -92,8 +94,12 @@ def _paper_ok(card: Image) -> bool:
     h, w = card.shape[:2]
     bw, bh = max(2, w // 16), max(2, h // 16)
     band = np.concatenate(
-        [card[bh : 2 * bh, bw:-bw].reshape(-1, 3), card[-2 * bh : -bh, bw:-bw].reshape(-1, 3),
-         card[bh:-bh, bw : 2 * bw].reshape(-1, 3), card[bh:-bh, -2 * bw : -bw].reshape(-1, 3)]
+        [
+            card[bh : 2 * bh, bw:-bw].reshape(-1, 3),
+            card[-2 * bh : -bh, bw:-bw].reshape(-1, 3),
+            card[bh:-bh, bw : 2 * bw].reshape(-1, 3),
+            card[bh:-bh, -2 * bw : -bw].reshape(-1, 3),
+        ]
     )[::3].astype(np.int16)
     lo, hi = band.min(axis=1), band.max(axis=1)
     paper = (hi - lo < 60) & (lo > 0.55 * float(np.percentile(lo, 90)))
@@ -122,9 +128,9 @@ class Recogniser:
 
     # --------------------------------------------------------------- detection
 
-    def find(self, frame: Image) -> list[CardQuad]:
+    def find(self, frame: Image, *, refined: bool = True) -> list[CardQuad]:
         """Card quads in the frame (no identification)."""
-        quads = find_cards(frame, self.detector)
+        quads = find_cards(frame, self.detector, refined=refined)
         if self.table is not None:
             quads = [q for q in quads if self._size_ok(q)]
         return quads
@@ -149,7 +155,9 @@ class Recogniser:
         guess: str | None = None
         if self.use_index:
             assert self.profile is not None
-            corners = [g for g in (extract_index(card, c, self.profile.region) for c in (0, 1)) if g]
+            corners = [
+                g for g in (extract_index(card, c, self.profile.region) for c in (0, 1)) if g
+            ]
             match = self.profile.match_corners(corners, quad_width(quad) / CANON_W)
             if match is not None:
                 guess, index_conf = match.code, match.confidence
@@ -164,20 +172,52 @@ class Recogniser:
             if len(codes) == 1:
                 bc = reads[0]
             elif len(codes) > 1:
-                return Reading(None, 0.0, "none", guess=guess, index_code=index_code,
-                               index_confidence=index_conf, reason=f"several barcodes {sorted(codes)}")
+                return Reading(
+                    None,
+                    0.0,
+                    "none",
+                    guess=guess,
+                    index_code=index_code,
+                    index_confidence=index_conf,
+                    reason=f"several barcodes {sorted(codes)}",
+                )
         index_ok = index_code is not None and index_conf >= self.threshold
         if bc is not None:
             if index_code is None or not index_ok:
                 agree = index_code == bc.code
                 method = "barcode+index" if agree else "barcode"
-                return Reading(bc.code, BARCODE_CONFIDENCE, method, bc.serial, guess, index_code,
-                               index_conf, bc.code)
+                return Reading(
+                    bc.code,
+                    BARCODE_CONFIDENCE,
+                    method,
+                    bc.serial,
+                    guess,
+                    index_code,
+                    index_conf,
+                    bc.code,
+                )
             if index_code == bc.code:
-                return Reading(bc.code, max(BARCODE_CONFIDENCE, index_conf), "barcode+index", bc.serial,
-                               guess, index_code, index_conf, bc.code)
-            return Reading(None, 0.0, "none", bc.serial, guess, index_code, index_conf, bc.code,
-                           reason=f"conflict: barcode {bc.code} vs index {index_code}")
+                return Reading(
+                    bc.code,
+                    max(BARCODE_CONFIDENCE, index_conf),
+                    "barcode+index",
+                    bc.serial,
+                    guess,
+                    index_code,
+                    index_conf,
+                    bc.code,
+                )
+            return Reading(
+                None,
+                0.0,
+                "none",
+                bc.serial,
+                guess,
+                index_code,
+                index_conf,
+                bc.code,
+                reason=f"conflict: barcode {bc.code} vs index {index_code}",
+            )
         if index_ok:
             return Reading(index_code, index_conf, "index", None, guess, index_code, index_conf)
         reason = "no index found" if index_code is None else f"low confidence {index_conf:.2f}"
@@ -208,5 +248,5 @@ def _roi(frame: Image, quad: CardQuad) -> Image:
     h, w = frame.shape[:2]
     roi = frame[max(0, y0) : min(h, y1), max(0, x0) : min(w, x1)]
     if roi.size and max(roi.shape[:2]) < 200:
-        roi = cv2.resize(roi, None, fx=2, fy=2, interpolation=cv2.INTER_CUBIC)
+        roi = np.asarray(cv2.resize(roi, None, fx=2, fy=2, interpolation=cv2.INTER_CUBIC), np.uint8)
     return np.ascontiguousarray(roi)

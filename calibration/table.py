@@ -115,7 +115,9 @@ class Layout:
             "units": "mm",
             "size": [self.width, self.height],
             "card_size": list(self.card_size),
-            "zones": [{"name": z.name, "polygon": [list(p) for p in z.polygon]} for z in self.zones],
+            "zones": [
+                {"name": z.name, "polygon": [list(p) for p in z.polygon]} for z in self.zones
+            ],
             "markers": [
                 {"id": m.id, "centre": list(m.centre), "size": m.size} for m in self.markers
             ],
@@ -130,7 +132,9 @@ class Layout:
                 for z in data["zones"]
             )
             markers = tuple(
-                Marker(int(m["id"]), (float(m["centre"][0]), float(m["centre"][1])), float(m["size"]))
+                Marker(
+                    int(m["id"]), (float(m["centre"][0]), float(m["centre"][1])), float(m["size"])
+                )
                 for m in data.get("markers", [])
             )
             cs = data.get("card_size", CARD_SIZE_MM)
@@ -170,7 +174,9 @@ def default_layout(seats: int = 7) -> Layout:
         x = width - 10.0 - (i + 1) * col
         main_h = 2 * SLOT
         zones.append(Zone(f"seat:{seat}", _rect(x, top, col, main_h)))
-        zones.append(Zone(f"seat:{seat}:h2", _rect(x, top + main_h, col, height - 8.0 - top - main_h)))
+        zones.append(
+            Zone(f"seat:{seat}:h2", _rect(x, top + main_h, col, height - 8.0 - top - main_h))
+        )
     m, e = 30.0, 24.0
     markers = (
         Marker(0, (e, e), m),
@@ -210,10 +216,10 @@ class TableCalibration:
     method: str  # "aruco" or "corners"
     residual_mm: float = 0.0
     markers_used: list[int] = field(default_factory=list)
+    inverse: FloatArray = field(init=False, repr=False)  # layout mm -> image pixels
 
-    @property
-    def inverse(self) -> FloatArray:
-        return np.asarray(np.linalg.inv(self.homography), dtype=np.float64)
+    def __post_init__(self) -> None:
+        self.inverse = np.asarray(np.linalg.inv(self.homography), dtype=np.float64)
 
     def to_layout(self, points: FloatArray) -> FloatArray:
         pts = np.asarray(points, dtype=np.float64).reshape(-1, 1, 2)
@@ -307,12 +313,14 @@ def calibrate_from_markers(image: NDArray[np.uint8], layout: Layout) -> TableCal
         )
     img_pts = np.concatenate([found[i] for i in used]).astype(np.float64)
     lay_pts = np.concatenate([known[i].corners() for i in used]).astype(np.float64)
-    h, _ = cv2.findHomography(img_pts, lay_pts, 0)
-    if h is None:
+    fitted, _ = cv2.findHomography(img_pts, lay_pts, 0)
+    if fitted is None:
         raise VisionError("could not fit a homography to the markers (degenerate positions)")
-    h = np.asarray(h, dtype=np.float64)
+    h: FloatArray = np.asarray(fitted, dtype=np.float64)
     height, width = image.shape[:2]
-    return TableCalibration(h, layout, (width, height), "aruco", _residual(h, img_pts, lay_pts), used)
+    return TableCalibration(
+        h, layout, (width, height), "aruco", _residual(h, img_pts, lay_pts), used
+    )
 
 
 def calibrate_from_corners(
@@ -332,7 +340,10 @@ def calibrate_from_corners(
     )
     if abs(cv2.contourArea(img_pts.astype(np.float32))) < 100:
         raise VisionError("the four corners are degenerate (collinear or coincident)")
-    h = np.asarray(cv2.getPerspectiveTransform(img_pts.astype(np.float32), lay_pts.astype(np.float32)), np.float64)
+    h = np.asarray(
+        cv2.getPerspectiveTransform(img_pts.astype(np.float32), lay_pts.astype(np.float32)),
+        np.float64,
+    )
     return TableCalibration(h, layout, image_size, "corners", _residual(h, img_pts, lay_pts))
 
 
@@ -363,20 +374,28 @@ def draw_zones(image: NDArray[np.uint8], calibration: TableCalibration) -> NDArr
         cx, cy = calibration.to_image(np.array([zone.centre], dtype=np.float64))[0]
         org = (int(cx) - 4 * len(zone.name), int(cy) + 5)
         cv2.putText(out, zone.name, org, cv2.FONT_HERSHEY_SIMPLEX, 0.5, (0, 0, 0), 3, cv2.LINE_AA)
-        cv2.putText(out, zone.name, org, cv2.FONT_HERSHEY_SIMPLEX, 0.5, (255, 255, 255), 1, cv2.LINE_AA)
+        cv2.putText(
+            out, zone.name, org, cv2.FONT_HERSHEY_SIMPLEX, 0.5, (255, 255, 255), 1, cv2.LINE_AA
+        )
     for m in calibration.layout.markers:
-        pts = np.round(calibration.to_image(m.corners())).astype(np.int32).reshape(-1, 1, 2)
-        cv2.polylines(out, [pts], True, (0, 0, 255), 2, cv2.LINE_AA)
+        mpts = np.round(calibration.to_image(m.corners())).astype(np.int32).reshape(-1, 1, 2)
+        cv2.polylines(out, [mpts], True, (0, 0, 255), 2, cv2.LINE_AA)
     border = np.array(
-        [[0, 0], [calibration.layout.width, 0], [calibration.layout.width, calibration.layout.height],
-         [0, calibration.layout.height]],
+        [
+            [0, 0],
+            [calibration.layout.width, 0],
+            [calibration.layout.width, calibration.layout.height],
+            [0, calibration.layout.height],
+        ],
         dtype=np.float64,
     )
     bpts = np.round(calibration.to_image(border)).astype(np.int32).reshape(-1, 1, 2)
     cv2.polylines(out, [bpts], True, (255, 255, 255), 1, cv2.LINE_AA)
     label = f"{calibration.method}  residual {calibration.residual_mm:.2f} mm"
     cv2.putText(out, label, (10, 24), cv2.FONT_HERSHEY_SIMPLEX, 0.6, (0, 0, 0), 3, cv2.LINE_AA)
-    cv2.putText(out, label, (10, 24), cv2.FONT_HERSHEY_SIMPLEX, 0.6, (255, 255, 255), 1, cv2.LINE_AA)
+    cv2.putText(
+        out, label, (10, 24), cv2.FONT_HERSHEY_SIMPLEX, 0.6, (255, 255, 255), 1, cv2.LINE_AA
+    )
     return np.asarray(out, dtype=np.uint8)
 
 

@@ -22,7 +22,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from calibration.detect import CardQuad, warp_card
+from calibration.detect import CardQuad, refine, warp_card
 from calibration.recogniser import Reading, Recogniser
 
 Image = NDArray[np.uint8]
@@ -88,17 +88,21 @@ class CardTracker:
     def update(self, frame: Image) -> list[CardEvent]:
         """Process one frame; return the events it caused."""
         self.frame += 1
-        quads = self.recogniser.find(frame)
+        quads = self.recogniser.find(frame, refined=False)
         events: list[CardEvent] = []
         matched = self._match(quads)
         for track, quad in matched:
-            moved = float(np.hypot(*(np.subtract(quad.centre, track.quad.centre)))) / max(1.0, quad.diagonal)
+            moved = float(np.hypot(*(np.subtract(quad.centre, track.quad.centre)))) / max(
+                1.0, quad.diagonal
+            )
             track.quad = quad
             track.last_seen = self.frame
             track.missing = 0
             track.stable = track.stable + 1 if moved <= self.move_tolerance else 0
             if track.published is not None and track.published_at is not None:
-                drift = float(np.hypot(*(np.subtract(quad.centre, track.published_at)))) / max(1.0, quad.diagonal)
+                drift = float(np.hypot(*(np.subtract(quad.centre, track.published_at)))) / max(
+                    1.0, quad.diagonal
+                )
                 if drift > self.relocate:
                     events.append(self._event("removed", track))
                     track.published = track.published_at = None
@@ -130,33 +134,39 @@ class CardTracker:
         return events
 
     def _match(self, quads: list[CardQuad]) -> list[tuple[_Track, CardQuad]]:
-        pairs = []
-        for ti, t in enumerate(self._tracks):
-            for qi, q in enumerate(quads):
-                d = float(np.hypot(*(np.subtract(q.centre, t.quad.centre))))
-                if d < 0.5 * max(q.diagonal, t.quad.diagonal):
-                    pairs.append((d, ti, qi))
-        pairs.sort()
+        """Greedy nearest-centre matching of detections to tracks (half a diagonal at most)."""
+        if not quads or not self._tracks:
+            return []
+        tc = np.array([t.quad.centre for t in self._tracks])
+        qc = np.array([q.centre for q in quads])
+        td = np.array([t.quad.diagonal for t in self._tracks])
+        qd = np.array([q.diagonal for q in quads])
+        dist = np.hypot(tc[:, None, 0] - qc[None, :, 0], tc[:, None, 1] - qc[None, :, 1])
+        limit = 0.5 * np.maximum(td[:, None], qd[None, :])
+        ti, qi = np.nonzero(dist < limit)
+        order = np.argsort(dist[ti, qi], kind="stable")
         used_t: set[int] = set()
         used_q: set[int] = set()
         out = []
-        for _, ti, qi in pairs:
-            if ti in used_t or qi in used_q:
+        for k in order.tolist():
+            a, b = int(ti[k]), int(qi[k])
+            if a in used_t or b in used_q:
                 continue
-            used_t.add(ti)
-            used_q.add(qi)
-            out.append((self._tracks[ti], quads[qi]))
+            used_t.add(a)
+            used_q.add(b)
+            out.append((self._tracks[a], quads[b]))
         return out
 
     def _identify(self, frame: Image, track: _Track) -> CardEvent | None:
-        card = warp_card(frame, track.quad)
-        if track.attempts == 0 and not self.recogniser.is_card(frame, track.quad):
+        quad = refine(track.quad)
+        card = warp_card(frame, quad)
+        if track.attempts == 0 and not self.recogniser.is_card(frame, quad):
             track.attempts = self.read_attempts  # not a card (a glare spot, a paper): never publish
             return None
         if track.attempts >= self.read_attempts:
             return None
         track.attempts += 1
-        reading = self.recogniser.identify(frame, track.quad, card)
+        reading = self.recogniser.identify(frame, quad, card)
         best = track.best
         if (
             best is None
@@ -174,4 +184,6 @@ class CardTracker:
     def _event(self, kind: Literal["placed", "removed"], track: _Track) -> CardEvent:
         assert track.published is not None or kind == "placed"
         reading = track.published if track.published is not None else Reading(None, 0.0, "none")
-        return CardEvent(kind, track.id, reading, track.zone, track.zone_distance_mm, track.quad, self.frame)
+        return CardEvent(
+            kind, track.id, reading, track.zone, track.zone_distance_mm, track.quad, self.frame
+        )

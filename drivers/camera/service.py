@@ -24,6 +24,7 @@ capped, jittered backoff (:class:`studio.backoff.Backoff`).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -75,7 +76,10 @@ class CameraService:
             raise VisionError("the camera service needs a table calibration to attribute zones")
         self.source = source
         self.tracker = CardTracker(
-            recogniser, settle_frames=settle_frames, remove_frames=remove_frames, read_attempts=read_attempts
+            recogniser,
+            settle_frames=settle_frames,
+            remove_frames=remove_frames,
+            read_attempts=read_attempts,
         )
         self.publish = publish
         self.device = device
@@ -159,7 +163,5 @@ class CameraService:
                 self.reconnects += 1
                 delay = self.backoff.next_delay()
                 _LOGGER.warning("camera %s: %s; reconnecting in %.2fs", self.device, exc, delay)
-                try:
+                with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._stop.wait(), timeout=delay)
-                except TimeoutError:
-                    pass

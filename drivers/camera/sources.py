@@ -50,7 +50,9 @@ class VideoCaptureSource:
     Device indices and URLs are ``live`` (reconnected when they drop); files are not.
     """
 
-    def __init__(self, spec: int | str, *, width: int | None = None, height: int | None = None) -> None:
+    def __init__(
+        self, spec: int | str, *, width: int | None = None, height: int | None = None
+    ) -> None:
         self.spec = spec
         self.name = f"capture:{spec}"
         self.live = isinstance(spec, int) or "://" in str(spec)
@@ -107,7 +109,9 @@ class ImageDirectorySource:
     def open(self) -> None:
         if not self.directory.is_dir():
             raise VisionError(f"image directory {self.directory} not found")
-        self._files = sorted(p for p in self.directory.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES)
+        self._files = sorted(
+            p for p in self.directory.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES
+        )
         if not self._files:
             raise VisionError(f"no images in {self.directory}")
         self._i = 0

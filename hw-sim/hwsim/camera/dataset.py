@@ -13,12 +13,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
 
 import cv2
 import numpy as np
 from numpy.typing import NDArray
 
+from calibration.recogniser import CardFound
 from calibration.table import Layout, TableCalibration, default_layout
 from hwsim.camera.render import (
     PROFILE_STYLE,
@@ -32,11 +32,14 @@ from studio.cards import RANKS, SUITS, full_deck
 
 # The subset the issue asks a profile to learn from: one suit's 13 ranks + one card of
 # each other suit.
-SUBSET: tuple[str, ...] = tuple(r + "S" for r in RANKS) + ("7H", "QD", "3C")
+SUBSET: tuple[str, ...] = (*tuple(r + "S" for r in RANKS), "7H", "QD", "3C")
 
 
 def write_examples(
-    directory: Path, codes: tuple[str, ...] | list[str] = SUBSET, *, seed: int = 0,
+    directory: Path,
+    codes: tuple[str, ...] | list[str] = SUBSET,
+    *,
+    seed: int = 0,
     style: CardStyle = PROFILE_STYLE,
 ) -> list[Path]:
     """Write one "photograph" per code, named ``<code>.png``."""
@@ -50,7 +53,9 @@ def write_examples(
     return paths
 
 
-def example_images(codes: tuple[str, ...] | list[str] = SUBSET, *, seed: int = 0) -> list[tuple[str, NDArray[np.uint8]]]:
+def example_images(
+    codes: tuple[str, ...] | list[str] = SUBSET, *, seed: int = 0
+) -> list[tuple[str, NDArray[np.uint8]]]:
     rng = np.random.default_rng(seed)
     return [(f"{c}.png", render_example_photo(c, rng)) for c in codes]
 
@@ -71,7 +76,9 @@ def scenes(
     deck = [c.code for c in full_deck()]
     for _ in range(n_frames):
         codes = [deck[int(i)] for i in rng.choice(len(deck), cards_per_frame, replace=False)]
-        yield render_scene(rng, level, codes, size=size, layout=layout, barcode=barcode, style=style)
+        yield render_scene(
+            rng, level, codes, size=size, layout=layout, barcode=barcode, style=style
+        )
 
 
 def true_calibration(scene: Scene, layout: Layout | None = None) -> TableCalibration:
@@ -80,11 +87,6 @@ def true_calibration(scene: Scene, layout: Layout | None = None) -> TableCalibra
     h = np.asarray(np.linalg.inv(scene.homography), dtype=np.float64)
     size = (int(scene.frame.shape[1]), int(scene.frame.shape[0]))
     return TableCalibration(h, lay, size, "ground-truth")
-
-
-class _Found(Protocol):
-    @property
-    def zone(self) -> str | None: ...
 
 
 @dataclass(slots=True)
@@ -105,8 +107,16 @@ class Score:
         return self.correct / self.total if self.total else 0.0
 
     def add(self, other: Score) -> None:
-        for name in ("total", "correct", "unreadable", "misread", "missed", "extra", "zone_checked",
-                     "zone_correct"):
+        for name in (
+            "total",
+            "correct",
+            "unreadable",
+            "misread",
+            "missed",
+            "extra",
+            "zone_checked",
+            "zone_correct",
+        ):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.misreads.extend(other.misreads)
         for k, v in other.methods.items():
@@ -121,15 +131,17 @@ class Score:
             "confident_misreads": self.misread,
             "missed": self.missed,
             "extra": self.extra,
-            "zone_accuracy": round(self.zone_correct / self.zone_checked, 4) if self.zone_checked else 0.0,
+            "zone_accuracy": round(self.zone_correct / self.zone_checked, 4)
+            if self.zone_checked
+            else 0.0,
         }
 
 
-def score_scene(scene: Scene, found: list[object]) -> Score:
+def score_scene(scene: Scene, found: list[CardFound]) -> Score:
     """Score recogniser output (``calibration.recogniser.CardFound`` objects) on a scene."""
     s = Score()
     used: set[int] = set()
-    centres = np.array([getattr(f, "quad").centre for f in found]) if found else np.zeros((0, 2))
+    centres = np.array([f.quad.centre for f in found]) if found else np.zeros((0, 2))
     for card in scene.cards:
         s.total += 1
         gc = card.image_quad.mean(axis=0)
@@ -144,8 +156,8 @@ def score_scene(scene: Scene, found: list[object]) -> Score:
             continue
         used.add(k)
         f = found[k]
-        reading = getattr(f, "reading")
-        zone = getattr(f, "zone")
+        reading = f.reading
+        zone = f.zone
         if zone is not None:
             s.zone_checked += 1
             s.zone_correct += int(zone == card.zone)

@@ -114,7 +114,9 @@ def draw_pip(
 
     def circle(dx: float, dy: float, r: float) -> None:
         x, y = pt(dx, dy)
-        cv2.circle(img, (round(x * 16), round(y * 16)), round(r * s * 16), colour, -1, cv2.LINE_AA, 4)
+        cv2.circle(
+            img, (round(x * 16), round(y * 16)), round(r * s * 16), colour, -1, cv2.LINE_AA, 4
+        )
 
     if suit == "D":
         w = 0.36 + v
@@ -151,7 +153,9 @@ def _glyph_mask(text: str, style: CardStyle, height: int, max_width: int) -> Ima
     (tw, th), base = cv2.getTextSize(text, style.font, scale, style.thickness * 3)
     pad = style.thickness * 3
     canvas = np.zeros((th + base + 2 * pad, tw + 2 * pad), np.uint8)
-    cv2.putText(canvas, text, (pad, pad + th), style.font, scale, 255, style.thickness * 3, cv2.LINE_AA)
+    cv2.putText(
+        canvas, text, (pad, pad + th), style.font, scale, 255, style.thickness * 3, cv2.LINE_AA
+    )
     ys, xs = np.nonzero(canvas > 100)
     canvas = canvas[ys.min() : ys.max() + 1, xs.min() : xs.max() + 1]
     ch, cw = canvas.shape
@@ -170,7 +174,10 @@ def _draw_index(img: Image, rank: str, suit: str, style: CardStyle) -> None:
     mm = PX_PER_MM
     colour = _suit_colour(suit)
     glyph = _glyph_mask(
-        _rank_text(rank), style, round(style.rank_height_mm * mm), round(style.rank_max_width_mm * mm)
+        _rank_text(rank),
+        style,
+        round(style.rank_height_mm * mm),
+        round(style.rank_max_width_mm * mm),
     )
     col_centre = (style.index_left_mm + style.rank_max_width_mm / 2) * mm
     x = round(col_centre - glyph.shape[1] / 2)
@@ -191,8 +198,18 @@ _PIPS: Final[dict[str, list[tuple[float, float]]]] = {
     "7": [(_L, 16), (_R, 16), (_C, 30), (_L, 44), (_R, 44), (_L, 72), (_R, 72)],
     "8": [(_L, 16), (_R, 16), (_C, 30), (_L, 44), (_R, 44), (_C, 58), (_L, 72), (_R, 72)],
     "9": [(_L, 16), (_R, 16), (_L, 35), (_R, 35), (_C, 44), (_L, 53), (_R, 53), (_L, 72), (_R, 72)],
-    "T": [(_L, 16), (_R, 16), (_C, 26), (_L, 35), (_R, 35), (_L, 53), (_R, 53), (_C, 62),
-          (_L, 72), (_R, 72)],
+    "T": [
+        (_L, 16),
+        (_R, 16),
+        (_C, 26),
+        (_L, 35),
+        (_R, 35),
+        (_L, 53),
+        (_R, 53),
+        (_C, 62),
+        (_L, 72),
+        (_R, 72),
+    ],
 }
 
 
@@ -207,8 +224,15 @@ def render_card(
     colour = _suit_colour(card.suit)
     if card.rank in _PIPS:
         for x, y in _PIPS[card.rank]:
-            draw_pip(img, card.suit, (x * mm, y * mm), 10 * mm, colour, flip=y > 44,
-                     variant=style.pip_variant)
+            draw_pip(
+                img,
+                card.suit,
+                (x * mm, y * mm),
+                10 * mm,
+                colour,
+                flip=y > 44,
+                variant=style.pip_variant,
+            )
     elif card.rank == "A":
         draw_pip(img, card.suit, (31.5 * mm, 44 * mm), 24 * mm, colour, variant=style.pip_variant)
     else:  # court card: a frame, a big letter and a pip
@@ -222,7 +246,7 @@ def render_card(
         bc = zxingcpp.create_barcode(f"{card.code}:{serial:06d}", zxingcpp.BarcodeFormat.DataMatrix)
         sym = np.asarray(bc.to_image(scale=1, add_quiet_zones=False), np.uint8)
         side = round(26 * mm)
-        sym = cv2.resize(sym, (side, side), interpolation=cv2.INTER_NEAREST)
+        sym = np.asarray(cv2.resize(sym, (side, side), interpolation=cv2.INTER_NEAREST), np.uint8)
         x, y = (FACE_W - side) // 2, round(44 * mm) - side // 2
         q = round(3 * mm)
         img[y - q : y + side + q, x - q : x + side + q] = style.paper
@@ -241,7 +265,12 @@ def card_mask() -> Image:
     r = round(3.2 * PX_PER_MM)
     cv2.rectangle(mask, (r, 0), (FACE_W - 1 - r, FACE_H - 1), 255, -1)
     cv2.rectangle(mask, (0, r), (FACE_W - 1, FACE_H - 1 - r), 255, -1)
-    for cx, cy in ((r, r), (FACE_W - 1 - r, r), (r, FACE_H - 1 - r), (FACE_W - 1 - r, FACE_H - 1 - r)):
+    for cx, cy in (
+        (r, r),
+        (FACE_W - 1 - r, r),
+        (r, FACE_H - 1 - r),
+        (FACE_W - 1 - r, FACE_H - 1 - r),
+    ):
         cv2.circle(mask, (cx, cy), r, 255, -1, cv2.LINE_AA)
     return mask
 
@@ -292,7 +321,9 @@ class PlacedCard:
     centre: tuple[float, float]
     angle: float
     serial: int = 0
-    occluder: tuple[float, float, float, float, float] | None = None  # card-frame x,y mm, axes, angle
+    occluder: tuple[float, float, float, float, float] | None = (
+        None  # card-frame x,y mm, axes, angle
+    )
     image_quad: FloatArray = field(default_factory=lambda: np.zeros((4, 2)))
 
     def layout_quad(self) -> FloatArray:
@@ -337,12 +368,17 @@ def render_layout(layout: Layout, px_per_mm: float = 1.5) -> Image:
         pts = np.round(np.asarray(zone.polygon) * px_per_mm).astype(np.int32).reshape(-1, 1, 2)
         cv2.polylines(img, [pts], True, line, 2, cv2.LINE_AA)
         x, y = (np.asarray(zone.polygon).min(axis=0) * px_per_mm).astype(int)
-        cv2.putText(img, zone.name, (x + 4, y + 14), cv2.FONT_HERSHEY_PLAIN, 0.9, line, 1, cv2.LINE_AA)
+        cv2.putText(
+            img, zone.name, (x + 4, y + 14), cv2.FONT_HERSHEY_PLAIN, 0.9, line, 1, cv2.LINE_AA
+        )
     dictionary = cv2.aruco.getPredefinedDictionary(cv2.aruco.DICT_4X4_50)
     for m in layout.markers:
         side = round(m.size * px_per_mm)
         marker = cv2.aruco.generateImageMarker(dictionary, m.id, side)
-        x, y = (round((m.centre[0] - m.size / 2) * px_per_mm), round((m.centre[1] - m.size / 2) * px_per_mm))
+        x, y = (
+            round((m.centre[0] - m.size / 2) * px_per_mm),
+            round((m.centre[1] - m.size / 2) * px_per_mm),
+        )
         q = max(2, side // 6)
         img[y - q : y + side + q, x - q : x + side + q] = 255
         img[y : y + side, x : x + side] = marker[..., None]
@@ -354,8 +390,14 @@ def background(layout: Layout, homography: FloatArray, size: tuple[int, int]) ->
     ppm = 1.5
     cloth = render_layout(layout, ppm)
     s = np.diag([1 / ppm, 1 / ppm, 1.0])
-    out = cv2.warpPerspective(cloth, homography @ s, size, flags=cv2.INTER_LINEAR,
-                              borderMode=cv2.BORDER_CONSTANT, borderValue=(25, 40, 20))
+    out = cv2.warpPerspective(
+        cloth,
+        homography @ s,
+        size,
+        flags=cv2.INTER_LINEAR,
+        borderMode=cv2.BORDER_CONSTANT,
+        borderValue=(25, 40, 20),
+    )
     return np.asarray(out, np.uint8)
 
 
@@ -363,7 +405,9 @@ def composite_card(
     frame: Image, face: Image, placed: PlacedCard, homography: FloatArray
 ) -> FloatArray:
     """Warp ``face`` into ``frame`` at its pose; return the image quad of the card."""
-    quad_img = cv2.perspectiveTransform(placed.layout_quad().reshape(-1, 1, 2), homography).reshape(-1, 2)
+    quad_img = cv2.perspectiveTransform(placed.layout_quad().reshape(-1, 1, 2), homography).reshape(
+        -1, 2
+    )
     x0, y0 = np.floor(quad_img.min(axis=0)).astype(int) - 2
     x1, y1 = np.ceil(quad_img.max(axis=0)).astype(int) + 2
     fh, fw = frame.shape[:2]
@@ -376,8 +420,8 @@ def composite_card(
     mask = _card_mask_cached()
     if factor < 1.0:
         size = (max(8, round(FACE_W * factor)), max(8, round(FACE_H * factor)))
-        face = cv2.resize(face, size, interpolation=cv2.INTER_AREA)
-        mask = cv2.resize(mask, size, interpolation=cv2.INTER_AREA)
+        face = np.asarray(cv2.resize(face, size, interpolation=cv2.INTER_AREA), np.uint8)
+        mask = np.asarray(cv2.resize(mask, size, interpolation=cv2.INTER_AREA), np.uint8)
     h, w = face.shape[:2]
     src = np.array([[0, 0], [w, 0], [w, h], [0, h]], dtype=np.float32)
     dst = (quad_img - np.array([x0, y0])).astype(np.float32)
@@ -405,7 +449,16 @@ def draw_occluder(frame: Image, placed: PlacedCard, homography: FloatArray) -> N
     rot = np.array([[math.cos(r), -math.sin(r)], [math.sin(r), math.cos(r)]])
     lay = local @ rot.T + np.array(placed.centre)
     img = cv2.perspectiveTransform(lay.reshape(-1, 1, 2), homography).reshape(-1, 2)
-    cv2.fillPoly(frame, [np.round(img).astype(np.int32).reshape(-1, 1, 2)], (120, 150, 205), cv2.LINE_AA)
+    cv2.fillPoly(
+        frame, [np.round(img).astype(np.int32).reshape(-1, 1, 2)], (120, 150, 205), cv2.LINE_AA
+    )
+
+
+def add_noise(img: Image, sigma: float) -> Image:
+    """Gaussian sensor noise."""
+    noise = np.zeros(img.shape, np.int16)
+    cv2.randn(noise, np.array([0.0]), np.array([sigma]))
+    return np.asarray(np.clip(img.astype(np.int16) + noise, 0, 255), np.uint8)
 
 
 def degrade(frame: Image, level: str, rng: np.random.Generator) -> Image:
@@ -421,7 +474,11 @@ def degrade(frame: Image, level: str, rng: np.random.Generator) -> Image:
         ramp = (ramp - ramp.min()) / max(1e-6, float(ramp.max() - ramp.min()))
         gain_small = lo + (hi - lo) * (ramp if rng.random() < 0.5 else 1 - ramp)
         gain = cv2.resize(gain_small, (w, h), interpolation=cv2.INTER_LINEAR)
-        tint = rng.uniform(0.93, 1.07, size=3).astype(np.float32) if level != "easy" else np.ones(3, np.float32)
+        tint = (
+            rng.uniform(0.93, 1.07, size=3).astype(np.float32)
+            if level != "easy"
+            else np.ones(3, np.float32)
+        )
         out *= gain[..., None] * tint
     for _ in range(p.glare):
         cx, cy = rng.uniform(0, w), rng.uniform(0, h)
@@ -433,15 +490,14 @@ def degrade(frame: Image, level: str, rng: np.random.Generator) -> Image:
     img = out.astype(np.uint8)
     sigma = rng.uniform(*p.blur_sigma)
     if sigma > 0.25:
-        img = cv2.GaussianBlur(img, (0, 0), sigma)
+        img = np.asarray(cv2.GaussianBlur(img, (0, 0), sigma), np.uint8)
     if p.noise_sigma > 0:
-        noise = np.empty(img.shape, np.int16)
-        cv2.randn(noise, 0, p.noise_sigma)
-        img = np.clip(img.astype(np.int16) + noise, 0, 255).astype(np.uint8)
+        img = add_noise(img, p.noise_sigma)
     if p.jpeg_quality:
         ok, buf = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, p.jpeg_quality])
-        if ok:
-            img = cv2.imdecode(buf, cv2.IMREAD_COLOR)
+        decoded = cv2.imdecode(buf, cv2.IMREAD_COLOR) if ok else None
+        if decoded is not None:
+            img = np.asarray(decoded, np.uint8)
     return np.asarray(img, np.uint8)
 
 
@@ -452,7 +508,9 @@ def slot_centres(layout: Layout, zone: str) -> list[tuple[float, float]]:
     nx, ny = max(1, int((x1 - x0) // SLOT)), max(1, int((y1 - y0) // SLOT))
     mx, my = (x1 - x0 - nx * SLOT) / 2, (y1 - y0 - ny * SLOT) / 2
     return [
-        (x0 + mx + (i + 0.5) * SLOT, y0 + my + (j + 0.5) * SLOT) for j in range(ny) for i in range(nx)
+        (x0 + mx + (i + 0.5) * SLOT, y0 + my + (j + 0.5) * SLOT)
+        for j in range(ny)
+        for i in range(nx)
     ]
 
 
@@ -484,9 +542,14 @@ def random_occluder(rng: np.random.Generator) -> tuple[float, float, float, floa
     elif where == 2:  # over a long edge, mid-card
         x, y = (rng.choice([0.0, CARD_W_MM]), rng.uniform(35, 53))
     else:  # over a non-index corner
-        x, y = ((CARD_W_MM, 0.0) if rng.random() < 0.5 else (0.0, CARD_H_MM))
-    return (float(x), float(y), float(rng.uniform(9, 15)), float(rng.uniform(5, 9)),
-            float(rng.uniform(0, 180)))
+        x, y = (CARD_W_MM, 0.0) if rng.random() < 0.5 else (0.0, CARD_H_MM)
+    return (
+        float(x),
+        float(y),
+        float(rng.uniform(9, 15)),
+        float(rng.uniform(5, 9)),
+        float(rng.uniform(0, 180)),
+    )
 
 
 @dataclass(slots=True)
@@ -524,8 +587,9 @@ def compose(
     """Cards (and their occluders) over a background, without degradation."""
     frame = base.copy()
     for placed in cards:
-        placed.image_quad = composite_card(frame, face(placed.code, style, barcode, placed.serial),
-                                           placed, homography)
+        placed.image_quad = composite_card(
+            frame, face(placed.code, style, barcode, placed.serial), placed, homography
+        )
     for placed in cards:
         draw_occluder(frame, placed, homography)
     return frame

@@ -16,7 +16,6 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
-import cv2
 import numpy as np
 
 from calibration.table import Layout, TableCalibration, default_layout
@@ -27,6 +26,7 @@ from hwsim.camera.render import (
     FloatArray,
     Image,
     PlacedCard,
+    add_noise,
     background,
     camera_homography,
     compose,
@@ -109,8 +109,12 @@ class VirtualCamera:
             else:
                 last = [c for c in self._cards if c.zone == zone][-1]
                 centre, angle = (last.centre[0] + 14.0, last.centre[1] + 20.0), last.angle
-            occ = random_occluder(self._rng) if self.occlusion and self._rng.random() < 0.3 else None
-            placed = PlacedCard(card_code, zone, centre, angle, int(self._rng.integers(0, 999999)), occ)
+            occ = (
+                random_occluder(self._rng) if self.occlusion and self._rng.random() < 0.3 else None
+            )
+            placed = PlacedCard(
+                card_code, zone, centre, angle, int(self._rng.integers(0, 999999)), occ
+            )
             self._cards.append(placed)
             if slide_frames > 0:
                 self._slides.append(_Slide(placed, centre, SHOE_POSITION_MM, slide_frames))
@@ -153,19 +157,24 @@ class VirtualCamera:
             for s in self._slides:
                 s.done += 1
                 t = min(1.0, s.done / s.frames)
-                s.card.centre = (s.start[0] + (s.target[0] - s.start[0]) * t,
-                                 s.start[1] + (s.target[1] - s.start[1]) * t)
+                s.card.centre = (
+                    s.start[0] + (s.target[0] - s.start[0]) * t,
+                    s.start[1] + (s.target[1] - s.start[1]) * t,
+                )
             self._slides = [s for s in self._slides if s.done < s.frames]
             if self._frame is None or moving:
-                composed = compose(self._base, self._cards, self.homography, style=self.style,
-                                   barcode=self.barcodes)
+                composed = compose(
+                    self._base,
+                    self._cards,
+                    self.homography,
+                    style=self.style,
+                    barcode=self.barcodes,
+                )
                 # Lighting and blur stay fixed for this camera; only noise changes per frame.
                 self._frame = degrade(composed, self.level, np.random.default_rng(self._light_seed))
             frame = self._frame
             self.frames_read += 1
-        noise = np.empty(frame.shape, np.int16)
-        cv2.randn(noise, 0, 2.0)
-        return np.clip(frame.astype(np.int16) + noise, 0, 255).astype(np.uint8)
+        return add_noise(frame, 2.0)
 
     def calibration(self) -> TableCalibration:
         """The exact image -> layout calibration of this camera."""

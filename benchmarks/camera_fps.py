@@ -1,0 +1,94 @@
+"""Camera pipeline frames per second at 1280x720 with 0, 4 and 12 cards, on one core.
+
+Two figures per card count:
+
+``tracking``  the live path: detection + tracking on every frame; a card is identified
+              only when it settles (here: once, during warm-up), as in the camera service.
+``full``      detection + identification of every card on every frame (the worst case,
+              e.g. ``studio recognise`` on a stream of unrelated images).
+
+Frames come from the virtual camera (medium level, fresh sensor noise each frame); the
+time to render them is not counted.
+
+    .venv/bin/python benchmarks/camera_fps.py [--frames 200] [--level medium] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+import cv2
+import numpy as np
+
+from calibration.deck_profile import learn_profile
+from calibration.recogniser import Recogniser
+from calibration.tracker import CardTracker
+from hwsim.camera.dataset import example_images
+from hwsim.camera.virtual import VirtualCamera
+from studio.cards import full_deck
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--frames", type=int, default=200)
+    ap.add_argument("--level", default="medium")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    cv2.setNumThreads(1)
+    profile, _ = learn_profile(example_images(seed=1))
+    deck = [c.code for c in full_deck()]
+    rng = np.random.default_rng(0)
+    zones = (
+        ["dealer"] * 6
+        + [f"seat:{i}" for i in range(1, 8) for _ in range(2)]
+        + [f"seat:{i}:h2" for i in range(1, 8)]
+    )
+    results = []
+    for n in (0, 4, 12):
+        cam = VirtualCamera(level=args.level, seed=n + 1)
+        picks = rng.choice(len(zones), n, replace=False)
+        codes = rng.choice(len(deck), n, replace=False)
+        for z, c in zip(picks, codes, strict=True):
+            cam.place(deck[int(c)], zones[int(z)])
+        frames = [cam.read() for _ in range(30)]  # a pool of noisy frames, rendered up front
+        rec = Recogniser(profile, cam.calibration())
+        tracker = CardTracker(rec)
+        for f in frames[:10]:  # warm-up: the cards settle and are identified once
+            tracker.update(f)
+        t0 = time.perf_counter()
+        for i in range(args.frames):
+            tracker.update(frames[i % len(frames)])
+        tracking = args.frames / (time.perf_counter() - t0)
+        full_n = max(20, args.frames // 4)
+        t0 = time.perf_counter()
+        found = 0
+        for i in range(full_n):
+            found += len(rec.recognise(frames[i % len(frames)]))
+        full = full_n / (time.perf_counter() - t0)
+        results.append(
+            {
+                "cards": n,
+                "tracking_fps": round(tracking, 1),
+                "full_fps": round(full, 1),
+                "cards_found_per_frame": round(found / full_n, 2),
+            }
+        )
+    if args.json:
+        print(
+            json.dumps(
+                {"resolution": "1280x720", "threads": 1, "level": args.level, "results": results}
+            )
+        )
+        return
+    print(f"camera pipeline, 1280x720, 1 thread (cv2.setNumThreads(1)), level {args.level}")
+    print(f"{'cards':>5} {'tracking fps':>13} {'full fps':>9} {'found/frame':>12}")
+    for r in results:
+        print(
+            f"{r['cards']:>5} {r['tracking_fps']:>13} {r['full_fps']:>9} {r['cards_found_per_frame']:>12}"
+        )
+
+
+if __name__ == "__main__":
+    main()
