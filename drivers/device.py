@@ -219,7 +219,8 @@ class DeviceDriver:
             resend_at = min(deadline, loop.time() + 0.5)
             while (remaining := resend_at - loop.time()) > 0:
                 try:
-                    data = await asyncio.wait_for(transport.read(), remaining)
+                    async with asyncio.timeout(remaining):
+                        data = await transport.read()
                 except TimeoutError:
                     break
                 for item in self.codec.feed(data):
@@ -271,7 +272,9 @@ class DeviceDriver:
             if self._gap_deadline is not None:
                 wait = min(wait, max(0.0, self._gap_deadline - now))
             try:
-                data = await asyncio.wait_for(transport.read(), max(wait, 0.001))
+                # asyncio.timeout, not wait_for: no extra task per read on the hot path.
+                async with asyncio.timeout(max(wait, 0.001)):
+                    data = await transport.read()
             except TimeoutError:
                 continue
             for item in self.codec.feed(data):
@@ -391,7 +394,8 @@ class DeviceDriver:
         state = ONLINE if online else OFFLINE
         self.bus.availability_state = state
         await self.bus.publish(self.topics.availability(self.device_id), state, qos=1, retain=True)
-        await self._publish_health("ok" if online else "offline", reason)
+        # A pending (coalesced) report stays pending: it says something this one does not.
+        await self._publish_health("ok" if online else "offline", reason, keep_pending=True)
 
     def _error(self, reason: str) -> None:
         _LOGGER.warning("%s/%s: %s", self.table_id, self.device_id, reason)
@@ -402,9 +406,12 @@ class DeviceDriver:
         """Coalesce bursts (a flood of noise is one health event per interval, with counters)."""
         self._health_pending = (status, reason)
 
-    async def _publish_health(self, status: str, reason: str) -> None:
+    async def _publish_health(
+        self, status: str, reason: str, *, keep_pending: bool = False
+    ) -> None:
         self._status = status
-        self._health_pending = None
+        if not keep_pending:
+            self._health_pending = None
         self._health_last = time.monotonic()
         self._health_seq = max(self._health_seq + 1, int(time.time() * 1000))
         health = DeviceHealth(

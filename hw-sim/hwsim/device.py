@@ -111,6 +111,13 @@ class SimDevice:
         if self.tcp is not None:
             await self.tcp.close()
 
+    async def power_cycle(self) -> None:
+        """Off and on again: the device restarts its numbering and forgets its resend buffer."""
+        await self.unplug()
+        self.seq = 0
+        self._buffer.clear()
+        await self.plug()
+
     @property
     def port(self) -> str:
         """What a driver should open: the stable pty link, else the TCP URL."""

@@ -32,6 +32,7 @@ from studio.errors import DeviceError
 LINE_FAULTS = (
     "unplug",
     "replug",
+    "power_cycle",
     "garbage",
     "garble_next",
     "reorder_next",
@@ -128,6 +129,8 @@ class SimTable:
     def new_shoe(self) -> str:
         """Fresh decks into the shuffler, shuffle (count + census), eject into the shoe."""
         cards = [card for _ in range(self.decks) for card in full_deck()]
+        # A deck rejected by a bad count leaves the table: the new shoe is fresh decks only.
+        self.shuffler.loaded.clear()
         self.shuffler.put(cards)
         if not self.shuffler.shuffle():
             raise DeviceError(f"{self.id}: shuffler count mismatch; shoe not loaded")
@@ -165,6 +168,8 @@ class SimTable:
             await dev.unplug()
         elif name == "replug":
             await dev.plug()
+        elif name == "power_cycle":
+            await dev.power_cycle()
         elif name == "garbage":
             raw = params.get("data")
             dev.inject_garbage(

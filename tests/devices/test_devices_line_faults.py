@@ -150,3 +150,20 @@ async def test_version_refused_is_offline_with_a_health_reason(
                 assert health[0].status == "offline"
                 assert "online" not in rec.availability("cutcard-1")
             rec.stop()
+
+
+async def test_device_power_cycle_keeps_published_seqs_increasing(rig: Rig) -> None:
+    before = [c.code for _ in range(3) for c in rig.table.deal()]
+    await rig.rec.wait(lambda: len(rig.rec.cards) >= 3)
+    await rig.table.fault("shoe", "power_cycle")  # the shoe numbers its events from 1 again
+    await rig.rec.wait(lambda: rig.rec.availability("shoe-1")[-1:] == ["offline"])
+    await rig.rec.wait(lambda: rig.rec.availability("shoe-1")[-1:] == ["online"])
+    after = [c.code for _ in range(3) for c in rig.table.deal()]
+    cards = await rig.rec.wait(lambda: len(rig.rec.cards) >= 6 and rig.rec.cards)
+    assert [c.card for c in cards] == before + after
+    seqs = [c.seq for c in cards]
+    assert seqs == sorted(set(seqs))  # strictly increasing across the device's restart
+    assert rig.table.shoe.seq == 3
+    await rig.rec.wait(
+        lambda: [h for h in rig.rec.health("shoe-1") if "restarted its numbering" in h.reason]
+    )
