@@ -22,8 +22,8 @@ from hwsim.table import Simulator
 from studio.bus import EmbeddedBroker, MessageBus
 from studio.bus.embedded import free_port
 from studio.config import BrokerSettings
-from studio.errors import BusError
 from studio.contract import DeviceEvent, ShoeCard, Topics
+from studio.errors import BusError
 
 MOSQUITTO = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
 CARDS = 150
