@@ -35,10 +35,12 @@ def play_round(rules: RuleSet, shoe: list[Card], rng: random.Random) -> int:
             rnd.deal(shoe[used])
             used += 1
         elif decision.kind == "insurance":
-            for seat, player in decision.insurance_players:
-                rnd.insurance(player, rng.random() < 0.2, seat)
             for seat in decision.surrender_seats:
                 rnd.early_surrender(seat, rng.random() < 0.2)
+            pending = rnd.pending_decision()
+            if pending is not None and pending.kind == "insurance":
+                for seat, player in pending.insurance_players:
+                    rnd.insurance(player, rng.random() < 0.2, seat)
         else:
             assert decision.seat is not None
             rnd.act(decision.seat, rng.choice(decision.legal))

@@ -754,7 +754,14 @@ class Round:
         box = self.boxes.get(seat)
         if box is None or box not in self._surrender_boxes() or box.surrender_decided:
             raise IllegalActionError(f"no early-surrender decision pending for seat {seat}")
+        if take and any(w.insurance > 0 or w.even_money for w in box.seat_wagers):
+            raise IllegalActionError(
+                f"seat {seat} took insurance: insurance and surrender are alternatives"
+            )
         self._set_early_surrender(box, take)
+        if take:
+            for w in box.seat_wagers:  # the seated player chose surrender over insurance
+                w.insurance_decided = True
         self._log({"type": "early_surrender", "seat": seat, "take": take})
         if not self._insurance_open():
             self._end_insurance()

@@ -120,12 +120,14 @@ def play(rules: RuleSet, data: st.DataObject) -> tuple[Round, Any]:
             with pytest.raises(CardNotDueError):
                 rnd.deal(Card("2", "C"))
             if decision.kind == "insurance":
-                for seat, player in decision.insurance_players:
-                    if data.draw(st.booleans()):
-                        rnd.insurance(player, data.draw(st.booleans()), seat)
                 for seat in decision.surrender_seats:
                     if data.draw(st.booleans()):
                         rnd.early_surrender(seat, data.draw(st.booleans()))
+                pending = rnd.pending_decision()
+                players = pending.insurance_players if pending is not None else ()
+                for seat, player in players:
+                    if rnd.phase is Phase.INSURANCE and data.draw(st.booleans()):
+                        rnd.insurance(player, data.draw(st.booleans()), seat)
                 if rnd.phase is Phase.INSURANCE:
                     rnd.timeout()
                 continue

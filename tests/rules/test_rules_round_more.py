@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from studio.rules.errors import WagerError
+from studio.rules.errors import IllegalActionError, WagerError
 from studio.rules.round import CardFor, NextCard, Phase, Round
 from studio.rules.ruleset import RuleSet, preset
 
@@ -148,3 +148,21 @@ def test_withdraw_and_seat_limits() -> None:
         rnd.withdraw(1, "p")
     rnd.close_betting()
     assert rnd.playing_seats == [1]
+
+
+def test_early_surrender_and_insurance_are_alternatives() -> None:
+    rnd = Round(preset("clubhouse"))
+    rnd.open_betting()
+    rnd.place_wager(1, "p", "10")
+    rnd.place_wager(1, "b", "10", behind=True)
+    rnd.place_wager(2, "q", "10")
+    rnd.close_betting()
+    for code in ["TC", "9C", "AS", "6D", "7C", "8H"]:
+        rnd.deal(code)
+    rnd.early_surrender(1, True)
+    decision = rnd.pending_decision()
+    assert decision is not None
+    assert decision.insurance_players == ((1, "b"), (2, "q"))  # the behind player still chooses
+    rnd.insurance("q", True)
+    with pytest.raises(IllegalActionError, match="alternatives"):
+        rnd.early_surrender(2, True)
