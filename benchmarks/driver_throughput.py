@@ -128,7 +128,7 @@ async def main(args: argparse.Namespace) -> dict[str, object]:
         config.write_text(config_toml(sim.studio_config(args.broker, heartbeat_timeout=10.0)))
         studio = Path(sys.executable).parent / "studio"
         driver = await asyncio.create_subprocess_exec(
-            str(studio), "drivers", "run", "--config", str(config),
+            str(studio), "drivers", "run", "--config", str(config), "--state-dir", str(workdir / "state"),
             stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
         )  # fmt: skip
         probe = Probe(sim)

@@ -22,6 +22,11 @@ app = typer.Typer(
 def run(
     config: Path = typer.Option(..., "--config", "-c", help="studio TOML config"),
     table: list[str] = typer.Option(None, "--table", "-t", help="only these tables (repeatable)"),
+    state_dir: Path = typer.Option(
+        Path("var/drivers"),
+        "--state-dir",
+        help="last published seq per device, so a restart loses nothing",
+    ),
 ) -> None:
     """Run every shoe, shuffler and cut-card driver of the config in one process."""
     try:
@@ -35,7 +40,9 @@ def run(
 
     async def main() -> None:
         async with broker_for(settings.broker) as broker:
-            drivers = build_drivers(settings, broker=broker, tables=table or None)
+            drivers = build_drivers(
+                settings, broker=broker, tables=table or None, state_dir=state_dir
+            )
             if not drivers:
                 raise StudioError("no shoe, shuffler or cutcard device in the config")
             logging.getLogger(__name__).info("driving %d devices via %s", len(drivers), broker.url)

@@ -34,11 +34,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
+import os
 import time
 from collections import Counter, deque
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import ClassVar
 
 from pydantic import BaseModel
@@ -104,6 +107,7 @@ class DeviceDriver:
         skew_tolerance: float = 2.0,
         health_interval: float = 0.25,
         backoff: Backoff | None = None,
+        state_dir: Path | None = None,
     ) -> None:
         self.table_id = table_id
         self.settings = settings
@@ -142,6 +146,10 @@ class DeviceDriver:
         self._last_error = 0.0
         self._connected_once = False
         self.published = 0
+        self._state_path = (
+            Path(state_dir) / f"{table_id}__{settings.id}.json" if state_dir else None
+        )
+        self._saved_state: tuple[int, int] | None = None
 
     # -- device-specific -------------------------------------------------------------
     def publication(self, event: Event, seq: int, ts: datetime) -> Publication:
@@ -158,6 +166,40 @@ class DeviceDriver:
     # -- lifecycle -----------------------------------------------------------------------
     async def run(self) -> None:
         """Serve the device until cancelled."""
+        await asyncio.to_thread(self._load_state)
+        try:
+            await self._run()
+        finally:
+            self._save_state()  # a few bytes, on the way out: fine to do synchronously
+
+    # -- where we were (survives a driver restart when ``state_dir`` is set) -------------
+    def _load_state(self) -> None:
+        if self._state_path is None or not self._state_path.exists():
+            return
+        try:
+            state = json.loads(self._state_path.read_text())
+            self.last_device_seq = int(state["last_device_seq"])
+            self.offset = int(state.get("offset", 0))
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            _LOGGER.warning(
+                "%s: ignoring unreadable driver state %s: %s", self.device_id, self._state_path, exc
+            )
+            return
+        # Continue from here: whatever the device sent while no driver ran is fetched with RESEND.
+        self._connected_once = True
+        self._saved_state = (self.last_device_seq, self.offset)
+
+    def _save_state(self) -> None:
+        state = (self.last_device_seq, self.offset)
+        if self._state_path is None or state == self._saved_state or not self._connected_once:
+            return
+        self._state_path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self._state_path.with_suffix(".tmp")
+        tmp.write_text(json.dumps({"last_device_seq": state[0], "offset": state[1]}))
+        os.replace(tmp, self._state_path)
+        self._saved_state = state
+
+    async def _run(self) -> None:
         async with self.bus:
             async with asyncio.TaskGroup() as group:
                 name = f"{self.table_id}/{self.device_id}"
@@ -240,8 +282,8 @@ class DeviceDriver:
         self.hello = hello
         self._update_skew(hello.time_ms)
         if not self._connected_once:
-            # First contact since this driver started: continue from the device's count.
-            # Events the device sent while no driver ran are not replayed (see docs/devices.md).
+            # First contact and no saved state (``state_dir``): continue from the device's
+            # count. Events the device sent while no driver ran are not replayed.
             self._connected_once = True
             self.last_device_seq = hello.seq
         elif hello.seq < self.last_device_seq:
@@ -427,6 +469,8 @@ class DeviceDriver:
     async def _health_ticker(self) -> None:
         while True:
             await asyncio.sleep(self.health_interval)
+            if (self.last_device_seq, self.offset) != self._saved_state:
+                await asyncio.to_thread(self._save_state)
             pending = self._health_pending
             if pending is not None:
                 status, reason = pending

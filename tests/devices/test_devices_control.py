@@ -123,7 +123,7 @@ async def test_hwsim_and_studio_drivers_run_as_processes(
         async with MessageBus(broker, f"cli-{table_id}") as bus, asyncio.TaskGroup() as group:
             rec = await start_recorder(bus, topics, group)
             drivers = await asyncio.create_subprocess_exec(
-                str(bin_dir / "studio"), "drivers", "run", "--config", str(config),
+                str(bin_dir / "studio"), "drivers", "run", "--config", str(config), "--state-dir", str(tmp_path / "state"),
                 stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL, env=env,
             )  # fmt: skip
             await rec.wait(lambda: rec.availability("shoe-1")[-1:] == ["online"], timeout=60)

@@ -167,3 +167,30 @@ async def test_device_power_cycle_keeps_published_seqs_increasing(rig: Rig) -> N
     await rig.rec.wait(
         lambda: [h for h in rig.rec.health("shoe-1") if "restarted its numbering" in h.reason]
     )
+
+
+async def test_driver_restart_with_state_dir_loses_no_card(
+    broker: BrokerSettings, table_id: str, tmp_path: Path
+) -> None:
+    topics = Topics(table_id)
+    async with Simulator(
+        [table_id], seed=9, base_dir=tmp_path, heartbeat_interval=HEARTBEAT
+    ) as sim:
+        table = sim.table(table_id)
+        config = sim.studio_config(broker.url, heartbeat_timeout=TIMEOUT)
+        state = tmp_path / "state"
+        async with MessageBus(broker, "rec") as bus, asyncio.TaskGroup() as group:
+            rec = await start_recorder(bus, topics, group)
+            async with DriverSet(config, broker=broker, state_dir=state) as drivers:
+                await drivers.wait_online(20)
+                dealt = [c.code for _ in range(4) for c in table.deal()]
+                await rec.wait(lambda: len(rec.cards) >= 4)
+            # No driver is running: the dealer goes on.
+            dealt += [c.code for _ in range(6) for c in table.deal()]
+            assert (state / f"{table_id}__shoe-1.json").exists()
+            async with DriverSet(config, broker=broker, state_dir=state) as drivers:
+                cards = await rec.wait(lambda: len(rec.cards) >= 10 and rec.cards)
+                await asyncio.sleep(0.3)
+                assert [c.card for c in rec.cards] == dealt
+                assert [c.seq for c in cards] == list(range(cards[0].seq, cards[0].seq + 10))
+            rec.stop()
