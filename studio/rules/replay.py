@@ -164,6 +164,17 @@ def run(data: Mapping[str, Any]) -> Round:
     while rnd.next_card().kind is CardFor.BURN:
         draw_card()
     rnd.close_betting()
+    for seat in sorted(set(decisions) | set(votes)):
+        box = rnd.boxes.get(seat)
+        if box is None or not box.playing:
+            raise ReplayInputError(f"decisions or votes for seat {seat}, which has no main bet")
+        if box.mode is BoxMode.BEST_STRATEGY:
+            raise ReplayInputError(
+                f"seat {seat} plays Best Strategy mode (fewer than "
+                f"{rnd.rules.table.majority_min_players} players): it takes no decisions or votes"
+            )
+        if votes.get(seat) and box.mode is not BoxMode.MAJORITY:
+            raise ReplayInputError(f"votes for seat {seat}, which is not a Majority Rules seat")
     try:
         _play(rnd, decisions, votes, insurance, draw_card)
     except ReplayInputError:

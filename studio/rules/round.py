@@ -19,7 +19,6 @@ from enum import StrEnum
 from typing import Any, Literal
 
 from studio.cards import Card, parse_card
-from studio.errors import CardCodeError
 from studio.rules import voting
 from studio.rules.errors import (
     CardNotDueError,
@@ -593,13 +592,11 @@ class Round:
         """Accept the next card from the shoe; return what it was used for.
 
         Raises :class:`CardNotDueError` when no card is due (a decision is
-        pending, betting is open without a burn, or the round is over).
+        pending, betting is open without a burn, or the round is over) and
+        :class:`studio.errors.CardCodeError` for an unknown card code.
         """
         if isinstance(card, str):
-            try:
-                card = parse_card(card)
-            except CardCodeError as exc:
-                raise CardNotDueError(f"unknown card {card!r}: {exc}") from exc
+            card = parse_card(card)  # CardCodeError for an unknown code
         due = self.next_card()
         if due.kind is CardFor.NONE:
             raise CardNotDueError(self._why_no_card(card))

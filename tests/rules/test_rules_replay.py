@@ -46,6 +46,15 @@ def test_a_plain_round() -> None:
         ({"cards": "TS 9D"}, "cards"),
         ({"colour": "red"}, "unknown field"),
         ({"decisions": {"one": ["stand"]}}, "not a seat number"),
+        ({"decisions": {"2": ["stand"]}}, "seat 2, which has no main bet"),
+        ({"votes": {"1": [{"p1": "stand"}]}}, "not a Majority Rules seat"),
+        (
+            {
+                "ruleset": "majority_speed",
+                "decisions": {"1": ["hit"]},
+            },
+            "Best Strategy mode",
+        ),
     ],
 )
 def test_bad_input_names_the_problem(changes: dict[str, Any], message: str) -> None:

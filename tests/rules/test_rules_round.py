@@ -7,7 +7,7 @@ from decimal import Decimal
 
 import pytest
 
-from studio.errors import RuleError
+from studio.errors import CardCodeError, RuleError
 from studio.rules.errors import CardNotDueError, IllegalActionError, RoundStateError, WagerError
 from studio.rules.round import BoxMode, CardFor, NextCard, Phase, Round, RoundConfig
 from studio.rules.ruleset import RuleSet, preset
@@ -138,6 +138,9 @@ def test_wrong_seat_and_unknown_action() -> None:
         rnd.act(1, "fold")
     with pytest.raises(CardNotDueError, match="waiting for seat 1"):
         rnd.deal("2C")
+    with pytest.raises(CardCodeError):
+        rnd.deal("1X")
+    assert rnd.legal_actions(1) == [H, S, D]  # nothing changed
 
 
 def test_peek_ends_the_round_on_dealer_blackjack_with_ten_up() -> None:
