@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -102,3 +103,16 @@ def test_cli_prints_json_and_fails_cleanly(tmp_path: Path) -> None:
     broken.write_text("{nope")
     assert runner.invoke(app, ["replay", str(broken)]).exit_code == 2
     assert runner.invoke(app, ["replay", str(tmp_path / "missing.json")]).exit_code == 2
+
+
+def test_worked_examples_in_the_docs_are_the_real_output() -> None:
+    doc_path = Path(__file__).resolve().parents[2] / "docs" / "replay.md"
+    text = doc_path.read_text()
+    pairs = re.findall(
+        r"the `round` object\):\n\n```json\n(.*?)\n```\n\nOutput:\n\n```json\n(.*?)\n```",
+        text,
+        re.S,
+    )
+    assert len(pairs) == 3  # one per seed
+    for given, printed in pairs:
+        assert replay_round(json.loads(given)) == json.loads(printed)
