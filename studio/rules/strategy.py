@@ -1,24 +1,35 @@
-"""Basic strategy computed from the rules (total-dependent, infinite-deck).
+"""Basic strategy computed from the rules (total-dependent, shoe composition).
 
-Nothing here is a hard-coded chart. For every dealer up card the generator
-computes the dealer's final-total distribution (17..21 or bust) for the rule
-set's drawing rule (S17/H17), with card probabilities of an infinite shoe
-(4/13 for ten-values, 1/13 for each other rank). From it, it computes by
-recursion the expected value of standing, hitting, doubling, splitting and
-surrendering for any hand state (hard sum, ace present, card count), and the
-best strategy is the action of highest expected value among the legal ones.
+Nothing here is a hard-coded chart. For a rule set and each dealer up card:
 
-Rules that enter the computation: S17/H17; hole card and peek (a peeked
-dealer blackjack ends the round before any decision, so decisions are taken
-conditional on "no dealer blackjack"; without a peek the blackjack risk is
-added to each decision with what it costs: the whole stake, or only the
+1. the dealer's final-total distribution (17..21 or bust) is computed by
+   exact recursion, drawing without replacement from the shoe less the up
+   card, with the rule set's drawing rule (S17/H17), conditional on no
+   dealer blackjack; and likewise with one more card of each value removed,
+   which gives each card's exact effect of removal;
+2. a two-card hand's expected values of standing, hitting, doubling,
+   splitting and surrendering are computed by recursion over the player's
+   draws, depleting the shoe by every card the player holds, with the
+   dealer's distribution corrected linearly by the effects of removal of
+   those cards (:class:`CompositionEvaluator`);
+3. the decision is total-dependent: values are averaged over every two-card
+   composition of the total, weighted by its probability, and the legal
+   action of highest value is the best strategy (pairs are their own rows).
+   Hands of three or more cards, and split hands, are evaluated for their
+   total against the shoe less the up card (:class:`HandEvaluator`).
+
+Rules that enter the computation: decks, S17/H17; hole card and peek (a
+peeked dealer blackjack ends the round before any decision, so decisions are
+taken conditional on "no dealer blackjack"; without a peek the blackjack risk
+is charged to each decision with what it costs: the whole stake, or only the
 original stake when ``eu_ten_up_returns_extra_stakes`` applies to a ten up);
-doubling totals, double after split, split once or more, split aces one card,
-late and early surrender, N-card Charlie.
+doubling totals, double after split, split, split aces one card, late and
+early surrender, N-card Charlie, insurance pay.
 
-The chart of :func:`chart` in the GAME-FACTS layout (D = double else hit,
-Ds = double else stand, P = split) is what the tests compare to the published
-8-deck S17 DAS chart.
+An infinite-deck model is not enough: it hits A,2 v 5 and A,4 v 4 where the
+8-deck chart doubles. :func:`chart` prints the decisions in the GAME-FACTS
+layout (D = double else hit, Ds = double else stand, P = split); the tests
+compare it to the published 8-deck S17 DAS chart, cell by cell.
 """
 
 from __future__ import annotations
@@ -462,8 +473,9 @@ class BasicStrategy:
     A two-card decision is taken for the *total*: the expected values of each
     action are averaged over every two-card composition giving that total
     (weighted by its probability in the shoe without the up card), each
-    evaluated with those three cards removed. Pairs are their own rows.
-    Hands of three or more cards are evaluated with only the up card removed.
+    evaluated by :class:`CompositionEvaluator`. Pairs are their own rows.
+    Hands of three or more cards and split hands use :class:`HandEvaluator`
+    (the shoe less the up card).
     """
 
     def __init__(self, params: StrategyParams) -> None:
