@@ -100,7 +100,8 @@ def _still_open(rnd: Round, box: Box, marker: tuple[Any, ...]) -> bool:
     return (now.seat, now.hand, len(hand.actions)) == marker
 
 
-def play(rules: RuleSet, data: st.DataObject) -> tuple[Round, Any]:
+def play(rules: RuleSet, data: st.DataObject, stop_at: int | None = None) -> tuple[Round, Any]:
+    """Play a random round; with ``stop_at``, return after that many steps (result None)."""
     shoe = data.draw(st.lists(st.sampled_from(DECK), min_size=80, max_size=80))
     cards = iter(shoe)
     rnd = Round(rules)
@@ -113,6 +114,8 @@ def play(rules: RuleSet, data: st.DataObject) -> tuple[Round, Any]:
     while rnd.phase is not Phase.COMPLETE:
         steps += 1
         assert steps < 400
+        if stop_at is not None and steps > stop_at:
+            return rnd, None
         decision = rnd.pending_decision()
         due = rnd.next_card()
         if decision is not None:
@@ -197,3 +200,22 @@ def test_random_rounds_keep_the_invariants(name: str, data: st.DataObject) -> No
     # the event log rebuilds the same round
     again = Round.replay(rules, rnd.events[:-1])
     assert again.settle().as_dict() == result.as_dict()
+
+
+@pytest.mark.parametrize("name", ["clubhouse", "majority_eu"])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), stop_at=st.integers(0, 25))
+def test_cancel_at_any_point_refunds_what_was_taken_and_the_log_rebuilds_the_state(
+    name: str, data: st.DataObject, stop_at: int
+) -> None:
+    rules = RULESETS[name]
+    rnd, _ = play(rules, data, stop_at=stop_at)
+    if rnd.phase is Phase.SETTLED:
+        return
+    again = Round.replay(rules, rnd.events)
+    assert again.next_card() == rnd.next_card()
+    assert again.pending_decision() == rnd.pending_decision()
+    taken = _taken(rnd)
+    result = rnd.cancel("manager void")
+    assert result.stakes == taken == result.payouts and result.house_net == 0
+    assert all(line.outcome == "refund" for w in result.wagers for line in w.lines)
