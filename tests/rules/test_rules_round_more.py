@@ -166,3 +166,15 @@ def test_early_surrender_and_insurance_are_alternatives() -> None:
     rnd.insurance("q", True)
     with pytest.raises(IllegalActionError, match="alternatives"):
         rnd.early_surrender(2, True)
+
+
+def test_early_surrender_keeps_half_even_against_a_dealer_blackjack() -> None:
+    rnd = start(preset("clubhouse"), (1, "p", "10", {}), (2, "q", "10", {}))
+    for code in ["TC", "9C", "AS", "6D", "9D", "KH"]:  # dealer AS KH: blackjack
+        rnd.deal(code)
+    rnd.early_surrender(1, True)
+    rnd.timeout()  # q: no insurance, no surrender
+    assert rnd.phase is Phase.COMPLETE  # the peek ends the round
+    got = lines(rnd)
+    assert got[("p", "main")] == ("5.00", "early surrender against an ace: half the stake back")
+    assert got[("q", "main")] == ("0.00", "18 against dealer blackjack")
