@@ -741,26 +741,37 @@ def build_router(console: Console) -> APIRouter:
         await websocket.accept()
         async with ctx.fanout.listen(table or None) as listener:
             receiver = asyncio.create_task(_drain(websocket))
+            getter: asyncio.Task[Any] | None = None
             try:
-                while not receiver.done():
-                    try:
-                        message = await asyncio.wait_for(listener.queue.get(), 20)
-                    except TimeoutError:
+                while True:
+                    getter = asyncio.create_task(listener.queue.get())
+                    done, _ = await asyncio.wait(
+                        {getter, receiver}, timeout=20, return_when=asyncio.FIRST_COMPLETED
+                    )
+                    if receiver in done:
+                        break  # the browser went away: stop at once
+                    if getter not in done:
+                        getter.cancel()
                         # Re-check the session now and then: a logout ends the stream.
                         if await console.auth.sessions.lookup(token) is None:
                             await websocket.close(code=4401)
                             break
                         await websocket.send_text('{"channel":"ping"}')
                         continue
+                    message = getter.result()
                     if message is None:
                         break
                     await websocket.send_text(json.dumps(message.as_json_obj()))
             except (WebSocketDisconnect, RuntimeError):
                 pass
             finally:
-                receiver.cancel()
-                with contextlib.suppress(asyncio.CancelledError, WebSocketDisconnect, RuntimeError):
-                    await receiver
+                for task in (getter, receiver):
+                    if task is not None and not task.done():
+                        task.cancel()
+                        with contextlib.suppress(
+                            asyncio.CancelledError, WebSocketDisconnect, RuntimeError
+                        ):
+                            await task
 
     return router
 

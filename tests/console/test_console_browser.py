@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import PASSWORD, context
+from conftest import PASSWORD, context, fast_hasher
 from console_double import InMemoryController
 from playwright.async_api import Browser, BrowserContext, Page, async_playwright
 
@@ -326,7 +326,7 @@ async def run_console_scenario(
 async def double_server(database: Database) -> AsyncIterator[tuple[str, InMemoryController]]:
     fanout = Fanout(bus=None)
     controller = InMemoryController(fanout, ["bj1"])
-    users = UserStore(database)
+    users = UserStore(database, hasher=fast_hasher())
     for role in ("viewer", "manager"):
         await users.add(role, PASSWORD, role)
     async with WebServer(create_app(context(database, fanout, controller)), port=0) as server:
@@ -419,7 +419,7 @@ async def test_lockout_and_live_alert_on_the_overview(browser: Browser, database
         await page.wait_for_function("() => window.studioCues === 1")
         await page.locator('[data-table-card="bj1"].is-paused').wait_for()
         assert "1 open alert" in await page.inner_text('[data-table-card="bj1"]')
-        assert (await page.inner_text("#alert-count")).strip() == "1"
+        await page.locator("#alert-count", has_text="1").wait_for()
         assert (await page.title()).startswith("(1)")
         await shot(page, "13-overview-new-alert.png")
         sent = json.loads(await page.evaluate("JSON.stringify(document.body.dataset)"))
