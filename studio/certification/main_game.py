@@ -93,16 +93,19 @@ class GameRules:
     split_max_hands: int = 2
     split_by_rank: bool = False
     split_aces_one_card: bool = True
+    split_resplit_aces: bool = False
     surrender: SurrenderRule = "none"
     charlie_cards: int | None = None
     ten_up_returns_extra_stakes: bool = False
     auto_stand_21: bool = True
 
     def __post_init__(self) -> None:
-        if self.split_allowed and self.split_max_hands != 2:
+        if self.split_allowed and not 2 <= self.split_max_hands <= 4:
+            raise RuleError(f"split.max_hands must be 2..4, got {self.split_max_hands}")
+        if self.split_allowed and self.split_max_hands > 2 and self.ten_up_returns_extra_stakes:
             raise RuleError(
-                f"main-game analysis supports one split (two hands); "
-                f"split.max_hands={self.split_max_hands} is not supported yet"
+                "resplitting (split.max_hands > 2) together with the EU ten-up stake return "
+                "is not supported by the main-game analysis"
             )
         if self.charlie_cards is not None and self.charlie_cards < 3:
             raise RuleError("charlie_cards must be at least 3")
@@ -201,13 +204,29 @@ class _HandGraph:
     levels: list[npt.NDArray[np.int64]]  # row indices by card count, most cards first
 
 
+def _context(pair: int, others: int) -> int:
+    """Graph context of a split hand of ``pair`` with ``others`` more pair cards out."""
+    return pair + N_CLASSES * (others - 1)
+
+
+def _pair_of(context: int) -> int:
+    return context % N_CLASSES
+
+
+def _split_contexts(rules: GameRules) -> range:
+    """Numbers of other pair cards out that split hands are analysed with."""
+    if not rules.split_allowed or rules.split_max_hands == 2:
+        return range(1, 2)
+    return range(1, 2 * rules.split_max_hands)
+
+
 def _can_double(rules: GameRules, hand: Composition, extra: int) -> bool:
     if not rules.double_allowed or sum(hand) != 2:
         return False
     if extra >= 0:
         if not rules.double_after_split:
             return False
-        if extra == ACE and (rules.split_aces_one_card or not rules.double_on_split_aces):
+        if _pair_of(extra) == ACE and (rules.split_aces_one_card or not rules.double_on_split_aces):
             return False
     return rules.double_totals is None or _total(hand)[0] in rules.double_totals
 
@@ -217,7 +236,7 @@ def _can_hit(rules: GameRules, hand: Composition, extra: int) -> bool:
     n = sum(hand)
     if total >= 21 or n < 1:
         return False
-    if extra == ACE and rules.split_aces_one_card and n >= 2:
+    if extra >= 0 and _pair_of(extra) == ACE and rules.split_aces_one_card and n >= 2:
         return False
     return not (rules.charlie_cards is not None and n >= rules.charlie_cards)
 
@@ -229,7 +248,8 @@ def _hand_graph(rules: GameRules) -> _HandGraph:
     for a in range(N_CLASSES):
         for b in range(a, N_CLASSES):
             seeds.append((_add(_add(zero, a), b), -1))
-        seeds.append((_add(zero, a), a))  # the first card of a split hand
+        for others in _split_contexts(rules):  # the first card of a split hand
+            seeds.append((_add(zero, a), _context(a, others)))
     seen: set[tuple[Composition, int]] = set(seeds)
     stack = list(seeds)
     while stack:
@@ -246,7 +266,7 @@ def _hand_graph(rules: GameRules) -> _HandGraph:
     extras = np.array([k[1] for k in keys], dtype=np.int64)
     removed = hands.copy()
     rows = np.nonzero(extras >= 0)[0]
-    removed[rows, extras[rows]] += 1
+    removed[rows, extras[rows] % N_CLASSES] += extras[rows] // N_CLASSES + 1
     successor = np.full((len(keys), N_CLASSES), -1, dtype=np.int64)
     for i, (hand, extra) in enumerate(keys):
         for c in range(N_CLASSES):
@@ -403,9 +423,73 @@ class _UpcardAnalysis:
         return opts
 
     def split_value(self, pair: int, second: npt.NDArray[np.float64]) -> float:
-        """Both hands of a split of ``pair``; ``second`` values each two-card split hand."""
-        i = self.row(_add((0,) * N_CLASSES, pair), pair)
+        """All hands of a split of ``pair``; ``second`` values each two-card split hand."""
+        if self.rules.split_max_hands == 2:
+            return self.split_value_once(pair, second)
+        return self.split_value_resplit(pair, second, self.rules.split_max_hands)
+
+    def split_value_once(self, pair: int, second: npt.NDArray[np.float64]) -> float:
+        """One split, two hands: exactly twice one hand (see the module docstring)."""
+        i = self.row(_add((0,) * N_CLASSES, pair), _context(pair, 1))
         return 2.0 * float(self._next_card(np.array([i]), second, 1.0)[0])
+
+    def split_value_resplit(
+        self, pair: int, second: npt.NDArray[np.float64], max_hands: int
+    ) -> float:
+        """Split with resplits up to ``max_hands`` hands.
+
+        The pair-card process (which second cards are pair cards, hence how many
+        hands) is followed exactly: a second card is a pair card with probability
+        ``(pair cards left) / (cards left)`` given the pair and non-pair second
+        cards already seen. Each final hand is then valued, with its own strategy,
+        on the shoe less every pair card of the outcome; the removal of the
+        *other* hands' non-pair cards is not tracked (their ranks are unknown
+        non-pair cards). That is the approximation; :meth:`split_value_once` is
+        exact for two hands, and the tests bound the difference of the two there.
+        """
+        zero = (0,) * N_CLASSES
+        can_resplit = pair != ACE or self.rules.split_resplit_aces
+        pair_left = self.base[pair] - 2
+        cards_left = sum(self.base) - 2
+        frontier: dict[tuple[int, int, int, int], float] = {(2, 0, 0, 0): 1.0}
+        finals: dict[tuple[int, int, int], float] = {}
+        while frontier:
+            nxt: dict[tuple[int, int, int, int], float] = {}
+            for (h, dealt, capped, other), prob in frontier.items():
+                if dealt == h:
+                    key = (h, capped, other)
+                    finals[key] = finals.get(key, 0.0) + prob
+                    continue
+                left = cards_left - (h - 2) - capped - other
+                p_pair = (pair_left - (h - 2) - capped) / left if left > 0 else 0.0
+                if p_pair > 0:
+                    if can_resplit and h < max_hands:
+                        state = (h + 1, dealt, capped, other)
+                    else:
+                        state = (h, dealt + 1, capped + 1, other)
+                    nxt[state] = nxt.get(state, 0.0) + prob * p_pair
+                if p_pair < 1:
+                    state = (h, dealt + 1, capped, other + 1)
+                    nxt[state] = nxt.get(state, 0.0) + prob * (1.0 - p_pair)
+            frontier = nxt
+        value = 0.0
+        for (h, capped, other), prob in finals.items():
+            out = h + capped  # pair cards out in this outcome
+            if other:
+                i = self.row(_add(zero, pair), _context(pair, out - 1))
+                p = self.p[i]
+                rest = 1.0 - p[pair]
+                child = self.graph.child[i]
+                ev = sum(
+                    p[c] / rest * second[child[c]]
+                    for c in range(N_CLASSES)
+                    if c != pair and p[c] > 0
+                )
+                value += prob * other * float(ev)
+            if capped:
+                i = self.row(_add(zero, pair), _context(pair, out - 2))
+                value += prob * capped * float(second[self.graph.child[i][pair]])
+        return value
 
     def optimal_split_hands(self) -> npt.NDArray[np.float64]:
         best = np.maximum(self.term[1.0], self.hit)

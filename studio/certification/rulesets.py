@@ -92,6 +92,7 @@ def game_rules(rules: RuleSet) -> GameRules:
         split_max_hands=rules.split.max_hands,
         split_by_rank=rules.split.by == "rank",
         split_aces_one_card=rules.split.aces_one_card,
+        split_resplit_aces=rules.split.resplit_aces,
         surrender=surrender,  # type: ignore[arg-type]
         charlie_cards=rules.charlie_cards,
         ten_up_returns_extra_stakes=rules.eu_ten_up_returns_extra_stakes,

@@ -64,9 +64,28 @@ def test_rule_effects_have_the_known_signs() -> None:
     assert ev < early.expected_value
 
 
-def test_resplit_is_refused_clearly() -> None:
+def test_unsupported_split_rules_are_refused_clearly() -> None:
     with pytest.raises(RuleError, match="max_hands"):
-        GameRules(decks=8, split_max_hands=4)
+        GameRules(decks=8, split_max_hands=5)
+    with pytest.raises(RuleError, match="ten-up"):
+        GameRules(decks=8, split_max_hands=4, ten_up_returns_extra_stakes=True)
+
+
+@pytest.mark.parametrize("up", [5, 9])
+def test_resplit_pair_process_against_the_exact_single_split(up: int) -> None:
+    from studio.certification.dealer import shoe_composition
+    from studio.certification.main_game import _UpcardAnalysis
+
+    rules = GameRules(decks=8, double_after_split=True, split_max_hands=4)
+    ctx = _UpcardAnalysis(rules, shoe_composition(8), up)
+    values = ctx.optimal_split_hands()
+    for pair in range(10):
+        once = ctx.split_value_once(pair, values)
+        # the resplit method restricted to two hands approximates the exact value closely
+        assert ctx.split_value_resplit(pair, values, 2) == pytest.approx(once, abs=2e-3)
+    eights = 7
+    two, three, four = (ctx.split_value_resplit(eights, values, h) for h in (2, 3, 4))
+    assert two < three < four  # resplitting eights is worth something
 
 
 # --- brute force on a tiny shoe --------------------------------------------------------------
