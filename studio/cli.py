@@ -20,6 +20,7 @@ _CONTEXTS = [
     "drivers.cli",
     "studio.certification.cli",
     "studio.config.cli",
+    "studio.console.cli",
     "studio.demo.cli",
     "studio.rules.cli",
     "studio.store.cli",

@@ -1,0 +1,142 @@
+"""``studio users ...``: create the first admin and manage console users from the shell."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TypeVar
+
+import typer
+
+from studio.config.loader import load_config
+from studio.console.users import Role, User, UserStore
+from studio.errors import StudioError
+from studio.store.database import Database
+
+users_app = typer.Typer(
+    help="Console users: roles viewer < dealer < manager < admin.", no_args_is_help=True
+)
+
+T = TypeVar("T")
+
+ConfigOption = typer.Option(None, "--config", "-c", help="configuration file")
+DatabaseOption = typer.Option(None, "--database", help="database URL (overrides the config)")
+
+
+def _run(config: Path | None, database: str | None, work: Callable[[UserStore], Awaitable[T]]) -> T:
+    async def main() -> T:
+        url = database or load_config(config).database.url
+        async with Database(url) as db:
+            return await work(UserStore(db))
+
+    try:
+        return asyncio.run(main())
+    except StudioError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+
+
+def _read_password(from_stdin: bool) -> str:
+    if from_stdin:
+        return sys.stdin.readline().rstrip("\r\n")
+    return str(typer.prompt("Password", hide_input=True, confirmation_prompt=True))
+
+
+def _describe(user: User) -> str:
+    state = "active" if user.active else "disabled"
+    if user.locked_until is not None:
+        state += f", locked until {user.locked_until:%Y-%m-%d %H:%M} UTC"
+    last = f"{user.last_login:%Y-%m-%d %H:%M} UTC" if user.last_login else "never"
+    return f"{user.username:<24} {user.role.label:<8} {state:<40} last login {last}"
+
+
+@users_app.command("add")
+def add(
+    username: str = typer.Argument(..., help="lower-case letters, digits, '.', '_' or '-'"),
+    role: str = typer.Option("viewer", "--role", "-r", help="viewer, dealer, manager or admin"),
+    password_stdin: bool = typer.Option(
+        False, "--password-stdin", help="read the password from stdin"
+    ),
+    config: Path | None = ConfigOption,
+    database: str | None = DatabaseOption,
+) -> None:
+    """Add a user (the first one is usually ``--role admin``). Prompts for the password."""
+    try:
+        level = Role.parse(role)
+    except StudioError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    password = _read_password(password_stdin)
+    user = _run(config, database, lambda store: store.add(username, password, level))
+    typer.echo(f"added {user.username} ({user.role.label})")
+
+
+@users_app.command("list")
+def list_users(config: Path | None = ConfigOption, database: str | None = DatabaseOption) -> None:
+    """List every user with role, state and last login."""
+    users = _run(config, database, lambda store: store.all())
+    if not users:
+        typer.echo("no users yet: studio users add NAME --role admin")
+        return
+    for user in users:
+        typer.echo(_describe(user))
+
+
+@users_app.command("set-role")
+def set_role(
+    username: str,
+    role: str = typer.Argument(..., help="viewer, dealer, manager or admin"),
+    config: Path | None = ConfigOption,
+    database: str | None = DatabaseOption,
+) -> None:
+    """Change a user's role."""
+    user = _run(config, database, lambda store: store.set_role(username, role))
+    typer.echo(f"{user.username} is now {user.role.label}")
+
+
+@users_app.command("passwd")
+def passwd(
+    username: str,
+    password_stdin: bool = typer.Option(
+        False, "--password-stdin", help="read the password from stdin"
+    ),
+    config: Path | None = ConfigOption,
+    database: str | None = DatabaseOption,
+) -> None:
+    """Set a new password (also clears a lockout)."""
+    password = _read_password(password_stdin)
+    user = _run(config, database, lambda store: store.set_password(username, password))
+    typer.echo(f"password of {user.username} changed")
+
+
+@users_app.command("unlock")
+def unlock(
+    username: str, config: Path | None = ConfigOption, database: str | None = DatabaseOption
+) -> None:
+    """Lift a lockout after repeated failed logins."""
+    user = _run(config, database, lambda store: store.unlock(username))
+    typer.echo(f"{user.username} unlocked")
+
+
+@users_app.command("disable")
+def disable(
+    username: str, config: Path | None = ConfigOption, database: str | None = DatabaseOption
+) -> None:
+    """Stop a user from logging in (their open sessions end at their next request)."""
+    user = _run(config, database, lambda store: store.set_active(username, False))
+    typer.echo(f"{user.username} disabled")
+
+
+@users_app.command("enable")
+def enable(
+    username: str, config: Path | None = ConfigOption, database: str | None = DatabaseOption
+) -> None:
+    """Let a disabled user log in again."""
+    user = _run(config, database, lambda store: store.set_active(username, True))
+    typer.echo(f"{user.username} enabled")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(users_app, name="users")
