@@ -247,11 +247,11 @@ def _hand_line(
     elif outcome == "push":
         payout = total
     elif outcome == "lose" and ten_up_return:
-        payout = stake.doubled + (Decimal(0) if stake.original else stake.base)
+        payout = q(stake.doubled + (Decimal(0) if stake.original else stake.base))
         if payout:
             reason += "; ten up, blackjack found after play: extra stakes returned"
     else:
-        payout = Decimal(0)
+        payout = q(Decimal(0))
     return Line(label, total, payout, outcome, reason)
 
 
@@ -290,7 +290,8 @@ def _side_line(rnd: Round, box: Box, kind: SideBetKind, stake: Decimal) -> Line:
         value, _ = total_and_soft(rnd.dealer_cards)
         why = f"dealer {len(rnd.dealer_cards)} cards, total {value}"
     if hit is None:
-        return Line(kind.value, stake, Decimal(0), "lose", f"no paying line: {why}")
+        nothing = rules.quantize_payout(Decimal(0))
+        return Line(kind.value, stake, nothing, "lose", f"no paying line: {why}")
     payout = stake + rules.quantize_payout(stake * hit.pays)
     return Line(kind.value, stake, payout, "win", f"{hit.line} pays {hit.pays}:1 ({why})")
 
@@ -382,7 +383,8 @@ def settle_round(rnd: Round) -> RoundResult:
                         f"dealer blackjack: insurance pays {_ratio(rules.insurance.pays)}",
                     )
                 else:
-                    line = Line("insurance", w.insurance, Decimal(0), "lose", "no dealer blackjack")
+                    nothing = rules.quantize_payout(Decimal(0))
+                    line = Line("insurance", w.insurance, nothing, "lose", "no dealer blackjack")
                 res.lines.append(line)
             for kind, amount in w.side_bets.items():
                 res.lines.append(_side_line(rnd, box, kind, amount))
