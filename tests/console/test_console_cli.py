@@ -1,0 +1,102 @@
+"""``studio users ...`` against a real SQLite database file (given by URL or by config file)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from studio.cli import app
+from studio.console.users import Role, UserStore
+from studio.store import Database
+
+runner = CliRunner()
+
+
+def test_add_first_admin_from_stdin_then_list_and_log_in(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path}/studio.db"
+    result = runner.invoke(
+        app,
+        ["users", "add", "Chief", "--role", "admin", "--password-stdin", "--database", url],
+        input="first admin password\n",
+    )
+    assert result.exit_code == 0, result.output
+    assert "added chief (admin)" in result.output
+    listed = runner.invoke(app, ["users", "list", "--database", url])
+    assert listed.exit_code == 0
+    assert "chief" in listed.output and "admin" in listed.output and "never" in listed.output
+
+    async def check() -> Role:
+        async with Database(url) as db:
+            return (await UserStore(db).authenticate("chief", "first admin password")).role
+
+    assert asyncio.run(check()) is Role.ADMIN
+
+
+def test_add_prompts_twice_and_reads_the_config_file(tmp_path: Path) -> None:
+    config = tmp_path / "studio.toml"
+    config.write_text(f'[database]\nurl = "sqlite:///{tmp_path}/from-config.db"\n')
+    result = runner.invoke(
+        app,
+        ["users", "add", "floor1", "--role", "manager", "--config", str(config)],
+        input="manager password 1\nmanager password 1\n",
+    )
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "from-config.db").exists()
+    listed = runner.invoke(app, ["users", "list", "-c", str(config)])
+    assert "floor1" in listed.output and "manager" in listed.output
+
+
+def test_errors_are_clear_and_exit_non_zero(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path}/studio.db"
+    weak = runner.invoke(
+        app, ["users", "add", "x1", "--password-stdin", "--database", url], input="short\n"
+    )
+    assert weak.exit_code == 2 and "too short" in weak.output
+    role = runner.invoke(
+        app,
+        ["users", "add", "x2", "--role", "owner", "--password-stdin", "--database", url],
+        input="whatever12345\n",
+    )
+    assert role.exit_code == 2 and "unknown role" in role.output
+    runner.invoke(
+        app, ["users", "add", "x3", "--password-stdin", "--database", url], input="long password\n"
+    )
+    again = runner.invoke(
+        app, ["users", "add", "x3", "--password-stdin", "--database", url], input="long password\n"
+    )
+    assert again.exit_code == 2 and "already exists" in again.output
+    missing = runner.invoke(app, ["users", "unlock", "nobody", "--database", url])
+    assert missing.exit_code == 2 and "no user" in missing.output
+    empty = runner.invoke(app, ["users", "list", "--database", f"sqlite:///{tmp_path}/empty.db"])
+    assert "no users yet" in empty.output
+
+
+def test_role_change_disable_unlock_and_password(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path}/studio.db"
+    runner.invoke(
+        app,
+        ["users", "add", "dana", "--password-stdin", "--database", url],
+        input="dana password 1\n",
+    )
+    assert (
+        "dana is now dealer"
+        in runner.invoke(app, ["users", "set-role", "dana", "dealer", "--database", url]).output
+    )
+    assert "disabled" in runner.invoke(app, ["users", "disable", "dana", "--database", url]).output
+    assert "dealer   disabled" in runner.invoke(app, ["users", "list", "--database", url]).output
+    assert "enabled" in runner.invoke(app, ["users", "enable", "dana", "--database", url]).output
+    assert "unlocked" in runner.invoke(app, ["users", "unlock", "dana", "--database", url]).output
+    changed = runner.invoke(
+        app,
+        ["users", "passwd", "dana", "--password-stdin", "--database", url],
+        input="dana password 2\n",
+    )
+    assert changed.exit_code == 0
+
+    async def check() -> str:
+        async with Database(url) as db:
+            return (await UserStore(db).authenticate("dana", "dana password 2")).username
+
+    assert asyncio.run(check()) == "dana"
