@@ -22,6 +22,7 @@ from typing import Annotated, Any
 from urllib.parse import quote, urlencode
 
 from fastapi import APIRouter, Depends, FastAPI, Form, Query, Request, WebSocket
+from fastapi.exception_handlers import http_exception_handler
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
@@ -878,6 +879,25 @@ def install(app: FastAPI, ctx: WebContext) -> None:
             target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
             return RedirectResponse(f"{LOGIN_PATH}?{urlencode({'next': target})}", status_code=303)
         return JSONResponse({"detail": exc.detail}, status_code=401)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        # Console pages get an HTML page; everything else keeps FastAPI's JSON answer.
+        if (
+            request.method == "GET"
+            and request.url.path.startswith(PREFIX)
+            and "text/html" in request.headers.get("accept", "")
+        ):
+            titles = {404: "Not found", 503: "Not available"}
+            return console.render(
+                request,
+                "error.html",
+                status_code=exc.status_code,
+                user=await current_user(request),
+                title=titles.get(exc.status_code, f"Error {exc.status_code}"),
+                message=str(exc.detail),
+            )
+        return await http_exception_handler(request, exc)
 
     @app.exception_handler(Forbidden)
     async def forbidden(request: Request, exc: Forbidden) -> Response:

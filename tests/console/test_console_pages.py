@@ -283,3 +283,24 @@ async def test_console_websocket_needs_a_session_and_streams_every_table(
                 if message["channel"] == "alerts":
                     assert message["table"] == "bj2" and message["data"]["alert_id"] == alert_id
             assert channels[:2] == ["round_events", "alerts"]
+
+
+async def test_missing_pages_are_html_for_browsers_and_json_for_scripts(
+    client: httpx.AsyncClient,
+) -> None:
+    await login(client, "viewer")
+    page = await client.get("/console/tables/nope", headers={"accept": "text/html"})
+    assert page.status_code == 404 and "<h1>Not found</h1>" in page.text and "nope" in page.text
+    api = await client.get("/console/tables/nope", headers={"accept": "application/json"})
+    assert api.status_code == 404 and api.json()["detail"] == "no table 'nope'"
+
+
+@pytest.mark.parametrize("database", ["sqlite"], indirect=True)
+async def test_console_without_a_controller_says_so(
+    database: Database, fanout: Fanout, people: object
+) -> None:
+    transport = httpx.ASGITransport(app=create_app(context(database, fanout, None)))
+    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as http:
+        await login(http, "viewer")
+        page = await http.get("/console/", headers={"accept": "text/html"})
+        assert page.status_code == 503 and "round controller is not running" in page.text
