@@ -310,9 +310,9 @@ def _validate(data: Mapping[str, Any]) -> RuleSet:
     except ValidationError as exc:
         reasons = []
         for err in exc.errors():
-            where = ".".join(str(p) for p in err["loc"]) or "ruleset"
+            where = ".".join(str(p) for p in err["loc"])
             msg = str(err["msg"]).removeprefix("Value error, ")
-            reasons.append(f"{where}: {msg}")
+            reasons.append(f"{where}: {msg}" if where else msg)
         raise RuleSetError("invalid rule set: " + "; ".join(reasons)) from exc
 
 
