@@ -11,6 +11,7 @@ from typing import TypeVar
 import typer
 
 from studio.config.loader import load_config
+from studio.console.auth import ConsoleSettings, SessionStore
 from studio.console.users import Role, User, UserStore
 from studio.errors import StudioError
 from studio.store.database import Database
@@ -107,8 +108,14 @@ def passwd(
 ) -> None:
     """Set a new password (also clears a lockout)."""
     password = _read_password(password_stdin)
-    user = _run(config, database, lambda store: store.set_password(username, password))
-    typer.echo(f"password of {user.username} changed")
+
+    async def work(store: UserStore) -> tuple[User, int]:
+        user = await store.set_password(username, password)
+        ended = await SessionStore(store.db, ConsoleSettings()).revoke_user(user.id)
+        return user, ended
+
+    user, ended = _run(config, database, work)
+    typer.echo(f"password of {user.username} changed; {ended} open session(s) ended")
 
 
 @users_app.command("unlock")
