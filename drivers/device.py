@@ -170,7 +170,10 @@ class DeviceDriver:
         try:
             await self._run()
         finally:
-            self._save_state()  # a few bytes, on the way out: fine to do synchronously
+            try:
+                self._save_state()  # a few bytes, on the way out: fine to do synchronously
+            except OSError as exc:
+                _LOGGER.error("%s: could not save driver state: %s", self.device_id, exc)
 
     # -- where we were (survives a driver restart when ``state_dir`` is set) -------------
     def _load_state(self) -> None:
@@ -298,8 +301,11 @@ class DeviceDriver:
     async def _read_loop(self, transport: Transport) -> None:
         loop = asyncio.get_running_loop()
         last_alive = loop.time()
-        if self.hello is not None and self.hello.seq > self.last_device_seq:
-            await self._request_resend()
+        behind = self.hello is not None and self.hello.seq > self.last_device_seq
+        if behind or self._held:
+            await self._request_resend()  # a fresh attempt on this connection
+        else:
+            self._gap_deadline = None
         while True:
             now = loop.time()
             silent_for = now - last_alive
