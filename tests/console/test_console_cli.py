@@ -8,6 +8,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from studio.cli import app
+from studio.console.auth import ConsoleSettings, SessionStore
 from studio.console.users import Role, UserStore
 from studio.store import Database
 
@@ -88,12 +89,27 @@ def test_role_change_disable_unlock_and_password(tmp_path: Path) -> None:
     assert "dealer   disabled" in runner.invoke(app, ["users", "list", "--database", url]).output
     assert "enabled" in runner.invoke(app, ["users", "enable", "dana", "--database", url]).output
     assert "unlocked" in runner.invoke(app, ["users", "unlock", "dana", "--database", url]).output
+
+    async def open_session() -> str:
+        async with Database(url) as db:
+            user = await UserStore(db).get("dana")
+            assert user is not None
+            token, _ = await SessionStore(db, ConsoleSettings()).create(user)
+            return token
+
+    token = asyncio.run(open_session())
     changed = runner.invoke(
         app,
         ["users", "passwd", "dana", "--password-stdin", "--database", url],
         input="dana password 2\n",
     )
-    assert changed.exit_code == 0
+    assert changed.exit_code == 0 and "1 open session(s) ended" in changed.output
+
+    async def session_gone() -> bool:
+        async with Database(url) as db:
+            return await SessionStore(db, ConsoleSettings()).lookup(token) is None
+
+    assert asyncio.run(session_gone())
 
     async def check() -> str:
         async with Database(url) as db:
