@@ -71,6 +71,7 @@ class Template:
     aspect: float
     mask: Image
     scale: float = 1.0  # resolution it was taken at: card width in pixels / CANON_W
+    source: int = -1  # which example it comes from
 
     def to_dict(self) -> dict[str, Any]:
         ok, buf = cv2.imencode(".png", self.mask)
@@ -80,6 +81,7 @@ class Template:
             "label": self.label,
             "aspect": round(self.aspect, 4),
             "scale": round(self.scale, 3),
+            "source": self.source,
             "png": base64.b64encode(buf.tobytes()).decode(),
         }
 
@@ -90,11 +92,12 @@ class Template:
             mask = cv2.imdecode(np.frombuffer(raw, np.uint8), cv2.IMREAD_GRAYSCALE)
             label, aspect = str(data["label"]), float(data["aspect"])
             scale = float(data.get("scale", 1.0))
+            source = int(data.get("source", -1))
         except (KeyError, ValueError, TypeError) as exc:
             raise VisionError(f"invalid template in deck profile: {exc}") from exc
         if mask is None or mask.shape != (size[1], size[0]):
             raise VisionError(f"invalid template {label!r} in deck profile: bad image")
-        return cls(label, aspect, np.asarray(mask, np.uint8), scale)
+        return cls(label, aspect, np.asarray(mask, np.uint8), scale, source)
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,6 +150,7 @@ class _Matcher:
         self.labels = [t.label for t in templates]
         self.aspects = np.array([t.aspect for t in templates], dtype=np.float64)
         self.log_scales = np.log(np.array([t.scale for t in templates], dtype=np.float64))
+        self.sources = [t.source for t in templates]
         self.matrix = (
             np.stack([feature(t.mask) for t in templates])
             if templates
@@ -168,11 +172,18 @@ class _Matcher:
         if scale is not None:
             dist = np.abs(self.log_scales - np.log(min(1.0, max(scale, 1e-3))))
             scores = np.where(dist <= dist.min() + 0.2, scores, -2.0)
-        best: dict[str, float] = {}
-        for label, s in zip(self.labels, scores.tolist(), strict=True):
-            if s > best.get(label, -2.0):
-                best[label] = float(s)
-        return {k: v for k, v in best.items() if v > -2.0}
+        # Best template per example, then the median over a class's examples: a class
+        # learned from 13 examples must not win just by having had more tries.
+        per_source: dict[tuple[str, int], float] = {}
+        for label, src, s in zip(self.labels, self.sources, scores.tolist(), strict=True):
+            key = (label, src)
+            if s > per_source.get(key, -2.0):
+                per_source[key] = float(s)
+        by_class: dict[str, list[float]] = {}
+        for (label, _), s in per_source.items():
+            if s > -2.0:
+                by_class.setdefault(label, []).append(s)
+        return {k: float(np.median(v)) for k, v in by_class.items()}
 
     def _near(self, scale: float | None) -> NDArray[np.bool_]:
         if scale is None:
@@ -489,9 +500,10 @@ def learn_profile(
                 )
                 continue
         native = min(1.0, quad_width(quad) / CANON_W)
+        source = len(report.accepted)
         for g, sc in [(g, native) for g in found] + extra:
-            ranks.append(Template(code[0], g.rank.aspect, g.rank.mask, sc))
-            suits.append(Template(code[1], g.suit.aspect, g.suit.mask, sc))
+            ranks.append(Template(code[0], g.rank.aspect, g.rank.mask, sc, source))
+            suits.append(Template(code[1], g.suit.aspect, g.suit.mask, sc, source))
         for g in found:
             redness.setdefault(code[1], []).append(g.redness)
             for part in (g.rank, g.suit):

@@ -38,6 +38,8 @@ Image = NDArray[np.uint8]
 
 BARCODE_CONFIDENCE: Final = 0.99
 DEFAULT_THRESHOLD: Final = 0.5
+# A single corner read as another card with this confidence vetoes the joint reading.
+CORNER_VETO: Final = 0.2
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,10 +160,16 @@ class Recogniser:
             corners = [
                 g for g in (extract_index(card, c, self.profile.region) for c in (0, 1)) if g
             ]
-            match = self.profile.match_corners(corners, quad_width(quad) / CANON_W)
+            scale = quad_width(quad) / CANON_W
+            match = self.profile.match_corners(corners, scale)
             if match is not None:
                 guess, index_conf = match.code, match.confidence
                 index_code = match.code
+                if len(corners) == 2:
+                    # Each corner alone must not contradict the joint reading.
+                    single = [self.profile.match(g, scale) for g in corners]
+                    if any(m.code != match.code and m.confidence >= CORNER_VETO for m in single):
+                        index_conf = min(index_conf, 0.0)
         bc = None
         if self.barcodes is not None:
             reads = self.barcodes.read(card)

@@ -174,8 +174,9 @@ def default_layout(seats: int = 7) -> Layout:
         x = width - 10.0 - (i + 1) * col
         main_h = 2 * SLOT
         zones.append(Zone(f"seat:{seat}", _rect(x, top, col, main_h)))
+        # The split box stops short of the corner markers' white borders.
         zones.append(
-            Zone(f"seat:{seat}:h2", _rect(x, top + main_h, col, height - 8.0 - top - main_h))
+            Zone(f"seat:{seat}:h2", _rect(x, top + main_h, col, height - 40.0 - top - main_h))
         )
     m, e = 30.0, 24.0
     markers = (

@@ -454,10 +454,13 @@ def draw_occluder(frame: Image, placed: PlacedCard, homography: FloatArray) -> N
     )
 
 
-def add_noise(img: Image, sigma: float) -> Image:
-    """Gaussian sensor noise."""
-    noise = np.zeros(img.shape, np.int16)
-    cv2.randn(noise, np.array([0.0]), np.array([sigma]))
+def add_noise(img: Image, sigma: float, seed: int | None = None) -> Image:
+    """Gaussian sensor noise (reproducible when ``seed`` is given)."""
+    if seed is not None:
+        cv2.setRNGSeed(seed)
+    noise = np.empty(img.shape, np.int16)
+    channels = img.shape[2] if img.ndim == 3 else 1
+    cv2.randn(noise, (0.0,) * channels, (float(sigma),) * channels)  # type: ignore[call-overload]
     return np.asarray(np.clip(img.astype(np.int16) + noise, 0, 255), np.uint8)
 
 
@@ -492,7 +495,7 @@ def degrade(frame: Image, level: str, rng: np.random.Generator) -> Image:
     if sigma > 0.25:
         img = np.asarray(cv2.GaussianBlur(img, (0, 0), sigma), np.uint8)
     if p.noise_sigma > 0:
-        img = add_noise(img, p.noise_sigma)
+        img = add_noise(img, p.noise_sigma, int(rng.integers(0, 2**31)))
     if p.jpeg_quality:
         ok, buf = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, p.jpeg_quality])
         decoded = cv2.imdecode(buf, cv2.IMREAD_COLOR) if ok else None
