@@ -10,8 +10,8 @@ from datetime import timedelta
 
 import httpx
 import pytest
-from conftest import PASSWORD, context, form_token, login
 from console_double import InMemoryController
+from console_helpers import PASSWORD, context, form_token, login
 from fastapi import FastAPI
 
 from studio.console import require_role

@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import PASSWORD, context, fast_hasher
 from console_double import InMemoryController
+from console_helpers import PASSWORD, context, fast_hasher
 from playwright.async_api import Browser, BrowserContext, Page, async_playwright
 
 from drivers.runner import DriverSet

@@ -16,8 +16,8 @@ import httpx
 import pytest
 import sqlalchemy as sa
 import websockets
-from conftest import context, login
 from console_double import InMemoryController
+from console_helpers import context, login
 
 from studio.console.charts import hourly_bars, uptime_rows
 from studio.console.pages import alert_sort_key
