@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from drivers.codecs.acme_stx_shoe import AcmeStxShoeCodec
 from drivers.codecs.base import Codec
 from drivers.codecs.sdl1_cutcard import CutCardCodec
 from drivers.codecs.sdl1_shoe import ShoeCodec
@@ -18,7 +19,7 @@ def register_codec(codec: type[Codec]) -> type[Codec]:
     return codec
 
 
-for _codec in (ShoeCodec, ShufflerCodec, CutCardCodec):
+for _codec in (ShoeCodec, ShufflerCodec, CutCardCodec, AcmeStxShoeCodec):
     register_codec(_codec)
 
 

@@ -1,0 +1,167 @@
+"""ACME-STX card shoe (``acme-stx-shoe``): a second vendor's protocol, as one module.
+
+It exists to keep the codec seam honest: a binary-framed protocol with a
+different checksum, no device clock and single-letter messages, mapped onto the
+same typed messages as SDL/1 so the driver, the contract mapping and every
+lifecycle feature (handshake, heartbeat watchdog, resend, replay) work unchanged.
+
+Frame::
+
+    STX (0x02) | seq: 6 ASCII digits | type: 1 letter | data: printable ASCII | ETX (0x03) | LRC
+
+``LRC`` is the XOR of every byte after STX up to and including ETX (one byte).
+
+Device -> host: ``V<version>`` handshake answer, ``H`` heartbeat, ``S<decks><shoe-id>``
+shoe loaded, ``C<card>`` card, ``M`` misread, ``D`` double pull, ``E`` shoe empty,
+``J``/``j`` jam / cleared, ``L``/``l`` lid open / closed, ``N<code>`` refused.
+``V``, ``H`` and ``N`` carry the last event seq; the others take the next one.
+Host -> device: ``v<version>`` handshake, ``r<from-seq>`` resend.
+
+The device has no clock: frames are stamped with the host clock on arrival
+(``clock`` is injectable, so the codec stays deterministic under test).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import ClassVar
+
+from drivers.codecs.base import (
+    Codec,
+    Command,
+    FrameError,
+    Heartbeat,
+    Hello,
+    HelloCommand,
+    Jam,
+    JamCleared,
+    Message,
+    Nak,
+    ResendCommand,
+)
+from drivers.codecs.sdl1_shoe import (
+    CardDrawn,
+    DoublePull,
+    Misread,
+    ShoeEmpty,
+    ShoeLoaded,
+    Tamper,
+    TamperCleared,
+)
+from studio.cards import parse_card
+from studio.errors import CardCodeError, ProtocolError
+
+STX, ETX = 0x02, 0x03
+MAX_PAYLOAD = 64
+
+
+def lrc(data: bytes) -> int:
+    value = 0
+    for byte in data:
+        value ^= byte
+    return value
+
+
+def encode_stx(seq: int, type_: str, data: str = "") -> bytes:
+    body = f"{seq:06d}{type_}{data}".encode("ascii") + bytes([ETX])
+    return bytes([STX]) + body + bytes([lrc(body)])
+
+
+class AcmeStxShoeCodec(Codec):
+    protocol: ClassVar[str] = "acme-stx-shoe"
+    kind: ClassVar[str] = "shoe"
+
+    def __init__(self, host_id: str = "host", clock: Callable[[], float] = time.time) -> None:
+        super().__init__(host_id)
+        self.clock = clock
+        self.device = "acme"
+        self.shoe = "unknown"
+        self._buf = bytearray()
+
+    def reset(self) -> None:
+        self._buf.clear()
+
+    def feed(self, data: bytes) -> list[Message | FrameError]:
+        out: list[Message | FrameError] = []
+        buf = self._buf
+        buf += data
+        while buf:
+            start = buf.find(STX)
+            if start < 0:
+                out.append(FrameError("garbage", f"{len(buf)} bytes outside a frame", bytes(buf)))
+                buf.clear()
+                break
+            if start > 0:
+                out.append(
+                    FrameError("garbage", f"{start} bytes outside a frame", bytes(buf[:start]))
+                )
+                del buf[:start]
+            end = buf.find(ETX, 1)
+            restart = buf.find(STX, 1, end if end >= 0 else len(buf))
+            if restart >= 0:
+                out.append(
+                    FrameError("truncated", "frame cut short by a new STX", bytes(buf[:restart]))
+                )
+                del buf[:restart]
+                continue
+            if end < 0:
+                if len(buf) > MAX_PAYLOAD + 3:
+                    out.append(FrameError("too_long", "no ETX", bytes(buf[:32])))
+                    buf.clear()
+                break
+            if end + 1 >= len(buf):
+                break  # the LRC byte has not arrived yet
+            body, check = bytes(buf[1 : end + 1]), buf[end + 1]
+            del buf[: end + 2]
+            if lrc(body) != check:
+                out.append(FrameError("checksum", f"LRC {check:02X} != {lrc(body):02X}", body))
+                continue
+            out.append(self._decode(body[:-1]))
+        return out
+
+    def _decode(self, payload: bytes) -> Message | FrameError:
+        try:
+            text = payload.decode("ascii")
+            if len(text) < 7 or not text[:6].isdigit() or not text.isprintable():
+                raise ValueError("bad header")
+            seq, type_, data = int(text[:6]), text[6], text[7:]
+            common = (self.device, seq, int(self.clock() * 1000))
+            if type_ == "V":
+                return Hello(*common, version=int(data), model="ACME-STX", firmware="?")
+            if type_ == "H":
+                return Heartbeat(*common, status="OK")
+            if type_ == "N":
+                return Nak(*common, ref=0, code=data or "E03", text="")
+            if type_ == "S":
+                if len(data) < 2:
+                    raise ValueError("shoe frame needs decks and an id")
+                self.shoe = data[1:]
+                return ShoeLoaded(*common, shoe=self.shoe, decks=int(data[0]))
+            if type_ == "C":
+                try:
+                    card = parse_card(data)
+                except CardCodeError as exc:
+                    raise ValueError(str(exc)) from exc
+                return CardDrawn(*common, card=card, shoe=self.shoe)
+            simple: dict[str, type[Message]] = {
+                "M": Misread,
+                "D": DoublePull,
+                "E": ShoeEmpty,
+                "J": Jam,
+                "j": JamCleared,
+                "L": Tamper,
+                "l": TamperCleared,
+            }
+            if type_ in simple:
+                return simple[type_](*common)
+            return FrameError("unknown", f"message type {type_!r}", payload)
+        except (ValueError, UnicodeDecodeError) as exc:
+            return FrameError("malformed", str(exc), payload)
+
+    def encode(self, command: Command, seq: int, time_ms: int) -> bytes:
+        if isinstance(command, HelloCommand):
+            return encode_stx(seq % 1_000_000, "v", str(command.version))
+        if isinstance(command, ResendCommand):
+            return encode_stx(seq % 1_000_000, "r", str(command.from_seq))
+        raise ProtocolError(f"{self.protocol} has no command {command.name!r}")
