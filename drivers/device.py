@@ -446,7 +446,8 @@ class DeviceDriver:
         await self._publish_health("ok" if online else "offline", reason, keep_pending=True)
 
     def _error(self, reason: str) -> None:
-        _LOGGER.warning("%s/%s: %s", self.table_id, self.device_id, reason)
+        # Logged at WARNING when the (coalesced) health event goes out, not per bad frame.
+        _LOGGER.debug("%s/%s: %s", self.table_id, self.device_id, reason)
         self._last_error = time.monotonic()
         self._health_later("degraded", reason)
 
@@ -462,6 +463,8 @@ class DeviceDriver:
             self._health_pending = None
         self._health_last = time.monotonic()
         self._health_seq = max(self._health_seq + 1, int(time.time() * 1000))
+        level = logging.INFO if status == "ok" else logging.WARNING
+        _LOGGER.log(level, "%s/%s %s: %s", self.table_id, self.device_id, status, reason)
         health = DeviceHealth(
             device=self.device_id,
             seq=self._health_seq,
