@@ -102,7 +102,8 @@ class GameRules:
     def __post_init__(self) -> None:
         if self.split_allowed and not 2 <= self.split_max_hands <= 4:
             raise RuleError(f"split.max_hands must be 2..4, got {self.split_max_hands}")
-        if self.split_allowed and self.split_max_hands > 2 and self.ten_up_returns_extra_stakes:
+        ten_up_return = self.ten_up_returns_extra_stakes and not self.peek_ten
+        if self.split_allowed and self.split_max_hands > 2 and ten_up_return:
             raise RuleError(
                 "resplitting (split.max_hands > 2) together with the EU ten-up stake return "
                 "is not supported by the main-game analysis"

@@ -68,7 +68,9 @@ def test_unsupported_split_rules_are_refused_clearly() -> None:
     with pytest.raises(RuleError, match="max_hands"):
         GameRules(decks=8, split_max_hands=5)
     with pytest.raises(RuleError, match="ten-up"):
-        GameRules(decks=8, split_max_hands=4, ten_up_returns_extra_stakes=True)
+        GameRules(decks=8, split_max_hands=4, ten_up_returns_extra_stakes=True, peek_ten=False)
+    # with a peek on tens the stake return never applies: fine
+    GameRules(decks=8, split_max_hands=4, ten_up_returns_extra_stakes=True)
 
 
 @pytest.mark.parametrize("up", [5, 9])
