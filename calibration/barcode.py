@@ -79,11 +79,11 @@ class BarcodeReader:
 
             self._zx = zxingcpp
             self._formats = (
-                zxingcpp.BarcodeFormat.DataMatrix
-                | zxingcpp.BarcodeFormat.QRCode
-                | zxingcpp.BarcodeFormat.MicroQRCode
-                | zxingcpp.BarcodeFormat.Code128
-                | zxingcpp.BarcodeFormat.Aztec
+                zxingcpp.BarcodeFormat.DataMatrix,
+                zxingcpp.BarcodeFormat.QRCode,
+                zxingcpp.BarcodeFormat.MicroQRCode,
+                zxingcpp.BarcodeFormat.Code128,
+                zxingcpp.BarcodeFormat.Aztec,
             )
 
     def decode_texts(self, image: NDArray[np.uint8]) -> list[tuple[str, str]]:

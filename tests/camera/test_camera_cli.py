@@ -1,0 +1,155 @@
+"""``studio calibrate deck|table|check`` and ``studio recognise`` end to end."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import cv2
+import pytest
+from typer.testing import CliRunner
+
+from hwsim.camera.virtual import VirtualCamera
+from studio.cli import app
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def frames(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    d = tmp_path_factory.mktemp("frames")
+    cam = VirtualCamera(level="medium", seed=31)
+    cv2.imwrite(str(d / "empty.png"), cam.read())
+    for code, zone in [("QH", "seat:2"), ("TS", "seat:2"), ("7D", "dealer"), ("AC", "seat:5:h2")]:
+        cam.place(code, zone)
+    cv2.imwrite(str(d / "round.png"), cam.read())
+    return {"empty": d / "empty.png", "round": d / "round.png", "dir": d}
+
+
+def test_deck_table_recognise(examples_dir: Path, frames: dict[str, Path], tmp_path: Path) -> None:
+    deck, table, check = tmp_path / "deck.json", tmp_path / "table.json", tmp_path / "check.png"
+    r = runner.invoke(
+        app, ["calibrate", "deck", "--examples", str(examples_dir), "--out", str(deck)]
+    )
+    assert r.exit_code == 0, r.output
+    assert "16 used, 0 rejected" in r.output and "recognisable cards: 52 of 52" in r.output
+    r = runner.invoke(
+        app,
+        [
+            "calibrate",
+            "table",
+            "--image",
+            str(frames["empty"]),
+            "--out",
+            str(table),
+            "--check",
+            str(check),
+        ],
+    )
+    assert r.exit_code == 0, r.output
+    assert "aruco" in r.output and check.stat().st_size > 0
+    r = runner.invoke(
+        app,
+        ["recognise", "--deck", str(deck), "--table", str(table), "--json", str(frames["round"])],
+    )
+    assert r.exit_code == 0, r.output
+    cards = json.loads(r.output)["images"][0]["cards"]
+    assert sorted((c["card"], c["zone"]) for c in cards) == [
+        ("7D", "dealer"),
+        ("AC", "seat:5:h2"),
+        ("QH", "seat:2"),
+        ("TS", "seat:2"),
+    ]
+    assert all(0.5 <= c["confidence"] <= 1 for c in cards)
+    r = runner.invoke(app, ["recognise", "--deck", str(deck), str(frames["round"])])
+    assert r.exit_code == 0 and r.output.count("confidence") == 4
+    r = runner.invoke(
+        app,
+        [
+            "calibrate",
+            "check",
+            "--table",
+            str(table),
+            "--image",
+            str(frames["round"]),
+            "--out",
+            str(tmp_path / "c2.png"),
+        ],
+    )
+    assert r.exit_code == 0 and (tmp_path / "c2.png").exists()
+
+
+def test_errors_exit_non_zero_with_one_line(tmp_path: Path, frames: dict[str, Path]) -> None:
+    r = runner.invoke(
+        app, ["recognise", "--deck", str(tmp_path / "none.json"), str(frames["round"])]
+    )
+    assert r.exit_code == 2 and "error:" in r.output and "not found" in r.output
+    r = runner.invoke(
+        app,
+        [
+            "calibrate",
+            "deck",
+            "--examples",
+            str(tmp_path / "nodir"),
+            "--out",
+            str(tmp_path / "d.json"),
+        ],
+    )
+    assert r.exit_code == 2 and "error:" in r.output
+    bad = tmp_path / "ex"
+    bad.mkdir()
+    cv2.imwrite(str(bad / "QH.png"), cv2.imread(str(frames["empty"])))
+    r = runner.invoke(
+        app, ["calibrate", "deck", "--examples", str(bad), "--out", str(tmp_path / "d.json")]
+    )
+    assert r.exit_code == 2 and "error:" in r.output
+    r = runner.invoke(
+        app,
+        [
+            "calibrate",
+            "table",
+            "--image",
+            str(tmp_path / "none.png"),
+            "--out",
+            str(tmp_path / "t.json"),
+        ],
+    )
+    assert r.exit_code == 2 and "not found" in r.output
+    r = runner.invoke(
+        app,
+        [
+            "calibrate",
+            "table",
+            "--image",
+            str(frames["empty"]),
+            "--out",
+            str(tmp_path / "t.json"),
+            "--corners",
+            "1,2;3",
+        ],
+    )
+    assert r.exit_code == 2 and "corners" in r.output
+
+
+def test_partial_deck_needs_allow_partial(tmp_path: Path) -> None:
+    from hwsim.camera.dataset import write_examples
+
+    d = tmp_path / "few"
+    write_examples(d, ["AS", "2S", "KH"], seed=4)
+    r = runner.invoke(
+        app, ["calibrate", "deck", "--examples", str(d), "--out", str(tmp_path / "p.json")]
+    )
+    assert r.exit_code == 2 and "no example for" in r.output
+    r = runner.invoke(
+        app,
+        [
+            "calibrate",
+            "deck",
+            "--examples",
+            str(d),
+            "--out",
+            str(tmp_path / "p.json"),
+            "--allow-partial",
+        ],
+    )
+    assert r.exit_code == 0 and "warning" in r.output and "recognisable cards: 6 of 52" in r.output

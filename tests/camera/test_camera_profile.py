@@ -1,0 +1,106 @@
+"""Deck profiles: learning from a subset, recognising all 52, rejecting bad examples."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from calibration.deck_profile import DeckProfile, learn_profile, load_examples
+from calibration.recogniser import Recogniser
+from hwsim.camera.dataset import SUBSET, all_codes, example_images
+from hwsim.camera.render import render_example_photo
+from studio.errors import VisionError
+
+
+def test_subset_teaches_every_rank_and_suit(profile: DeckProfile) -> None:
+    assert profile.known_ranks == list("A23456789TJQK")
+    assert profile.known_suits == list("SHDC")
+    assert len(SUBSET) == 16
+    # Red and black ink are learned from the examples, not assumed.
+    assert profile.compatible_suits(profile.suit_redness["H"]) <= {"H", "D"}
+    assert profile.compatible_suits(profile.suit_redness["S"]) <= {"S", "C"}
+
+
+def test_recognises_all_52_from_the_subset(profile: DeckProfile) -> None:
+    """Photos of every card, in the table style (a different font from the examples)."""
+    from hwsim.camera.render import TABLE_STYLE
+
+    rng = np.random.default_rng(5)
+    rec = Recogniser(profile)
+    wrong = {}
+    for code in all_codes():
+        found = rec.recognise(render_example_photo(code, rng, style=TABLE_STYLE))
+        assert len(found) == 1, code
+        if found[0].reading.code != code:
+            wrong[code] = (found[0].reading.code, round(found[0].reading.confidence, 2))
+    assert not wrong, wrong
+
+
+def test_profile_round_trips_through_json(profile: DeckProfile, tmp_path: Path) -> None:
+    path = tmp_path / "deck.json"
+    profile.save(path)
+    data = json.loads(path.read_text())
+    assert data["format"] == "studio-deck-profile" and data["version"] == 1
+    assert isinstance(data["ranks"][0]["png"], str)  # self-contained: templates inlined
+    again = DeckProfile.load(path)
+    img = render_example_photo("QD", np.random.default_rng(0))
+    a, b = Recogniser(profile).recognise(img), Recogniser(again).recognise(img)
+    assert [f.reading.code for f in a] == [f.reading.code for f in b] == ["QD"]
+    assert a[0].reading.confidence == pytest.approx(b[0].reading.confidence, abs=1e-3)
+
+
+def test_unusable_examples_are_rejected_with_reasons(tmp_path: Path) -> None:
+    examples = example_images(SUBSET, seed=3)
+    blank = np.full((300, 600, 3), (40, 110, 30), np.uint8)  # felt, no card
+    examples += [
+        ("KH.png", blank),
+        ("joker.png", examples[0][1]),
+        ("2D.png", np.zeros((0, 0, 3), np.uint8)),
+    ]
+    _, report = learn_profile(examples)
+    assert set(report.rejected) == {"KH.png", "joker.png", "2D.png"}
+    assert "no card" in report.rejected["KH.png"]
+    assert "not a card code" in report.rejected["joker.png"]
+    assert "not a readable image" in report.rejected["2D.png"]
+    assert len(report.accepted) == len(SUBSET)
+
+
+def test_missing_suit_is_reported() -> None:
+    _, report = learn_profile(example_images([r + "S" for r in "A23456789TJQK"] + ["7H"], seed=2))
+    assert report.missing_suits == ["D", "C"]
+    assert not report.complete
+
+
+def test_no_usable_example_is_an_error() -> None:
+    with pytest.raises(VisionError, match="no usable example"):
+        learn_profile([("QH.png", np.full((100, 100, 3), 60, np.uint8))])
+
+
+def test_load_examples_reads_a_directory(examples_dir: Path) -> None:
+    loaded = load_examples(examples_dir)
+    assert sorted(n for n, _ in loaded) == sorted(f"{c}.png" for c in SUBSET)
+    with pytest.raises(VisionError):
+        load_examples(examples_dir / "missing")
+
+
+def test_bad_profile_files_are_refused(tmp_path: Path) -> None:
+    p = tmp_path / "x.json"
+    p.write_text('{"format": "something else"}')
+    with pytest.raises(VisionError, match="not a deck profile"):
+        DeckProfile.load(p)
+    p.write_text("{not json")
+    with pytest.raises(VisionError, match="cannot read"):
+        DeckProfile.load(p)
+    with pytest.raises(VisionError, match="not found"):
+        DeckProfile.load(tmp_path / "none.json")
+
+
+def test_a_rotated_card_reads_from_its_other_corner(profile: DeckProfile) -> None:
+    img = render_example_photo("9D", np.random.default_rng(1))
+    turned = cv2.rotate(img, cv2.ROTATE_180)
+    found = Recogniser(profile).recognise(turned)
+    assert [f.reading.code for f in found] == ["9D"]

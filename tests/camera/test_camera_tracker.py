@@ -1,0 +1,124 @@
+"""Over time: each placement is published once, after settling; removals are noticed."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+
+import pytest
+
+from calibration.deck_profile import DeckProfile
+from calibration.recogniser import Recogniser
+from calibration.tracker import CardTracker
+from drivers.camera.service import CameraService
+from drivers.camera.sources import VirtualCameraSource
+from hwsim.camera.virtual import VirtualCamera
+from studio.backoff import Backoff
+from studio.contract.messages import CameraCard
+
+
+def _events(
+    tracker: CardTracker, cam: VirtualCamera, frames: int
+) -> list[tuple[str, str | None, str | None]]:
+    out = []
+    for _ in range(frames):
+        out += [(e.event, e.reading.code, e.zone) for e in tracker.update(cam.read())]
+    return out
+
+
+def test_each_placement_is_published_once_and_removed_once(profile: DeckProfile) -> None:
+    cam = VirtualCamera(level="medium", seed=4)
+    tracker = CardTracker(Recogniser(profile, cam.calibration()), settle_frames=5, remove_frames=8)
+    assert _events(tracker, cam, 5) == []
+    cam.place("QH", "seat:3", slide_frames=8)  # slides in from the shoe
+    moving = _events(tracker, cam, 6)
+    assert moving == []  # nothing while it moves
+    first = _events(tracker, cam, 10)
+    assert first == [("placed", "QH", "seat:3")]
+    cam.place("7S", "dealer")
+    cam.place("TD", "seat:3")
+    cam.place("AC", "seat:3:h2")
+    more = _events(tracker, cam, 60)  # a long stretch of still frames: nothing repeats
+    assert Counter(more) == Counter(
+        [("placed", "7S", "dealer"), ("placed", "TD", "seat:3"), ("placed", "AC", "seat:3:h2")]
+    )
+    cam.clear()
+    gone = _events(tracker, cam, 12)
+    assert Counter(e for e, _, _ in gone) == Counter({"removed": 4})
+    assert {(c, z) for _, c, z in gone} == {
+        ("QH", "seat:3"),
+        ("7S", "dealer"),
+        ("TD", "seat:3"),
+        ("AC", "seat:3:h2"),
+    }
+    assert _events(tracker, cam, 20) == []
+
+
+def test_a_card_is_not_published_before_it_settles(profile: DeckProfile) -> None:
+    cam = VirtualCamera(level="easy", seed=8)
+    tracker = CardTracker(Recogniser(profile, cam.calibration()), settle_frames=6)
+    cam.place("4D", "seat:5")
+    counts = [len(tracker.update(cam.read())) for _ in range(10)]
+    assert counts[:5] == [0, 0, 0, 0, 0]
+    assert sum(counts) == 1
+
+
+def test_a_brief_dropout_does_not_remove_the_card(profile: DeckProfile) -> None:
+    """A hand over the card for a few frames (no detection) is not a removal."""
+    cam = VirtualCamera(level="easy", seed=9)
+    tracker = CardTracker(Recogniser(profile, cam.calibration()), remove_frames=8)
+    cam.place("8C", "dealer")
+    assert _events(tracker, cam, 8) == [("placed", "8C", "dealer")]
+    empty = VirtualCamera(level="easy", seed=9)  # the same camera, no cards
+    for _ in range(5):
+        assert tracker.update(empty.read()) == []
+    assert _events(tracker, cam, 20) == []
+
+
+def test_camera_service_publishes_contract_messages(profile: DeckProfile) -> None:
+    cam = VirtualCamera(level="easy", seed=12)
+    source = VirtualCameraSource(cam)
+    got: list[CameraCard] = []
+
+    async def publish(message: CameraCard) -> None:
+        got.append(message)
+
+    async def scenario() -> None:
+        service = CameraService(
+            source,
+            Recogniser(profile, cam.calibration()),
+            publish,
+            device="cam-1",
+            backoff=Backoff(initial=0.01, maximum=0.05),
+        )
+        task = asyncio.create_task(service.run())
+        cam.place("KS", "seat:6")
+        cam.place("3H", "seat:6")
+        while len(got) < 2:
+            await asyncio.sleep(0.01)
+        source.dropped = True  # the stream drops: the service reconnects
+        while service.reconnects == 0:
+            await asyncio.sleep(0.01)
+        source.dropped = False
+        cam.clear()
+        while len(got) < 4:
+            await asyncio.sleep(0.01)
+        service.stop()
+        await asyncio.wait_for(task, 5)
+
+    asyncio.run(asyncio.wait_for(scenario(), 60))
+    assert [m.seq for m in got] == [1, 2, 3, 4]
+    assert {(m.card, m.zone, m.event) for m in got[:2]} == {
+        ("KS", "seat:6", "placed"),
+        ("3H", "seat:6", "placed"),
+    }
+    assert {(m.card, m.event) for m in got[2:]} == {("KS", "removed"), ("3H", "removed")}
+    assert all(m.device == "cam-1" and m.confidence >= 0.5 for m in got)
+    wire = got[0].model_dump(mode="json")
+    assert wire["ts"].endswith("Z") and wire["method"] == "index"
+
+
+@pytest.mark.parametrize("settle", [0, -1])
+def test_bad_tracker_settings(profile: DeckProfile, settle: int) -> None:
+    with pytest.raises(ValueError):
+        CardTracker(Recogniser(profile), settle_frames=settle)
