@@ -391,7 +391,8 @@ def build_router(console: Console) -> APIRouter:
 
     @router.get("/fragments/alert-count", response_class=HTMLResponse)
     async def alert_count(user: Viewer) -> Response:
-        return HTMLResponse(str(len(console.open_alerts())))
+        count = len(console.open_alerts())
+        return HTMLResponse(str(count) if count else "")
 
     @router.get("/alerts", response_class=HTMLResponse)
     async def alerts_page(request: Request, user: Viewer, table: str | None = None) -> Response:

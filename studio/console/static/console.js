@@ -214,6 +214,8 @@
 
   if (live) {
     connect();
+  } else if (status) {
+    status.hidden = true; // a page without live data has no connection to show
   }
 
   // ---------------------------------------------------------------- forms
