@@ -24,6 +24,7 @@ from studio.config.loader import load_config
 from studio.config.models import BrokerSettings, DatabaseSettings, StudioConfig, TableSettings
 from studio.console.users import UserStore
 from studio.controller import ControllerService
+from studio.demo import api as demo_api
 from studio.demo.dealer import DealerBot
 from studio.demo.faults import FaultInjector
 from studio.demo.players import PlayerBots
@@ -60,7 +61,7 @@ class DemoOptions:
     port: int = 8000
     manager_user: str = "manager"
     manager_password: str | None = None
-    camera: bool = True
+    camera: bool = False
     status: bool = True
     out: TextIO = field(default=sys.stdout)
 
@@ -75,10 +76,10 @@ class DemoHandle:
     platform_token: str
     service: ControllerService
     sims: dict[str, SimTable]
-    faults: FaultInjector | None
+    faults: FaultInjector
 
 
-def demo_tables(count: int, pace: float) -> list[TableSettings]:
+def demo_tables(count: int, pace: float, *, camera: bool) -> list[TableSettings]:
     seconds = max(1, round(pace * 8))
     tables = []
     for index in range(count):
@@ -91,7 +92,7 @@ def demo_tables(count: int, pace: float) -> list[TableSettings]:
             **overrides,
             "timeouts": {"betting_seconds": seconds, "decision_seconds": seconds},
         }
-        tables.append(TableSettings(id=name, ruleset=ruleset))
+        tables.append(TableSettings(id=name, ruleset=ruleset, single_source=not camera))
     return tables
 
 
@@ -103,7 +104,7 @@ async def run_demo(
     base = load_config(options.config) if options.config else StudioConfig()
     broker = BrokerSettings(url=options.broker) if options.broker else base.broker
     database = options.database or (base.database.url if options.config else DatabaseSettings().url)
-    tables = base.tables or demo_tables(options.tables, options.pace)
+    tables = base.tables or demo_tables(options.tables, options.pace, camera=options.camera)
     async with AsyncExitStack() as stack:
         broker = await stack.enter_async_context(broker_for(broker))
         workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="studio-demo-")))
@@ -148,9 +149,14 @@ async def run_demo(
         token = secrets.token_urlsafe(24)
         ctx = WebContext(fanout=fanout, log=log, db=db, controller=service)
         ctx.extras["platform_token"] = token
-        web = await stack.enter_async_context(
-            WebServer(create_app(ctx), options.host, options.port)
+        injector = FaultInjector(
+            list(sims.values()),
+            rate=options.fault_rate if options.faults else 0.0,
+            seed=options.seed,
         )
+        app = create_app(ctx)
+        app.include_router(demo_api.build_router(injector))
+        web = await stack.enter_async_context(WebServer(app, options.host, options.port))
 
         client = await stack.enter_async_context(
             httpx.AsyncClient(
@@ -158,11 +164,6 @@ async def run_demo(
             )
         )
         bots = await stack.enter_async_context(MessageBus(broker, "demo-bots"))
-        injector = (
-            FaultInjector(list(sims.values()), rate=options.fault_rate, seed=options.seed)
-            if options.faults
-            else None
-        )
         handle = DemoHandle(web.url, options.manager_user, password, token, service, sims, injector)
         _print_banner(options, handle, config)
 
@@ -176,7 +177,7 @@ async def run_demo(
             )
             tasks.append(group.create_task(dealer.run(), name=f"dealer:{table.id}"))
             tasks.append(group.create_task(players.run(), name=f"players:{table.id}"))
-        if injector is not None:
+        if options.faults and options.fault_rate > 0:
             tasks.append(group.create_task(injector.run(), name="faults"))
         if options.auto_resolve is not None:
             tasks.append(
