@@ -14,7 +14,8 @@ from studio.errors import StudioError
 
 
 def _fail(message: str) -> typer.Exit:
-    typer.echo(f"error: {message}", err=True)
+    one_line = " ".join(message.split())
+    typer.echo(f"error: {one_line}", err=True)
     return typer.Exit(2)
 
 
