@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 import itertools
+from pathlib import Path
 
-from devices_rig import Rig
+from devices_rig import Rig, start_recorder
+
+from drivers.runner import DriverSet
+from hwsim.table import Simulator
+from studio.bus import MessageBus
+from studio.config import BrokerSettings
+from studio.contract import Topics
 
 
 async def test_each_card_dealt_is_published_with_device_seq(rig: Rig) -> None:
@@ -83,3 +91,24 @@ async def test_jam_tamper_and_shoe_empty(rig: Rig) -> None:
     assert names == ["jam", "jam_cleared", "tamper", "tamper_cleared", "shoe_empty", "shoe_empty"]
     assert rig.rec.events(rig.topics.shoe_events, "tamper")[0].data == {"lid": "open"}
     assert rig.rec.cards[-1].card == last.code
+
+
+async def test_barcoded_deck_cards_carry_their_serial(
+    broker: BrokerSettings, table_id: str, tmp_path: Path
+) -> None:
+    topics = Topics(table_id)
+    async with Simulator(
+        [table_id], seed=2, base_dir=tmp_path, heartbeat_interval=0.1, barcoded=True
+    ) as sim:
+        table = sim.table(table_id)
+        async with MessageBus(broker, "rec") as bus, asyncio.TaskGroup() as group:
+            rec = await start_recorder(bus, topics, group)
+            async with DriverSet(
+                sim.studio_config(broker.url, heartbeat_timeout=2.0), broker=broker
+            ) as drivers:
+                await drivers.wait_online(20)
+                dealt = [c.code for _ in range(3) for c in table.deal()]
+                cards = await rec.wait(lambda: len(rec.cards) >= 3 and rec.cards)
+            rec.stop()
+    assert [c.card for c in cards] == dealt
+    assert [c.serial for c in cards] == [f"{table.shoe.shoe_id}-{i:04d}" for i in range(3)]
