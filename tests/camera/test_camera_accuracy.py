@@ -18,7 +18,7 @@ from calibration.recogniser import Recogniser
 from hwsim.camera.dataset import Score, scenes, score_scene, true_calibration
 
 FRAMES_PER_LEVEL = 56  # x 12 cards x 3 levels = 2,016 instances
-MIN_ACCURACY = {"easy": 0.98, "medium": 0.97, "hard": 0.60}
+MIN_ACCURACY = {"easy": 0.97, "medium": 0.96, "hard": 0.60}
 MAX_CONFIDENT_MISREAD_RATE = {"easy": 0.0, "medium": 0.0, "hard": 0.02}
 
 
