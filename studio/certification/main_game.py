@@ -8,8 +8,9 @@ Method (see docs/certification.md for the long version)
   weighted by the exact probability of that initial deal.
 * A player hand is the multiset of its cards. Its value depends only on that
   multiset and on the cards otherwise known to be out of the shoe (the up card
-  and, for a split hand, the other pair card), so values are memoised by
-  ``(hand, extra card)``.
+  and, for a split hand, the other pair card(s)), so every live hand is a node
+  ``(hand, context)`` of one graph shared by all up cards, and values are
+  computed for all nodes at once, level by level, with numpy.
 * The dealer's outcome probabilities for every composition the player can leave
   behind are computed exactly (without replacement) in one vectorised pass per
   up card (:func:`studio.certification.dealer.outcome_matrix`).
@@ -29,7 +30,9 @@ Method (see docs/certification.md for the long version)
   and the up card known to be out, so the split is worth twice one hand whose
   first card is the pair card and whose shoe lacks the other pair card. This is
   exact for that post-split strategy (each hand plays optimally on its own
-  cards); it is not an infinite-deck approximation.
+  cards); it is not an infinite-deck approximation. Resplits (up to four
+  hands) follow the pair-card process exactly and value each final hand on the
+  shoe less that outcome's pair cards (see :meth:`_UpcardAnalysis.split_value_resplit`).
 
 Strategies: ``optimal`` chooses the best action at every node from the exact
 composition (composition-dependent play); a :class:`Policy` (the engine's
