@@ -485,7 +485,11 @@ class TableController:
             self.shuffle_verified = False
             self._count_mismatch(inp.data, str(event.data.get("reason", "count mismatch")))
         elif event.event in _SHUFFLER_FAULTS:
-            self._alert(AlertCode.INTEGRITY, _SHUFFLER_FAULTS[event.event], [inp.data])
+            self._alert(
+                AlertCode.INTEGRITY,
+                _SHUFFLER_FAULTS[event.event],
+                [{"source": "shuffler", **inp.data}],
+            )
         else:
             self._event(f"shuffler_{event.event}", **event.data)
 
@@ -494,7 +498,7 @@ class TableController:
         self._alert(
             AlertCode.SHUFFLER_COUNT_MISMATCH,
             f"shuffler count wrong ({why}): deck out of play, replace it and investigate",
-            [evidence],
+            [{"source": "shuffler", **evidence}],
             allowed=[Resolution.ACCEPT],
         )
 
@@ -508,11 +512,13 @@ class TableController:
                 self._alert(
                     AlertCode.CUT_CARD,
                     "cut card out: this is the last round of the shoe",
-                    [inp.data],
+                    [{"source": "cutcard", **inp.data}],
                     allowed=[Resolution.ACCEPT],
                 )
         elif event.event == "sensor_fault":
-            self._alert(AlertCode.INTEGRITY, "cut-card sensor fault", [inp.data])
+            self._alert(
+                AlertCode.INTEGRITY, "cut-card sensor fault", [{"source": "cutcard", **inp.data}]
+            )
         else:
             self._event(f"cutcard_{event.event}", **event.data)
 
@@ -526,21 +532,23 @@ class TableController:
             self._alert(
                 AlertCode.MISSCAN,
                 "card pulled but not read by the shoe",
-                [inp.data],
+                [{"source": "shoe", **inp.data}],
                 allowed=[Resolution.ACCEPT, Resolution.CANCEL],
             )
         elif event.event == "double_pull":
             self._alert(
                 AlertCode.UNEXPECTED_CARD,
                 "two cards pulled at once",
-                [inp.data],
+                [{"source": "shoe", **inp.data}],
                 allowed=[Resolution.ACCEPT, Resolution.CANCEL],
             )
         elif event.event in _SHOE_FAULTS:
             if event.event == "shoe_empty" and self.phase not in ("dealing", "betting"):
                 self._event("shoe_empty")
                 return
-            self._alert(AlertCode.INTEGRITY, _SHOE_FAULTS[event.event], [inp.data])
+            self._alert(
+                AlertCode.INTEGRITY, _SHOE_FAULTS[event.event], [{"source": "shoe", **inp.data}]
+            )
         else:
             self._event(f"shoe_{event.event}", **event.data)
 

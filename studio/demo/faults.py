@@ -26,12 +26,14 @@ class FaultInjector:
         seed: int,
         interval: float = 2.0,
         camera_mismatch: Callable[[str], None] | None = None,
+        eligible: Callable[[str], bool] | None = None,
     ) -> None:
         self.tables = tables
         self.rate = rate
         self.rng = random.Random(seed)
         self.interval = interval
         self.camera_mismatch = camera_mismatch
+        self.eligible = eligible
         self.injected: Counter[str] = Counter()
 
     async def run(self) -> None:
@@ -39,7 +41,11 @@ class FaultInjector:
             await asyncio.sleep(self.interval)
             if self.rng.random() >= self.rate:
                 continue
-            table = self.rng.choice(self.tables)
+            # Faults strike while cards are being dealt, as they do at a real table.
+            ready = [t for t in self.tables if self.eligible is None or self.eligible(t.id)]
+            if not ready:
+                continue
+            table = self.rng.choice(ready)
             fault = self.rng.choice(FAULTS)
             await self.inject(table, fault)
 
