@@ -246,8 +246,9 @@ class Recogniser:
             out.append(CardFound(quad, zone, dist, self.identify(frame, quad, card)))
         return out
 
-    def is_card(self, frame: Image, quad: CardQuad) -> bool:
-        return _paper_ok(warp_card(frame, quad))
+    def is_card(self, frame: Image, quad: CardQuad, card: Image | None = None) -> bool:
+        """Does the rectified quad look like paper (not a glare spot, a marker, a chip)?"""
+        return _paper_ok(warp_card(frame, quad) if card is None else card)
 
 
 def _roi(frame: Image, quad: CardQuad) -> Image:

@@ -96,6 +96,8 @@ class CameraService:
 
     def message(self, event: CardEvent) -> CameraCard:
         """The contract message of a tracker event (advances ``seq``)."""
+        if event.zone is None:
+            raise VisionError("a camera message needs a zone (is the table calibrated?)")
         self.seq += 1
         r = event.reading
         return CameraCard(
@@ -103,7 +105,7 @@ class CameraService:
             seq=self.seq,
             ts=datetime.now(UTC),
             card=r.code,
-            zone=event.zone or "dealer",
+            zone=event.zone,
             confidence=round(r.confidence if r.readable else 0.0, 4),
             event=event.event,
             method=r.method,
