@@ -49,7 +49,13 @@ async def restartable(
         await state["broker"].start()
 
         async def restart_embedded() -> None:
+            amqtt_broker = state["broker"]._broker
             await state["broker"].stop()
+            # EmbeddedBroker.stop() gives amqtt 10 s to shut down; on a loaded machine it can
+            # time out before amqtt closes its listener, and the port stays bound. Close it.
+            for server in getattr(amqtt_broker, "_servers", {}).values():
+                if getattr(server, "instance", None) is not None:
+                    server.instance.close()
             await asyncio.sleep(0.5)
             state["broker"] = EmbeddedBroker(port=port)
             # amqtt may take a moment to release its listening socket after shutdown.
