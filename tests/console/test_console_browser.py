@@ -425,3 +425,25 @@ async def test_lockout_and_live_alert_on_the_overview(browser: Browser, database
         sent = json.loads(await page.evaluate("JSON.stringify(document.body.dataset)"))
         assert int(sent["refreshes"]) >= 2
         await ctx.close()
+
+
+async def test_an_alert_is_cued_once_whether_its_message_or_a_refresh_shows_it_first(
+    browser: Browser, database: Database
+) -> None:
+    async with double_server(database) as (base, controller):
+        ctx, page = await new_page(browser)
+        await log_in(page, base, "manager")
+        await page.goto(f"{base}/console/alerts")
+        await page.wait_for_function("() => document.body.dataset.liveState === 'live'")
+        # The alert reaches the page through a refresh caused by another message first...
+        alert_id = controller.add_alert("bj1", "heartbeat_late", "warning", utc_now())
+        await controller.prompt("bj1", "wait", "Wait")
+        await page.locator(f'[data-alert-id="{alert_id}"]').wait_for()
+        await page.wait_for_function("() => window.studioCues === 1")
+        # ...and its own message afterwards does not cue it again.
+        await controller._emit_alert(controller._alerts[alert_id])
+        await controller.prompt("bj1", "wait", "Still waiting")
+        await page.wait_for_timeout(500)
+        assert await page.evaluate("window.studioCues") == 1
+        assert "heartbeat_late on bj1" in await page.inner_text("#alert-banner")
+        await ctx.close()

@@ -91,6 +91,12 @@
     beep();
   }
 
+  function noticeAlert(alert) {
+    if (!alert.alert_id || seenAlerts.has(alert.alert_id)) return;
+    seenAlerts.add(alert.alert_id);
+    alertCue(alert);
+  }
+
   document.addEventListener("visibilitychange", () => {
     if (!document.hidden) {
       unseen = 0;
@@ -138,7 +144,17 @@
       } else {
         el.innerHTML = html;
       }
-      el.querySelectorAll("[data-alert-id]").forEach((a) => seenAlerts.add(a.dataset.alertId));
+      // An alert may show up in a fragment before its own message arrives: cue it once,
+      // whichever comes first.
+      el.querySelectorAll("[data-alert-id][data-alert-state=raised]").forEach((a) => {
+        const message = a.querySelector(".message");
+        noticeAlert({
+          alert_id: a.dataset.alertId,
+          severity: a.dataset.severity,
+          table: a.dataset.alertTable,
+          message: message ? message.textContent : "",
+        });
+      });
       el.dispatchEvent(new CustomEvent("studio:refreshed", { bubbles: true }));
       body.dataset.refreshes = String(Number(body.dataset.refreshes || 0) + 1);
     } catch (err) {
@@ -195,9 +211,8 @@
       let msg;
       try { msg = JSON.parse(event.data); } catch (err) { return; }
       if (msg.channel === "ping") return;
-      if (msg.channel === "alerts" && msg.data && msg.data.state === "raised" && !seenAlerts.has(msg.data.alert_id)) {
-        seenAlerts.add(msg.data.alert_id);
-        alertCue(msg.data);
+      if (msg.channel === "alerts" && msg.data && msg.data.state === "raised") {
+        noticeAlert(msg.data);
       }
       refreshFor(msg.table, msg.channel);
     };
