@@ -97,6 +97,7 @@ async def test_alert_shows_evidence_and_allowed_resolutions_then_who_when_why(
     row = after.split(f'id="resolved-{alert_id}"')[1].split("</tr>")[0]
     assert "void" in row and '<td class="by">manager</td>' in row
     assert '<td class="why">card fell face up</td>' in row and "UTC" in row
+    assert "before / after" in row and "scanner" in row  # the state the resolution changed
 
 
 async def test_table_page_layout_timeline_and_controls_by_role(
