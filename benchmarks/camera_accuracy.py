@@ -15,21 +15,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import time
 from concurrent.futures import ProcessPoolExecutor
 
-import cv2
-
-from calibration.barcode import BarcodeReader
 from calibration.deck_profile import DeckProfile, learn_profile
-from calibration.recogniser import Recogniser
 from hwsim.camera.dataset import (
     SUBSET,
     Score,
     example_images,
-    scenes,
-    score_scene,
-    true_calibration,
+    score_level,
 )
 
 METHODS = ("index", "barcode", "barcode+index")
@@ -40,16 +35,10 @@ def run(
     args: tuple[DeckProfile, str, str, int, int, tuple[int, int]],
 ) -> tuple[str, str, Score, float]:
     profile, method, level, frames, seed, size = args
-    cv2.setNumThreads(1)
-    barcode = method != "index"
-    reader = BarcodeReader() if barcode else None
-    prof = None if method == "barcode" else profile
-    total = Score()
     t0 = time.process_time()
-    for scene in scenes(level, frames, seed=seed, barcode=barcode, size=size):
-        rec = Recogniser(prof, true_calibration(scene), barcodes=reader)
-        total.add(score_scene(scene, rec.recognise(scene.frame)))
-    return method, level, total, time.process_time() - t0
+    prof = None if method == "barcode" else profile
+    score = score_level(prof, level, frames, seed=seed, barcode=method != "index", size=size)
+    return method, level, score, time.process_time() - t0
 
 
 def main() -> None:
@@ -65,7 +54,9 @@ def main() -> None:
     w, h = (int(v) for v in args.size.split("x"))
     profile, _ = learn_profile(example_images(SUBSET, seed=1))
     jobs = [(profile, m, lvl, args.frames, args.seed, (w, h)) for m in METHODS for lvl in LEVELS]
-    with ProcessPoolExecutor(max_workers=args.workers) as pool:
+    # Spawned workers: forking after OpenCV has started threads can deadlock.
+    ctx = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=args.workers, mp_context=ctx) as pool:
         results = list(pool.map(run, jobs))
     rows = []
     for method, level, score, cpu in results:

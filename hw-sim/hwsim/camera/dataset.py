@@ -18,7 +18,9 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from calibration.recogniser import CardFound
+from calibration.barcode import BarcodeReader
+from calibration.deck_profile import DeckProfile
+from calibration.recogniser import CardFound, Recogniser
 from calibration.table import Layout, TableCalibration, default_layout
 from hwsim.camera.render import (
     PROFILE_STYLE,
@@ -175,3 +177,26 @@ def score_scene(scene: Scene, found: list[CardFound]) -> Score:
 
 def all_codes() -> list[str]:
     return [r + s for s in SUITS for r in RANKS]
+
+
+def score_level(
+    profile: DeckProfile | None,
+    level: str,
+    frames: int,
+    *,
+    seed: int,
+    barcode: bool = False,
+    size: tuple[int, int] = (1280, 720),
+) -> Score:
+    """Recognise ``frames`` generated frames of a level and score them.
+
+    ``profile`` is a :class:`calibration.deck_profile.DeckProfile` or ``None`` (barcode only).
+    A module-level function, so that it can run in a spawned worker process.
+    """
+    cv2.setNumThreads(1)
+    reader = BarcodeReader() if barcode else None
+    total = Score()
+    for scene in scenes(level, frames, seed=seed, barcode=barcode, size=size):
+        rec = Recogniser(profile, true_calibration(scene), barcodes=reader)
+        total.add(score_scene(scene, rec.recognise(scene.frame)))
+    return total
