@@ -387,3 +387,24 @@ async def test_login_redirect_stays_on_the_console(client: httpx.AsyncClient, ta
         },
     )
     assert response.status_code == 303 and response.headers["location"] == "/console/"
+
+
+async def test_csrf_middleware_hands_the_form_on_intact_and_limits_its_size(
+    client: httpx.AsyncClient, controller: InMemoryController
+) -> None:
+    token = await login(client, "manager")
+    reason = "ünïcode & symbols = fine; " + "x" * 400
+    ok = await client.post(
+        "/console/tables/bj1/pause", data={"reason": reason, "csrf_token": token}
+    )
+    assert ok.status_code == 303
+    assert controller.calls[-1][1]["reason"] == reason[:500]
+    huge = await client.post(
+        "/console/tables/bj1/pause", data={"reason": "x" * 300_000, "csrf_token": token}
+    )
+    assert huge.status_code == 413
+    multipart = await client.post(
+        "/console/tables/bj1/pause", files={"reason": ("r.txt", b"no token anywhere")}
+    )
+    assert multipart.status_code == 403
+    assert len(controller.calls) == 1
