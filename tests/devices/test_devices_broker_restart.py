@@ -2,14 +2,16 @@
 
 The consumer is a :class:`DeviceFeed` (dedupe by (device, seq), gap repair by
 ReplayRequest from the driver's replay buffer). Both kinds of broker are
-restarted for real: the embedded amqtt broker on the same port, and a Mosquitto
-this test starts itself on a free port (the system one on 1883 is left alone).
+restarted for real on the same port: an EmbeddedBroker (amqtt) hosted in a
+child process (see ``devices_broker_child.py`` for why), and a Mosquitto this
+test starts itself on a free port (the system one on 1883 is left alone).
 """
 
 from __future__ import annotations
 
 import asyncio
 import shutil
+import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -19,11 +21,10 @@ import pytest
 from drivers.consumer import DeviceFeed
 from drivers.runner import DriverSet
 from hwsim.table import Simulator
-from studio.bus import EmbeddedBroker, MessageBus
+from studio.bus import MessageBus
 from studio.bus.embedded import free_port
 from studio.config import BrokerSettings
 from studio.contract import DeviceEvent, ShoeCard, Topics
-from studio.errors import BusError
 
 MOSQUITTO = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
 CARDS = 150
@@ -45,59 +46,41 @@ async def restartable(
     """Yield the broker URL and a coroutine function that stops the broker and starts it again."""
     port = free_port()
     if kind == "embedded":
-        state = {"broker": EmbeddedBroker(port=port)}
-        await state["broker"].start()
-
-        async def restart_embedded() -> None:
-            amqtt_broker = state["broker"]._broker
-            await state["broker"].stop()
-            # EmbeddedBroker.stop() gives amqtt 10 s to shut down; on a loaded machine it can
-            # time out before amqtt closes its listener, and the port stays bound. Close it.
-            for server in getattr(amqtt_broker, "_servers", {}).values():
-                if getattr(server, "instance", None) is not None:
-                    server.instance.close()
-            await asyncio.sleep(0.5)
-            state["broker"] = EmbeddedBroker(port=port)
-            # amqtt may take a moment to release its listening socket after shutdown.
-            async with asyncio.timeout(20):
-                while True:
-                    try:
-                        await state["broker"].start()
-                        return
-                    except BusError:
-                        await asyncio.sleep(0.2)
-
-        try:
-            yield f"mqtt://127.0.0.1:{port}", restart_embedded
-        finally:
-            await state["broker"].stop()
-        return
-    if not Path(MOSQUITTO).exists():
-        pytest.skip("mosquitto binary not installed")
-    conf = tmp_path / "mosquitto.conf"
-    conf.write_text(f"listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\n")
+        command = [
+            sys.executable,
+            str(Path(__file__).with_name("devices_broker_child.py")),
+            str(port),
+        ]
+    else:
+        if not Path(MOSQUITTO).exists():
+            pytest.skip("mosquitto binary not installed")
+        conf = tmp_path / "mosquitto.conf"
+        conf.write_text(f"listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\n")
+        command = [MOSQUITTO, "-c", str(conf)]
     procs: list[asyncio.subprocess.Process] = []
 
     async def start() -> None:
         procs.append(
-            await asyncio.create_subprocess_exec(
-                MOSQUITTO, "-c", str(conf), stderr=asyncio.subprocess.DEVNULL
-            )
+            await asyncio.create_subprocess_exec(*command, stderr=asyncio.subprocess.DEVNULL)
         )
-        async with asyncio.timeout(10):
+        async with asyncio.timeout(30):
             while not await _port_open(port):
                 await asyncio.sleep(0.05)
 
-    async def restart_mosquitto() -> None:
+    async def restart() -> None:
         proc = procs[-1]
         proc.terminate()
-        await asyncio.wait_for(proc.wait(), 10)
+        try:
+            await asyncio.wait_for(proc.wait(), 20)
+        except TimeoutError:
+            proc.kill()
+            await proc.wait()
         await asyncio.sleep(0.5)
         await start()
 
     await start()
     try:
-        yield f"mqtt://127.0.0.1:{port}", restart_mosquitto
+        yield f"mqtt://127.0.0.1:{port}", restart
     finally:
         for proc in procs:
             if proc.returncode is None:
