@@ -87,6 +87,10 @@ class Fanout:
             except asyncio.QueueFull:
                 listener.overflowed = True
                 self._listeners.discard(listener)
+                # Replace the backlog with the end-of-stream marker so the connection closes.
+                while not listener.queue.empty():
+                    listener.queue.get_nowait()
+                listener.queue.put_nowait(None)
                 _LOGGER.warning("stream listener for %s too slow; disconnecting it", table)
 
     def latest(self, table: str) -> list[StreamMessage]:

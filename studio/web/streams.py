@@ -26,17 +26,26 @@ def build_router(ctx: WebContext) -> APIRouter:
     async def table_socket(websocket: WebSocket, table: str) -> None:
         await websocket.accept()
         async with ctx.fanout.listen(table) as listener:
-            receiver = asyncio.create_task(_drain_client(websocket), name=f"ws-recv:{table}")
+            # Wait on the client too: a client that leaves must not keep this handler
+            # (and server shutdown) waiting for the table's next message.
+            closed = asyncio.create_task(_drain_client(websocket), name=f"ws-recv:{table}")
             try:
-                while not receiver.done():
-                    message = await listener.queue.get()
+                while True:
+                    getter = asyncio.create_task(listener.queue.get(), name=f"ws-get:{table}")
+                    done, _ = await asyncio.wait(
+                        {getter, closed}, return_when=asyncio.FIRST_COMPLETED
+                    )
+                    if getter not in done:
+                        getter.cancel()
+                        break
+                    message = getter.result()
                     if message is None:
                         break
                     await websocket.send_text(json.dumps(message.as_json_obj()))
             except (WebSocketDisconnect, RuntimeError):
                 pass
             finally:
-                receiver.cancel()
+                closed.cancel()
 
     @router.get("/api/tables/{table}/events")
     async def table_events(request: Request, table: str) -> EventSourceResponse:

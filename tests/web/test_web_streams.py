@@ -53,3 +53,13 @@ async def test_sse_streams_round_events(table_id: str) -> None:
                         data = json.loads(line[5:])
                         break
     assert data is not None and data["data"]["seq"] == 7 and data["channel"] == "round_events"
+
+
+async def test_a_listener_that_cannot_keep_up_is_cut_off(table_id: str) -> None:
+    fanout = Fanout(bus=None, listener_queue=3)
+    async with fanout.listen(table_id) as listener:
+        for seq in range(1, 6):
+            await fanout.emit(table_id, Channel.ROUND_EVENTS, event(table_id, seq))
+        assert listener.overflowed
+        assert fanout.listener_count == 0
+        assert await listener.queue.get() is None  # end of stream, not stale events

@@ -1,0 +1,63 @@
+"""Eight tables at once in one controller: every table deals and settles independently."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+from pathlib import Path
+
+import pytest
+
+from studio.bus.embedded import free_port
+from studio.demo import DemoOptions, run_demo
+from studio.demo.run import DemoHandle
+
+
+@pytest.mark.timeout(400)
+async def test_eight_tables_settle_rounds_independently(tmp_path: Path) -> None:
+    stop = asyncio.Event()
+    handles: list[DemoHandle] = []
+
+    async def ready(handle: DemoHandle) -> None:
+        handles.append(handle)
+
+    options = DemoOptions(
+        tables=8,
+        pace=0.05,
+        seed=8,
+        faults=False,
+        port=free_port(),
+        database=f"sqlite:///{tmp_path}/eight.db",
+        status=False,
+        out=io.StringIO(),
+    )
+    runner = asyncio.create_task(run_demo(options, stop, on_ready=ready), name="demo")
+    async with asyncio.timeout(360):
+        while not handles:
+            await asyncio.sleep(0.1)
+        service = handles[0].service
+        assert len(service.tables) == 8
+        while True:
+            settled = {
+                t: len(
+                    [r for r in await service.rounds_search(table=t) if r["status"] == "settled"]
+                )
+                for t in service.tables
+            }
+            if min(settled.values()) >= 2:
+                break
+            assert not runner.done(), runner.exception()
+            await asyncio.sleep(1)
+    # A manager pause on one table leaves the other seven dealing.
+    paused = "clubhouse"
+    await service.pause(paused, user="m", reason="test")
+    before = {t: c.round_no for t, c in service.tables.items()}
+    await asyncio.sleep(15)
+    after = {t: c.round_no for t, c in service.tables.items()}
+    assert after[paused] == before[paused]
+    assert sum(after[t] > before[t] for t in after if t != paused) >= 5
+    chain = await service.log.verify()
+    stop.set()
+    result = await runner
+    assert chain.ok
+    assert set(result["rounds"]) == set(service.tables)
