@@ -448,10 +448,11 @@ class _UpcardAnalysis:
         cards already seen. Each final hand is then valued, with its own strategy,
         on the shoe less every pair card of the outcome; the removal of the
         *other* hands' non-pair cards is not tracked (their ranks are unknown
-        non-pair cards). That is the approximation; :meth:`split_value_once` is
-        exact for two hands, and the tests bound the difference of the two there.
+        non-pair cards): for a fixed strategy their removal is accounted for exactly
+        through burn-card invariance (:func:`hidden` below); for optimal play this
+        neglects only the strategy's own change with those unseen cards. For two
+        hands this reproduces :meth:`split_value_once` (exactly for a policy).
         """
-        zero = (0,) * N_CLASSES
         can_resplit = pair != ACE or self.rules.split_resplit_aces
         pair_left = self.base[pair] - 2
         cards_left = sum(self.base) - 2
@@ -476,23 +477,61 @@ class _UpcardAnalysis:
                     state = (h, dealt + 1, capped, other + 1)
                     nxt[state] = nxt.get(state, 0.0) + prob * (1.0 - p_pair)
             frontier = nxt
+        zero_hand = (0,) * N_CLASSES
+        one = _add(zero_hand, pair)
+
+        def non_pair(others: int) -> tuple[float, int, int]:
+            """Hand whose second card is not a pair card; (value, pair cards, cards) left."""
+            i = self.row(one, _context(pair, others))
+            p = self.p[i]
+            left = 1.0 - p[pair]
+            child = self.graph.child[i]
+            ev = sum(
+                p[c] / left * second[child[c]] for c in range(N_CLASSES) if c != pair and p[c] > 0
+            )
+            rest = self.rest[i]
+            return float(ev) if left > 0 else 0.0, int(rest[pair]), int(rest.sum())
+
+        def capped_pair(others: int) -> tuple[float, int, int]:
+            """Hand of two pair cards that may not be split again."""
+            i = self.row(one, _context(pair, others))
+            j = int(self.graph.child[i][pair])
+            rest = self.rest[j]
+            return float(second[j]), int(rest[pair]), int(rest.sum())
+
+        memo: dict[tuple[str, int, int], float] = {}
+
+        def hidden(kind: str, others: int, hidden_cards: int) -> float:
+            """Value with ``hidden_cards`` unknown non-pair cards also out of the shoe.
+
+            Burning one unseen card does not change a fixed strategy's expectation, so
+            ``V(k) = P(pair) V(k + 1) + P(non-pair) V(k, one non-pair card out)``; solved
+            for the last term and applied repeatedly (for a hand conditioned on a
+            non-pair second card, P(pair) is taken among the other cards).
+            """
+            key = (kind, others, hidden_cards)
+            got = memo.get(key)
+            if got is not None:
+                return got
+            base = non_pair if kind == "n" else capped_pair
+            value, pairs_left, cards_left = base(others)
+            if hidden_cards:
+                # a hand conditioned on a non-pair second card sees one card fewer
+                pool = cards_left - (hidden_cards - 1) - (1 if kind == "n" else 0)
+                q = pairs_left / pool if pool > 0 else 0.0
+                prev = hidden(kind, others, hidden_cards - 1)
+                more = hidden(kind, others + 1, hidden_cards - 1) if q > 0 else 0.0
+                value = (prev - q * more) / (1.0 - q) if q < 1 else prev
+            memo[key] = value
+            return value
+
         value = 0.0
         for (h, capped, other), prob in finals.items():
             out = h + capped  # pair cards out in this outcome
             if other:
-                i = self.row(_add(zero, pair), _context(pair, out - 1))
-                p = self.p[i]
-                rest = 1.0 - p[pair]
-                child = self.graph.child[i]
-                ev = sum(
-                    p[c] / rest * second[child[c]]
-                    for c in range(N_CLASSES)
-                    if c != pair and p[c] > 0
-                )
-                value += prob * other * float(ev)
+                value += prob * other * hidden("n", out - 1, other - 1)
             if capped:
-                i = self.row(_add(zero, pair), _context(pair, out - 2))
-                value += prob * capped * float(second[self.graph.child[i][pair]])
+                value += prob * capped * hidden("c", out - 2, other)
         return value
 
     def optimal_split_hands(self) -> npt.NDArray[np.float64]:

@@ -83,8 +83,8 @@ def test_resplit_pair_process_against_the_exact_single_split(up: int) -> None:
     values = ctx.optimal_split_hands()
     for pair in range(10):
         once = ctx.split_value_once(pair, values)
-        # the resplit method restricted to two hands approximates the exact value closely
-        assert ctx.split_value_resplit(pair, values, 2) == pytest.approx(once, abs=2e-3)
+        # the resplit method restricted to two hands reproduces the exact single split
+        assert ctx.split_value_resplit(pair, values, 2) == pytest.approx(once, abs=1e-10)
     eights = 7
     two, three, four = (ctx.split_value_resplit(eights, values, h) for h in (2, 3, 4))
     assert two < three < four  # resplitting eights is worth something
@@ -398,4 +398,109 @@ def test_split_value_matches_sequential_deal(up: int, pair: int, peek: bool) -> 
     ctx = _UpcardAnalysis(rules, TINY, up)
     exact = ctx.split_value(pair, ctx.policy_values(_HitBelow17()))
     brute = brute_split(TINY, up, pair, peek=peek, h17=False)
+    assert exact == pytest.approx(brute, abs=1e-12)
+
+
+def brute_resplit(
+    shoe: tuple[int, ...], up: int, pair: int, max_hands: int, *, peek: bool
+) -> float:
+    """Split with resplits to ``max_hands``, dealt in the real order, split hands played
+    by ``_HitBelow17``, dealer S17. Finished hands are kept as totals only."""
+
+    def take(rest: tuple[int, ...], c: int) -> tuple[int, ...]:
+        lst = list(rest)
+        lst[c] -= 1
+        return tuple(lst)
+
+    @cache
+    def dealer(rest: tuple[int, ...], cards: tuple[int, ...]) -> tuple[float, ...]:
+        total, _ = _total(cards)
+        out = [0.0] * 6
+        if total > 21:
+            out[5] = 1.0
+            return tuple(out)
+        if total >= 17:
+            out[total - 17] = 1.0
+            return tuple(out)
+        n = sum(rest)
+        for c in range(10):
+            if rest[c]:
+                sub = dealer(take(rest, c), tuple(sorted((*cards, c))))
+                for i in range(6):
+                    out[i] += rest[c] / n * sub[i]
+        return tuple(out)
+
+    @cache
+    def play(
+        rest: tuple[int, ...],
+        hole: int,
+        done: tuple[int, ...],
+        cur: tuple[int, ...],
+        pending: int,
+        hands: int,
+    ) -> float:
+        n = sum(rest)
+        out = 0.0
+        if len(cur) == 1:  # the second card of the current hand
+            for c in range(10):
+                if not rest[c]:
+                    continue
+                if c == pair and hands < max_hands:
+                    nxt = play(take(rest, c), hole, done, cur, pending + 1, hands + 1)
+                else:
+                    nxt = play(take(rest, c), hole, done, (pair, c), pending, hands)
+                out += rest[c] / n * nxt
+            return out
+        total, _ = _total(cur)
+        if total < 17:
+            for c in range(10):
+                if rest[c]:
+                    new = tuple(sorted((*cur, c)))
+                    out += rest[c] / n * play(take(rest, c), hole, done, new, pending, hands)
+            return out
+        finished = tuple(sorted((*done, min(total, 22))))
+        if pending:
+            return play(rest, hole, finished, (pair,), pending - 1, hands)
+        if {up, hole} == {0, 9}:
+            return -float(len(finished))
+        dist = dealer(rest, tuple(sorted((up, hole))))
+        for t in finished:
+            if t > 21:
+                out -= 1.0
+            else:
+                out += dist[5] + sum(dist[k] * ((t > 17 + k) - (t < 17 + k)) for k in range(5))
+        return out
+
+    rest0 = list(shoe)
+    rest0[up] -= 1
+    rest0[pair] -= 2
+    n0 = sum(rest0)
+    result = 0.0
+    for h in range(10):
+        if not rest0[h] or (peek and {up, h} == {0, 9}):
+            continue
+        result += rest0[h] / n0 * play(take(tuple(rest0), h), h, (), (pair,), 1, 2)
+    return result
+
+
+# four eights, 18 cards: enough that no deal can exhaust the shoe
+RESPLIT_SHOE = (1, 1, 2, 1, 2, 1, 1, 4, 1, 4)
+
+
+@pytest.mark.parametrize(
+    ("max_hands", "up", "peek"),
+    [
+        (3, 4, True),
+        pytest.param(4, 9, True, marks=pytest.mark.slow),
+        pytest.param(4, 9, False, marks=pytest.mark.slow),
+    ],
+)
+def test_resplit_value_matches_sequential_deal(max_hands: int, up: int, peek: bool) -> None:
+    from studio.certification.main_game import _UpcardAnalysis
+
+    rules = GameRules(decks=1, peek_ace=peek, peek_ten=peek, split_max_hands=4)
+    ctx = _UpcardAnalysis(rules, RESPLIT_SHOE, up)
+    eights = 7
+    exact = ctx.split_value_resplit(eights, ctx.policy_values(_HitBelow17()), max_hands)
+    brute = brute_resplit(RESPLIT_SHOE, up, eights, max_hands, peek=peek)
     assert exact == pytest.approx(brute, abs=1e-12)
