@@ -446,12 +446,11 @@ class _UpcardAnalysis:
         hands) is followed exactly: a second card is a pair card with probability
         ``(pair cards left) / (cards left)`` given the pair and non-pair second
         cards already seen. Each final hand is then valued, with its own strategy,
-        on the shoe less every pair card of the outcome; the removal of the
-        *other* hands' non-pair cards is not tracked (their ranks are unknown
-        non-pair cards): for a fixed strategy their removal is accounted for exactly
-        through burn-card invariance (:func:`hidden` below); for optimal play this
-        neglects only the strategy's own change with those unseen cards. For two
-        hands this reproduces :meth:`split_value_once` (exactly for a policy).
+        on the shoe less every pair card of the outcome; the other hands' non-pair
+        second cards (unknown ranks) are removed through burn-card invariance
+        (``hidden`` below). Exact for a strategy that plays each hand on its own
+        cards; for optimal play the hand's strategy does not adapt to those unseen
+        cards. For two hands this reproduces :meth:`split_value_once`.
         """
         can_resplit = pair != ACE or self.rules.split_resplit_aces
         pair_left = self.base[pair] - 2
