@@ -287,9 +287,22 @@ def _split_touching(
 
 
 def warp_card(frame: Image, quad: CardQuad, width: int = CANON_W, height: int = CANON_H) -> Image:
-    """The card, rectified to ``width`` x ``height`` (portrait)."""
+    """The card, rectified to ``width`` x ``height`` (portrait).
+
+    A card much larger than the canonical size (a close-up photograph) is first shrunk
+    with area averaging, so that the warp does not alias thin strokes away.
+    """
+    corners = quad.corners.astype(np.float64)
+    shrink = 1.5 * math.hypot(width, height) / max(1.0, quad.diagonal)
+    if shrink < 1.0:
+        x0, y0 = np.maximum(np.floor(corners.min(axis=0)).astype(int) - 2, 0)
+        x1, y1 = np.ceil(corners.max(axis=0)).astype(int) + 3
+        roi = frame[y0:y1, x0:x1]
+        size = (max(1, round(roi.shape[1] * shrink)), max(1, round(roi.shape[0] * shrink)))
+        frame = np.asarray(cv2.resize(roi, size, interpolation=cv2.INTER_AREA), np.uint8)
+        corners = (corners - np.array([x0, y0])) * shrink
     dst = np.array([[0, 0], [width, 0], [width, height], [0, height]], dtype=np.float32)
-    m = cv2.getPerspectiveTransform(quad.corners.astype(np.float32), dst)
+    m = cv2.getPerspectiveTransform(corners.astype(np.float32), dst)
     out = cv2.warpPerspective(
         frame, m, (width, height), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE
     )
