@@ -57,7 +57,8 @@ class PlayerBots:
         round_id = state.get("round_id")
         if state.get("paused") or round_id is None:
             return
-        if state["phase"] == "betting" and self._bet_round != round_id:
+        if state["phase"] == "betting" and (self._bet_round != round_id or not state["boxes"]):
+            # Bet once per round, and again if the window was extended because nobody did.
             self._bet_round = round_id
             await self.place_bets(round_id)
         prompt = state.get("prompt") or {}
@@ -82,9 +83,8 @@ class PlayerBots:
     async def place_bets(self, round_id: str) -> None:
         table = self.rules.table
         side_kinds = [kind.value for kind in self.rules.side_bets]
-        for seat in range(1, table.seats + 1):
-            if self.rng.random() > 0.7:
-                continue
+        seats = [seat for seat in range(1, table.seats + 1) if self.rng.random() < 0.7]
+        for seat in seats or [self.rng.randint(1, table.seats)]:
             majority = table.decision_mode is DecisionMode.MAJORITY_RULES
             players = self.rng.randint(1, 5) if majority else 1
             for n in range(players):

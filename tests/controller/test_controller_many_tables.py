@@ -9,8 +9,16 @@ from pathlib import Path
 import pytest
 
 from studio.bus.embedded import free_port
+from studio.controller import ControllerService
 from studio.demo import DemoOptions, run_demo
 from studio.demo.run import DemoHandle
+
+
+async def settled_counts(service: ControllerService) -> dict[str, int]:
+    return {
+        t: len([r for r in await service.rounds_search(table=t) if r["status"] == "settled"])
+        for t in service.tables
+    }
 
 
 @pytest.mark.timeout(400)
@@ -32,22 +40,23 @@ async def test_eight_tables_settle_rounds_independently(tmp_path: Path) -> None:
         out=io.StringIO(),
     )
     runner = asyncio.create_task(run_demo(options, stop, on_ready=ready), name="demo")
-    async with asyncio.timeout(360):
-        while not handles:
-            await asyncio.sleep(0.1)
-        service = handles[0].service
-        assert len(service.tables) == 8
-        while True:
-            settled = {
-                t: len(
-                    [r for r in await service.rounds_search(table=t) if r["status"] == "settled"]
-                )
-                for t in service.tables
-            }
-            if min(settled.values()) >= 2:
-                break
-            assert not runner.done(), runner.exception()
-            await asyncio.sleep(1)
+    progress: dict[str, object] = {}
+    try:
+        async with asyncio.timeout(300):
+            while not handles:
+                assert not runner.done(), runner.exception()
+                await asyncio.sleep(0.1)
+            service = handles[0].service
+            assert len(service.tables) == 8
+            while min((counts := await settled_counts(service)).values()) < 2:
+                progress = {
+                    t: (c.phase, c.paused, c.round_no, counts[t]) for t, c in service.tables.items()
+                }
+                assert not runner.done(), runner.exception()
+                await asyncio.sleep(1)
+    except TimeoutError:
+        stop.set()
+        raise AssertionError(f"tables stuck: {progress}") from None
     # A manager pause on one table leaves the other seven dealing.
     paused = "clubhouse"
     await service.pause(paused, user="m", reason="test")
