@@ -69,7 +69,8 @@ class EmbeddedBroker:
             try:
                 await asyncio.wait_for(broker.shutdown(), timeout=10)
             except (TimeoutError, Exception) as exc:  # shutdown must never mask the real exit path
-                _LOGGER.warning("embedded broker shutdown: %s", exc)
+                _LOGGER.warning("embedded broker shutdown: %s; closing it by force", exc)
+                await _force_close(broker)
 
     async def __aenter__(self) -> EmbeddedBroker:
         await self.start()
@@ -92,3 +93,22 @@ async def broker_for(settings: BrokerSettings) -> AsyncIterator[BrokerSettings]:
         return
     async with EmbeddedBroker() as broker:
         yield settings.model_copy(update={"url": broker.url})
+
+
+async def _force_close(broker: Any) -> None:
+    """Close what amqtt's shutdown left open: the listening sockets and client connections.
+
+    Without this a broker that overran its shutdown keeps its port bound (a restart on the
+    same port fails) and its clients connected (they never notice the broker is gone).
+    """
+    for server in list(getattr(broker, "_servers", {}).values()):
+        instance = getattr(server, "instance", None)
+        if instance is not None:
+            instance.close()
+    for _session, handler in list(getattr(broker, "_sessions", {}).values()):
+        writer = getattr(handler, "writer", None)
+        if writer is not None:
+            try:
+                await asyncio.wait_for(writer.close(), timeout=1)
+            except Exception as exc:  # each connection is closed on a best-effort basis
+                _LOGGER.debug("closing a client connection: %s", exc)
