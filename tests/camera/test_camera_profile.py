@@ -104,3 +104,13 @@ def test_a_rotated_card_reads_from_its_other_corner(profile: DeckProfile) -> Non
     turned = cv2.rotate(img, cv2.ROTATE_180)
     found = Recogniser(profile).recognise(turned)
     assert [f.reading.code for f in found] == ["9D"]
+
+
+def test_a_close_up_photograph_reads(profile: DeckProfile) -> None:
+    """A 3000x2250 photo: the card is shrunk with area averaging before the warp."""
+    from hwsim.camera.render import TABLE_STYLE
+
+    rng = np.random.default_rng(8)
+    for code in ("TS", "QH", "8C"):
+        img = render_example_photo(code, rng, style=TABLE_STYLE, size=(3000, 2250))
+        assert [f.reading.code for f in Recogniser(profile).recognise(img)] == [code]

@@ -122,3 +122,31 @@ def test_camera_service_publishes_contract_messages(profile: DeckProfile) -> Non
 def test_bad_tracker_settings(profile: DeckProfile, settle: int) -> None:
     with pytest.raises(ValueError):
         CardTracker(Recogniser(profile), settle_frames=settle)
+
+
+def test_image_directory_source_ends_the_service(profile: DeckProfile, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import cv2
+
+    from drivers.camera.sources import ImageDirectorySource, open_source
+    from studio.errors import VisionError
+
+    cam = VirtualCamera(level="easy", seed=15)  # (seed 14 poses this JH unreadably: 0.22)
+    cam.place("JH", "seat:1")
+    cv2.imwrite(str(tmp_path / "a.png"), cam.read())
+    cam.clear()
+    cv2.imwrite(str(tmp_path / "b.png"), cam.read())
+    source = open_source(str(tmp_path), repeat=12)
+    assert isinstance(source, ImageDirectorySource) and not source.live
+    got: list[CameraCard] = []
+
+    async def publish(message: CameraCard) -> None:
+        got.append(message)
+
+    service = CameraService(source, Recogniser(profile, cam.calibration()), publish, device="cam-2")
+    asyncio.run(asyncio.wait_for(service.run(), 60))
+    assert [(m.event, m.card, m.zone) for m in got] == [
+        ("placed", "JH", "seat:1"),
+        ("removed", "JH", "seat:1"),
+    ]
+    with pytest.raises(VisionError):
+        open_source(str(tmp_path / "missing.mp4"))
