@@ -8,12 +8,17 @@ import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import hypothesis  # noqa: F401  (see below)
 import pytest
 import sqlalchemy as sa
 
 from studio.bus import EmbeddedBroker
 from studio.config import BrokerSettings
 from studio.store import Database
+
+# hypothesis's pytest plugin imports the package lazily at session end, deep in pytest's
+# stack, where CPython 3.11.7's parser can fail with "AST constructor recursion depth
+# mismatch" while pytest rewrites it. Importing it here, at the top, avoids that.
 
 MOSQUITTO_URL = os.environ.get("STUDIO_TEST_MOSQUITTO", "mqtt://127.0.0.1:1883")
 POSTGRES_URL = os.environ.get("STUDIO_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test")
