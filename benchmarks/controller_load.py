@@ -41,9 +41,6 @@ from studio.streams import Fanout
 from studio.web import WebContext, WebServer, create_app
 
 
-DEBUG = False
-
-
 def pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
@@ -129,10 +126,6 @@ async def run(
                             sim.deal()
                         elif table.prompt().action == "wait_decisions":
                             await service.cancel_round(sim.id, user="bench", reason="benchmark")
-                    if DEBUG:
-                        print(
-                            sim.id, table.phase, table.paused, table.prompt().text, len(latencies)
-                        )
                     await asyncio.sleep(interval)
             finally:
                 receiver.cancel()

@@ -12,7 +12,9 @@ def card(seq: int, code: str = "QH") -> ShoeCard:
     return ShoeCard(device="shoe-1", seq=seq, ts=datetime.now(UTC), card=code, shoe="S1")
 
 
-async def test_publish_subscribe_validated_round_trip(broker: BrokerSettings, table_id: str) -> None:
+async def test_publish_subscribe_validated_round_trip(
+    broker: BrokerSettings, table_id: str
+) -> None:
     topics = Topics(table_id)
     async with (
         MessageBus(broker, "consumer") as consumer,
@@ -27,9 +29,14 @@ async def test_publish_subscribe_validated_round_trip(broker: BrokerSettings, ta
     assert all(r.payload.card == "TH" and r.topic == topics.shoe_cards for r in got)
 
 
-async def test_malformed_payload_is_counted_and_skipped(broker: BrokerSettings, table_id: str) -> None:
+async def test_malformed_payload_is_counted_and_skipped(
+    broker: BrokerSettings, table_id: str
+) -> None:
     topics = Topics(table_id)
-    async with MessageBus(broker, "consumer") as consumer, MessageBus(broker, "producer") as producer:
+    async with (
+        MessageBus(broker, "consumer") as consumer,
+        MessageBus(broker, "producer") as producer,
+    ):
         async with consumer.subscribe(topics.shoe_cards, ShoeCard) as sub:
             await consumer.wait_connected()
             await producer.publish(topics.shoe_cards, b"{not json")
@@ -52,13 +59,17 @@ async def test_availability_online_then_offline(broker: BrokerSettings, table_id
             assert (await asyncio.wait_for(sub.get(), 10)).payload.state == "offline"
 
 
-async def test_last_will_says_offline_when_a_device_dies(broker: BrokerSettings, table_id: str) -> None:
+async def test_last_will_says_offline_when_a_device_dies(
+    broker: BrokerSettings, table_id: str
+) -> None:
     topics = Topics(table_id)
     avail = topics.availability("shoe-1")
     async with MessageBus(broker, "watcher") as watcher:
         async with watcher.subscribe(avail, Availability) as sub:
             await watcher.wait_connected()
-            device = MessageBus(broker.model_copy(update={"keepalive": 5}), "device", availability=avail)
+            device = MessageBus(
+                broker.model_copy(update={"keepalive": 5}), "device", availability=avail
+            )
             await device.__aenter__()
             await device.wait_connected()
             assert (await asyncio.wait_for(sub.get(), 10)).payload.state == "online"
