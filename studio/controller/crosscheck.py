@@ -75,16 +75,16 @@ class CrossCheck:
             shoe, camera = (new, other) if camera_first else (other, new)
             return Outcome(verdict, shoe, camera)
 
+        # Only a sure pairing is decided at once: the same card in the same place, or a
+        # card the camera saw but could not read in that place. Anything else waits for
+        # the window to end, because two cards bound for one zone may be seen in either
+        # order (the camera reports a card when it has settled, not when it was drawn).
         for other in others:
-            if zones_match(other.zone, new.zone):
-                if other.code is None or new.code is None:
-                    return outcome(Verdict.CAMERA_UNREADABLE, other)
-                if other.code == new.code:
-                    return outcome(Verdict.MATCH, other)
-                return outcome(Verdict.MISMATCH, other)
+            if zones_match(other.zone, new.zone) and other.code == new.code and new.code:
+                return outcome(Verdict.MATCH, other)
         for other in others:
-            if new.code is not None and other.code == new.code:
-                return outcome(Verdict.WRONG_BOX, other)
+            if zones_match(other.zone, new.zone) and (other.code is None or new.code is None):
+                return outcome(Verdict.CAMERA_UNREADABLE, other)
         mine.append(new)
         return None
 
@@ -93,15 +93,32 @@ class CrossCheck:
         return min(times) + timedelta(seconds=self.window) if times else None
 
     def expire(self, now: datetime) -> list[Outcome]:
+        """Decide every sighting whose window has ended: a disagreement or a missed card."""
         limit = now - timedelta(seconds=self.window)
         out: list[Outcome] = []
-        for s in [s for s in self.shoe_waiting if s.at <= limit]:
-            self.shoe_waiting.remove(s)
-            out.append(Outcome(Verdict.CAMERA_MISSED, s, None))
-        for c in [c for c in self.camera_waiting if c.at <= limit]:
-            self.camera_waiting.remove(c)
-            out.append(Outcome(Verdict.SHOE_MISSED, None, c))
+        for shoe in [s for s in self.shoe_waiting if s.at <= limit]:
+            self.shoe_waiting.remove(shoe)
+            out.append(self._settle(shoe, self.camera_waiting, shoe_side=True))
+        for camera in [c for c in self.camera_waiting if c.at <= limit]:
+            self.camera_waiting.remove(camera)
+            out.append(self._settle(camera, self.shoe_waiting, shoe_side=False))
         return out
+
+    @staticmethod
+    def _settle(item: Sighting, others: list[Sighting], *, shoe_side: bool) -> Outcome:
+        def pair(verdict: Verdict, other: Sighting) -> Outcome:
+            others.remove(other)
+            return Outcome(verdict, item, other) if shoe_side else Outcome(verdict, other, item)
+
+        for other in others:
+            if zones_match(other.zone, item.zone):
+                return pair(Verdict.MISMATCH, other)
+        for other in others:
+            if item.code is not None and other.code == item.code:
+                return pair(Verdict.WRONG_BOX, other)
+        if shoe_side:
+            return Outcome(Verdict.CAMERA_MISSED, item, None)
+        return Outcome(Verdict.SHOE_MISSED, None, item)
 
     def forget_shoe(self, ref_index: int) -> None:
         """Drop a waiting shoe card (it was voided or the round was cancelled)."""

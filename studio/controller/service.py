@@ -161,6 +161,11 @@ class ControllerService:
         with contextlib.suppress(asyncio.CancelledError):
             await self._stack.aclose()
 
+    async def quiesce(self) -> None:
+        """Stop taking inputs (a clean shutdown: devices going away are not alerts)."""
+        for task in self._tasks:
+            task.cancel()
+
     async def interrupt_rounds(self, reason: str) -> list[str]:
         """Record every round in progress as interrupted (clean shutdown)."""
         interrupted = []

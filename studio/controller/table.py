@@ -258,6 +258,8 @@ class TableController:
             # ``n`` numbers the card in the round, so two "Dealer draws" prompts differ.
             return "deal", _describe_target(target), {**target, "n": len(self.cards) + 1}
         pending = self.engine.pending() if self.engine is not None else None
+        if pending is None and self.crosscheck.shoe_waiting and self.phase == "dealing":
+            return "wait_camera", "Wait: camera confirming the cards", None
         if pending is not None:
             seat = pending.get("seat")
             where = f" (seat {seat})" if seat else ""
@@ -308,7 +310,8 @@ class TableController:
     def _advance(self) -> None:
         """Move the round on as far as it goes without new input."""
         if self.phase == "dealing" and self.engine is not None and not self.paused:
-            if self.engine.finished():
+            # Every card must be confirmed by the camera (or alerted) before money moves.
+            if self.engine.finished() and not self.crosscheck.shoe_waiting:
                 self._settle()
             else:
                 self._arm_decision_timer()

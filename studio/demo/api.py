@@ -31,9 +31,12 @@ def build_router(injector: FaultInjector) -> APIRouter:
         sim = next((t for t in injector.tables if t.id == table), None)
         if sim is None:
             raise HTTPException(404, f"no simulated table {table!r}")
-        if body.fault == "camera_mismatch" and injector.camera_mismatch is None:
-            raise HTTPException(409, "this demo runs without cameras")
-        await injector.inject(sim, body.fault)
+        if body.fault == "camera_mismatch" and (
+            injector.camera_mismatch is None or not injector.camera_mismatch(table)
+        ):
+            raise HTTPException(409, f"table {table} has no camera (single source)")
+        if body.fault != "camera_mismatch":
+            await injector.inject(sim, body.fault)
         return {"table": table, "fault": body.fault, "by": user.username}
 
     return router

@@ -25,7 +25,7 @@ class FaultInjector:
         rate: float,
         seed: int,
         interval: float = 2.0,
-        camera_mismatch: Callable[[str], None] | None = None,
+        camera_mismatch: Callable[[str], bool] | None = None,
         eligible: Callable[[str], bool] | None = None,
     ) -> None:
         self.tables = tables
@@ -62,5 +62,9 @@ class FaultInjector:
             await table.fault("shoe", "unplug")
             await asyncio.sleep(1.5)
             await table.fault("shoe", "replug")
-        elif fault == "camera_mismatch" and self.camera_mismatch is not None:
-            self.camera_mismatch(table.id)
+        elif fault == "camera_mismatch" and (
+            self.camera_mismatch is None or not self.camera_mismatch(table.id)
+        ):
+            # A single-source table has no camera to disagree: the shoe misreads instead.
+            self.injected[fault] -= 1
+            await self.inject(table, "misread")

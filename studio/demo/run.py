@@ -21,10 +21,18 @@ from drivers.runner import DriverSet
 from hwsim.table import SimTable
 from studio.bus import MessageBus, broker_for
 from studio.config.loader import load_config
-from studio.config.models import BrokerSettings, DatabaseSettings, StudioConfig, TableSettings
+from studio.config.models import (
+    BrokerSettings,
+    DatabaseSettings,
+    DeviceSettings,
+    StudioConfig,
+    TableSettings,
+)
 from studio.console.users import UserStore
+from studio.contract import Topics
 from studio.controller import ControllerService
 from studio.demo import api as demo_api
+from studio.demo.camera import CAMERA_ID, DemoCamera, learn_demo_profile
 from studio.demo.dealer import DealerBot
 from studio.demo.faults import FaultInjector
 from studio.demo.players import PlayerBots
@@ -44,6 +52,7 @@ TABLE_KINDS: list[tuple[str, dict[str, Any]]] = [
     ("majority_speed", {"dealer": {"hole_card": "eu", "peek": "none"}}),
 ]
 TABLE_NAMES = ["clubhouse", "classic6", "majority-us", "majority-eu"]
+CAMERA_MAX_SEATS = 3
 
 
 @dataclass
@@ -61,7 +70,7 @@ class DemoOptions:
     port: int = 8000
     manager_user: str = "manager"
     manager_password: str | None = None
-    camera: bool = False
+    camera: bool = True
     status: bool = True
     out: TextIO = field(default=sys.stdout)
 
@@ -92,7 +101,11 @@ def demo_tables(count: int, pace: float, *, camera: bool) -> list[TableSettings]
             **overrides,
             "timeouts": {"betting_seconds": seconds, "decision_seconds": seconds},
         }
-        tables.append(TableSettings(id=name, ruleset=ruleset, single_source=not camera))
+        seats = ruleset_from_spec(ruleset).table.seats
+        # A 7-seat layout leaves each hand two card slots, and the recogniser cannot yet
+        # read overlapping cards: such tables run single-source (marked in every round).
+        single = not camera or seats > CAMERA_MAX_SEATS
+        tables.append(TableSettings(id=name, ruleset=ruleset, single_source=single))
     return tables
 
 
@@ -119,8 +132,16 @@ async def run_demo(
             await sim.start()
             stack.push_async_callback(sim.stop)
             sims[table.id] = sim
+        camera_device = [DeviceSettings(id=CAMERA_ID, kind="camera")]
         tables = [
-            table.model_copy(update={"devices": sims[table.id].device_settings()})
+            table.model_copy(
+                update={
+                    "devices": [
+                        *sims[table.id].device_settings(),
+                        *([] if table.single_source else camera_device),
+                    ]
+                }
+            )
             for table in tables
         ]
         config = StudioConfig(
@@ -164,6 +185,27 @@ async def run_demo(
             )
         )
         bots = await stack.enter_async_context(MessageBus(broker, "demo-bots"))
+        cameras: dict[str, DemoCamera] = {}
+        if options.camera:
+            profile = await asyncio.to_thread(learn_demo_profile, options.seed)
+            for index, table in enumerate(tables):
+                if table.single_source:
+                    continue
+                cam_bus = await stack.enter_async_context(
+                    MessageBus(
+                        broker,
+                        f"cam-{table.id}",
+                        availability=Topics(table.id).availability(CAMERA_ID),
+                    )
+                )
+                cameras[table.id] = DemoCamera(
+                    table.id,
+                    cam_bus,
+                    profile,
+                    seats=ruleset_from_spec(table.ruleset).table.seats,
+                    seed=options.seed * 31 + index,
+                )
+            injector.camera_mismatch = lambda t: _arm_mismatch(cameras, t)
         handle = DemoHandle(web.url, options.manager_user, password, token, service, sims, injector)
         _print_banner(options, handle, config)
 
@@ -171,7 +213,16 @@ async def run_demo(
         tasks = []
         for index, table in enumerate(tables):
             rules = ruleset_from_spec(table.ruleset)
-            dealer = DealerBot(bots, sims[table.id], pace=options.pace)
+            camera = cameras.get(table.id)
+            dealer = DealerBot(
+                bots,
+                sims[table.id],
+                pace=options.pace,
+                place_card=camera.place if camera else None,
+                clear_layout=camera.clear if camera else None,
+            )
+            if camera is not None:
+                tasks.append(group.create_task(camera.run(), name=f"camera:{table.id}"))
             players = PlayerBots(
                 client, table.id, rules, seed=options.seed * 7919 + index, pace=options.pace
             )
@@ -192,6 +243,8 @@ async def run_demo(
         await stop.wait()
         for task in tasks:
             task.cancel()
+        # The controller stops listening first, so devices shutting down raise no alerts.
+        await service.quiesce()
         rounds = {t.table: t.round_no for t in service.tables.values()}
     return {"rounds": rounds}
 
@@ -224,6 +277,14 @@ async def auto_resolve(service: ControllerService, after: float) -> None:
                         )
                     else:
                         raise
+
+
+def _arm_mismatch(cameras: dict[str, DemoCamera], table: str) -> bool:
+    camera = cameras.get(table)
+    if camera is None:
+        return False
+    camera.mismatch_next = True
+    return True
 
 
 def _parse(stamp: str) -> Any:

@@ -5,12 +5,16 @@ from studio.controller.crosscheck import CrossCheck, Sighting, Verdict, zone_of,
 T0 = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 
 
-def shoe(code: str, zone: str, dt: float = 0.0) -> Sighting:
-    return Sighting("shoe", code, zone, T0 + timedelta(seconds=dt), {"index": 1})
+def shoe(code: str, zone: str, dt: float = 0.0, index: int = 1) -> Sighting:
+    return Sighting("shoe", code, zone, T0 + timedelta(seconds=dt), {"index": index})
 
 
 def cam(code: str | None, zone: str, dt: float = 0.0) -> Sighting:
     return Sighting("camera", code, zone, T0 + timedelta(seconds=dt), {"seq": 1})
+
+
+def at(seconds: float) -> datetime:
+    return T0 + timedelta(seconds=seconds)
 
 
 def test_zone_names() -> None:
@@ -36,14 +40,32 @@ def test_match_either_order() -> None:
     assert not check.shoe_waiting and not check2.camera_waiting
 
 
-def test_mismatch_wrong_box_unreadable() -> None:
+def test_two_cards_for_one_zone_seen_in_the_other_order_still_match() -> None:
     check = CrossCheck()
+    check.on_shoe(shoe("QD", "seat:2", 0.0, index=1))
+    check.on_shoe(shoe("3C", "seat:2", 0.3, index=2))
+    first = check.on_camera(cam("3C", "seat:2", 0.8))
+    second = check.on_camera(cam("QD", "seat:2", 0.9))
+    assert first is not None and first.verdict is Verdict.MATCH and first.shoe is not None
+    assert first.shoe.ref["index"] == 2
+    assert second is not None and second.verdict is Verdict.MATCH
+    assert check.expire(at(10)) == []
+
+
+def test_mismatch_and_wrong_box_are_decided_when_the_window_ends() -> None:
+    check = CrossCheck(window=2.0)
     check.on_shoe(shoe("QH", "seat:1"))
-    out = check.on_camera(cam("QD", "seat:1"))
-    assert out is not None and out.verdict is Verdict.MISMATCH
-    check.on_shoe(shoe("5C", "seat:2"))
-    out = check.on_camera(cam("5C", "seat:3"))
-    assert out is not None and out.verdict is Verdict.WRONG_BOX
+    assert check.on_camera(cam("QD", "seat:1", 0.5)) is None
+    check.on_shoe(shoe("5C", "seat:2", 0.5, index=2))
+    assert check.on_camera(cam("5C", "seat:3", 0.6)) is None
+    assert check.expire(at(1.9)) == []
+    verdicts = [o.verdict for o in check.expire(at(2.6))]
+    assert verdicts == [Verdict.MISMATCH, Verdict.WRONG_BOX]
+    assert not check.shoe_waiting and not check.camera_waiting
+
+
+def test_unreadable_camera_card_confirms_the_place() -> None:
+    check = CrossCheck()
     check.on_shoe(shoe("7S", "dealer"))
     out = check.on_camera(cam(None, "dealer"))
     assert out is not None and out.verdict is Verdict.CAMERA_UNREADABLE
@@ -53,10 +75,10 @@ def test_expiry_reports_missed_scans() -> None:
     check = CrossCheck(window=2.0)
     check.on_shoe(shoe("QH", "seat:1"))
     check.on_camera(cam("9C", "seat:5", 1.0))
-    assert check.next_deadline() == T0 + timedelta(seconds=2)
-    assert check.expire(T0 + timedelta(seconds=1.9)) == []
-    first = check.expire(T0 + timedelta(seconds=2.0))
+    assert check.next_deadline() == at(2)
+    assert check.expire(at(1.9)) == []
+    first = check.expire(at(2.0))
     assert [o.verdict for o in first] == [Verdict.CAMERA_MISSED]
-    second = check.expire(T0 + timedelta(seconds=3.0))
+    second = check.expire(at(3.0))
     assert [o.verdict for o in second] == [Verdict.SHOE_MISSED]
     assert check.next_deadline() is None

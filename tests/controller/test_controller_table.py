@@ -175,7 +175,9 @@ def test_camera_cross_check_match_and_mismatch_pauses() -> None:
     d.camera("TH", "seat:1")
     assert "card_confirmed" in d.types()
     d.camera("7C", "dealer")  # camera first this time
-    d.card("7D")  # shoe read differs
+    d.card("7D")  # shoe read differs: decided when the cross-check window ends
+    assert not d.alerts
+    d.tick(3.5)
     assert d.alerts and d.alerts[-1]["code"] == "card_mismatch"
     assert d.table.paused and d.table.prompt().text == "Paused: call manager"
     alert_id = d.alerts[-1]["alert_id"]
@@ -341,3 +343,18 @@ def test_unresolved_pausing_alert_escalates_once_with_a_timeout_alert() -> None:
     assert d.alerts[-1]["code"] == "timeout" and d.alerts[-1]["severity"] == "info"
     d.tick(100)
     assert [a["code"] for a in d.alerts].count("timeout") == 1
+
+
+def test_round_settles_only_after_the_camera_confirmed_every_card() -> None:
+    d = Driver()
+    start_round(d, 1)
+    for code, zone in [("TH", "seat:1"), ("7C", "dealer"), ("9D", "seat:1"), ("5S", "dealer")]:
+        d.card(code)
+        d.camera(code, zone)
+    d.decide(1, "stand", "c1")
+    d.card("KD")  # dealer busts; the camera has not seen the card yet
+    assert d.table.phase == "dealing"
+    assert d.table.prompt().action == "wait_camera"
+    d.camera("KD", "dealer")
+    assert d.table.phase == "settled"
+    assert "card_confirmed" in d.types()
