@@ -34,6 +34,7 @@ async def test_eight_tables_settle_rounds_independently(tmp_path: Path) -> None:
         pace=0.05,
         seed=8,
         faults=False,
+        camera=False,  # eight tables on two cores: the camera pipeline has its own tests
         port=free_port(),
         database=f"sqlite:///{tmp_path}/eight.db",
         status=False,

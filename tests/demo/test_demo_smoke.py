@@ -58,6 +58,10 @@ def test_demo_runs_alerts_resolve_and_stops_cleanly(tmp_path: Path) -> None:
             "3",
             "--fault-rate",
             "0",
+            # Camera misreads are real alerts too; only those left alone for 20 s are
+            # resolved automatically, so the injected one is still the manager's.
+            "--auto-resolve",
+            "20",
             "--database",
             f"sqlite:///{tmp_path}/demo.db",
         ],
