@@ -40,6 +40,16 @@ from studio.store import Database, EventLog
 from studio.streams import Fanout
 from studio.web import WebContext, WebServer, create_app
 
+TOKEN = "benchmark-token"
+
+
+def bench_context(
+    fanout: Fanout, log: EventLog, db: Database, service: ControllerService
+) -> WebContext:
+    ctx = WebContext(fanout, log, db, service)
+    ctx.extras["platform_token"] = TOKEN
+    return ctx
+
 
 def pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
@@ -77,13 +87,15 @@ async def run(
         drivers = await stack.enter_async_context(DriverSet(config, broker=broker))
         await drivers.wait_online(within=120)
         web = await stack.enter_async_context(
-            WebServer(create_app(WebContext(fanout, log, db, service)), port=0)
+            WebServer(create_app(bench_context(fanout, log, db, service)), port=0)
         )
         latencies: list[float] = []
 
         async def table_loop(sim: SimTable, deadline: float) -> None:
             table = service.tables[sim.id]
-            ws = await websockets.connect(f"ws://127.0.0.1:{web.port}/ws/tables/{sim.id}")
+            ws = await websockets.connect(
+                f"ws://127.0.0.1:{web.port}/ws/tables/{sim.id}?token={TOKEN}"
+            )
             writes = sim.shoe.write_times
             assert writes is not None
 

@@ -34,6 +34,16 @@ from studio.store import Database, EventLog
 from studio.streams import Fanout
 from studio.web import WebContext, WebServer, create_app
 
+TOKEN = "benchmark-token"
+
+
+def bench_context(
+    fanout: Fanout, log: EventLog, db: Database, service: ControllerService
+) -> WebContext:
+    ctx = WebContext(fanout, log, db, service)
+    ctx.extras["platform_token"] = TOKEN
+    return ctx
+
 
 def pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
@@ -83,19 +93,26 @@ async def end_to_end(broker: BrokerSettings, cards: int) -> list[float]:
         service = await stack.enter_async_context(ControllerService(config, bus, log, fanout))
         await stack.enter_async_context(DriverSet(config, broker=broker))
         web = await stack.enter_async_context(
-            WebServer(create_app(WebContext(fanout, log, db, service)), port=0)
+            WebServer(create_app(bench_context(fanout, log, db, service)), port=0)
         )
         ws = await stack.enter_async_context(
-            websockets.connect(f"ws://127.0.0.1:{web.port}/ws/tables/{table_id}")
+            websockets.connect(f"ws://127.0.0.1:{web.port}/ws/tables/{table_id}?token={TOKEN}")
         )
         table = service.tables[table_id]
-        sim.new_shoe()
         latencies: list[float] = []
         shoe = sim.shoe
         while len(latencies) < cards:
             while table.phase != "betting":
-                if table.prompt().action in ("shuffle", "change_shoe", "load_shoe"):
+                if table.at(service.clock()).prompt().action in (
+                    "shuffle",
+                    "change_shoe",
+                    "load_shoe",
+                ):
+                    loaded = table.shoe.shoe_id
                     sim.new_shoe()
+                    async with asyncio.timeout(10):  # one shoe at a time
+                        while table.shoe.shoe_id == loaded:
+                            await asyncio.sleep(0.01)
                 await asyncio.sleep(0.01)
             for seat in range(1, 8):
                 await service.submit_command(

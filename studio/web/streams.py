@@ -3,20 +3,40 @@
 Both send the same JSON objects: ``{"table", "channel", "data"}`` where channel is
 ``round_events``, ``round_state``, ``alerts``, ``dealer_prompt`` or ``devices``. A new
 connection first receives the latest state and prompt, then everything live.
+
+Only the game platform (its token) or a logged-in console user may listen: the
+stream carries every bet and card of the table.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hmac
 import json
 from collections.abc import AsyncIterator
 
-from fastapi import APIRouter, Request, WebSocket, WebSocketDisconnect
+from fastapi import APIRouter, HTTPException, Request, WebSocket, WebSocketDisconnect, status
 from sse_starlette.sse import EventSourceResponse
+from starlette.requests import HTTPConnection
 
 from studio.web.context import WebContext
 
 KEEPALIVE_SECONDS = 15.0
+
+
+async def stream_allowed(conn: HTTPConnection, ctx: WebContext) -> bool:
+    """The game platform (its token, as a bearer header or ``?token=``) or a console user."""
+    token = ctx.extras.get("platform_token")
+    if token:
+        header = conn.headers.get("authorization", "")
+        query = conn.query_params.get("token", "")
+        if hmac.compare_digest(header, f"Bearer {token}") or hmac.compare_digest(query, token):
+            return True
+    if getattr(conn.app.state, "console_auth", None) is not None:
+        from studio.console.auth import current_user
+
+        return await current_user(conn) is not None
+    return False
 
 
 def build_router(ctx: WebContext) -> APIRouter:
@@ -24,6 +44,9 @@ def build_router(ctx: WebContext) -> APIRouter:
 
     @router.websocket("/ws/tables/{table}")
     async def table_socket(websocket: WebSocket, table: str) -> None:
+        if not await stream_allowed(websocket, ctx):
+            await websocket.close(code=status.WS_1008_POLICY_VIOLATION)
+            return
         await websocket.accept()
         async with ctx.fanout.listen(table) as listener:
             # Wait on the client too: a client that leaves must not keep this handler
@@ -49,6 +72,9 @@ def build_router(ctx: WebContext) -> APIRouter:
 
     @router.get("/api/tables/{table}/events")
     async def table_events(request: Request, table: str) -> EventSourceResponse:
+        if not await stream_allowed(request, ctx):
+            raise HTTPException(401, "log in, or send the platform token")
+
         async def stream() -> AsyncIterator[dict[str, str]]:
             async with ctx.fanout.listen(table) as listener:
                 while not await request.is_disconnected():

@@ -26,6 +26,8 @@ from studio.store import Database, EventLog
 from studio.streams import Fanout
 from studio.web import WebContext, WebServer, create_app
 
+TOKEN = "platform-token-for-tests"
+
 
 @dataclass
 class Stack:
@@ -62,7 +64,9 @@ async def studio_stack(
         await stack.enter_async_context(DriverSet(config, broker=broker))
         server = None
         if web:
-            app = create_app(WebContext(fanout=fanout, log=log, db=db, controller=service))
+            ctx = WebContext(fanout=fanout, log=log, db=db, controller=service)
+            ctx.extras["platform_token"] = TOKEN
+            app = create_app(ctx)
             server = await stack.enter_async_context(WebServer(app, port=0))
         yield Stack(service, sim, bus, log, server)
 
@@ -78,7 +82,7 @@ async def test_card_travels_from_simulated_shoe_to_websocket(
 ) -> None:
     async with studio_stack(broker, database, tmp_path, table_id, web=True) as s:
         assert s.web is not None
-        url = f"ws://127.0.0.1:{s.web.port}/ws/tables/{table_id}"
+        url = f"ws://127.0.0.1:{s.web.port}/ws/tables/{table_id}?token={TOKEN}"
         async with websockets.connect(url) as ws:
             dealer = DealerBot(s.bus, s.sim, pace=0.05)
             async with asyncio.TaskGroup() as group:

@@ -5,6 +5,7 @@ import json
 from datetime import UTC, datetime
 
 import httpx
+import pytest
 import websockets
 
 from studio.contract import RoundEvent, RoundState
@@ -18,12 +19,36 @@ def event(table: str, seq: int) -> RoundEvent:
     )
 
 
+TOKEN = "test-platform-token"
+
+
+def context(fanout: Fanout) -> WebContext:
+    ctx = WebContext(fanout=fanout)
+    ctx.extras["platform_token"] = TOKEN
+    return ctx
+
+
+async def test_streams_refuse_strangers(table_id: str) -> None:
+    async with WebServer(create_app(context(Fanout(bus=None))), port=0) as server:
+        with pytest.raises(websockets.exceptions.InvalidStatus):
+            async with websockets.connect(f"ws://127.0.0.1:{server.port}/ws/tables/{table_id}"):
+                pass
+        async with httpx.AsyncClient(base_url=server.url, timeout=10) as client:
+            response = await client.get(f"/api/tables/{table_id}/events")
+            assert response.status_code == 401
+            wrong = await client.get(
+                f"/api/tables/{table_id}/events", headers={"Authorization": "Bearer nope"}
+            )
+            assert wrong.status_code == 401
+
+
 async def test_websocket_gets_latest_state_then_live_events(table_id: str) -> None:
     fanout = Fanout(bus=None)
     state = RoundState(table=table_id, round_id="r1", seq=0, ts=datetime.now(UTC), phase="betting")
     await fanout.emit(table_id, Channel.ROUND_STATE, state)
-    async with WebServer(create_app(WebContext(fanout=fanout)), port=0) as server:
-        async with websockets.connect(f"ws://127.0.0.1:{server.port}/ws/tables/{table_id}") as ws:
+    async with WebServer(create_app(context(fanout)), port=0) as server:
+        url = f"ws://127.0.0.1:{server.port}/ws/tables/{table_id}?token={TOKEN}"
+        async with websockets.connect(url) as ws:
             first = json.loads(await asyncio.wait_for(ws.recv(), 5))
             assert first["channel"] == "round_state" and first["data"]["phase"] == "betting"
             while fanout.listener_count == 0:
@@ -38,8 +63,9 @@ async def test_websocket_gets_latest_state_then_live_events(table_id: str) -> No
 
 async def test_sse_streams_round_events(table_id: str) -> None:
     fanout = Fanout(bus=None)
-    async with WebServer(create_app(WebContext(fanout=fanout)), port=0) as server:
-        async with httpx.AsyncClient(base_url=server.url, timeout=10) as client:
+    async with WebServer(create_app(context(fanout)), port=0) as server:
+        auth = {"Authorization": f"Bearer {TOKEN}"}
+        async with httpx.AsyncClient(base_url=server.url, timeout=10, headers=auth) as client:
             async with client.stream("GET", f"/api/tables/{table_id}/events") as response:
                 assert response.status_code == 200
                 assert response.headers["content-type"].startswith("text/event-stream")
