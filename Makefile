@@ -1,5 +1,5 @@
 # Two commands do all the set-up: `make demo` and `make test` create .venv on first use.
-PYTHON ?= python3.11
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
@@ -7,7 +7,8 @@ STAMP := $(VENV)/.installed
 .PHONY: demo test lint install clean
 
 $(STAMP): pyproject.toml
-	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "need $(PYTHON) on PATH (set PYTHON=...)"; exit 1; }
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' 2>/dev/null \
+		|| { echo "need Python 3.11 (set PYTHON=/path/to/python3.11)"; exit 1; }
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e ".[dev]"
