@@ -159,6 +159,9 @@ class SideBetRules(_Model):
     paytable: Paytable
     min_bet: Money = Decimal("0.50")
     max_bet: Money = Decimal("100.00")
+    published_rtp: Decimal | None = Field(
+        default=None, description="RTP (percent) the game's published rules claim, if any"
+    )
 
 
 class TimeoutRules(_Model):
@@ -198,6 +201,10 @@ class RuleSet(_Model):
     )
     table: TableRules
     side_bets: dict[SideBetKind, SideBetRules] = Field(default_factory=dict)
+    published_rtp: Decimal | None = Field(
+        default=None,
+        description="main-game RTP (percent) the published rules claim; reported, never used",
+    )
     timeouts: TimeoutRules = TimeoutRules()
     rounding: RoundingRules = RoundingRules()
 
@@ -339,6 +346,7 @@ def _classic6() -> RuleSet:
     return RuleSet(
         name="classic6",
         source="seed 001 classic multi-player blackjack",
+        published_rtp=Decimal("99.27"),
         shoe=ShoeRules(decks=6, reshuffle_every_round=True, cut_card_fraction=None),
         dealer=DealerRules(
             hits_soft_17=True,
@@ -364,6 +372,7 @@ def _majority_speed() -> RuleSet:
     return RuleSet(
         name="majority_speed",
         source="seed 004 Majority Rules Speed Blackjack",
+        published_rtp=Decimal("99.54"),
         shoe=ShoeRules(decks=8, cut_card_fraction=Decimal("0.5"), burn=Burn.NONE),
         dealer=DealerRules(hits_soft_17=False, hole_card=HoleCard.US, peek=Peek.ACE_AND_TEN),
         double=DoubleRules(after_split=True),
@@ -379,11 +388,22 @@ def _majority_speed() -> RuleSet:
             majority_min_players=2,
         ),
         side_bets={
-            SideBetKind.TWENTY_ONE_PLUS_THREE: SideBetRules(paytable=TwentyOnePlusThreePaytable()),
-            SideBetKind.PLAYERS_PAIR: SideBetRules(paytable=PairPaytable()),
-            SideBetKind.DEALERS_PAIR: SideBetRules(paytable=PairPaytable()),
-            SideBetKind.BUSTER_BLACKJACK: SideBetRules(paytable=BusterPaytable()),
-            SideBetKind.LUCKY_LUCKY: SideBetRules(paytable=LuckyLuckyPaytable()),
+            # Published claims from the seed's "Return to player" section.
+            SideBetKind.TWENTY_ONE_PLUS_THREE: SideBetRules(
+                paytable=TwentyOnePlusThreePaytable(), published_rtp=Decimal("96.25")
+            ),
+            SideBetKind.PLAYERS_PAIR: SideBetRules(
+                paytable=PairPaytable(), published_rtp=Decimal("95.90")
+            ),
+            SideBetKind.DEALERS_PAIR: SideBetRules(
+                paytable=PairPaytable(), published_rtp=Decimal("95.90")
+            ),
+            SideBetKind.BUSTER_BLACKJACK: SideBetRules(
+                paytable=BusterPaytable(), published_rtp=Decimal("93.88")
+            ),
+            SideBetKind.LUCKY_LUCKY: SideBetRules(
+                paytable=LuckyLuckyPaytable(), published_rtp=Decimal("96.1")
+            ),
         },
         timeouts=TimeoutRules(action_default=TimeoutDefault.MAJORITY_VOTE, insurance_default=False),
     )
