@@ -23,6 +23,7 @@ from studio.config.models import StudioConfig, TableSettings
 from studio.controller import ControllerService, Input, TableController
 from studio.controller.crosscheck import zone_of
 from studio.controller.service import INPUT_KINDS
+from studio.errors import StudioError
 from studio.rules.ruleset import ruleset_from_spec
 from studio.rules.strategy import Action, best_action
 from studio.store import Database, EventLog
@@ -227,10 +228,15 @@ async def run(inputs_path: Path, db_url: str, result_path: Path, schema: str | N
             round_gap=1.0,
         )
         async with service:
-            done = len(await log.read(kinds=INPUT_KINDS))
+            # A refused manager action is logged as manager.refused, not as an input.
+            done = len(await log.read(kinds=[*INPUT_KINDS, "manager.refused"]))
             for item in inputs[done:]:
                 clock["t"] = datetime.fromisoformat(item["ts"])
-                await service.submit("crash", item["kind"], item["data"])
+                try:
+                    await service.submit("crash", item["kind"], item["data"])
+                except StudioError:
+                    if item["kind"] != "manager.action":
+                        raise  # only a manager's request may be refused
             rounds = await service.rounds_search(table="crash", limit=1000)
             chain = await log.verify()
         result = snapshot(service.tables["crash"])

@@ -61,7 +61,8 @@ async def studio_stack(
         service = await stack.enter_async_context(
             ControllerService(config, bus, log, fanout, round_gap=0.2)
         )
-        await stack.enter_async_context(DriverSet(config, broker=broker))
+        drivers = await stack.enter_async_context(DriverSet(config, broker=broker))
+        await drivers.wait_online()
         server = None
         if web:
             ctx = WebContext(fanout=fanout, log=log, db=db, controller=service)
@@ -71,10 +72,16 @@ async def studio_stack(
         yield Stack(service, sim, bus, log, server)
 
 
-async def wait_for(predicate: Any, timeout: float = 30.0) -> None:
-    async with asyncio.timeout(timeout):
-        while not predicate():
-            await asyncio.sleep(0.02)
+async def wait_for(predicate: Any, timeout: float = 30.0, table: Any = None) -> None:
+    try:
+        async with asyncio.timeout(timeout):
+            while not predicate():
+                await asyncio.sleep(0.02)
+    except TimeoutError:
+        if table is None:
+            raise
+        alerts = [(a.code.value, a.message) for a in table.alerts.open_alerts()]
+        raise AssertionError(f"stuck: {table.phase} {table.prompt().text} {alerts}") from None
 
 
 async def test_card_travels_from_simulated_shoe_to_websocket(
@@ -122,13 +129,15 @@ async def test_rounds_settle_over_real_devices(
         async with asyncio.TaskGroup() as group:
             task = group.create_task(dealer.run(), name="dealer")
             for n in range(3):
-                await wait_for(lambda n=n: table.phase == "betting" and table.round_no == n + 1)
+                await wait_for(
+                    lambda n=n: table.phase == "betting" and table.round_no == n + 1, table=table
+                )
                 await s.service.submit_command(
                     table_id,
                     {"id": f"r{n}", "type": "bet", "seat": 1, "player": "p1", "stake": "10.00"},
                 )
                 # No decisions: the decision timer stands the hand (clubhouse default).
-            await wait_for(lambda: table.round_no == 4)
+            await wait_for(lambda: table.round_no == 4, table=table)
             task.cancel()
         rounds = await s.service.rounds_search(table=table_id)
         settled = [r for r in rounds if r["status"] == "settled"]
