@@ -10,18 +10,15 @@ POST /scenario                                 a scenario document (JSON), run t
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-from types import TracebackType
 from typing import Any
 
-import uvicorn
 from fastapi import FastAPI, HTTPException
 from pydantic import BaseModel, Field
 
 from hwsim.scenario import Scenario
 from hwsim.table import DEVICE_FAULTS, LINE_FAULTS, SimTable, Simulator
 from studio.errors import ConfigError, DeviceError
+from studio.web.server import WebServer
 
 
 class DealRequest(BaseModel):
@@ -117,39 +114,11 @@ def create_app(sim: Simulator) -> FastAPI:
     return app
 
 
-class ControlServer:
-    """``async with ControlServer(sim, port=8700)``: the HTTP API on a real socket."""
+class ControlServer(WebServer):
+    """``async with ControlServer(sim, port=8700)``: the HTTP API on a real socket.
+
+    The studio's own in-loop uvicorn runner: a port already taken is a clear error.
+    """
 
     def __init__(self, sim: Simulator, host: str = "127.0.0.1", port: int = 8700) -> None:
-        self.server = uvicorn.Server(
-            uvicorn.Config(
-                create_app(sim), host=host, port=port, log_level="warning", lifespan="off"
-            )
-        )
-        self.host = host
-        self.port = port
-        self._task: asyncio.Task[None] | None = None
-
-    @property
-    def url(self) -> str:
-        return f"http://{self.host}:{self.port}"
-
-    async def __aenter__(self) -> ControlServer:
-        self._task = asyncio.create_task(self.server.serve(), name="hwsim-control")
-        while not self.server.started:
-            if self._task.done():
-                self._task.result()
-                raise DeviceError(f"control API could not start on {self.url}")
-            await asyncio.sleep(0.01)
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.server.should_exit = True
-        if self._task is not None:
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+        super().__init__(create_app(sim), host, port)
