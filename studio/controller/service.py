@@ -237,8 +237,14 @@ class ControllerService:
         the log in the same transaction as everything it produced: after a crash the
         log holds each input with all its outputs, or neither.
         """
-        table = self.table(table_id)
+        self.table(table_id)  # unknown table: a clear error before anything else
+        # Shielded: applying an input and logging it must not be split by a cancellation
+        # (a shutdown while inputs are in flight).
+        return await asyncio.shield(self._submit(table_id, kind, data))
+
+    async def _submit(self, table_id: str, kind: str, data: dict[str, Any]) -> list[Output]:
         async with self._locks[table_id]:
+            table = self.tables[table_id]
             inp = Input(kind, data, self.clock())
             round_before = table.round_id
             started = asyncio.get_running_loop().time()

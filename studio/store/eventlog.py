@@ -129,7 +129,14 @@ class EventLog:
         return (await self.append_batch([Entry(table_id, kind, payload, round_id, ts)]))[0]
 
     async def append_batch(self, entries: list[Entry]) -> list[LogRecord]:
-        """Append several records in ONE transaction: all of them are durable, or none."""
+        """Append several records in ONE transaction: all of them are durable, or none.
+
+        Shielded from cancellation: a caller cancelled mid-write (a shutdown) must not
+        leave the transaction committed but the cached chain head behind it.
+        """
+        return await asyncio.shield(self._append_batch(entries))
+
+    async def _append_batch(self, entries: list[Entry]) -> list[LogRecord]:
         async with self._lock:
             if self._head is None:
                 self._head = await self._load_head()

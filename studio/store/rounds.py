@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 import sqlalchemy as sa
@@ -47,11 +48,21 @@ class RoundIndex:
                         rounds.update().where(rounds.c.round_id == round_id).values(**values)
                     )
             else:
+                # A round first seen late (its opening was not indexed) still gets a row.
+                first = (
+                    values.get("started") or values.get("ended") or datetime.now(UTC).isoformat()
+                )
                 await conn.execute(
                     rounds.insert().values(
                         round_id=round_id,
                         table_id=table_id,
-                        **{"status": "in_progress", "players": "[]", "alerts": "[]", **values},
+                        **{
+                            "status": "in_progress",
+                            "players": "[]",
+                            "alerts": "[]",
+                            **values,
+                            "started": first,
+                        },
                     )
                 )
 

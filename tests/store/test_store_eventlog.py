@@ -53,3 +53,21 @@ async def test_deletion_is_detected(database: Database) -> None:
         await conn.execute(sa.delete(events).where(events.c.id == 2))
     report = await log.verify()
     assert not report.ok and report.first_bad_id == 3
+
+
+async def test_a_cancelled_append_never_breaks_the_chain(database: Database) -> None:
+    import asyncio
+
+    log = EventLog(database)
+    await log.append("t1", "a", {"n": 0})
+    for n in range(1, 60):
+        task = asyncio.create_task(log.append("t1", "a", {"n": n}))
+        # Let it get into the write at various depths, then cancel it (a shutdown).
+        for _ in range(n % 12):
+            await asyncio.sleep(0)
+        task.cancel()
+        await log.append("t1", "b", {"n": n})
+    report = await log.verify()
+    assert report.ok, report
+    kinds = [r.kind for r in await log.read()]
+    assert kinds.count("b") == 59
