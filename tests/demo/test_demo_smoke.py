@@ -1,6 +1,8 @@
 """The README's main command, as a user runs it: `studio demo` in a subprocess.
 
-At fast pace: at least 3 rounds settle on every table; an injected fault raises
+At fast pace: at least 3 rounds settle on every table; a real Chromium logs in and
+keeps a screenshot of the live overview (test-artifacts/screenshots/demo-overview.png);
+an injected fault raises
 a real alert; a manager logs in and resolves it through the REST API; the round
 carries on; SIGINT stops everything cleanly with no traceback.
 """
@@ -18,10 +20,23 @@ from typing import Any
 
 import httpx
 import pytest
+from playwright.sync_api import sync_playwright
 
 from studio.bus.embedded import free_port
 
 STUDIO = Path(sys.executable).parent / "studio"
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
 
 
 def wait(predicate: Any, timeout: float, what: str) -> Any:
@@ -32,6 +47,32 @@ def wait(predicate: Any, timeout: float, what: str) -> Any:
             return value
         time.sleep(0.2)
     raise AssertionError(f"timed out waiting for {what}")
+
+
+def screenshot_overview(base: str, user: str, password: str, tables: list[str]) -> None:
+    """Log in with a real Chromium and keep a screenshot of the live overview."""
+    if not CHROMIUM.exists():
+        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium (.ci/run does)")
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    shot = SCREENSHOTS / "demo-overview.png"
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True
+        )
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.goto(f"{base}/console/login")
+            page.fill("input[name=username]", user)
+            page.fill("input[name=password]", password)
+            page.click("button[type=submit]")
+            page.wait_for_url(f"{base}/console/", timeout=20_000)
+            for table in tables:
+                page.get_by_text(table, exact=True).first.wait_for(timeout=20_000)
+            page.wait_for_timeout(1500)  # let the live update draw the cards
+            page.screenshot(path=str(shot), full_page=True)
+        finally:
+            browser.close()
+    assert shot.stat().st_size > 10_000
 
 
 def settled_per_table(client: httpx.Client, tables: list[str]) -> dict[str, int]:
@@ -108,6 +149,8 @@ def test_demo_runs_alerts_resolve_and_stops_cleanly(tmp_path: Path) -> None:
                 "3 settled rounds on every table",
             )
             assert all(n >= 3 for n in counts.values()), counts
+
+            screenshot_overview(base, login.group(1), login.group(2), table_ids)
 
             # Inject a misread on the clubhouse table while a round is dealing.
             wait(
