@@ -288,6 +288,8 @@ class ControllerService:
             old.ruleset,
             crosscheck_window=old.crosscheck_window,
             round_gap=old.round_gap,
+            escalate_after=old.escalate_after,
+            load_grace=old.load_grace,
         )
         async for record in self.log.iterate(table_id=table_id, kinds=INPUT_KINDS):
             fresh.handle(Input(record.kind, record.payload, datetime.fromisoformat(record.ts)))
@@ -502,11 +504,11 @@ class ControllerService:
     async def submit_command(self, table_id: str, data: dict[str, Any]) -> dict[str, Any]:
         """A game-platform command (REST); idempotent by its ``id``."""
         command = game_command.validate_python(data)
-        table = self.table(table_id)
-        previous = table.commands_seen.get(command.id)
+        previous = self.table(table_id).commands_seen.get(command.id)
         if previous is None:
             await self.submit(table_id, "game.command", command.model_dump(mode="json"))
-            previous = table.commands_seen[command.id]
+            # Look the table up again: a failed input may have rebuilt it from the log.
+            previous = self.tables[table_id].commands_seen[command.id]
         return {"id": command.id, **previous}
 
     async def rounds_search(self, **filters: Any) -> list[dict[str, Any]]:
