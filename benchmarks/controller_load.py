@@ -29,6 +29,7 @@ from contextlib import AsyncExitStack
 from pathlib import Path
 
 import websockets
+from bench_common import TOKEN, bench_context, pct
 
 import studio.console  # noqa: F401
 from drivers.runner import DriverSet
@@ -38,22 +39,7 @@ from studio.config import BrokerSettings, StudioConfig, TableSettings
 from studio.controller import ControllerService
 from studio.store import Database, EventLog
 from studio.streams import Fanout
-from studio.web import WebContext, WebServer, create_app
-
-TOKEN = "benchmark-token"
-
-
-def bench_context(
-    fanout: Fanout, log: EventLog, db: Database, service: ControllerService
-) -> WebContext:
-    ctx = WebContext(fanout, log, db, service)
-    ctx.extras["platform_token"] = TOKEN
-    return ctx
-
-
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
+from studio.web import WebServer, create_app
 
 
 async def run(

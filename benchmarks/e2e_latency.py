@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import websockets
+from bench_common import TOKEN, bench_context, pct
 
 import studio.console  # noqa: F401
 from drivers.runner import DriverSet
@@ -32,22 +33,7 @@ from studio.contract import ShoeCard, Topics
 from studio.controller import ControllerService
 from studio.store import Database, EventLog
 from studio.streams import Fanout
-from studio.web import WebContext, WebServer, create_app
-
-TOKEN = "benchmark-token"
-
-
-def bench_context(
-    fanout: Fanout, log: EventLog, db: Database, service: ControllerService
-) -> WebContext:
-    ctx = WebContext(fanout, log, db, service)
-    ctx.extras["platform_token"] = TOKEN
-    return ctx
-
-
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+from studio.web import WebServer, create_app
 
 
 async def broker_round_trip(broker: BrokerSettings, n: int) -> list[float]:

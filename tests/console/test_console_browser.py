@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from chromium_support import CHROMIUM, CHROMIUM_ARGS, SCREENSHOTS, require_chromium
 from console_double import InMemoryController
 from console_helpers import PASSWORD, context, fast_hasher
 from playwright.async_api import Browser, BrowserContext, Page, async_playwright
@@ -40,26 +41,12 @@ from studio.web import WebContext, WebServer, create_app
 
 pytestmark = [pytest.mark.browser, pytest.mark.parametrize("database", ["sqlite"], indirect=True)]
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
 TIMEOUT_MS = 20_000
 
 
 @pytest.fixture
 async def browser() -> AsyncIterator[Browser]:
-    if not CHROMIUM.exists():
-        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium (.ci/run does)")
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    require_chromium()
     async with async_playwright() as playwright:
         chromium = await playwright.chromium.launch(
             executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True

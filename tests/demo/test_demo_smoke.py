@@ -20,23 +20,12 @@ from typing import Any
 
 import httpx
 import pytest
+from chromium_support import CHROMIUM, CHROMIUM_ARGS, SCREENSHOTS, require_chromium
 from playwright.sync_api import sync_playwright
 
 from studio.bus.embedded import free_port
 
 STUDIO = Path(sys.executable).parent / "studio"
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
 
 
 def wait(predicate: Any, timeout: float, what: str) -> Any:
@@ -51,9 +40,7 @@ def wait(predicate: Any, timeout: float, what: str) -> Any:
 
 def screenshot_overview(base: str, user: str, password: str, tables: list[str]) -> None:
     """Log in with a real Chromium and keep a screenshot of the live overview."""
-    if not CHROMIUM.exists():
-        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium (.ci/run does)")
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    require_chromium()
     shot = SCREENSHOTS / "demo-overview.png"
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(
