@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from studio.controller import ControllerService
+import asyncio
+from datetime import datetime
+
+from hwsim.table import SimTable
+from studio.controller import ControllerService, TableController
 from studio.store import Database, EventLog
 from studio.streams import Fanout
 from studio.web import WebContext
@@ -23,3 +27,13 @@ def pct(values: list[float], q: float) -> float:
     """The ``q`` quantile of ``values`` (nan when there are none)."""
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
+
+
+async def load_shoe_if_asked(sim: SimTable, table: TableController, now: datetime) -> None:
+    """Act as the dealer when the prompt asks for a shoe: one shoe at a time."""
+    if table.at(now).prompt().action in ("shuffle", "change_shoe", "load_shoe"):
+        loaded = table.shoe.shoe_id
+        sim.new_shoe()
+        async with asyncio.timeout(10):
+            while table.shoe.shoe_id == loaded:
+                await asyncio.sleep(0.01)

@@ -29,7 +29,7 @@ from contextlib import AsyncExitStack
 from pathlib import Path
 
 import websockets
-from bench_common import TOKEN, bench_context, pct
+from bench_common import TOKEN, bench_context, load_shoe_if_asked, pct
 
 import studio.console  # noqa: F401
 from drivers.runner import DriverSet
@@ -97,16 +97,7 @@ async def run(
             receiver = asyncio.create_task(receive(), name=f"ws:{sim.id}")
             try:
                 while time.monotonic() < deadline:
-                    if table.at(service.clock()).prompt().action in (
-                        "shuffle",
-                        "change_shoe",
-                        "load_shoe",
-                    ):
-                        shoe = table.shoe.shoe_id
-                        sim.new_shoe()
-                        async with asyncio.timeout(10):  # one shoe at a time
-                            while table.shoe.shoe_id == shoe:
-                                await asyncio.sleep(0.02)
+                    await load_shoe_if_asked(sim, table, service.clock())
                     if table.phase == "betting" and table.engine and not table.engine.has_wagers():
                         for seat in (1, 2, 3):
                             await service.submit_command(

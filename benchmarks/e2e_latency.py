@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import websockets
-from bench_common import TOKEN, bench_context, pct
+from bench_common import TOKEN, bench_context, load_shoe_if_asked, pct
 
 import studio.console  # noqa: F401
 from drivers.runner import DriverSet
@@ -89,16 +89,7 @@ async def end_to_end(broker: BrokerSettings, cards: int) -> list[float]:
         shoe = sim.shoe
         while len(latencies) < cards:
             while table.phase != "betting":
-                if table.at(service.clock()).prompt().action in (
-                    "shuffle",
-                    "change_shoe",
-                    "load_shoe",
-                ):
-                    loaded = table.shoe.shoe_id
-                    sim.new_shoe()
-                    async with asyncio.timeout(10):  # one shoe at a time
-                        while table.shoe.shoe_id == loaded:
-                            await asyncio.sleep(0.01)
+                await load_shoe_if_asked(sim, table, service.clock())
                 await asyncio.sleep(0.01)
             for seat in range(1, 8):
                 await service.submit_command(

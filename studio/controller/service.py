@@ -116,7 +116,6 @@ class ControllerService:
         self._trackers = {table: SequenceTracker() for table in self.tables}
         self._last_emitted: dict[tuple[str, Channel], Any] = {}
         self._stack: AsyncExitStack | None = None
-        self._recovered = False
 
     # ------------------------------------------------------------------ lifecycle
     async def __aenter__(self) -> ControllerService:
@@ -202,7 +201,6 @@ class ControllerService:
                 _LOGGER.error("replay of record %d failed: %s", record.id, exc)
             replayed += 1
         await self._reindex_tail()
-        self._recovered = True
         if replayed:
             _LOGGER.info("recovered %d tables from %d logged inputs", len(self.tables), replayed)
         return replayed

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from decimal import Decimal
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -964,10 +963,6 @@ class TableController:
         self.engine, self.ops, self.cards = engine, new_ops, new_cards
         return removed
 
-    # Inputs that only need logging and a round event.
-    def _on_note(self, inp: Input) -> None:
-        self._event("note", **inp.data)
-
 
 def _when(pending: dict[str, Any] | None) -> datetime | None:
     return datetime.fromisoformat(pending["at"]) if pending else None
@@ -984,7 +979,3 @@ def _describe_target(target: dict[str, Any]) -> str:
         "dealer_draw": "Dealer draws",
         "burn": "Burn a card",
     }.get(str(kind), f"Deal ({kind})")
-
-
-def money(value: Decimal) -> str:
-    return f"{value:.2f}"
