@@ -188,6 +188,54 @@ def default_layout(seats: int = 7) -> Layout:
     return Layout(width, height, tuple(zones), markers)
 
 
+# Geometry of the wide layout (:func:`wide_layout`): a grid of tighter slots for cards that
+# lie nearly square to the cloth (turned by at most WIDE_MAX_TURN degrees), so that a
+# 7-seat table still gives every hand several cards side by side without overlap.
+WIDE_SLOT: Final = (90.0, 110.0)  # slot pitch (x, y) in mm
+WIDE_MAX_TURN: Final = 5.0  # degrees; a card so turned spans 70 x 93 mm: >= 17 mm between cards
+WIDE_SIZE: Final = (1280.0, 740.0)
+WIDE_ROWS: Final = (3, 2)  # slot rows of a seat's main hand and of its split hand
+
+
+def wide_layout(seats: int = 7) -> Layout:
+    """A layout for big tables where every hand has room for its cards side by side.
+
+    1280 x 740 mm. A dealer row of ten slots along the top edge; below it one column
+    per seat, numbered from the camera's right (the dealer's left), each column
+    ``(1280 - 20) / seats`` mm wide: for 7 seats two slots across, three rows for the main
+    hand (``seat:N``, six slots) over two rows for a split hand (``seat:N:h2``, four slots).
+    Slots have the pitch :data:`WIDE_SLOT` (90 x 110 mm), meant for cards turned by at most
+    :data:`WIDE_MAX_TURN` degrees (the simulator's ``hwsim.camera.virtual.TIGHT_SLOTS``).
+    ArUco markers 0..3 (DICT_4X4_50, 30 mm) sit in the four corners, at least 20 mm clear of
+    the nearest card slot.
+    :func:`default_layout` is unchanged; this is a separate cloth.
+    """
+    if not 1 <= seats <= 7:
+        raise VisionError(f"a table has 1 to 7 seats, not {seats}")
+    width, height = WIDE_SIZE
+    pitch_x, pitch_y = WIDE_SLOT
+    dealer_w = 10 * pitch_x
+    zones: list[Zone] = [Zone("dealer", _rect((width - dealer_w) / 2, 10.0, dealer_w, pitch_y))]
+    col = (width - 20.0) / seats
+    top = 10.0 + pitch_y + 10.0
+    main_rows, split_rows = WIDE_ROWS
+    for i in range(seats):
+        seat = i + 1
+        x = width - 10.0 - (i + 1) * col
+        zones.append(Zone(f"seat:{seat}", _rect(x, top, col, main_rows * pitch_y)))
+        zones.append(
+            Zone(f"seat:{seat}:h2", _rect(x, top + main_rows * pitch_y, col, split_rows * pitch_y))
+        )
+    m, e = 30.0, 24.0
+    markers = (
+        Marker(0, (e, e), m),
+        Marker(1, (width - e, e), m),
+        Marker(2, (width - e, height - e), m),
+        Marker(3, (e, height - e), m),
+    )
+    return Layout(width, height, tuple(zones), markers)
+
+
 def _aruco_detector() -> Any:
     dictionary = cv2.aruco.getPredefinedDictionary(getattr(cv2.aruco, ARUCO_DICT))
     params = cv2.aruco.DetectorParameters()

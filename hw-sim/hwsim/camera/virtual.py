@@ -6,6 +6,14 @@
     frame = cam.read()                 # BGR uint8, cam.size
     cam.clear()                        # round end
 
+A big table uses the wide layout and its tighter slot grid, so that every hand has room
+for its cards side by side (the recogniser does not separate overlapping cards):
+
+    cam = VirtualCamera(layout=wide_layout(7), slots=TIGHT_SLOTS, size=(1920, 1080))
+
+When every slot of a zone is taken, the next card is fanned over the zone's last card
+(14 mm right, 20 mm down, kept inside the zone), as a dealer does with a long hand.
+
 Frames are re-rendered only when the layout changes (or a card is sliding); every
 ``read()`` adds fresh sensor noise. ``calibration()`` returns the exact table calibration of
 the camera (what ``studio calibrate table`` would measure from the markers).
@@ -13,13 +21,22 @@ the camera (what ``studio calibrate table`` would measure from the markers).
 
 from __future__ import annotations
 
+import math
 import threading
 from dataclasses import dataclass
 
 import numpy as np
 
-from calibration.table import Layout, TableCalibration, default_layout
+from calibration.table import (
+    WIDE_MAX_TURN,
+    WIDE_SLOT,
+    Layout,
+    TableCalibration,
+    default_layout,
+)
 from hwsim.camera.render import (
+    CARD_H_MM,
+    CARD_W_MM,
     LEVEL_PARAMS,
     TABLE_STYLE,
     CardStyle,
@@ -39,6 +56,59 @@ from studio.cards import parse_card
 from studio.errors import VisionError
 
 SHOE_POSITION_MM = (900.0, 60.0)  # where a sliding card starts (the shoe, dealer's right)
+FAN_OFFSET_MM = (14.0, 20.0)  # a card placed in a full zone, relative to the zone's last card
+
+
+@dataclass(frozen=True, slots=True)
+class SlotGrid:
+    """Card slots for cards that lie nearly square to the cloth.
+
+    The slots of a zone are a grid of ``pitch`` (x, y) millimetres centred in the zone's
+    bounding box, row by row from the top, each row from the left. A card is turned by at
+    most ``max_turn`` degrees (less if the camera's level turns cards less; turned by 180
+    degrees as well when the level does that) and moved at most ``jitter`` mm from the
+    slot's centre. The default renderer's slots (``hwsim.camera.render.slot_centres``)
+    instead fit a card turned any way, which takes 118 mm both ways.
+    """
+
+    pitch: tuple[float, float]
+    max_turn: float
+    jitter: float = 2.0
+
+    def centres(self, layout: Layout, zone: str) -> list[tuple[float, float]]:
+        pts = np.asarray(layout.zone(zone).polygon, dtype=np.float64)
+        (x0, y0), (x1, y1) = pts.min(axis=0), pts.max(axis=0)
+        px, py = self.pitch
+        nx, ny = max(1, int((x1 - x0) // px)), max(1, int((y1 - y0) // py))
+        mx, my = (x1 - x0 - nx * px) / 2, (y1 - y0 - ny * py) / 2
+        return [
+            (float(x0 + mx + (i + 0.5) * px), float(y0 + my + (j + 0.5) * py))
+            for j in range(ny)
+            for i in range(nx)
+        ]
+
+    def pose(
+        self, rng: np.random.Generator, slot: tuple[float, float], level: str
+    ) -> tuple[tuple[float, float], float]:
+        p = LEVEL_PARAMS[level]
+        turn = min(p.rotation_deg, self.max_turn)
+        angle = float(rng.uniform(-turn, turn))
+        if p.flip_180 and rng.random() < 0.5:
+            angle += 180.0
+        j = self.jitter
+        return (slot[0] + float(rng.uniform(-j, j)), slot[1] + float(rng.uniform(-j, j))), angle
+
+    def gap_mm(self) -> tuple[float, float]:
+        """The least space between the cards of neighbouring slots (x, y)."""
+        a = math.radians(self.max_turn)
+        bw = CARD_W_MM * math.cos(a) + CARD_H_MM * math.sin(a)
+        bh = CARD_W_MM * math.sin(a) + CARD_H_MM * math.cos(a)
+        return self.pitch[0] - bw - 2 * self.jitter, self.pitch[1] - bh - 2 * self.jitter
+
+
+# Slots 90 x 110 mm for cards turned at most 5 degrees: what calibration.table.wide_layout()
+# is built for (7 seats: 2 x 3 per main hand); on default_layout(3) they give 3 x 2.
+TIGHT_SLOTS = SlotGrid(WIDE_SLOT, WIDE_MAX_TURN)
 
 
 @dataclass(slots=True)
@@ -61,6 +131,7 @@ class VirtualCamera:
         seed: int = 0,
         barcodes: bool = False,
         layout: Layout | None = None,
+        slots: SlotGrid | None = None,
         style: CardStyle = TABLE_STYLE,
         occlusion: bool = False,
     ) -> None:
@@ -69,6 +140,7 @@ class VirtualCamera:
         self.level = level
         self.size = size
         self.layout = layout or default_layout()
+        self.slots = slots
         self.barcodes = barcodes
         self.style = style
         self.occlusion = occlusion
@@ -76,7 +148,8 @@ class VirtualCamera:
         self.homography: FloatArray = camera_homography(self._rng, level, size, self.layout)
         self._base = background(self.layout, self.homography, size)
         self._cards: list[PlacedCard] = []
-        self._slots: dict[str, list[int]] = {}
+        self._slots: dict[str, list[int]] = {}  # zone -> taken slot indices
+        self._slot_of: dict[int, tuple[str, int]] = {}  # id(card) -> its slot (fanned: none)
         self._slides: list[_Slide] = []
         self._frame: Image | None = None
         self._lock = threading.Lock()
@@ -94,21 +167,28 @@ class VirtualCamera:
     def place(self, code: str, zone: str, *, slide_frames: int = 0) -> PlacedCard:
         """Put a card in the next free slot of ``zone``.
 
-        When every slot of the zone is taken the card overlaps the previous one (offset by
-        a corner index), like a fanned hand; overlapped cards are not guaranteed readable.
+        When every slot of the zone is taken the card is fanned over the zone's last card
+        (:data:`FAN_OFFSET_MM`, kept inside the zone), like a long hand; the recogniser does
+        not separate overlapping cards, so a fanned card is not guaranteed to be seen.
         """
         card_code = parse_card(code).code
-        self.layout.zone(zone)  # raises for an unknown zone
+        box = self.layout.zone(zone)  # raises for an unknown zone
         with self._lock:
-            slots = slot_centres(self.layout, zone)
+            slots = self._slot_centres(zone)
             taken = self._slots.setdefault(zone, [])
             free = [i for i in range(len(slots)) if i not in taken]
+            slot: int | None = None
             if free:
-                taken.append(free[0])
-                centre, angle = random_pose(self._rng, slots[free[0]], self.level)
+                slot = free[0]
+                taken.append(slot)
+                centre, angle = self._pose(slots[slot])
             else:
                 last = [c for c in self._cards if c.zone == zone][-1]
-                centre, angle = (last.centre[0] + 14.0, last.centre[1] + 20.0), last.angle
+                centre = _inside(
+                    box.polygon,
+                    (last.centre[0] + FAN_OFFSET_MM[0], last.centre[1] + FAN_OFFSET_MM[1]),
+                )
+                angle = last.angle
             occ = (
                 random_occluder(self._rng) if self.occlusion and self._rng.random() < 0.3 else None
             )
@@ -116,11 +196,23 @@ class VirtualCamera:
                 card_code, zone, centre, angle, int(self._rng.integers(0, 999999)), occ
             )
             self._cards.append(placed)
+            if slot is not None:
+                self._slot_of[id(placed)] = (zone, slot)
             if slide_frames > 0:
                 self._slides.append(_Slide(placed, centre, SHOE_POSITION_MM, slide_frames))
                 placed.centre = SHOE_POSITION_MM
             self._frame = None
             return placed
+
+    def _slot_centres(self, zone: str) -> list[tuple[float, float]]:
+        if self.slots is not None:
+            return self.slots.centres(self.layout, zone)
+        return slot_centres(self.layout, zone)
+
+    def _pose(self, slot: tuple[float, float]) -> tuple[tuple[float, float], float]:
+        if self.slots is not None:
+            return self.slots.pose(self._rng, slot, self.level)
+        return random_pose(self._rng, slot, self.level)
 
     def remove(self, code: str) -> bool:
         """Take one card (the last placed with that code) off the layout."""
@@ -130,12 +222,9 @@ class VirtualCamera:
                 c = self._cards[i]
                 if c.code == card_code:
                     del self._cards[i]
-                    slots = slot_centres(self.layout, c.zone)
-                    taken = self._slots.get(c.zone, [])
-                    for k in list(taken):
-                        if np.hypot(slots[k][0] - c.centre[0], slots[k][1] - c.centre[1]) < 60:
-                            taken.remove(k)
-                            break
+                    where = self._slot_of.pop(id(c), None)
+                    if where is not None:
+                        self._slots[where[0]].remove(where[1])
                     self._frame = None
                     return True
             return False
@@ -145,6 +234,7 @@ class VirtualCamera:
         with self._lock:
             self._cards.clear()
             self._slots.clear()
+            self._slot_of.clear()
             self._slides.clear()
             self._frame = None
 
@@ -180,3 +270,16 @@ class VirtualCamera:
         """The exact image -> layout calibration of this camera."""
         h = np.asarray(np.linalg.inv(self.homography), dtype=np.float64)
         return TableCalibration(h, self.layout, self.size, "ground-truth")
+
+
+def _inside(
+    polygon: tuple[tuple[float, float], ...], point: tuple[float, float]
+) -> tuple[float, float]:
+    """``point`` moved into the zone's bounding box, half a card clear of its edges."""
+    pts = np.asarray(polygon, dtype=np.float64)
+    (x0, y0), (x1, y1) = pts.min(axis=0), pts.max(axis=0)
+    hw, hh = min(CARD_W_MM / 2, (x1 - x0) / 2), min(CARD_H_MM / 2, (y1 - y0) / 2)
+    return (
+        float(min(max(point[0], x0 + hw), x1 - hw)),
+        float(min(max(point[1], y0 + hh), y1 - hh)),
+    )
