@@ -24,9 +24,8 @@ second-best class; a card's index confidence is the smaller of its two parts.
 
 from __future__ import annotations
 
-import base64
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
@@ -35,97 +34,37 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
+from calibration.body_pips import BodyModel, BodyReading, learn_body
 from calibration.detect import CANON_H, CANON_W, CardQuad, find_cards, order_corners, warp_card
 from calibration.index_reader import (
     LEARN_REGION,
     RANK_SIZE,
     SUIT_SIZE,
-    Glyph,
     IndexGlyphs,
     extract_index,
     feature,
+)
+from calibration.templates import (
+    AUGMENT_BLURS,
+    AUGMENT_SCALES,
+    SCORE_FLOOR,
+    Matcher,
+    PartMatch,
+    Template,
+    decide,
+    decide_by_distance,
+    degrade_resolution,
 )
 from studio.cards import RANKS, SUITS, parse_card
 from studio.errors import CardCodeError, VisionError
 
 PROFILE_FORMAT: Final = "studio-deck-profile"
 PROFILE_VERSION: Final = 1
-
-# Confidence model (see module docstring). Scores are correlations in [-1, 1].
-SCORE_FLOOR: Final = 0.65  # a best score at or below this gives zero confidence
-SCORE_GOOD: Final = 0.90  # at or above this the score itself is no longer limiting
-MARGIN_FULL: Final = 0.12  # best minus second-best class needed for full confidence
-Z_FLOOR: Final = 0.4  # discriminant position (see PartMatch) giving zero confidence
-Z_FULL: Final = 0.8  # ... and full confidence
+# An index rank this confident that the body's pip arrangement contradicts is vetoed.
+BODY_VETO: Final = 0.3
 
 Image = NDArray[np.uint8]
-# Card widths (as a fraction of the canonical 240 px) at which templates are also learned.
-AUGMENT_SCALES: Final = (0.5, 0.36, 0.28, 0.22)
-AUGMENT_BLURS: Final = (0.5, 1.0, 1.5)  # Gaussian sigma in pixels of the shrunk card
 IMAGE_SUFFIXES: Final = (".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp")
-
-
-@dataclass(slots=True)
-class Template:
-    label: str
-    aspect: float
-    mask: Image
-    scale: float = 1.0  # resolution it was taken at: card width in pixels / CANON_W
-    source: int = -1  # which example it comes from
-
-    def to_dict(self) -> dict[str, Any]:
-        ok, buf = cv2.imencode(".png", self.mask)
-        if not ok:  # pragma: no cover - encoding a small uint8 array cannot fail
-            raise VisionError("could not encode a template")
-        return {
-            "label": self.label,
-            "aspect": round(self.aspect, 4),
-            "scale": round(self.scale, 3),
-            "source": self.source,
-            "png": base64.b64encode(buf.tobytes()).decode(),
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any], size: tuple[int, int]) -> Template:
-        try:
-            raw = base64.b64decode(str(data["png"]), validate=True)
-            mask = cv2.imdecode(np.frombuffer(raw, np.uint8), cv2.IMREAD_GRAYSCALE)
-            label, aspect = str(data["label"]), float(data["aspect"])
-            scale = float(data.get("scale", 1.0))
-            source = int(data.get("source", -1))
-        except (KeyError, ValueError, TypeError) as exc:
-            raise VisionError(f"invalid template in deck profile: {exc}") from exc
-        if mask is None or mask.shape != (size[1], size[0]):
-            raise VisionError(f"invalid template {label!r} in deck profile: bad image")
-        return cls(label, aspect, np.asarray(mask, np.uint8), scale, source)
-
-
-@dataclass(frozen=True, slots=True)
-class PartMatch:
-    """The best class of a rank or suit glyph, the runner-up, and how sure we are.
-
-    ``z`` places the glyph on the line between the two classes' mean templates (taken at
-    the glyph's resolution): +1 is exactly the winner's mean, 0 halfway, -1 the runner-up's.
-    It is scaled by how far apart the two classes are, so two look-alike classes (a
-    blurred spade and club) need the same *relative* evidence as two different ones.
-    """
-
-    label: str
-    score: float
-    second_label: str
-    second: float
-    z: float | None = None
-
-    @property
-    def confidence(self) -> float:
-        s = min(1.0, max(0.0, (self.score - SCORE_FLOOR) / (SCORE_GOOD - SCORE_FLOOR)))
-        m = min(1.0, max(0.0, (self.score - self.second) / MARGIN_FULL))
-        if self.z is not None:
-            m = min(
-                m if self.score - self.second > MARGIN_FULL else 1.0,
-                max(0.0, (self.z - Z_FLOOR) / (Z_FULL - Z_FLOOR)),
-            )
-        return s * m
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,96 +84,6 @@ class IndexMatch:
         return c * 0.5 if self.colour_ambiguous else c
 
 
-class _Matcher:
-    def __init__(self, templates: list[Template]) -> None:
-        self.labels = [t.label for t in templates]
-        self.aspects = np.array([t.aspect for t in templates], dtype=np.float64)
-        self.log_scales = np.log(np.array([t.scale for t in templates], dtype=np.float64))
-        self.sources = [t.source for t in templates]
-        self.matrix = (
-            np.stack([feature(t.mask) for t in templates])
-            if templates
-            else np.zeros((0, 1), np.float32)
-        )
-        self.classes = sorted(set(self.labels))
-
-    def scores(self, glyph: Glyph, scale: float | None = None) -> dict[str, float]:
-        """Best score per class, among templates taken at a resolution close to ``scale``.
-
-        Comparing like with like matters: a blurred club looks more like a blurred spade
-        than like a sharp club.
-        """
-        if not self.labels:
-            return {}
-        ncc = self.matrix @ feature(glyph.mask)
-        dev = np.abs(np.log(max(glyph.aspect, 1e-3) / np.maximum(self.aspects, 1e-3)))
-        scores = ncc.astype(np.float64) * np.exp(-2.0 * np.maximum(0.0, dev - 0.15))
-        if scale is not None:
-            dist = np.abs(self.log_scales - np.log(min(1.0, max(scale, 1e-3))))
-            scores = np.where(dist <= dist.min() + 0.2, scores, -2.0)
-        # Best template per example, then the median over a class's examples: a class
-        # learned from 13 examples must not win just by having had more tries.
-        per_source: dict[tuple[str, int], float] = {}
-        for label, src, s in zip(self.labels, self.sources, scores.tolist(), strict=True):
-            key = (label, src)
-            if s > per_source.get(key, -2.0):
-                per_source[key] = float(s)
-        by_class: dict[str, list[float]] = {}
-        for (label, _), s in per_source.items():
-            if s > -2.0:
-                by_class.setdefault(label, []).append(s)
-        return {k: float(np.median(v)) for k, v in by_class.items()}
-
-    def _near(self, scale: float | None) -> NDArray[np.bool_]:
-        if scale is None:
-            return np.ones(len(self.labels), dtype=bool)
-        dist = np.abs(self.log_scales - np.log(min(1.0, max(scale, 1e-3))))
-        return np.asarray(dist <= dist.min() + 0.2)
-
-    def discriminant(
-        self, glyphs: list[Glyph], a: str, b: str, scale: float | None
-    ) -> float | None:
-        """Mean position of the glyphs between class means ``a`` (+1) and ``b`` (-1)."""
-        near = self._near(scale)
-        labels = np.array(self.labels)
-        sa, sb = near & (labels == a), near & (labels == b)
-        if not sa.any() or not sb.any():
-            return None
-        ma, mb = self.matrix[sa].mean(axis=0), self.matrix[sb].mean(axis=0)
-        d = (ma - mb).astype(np.float64)
-        dd = float(d @ d)
-        if dd < 1e-9:
-            return 0.0
-        mid = ((ma + mb) / 2).astype(np.float64)
-        return float(
-            np.mean([(feature(g.mask).astype(np.float64) - mid) @ d / (dd / 2) for g in glyphs])
-        )
-
-
-def _best_two(scores: dict[str, float]) -> PartMatch:
-    ranked = sorted(scores.items(), key=lambda kv: kv[1], reverse=True)
-    if not ranked:
-        return PartMatch("?", -1.0, "?", -1.0)
-    first = ranked[0]
-    second = ranked[1] if len(ranked) > 1 else ("?", -1.0)
-    return PartMatch(first[0], first[1], second[0], second[1])
-
-
-def _decide(
-    scores: dict[str, float], matcher: _Matcher, glyphs: list[Glyph], scale: float | None
-) -> PartMatch:
-    """Nearest-template ranking, then the two leaders settled by the class-mean discriminant."""
-    first = _best_two(scores)
-    if first.second_label == "?" or first.second < first.score - 0.5:
-        return first  # no real contender (e.g. the other ink colour)
-    z = matcher.discriminant(glyphs, first.label, first.second_label, scale)
-    if z is None:
-        return first
-    if z < 0:
-        return PartMatch(first.second_label, first.second, first.label, first.score, -z)
-    return PartMatch(first.label, first.score, first.second_label, first.second, z)
-
-
 @dataclass(slots=True)
 class DeckProfile:
     """Learned rank and suit templates of one deck design."""
@@ -246,12 +95,13 @@ class DeckProfile:
     name: str = "deck"
     examples: list[str] = field(default_factory=list)
     created: str = ""
-    _rank_m: _Matcher | None = field(default=None, init=False, repr=False)
-    _suit_m: _Matcher | None = field(default=None, init=False, repr=False)
+    body: BodyModel | None = None  # body pips and arrangements (None: index only)
+    _rank_m: Matcher | None = field(default=None, init=False, repr=False)
+    _suit_m: Matcher | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
-        self._rank_m = _Matcher(self.ranks)
-        self._suit_m = _Matcher(self.suits)
+        self._rank_m = Matcher(self.ranks)
+        self._suit_m = Matcher(self.suits)
 
     @property
     def known_ranks(self) -> list[str]:
@@ -291,34 +141,68 @@ class DeckProfile:
         gated = {s: (v if s in allowed else v - 1.0) for s, v in suit_scores.items()}
         return self._rank_m.scores(glyphs.rank, scale), gated
 
-    def match(self, glyphs: IndexGlyphs, scale: float | None = None) -> IndexMatch:
-        m = self.match_corners([glyphs], scale)
+    def read_body(self, card: Image, scale: float | None = None) -> BodyReading | None:
+        """The body evidence of a rectified card (``None`` when the profile has no body model)."""
+        return None if self.body is None else self.body.read(card, scale, self.known_ranks)
+
+    def match(
+        self, glyphs: IndexGlyphs, scale: float | None = None, body: BodyReading | None = None
+    ) -> IndexMatch:
+        m = self.match_corners([glyphs], scale, body)
         assert m is not None
         return m
 
     def match_corners(
-        self, corners: list[IndexGlyphs], scale: float | None = None
+        self,
+        corners: list[IndexGlyphs],
+        scale: float | None = None,
+        body: BodyReading | None = None,
     ) -> IndexMatch | None:
-        """Both corners' evidence together: class scores are averaged over the corners."""
+        """The corners' evidence together (class scores averaged), plus the body's if given.
+
+        Body pips add to the suit evidence like extra corners. The pips' arrangement rules
+        ranks out: a confident index rank that the arrangement contradicts is vetoed (the
+        card is unreadable), otherwise the index decides among the ranks that fit.
+        """
         if not corners:
             return None
-        ranks: dict[str, list[float]] = {}
-        suits: dict[str, list[float]] = {}
-        for g in corners:
-            rank_scores, suit_scores = self.scores(g, scale)
-            for k, v in rank_scores.items():
-                ranks.setdefault(k, []).append(v)
-            for k, v in suit_scores.items():
-                suits.setdefault(k, []).append(v)
-        rank = {k: float(np.mean(v)) for k, v in ranks.items()}
-        suit = {k: float(np.mean(v)) for k, v in suits.items()}
         assert self._rank_m is not None and self._suit_m is not None
-        r = _decide(rank, self._rank_m, [g.rank for g in corners], scale)
-        s = _decide(suit, self._suit_m, [g.suit for g in corners], scale)
-        redness = float(np.mean([g.redness for g in corners]))
-        ambiguous = self.colour_informative and self.compatible_suits(redness) == set(
-            self.suit_redness
-        )
+        rank_m, suit_m = self._rank_m, self._suit_m
+        if len(corners) > 1:
+            # A corner whose rank glyph matches nothing (a finger, glare) says nothing:
+            # averaging it in would only dilute the other corner.
+            legible = [
+                g
+                for g in corners
+                if max(rank_m.scores(g.rank, scale).values(), default=-1.0) > SCORE_FLOOR
+            ]
+            corners = legible or corners
+        ranks: dict[str, list[float]] = {}
+        for g in corners:
+            for k, v in rank_m.scores(g.rank, scale).items():
+                ranks.setdefault(k, []).append(v)
+        suit_glyphs = [suit_m.scores(g.suit, scale) for g in corners]
+        reds = [g.redness for g in corners]
+        if body is not None:
+            suit_glyphs += body.suit_scores
+            reds += [p.redness for p in body.pips]
+        redness = float(np.mean(reds))
+        allowed = self.compatible_suits(redness)
+        rank = {k: float(np.mean(v)) for k, v in ranks.items()}
+        rank_glyphs = [g.rank for g in corners]
+
+        def rank_z(a: str, b: str) -> float | None:
+            return rank_m.discriminant(rank_glyphs, a, b, scale)
+
+        r = decide(rank, rank_z)
+        if body is not None:
+            fits = {k: v for k, v in rank.items() if k in body.consistent}
+            if (r.label not in body.consistent and r.confidence >= BODY_VETO) or not fits:
+                r = replace(r, cap=0.0)
+            else:
+                r = decide(fits, rank_z)
+        s = decide_by_distance(suit_glyphs, allowed)
+        ambiguous = self.colour_informative and allowed == set(self.suit_redness)
         return IndexMatch(r, s, -1 if len(corners) > 1 else corners[0].corner, ambiguous)
 
     # ------------------------------------------------------------------ persistence
@@ -337,6 +221,7 @@ class DeckProfile:
             "examples": self.examples,
             "ranks": [t.to_dict() for t in self.ranks],
             "suits": [t.to_dict() for t in self.suits],
+            **({"body": self.body.to_dict()} if self.body is not None else {}),
         }
 
     @classmethod
@@ -354,6 +239,7 @@ class DeckProfile:
             redness = {str(k): float(v) for k, v in data["suit_redness"].items()}
             ranks = [Template.from_dict(t, RANK_SIZE) for t in data["ranks"]]
             suits = [Template.from_dict(t, SUIT_SIZE) for t in data["suits"]]
+            body = BodyModel.from_dict(data["body"]) if "body" in data else None
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise VisionError(f"invalid deck profile: {exc}") from exc
         if len(region) != 4:
@@ -368,6 +254,7 @@ class DeckProfile:
             str(data.get("name", "deck")),
             [str(e) for e in data.get("examples", [])],
             str(data.get("created", "")),
+            body,
         )
 
     def save(self, path: Path) -> None:
@@ -406,16 +293,6 @@ def quad_width(quad: CardQuad) -> float:
     """Mean length of the quad's short sides, in pixels."""
     c = quad.corners
     return float((np.linalg.norm(c[0] - c[1]) + np.linalg.norm(c[2] - c[3])) / 2)
-
-
-def degrade_resolution(card: Image, scale: float, sigma: float = 0.6) -> Image:
-    """``card`` as seen at ``scale`` of its size (area-averaged, blurred), enlarged back."""
-    h, w = card.shape[:2]
-    small = cv2.resize(
-        card, (max(8, round(w * scale)), max(8, round(h * scale))), interpolation=cv2.INTER_AREA
-    )
-    small = cv2.GaussianBlur(small, (0, 0), sigma)
-    return np.asarray(cv2.resize(small, (w, h), interpolation=cv2.INTER_LINEAR), np.uint8)
 
 
 def locate_card(image: Image) -> CardQuad:
@@ -462,7 +339,9 @@ def learn_profile(
     suits: list[Template] = []
     redness: dict[str, list[float]] = {}
     boxes: list[tuple[float, float, float, float]] = []
+    suit_heights: list[float] = []
     codes: list[str] = []
+    cards: list[tuple[str, Image, float]] = []
     for fname, image in examples:
         try:
             code = example_code(Path(fname))
@@ -508,8 +387,10 @@ def learn_profile(
             redness.setdefault(code[1], []).append(g.redness)
             for part in (g.rank, g.suit):
                 boxes.append(part.bbox)
+            suit_heights.append(g.suit.bbox[3] - g.suit.bbox[1])
         report.accepted[fname] = len(found)
         codes.append(code)
+        cards.append((code, card, native))
     if not ranks:
         raise VisionError(
             "no usable example: " + "; ".join(f"{k}: {v}" for k, v in report.rejected.items())
@@ -521,6 +402,8 @@ def learn_profile(
         float(min(0.4, b[:, 2].max() + 0.05)),
         float(min(0.5, b[:, 3].max() + 0.07)),
     )
+    index_box = (float(b[:, 2].max() + 0.02), float(b[:, 3].max() + 0.02))
+    body = learn_body(cards, index_box, suits, float(np.median(suit_heights)))
     profile = DeckProfile(
         ranks,
         suits,
@@ -529,6 +412,7 @@ def learn_profile(
         name,
         sorted(set(codes)),
         datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z"),
+        body,
     )
     report.missing_ranks = [r for r in RANKS if r not in profile.known_ranks]
     report.missing_suits = [s for s in SUITS if s not in profile.known_suits]
@@ -537,8 +421,10 @@ def learn_profile(
         if fname in report.accepted:
             quad = locate_card(image)
             card = warp_card(image, quad)
+            scale = quad_width(quad) / CANON_W
+            body_reading = profile.read_body(card, scale)
             got = [
-                profile.match(g, quad_width(quad) / CANON_W)
+                profile.match(g, scale, body_reading)
                 for g in (extract_index(card, c, profile.region) for c in (0, 1))
                 if g
             ]

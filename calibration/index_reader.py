@@ -71,7 +71,7 @@ def _merge(a: _Blob, b: _Blob) -> _Blob:
     )
 
 
-def _flatten(crop: Image) -> Image:
+def flatten(crop: Image) -> Image:
     """Darkest channel divided by the local paper brightness (255 = paper)."""
     gray = cv2.min(cv2.min(crop[..., 0], crop[..., 1]), crop[..., 2]) if crop.ndim == 3 else crop
     # The kernel must be wider than the widest ink blob (a pip), or the pip's middle is
@@ -171,7 +171,7 @@ def _split_tall(b: _Blob, labels: NDArray[np.int32]) -> list[_Blob]:
     return out
 
 
-def _threshold(flat: Image, factor: float = 1.0) -> Image:
+def threshold_ink(flat: Image, factor: float = 1.0) -> Image:
     otsu, _ = cv2.threshold(flat, 0, 255, cv2.THRESH_BINARY_INV | cv2.THRESH_OTSU)
     # Ink is at least 25 % darker than paper; an empty crop must stay empty.
     thr = min(float(otsu), 190.0) * factor
@@ -181,7 +181,7 @@ def _threshold(flat: Image, factor: float = 1.0) -> Image:
 
 def binarise(crop: Image) -> Image:
     """Ink mask (255 = ink) of a colour index crop, robust to lighting gradients."""
-    return _threshold(_flatten(crop))
+    return threshold_ink(flatten(crop))
 
 
 def extract_index(
@@ -197,12 +197,12 @@ def extract_index(
     ch, cw = crop.shape[:2]
     if ch < 12 or cw < 8:
         return None
-    flat = _flatten(crop)
+    flat = flatten(crop)
     found = None
     labels = np.zeros(crop.shape[:2], np.int32)
     # Otsu first; when blur has fused the rank and the pip, darker cut-offs pull them apart.
     for factor in (1.0, 0.85, 0.7):
-        ink = _threshold(flat, factor)
+        ink = threshold_ink(flat, factor)
         n, lab, st, _ = cv2.connectedComponentsWithStats(ink, connectivity=8)
         labels = np.asarray(lab, np.int32)
         found = _find_pair(n, labels, np.asarray(st, np.int32), cw, ch)
@@ -225,21 +225,21 @@ def extract_index(
         )
         m = (density[b.y0 : b.y1, b.x0 : b.x1].astype(np.uint16) * sel).astype(np.uint8)
         bbox = ((x0 + b.x0) / w, (y0 + b.y0) / h, (x0 + b.x1) / w, (y0 + b.y1) / h)
-        return Glyph(_stretch(m, size), b.w / max(1, b.h), bbox)
+        return Glyph(stretch(m, size), b.w / max(1, b.h), bbox)
 
     suit_mask = np.isin(labels, suit.labels)
     return IndexGlyphs(
-        glyph(rank, RANK_SIZE), glyph(suit, SUIT_SIZE), _redness(crop, flat, suit_mask), corner
+        glyph(rank, RANK_SIZE), glyph(suit, SUIT_SIZE), ink_redness(crop, flat, suit_mask), corner
     )
 
 
-def _stretch(m: Image, size: tuple[int, int]) -> Image:
+def stretch(m: Image, size: tuple[int, int]) -> Image:
     out = cv2.resize(m, size, interpolation=cv2.INTER_AREA).astype(np.float32)
     top = float(out.max())
     return np.asarray(np.clip(out * (255.0 / top), 0, 255) if top > 0 else out, np.uint8)
 
 
-def _redness(crop: Image, flat: Image, sel: NDArray[np.bool_]) -> float:
+def ink_redness(crop: Image, flat: Image, sel: NDArray[np.bool_]) -> float:
     """``R - max(G, B)`` of the suit's ink core, white-balanced on the paper (0 black, ~0.6 red).
 
     Only the darkest half of the ink is used: edge pixels are mixed with paper and would

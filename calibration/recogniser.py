@@ -161,13 +161,14 @@ class Recogniser:
                 g for g in (extract_index(card, c, self.profile.region) for c in (0, 1)) if g
             ]
             scale = quad_width(quad) / CANON_W
-            match = self.profile.match_corners(corners, scale)
+            body = self.profile.read_body(card, scale)
+            match = self.profile.match_corners(corners, scale, body)
             if match is not None:
                 guess, index_conf = match.code, match.confidence
                 index_code = match.code
                 if len(corners) == 2:
                     # Each corner alone must not contradict the joint reading.
-                    single = [self.profile.match(g, scale) for g in corners]
+                    single = [self.profile.match(g, scale, body) for g in corners]
                     if any(m.code != match.code and m.confidence >= CORNER_VETO for m in single):
                         index_conf = min(index_conf, 0.0)
         bc = None

@@ -1,0 +1,322 @@
+"""Body pips: the suit symbols printed in the middle of a card, as a second source of evidence.
+
+At table distance a corner index is a dozen pixels tall: a blurred club is hard to tell
+from a spade, a 5 from an 8. A number card also carries its suit symbol one to ten more
+times, larger, in a fixed arrangement. Their shapes say the suit again, and their
+arrangement says the rank. Both are learned from the same labelled examples as the index
+(see :mod:`calibration.deck_profile`); the only assumption about the deck is the universal
+one, that the number cards (A, 2-10) carry pips and court cards do not (their pictures are
+not learned as patterns).
+
+A card's body is segmented like an index corner (flattened by its own background,
+thresholded, cleaned), minus the two index corners. Blobs that match a learned pip well
+are *pips*; the set of pip positions (card fractions, either way round) is compared with
+each number rank's learned arrangement. A learned position with no pip is excused only
+when that spot is not plain paper (a finger, glare, a smudge), so a hidden pip never
+turns a 9 into an 8.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import cv2
+import numpy as np
+from numpy.typing import NDArray
+
+from calibration.index_reader import SUIT_SIZE, Glyph, flatten, ink_redness, stretch, threshold_ink
+from calibration.templates import (
+    AUGMENT_BLURS,
+    AUGMENT_SCALES,
+    Matcher,
+    Template,
+    degrade_resolution,
+)
+from studio.errors import VisionError
+
+Image = NDArray[np.uint8]
+
+CARD_W_MM: Final = 63.0
+CARD_H_MM: Final = 88.0
+# A pip of the observed card and a learned position match within this distance (mm on a
+# 63 x 88 mm card) and this size ratio.
+POSITION_TOL_MM: Final = 5.5
+SIZE_RATIO: Final = 1.6
+NUMBER_RANKS: Final = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "T")
+
+
+@dataclass(frozen=True, slots=True)
+class BodyBlob:
+    """An ink blob in the card's body: normalised glyph, centre and height (card fractions)."""
+
+    glyph: Glyph
+    centre: tuple[float, float]
+    height: float
+    redness: float
+
+
+def body_blobs(card: Image, index_box: tuple[float, float]) -> list[BodyBlob]:
+    """Ink blobs of a rectified card outside its two index corners.
+
+    ``index_box`` is the (x1, y1) extent, as card fractions, of the top-left index; the
+    bottom-right one is its 180-degree image.
+    """
+    h, w = card.shape[:2]
+    margin_x, margin_y = max(2, round(0.03 * w)), max(2, round(0.03 * h))
+    body = card[margin_y : h - margin_y, margin_x : w - margin_x]
+    bh, bw = body.shape[:2]
+    if bh < 20 or bw < 16:
+        return []
+    flat = flatten(body)
+    ink = threshold_ink(flat)
+    n, labels, stats, _ = cv2.connectedComponentsWithStats(ink, connectivity=8)
+    density = 255 - flat
+    min_area = max(8, int(0.0012 * bh * bw))
+    ix1, iy1 = index_box
+    out: list[BodyBlob] = []
+    for i in range(1, n):
+        x, y, bwid, bhei, area = (int(v) for v in stats[i])
+        if area < min_area or x <= 0 or y <= 0 or x + bwid >= bw or y + bhei >= bh:
+            continue
+        if max(bwid, bhei) > 3 * min(bwid, bhei) or bwid > 0.6 * bw or bhei > 0.5 * bh:
+            continue  # a line, a frame, a picture
+        if area < 0.25 * bwid * bhei:
+            continue  # an outline, not a filled symbol
+        fx0, fy0 = (x + margin_x) / w, (y + margin_y) / h
+        fx1, fy1 = (x + bwid + margin_x) / w, (y + bhei + margin_y) / h
+        if (fx0 < ix1 and fy0 < iy1) or (fx1 > 1 - ix1 and fy1 > 1 - iy1):
+            continue  # part of an index corner
+        sel = np.asarray(labels[y : y + bhei, x : x + bwid] == i, np.uint8)
+        sel = np.asarray(cv2.dilate(sel, np.ones((3, 3), np.uint8)), np.uint8)
+        m = (density[y : y + bhei, x : x + bwid].astype(np.uint16) * sel).astype(np.uint8)
+        glyph = Glyph(stretch(m, SUIT_SIZE), bwid / max(1, bhei), (fx0, fy0, fx1, fy1))
+        red = ink_redness(body, flat, np.asarray(labels == i))
+        out.append(BodyBlob(glyph, ((fx0 + fx1) / 2, (fy0 + fy1) / 2), bhei / h, red))
+    return out
+
+
+def rotated(glyph: Glyph) -> Glyph:
+    """The glyph turned by 180 degrees (pips in a card's lower half are printed upside down)."""
+    x0, y0, x1, y1 = glyph.bbox
+    return Glyph(
+        np.ascontiguousarray(glyph.mask[::-1, ::-1]), glyph.aspect, (1 - x1, 1 - y1, 1 - x0, 1 - y0)
+    )
+
+
+# ---------------------------------------------------------------------- arrangements
+
+Position = tuple[float, float, float]  # centre x, centre y (card fractions), height
+
+
+def _mm(a: tuple[float, float], b: tuple[float, float]) -> float:
+    return math.hypot((a[0] - b[0]) * CARD_W_MM, (a[1] - b[1]) * CARD_H_MM)
+
+
+def _plain_paper(card: Image, pos: Position) -> bool:
+    """Is the spot where a pip should be plain, unoccluded paper?"""
+    h, w = card.shape[:2]
+    r = max(2, round(0.6 * pos[2] * h))
+    cx, cy = round(pos[0] * w), round(pos[1] * h)
+    patch = card[max(0, cy - r) : cy + r + 1, max(0, cx - r) : cx + r + 1]
+    if patch.size == 0:
+        return False
+    px = patch.reshape(-1, 3).astype(np.int16)
+    lo, hi = px.min(axis=1), px.max(axis=1)
+    # Reference paper: the brightest grey quarter of the card (lighting varies across it).
+    allpx = card[:: max(1, h // 40), :: max(1, w // 30)].reshape(-1, 3).astype(np.int16)
+    grey = allpx[(allpx.max(axis=1) - allpx.min(axis=1)) < 40]
+    paper = float(np.percentile(grey.min(axis=1), 75)) if len(grey) > 10 else 200.0
+    ok = ((hi - lo) < 40) & (lo > 0.8 * paper) & (hi < 252)
+    return float(ok.mean()) > 0.97
+
+
+@dataclass(frozen=True, slots=True)
+class Arrangement:
+    """How the observed pips fit one rank's learned arrangement."""
+
+    consistent: bool  # every pip on a learned position; every empty position is plain paper
+    exact: bool  # ... and every learned position has its pip
+
+
+def fit_arrangement(pips: list[Position], pattern: list[Position], card: Image) -> Arrangement:
+    """Compare observed pips with a learned arrangement, trying both ways round."""
+    best = Arrangement(False, False)
+    for flip in (False, True):
+        pat = [(1 - x, 1 - y, s) if flip else (x, y, s) for x, y, s in pattern]
+        free = list(range(len(pat)))
+        ok = True
+        for p in pips:
+            cand = [
+                (d, k)
+                for k in free
+                if (d := _mm(p[:2], pat[k][:2])) <= POSITION_TOL_MM
+                and 1 / SIZE_RATIO <= p[2] / pat[k][2] <= SIZE_RATIO
+            ]
+            if not cand:
+                ok = False
+                break
+            free.remove(min(cand)[1])
+        if not ok:
+            continue
+        if not free:
+            return Arrangement(True, True)
+        if all(not _plain_paper(card, pat[k]) for k in free):
+            best = Arrangement(True, False)
+    return best
+
+
+# ---------------------------------------------------------------------- the learned model
+
+PIP_MIN_SCORE: Final = 0.7  # a body blob matching a learned pip at least this well is a pip
+
+
+@dataclass(frozen=True, slots=True)
+class BodyReading:
+    """The body evidence of one card."""
+
+    pips: list[BodyBlob]
+    suit_scores: list[dict[str, float]]  # per pip, per suit
+    consistent: frozenset[str]  # ranks whose arrangement the pips fit
+    exact: frozenset[str]  # ranks whose arrangement they fit exactly
+
+
+@dataclass(slots=True)
+class BodyModel:
+    """Learned pips (per suit, at several resolutions) and pip arrangements (per number rank)."""
+
+    index_box: tuple[float, float]
+    pips: list[Template]
+    patterns: dict[str, list[Position]]
+    pip_heights: tuple[float, float]  # smallest and largest learned pip, card fractions
+    matcher: Matcher = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.matcher = Matcher(self.pips)
+
+    @property
+    def suits(self) -> set[str]:
+        return {t.label for t in self.pips}
+
+    def read(self, card: Image, scale: float | None, ranks: list[str]) -> BodyReading:
+        """Find the pips of a rectified card and fit them to each rank's arrangement."""
+        lo, hi = self.pip_heights
+        pips: list[BodyBlob] = []
+        scores: list[dict[str, float]] = []
+        for blob in body_blobs(card, self.index_box):
+            if not 0.6 * lo <= blob.height <= 1.4 * hi:
+                continue
+            s = self.matcher.scores(blob.glyph, scale)
+            if s and max(s.values()) >= PIP_MIN_SCORE:
+                pips.append(blob)
+                scores.append(s)
+        positions = [(b.centre[0], b.centre[1], b.height) for b in pips]
+        fits = {r: fit_arrangement(positions, p, card) for r, p in self.patterns.items()}
+        exact = frozenset(r for r, f in fits.items() if f.exact)
+        consistent = {r for r, f in fits.items() if f.consistent}
+        if not exact:
+            # Court cards carry pictures, not learned arrangements: they stay possible unless
+            # the pips are exactly a number card's.
+            consistent |= {r for r in ranks if r not in self.patterns}
+        return BodyReading(pips, scores, frozenset(consistent), exact)
+
+    def discriminant(
+        self, reading: BodyReading, a: str, b: str, scale: float | None
+    ) -> float | None:
+        if not reading.pips:
+            return None
+        return self.matcher.discriminant([p.glyph for p in reading.pips], a, b, scale)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "index_box": [round(v, 4) for v in self.index_box],
+            "pip_heights": [round(v, 4) for v in self.pip_heights],
+            "patterns": {
+                r: [[round(x, 4), round(y, 4), round(s, 4)] for x, y, s in p]
+                for r, p in self.patterns.items()
+            },
+            "pips": [t.to_dict() for t in self.pips],
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> BodyModel:
+        try:
+            box = [float(v) for v in data["index_box"]]
+            heights = [float(v) for v in data["pip_heights"]]
+            patterns = {
+                str(r): [(float(x), float(y), float(s)) for x, y, s in p]
+                for r, p in data["patterns"].items()
+            }
+            pips = [Template.from_dict(t, SUIT_SIZE) for t in data["pips"]]
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise VisionError(f"invalid body pips in deck profile: {exc}") from exc
+        if len(box) != 2 or len(heights) != 2 or not pips:
+            raise VisionError("invalid body pips in deck profile")
+        return cls((box[0], box[1]), pips, patterns, (heights[0], heights[1]))
+
+
+def _pip_templates(blobs: list[BodyBlob], suit: str, scale: float, source: int) -> list[Template]:
+    """One template per example and resolution: the mean of its pips, both ways round.
+
+    Averaging keeps every example at the same weight (a ten must not outvote a two just
+    by carrying more pips) and removes noise. Pips in the lower half are printed upside
+    down, so they are turned before averaging; pips on the middle line are left out,
+    as their orientation is unknown, unless they are all there is (an ace).
+    """
+    off_centre = [b for b in blobs if abs(b.centre[1] - 0.5) > 0.04]
+    chosen = off_centre or blobs
+    if not chosen:
+        return []
+    glyphs = [rotated(b.glyph) if b.centre[1] > 0.5 + 0.04 else b.glyph for b in chosen]
+    mean = np.mean([g.mask.astype(np.float32) for g in glyphs], axis=0)
+    mask = np.asarray(np.clip(mean, 0, 255), np.uint8)
+    aspect = float(np.mean([g.aspect for g in glyphs]))
+    return [
+        Template(suit, aspect, mask, scale, source),
+        Template(suit, aspect, np.ascontiguousarray(mask[::-1, ::-1]), scale, source),
+    ]
+
+
+def learn_body(
+    examples: list[tuple[str, Image, float]],
+    index_box: tuple[float, float],
+    index_suits: list[Template],
+    index_pip_height: float,
+) -> BodyModel | None:
+    """Learn pips and arrangements from rectified examples ``(code, card, native scale)``.
+
+    Only number cards teach pips. A suit seen only on court cards borrows its index pip
+    templates, rescaled by how much larger body pips are than index pips on this deck.
+    """
+    pips: list[Template] = []
+    patterns: dict[str, list[Position]] = {}
+    heights: list[float] = []
+    ratios: list[float] = []
+    for source, (code, card, native) in enumerate(examples):
+        rank, suit = code[0], code[1]
+        if rank not in NUMBER_RANKS:
+            continue
+        blobs = body_blobs(card, index_box)
+        if not blobs:
+            continue
+        pips.extend(_pip_templates(blobs, suit, native, source))
+        if rank not in patterns:
+            patterns[rank] = [(b.centre[0], b.centre[1], b.height) for b in blobs]
+        heights.extend(b.height for b in blobs)
+        if rank != "A" and index_pip_height > 0:
+            ratios.append(float(np.median([b.height for b in blobs])) / index_pip_height)
+        for scale in AUGMENT_SCALES:
+            for sigma in AUGMENT_BLURS:
+                low = degrade_resolution(card, scale, sigma)
+                pips.extend(_pip_templates(body_blobs(low, index_box), suit, scale, source))
+    if not pips:
+        return None
+    ratio = float(np.median(ratios)) if ratios else 1.0
+    learned = {t.label for t in pips}
+    for t in index_suits:
+        if t.label not in learned:
+            # Same glyph at ``ratio`` times the size: seen at card scale s it has the
+            # resolution of a body pip at card scale s / ratio.
+            pips.append(Template(t.label, t.aspect, t.mask, t.scale / ratio, 10_000 + t.source))
+    return BodyModel(index_box, pips, patterns, (min(heights), max(heights)))

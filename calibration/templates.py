@@ -1,0 +1,259 @@
+"""Glyph templates and nearest-class matching, shared by the corner index and the body pips.
+
+A glyph (a rank, an index pip, a body pip) is compared with every template by normalised
+cross-correlation of blurred masks, with a penalty when aspect ratios differ; a class
+scores its best template per example, and the median over examples. The confidence of a
+decision grows with the best score, with the margin over the second-best class and with
+the glyph's position between the two classes' mean templates (see :class:`PartMatch`).
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Final
+
+import cv2
+import numpy as np
+from numpy.typing import NDArray
+
+from calibration.index_reader import Glyph, feature
+from studio.errors import VisionError
+
+Image = NDArray[np.uint8]
+
+# Card widths (as a fraction of the canonical 240 px) at which templates are also learned.
+AUGMENT_SCALES: Final = (0.5, 0.36, 0.28, 0.22)
+AUGMENT_BLURS: Final = (0.5, 1.0, 1.5)  # Gaussian sigma in pixels of the shrunk card
+AUGMENT_NOISE: Final = 4.0  # sensor noise (grey levels) added to the shrunk card
+
+# Confidence model (see module docstring). Scores are correlations in [-1, 1].
+SCORE_FLOOR: Final = 0.65  # a best score at or below this gives zero confidence
+SCORE_GOOD: Final = 0.90  # at or above this the score itself is no longer limiting
+MARGIN_FULL: Final = 0.12  # best minus second-best class needed for full confidence
+Z_FLOOR: Final = 0.4  # discriminant position (see PartMatch) giving zero confidence
+Z_FULL: Final = 0.8  # ... and full confidence
+# Evidence from many glyphs (suit pips): per glyph, the distance of a class is 1 - its score;
+# the winner's summed log distance must beat the runner-up's by this much.
+LOG_RATIO_FLOOR: Final = 1.0  # e^1: the runner-up is ~2.7 times farther, in sum: no confidence
+LOG_RATIO_FULL: Final = 2.5  # ... ~12 times farther: full confidence
+DISTANCE_FLOOR: Final = 0.002  # a perfect match must not count for infinitely much
+
+
+@dataclass(slots=True)
+class Template:
+    label: str
+    aspect: float
+    mask: Image
+    scale: float = 1.0  # resolution it was taken at: card width in pixels / CANON_W
+    source: int = -1  # which example it comes from
+
+    def to_dict(self) -> dict[str, Any]:
+        ok, buf = cv2.imencode(".png", self.mask)
+        if not ok:  # pragma: no cover - encoding a small uint8 array cannot fail
+            raise VisionError("could not encode a template")
+        return {
+            "label": self.label,
+            "aspect": round(self.aspect, 4),
+            "scale": round(self.scale, 3),
+            "source": self.source,
+            "png": base64.b64encode(buf.tobytes()).decode(),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], size: tuple[int, int]) -> Template:
+        try:
+            raw = base64.b64decode(str(data["png"]), validate=True)
+            mask = cv2.imdecode(np.frombuffer(raw, np.uint8), cv2.IMREAD_GRAYSCALE)
+            label, aspect = str(data["label"]), float(data["aspect"])
+            scale = float(data.get("scale", 1.0))
+            source = int(data.get("source", -1))
+        except (KeyError, ValueError, TypeError) as exc:
+            raise VisionError(f"invalid template in deck profile: {exc}") from exc
+        if mask is None or mask.shape != (size[1], size[0]):
+            raise VisionError(f"invalid template {label!r} in deck profile: bad image")
+        return cls(label, aspect, np.asarray(mask, np.uint8), scale, source)
+
+
+@dataclass(frozen=True, slots=True)
+class PartMatch:
+    """The best class of a rank or suit glyph, the runner-up, and how sure we are.
+
+    ``z`` places the glyph on the line between the two classes' mean templates (taken at
+    the glyph's resolution): +1 is exactly the winner's mean, 0 halfway, -1 the runner-up's.
+    It is scaled by how far apart the two classes are, so two look-alike classes (a
+    blurred spade and club) need the same *relative* evidence as two different ones.
+    """
+
+    label: str
+    score: float
+    second_label: str
+    second: float
+    z: float | None = None
+    cap: float = 1.0  # an outside veto (another source of evidence contradicts the winner)
+    log_ratio: float | None = None  # set by :func:`decide_by_distance`
+
+    @property
+    def confidence(self) -> float:
+        return min(self.cap, self._confidence())
+
+    def _confidence(self) -> float:
+        s = min(1.0, max(0.0, (self.score - SCORE_FLOOR) / (SCORE_GOOD - SCORE_FLOOR)))
+        if self.log_ratio is not None:
+            span = LOG_RATIO_FULL - LOG_RATIO_FLOOR
+            return s * min(1.0, max(0.0, (self.log_ratio - LOG_RATIO_FLOOR) / span))
+        m = min(1.0, max(0.0, (self.score - self.second) / MARGIN_FULL))
+        if self.z is not None:
+            m = min(
+                m if self.score - self.second > MARGIN_FULL else 1.0,
+                max(0.0, (self.z - Z_FLOOR) / (Z_FULL - Z_FLOOR)),
+            )
+        return s * m
+
+
+Feature = Callable[[Image], NDArray[np.float32]]
+
+
+class Matcher:
+    def __init__(self, templates: list[Template], feature: Feature = feature) -> None:
+        self.feature = feature
+        self.labels = [t.label for t in templates]
+        self.aspects = np.array([t.aspect for t in templates], dtype=np.float64)
+        self.log_scales = np.log(np.array([t.scale for t in templates], dtype=np.float64))
+        self.sources = [t.source for t in templates]
+        self.matrix = (
+            np.stack([self.feature(t.mask) for t in templates])
+            if templates
+            else np.zeros((0, 1), np.float32)
+        )
+        self.classes = sorted(set(self.labels))
+
+    def scores(self, glyph: Glyph, scale: float | None = None) -> dict[str, float]:
+        """Best score per class, among templates taken at a resolution close to ``scale``.
+
+        Comparing like with like matters: a blurred club looks more like a blurred spade
+        than like a sharp club.
+        """
+        if not self.labels:
+            return {}
+        ncc = self.matrix @ self.feature(glyph.mask)
+        dev = np.abs(np.log(max(glyph.aspect, 1e-3) / np.maximum(self.aspects, 1e-3)))
+        scores = ncc.astype(np.float64) * np.exp(-2.0 * np.maximum(0.0, dev - 0.15))
+        if scale is not None:
+            dist = np.abs(self.log_scales - np.log(min(1.0, max(scale, 1e-3))))
+            scores = np.where(dist <= dist.min() + 0.2, scores, -2.0)
+        # Best template per example, then the median over a class's examples: a class
+        # learned from 13 examples must not win just by having had more tries.
+        per_source: dict[tuple[str, int], float] = {}
+        for label, src, s in zip(self.labels, self.sources, scores.tolist(), strict=True):
+            key = (label, src)
+            if s > per_source.get(key, -2.0):
+                per_source[key] = float(s)
+        by_class: dict[str, list[float]] = {}
+        for (label, _), s in per_source.items():
+            if s > -2.0:
+                by_class.setdefault(label, []).append(s)
+        return {k: float(np.median(v)) for k, v in by_class.items()}
+
+    def _near(self, scale: float | None) -> NDArray[np.bool_]:
+        if scale is None:
+            return np.ones(len(self.labels), dtype=bool)
+        dist = np.abs(self.log_scales - np.log(min(1.0, max(scale, 1e-3))))
+        return np.asarray(dist <= dist.min() + 0.2)
+
+    def discriminant(
+        self, glyphs: list[Glyph], a: str, b: str, scale: float | None
+    ) -> float | None:
+        """Mean position of the glyphs between class means ``a`` (+1) and ``b`` (-1)."""
+        near = self._near(scale)
+        labels = np.array(self.labels)
+        sa, sb = near & (labels == a), near & (labels == b)
+        if not sa.any() or not sb.any():
+            return None
+        ma, mb = self.matrix[sa].mean(axis=0), self.matrix[sb].mean(axis=0)
+        d = (ma - mb).astype(np.float64)
+        dd = float(d @ d)
+        if dd < 1e-9:
+            return 0.0
+        mid = ((ma + mb) / 2).astype(np.float64)
+        return float(
+            np.mean(
+                [(self.feature(g.mask).astype(np.float64) - mid) @ d / (dd / 2) for g in glyphs]
+            )
+        )
+
+
+def best_two(scores: dict[str, float]) -> PartMatch:
+    ranked = sorted(scores.items(), key=lambda kv: kv[1], reverse=True)
+    if not ranked:
+        return PartMatch("?", -1.0, "?", -1.0)
+    first = ranked[0]
+    second = ranked[1] if len(ranked) > 1 else ("?", -1.0)
+    return PartMatch(first[0], first[1], second[0], second[1])
+
+
+def decide_by_distance(per_glyph: list[dict[str, float]], allowed: set[str]) -> PartMatch:
+    """The class nearest to all glyphs together, by summed log distance (1 - score).
+
+    A glyph's scores differ little between look-alike classes (0.99 against 0.98), but
+    its *distances* differ by a factor (0.01 against 0.02), and independent glyphs of
+    the same card multiply those factors. ``allowed`` restricts the classes (ink colour).
+    """
+    classes = {k for scores in per_glyph for k in scores if k in allowed}
+    if not classes:
+        return PartMatch("?", -1.0, "?", -1.0)
+    total = {
+        k: sum(math.log(max(DISTANCE_FLOOR, 1.0 - s.get(k, -1.0))) for s in per_glyph)
+        for k in classes
+    }
+    ranked = sorted(total, key=lambda k: total[k])
+    first = ranked[0]
+    mean = float(np.mean([s.get(first, -1.0) for s in per_glyph]))
+    if len(ranked) == 1:
+        return PartMatch(first, mean, "?", -1.0, log_ratio=math.inf)
+    second = ranked[1]
+    mean2 = float(np.mean([s.get(second, -1.0) for s in per_glyph]))
+    return PartMatch(first, mean, second, mean2, log_ratio=total[second] - total[first])
+
+
+Discriminant = Callable[[str, str], float | None]
+
+
+def decide(scores: dict[str, float], discriminant: Discriminant) -> PartMatch:
+    """Nearest-template ranking, then the two leaders settled by the class-mean discriminant.
+
+    ``discriminant(a, b)`` places the evidence between class ``a`` (+1) and ``b`` (-1).
+    """
+    first = best_two(scores)
+    if first.second_label == "?" or first.second < first.score - 0.5:
+        return first  # no real contender (e.g. the other ink colour)
+    z = discriminant(first.label, first.second_label)
+    if z is None:
+        return first
+    if z < 0:
+        return PartMatch(first.second_label, first.second, first.label, first.score, -z)
+    return PartMatch(first.label, first.score, first.second_label, first.second, z)
+
+
+def degrade_resolution(
+    card: Image, scale: float, sigma: float = 0.6, noise: float = AUGMENT_NOISE
+) -> Image:
+    """``card`` as a camera would see it at ``scale`` of its size, enlarged back.
+
+    Area-averaged, blurred (``sigma`` pixels of the small image) and with sensor noise
+    (``noise`` grey levels): a template taken from a clean photograph alone is closer to
+    every clean, sharp shape than to the noisy one it should match.
+    """
+    h, w = card.shape[:2]
+    small = cv2.resize(
+        card, (max(8, round(w * scale)), max(8, round(h * scale))), interpolation=cv2.INTER_AREA
+    )
+    small = cv2.GaussianBlur(small, (0, 0), sigma)
+    if noise > 0:
+        # Seeded by the setting, so that learning a profile is reproducible.
+        rng = np.random.default_rng(round(scale * 1000) * 100 + round(sigma * 10))
+        grain = rng.normal(0.0, noise, small.shape)
+        small = np.asarray(np.clip(small.astype(np.float64) + grain, 0, 255), np.uint8)
+    return np.asarray(cv2.resize(small, (w, h), interpolation=cv2.INTER_LINEAR), np.uint8)
