@@ -221,13 +221,6 @@ class BodyModel:
             consistent |= {r for r in ranks if r not in self.patterns}
         return BodyReading(pips, scores, frozenset(consistent), exact)
 
-    def discriminant(
-        self, reading: BodyReading, a: str, b: str, scale: float | None
-    ) -> float | None:
-        if not reading.pips:
-            return None
-        return self.matcher.discriminant([p.glyph for p in reading.pips], a, b, scale)
-
     def to_dict(self) -> dict[str, Any]:
         return {
             "index_box": [round(v, 4) for v in self.index_box],

@@ -40,6 +40,7 @@ Z_FULL: Final = 0.8  # ... and full confidence
 LOG_RATIO_FLOOR: Final = 1.0  # e^1: the runner-up is ~2.7 times farther, in sum: no confidence
 LOG_RATIO_FULL: Final = 2.5  # ... ~12 times farther: full confidence
 DISTANCE_FLOOR: Final = 0.002  # a perfect match must not count for infinitely much
+GLYPH_LOG_RATIO_CAP: Final = 1.2  # the most one glyph can add (a factor of ~3.3)
 
 
 @dataclass(slots=True)
@@ -215,7 +216,18 @@ def decide_by_distance(per_glyph: list[dict[str, float]], allowed: set[str]) -> 
         return PartMatch(first, mean, "?", -1.0, log_ratio=math.inf)
     second = ranked[1]
     mean2 = float(np.mean([s.get(second, -1.0) for s in per_glyph]))
-    return PartMatch(first, mean, second, mean2, log_ratio=total[second] - total[first])
+    return PartMatch(first, mean, second, mean2, log_ratio=_log_ratio(per_glyph, first, second))
+
+
+def _log_ratio(per_glyph: list[dict[str, float]], a: str, b: str) -> float:
+    """Evidence for ``a`` over ``b``; no single glyph counts for more than
+    :data:`GLYPH_LOG_RATIO_CAP`, so one lucky glyph never decides alone."""
+    total = 0.0
+    for s in per_glyph:
+        da = max(DISTANCE_FLOOR, 1.0 - s.get(a, -1.0))
+        db = max(DISTANCE_FLOOR, 1.0 - s.get(b, -1.0))
+        total += max(-GLYPH_LOG_RATIO_CAP, min(GLYPH_LOG_RATIO_CAP, math.log(db / da)))
+    return total
 
 
 Discriminant = Callable[[str, str], float | None]
