@@ -62,6 +62,9 @@ PROFILE_FORMAT: Final = "studio-deck-profile"
 PROFILE_VERSION: Final = 1
 # An index rank this confident that the body's pip arrangement contradicts is vetoed.
 BODY_VETO: Final = 0.3
+OVER_COLOUR_WEIGHT: Final = 2.0  # see DeckProfile.compatible_suits
+# A corner whose best rank score trails the other corner's by more than this is ignored.
+CORNER_GAP: Final = 0.12
 
 Image = NDArray[np.uint8]
 IMAGE_SUFFIXES: Final = (".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp")
@@ -124,7 +127,12 @@ class DeckProfile:
         gap = max(values) - min(values)
         if gap < 0.15:
             return set(self.suit_redness)
-        d = {s: abs(redness - r) for s, r in self.suit_redness.items()}
+        # Printed ink loses colour on camera (blur, compression, glare wash it towards
+        # grey) but never gains it, so looking redder than a suit counts double.
+        d = {
+            s: max(0.0, r - redness) + OVER_COLOUR_WEIGHT * max(0.0, redness - r)
+            for s, r in self.suit_redness.items()
+        }
         dmin = min(d.values())
         return {s for s, v in d.items() if v <= dmin + 0.3 * gap}
 
@@ -169,12 +177,15 @@ class DeckProfile:
         assert self._rank_m is not None and self._suit_m is not None
         rank_m, suit_m = self._rank_m, self._suit_m
         if len(corners) > 1:
-            # A corner whose rank glyph matches nothing (a finger, glare) says nothing:
-            # averaging it in would only dilute the other corner.
+            # A corner whose rank glyph matches nothing well (a finger, glare), or much
+            # worse than the other corner's, says nothing: averaging it in would only
+            # dilute the other corner.
+            best = [max(rank_m.scores(g.rank, scale).values(), default=-1.0) for g in corners]
+            top = max(best)
             legible = [
                 g
-                for g in corners
-                if max(rank_m.scores(g.rank, scale).values(), default=-1.0) > SCORE_FLOOR
+                for g, b in zip(corners, best, strict=True)
+                if b > SCORE_FLOOR and b >= top - CORNER_GAP
             ]
             corners = legible or corners
         ranks: dict[str, list[float]] = {}
