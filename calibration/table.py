@@ -192,7 +192,7 @@ def default_layout(seats: int = 7) -> Layout:
 # lie nearly square to the cloth (turned by at most WIDE_MAX_TURN degrees), so that a
 # 7-seat table still gives every hand several cards side by side without overlap.
 WIDE_SLOT: Final = (90.0, 110.0)  # slot pitch (x, y) in mm
-WIDE_MAX_TURN: Final = 5.0  # degrees; a card so turned spans 70 x 93 mm: >= 17 mm between cards
+WIDE_MAX_TURN: Final = 5.0  # degrees; a card so turned spans 70 x 93 mm of a 90 x 110 mm slot
 WIDE_SIZE: Final = (1280.0, 740.0)
 WIDE_ROWS: Final = (3, 2)  # slot rows of a seat's main hand and of its split hand
 

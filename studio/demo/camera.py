@@ -6,6 +6,19 @@ settle, identifies it with the deck profile and publishes it on
 ``camera/cards``, exactly as with a real camera. The deck profile is learned at
 start from rendered "photographs" of a subset of the deck (13 cards of one suit
 plus one of each other suit), as a studio would with ``studio calibrate deck``.
+
+Every hand has room for its cards side by side, since the recogniser does not
+separate overlapping cards. The dealer lays cards nearly square to the cloth (turned
+at most 5 degrees) in slots 90 x 110 mm apart (``TIGHT_SLOTS``). A table of up to 3
+seats uses the standard layout (``default_layout(seats)``: for 3 seats 3 x 2 slots
+per main hand, 3 per split hand) seen at 1280x720; a bigger table uses the wide
+layout (``wide_layout(seats)``, 1280 x 740 mm: for 7 seats 2 x 3 slots per main
+hand, 2 x 2 per split hand) seen at 1600x900, where a card is about 74 px wide (81 px
+on a small table; at 1280x720 it would be 61 px and one card in ten would go
+unread). A zone runs out of slots only when it already holds 6 cards (a main hand of
+7 cards; after a split the first hand's zone also keeps the card that started the
+second hand) or, on a 3-seat table, 3 cards in a split zone: the next card is then
+fanned over the last one, which the camera may miss (a ``misscan`` alert).
 """
 
 from __future__ import annotations
@@ -16,15 +29,25 @@ from typing import Any
 from calibration.barcode import BarcodeReader
 from calibration.deck_profile import DeckProfile, learn_profile
 from calibration.recogniser import Recogniser
-from calibration.table import default_layout
+from calibration.table import Layout, default_layout, wide_layout
 from drivers.camera.service import CameraService, bus_publisher
 from drivers.camera.sources import VirtualCameraSource
 from hwsim.camera.dataset import example_images
-from hwsim.camera.virtual import VirtualCamera
+from hwsim.camera.virtual import TIGHT_SLOTS, SlotGrid, VirtualCamera
 from studio.bus import MessageBus
 from studio.cards import RANKS, SUITS
 
 CAMERA_ID = "cam-1"
+DEFAULT_LAYOUT_MAX_SEATS = 3  # beyond this the standard layout leaves a hand one column
+SMALL_FRAME = (1280, 720)
+WIDE_FRAME = (1600, 900)
+
+
+def camera_setup(seats: int) -> tuple[Layout, SlotGrid, tuple[int, int]]:
+    """The layout, slot grid and frame size of a demo table's camera."""
+    if seats <= DEFAULT_LAYOUT_MAX_SEATS:
+        return default_layout(seats), TIGHT_SLOTS, SMALL_FRAME
+    return wide_layout(seats), TIGHT_SLOTS, WIDE_FRAME
 
 
 def learn_demo_profile(seed: int) -> DeckProfile:
@@ -44,9 +67,8 @@ class DemoCamera:
         max_fps: float = 5.0,
     ) -> None:
         self.table = table
-        # The layout has as many seat columns as the table has seats, so each hand has room
-        # for its cards side by side (the recogniser does not separate overlapping cards).
-        self.virtual = VirtualCamera(level="easy", seed=seed, layout=default_layout(seats))
+        layout, slots, size = camera_setup(seats)
+        self.virtual = VirtualCamera(level="easy", seed=seed, layout=layout, slots=slots, size=size)
         recogniser = Recogniser(profile, self.virtual.calibration(), barcodes=BarcodeReader())
         self.service = CameraService(
             VirtualCameraSource(self.virtual),

@@ -29,6 +29,9 @@ def demo(
     config: Path | None = typer.Option(None, "--config", help="configuration file"),
     faults: str = typer.Option("on", "--faults", help="on or off"),
     fault_rate: float = typer.Option(0.05, "--fault-rate", min=0.0, max=1.0),
+    cameras: str = typer.Option(
+        "on", "--cameras", help="on, or off: every table single-source (no camera cross-check)"
+    ),
     auto_resolve: float | None = typer.Option(
         None, "--auto-resolve", help="resolve alerts after SECONDS (unattended demo)"
     ),
@@ -39,6 +42,8 @@ def demo(
     """Run a live studio on this machine: simulated tables, players, faults and the console."""
     if faults not in ("on", "off"):
         raise typer.BadParameter("--faults is on or off")
+    if cameras not in ("on", "off"):
+        raise typer.BadParameter("--cameras is on or off")
     logging.basicConfig(
         level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
@@ -51,6 +56,7 @@ def demo(
         config=config,
         faults=faults == "on",
         fault_rate=fault_rate,
+        camera=cameras == "on",
         auto_resolve=auto_resolve,
         host=host,
         port=port,

@@ -52,7 +52,6 @@ TABLE_KINDS: list[tuple[str, dict[str, Any]]] = [
     ("majority_speed", {"dealer": {"hole_card": "eu", "peek": "none"}}),
 ]
 TABLE_NAMES = ["clubhouse", "classic6", "majority-us", "majority-eu"]
-CAMERA_MAX_SEATS = 3
 
 
 @dataclass
@@ -101,11 +100,9 @@ def demo_tables(count: int, pace: float, *, camera: bool) -> list[TableSettings]
             **overrides,
             "timeouts": {"betting_seconds": seconds, "decision_seconds": seconds},
         }
-        seats = ruleset_from_spec(ruleset).table.seats
-        # A 7-seat layout leaves each hand two card slots, and the recogniser cannot yet
-        # read overlapping cards: such tables run single-source (marked in every round).
-        single = not camera or seats > CAMERA_MAX_SEATS
-        tables.append(TableSettings(id=name, ruleset=ruleset, single_source=single))
+        # Every table has its camera (studio.demo.camera); without cameras every table
+        # runs single-source, which its rounds record.
+        tables.append(TableSettings(id=name, ruleset=ruleset, single_source=not camera))
     return tables
 
 
@@ -118,6 +115,9 @@ async def run_demo(
     broker = BrokerSettings(url=options.broker) if options.broker else base.broker
     database = options.database or (base.database.url if options.config else DatabaseSettings().url)
     tables = base.tables or demo_tables(options.tables, options.pace, camera=options.camera)
+    if not options.camera:
+        # No cameras at all: a configured table must not wait for one either.
+        tables = [table.model_copy(update={"single_source": True}) for table in tables]
     async with AsyncExitStack() as stack:
         broker = await stack.enter_async_context(broker_for(broker))
         workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="studio-demo-")))

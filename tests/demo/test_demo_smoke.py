@@ -1,6 +1,7 @@
 """The README's main command, as a user runs it: `studio demo` in a subprocess.
 
-At fast pace: at least 3 rounds settle on every table; a real Chromium logs in and
+At fast pace: at least 3 rounds settle on every table, none of them single-source (every
+table has its camera); a real Chromium logs in and
 keeps a screenshot of the live overview (test-artifacts/screenshots/demo-overview.png);
 an injected fault raises
 a real alert; a manager logs in and resolves it through the REST API; the round
@@ -136,6 +137,10 @@ def test_demo_runs_alerts_resolve_and_stops_cleanly(tmp_path: Path) -> None:
                 "3 settled rounds on every table",
             )
             assert all(n >= 3 for n in counts.values()), counts
+            # Every table, the 7-seat clubhouse included, is cross-checked by its camera.
+            for table in table_ids:
+                rounds = client.get("/api/rounds", params={"table": table}).json()
+                assert rounds and not any(r["single_source"] for r in rounds), table
 
             screenshot_overview(base, login.group(1), login.group(2), table_ids)
 
