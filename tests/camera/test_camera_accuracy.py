@@ -1,9 +1,12 @@
-"""Accuracy on generated frames: >= 2,000 card instances across the three levels.
+"""Accuracy on generated frames: >= 2,000 card instances across the three levels, per profile.
 
-The profile is learned from 16 example photos in one card style; the frames use another
-font, stroke and pip shape, a camera in perspective, and each level's degradations. The
-thresholds below are the figures measured when this test was written minus a margin
-(see docs/camera.md); they are not the issue's targets, which the hard level misses.
+Two deck profiles, each learned from the issue's subset of 16 example photos: ``deck``
+from photos of the deck in use (what a studio does; the photos are not any frame), and
+``other`` from photos of another print (another font, stroke and pip shape), a stress
+test. The frames have a camera in perspective and each level's degradations. The
+accuracy thresholds below are the figures measured when this test was written minus a
+margin (see docs/camera.md); the hard level misses the issue's 99.5 % target. Confident
+misreads must be zero everywhere.
 """
 
 from __future__ import annotations
@@ -13,12 +16,16 @@ from concurrent.futures import ProcessPoolExecutor
 
 import pytest
 
-from calibration.deck_profile import DeckProfile
-from hwsim.camera.dataset import Score, score_level
+from calibration.deck_profile import DeckProfile, learn_profile
+from hwsim.camera.dataset import SUBSET, Score, example_images, score_level
+from hwsim.camera.render import TABLE_STYLE
 
 FRAMES_PER_LEVEL = 56  # x 12 cards x 3 levels = 2,016 instances
-MIN_ACCURACY = {"easy": 0.97, "medium": 0.96, "hard": 0.60}
-MAX_CONFIDENT_MISREAD_RATE = {"easy": 0.0, "medium": 0.0, "hard": 0.02}
+MIN_ACCURACY = {
+    "deck": {"easy": 0.98, "medium": 0.98, "hard": 0.95},
+    "other": {"easy": 0.98, "medium": 0.98, "hard": 0.88},
+}
+LEVELS = ("easy", "medium", "hard")
 
 
 def _spawn_pool() -> ProcessPoolExecutor:
@@ -33,33 +40,48 @@ def _run(
 
 
 @pytest.fixture(scope="module")
-def index_scores(profile: DeckProfile) -> dict[str, Score]:
-    """The 2,016 instances, in two halves per level on two worker processes."""
+def deck_profile() -> DeckProfile:
+    """Learned from photos of the deck in use (the frames' print, other photographs)."""
+    learned, report = learn_profile(example_images(SUBSET, seed=3, style=TABLE_STYLE))
+    assert report.complete, report
+    return learned
+
+
+@pytest.fixture(scope="module")
+def index_scores(profile: DeckProfile, deck_profile: DeckProfile) -> dict[str, dict[str, Score]]:
+    """2,016 instances per profile, in two halves per level on two worker processes."""
     half = FRAMES_PER_LEVEL // 2
-    jobs = [(lvl, 2024 + k) for lvl in MIN_ACCURACY for k in range(2)]
-    scores = {lvl: Score() for lvl in MIN_ACCURACY}
+    profiles = {"deck": deck_profile, "other": profile}
+    scores = {name: {lvl: Score() for lvl in LEVELS} for name in profiles}
     with _spawn_pool() as pool:
         futures = [
-            (lvl, pool.submit(score_level, profile, lvl, half, seed=seed)) for lvl, seed in jobs
+            (name, lvl, pool.submit(score_level, prof, lvl, half, seed=2024 + k))
+            for name, prof in profiles.items()
+            for lvl in LEVELS
+            for k in range(2)
         ]
-        for level, fut in futures:
-            scores[level].add(fut.result())
+        for name, level, fut in futures:
+            scores[name][level].add(fut.result())
     return scores
 
 
 pytestmark = pytest.mark.timeout(600)
 
 
-def test_at_least_2000_instances(index_scores: dict[str, Score]) -> None:
-    assert sum(s.total for s in index_scores.values()) >= 2000
+@pytest.mark.parametrize("name", ["deck", "other"])
+def test_at_least_2000_instances(index_scores: dict[str, dict[str, Score]], name: str) -> None:
+    assert sum(s.total for s in index_scores[name].values()) >= 2000
 
 
-@pytest.mark.parametrize("level", ["easy", "medium", "hard"])
-def test_index_accuracy_per_level(index_scores: dict[str, Score], level: str) -> None:
-    s = index_scores[level]
-    print(level, s.summary())
-    assert s.accuracy >= MIN_ACCURACY[level], s.summary()
-    assert s.misread <= MAX_CONFIDENT_MISREAD_RATE[level] * s.total, s.misreads
+@pytest.mark.parametrize("name", ["deck", "other"])
+@pytest.mark.parametrize("level", LEVELS)
+def test_index_accuracy_per_level(
+    index_scores: dict[str, dict[str, Score]], name: str, level: str
+) -> None:
+    s = index_scores[name][level]
+    print(name, level, s.summary())
+    assert s.accuracy >= MIN_ACCURACY[name][level], s.summary()
+    assert s.misread == 0, s.misreads
     # Every card that is found is attributed to the zone it was dealt to.
     assert s.zone_checked >= s.total - s.missed
     assert s.zone_correct == s.zone_checked

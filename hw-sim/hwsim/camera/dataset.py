@@ -56,10 +56,19 @@ def write_examples(
 
 
 def example_images(
-    codes: tuple[str, ...] | list[str] = SUBSET, *, seed: int = 0
+    codes: tuple[str, ...] | list[str] = SUBSET,
+    *,
+    seed: int = 0,
+    style: CardStyle = PROFILE_STYLE,
 ) -> list[tuple[str, NDArray[np.uint8]]]:
+    """In-memory example photographs, as ``(file name, image)``.
+
+    ``style`` is the print of the deck photographed: :data:`PROFILE_STYLE` (another print
+    than the table frames', a stress test) or :data:`TABLE_STYLE` (the deck in use, as a
+    studio calibrates: still other photographs than any frame).
+    """
     rng = np.random.default_rng(seed)
-    return [(f"{c}.png", render_example_photo(c, rng)) for c in codes]
+    return [(f"{c}.png", render_example_photo(c, rng, style=style)) for c in codes]
 
 
 def scenes(
