@@ -26,7 +26,15 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from calibration.index_reader import SUIT_SIZE, Glyph, flatten, ink_redness, stretch, threshold_ink
+from calibration.index_reader import (
+    SUIT_SIZE,
+    Glyph,
+    flatten,
+    ink_redness,
+    paper_white,
+    stretch,
+    threshold_ink,
+)
 from calibration.templates import (
     AUGMENT_BLURS,
     AUGMENT_SCALES,
@@ -73,6 +81,7 @@ def body_blobs(card: Image, index_box: tuple[float, float]) -> list[BodyBlob]:
     ink = threshold_ink(flat)
     n, labels, stats, _ = cv2.connectedComponentsWithStats(ink, connectivity=8)
     density = 255 - flat
+    white = paper_white(body, flat)
     min_area = max(8, int(0.0012 * bh * bw))
     ix1, iy1 = index_box
     out: list[BodyBlob] = []
@@ -92,7 +101,14 @@ def body_blobs(card: Image, index_box: tuple[float, float]) -> list[BodyBlob]:
         sel = np.asarray(cv2.dilate(sel, np.ones((3, 3), np.uint8)), np.uint8)
         m = (density[y : y + bhei, x : x + bwid].astype(np.uint16) * sel).astype(np.uint8)
         glyph = Glyph(stretch(m, SUIT_SIZE), bwid / max(1, bhei), (fx0, fy0, fx1, fy1))
-        red = ink_redness(body, flat, np.asarray(labels == i))
+        local = np.asarray(labels[y : y + bhei, x : x + bwid] == i)
+        red = (
+            0.0
+            if white is None
+            else ink_redness(
+                body[y : y + bhei, x : x + bwid], flat[y : y + bhei, x : x + bwid], local, white
+            )
+        )
         out.append(BodyBlob(glyph, ((fx0 + fx1) / 2, (fy0 + fy1) / 2), bhei / h, red))
     return out
 
@@ -114,7 +130,16 @@ def _mm(a: tuple[float, float], b: tuple[float, float]) -> float:
     return math.hypot((a[0] - b[0]) * CARD_W_MM, (a[1] - b[1]) * CARD_H_MM)
 
 
-def _plain_paper(card: Image, pos: Position) -> bool:
+def paper_level(card: Image) -> float:
+    """The brightness of clean paper on this card: the 75th percentile of the darkest
+    channel over its grey pixels (lighting varies across a card)."""
+    h, w = card.shape[:2]
+    px = card[:: max(1, h // 40), :: max(1, w // 30)].reshape(-1, 3).astype(np.int16)
+    grey = px[(px.max(axis=1) - px.min(axis=1)) < 40]
+    return float(np.percentile(grey.min(axis=1), 75)) if len(grey) > 10 else 200.0
+
+
+def _plain_paper(card: Image, pos: Position, paper: float) -> bool:
     """Is the spot where a pip should be plain, unoccluded paper?"""
     h, w = card.shape[:2]
     r = max(2, round(0.6 * pos[2] * h))
@@ -124,10 +149,6 @@ def _plain_paper(card: Image, pos: Position) -> bool:
         return False
     px = patch.reshape(-1, 3).astype(np.int16)
     lo, hi = px.min(axis=1), px.max(axis=1)
-    # Reference paper: the brightest grey quarter of the card (lighting varies across it).
-    allpx = card[:: max(1, h // 40), :: max(1, w // 30)].reshape(-1, 3).astype(np.int16)
-    grey = allpx[(allpx.max(axis=1) - allpx.min(axis=1)) < 40]
-    paper = float(np.percentile(grey.min(axis=1), 75)) if len(grey) > 10 else 200.0
     ok = ((hi - lo) < 40) & (lo > 0.8 * paper) & (hi < 252)
     return float(ok.mean()) > 0.97
 
@@ -140,8 +161,14 @@ class Arrangement:
     exact: bool  # ... and every learned position has its pip
 
 
-def fit_arrangement(pips: list[Position], pattern: list[Position], card: Image) -> Arrangement:
-    """Compare observed pips with a learned arrangement, trying both ways round."""
+def fit_arrangement(
+    pips: list[Position], pattern: list[Position], card: Image, paper: float | None = None
+) -> Arrangement:
+    """Compare observed pips with a learned arrangement, trying both ways round.
+
+    ``paper`` is :func:`paper_level` of the card (computed when not given).
+    """
+    paper = paper_level(card) if paper is None else paper
     best = Arrangement(False, False)
     for flip in (False, True):
         pat = [(1 - x, 1 - y, s) if flip else (x, y, s) for x, y, s in pattern]
@@ -162,7 +189,7 @@ def fit_arrangement(pips: list[Position], pattern: list[Position], card: Image) 
             continue
         if not free:
             return Arrangement(True, True)
-        if all(not _plain_paper(card, pat[k]) for k in free):
+        if all(not _plain_paper(card, pat[k], paper) for k in free):
             best = Arrangement(True, False)
     return best
 
@@ -212,7 +239,8 @@ class BodyModel:
                 pips.append(blob)
                 scores.append(s)
         positions = [(b.centre[0], b.centre[1], b.height) for b in pips]
-        fits = {r: fit_arrangement(positions, p, card) for r, p in self.patterns.items()}
+        paper = paper_level(card)
+        fits = {r: fit_arrangement(positions, p, card, paper) for r, p in self.patterns.items()}
         exact = frozenset(r for r, f in fits.items() if f.exact)
         consistent = {r for r, f in fits.items() if f.consistent}
         if not exact:

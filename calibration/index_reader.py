@@ -239,18 +239,34 @@ def stretch(m: Image, size: tuple[int, int]) -> Image:
     return np.asarray(np.clip(out * (255.0 / top), 0, 255) if top > 0 else out, np.uint8)
 
 
-def ink_redness(crop: Image, flat: Image, sel: NDArray[np.bool_]) -> float:
-    """``R - max(G, B)`` of the suit's ink core, white-balanced on the paper (0 black, ~0.6 red).
+def paper_white(crop: Image, flat: Image) -> NDArray[np.float64] | None:
+    """The colour of the paper (median of the flattest, brightest pixels), or ``None``."""
+    if crop.ndim != 3:
+        return None
+    step = max(1, round((crop.shape[0] * crop.shape[1] / 4000) ** 0.5))  # ~4,000 samples
+    paper = crop[::step, ::step][flat[::step, ::step] > 230]
+    if len(paper) < 10:
+        return None
+    return np.asarray(np.maximum(np.median(paper, axis=0), 1.0), np.float64)
+
+
+def ink_redness(
+    crop: Image,
+    flat: Image,
+    sel: NDArray[np.bool_],
+    white: NDArray[np.float64] | None = None,
+) -> float:
+    """``R - max(G, B)`` of the ink's core, white-balanced on the paper (0 black, ~0.6 red).
 
     Only the darkest half of the ink is used: edge pixels are mixed with paper and would
-    pull a blurred red pip towards grey.
+    pull a blurred red pip towards grey. ``white`` is the paper colour when already known.
     """
-    if crop.ndim != 3:
+    if crop.ndim != 3 or not sel.any():
         return 0.0
-    paper = crop[flat > 230]
-    if len(paper) < 10 or not sel.any():
-        return 0.0
-    white = np.maximum(np.median(paper, axis=0).astype(np.float64), 1.0)
+    if white is None:
+        white = paper_white(crop, flat)
+        if white is None:
+            return 0.0
     darkness = flat[sel]
     core = darkness <= np.median(darkness)
     px = crop[sel][core].astype(np.float64) / white

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import math
+import statistics
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
@@ -120,6 +121,9 @@ Feature = Callable[[Image], NDArray[np.float32]]
 class Matcher:
     def __init__(self, templates: list[Template], feature: Feature = feature) -> None:
         self.feature = feature
+        # Grouped by (class, example), so that the best template of each example is one
+        # ``maximum.reduceat`` away.
+        templates = sorted(templates, key=lambda t: (t.label, t.source))
         self.labels = [t.label for t in templates]
         self.aspects = np.array([t.aspect for t in templates], dtype=np.float64)
         self.log_scales = np.log(np.array([t.scale for t in templates], dtype=np.float64))
@@ -130,6 +134,11 @@ class Matcher:
             else np.zeros((0, 1), np.float32)
         )
         self.classes = sorted(set(self.labels))
+        keys = list(zip(self.labels, self.sources, strict=True))
+        self._starts = np.array(
+            [i for i, k in enumerate(keys) if i == 0 or k != keys[i - 1]], dtype=np.intp
+        )
+        self._group_label = [self.labels[i] for i in self._starts]
 
     def scores(self, glyph: Glyph, scale: float | None = None) -> dict[str, float]:
         """Best score per class, among templates taken at a resolution close to ``scale``.
@@ -147,16 +156,12 @@ class Matcher:
             scores = np.where(dist <= dist.min() + 0.2, scores, -2.0)
         # Best template per example, then the median over a class's examples: a class
         # learned from 13 examples must not win just by having had more tries.
-        per_source: dict[tuple[str, int], float] = {}
-        for label, src, s in zip(self.labels, self.sources, scores.tolist(), strict=True):
-            key = (label, src)
-            if s > per_source.get(key, -2.0):
-                per_source[key] = float(s)
+        best = np.maximum.reduceat(scores, self._starts).tolist()
         by_class: dict[str, list[float]] = {}
-        for (label, _), s in per_source.items():
+        for label, s in zip(self._group_label, best, strict=True):
             if s > -2.0:
                 by_class.setdefault(label, []).append(s)
-        return {k: float(np.median(v)) for k, v in by_class.items()}
+        return {k: statistics.median(v) for k, v in by_class.items()}
 
     def _near(self, scale: float | None) -> NDArray[np.bool_]:
         if scale is None:
