@@ -1,0 +1,166 @@
+"""Body pips: learned pips and arrangements, and how they rule ranks out and vote for suits."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import pytest
+
+from calibration.body_pips import BodyModel, body_blobs, fit_arrangement, paper_level
+from calibration.deck_profile import DeckProfile, locate_card
+from calibration.detect import warp_card
+from calibration.index_reader import extract_index
+from calibration.templates import PartMatch, decide_by_distance
+from hwsim.camera.render import TABLE_STYLE, render_card, render_example_photo
+from studio.errors import VisionError
+
+PAPER = (236, 238, 240)
+
+
+def _card(code: str, seed: int = 0) -> np.ndarray:
+    img = render_example_photo(code, np.random.default_rng(seed), style=TABLE_STYLE)
+    return warp_card(img, locate_card(img))
+
+
+def test_number_cards_teach_arrangements_and_every_suit(profile: DeckProfile) -> None:
+    body = profile.body
+    assert body is not None
+    # The subset's 13 spades teach every number rank's arrangement; court ranks have none.
+    assert sorted(body.patterns) == sorted("A23456789T")
+    assert [len(body.patterns[r]) for r in "23456789T"] == list(range(2, 11))
+    assert len(body.patterns["A"]) == 1
+    # Hearts and clubs from 7H and 3C; diamonds (seen only on QD) borrow the corner pip.
+    assert body.suits == {"S", "H", "D", "C"}
+
+
+@pytest.mark.parametrize("code", ["2D", "5C", "8H", "TS", "AC"])
+def test_pips_of_a_clean_card_fit_exactly_its_own_rank(profile: DeckProfile, code: str) -> None:
+    assert profile.body is not None
+    reading = profile.read_body(_card(code), 0.6)
+    assert reading is not None
+    assert reading.exact == {code[0]}
+    assert code[0] in reading.consistent
+    assert not reading.consistent & {"J", "Q", "K"}  # an exact number arrangement: no court card
+
+
+def test_a_card_turned_by_180_degrees_fits_the_same_rank(profile: DeckProfile) -> None:
+    card = _card("7H")  # the 7's arrangement is not symmetric under a half turn
+    turned = np.ascontiguousarray(card[::-1, ::-1])
+    for c in (card, turned):
+        reading = profile.read_body(c, 0.6)
+        assert reading is not None and reading.exact == {"7"}
+
+
+def test_a_hidden_pip_is_excused_but_a_missing_one_on_clean_paper_is_not(
+    profile: DeckProfile,
+) -> None:
+    body = profile.body
+    assert body is not None
+    card = _card("8S")
+    pattern = body.patterns["8"]
+    found = [(b.centre[0], b.centre[1], b.height) for b in body_blobs(card, body.index_box)]
+    assert len(found) == 8
+    # Take away the pip nearest the middle of the lower half: as if it were not there.
+    drop = min(range(8), key=lambda k: abs(found[k][0] - 0.5) + abs(found[k][1] - 0.66))
+    rest = found[:drop] + found[drop + 1 :]
+    x, y, hgt = found[drop]
+    h, w = card.shape[:2]
+    r = round(0.8 * hgt * h)
+    cx, cy = round(x * w), round(y * h)
+
+    erased = card.copy()
+    erased[cy - r : cy + r, cx - r : cx + r] = PAPER  # clean paper where a pip belongs
+    fit = fit_arrangement(rest, pattern, erased, paper_level(erased))
+    assert not fit.consistent  # 7 pips in an 8's places, the 8th spot blank: not an 8
+
+    covered = card.copy()
+    covered[cy - r : cy + r, cx - r : cx + r] = (120, 150, 205)  # a finger over the pip
+    fit = fit_arrangement(rest, pattern, covered, paper_level(covered))
+    assert fit.consistent and not fit.exact  # still possibly an 8
+    # ... and the 7 does not fit the 8's pips whichever pip is hidden.
+    assert not fit_arrangement(found, body.patterns["7"], card).consistent
+
+
+def test_body_rules_out_a_rank_the_index_confuses(profile: DeckProfile) -> None:
+    """A 5 read from the corners alone leans on the glyph; the pips say 5, never 8."""
+    card = _card("5D", seed=4)
+    corners = [g for g in (extract_index(card, c, profile.region) for c in (0, 1)) if g]
+    body = profile.read_body(card, 0.6)
+    assert body is not None and "8" not in body.consistent
+    m = profile.match_corners(corners, 0.6, body)
+    assert m is not None and m.code == "5D" and m.confidence > 0.9
+
+
+def test_a_confident_index_rank_the_pips_contradict_is_vetoed(profile: DeckProfile) -> None:
+    """A 9's corners on a card whose body shows a 4's pips: unreadable, not a pick."""
+    nine = _card("9C")
+    four = _card("4C")
+    h, w = nine.shape[:2]
+    frank = nine.copy()
+    frank[round(0.12 * h) : round(0.88 * h), round(0.22 * w) : round(0.78 * w)] = four[
+        round(0.12 * h) : round(0.88 * h), round(0.22 * w) : round(0.78 * w)
+    ]
+    corners = [g for g in (extract_index(frank, c, profile.region) for c in (0, 1)) if g]
+    alone = profile.match_corners(corners, 0.6)
+    assert alone is not None and alone.rank.label == "9" and alone.rank.confidence > 0.5
+    body = profile.read_body(frank, 0.6)
+    assert body is not None and body.exact == {"4"}
+    m = profile.match_corners(corners, 0.6, body)
+    assert m is not None and m.rank.confidence == 0.0
+
+
+def test_court_cards_stay_possible_without_an_exact_number_arrangement(
+    profile: DeckProfile,
+) -> None:
+    reading = profile.read_body(_card("KH"), 0.6)
+    assert reading is not None
+    assert {"J", "Q", "K"} <= reading.consistent
+    assert not reading.exact
+
+
+def test_suit_evidence_is_summed_over_glyphs_but_one_glyph_never_decides() -> None:
+    one = [{"C": 0.998, "S": 0.98}]
+    m = decide_by_distance(one, {"C", "S"})
+    assert m.label == "C" and m.log_ratio is not None and m.log_ratio <= 1.2 + 1e-9
+    assert m.confidence < 0.5  # a single glyph, however sure, stays below the threshold
+    many = one * 4
+    m = decide_by_distance(many, {"C", "S"})
+    assert m.label == "C" and m.confidence == pytest.approx(1.0)
+    # Colour gating: a class not allowed never wins, whatever its shape score.
+    m = decide_by_distance(many, {"S"})
+    assert m.label == "S" and m.second_label == "?"
+
+
+def test_veto_cap_forces_zero_confidence() -> None:
+    m = PartMatch("9", 0.99, "8", 0.7, z=1.0)
+    assert m.confidence == pytest.approx(1.0)
+    assert PartMatch("9", 0.99, "8", 0.7, z=1.0, cap=0.0).confidence == 0.0
+
+
+def test_body_model_round_trips_and_old_profiles_still_load(profile: DeckProfile) -> None:
+    data = profile.to_dict()
+    assert "body" in data
+    again = DeckProfile.from_dict(data)
+    assert again.body is not None and again.body.patterns.keys() == profile.body.patterns.keys()  # type: ignore[union-attr]
+    card = _card("6C", seed=2)
+    a, b = profile.read_body(card, 0.6), again.read_body(card, 0.6)
+    assert a is not None and b is not None and a.exact == b.exact == {"6"}
+    del data["body"]
+    legacy = DeckProfile.from_dict(data)  # a profile learned before body pips
+    assert legacy.body is None and legacy.read_body(card, 0.6) is None
+
+
+def test_a_body_model_without_templates_is_refused() -> None:
+    with pytest.raises(VisionError):
+        BodyModel.from_dict(
+            {"index_box": [0.2, 0.3], "pip_heights": [0.1, 0.2], "patterns": {}, "pips": []}
+        )
+
+
+def test_a_blank_card_has_no_body_blobs() -> None:
+    blank = np.full((336, 240, 3), PAPER, np.uint8)
+    assert body_blobs(blank, (0.25, 0.3)) == []
+    # The corner indices are not body blobs: a rendered two has exactly its two pips.
+    two = render_card("2S", TABLE_STYLE)
+    canon = np.asarray(cv2.resize(two, (240, 336), interpolation=cv2.INTER_AREA), np.uint8)
+    assert len(body_blobs(canon, (0.25, 0.3))) == 2
