@@ -46,3 +46,36 @@ def test_reads_after_detection_and_warp() -> None:
 def test_unknown_backend() -> None:
     with pytest.raises(VisionError, match="not available"):
         BarcodeReader("nope")
+
+
+needs_pyzbar = pytest.mark.skipif(
+    "pyzbar" not in available_backends(),
+    reason="pyzbar needs the system's libzbar0 (apt-get install libzbar0); .ci/run installs it",
+)
+
+
+def _symbol(text: str, fmt: str) -> np.ndarray:
+    import cv2
+    import zxingcpp
+
+    bc = zxingcpp.create_barcode(text, getattr(zxingcpp.BarcodeFormat, fmt))
+    img = np.asarray(bc.to_image(scale=4, add_quiet_zones=True), np.uint8)
+    return np.asarray(cv2.cvtColor(img, cv2.COLOR_GRAY2BGR), np.uint8)
+
+
+@needs_pyzbar
+@pytest.mark.parametrize("fmt", ["QRCode", "Code128"])
+def test_pyzbar_backend_reads_what_zxing_reads(fmt: str) -> None:
+    img = _symbol("QH:000123", fmt)
+    by_zbar = BarcodeReader("pyzbar").read(img)
+    by_zxing = BarcodeReader("zxing").read(img)
+    assert [(r.code, r.serial) for r in by_zbar] == [("QH", "000123")]
+    assert [(r.code, r.serial) for r in by_zxing] == [("QH", "000123")]
+
+
+@needs_pyzbar
+def test_pyzbar_cannot_read_data_matrix_so_studio_decks_need_zxing() -> None:
+    """zbar has no Data Matrix decoder: the simulator's studio decks are zxing-only."""
+    img = _symbol("QH:000123", "DataMatrix")
+    assert BarcodeReader("pyzbar").read(img) == []
+    assert [r.code for r in BarcodeReader("zxing").read(img)] == ["QH"]
