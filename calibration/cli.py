@@ -24,6 +24,7 @@ from calibration.table import (
     load_layout,
     parse_corners,
 )
+from studio.cards import SUITS
 from studio.errors import StudioError, VisionError
 
 calibrate_app = typer.Typer(
@@ -64,6 +65,18 @@ def calibrate_deck(
     typer.echo(f"ink redness per suit: {colours}")
     r = profile.region
     typer.echo(f"index region: x {r[0]:.2f}-{r[2]:.2f}, y {r[1]:.2f}-{r[3]:.2f} of the card")
+    body = profile.body
+    if body is None:
+        typer.echo("body pips: none learned (no number card among the examples): index only")
+    else:
+        arrangements = " ".join(f"{k}:{len(v)}" for k, v in sorted(body.patterns.items()))
+        typer.echo(f"pip arrangements (rank:pips): {arrangements}")
+        no_pattern = [k for k in "A23456789T" if k not in body.patterns]
+        if no_pattern:
+            typer.echo(f"  no number-card example for {' '.join(no_pattern)}: index only for them")
+        typer.echo(
+            f"body pip suits: {' '.join(s for s in SUITS if s in body.suits)}  ({len(body.pips)} templates)"
+        )
     wrong = {
         f: got
         for f, got in report.self_check.items()
