@@ -127,23 +127,32 @@ class _Shoe:
         return cards[i]
 
 
-def play_round(rules: RuleSet, shoe: _Shoe) -> float:
-    """Play one round through the engine; return the net result per unit staked."""
-    shoe.new_round()
+def begin_round(rules: RuleSet) -> Round:
+    """A new round of the rule set with betting open (a burn card may be due first)."""
     rnd = Round(rules, RoundConfig(shoe_cards_dealt=0, new_shoe=True))
     rnd.open_betting()
-    while rnd.next_card().kind is CardFor.BURN:
-        rnd.deal(shoe.draw())
+    return rnd
+
+
+def bet(rnd: Round) -> None:
+    """The simulated player's wager: one seated box, no side bets; betting closes."""
     rnd.place_wager(SEAT, PLAYER, STAKE, {}, auto_consent=True)
     rnd.close_betting()
+
+
+def play_until_card(rnd: Round) -> bool:
+    """Answer every decision the round waits for (betting closed) with the engine's strategy.
+
+    Returns ``True`` when a card is due, ``False`` when the round is complete.
+    Insurance is declined; early surrender follows the engine strategy; Best
+    Strategy and Majority boxes are resolved by the engine itself.
+    """
+    rules = rnd.rules
     strategy = strategy_for(rules)
     while True:
         decision = rnd.pending_decision()
         if decision is None:
-            if rnd.next_card().kind is CardFor.NONE:
-                break
-            rnd.deal(shoe.draw())
-            continue
+            return rnd.next_card().kind is not CardFor.NONE
         if decision.kind == "insurance":
             for seat in decision.surrender_seats:
                 box = rnd.boxes[seat]
@@ -169,8 +178,24 @@ def play_round(rules: RuleSet, shoe: _Shoe) -> float:
             rules, hand.cards, rnd.dealer_up, list(decision.legal), hand.from_split
         )
         rnd.act(decision.seat, Action(action), decision.hand)
+
+
+def net_result(rnd: Round) -> float:
+    """Settle a complete round; the net result per unit of the initial stake."""
     result = rnd.settle()
     return float(result.payouts - result.stakes) / float(STAKE)
+
+
+def play_round(rules: RuleSet, shoe: _Shoe) -> float:
+    """Play one round through the engine; return the net result per unit staked."""
+    shoe.new_round()
+    rnd = begin_round(rules)
+    while rnd.next_card().kind is CardFor.BURN:
+        rnd.deal(shoe.draw())
+    bet(rnd)
+    while play_until_card(rnd):
+        rnd.deal(shoe.draw())
+    return net_result(rnd)
 
 
 def _run_chunk(args: tuple[dict[str, Any], int, int]) -> ChunkResult:
