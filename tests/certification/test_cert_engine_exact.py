@@ -1,0 +1,141 @@
+"""The rules engine, enumerated exactly, against the certification math (issue #8).
+
+``engine_value`` plays an initial deal through the engine's ``Round`` with the
+simulation's own decision code and branches over every card the engine asks
+for; ``math_value`` is the certification analysis of the same deal and the
+same (engine) strategy. They must agree to float precision: there is no
+sampling here, so any difference is a disagreement about the rules.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from studio.certification.dealer import TEN, shoe_composition
+from studio.certification.engine_exact import (
+    RULE_SETS,
+    EnumerationStats,
+    Situation,
+    engine_value,
+    math_value,
+    situation,
+)
+from studio.certification.main_game import Action, _UpcardAnalysis, analyse
+from studio.certification.rulesets import engine_policy, game_rules
+from studio.errors import RuleError
+from studio.rules.ruleset import RuleSet, ruleset_from_spec
+
+TOL = 1e-9
+
+
+def rules_of(name: str) -> RuleSet:
+    return ruleset_from_spec(dict(RULE_SETS[name]))
+
+
+# Full 8-deck shoes (6 for classic6), against a ten up: the dealer's tree is small.
+FULL_SHOE = [
+    ("eu-s17", situation(10, 1, 10, "blackjack: push only against a natural")),
+    ("eu-s17", situation(10, 6, 10, "hard 16: hit")),
+    ("eu-s17", situation(10, 3, 8, "hard 11: double, stake returned to a natural")),
+    ("eu-s17-no-return", situation(10, 6, 10, "hard 16 without the return")),
+    ("eu-h17", situation(10, 3, 8, "hard 11, H17 strategy")),
+    ("us-s17", situation(10, 3, 8, "hard 11 after the peek")),
+    ("classic6", situation(10, 6, 10, "hard 16, dealer's first card face down")),
+]
+
+# Small shoes (value-class counts A, 2..9, T): splits and long hands stay enumerable.
+SPLIT_SHOE = (2, 0, 2, 0, 0, 1, 0, 4, 0, 6)
+SMALL_SHOE = (3, 0, 1, 0, 1, 2, 0, 1, 0, 6)
+SMALL = [
+    ("eu-s17", situation(10, 8, 8, "split 8s: the second hand's stake comes back"), SPLIT_SHOE),
+    ("eu-s17", situation(10, 1, 1, "split aces v ten"), SPLIT_SHOE),
+    ("eu-s17", situation(1, 3, 8, "hard 11 v ace: everything lost to a natural"), SMALL_SHOE),
+    ("eu-h17", situation(6, 1, 6, "soft 17 v 6, dealer hits soft 17"), SMALL_SHOE),
+    ("eu-h17", situation(1, 6, 10, "hard 16 v ace"), SMALL_SHOE),
+    ("us-h17", situation(1, 6, 10, "hard 16 v ace after the peek"), SMALL_SHOE),
+    ("clubhouse", situation(10, 8, 8, "pair 8s v ten, no double after split"), SPLIT_SHOE),
+]
+
+
+def _id(case: tuple[object, ...]) -> str:
+    name, sit = case[0], case[1]
+    assert isinstance(sit, Situation)
+    return f"{name}: {sit.name}"
+
+
+@pytest.mark.parametrize("case", FULL_SHOE, ids=_id)
+def test_engine_equals_math_on_a_full_shoe(case: tuple[str, Situation]) -> None:
+    name, sit = case
+    rules = rules_of(name)
+    assert engine_value(rules, sit) == pytest.approx(math_value(rules, sit), abs=TOL)
+
+
+@pytest.mark.parametrize("case", SMALL, ids=_id)
+def test_engine_equals_math_on_a_small_shoe(
+    case: tuple[str, Situation, tuple[int, ...]],
+) -> None:
+    name, sit, shoe = case
+    rules = rules_of(name)
+    stats = EnumerationStats()
+    engine = engine_value(rules, sit, shoe, stats)
+    assert stats.nodes > 1  # the deal really branched
+    assert engine == pytest.approx(math_value(rules, sit, shoe), abs=TOL)
+
+
+@pytest.mark.parametrize("name", ["eu-s17", "us-h17"])
+def test_whole_round_on_a_tiny_shoe(name: str) -> None:
+    """The initial cards are enumerated too: the deal weights are checked as well."""
+    shoe = (3, 0, 0, 0, 0, 2, 0, 2, 0, 5)
+    rules = rules_of(name)
+    exact = analyse(game_rules(rules), engine_policy(rules), shoe=shoe).expected_value
+    assert engine_value(rules, None, shoe) == pytest.approx(exact, abs=TOL)
+
+
+def test_blackjack_against_a_ten_up_has_its_closed_form() -> None:
+    """EU: a blackjack is paid 3:2 unless the dealer's next card is an ace (then a push)."""
+    rules = rules_of("eu-s17")
+    aces, cards = 8 * 4, 8 * 52 - 3  # the player's ace is out, as are two ten-valued cards
+    expected = 1.5 * (1 - (aces - 1) / cards)
+    assert engine_value(rules, situation(10, 1, 10)) == pytest.approx(expected, abs=1e-15)
+
+
+def test_the_ten_up_stake_return_is_exercised() -> None:
+    """Doubling 11 against a ten: the return is worth P(natural) x the doubled stake.
+
+    The engine equals the math with the return; the math without it (same
+    strategy) is exactly P(ace in the hole) = 32/413 lower, so the agreement
+    above really covers the return.
+    """
+    rules = rules_of("eu-s17")
+    sit = situation(10, 3, 8)
+    assert game_rules(rules).ten_up_returns_extra_stakes
+    shoe = shoe_composition(8)
+    policy = engine_policy(rules)
+    no_return = replace(game_rules(rules), ten_up_returns_extra_stakes=False)
+    with_value, action = _UpcardAnalysis(game_rules(rules), shoe, TEN).initial_value(2, 7, policy)
+    without_value, _ = _UpcardAnalysis(no_return, shoe, TEN).initial_value(2, 7, policy)
+    assert action is Action.DOUBLE
+    assert with_value - without_value == pytest.approx(32 / 413, abs=1e-12)
+    assert engine_value(rules, sit) == pytest.approx(with_value, abs=TOL)
+
+
+def test_early_surrender_against_an_ace() -> None:
+    """clubhouse: 16 against an ace is surrendered before the peek, whatever the hole card."""
+    rules = rules_of("clubhouse")
+    sit = situation(1, 6, 10)
+    stats = EnumerationStats()
+    assert engine_value(rules, sit, SMALL_SHOE, stats) == -0.5
+    assert stats.leaves == 6  # one per hole card class still in the shoe
+    assert math_value(rules, sit, SMALL_SHOE) == -0.5
+
+
+def test_situations_are_card_values() -> None:
+    sit = situation(10, 1, 10)
+    assert (sit.up, sit.first, sit.second) == (9, 0, 9)
+    assert sit.name == "A,T v T"
+    with pytest.raises(RuleError, match="card value"):
+        situation(11, 2, 3)
+    with pytest.raises(RuleError, match="not enough"):
+        engine_value(rules_of("eu-s17"), situation(10, 2, 2), (1, 1, 0, 0, 0, 0, 0, 0, 0, 9))
