@@ -97,11 +97,10 @@ def body_blobs(card: Image, index_box: tuple[float, float]) -> list[BodyBlob]:
         fx1, fy1 = (x + bwid + margin_x) / w, (y + bhei + margin_y) / h
         if (fx0 < ix1 and fy0 < iy1) or (fx1 > 1 - ix1 and fy1 > 1 - iy1):
             continue  # part of an index corner
-        sel = np.asarray(labels[y : y + bhei, x : x + bwid] == i, np.uint8)
-        sel = np.asarray(cv2.dilate(sel, np.ones((3, 3), np.uint8)), np.uint8)
+        local = np.asarray(labels[y : y + bhei, x : x + bwid] == i)
+        sel = np.asarray(cv2.dilate(local.astype(np.uint8), np.ones((3, 3), np.uint8)), np.uint8)
         m = (density[y : y + bhei, x : x + bwid].astype(np.uint16) * sel).astype(np.uint8)
         glyph = Glyph(stretch(m, SUIT_SIZE), bwid / max(1, bhei), (fx0, fy0, fx1, fy1))
-        local = np.asarray(labels[y : y + bhei, x : x + bwid] == i)
         red = (
             0.0
             if white is None
