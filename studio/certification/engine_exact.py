@@ -41,13 +41,20 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from studio.cards import SUITS, Card
-from studio.certification.dealer import N_CLASSES, Composition, shoe_composition
-from studio.certification.main_game import Policy, _UpcardAnalysis
+from studio.certification.dealer import ACE, N_CLASSES, Composition, shoe_composition
+from studio.certification.main_game import Action, Policy, _UpcardAnalysis
 from studio.certification.rulesets import engine_policy, game_rules
 from studio.certification.simulate import begin_round, bet, net_result, play_until_card
 from studio.errors import RuleError
 from studio.rules.round import CardFor, Phase, Round
-from studio.rules.ruleset import RuleSet, ruleset_from_spec
+from studio.rules.ruleset import (
+    DecisionMode,
+    RuleSet,
+    Surrender,
+    TimeoutDefault,
+    ruleset_from_spec,
+)
+from studio.rules.strategy import Action as EngineAction
 
 _CLASS_RANKS = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "TJQK")
 
@@ -66,11 +73,14 @@ class Situation:
     first: int
     second: int
     label: str = ""
+    action: Action | None = None  # forced first decision; None: the engine strategy's
 
     @property
     def name(self) -> str:
         names = "A23456789T"
         deal = f"{names[self.first]},{names[self.second]} v {names[self.up]}"
+        if self.action is not None:
+            deal += f" {self.action.value}"
         return f"{deal} ({self.label})" if self.label else deal
 
 
@@ -84,13 +94,14 @@ class EnumerationStats:
 class _Enumerator:
     rules: RuleSet
     situation: Situation | None  # None: the initial cards are enumerated too
+    first_action: EngineAction | None = None
     stats: EnumerationStats = field(default_factory=EnumerationStats)
 
     def value(self, rnd: Round, counts: list[int]) -> float:
         """Expected net result of ``rnd`` (betting open or a card due) from ``counts``."""
         if rnd.phase is Phase.BETTING and rnd.next_card().kind is not CardFor.BURN:
             bet(rnd)
-        if rnd.phase is not Phase.BETTING and not play_until_card(rnd):
+        if rnd.phase is not Phase.BETTING and not play_until_card(rnd, self.first_action):
             self.stats.leaves += 1
             return net_result(rnd)
         fixed = self._fixed_card(rnd)
@@ -148,6 +159,33 @@ def _check_supported(rules: RuleSet) -> None:
         raise RuleError("the engine enumeration deals value classes: split.by must be 'value'")
 
 
+def forcible(rules: RuleSet, situation: Situation) -> bool:
+    """Whether the situation's forced first action (if any) can be checked under ``rules``."""
+    if situation.action is None:
+        return True
+    # early surrender against an ace is decided before any action
+    return not (rules.surrender is Surrender.EARLY and situation.up == ACE)
+
+
+def _for_forced_action(rules: RuleSet, situation: Situation) -> RuleSet:
+    """The rule set with the box decided by its player, so a first action can be forced.
+
+    Who decides does not enter the strategy or the settlement (the simulated
+    wager consents to automatic doubles and splits). Early surrender against an
+    ace comes before any action and is not forced: refused.
+    """
+    if not forcible(rules, situation):
+        raise RuleError("a forced first action against an ace with early surrender is not checked")
+    if rules.table.decision_mode is DecisionMode.PLAYER:
+        return rules
+    return rules.with_overrides(
+        {
+            "table": {"decision_mode": DecisionMode.PLAYER.value, "max_players_per_seat": 1},
+            "timeouts": {"action_default": TimeoutDefault.BEST_STRATEGY.value},
+        }
+    )
+
+
 def _initial_counts(
     rules: RuleSet, situation: Situation | None, shoe: Composition | None
 ) -> list[int]:
@@ -177,7 +215,11 @@ def engine_value(
     """
     _check_supported(rules)
     counts = _initial_counts(rules, situation, shoe)
-    enum = _Enumerator(rules, situation)
+    forced = None
+    if situation is not None and situation.action is not None:
+        rules = _for_forced_action(rules, situation)
+        forced = EngineAction(situation.action.value)
+    enum = _Enumerator(rules, situation, forced)
     value = enum.value(begin_round(rules), counts)
     if stats is not None:
         stats.nodes += enum.stats.nodes
@@ -200,6 +242,10 @@ class MathSide:
         if ctx is None:
             ctx = _UpcardAnalysis(self.game, self.shoe, situation.up)
             self._contexts[situation.up] = ctx
+        if situation.action is not None:
+            return ctx.first_action_value(
+                situation.first, situation.second, situation.action, self.policy
+            )
         value, _ = ctx.initial_value(situation.first, situation.second, self.policy)
         return value
 
@@ -242,12 +288,15 @@ def compare(
 # --- the standard check ----------------------------------------------------------------------
 
 
-def situation(up: int, first: int, second: int, label: str = "") -> Situation:
-    """A situation from card values (1 = ace, 10 = ten-valued)."""
+def situation(
+    up: int, first: int, second: int, label: str = "", action: str | None = None
+) -> Situation:
+    """A situation from card values (1 = ace, 10 = ten-valued); ``action`` forces the first."""
     for v in (up, first, second):
         if not 1 <= v <= 10:
             raise RuleError(f"a card value is 1 (ace) .. 10, not {v}")
-    return Situation(up - 1, first - 1, second - 1, label)
+    forced = Action(action) if action is not None else None
+    return Situation(up - 1, first - 1, second - 1, label, forced)
 
 
 #: A small shoe (value-class counts A, 2..9, T; 22 cards) holding every class:
@@ -278,6 +327,21 @@ STANDARD_CHECK: tuple[tuple[Situation, Composition | None], ...] = (
     (situation(1, 1, 1, "pair aces"), SMALL_SHOE),
     (situation(6, 9, 9, "pair 9s"), SMALL_SHOE),
     (situation(6, 2, 2, "pair 2s, double after split"), SMALL_SHOE),
+)
+
+#: First actions forced on the initial hand (later decisions by the engine
+#: strategy): the rule paths the strategy itself avoids under EU rules, such as
+#: doubling or splitting against an ace (everything lost to a natural), or
+#: splitting and doubling against a ten without the stake return.
+FORCED_CHECK: tuple[tuple[Situation, Composition | None], ...] = (
+    (situation(10, 6, 10, "stand on 16", "stand"), None),
+    (situation(10, 3, 8, "double 11", "double"), None),
+    (situation(1, 3, 8, "double 11 v ace", "double"), None),
+    (situation(1, 1, 7, "stand on soft 18 v ace", "stand"), None),
+    (situation(10, 8, 8, "split 8s v ten", "split"), SMALL_SHOE),
+    (situation(1, 8, 8, "split 8s v ace", "split"), SMALL_SHOE),
+    (situation(1, 1, 1, "split aces v ace", "split"), SMALL_SHOE),
+    (situation(1, 1, 6, "double soft 17 v ace", "double"), SMALL_SHOE),
 )
 
 #: Rule sets of the standard check: EU with and without the ten-up stake
@@ -312,6 +376,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--full-shoe", action="store_true", help="every situation on the full shoe (slow)"
     )
+    parser.add_argument(
+        "--only",
+        choices=["all", "strategy", "forced"],
+        default="all",
+        help="the engine strategy's own decisions, forced first actions, or both",
+    )
     parser.add_argument("--tolerance", type=float, default=1e-9)
     args = parser.parse_args(argv)
     worst = 0.0
@@ -321,13 +391,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             spec["shoe"] = {"decks": args.decks}
         rules = ruleset_from_spec(spec)
         print(f"{name}: {rules.shoe.decks} deck(s)", flush=True)
-        checks = STANDARD_CHECK if not args.full_shoe else [(s, None) for s, _ in STANDARD_CHECK]
+        lists = {
+            "all": STANDARD_CHECK + FORCED_CHECK,
+            "strategy": STANDARD_CHECK,
+            "forced": FORCED_CHECK,
+        }
+        checks = [(sit, shoe) for sit, shoe in lists[args.only] if forcible(rules, sit)]
+        if args.full_shoe:
+            checks = [(sit, None) for sit, _ in checks]
         for c in compare(rules, checks):
             worst = max(worst, abs(c.difference))
             flag = "" if abs(c.difference) <= args.tolerance else "   <-- MISMATCH"
             shoe = "full " if c.shoe is None else "small"
             print(
-                f"  {c.situation.name:<36} {shoe}  engine {c.engine:+.12f}  math {c.math:+.12f}  "
+                f"  {c.situation.name:<38} {shoe}  engine {c.engine:+.12f}  math {c.math:+.12f}  "
                 f"diff {c.difference:+.2e}  ({c.nodes:,} states, {c.seconds:.1f} s){flag}",
                 flush=True,
             )

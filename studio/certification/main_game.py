@@ -646,19 +646,44 @@ class _UpcardAnalysis:
         if early and policy.early_surrender(view):
             return -0.5, Action.SURRENDER
         action = policy.decide(view)
-        if action is Action.SPLIT and can_split:
-            return top + self.split_value(a, self.policy_values(policy)), action
-        if action is Action.SURRENDER and surrender_late:
-            return top + late_value, action
-        if action is Action.DOUBLE and can_double:
-            return top + float(self.double[i]), action
+        if action is Action.DOUBLE and not can_double:
+            return self.first_action_value(a, b, Action.HIT, policy), action  # double else hit
+        if action not in (Action.STAND, Action.HIT, Action.DOUBLE) and not (
+            (action is Action.SPLIT and can_split)
+            or (action is Action.SURRENDER and surrender_late)
+        ):
+            raise RuleError(f"strategy answered {action.value!r} where it is not allowed")
+        return self.first_action_value(a, b, action, policy), action
+
+    def first_action_value(self, a: int, b: int, action: Action, policy: Policy | None) -> float:
+        """Value of the initial hand ``{a, b}`` when ``action`` is its first decision.
+
+        ``policy`` takes every later decision (``None``: optimal play). Early
+        surrender is asked before the peek and is not a first action here; a
+        natural takes no action.
+        """
+        if {a, b} == {ACE, TEN}:
+            raise RuleError("a natural takes no action")
+        hand = _add(_add((0,) * N_CLASSES, a), b)
+        i = self.row(hand, -1)
+        nat = float(self.nat[i])
+        top = -nat if self.peeked else 0.0  # the dealer natural settled by the peek
+        g = self.graph
         if action is Action.STAND:
-            return top + float(self.term[1.0][i]), action
-        if action in (Action.HIT, Action.DOUBLE):
-            return top + float(
-                self._next_card(np.array([i]), self.policy_values(policy), 1.0)[0]
-            ), action
-        raise RuleError(f"strategy answered {action.value!r} where it is not allowed")
+            return top + float(self.term[1.0][i])
+        if action is Action.HIT and g.can_hit[i]:
+            if policy is None:
+                return top + float(self.hit[i])
+            after = self.policy_values(policy)
+            return top + float(self._next_card(np.array([i]), after, 1.0)[0])
+        if action is Action.DOUBLE and g.can_double[i]:
+            return top + float(self.double[i])
+        if action is Action.SPLIT and self.can_split(a, b):
+            second = self.optimal_split_hands() if policy is None else self.policy_values(policy)
+            return top + self.split_value(a, second)
+        if action is Action.SURRENDER and self.rules.surrender == "late":
+            return top + (-0.5 * (1.0 - nat) if self.peeked else -0.5)
+        raise RuleError(f"{action.value!r} is not allowed as the first action of this hand")
 
 
 def analyse(

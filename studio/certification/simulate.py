@@ -140,12 +140,15 @@ def bet(rnd: Round) -> None:
     rnd.close_betting()
 
 
-def play_until_card(rnd: Round) -> bool:
+def play_until_card(rnd: Round, first_action: Action | None = None) -> bool:
     """Answer every decision the round waits for (betting closed) with the engine's strategy.
 
     Returns ``True`` when a card is due, ``False`` when the round is complete.
     Insurance is declined; early surrender follows the engine strategy; Best
     Strategy and Majority boxes are resolved by the engine itself.
+    ``first_action`` (used by the exact check, never by the simulation) replaces
+    the strategy's first decision on the initial hand; it needs a box its
+    player decides.
     """
     rules = rnd.rules
     strategy = strategy_for(rules)
@@ -169,10 +172,15 @@ def play_until_card(rnd: Round) -> bool:
             continue
         assert decision.seat is not None and decision.hand is not None
         box = rnd.boxes[decision.seat]
+        hand = box.hands[decision.hand]
+        if first_action is not None and not hand.from_split and not hand.actions:
+            if box.mode is not BoxMode.PLAYER:
+                raise StudioError("a forced first action needs a box its player decides")
+            rnd.act(decision.seat, first_action, decision.hand)
+            continue
         if box.mode is not BoxMode.PLAYER:
             rnd.timeout()  # Majority seats with no votes fall to best strategy
             continue
-        hand = box.hands[decision.hand]
         assert rnd.dealer_up is not None
         action = best_action(
             rules, hand.cards, rnd.dealer_up, list(decision.legal), hand.from_split

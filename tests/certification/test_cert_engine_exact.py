@@ -25,6 +25,7 @@ from studio.certification.engine_exact import (
 from studio.certification.main_game import Action, _UpcardAnalysis, analyse
 from studio.certification.rulesets import engine_policy, game_rules
 from studio.errors import RuleError
+from studio.rules.errors import IllegalActionError
 from studio.rules.ruleset import RuleSet, ruleset_from_spec
 
 TOL = 1e-9
@@ -51,11 +52,27 @@ SMALL_SHOE = (3, 0, 1, 0, 1, 2, 0, 1, 0, 6)
 SMALL = [
     ("eu-s17", situation(10, 8, 8, "split 8s: the second hand's stake comes back"), SPLIT_SHOE),
     ("eu-s17", situation(10, 1, 1, "split aces v ten"), SPLIT_SHOE),
-    ("eu-s17", situation(1, 3, 8, "hard 11 v ace: everything lost to a natural"), SMALL_SHOE),
+    ("eu-s17", situation(1, 3, 8, "hard 11 v ace: the EU strategy hits"), SMALL_SHOE),
     ("eu-h17", situation(6, 1, 6, "soft 17 v 6, dealer hits soft 17"), SMALL_SHOE),
     ("eu-h17", situation(1, 6, 10, "hard 16 v ace"), SMALL_SHOE),
     ("us-h17", situation(1, 6, 10, "hard 16 v ace after the peek"), SMALL_SHOE),
     ("clubhouse", situation(10, 8, 8, "pair 8s v ten, no double after split"), SPLIT_SHOE),
+]
+
+
+# First actions forced on the initial hand: the paths the EU strategy avoids.
+FORCED = [
+    ("eu-s17", situation(1, 3, 8, "doubled stake lost to an ace-up natural", "double"), SPLIT_SHOE),
+    (
+        "eu-s17",
+        situation(1, 8, 8, "both split stakes lost to an ace-up natural", "split"),
+        SPLIT_SHOE,
+    ),
+    ("eu-s17", situation(1, 1, 1, "split aces v ace", "split"), SMALL_SHOE),
+    ("eu-s17", situation(10, 6, 10, "stand on 16", "stand"), SPLIT_SHOE),
+    ("eu-s17-no-return", situation(10, 3, 8, "double v ten, no return", "double"), SPLIT_SHOE),
+    ("eu-s17-no-return", situation(10, 8, 8, "split v ten, no return", "split"), SPLIT_SHOE),
+    ("us-s17", situation(1, 3, 8, "double v ace after the peek", "double"), SPLIT_SHOE),
 ]
 
 
@@ -82,6 +99,41 @@ def test_engine_equals_math_on_a_small_shoe(
     engine = engine_value(rules, sit, shoe, stats)
     assert stats.nodes > 1  # the deal really branched
     assert engine == pytest.approx(math_value(rules, sit, shoe), abs=TOL)
+
+
+@pytest.mark.parametrize("case", FORCED, ids=_id)
+def test_engine_equals_math_for_a_forced_first_action(
+    case: tuple[str, Situation, tuple[int, ...]],
+) -> None:
+    name, sit, shoe = case
+    rules = rules_of(name)
+    assert engine_value(rules, sit, shoe) == pytest.approx(math_value(rules, sit, shoe), abs=TOL)
+
+
+def test_forced_actions_show_the_ace_up_forfeit_and_the_ten_up_return() -> None:
+    """Against an ace EU loses the double to a natural; against a ten it loses one unit."""
+    shoe = SPLIT_SHOE
+    eu, no_return = rules_of("eu-s17"), rules_of("eu-s17-no-return")
+    # double 11 against a ten: the return is worth exactly P(ace in the hole): 2 aces
+    # among the 12 cards left once 3, 8 and the ten are out (the double card averages out)
+    returned = engine_value(eu, situation(10, 3, 8, action="double"), shoe)
+    lost = engine_value(no_return, situation(10, 3, 8, action="double"), shoe)
+    assert returned - lost == pytest.approx(2 / 12, abs=1e-12)
+    # against an ace the return never applies: both rule sets agree
+    double_v_ace = situation(1, 3, 8, action="double")
+    assert engine_value(eu, double_v_ace, shoe) == pytest.approx(
+        engine_value(no_return, double_v_ace, shoe), abs=1e-15
+    )
+
+
+def test_a_forced_action_needs_a_legal_first_decision() -> None:
+    rules = rules_of("eu-s17")
+    with pytest.raises(RuleError, match="not allowed"):
+        math_value(rules, situation(10, 3, 8, action="split"))
+    with pytest.raises(IllegalActionError):
+        engine_value(rules, situation(10, 3, 8, action="split"), SPLIT_SHOE)
+    with pytest.raises(RuleError, match="early surrender"):
+        engine_value(rules_of("clubhouse"), situation(1, 3, 8, action="double"), SPLIT_SHOE)
 
 
 @pytest.mark.parametrize("name", ["eu-s17", "us-h17"])
