@@ -9,7 +9,7 @@
 A big table uses the wide layout and its tighter slot grid, so that every hand has room
 for its cards side by side (the recogniser does not separate overlapping cards):
 
-    cam = VirtualCamera(layout=wide_layout(7), slots=TIGHT_SLOTS, size=(1920, 1080))
+    cam = VirtualCamera(layout=wide_layout(7), slots=TIGHT_SLOTS, size=(1600, 900))
 
 When every slot of a zone is taken, the next card is fanned over the zone's last card
 (14 mm right, 20 mm down, kept inside the zone), as a dealer does with a long hand.
