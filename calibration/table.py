@@ -157,6 +157,17 @@ def _rect(x: float, y: float, w: float, h: float) -> tuple[tuple[float, float], 
     return ((x, y), (x + w, y), (x + w, y + h), (x, y + h))
 
 
+def _corner_markers(width: float, height: float) -> tuple[Marker, ...]:
+    """ArUco markers 0..3 (30 mm), centred 24 mm in from each corner, clockwise from top-left."""
+    m, e = 30.0, 24.0
+    return (
+        Marker(0, (e, e), m),
+        Marker(1, (width - e, e), m),
+        Marker(2, (width - e, height - e), m),
+        Marker(3, (e, height - e), m),
+    )
+
+
 def default_layout(seats: int = 7) -> Layout:
     """The studio's standard layout as seen by the overhead camera.
 
@@ -178,14 +189,7 @@ def default_layout(seats: int = 7) -> Layout:
         zones.append(
             Zone(f"seat:{seat}:h2", _rect(x, top + main_h, col, height - 40.0 - top - main_h))
         )
-    m, e = 30.0, 24.0
-    markers = (
-        Marker(0, (e, e), m),
-        Marker(1, (width - e, e), m),
-        Marker(2, (width - e, height - e), m),
-        Marker(3, (e, height - e), m),
-    )
-    return Layout(width, height, tuple(zones), markers)
+    return Layout(width, height, tuple(zones), _corner_markers(width, height))
 
 
 # Geometry of the wide layout (:func:`wide_layout`): a grid of tighter slots for cards that
@@ -226,14 +230,7 @@ def wide_layout(seats: int = 7) -> Layout:
         zones.append(
             Zone(f"seat:{seat}:h2", _rect(x, top + main_rows * pitch_y, col, split_rows * pitch_y))
         )
-    m, e = 30.0, 24.0
-    markers = (
-        Marker(0, (e, e), m),
-        Marker(1, (width - e, e), m),
-        Marker(2, (width - e, height - e), m),
-        Marker(3, (e, height - e), m),
-    )
-    return Layout(width, height, tuple(zones), markers)
+    return Layout(width, height, tuple(zones), _corner_markers(width, height))
 
 
 def _aruco_detector() -> Any:
