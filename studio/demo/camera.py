@@ -4,8 +4,8 @@ The simulated dealer places every dealt card on the virtual camera's layout in
 its zone; the camera service (``drivers.camera``) detects it, waits for it to
 settle, identifies it with the deck profile and publishes it on
 ``camera/cards``, exactly as with a real camera. The deck profile is learned at
-start from rendered "photographs" of a subset of the deck (13 cards of one suit
-plus one of each other suit), as a studio would with ``studio calibrate deck``.
+start from rendered "photographs" of a subset of the deck in use (13 cards of one
+suit plus one of each other suit), as a studio would with ``studio calibrate deck``.
 
 Every hand has room for its cards side by side, since the recogniser does not
 separate overlapping cards. The dealer lays cards nearly square to the cloth (turned
@@ -14,8 +14,7 @@ seats uses the standard layout (``default_layout(seats)``: for 3 seats 3 x 2 slo
 per main hand, 3 per split hand) seen at 1280x720; a bigger table uses the wide
 layout (``wide_layout(seats)``, 1280 x 740 mm: for 7 seats 2 x 3 slots per main
 hand, 2 x 2 per split hand) seen at 1600x900, where a card is about 74 px wide (81 px
-on a small table; at 1280x720 it would be 61 px and one card in ten would go
-unread). A zone runs out of slots only when it already holds 6 cards (a main hand of
+on a small table; at 1280x720 it would be 61 px and more cards would go unread). A zone runs out of slots only when it already holds 6 cards (a main hand of
 7 cards; after a split the first hand's zone also keeps the card that started the
 second hand) or, on a 3-seat table, 3 cards in a split zone: the next card is then
 fanned over the last one, which the camera may miss (a ``misscan`` alert).
@@ -33,6 +32,7 @@ from calibration.table import Layout, default_layout, wide_layout
 from drivers.camera.service import CameraService, bus_publisher
 from drivers.camera.sources import VirtualCameraSource
 from hwsim.camera.dataset import example_images
+from hwsim.camera.render import TABLE_STYLE
 from hwsim.camera.virtual import TIGHT_SLOTS, SlotGrid, VirtualCamera
 from studio.bus import MessageBus
 from studio.cards import RANKS, SUITS
@@ -51,7 +51,9 @@ def camera_setup(seats: int) -> tuple[Layout, SlotGrid, tuple[int, int]]:
 
 
 def learn_demo_profile(seed: int) -> DeckProfile:
-    profile, _report = learn_profile(example_images(seed=seed), name="demo deck")
+    # Photographs of the deck the virtual cameras see, as a studio calibrates with its own
+    # deck (other photographs than any frame).
+    profile, _report = learn_profile(example_images(seed=seed, style=TABLE_STYLE), name="demo deck")
     return profile
 
 
