@@ -37,7 +37,9 @@ import copy
 import sys
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from decimal import Decimal
+from enum import Enum
 from typing import Any
 
 from studio.cards import SUITS, Card
@@ -46,7 +48,17 @@ from studio.certification.main_game import Action, Policy, _UpcardAnalysis
 from studio.certification.rulesets import engine_policy, game_rules
 from studio.certification.simulate import begin_round, bet, net_result, play_until_card
 from studio.errors import RuleError
-from studio.rules.round import CardFor, Phase, Round
+from studio.rules.round import (
+    Box,
+    CardFor,
+    HandStake,
+    HandState,
+    NextCard,
+    Phase,
+    Round,
+    RoundConfig,
+    Wager,
+)
 from studio.rules.ruleset import (
     DecisionMode,
     RuleSet,
@@ -139,17 +151,34 @@ class _Enumerator:
         return None
 
 
+_MUTABLE_RECORDS = (Box, Wager, HandState, HandStake)
+_IMMUTABLE = (Card, NextCard, RoundConfig, RuleSet, Decimal, Enum, str, int, float, type(None))
+
+
+def _clone(value: Any) -> Any:
+    """Deep copy of a round's state; immutable values are shared, anything unknown refused."""
+    if isinstance(value, _IMMUTABLE):  # bool is an int
+        return value
+    if isinstance(value, list):
+        return [_clone(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _clone(v) for k, v in value.items()}
+    if isinstance(value, tuple):
+        return tuple(_clone(v) for v in value)
+    if isinstance(value, _MUTABLE_RECORDS):
+        out = copy.copy(value)
+        for f in fields(value):
+            setattr(out, f.name, _clone(getattr(value, f.name)))
+        return out
+    raise TypeError(f"cannot copy round state of type {type(value).__name__}")
+
+
 def _copy_round(rnd: Round) -> Round:
-    """An independent copy of a round, sharing only immutable parts (rules, cards, logged events)."""
-    memo: dict[int, Any] = {id(rnd.rules): rnd.rules, id(rnd.events): []}
-    cards = [*rnd.dealer_cards, *rnd.burned]
-    for box in rnd.boxes.values():
-        cards += box.initial_cards
-        for hand in box.hands:
-            cards += hand.cards
-    for card in cards:
-        memo[id(card)] = card  # frozen dataclasses
-    new = copy.deepcopy(rnd, memo)
+    """An independent copy of a round (the engine keeps no state outside its attributes)."""
+    new = copy.copy(rnd)
+    for name, value in vars(rnd).items():
+        if name != "events":
+            setattr(new, name, _clone(value))
     new.events = list(rnd.events)  # logged events are never changed once appended
     return new
 
