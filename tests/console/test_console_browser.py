@@ -201,12 +201,13 @@ async def run_console_scenario(
     await page.wait_for_function("() => document.body.dataset.liveState === 'live'")
     # The next round, from its first card on, as the page refreshes itself.
     next_round = f"{table_id}-R{table.round_no + 1}"
-    await page.locator("[data-field=round-id]", has_text=next_round).wait_for(timeout=30_000)
+    # Generous waits: the machines these tests run on are shared and often loaded.
+    await page.locator("[data-field=round-id]", has_text=next_round).wait_for(timeout=90_000)
     await page.wait_for_function(
         """(round) => document.querySelector('[data-field=round-id]').innerText === round
             && document.querySelectorAll('#table-live .boxes [data-card]').length >= 3""",
         arg=next_round,
-        timeout=30_000,
+        timeout=90_000,
     )
     assert await page.evaluate("performance.getEntriesByType('navigation').length") == 1
     assert await page.locator("#table-live .phase-dealing").count() == 1
