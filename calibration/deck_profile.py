@@ -136,19 +136,6 @@ class DeckProfile:
         dmin = min(d.values())
         return {s for s, v in d.items() if v <= dmin + 0.3 * gap}
 
-    def scores(
-        self, glyphs: IndexGlyphs, scale: float | None = None
-    ) -> tuple[dict[str, float], dict[str, float]]:
-        """Per-class scores of the rank and of the suit (suits of the wrong ink colour -1).
-
-        ``scale`` is the card's width in the source image divided by ``CANON_W``.
-        """
-        assert self._rank_m is not None and self._suit_m is not None
-        suit_scores = self._suit_m.scores(glyphs.suit, scale)
-        allowed = self.compatible_suits(glyphs.redness)
-        gated = {s: (v if s in allowed else v - 1.0) for s, v in suit_scores.items()}
-        return self._rank_m.scores(glyphs.rank, scale), gated
-
     def read_body(self, card: Image, scale: float | None = None) -> BodyReading | None:
         """The body evidence of a rectified card (``None`` when the profile has no body model)."""
         return None if self.body is None else self.body.read(card, scale, self.known_ranks)
