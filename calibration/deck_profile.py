@@ -54,6 +54,7 @@ from calibration.templates import (
     decide,
     decide_by_distance,
     degrade_resolution,
+    size_weight,
 )
 from studio.cards import RANKS, SUITS, parse_card
 from studio.errors import CardCodeError, VisionError
@@ -140,6 +141,11 @@ class DeckProfile:
         """The body evidence of a rectified card (``None`` when the profile has no body model)."""
         return None if self.body is None else self.body.read(card, scale, self.known_ranks)
 
+    def rank_scores(self, glyphs: IndexGlyphs, scale: float | None = None) -> dict[str, float]:
+        """How well the corner's rank glyph matches each learned rank."""
+        assert self._rank_m is not None
+        return self._rank_m.scores(glyphs.rank, scale)
+
     def match(
         self, glyphs: IndexGlyphs, scale: float | None = None, body: BodyReading | None = None
     ) -> IndexMatch:
@@ -181,9 +187,25 @@ class DeckProfile:
                 ranks.setdefault(k, []).append(v)
         suit_glyphs = [suit_m.scores(g.suit, scale) for g in corners]
         reds = [g.redness for g in corners]
+        heights = [g.suit.bbox[3] - g.suit.bbox[1] for g in corners]
         if body is not None:
             suit_glyphs += body.suit_scores
             reds += [p.redness for p in body.pips]
+            heights += [p.height for p in body.pips]
+        reference = float(np.mean(heights[: len(corners)]))
+        # A pip that matches no suit (covered by a finger, washed out) says nothing; left
+        # in, it would drag the mean score of the others down.
+        legible_pips = [
+            i for i, sc in enumerate(suit_glyphs) if max(sc.values(), default=-1.0) > SCORE_FLOOR
+        ]
+        keep = legible_pips or list(range(len(suit_glyphs)))
+        suit_glyphs = [suit_glyphs[i] for i in keep]
+        # Heights are card fractions; ``scale`` gives them in pixels.
+        px = None if scale is None else CANON_H * scale
+        weights = [
+            size_weight(heights[i], reference, None if px is None else heights[i] * px)
+            for i in keep
+        ]
         redness = float(np.mean(reds))
         allowed = self.compatible_suits(redness)
         rank = {k: float(np.mean(v)) for k, v in ranks.items()}
@@ -199,7 +221,7 @@ class DeckProfile:
                 r = replace(r, cap=0.0)
             else:
                 r = decide(fits, rank_z)
-        s = decide_by_distance(suit_glyphs, allowed)
+        s = decide_by_distance(suit_glyphs, allowed, weights)
         ambiguous = self.colour_informative and allowed == set(self.suit_redness)
         return IndexMatch(r, s, -1 if len(corners) > 1 else corners[0].corner, ambiguous)
 

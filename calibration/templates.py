@@ -41,7 +41,17 @@ Z_FULL: Final = 0.8  # ... and full confidence
 LOG_RATIO_FLOOR: Final = 1.0  # e^1: the runner-up is ~2.7 times farther, in sum: no confidence
 LOG_RATIO_FULL: Final = 2.5  # ... ~12 times farther: full confidence
 DISTANCE_FLOOR: Final = 0.002  # a perfect match must not count for infinitely much
-GLYPH_LOG_RATIO_CAP: Final = 1.2  # the most one glyph can add (a factor of ~3.3)
+GLYPH_LOG_RATIO_CAP: Final = 1.2  # the most one index-sized glyph can add (a factor of ~3.3)
+# A larger glyph has more pixels to tell look-alike classes apart, so its cap grows:
+# - with its height over the card's index pip (a body pip), up to GLYPH_SIZE_CAP_MAX,
+#   which keeps such a glyph alone below confidence 0.5 (1.2 x 1.45 = 1.74 < 1.75);
+# - with its height in pixels over GLYPH_PX_REF (a close-up), up to GLYPH_PX_CAP_MAX.
+#   Measured on generated hard frames (benchmarks/camera_accuracy.py, docs/camera.md):
+#   no glyph of 16 px or more favoured a wrong look-alike by more than 0.3, while
+#   glyphs under 13 px did by up to 1.5, so one glyph decides alone only from 17.5 px.
+GLYPH_SIZE_CAP_MAX: Final = 1.45
+GLYPH_PX_REF: Final = 12.0
+GLYPH_PX_CAP_MAX: Final = 2.5
 
 
 @dataclass(slots=True)
@@ -200,12 +210,28 @@ def best_two(scores: dict[str, float]) -> PartMatch:
     return PartMatch(first[0], first[1], second[0], second[1])
 
 
-def decide_by_distance(per_glyph: list[dict[str, float]], allowed: set[str]) -> PartMatch:
+def size_weight(height: float, reference: float, pixels: float | None = None) -> float:
+    """How much more one glyph may count than an index pip at table distance.
+
+    ``height`` and ``reference`` (the card's index pip) are in any one unit; ``pixels`` is
+    the glyph's height in image pixels, when known.
+    """
+    relative = 1.0 if reference <= 0 else min(GLYPH_SIZE_CAP_MAX, height / reference)
+    absolute = 1.0 if pixels is None else min(GLYPH_PX_CAP_MAX, pixels / GLYPH_PX_REF)
+    return max(1.0, relative, absolute)
+
+
+def decide_by_distance(
+    per_glyph: list[dict[str, float]],
+    allowed: set[str],
+    weights: list[float] | None = None,
+) -> PartMatch:
     """The class nearest to all glyphs together, by summed log distance (1 - score).
 
     A glyph's scores differ little between look-alike classes (0.99 against 0.98), but
     its *distances* differ by a factor (0.01 against 0.02), and independent glyphs of
     the same card multiply those factors. ``allowed`` restricts the classes (ink colour).
+    ``weights`` (default 1 each, see :func:`size_weight`) scale each glyph's cap.
     """
     classes = {k for scores in per_glyph for k in scores if k in allowed}
     if not classes:
@@ -221,17 +247,19 @@ def decide_by_distance(per_glyph: list[dict[str, float]], allowed: set[str]) -> 
         return PartMatch(first, mean, "?", -1.0, log_ratio=math.inf)
     second = ranked[1]
     mean2 = float(np.mean([s.get(second, -1.0) for s in per_glyph]))
-    return PartMatch(first, mean, second, mean2, log_ratio=_log_ratio(per_glyph, first, second))
+    ratio = _log_ratio(per_glyph, first, second, weights or [1.0] * len(per_glyph))
+    return PartMatch(first, mean, second, mean2, log_ratio=ratio)
 
 
-def _log_ratio(per_glyph: list[dict[str, float]], a: str, b: str) -> float:
-    """Evidence for ``a`` over ``b``; no single glyph counts for more than
-    :data:`GLYPH_LOG_RATIO_CAP`, so one lucky glyph never decides alone."""
+def _log_ratio(per_glyph: list[dict[str, float]], a: str, b: str, weights: list[float]) -> float:
+    """Evidence for ``a`` over ``b``; no single glyph counts for more than its cap
+    (:data:`GLYPH_LOG_RATIO_CAP` times its weight), so one lucky glyph never decides alone."""
     total = 0.0
-    for s in per_glyph:
+    for s, w in zip(per_glyph, weights, strict=True):
+        cap = GLYPH_LOG_RATIO_CAP * w
         da = max(DISTANCE_FLOOR, 1.0 - s.get(a, -1.0))
         db = max(DISTANCE_FLOOR, 1.0 - s.get(b, -1.0))
-        total += max(-GLYPH_LOG_RATIO_CAP, min(GLYPH_LOG_RATIO_CAP, math.log(db / da)))
+        total += max(-cap, min(cap, math.log(db / da)))
     return total
 
 

@@ -10,7 +10,7 @@ from calibration.body_pips import BodyModel, body_blobs, fit_arrangement, paper_
 from calibration.deck_profile import DeckProfile, locate_card
 from calibration.detect import warp_card
 from calibration.index_reader import extract_index
-from calibration.templates import PartMatch, decide_by_distance
+from calibration.templates import PartMatch, decide_by_distance, size_weight
 from hwsim.camera.render import TABLE_STYLE, render_card, render_example_photo
 from studio.errors import VisionError
 
@@ -129,6 +129,24 @@ def test_suit_evidence_is_summed_over_glyphs_but_one_glyph_never_decides() -> No
     # Colour gating: a class not allowed never wins, whatever its shape score.
     m = decide_by_distance(many, {"S"})
     assert m.label == "S" and m.second_label == "?"
+
+
+def test_a_larger_glyph_counts_more_but_never_decides_alone() -> None:
+    assert size_weight(0.05, 0.1) == 1.0  # smaller than an index pip: no less than one
+    assert size_weight(0.13, 0.1) == pytest.approx(1.3)
+    big = size_weight(0.3, 0.1)  # an ace's pip, three times an index pip
+    assert big > 1.3
+    one = [{"C": 0.999, "S": 0.9}]
+    small = decide_by_distance(one, {"C", "S"})
+    large = decide_by_distance(one, {"C", "S"}, [big])
+    assert large.log_ratio is not None and small.log_ratio is not None
+    assert large.log_ratio > small.log_ratio
+    assert large.confidence < 0.5  # however large, one glyph stays below the threshold
+    # With one index pip agreeing a little, the large pip carries the card.
+    both = decide_by_distance([*one, {"C": 0.99, "S": 0.985}], {"C", "S"}, [big, 1.0])
+    assert both.label == "C" and both.confidence >= 0.5
+    flat = decide_by_distance([*one, {"C": 0.99, "S": 0.985}], {"C", "S"})
+    assert flat.confidence < 0.5
 
 
 def test_veto_cap_forces_zero_confidence() -> None:
