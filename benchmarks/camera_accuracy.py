@@ -10,8 +10,11 @@ confident misreads (a wrong card above the threshold), missed, zone accuracy.
 Methods: ``index`` (deck profile only), ``barcode`` (studio-deck barcodes only, no
 profile), ``barcode+index`` (both on a barcoded deck).
 
+``--cascade N`` deals hands of N overlapping cards (a cascade, one hand per zone) instead
+of cards in separate slots.
+
     .venv/bin/python benchmarks/camera_accuracy.py [--frames 40] [--profile deck|other|both]
-        [--size 1280x720] [--json]
+        [--size 1280x720] [--cascade 0|2|3] [--methods index,barcode,barcode+index] [--json]
 """
 
 from __future__ import annotations
@@ -37,12 +40,14 @@ LEVELS = ("easy", "medium", "hard")
 
 
 def run(
-    args: tuple[str, DeckProfile, str, str, int, int, tuple[int, int]],
+    args: tuple[str, DeckProfile, str, str, int, int, tuple[int, int], int],
 ) -> tuple[str, str, str, Score, float]:
-    name, profile, method, level, frames, seed, size = args
+    name, profile, method, level, frames, seed, size, cascade = args
     t0 = time.process_time()
     prof = None if method == "barcode" else profile
-    score = score_level(prof, level, frames, seed=seed, barcode=method != "index", size=size)
+    score = score_level(
+        prof, level, frames, seed=seed, barcode=method != "index", size=size, cascade=cascade
+    )
     return name, method, level, score, time.process_time() - t0
 
 
@@ -55,6 +60,8 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=5000)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--profile", choices=("deck", "other", "both"), default="both")
+    ap.add_argument("--cascade", type=int, default=0, help="cards per overlapping hand (0: none)")
+    ap.add_argument("--methods", default=",".join(METHODS))
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     w, h = (int(v) for v in args.size.split("x"))
@@ -63,9 +70,12 @@ def main() -> None:
     for name in names:
         profile, _ = learn_profile(example_images(SUBSET, seed=1, style=PROFILES[name]))
         # The barcode method uses no profile: measured once.
-        methods = [m for m in METHODS if m != "barcode" or name == names[0]]
+        wanted = [m for m in args.methods.split(",") if m]
+        if unknown := set(wanted) - set(METHODS):
+            ap.error(f"unknown methods {sorted(unknown)}; methods are {', '.join(METHODS)}")
+        methods = [m for m in wanted if m != "barcode" or name == names[0]]
         jobs += [
-            (name, profile, m, lvl, args.frames, args.seed, (w, h))
+            (name, profile, m, lvl, args.frames, args.seed, (w, h), args.cascade)
             for m in methods
             for lvl in LEVELS
         ]
@@ -86,11 +96,21 @@ def main() -> None:
         rows.append(row)
     if args.json:
         print(
-            json.dumps({"size": args.size, "frames_per_cell": args.frames, "rows": rows}, indent=1)
+            json.dumps(
+                {
+                    "size": args.size,
+                    "cascade": args.cascade,
+                    "frames_per_cell": args.frames,
+                    "rows": rows,
+                },
+                indent=1,
+            )
         )
         return
+    hands = f", hands of {args.cascade} overlapping cards" if args.cascade > 1 else ""
     print(
-        f"camera accuracy, {args.size}, {args.frames} frames x 12 cards per cell, seed {args.seed}"
+        f"camera accuracy, {args.size}, {args.frames} frames x 12 cards per cell, "
+        f"seed {args.seed}{hands}"
     )
     head = f"{'profile':<9}{'method':<14}{'level':<8}{'cards':>6}{'accuracy':>10}{'unread':>8}{'misread':>9}{'missed':>8}{'zones':>8}"
     print(head)

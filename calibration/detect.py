@@ -16,6 +16,7 @@ bottom-right corner, whichever way the card lies.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -23,10 +24,21 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
+from calibration.cascade import split_cascade
+
 CANON_W: Final = 240
 CANON_H: Final = 336
 CARD_RATIO: Final = 63.0 / 88.0
 _NEXT: Final = [1, 2, 3, 0]
+NOTCHED: Final = 0.985  # solidity below which a blob may be several overlapping cards
+# Two cascaded cards, shifted just enough to show the lower index (12 x 15 mm), span a
+# diagonal 1.2 times a card's.
+CASCADE_SIZE_MIN: Final = 1.12
+# The steps of a cascade show the table: this share of their pixels must be within this
+# many grey levels (per channel) of the cloth in a ring this wide around the blob.
+TABLE_NOTCH_MIN: Final = 0.25
+TABLE_COLOUR_TOLERANCE: Final = 45
+TABLE_RING: Final = 9
 
 Image = NDArray[np.uint8]
 FloatArray = NDArray[np.float64]
@@ -165,11 +177,18 @@ def _ratio_ok(quad: FloatArray, cfg: DetectorConfig) -> bool:
 
 
 def find_cards(
-    frame: Image, config: DetectorConfig | None = None, *, refined: bool = True
+    frame: Image,
+    config: DetectorConfig | None = None,
+    *,
+    refined: bool = True,
+    card_diagonal: Callable[[tuple[float, float]], float] | None = None,
 ) -> list[CardQuad]:
     """All card quadrilaterals in ``frame`` (BGR or gray), in frame pixels.
 
     ``refined=False`` skips the side-line fit (:func:`refine`): good enough to track.
+    ``card_diagonal`` gives a card's diagonal in pixels near an image point (a table
+    calibration knows it): only a blob clearly larger than one card is then taken for
+    overlapping cards.
     """
     cfg = config or DetectorConfig()
     h, w = frame.shape[:2]
@@ -184,9 +203,8 @@ def find_cards(
     )
     white = whiteness(small)
     otsu, _ = cv2.threshold(white, 0, 255, cv2.THRESH_BINARY | cv2.THRESH_OTSU)
-    _, mask = cv2.threshold(
-        white, max(float(otsu), float(cfg.whiteness_floor)), 255, cv2.THRESH_BINARY
-    )
+    thresh = max(float(otsu), float(cfg.whiteness_floor))
+    _, mask = cv2.threshold(white, thresh, 255, cv2.THRESH_BINARY)
     mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
     # Seal thin coloured lines (court frames, pips near the edge) so a card stays one blob.
     mask = cv2.morphologyEx(
@@ -197,14 +215,23 @@ def find_cards(
     min_area, max_area = cfg.min_area_frac * frame_area, cfg.max_area_frac * frame_area
     contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
     found: list[CardQuad] = []
+    cascades: list[CardQuad] = []  # already in frame pixels
     pending = [np.asarray(c, np.int32) for c in contours if cv2.contourArea(c) >= min_area]
     for contour in pending:
+        hull_area = cv2.contourArea(cv2.convexHull(contour))
+        solidity = cv2.contourArea(contour) / hull_area if hull_area > 0 else 0.0
+        if solidity < NOTCHED and _may_be_several(contour, scale, card_diagonal):
+            # Notched: a finger over a card, or overlapping cards whose union can look
+            # like one larger card.
+            cascade = _cascade_at_full_resolution(frame, contour, scale, thresh, cfg)
+            if cascade:
+                cascades.extend(cascade)
+                continue
         result = _accept(contour, cfg, min_area, max_area)
         if result is not None:
             found.append(result)
             continue
-        hull_area = cv2.contourArea(cv2.convexHull(contour))
-        if hull_area > 0 and cv2.contourArea(contour) / hull_area < 0.93:
+        if solidity < 0.93:
             # Concave: maybe cards touching at a corner or an edge; one convex blob is not.
             found.extend(_split_touching(contour, mask.shape, cfg, min_area, max_area))
     inv = 1.0 / scale
@@ -213,7 +240,78 @@ def find_cards(
         if scale < 1:
             q = CardQuad(q.corners * inv, q.fitted, None if q.contour is None else q.contour * inv)
         out.append(refine(q) if refined else q)
-    return out
+    return out + cascades
+
+
+def _may_be_several(
+    contour: NDArray[np.int32],
+    scale: float,
+    card_diagonal: Callable[[tuple[float, float]], float] | None,
+) -> bool:
+    """Is the blob larger than one card (when the card's size is known)?"""
+    if card_diagonal is None:
+        return True
+    (cx, cy), (w, h), _ = cv2.minAreaRect(contour)
+    diagonal = math.hypot(w, h) / scale
+    return diagonal >= CASCADE_SIZE_MIN * card_diagonal((cx / scale, cy / scale))
+
+
+def _cascade_at_full_resolution(
+    frame: Image,
+    contour: NDArray[np.int32],
+    scale: float,
+    thresh: float,
+    cfg: DetectorConfig,
+) -> list[CardQuad]:
+    """The cards of a blob of overlapping cards, found on the frame's own pixels.
+
+    The steps between cascaded cards are a few millimetres: the shrunk detection mask
+    blurs them, so the blob's paper is thresholded again at full resolution.
+    """
+    x, y, bw, bh = cv2.boundingRect(contour)
+    inv = 1.0 / scale
+    h, w = frame.shape[:2]
+    m = TABLE_RING + 2
+    x0, y0 = max(0, int(x * inv) - m), max(0, int(y * inv) - m)
+    x1, y1 = min(w, int((x + bw) * inv) + m + 1), min(h, int((y + bh) * inv) + m + 1)
+    roi = frame[y0:y1, x0:x1]
+    _, paper = cv2.threshold(whiteness(roi), thresh, 255, cv2.THRESH_BINARY)
+    paper = cv2.morphologyEx(paper, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+    outlines, _ = cv2.findContours(paper, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+    if not outlines:
+        return []
+    outline = np.asarray(max(outlines, key=cv2.contourArea), np.int32)
+    split = split_cascade(outline)
+    if not split or not _steps_show_table(roi, outline):
+        return []
+    origin = np.array([x0, y0], np.float64)
+    # No outline to refine against: half of a lower card's outline is another card's.
+    cards = [CardQuad(order_corners(q + origin), True) for q in split]
+    if not all(_ratio_ok(c.corners, cfg) for c in cards):
+        return []
+    return cards
+
+
+def _steps_show_table(roi: Image, outline: NDArray[np.int32]) -> bool:
+    """Do the blob's notches show the table, as the steps of a cascade do?
+
+    A single card whose index ink bites into its paper outline (a red index at table
+    distance, a finger) can look like two cascaded cards; its notches are ink or skin,
+    not the cloth around the card.
+    """
+    hull = np.zeros(roi.shape[:2], np.uint8)
+    cv2.fillConvexPoly(hull, cv2.convexHull(outline), 255)
+    blob = np.zeros_like(hull)
+    cv2.drawContours(blob, [outline], -1, 255, -1)
+    notch = cv2.erode(cv2.bitwise_and(hull, cv2.bitwise_not(blob)), np.ones((3, 3), np.uint8))
+    grown = cv2.dilate(hull, np.ones((TABLE_RING, TABLE_RING), np.uint8))
+    ring = cv2.bitwise_and(grown, cv2.bitwise_not(hull))
+    if cv2.countNonZero(notch) < 20 or cv2.countNonZero(ring) < 20:
+        return False
+    table = np.median(roi[ring > 0].reshape(-1, 3).astype(np.float64), axis=0)
+    pixels = roi[notch > 0].reshape(-1, 3).astype(np.float64)
+    near = np.abs(pixels - table).max(axis=1) < TABLE_COLOUR_TOLERANCE
+    return float(near.mean()) >= TABLE_NOTCH_MIN
 
 
 def _accept(
@@ -284,6 +382,28 @@ def _split_touching(
         if out:
             return out
     return []
+
+
+def _card_transform(quad: CardQuad) -> FloatArray:
+    """The homography from frame pixels to card fractions (0..1 across, 0..1 down)."""
+    unit = np.array([[0, 0], [1, 0], [1, 1], [0, 1]], dtype=np.float32)
+    m = cv2.getPerspectiveTransform(quad.corners.astype(np.float32), unit)
+    return np.asarray(m, np.float64)
+
+
+def frame_to_card(quad: CardQuad, points: FloatArray) -> FloatArray:
+    """Frame pixels -> fractions of the rectified card (as :func:`warp_card` turns it)."""
+    pts = np.asarray(points, np.float64).reshape(-1, 1, 2)
+    return np.asarray(cv2.perspectiveTransform(pts, _card_transform(quad)), np.float64).reshape(
+        -1, 2
+    )
+
+
+def card_to_frame(quad: CardQuad, points: FloatArray) -> FloatArray:
+    """Fractions of the rectified card -> frame pixels."""
+    pts = np.asarray(points, np.float64).reshape(-1, 1, 2)
+    m = np.linalg.inv(_card_transform(quad))
+    return np.asarray(cv2.perspectiveTransform(pts, m), np.float64).reshape(-1, 2)
 
 
 def warp_card(frame: Image, quad: CardQuad, width: int = CANON_W, height: int = CANON_H) -> Image:

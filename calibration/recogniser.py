@@ -21,6 +21,8 @@ A reading below ``threshold`` is *unreadable*: ``code`` is ``None`` and ``readab
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -30,16 +32,31 @@ from numpy.typing import NDArray
 
 from calibration.barcode import BarcodeReader
 from calibration.deck_profile import DeckProfile, quad_width
-from calibration.detect import CANON_W, CardQuad, DetectorConfig, find_cards, warp_card
+from calibration.detect import (
+    CANON_W,
+    CardQuad,
+    DetectorConfig,
+    card_to_frame,
+    find_cards,
+    frame_to_card,
+    warp_card,
+)
 from calibration.index_reader import extract_index
 from calibration.table import TableCalibration
+from calibration.templates import SCORE_FLOOR
 
 Image = NDArray[np.uint8]
+FloatArray = NDArray[np.float64]
 
 BARCODE_CONFIDENCE: Final = 0.99
 DEFAULT_THRESHOLD: Final = 0.5
 # A single corner read as another card with this confidence vetoes the joint reading.
 CORNER_VETO: Final = 0.2
+# Overlapping cards: an overlap smaller than this fraction of a card is ignored; the card
+# whose index corner reads this much better in the overlap is the one on top.
+OVERLAP_MIN: Final = 0.02
+STACK_MARGIN: Final = 0.1
+HIDDEN_GREY: Final = (128, 128, 128)
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,7 +149,8 @@ class Recogniser:
 
     def find(self, frame: Image, *, refined: bool = True) -> list[CardQuad]:
         """Card quads in the frame (no identification)."""
-        quads = find_cards(frame, self.detector, refined=refined)
+        size = None if self.table is None else self.table.card_size_px
+        quads = find_cards(frame, self.detector, refined=refined, card_diagonal=size)
         if self.table is not None:
             quads = [q for q in quads if self._size_ok(q)]
         return quads
@@ -150,8 +168,17 @@ class Recogniser:
 
     # ------------------------------------------------------------ identification
 
-    def identify(self, frame: Image, quad: CardQuad, card: Image | None = None) -> Reading:
+    def identify(
+        self,
+        frame: Image,
+        quad: CardQuad,
+        card: Image | None = None,
+        hidden: Sequence[CardQuad] = (),
+    ) -> Reading:
+        """Identify one card. ``hidden``: cards lying on top of it (see :func:`hide`)."""
         card = warp_card(frame, quad) if card is None else card
+        if hidden:
+            card = hide(card, quad, hidden)
         index_code: str | None = None
         index_conf = 0.0
         guess: str | None = None
@@ -238,18 +265,100 @@ class Recogniser:
 
     def recognise(self, frame: Image) -> list[CardFound]:
         """Every card in one image, identified and attributed to a zone."""
+        quads = self.find(frame)
+        cards = [warp_card(frame, q) for q in quads]
+        keep = [i for i, c in enumerate(cards) if _paper_ok(c)]
+        quads, cards = [quads[i] for i in keep], [cards[i] for i in keep]
+        above = self.stacking(quads, cards)
         out = []
-        for quad in self.find(frame):
-            card = warp_card(frame, quad)
-            if not _paper_ok(card):
-                continue
+        for i, (quad, card) in enumerate(zip(quads, cards, strict=True)):
             zone, dist = self.zone_of(quad)
-            out.append(CardFound(quad, zone, dist, self.identify(frame, quad, card)))
+            hidden = [quads[j] for j in above[i]]
+            out.append(CardFound(quad, zone, dist, self.identify(frame, quad, card, hidden)))
         return out
+
+    def stacking(self, quads: list[CardQuad], cards: list[Image]) -> list[set[int]]:
+        """For each card, the cards that may lie on top of it.
+
+        Of two overlapping cards, the one on top shows the index corner that lies in their
+        overlap; the other's index corner there is covered. When the index corners do not
+        say (no profile, no index in the overlap, both or neither legible), each card is
+        taken as covered by the other: the overlap is then evidence for neither.
+        """
+        above: list[set[int]] = [set() for _ in quads]
+        for i, j in itertools.combinations(range(len(quads)), 2):
+            overlap = _overlap(quads[i], quads[j])
+            if overlap is None:
+                continue
+            si = self._index_score_in(quads[i], cards[i], overlap)
+            sj = self._index_score_in(quads[j], cards[j], overlap)
+            if si > SCORE_FLOOR and si > sj + STACK_MARGIN:
+                above[j].add(i)
+            elif sj > SCORE_FLOOR and sj > si + STACK_MARGIN:
+                above[i].add(j)
+            else:
+                above[i].add(j)
+                above[j].add(i)
+        return above
+
+    def _index_score_in(self, quad: CardQuad, card: Image, region: FloatArray) -> float:
+        """How well the card's index corner inside ``region`` reads as this card's index.
+
+        The corner counts only when it reads as the same rank as the card's other corner,
+        which lies outside the overlap: a covered corner shows the other card's face,
+        whose pips can look like some rank, but hardly like this card's.
+        """
+        if self.profile is None:
+            return -1.0
+        x0, y0, x1, y1 = self.profile.region
+        centres = np.array([[(x0 + x1) / 2, (y0 + y1) / 2], [1 - (x0 + x1) / 2, 1 - (y0 + y1) / 2]])
+        inside = [
+            cv2.pointPolygonTest(region.astype(np.float32), (float(px), float(py)), False) >= 0
+            for px, py in card_to_frame(quad, centres)
+        ]
+        if inside[0] == inside[1]:
+            return -1.0  # both corners or neither in the overlap: nothing to compare
+        scale = quad_width(quad) / CANON_W
+        reads = []
+        for corner in (0, 1):
+            glyphs = extract_index(card, corner, self.profile.region)
+            scores = {} if glyphs is None else self.profile.rank_scores(glyphs, scale)
+            reads.append(max(scores.items(), key=lambda kv: kv[1], default=("?", -1.0)))
+        (rank_in, score_in), (rank_out, _) = reads if inside[0] else reads[::-1]
+        return score_in if rank_in == rank_out else -1.0
 
     def is_card(self, frame: Image, quad: CardQuad, card: Image | None = None) -> bool:
         """Does the rectified quad look like paper (not a glare spot, a marker, a chip)?"""
         return _paper_ok(warp_card(frame, quad) if card is None else card)
+
+
+def _overlap(a: CardQuad, b: CardQuad) -> FloatArray | None:
+    """The polygon two cards share, or ``None`` when they do not overlap noticeably."""
+    area, poly = cv2.intersectConvexConvex(
+        a.corners.astype(np.float32), b.corners.astype(np.float32)
+    )
+    if poly is None or area < OVERLAP_MIN * min(a.area, b.area):
+        return None
+    return np.asarray(poly, np.float64).reshape(-1, 2)
+
+
+def covering(quad: CardQuad, others: Sequence[CardQuad]) -> list[CardQuad]:
+    """The cards among ``others`` that overlap ``quad``."""
+    return [o for o in others if _overlap(quad, o) is not None]
+
+
+def hide(card: Image, quad: CardQuad, on_top: Sequence[CardQuad]) -> Image:
+    """The rectified card with the parts that other cards cover painted neutral grey.
+
+    Grey is neither paper nor ink: a pip position under it is excused (not "plain paper"),
+    and no glyph is read from it.
+    """
+    out = card.copy()
+    h, w = out.shape[:2]
+    for other in on_top:
+        pts = frame_to_card(quad, other.corners) * np.array([w, h])
+        cv2.fillPoly(out, [np.round(pts).astype(np.int32).reshape(-1, 1, 2)], HIDDEN_GREY)
+    return out
 
 
 def _roi(frame: Image, quad: CardQuad) -> Image:

@@ -23,7 +23,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from calibration.detect import CardQuad, refine, warp_card
-from calibration.recogniser import Reading, Recogniser
+from calibration.recogniser import Reading, Recogniser, covering
 
 Image = NDArray[np.uint8]
 
@@ -166,7 +166,9 @@ class CardTracker:
         if track.attempts >= self.read_attempts:
             return None
         track.attempts += 1
-        reading = self.recogniser.identify(frame, quad, card)
+        # Cards dealt later lie on top of this one (a cascaded hand).
+        later = [t.quad for t in self._tracks if t.id > track.id]
+        reading = self.recogniser.identify(frame, quad, card, covering(quad, later))
         best = track.best
         if (
             best is None

@@ -81,14 +81,25 @@ def scenes(
     style: CardStyle = TABLE_STYLE,
     size: tuple[int, int] = (1280, 720),
     layout: Layout | None = None,
+    cascade: int = 0,
 ) -> Iterator[Scene]:
-    """``n_frames`` random frames; cards are drawn without replacement within a frame."""
+    """``n_frames`` random frames; cards are drawn without replacement within a frame.
+
+    ``cascade`` > 1: hands of that many overlapping cards (see ``render_scene``).
+    """
     rng = np.random.default_rng(seed)
     deck = [c.code for c in full_deck()]
     for _ in range(n_frames):
         codes = [deck[int(i)] for i in rng.choice(len(deck), cards_per_frame, replace=False)]
         yield render_scene(
-            rng, level, codes, size=size, layout=layout, barcode=barcode, style=style
+            rng,
+            level,
+            codes,
+            size=size,
+            layout=layout,
+            barcode=barcode,
+            style=style,
+            cascade=cascade,
         )
 
 
@@ -196,6 +207,7 @@ def score_level(
     seed: int,
     barcode: bool = False,
     size: tuple[int, int] = (1280, 720),
+    cascade: int = 0,
 ) -> Score:
     """Recognise ``frames`` generated frames of a level and score them.
 
@@ -205,7 +217,7 @@ def score_level(
     cv2.setNumThreads(1)
     reader = BarcodeReader() if barcode else None
     total = Score()
-    for scene in scenes(level, frames, seed=seed, barcode=barcode, size=size):
+    for scene in scenes(level, frames, seed=seed, barcode=barcode, size=size, cascade=cascade):
         rec = Recogniser(profile, true_calibration(scene), barcodes=reader)
         total.add(score_scene(scene, rec.recognise(scene.frame)))
     return total

@@ -25,7 +25,7 @@ import numpy as np
 import zxingcpp
 from numpy.typing import NDArray
 
-from calibration.table import SLOT, Layout, default_layout
+from calibration.table import SLOT, Layout, Zone, default_layout
 from studio.cards import parse_card
 
 Image = NDArray[np.uint8]
@@ -598,6 +598,51 @@ def compose(
     return frame
 
 
+# A cascaded hand: each card lies this far (mm, in the card's own frame: right, down) from
+# the one under it, so that the lower card's top-left index stays in view.
+CASCADE_DX: Final = (16.0, 21.0)
+CASCADE_DY: Final = (19.0, 27.0)
+
+
+def cascade_hand(
+    rng: np.random.Generator, zone: Zone, codes: list[str], level: str
+) -> list[PlacedCard]:
+    """``codes`` laid as a dealer lays a hand: overlapping, each card on the one before.
+
+    The hand is centred in the zone and turned (within the level's rotation) so that it
+    stays inside the zone's bounding box.
+    """
+    p = LEVEL_PARAMS[level]
+    pts = np.asarray(zone.polygon, dtype=np.float64)
+    (x0, y0), (x1, y1) = pts.min(axis=0), pts.max(axis=0)
+    dx, dy = rng.uniform(*CASCADE_DX), rng.uniform(*CASCADE_DY)
+    n = len(codes)
+    # Offsets of the cards' centres from the hand's centre, in the hand's frame.
+    local = [((k - (n - 1) / 2) * dx, (k - (n - 1) / 2) * dy) for k in range(n)]
+    for attempt in range(20):
+        angle = rng.uniform(-p.rotation_deg, p.rotation_deg) if attempt < 19 else 0.0
+        if p.flip_180 and rng.random() < 0.5:
+            angle += 180.0
+        a = math.radians(angle)
+        rot = np.array([[math.cos(a), -math.sin(a)], [math.sin(a), math.cos(a)]])
+        centre = np.array([(x0 + x1) / 2, (y0 + y1) / 2])
+        cards = [
+            PlacedCard(
+                code,
+                zone.name,
+                (float(c[0]), float(c[1])),
+                angle + rng.uniform(-3, 3),
+                int(rng.integers(0, 999999)),
+            )
+            for code, off in zip(codes, local, strict=True)
+            for c in [centre + rot @ np.array(off)]
+        ]
+        corners = np.concatenate([c.layout_quad() for c in cards])
+        if (corners.min(axis=0) >= (x0, y0)).all() and (corners.max(axis=0) <= (x1, y1)).all():
+            return cards
+    return cards
+
+
 def render_scene(
     rng: np.random.Generator,
     level: str,
@@ -607,12 +652,31 @@ def render_scene(
     layout: Layout | None = None,
     barcode: bool = False,
     style: CardStyle = TABLE_STYLE,
+    cascade: int = 0,
 ) -> Scene:
-    """A random frame with ``codes`` dealt into random free slots of random zones."""
+    """A random frame with ``codes`` dealt into random free slots of random zones.
+
+    ``cascade`` > 1 deals hands of that many overlapping cards instead (see
+    :func:`cascade_hand`), one hand per zone, into the dealer's and the seats' main zones.
+    """
     if level not in LEVEL_PARAMS:
         raise ValueError(f"unknown level {level!r}; levels are {', '.join(LEVELS)}")
     layout = layout or default_layout()
     h = camera_homography(rng, level, size, layout)
+    if cascade > 1:
+        hands = [z for z in layout.zones if not z.name.endswith(":h2")]
+        if len(codes) > cascade * len(hands):
+            raise ValueError(f"{len(codes)} cards do not fit in {len(hands)} hands of {cascade}")
+        chosen = rng.permutation(len(hands))[: -(-len(codes) // cascade)]
+        dealt: list[PlacedCard] = []
+        for i, k in enumerate(chosen):
+            hand = cascade_hand(rng, hands[int(k)], codes[i * cascade : (i + 1) * cascade], level)
+            # A finger only on the top card: a lower card shows one index, never hidden.
+            if rng.random() < LEVEL_PARAMS[level].occlusion:
+                hand[-1].occluder = random_occluder(rng)
+            dealt += hand
+        frame = compose(background(layout, h, size), dealt, h, style=style, barcode=barcode)
+        return Scene(degrade(frame, level, rng), dealt, h, level)
     slots = [(z.name, c) for z in layout.zones for c in slot_centres(layout, z.name)]
     if len(codes) > len(slots):
         raise ValueError(f"{len(codes)} cards do not fit in {len(slots)} slots")

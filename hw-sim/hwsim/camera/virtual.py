@@ -7,7 +7,8 @@
     cam.clear()                        # round end
 
 A big table uses the wide layout and its tighter slot grid, so that every hand has room
-for its cards side by side (the recogniser does not separate overlapping cards):
+for its cards side by side (a card alone is read more surely than one split out of a
+cascade):
 
     cam = VirtualCamera(layout=wide_layout(7), slots=TIGHT_SLOTS, size=(1600, 900))
 
@@ -168,8 +169,9 @@ class VirtualCamera:
         """Put a card in the next free slot of ``zone``.
 
         When every slot of the zone is taken the card is fanned over the zone's last card
-        (:data:`FAN_OFFSET_MM`, kept inside the zone), like a long hand; the recogniser does
-        not separate overlapping cards, so a fanned card is not guaranteed to be seen.
+        (:data:`FAN_OFFSET_MM`, kept inside the zone), like a long hand. Kept inside the zone
+        it can end up beside the last card rather than below it, a row the recogniser does
+        not split: a fanned card is not guaranteed to be seen.
         """
         card_code = parse_card(code).code
         box = self.layout.zone(zone)  # raises for an unknown zone

@@ -1,0 +1,141 @@
+"""Overlapping cards: a cascaded hand is split into its cards, and each is read from what
+no other card covers."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import pytest
+
+from calibration.cascade import split_cascade
+from calibration.deck_profile import DeckProfile, learn_profile
+from calibration.detect import find_cards, warp_card
+from calibration.recogniser import Recogniser, hide
+from calibration.tracker import CardTracker
+from hwsim.camera.dataset import SUBSET, example_images, scenes, score_level, true_calibration
+from hwsim.camera.render import TABLE_STYLE
+from hwsim.camera.virtual import VirtualCamera
+
+
+@pytest.fixture(scope="module")
+def deck_profile() -> DeckProfile:
+    """Learned from photographs of the deck on the table (as a studio calibrates)."""
+    learned, _ = learn_profile(example_images(SUBSET, seed=1, style=TABLE_STYLE))
+    return learned
+
+
+def _blob(rects: list[tuple[int, int, int, int]], size: tuple[int, int] = (400, 400)) -> np.ndarray:
+    mask = np.zeros(size, np.uint8)
+    for x, y, w, h in rects:
+        cv2.rectangle(mask, (x, y), (x + w - 1, y + h - 1), 255, -1)
+    contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+    return np.asarray(max(contours, key=cv2.contourArea), np.int32)
+
+
+def test_two_cascaded_cards_are_split_at_their_true_corners() -> None:
+    # 126 x 176 px cards (63 x 88 mm at 2 px/mm), the second 36 px right and 44 px down.
+    quads = split_cascade(_blob([(50, 40, 126, 176), (86, 84, 126, 176)]))
+    assert len(quads) == 2
+    boxes = sorted((q[:, 0].min(), q[:, 1].min(), q[:, 0].max(), q[:, 1].max()) for q in quads)
+    for got, want in zip(boxes, [(50, 40, 175, 215), (86, 84, 211, 259)], strict=True):
+        assert np.allclose(got, want, atol=5), (got, want)
+
+
+def test_three_cards_and_a_bitten_card() -> None:
+    three = split_cascade(_blob([(40, 30, 126, 176), (76, 74, 126, 176), (112, 118, 126, 176)]))
+    assert len(three) == 3
+    # One card with a notch (a finger, a red index eating into the paper) is one card.
+    bitten = _blob([(50, 40, 126, 176)])
+    mask = np.zeros((400, 400), np.uint8)
+    cv2.drawContours(mask, [bitten], -1, 255, -1)
+    mask[40:70, 50:75] = 0
+    contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+    assert split_cascade(np.asarray(contours[0], np.int32)) == []
+
+
+@pytest.mark.parametrize("cards", [2, 3])
+def test_cascaded_hands_are_found_card_by_card(cards: int) -> None:
+    total = found = extra = 0
+    for scene in scenes("medium", 8, seed=11, cascade=cards):
+        quads = find_cards(scene.frame)
+        centres = np.array([q.centre for q in quads])
+        used: set[int] = set()
+        for card in scene.cards:
+            total += 1
+            d = np.linalg.norm(centres - card.image_quad.mean(axis=0), axis=1)
+            if d.min() < 15:
+                found += 1
+                used.add(int(d.argmin()))
+        extra += len(quads) - len(used)
+    assert found >= 0.95 * total, (found, total)
+    assert extra <= 0.03 * total, (extra, total)
+
+
+def test_single_cards_are_not_split() -> None:
+    """Red indices and fingers bite into single cards; none is taken for two cards."""
+    for scene in scenes("hard", 8, seed=11):
+        quads = find_cards(scene.frame)
+        for card in scene.cards:
+            inside = [
+                q
+                for q in quads
+                if cv2.pointPolygonTest(card.image_quad.astype(np.float32), q.centre, False) > 0
+            ]
+            assert len(inside) <= 1, card.code
+
+
+def test_the_card_on_top_is_told_and_the_lower_one_is_read_from_what_shows(
+    deck_profile: DeckProfile,
+) -> None:
+    told = 0
+    for scene in scenes("easy", 6, seed=5000, cascade=2, size=(2560, 1440)):
+        rec = Recogniser(deck_profile, true_calibration(scene))
+        quads = rec.find(scene.frame)
+        cards = [warp_card(scene.frame, q) for q in quads]
+        above = rec.stacking(quads, cards)
+        centres = np.array([q.centre for q in quads])
+        index = [
+            int(np.argmin(np.linalg.norm(centres - c.image_quad.mean(axis=0), axis=1)))
+            for c in scene.cards
+        ]
+        for lower, upper in zip(index[::2], index[1::2], strict=True):
+            # Never the wrong way round: the later card may cover the earlier one only.
+            assert lower not in above[upper] or upper in above[lower]
+            told += int(upper in above[lower] and lower not in above[upper])
+        # The covered part of a lower card is painted grey: neither paper nor ink.
+        covered = hide(cards[index[0]], quads[index[0]], [quads[index[1]]])
+        assert (covered == 128).all(axis=2).mean() > 0.2
+    assert told >= 10  # of 36 hands, most are told apart
+
+
+def test_cascades_are_read_without_a_confident_misread(deck_profile: DeckProfile) -> None:
+    close = score_level(deck_profile, "medium", 8, seed=5000, size=(2560, 1440), cascade=2)
+    assert close.misread == 0, close.misreads
+    assert close.accuracy >= 0.9, close.summary()
+    # At 720p a lower card shows one small index corner: often unreadable, never wrong.
+    far = score_level(deck_profile, "medium", 8, seed=5000, cascade=2)
+    assert far.misread == 0, far.misreads
+    assert far.accuracy >= 0.45, far.summary()
+
+
+def test_a_card_fanned_over_another_is_published_once(profile: DeckProfile) -> None:
+    """The live path reads each card as it lands, while it is still on top.
+
+    seat:3 has two slots: the third card is fanned over the second. The virtual camera
+    keeps a fanned card inside its zone, which near the zone's edge leaves it beside
+    rather than below the other card; such a row is not split (see docs/camera.md), but
+    nothing is ever published twice and no card is reported removed.
+    """
+    fanned = 0
+    for seed in range(1, 7):
+        cam = VirtualCamera(level="medium", seed=seed)
+        tracker = CardTracker(Recogniser(profile, cam.calibration()), settle_frames=5)
+        events = []
+        for code in ("QH", "7S", "TD"):
+            cam.place(code, "seat:3")
+            for _ in range(15):
+                events += [(e.event, e.reading.code) for e in tracker.update(cam.read())]
+        assert events[:2] == [("placed", "QH"), ("placed", "7S")]
+        assert events[2:] in ([], [("placed", "TD")]), events
+        fanned += len(events) == 3
+    assert fanned >= 3
