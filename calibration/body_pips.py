@@ -53,6 +53,7 @@ CARD_H_MM: Final = 88.0
 POSITION_TOL_MM: Final = 5.5
 SIZE_RATIO: Final = 1.6
 NUMBER_RANKS: Final = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "T")
+PIP_COUNT: Final = {rank: n for n, rank in enumerate(NUMBER_RANKS, start=1)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,8 +96,9 @@ def body_blobs(card: Image, index_box: tuple[float, float]) -> list[BodyBlob]:
             continue  # an outline, not a filled symbol
         fx0, fy0 = (x + margin_x) / w, (y + margin_y) / h
         fx1, fy1 = (x + bwid + margin_x) / w, (y + bhei + margin_y) / h
-        if (fx0 < ix1 and fy0 < iy1) or (fx1 > 1 - ix1 and fy1 > 1 - iy1):
-            continue  # part of an index corner
+        cx, cy = (fx0 + fx1) / 2, (fy0 + fy1) / 2
+        if (cx < ix1 and cy < iy1) or (cx > 1 - ix1 and cy > 1 - iy1):
+            continue  # part of an index corner (a pip printed close to one is not)
         local = np.asarray(labels[y : y + bhei, x : x + bwid] == i)
         sel = np.asarray(cv2.dilate(local.astype(np.uint8), np.ones((3, 3), np.uint8)), np.uint8)
         m = (density[y : y + bhei, x : x + bwid].astype(np.uint16) * sel).astype(np.uint8)
@@ -216,6 +218,8 @@ class BodyModel:
     pips: list[Template]
     patterns: dict[str, list[Position]]
     pip_heights: tuple[float, float]  # smallest and largest learned pip, card fractions
+    # Most pips seen on a court card among the examples (None: no court example, no limit).
+    court_pips: int | None = None
     matcher: Matcher = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -244,8 +248,11 @@ class BodyModel:
         consistent = {r for r, f in fits.items() if f.consistent}
         if not exact:
             # Court cards carry pictures, not learned arrangements: they stay possible unless
-            # the pips are exactly a number card's.
-            consistent |= {r for r in ranks if r not in self.patterns}
+            # the pips are exactly a number card's, or more than a court card shows.
+            courts_ok = self.court_pips is None or len(pips) <= self.court_pips
+            consistent |= {
+                r for r in ranks if r not in self.patterns and (courts_ok or r in NUMBER_RANKS)
+            }
         return BodyReading(pips, scores, frozenset(consistent), exact)
 
     def to_dict(self) -> dict[str, Any]:
@@ -257,6 +264,7 @@ class BodyModel:
                 for r, p in self.patterns.items()
             },
             "pips": [t.to_dict() for t in self.pips],
+            **({"court_pips": self.court_pips} if self.court_pips is not None else {}),
         }
 
     @classmethod
@@ -273,7 +281,10 @@ class BodyModel:
             raise VisionError(f"invalid body pips in deck profile: {exc}") from exc
         if len(box) != 2 or len(heights) != 2 or not pips:
             raise VisionError("invalid body pips in deck profile")
-        return cls((box[0], box[1]), pips, patterns, (heights[0], heights[1]))
+        court = data.get("court_pips")
+        if court is not None and not isinstance(court, int):
+            raise VisionError("invalid body pips in deck profile: court_pips")
+        return cls((box[0], box[1]), pips, patterns, (heights[0], heights[1]), court)
 
 
 def _pip_templates(blobs: list[BodyBlob], suit: str, scale: float, source: int) -> list[Template]:
@@ -303,12 +314,15 @@ def learn_body(
     index_box: tuple[float, float],
     index_suits: list[Template],
     index_pip_height: float,
-) -> BodyModel | None:
+) -> tuple[BodyModel | None, dict[str, str]]:
     """Learn pips and arrangements from rectified examples ``(code, card, native scale)``.
 
-    Only number cards teach pips. A suit seen only on court cards borrows its index pip
+    Only number cards teach pips, and only when their body shows as many symbols as the
+    rank has pips (a deck's decorated 4 or ace of spades does not); the others are
+    returned with the reason. A suit seen only on court cards borrows its index pip
     templates, rescaled by how much larger body pips are than index pips on this deck.
     """
+    skipped: dict[str, str] = {}
     pips: list[Template] = []
     patterns: dict[str, list[Position]] = {}
     heights: list[float] = []
@@ -318,7 +332,11 @@ def learn_body(
         if rank not in NUMBER_RANKS:
             continue
         blobs = body_blobs(card, index_box)
-        if not blobs:
+        if len(blobs) != PIP_COUNT[rank]:
+            skipped[code] = (
+                f"its body shows {len(blobs)} symbols, not {PIP_COUNT[rank]} pips: "
+                "no pips or arrangement learned from it"
+            )
             continue
         pips.extend(_pip_templates(blobs, suit, native, source))
         if rank not in patterns:
@@ -331,7 +349,7 @@ def learn_body(
                 low = degrade_resolution(card, scale, sigma)
                 pips.extend(_pip_templates(body_blobs(low, index_box), suit, scale, source))
     if not pips:
-        return None
+        return None, skipped
     ratio = float(np.median(ratios)) if ratios else 1.0
     learned = {t.label for t in pips}
     for t in index_suits:
@@ -339,4 +357,13 @@ def learn_body(
             # Same glyph at ``ratio`` times the size: seen at card scale s it has the
             # resolution of a body pip at card scale s / ratio.
             pips.append(Template(t.label, t.aspect, t.mask, t.scale / ratio, 10_000 + t.source))
-    return BodyModel(index_box, pips, patterns, (min(heights), max(heights)))
+    model = BodyModel(index_box, pips, patterns, (min(heights), max(heights)))
+    # The most pips any court example shows (a suit symbol beside the figure, say), with
+    # one to spare for a picture detail that happens to look like a pip at the table.
+    courts = [
+        len(model.read(card, native, list(patterns)).pips)
+        for code, card, native in examples
+        if code[0] not in NUMBER_RANKS
+    ]
+    model.court_pips = max(courts) + 1 if courts else None
+    return model, skipped

@@ -71,6 +71,8 @@ def calibrate_deck(
     else:
         arrangements = " ".join(f"{k}:{len(v)}" for k, v in sorted(body.patterns.items()))
         typer.echo(f"pip arrangements (rank:pips): {arrangements}")
+        for code, why in sorted(report.body_skipped.items()):
+            typer.echo(f"  {code}: {why}")
         no_pattern = [k for k in "A23456789T" if k not in body.patterns]
         if no_pattern:
             typer.echo(f"  no number-card example for {' '.join(no_pattern)}: index only for them")

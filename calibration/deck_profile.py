@@ -63,6 +63,9 @@ PROFILE_FORMAT: Final = "studio-deck-profile"
 PROFILE_VERSION: Final = 1
 # An index rank this confident that the body's pip arrangement contradicts is vetoed.
 BODY_VETO: Final = 0.3
+# A rank whose arrangement the pips fill exactly, and only that rank's, is this sure when
+# the index's best guess is the same rank, however unsure the index alone is.
+BODY_EXACT_CONFIDENCE: Final = 0.9
 OVER_COLOUR_WEIGHT: Final = 2.0  # see DeckProfile.compatible_suits
 # A corner whose best rank score trails the other corner's by more than this is ignored.
 CORNER_GAP: Final = 0.12
@@ -221,6 +224,10 @@ class DeckProfile:
                 r = replace(r, cap=0.0)
             else:
                 r = decide(fits, rank_z)
+                # Every pip of exactly one rank's arrangement, and the index agrees:
+                # two independent readings of the same rank.
+                if body.exact == {r.label} and body.consistent == {r.label}:
+                    r = replace(r, support=BODY_EXACT_CONFIDENCE)
         s = decide_by_distance(suit_glyphs, allowed, weights)
         ambiguous = self.colour_informative and allowed == set(self.suit_redness)
         return IndexMatch(r, s, -1 if len(corners) > 1 else corners[0].corner, ambiguous)
@@ -303,6 +310,7 @@ class LearnReport:
     missing_ranks: list[str] = field(default_factory=list)
     missing_suits: list[str] = field(default_factory=list)
     self_check: dict[str, str] = field(default_factory=dict)  # example -> code read back
+    body_skipped: dict[str, str] = field(default_factory=dict)  # card code -> why no body
 
     @property
     def complete(self) -> bool:
@@ -423,7 +431,7 @@ def learn_profile(
         float(min(0.5, b[:, 3].max() + 0.07)),
     )
     index_box = (float(b[:, 2].max() + 0.02), float(b[:, 3].max() + 0.02))
-    body = learn_body(cards, index_box, suits, float(np.median(suit_heights)))
+    body, report.body_skipped = learn_body(cards, index_box, suits, float(np.median(suit_heights)))
     profile = DeckProfile(
         ranks,
         suits,

@@ -205,6 +205,11 @@ def find_cards(
     otsu, _ = cv2.threshold(white, 0, 255, cv2.THRESH_BINARY | cv2.THRESH_OTSU)
     thresh = max(float(otsu), float(cfg.whiteness_floor))
     _, mask = cv2.threshold(white, thresh, 255, cv2.THRESH_BINARY)
+    # A court card's paper is a thin frame round its picture: fill what the paper
+    # encloses before opening, which would otherwise break the frame apart.
+    mask = _fill_holes(
+        np.asarray(cv2.morphologyEx(mask, cv2.MORPH_CLOSE, np.ones((3, 3))), np.uint8)
+    )
     mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
     # Seal thin coloured lines (court frames, pips near the edge) so a card stays one blob.
     mask = cv2.morphologyEx(
@@ -241,6 +246,14 @@ def find_cards(
             q = CardQuad(q.corners * inv, q.fitted, None if q.contour is None else q.contour * inv)
         out.append(refine(q) if refined else q)
     return out + cascades
+
+
+def _fill_holes(mask: Image) -> Image:
+    """``mask`` with every region it encloses filled."""
+    contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+    filled = np.zeros_like(mask)
+    cv2.drawContours(filled, contours, -1, 255, -1)
+    return filled
 
 
 def _may_be_several(

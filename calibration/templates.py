@@ -105,11 +105,12 @@ class PartMatch:
     second: float
     z: float | None = None
     cap: float = 1.0  # an outside veto (another source of evidence contradicts the winner)
+    support: float = 0.0  # an outside confirmation (another source names the same class)
     log_ratio: float | None = None  # set by :func:`decide_by_distance`
 
     @property
     def confidence(self) -> float:
-        return min(self.cap, self._confidence())
+        return min(self.cap, max(self.support, self._confidence()))
 
     def _confidence(self) -> float:
         s = min(1.0, max(0.0, (self.score - SCORE_FLOOR) / (SCORE_GOOD - SCORE_FLOOR)))
@@ -144,6 +145,7 @@ class Matcher:
             else np.zeros((0, 1), np.float32)
         )
         self.classes = sorted(set(self.labels))
+        self._label_index = np.array([self.classes.index(lb) for lb in self.labels], dtype=np.intp)
         keys = list(zip(self.labels, self.sources, strict=True))
         self._starts = np.array(
             [i for i, k in enumerate(keys) if i == 0 or k != keys[i - 1]], dtype=np.intp
@@ -162,8 +164,7 @@ class Matcher:
         dev = np.abs(np.log(max(glyph.aspect, 1e-3) / np.maximum(self.aspects, 1e-3)))
         scores = ncc.astype(np.float64) * np.exp(-2.0 * np.maximum(0.0, dev - 0.15))
         if scale is not None:
-            dist = np.abs(self.log_scales - np.log(min(1.0, max(scale, 1e-3))))
-            scores = np.where(dist <= dist.min() + 0.2, scores, -2.0)
+            scores = np.where(self._near(scale), scores, -2.0)
         # Best template per example, then the median over a class's examples: a class
         # learned from 13 examples must not win just by having had more tries.
         best = np.maximum.reduceat(scores, self._starts).tolist()
@@ -174,10 +175,17 @@ class Matcher:
         return {k: statistics.median(v) for k, v in by_class.items()}
 
     def _near(self, scale: float | None) -> NDArray[np.bool_]:
+        """The templates of each class taken closest to ``scale`` (within 0.2 in log).
+
+        Per class: a class learned only at other resolutions (a suit whose body pips are
+        borrowed from its index pips) still takes part, with its nearest templates.
+        """
         if scale is None:
             return np.ones(len(self.labels), dtype=bool)
         dist = np.abs(self.log_scales - np.log(min(1.0, max(scale, 1e-3))))
-        return np.asarray(dist <= dist.min() + 0.2)
+        nearest = np.full(len(self.classes), np.inf)
+        np.minimum.at(nearest, self._label_index, dist)
+        return np.asarray(dist <= nearest[self._label_index] + 0.2)
 
     def discriminant(
         self, glyphs: list[Glyph], a: str, b: str, scale: float | None
