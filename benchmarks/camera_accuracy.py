@@ -11,10 +11,13 @@ Methods: ``index`` (deck profile only), ``barcode`` (studio-deck barcodes only, 
 profile), ``barcode+index`` (both on a barcoded deck).
 
 ``--cascade N`` deals hands of N overlapping cards (a cascade, one hand per zone) instead
-of cards in separate slots.
+of cards in separate slots. ``--deck standard`` uses a real deck design drawn by others
+(``hwsim.camera.standard_deck``, fetched from npm once) for the examples and the frames,
+instead of the renderer's own faces: profile ``standard``, index method only.
 
     .venv/bin/python benchmarks/camera_accuracy.py [--frames 40] [--profile deck|other|both]
-        [--size 1280x720] [--cascade 0|2|3] [--methods index,barcode,barcode+index] [--json]
+        [--size 1280x720] [--cascade 0|2|3] [--methods index,barcode,barcode+index]
+        [--deck drawn|standard] [--json]
 """
 
 from __future__ import annotations
@@ -32,11 +35,24 @@ from hwsim.camera.dataset import (
     example_images,
     score_level,
 )
-from hwsim.camera.render import PROFILE_STYLE, TABLE_STYLE
+from hwsim.camera.render import PROFILE_STYLE, TABLE_STYLE, Faces
+from hwsim.camera.standard_deck import load_faces
 
 METHODS = ("index", "barcode", "barcode+index")
 PROFILES = {"deck": TABLE_STYLE, "other": PROFILE_STYLE}
 LEVELS = ("easy", "medium", "hard")
+
+
+_FACES: dict[str, Faces] = {}
+
+
+def _faces(name: str) -> Faces | None:
+    """The faces of profile ``name`` (``None``: the renderer's), loaded once per process."""
+    if name != "standard":
+        return None
+    if name not in _FACES:
+        _FACES[name] = load_faces()
+    return _FACES[name]
 
 
 def run(
@@ -46,7 +62,14 @@ def run(
     t0 = time.process_time()
     prof = None if method == "barcode" else profile
     score = score_level(
-        prof, level, frames, seed=seed, barcode=method != "index", size=size, cascade=cascade
+        prof,
+        level,
+        frames,
+        seed=seed,
+        barcode=method != "index",
+        size=size,
+        cascade=cascade,
+        faces=_faces(name),
     )
     return name, method, level, score, time.process_time() - t0
 
@@ -62,17 +85,23 @@ def main() -> None:
     ap.add_argument("--profile", choices=("deck", "other", "both"), default="both")
     ap.add_argument("--cascade", type=int, default=0, help="cards per overlapping hand (0: none)")
     ap.add_argument("--methods", default=",".join(METHODS))
+    ap.add_argument("--deck", choices=("drawn", "standard"), default="drawn")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     w, h = (int(v) for v in args.size.split("x"))
     names = list(PROFILES) if args.profile == "both" else [args.profile]
+    wanted = [m for m in args.methods.split(",") if m]
+    if unknown := set(wanted) - set(METHODS):
+        ap.error(f"unknown methods {sorted(unknown)}; methods are {', '.join(METHODS)}")
+    if args.deck == "standard":
+        names, wanted = ["standard"], ["index"]  # no other print, no barcodes
     jobs = []
     for name in names:
-        profile, _ = learn_profile(example_images(SUBSET, seed=1, style=PROFILES[name]))
+        examples = example_images(
+            SUBSET, seed=1, style=PROFILES.get(name, TABLE_STYLE), faces=_faces(name)
+        )
+        profile, _ = learn_profile(examples)
         # The barcode method uses no profile: measured once.
-        wanted = [m for m in args.methods.split(",") if m]
-        if unknown := set(wanted) - set(METHODS):
-            ap.error(f"unknown methods {sorted(unknown)}; methods are {', '.join(METHODS)}")
         methods = [m for m in wanted if m != "barcode" or name == names[0]]
         jobs += [
             (name, profile, m, lvl, args.frames, args.seed, (w, h), args.cascade)

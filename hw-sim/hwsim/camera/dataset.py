@@ -26,6 +26,7 @@ from hwsim.camera.render import (
     PROFILE_STYLE,
     TABLE_STYLE,
     CardStyle,
+    Faces,
     Scene,
     render_example_photo,
     render_scene,
@@ -60,15 +61,17 @@ def example_images(
     *,
     seed: int = 0,
     style: CardStyle = PROFILE_STYLE,
+    faces: Faces | None = None,
 ) -> list[tuple[str, NDArray[np.uint8]]]:
     """In-memory example photographs, as ``(file name, image)``.
 
     ``style`` is the print of the deck photographed: :data:`PROFILE_STYLE` (another print
     than the table frames', a stress test) or :data:`TABLE_STYLE` (the deck in use, as a
-    studio calibrates: still other photographs than any frame).
+    studio calibrates: still other photographs than any frame). ``faces``: another deck's
+    faces instead (see :mod:`hwsim.camera.standard_deck`).
     """
     rng = np.random.default_rng(seed)
-    return [(f"{c}.png", render_example_photo(c, rng, style=style)) for c in codes]
+    return [(f"{c}.png", render_example_photo(c, rng, style=style, faces=faces)) for c in codes]
 
 
 def scenes(
@@ -82,6 +85,7 @@ def scenes(
     size: tuple[int, int] = (1280, 720),
     layout: Layout | None = None,
     cascade: int = 0,
+    faces: Faces | None = None,
 ) -> Iterator[Scene]:
     """``n_frames`` random frames; cards are drawn without replacement within a frame.
 
@@ -100,6 +104,7 @@ def scenes(
             barcode=barcode,
             style=style,
             cascade=cascade,
+            faces=faces,
         )
 
 
@@ -208,6 +213,7 @@ def score_level(
     barcode: bool = False,
     size: tuple[int, int] = (1280, 720),
     cascade: int = 0,
+    faces: Faces | None = None,
 ) -> Score:
     """Recognise ``frames`` generated frames of a level and score them.
 
@@ -217,7 +223,9 @@ def score_level(
     cv2.setNumThreads(1)
     reader = BarcodeReader() if barcode else None
     total = Score()
-    for scene in scenes(level, frames, seed=seed, barcode=barcode, size=size, cascade=cascade):
+    for scene in scenes(
+        level, frames, seed=seed, barcode=barcode, size=size, cascade=cascade, faces=faces
+    ):
         rec = Recogniser(profile, true_calibration(scene), barcodes=reader)
         total.add(score_scene(scene, rec.recognise(scene.frame)))
     return total

@@ -17,6 +17,7 @@ rotation, blur, noise, lighting gradients, glare and partial occlusion.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
@@ -579,6 +580,9 @@ def face(code: str, style: CardStyle, barcode: bool, serial: int) -> Image:
     return img
 
 
+Faces = Mapping[str, Image]  # card code -> face image (FACE_W x FACE_H): another deck
+
+
 def compose(
     base: Image,
     cards: list[PlacedCard],
@@ -586,13 +590,16 @@ def compose(
     *,
     style: CardStyle = TABLE_STYLE,
     barcode: bool = False,
+    faces: Faces | None = None,
 ) -> Image:
-    """Cards (and their occluders) over a background, without degradation."""
+    """Cards (and their occluders) over a background, without degradation.
+
+    ``faces`` replaces the drawn faces (``style``, ``barcode``) with another deck's.
+    """
     frame = base.copy()
     for placed in cards:
-        placed.image_quad = composite_card(
-            frame, face(placed.code, style, barcode, placed.serial), placed, homography
-        )
+        img = faces[placed.code] if faces else face(placed.code, style, barcode, placed.serial)
+        placed.image_quad = composite_card(frame, img, placed, homography)
     for placed in cards:
         draw_occluder(frame, placed, homography)
     return frame
@@ -653,6 +660,7 @@ def render_scene(
     barcode: bool = False,
     style: CardStyle = TABLE_STYLE,
     cascade: int = 0,
+    faces: Faces | None = None,
 ) -> Scene:
     """A random frame with ``codes`` dealt into random free slots of random zones.
 
@@ -675,7 +683,9 @@ def render_scene(
             if rng.random() < LEVEL_PARAMS[level].occlusion:
                 hand[-1].occluder = random_occluder(rng)
             dealt += hand
-        frame = compose(background(layout, h, size), dealt, h, style=style, barcode=barcode)
+        frame = compose(
+            background(layout, h, size), dealt, h, style=style, barcode=barcode, faces=faces
+        )
         return Scene(degrade(frame, level, rng), dealt, h, level)
     slots = [(z.name, c) for z in layout.zones for c in slot_centres(layout, z.name)]
     if len(codes) > len(slots):
@@ -688,7 +698,9 @@ def render_scene(
         centre, angle = random_pose(rng, slot, level)
         occ = random_occluder(rng) if rng.random() < p.occlusion else None
         cards.append(PlacedCard(code, zone, centre, angle, int(rng.integers(0, 999999)), occ))
-    frame = compose(background(layout, h, size), cards, h, style=style, barcode=barcode)
+    frame = compose(
+        background(layout, h, size), cards, h, style=style, barcode=barcode, faces=faces
+    )
     return Scene(degrade(frame, level, rng), cards, h, level)
 
 
@@ -698,6 +710,7 @@ def render_example_photo(
     *,
     style: CardStyle = PROFILE_STYLE,
     size: tuple[int, int] = (640, 480),
+    faces: Faces | None = None,
 ) -> Image:
     """A "photograph" of one card on felt, as used to learn a deck profile."""
     w, h = size
@@ -713,7 +726,7 @@ def render_example_photo(
     quad += rng.uniform(-6, 6, size=(4, 2))
     src = np.array([[0, 0], [FACE_W, 0], [FACE_W, FACE_H], [0, FACE_H]], dtype=np.float32)
     m = cv2.getPerspectiveTransform(src, quad.astype(np.float32))
-    cardimg = render_card(code, style)
+    cardimg = faces[code] if faces else render_card(code, style)
     warped = cv2.warpPerspective(cardimg, m, size)
     alpha = cv2.warpPerspective(card_mask(), m, size).astype(np.float32)[..., None] / 255
     out = img.astype(np.float32) * (1 - alpha) + warped.astype(np.float32) * alpha

@@ -1,0 +1,120 @@
+"""A real deck design for the camera tests: faces drawn by people, not by our renderer.
+
+The faces of ``hwsim.camera.render`` are drawn by the same hands that wrote the
+recogniser, so they share its assumptions. This module fetches a standard French deck
+drawn by others — the SVG "Responsive Playing Cards" after Chris Aguilar's vectorized
+cards (npm ``@younestouati/playing-cards-standard-deck`` 3.0.0, LGPL-3.0), with real court
+pictures, its own fonts and pip shapes, and a decorated 4 of spades — and renders it with
+resvg. The archive is downloaded once from the npm registry into a cache directory
+(``$STUDIO_CACHE``, default ``~/.cache/studio``) and checked against its published
+SHA-512; it is not part of this repository.
+
+    python -m hwsim.camera.standard_deck   # fetch and render once, print where
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+import os
+import sys
+import tarfile
+import urllib.request
+from pathlib import Path
+from typing import Final
+
+import cv2
+import numpy as np
+from numpy.typing import NDArray
+
+from hwsim.camera.render import FACE_H, FACE_W
+
+Image = NDArray[np.uint8]
+
+TARBALL: Final = (
+    "https://registry.npmjs.org/@younestouati/playing-cards-standard-deck/-/"
+    "playing-cards-standard-deck-3.0.0.tgz"
+)
+# The registry's dist.integrity of that version.
+INTEGRITY: Final = "sha512-w+hMe//3YLu5XR1dmq6Xi/BoMcqEMKeIlg+4QUiF7y5PymeSGeT7ozKV1fADmmuFBBVbjB2pCcR5EKKC9qIVOQ=="
+PAPER: Final = "#f3f2ee"  # the SVGs are transparent outside the drawing
+_RANKS: Final = {"1": "A", "10": "T", "11": "J", "12": "Q", "13": "K"}
+
+
+class DeckUnavailable(RuntimeError):
+    """The deck could not be fetched (no network) or failed its checksum."""
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("STUDIO_CACHE", Path.home() / ".cache" / "studio"))
+
+
+def fetch(cache: Path | None = None) -> Path:
+    """The directory of the 52 card SVGs, downloading them on first use."""
+    target = (cache or cache_dir()) / "standard-deck-3.0.0"
+    if len(list(target.glob("*.svg"))) >= 52:
+        return target
+    try:
+        with urllib.request.urlopen(TARBALL, timeout=60) as response:
+            data = response.read()
+    except OSError as exc:
+        raise DeckUnavailable(f"cannot download {TARBALL}: {exc}") from exc
+    digest = "sha512-" + base64.b64encode(hashlib.sha512(data).digest()).decode()
+    if digest != INTEGRITY:
+        raise DeckUnavailable(f"{TARBALL} does not match its published checksum")
+    target.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
+        for member in tar.getmembers():
+            name = Path(member.name)
+            if member.isfile() and name.parent.name == "cards" and name.suffix == ".svg":
+                extracted = tar.extractfile(member)
+                if extracted is not None:
+                    (target / name.name).write_bytes(extracted.read())
+        license_file = tar.extractfile("package/LICENSE")
+        if license_file is not None:
+            (target / "LICENSE").write_bytes(license_file.read())
+    return target
+
+
+def card_code(svg_name: str) -> str | None:
+    """``12h`` -> ``QH``; ``None`` for the back and the joker."""
+    rank, suit = svg_name[:-1], svg_name[-1:].upper()
+    if not suit or suit not in "SHDC":
+        return None
+    rank = _RANKS.get(rank, rank)
+    return rank + suit if rank in "A23456789TJQK" and len(rank) == 1 else None
+
+
+def load_faces(cache: Path | None = None) -> dict[str, Image]:
+    """The 52 faces as BGR images of the renderer's face size, on paper."""
+    import resvg_py  # a test dependency only
+
+    faces: dict[str, Image] = {}
+    for svg in sorted(fetch(cache).glob("*.svg")):
+        code = card_code(svg.stem)
+        if code is None:
+            continue
+        png = resvg_py.svg_to_bytes(
+            svg_path=str(svg), width=FACE_W, height=FACE_H, background=PAPER
+        )
+        img = cv2.imdecode(np.frombuffer(bytes(png), np.uint8), cv2.IMREAD_COLOR)
+        if img is None:
+            raise DeckUnavailable(f"could not render {svg.name}")
+        faces[code] = np.asarray(img, np.uint8)
+    if len(faces) != 52:
+        raise DeckUnavailable(f"the deck has {len(faces)} faces, not 52")
+    return faces
+
+
+def main() -> None:
+    try:
+        faces = load_faces()
+    except DeckUnavailable as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from exc
+    print(f"{len(faces)} faces rendered from {fetch()}")
+
+
+if __name__ == "__main__":
+    main()
