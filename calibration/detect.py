@@ -236,9 +236,12 @@ def find_cards(
         if result is not None:
             found.append(result)
             continue
-        if solidity < 0.93:
-            # Concave: maybe cards touching at a corner or an edge; one convex blob is not.
-            found.extend(_split_touching(contour, mask.shape, cfg, min_area, max_area))
+        split = (
+            _split_touching(contour, mask.shape, cfg, min_area, max_area)
+            if solidity < 0.93  # concave: cards touching at a corner or an edge?
+            else []
+        )
+        found.extend(split or _brighter_than_surroundings(white, contour, thresh, cfg, min_area))
     inv = 1.0 / scale
     out = []
     for q in found:
@@ -246,6 +249,29 @@ def find_cards(
             q = CardQuad(q.corners * inv, q.fitted, None if q.contour is None else q.contour * inv)
         out.append(refine(q) if refined else q)
     return out + cascades
+
+
+def _brighter_than_surroundings(
+    white: Image, contour: NDArray[np.int32], thresh: float, cfg: DetectorConfig, min_area: float
+) -> list[CardQuad]:
+    """Cards inside a blob that is no card: a card in a glare spot, whose bright felt joins
+    it. Thresholded again with the blob's own Otsu level, the card stands out."""
+    x, y, bw, bh = cv2.boundingRect(contour)
+    roi = white[y : y + bh, x : x + bw]
+    level, _ = cv2.threshold(roi, 0, 255, cv2.THRESH_BINARY | cv2.THRESH_OTSU)
+    if level <= thresh + 10:
+        return []  # no brighter paper inside
+    _, paper = cv2.threshold(roi, level, 255, cv2.THRESH_BINARY)
+    paper = _fill_holes(
+        np.asarray(cv2.morphologyEx(paper, cv2.MORPH_OPEN, np.ones((3, 3))), np.uint8)
+    )
+    parts, _ = cv2.findContours(paper, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+    out = []
+    for part in parts:
+        q = _accept(np.asarray(part + np.array([x, y]), np.int32), cfg, min_area, float(bw * bh))
+        if q is not None:
+            out.append(q)
+    return out
 
 
 def _fill_holes(mask: Image) -> Image:
@@ -289,6 +315,9 @@ def _cascade_at_full_resolution(
     x1, y1 = min(w, int((x + bw) * inv) + m + 1), min(h, int((y + bh) * inv) + m + 1)
     roi = frame[y0:y1, x0:x1]
     _, paper = cv2.threshold(whiteness(roi), thresh, 255, cv2.THRESH_BINARY)
+    paper = _fill_holes(
+        np.asarray(cv2.morphologyEx(paper, cv2.MORPH_CLOSE, np.ones((3, 3))), np.uint8)
+    )
     paper = cv2.morphologyEx(paper, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
     outlines, _ = cv2.findContours(paper, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
     if not outlines:

@@ -43,7 +43,6 @@ from calibration.detect import (
 )
 from calibration.index_reader import extract_index
 from calibration.table import TableCalibration
-from calibration.templates import SCORE_FLOOR
 
 Image = NDArray[np.uint8]
 FloatArray = NDArray[np.float64]
@@ -273,8 +272,13 @@ class Recogniser:
         out = []
         for i, (quad, card) in enumerate(zip(quads, cards, strict=True)):
             zone, dist = self.zone_of(quad)
-            hidden = [quads[j] for j in above[i]]
-            out.append(CardFound(quad, zone, dist, self.identify(frame, quad, card, hidden)))
+            if any(i in above[j] for j in above[i]):
+                # Which of two overlapping cards lies on top is unclear: reading either
+                # would mean trusting a corner that may show the other card's face.
+                reading = Reading(None, 0.0, "none", reason="overlapped: order unclear")
+            else:
+                reading = self.identify(frame, quad, card, [quads[j] for j in above[i]])
+            out.append(CardFound(quad, zone, dist, reading))
         return out
 
     def stacking(self, quads: list[CardQuad], cards: list[Image]) -> list[set[int]]:
@@ -283,7 +287,7 @@ class Recogniser:
         Of two overlapping cards, the one on top shows the index corner that lies in their
         overlap; the other's index corner there is covered. When the index corners do not
         say (no profile, no index in the overlap, both or neither legible), each card is
-        taken as covered by the other: the overlap is then evidence for neither.
+        taken as covered by the other (:meth:`recognise` then reads neither).
         """
         above: list[set[int]] = [set() for _ in quads]
         for i, j in itertools.combinations(range(len(quads)), 2):
@@ -292,9 +296,9 @@ class Recogniser:
                 continue
             si = self._index_score_in(quads[i], cards[i], overlap)
             sj = self._index_score_in(quads[j], cards[j], overlap)
-            if si > SCORE_FLOOR and si > sj + STACK_MARGIN:
+            if si > 0 and si > sj + STACK_MARGIN:
                 above[j].add(i)
-            elif sj > SCORE_FLOOR and sj > si + STACK_MARGIN:
+            elif sj > 0 and sj > si + STACK_MARGIN:
                 above[i].add(j)
             else:
                 above[i].add(j)
@@ -302,11 +306,12 @@ class Recogniser:
         return above
 
     def _index_score_in(self, quad: CardQuad, card: Image, region: FloatArray) -> float:
-        """How well the card's index corner inside ``region`` reads as this card's index.
+        """How surely the card's index corner inside ``region`` reads as this card's index.
 
-        The corner counts only when it reads as the same rank as the card's other corner,
-        which lies outside the overlap: a covered corner shows the other card's face,
-        whose pips can look like some rank, but hardly like this card's.
+        The corner counts only when it reads as the same card (rank and suit, the rank
+        confidently) as the card's other corner, which lies outside the overlap: a covered corner
+        shows the other card's face, whose pips can look like some rank, hardly like this
+        card's rank and suit.
         """
         if self.profile is None:
             return -1.0
@@ -322,10 +327,14 @@ class Recogniser:
         reads = []
         for corner in (0, 1):
             glyphs = extract_index(card, corner, self.profile.region)
-            scores = {} if glyphs is None else self.profile.rank_scores(glyphs, scale)
-            reads.append(max(scores.items(), key=lambda kv: kv[1], default=("?", -1.0)))
-        (rank_in, score_in), (rank_out, _) = reads if inside[0] else reads[::-1]
-        return score_in if rank_in == rank_out else -1.0
+            reads.append(None if glyphs is None else self.profile.match(glyphs, scale))
+        read_in, read_out = reads if inside[0] else reads[::-1]
+        if read_in is None or read_out is None or read_in.code != read_out.code:
+            return -1.0
+        # The rank's confidence: one small suit pip alone is never confident (see
+        # templates.GLYPH_LOG_RATIO_CAP), but it must still name the same suit.
+        sure = read_in.rank.confidence
+        return sure if sure >= self.threshold else -1.0
 
     def is_card(self, frame: Image, quad: CardQuad, card: Image | None = None) -> bool:
         """Does the rectified quad look like paper (not a glare spot, a marker, a chip)?"""

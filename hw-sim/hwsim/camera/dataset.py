@@ -167,22 +167,28 @@ class Score:
 def score_scene(scene: Scene, found: list[CardFound]) -> Score:
     """Score recogniser output (``calibration.recogniser.CardFound`` objects) on a scene."""
     s = Score()
-    used: set[int] = set()
     centres = np.array([f.quad.centre for f in found]) if found else np.zeros((0, 2))
-    for card in scene.cards:
-        s.total += 1
-        gc = card.image_quad.mean(axis=0)
-        diag = float(np.linalg.norm(card.image_quad[0] - card.image_quad[2]))
-        if len(centres) == 0:
-            s.missed += 1
+    # Nearest pairs first, each detection to one card: with overlapping cards, a card the
+    # detector missed must not take its neighbour's detection.
+    pairs = sorted(
+        (float(np.linalg.norm(c - card.image_quad.mean(axis=0))), i, k)
+        for i, card in enumerate(scene.cards)
+        for k, c in enumerate(centres)
+    )
+    match: dict[int, int] = {}
+    used: set[int] = set()
+    for dist, i, k in pairs:
+        quad = scene.cards[i].image_quad
+        if i in match or k in used or dist > float(np.linalg.norm(quad[0] - quad[2])) / 3:
             continue
-        d = np.linalg.norm(centres - gc, axis=1)
-        k = int(np.argmin(d))
-        if d[k] > diag / 3 or k in used:
-            s.missed += 1
-            continue
+        match[i] = k
         used.add(k)
-        f = found[k]
+    for i, card in enumerate(scene.cards):
+        s.total += 1
+        if i not in match:
+            s.missed += 1
+            continue
+        f = found[match[i]]
         reading = f.reading
         zone = f.zone
         if zone is not None:
