@@ -67,9 +67,7 @@ def test_the_subset_teaches_all_52(standard: DeckProfile, faces: Faces) -> None:
     assert wrong == []
 
 
-def test_read_on_the_table_without_a_confident_misread(
-    standard: DeckProfile, faces: Faces
-) -> None:
+def test_read_on_the_table_without_a_confident_misread(standard: DeckProfile, faces: Faces) -> None:
     got = {
         (size, level): score_level(standard, level, 10, seed=4242, size=size, faces=faces)
         for size, level in [
