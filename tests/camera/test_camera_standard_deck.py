@@ -2,7 +2,7 @@
 on the table, never misread.
 
 The deck is fetched from the npm registry once (``hwsim.camera.standard_deck``). Without
-network the tests are skipped, unless ``STUDIO_REQUIRE_STANDARD_DECK=1`` (set by
+network the tests are skipped, unless ``HWSIM_REQUIRE_STANDARD_DECK=1`` (set by
 ``.ci/run``), when they fail.
 """
 
@@ -26,7 +26,7 @@ def faces() -> Faces:
     try:
         return load_faces()
     except DeckUnavailable as exc:
-        if os.environ.get("STUDIO_REQUIRE_STANDARD_DECK"):
+        if os.environ.get("HWSIM_REQUIRE_STANDARD_DECK"):
             raise
         pytest.skip(f"standard deck not available: {exc}")
 

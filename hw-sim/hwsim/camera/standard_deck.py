@@ -6,7 +6,7 @@ drawn by others — the SVG "Responsive Playing Cards" after Chris Aguilar's vec
 cards (npm ``@younestouati/playing-cards-standard-deck`` 3.0.0, LGPL-3.0), with real court
 pictures, its own fonts and pip shapes, and a decorated 4 of spades — and renders it with
 resvg. The archive is downloaded once from the npm registry into a cache directory
-(``$STUDIO_CACHE``, default ``~/.cache/studio``) and checked against its published
+(``$HWSIM_CACHE``, default ``~/.cache/studio``) and checked against its published
 SHA-512; it is not part of this repository.
 
     python -m hwsim.camera.standard_deck   # fetch and render once, print where
@@ -47,7 +47,7 @@ class DeckUnavailable(RuntimeError):
 
 
 def cache_dir() -> Path:
-    return Path(os.environ.get("STUDIO_CACHE", Path.home() / ".cache" / "studio"))
+    return Path(os.environ.get("HWSIM_CACHE", Path.home() / ".cache" / "studio"))
 
 
 def fetch(cache: Path | None = None) -> Path:
