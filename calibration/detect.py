@@ -228,9 +228,12 @@ def find_cards(
         if solidity < NOTCHED and _may_be_several(contour, scale, card_diagonal):
             # Notched: a finger over a card, or overlapping cards whose union can look
             # like one larger card.
-            cascade = _cascade_at_full_resolution(frame, contour, scale, thresh, cfg)
+            cascade, singles = _cascade_at_full_resolution(
+                frame, contour, scale, thresh, cfg, (min_area, max_area)
+            )
             if cascade:
                 cascades.extend(cascade)
+                found.extend(singles)
                 continue
         result = _accept(contour, cfg, min_area, max_area)
         if result is not None:
@@ -301,11 +304,16 @@ def _cascade_at_full_resolution(
     scale: float,
     thresh: float,
     cfg: DetectorConfig,
-) -> list[CardQuad]:
+    areas: tuple[float, float],
+) -> tuple[list[CardQuad], list[CardQuad]]:
     """The cards of a blob of overlapping cards, found on the frame's own pixels.
 
     The steps between cascaded cards are a few millimetres: the shrunk detection mask
-    blurs them, so the blob's paper is thresholded again at full resolution.
+    blurs them, so the blob's paper is thresholded again at full resolution. There the
+    blob may fall apart (a card that only touched the hand at the shrunk scale): each
+    piece is split if it is a cascade, else taken as a single card. Returns the cascades'
+    cards (frame pixels) and the single cards (shrunk pixels, like the detection mask's),
+    or nothing at all when no piece is a cascade.
     """
     x, y, bw, bh = cv2.boundingRect(contour)
     inv = 1.0 / scale
@@ -320,18 +328,28 @@ def _cascade_at_full_resolution(
     )
     paper = cv2.morphologyEx(paper, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
     outlines, _ = cv2.findContours(paper, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
-    if not outlines:
-        return []
-    outline = np.asarray(max(outlines, key=cv2.contourArea), np.int32)
-    split = split_cascade(outline)
-    if not split or not _steps_show_table(roi, outline):
-        return []
     origin = np.array([x0, y0], np.float64)
-    # No outline to refine against: half of a lower card's outline is another card's.
-    cards = [CardQuad(order_corners(q + origin), True) for q in split]
-    if not all(_ratio_ok(c.corners, cfg) for c in cards):
-        return []
-    return cards
+    cascades: list[CardQuad] = []
+    singles: list[CardQuad] = []
+    for piece in outlines:
+        if cv2.contourArea(piece) * scale * scale < areas[0]:
+            continue  # a speck
+        outline = np.asarray(piece, np.int32)
+        split = split_cascade(outline)
+        # No outline to refine against: half of a lower card's outline is another card's.
+        cards = [CardQuad(order_corners(q + origin), True) for q in split]
+        if (
+            cards
+            and _steps_show_table(roi, outline)
+            and all(_ratio_ok(c.corners, cfg) for c in cards)
+        ):
+            cascades.extend(cards)
+            continue
+        shrunk = np.asarray(np.round((outline + origin) * scale), np.int32)
+        single = _accept(shrunk, cfg, *areas)
+        if single is not None:
+            singles.append(single)
+    return (cascades, singles) if cascades else ([], [])
 
 
 def _steps_show_table(roi: Image, outline: NDArray[np.int32]) -> bool:

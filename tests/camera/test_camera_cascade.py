@@ -128,8 +128,10 @@ def test_a_card_fanned_over_another_is_published_once(profile: DeckProfile) -> N
     nothing is ever published twice and no card is reported removed.
     """
     fanned = 0
-    for seed in range(1, 7):
-        cam = VirtualCamera(level="medium", seed=seed)
+    # (easy, 6): the hand's top card nearly touches the card of the slot above, one blob
+    # at the detector's scale; the single card must still be found.
+    for level, seed in [(lv, s) for lv in ("easy", "medium") for s in range(1, 7)]:
+        cam = VirtualCamera(level=level, seed=seed)
         tracker = CardTracker(Recogniser(profile, cam.calibration()), settle_frames=5)
         events = []
         for code in ("QH", "7S", "TD"):
@@ -137,6 +139,6 @@ def test_a_card_fanned_over_another_is_published_once(profile: DeckProfile) -> N
             for _ in range(15):
                 events += [(e.event, e.reading.code) for e in tracker.update(cam.read())]
         assert events[:2] == [("placed", "QH"), ("placed", "7S")]
-        assert events[2:] in ([], [("placed", "TD")]), events
+        assert events[2:] in ([], [("placed", "TD")]), (level, seed, events)
         fanned += len(events) == 3
-    assert fanned >= 3
+    assert fanned >= 6  # measured 7 of 12
