@@ -144,11 +144,6 @@ class DeckProfile:
         """The body evidence of a rectified card (``None`` when the profile has no body model)."""
         return None if self.body is None else self.body.read(card, scale, self.known_ranks)
 
-    def rank_scores(self, glyphs: IndexGlyphs, scale: float | None = None) -> dict[str, float]:
-        """How well the corner's rank glyph matches each learned rank."""
-        assert self._rank_m is not None
-        return self._rank_m.scores(glyphs.rank, scale)
-
     def match(
         self, glyphs: IndexGlyphs, scale: float | None = None, body: BodyReading | None = None
     ) -> IndexMatch:
