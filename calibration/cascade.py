@@ -8,8 +8,8 @@ meeting at about a right angle, possibly only a few millimetres of each. Each su
 with the card's size, is a card hypothesis; hypotheses are taken, best first, while they
 explain more of the blob.
 
-The card's size comes from the corner whose two visible sides have a card's proportions
-and the largest extent (a corner with both sides whole).
+The card's size along each axis is the longest side seen at a corner whose two visible
+sides have a card's proportions (a corner with both sides whole).
 """
 
 from __future__ import annotations
@@ -133,7 +133,6 @@ def _sides(poly: FloatArray) -> list[_Side]:
     """The outline's edges that run along the hand's axes, in order, neighbours merged."""
     theta = _axis_angle(poly)
     n = len(poly)
-    # Start at an edge that is not on an axis, so a side never wraps around the start.
     edges = []
     for i in range(n):
         a, b = poly[i], poly[(i + 1) % n]
@@ -158,7 +157,7 @@ def _sides(poly: FloatArray) -> list[_Side]:
         and sides[0].axis == sides[-1].axis
         and np.allclose(sides[-1].end, sides[0].start)
     ):
-        sides[0] = _Side(sides[0].axis, sides[-1].start, sides[0].end)
+        sides[0] = _Side(sides[0].axis, sides[-1].start, sides[0].end)  # wrapped round
         sides.pop()
     return sides
 
