@@ -78,6 +78,14 @@ class Reading:
 
 
 @dataclass(slots=True)
+class Stacking:
+    """Overlapping cards: ``above[i]`` may lie on card ``i``; ``unclear``: cards not to read."""
+
+    above: list[set[int]]
+    unclear: set[int]
+
+
+@dataclass(slots=True)
 class CardFound:
     """A card found in one image."""
 
@@ -268,44 +276,47 @@ class Recogniser:
         cards = [warp_card(frame, q) for q in quads]
         keep = [i for i, c in enumerate(cards) if _paper_ok(c)]
         quads, cards = [quads[i] for i in keep], [cards[i] for i in keep]
-        above = self.stacking(quads, cards)
+        stack = self.stacking(quads, cards)
         out = []
         for i, (quad, card) in enumerate(zip(quads, cards, strict=True)):
             zone, dist = self.zone_of(quad)
-            if any(i in above[j] for j in above[i]):
-                # Which of two overlapping cards lies on top is unclear: reading either
-                # would mean trusting a corner that may show the other card's face.
+            if i in stack.unclear:
+                # Which of two overlapping cards lies on top is unclear, and an index
+                # corner lies in their overlap: reading either would mean trusting a
+                # corner that may show the other card's face.
                 reading = Reading(None, 0.0, "none", reason="overlapped: order unclear")
             else:
-                reading = self.identify(frame, quad, card, [quads[j] for j in above[i]])
+                reading = self.identify(frame, quad, card, [quads[j] for j in stack.above[i]])
             out.append(CardFound(quad, zone, dist, reading))
         return out
 
-    def stacking(self, quads: list[CardQuad], cards: list[Image]) -> list[set[int]]:
-        """For each card, the cards that may lie on top of it.
+    def stacking(self, quads: list[CardQuad], cards: list[Image]) -> Stacking:
+        """Which cards may lie on top of which.
 
         Of two overlapping cards, the one on top shows the index corner that lies in their
         overlap; the other's index corner there is covered. When the index corners do not
-        say (no profile, no index in the overlap, both or neither legible), each card is
-        taken as covered by the other (:meth:`recognise` then reads neither).
+        say, each card is taken as covered by the other; if an index corner of either lies
+        in the overlap, both are also *unclear* (:meth:`recognise` reads neither).
         """
-        above: list[set[int]] = [set() for _ in quads]
+        stack = Stacking([set() for _ in quads], set())
         for i, j in itertools.combinations(range(len(quads)), 2):
             overlap = _overlap(quads[i], quads[j])
             if overlap is None:
                 continue
             si = self._index_score_in(quads[i], cards[i], overlap)
             sj = self._index_score_in(quads[j], cards[j], overlap)
-            if si > 0 and si > sj + STACK_MARGIN:
-                above[j].add(i)
-            elif sj > 0 and sj > si + STACK_MARGIN:
-                above[i].add(j)
+            if si is not None and si > 0 and si > (sj or -1.0) + STACK_MARGIN:
+                stack.above[j].add(i)
+            elif sj is not None and sj > 0 and sj > (si or -1.0) + STACK_MARGIN:
+                stack.above[i].add(j)
             else:
-                above[i].add(j)
-                above[j].add(i)
-        return above
+                stack.above[i].add(j)
+                stack.above[j].add(i)
+                if si is not None or sj is not None:
+                    stack.unclear |= {i, j}
+        return stack
 
-    def _index_score_in(self, quad: CardQuad, card: Image, region: FloatArray) -> float:
+    def _index_score_in(self, quad: CardQuad, card: Image, region: FloatArray) -> float | None:
         """How surely the card's index corner inside ``region`` reads as this card's index.
 
         The corner counts only when it reads as the same card (rank and suit, the rank
@@ -321,8 +332,10 @@ class Recogniser:
             cv2.pointPolygonTest(region.astype(np.float32), (float(px), float(py)), False) >= 0
             for px, py in card_to_frame(quad, centres)
         ]
-        if inside[0] == inside[1]:
-            return -1.0  # both corners or neither in the overlap: nothing to compare
+        if not any(inside):
+            return None  # no index corner in the overlap
+        if all(inside):
+            return -1.0  # both corners in the overlap: nothing to compare
         scale = quad_width(quad) / CANON_W
         reads = []
         for corner in (0, 1):

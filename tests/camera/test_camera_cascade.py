@@ -11,9 +11,17 @@ from calibration.cascade import split_cascade
 from calibration.deck_profile import DeckProfile, learn_profile
 from calibration.detect import find_cards, warp_card
 from calibration.recogniser import Recogniser, hide
+from calibration.table import default_layout
 from calibration.tracker import CardTracker
 from hwsim.camera.dataset import SUBSET, example_images, scenes, score_level, true_calibration
-from hwsim.camera.render import TABLE_STYLE
+from hwsim.camera.render import (
+    TABLE_STYLE,
+    PlacedCard,
+    Scene,
+    background,
+    camera_homography,
+    compose,
+)
 from hwsim.camera.virtual import VirtualCamera
 
 
@@ -92,7 +100,7 @@ def test_the_card_on_top_is_told_and_the_lower_one_is_read_from_what_shows(
         rec = Recogniser(deck_profile, true_calibration(scene))
         quads = rec.find(scene.frame)
         cards = [warp_card(scene.frame, q) for q in quads]
-        above = rec.stacking(quads, cards)
+        above = rec.stacking(quads, cards).above
         centres = np.array([q.centre for q in quads])
         index = [
             int(np.argmin(np.linalg.norm(centres - c.image_quad.mean(axis=0), axis=1)))
@@ -142,3 +150,17 @@ def test_a_card_fanned_over_another_is_published_once(profile: DeckProfile) -> N
         assert events[2:] in ([], [("placed", "TD")]), (level, seed, events)
         fanned += len(events) == 3
     assert fanned >= 6  # measured 7 of 12
+
+
+def test_cards_crossing_at_plain_corners_are_both_read(deck_profile: DeckProfile) -> None:
+    """No index corner in the overlap: the order does not matter, both cards are read."""
+    layout = default_layout()
+    homography = camera_homography(np.random.default_rng(0), "easy", (1920, 1080), layout)
+    low = PlacedCard("7H", "seat:4", (450.0, 300.0), 0.0)
+    high = PlacedCard("KS", "seat:4", (450.0 + 63 - 12, 300.0 - 88 + 12), 0.0)  # 12 x 12 mm
+    frame = compose(background(layout, homography, (1920, 1080)), [low, high], homography)
+    rec = Recogniser(deck_profile, true_calibration(Scene(frame, [low, high], homography, "easy")))
+    quads = rec.find(frame)
+    stack = rec.stacking(quads, [warp_card(frame, q) for q in quads])
+    assert len(quads) == 2 and stack.above == [{1}, {0}] and stack.unclear == set()
+    assert sorted(f.reading.code or "-" for f in rec.recognise(frame)) == ["7H", "KS"]
