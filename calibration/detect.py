@@ -204,16 +204,11 @@ def find_cards(
     white = whiteness(small)
     otsu, _ = cv2.threshold(white, 0, 255, cv2.THRESH_BINARY | cv2.THRESH_OTSU)
     thresh = max(float(otsu), float(cfg.whiteness_floor))
-    _, mask = cv2.threshold(white, thresh, 255, cv2.THRESH_BINARY)
-    # A court card's paper is a thin frame round its picture: fill what the paper
-    # encloses before opening, which would otherwise break the frame apart.
-    mask = _fill_holes(
-        np.asarray(cv2.morphologyEx(mask, cv2.MORPH_CLOSE, np.ones((3, 3))), np.uint8)
-    )
-    mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
     # Seal thin coloured lines (court frames, pips near the edge) so a card stays one blob.
     mask = cv2.morphologyEx(
-        mask, cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (5, 5))
+        _paper_mask(white, thresh),
+        cv2.MORPH_CLOSE,
+        cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (5, 5)),
     )
     sh, sw = mask.shape
     frame_area = float(sh * sw)
@@ -277,6 +272,19 @@ def _brighter_than_surroundings(
     return out
 
 
+def _paper_mask(white: Image, level: float) -> Image:
+    """Paper: whiteness above ``level``, specks removed.
+
+    A court card's paper is a thin frame round its picture: what the paper encloses is
+    filled before the opening, which would otherwise break the frame apart.
+    """
+    _, mask = cv2.threshold(white, level, 255, cv2.THRESH_BINARY)
+    mask = _fill_holes(
+        np.asarray(cv2.morphologyEx(mask, cv2.MORPH_CLOSE, np.ones((3, 3))), np.uint8)
+    )
+    return np.asarray(cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8)), np.uint8)
+
+
 def _fill_holes(mask: Image) -> Image:
     """``mask`` with every region it encloses filled."""
     contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
@@ -322,11 +330,7 @@ def _cascade_at_full_resolution(
     x0, y0 = max(0, int(x * inv) - m), max(0, int(y * inv) - m)
     x1, y1 = min(w, int((x + bw) * inv) + m + 1), min(h, int((y + bh) * inv) + m + 1)
     roi = frame[y0:y1, x0:x1]
-    _, paper = cv2.threshold(whiteness(roi), thresh, 255, cv2.THRESH_BINARY)
-    paper = _fill_holes(
-        np.asarray(cv2.morphologyEx(paper, cv2.MORPH_CLOSE, np.ones((3, 3))), np.uint8)
-    )
-    paper = cv2.morphologyEx(paper, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+    paper = _paper_mask(whiteness(roi), thresh)
     outlines, _ = cv2.findContours(paper, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
     origin = np.array([x0, y0], np.float64)
     cascades: list[CardQuad] = []

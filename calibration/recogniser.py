@@ -22,7 +22,7 @@ A reading below ``threshold`` is *unreadable*: ``code`` is ``None`` and ``readab
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -31,7 +31,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from calibration.barcode import BarcodeReader
-from calibration.deck_profile import DeckProfile, quad_width
+from calibration.deck_profile import DeckProfile, IndexMatch, quad_width
 from calibration.detect import (
     CANON_W,
     CardQuad,
@@ -299,12 +299,21 @@ class Recogniser:
         in the overlap, both are also *unclear* (:meth:`recognise` reads neither).
         """
         stack = Stacking([set() for _ in quads], set())
+        reads: dict[int, list[IndexMatch | None]] = {}  # each card's corners, read once
+
+        def score(k: int, overlap: FloatArray) -> float | None:
+            def corners() -> list[IndexMatch | None]:
+                if k not in reads:
+                    reads[k] = self._read_corners(quads[k], cards[k])
+                return reads[k]
+
+            return self._index_score_in(quads[k], overlap, corners)
+
         for i, j in itertools.combinations(range(len(quads)), 2):
             overlap = _overlap(quads[i], quads[j])
             if overlap is None:
                 continue
-            si = self._index_score_in(quads[i], cards[i], overlap)
-            sj = self._index_score_in(quads[j], cards[j], overlap)
+            si, sj = score(i, overlap), score(j, overlap)
             if si is not None and si > 0 and si > (sj or -1.0) + STACK_MARGIN:
                 stack.above[j].add(i)
             elif sj is not None and sj > 0 and sj > (si or -1.0) + STACK_MARGIN:
@@ -316,13 +325,26 @@ class Recogniser:
                     stack.unclear |= {i, j}
         return stack
 
-    def _index_score_in(self, quad: CardQuad, card: Image, region: FloatArray) -> float | None:
+    def _read_corners(self, quad: CardQuad, card: Image) -> list[IndexMatch | None]:
+        """Each index corner read alone (``None`` where no index is found)."""
+        assert self.profile is not None
+        scale = quad_width(quad) / CANON_W
+        glyphs = [extract_index(card, corner, self.profile.region) for corner in (0, 1)]
+        return [None if g is None else self.profile.match(g, scale) for g in glyphs]
+
+    def _index_score_in(
+        self,
+        quad: CardQuad,
+        region: FloatArray,
+        corners: Callable[[], list[IndexMatch | None]],
+    ) -> float | None:
         """How surely the card's index corner inside ``region`` reads as this card's index.
 
         The corner counts only when it reads as the same card (rank and suit, the rank
         confidently) as the card's other corner, which lies outside the overlap: a covered corner
         shows the other card's face, whose pips can look like some rank, hardly like this
-        card's rank and suit.
+        card's rank and suit. ``corners`` gives the card's corners read alone (see
+        :meth:`_read_corners`), only called when an index corner lies in the overlap.
         """
         if self.profile is None:
             return -1.0
@@ -336,11 +358,7 @@ class Recogniser:
             return None  # no index corner in the overlap
         if all(inside):
             return -1.0  # both corners in the overlap: nothing to compare
-        scale = quad_width(quad) / CANON_W
-        reads = []
-        for corner in (0, 1):
-            glyphs = extract_index(card, corner, self.profile.region)
-            reads.append(None if glyphs is None else self.profile.match(glyphs, scale))
+        reads = corners()
         read_in, read_out = reads if inside[0] else reads[::-1]
         if read_in is None or read_out is None or read_in.code != read_out.code:
             return -1.0
