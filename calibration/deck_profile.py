@@ -24,6 +24,7 @@ second-best class; a card's index confidence is the smaller of its two parts.
 
 from __future__ import annotations
 
+import itertools
 import json
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -34,7 +35,7 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from calibration.body_pips import BodyModel, BodyReading, learn_body
+from calibration.body_pips import PIP_COUNT, BodyModel, BodyReading, learn_body
 from calibration.detect import CANON_H, CANON_W, CardQuad, find_cards, order_corners, warp_card
 from calibration.index_reader import (
     LEARN_REGION,
@@ -47,6 +48,7 @@ from calibration.index_reader import (
 from calibration.templates import (
     AUGMENT_BLURS,
     AUGMENT_SCALES,
+    AUGMENT_SHIFTS,
     SCORE_FLOOR,
     Matcher,
     PartMatch,
@@ -63,9 +65,11 @@ PROFILE_FORMAT: Final = "studio-deck-profile"
 PROFILE_VERSION: Final = 1
 # An index rank this confident that the body's pip arrangement contradicts is vetoed.
 BODY_VETO: Final = 0.3
-# A rank whose arrangement the pips fill exactly, and only that rank's, is this sure when
-# the index's best guess is the same rank, however unsure the index alone is.
+# A rank whose arrangement the pips fit, and only that rank's, with at most
+# BODY_HIDDEN_MAX of its pips covered, is this sure when the index's best guess is the same
+# rank, however unsure the index alone is.
 BODY_EXACT_CONFIDENCE: Final = 0.9
+BODY_HIDDEN_MAX: Final = 1
 OVER_COLOUR_WEIGHT: Final = 2.0  # see DeckProfile.compatible_suits
 # A corner whose best rank score trails the other corner's by more than this is ignored.
 CORNER_GAP: Final = 0.12
@@ -219,11 +223,15 @@ class DeckProfile:
                 r = replace(r, cap=0.0)
             else:
                 r = decide(fits, rank_z)
-                # Every pip of exactly one rank's arrangement, and the index agrees:
-                # two independent readings of the same rank.
-                if body.exact == {r.label} and body.consistent == {r.label}:
+                # The pips fit exactly one rank's arrangement, every pip seen or one
+                # hidden (a finger), and the index agrees: two independent readings.
+                if body.consistent == {r.label} and len(body.pips) >= (
+                    PIP_COUNT.get(r.label, 0) - BODY_HIDDEN_MAX
+                ):
                     r = replace(r, support=BODY_EXACT_CONFIDENCE)
-        s = decide_by_distance(suit_glyphs, allowed, weights)
+        # The corners' pips are one print, the body's pips another.
+        groups = [0 if i < len(corners) else 1 for i in keep]
+        s = decide_by_distance(suit_glyphs, allowed, weights, groups)
         ambiguous = self.colour_informative and allowed == set(self.suit_redness)
         return IndexMatch(r, s, -1 if len(corners) > 1 else corners[0].corner, ambiguous)
 
@@ -381,8 +389,8 @@ def learn_profile(
         extra: list[tuple[IndexGlyphs, float]] = []
         if found:
             for scale in AUGMENT_SCALES:
-                for sigma in AUGMENT_BLURS:
-                    low = degrade_resolution(card, scale, sigma)
+                for sigma, shift in itertools.product(AUGMENT_BLURS, AUGMENT_SHIFTS):
+                    low = degrade_resolution(card, scale, sigma, shift=shift)
                     extra.extend(
                         (g, scale)
                         for g in (extract_index(low, c, LEARN_REGION) for c in (0, 1))

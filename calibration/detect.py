@@ -25,6 +25,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from calibration.cascade import split_cascade
+from calibration.quad_fit import fit_quad, refine_quad
 
 CANON_W: Final = 240
 CANON_H: Final = 336
@@ -34,6 +35,10 @@ NOTCHED: Final = 0.985  # solidity below which a blob may be several overlapping
 # Two cascaded cards, shifted just enough to show the lower index (12 x 15 mm), span a
 # diagonal 1.2 times a card's.
 CASCADE_SIZE_MIN: Final = 1.12
+# A quad this much larger than a card may be two: neighbouring cards joined by glare make
+# one card-shaped blob (side by side, 1.45 times a card's diagonal). Such a blob is split
+# if it can be; else the quad is kept.
+TOO_LARGE: Final = 1.3
 # The steps of a cascade show the table: this share of their pixels must be within this
 # many grey levels (per channel) of the cloth in a ring this wide around the blob.
 TABLE_NOTCH_MIN: Final = 0.25
@@ -51,6 +56,8 @@ class CardQuad:
     corners: FloatArray
     fitted: bool = False  # True when side lines were intersected past a missing corner
     contour: FloatArray | None = field(default=None, repr=False, compare=False)  # outline, frame px
+    # The sides are lines already fitted to the outline's straight runs (see quad_fit).
+    from_sides: bool = False
     centre: tuple[float, float] = field(init=False)
     diagonal: float = field(init=False)
 
@@ -102,67 +109,6 @@ def order_corners(pts: FloatArray) -> FloatArray:
     if p[2, 1] + p[3, 1] < p[0, 1] + p[1, 1]:
         p = p[[2, 3, 0, 1]]
     return np.asarray(p, dtype=np.float64)
-
-
-def _line_intersection(l1: FloatArray, l2: FloatArray) -> FloatArray | None:
-    (vx1, vy1, x1, y1), (vx2, vy2, x2, y2) = l1, l2
-    den = vx1 * vy2 - vy1 * vx2
-    if abs(den) < 1e-6:
-        return None
-    t = ((x2 - x1) * vy2 - (y2 - y1) * vx2) / den
-    return np.array([x1 + t * vx1, y1 + t * vy1], dtype=np.float64)
-
-
-def refine_quad(quad: FloatArray, contour: NDArray[np.int32]) -> FloatArray:
-    """Fit a line to the contour points along each side and intersect neighbouring lines."""
-    pts = contour.reshape(-1, 2).astype(np.float64)
-    lines: list[FloatArray] = []
-    for i in range(4):
-        a, b = quad[i], quad[(i + 1) % 4]
-        ab = b - a
-        length = float(np.linalg.norm(ab))
-        if length < 4:
-            return quad
-        u = ab / length
-        rel = pts - a
-        along = rel @ u
-        across = np.abs(rel[:, 0] * u[1] - rel[:, 1] * u[0])
-        tol = max(2.0, 0.05 * length)
-        sel = (along > 0.15 * length) & (along < 0.85 * length) & (across < tol)
-        if int(sel.sum()) < 5:
-            lines.append(np.array([u[0], u[1], a[0], a[1]], dtype=np.float64))
-            continue
-        vx, vy, x0, y0 = cv2.fitLine(
-            pts[sel].astype(np.float32), cv2.DIST_HUBER, 0, 0.01, 0.01
-        ).ravel()
-        lines.append(np.array([vx, vy, x0, y0], dtype=np.float64))
-    out = []
-    for i in range(4):
-        p = _line_intersection(lines[(i - 1) % 4], lines[i])
-        if p is None or np.linalg.norm(p - quad[i]) > 0.25 * np.linalg.norm(
-            quad[i] - quad[(i + 2) % 4]
-        ):
-            out.append(quad[i])
-        else:
-            out.append(p)
-    return np.asarray(out, dtype=np.float64)
-
-
-def _quad_from_contour(contour: NDArray[np.int32]) -> tuple[FloatArray, bool] | None:
-    """The 4-gon around the contour's hull that adds the least area (recovers cut corners)."""
-    hull = cv2.convexHull(contour)
-    if len(hull) < 4:
-        return None
-    approx = cv2.approxPolyN(hull.astype(np.float32), 4, epsilon_percentage=-1, ensure_convex=True)
-    quad = np.asarray(approx, dtype=np.float64).reshape(-1, 2)
-    if quad.shape != (4, 2):
-        return None
-    hull_area = cv2.contourArea(hull)
-    qa = abs(cv2.contourArea(quad.astype(np.float32)))
-    if hull_area <= 0 or qa / hull_area > 1.35:
-        return None
-    # "fitted" when the quad adds noticeably more than a rounded corner's worth of area.
-    return quad, bool(qa / hull_area > 1.04)
 
 
 def _ratio_ok(quad: FloatArray, cfg: DetectorConfig) -> bool:
@@ -231,7 +177,7 @@ def find_cards(
                 found.extend(singles)
                 continue
         result = _accept(contour, cfg, min_area, max_area)
-        if result is not None:
+        if result is not None and not _larger_than_a_card(result, scale, card_diagonal):
             found.append(result)
             continue
         split = (
@@ -239,12 +185,22 @@ def find_cards(
             if solidity < 0.93  # concave: cards touching at a corner or an edge?
             else []
         )
-        found.extend(split or _brighter_than_surroundings(white, contour, thresh, cfg, min_area))
+        # Glare can join a card to the felt and to the next card at once: the erosion
+        # then frees only the card outside the glare; the blob's own threshold may find more.
+        bright = _brighter_than_surroundings(white, contour, thresh, cfg, min_area)
+        pieces = bright if len(bright) > len(split) else split
+        # Nothing smaller found: the large quad stays (the recogniser judges its size).
+        found.extend(pieces or ([] if result is None else [result]))
     inv = 1.0 / scale
     out = []
     for q in found:
         if scale < 1:
-            q = CardQuad(q.corners * inv, q.fitted, None if q.contour is None else q.contour * inv)
+            q = CardQuad(
+                q.corners * inv,
+                q.fitted,
+                None if q.contour is None else q.contour * inv,
+                q.from_sides,
+            )
         out.append(refine(q) if refined else q)
     return out + cascades
 
@@ -304,6 +260,21 @@ def _may_be_several(
     (cx, cy), (w, h), _ = cv2.minAreaRect(contour)
     diagonal = math.hypot(w, h) / scale
     return diagonal >= CASCADE_SIZE_MIN * card_diagonal((cx / scale, cy / scale))
+
+
+def _larger_than_a_card(
+    quad: CardQuad,
+    scale: float,
+    card_diagonal: Callable[[tuple[float, float]], float] | None,
+) -> bool:
+    """Is the quad clearly larger than a card there (when the card's size is known)?
+
+    Two neighbouring cards joined by glare can make one card-shaped blob.
+    """
+    if card_diagonal is None:
+        return False
+    x, y = quad.centre
+    return quad.diagonal / scale > TOO_LARGE * card_diagonal((x / scale, y / scale))
 
 
 def _cascade_at_full_resolution(
@@ -387,22 +358,21 @@ def _accept(
     hull_area = cv2.contourArea(cv2.convexHull(contour))
     if hull_area <= 0 or area / hull_area < cfg.min_solidity:
         return None
-    fit = _quad_from_contour(contour)
+    fit = fit_quad(contour)
     if fit is None:
         return None
-    quad, fitted = fit
-    quad = order_corners(quad)
+    quad = order_corners(fit.corners)
     if not _ratio_ok(quad, cfg):
         return None
     qa = abs(cv2.contourArea(quad.astype(np.float32)))
     if qa <= 0 or not 0.7 <= area / qa <= 1.1:
         return None
-    return CardQuad(quad, fitted, contour.reshape(-1, 2).astype(np.float64))
+    return CardQuad(quad, fit.fitted, contour.reshape(-1, 2).astype(np.float64), fit.from_sides)
 
 
 def refine(quad: CardQuad) -> CardQuad:
     """``quad`` with its sides fitted to its outline (a more exact warp; costs ~0.5 ms)."""
-    if quad.contour is None:
+    if quad.contour is None or quad.from_sides:
         return quad
     corners = refine_quad(quad.corners, quad.contour.astype(np.float32))
     if not _ratio_ok(corners, DetectorConfig()):

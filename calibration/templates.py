@@ -28,6 +28,7 @@ Image = NDArray[np.uint8]
 # Card widths (as a fraction of the canonical 240 px) at which templates are also learned.
 AUGMENT_SCALES: Final = (0.5, 0.36, 0.28, 0.22)
 AUGMENT_BLURS: Final = (0.5, 1.0, 1.5)  # Gaussian sigma in pixels of the shrunk card
+AUGMENT_SHIFTS: Final = ((0.0, 0.0), (0.5, 0.5))  # sampling phases, in pixels of the shrunk card
 AUGMENT_NOISE: Final = 4.0  # sensor noise (grey levels) added to the shrunk card
 
 # Confidence model (see module docstring). Scores are correlations in [-1, 1].
@@ -50,6 +51,7 @@ GLYPH_LOG_RATIO_CAP: Final = 1.2  # the most one index-sized glyph can add (a fa
 #   no glyph of 16 px or more favoured a wrong look-alike by more than 0.3, while
 #   glyphs under 13 px did by up to 1.5, so one glyph decides alone only from 17.5 px.
 GLYPH_SIZE_CAP_MAX: Final = 1.45
+GROUP_GLYPHS_MAX: Final = 3  # glyphs of one print counted at most (see _log_ratio)
 GLYPH_PX_REF: Final = 12.0
 GLYPH_PX_CAP_MAX: Final = 2.5
 
@@ -233,6 +235,7 @@ def decide_by_distance(
     per_glyph: list[dict[str, float]],
     allowed: set[str],
     weights: list[float] | None = None,
+    groups: list[int] | None = None,
 ) -> PartMatch:
     """The class nearest to all glyphs together, by summed log distance (1 - score).
 
@@ -240,6 +243,8 @@ def decide_by_distance(
     its *distances* differ by a factor (0.01 against 0.02), and independent glyphs of
     the same card multiply those factors. ``allowed`` restricts the classes (ink colour).
     ``weights`` (default 1 each, see :func:`size_weight`) scale each glyph's cap.
+    ``groups`` (default: each glyph its own) marks glyphs that are one symbol printed at
+    one size on one card, such as a card's body pips: see :func:`_log_ratio`.
     """
     classes = {k for scores in per_glyph for k in scores if k in allowed}
     if not classes:
@@ -255,20 +260,33 @@ def decide_by_distance(
         return PartMatch(first, mean, "?", -1.0, log_ratio=math.inf)
     second = ranked[1]
     mean2 = float(np.mean([s.get(second, -1.0) for s in per_glyph]))
-    ratio = _log_ratio(per_glyph, first, second, weights or [1.0] * len(per_glyph))
+    n = len(per_glyph)
+    ratio = _log_ratio(per_glyph, first, second, weights or [1.0] * n, groups or list(range(n)))
     return PartMatch(first, mean, second, mean2, log_ratio=ratio)
 
 
-def _log_ratio(per_glyph: list[dict[str, float]], a: str, b: str, weights: list[float]) -> float:
+def _log_ratio(
+    per_glyph: list[dict[str, float]],
+    a: str,
+    b: str,
+    weights: list[float],
+    groups: list[int],
+) -> float:
     """Evidence for ``a`` over ``b``; no single glyph counts for more than its cap
-    (:data:`GLYPH_LOG_RATIO_CAP` times its weight), so one lucky glyph never decides alone."""
-    total = 0.0
-    for s, w in zip(per_glyph, weights, strict=True):
+    (:data:`GLYPH_LOG_RATIO_CAP` times its weight), so one lucky glyph never decides alone.
+
+    Glyphs of one group share their print: where a deck's symbol differs from the
+    profile's, all of them lean the same way, and ten pips leaning a little are not ten
+    independent witnesses. A group counts as the mean of its glyphs times at most
+    :data:`GROUP_GLYPHS_MAX` glyphs.
+    """
+    by_group: dict[int, list[float]] = {}
+    for s, w, g in zip(per_glyph, weights, groups, strict=True):
         cap = GLYPH_LOG_RATIO_CAP * w
         da = max(DISTANCE_FLOOR, 1.0 - s.get(a, -1.0))
         db = max(DISTANCE_FLOOR, 1.0 - s.get(b, -1.0))
-        total += max(-cap, min(cap, math.log(db / da)))
-    return total
+        by_group.setdefault(g, []).append(max(-cap, min(cap, math.log(db / da))))
+    return sum(float(np.mean(v)) * min(len(v), GROUP_GLYPHS_MAX) for v in by_group.values())
 
 
 Discriminant = Callable[[str, str], float | None]
@@ -291,22 +309,41 @@ def decide(scores: dict[str, float], discriminant: Discriminant) -> PartMatch:
 
 
 def degrade_resolution(
-    card: Image, scale: float, sigma: float = 0.6, noise: float = AUGMENT_NOISE
+    card: Image,
+    scale: float,
+    sigma: float = 0.6,
+    noise: float = AUGMENT_NOISE,
+    shift: tuple[float, float] = (0.0, 0.0),
 ) -> Image:
     """``card`` as a camera would see it at ``scale`` of its size, enlarged back.
 
     Area-averaged, blurred (``sigma`` pixels of the small image) and with sensor noise
     (``noise`` grey levels): a template taken from a clean photograph alone is closer to
-    every clean, sharp shape than to the noisy one it should match.
+    every clean, sharp shape than to the noisy one it should match. ``shift`` moves the
+    card by that many pixels of the small image first: the sampling phase, which changes
+    how a glyph a few pixels tall looks.
     """
     h, w = card.shape[:2]
+    if shift != (0.0, 0.0):
+        m = np.array([[1, 0, shift[0] / scale], [0, 1, shift[1] / scale]], np.float32)
+        card = np.asarray(
+            cv2.warpAffine(
+                card, m, (w, h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE
+            ),
+            np.uint8,
+        )
     small = cv2.resize(
         card, (max(8, round(w * scale)), max(8, round(h * scale))), interpolation=cv2.INTER_AREA
     )
     small = cv2.GaussianBlur(small, (0, 0), sigma)
     if noise > 0:
         # Seeded by the setting, so that learning a profile is reproducible.
-        rng = np.random.default_rng(round(scale * 1000) * 100 + round(sigma * 10))
+        rng = np.random.default_rng(
+            round(scale * 1000) * 100
+            + round(sigma * 10)
+            + round(shift[0] * 4) * 7
+            + round(shift[1] * 4) * 13
+        )
         grain = rng.normal(0.0, noise, small.shape)
         small = np.asarray(np.clip(small.astype(np.float64) + grain, 0, 255), np.uint8)
     return np.asarray(cv2.resize(small, (w, h), interpolation=cv2.INTER_LINEAR), np.uint8)

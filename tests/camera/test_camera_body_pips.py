@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from calibration.body_pips import BodyModel, body_blobs, fit_arrangement, paper_level
-from calibration.deck_profile import DeckProfile, locate_card
+from calibration.deck_profile import BODY_EXACT_CONFIDENCE, DeckProfile, locate_card
 from calibration.detect import warp_card
 from calibration.index_reader import extract_index
 from calibration.templates import PartMatch, decide_by_distance, size_weight
@@ -182,3 +182,53 @@ def test_a_blank_card_has_no_body_blobs() -> None:
     two = render_card("2S", TABLE_STYLE)
     canon = np.asarray(cv2.resize(two, (240, 336), interpolation=cv2.INTER_AREA), np.uint8)
     assert len(body_blobs(canon, (0.25, 0.3))) == 2
+
+
+def _cover_pips(card: np.ndarray, body: BodyModel, count: int) -> np.ndarray:
+    """The card with ``count`` of its body pips under a skin-coloured patch (a finger)."""
+    blobs = body_blobs(card, body.index_box)
+    covered = card.copy()
+    h, w = card.shape[:2]
+    # The pips farthest down first: the 10's bottom pips stand apart from the others.
+    for b in sorted(blobs, key=lambda b: -b.centre[1])[:count]:
+        x0, y0, x1, y1 = b.glyph.bbox
+        covered[round(y0 * h) : round(y1 * h), round(x0 * w) : round(x1 * w)] = (120, 150, 205)
+    return covered
+
+
+@pytest.mark.parametrize(("hidden", "supported"), [(0, True), (1, True), (2, False)])
+def test_pips_that_fit_only_the_index_rank_confirm_it(
+    profile: DeckProfile, hidden: int, supported: bool
+) -> None:
+    """A ten with a pip under a finger still fits only the ten: with the index's ten, two
+    readings agree. With more of it hidden, the index is on its own again."""
+    assert profile.body is not None
+    card = _cover_pips(_card("TH"), profile.body, hidden)
+    body = profile.read_body(card, 0.6)
+    assert body is not None and len(body.pips) == 10 - hidden
+    corners = [g for g in (extract_index(card, c, profile.region) for c in (0, 1)) if g]
+    m = profile.match_corners(corners, 0.6, body)
+    assert m is not None and m.rank.label == "T"
+    if supported:
+        assert body.consistent == {"T"}
+        assert m.rank.support == BODY_EXACT_CONFIDENCE
+    else:
+        assert m.rank.support == 0.0
+
+
+def test_pips_of_one_print_leaning_a_little_are_not_many_witnesses() -> None:
+    """Ten body pips that each favour spade a little (a print unlike the profile's club)
+    count as three, not ten; pips that favour it clearly still decide."""
+    leaning = [{"C": 0.985, "S": 0.988}] * 10
+    alone = decide_by_distance(leaning, {"C", "S"})
+    grouped = decide_by_distance(leaning, {"C", "S"}, groups=[1] * 10)
+    assert alone.label == grouped.label == "S"
+    assert alone.confidence >= 0.5  # as ten independent glyphs: a confident pick
+    assert grouped.log_ratio is not None and alone.log_ratio is not None
+    assert grouped.log_ratio == pytest.approx(alone.log_ratio * 3 / 10)
+    assert grouped.confidence == 0.0
+    clear = [{"C": 0.995, "S": 0.98}] * 10
+    assert decide_by_distance(clear, {"C", "S"}, groups=[1] * 10).confidence == 1.0
+    # Corners and body are two prints: each group counts on its own.
+    mixed = decide_by_distance(leaning[:2] + clear[:3], {"C", "S"}, groups=[0, 0, 1, 1, 1])
+    assert mixed.label == "C"

@@ -1,0 +1,147 @@
+"""Detection under fingers and glare: the quad fitted to a card's paper outline when
+something bites into it, and neighbouring cards that glare joins into one blob."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import cv2
+import numpy as np
+import pytest
+
+from calibration.detect import find_cards
+from calibration.quad_fit import fit_quad
+
+# A card at detection scale: 36 x 50 px, turned by 30 degrees.
+CENTRE = (100.0, 100.0)
+SIZE = (36.0, 50.0)
+ANGLE = 30.0
+
+
+def _card_corners() -> np.ndarray:
+    box = cv2.boxPoints((CENTRE, SIZE, ANGLE))
+    return np.asarray(box, np.float64)
+
+
+def _outline(mask: np.ndarray) -> np.ndarray:
+    contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+    return np.asarray(max(contours, key=cv2.contourArea), np.int32)
+
+
+def _card_mask() -> np.ndarray:
+    mask = np.zeros((200, 200), np.uint8)
+    cv2.fillConvexPoly(mask, np.round(_card_corners()).astype(np.int32), 255)
+    return mask
+
+
+def _corner_error(fitted: np.ndarray) -> float:
+    """Largest distance from a true corner to the nearest fitted corner."""
+    true = _card_corners()
+    return max(float(np.min(np.linalg.norm(fitted - c, axis=1))) for c in true)
+
+
+def _along(a: np.ndarray, b: np.ndarray, t: float) -> tuple[int, int]:
+    p = a + t * (b - a)
+    return round(float(p[0])), round(float(p[1]))
+
+
+def test_a_whole_card_is_its_corners() -> None:
+    fit = fit_quad(_outline(_card_mask()))
+    assert fit is not None
+    assert _corner_error(fit.corners) < 1.5
+
+
+@pytest.mark.parametrize(
+    ("corner", "where", "axes", "angle"),
+    [
+        # Bites beside a corner that made the least-area 4-gon run a side along the bite
+        # (the corner was then 5 to 14 px off, before the outline's runs were tried).
+        (1, 0.15, (14, 7), 0),
+        (1, 0.15, (11, 9), 45),
+        (3, 0.1, (14, 9), 45),
+        (3, 0.15, (11, 9), 0),
+    ],
+)
+def test_a_finger_beside_a_corner_does_not_move_it(
+    corner: int, where: float, axes: tuple[int, int], angle: int
+) -> None:
+    mask = _card_mask()
+    c = _card_corners()
+    cv2.ellipse(mask, _along(c[corner], c[(corner + 1) % 4], where), axes, angle, 0, 360, 0, -1)
+    fit = fit_quad(_outline(mask))
+    assert fit is not None
+    assert _corner_error(fit.corners) < 1.5
+
+
+def test_fingers_anywhere_along_the_outline_leave_the_corners_in_place() -> None:
+    """Finger-sized bites at every corner, along every side, in several sizes and turns."""
+    worst = 0.0
+    c = _card_corners()
+    for corner, where, ax, ay, angle in itertools.product(
+        range(4), (0.0, 0.05, 0.1, 0.15, 0.3, 0.5), (8, 11, 14), (5, 7, 9), (0, 45, 90, 135)
+    ):
+        mask = _card_mask()
+        centre = _along(c[corner], c[(corner + 1) % 4], where)
+        cv2.ellipse(mask, centre, (ax, ay), angle, 0, 360, 0, -1)
+        fit = fit_quad(_outline(mask))
+        assert fit is not None, (corner, where, ax, ay, angle)
+        worst = max(worst, _corner_error(fit.corners))
+    assert worst < 2.0
+
+
+@pytest.mark.parametrize("where", [0.2, 0.3, 0.5])
+def test_a_bite_out_of_an_edge_does_not_tilt_it(where: float) -> None:
+    mask = _card_mask()
+    c = _card_corners()
+    cv2.ellipse(mask, _along(c[1], c[2], where), (8, 5), ANGLE, 0, 360, 0, -1)
+    fit = fit_quad(_outline(mask))
+    assert fit is not None
+    assert _corner_error(fit.corners) < 2.0
+
+
+def test_skin_bright_enough_to_pass_for_paper_does_not_stretch_the_card() -> None:
+    mask = _card_mask()
+    c = _card_corners()
+    # A finger over a corner whose tip is taken for paper: a bump beside a bite.
+    cv2.ellipse(mask, _along(c[0], c[2], 0.06), (9, 6), 15, 0, 360, 0, -1)
+    cv2.ellipse(mask, _along(c[0], c[1], -0.15), (6, 4), 15, 0, 360, 255, -1)
+    fit = fit_quad(_outline(mask))
+    assert fit is not None
+    assert _corner_error(fit.corners) < 2.5
+
+
+def test_opposite_sides_of_the_fit_stay_parallel() -> None:
+    mask = _card_mask()
+    c = _card_corners()
+    cv2.ellipse(mask, _along(c[2], c[0], 0.1), (10, 7), 70, 0, 360, 0, -1)
+    fit = fit_quad(_outline(mask))
+    assert fit is not None
+    d = np.roll(fit.corners, -1, axis=0) - fit.corners
+    angles = [math.degrees(math.atan2(y, x)) for x, y in d]
+    for i in (0, 1):
+        assert abs((angles[i] - angles[i + 2]) % 360 - 180) < 3.0
+
+
+def _two_cards_in_glare(gap: int, glare: float) -> np.ndarray:
+    """Two cards side by side on felt, a glare spot over the gap between them."""
+    img = np.zeros((360, 640, 3), np.float32)
+    img[:] = (40, 110, 40)
+    for cx in (300, 300 + 72 + gap):
+        box = cv2.boxPoints(((cx, 180), (72, 100), 0))
+        cv2.fillConvexPoly(img, np.round(box).astype(np.int32), (235, 238, 240))
+    yy, xx = np.mgrid[0:360, 0:640]
+    spot = glare * np.exp(-((xx - (336 + gap / 2)) ** 2 + (yy - 180) ** 2) / (2 * 30**2))
+    img += spot[..., None]
+    return np.asarray(cv2.GaussianBlur(np.clip(img, 0, 255).astype(np.uint8), (0, 0), 1.0))
+
+
+@pytest.mark.parametrize("glare", [100.0, 150.0])
+def test_neighbouring_cards_joined_by_glare_are_two_cards(glare: float) -> None:
+    card = float(np.hypot(72, 100))
+    frame = _two_cards_in_glare(4, glare)
+    quads = find_cards(frame, card_diagonal=lambda _p: card)
+    assert len(quads) == 2
+    assert all(abs(q.diagonal - card) < 0.05 * card for q in quads)
+    # Without the table's card size, the joined blob passes for one large card.
+    assert len(find_cards(frame)) == 1
