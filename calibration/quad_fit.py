@@ -2,8 +2,9 @@
 
 A card's outline is four straight sides, except where something bites into it: a finger
 over an edge or a corner, glare washing a corner out, a rounded corner. The quad is the one
-whose sides run along the most outline points; its sides are then fitted to those points
-alone (:func:`refine_quad`), so that a bite neither cuts a corner off nor tilts a side.
+whose sides run along the most outline points (:func:`fit_quad`); sides are fitted to
+those points alone (:func:`refine_quad`, or lines through the outline's straight runs),
+so that a bite neither cuts a corner off nor tilts a side.
 """
 
 from __future__ import annotations
@@ -30,7 +31,9 @@ SUPPORT_TOLERANCE: Final = 1.5
 # An outline point outside the quad counts against it, half as much as one on its side:
 # skin or glare bright enough to pass for paper may bulge out of the card's outline.
 OUTSIDE_WEIGHT: Final = 0.5
-# Opposite sides of a card seen from above converge by a few degrees at most.
+# Opposite sides of a card seen from above converge by a few degrees at most: a quad made
+# of the outline's runs whose opposite sides do not is not the card (a side along a bite).
+# The least-area 4-gon is not held to it: a photograph taken at a slant may converge more.
 PARALLEL_MAX_DEG: Final = 8.0
 # The least-area 4-gon is taken without trying others when this share of the outline
 # lies on its sides (a whole card; its rounded corners are the rest).
@@ -106,7 +109,7 @@ def _better(
     """``best`` or the candidate ``quad``, whichever the outline supports more."""
     if quad.shape != (4, 2) or not cv2.isContourConvex(quad.astype(np.float32)):
         return best
-    if not _opposite_sides_parallel(quad):
+    if from_sides and not _opposite_sides_parallel(quad):
         return best
     area = abs(cv2.contourArea(quad.astype(np.float32)))
     if not hull_area * MIN_AREA_OF_HULL <= area <= hull_area * MAX_AREA_OVER_HULL:
