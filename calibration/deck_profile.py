@@ -24,7 +24,6 @@ second-best class; a card's index confidence is the smaller of its two parts.
 
 from __future__ import annotations
 
-import itertools
 import json
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -48,7 +47,6 @@ from calibration.index_reader import (
 from calibration.templates import (
     AUGMENT_BLURS,
     AUGMENT_SCALES,
-    AUGMENT_SHIFTS,
     SCORE_FLOOR,
     Matcher,
     PartMatch,
@@ -389,8 +387,8 @@ def learn_profile(
         extra: list[tuple[IndexGlyphs, float]] = []
         if found:
             for scale in AUGMENT_SCALES:
-                for sigma, shift in itertools.product(AUGMENT_BLURS, AUGMENT_SHIFTS):
-                    low = degrade_resolution(card, scale, sigma, shift=shift)
+                for sigma in AUGMENT_BLURS:
+                    low = degrade_resolution(card, scale, sigma)
                     extra.extend(
                         (g, scale)
                         for g in (extract_index(low, c, LEARN_REGION) for c in (0, 1))

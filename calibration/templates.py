@@ -28,7 +28,6 @@ Image = NDArray[np.uint8]
 # Card widths (as a fraction of the canonical 240 px) at which templates are also learned.
 AUGMENT_SCALES: Final = (0.5, 0.36, 0.28, 0.22)
 AUGMENT_BLURS: Final = (0.5, 1.0, 1.5)  # Gaussian sigma in pixels of the shrunk card
-AUGMENT_SHIFTS: Final = ((0.0, 0.0), (0.5, 0.5))  # sampling phases, in pixels of the shrunk card
 AUGMENT_NOISE: Final = 4.0  # sensor noise (grey levels) added to the shrunk card
 
 # Confidence model (see module docstring). Scores are correlations in [-1, 1].
@@ -309,41 +308,22 @@ def decide(scores: dict[str, float], discriminant: Discriminant) -> PartMatch:
 
 
 def degrade_resolution(
-    card: Image,
-    scale: float,
-    sigma: float = 0.6,
-    noise: float = AUGMENT_NOISE,
-    shift: tuple[float, float] = (0.0, 0.0),
+    card: Image, scale: float, sigma: float = 0.6, noise: float = AUGMENT_NOISE
 ) -> Image:
     """``card`` as a camera would see it at ``scale`` of its size, enlarged back.
 
     Area-averaged, blurred (``sigma`` pixels of the small image) and with sensor noise
     (``noise`` grey levels): a template taken from a clean photograph alone is closer to
-    every clean, sharp shape than to the noisy one it should match. ``shift`` moves the
-    card by that many pixels of the small image first: the sampling phase, which changes
-    how a glyph a few pixels tall looks.
+    every clean, sharp shape than to the noisy one it should match.
     """
     h, w = card.shape[:2]
-    if shift != (0.0, 0.0):
-        m = np.array([[1, 0, shift[0] / scale], [0, 1, shift[1] / scale]], np.float32)
-        card = np.asarray(
-            cv2.warpAffine(
-                card, m, (w, h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE
-            ),
-            np.uint8,
-        )
     small = cv2.resize(
         card, (max(8, round(w * scale)), max(8, round(h * scale))), interpolation=cv2.INTER_AREA
     )
     small = cv2.GaussianBlur(small, (0, 0), sigma)
     if noise > 0:
         # Seeded by the setting, so that learning a profile is reproducible.
-        rng = np.random.default_rng(
-            round(scale * 1000) * 100
-            + round(sigma * 10)
-            + round(shift[0] * 4) * 7
-            + round(shift[1] * 4) * 13
-        )
+        rng = np.random.default_rng(round(scale * 1000) * 100 + round(sigma * 10))
         grain = rng.normal(0.0, noise, small.shape)
         small = np.asarray(np.clip(small.astype(np.float64) + grain, 0, 255), np.uint8)
     return np.asarray(cv2.resize(small, (w, h), interpolation=cv2.INTER_LINEAR), np.uint8)
