@@ -27,6 +27,10 @@ SUIT_SIZE: Final = (24, 24)
 # Where the index is searched when learning a profile (fractions of the canonical card).
 LEARN_REGION: Final = (0.0, 0.0, 0.34, 0.46)
 DEFAULT_REGION: Final = (0.0, 0.0, 0.3, 0.42)
+# A rank glyph is about as tall as its suit pip or taller (1.2 to 1.7 times in the decks
+# measured); one much shorter is a fragment — a speck, the edge of a finger over the
+# corner — and would match some rank's template as well as anything once stretched.
+RANK_MIN_OF_SUIT: Final = 0.6
 
 
 @dataclass(slots=True)
@@ -206,8 +210,9 @@ def extract_index(
         n, lab, st, _ = cv2.connectedComponentsWithStats(ink, connectivity=8)
         labels = np.asarray(lab, np.int32)
         found = _find_pair(n, labels, np.asarray(st, np.int32), cw, ch)
-        if found is not None:
+        if found is not None and found[0].h >= RANK_MIN_OF_SUIT * found[1].h:
             break
+        found = None
     if found is None:
         return None
     rank, suit = found

@@ -114,3 +114,30 @@ def test_a_close_up_photograph_reads(profile: DeckProfile) -> None:
     for code in ("TS", "QH", "8C"):
         img = render_example_photo(code, rng, style=TABLE_STYLE, size=(3000, 2250))
         assert [f.reading.code for f in Recogniser(profile).recognise(img)] == [code]
+
+
+def test_a_speck_above_the_suit_pip_is_no_rank() -> None:
+    """A rank glyph much shorter than its suit pip is a fragment (a speck, a finger's
+    edge over the corner): stretched to the template size it would match some rank."""
+    from calibration.deck_profile import locate_card
+    from calibration.detect import warp_card
+    from calibration.index_reader import extract_index
+
+    img = render_example_photo("QH", np.random.default_rng(0))
+    card = warp_card(img, locate_card(img))
+    index = extract_index(card)
+    assert index is not None
+    h, w = card.shape[:2]
+    x0, y0, x1, y1 = index.rank.bbox
+    rank_box = (
+        slice(round(y0 * h) - 1, round(y1 * h) + 1),
+        slice(round(x0 * w) - 1, round(x1 * w) + 1),
+    )
+    specked = card.copy()
+    specked[rank_box] = np.median(card[round(0.5 * h) :, : round(0.1 * w)].reshape(-1, 3), axis=0)
+    # A dark speck under half the pip's height where the rank was.
+    _, sy0, _, sy1 = index.suit.bbox
+    size = max(2, round(0.45 * (sy1 - sy0) * h))
+    cy, cx = round((y0 + y1) / 2 * h), round((x0 + x1) / 2 * w)
+    specked[cy : cy + size, cx : cx + size] = (30, 30, 30)
+    assert extract_index(specked) is None
