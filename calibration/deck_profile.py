@@ -222,9 +222,12 @@ class DeckProfile:
             else:
                 r = decide(fits, rank_z)
                 # The pips fit exactly one rank's arrangement, every pip seen or one
-                # hidden (a finger), and the index agrees: two independent readings.
-                if body.consistent == {r.label} and len(body.pips) >= (
-                    PIP_COUNT.get(r.label, 0) - BODY_HIDDEN_MAX
+                # hidden (a finger), and the index agrees — its glyph looks like that
+                # rank, not merely like nothing else: two independent readings.
+                if (
+                    body.consistent == {r.label}
+                    and len(body.pips) >= PIP_COUNT.get(r.label, 0) - BODY_HIDDEN_MAX
+                    and r.score > SCORE_FLOOR
                 ):
                     r = replace(r, support=BODY_EXACT_CONFIDENCE)
         # The corners' pips are one print, the body's pips another.

@@ -232,3 +232,21 @@ def test_pips_of_one_print_leaning_a_little_are_not_many_witnesses() -> None:
     # Corners and body are two prints: each group counts on its own.
     mixed = decide_by_distance(leaning[:2] + clear[:3], {"C", "S"}, groups=[0, 0, 1, 1, 1])
     assert mixed.label == "C"
+
+
+def test_pips_alone_never_name_the_rank(profile: DeckProfile) -> None:
+    """Pips that fit only the 4, with corners that show no rank at all (covered by the
+    card on top, a smudge): the index does not agree, it is silent — no confirmation."""
+    from dataclasses import replace
+
+    card = _card("4C")
+    body = profile.read_body(card, 0.6)
+    assert body is not None and body.consistent == {"4"}
+    corners = [g for g in (extract_index(card, c, profile.region) for c in (0, 1)) if g]
+    assert corners
+    noise = np.random.default_rng(5).integers(0, 255, corners[0].rank.mask.shape, np.uint8)
+    for g in corners:
+        g.rank = replace(g.rank, mask=noise)
+    m = profile.match_corners(corners, 0.6, body)
+    assert m is not None and m.rank.score < 0.65
+    assert m.rank.support == 0.0 and m.rank.confidence < 0.5
