@@ -63,9 +63,9 @@ PROFILE_FORMAT: Final = "studio-deck-profile"
 PROFILE_VERSION: Final = 1
 # An index rank this confident that the body's pip arrangement contradicts is vetoed.
 BODY_VETO: Final = 0.3
-# A rank whose arrangement the pips fit, and only that rank's, with at most
-# BODY_HIDDEN_MAX of its pips covered, is this sure when the index's best guess is the same
-# rank, however unsure the index alone is.
+# A rank whose arrangement the pips fit, and only that rank's, is this sure when the
+# index's best guess is the same rank, however unsure the index alone is: when every pip
+# shows, or BODY_HIDDEN_MAX are covered and the index glyph does look like the rank.
 BODY_EXACT_CONFIDENCE: Final = 0.9
 BODY_HIDDEN_MAX: Final = 1
 OVER_COLOUR_WEIGHT: Final = 2.0  # see DeckProfile.compatible_suits
@@ -221,14 +221,18 @@ class DeckProfile:
                 r = replace(r, cap=0.0)
             else:
                 r = decide(fits, rank_z)
-                # The pips fit exactly one rank's arrangement, every pip seen or one
-                # hidden (a finger), and the index agrees — its glyph looks like that
-                # rank, not merely like nothing else: two independent readings.
-                if (
-                    body.consistent == {r.label}
-                    and len(body.pips) >= PIP_COUNT.get(r.label, 0) - BODY_HIDDEN_MAX
+                # The pips fit one rank's arrangement and no other, and the index's best
+                # guess is that rank: two independent readings. Every pip seen (a thin
+                # "10" the index alone is never sure of), or one hidden (a finger) when
+                # the index glyph itself looks like the rank — with pips hidden, four
+                # corner pips of a 6 whose middle is covered fit only the 4, and an
+                # index showing nothing must not make that a confident 4.
+                exact = body.exact == {r.label}
+                one_hidden = (
+                    len(body.pips) >= PIP_COUNT.get(r.label, 0) - BODY_HIDDEN_MAX
                     and r.score > SCORE_FLOOR
-                ):
+                )
+                if body.consistent == {r.label} and (exact or one_hidden):
                     r = replace(r, support=BODY_EXACT_CONFIDENCE)
         # The corners' pips are one print, the body's pips another.
         groups = [0 if i < len(corners) else 1 for i in keep]

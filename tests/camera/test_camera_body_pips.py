@@ -234,14 +234,18 @@ def test_pips_of_one_print_leaning_a_little_are_not_many_witnesses() -> None:
     assert mixed.label == "C"
 
 
-def test_pips_alone_never_name_the_rank(profile: DeckProfile) -> None:
-    """Pips that fit only the 4, with corners that show no rank at all (covered by the
-    card on top, a smudge): the index does not agree, it is silent — no confirmation."""
+def test_pips_with_one_hidden_confirm_only_an_index_that_shows_the_rank(
+    profile: DeckProfile,
+) -> None:
+    """A ten with a pip under a finger fits only the ten; corners that show no rank at all
+    (covered, a smudge) do not agree with it, they are silent: no confirmation. (With a
+    pip hidden, four corner pips of a 6 whose middle is covered fit only the 4.)"""
     from dataclasses import replace
 
-    card = _card("4C")
+    assert profile.body is not None
+    card = _cover_pips(_card("TH"), profile.body, 1)
     body = profile.read_body(card, 0.6)
-    assert body is not None and body.consistent == {"4"}
+    assert body is not None and body.consistent == {"T"} and not body.exact
     corners = [g for g in (extract_index(card, c, profile.region) for c in (0, 1)) if g]
     assert corners
     noise = np.random.default_rng(5).integers(0, 255, corners[0].rank.mask.shape, np.uint8)
