@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import cv2
 import numpy as np
 import pytest
@@ -240,8 +242,6 @@ def test_pips_with_one_hidden_confirm_only_an_index_that_shows_the_rank(
     """A ten with a pip under a finger fits only the ten; corners that show no rank at all
     (covered, a smudge) do not agree with it, they are silent: no confirmation. (With a
     pip hidden, four corner pips of a 6 whose middle is covered fit only the 4.)"""
-    from dataclasses import replace
-
     assert profile.body is not None
     card = _cover_pips(_card("TH"), profile.body, 1)
     body = profile.read_body(card, 0.6)

@@ -9,7 +9,9 @@ import cv2
 import numpy as np
 import pytest
 
-from calibration.deck_profile import DeckProfile, learn_profile, load_examples
+from calibration.deck_profile import DeckProfile, learn_profile, load_examples, locate_card
+from calibration.detect import warp_card
+from calibration.index_reader import extract_index
 from calibration.recogniser import Recogniser
 from hwsim.camera.dataset import SUBSET, all_codes, example_images
 from hwsim.camera.render import render_example_photo
@@ -119,10 +121,6 @@ def test_a_close_up_photograph_reads(profile: DeckProfile) -> None:
 def test_a_speck_above_the_suit_pip_is_no_rank() -> None:
     """A rank glyph much shorter than its suit pip is a fragment (a speck, a finger's
     edge over the corner): stretched to the template size it would match some rank."""
-    from calibration.deck_profile import locate_card
-    from calibration.detect import warp_card
-    from calibration.index_reader import extract_index
-
     img = render_example_photo("QH", np.random.default_rng(0))
     card = warp_card(img, locate_card(img))
     index = extract_index(card)
