@@ -22,6 +22,8 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
+from calibration.quad_fit import least_area_quad
+
 FloatArray = NDArray[np.float64]
 
 AXIS_TOLERANCE: Final = 15.0  # degrees: a side this close to the hand's axes is a card side
@@ -92,8 +94,7 @@ def split_cascade(contour: NDArray[np.int32]) -> list[FloatArray]:
     # A card with a bite out of it (a finger, glare) is also a notched blob: the cards
     # must explain it at least as well as one card does.
     hull = cv2.convexHull(outline)
-    single = cv2.approxPolyN(hull.astype(np.float32), 4, epsilon_percentage=-1, ensure_convex=True)
-    one = _paint(np.asarray(single, np.float64).reshape(-1, 2), blob.shape)
+    one = _paint(least_area_quad(hull), blob.shape)
     if iou < _iou_masks(one, blob):
         return []
     return [q + origin for q in chosen]

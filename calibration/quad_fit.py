@@ -57,6 +57,12 @@ def line_intersection(l1: FloatArray, l2: FloatArray) -> FloatArray | None:
     return np.array([x1 + t * vx1, y1 + t * vy1], dtype=np.float64)
 
 
+def least_area_quad(hull: NDArray[Any]) -> FloatArray:
+    """The 4-gon that adds least area to a convex hull (it restores a cut-off corner)."""
+    quad = cv2.approxPolyN(hull.astype(np.float32), 4, epsilon_percentage=-1, ensure_convex=True)
+    return np.asarray(quad, np.float64).reshape(-1, 2)
+
+
 @dataclass(frozen=True, slots=True)
 class QuadFit:
     """A fitted quad: ``corners`` (4x2, outline pixels), ``fitted`` when it adds noticeably
@@ -85,10 +91,7 @@ def fit_quad(contour: NDArray[np.int32]) -> QuadFit | None:
     if hull_area <= 0:
         return None
     points = contour.reshape(-1, 2).astype(np.float64)
-    least = np.asarray(
-        cv2.approxPolyN(hull.astype(np.float32), 4, epsilon_percentage=-1, ensure_convex=True),
-        np.float64,
-    ).reshape(-1, 2)
+    least = least_area_quad(hull)
     best = _better(None, least, False, points, hull_area)
     if best is None or best[0] < WHOLE_CARD_SUPPORT * len(points):
         for quad in _quads_from_sides(points, math.sqrt(hull_area)):
