@@ -157,5 +157,16 @@ class AlertBook:
     def pausing(self) -> list[Alert]:
         return [a for a in self._alerts.values() if a.open and a.pauses]
 
+    def held_after(self, alert: Alert, first: Alert) -> bool:
+        """Whether ``alert`` holds a card drawn after ``first`` was raised.
+
+        Cards drawn while a round is paused queue behind each other: a manager accepts them in
+        the order they left the shoe, so a later held card does not block an earlier one.
+        """
+        order = list(self._alerts)
+        return bool(alert.subject.get("held")) and order.index(alert.alert_id) > order.index(
+            first.alert_id
+        )
+
     def all(self) -> list[Alert]:
         return list(self._alerts.values())

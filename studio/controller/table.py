@@ -896,7 +896,9 @@ class TableController:
         why = self.shoe.impossible(code, serial)
         if why is not None:
             raise AlertError(f"cannot accept {code}: {why}")
-        if self.manual_pause or any(a is not alert for a in self.alerts.pausing()):
+        if self.manual_pause or any(
+            a is not alert and not self.alerts.held_after(a, alert) for a in self.alerts.pausing()
+        ):
             raise AlertError(f"cannot accept {code} now: resolve the other open alerts first")
         if self.next_card() is None:
             raise AlertError(f"{code} is not due now: void it instead")

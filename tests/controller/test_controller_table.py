@@ -237,6 +237,30 @@ def test_unexpected_card_when_decision_pending_and_void() -> None:
     assert not d.table.paused
 
 
+def test_cards_held_while_paused_are_accepted_in_the_order_drawn() -> None:
+    d = Driver(single_source=True)
+    start_round(d, 1)
+    d.card("TH", serial="X1")
+    d.card("7C", serial="X1")  # impossible: pauses the round
+    pausing = d.alerts[-1]["alert_id"]
+    d.card("9D")  # the dealer carried on before the pause reached the table
+    d.card("5S")
+    first, second = (a["alert_id"] for a in d.alerts[-2:])
+    assert [a["code"] for a in d.alerts[-2:]] == ["unexpected_card", "unexpected_card"]
+    # An earlier alert still blocks a held card, and so does an earlier held card.
+    with pytest.raises(AlertError, match="other open alerts"):
+        d.manager(verb="resolve", alert_id=first, resolution="accept", reason="seen")
+    d.manager(verb="resolve", alert_id=pausing, resolution="void", reason="double scan")
+    with pytest.raises(AlertError, match="other open alerts"):
+        d.manager(verb="resolve", alert_id=second, resolution="accept", reason="seen")
+    # A later held card does not block an earlier one: they go in as they left the shoe.
+    d.manager(verb="resolve", alert_id=first, resolution="accept", reason="seen")
+    assert d.table.paused
+    d.manager(verb="resolve", alert_id=second, resolution="accept", reason="seen")
+    assert not d.table.paused
+    assert [c.code for c in d.table.cards] == ["TH", "9D", "5S"]
+
+
 def test_shuffler_count_mismatch_takes_shoe_out_of_play() -> None:
     d = Driver(single_source=True)
     d.shuffle(count=415)
