@@ -183,6 +183,7 @@ def test_demo_runs_alerts_resolve_and_stops_cleanly(tmp_path: Path) -> None:
             )
             assert resolved.status_code == 200, resolved.text
             assert resolved.json()["resolution"]["by"] == login.group(1)
+
             # The dealer may have drawn again before the pause reached the table: each such
             # card is held in its own alert, which the controller takes once the table's
             # earlier alerts are resolved; the camera may raise its own meanwhile. A manager
