@@ -41,6 +41,10 @@ CASCADE_SIZE_MIN: Final = 1.12
 TOO_LARGE: Final = 1.3
 # The steps of a cascade show the table: this share of their pixels must be within this
 # many grey levels (per channel) of the cloth in a ring this wide around the blob.
+# A light cloth (see _paper_level): more of the frame than this above the frame's split,
+# and two levels in it at least this far apart (whiteness), mean a cloth under the paper.
+PAPER_SHARE_MAX: Final = 0.5
+CLOTH_PAPER_GAP: Final = 40.0
 TABLE_NOTCH_MIN: Final = 0.25
 TABLE_COLOUR_TOLERANCE: Final = 45
 TABLE_RING: Final = 9
@@ -149,7 +153,7 @@ def find_cards(
     )
     white = whiteness(small)
     otsu, _ = cv2.threshold(white, 0, 255, cv2.THRESH_BINARY | cv2.THRESH_OTSU)
-    thresh = max(float(otsu), float(cfg.whiteness_floor))
+    thresh = _paper_level(white, max(float(otsu), float(cfg.whiteness_floor)))
     # Seal thin coloured lines (court frames, pips near the edge) so a card stays one blob.
     mask = cv2.morphologyEx(
         _paper_mask(white, thresh),
@@ -209,10 +213,17 @@ def _brighter_than_surroundings(
     white: Image, contour: NDArray[np.int32], thresh: float, cfg: DetectorConfig, min_area: float
 ) -> list[CardQuad]:
     """Cards inside a blob that is no card: a card in a glare spot, whose bright felt joins
-    it. Thresholded again with the blob's own Otsu level, the card stands out."""
+    it, or cards on a light cloth, which the frame's own split took for paper (against a
+    dark surround). Thresholded again with the blob's own Otsu level, the cards stand out.
+    The level is taken over the blob's own pixels: its bounding box also holds what
+    surrounds it, and would be split as the frame was."""
     x, y, bw, bh = cv2.boundingRect(contour)
     roi = white[y : y + bh, x : x + bw]
-    level, _ = cv2.threshold(roi, 0, 255, cv2.THRESH_BINARY | cv2.THRESH_OTSU)
+    inside = np.zeros((bh, bw), np.uint8)
+    cv2.drawContours(inside, [contour - np.array([x, y])], -1, 255, -1)
+    level, _ = cv2.threshold(
+        roi[inside > 0].reshape(-1, 1), 0, 255, cv2.THRESH_BINARY | cv2.THRESH_OTSU
+    )
     if level <= thresh + 10:
         return []  # no brighter paper inside
     _, paper = cv2.threshold(roi, level, 255, cv2.THRESH_BINARY)
@@ -226,6 +237,27 @@ def _brighter_than_surroundings(
         if q is not None:
             out.append(q)
     return out
+
+
+def _paper_level(white: Image, level: float) -> float:
+    """The whiteness that separates paper from what it lies on, given the frame's split.
+
+    On a light cloth against a dark surround, the frame's split separates the table from
+    its surround, not the paper from the cloth. Cards never cover most of a view, so when
+    most of the frame lies above ``level`` and that bright part holds two clearly
+    different levels (cloth and paper, not one sheet of paper in a close-up), the brighter
+    of them is the paper.
+    """
+    bright = white[white > level]
+    if bright.size <= PAPER_SHARE_MAX * white.size:
+        return level
+    upper, _ = cv2.threshold(bright.reshape(-1, 1), 0, 255, cv2.THRESH_BINARY | cv2.THRESH_OTSU)
+    above, below = bright[bright > upper], bright[bright <= upper]
+    if above.size == 0 or below.size == 0:
+        return level
+    if float(above.mean()) - float(below.mean()) < CLOTH_PAPER_GAP:
+        return level
+    return max(level, float(upper))
 
 
 def _paper_mask(white: Image, level: float) -> Image:

@@ -145,3 +145,32 @@ def test_neighbouring_cards_joined_by_glare_are_two_cards(glare: float) -> None:
     assert all(abs(q.diagonal - card) < 0.05 * card for q in quads)
     # Without the table's card size, the joined blob passes for one large card.
     assert len(find_cards(frame)) == 1
+
+
+def _cards_on_cloth(cloth: tuple[int, int, int], surround: bool) -> np.ndarray:
+    """Six cards on a plain cloth, with or without a dark margin around the table, which
+    the camera sees a little turned (its bounding box then holds some of the margin)."""
+    img = np.zeros((360, 640, 3), np.uint8)
+    img[:] = (20, 20, 20) if surround else cloth
+    table = cv2.boxPoints(((320, 180), (570, 300), 4))
+    cv2.fillConvexPoly(img, np.round(table).astype(np.int32), cloth)
+    cv2.rectangle(img, (70, 60), (570, 300), (30, 30, 30), 2)  # a layout's printed line
+    for k in range(6):
+        box = cv2.boxPoints(((110 + 84 * k, 180), (56, 78), 10 * k - 25))
+        cv2.fillConvexPoly(img, np.round(box).astype(np.int32), (232, 235, 238))
+    rng = np.random.default_rng(3)
+    noisy = img.astype(np.float32) + rng.normal(0, 3, img.shape)
+    return np.asarray(cv2.GaussianBlur(np.clip(noisy, 0, 255).astype(np.uint8), (0, 0), 0.8))
+
+
+@pytest.mark.parametrize("cloth", [(150, 150, 150), (110, 110, 110), (40, 110, 40)])
+@pytest.mark.parametrize("surround", [True, False])
+def test_cards_on_a_light_or_dark_cloth_are_found(
+    cloth: tuple[int, int, int], surround: bool
+) -> None:
+    """A grey cloth is as white as paper to the first split when the frame round the table
+    is dark: the table, not the paper, then stands out. The cards are found all the same."""
+    quads = find_cards(_cards_on_cloth(cloth, surround))
+    assert len(quads) == 6
+    card = float(np.hypot(56, 78))
+    assert all(abs(q.diagonal - card) < 0.05 * card for q in quads)
