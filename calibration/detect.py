@@ -39,12 +39,12 @@ CASCADE_SIZE_MIN: Final = 1.12
 # one card-shaped blob (side by side, 1.45 times a card's diagonal). Such a blob is split
 # if it can be; else the quad is kept.
 TOO_LARGE: Final = 1.3
-# The steps of a cascade show the table: this share of their pixels must be within this
-# many grey levels (per channel) of the cloth in a ring this wide around the blob.
 # A light cloth (see _paper_level): more of the frame than this above the frame's split,
 # and two levels in it at least this far apart (whiteness), mean a cloth under the paper.
 PAPER_SHARE_MAX: Final = 0.5
 CLOTH_PAPER_GAP: Final = 40.0
+# The steps of a cascade show the table: this share of their pixels must be within this
+# many grey levels (per channel) of the cloth in a ring this wide around the blob.
 TABLE_NOTCH_MIN: Final = 0.25
 TABLE_COLOUR_TOLERANCE: Final = 45
 TABLE_RING: Final = 9
