@@ -10,8 +10,9 @@ import cv2
 import numpy as np
 import pytest
 
-from calibration.detect import find_cards
+from calibration.detect import CardQuad, find_cards
 from calibration.quad_fit import fit_quad
+from calibration.recogniser import Recogniser
 
 # A card at detection scale: 36 x 50 px, turned by 30 degrees.
 CENTRE = (100.0, 100.0)
@@ -174,3 +175,30 @@ def test_cards_on_a_light_or_dark_cloth_are_found(
     assert len(quads) == 6
     card = float(np.hypot(56, 78))
     assert all(abs(q.diagonal - card) < 0.05 * card for q in quads)
+
+
+def _card_and_glare_on_black() -> np.ndarray:
+    """A card and a glare spot on a black cloth: the spot is as grey and bright as paper."""
+    img = np.zeros((360, 640, 3), np.float32)
+    img[:] = (25, 25, 25)
+    box = cv2.boxPoints(((200, 180), (72, 100), 12))
+    cv2.fillConvexPoly(img, np.round(box).astype(np.int32), (232, 235, 238))
+    yy, xx = np.mgrid[0:360, 0:640]
+    # An elongated spot (a strip light's reflection) has a card's proportions.
+    spot = np.exp(-((xx - 450) ** 2 / (2 * 30**2) + (yy - 170) ** 2 / (2 * 45**2)))
+    img += (150 * spot)[..., None]
+    return np.asarray(cv2.GaussianBlur(np.clip(img, 0, 255).astype(np.uint8), (0, 0), 1.0))
+
+
+def test_a_glare_spot_on_a_dark_cloth_is_no_card() -> None:
+    frame = _card_and_glare_on_black()
+    quads = find_cards(frame)
+    assert len(quads) == 2  # the spot's bright core passes for paper, and for a card's shape
+    card = min(quads, key=lambda q: abs(q.centre[0] - 200))
+    spot = max(quads, key=lambda q: abs(q.centre[0] - 200))
+    rec = Recogniser()
+    assert rec.is_card(frame, card) and not rec.is_card(frame, spot)
+    assert [f.quad.centre for f in rec.recognise(frame)] == [card.centre]
+    # A card lying on another borders paper, not cloth, along the overlap: it is not held
+    # to the outline's step.
+    assert rec.is_card(frame, spot, others=[CardQuad(spot.corners + np.array([10.0, 5.0]))])
