@@ -39,6 +39,10 @@ CASCADE_SIZE_MIN: Final = 1.12
 # one card-shaped blob (side by side, 1.45 times a card's diagonal). Such a blob is split
 # if it can be; else the quad is kept.
 TOO_LARGE: Final = 1.3
+# A card's area is this times its diagonal squared (63 x 88 mm); a region the paper mask
+# encloses is filled only up to HOLE_MAX card areas when the card's size is known.
+CARD_AREA_OF_DIAGONAL: Final = 63.0 * 88.0 / (63.0**2 + 88.0**2)
+HOLE_MAX: Final = 1.5
 # A light cloth (see _paper_level): more of the frame than this above the frame's split,
 # and two levels in it at least this far apart (whiteness), mean a cloth under the paper.
 PAPER_SHARE_MAX: Final = 0.5
@@ -154,9 +158,15 @@ def find_cards(
     white = whiteness(small)
     otsu, _ = cv2.threshold(white, 0, 255, cv2.THRESH_BINARY | cv2.THRESH_OTSU)
     thresh = _paper_level(white, max(float(otsu), float(cfg.whiteness_floor)))
+    # With a card's size known, no region larger than a card is filled in as paper.
+    max_hole = (
+        None
+        if card_diagonal is None
+        else HOLE_MAX * CARD_AREA_OF_DIAGONAL * (card_diagonal((w / 2, h / 2)) * scale) ** 2
+    )
     # Seal thin coloured lines (court frames, pips near the edge) so a card stays one blob.
     mask = cv2.morphologyEx(
-        _paper_mask(white, thresh),
+        _paper_mask(white, thresh, max_hole),
         cv2.MORPH_CLOSE,
         cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (5, 5)),
     )
@@ -227,6 +237,9 @@ def _brighter_than_surroundings(
     if level <= thresh + 10:
         return []  # no brighter paper inside
     _, paper = cv2.threshold(roi, level, 255, cv2.THRESH_BINARY)
+    # Only the blob's own paper: other blobs inside its bounding box (cards inside a zone
+    # outline that glare whitened) are found, and kept, on their own.
+    paper = cv2.bitwise_and(paper, inside)
     paper = _fill_holes(
         np.asarray(cv2.morphologyEx(paper, cv2.MORPH_OPEN, np.ones((3, 3))), np.uint8)
     )
@@ -260,24 +273,38 @@ def _paper_level(white: Image, level: float) -> float:
     return max(level, float(upper))
 
 
-def _paper_mask(white: Image, level: float) -> Image:
+def _paper_mask(white: Image, level: float, max_hole: float | None = None) -> Image:
     """Paper: whiteness above ``level``, specks removed.
 
     A court card's paper is a thin frame round its picture: what the paper encloses is
-    filled before the opening, which would otherwise break the frame apart.
+    filled before the opening, which would otherwise break the frame apart. ``max_hole``
+    (pixels; a card's size is known): larger enclosed regions are left open.
     """
     _, mask = cv2.threshold(white, level, 255, cv2.THRESH_BINARY)
     mask = _fill_holes(
-        np.asarray(cv2.morphologyEx(mask, cv2.MORPH_CLOSE, np.ones((3, 3))), np.uint8)
+        np.asarray(cv2.morphologyEx(mask, cv2.MORPH_CLOSE, np.ones((3, 3))), np.uint8), max_hole
     )
     return np.asarray(cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8)), np.uint8)
 
 
-def _fill_holes(mask: Image) -> Image:
-    """``mask`` with every region it encloses filled."""
-    contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
-    filled = np.zeros_like(mask)
-    cv2.drawContours(filled, contours, -1, 255, -1)
+def _fill_holes(mask: Image, max_hole: float | None = None) -> Image:
+    """``mask`` with the regions it encloses filled (those up to ``max_hole`` pixels).
+
+    Glare can whiten a layout's printed lines until they pass for paper; a zone's outline
+    then encloses the cards in it, and filling it would make them one blob.
+    """
+    if max_hole is None:
+        contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+        filled = np.zeros_like(mask)
+        cv2.drawContours(filled, contours, -1, 255, -1)
+        return filled
+    contours, hierarchy = cv2.findContours(mask, cv2.RETR_CCOMP, cv2.CHAIN_APPROX_SIMPLE)
+    filled = mask.copy()
+    if hierarchy is None:
+        return filled
+    for contour, (_, _, _, parent) in zip(contours, hierarchy[0], strict=True):
+        if parent >= 0 and cv2.contourArea(contour) <= max_hole:
+            cv2.drawContours(filled, [contour], -1, 255, -1)
     return filled
 
 

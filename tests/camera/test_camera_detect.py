@@ -202,3 +202,23 @@ def test_a_glare_spot_on_a_dark_cloth_is_no_card() -> None:
     # A card lying on another borders paper, not cloth, along the overlap: it is not held
     # to the outline's step.
     assert rec.is_card(frame, spot, others=[CardQuad(spot.corners + np.array([10.0, 5.0]))])
+
+
+def test_a_zone_outline_whitened_by_glare_does_not_join_the_cards_in_it() -> None:
+    """Glare whitens a layout's yellow lines until they pass for paper; where it lights a
+    zone's outline and the cards in it, the outline encloses them. With the card's size
+    known, so large a region is not filled in as paper."""
+    img = np.zeros((360, 640, 3), np.float32)
+    img[:] = (120, 60, 20)  # blue cloth
+    for x0, x1 in ((100, 350), (350, 600)):  # two zones side by side
+        cv2.rectangle(img, (x0, 125), (x1, 235), (120, 200, 220), 2)
+    for cx in (225, 475):
+        box = cv2.boxPoints(((cx, 180), (50, 70), 8))
+        cv2.fillConvexPoly(img, np.round(box).astype(np.int32), (232, 235, 238))
+    yy, xx = np.mgrid[0:360, 0:640]
+    img += (140 * np.exp(-((xx - 350) ** 2 + (yy - 180) ** 2) / (2 * 150**2)))[..., None]
+    frame = np.asarray(cv2.GaussianBlur(np.clip(img, 0, 255).astype(np.uint8), (0, 0), 0.8))
+    card = float(np.hypot(50, 70))
+    quads = find_cards(frame, card_diagonal=lambda _p: card)
+    assert sorted(round(q.centre[0]) for q in quads) == [225, 475]
+    assert all(abs(q.diagonal - card) < 0.05 * card for q in quads)
