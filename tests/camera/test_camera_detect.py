@@ -206,8 +206,9 @@ def test_a_glare_spot_on_a_dark_cloth_is_no_card() -> None:
 
 def test_a_zone_outline_whitened_by_glare_does_not_join_the_cards_in_it() -> None:
     """Glare whitens a layout's yellow lines until they pass for paper; where it lights a
-    zone's outline and the cards in it, the outline encloses them. With the card's size
-    known, so large a region is not filled in as paper."""
+    zone's outline and the cards in it, the outline encloses them. Each card is found once:
+    the outline's blob, thresholded again, keeps only its own paper (it took the cards
+    inside its bounding box too, a second time)."""
     img = np.zeros((360, 640, 3), np.float32)
     img[:] = (120, 60, 20)  # blue cloth
     for x0, x1 in ((100, 350), (350, 600)):  # two zones side by side
