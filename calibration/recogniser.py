@@ -40,6 +40,7 @@ from calibration.detect import (
     find_cards,
     frame_to_card,
     warp_card,
+    whiteness,
 )
 from calibration.index_reader import extract_index
 from calibration.table import TableCalibration
@@ -176,17 +177,13 @@ def _sharp_outline(frame: Image, quad: CardQuad) -> bool:
 
 
 def _whiteness_at(frame: Image, points: FloatArray) -> FloatArray:
-    """Whiteness (see :func:`calibration.detect.whiteness`) of the 3x3 mean at each point."""
+    """:func:`calibration.detect.whiteness` of the 3x3 mean at each point."""
     x = np.round(points[:, 0]).astype(np.intp)
     y = np.round(points[:, 1]).astype(np.intp)
-    patches = np.stack([frame[y + dy, x + dx] for dy in (-1, 0, 1) for dx in (-1, 0, 1)]).astype(
-        np.float64
-    )
-    mean = patches.mean(axis=0)
-    if mean.ndim == 1:
-        return np.asarray(mean, np.float64)
-    lo, hi = mean.min(axis=1), mean.max(axis=1)
-    return np.asarray(lo - 1.5 * (hi - lo), np.float64)
+    patches = np.stack([frame[y + dy, x + dx] for dy in (-1, 0, 1) for dx in (-1, 0, 1)])
+    mean = np.round(patches.astype(np.float64).mean(axis=0)).astype(np.uint8)
+    pixels = mean.reshape(-1, 1, 3) if mean.ndim == 2 else mean.reshape(-1, 1)
+    return np.asarray(whiteness(pixels), np.float64).ravel()
 
 
 class Recogniser:

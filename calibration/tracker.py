@@ -160,10 +160,12 @@ class CardTracker:
     def _identify(self, frame: Image, track: _Track) -> CardEvent | None:
         quad = refine(track.quad)
         card = warp_card(frame, quad)
-        others = [t.quad for t in self._tracks if t is not track]
-        if track.attempts == 0 and not self.recogniser.is_card(frame, quad, card, others):
-            track.attempts = self.read_attempts  # not a card (a glare spot, a paper): never publish
-            return None
+        if track.attempts == 0:
+            others = [t.quad for t in self._tracks if t is not track]
+            if not self.recogniser.is_card(frame, quad, card, others):
+                # Not a card (a glare spot, a paper): never publish it.
+                track.attempts = self.read_attempts
+                return None
         if track.attempts >= self.read_attempts:
             return None
         track.attempts += 1
