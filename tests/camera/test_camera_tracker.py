@@ -12,6 +12,7 @@ from calibration.recogniser import Recogniser
 from calibration.tracker import CardTracker
 from drivers.camera.service import CameraService
 from drivers.camera.sources import VirtualCameraSource
+from hwsim.camera import render
 from hwsim.camera.virtual import VirtualCamera
 from studio.backoff import Backoff
 from studio.contract.messages import CameraCard
@@ -150,3 +151,18 @@ def test_image_directory_source_ends_the_service(profile: DeckProfile, tmp_path)
     ]
     with pytest.raises(VisionError):
         open_source(str(tmp_path / "missing.mp4"))
+
+
+@pytest.mark.parametrize("seed", [12, 17, 21, 29])
+def test_glare_on_an_empty_black_table_publishes_nothing(
+    profile: DeckProfile, monkeypatch: pytest.MonkeyPatch, seed: int
+) -> None:
+    """On a black cloth a glare spot is as grey and as bright as paper, and can be card-
+    shaped: these seeds' spots were each published as an unreadable card (an alert in the
+    controller) before the outline check."""
+    monkeypatch.setattr(render, "FELT", (25, 25, 25))
+    cam = VirtualCamera(level="hard", seed=seed)
+    tracker = CardTracker(Recogniser(profile, cam.calibration()), settle_frames=3)
+    assert _events(tracker, cam, 8) == []
+    cam.place("KS", "seat:2")
+    assert _events(tracker, cam, 8) == [("placed", "KS", "seat:2")]
