@@ -267,9 +267,10 @@ def _paper_level(white: Image, level: float) -> float:
     different levels (cloth and paper, not one sheet of paper in a close-up), the brighter
     of them is the paper.
     """
-    bright = white[white > level]
-    if bright.size <= PAPER_SHARE_MAX * white.size:
+    above_level = white > level
+    if np.count_nonzero(above_level) <= PAPER_SHARE_MAX * white.size:
         return level
+    bright = white[above_level]
     upper, _ = cv2.threshold(bright.reshape(-1, 1), 0, 255, cv2.THRESH_BINARY | cv2.THRESH_OTSU)
     above, below = bright[bright > upper], bright[bright <= upper]
     if above.size == 0 or below.size == 0:

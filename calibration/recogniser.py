@@ -160,16 +160,9 @@ def _sharp_outline(frame: Image, quad: CardQuad) -> bool:
             outer.append(p + offset * normal)
     h, w = frame.shape[:2]
     pi, po = np.asarray(inner), np.asarray(outer)
-    seen = (
-        (po[:, 0] >= 1)
-        & (po[:, 0] < w - 1)
-        & (po[:, 1] >= 1)
-        & (po[:, 1] < h - 1)
-        & (pi[:, 0] >= 1)
-        & (pi[:, 0] < w - 1)
-        & (pi[:, 1] >= 1)
-        & (pi[:, 1] < h - 1)
-    )
+    # Both points at least a pixel inside the frame (their 3x3 means are read).
+    lo, hi = np.array([1.0, 1.0]), np.array([w - 1.0, h - 1.0])
+    seen = np.all((pi >= lo) & (pi < hi) & (po >= lo) & (po < hi), axis=1)
     if not seen.any():
         return True  # the outline lies outside the frame: nothing to judge
     step = _whiteness_at(frame, pi[seen]) - _whiteness_at(frame, po[seen])
@@ -437,7 +430,7 @@ class Recogniser:
         glare spot on a dark cloth, which is as grey and as bright as paper)?"""
         if not _paper_ok(warp_card(frame, quad) if card is None else card):
             return False
-        return bool(covering(quad, others)) or _sharp_outline(frame, quad)
+        return _sharp_outline(frame, quad) or bool(covering(quad, others))
 
 
 def _overlap(a: CardQuad, b: CardQuad) -> FloatArray | None:
