@@ -160,8 +160,8 @@ def _sharp_outline(frame: Image, quad: CardQuad) -> bool:
             outer.append(p + offset * normal)
     h, w = frame.shape[:2]
     pi, po = np.asarray(inner), np.asarray(outer)
-    # Both points at least a pixel inside the frame (their 3x3 means are read).
-    lo, hi = np.array([1.0, 1.0]), np.array([w - 1.0, h - 1.0])
+    # Both points, once rounded, at least a pixel inside the frame (their 3x3 means are read).
+    lo, hi = np.array([1.0, 1.0]), np.array([w - 1.5, h - 1.5])
     seen = np.all((pi >= lo) & (pi < hi) & (po >= lo) & (po < hi), axis=1)
     if not seen.any():
         return True  # the outline lies outside the frame: nothing to judge

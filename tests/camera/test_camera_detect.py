@@ -223,3 +223,17 @@ def test_a_zone_outline_whitened_by_glare_does_not_join_the_cards_in_it() -> Non
     quads = find_cards(frame, card_diagonal=lambda _p: card)
     assert sorted(round(q.centre[0]) for q in quads) == [225, 475]
     assert all(abs(q.diagonal - card) < 0.05 * card for q in quads)
+
+
+@pytest.mark.parametrize("outside", [638.2, 638.6, 638.9])
+def test_a_card_at_the_frame_edge_is_judged_without_reading_past_it(outside: float) -> None:
+    """The outline check reads 3x3 means just outside a card's sides (3 % of its diagonal
+    out); where those points fall on the frame's last pixel column, it must not read past
+    the frame."""
+    frame = np.zeros((360, 640, 3), np.uint8)
+    frame[:] = (40, 110, 40)
+    offset = 0.03 * float(np.hypot(72, 100))
+    right = outside - offset
+    corners = np.array([[right - 72, 120], [right, 120], [right, 220], [right - 72, 220]], float)
+    cv2.fillConvexPoly(frame, np.round(corners).astype(np.int32), (232, 235, 238))
+    assert Recogniser().is_card(frame, CardQuad(corners))
