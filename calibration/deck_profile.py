@@ -343,7 +343,7 @@ def locate_card(image: Image) -> CardQuad:
         corners = np.array([[0, 0], [w - 1, 0], [w - 1, h - 1], [0, h - 1]], dtype=np.float64)
         return CardQuad(order_corners(corners))
     raise VisionError(
-        "no card found (expected one card on a darker, coloured background, or a tight crop)"
+        "no card found (expected one card with its whole outline in the picture, or a tight crop)"
     )
 
 

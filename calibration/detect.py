@@ -47,6 +47,15 @@ HOLE_MAX: Final = 1.5
 # and two levels in it at least this far apart (whiteness), mean a cloth under the paper.
 PAPER_SHARE_MAX: Final = 0.5
 CLOTH_PAPER_GAP: Final = 40.0
+# A surface whose median whiteness reaches this is about as white as paper (a white desk,
+# where a deck's example photographs may be taken): when no paper stands out from it, the
+# cards are looked for by their edges.
+LIGHT_SURFACE: Final = 150
+# The edge search on such a surface: Canny's thresholds (gradient magnitude after a 1 px
+# blur) keep a card's faint edge — a thin line, a shadow — and leave sensor noise out;
+# edges closer than OUTLINE_REACH of the image's longer side are taken as one thing.
+OUTLINE_CANNY: Final = (12, 36)
+OUTLINE_REACH: Final = 0.02
 # The steps of a cascade show the table: this share of their pixels must be within this
 # many grey levels (per channel) of the cloth in a ring this wide around the blob.
 TABLE_NOTCH_MIN: Final = 0.25
@@ -66,6 +75,9 @@ class CardQuad:
     contour: FloatArray | None = field(default=None, repr=False, compare=False)  # outline, frame px
     # The sides are lines already fitted to the outline's straight runs (see quad_fit).
     from_sides: bool = False
+    # Found by its edges on a surface as light as paper (see find_cards): no step from
+    # paper down to the surface along its outline.
+    by_edges: bool = False
     centre: tuple[float, float] = field(init=False)
     diagonal: float = field(init=False)
 
@@ -142,7 +154,8 @@ def find_cards(
     ``refined=False`` skips the side-line fit (:func:`refine`): good enough to track.
     ``card_diagonal`` gives a card's diagonal in pixels near an image point (a table
     calibration knows it): only a blob clearly larger than one card is then taken for
-    overlapping cards.
+    overlapping cards. On a surface about as white as paper (a desk), from which no paper
+    stands out, the cards are looked for by their edges (:func:`_find_by_outline`).
     """
     cfg = config or DetectorConfig()
     h, w = frame.shape[:2]
@@ -211,6 +224,8 @@ def find_cards(
         pieces = bright if len(bright) > len(split) else split
         # Nothing smaller found: the large quad stays (the recogniser judges its size).
         found.extend(pieces or ([] if result is None else [result]))
+    if not found and not cascades and float(np.median(white[::4, ::4])) >= LIGHT_SURFACE:
+        return _find_by_outline(small, scale, cfg, refined)
     inv = 1.0 / scale
     out = []
     for q in found:
@@ -223,6 +238,59 @@ def find_cards(
             )
         out.append(refine(q) if refined else q)
     return out + cascades
+
+
+def _find_by_outline(
+    small: Image, scale: float, cfg: DetectorConfig, refined: bool
+) -> list[CardQuad]:
+    """Card quads found by their edges instead of their paper (see :func:`find_cards`).
+
+    Edges close to each other are grouped (a card's outline has gaps at its rounded
+    corners, and its print lies inside it), and each group's convex hull is fitted like a
+    paper blob; a quad inside a larger one is the print of a card, not a card.
+    """
+    grey = small if small.ndim == 2 else cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)
+    edges = cv2.Canny(cv2.GaussianBlur(grey, (0, 0), 1.0), *OUTLINE_CANNY, L2gradient=True)
+    sh, sw = edges.shape
+    reach = 2 * round(OUTLINE_REACH * max(sh, sw) / 2) + 1
+    grouped = cv2.dilate(edges, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (reach, reach)))
+    n, labels, stats, _ = cv2.connectedComponentsWithStats(grouped, connectivity=8)
+    min_area, max_area = cfg.min_area_frac * sh * sw, cfg.max_area_frac * sh * sw
+    found: list[CardQuad] = []
+    for i in range(1, n):
+        x, y, bw, bh = (int(v) for v in stats[i, :4])
+        if bw * bh < min_area:
+            continue
+        box = (slice(y, y + bh), slice(x, x + bw))
+        ys, xs = np.nonzero((labels[box] == i) & (edges[box] > 0))
+        if len(xs) < 3:
+            continue
+        hull = cv2.convexHull(np.column_stack([xs + x, ys + y]).astype(np.int32))
+        # A dense outline of the hull, for the quad fit and the side-line refinement.
+        blob = np.zeros_like(edges)
+        cv2.fillConvexPoly(blob, hull, 255)
+        contours, _ = cv2.findContours(blob, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+        outline = np.asarray(max(contours, key=cv2.contourArea), np.int32)
+        quad = _accept(outline, cfg, min_area, max_area)
+        if quad is not None:
+            found.append(quad)
+    found = [q for q in found if not any(_inside(q, o) for o in found if o is not q)]
+    out = []
+    for q in found:
+        if scale < 1:
+            assert q.contour is not None
+            q = CardQuad(q.corners / scale, q.fitted, q.contour / scale, q.from_sides)
+        q.by_edges = True
+        out.append(refine(q) if refined else q)
+    return out
+
+
+def _inside(quad: CardQuad, other: CardQuad) -> bool:
+    """Is ``quad`` smaller than ``other`` with its centre inside it?"""
+    if quad.area >= other.area:
+        return False
+    poly = other.corners.astype(np.float32)
+    return cv2.pointPolygonTest(poly, (quad.centre[0], quad.centre[1]), False) > 0
 
 
 def _brighter_than_surroundings(
@@ -446,7 +514,7 @@ def refine(quad: CardQuad) -> CardQuad:
     corners = refine_quad(quad.corners, quad.contour.astype(np.float32))
     if not _ratio_ok(corners, DetectorConfig()):
         return quad
-    return CardQuad(order_corners(corners), quad.fitted, quad.contour)
+    return CardQuad(order_corners(corners), quad.fitted, quad.contour, by_edges=quad.by_edges)
 
 
 def _split_touching(

@@ -426,11 +426,12 @@ class Recogniser:
         others: Sequence[CardQuad] = (),
     ) -> bool:
         """Does the quad look like a card: paper inside (not a marker, a chip) and, unless
-        it overlaps one of ``others``, an outline that steps down to the cloth (not a
-        glare spot on a dark cloth, which is as grey and as bright as paper)?"""
+        it overlaps one of ``others`` or lies on a surface as light as paper, an outline
+        that steps down to the cloth (not a glare spot on a dark cloth, which is as grey and
+        as bright as paper)?"""
         if not _paper_ok(warp_card(frame, quad) if card is None else card):
             return False
-        return _sharp_outline(frame, quad) or bool(covering(quad, others))
+        return quad.by_edges or _sharp_outline(frame, quad) or bool(covering(quad, others))
 
 
 def _overlap(a: CardQuad, b: CardQuad) -> FloatArray | None:

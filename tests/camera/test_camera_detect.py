@@ -38,7 +38,10 @@ def _card_mask() -> np.ndarray:
 
 def _corner_error(fitted: np.ndarray) -> float:
     """Largest distance from a true corner to the nearest fitted corner."""
-    true = _card_corners()
+    return _corner_error_between(fitted, _card_corners())
+
+
+def _corner_error_between(fitted: np.ndarray, true: np.ndarray) -> float:
     return max(float(np.min(np.linalg.norm(fitted - c, axis=1))) for c in true)
 
 
@@ -237,3 +240,37 @@ def test_a_card_at_the_frame_edge_is_judged_without_reading_past_it(outside: flo
     corners = np.array([[right - 72, 120], [right, 120], [right, 220], [right - 72, 220]], float)
     cv2.fillConvexPoly(frame, np.round(corners).astype(np.int32), (232, 235, 238))
     assert Recogniser().is_card(frame, CardQuad(corners))
+
+
+def _cards_on_a_desk(desk: tuple[int, int, int]) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Three cards on a desk as white as their paper: only a thin edge (the card's side, a
+    shadow) and the print set them apart."""
+    img = np.zeros((480, 640, 3), np.uint8)
+    img[:] = desk
+    corners = []
+    for k, (cx, cy, angle) in enumerate([(120, 220, -8.0), (320, 250, 15.0), (530, 230, 80.0)]):
+        box = np.asarray(cv2.boxPoints(((cx, cy), (126, 176), angle)), np.float64)
+        pts = np.round(box * 16).astype(np.int32)
+        cv2.fillConvexPoly(img, pts, (236, 238, 240), cv2.LINE_AA, 4)
+        cv2.polylines(img, [pts], True, (185, 185, 185), 1, cv2.LINE_AA, 4)
+        # The print: an index in one corner and a pip in the middle.
+        ix, iy = box[1] + (box[3] - box[1]) * 0.12
+        cv2.circle(img, (round(ix), round(iy)), 7, (30, 30, 30 + 60 * k), -1)
+        cv2.circle(img, (cx, cy), 18, (30, 30, 30 + 60 * k), -1)
+        corners.append(box)
+    rng = np.random.default_rng(11)
+    noisy = np.clip(img.astype(np.float32) + rng.normal(0, 2.0, img.shape), 0, 255)
+    return np.asarray(cv2.GaussianBlur(noisy.astype(np.uint8), (0, 0), 0.8)), corners
+
+
+@pytest.mark.parametrize("desk", [(241, 242, 244), (228, 230, 231), (200, 200, 200)])
+def test_cards_on_a_white_desk_are_found_by_their_edges(desk: tuple[int, int, int]) -> None:
+    """No paper stands out from a white desk (the deck's example photographs may be taken
+    on one): each card is found by its edges, its print not taken for another card."""
+    frame, truth = _cards_on_a_desk(desk)
+    quads = find_cards(frame)
+    assert len(quads) == 3
+    for box in truth:
+        quad = min(quads, key=lambda q: float(np.hypot(*(np.mean(box, axis=0) - q.centre))))
+        # The hull runs along the outer side of the edge line: within 1.5 % of a diagonal.
+        assert _corner_error_between(quad.corners, box) < 0.015 * quad.diagonal

@@ -42,6 +42,24 @@ def test_recognises_all_52_from_the_subset(profile: DeckProfile) -> None:
     assert not wrong, wrong
 
 
+@pytest.mark.parametrize("desk", [(240, 242, 244), (205, 205, 205)])
+def test_examples_photographed_on_a_white_desk_teach_all_52(desk: tuple[int, int, int]) -> None:
+    """A white desk is as light as the paper: the cards are found by their edges, and the
+    profile then reads every card on the table's felt and on the desk."""
+    learned, report = learn_profile(example_images(SUBSET, seed=1, surface=desk))
+    assert not report.rejected and report.complete, report
+    rng = np.random.default_rng(8)
+    rec = Recogniser(learned)
+    wrong = {}
+    for k, code in enumerate(all_codes()):
+        surface = desk if k % 2 else (52, 112, 30)
+        found = rec.recognise(render_example_photo(code, rng, surface=surface))
+        read = [f.reading.code for f in found]
+        if read != [code]:
+            wrong[code] = read
+    assert not wrong, wrong
+
+
 def test_profile_round_trips_through_json(profile: DeckProfile, tmp_path: Path) -> None:
     path = tmp_path / "deck.json"
     profile.save(path)

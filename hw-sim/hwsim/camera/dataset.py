@@ -23,6 +23,7 @@ from calibration.deck_profile import DeckProfile
 from calibration.recogniser import CardFound, Recogniser
 from calibration.table import Layout, TableCalibration, default_layout
 from hwsim.camera.render import (
+    FELT,
     PROFILE_STYLE,
     TABLE_STYLE,
     CardStyle,
@@ -62,16 +63,21 @@ def example_images(
     seed: int = 0,
     style: CardStyle = PROFILE_STYLE,
     faces: Faces | None = None,
+    surface: tuple[int, int, int] = FELT,
 ) -> list[tuple[str, NDArray[np.uint8]]]:
     """In-memory example photographs, as ``(file name, image)``.
 
     ``style`` is the print of the deck photographed: :data:`PROFILE_STYLE` (another print
     than the table frames', a stress test) or :data:`TABLE_STYLE` (the deck in use, as a
     studio calibrates: still other photographs than any frame). ``faces``: another deck's
-    faces instead (see :mod:`hwsim.camera.standard_deck`).
+    faces instead (see :mod:`hwsim.camera.standard_deck`). ``surface``: what the cards lie
+    on (the table's felt by default; a white desk is as light as the paper).
     """
     rng = np.random.default_rng(seed)
-    return [(f"{c}.png", render_example_photo(c, rng, style=style, faces=faces)) for c in codes]
+    return [
+        (f"{c}.png", render_example_photo(c, rng, style=style, faces=faces, surface=surface))
+        for c in codes
+    ]
 
 
 def scenes(

@@ -711,11 +711,13 @@ def render_example_photo(
     style: CardStyle = PROFILE_STYLE,
     size: tuple[int, int] = (640, 480),
     faces: Faces | None = None,
+    surface: tuple[int, int, int] = FELT,
 ) -> Image:
-    """A "photograph" of one card on felt, as used to learn a deck profile."""
+    """A "photograph" of one card on felt (or another ``surface``: a white desk), as used
+    to learn a deck profile."""
     w, h = size
     img = np.zeros((h, w, 3), np.uint8)
-    img[:] = FELT
+    img[:] = surface
     card_h = rng.uniform(0.6, 0.8) * h
     scale = card_h / CARD_H_MM
     cx, cy = w / 2 + rng.uniform(-30, 30), h / 2 + rng.uniform(-15, 15)
