@@ -14,6 +14,7 @@ import cv2
 import typer
 
 from calibration.barcode import BarcodeReader
+from calibration.colour import white_balanced
 from calibration.deck_profile import DeckProfile, Image, learn_profile, load_examples, read_image
 from calibration.recogniser import DEFAULT_THRESHOLD, Recogniser
 from calibration.table import (
@@ -182,7 +183,8 @@ def recognise(
         )
         results = []
         for path in images:
-            found = rec.recognise(read_image(path))
+            # A photograph may keep its light's colour (calibration.colour).
+            found = rec.recognise(white_balanced(read_image(path)))
             found.sort(key=lambda f: (f.quad.centre[1], f.quad.centre[0]))
             results.append({"image": str(path), "cards": [f.to_dict() for f in found]})
     except StudioError as exc:

@@ -35,6 +35,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from calibration.body_pips import PIP_COUNT, BodyModel, BodyReading, learn_body
+from calibration.colour import white_balanced
 from calibration.detect import CANON_H, CANON_W, CardQuad, find_cards, order_corners, warp_card
 from calibration.index_reader import (
     LEARN_REGION,
@@ -378,16 +379,19 @@ def learn_profile(
     suit_heights: list[float] = []
     codes: list[str] = []
     cards: list[tuple[str, Image, float]] = []
+    located: dict[str, tuple[CardQuad, Image]] = {}
     for fname, image in examples:
         try:
             code = example_code(Path(fname))
             if image.size == 0:
                 raise VisionError("not a readable image")
+            image = white_balanced(image)
             quad = locate_card(image)
             card = warp_card(image, quad)
         except VisionError as exc:
             report.rejected[fname] = str(exc)
             continue
+        located[fname] = (quad, card)
         found = [g for g in (extract_index(card, c, LEARN_REGION) for c in (0, 1)) if g is not None]
         # The same corners as a camera far away would see them: the example is shrunk and
         # blurred, then enlarged again, so templates exist at the resolutions of a table view.
@@ -453,10 +457,8 @@ def learn_profile(
     report.missing_ranks = [r for r in RANKS if r not in profile.known_ranks]
     report.missing_suits = [s for s in SUITS if s not in profile.known_suits]
     # Read every accepted example back with the finished profile.
-    for fname, image in examples:
+    for fname, (quad, card) in located.items():
         if fname in report.accepted:
-            quad = locate_card(image)
-            card = warp_card(image, quad)
             scale = quad_width(quad) / CANON_W
             body_reading = profile.read_body(card, scale)
             got = [

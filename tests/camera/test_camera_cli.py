@@ -6,9 +6,12 @@ import json
 from pathlib import Path
 
 import cv2
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+from calibration.deck_profile import DeckProfile
+from hwsim.camera.render import render_example_photo
 from hwsim.camera.virtual import VirtualCamera
 from studio.cli import app
 
@@ -156,3 +159,18 @@ def test_partial_deck_needs_allow_partial(tmp_path: Path) -> None:
         ],
     )
     assert r.exit_code == 0 and "warning" in r.output and "recognisable cards: 6 of 52" in r.output
+
+
+def test_recognise_divides_out_a_photographs_warm_light(
+    profile: DeckProfile, tmp_path: Path
+) -> None:
+    """A photograph under an indoor lamp (red 1.4 times blue): without the balance the
+    orange paper is not found at all."""
+    deck = tmp_path / "deck.json"
+    profile.save(deck)
+    photo = render_example_photo("KD", np.random.default_rng(12)).astype(np.float32)
+    warm = np.clip(photo * np.array([0.75, 0.9, 1.05], np.float32), 0, 255).astype(np.uint8)
+    cv2.imwrite(str(tmp_path / "warm.png"), warm)
+    r = runner.invoke(app, ["recognise", "--deck", str(deck), "--json", str(tmp_path / "warm.png")])
+    assert r.exit_code == 0, r.output
+    assert [c["card"] for c in json.loads(r.output)["images"][0]["cards"]] == ["KD"]
