@@ -114,6 +114,11 @@ class DeckProfile:
         self._suit_m = Matcher(self.suits)
 
     @property
+    def coarsest_scale(self) -> float:
+        """The lowest resolution (see :func:`card_scale`) the rank templates were taken at."""
+        return min((t.scale for t in self.ranks), default=1.0)
+
+    @property
     def known_ranks(self) -> list[str]:
         return [r for r in RANKS if any(t.label == r for t in self.ranks)]
 
@@ -330,6 +335,15 @@ def quad_width(quad: CardQuad) -> float:
     """Mean length of the quad's short sides, in pixels."""
     c = quad.corners
     return float((np.linalg.norm(c[0] - c[1]) + np.linalg.norm(c[2] - c[3])) / 2)
+
+
+def card_scale(quad: CardQuad) -> float:
+    """The resolution a card is seen at, in image pixels per canonical pixel, along its
+    coarser axis: a card seen obliquely is foreshortened along one axis, and its glyphs
+    are as blurred along it, however large the card looks along the other."""
+    c = quad.corners
+    long = float((np.linalg.norm(c[1] - c[2]) + np.linalg.norm(c[3] - c[0])) / 2)
+    return min(quad_width(quad) / CANON_W, long / CANON_H)
 
 
 def locate_card(image: Image) -> CardQuad:

@@ -288,6 +288,41 @@ class TableCalibration:
         a, b = self.to_image(pts)
         return float(np.hypot(*(a - b)))
 
+    def squeeze(self) -> float:
+        """How unevenly the camera sees the layout: over the layout's corners and centre,
+        the smallest ratio of the image's scale across to along (1.0 straight overhead; a
+        photograph taken standing at the table, 0.5 to 0.7)."""
+        lay = self.layout
+        worst = 1.0
+        points = [(0, 0), (lay.width, 0), (lay.width, lay.height), (0, lay.height)]
+        for x, y in [*points, (lay.width / 2, lay.height / 2)]:
+            a, bx, by = self.to_image(np.array([[x, y], [x + 1, y], [x, y + 1]], np.float64))
+            sv = np.linalg.svd(np.column_stack([bx - a, by - a]), compute_uv=False)
+            worst = min(worst, float(sv[1] / sv[0]) if sv[0] > 0 else 0.0)
+        return worst
+
+    def top_down(self, max_side: int) -> TopDownView:
+        """A view straight down on the layout (plus a margin of half a card), at the
+        finest scale the camera shows anywhere on it (nowhere coarser than the image),
+        its longer side at most ``max_side`` pixels."""
+        lay = self.layout
+        margin = max(lay.card_size) / 2
+        corners = np.array(
+            [[0, 0], [lay.width, 0], [lay.width, lay.height], [0, lay.height]], np.float64
+        )
+        scale = 0.0
+        for x, y in corners:
+            a, bx, by = self.to_image(np.array([[x, y], [x + 1, y], [x, y + 1]], np.float64))
+            scale = max(scale, float(np.hypot(*(bx - a))), float(np.hypot(*(by - a))))
+        w, h = lay.width + 2 * margin, lay.height + 2 * margin
+        scale = min(scale, max_side / max(w, h))
+        to_view = np.array([[scale, 0, scale * margin], [0, scale, scale * margin], [0, 0, 1]])
+        size = (round(w * scale), round(h * scale))
+        view_cal = TableCalibration(
+            np.asarray(np.linalg.inv(to_view), np.float64), lay, size, self.method
+        )
+        return TopDownView(np.asarray(to_view @ self.homography, np.float64), size, view_cal)
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "format": TABLE_FORMAT,
@@ -338,6 +373,27 @@ class TableCalibration:
         if not isinstance(data, dict):
             raise VisionError(f"table calibration {path} is not a JSON object")
         return cls.from_dict(data)
+
+
+@dataclass(frozen=True, slots=True)
+class TopDownView:
+    """The layout seen straight down: ``transform`` maps image pixels to view pixels, and
+    ``calibration`` maps view pixels to the layout (see :meth:`TableCalibration.top_down`)."""
+
+    transform: FloatArray
+    size: tuple[int, int]
+    calibration: TableCalibration
+
+    def warp(self, image: NDArray[np.uint8]) -> NDArray[np.uint8]:
+        return np.asarray(
+            cv2.warpPerspective(image, self.transform, self.size, flags=cv2.INTER_LINEAR),
+            np.uint8,
+        )
+
+    def to_image(self, points: FloatArray) -> FloatArray:
+        pts = np.asarray(points, dtype=np.float64).reshape(-1, 1, 2)
+        inv = np.linalg.inv(self.transform)
+        return np.asarray(cv2.perspectiveTransform(pts, inv), np.float64).reshape(-1, 2)
 
 
 def _residual(h: FloatArray, img_pts: FloatArray, lay_pts: FloatArray) -> float:

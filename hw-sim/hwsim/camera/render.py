@@ -359,6 +359,33 @@ def camera_homography(
     return np.asarray(cv2.getPerspectiveTransform(src, dst.astype(np.float32)), np.float64)
 
 
+def standing_camera(
+    size: tuple[int, int], layout: Layout, *, far_width: float = 0.65, depth: float = 0.65
+) -> FloatArray:
+    """A camera where a person stands at the table (a phone photograph): layout mm ->
+    image px. The far edge is ``far_width`` of the near edge, and the layout's depth is
+    foreshortened to ``depth`` of what an overhead camera would show."""
+    w, h = size
+    near = min(w * 0.98, h * 0.95 / depth * layout.width / layout.height)
+    far = near * far_width
+    tall = near * depth * layout.height / layout.width
+    y0 = (h - tall) / 2
+    dst = np.array(
+        [
+            [w / 2 - far / 2, y0],
+            [w / 2 + far / 2, y0],
+            [w / 2 + near / 2, y0 + tall],
+            [w / 2 - near / 2, y0 + tall],
+        ],
+        np.float32,
+    )
+    src = np.array(
+        [[0, 0], [layout.width, 0], [layout.width, layout.height], [0, layout.height]],
+        np.float32,
+    )
+    return np.asarray(cv2.getPerspectiveTransform(src, dst), np.float64)
+
+
 def render_layout(layout: Layout, px_per_mm: float = 1.5) -> Image:
     """The printed cloth: felt, zone outlines, labels and ArUco markers."""
     w, h = round(layout.width * px_per_mm), round(layout.height * px_per_mm)
@@ -661,16 +688,19 @@ def render_scene(
     style: CardStyle = TABLE_STYLE,
     cascade: int = 0,
     faces: Faces | None = None,
+    camera: FloatArray | None = None,
 ) -> Scene:
     """A random frame with ``codes`` dealt into random free slots of random zones.
 
     ``cascade`` > 1 deals hands of that many overlapping cards instead (see
     :func:`cascade_hand`), one hand per zone, into the dealer's and the seats' main zones.
+    ``camera``: layout mm -> image px (e.g. :func:`standing_camera`); by default a random
+    overhead camera of the level.
     """
     if level not in LEVEL_PARAMS:
         raise ValueError(f"unknown level {level!r}; levels are {', '.join(LEVELS)}")
     layout = layout or default_layout()
-    h = camera_homography(rng, level, size, layout)
+    h = camera_homography(rng, level, size, layout) if camera is None else camera
     if cascade > 1:
         hands = [z for z in layout.zones if not z.name.endswith(":h2")]
         if len(codes) > cascade * len(hands):
