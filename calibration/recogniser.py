@@ -39,6 +39,7 @@ from calibration.detect import (
     card_to_frame,
     find_cards,
     frame_to_card,
+    refine,
     warp_card,
     whiteness,
 )
@@ -256,6 +257,19 @@ class Recogniser:
             corners = view.to_image(q.corners)  # in the card's order: the index corner first
             out.append(CardQuad(corners, q.fitted, contour, q.from_sides, q.by_edges))
         return out
+
+    def refine(self, quad: CardQuad) -> CardQuad:
+        """``quad`` (from :meth:`find` with ``refined=False``) with its sides fitted to its
+        outline (:func:`calibration.detect.refine`) — in the straight-down view when the
+        camera is oblique, where a card is a card's shape."""
+        if not self.oblique or self._view is None:
+            return refine(quad)
+        view = self._view[1]
+        contour = None if quad.contour is None else view.to_view(quad.contour)
+        seen = CardQuad(view.to_view(quad.corners), quad.fitted, contour, quad.from_sides)
+        fitted = refine(seen)
+        corners = view.to_image(fitted.corners)
+        return CardQuad(corners, quad.fitted, quad.contour, quad.from_sides, quad.by_edges)
 
     def _size_ok(self, quad: CardQuad) -> bool:
         assert self.table is not None

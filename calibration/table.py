@@ -390,6 +390,11 @@ class TopDownView:
             np.uint8,
         )
 
+    def to_view(self, points: FloatArray) -> FloatArray:
+        pts = np.asarray(points, dtype=np.float64).reshape(-1, 1, 2)
+        moved = cv2.perspectiveTransform(pts, self.transform)
+        return np.asarray(moved, np.float64).reshape(-1, 2)
+
     def to_image(self, points: FloatArray) -> FloatArray:
         pts = np.asarray(points, dtype=np.float64).reshape(-1, 1, 2)
         inv = np.linalg.inv(self.transform)

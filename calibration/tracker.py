@@ -22,7 +22,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from calibration.detect import CardQuad, refine, warp_card
+from calibration.detect import CardQuad, warp_card
 from calibration.recogniser import Reading, Recogniser, covering
 
 Image = NDArray[np.uint8]
@@ -158,7 +158,7 @@ class CardTracker:
         return out
 
     def _identify(self, frame: Image, track: _Track) -> CardEvent | None:
-        quad = refine(track.quad)
+        quad = self.recogniser.refine(track.quad)
         card = warp_card(frame, quad)
         if track.attempts == 0:
             others = [t.quad for t in self._tracks if t is not track]

@@ -8,6 +8,7 @@ import pytest
 from calibration.deck_profile import DeckProfile, learn_profile
 from calibration.recogniser import Recogniser
 from calibration.table import default_layout
+from calibration.tracker import CardTracker
 from hwsim.camera.dataset import (
     SUBSET,
     Score,
@@ -17,7 +18,7 @@ from hwsim.camera.dataset import (
     score_scene,
     true_calibration,
 )
-from hwsim.camera.render import TABLE_STYLE, render_scene, standing_camera
+from hwsim.camera.render import TABLE_STYLE, add_noise, render_scene, standing_camera
 
 
 @pytest.fixture(scope="module")
@@ -69,3 +70,21 @@ def test_cards_smaller_than_the_profile_learned_are_not_read(deck_profile: DeckP
         reasons += [f.reading.reason for f in found if not f.reading.readable]
     assert rec_total.misread == 0
     assert any(r.startswith("too small to read") for r in reasons)
+
+
+def test_the_live_path_reads_a_table_seen_at_an_angle(deck_profile: DeckProfile) -> None:
+    """The tracker on a standing camera: each card published once, read right (its quad
+    refined in the straight-down view, where a card has a card's shape)."""
+    size = (1920, 1080)
+    rng = np.random.default_rng(7)
+    codes = ["QH", "7S", "AD", "TC", "2H", "KS"]
+    scene = render_scene(
+        rng, "easy", codes, size=size, camera=standing_camera(size, default_layout())
+    )
+    tracker = CardTracker(Recogniser(deck_profile, true_calibration(scene)), settle_frames=3)
+    events = []
+    for seed in range(6):
+        events += tracker.update(add_noise(scene.frame, 2.0, seed))
+    placed = sorted(e.reading.code or "?" for e in events if e.event == "placed")
+    assert placed == sorted(codes)
+    assert {e.zone for e in events} == {c.zone for c in scene.cards}
