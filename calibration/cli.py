@@ -11,12 +11,14 @@ from pathlib import Path
 from typing import Annotated
 
 import cv2
+import numpy as np
 import typer
 
 from calibration.barcode import BarcodeReader
 from calibration.colour import white_balanced
 from calibration.deck_profile import DeckProfile, Image, learn_profile, load_examples, read_image
-from calibration.recogniser import DEFAULT_THRESHOLD, Recogniser
+from calibration.detect import CANON_H, CANON_W
+from calibration.recogniser import DEFAULT_THRESHOLD, OBLIQUE, Recogniser
 from calibration.table import (
     TableCalibration,
     calibrate_from_corners,
@@ -25,6 +27,7 @@ from calibration.table import (
     load_layout,
     parse_corners,
 )
+from calibration.templates import AUGMENT_SCALES
 from studio.cards import SUITS
 from studio.errors import StudioError, VisionError
 
@@ -136,9 +139,50 @@ def calibrate_table(
     typer.echo(f"method: {cal.method} ({how})")
     typer.echo(f"fit residual: {cal.residual_mm:.2f} mm RMS")
     typer.echo(f"zones: {', '.join(cal.layout.zone_names)}")
+    _report_view(cal)
     typer.echo(f"wrote {out}")
     if check is not None:
         _write_check(frame, cal, check)
+
+
+def _report_view(cal: TableCalibration) -> None:
+    """How the camera sees the table: straight down or at an angle, and how small a card
+    gets (its scale as :func:`calibration.deck_profile.card_scale` measures it)."""
+    squeeze = cal.squeeze()
+    kind = (
+        "overhead"
+        if squeeze >= OBLIQUE
+        else "at an angle: cards are searched in a view straight down, which is slower; "
+        "mount the live camera overhead"
+    )
+    typer.echo(f"camera view: squeeze {squeeze:.2f}, {kind}")
+    cw, ch = cal.layout.card_size
+    worst: tuple[float, float, float, str] | None = None
+    for zone in cal.layout.zones:
+        cx, cy = zone.centre
+        left, right, top, bottom = cal.to_image(
+            np.array([[cx - ch / 2, cy], [cx + ch / 2, cy], [cx, cy - ch / 2], [cx, cy + ch / 2]])
+        )
+        across = float(np.hypot(*(right - left))) / ch  # image px per mm, either way
+        down = float(np.hypot(*(bottom - top))) / ch
+        # Upright (width across, length down) and turned by 90 degrees.
+        for w_px, l_px in ((cw * across, ch * down), (cw * down, ch * across)):
+            scale = min(w_px / CANON_W, l_px / CANON_H)
+            if worst is None or scale < worst[0]:
+                worst = (scale, w_px, l_px, zone.name)
+    if worst is None:
+        return
+    scale, w_px, l_px, name = worst
+    least = min(AUGMENT_SCALES)
+    typer.echo(
+        f"smallest card: {w_px:.0f} x {l_px:.0f} px (in {name}); deck profiles read cards "
+        f"from {least * CANON_W:.0f} x {least * CANON_H:.0f} px"
+    )
+    if scale < least:
+        typer.echo(
+            "warning: cards there are too small to read; use a higher resolution or bring "
+            "the camera closer"
+        )
 
 
 def _write_check(frame: Image, cal: TableCalibration, out: Path) -> None:

@@ -11,7 +11,8 @@ import pytest
 from typer.testing import CliRunner
 
 from calibration.deck_profile import DeckProfile
-from hwsim.camera.render import render_example_photo
+from calibration.table import default_layout
+from hwsim.camera.render import render_example_photo, render_scene, standing_camera
 from hwsim.camera.virtual import VirtualCamera
 from studio.cli import app
 
@@ -54,6 +55,8 @@ def test_deck_table_recognise(examples_dir: Path, frames: dict[str, Path], tmp_p
     )
     assert r.exit_code == 0, r.output
     assert "aruco" in r.output and check.stat().st_size > 0
+    assert ", overhead" in r.output and "warning" not in r.output, r.output
+    assert "deck profiles read cards from 53 x 74 px" in r.output
     r = runner.invoke(
         app,
         ["recognise", "--deck", str(deck), "--table", str(table), "--json", str(frames["round"])],
@@ -174,3 +177,28 @@ def test_recognise_divides_out_a_photographs_warm_light(
     r = runner.invoke(app, ["recognise", "--deck", str(deck), "--json", str(tmp_path / "warm.png")])
     assert r.exit_code == 0, r.output
     assert [c["card"] for c in json.loads(r.output)["images"][0]["cards"]] == ["KD"]
+
+
+def test_calibrate_table_reports_an_angled_or_distant_camera(tmp_path: Path) -> None:
+    """A photograph taken standing at the table, at 640x360: the view is at an angle, and
+    the far cards are too small to read — said before any card is dealt."""
+    size = (640, 360)
+    layout = default_layout()
+    scene = render_scene(
+        np.random.default_rng(3), "easy", [], size=size, camera=standing_camera(size, layout)
+    )
+    cv2.imwrite(str(tmp_path / "table.png"), scene.frame)
+    r = runner.invoke(
+        app,
+        [
+            "calibrate",
+            "table",
+            "--image",
+            str(tmp_path / "table.png"),
+            "--out",
+            str(tmp_path / "t.json"),
+        ],
+    )
+    assert r.exit_code == 0, r.output
+    assert "at an angle" in r.output
+    assert "warning: cards there are too small to read" in r.output
