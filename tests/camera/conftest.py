@@ -8,6 +8,7 @@ import pytest
 
 from calibration.deck_profile import DeckProfile, learn_profile
 from hwsim.camera.dataset import SUBSET, example_images, write_examples
+from hwsim.camera.render import TABLE_STYLE
 
 
 @pytest.fixture(scope="session")
@@ -15,6 +16,13 @@ def profile() -> DeckProfile:
     """Learned from 13 spades + 7H, QD, 3C, drawn in the *profile* style (not the table's)."""
     learned, report = learn_profile(example_images(SUBSET, seed=1))
     assert report.complete, report
+    return learned
+
+
+@pytest.fixture(scope="session")
+def deck_profile() -> DeckProfile:
+    """Learned from photographs of the deck in use (the frames' print), as a studio calibrates."""
+    learned, _ = learn_profile(example_images(SUBSET, seed=1, style=TABLE_STYLE))
     return learned
 
 

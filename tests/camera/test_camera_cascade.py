@@ -8,14 +8,13 @@ import numpy as np
 import pytest
 
 from calibration.cascade import split_cascade
-from calibration.deck_profile import DeckProfile, learn_profile
+from calibration.deck_profile import DeckProfile
 from calibration.detect import find_cards, warp_card
 from calibration.recogniser import Recogniser, hide
 from calibration.table import default_layout
 from calibration.tracker import CardTracker
-from hwsim.camera.dataset import SUBSET, example_images, scenes, score_level, true_calibration
+from hwsim.camera.dataset import scenes, score_level, true_calibration
 from hwsim.camera.render import (
-    TABLE_STYLE,
     PlacedCard,
     Scene,
     background,
@@ -23,13 +22,6 @@ from hwsim.camera.render import (
     compose,
 )
 from hwsim.camera.virtual import VirtualCamera
-
-
-@pytest.fixture(scope="module")
-def deck_profile() -> DeckProfile:
-    """Learned from photographs of the deck on the table (as a studio calibrates)."""
-    learned, _ = learn_profile(example_images(SUBSET, seed=1, style=TABLE_STYLE))
-    return learned
 
 
 def _blob(rects: list[tuple[int, int, int, int]], size: tuple[int, int] = (400, 400)) -> np.ndarray:

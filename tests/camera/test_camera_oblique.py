@@ -3,29 +3,19 @@
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
-from calibration.deck_profile import DeckProfile, learn_profile
+from calibration.deck_profile import DeckProfile
 from calibration.recogniser import Recogniser
 from calibration.table import default_layout
 from calibration.tracker import CardTracker
 from hwsim.camera.dataset import (
-    SUBSET,
     Score,
     all_codes,
-    example_images,
     scenes,
     score_scene,
     true_calibration,
 )
-from hwsim.camera.render import TABLE_STYLE, add_noise, render_scene, standing_camera
-
-
-@pytest.fixture(scope="module")
-def deck_profile() -> DeckProfile:
-    """The deck in use (the frames' print), as a studio calibrates."""
-    learned, _ = learn_profile(example_images(SUBSET, seed=1, style=TABLE_STYLE))
-    return learned
+from hwsim.camera.render import add_noise, render_scene, standing_camera
 
 
 def test_squeeze_tells_an_oblique_camera() -> None:
