@@ -22,6 +22,7 @@ A reading below ``threshold`` is *unreadable*: ``code`` is ``None`` and ``readab
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -44,7 +45,7 @@ from calibration.detect import (
     whiteness,
 )
 from calibration.index_reader import extract_index
-from calibration.table import TableCalibration, TopDownView
+from calibration.table import TableCalibration, TopDownView, plane_of_card
 
 Image = NDArray[np.uint8]
 FloatArray = NDArray[np.float64]
@@ -84,6 +85,7 @@ OUTLINE_OFFSET: Final = 0.03
 # 720p, 2.5 times read 5 cards in 2,400 more than 1.0 times). Those frames, whose
 # squeeze is 0.73-1.0, read 7 cards in 2,400 more with the view below 0.85 than without.
 OBLIQUE: Final = 0.85
+PLANE_CARDS: Final = 5  # without a table calibration, the largest cards tell the plane
 TOP_DOWN_MAX: Final = 2.5
 TOP_DOWN_MAX_PX: Final = 4000
 
@@ -240,10 +242,40 @@ class Recogniser:
 
     def _find_top_down(self, frame: Image, refined: bool) -> list[CardQuad]:
         assert self.table is not None
-        size = min(round(TOP_DOWN_MAX * max(frame.shape[:2])), TOP_DOWN_MAX_PX)
+        size = _view_side(frame)
         if self._view is None or self._view[0] != size:
             self._view = (size, self.table.top_down(size))
-        view = self._view[1]
+        return self._find_in_view(frame, self._view[1], refined)
+
+    def _find_at_an_angle(self, frame: Image, found: list[CardQuad]) -> list[CardQuad]:
+        """Without a table calibration: the largest card found tells the table's plane;
+        when the image sees that plane at an angle, the cards it hid (their shapes no
+        card's in the image) are searched in a view straight down. Only cards not found
+        already are returned."""
+        size = (frame.shape[1], frame.shape[0])
+        planes = []
+        for q in sorted(found, key=lambda q: q.area, reverse=True)[:PLANE_CARDS]:
+            plane = plane_of_card(q.corners, size)
+            if plane is not None:
+                # Judged where the card lies: one card's corners, extrapolated across the
+                # whole image, make an overhead photograph look oblique.
+                x, y = plane.to_layout(np.array([q.centre]))[0]
+                planes.append((plane.squeeze([(float(x), float(y))]), plane))
+        if not planes:
+            return []
+        planes.sort(key=lambda p: p[0])
+        squeeze, plane = planes[len(planes) // 2]  # the median card: one bad quad is outvoted
+        if squeeze >= OBLIQUE:
+            return []
+        more = self._find_in_view(frame, plane.top_down(_view_side(frame)), refined=True)
+        return [
+            q
+            for q in more
+            if all(math.dist(q.centre, o.centre) > 0.5 * min(q.diagonal, o.diagonal) for o in found)
+        ]
+
+    def _find_in_view(self, frame: Image, view: TopDownView, refined: bool) -> list[CardQuad]:
+        """Card quads found in a straight-down ``view`` of the frame, in frame pixels."""
         cal = view.calibration
         quads = find_cards(
             view.warp(frame), self.detector, refined=refined, card_diagonal=cal.card_size_px
@@ -390,6 +422,8 @@ class Recogniser:
     def recognise(self, frame: Image) -> list[CardFound]:
         """Every card in one image, identified and attributed to a zone."""
         quads = self.find(frame)
+        if self.table is None and quads:
+            quads += self._find_at_an_angle(frame, quads)
         cards = [warp_card(frame, q) for q in quads]
         keep = [
             i
@@ -502,6 +536,11 @@ class Recogniser:
         if not _paper_ok(warp_card(frame, quad) if card is None else card):
             return False
         return quad.by_edges or _sharp_outline(frame, quad) or bool(covering(quad, others))
+
+
+def _view_side(frame: Image) -> int:
+    """The longer side of a straight-down view of ``frame`` (see :data:`TOP_DOWN_MAX`)."""
+    return int(min(round(TOP_DOWN_MAX * max(frame.shape[:2])), TOP_DOWN_MAX_PX))
 
 
 def _overlap(a: CardQuad, b: CardQuad) -> FloatArray | None:

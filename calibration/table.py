@@ -288,14 +288,20 @@ class TableCalibration:
         a, b = self.to_image(pts)
         return float(np.hypot(*(a - b)))
 
-    def squeeze(self) -> float:
-        """How unevenly the camera sees the layout: over the layout's corners and centre,
-        the smallest ratio of the image's scale across to along (1.0 straight overhead; a
-        photograph taken standing at the table, 0.5 to 0.7)."""
+    def squeeze(self, at: list[tuple[float, float]] | None = None) -> float:
+        """How unevenly the camera sees the layout: over the layout's corners and centre
+        (or the layout points ``at``), the smallest ratio of the image's scale across to
+        along (1.0 straight overhead; a photograph taken standing at the table, 0.5 to 0.7)."""
         lay = self.layout
         worst = 1.0
-        points = [(0, 0), (lay.width, 0), (lay.width, lay.height), (0, lay.height)]
-        for x, y in [*points, (lay.width / 2, lay.height / 2)]:
+        points = at or [
+            (0, 0),
+            (lay.width, 0),
+            (lay.width, lay.height),
+            (0, lay.height),
+            (lay.width / 2, lay.height / 2),
+        ]
+        for x, y in points:
             a, bx, by = self.to_image(np.array([[x, y], [x + 1, y], [x, y + 1]], np.float64))
             sv = np.linalg.svd(np.column_stack([bx - a, by - a]), compute_uv=False)
             worst = min(worst, float(sv[1] / sv[0]) if sv[0] > 0 else 0.0)
@@ -373,6 +379,30 @@ class TableCalibration:
         if not isinstance(data, dict):
             raise VisionError(f"table calibration {path} is not a JSON object")
         return cls.from_dict(data)
+
+
+def plane_of_card(
+    corners: FloatArray, image_size: tuple[int, int], card_size: tuple[float, float] = CARD_SIZE_MM
+) -> TableCalibration | None:
+    """The table's plane as one card lying on it shows it, when nothing else tells it.
+
+    ``corners`` are the card's image corners, clockwise from a short side (a
+    :class:`calibration.detect.CardQuad`'s). The plane's "layout" is the part of it the
+    image shows, without zones; ``None`` when the image reaches past the horizon.
+    """
+    cw, ch = card_size
+    card = np.array([[0, 0], [cw, 0], [cw, ch], [0, ch]], np.float32)
+    h = cv2.getPerspectiveTransform(np.asarray(corners, np.float32), card)
+    w, hgt = image_size
+    seen = np.array([[0, 0, 1], [w, 0, 1], [w, hgt, 1], [0, hgt, 1]], np.float64) @ h.T
+    if np.any(seen[:, 2] <= 0):
+        return None
+    pts = seen[:, :2] / seen[:, 2:]
+    x0, y0 = pts.min(axis=0)
+    x1, y1 = pts.max(axis=0)
+    shift = np.array([[1, 0, -x0], [0, 1, -y0], [0, 0, 1]], np.float64)
+    layout = Layout(float(x1 - x0), float(y1 - y0), (), (), (cw, ch))
+    return TableCalibration(np.asarray(shift @ h, np.float64), layout, image_size, "card")
 
 
 @dataclass(frozen=True, slots=True)
