@@ -248,10 +248,11 @@ class Recogniser:
         return self._find_in_view(frame, self._view[1], refined)
 
     def _find_at_an_angle(self, frame: Image, found: list[CardQuad]) -> list[CardQuad]:
-        """Without a table calibration: the largest card found tells the table's plane;
-        when the image sees that plane at an angle, the cards it hid (their shapes no
-        card's in the image) are searched in a view straight down. Only cards not found
-        already are returned."""
+        """Without a table calibration: each of the largest cards found tells the table's
+        plane (a card is a 63 x 88 mm rectangle), and the median one is taken; when the
+        image sees that plane at an angle, the cards it hid (their shapes no card's in the
+        image) are searched in a view straight down. Only cards not found already are
+        returned."""
         size = (frame.shape[1], frame.shape[0])
         planes = []
         for q in sorted(found, key=lambda q: q.area, reverse=True)[:PLANE_CARDS]:
