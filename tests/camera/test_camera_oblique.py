@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 
 from calibration.deck_profile import DeckProfile
@@ -15,7 +17,18 @@ from hwsim.camera.dataset import (
     score_scene,
     true_calibration,
 )
-from hwsim.camera.render import add_noise, render_scene, standing_camera
+from hwsim.camera.render import Scene, add_noise, render_scene, standing_camera
+
+
+def _standing_scenes(frames: int = 4) -> Iterator[Scene]:
+    """1080p medium frames of 12 cards, photographed standing at the table."""
+    size = (1920, 1080)
+    camera = standing_camera(size, default_layout())
+    rng = np.random.default_rng(5)
+    deck = all_codes()
+    for _ in range(frames):
+        codes = [deck[int(k)] for k in rng.choice(52, 12, replace=False)]
+        yield render_scene(rng, "medium", codes, size=size, camera=camera)
 
 
 def test_squeeze_tells_an_oblique_camera() -> None:
@@ -32,14 +45,8 @@ def test_a_table_photographed_standing_at_it_is_read(deck_profile: DeckProfile) 
     """A phone photograph from the players' side (far edge 0.65 of the near one, depth
     foreshortened to 0.65): cards at most angles look like rhombuses or squares there,
     and a third of them were not found. Searched in a view straight down, they are."""
-    size = (1920, 1080)
-    camera = standing_camera(size, default_layout())
-    rng = np.random.default_rng(5)
-    deck = all_codes()
     total = Score()
-    for _ in range(4):
-        codes = [deck[int(k)] for k in rng.choice(52, 12, replace=False)]
-        scene = render_scene(rng, "medium", codes, size=size, camera=camera)
+    for scene in _standing_scenes():
         rec = Recogniser(deck_profile, true_calibration(scene))
         assert rec.oblique
         total.add(score_scene(scene, rec.recognise(scene.frame)))
@@ -84,14 +91,8 @@ def test_without_a_table_calibration_the_cards_tell_the_plane(deck_profile: Deck
     """`studio recognise PHOTO` with no table file: the largest cards found (the median of
     five) give the table's plane, and the view straight down finds the cards the angle
     hid (28 of 48 read in this set without it, 17 missed; 44 with it)."""
-    size = (1920, 1080)
-    camera = standing_camera(size, default_layout())
-    rng = np.random.default_rng(5)
-    deck = all_codes()
     total = Score()
-    for _ in range(4):
-        codes = [deck[int(k)] for k in rng.choice(52, 12, replace=False)]
-        scene = render_scene(rng, "medium", codes, size=size, camera=camera)
+    for scene in _standing_scenes():
         total.add(score_scene(scene, Recogniser(deck_profile).recognise(scene.frame)))
     assert total.misread == 0 and total.missed == 0, total.summary()
     assert total.accuracy >= 0.9, total.summary()
