@@ -283,8 +283,7 @@ class Recogniser:
         )
         out = []
         for q in quads:
-            expected = cal.card_size_px(q.centre)
-            if not 0.6 * expected <= q.diagonal <= 1.5 * expected:
+            if not self._size_ok(q, cal):
                 continue
             contour = None if q.contour is None else view.to_image(q.contour)
             corners = view.to_image(q.corners)  # in the card's order: the index corner first
@@ -304,9 +303,11 @@ class Recogniser:
         corners = view.to_image(fitted.corners)
         return CardQuad(corners, quad.fitted, quad.contour, quad.from_sides, quad.by_edges)
 
-    def _size_ok(self, quad: CardQuad) -> bool:
-        assert self.table is not None
-        expected = self.table.card_size_px(quad.centre)
+    def _size_ok(self, quad: CardQuad, table: TableCalibration | None = None) -> bool:
+        """Is ``quad`` a card's size where it lies (in ``table``'s image, by default ours)?"""
+        cal = table or self.table
+        assert cal is not None
+        expected = cal.card_size_px(quad.centre)
         return 0.6 * expected <= quad.diagonal <= 1.5 * expected
 
     def zone_of(self, quad: CardQuad) -> tuple[str | None, float | None]:
