@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import os
 import socket
+import sys
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -73,3 +76,41 @@ async def database(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncItera
         async with db.engine.begin() as conn:
             await conn.execute(sa.text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
         await db.close()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if isinstance(item, pytest.Function) and inspect.iscoroutinefunction(item.obj):
+            # First in, last out: the dump also covers the other fixtures' teardown.
+            item.fixturenames.insert(0, "_tasks_dumped_before_timeout")
+
+
+@pytest.fixture
+async def _tasks_dumped_before_timeout(request: pytest.FixtureRequest) -> AsyncIterator[None]:
+    """Print where every asyncio task waits shortly before pytest-timeout stops the test.
+
+    pytest-timeout shows the threads' stacks, and an async test that hangs shows only the
+    event loop idle in its poll; the tasks' own stacks say what they wait for.
+    """
+    marker = request.node.get_closest_marker("timeout")
+    limit = (
+        float(marker.args[0])
+        if marker and marker.args
+        else float(request.config.getini("timeout") or 0)
+    )
+    if limit <= 0:
+        yield
+        return
+
+    async def dump() -> None:
+        await asyncio.sleep(max(1.0, limit - max(5.0, 0.05 * limit)))
+        out = sys.stderr
+        print(f"\n{request.node.nodeid}: close to its {limit:.0f} s timeout; tasks:", file=out)
+        for task in asyncio.all_tasks():
+            if task is not asyncio.current_task():
+                print(f"--- {task.get_name()}", file=out)
+                task.print_stack(file=out)
+
+    watchdog = asyncio.create_task(dump(), name="timeout-watchdog")
+    yield
+    watchdog.cancel()
