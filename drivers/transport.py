@@ -137,7 +137,8 @@ class SocketTransport(Transport):
     async def close(self) -> None:
         self._writer.close()
         with contextlib.suppress(Exception):
-            await asyncio.wait_for(self._writer.wait_closed(), 1)
+            async with asyncio.timeout(1):
+                await self._writer.wait_closed()
 
 
 async def open_transport(
@@ -151,9 +152,8 @@ async def open_transport(
         if not parts.hostname or parts.port is None:
             raise DeviceError(f"bad socket URL {port!r}: expected socket://host:port")
         try:
-            reader, writer = await asyncio.wait_for(
-                asyncio.open_connection(parts.hostname, parts.port), connect_within
-            )
+            async with asyncio.timeout(connect_within):
+                reader, writer = await asyncio.open_connection(parts.hostname, parts.port)
         except (OSError, TimeoutError) as exc:
             raise DeviceError(f"{port}: cannot connect ({exc})") from exc
         return SocketTransport(reader, writer, port)

@@ -166,4 +166,5 @@ class CameraService:
                 delay = self.backoff.next_delay()
                 _LOGGER.warning("camera %s: %s; reconnecting in %.2fs", self.device, exc, delay)
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._stop.wait(), timeout=delay)
+                    async with asyncio.timeout(delay):
+                        await self._stop.wait()

@@ -140,7 +140,8 @@ def run(
                             table.new_shoe()
                         table.deal()
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(stop.wait(), deal_interval or 3600)
+                    async with asyncio.timeout(deal_interval or 3600):
+                        await stop.wait()
 
     try:
         asyncio.run(main())

@@ -175,7 +175,8 @@ class MessageBus:
         if exc_type is None:
             # Give queued events a moment to reach the broker before saying goodbye.
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.flush(), timeout=5)
+                async with asyncio.timeout(5):
+                    await self.flush()
         client = self._client
         if client is not None and self.availability is not None:
             # A clean exit is not a crash, but the device is gone all the same.

@@ -67,7 +67,8 @@ class EmbeddedBroker:
         if self._broker is not None:
             broker, self._broker = self._broker, None
             try:
-                await asyncio.wait_for(broker.shutdown(), timeout=10)
+                async with asyncio.timeout(10):
+                    await broker.shutdown()
             except (TimeoutError, Exception) as exc:  # shutdown must never mask the real exit path
                 _LOGGER.warning("embedded broker shutdown: %s; closing it by force", exc)
                 await _force_close(broker)
@@ -109,6 +110,7 @@ async def _force_close(broker: Any) -> None:
         writer = getattr(handler, "writer", None)
         if writer is not None:
             try:
-                await asyncio.wait_for(writer.close(), timeout=1)
+                async with asyncio.timeout(1):
+                    await writer.close()
             except Exception as exc:  # each connection is closed on a best-effort basis
                 _LOGGER.debug("closing a client connection: %s", exc)

@@ -48,8 +48,11 @@ class DealerBot:
         latest: DealerPrompt | None = None
         async with self.bus.subscribe(Topics(self.sim.id).dealer_prompt, DealerPrompt) as sub:
             while True:
+                # asyncio.timeout, not wait_for: on 3.11 wait_for drops a cancellation that
+                # lands as a prompt arrives, and the dealer would never stop.
                 with contextlib.suppress(TimeoutError):
-                    latest = (await asyncio.wait_for(sub.get(), max(self.pace, 0.05))).payload
+                    async with asyncio.timeout(max(self.pace, 0.05)):
+                        latest = (await sub.get()).payload
                 if latest is None:
                     continue
                 key = (latest.round_id, latest.action, json.dumps(latest.target, sort_keys=True))

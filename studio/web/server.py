@@ -61,7 +61,8 @@ class WebServer:
         if self._task is not None:
             with contextlib.suppress(asyncio.CancelledError):
                 try:
-                    await asyncio.wait_for(self._task, timeout=5)
+                    async with asyncio.timeout(5):
+                        await self._task
                 except TimeoutError:
                     self._task.cancel()
         self._sock.close()

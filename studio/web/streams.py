@@ -79,7 +79,9 @@ def build_router(ctx: WebContext) -> APIRouter:
             async with ctx.fanout.listen(table) as listener:
                 while not await request.is_disconnected():
                     try:
-                        message = await asyncio.wait_for(listener.queue.get(), KEEPALIVE_SECONDS)
+                        # Not wait_for, which on 3.11 can drop the cancellation of a closing stream.
+                        async with asyncio.timeout(KEEPALIVE_SECONDS):
+                            message = await listener.queue.get()
                     except TimeoutError:
                         continue  # sse-starlette sends its own pings
                     if message is None:
