@@ -10,8 +10,11 @@ Two figures per card count:
 Frames come from the virtual camera (medium level, fresh sensor noise each frame); the
 time to render them is not counted.
 
+``--standing F`` films the table as a person standing at it would (far edge F of the near
+edge, depth foreshortened to F): the recogniser then searches a view straight down.
+
     .venv/bin/python benchmarks/camera_fps.py [--frames 200] [--level medium] [--size 1280x720]
-        [--json]
+        [--standing 0.65] [--json]
 """
 
 from __future__ import annotations
@@ -25,8 +28,10 @@ import numpy as np
 
 from calibration.deck_profile import learn_profile
 from calibration.recogniser import Recogniser
+from calibration.table import default_layout
 from calibration.tracker import CardTracker
 from hwsim.camera.dataset import example_images
+from hwsim.camera.render import standing_camera
 from hwsim.camera.virtual import VirtualCamera
 from studio.cards import full_deck
 
@@ -36,6 +41,13 @@ def main() -> None:
     ap.add_argument("--frames", type=int, default=200)
     ap.add_argument("--level", default="medium")
     ap.add_argument("--size", default="1280x720", help="frame size, WIDTHxHEIGHT")
+    ap.add_argument(
+        "--standing",
+        type=float,
+        default=None,
+        metavar="F",
+        help="a camera at an angle: far edge and depth F of an overhead view (e.g. 0.65)",
+    )
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     w, h = (int(v) for v in args.size.split("x"))
@@ -50,7 +62,14 @@ def main() -> None:
     )
     results = []
     for n in (0, 4, 12):
-        cam = VirtualCamera(level=args.level, seed=n + 1, size=(w, h))
+        camera = (
+            None
+            if args.standing is None
+            else standing_camera(
+                (w, h), default_layout(), far_width=args.standing, depth=args.standing
+            )
+        )
+        cam = VirtualCamera(level=args.level, seed=n + 1, size=(w, h), camera=camera)
         picks = rng.choice(len(zones), n, replace=False)
         codes = rng.choice(len(deck), n, replace=False)
         for z, c in zip(picks, codes, strict=True):
@@ -81,11 +100,25 @@ def main() -> None:
     if args.json:
         print(
             json.dumps(
-                {"resolution": args.size, "threads": 1, "level": args.level, "results": results}
+                {
+                    "resolution": args.size,
+                    "threads": 1,
+                    "level": args.level,
+                    "standing": args.standing,
+                    "oblique": rec.oblique,
+                    "results": results,
+                }
             )
         )
         return
-    print(f"camera pipeline, {args.size}, 1 thread (cv2.setNumThreads(1)), level {args.level}")
+    view = (
+        ""
+        if args.standing is None
+        else f", standing camera {args.standing} (straight-down view: {rec.oblique})"
+    )
+    print(
+        f"camera pipeline, {args.size}, 1 thread (cv2.setNumThreads(1)), level {args.level}{view}"
+    )
     print(f"{'cards':>5} {'tracking fps':>13} {'full fps':>9} {'found/frame':>12}")
     for r in results:
         print(

@@ -18,6 +18,7 @@ from hwsim.camera.dataset import (
     true_calibration,
 )
 from hwsim.camera.render import Scene, add_noise, render_scene, standing_camera
+from hwsim.camera.virtual import VirtualCamera
 
 
 def _standing_scenes(frames: int = 4) -> Iterator[Scene]:
@@ -96,3 +97,19 @@ def test_without_a_table_calibration_the_cards_tell_the_plane(deck_profile: Deck
         total.add(score_scene(scene, Recogniser(deck_profile).recognise(scene.frame)))
     assert total.misread == 0 and total.missed == 0, total.summary()
     assert total.accuracy >= 0.9, total.summary()
+
+
+def test_the_virtual_camera_can_stand_at_the_table(deck_profile: DeckProfile) -> None:
+    """`VirtualCamera(camera=standing_camera(...))` (the fps benchmark's `--standing`): its
+    frames and its calibration are the standing camera's, and the live path reads them."""
+    size = (1920, 1080)
+    camera = standing_camera(size, default_layout())
+    cam = VirtualCamera(level="easy", size=size, seed=3, camera=camera)
+    assert np.allclose(cam.homography, camera)
+    assert cam.calibration().squeeze() < 0.85
+    for code, zone in (("KD", "dealer"), ("4C", "seat:2"), ("9H", "seat:6")):
+        cam.place(code, zone)
+    tracker = CardTracker(Recogniser(deck_profile, cam.calibration()), settle_frames=3)
+    events = [e for _ in range(6) for e in tracker.update(cam.read())]
+    placed = {(e.reading.code, e.zone) for e in events if e.event == "placed"}
+    assert placed == {("KD", "dealer"), ("4C", "seat:2"), ("9H", "seat:6")}

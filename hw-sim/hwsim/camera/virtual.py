@@ -135,7 +135,10 @@ class VirtualCamera:
         slots: SlotGrid | None = None,
         style: CardStyle = TABLE_STYLE,
         occlusion: bool = False,
+        camera: FloatArray | None = None,
     ) -> None:
+        """``camera``: layout mm -> image px (e.g. :func:`hwsim.camera.render.standing_camera`);
+        by default a random overhead camera of the level."""
         if level not in LEVEL_PARAMS:
             raise VisionError(f"unknown level {level!r}; levels are easy, medium, hard")
         self.level = level
@@ -146,7 +149,9 @@ class VirtualCamera:
         self.style = style
         self.occlusion = occlusion
         self._rng = np.random.default_rng(seed)
-        self.homography: FloatArray = camera_homography(self._rng, level, size, self.layout)
+        self.homography: FloatArray = (
+            camera_homography(self._rng, level, size, self.layout) if camera is None else camera
+        )
         self._base = background(self.layout, self.homography, size)
         self._cards: list[PlacedCard] = []
         self._slots: dict[str, list[int]] = {}  # zone -> taken slot indices
