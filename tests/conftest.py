@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import os
 import socket
@@ -114,3 +115,5 @@ async def _tasks_dumped_before_timeout(request: pytest.FixtureRequest) -> AsyncI
     watchdog = asyncio.create_task(dump(), name="timeout-watchdog")
     yield
     watchdog.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await watchdog
