@@ -8,6 +8,11 @@ unreadable, it is retried on the next settled frames, up to ``read_attempts``; t
 placement is published as unreadable. Either way a placement produces exactly one
 ``placed`` event.
 
+Every frame is a new exposure (fresh sensor noise), so each retry is another chance for
+a wrong look-alike to pass the threshold by luck. A retry's index reading is published
+only when every earlier attempt's best guess named the same card; when the attempts
+disagree the card is unreadable (a barcode, checked by its own code, is taken as it is).
+
 A published track that is not seen for ``remove_frames`` consecutive frames produces one
 ``removed`` event (a hand passing over a card for a few frames does not). A published card
 that is slid by more than ``relocate`` card diagonals is a new placement: ``removed`` for
@@ -16,7 +21,7 @@ the old position, then ``placed`` again once it settles.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 import numpy as np
@@ -47,6 +52,7 @@ class _Track:
     stable: int = 0
     missing: int = 0
     attempts: int = 0
+    guesses: list[str] = field(default_factory=list)  # each attempt's best index guess
     best: Reading | None = None
     published: Reading | None = None
     published_at: tuple[float, float] | None = None
@@ -108,6 +114,7 @@ class CardTracker:
                     track.published = track.published_at = None
                     track.best = None
                     track.attempts = 0
+                    track.guesses = []
             if track.published is None and track.stable + 1 >= self.settle_frames:
                 ev = self._identify(frame, track)
                 if ev is not None:
@@ -172,6 +179,7 @@ class CardTracker:
         # Cards dealt later lie on top of this one (a cascaded hand).
         later = [t.quad for t in self._tracks if t.id > track.id]
         reading = self.recogniser.identify(frame, quad, card, covering(quad, later))
+        reading = self._consistent(track, reading)
         best = track.best
         if (
             best is None
@@ -185,6 +193,23 @@ class CardTracker:
         track.published_at = track.quad.centre
         track.zone, track.zone_distance_mm = self.recogniser.zone_of(track.quad)
         return self._event("placed", track)
+
+    @staticmethod
+    def _consistent(track: _Track, reading: Reading) -> Reading:
+        """``reading``, unless an earlier attempt's best guess named another card."""
+        earlier = list(track.guesses)
+        if reading.guess is not None:
+            track.guesses.append(reading.guess)
+        if reading.method != "index" or all(g == reading.code for g in earlier):
+            return reading
+        names = ", ".join(dict.fromkeys([*earlier, str(reading.code)]))
+        return replace(
+            reading,
+            code=None,
+            confidence=0.0,
+            method="none",
+            reason=f"attempts disagree: {names}",
+        )
 
     def _event(self, kind: Literal["placed", "removed"], track: _Track) -> CardEvent:
         assert track.published is not None or kind == "placed"

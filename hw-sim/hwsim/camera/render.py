@@ -494,6 +494,11 @@ def add_noise(img: Image, sigma: float, seed: int | None = None) -> Image:
 
 def degrade(frame: Image, level: str, rng: np.random.Generator) -> Image:
     """Lighting gradient, glare, blur, noise and compression of a level."""
+    return sensor(optics(frame, level, rng), level, rng)
+
+
+def optics(frame: Image, level: str, rng: np.random.Generator) -> Image:
+    """What stays from frame to frame of one camera: lighting gradient, glare and blur."""
     p = LEVEL_PARAMS[level]
     h, w = frame.shape[:2]
     out = frame.astype(np.float32)
@@ -522,6 +527,12 @@ def degrade(frame: Image, level: str, rng: np.random.Generator) -> Image:
     sigma = rng.uniform(*p.blur_sigma)
     if sigma > 0.25:
         img = np.asarray(cv2.GaussianBlur(img, (0, 0), sigma), np.uint8)
+    return img
+
+
+def sensor(img: Image, level: str, rng: np.random.Generator) -> Image:
+    """What changes with every frame: sensor noise and compression."""
+    p = LEVEL_PARAMS[level]
     if p.noise_sigma > 0:
         img = add_noise(img, p.noise_sigma, int(rng.integers(0, 2**31)))
     if p.jpeg_quality:

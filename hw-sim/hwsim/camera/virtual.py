@@ -15,8 +15,9 @@ cascade):
 When every slot of a zone is taken, the next card is fanned over the zone's last card
 (14 mm right, 20 mm down, kept inside the zone), as a dealer does with a long hand.
 
-Frames are re-rendered only when the layout changes (or a card is sliding); every
-``read()`` adds fresh sensor noise. ``calibration()`` returns the exact table calibration of
+Frames are re-rendered only when the layout changes (or a card is sliding): lighting,
+glare and blur stay those of the camera. Every ``read()`` is a new exposure: fresh sensor
+noise and its own compression, at the level's strength, as a real camera's frames are. ``calibration()`` returns the exact table calibration of
 the camera (what ``studio calibrate table`` would measure from the markers).
 """
 
@@ -44,13 +45,13 @@ from hwsim.camera.render import (
     FloatArray,
     Image,
     PlacedCard,
-    add_noise,
     background,
     camera_homography,
     compose,
-    degrade,
+    optics,
     random_occluder,
     random_pose,
+    sensor,
     slot_centres,
 )
 from studio.cards import parse_card
@@ -160,6 +161,8 @@ class VirtualCamera:
         self._frame: Image | None = None
         self._lock = threading.Lock()
         self._light_seed = int(self._rng.integers(0, 2**31))
+        # Its own stream: the poses drawn from ``_rng`` stay those of the seed.
+        self._exposures = np.random.default_rng([seed, 1])
         self.frames_read = 0
 
     # ----------------------------------------------------------------- layout
@@ -267,11 +270,13 @@ class VirtualCamera:
                     style=self.style,
                     barcode=self.barcodes,
                 )
-                # Lighting and blur stay fixed for this camera; only noise changes per frame.
-                self._frame = degrade(composed, self.level, np.random.default_rng(self._light_seed))
+                # Lighting and blur stay fixed for this camera; noise and compression
+                # change with every frame.
+                self._frame = optics(composed, self.level, np.random.default_rng(self._light_seed))
             frame = self._frame
             self.frames_read += 1
-        return add_noise(frame, 2.0)
+            seed = int(self._exposures.integers(0, 2**31))
+        return sensor(frame, self.level, np.random.default_rng(seed))
 
     def calibration(self) -> TableCalibration:
         """The exact image -> layout calibration of this camera."""

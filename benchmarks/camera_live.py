@@ -1,0 +1,167 @@
+"""Live-path accuracy: the card tracker on the virtual camera, against one frame read alone.
+
+Each trial is a fresh virtual camera of the level (its own perspective, lighting, glare and
+blur) with 12 cards dealt into random zones; every frame is a new exposure (fresh sensor
+noise and compression), as a real camera's frames are. ``live`` is what the camera service
+publishes: the tracker identifies a card once it has settled (5 frames) and, while it is
+unreadable, tries again on up to 4 more frames. ``single`` reads the first settled frame
+alone (what ``studio recognise`` and ``camera_accuracy.py`` measure). Both see the same
+frames. Prints cards, read right, unreadable, confident misreads and missed per method.
+
+    .venv/bin/python benchmarks/camera_live.py [--trials 100] [--level hard]
+        [--size 1280x720] [--profile deck|other] [--seed 0] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+import cv2
+import numpy as np
+
+from calibration.deck_profile import DeckProfile, learn_profile
+from calibration.recogniser import Reading, Recogniser
+from calibration.tracker import CardTracker
+from hwsim.camera.dataset import SUBSET, example_images
+from hwsim.camera.render import PROFILE_STYLE, TABLE_STYLE, PlacedCard
+from hwsim.camera.virtual import VirtualCamera
+from studio.cards import full_deck
+
+CARDS = 12
+SETTLE = 5
+FRAMES = 16  # enough for every card to settle and use all its read attempts
+ZONES = (
+    ["dealer"] * 6
+    + [f"seat:{i}" for i in range(1, 8) for _ in range(2)]
+    + [f"seat:{i}:h2" for i in range(1, 8)]
+)
+
+
+@dataclass(slots=True)
+class Tally:
+    cards: int = 0
+    right: int = 0
+    unreadable: int = 0
+    misread: int = 0
+    missed: int = 0
+    misreads: list[str] = field(default_factory=list)
+
+    def add(self, truth: str, reading: Reading | None) -> None:
+        self.cards += 1
+        if reading is None:
+            self.missed += 1
+        elif reading.code is None:
+            self.unreadable += 1
+        elif reading.code == truth:
+            self.right += 1
+        else:
+            self.misread += 1
+            self.misreads.append(f"{truth}->{reading.code} ({reading.confidence:.2f})")
+
+
+def _nearest(card: PlacedCard, centres: list[tuple[float, float]]) -> int | None:
+    """The index of the detection on ``card`` (within a third of its diagonal), if any."""
+    if not centres:
+        return None
+    c = card.image_quad.mean(axis=0)
+    d = [float(np.hypot(x - c[0], y - c[1])) for x, y in centres]
+    k = int(np.argmin(d))
+    reach = float(np.linalg.norm(card.image_quad[0] - card.image_quad[2])) / 3
+    return k if d[k] <= reach else None
+
+
+def trial(args: tuple[DeckProfile, str, int, tuple[int, int]]) -> tuple[Tally, Tally]:
+    profile, level, seed, size = args
+    cv2.setNumThreads(1)
+    rng = np.random.default_rng(seed)
+    deck = [c.code for c in full_deck()]
+    cam = VirtualCamera(level=level, seed=seed, size=size)
+    for z, c in zip(
+        rng.choice(len(ZONES), CARDS, replace=False),
+        rng.choice(len(deck), CARDS, replace=False),
+        strict=True,
+    ):
+        cam.place(deck[int(c)], ZONES[int(z)])
+    rec = Recogniser(profile, cam.calibration())
+    tracker = CardTracker(rec, settle_frames=SETTLE)
+    placed = []
+    single: list[tuple[tuple[float, float], Reading]] = []
+    for i in range(FRAMES):
+        frame = cam.read()
+        if i == SETTLE:
+            single = [(f.quad.centre, f.reading) for f in rec.recognise(frame)]
+        placed += [e for e in tracker.update(frame) if e.event == "placed"]
+    live, alone = Tally(), Tally()
+    for card in cam.cards:
+        k = _nearest(card, [e.quad.centre for e in placed])
+        live.add(card.code, None if k is None else placed[k].reading)
+        k = _nearest(card, [c for c, _ in single])
+        alone.add(card.code, None if k is None else single[k][1])
+    return live, alone
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--trials", type=int, default=100, help=f"virtual cameras of {CARDS} cards")
+    ap.add_argument("--level", default="hard")
+    ap.add_argument("--size", default="1280x720")
+    ap.add_argument("--profile", choices=("deck", "other"), default="deck")
+    ap.add_argument("--seed", type=int, default=0, help="first trial's seed")
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    w, h = (int(v) for v in args.size.split("x"))
+    style = TABLE_STYLE if args.profile == "deck" else PROFILE_STYLE
+    profile, _ = learn_profile(example_images(SUBSET, seed=1, style=style))
+    jobs = [(profile, args.level, args.seed + t, (w, h)) for t in range(args.trials)]
+    # Spawned workers: forking after OpenCV has started threads can deadlock.
+    ctx = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=args.workers, mp_context=ctx) as pool:
+        results = list(pool.map(trial, jobs))
+    totals = {"live": Tally(), "single": Tally()}
+    for live, alone in results:
+        for name, part in (("live", live), ("single", alone)):
+            t = totals[name]
+            t.cards += part.cards
+            t.right += part.right
+            t.unreadable += part.unreadable
+            t.misread += part.misread
+            t.missed += part.missed
+            t.misreads += part.misreads
+    rows: list[dict[str, Any]] = [
+        {
+            "method": name,
+            "cards": t.cards,
+            "accuracy": round(t.right / t.cards, 4) if t.cards else 0.0,
+            "unreadable": t.unreadable,
+            "confident_misreads": t.misread,
+            "missed": t.missed,
+            "misreads": t.misreads,
+        }
+        for name, t in totals.items()
+    ]
+    if args.json:
+        print(json.dumps({"level": args.level, "size": args.size, "rows": rows}, indent=1))
+        return
+    print(
+        f"camera live path, {args.size}, level {args.level}, profile {args.profile}, "
+        f"{args.trials} virtual cameras x {CARDS} cards, seeds {args.seed}.."
+        f"{args.seed + args.trials - 1}"
+    )
+    print(f"{'method':<8}{'cards':>6}{'accuracy':>10}{'unread':>8}{'misread':>9}{'missed':>8}")
+    for r in rows:
+        print(
+            f"{r['method']:<8}{r['cards']:>6}{r['accuracy']:>10.4f}{r['unreadable']:>8}"
+            f"{r['confident_misreads']:>9}{r['missed']:>8}"
+        )
+        if r["misreads"]:
+            print(f"{'':<8}confident misreads: {', '.join(r['misreads'])}")
+
+
+if __name__ == "__main__":
+    main()
