@@ -53,6 +53,7 @@ class _Track:
     missing: int = 0
     attempts: int = 0
     guesses: list[str] = field(default_factory=list)  # each attempt's best index guess
+    disagreement: str | None = None  # why the attempts cannot be trusted, once they disagree
     best: Reading | None = None
     published: Reading | None = None
     published_at: tuple[float, float] | None = None
@@ -115,6 +116,7 @@ class CardTracker:
                     track.best = None
                     track.attempts = 0
                     track.guesses = []
+                    track.disagreement = None
             if track.published is None and track.stable + 1 >= self.settle_frames:
                 ev = self._identify(frame, track)
                 if ev is not None:
@@ -189,7 +191,10 @@ class CardTracker:
             track.best = reading
         if not (reading.readable or track.attempts >= self.read_attempts):
             return None
-        track.published = track.best if track.best is not None else reading
+        published = track.best if track.best is not None else reading
+        if track.disagreement is not None and not published.readable:
+            published = replace(published, reason=track.disagreement)
+        track.published = published
         track.published_at = track.quad.centre
         track.zone, track.zone_distance_mm = self.recogniser.zone_of(track.quad)
         return self._event("placed", track)
@@ -203,13 +208,8 @@ class CardTracker:
         if reading.method != "index" or all(g == reading.code for g in earlier):
             return reading
         names = ", ".join(dict.fromkeys([*earlier, str(reading.code)]))
-        return replace(
-            reading,
-            code=None,
-            confidence=0.0,
-            method="none",
-            reason=f"attempts disagree: {names}",
-        )
+        track.disagreement = f"attempts disagree: {names}"
+        return replace(reading, code=None, confidence=0.0, method="none", reason=track.disagreement)
 
     def _event(self, kind: Literal["placed", "removed"], track: _Track) -> CardEvent:
         assert track.published is not None or kind == "placed"

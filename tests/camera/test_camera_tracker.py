@@ -216,6 +216,8 @@ def test_a_retry_is_published_only_when_the_attempts_agree(
     placed = [e for e in events if e.event == "placed"]
     assert len(placed) == 1
     assert placed[0].reading.code == published
+    if published is None:
+        assert placed[0].reading.reason.startswith("attempts disagree: ")
 
 
 def test_every_virtual_frame_is_a_new_exposure() -> None:
