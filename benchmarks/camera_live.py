@@ -8,8 +8,11 @@ unreadable, tries again on up to 4 more frames. ``single`` reads the first settl
 alone (what ``studio recognise`` and ``camera_accuracy.py`` measure). Both see the same
 frames. Prints cards, read right, unreadable, confident misreads and missed per method.
 
+``--deck standard`` deals a real deck design drawn by others (``hwsim.camera.standard_deck``)
+and learns the profile from its subset (profile ``standard``).
+
     .venv/bin/python benchmarks/camera_live.py [--trials 100] [--level hard]
-        [--size 1280x720] [--profile deck|other] [--seed 0] [--json]
+        [--size 1280x720] [--profile deck|other] [--deck drawn|standard] [--seed 0] [--json]
 """
 
 from __future__ import annotations
@@ -28,7 +31,8 @@ from calibration.deck_profile import DeckProfile, learn_profile
 from calibration.recogniser import Reading, Recogniser
 from calibration.tracker import CardTracker
 from hwsim.camera.dataset import SUBSET, example_images
-from hwsim.camera.render import PROFILE_STYLE, TABLE_STYLE, PlacedCard
+from hwsim.camera.render import PROFILE_STYLE, TABLE_STYLE, Faces, PlacedCard
+from hwsim.camera.standard_deck import load_faces
 from hwsim.camera.virtual import VirtualCamera
 from studio.cards import full_deck
 
@@ -42,6 +46,16 @@ ZONES = (
 )
 
 
+_FACES: list[Faces] = []
+
+
+def _standard_faces() -> Faces:
+    """The standard deck's faces, rendered once per process."""
+    if not _FACES:
+        _FACES.append(load_faces())
+    return _FACES[0]
+
+
 @dataclass(slots=True)
 class Tally:
     cards: int = 0
@@ -51,7 +65,7 @@ class Tally:
     missed: int = 0
     misreads: list[str] = field(default_factory=list)
 
-    def add(self, truth: str, reading: Reading | None) -> None:
+    def add(self, truth: str, reading: Reading | None, seed: int) -> None:
         self.cards += 1
         if reading is None:
             self.missed += 1
@@ -61,7 +75,7 @@ class Tally:
             self.right += 1
         else:
             self.misread += 1
-            self.misreads.append(f"{truth}->{reading.code} ({reading.confidence:.2f})")
+            self.misreads.append(f"{truth}->{reading.code} ({reading.confidence:.2f}, seed {seed})")
 
 
 def _nearest(card: PlacedCard, centres: list[tuple[float, float]]) -> int | None:
@@ -75,12 +89,13 @@ def _nearest(card: PlacedCard, centres: list[tuple[float, float]]) -> int | None
     return k if d[k] <= reach else None
 
 
-def trial(args: tuple[DeckProfile, str, int, tuple[int, int]]) -> tuple[Tally, Tally]:
-    profile, level, seed, size = args
+def trial(args: tuple[DeckProfile, str, int, tuple[int, int], bool]) -> tuple[Tally, Tally]:
+    profile, level, seed, size, standard = args
     cv2.setNumThreads(1)
     rng = np.random.default_rng(seed)
     deck = [c.code for c in full_deck()]
-    cam = VirtualCamera(level=level, seed=seed, size=size)
+    faces = _standard_faces() if standard else None
+    cam = VirtualCamera(level=level, seed=seed, size=size, faces=faces)
     for z, c in zip(
         rng.choice(len(ZONES), CARDS, replace=False),
         rng.choice(len(deck), CARDS, replace=False),
@@ -99,9 +114,9 @@ def trial(args: tuple[DeckProfile, str, int, tuple[int, int]]) -> tuple[Tally, T
     live, alone = Tally(), Tally()
     for card in cam.cards:
         k = _nearest(card, [e.quad.centre for e in placed])
-        live.add(card.code, None if k is None else placed[k].reading)
+        live.add(card.code, None if k is None else placed[k].reading, seed)
         k = _nearest(card, [c for c, _ in single])
-        alone.add(card.code, None if k is None else single[k][1])
+        alone.add(card.code, None if k is None else single[k][1], seed)
     return live, alone
 
 
@@ -111,14 +126,19 @@ def main() -> None:
     ap.add_argument("--level", default="hard")
     ap.add_argument("--size", default="1280x720")
     ap.add_argument("--profile", choices=("deck", "other"), default="deck")
+    ap.add_argument("--deck", choices=("drawn", "standard"), default="drawn")
     ap.add_argument("--seed", type=int, default=0, help="first trial's seed")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     w, h = (int(v) for v in args.size.split("x"))
-    style = TABLE_STYLE if args.profile == "deck" else PROFILE_STYLE
-    profile, _ = learn_profile(example_images(SUBSET, seed=1, style=style))
-    jobs = [(profile, args.level, args.seed + t, (w, h)) for t in range(args.trials)]
+    standard = args.deck == "standard"
+    if standard:
+        args.profile = "standard"  # examples and frames of the same real deck
+    style = PROFILE_STYLE if args.profile == "other" else TABLE_STYLE
+    faces = _standard_faces() if standard else None
+    profile, _ = learn_profile(example_images(SUBSET, seed=1, style=style, faces=faces))
+    jobs = [(profile, args.level, args.seed + t, (w, h), standard) for t in range(args.trials)]
     # Spawned workers: forking after OpenCV has started threads can deadlock.
     ctx = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=args.workers, mp_context=ctx) as pool:

@@ -248,10 +248,17 @@ class BodyModel:
         consistent = {r for r, f in fits.items() if f.consistent}
         if not exact:
             # Court cards carry pictures, not learned arrangements: they stay possible unless
-            # the pips are exactly a number card's, or more than a court card shows.
+            # the pips are exactly a number card's, or more than a court card shows. A
+            # number rank whose arrangement was not learned (a deck's decorated 4 of spades
+            # teaches none) still has its number of pips: more than that, with one to spare
+            # for a detail that looks like a pip, rule it out (an 8 of clubs showing 7 of
+            # its pips read as a confident 4C).
             courts_ok = self.court_pips is None or len(pips) <= self.court_pips
             consistent |= {
-                r for r in ranks if r not in self.patterns and (courts_ok or r in NUMBER_RANKS)
+                r
+                for r in ranks
+                if r not in self.patterns
+                and (len(pips) <= PIP_COUNT[r] + 1 if r in NUMBER_RANKS else courts_ok)
             }
         return BodyReading(pips, scores, frozenset(consistent), exact)
 

@@ -120,6 +120,25 @@ def test_court_cards_stay_possible_without_an_exact_number_arrangement(
     assert not reading.exact
 
 
+def test_a_number_rank_without_an_arrangement_still_has_its_number_of_pips(
+    profile: DeckProfile,
+) -> None:
+    """A deck whose 4 teaches no arrangement (the standard deck's decorated 4 of spades):
+    an 8 of clubs showing 6 or 7 of its pips stayed "consistent" with a 4 and, in the live
+    path on the standard deck at the hard level, read as a confident 4C. More pips than a
+    rank has, with one to spare, rule it out; its own pips never do."""
+    assert profile.body is not None
+    unlearned = replace(
+        profile.body, patterns={r: p for r, p in profile.body.patterns.items() if r not in "48"}
+    )
+    eight = unlearned.read(_card("8C"), 0.6, profile.known_ranks)
+    assert len(eight.pips) == 8 and not eight.exact
+    assert "8" in eight.consistent and "4" not in eight.consistent
+    four = unlearned.read(_card("4C"), 0.6, profile.known_ranks)
+    assert len(four.pips) == 4
+    assert {"4", "8"} <= four.consistent
+
+
 def test_suit_evidence_is_summed_over_glyphs_but_one_glyph_never_decides() -> None:
     one = [{"C": 0.998, "S": 0.98}]
     m = decide_by_distance(one, {"C", "S"})

@@ -42,6 +42,7 @@ from hwsim.camera.render import (
     LEVEL_PARAMS,
     TABLE_STYLE,
     CardStyle,
+    Faces,
     FloatArray,
     Image,
     PlacedCard,
@@ -137,9 +138,11 @@ class VirtualCamera:
         style: CardStyle = TABLE_STYLE,
         occlusion: bool = False,
         camera: FloatArray | None = None,
+        faces: Faces | None = None,
     ) -> None:
         """``camera``: layout mm -> image px (e.g. :func:`hwsim.camera.render.standing_camera`);
-        by default a random overhead camera of the level."""
+        by default a random overhead camera of the level. ``faces``: another deck's faces
+        (see :mod:`hwsim.camera.standard_deck`) instead of the drawn ones."""
         if level not in LEVEL_PARAMS:
             raise VisionError(f"unknown level {level!r}; levels are easy, medium, hard")
         self.level = level
@@ -149,6 +152,7 @@ class VirtualCamera:
         self.barcodes = barcodes
         self.style = style
         self.occlusion = occlusion
+        self.faces = faces
         self._rng = np.random.default_rng(seed)
         self.homography: FloatArray = (
             camera_homography(self._rng, level, size, self.layout) if camera is None else camera
@@ -269,6 +273,7 @@ class VirtualCamera:
                     self.homography,
                     style=self.style,
                     barcode=self.barcodes,
+                    faces=self.faces,
                 )
                 # Lighting and blur stay fixed for this camera; noise and compression
                 # change with every frame.
