@@ -4,9 +4,9 @@ Each trial is a fresh virtual camera of the level (its own perspective, lighting
 blur) with 12 cards dealt into random zones; every frame is a new exposure (fresh sensor
 noise and compression), as a real camera's frames are. ``live`` is what the camera service
 publishes: the tracker identifies a card once it has settled (5 frames) and, while it is
-unreadable, tries again on up to 4 more frames. ``single`` reads the first settled frame
-alone (what ``studio recognise`` and ``camera_accuracy.py`` measure). Both see the same
-frames. Prints cards, read right, unreadable, confident misreads and missed per method.
+unreadable, tries again on up to 4 more frames. ``single`` reads one frame alone, the
+sixth, when every card has settled (what ``studio recognise`` and ``camera_accuracy.py``
+measure); the tracker's first attempt is on the fifth. Both see the same frames. Prints cards, read right, unreadable, confident misreads and missed per method.
 
 ``--deck standard`` deals a real deck design drawn by others (``hwsim.camera.standard_deck``)
 and learns the profile from its subset (profile ``standard``).
