@@ -3,7 +3,8 @@
 Python 3.11's ``asyncio.wait_for`` returns the inner result and drops the cancellation when
 both land in the same turn of the loop (fixed in 3.12). The dealer polled its prompts with
 it, so a demo or a test that cancelled the dealer while the controller was prompting it
-could wait for it forever (two controller tests timed out so in CI).
+could wait for it for ever (the likely cause of two controller tests timing out in CI;
+seen in a loop of eight-table demo runs).
 """
 
 from __future__ import annotations
@@ -33,8 +34,9 @@ async def test_a_cancelled_dealer_stops_while_a_prompt_arrives(tmp_path: Path) -
     topic = Topics(sim.id).dealer_prompt
     for attempt in range(20):
         task = asyncio.create_task(dealer.run(), name="dealer")
-        while not bus._subs:  # the dealer has subscribed and waits for a prompt
-            await asyncio.sleep(0.001)
+        async with asyncio.timeout(5):
+            while not bus._subs:  # the dealer has subscribed and waits for a prompt
+                await asyncio.sleep(0.001)
         await asyncio.sleep(0.01)
         message = aiomqtt.Message(topic, prompt.model_dump_json().encode(), 1, True, attempt, None)
         bus._subs[0].offer(message)
