@@ -21,17 +21,16 @@ import argparse
 import json
 import multiprocessing
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
 from typing import Any
 
 import cv2
 import numpy as np
 
 from calibration.deck_profile import DeckProfile, learn_profile
-from calibration.recogniser import Reading, Recogniser
+from calibration.recogniser import CardFound, Recogniser
 from calibration.tracker import CardTracker
-from hwsim.camera.dataset import SUBSET, example_images
-from hwsim.camera.render import PROFILE_STYLE, TABLE_STYLE, Faces, PlacedCard
+from hwsim.camera.dataset import SUBSET, Score, example_images, score_scene
+from hwsim.camera.render import PROFILE_STYLE, TABLE_STYLE, Faces, Scene
 from hwsim.camera.standard_deck import load_faces
 from hwsim.camera.virtual import VirtualCamera
 from studio.cards import full_deck
@@ -56,40 +55,10 @@ def _standard_faces() -> Faces:
     return _FACES[0]
 
 
-@dataclass(slots=True)
-class Tally:
-    cards: int = 0
-    right: int = 0
-    unreadable: int = 0
-    misread: int = 0
-    missed: int = 0
-    misreads: list[str] = field(default_factory=list)
-
-    def add(self, truth: str, reading: Reading | None, seed: int) -> None:
-        self.cards += 1
-        if reading is None:
-            self.missed += 1
-        elif reading.code is None:
-            self.unreadable += 1
-        elif reading.code == truth:
-            self.right += 1
-        else:
-            self.misread += 1
-            self.misreads.append(f"{truth}->{reading.code} ({reading.confidence:.2f}, seed {seed})")
-
-
-def _nearest(card: PlacedCard, centres: list[tuple[float, float]]) -> int | None:
-    """The index of the detection on ``card`` (within a third of its diagonal), if any."""
-    if not centres:
-        return None
-    c = card.image_quad.mean(axis=0)
-    d = [float(np.hypot(x - c[0], y - c[1])) for x, y in centres]
-    k = int(np.argmin(d))
-    reach = float(np.linalg.norm(card.image_quad[0] - card.image_quad[2])) / 3
-    return k if d[k] <= reach else None
-
-
-def trial(args: tuple[DeckProfile, str, int, tuple[int, int], bool]) -> tuple[Tally, Tally]:
+def trial(
+    args: tuple[DeckProfile, str, int, tuple[int, int], bool],
+) -> tuple[int, Score, Score]:
+    """One virtual camera: its seed, the live path's score and a still frame's."""
     profile, level, seed, size, standard = args
     cv2.setNumThreads(1)
     rng = np.random.default_rng(seed)
@@ -104,20 +73,19 @@ def trial(args: tuple[DeckProfile, str, int, tuple[int, int], bool]) -> tuple[Ta
         cam.place(deck[int(c)], ZONES[int(z)])
     rec = Recogniser(profile, cam.calibration())
     tracker = CardTracker(rec, settle_frames=SETTLE)
-    placed = []
-    single: list[tuple[tuple[float, float], Reading]] = []
+    placed: list[CardFound] = []
+    single: list[CardFound] = []
     for i in range(FRAMES):
         frame = cam.read()
         if i == SETTLE:
-            single = [(f.quad.centre, f.reading) for f in rec.recognise(frame)]
-        placed += [e for e in tracker.update(frame) if e.event == "placed"]
-    live, alone = Tally(), Tally()
-    for card in cam.cards:
-        k = _nearest(card, [e.quad.centre for e in placed])
-        live.add(card.code, None if k is None else placed[k].reading, seed)
-        k = _nearest(card, [c for c, _ in single])
-        alone.add(card.code, None if k is None else single[k][1], seed)
-    return live, alone
+            single = rec.recognise(frame)
+        placed += [
+            CardFound(e.quad, e.zone, e.zone_distance_mm, e.reading)
+            for e in tracker.update(frame)
+            if e.event == "placed"
+        ]
+    truth = Scene(frame, cam.cards, cam.homography, level)
+    return seed, score_scene(truth, placed), score_scene(truth, single)
 
 
 def main() -> None:
@@ -143,27 +111,14 @@ def main() -> None:
     ctx = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=args.workers, mp_context=ctx) as pool:
         results = list(pool.map(trial, jobs))
-    totals = {"live": Tally(), "single": Tally()}
-    for live, alone in results:
+    totals = {"live": Score(), "single": Score()}
+    misreads: dict[str, list[str]] = {"live": [], "single": []}
+    for seed, live, alone in results:
         for name, part in (("live", live), ("single", alone)):
-            t = totals[name]
-            t.cards += part.cards
-            t.right += part.right
-            t.unreadable += part.unreadable
-            t.misread += part.misread
-            t.missed += part.missed
-            t.misreads += part.misreads
+            totals[name].add(part)
+            misreads[name] += [f"{t}->{r} ({c:.2f}, seed {seed})" for t, r, c in part.misreads]
     rows: list[dict[str, Any]] = [
-        {
-            "method": name,
-            "cards": t.cards,
-            "accuracy": round(t.right / t.cards, 4) if t.cards else 0.0,
-            "unreadable": t.unreadable,
-            "confident_misreads": t.misread,
-            "missed": t.missed,
-            "misreads": t.misreads,
-        }
-        for name, t in totals.items()
+        {"method": name, **t.summary(), "misreads": misreads[name]} for name, t in totals.items()
     ]
     if args.json:
         print(json.dumps({"level": args.level, "size": args.size, "rows": rows}, indent=1))
