@@ -54,6 +54,9 @@ POSITION_TOL_MM: Final = 5.5
 SIZE_RATIO: Final = 1.6
 NUMBER_RANKS: Final = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "T")
 PIP_COUNT: Final = {rank: n for n, rank in enumerate(NUMBER_RANKS, start=1)}
+# What the recogniser paints over the parts of a card that another card covers: neither
+# paper nor ink (see ``calibration.recogniser.hide``).
+HIDDEN_GREY: Final = (128, 128, 128)
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +143,38 @@ def paper_level(card: Image) -> float:
     return float(np.percentile(grey.min(axis=1), 75)) if len(grey) > 10 else 200.0
 
 
+def _not_paper(px: NDArray[np.int16], paper: float) -> NDArray[np.bool_]:
+    """Pixels (N x 3) that are ink: coloured, or darker than the paper."""
+    lo, hi = px.min(axis=1), px.max(axis=1)
+    return np.asarray(((hi - lo) >= 40) | (lo <= 0.8 * paper))
+
+
+def picture_ink(card: Image, index_box: tuple[float, float], pips: list[BodyBlob]) -> float:
+    """The share of a card's body covered by ink that is neither an index nor a pip.
+
+    A court card's picture covers half of it or more; a number card's body outside its
+    pips is paper. Parts hidden under another card are left out of the share.
+    """
+    h, w = card.shape[:2]
+    mx, my = max(2, round(0.03 * w)), max(2, round(0.03 * h))
+    keep = np.zeros((h, w), bool)
+    keep[my : h - my, mx : w - mx] = True
+    bx, by = round(index_box[0] * w), round(index_box[1] * h)
+    keep[:by, :bx] = False
+    keep[h - by :, w - bx :] = False
+    for p in pips:
+        x0, y0, x1, y1 = p.glyph.bbox
+        keep[
+            max(0, round(y0 * h) - 1) : round(y1 * h) + 2,
+            max(0, round(x0 * w) - 1) : round(x1 * w) + 2,
+        ] = False
+    keep &= ~np.all(card == np.array(HIDDEN_GREY, np.uint8), axis=2)
+    if keep.sum() < 0.1 * h * w:
+        return 0.0
+    px = card[keep].astype(np.int16)
+    return float(_not_paper(px, paper_level(card)).mean())
+
+
 def _plain_paper(card: Image, pos: Position, paper: float) -> bool:
     """Is the spot where a pip should be plain, unoccluded paper?"""
     h, w = card.shape[:2]
@@ -149,8 +184,8 @@ def _plain_paper(card: Image, pos: Position, paper: float) -> bool:
     if patch.size == 0:
         return False
     px = patch.reshape(-1, 3).astype(np.int16)
-    lo, hi = px.min(axis=1), px.max(axis=1)
-    ok = ((hi - lo) < 40) & (lo > 0.8 * paper) & (hi < 252)
+    hi = px.max(axis=1)
+    ok = ~_not_paper(px, paper) & (hi < 252)
     return float(ok.mean()) > 0.97
 
 
@@ -208,6 +243,7 @@ class BodyReading:
     suit_scores: list[dict[str, float]]  # per pip, per suit
     consistent: frozenset[str]  # ranks whose arrangement the pips fit
     exact: frozenset[str]  # ranks whose arrangement they fit exactly
+    picture: float = 0.0  # picture_ink of the card
 
 
 @dataclass(slots=True)
@@ -220,6 +256,9 @@ class BodyModel:
     pip_heights: tuple[float, float]  # smallest and largest learned pip, card fractions
     # Most pips seen on a court card among the examples (None: no court example, no limit).
     court_pips: int | None = None
+    # Picture ink at or above which a card is a court card (None: the examples do not
+    # tell court cards from number cards by it).
+    picture_bound: float | None = None
     matcher: Matcher = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -244,6 +283,12 @@ class BodyModel:
         positions = [(b.centre[0], b.centre[1], b.height) for b in pips]
         paper = paper_level(card)
         fits = {r: fit_arrangement(positions, p, card, paper) for r, p in self.patterns.items()}
+        ink = picture_ink(card, self.index_box, pips)
+        if self.picture_bound is not None and ink >= self.picture_bound:
+            # A picture: no number rank, whatever its pips (a queen of diamonds shows two
+            # pips where a 4 has two of its four; read as a confident 4D).
+            fits = {r: f for r, f in fits.items() if r not in NUMBER_RANKS}
+            ranks = [r for r in ranks if r not in NUMBER_RANKS]
         exact = frozenset(r for r, f in fits.items() if f.exact)
         consistent = {r for r, f in fits.items() if f.consistent}
         if not exact:
@@ -260,7 +305,7 @@ class BodyModel:
                 if r not in self.patterns
                 and (len(pips) <= PIP_COUNT[r] + 1 if r in NUMBER_RANKS else courts_ok)
             }
-        return BodyReading(pips, scores, frozenset(consistent), exact)
+        return BodyReading(pips, scores, frozenset(consistent), exact, ink)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -272,6 +317,11 @@ class BodyModel:
             },
             "pips": [t.to_dict() for t in self.pips],
             **({"court_pips": self.court_pips} if self.court_pips is not None else {}),
+            **(
+                {"picture_bound": round(self.picture_bound, 4)}
+                if self.picture_bound is not None
+                else {}
+            ),
         }
 
     @classmethod
@@ -291,7 +341,17 @@ class BodyModel:
         court = data.get("court_pips")
         if court is not None and not isinstance(court, int):
             raise VisionError("invalid body pips in deck profile: court_pips")
-        return cls((box[0], box[1]), pips, patterns, (heights[0], heights[1]), court)
+        bound = data.get("picture_bound")
+        if bound is not None and not (isinstance(bound, int | float) and 0 < bound < 1):
+            raise VisionError("invalid body pips in deck profile: picture_bound")
+        return cls(
+            (box[0], box[1]),
+            pips,
+            patterns,
+            (heights[0], heights[1]),
+            court,
+            None if bound is None else float(bound),
+        )
 
 
 def _pip_templates(blobs: list[BodyBlob], suit: str, scale: float, source: int) -> list[Template]:
@@ -373,4 +433,30 @@ def learn_body(
         if code[0] not in NUMBER_RANKS
     ]
     model.court_pips = max(courts) + 1 if courts else None
+    model.picture_bound = _picture_bound(model, examples)
     return model, skipped
+
+
+# Court pictures must cover this much more of the body than any number example's ink
+# besides its pips, or picture ink is not used.
+PICTURE_GAP: Final = 0.2
+
+
+def _picture_bound(model: BodyModel, examples: list[tuple[str, Image, float]]) -> float | None:
+    """The picture ink above which a card is a court card, from the examples.
+
+    Three quarters of the way from the most any number example shows (a decorated 4 of
+    spades) to the least any court example shows: at the table, blur spreads a pip's ink
+    past its box and a finger over a number card adds to it, while a court card's picture
+    reads a little higher than in a sharp photograph.
+    """
+    ink: dict[bool, list[float]] = {True: [], False: []}
+    for code, card, native in examples:
+        reading = model.read(card, native, list(model.patterns))
+        ink[code[0] not in NUMBER_RANKS].append(reading.picture)
+    if not ink[True] or not ink[False]:
+        return None
+    numbers, courts = max(ink[False]), min(ink[True])
+    if courts - numbers < PICTURE_GAP:
+        return None
+    return numbers + 0.75 * (courts - numbers)

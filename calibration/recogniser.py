@@ -32,6 +32,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from calibration.barcode import BarcodeReader
+from calibration.body_pips import HIDDEN_GREY
 from calibration.deck_profile import DeckProfile, IndexMatch, card_scale
 from calibration.detect import (
     CANON_H,
@@ -65,7 +66,6 @@ SCALE_MIN_OF_TEMPLATES: Final = 1.0
 # whose index corner reads this much better in the overlap is the one on top.
 OVERLAP_MIN: Final = 0.02
 STACK_MARGIN: Final = 0.1
-HIDDEN_GREY: Final = (128, 128, 128)
 # A card's outline is a step from paper down to what it lies on. Along its sides, this
 # share of points at least must be this much whiter (whiteness, see detect.whiteness) just
 # inside than just outside (3 % of the card's diagonal either side). A glare spot fades out

@@ -189,6 +189,17 @@ def test_body_model_round_trips_and_old_profiles_still_load(profile: DeckProfile
     assert legacy.body is None and legacy.read_body(card, 0.6) is None
 
 
+def test_the_picture_bound_round_trips_and_a_bad_one_is_refused(profile: DeckProfile) -> None:
+    assert profile.body is not None
+    # Our faces' court cards carry a letter, not a picture: too little ink to tell them by.
+    assert profile.body.picture_bound is None
+    data = replace(profile.body, picture_bound=0.42).to_dict()
+    assert BodyModel.from_dict(data).picture_bound == pytest.approx(0.42)
+    for bad in (1.5, 0, "high"):
+        with pytest.raises(VisionError, match="picture_bound"):
+            BodyModel.from_dict({**data, "picture_bound": bad})
+
+
 def test_a_body_model_without_templates_is_refused() -> None:
     with pytest.raises(VisionError):
         BodyModel.from_dict(

@@ -83,3 +83,49 @@ def test_read_on_the_table_without_a_confident_misread(standard: DeckProfile, fa
     assert got[(1280, 720), "hard"].accuracy >= 0.45
     assert got[(1920, 1080), "medium"].accuracy >= 0.95
     assert np.mean([s.zone_correct / max(1, s.zone_checked) for s in got.values()]) == 1.0
+
+
+def _photographed(code: str, faces: Faces, seed: int = 7) -> tuple[np.ndarray, float]:
+    ((_, image),) = example_images([code], seed=seed, faces=faces)
+    quad = locate_card(image)
+    return warp_card(image, quad), quad_width(quad) / CANON_W
+
+
+def test_a_court_picture_rules_out_every_number_rank(
+    standard: DeckProfile, faces: Faces
+) -> None:
+    """The examples teach how much of a body a picture covers: more than any number card's
+    ink besides its pips (the decorated 4 of spades the most), less than any court's."""
+    body = standard.body
+    assert body is not None and body.picture_bound is not None
+    for code in ("QD", "KC", "JH"):
+        card, scale = _photographed(code, faces)
+        reading = body.read(card, scale, standard.known_ranks)
+        assert reading.picture >= body.picture_bound, code
+        assert reading.consistent == {"J", "Q", "K"}, code
+    for code in ("4S", "4D", "TC", "AS"):
+        card, scale = _photographed(code, faces)
+        reading = body.read(card, scale, standard.known_ranks)
+        assert reading.picture < body.picture_bound, code
+        assert code[0] in reading.consistent, code
+
+
+def test_a_queen_showing_a_fours_index_is_vetoed_not_read_as_a_four(
+    standard: DeckProfile, faces: Faces
+) -> None:
+    """In the live path at the hard level a QD read as a confident 4D: this deck's 4 has no
+    learned arrangement (decorated 4 of spades), and the queen's two picture pips sit where
+    a 4 has two of its four. Here the queen carries a 4's index outright: the index is
+    sure, the body is a picture, and the card is unreadable."""
+    queen, scale = _photographed("QD", faces)
+    four, _ = _photographed("4D", faces)
+    x1, y1 = standard.region[2], standard.region[3]
+    h, w = queen.shape[:2]
+    ih, iw = round(y1 * h), round(x1 * w)
+    queen[:ih, :iw] = four[:ih, :iw]
+    queen[h - ih :, w - iw :] = four[h - ih :, w - iw :]
+    corners = [g for g in (extract_index(queen, c, standard.region) for c in (0, 1)) if g]
+    alone = standard.match_corners(corners, scale)
+    assert alone is not None and alone.code == "4D" and alone.confidence >= 0.5
+    match = standard.match_corners(corners, scale, standard.read_body(queen, scale))
+    assert match is not None and match.rank.confidence == 0.0
