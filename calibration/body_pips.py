@@ -19,7 +19,7 @@ turns a 9 into an 8.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import astuple, dataclass, field
 from typing import Any, Final
 
 import cv2
@@ -149,11 +149,21 @@ def _not_paper(px: NDArray[np.int16], paper: float) -> NDArray[np.bool_]:
     return np.asarray(((hi - lo) >= 40) | (lo <= 0.8 * paper))
 
 
-def picture_ink(card: Image, index_box: tuple[float, float], pips: list[BodyBlob]) -> float:
-    """The share of a card's body covered by ink that is neither an index nor a pip.
+@dataclass(frozen=True, slots=True)
+class Picture:
+    """How much of a card's body is ink that is neither an index nor a pip."""
 
-    A court card's picture covers half of it or more; a number card's body outside its
-    pips is paper. Parts hidden under another card are left out of the share.
+    share: float  # of the whole body
+    spread: float  # of the second emptiest of the eight outer cells of a 3 x 3 grid
+
+
+def picture_ink(card: Image, index_box: tuple[float, float], pips: list[BodyBlob]) -> Picture:
+    """The ink of a card's body outside its index corners and pips.
+
+    A court card's picture covers half of the body or more, out to its frame; a number
+    card's body outside its pips is paper. ``spread`` tells a picture from one large
+    symbol in the middle (a deck's ornate ace of spades) and from a finger over one side:
+    a picture inks all the outer cells. Parts hidden under another card are left out.
     """
     h, w = card.shape[:2]
     mx, my = max(2, round(0.03 * w)), max(2, round(0.03 * h))
@@ -170,9 +180,19 @@ def picture_ink(card: Image, index_box: tuple[float, float], pips: list[BodyBlob
         ] = False
     keep &= ~np.all(card == np.array(HIDDEN_GREY, np.uint8), axis=2)
     if keep.sum() < 0.1 * h * w:
-        return 0.0
-    px = card[keep].astype(np.int16)
-    return float(_not_paper(px, paper_level(card)).mean())
+        return Picture(0.0, 0.0)
+    ink = np.zeros((h, w), bool)
+    ink[keep] = _not_paper(card[keep].astype(np.int16), paper_level(card))
+    xs = np.linspace(mx, w - mx, 4).round().astype(int)
+    ys = np.linspace(my, h - my, 4).round().astype(int)
+    cells = []
+    for i in range(3):
+        for j in range(3):
+            k = keep[ys[i] : ys[i + 1], xs[j] : xs[j + 1]]
+            if (i, j) != (1, 1) and k.sum() >= 0.25 * k.size:
+                cells.append(float(ink[ys[i] : ys[i + 1], xs[j] : xs[j + 1]][k].mean()))
+    spread = sorted(cells)[1] if len(cells) >= 2 else 0.0
+    return Picture(float(ink[keep].mean()), spread)
 
 
 def _plain_paper(card: Image, pos: Position, paper: float) -> bool:
@@ -243,7 +263,7 @@ class BodyReading:
     suit_scores: list[dict[str, float]]  # per pip, per suit
     consistent: frozenset[str]  # ranks whose arrangement the pips fit
     exact: frozenset[str]  # ranks whose arrangement they fit exactly
-    picture: float = 0.0  # picture_ink of the card
+    picture: Picture = Picture(0.0, 0.0)
 
 
 @dataclass(slots=True)
@@ -256,9 +276,9 @@ class BodyModel:
     pip_heights: tuple[float, float]  # smallest and largest learned pip, card fractions
     # Most pips seen on a court card among the examples (None: no court example, no limit).
     court_pips: int | None = None
-    # Picture ink at or above which a card is a court card (None: the examples do not
-    # tell court cards from number cards by it).
-    picture_bound: float | None = None
+    # Picture ink (share and spread) at or above which a card is a court card (None: the
+    # examples do not tell court cards from number cards by it).
+    picture_bound: Picture | None = None
     matcher: Matcher = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -284,7 +304,8 @@ class BodyModel:
         paper = paper_level(card)
         fits = {r: fit_arrangement(positions, p, card, paper) for r, p in self.patterns.items()}
         ink = picture_ink(card, self.index_box, pips)
-        if self.picture_bound is not None and ink >= self.picture_bound:
+        bound = self.picture_bound
+        if bound is not None and ink.share >= bound.share and ink.spread >= bound.spread:
             # A picture: no number rank, whatever its pips (a queen of diamonds shows two
             # pips where a 4 has two of its four; read as a confident 4D).
             fits = {r: f for r, f in fits.items() if r not in NUMBER_RANKS}
@@ -318,7 +339,7 @@ class BodyModel:
             "pips": [t.to_dict() for t in self.pips],
             **({"court_pips": self.court_pips} if self.court_pips is not None else {}),
             **(
-                {"picture_bound": round(self.picture_bound, 4)}
+                {"picture_bound": [round(v, 4) for v in astuple(self.picture_bound)]}
                 if self.picture_bound is not None
                 else {}
             ),
@@ -342,15 +363,21 @@ class BodyModel:
         if court is not None and not isinstance(court, int):
             raise VisionError("invalid body pips in deck profile: court_pips")
         bound = data.get("picture_bound")
-        if bound is not None and not (isinstance(bound, int | float) and 0 < bound < 1):
-            raise VisionError("invalid body pips in deck profile: picture_bound")
+        if bound is not None and not (
+            isinstance(bound, list)
+            and len(bound) == 2
+            and all(isinstance(v, int | float) and 0 < v < 1 for v in bound)
+        ):
+            raise VisionError(
+                "invalid body pips in deck profile: picture_bound must be [share, spread]"
+            )
         return cls(
             (box[0], box[1]),
             pips,
             patterns,
             (heights[0], heights[1]),
             court,
-            None if bound is None else float(bound),
+            None if bound is None else Picture(float(bound[0]), float(bound[1])),
         )
 
 
@@ -437,26 +464,34 @@ def learn_body(
     return model, skipped
 
 
-# Court pictures must cover this much more of the body than any number example's ink
-# besides its pips, or picture ink is not used.
-PICTURE_GAP: Final = 0.2
+# Court pictures must cover this much more of the body, and of its second emptiest outer
+# cell, than any number example's ink besides its pips, or picture ink is not used.
+PICTURE_GAP: Final = Picture(0.2, 0.05)
 
 
-def _picture_bound(model: BodyModel, examples: list[tuple[str, Image, float]]) -> float | None:
-    """The picture ink above which a card is a court card, from the examples.
+def _picture_bound(model: BodyModel, examples: list[tuple[str, Image, float]]) -> Picture | None:
+    """The picture ink at or above which a card is a court card, from the examples.
 
-    Three quarters of the way from the most any number example shows (a decorated 4 of
-    spades) to the least any court example shows: at the table, blur spreads a pip's ink
-    past its box and a finger over a number card adds to it, while a court card's picture
-    reads a little higher than in a sharp photograph.
+    Between the most any number example shows (a decorated 4 of spades) and the least any
+    court example shows: three quarters of the way for the share (at the table, blur
+    spreads a pip's ink past its box and a finger over a number card adds to it, while a
+    court card's picture reads a little higher than in a sharp photograph), half way for
+    the spread (a court's outer cells are partly paper: the border round its frame).
     """
-    ink: dict[bool, list[float]] = {True: [], False: []}
+    ink: dict[bool, list[Picture]] = {True: [], False: []}
     for code, card, native in examples:
         reading = model.read(card, native, list(model.patterns))
         ink[code[0] not in NUMBER_RANKS].append(reading.picture)
     if not ink[True] or not ink[False]:
         return None
-    numbers, courts = max(ink[False]), min(ink[True])
-    if courts - numbers < PICTURE_GAP:
+    numbers = Picture(max(p.share for p in ink[False]), max(p.spread for p in ink[False]))
+    courts = Picture(min(p.share for p in ink[True]), min(p.spread for p in ink[True]))
+    if (
+        courts.share - numbers.share < PICTURE_GAP.share
+        or courts.spread - numbers.spread < PICTURE_GAP.spread
+    ):
         return None
-    return numbers + 0.75 * (courts - numbers)
+    return Picture(
+        numbers.share + 0.75 * (courts.share - numbers.share),
+        numbers.spread + 0.5 * (courts.spread - numbers.spread),
+    )

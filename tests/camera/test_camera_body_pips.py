@@ -8,7 +8,7 @@ import cv2
 import numpy as np
 import pytest
 
-from calibration.body_pips import BodyModel, body_blobs, fit_arrangement, paper_level
+from calibration.body_pips import BodyModel, Picture, body_blobs, fit_arrangement, paper_level
 from calibration.deck_profile import BODY_EXACT_CONFIDENCE, DeckProfile, locate_card
 from calibration.detect import warp_card
 from calibration.index_reader import extract_index
@@ -193,9 +193,10 @@ def test_the_picture_bound_round_trips_and_a_bad_one_is_refused(profile: DeckPro
     assert profile.body is not None
     # Our faces' court cards carry a letter, not a picture: too little ink to tell them by.
     assert profile.body.picture_bound is None
-    data = replace(profile.body, picture_bound=0.42).to_dict()
-    assert BodyModel.from_dict(data).picture_bound == pytest.approx(0.42)
-    for bad in (1.5, 0, "high"):
+    data = replace(profile.body, picture_bound=Picture(0.42, 0.08)).to_dict()
+    assert data["picture_bound"] == [0.42, 0.08]
+    assert BodyModel.from_dict(data).picture_bound == Picture(0.42, 0.08)
+    for bad in ([1.5, 0.1], [0.4, 0], 0.42, "high", [0.4]):
         with pytest.raises(VisionError, match="picture_bound"):
             BodyModel.from_dict({**data, "picture_bound": bad})
 

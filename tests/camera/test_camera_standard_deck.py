@@ -91,23 +91,38 @@ def _photographed(code: str, faces: Faces, seed: int = 7) -> tuple[np.ndarray, f
     return warp_card(image, quad), quad_width(quad) / CANON_W
 
 
-def test_a_court_picture_rules_out_every_number_rank(
-    standard: DeckProfile, faces: Faces
-) -> None:
+def test_a_court_picture_rules_out_every_number_rank(standard: DeckProfile, faces: Faces) -> None:
     """The examples teach how much of a body a picture covers: more than any number card's
     ink besides its pips (the decorated 4 of spades the most), less than any court's."""
     body = standard.body
     assert body is not None and body.picture_bound is not None
+    bound = body.picture_bound
     for code in ("QD", "KC", "JH"):
         card, scale = _photographed(code, faces)
         reading = body.read(card, scale, standard.known_ranks)
-        assert reading.picture >= body.picture_bound, code
+        assert reading.picture.share >= bound.share, code
+        assert reading.picture.spread >= bound.spread, code
         assert reading.consistent == {"J", "Q", "K"}, code
     for code in ("4S", "4D", "TC", "AS"):
         card, scale = _photographed(code, faces)
         reading = body.read(card, scale, standard.known_ranks)
-        assert reading.picture < body.picture_bound, code
+        assert reading.picture.share < bound.share, code
         assert code[0] in reading.consistent, code
+
+
+@pytest.mark.parametrize("code", ["9H", "6C", "TD"])
+def test_a_hand_over_half_a_number_card_is_not_a_picture(
+    standard: DeckProfile, faces: Faces, code: str
+) -> None:
+    """A hand over one side inks as much of the body as a picture, but not all round."""
+    body = standard.body
+    assert body is not None and body.picture_bound is not None
+    card, scale = _photographed(code, faces)
+    card[:, : card.shape[1] // 2] = (120, 150, 200)  # skin
+    reading = body.read(card, scale, standard.known_ranks)
+    assert reading.picture.share >= body.picture_bound.share
+    assert reading.picture.spread < body.picture_bound.spread
+    assert code[0] in reading.consistent
 
 
 def test_a_queen_showing_a_fours_index_is_vetoed_not_read_as_a_four(
