@@ -83,6 +83,16 @@ def calibrate_deck(
         typer.echo(
             f"body pip suits: {' '.join(s for s in SUITS if s in body.suits)}  ({len(body.pips)} templates)"
         )
+        if body.picture_bound is not None:
+            share, spread = body.picture_bound.share, body.picture_bound.spread
+            typer.echo(
+                f"court pictures: ink over {share:.0%} of the body, and over {spread:.0%} "
+                "of all its outer ninths but one, make a card a court card"
+            )
+        else:
+            typer.echo(
+                "court pictures: not used (no court and number examples whose ink tells them apart)"
+            )
     wrong = {
         f: got
         for f, got in report.self_check.items()

@@ -40,6 +40,8 @@ def test_deck_table_recognise(examples_dir: Path, frames: dict[str, Path], tmp_p
     # The subset's 13 spades teach every number card's pip arrangement; 7H, QD, 3C the suits.
     assert "pip arrangements (rank:pips): 2:2 3:3 4:4 5:5 6:6 7:7 8:8 9:9 A:1 T:10" in r.output
     assert "body pip suits: S H D C" in r.output
+    # Our faces' court cards are a letter in a frame, not a picture.
+    assert "court pictures: not used" in r.output
     r = runner.invoke(
         app,
         [
