@@ -25,7 +25,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from calibration.cascade import split_cascade
-from calibration.quad_fit import fit_quad, refine_quad
+from calibration.quad_fit import WHOLE_CARD_SUPPORT, fit_quad, outline_support, refine_quad
 
 CANON_W: Final = 240
 CANON_H: Final = 336
@@ -43,6 +43,19 @@ TOO_LARGE: Final = 1.3
 # encloses is filled only up to HOLE_MAX card areas when the card's size is known.
 CARD_AREA_OF_DIAGONAL: Final = 63.0 * 88.0 / (63.0**2 + 88.0**2)
 HOLE_MAX: Final = 1.5
+# With a card's size known: printed text or a line of the layout, as light as paper in
+# glare, that touches a card joins its blob and skews its quad (a card with a corner on
+# its zone's label was found right in 2 frames of 12 and never settled).
+# A quad that is not a whole card (the size of one, its outline along its sides) is tried
+# again without paper narrower than these fractions of a card's width, when that removes
+# TRIM_SHARE of its blob at least; only whole cards are taken from what is left.
+# (An opening rounds a card's corners: fewer of its outline's points lie on its sides.)
+THIN_PAPER: Final = (0.15, 0.25)
+TRIM_SHARE: Final = 0.02
+CARD_SIZE: Final = (0.9, 1.1)
+TRIMMED_SUPPORT: Final = 0.7
+TRIM_GAIN: Final = 0.05  # of the blob's outline, more on the trimmed cards' sides
+CARD_WIDTH_OF_DIAGONAL: Final = 63.0 / math.hypot(63.0, 88.0)
 # A light cloth (see _paper_level): more of the frame than this above the frame's split,
 # and two levels in it at least this far apart (whiteness), mean a cloth under the paper.
 PAPER_SHARE_MAX: Final = 0.5
@@ -78,6 +91,8 @@ class CardQuad:
     # Found by its edges on a surface as light as paper (see find_cards): no step from
     # paper down to the surface along its outline.
     by_edges: bool = False
+    # Share of the outline's points on the quad's sides (as fitted; see quad_fit).
+    support: float = field(default=1.0, compare=False)
     centre: tuple[float, float] = field(init=False)
     diagonal: float = field(init=False)
 
@@ -204,6 +219,18 @@ def find_cards(
                 found.extend(singles)
                 continue
         result = _accept(contour, cfg, min_area, max_area)
+        # A card with something glued on is as large as a card at least (a smaller blob is
+        # a marker's paper, a glare spot: not worth the cut).
+        if (
+            result is not None
+            and card_diagonal is not None
+            and _size_of_a_card(result, scale, card_diagonal) >= CARD_SIZE[0]
+            and not _whole_card(result, scale, card_diagonal)
+        ):
+            trimmed = _without_thin_paper(contour, result, scale, card_diagonal, cfg, min_area)
+            if trimmed:
+                found.extend(trimmed)
+                continue
         if result is not None and not _larger_than_a_card(result, scale, card_diagonal):
             found.append(result)
             continue
@@ -399,6 +426,77 @@ def _may_be_several(
     return diagonal >= CASCADE_SIZE_MIN * card_diagonal((cx / scale, cy / scale))
 
 
+def _whole_card(
+    quad: CardQuad,
+    scale: float,
+    card_diagonal: Callable[[tuple[float, float]], float],
+    support: float = WHOLE_CARD_SUPPORT,
+) -> bool:
+    """A card's size, and ``support`` of its outline along its sides (nothing glued on)."""
+    if quad.support < support:
+        return False
+    return CARD_SIZE[0] <= _size_of_a_card(quad, scale, card_diagonal) <= CARD_SIZE[1]
+
+
+def _without_thin_paper(
+    contour: NDArray[np.int32],
+    result: CardQuad,
+    scale: float,
+    card_diagonal: Callable[[tuple[float, float]], float],
+    cfg: DetectorConfig,
+    min_area: float,
+) -> list[CardQuad]:
+    """The whole cards of a blob once paper narrower than :data:`THIN_PAPER` card widths
+    is cut off it (an opening): a zone's label or a layout line, as light as paper in
+    glare, glued to a card. ``result`` is the quad the whole blob gave, which is no whole
+    card. None when the cut leaves no whole card, or when ``result`` runs along more of
+    the blob's outline than they do: then the cut took a piece of the card, not something
+    glued on. (A blob that gave no quad is left to the other remedies: it may be several
+    cards.)"""
+    x, y, bw, bh = cv2.boundingRect(contour)
+    centre = ((x + bw / 2) / scale, (y + bh / 2) / scale)
+    width = CARD_WIDTH_OF_DIAGONAL * card_diagonal(centre) * scale
+    pad = round(max(THIN_PAPER) * width) + 2
+    blob = np.zeros((bh + 2 * pad, bw + 2 * pad), np.uint8)
+    cv2.drawContours(blob, [contour - np.array([x - pad, y - pad])], -1, 255, -1)
+    area = cv2.countNonZero(blob)
+    for fraction in THIN_PAPER:
+        k = round(fraction * width) | 1
+        if k < 3:
+            continue
+        kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k))
+        opened = np.asarray(cv2.morphologyEx(blob, cv2.MORPH_OPEN, kernel), np.uint8)
+        if cv2.countNonZero(opened) > (1 - TRIM_SHARE) * area:
+            continue  # nothing glued on that is this thin
+        parts, _ = cv2.findContours(opened, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+        shift = np.array([x - pad, y - pad])
+        quads = [
+            q
+            for part in parts
+            if (q := _accept(np.asarray(part + shift, np.int32), cfg, min_area, math.inf))
+            is not None
+            and _whole_card(q, scale, card_diagonal, TRIMMED_SUPPORT)
+        ]
+        if quads:
+            points = contour.reshape(-1, 2).astype(np.float64)
+            theirs = sum(outline_support(q.corners, points)[0] for q in quads)
+            ours = outline_support(result.corners, points)[0]
+            return quads if theirs > ours + TRIM_GAIN * len(points) else []
+    return []
+
+
+def _size_of_a_card(
+    quad: CardQuad,
+    scale: float,
+    card_diagonal: Callable[[tuple[float, float]], float] | None,
+) -> float:
+    """The quad's diagonal in card diagonals there (1.0 when the card's size is unknown)."""
+    if card_diagonal is None:
+        return 1.0
+    x, y = quad.centre
+    return quad.diagonal / scale / card_diagonal((x / scale, y / scale))
+
+
 def _larger_than_a_card(
     quad: CardQuad,
     scale: float,
@@ -504,7 +602,8 @@ def _accept(
     qa = abs(cv2.contourArea(quad.astype(np.float32)))
     if qa <= 0 or not 0.7 <= area / qa <= 1.1:
         return None
-    return CardQuad(quad, fit.fitted, contour.reshape(-1, 2).astype(np.float64), fit.from_sides)
+    contour_px = contour.reshape(-1, 2).astype(np.float64)
+    return CardQuad(quad, fit.fitted, contour_px, fit.from_sides, support=fit.support)
 
 
 def refine(quad: CardQuad) -> CardQuad:

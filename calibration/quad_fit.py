@@ -73,6 +73,7 @@ class QuadFit:
     corners: FloatArray
     fitted: bool
     from_sides: bool
+    support: float = 1.0  # share of the outline's points on its sides
 
 
 def fit_quad(contour: NDArray[np.int32]) -> QuadFit | None:
@@ -98,17 +99,20 @@ def fit_quad(contour: NDArray[np.int32]) -> QuadFit | None:
             best = _better(best, quad, True, points, hull_area)
     if best is None:
         return None
-    _, area, quad, from_sides = best
-    return QuadFit(quad, bool(area / hull_area > FITTED_AREA), from_sides)
+    _, area, quad, from_sides, on_sides = best
+    return QuadFit(quad, bool(area / hull_area > FITTED_AREA), from_sides, on_sides / len(points))
+
+
+_Candidate = tuple[float, float, FloatArray, bool, int]  # score, area, quad, from_sides, on_sides
 
 
 def _better(
-    best: tuple[float, float, FloatArray, bool] | None,
+    best: _Candidate | None,
     quad: FloatArray,
     from_sides: bool,
     points: FloatArray,
     hull_area: float,
-) -> tuple[float, float, FloatArray, bool] | None:
+) -> _Candidate | None:
     """``best`` or the candidate ``quad``, whichever the outline supports more."""
     if quad.shape != (4, 2) or not cv2.isContourConvex(quad.astype(np.float32)):
         return best
@@ -117,10 +121,10 @@ def _better(
     area = abs(cv2.contourArea(quad.astype(np.float32)))
     if not hull_area * MIN_AREA_OF_HULL <= area <= hull_area * MAX_AREA_OVER_HULL:
         return best
-    on_sides, outside = _support(quad, points)
+    on_sides, outside = outline_support(quad, points)
     score = on_sides - OUTSIDE_WEIGHT * outside
     if best is None or (score, -area) > (best[0], -best[1]):
-        return score, area, quad, from_sides
+        return score, area, quad, from_sides, on_sides
     return best
 
 
@@ -222,7 +226,7 @@ def _opposite_sides_parallel(quad: FloatArray) -> bool:
     return True
 
 
-def _support(quad: FloatArray, points: FloatArray) -> tuple[int, int]:
+def outline_support(quad: FloatArray, points: FloatArray) -> tuple[int, int]:
     """How many outline points lie on the quad's sides, and how many outside it (both
     within the tolerance)."""
     d = np.roll(quad, -1, axis=0) - quad

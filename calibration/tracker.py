@@ -22,7 +22,7 @@ the old position, then ``placed`` again once it settles.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import Final, Literal
 
 import numpy as np
 from numpy.typing import NDArray
@@ -31,6 +31,11 @@ from calibration.detect import CardQuad, warp_card
 from calibration.recogniser import Reading, Recogniser, covering
 
 Image = NDArray[np.uint8]
+
+# A card the detector misses for this many frames in a row keeps the stillness it had: in
+# glare, next to a layout line as light as paper, a still card can be found in three
+# frames of four, and would never settle.
+FLICKER_FRAMES: Final = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,7 +133,8 @@ class CardTracker:
                 keep.append(track)
                 continue
             track.missing += 1
-            track.stable = 0
+            if track.missing > FLICKER_FRAMES:
+                track.stable = 0
             if track.missing >= self.remove_frames:
                 if track.published is not None:
                     events.append(self._event("removed", track))
