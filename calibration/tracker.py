@@ -2,8 +2,9 @@
 
 Every frame the recogniser's detector finds card quads; the tracker matches them to its
 tracks by centre distance. A track is *settled* once its centre has stayed within
-``move_tolerance`` card diagonals for ``settle_frames`` consecutive frames; only then is the
-card identified (a moving card is blurred and half-way between zones). If the reading is
+``move_tolerance`` card diagonals for ``settle_frames`` consecutive frames (one frame in
+which the detector misses it does not break the run, two do); only then is the card
+identified (a moving card is blurred and half-way between zones). If the reading is
 unreadable, it is retried on the next settled frames, up to ``read_attempts``; then the
 placement is published as unreadable. Either way a placement produces exactly one
 ``placed`` event.
