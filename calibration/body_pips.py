@@ -161,9 +161,9 @@ def picture_ink(card: Image, index_box: tuple[float, float], pips: list[BodyBlob
     """The ink of a card's body outside its index corners and pips.
 
     A court card's picture covers half of the body or more, out to its frame; a number
-    card's body outside its pips is paper. ``spread`` tells a picture from one large
-    symbol in the middle (a deck's ornate ace of spades) and from a finger over one side:
-    a picture inks all the outer cells. Parts hidden under another card are left out.
+    card's body outside its pips is paper. ``spread`` tells a picture from a hand over one
+    side of a card: a picture inks all the outer cells, a hand leaves the far ones paper.
+    Parts hidden under another card are left out.
     """
     h, w = card.shape[:2]
     mx, my = max(2, round(0.03 * w)), max(2, round(0.03 * h))
