@@ -27,12 +27,15 @@ import json
 import multiprocessing
 import time
 from concurrent.futures import ProcessPoolExecutor
+from typing import Any
 
 from calibration.deck_profile import DeckProfile, learn_profile
 from hwsim.camera.dataset import (
+    SCORE_HEADER,
     SUBSET,
     Score,
     example_images,
+    score_columns,
     score_level,
 )
 from hwsim.camera.render import PROFILE_STYLE, TABLE_STYLE, Faces
@@ -114,7 +117,7 @@ def main() -> None:
         results = list(pool.map(run, jobs))
     rows = []
     for name, method, level, score, cpu in results:
-        row = {
+        row: dict[str, Any] = {
             "profile": "-" if method == "barcode" else name,
             "method": method,
             "level": level,
@@ -141,12 +144,11 @@ def main() -> None:
         f"camera accuracy, {args.size}, {args.frames} frames x 12 cards per cell, "
         f"seed {args.seed}{hands}"
     )
-    head = f"{'profile':<9}{'method':<14}{'level':<8}{'cards':>6}{'accuracy':>10}{'unread':>8}{'misread':>9}{'missed':>8}{'zones':>8}"
-    print(head)
+    print(f"{'profile':<9}{'method':<14}{'level':<8}{SCORE_HEADER}{'zones':>8}")
     for r in rows:
         print(
-            f"{r['profile']:<9}{r['method']:<14}{r['level']:<8}{r['cards']:>6}{r['accuracy']:>10.4f}{r['unreadable']:>8}"
-            f"{r['confident_misreads']:>9}{r['missed']:>8}{r['zone_accuracy']:>8.3f}"
+            f"{r['profile']:<9}{r['method']:<14}{r['level']:<8}{score_columns(r)}"
+            f"{r['zone_accuracy']:>8.3f}"
         )
         if r["misreads"]:
             print(f"{'':<31}confident misreads: {', '.join(r['misreads'])}")

@@ -29,7 +29,14 @@ import numpy as np
 from calibration.deck_profile import DeckProfile, learn_profile
 from calibration.recogniser import CardFound, Recogniser
 from calibration.tracker import CardTracker
-from hwsim.camera.dataset import SUBSET, Score, example_images, score_scene
+from hwsim.camera.dataset import (
+    SCORE_HEADER,
+    SUBSET,
+    Score,
+    example_images,
+    score_columns,
+    score_scene,
+)
 from hwsim.camera.render import PROFILE_STYLE, TABLE_STYLE, Faces, Scene
 from hwsim.camera.standard_deck import load_faces
 from hwsim.camera.virtual import VirtualCamera
@@ -128,12 +135,9 @@ def main() -> None:
         f"{args.trials} virtual cameras x {CARDS} cards, seeds {args.seed}.."
         f"{args.seed + args.trials - 1}"
     )
-    print(f"{'method':<8}{'cards':>6}{'accuracy':>10}{'unread':>8}{'misread':>9}{'missed':>8}")
+    print(f"{'method':<8}{SCORE_HEADER}")
     for r in rows:
-        print(
-            f"{r['method']:<8}{r['cards']:>6}{r['accuracy']:>10.4f}{r['unreadable']:>8}"
-            f"{r['confident_misreads']:>9}{r['missed']:>8}"
-        )
+        print(f"{r['method']:<8}{score_columns(r)}")
         if r["misreads"]:
             print(f"{'':<8}confident misreads: {', '.join(r['misreads'])}")
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import cv2
 import numpy as np
@@ -168,6 +169,18 @@ class Score:
             if self.zone_checked
             else 0.0,
         }
+
+
+# The columns of a Score.summary() in the benchmarks' text tables.
+SCORE_HEADER = f"{'cards':>6}{'accuracy':>10}{'unread':>8}{'misread':>9}{'missed':>8}"
+
+
+def score_columns(row: dict[str, Any]) -> str:
+    """One row's :data:`SCORE_HEADER` columns (``row`` holds a ``Score.summary()``)."""
+    return (
+        f"{row['cards']:>6}{row['accuracy']:>10.4f}{row['unreadable']:>8}"
+        f"{row['confident_misreads']:>9}{row['missed']:>8}"
+    )
 
 
 def score_scene(scene: Scene, found: list[CardFound]) -> Score:
