@@ -157,13 +157,16 @@ class Picture:
     spread: float  # of the second emptiest of the eight outer cells of a 3 x 3 grid
 
 
-def picture_ink(card: Image, index_box: tuple[float, float], pips: list[BodyBlob]) -> Picture:
+def picture_ink(
+    card: Image, index_box: tuple[float, float], pips: list[BodyBlob], paper: float | None = None
+) -> Picture:
     """The ink of a card's body outside its index corners and pips.
 
     A court card's picture covers half of the body or more, out to its frame; a number
     card's body outside its pips is paper. ``spread`` tells a picture from a hand over one
     side of a card: a picture inks all the outer cells, a hand leaves the far ones paper.
-    Parts hidden under another card are left out.
+    Parts hidden under another card are left out. ``paper`` is :func:`paper_level` of the
+    card (computed when not given).
     """
     h, w = card.shape[:2]
     mx, my = max(2, round(0.03 * w)), max(2, round(0.03 * h))
@@ -182,7 +185,8 @@ def picture_ink(card: Image, index_box: tuple[float, float], pips: list[BodyBlob
     if keep.sum() < 0.1 * h * w:
         return Picture(0.0, 0.0)
     ink = np.zeros((h, w), bool)
-    ink[keep] = _not_paper(card[keep].astype(np.int16), paper_level(card))
+    paper = paper_level(card) if paper is None else paper
+    ink[keep] = _not_paper(card[keep].astype(np.int16), paper)
     xs = np.linspace(mx, w - mx, 4).round().astype(int)
     ys = np.linspace(my, h - my, 4).round().astype(int)
     cells = []
@@ -303,7 +307,7 @@ class BodyModel:
         positions = [(b.centre[0], b.centre[1], b.height) for b in pips]
         paper = paper_level(card)
         fits = {r: fit_arrangement(positions, p, card, paper) for r, p in self.patterns.items()}
-        ink = picture_ink(card, self.index_box, pips)
+        ink = picture_ink(card, self.index_box, pips, paper)
         bound = self.picture_bound
         if bound is not None and ink.share >= bound.share and ink.spread >= bound.spread:
             # A picture: no number rank, whatever its pips (a queen of diamonds shows two

@@ -221,16 +221,13 @@ def find_cards(
         result = _accept(contour, cfg, min_area, max_area)
         # A card with something glued on is as large as a card at least (a smaller blob is
         # a marker's paper, a glare spot: not worth the cut).
-        if (
-            result is not None
-            and card_diagonal is not None
-            and _size_of_a_card(result, scale, card_diagonal) >= CARD_SIZE[0]
-            and not _whole_card(result, scale, card_diagonal)
-        ):
-            trimmed = _without_thin_paper(contour, result, scale, card_diagonal, cfg, min_area)
-            if trimmed:
-                found.extend(trimmed)
-                continue
+        if result is not None and card_diagonal is not None:
+            size = _size_of_a_card(result, scale, card_diagonal)
+            if size >= CARD_SIZE[0] and not _whole_card(result, size):
+                trimmed = _without_thin_paper(contour, result, scale, card_diagonal, cfg, min_area)
+                if trimmed:
+                    found.extend(trimmed)
+                    continue
         if result is not None and not _larger_than_a_card(result, scale, card_diagonal):
             found.append(result)
             continue
@@ -426,16 +423,10 @@ def _may_be_several(
     return diagonal >= CASCADE_SIZE_MIN * card_diagonal((cx / scale, cy / scale))
 
 
-def _whole_card(
-    quad: CardQuad,
-    scale: float,
-    card_diagonal: Callable[[tuple[float, float]], float],
-    support: float = WHOLE_CARD_SUPPORT,
-) -> bool:
-    """A card's size, and ``support`` of its outline along its sides (nothing glued on)."""
-    if quad.support < support:
-        return False
-    return CARD_SIZE[0] <= _size_of_a_card(quad, scale, card_diagonal) <= CARD_SIZE[1]
+def _whole_card(quad: CardQuad, size: float, support: float = WHOLE_CARD_SUPPORT) -> bool:
+    """A card's size (``size``: :func:`_size_of_a_card`), and ``support`` of its outline
+    along its sides (nothing glued on)."""
+    return quad.support >= support and CARD_SIZE[0] <= size <= CARD_SIZE[1]
 
 
 def _without_thin_paper(
@@ -475,7 +466,7 @@ def _without_thin_paper(
             for part in parts
             if (q := _accept(np.asarray(part + shift, np.int32), cfg, min_area, math.inf))
             is not None
-            and _whole_card(q, scale, card_diagonal, TRIMMED_SUPPORT)
+            and _whole_card(q, _size_of_a_card(q, scale, card_diagonal), TRIMMED_SUPPORT)
         ]
         if quads:
             points = contour.reshape(-1, 2).astype(np.float64)
