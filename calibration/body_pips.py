@@ -456,15 +456,17 @@ def learn_body(
             # resolution of a body pip at card scale s / ratio.
             pips.append(Template(t.label, t.aspect, t.mask, t.scale / ratio, 10_000 + t.source))
     model = BodyModel(index_box, pips, patterns, (min(heights), max(heights)))
+    # Each example's body, read once (the pips and picture ink found do not depend on the
+    # two limits learned from them below).
+    readings = [
+        (code[0] not in NUMBER_RANKS, model.read(card, native, list(patterns)))
+        for code, card, native in examples
+    ]
     # The most pips any court example shows (a suit symbol beside the figure, say), with
     # one to spare for a picture detail that happens to look like a pip at the table.
-    courts = [
-        len(model.read(card, native, list(patterns)).pips)
-        for code, card, native in examples
-        if code[0] not in NUMBER_RANKS
-    ]
+    courts = [len(r.pips) for court, r in readings if court]
     model.court_pips = max(courts) + 1 if courts else None
-    model.picture_bound = _picture_bound(model, examples)
+    model.picture_bound = _picture_bound(readings)
     return model, skipped
 
 
@@ -473,8 +475,9 @@ def learn_body(
 PICTURE_GAP: Final = Picture(0.2, 0.05)
 
 
-def _picture_bound(model: BodyModel, examples: list[tuple[str, Image, float]]) -> Picture | None:
-    """The picture ink at or above which a card is a court card, from the examples.
+def _picture_bound(readings: list[tuple[bool, BodyReading]]) -> Picture | None:
+    """The picture ink at or above which a card is a court card, from the examples' bodies
+    (``readings``: is it a court card, its body).
 
     Between the most any number example shows (a decorated 4 of spades) and the least any
     court example shows: three quarters of the way for the share (at the table, blur
@@ -483,9 +486,8 @@ def _picture_bound(model: BodyModel, examples: list[tuple[str, Image, float]]) -
     the spread (a court's outer cells are partly paper: the border round its frame).
     """
     ink: dict[bool, list[Picture]] = {True: [], False: []}
-    for code, card, native in examples:
-        reading = model.read(card, native, list(model.patterns))
-        ink[code[0] not in NUMBER_RANKS].append(reading.picture)
+    for court, reading in readings:
+        ink[court].append(reading.picture)
     if not ink[True] or not ink[False]:
         return None
     numbers = Picture(max(p.share for p in ink[False]), max(p.spread for p in ink[False]))
