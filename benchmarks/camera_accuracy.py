@@ -14,10 +14,12 @@ profile), ``barcode+index`` (both on a barcoded deck).
 of cards in separate slots. ``--deck standard`` uses a real deck design drawn by others
 (``hwsim.camera.standard_deck``, fetched from npm once) for the examples and the frames,
 instead of the renderer's own faces: profile ``standard``, index method only.
+``--shadow D`` lays a slanted band of shadow of depth ``D`` (0.45: the paper under it at
+55 %) across each frame, somewhere between a fifth and four fifths of its width.
 
     .venv/bin/python benchmarks/camera_accuracy.py [--frames 40] [--profile deck|other|both]
         [--size 1280x720] [--cascade 0|2|3] [--methods index,barcode,barcode+index]
-        [--deck drawn|standard] [--json]
+        [--deck drawn|standard] [--shadow 0.45] [--json]
 """
 
 from __future__ import annotations
@@ -59,9 +61,9 @@ def _faces(name: str) -> Faces | None:
 
 
 def run(
-    args: tuple[str, DeckProfile, str, str, int, int, tuple[int, int], int],
+    args: tuple[str, DeckProfile, str, str, int, int, tuple[int, int], int, float],
 ) -> tuple[str, str, str, Score, float]:
-    name, profile, method, level, frames, seed, size, cascade = args
+    name, profile, method, level, frames, seed, size, cascade, shadow = args
     t0 = time.process_time()
     prof = None if method == "barcode" else profile
     score = score_level(
@@ -73,6 +75,7 @@ def run(
         size=size,
         cascade=cascade,
         faces=_faces(name),
+        shadow=shadow,
     )
     return name, method, level, score, time.process_time() - t0
 
@@ -89,6 +92,7 @@ def main() -> None:
     ap.add_argument("--cascade", type=int, default=0, help="cards per overlapping hand (0: none)")
     ap.add_argument("--methods", default=",".join(METHODS))
     ap.add_argument("--deck", choices=("drawn", "standard"), default="drawn")
+    ap.add_argument("--shadow", type=float, default=0.0, help="depth of a band of shadow")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     w, h = (int(v) for v in args.size.split("x"))
@@ -107,7 +111,7 @@ def main() -> None:
         # The barcode method uses no profile: measured once.
         methods = [m for m in wanted if m != "barcode" or name == names[0]]
         jobs += [
-            (name, profile, m, lvl, args.frames, args.seed, (w, h), args.cascade)
+            (name, profile, m, lvl, args.frames, args.seed, (w, h), args.cascade, args.shadow)
             for m in methods
             for lvl in LEVELS
         ]
@@ -132,6 +136,7 @@ def main() -> None:
                 {
                     "size": args.size,
                     "cascade": args.cascade,
+                    "shadow": args.shadow,
                     "frames_per_cell": args.frames,
                     "rows": rows,
                 },
@@ -140,6 +145,7 @@ def main() -> None:
         )
         return
     hands = f", hands of {args.cascade} overlapping cards" if args.cascade > 1 else ""
+    hands += f", a band of shadow {args.shadow:.2f} deep" if args.shadow > 0 else ""
     print(
         f"camera accuracy, {args.size}, {args.frames} frames x 12 cards per cell, "
         f"seed {args.seed}{hands}"

@@ -69,6 +69,23 @@ LIGHT_SURFACE: Final = 150
 # edges closer than OUTLINE_REACH of the image's longer side are taken as one thing.
 OUTLINE_CANNY: Final = (12, 36)
 OUTLINE_REACH: Final = 0.02
+# Paper in a shadow (an arm, someone leaning over the table, the photographer) is darker
+# than the frame's split between paper and cloth, or straddles it. Where whiteness between
+# SHADOW_LEVEL times the split (SHADOW_FLOOR at least) and SHADOW_UPPER times it fills
+# SHADOW_DENSITY of SHADOW_BLOCK-pixel blocks, in a patch whose box could hold SHADOW_PATCH
+# of a card, paper is looked for again at the lower level; blobs are taken when they are
+# whole cards that stand out from a ring round them by SHADOW_CONTRAST (whiteness).
+# The level is well below such paper (a ragged outline is no whole card): in a shadow of
+# 0.55 the hard level's cards are 68-77, the split ~83.
+SHADOW_LEVEL: Final = 0.45
+SHADOW_FLOOR: Final = 30.0
+SHADOW_UPPER: Final = 1.25
+SHADOW_BLOCK: Final = 8
+SHADOW_DENSITY: Final = 0.25
+SHADOW_PATCH: Final = 0.25
+SHADOW_SUPPORT: Final = 0.75  # of the outline on the sides, when the card's size is known
+SHADOW_CONTRAST: Final = 40.0
+SHADOW_RING: Final = 0.1  # of the blob's longer side, the surround compared with it
 # The steps of a cascade show the table: this share of their pixels must be within this
 # many grey levels (per channel) of the cloth in a ring this wide around the blob.
 TABLE_NOTCH_MIN: Final = 0.25
@@ -250,6 +267,12 @@ def find_cards(
         found.extend(pieces or ([] if result is None else [result]))
     if not found and not cascades and float(np.median(white[::4, ::4])) >= LIGHT_SURFACE:
         return _find_by_outline(small, scale, cfg, refined)
+    shaded = _in_shadow(
+        white, thresh, found, cascades, scale, card_diagonal, cfg, min_area, max_area
+    )
+    if shaded:
+        # A whole card found in a shadow replaces the pieces of it the split left.
+        found = [q for q in found if not any(_overlaps_quad(q, s) for s in shaded)] + shaded
     inv = 1.0 / scale
     out = []
     for q in found:
@@ -307,6 +330,131 @@ def _find_by_outline(
         q.by_edges = True
         out.append(refine(q) if refined else q)
     return out
+
+
+def _in_shadow(
+    white: Image,
+    thresh: float,
+    found: list[CardQuad],
+    cascades: list[CardQuad],
+    scale: float,
+    card_diagonal: Callable[[tuple[float, float]], float] | None,
+    cfg: DetectorConfig,
+    min_area: float,
+    max_area: float,
+) -> list[CardQuad]:
+    """Cards in a shadow: paper darker than the frame's split ``thresh``, or straddling it
+    (see :data:`SHADOW_LEVEL`). The paper mask is taken again at a lower level around such
+    paper, and a blob of it is taken when it lies inside the frame (light felt cut by the
+    frame's edge made a card-sized blob), overlaps no card found (a piece of a card, less
+    than a card's size, does not count: the caller replaces it), is a whole card, and
+    stands out from a ring around it as paper does from cloth. ``found`` is in ``white``'s
+    pixels, ``cascades`` in the frame's.
+    """
+    low = max(SHADOW_FLOOR, SHADOW_LEVEL * thresh)
+    if low >= thresh:
+        return []
+    # Pieces of a card (less than a card's size) do not keep a whole card from being found.
+    taken = [
+        q.corners
+        for q in found
+        if card_diagonal is None or _size_of_a_card(q, scale, card_diagonal) >= CARD_SIZE[0]
+    ] + [q.corners * scale for q in cascades]
+    # Dim paper lies between the two levels; so do the blurred outlines of lit cards, and
+    # a court card's paper is a thin frame. The paper mask is taken again only around
+    # patches of them whose box could hold SHADOW_PATCH of a card there (without a table
+    # calibration: the smallest blob looked at) and whose middle is no card found: most
+    # frames have none, and a mask of the whole frame would cost each of them ~1.5 ms.
+    band = cv2.inRange(white, math.ceil(low), math.floor(SHADOW_UPPER * thresh))
+    if cv2.countNonZero(band) < min_area:
+        return []
+    # Blocks of SHADOW_BLOCK pixels, SHADOW_DENSITY of them in the band: specks (hundreds
+    # in a frame) and the outlines of lit cards vanish, paper stays.
+    h, w = white.shape[:2]
+    k = SHADOW_BLOCK
+    density = cv2.resize(band, (-(-w // k), -(-h // k)), interpolation=cv2.INTER_AREA)
+    patches, _ = cv2.findContours(
+        np.asarray(density >= 255 * SHADOW_DENSITY, np.uint8),
+        cv2.RETR_EXTERNAL,
+        cv2.CHAIN_APPROX_SIMPLE,
+    )
+    close = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (5, 5))
+    out: list[CardQuad] = []
+    for patch in patches:
+        x, y, bw, bh = (k * v for v in cv2.boundingRect(patch))
+        middle = (x + bw / 2, y + bh / 2)
+        least = min_area
+        if card_diagonal is not None:
+            there = card_diagonal((middle[0] / scale, middle[1] / scale)) * scale
+            least = max(least, SHADOW_PATCH * CARD_AREA_OF_DIAGONAL * there**2)
+        if bw * bh < least or any(
+            cv2.pointPolygonTest(c.astype(np.float32), middle, False) >= 0 for c in taken
+        ):
+            continue
+        # Each patch on its own, in a box twice its size: what it costs a frame grows with
+        # the patches' size (a glare spot on the cloth is one in every frame), not the frame's.
+        m = max(bw, bh) // 2 + 3
+        x0, y0, x1, y1 = max(0, x - m), max(0, y - m), min(w, x + bw + m), min(h, y + bh + m)
+        paper = cv2.morphologyEx(_paper_mask(white[y0:y1, x0:x1], low), cv2.MORPH_CLOSE, close)
+        blobs, _ = cv2.findContours(paper, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+        for blob in blobs:
+            bx, by, bbw, bbh = cv2.boundingRect(blob)
+            if bx <= 0 or by <= 0 or bx + bbw >= x1 - x0 or by + bbh >= y1 - y0:
+                continue  # cut by the box or the frame: no whole outline to judge
+            if not min_area <= cv2.contourArea(blob) <= max_area:
+                continue
+            contour = np.asarray(blob + np.array([x0, y0]), np.int32)
+            if any(_overlaps(contour, corners) for corners in taken):
+                continue
+            quad = _accept(contour, cfg, min_area, max_area)
+            if quad is None:
+                continue
+            # A finger over a corner bites into the outline: with the card's size known
+            # to confirm it, less of the outline need lie on the sides.
+            support = WHOLE_CARD_SUPPORT if card_diagonal is None else SHADOW_SUPPORT
+            if not _whole_card(quad, _size_of_a_card(quad, scale, card_diagonal), support):
+                continue
+            inside, ring = _inside_and_ring(white, contour)
+            if inside - ring >= SHADOW_CONTRAST:
+                out.append(quad)
+                taken.append(quad.corners)  # another patch of the same card finds it again
+    return out
+
+
+def _overlaps_quad(a: CardQuad, b: CardQuad) -> bool:
+    """Do two quads overlap (either's centre inside the other)?"""
+    return _overlaps(np.round(a.corners).astype(np.int32).reshape(-1, 1, 2), b.corners)
+
+
+def _overlaps(contour: NDArray[np.int32], corners: FloatArray) -> bool:
+    """Does a blob overlap a card quad (either's centre inside the other)?"""
+    m = cv2.moments(contour)
+    if m["m00"] <= 0:
+        return False
+    centre = (m["m10"] / m["m00"], m["m01"] / m["m00"])
+    quad = corners.astype(np.float32)
+    mid = corners.mean(axis=0)
+    return (
+        cv2.pointPolygonTest(quad, centre, False) >= 0
+        or cv2.pointPolygonTest(contour, (float(mid[0]), float(mid[1])), False) >= 0
+    )
+
+
+def _inside_and_ring(white: Image, contour: NDArray[np.int32]) -> tuple[float, float]:
+    """Median whiteness of a blob and of a ring around it."""
+    x, y, bw, bh = cv2.boundingRect(contour)
+    r = max(2, round(SHADOW_RING * max(bw, bh)))
+    h, w = white.shape[:2]
+    x0, y0, x1, y1 = max(0, x - r), max(0, y - r), min(w, x + bw + r), min(h, y + bh + r)
+    blob = np.zeros((y1 - y0, x1 - x0), np.uint8)
+    cv2.drawContours(blob, [contour - np.array([x0, y0])], -1, 255, -1)
+    kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * r + 1, 2 * r + 1))
+    ring = cv2.subtract(cv2.dilate(blob, kernel), blob)
+    roi = white[y0:y1, x0:x1]
+    inner, outer = roi[blob > 0], roi[ring > 0]
+    if inner.size == 0 or outer.size == 0:
+        return 0.0, 255.0
+    return float(np.median(inner)), float(np.median(outer))
 
 
 def _inside(quad: CardQuad, other: CardQuad) -> bool:

@@ -15,6 +15,7 @@ from calibration.detect import CardQuad, find_cards
 from calibration.quad_fit import fit_quad
 from calibration.recogniser import Recogniser
 from hwsim.camera.dataset import scenes, true_calibration
+from hwsim.camera.render import cast_shadow
 from hwsim.camera.virtual import VirtualCamera
 from studio.cards import full_deck
 
@@ -328,3 +329,84 @@ def test_trimming_thin_paper_leaves_no_label_on_a_card(deck_profile: DeckProfile
     ]
     assert _corner_error_between(found.quad.corners, queen.image_quad) < 5.0
     assert found.reading.code in ("QD", None)
+
+
+@pytest.mark.parametrize("depth", [0.6, 0.65])
+def test_a_card_in_a_shadow_is_found(depth: float) -> None:
+    """Six cards on felt, the last two in a shadow that leaves them darker than the frame's
+    split between paper and cloth. They are looked for again below it and found whole,
+    with the table's card size and without it."""
+    frame = _cards_on_cloth((40, 110, 40), surround=False)
+    band = np.array([[396, 0], [640, 0], [640, 360], [396, 360]], np.float64)
+    shaded = cast_shadow(frame, band, depth)
+    card = float(np.hypot(56, 78))
+    for size in (None, lambda _p: card):
+        quads = find_cards(shaded, card_diagonal=size)
+        assert len(quads) == 6
+        assert all(abs(q.diagonal - card) < 0.05 * card for q in quads)
+        assert sum(q.centre[0] > 400 for q in quads) == 2
+
+
+def test_a_card_in_a_shadow_with_a_finger_on_a_corner_is_found() -> None:
+    """A finger over a corner of a shadowed card bites into its outline (89 % of it left on
+    the sides, short of a whole card's 90 %): with the table's card size to confirm it,
+    the card is still found, its corners in place."""
+    frame = _cards_on_cloth((40, 110, 40), surround=False)
+    box = cv2.boxPoints(((110 + 84 * 5, 180), (56, 78), 10 * 5 - 25))
+    cv2.ellipse(
+        frame, (round(box[0][0]), round(box[0][1])), (26, 15), 30, 0, 360, (120, 150, 205), -1
+    )
+    band = np.array([[396, 0], [640, 0], [640, 360], [396, 360]], np.float64)
+    shaded = cast_shadow(frame, band, 0.6)
+    card = float(np.hypot(56, 78))
+    quads = find_cards(shaded, card_diagonal=lambda _p: card)
+    (mine,) = [q for q in quads if q.centre[0] > 500]
+    assert _corner_error_between(mine.corners, np.asarray(box, np.float64)) < 2.5
+
+
+def test_paper_in_a_shadow_that_is_no_card_is_not_taken() -> None:
+    """What the second look at shadowed paper must not take: a marker's white square, a
+    white chip and a strip of paper (a receipt), each in a shadow on felt."""
+    img = np.zeros((360, 640, 3), np.uint8)
+    img[:] = (40, 110, 40)
+    cv2.rectangle(img, (100, 140), (170, 210), (232, 235, 238), -1)  # a square
+    cv2.circle(img, (320, 175), 35, (232, 235, 238), -1)  # a chip
+    cv2.rectangle(img, (470, 120), (500, 250), (232, 235, 238), -1)  # a strip
+    frame = cast_shadow(img, np.array([[0, 0], [640, 0], [640, 360], [0, 360]], np.float64), 0.55)
+    assert find_cards(frame, card_diagonal=lambda _p: 80.0) == []
+    assert find_cards(frame) == []
+
+
+def test_a_rendered_scene_in_a_shadow_reads_as_it_does_lit(deck_profile: DeckProfile) -> None:
+    """A generated medium frame (seed 4242, the 17th) with a shadow of 0.45 over its
+    right side: two cards lying wholly in it were missed before the second look. Every
+    card is found now; each reads as its own card or as unreadable, never as another."""
+    scene = list(scenes("medium", 17, seed=4242))[16]
+    band = np.array([[1000, 0], [1280, 0], [1280, 720], [1000, 720]], np.float64)
+    frame = cast_shadow(scene.frame, band, 0.45)
+    found = Recogniser(deck_profile, true_calibration(scene)).recognise(frame)
+    for card in scene.cards:
+        centre = tuple(card.image_quad.mean(axis=0))
+        (mine,) = [f for f in found if math.dist(f.quad.centre, centre) < 40]
+        assert mine.reading.code in (card.code, None)
+    assert len(found) == len(scene.cards)
+
+
+def test_cards_across_a_shadow_at_the_hard_level_are_found_whole(
+    deck_profile: DeckProfile,
+) -> None:
+    """A generated hard frame (seed 5000, the 34th), dimmed by its lighting, with a band of
+    shadow 0.45 deep across it. The AS and KD in it straddle the frame's split: the split
+    left a ragged piece of the KD (a third of its size) and nothing of the AS. Looked for
+    again where paper lies just below or above the split, both are found whole."""
+    scene = list(scenes("hard", 34, seed=5000))[33]
+    band = np.array([[779.6, 0], [971.6, 0], [1227.6, 720], [907.6, 720]], np.float64)
+    frame = cast_shadow(scene.frame, band, 0.45, softness=15.0)
+    rec = Recogniser(deck_profile, true_calibration(scene))
+    found = rec.recognise(frame)
+    for code in ("AS", "KD"):
+        (card,) = [c for c in scene.cards if c.code == code]
+        centre = tuple(card.image_quad.mean(axis=0))
+        (mine,) = [f for f in found if math.dist(f.quad.centre, centre) < 40]
+        assert _corner_error_between(mine.quad.corners, card.image_quad) < 4.0
+        assert mine.reading.code in (code, None)

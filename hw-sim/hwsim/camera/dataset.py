@@ -32,6 +32,7 @@ from hwsim.camera.render import (
     Scene,
     render_example_photo,
     render_scene,
+    shadow_band,
 )
 from studio.cards import RANKS, SUITS, full_deck
 
@@ -239,18 +240,22 @@ def score_level(
     size: tuple[int, int] = (1280, 720),
     cascade: int = 0,
     faces: Faces | None = None,
+    shadow: float = 0.0,
 ) -> Score:
     """Recognise ``frames`` generated frames of a level and score them.
 
     ``profile`` is a :class:`calibration.deck_profile.DeckProfile` or ``None`` (barcode only).
+    ``shadow`` > 0: each frame gets a band of shadow that deep (see ``shadow_band``).
     A module-level function, so that it can run in a spawned worker process.
     """
     cv2.setNumThreads(1)
     reader = BarcodeReader() if barcode else None
+    shade = np.random.default_rng(seed + 1)  # its own stream: the scenes stay the same
     total = Score()
     for scene in scenes(
         level, frames, seed=seed, barcode=barcode, size=size, cascade=cascade, faces=faces
     ):
+        frame = shadow_band(scene.frame, shade, shadow) if shadow > 0 else scene.frame
         rec = Recogniser(profile, true_calibration(scene), barcodes=reader)
-        total.add(score_scene(scene, rec.recognise(scene.frame)))
+        total.add(score_scene(scene, rec.recognise(frame)))
     return total

@@ -482,6 +482,27 @@ def draw_occluder(frame: Image, placed: PlacedCard, homography: FloatArray) -> N
     )
 
 
+def cast_shadow(frame: Image, polygon: FloatArray, depth: float, softness: float = 8.0) -> Image:
+    """``frame`` darkened to ``1 - depth`` inside ``polygon`` (image pixels), its edge
+    blurred by ``softness`` pixels: an arm's or a person's shadow over the table."""
+    mask = np.zeros(frame.shape[:2], np.float32)
+    cv2.fillPoly(mask, [np.round(polygon).astype(np.int32).reshape(-1, 1, 2)], (1.0,))
+    soft = np.asarray(cv2.GaussianBlur(mask, (0, 0), softness), np.float32)
+    out = frame.astype(np.float32) * (1.0 - depth * soft)[..., None]
+    return np.asarray(np.clip(out, 0, 255), np.uint8)
+
+
+def shadow_band(frame: Image, rng: np.random.Generator, depth: float) -> Image:
+    """A slanted band of shadow across the frame, a third of its width at the bottom,
+    somewhere between 20 % and 80 % of its width (a dealer's arm, a photographer)."""
+    h, w = frame.shape[:2]
+    x0 = rng.uniform(0.2, 0.8) * w
+    band = np.array(
+        [[x0, 0], [x0 + 0.15 * w, 0], [x0 + 0.35 * w, h], [x0 + 0.1 * w, h]], np.float64
+    )
+    return cast_shadow(frame, band, depth, softness=15.0)
+
+
 def add_noise(img: Image, sigma: float, seed: int | None = None) -> Image:
     """Gaussian sensor noise (reproducible when ``seed`` is given)."""
     if seed is not None:
