@@ -98,6 +98,10 @@ def main() -> None:
     w, h = (int(v) for v in args.size.split("x"))
     names = list(PROFILES) if args.profile == "both" else [args.profile]
     wanted = [m for m in args.methods.split(",") if m]
+    if not 0.0 <= args.shadow < 1.0:
+        ap.error(
+            f"--shadow is the share of light a shadow takes away: 0 <= D < 1, not {args.shadow}"
+        )
     if unknown := set(wanted) - set(METHODS):
         ap.error(f"unknown methods {sorted(unknown)}; methods are {', '.join(METHODS)}")
     if args.deck == "standard":

@@ -410,3 +410,8 @@ def test_cards_across_a_shadow_at_the_hard_level_are_found_whole(
         (mine,) = [f for f in found if math.dist(f.quad.centre, centre) < 40]
         assert _corner_error_between(mine.quad.corners, card.image_quad) < 4.0
         assert mine.reading.code in (code, None)
+
+
+def test_a_shadow_deeper_than_dark_is_refused() -> None:
+    with pytest.raises(ValueError, match="depth"):
+        cast_shadow(np.zeros((10, 10, 3), np.uint8), np.zeros((4, 2)), 1.5)

@@ -485,6 +485,8 @@ def draw_occluder(frame: Image, placed: PlacedCard, homography: FloatArray) -> N
 def cast_shadow(frame: Image, polygon: FloatArray, depth: float, softness: float = 8.0) -> Image:
     """``frame`` darkened to ``1 - depth`` inside ``polygon`` (image pixels), its edge
     blurred by ``softness`` pixels: an arm's or a person's shadow over the table."""
+    if not 0.0 <= depth <= 1.0:
+        raise ValueError(f"a shadow's depth is the share of light it takes: 0..1, not {depth}")
     mask = np.zeros(frame.shape[:2], np.float32)
     cv2.fillPoly(mask, [np.round(polygon).astype(np.int32).reshape(-1, 1, 2)], (1.0,))
     soft = np.asarray(cv2.GaussianBlur(mask, (0, 0), softness), np.float32)
