@@ -25,7 +25,13 @@ import numpy as np
 from numpy.typing import NDArray
 
 from calibration.cascade import split_cascade
-from calibration.quad_fit import WHOLE_CARD_SUPPORT, fit_quad, outline_support, refine_quad
+from calibration.quad_fit import (
+    WHOLE_CARD_SUPPORT,
+    fit_quad,
+    least_area_quad,
+    outline_support,
+    refine_quad,
+)
 
 CANON_W: Final = 240
 CANON_H: Final = 336
@@ -86,6 +92,15 @@ SHADOW_PATCH: Final = 0.25
 SHADOW_SUPPORT: Final = 0.75  # of the outline on the sides, when the card's size is known
 SHADOW_CONTRAST: Final = 40.0
 SHADOW_RING: Final = 0.1  # of the blob's longer side, the surround compared with it
+# A court card's paper may be no more than a margin round its picture (a real deck's
+# is). A finger or a dim side that cuts the margin leaves an open ring: no hole to fill,
+# a blob neither solid nor card-shaped, and it was lost or cut to a piece (16 court cards
+# in 1,200 of the standard deck's hard level at 1080p). With the card's size known, the
+# ring's convex hull is taken as the card when it has a card's size and proportions and
+# a band just inside its outline, OPEN_RING_BAND of a card's width deep, is paper in
+# OPEN_RING_PAPER of its area at least.
+OPEN_RING_BAND: Final = 0.08
+OPEN_RING_PAPER: Final = 0.6
 # The steps of a cascade show the table: this share of their pixels must be within this
 # many grey levels (per channel) of the cloth in a ring this wide around the blob.
 TABLE_NOTCH_MIN: Final = 0.25
@@ -245,6 +260,13 @@ def find_cards(
                 if trimmed:
                     found.extend(trimmed)
                     continue
+        if card_diagonal is not None and (
+            result is None or _size_of_a_card(result, scale, card_diagonal) < CARD_SIZE[0]
+        ):
+            ring = _open_ring(contour, scale, card_diagonal, cfg, min_area, max_area)
+            if ring is not None:
+                found.append(ring)
+                continue
         if result is not None and not _larger_than_a_card(result, scale, card_diagonal):
             found.append(result)
             continue
@@ -622,6 +644,42 @@ def _without_thin_paper(
             ours = outline_support(result.corners, points)[0]
             return quads if theirs > ours + TRIM_GAIN * len(points) else []
     return []
+
+
+def _open_ring(
+    contour: NDArray[np.int32],
+    scale: float,
+    card_diagonal: Callable[[tuple[float, float]], float],
+    cfg: DetectorConfig,
+    min_area: float,
+    max_area: float,
+) -> CardQuad | None:
+    """The card whose paper margin ``contour`` outlines, opened somewhere (see
+    :data:`OPEN_RING_BAND`), or ``None``."""
+    hull = cv2.convexHull(contour)
+    corners = order_corners(least_area_quad(hull))
+    if corners.shape != (4, 2) or not _ratio_ok(corners, cfg):
+        return None
+    quad = CardQuad(corners, False, contour.reshape(-1, 2).astype(np.float64))
+    if not min_area <= quad.area <= max_area:
+        return None
+    size = _size_of_a_card(quad, scale, card_diagonal)
+    if not CARD_SIZE[0] <= size <= CARD_SIZE[1]:
+        return None
+    x, y, bw, bh = cv2.boundingRect(corners.astype(np.float32))
+    shift = np.array([x - 1, y - 1], np.int32)
+    inside = np.zeros((bh + 2, bw + 2), np.uint8)
+    cv2.fillConvexPoly(inside, np.round(corners - shift).astype(np.int32), 255)
+    width = CARD_WIDTH_OF_DIAGONAL * quad.diagonal
+    k = max(3, round(2 * OPEN_RING_BAND * width) | 1)
+    core = cv2.erode(inside, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))
+    band = np.asarray(cv2.subtract(inside, core), np.uint8)
+    paper = np.zeros_like(inside)
+    cv2.drawContours(paper, [contour - shift], -1, 255, -1)
+    on_band = cv2.countNonZero(band)
+    if on_band == 0 or cv2.countNonZero(paper & band) < OPEN_RING_PAPER * on_band:
+        return None
+    return quad
 
 
 def _size_of_a_card(
