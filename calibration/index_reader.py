@@ -88,7 +88,8 @@ def flatten(crop: Image) -> Image:
 
 def _find_pair(
     n: int, labels: NDArray[np.int32], stats: NDArray[np.int32], cw: int, ch: int
-) -> tuple[_Blob, _Blob] | None:
+) -> tuple[tuple[_Blob, _Blob] | None, bool]:
+    """The rank and suit blobs, and whether they were cut out of one blob."""
     min_area = max(6, int(0.002 * ch * cw))
     blobs: list[_Blob] = []
     for i in range(1, n):
@@ -103,13 +104,13 @@ def _find_pair(
             continue  # a thin line: a court frame, a border, a scratch
         blobs.append(_Blob(bx, by, bx + bw, by + bh, (i,)))
     pair = _pair(blobs)
-    if pair is None:
-        # Blur can fuse the rank and the pip into one blob: cut tall blobs at their waist.
-        pieces: list[_Blob] = []
-        for b in blobs:
-            pieces.extend(_split_tall(b, labels))
-        pair = _pair(pieces)
-    return pair
+    if pair is not None:
+        return pair, False
+    # Blur can fuse the rank and the pip into one blob: cut tall blobs at their waist.
+    pieces: list[_Blob] = []
+    for b in blobs:
+        pieces.extend(_split_tall(b, labels))
+    return _pair(pieces), True
 
 
 def _pair(blobs: list[_Blob]) -> tuple[_Blob, _Blob] | None:
@@ -204,15 +205,28 @@ def extract_index(
     flat = flatten(crop)
     found = None
     labels = np.zeros(crop.shape[:2], np.int32)
+    cut: tuple[tuple[_Blob, _Blob], NDArray[np.int32]] | None = None
     # Otsu first; when blur has fused the rank and the pip, darker cut-offs pull them apart.
+    # A pair cut out of one blob at its waist may be the rank alone cut in two (its pip
+    # dropped for touching the crop's border, joined to a body pip printed close by: a 9
+    # read as its loop over its tail). A darker cut-off that parts the rank from a pip
+    # below shows it: its rank then spans the cut's "suit". Otherwise the cut stands (at
+    # Otsu's level the glyphs keep more of their edges).
     for factor in (1.0, 0.85, 0.7):
         ink = threshold_ink(flat, factor)
         n, lab, st, _ = cv2.connectedComponentsWithStats(ink, connectivity=8)
         labels = np.asarray(lab, np.int32)
-        found = _find_pair(n, labels, np.asarray(st, np.int32), cw, ch)
+        found, was_cut = _find_pair(n, labels, np.asarray(st, np.int32), cw, ch)
         if found is not None and found[0].h >= RANK_MIN_OF_SUIT * found[1].h:
-            break
+            if not was_cut:
+                if cut is not None and found[0].y1 < (cut[0][1].y0 + cut[0][1].y1) / 2:
+                    found = None  # the cut parted the rank from its pip after all
+                break
+            if cut is None:
+                cut = (found, labels)
         found = None
+    if found is None and cut is not None:
+        found, labels = cut
     if found is None:
         return None
     rank, suit = found

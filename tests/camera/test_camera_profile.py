@@ -157,3 +157,30 @@ def test_a_speck_above_the_suit_pip_is_no_rank() -> None:
     cy, cx = round((y0 + y1) / 2 * h), round((x0 + x1) / 2 * w)
     specked[cy : cy + size, cx : cx + size] = (30, 30, 30)
     assert extract_index(specked) is None
+
+
+def _narrow_nine_over_a_pip(bridge: int) -> np.ndarray:
+    """A canonical card's corner: a narrow "9" over a pip that a line as dark as ``bridge``
+    joins to a body pip printed close by, which runs past the index region's border."""
+    card = np.full((336, 240, 3), 235, np.uint8)
+    nine = np.full((40, 30), 235, np.uint8)
+    cv2.putText(nine, "9", (2, 34), cv2.FONT_HERSHEY_SIMPLEX, 1.2, 30, 3, cv2.LINE_AA)
+    card[8:48, 8:26] = np.asarray(cv2.resize(nine, (18, 40)), np.uint8)[..., None]
+    cv2.circle(card, (18, 62), 8, (30, 30, 30), -1)
+    cv2.circle(card, (50, 62), 14, (30, 30, 30), -1)
+    cv2.line(card, (18, 62), (50, 62), (bridge, bridge, bridge), 3)
+    return np.asarray(cv2.GaussianBlur(card, (0, 0), 1.2), np.uint8)
+
+
+@pytest.mark.parametrize("bridge", [110, 130])
+def test_a_pip_joined_to_a_body_pip_does_not_halve_the_rank(bridge: int) -> None:
+    """At Otsu's level the pip joins the body pip and, touching the region's border, is
+    dropped; the "9" alone, cut at its waist, then passed for a rank (its loop) over a
+    suit (its tail). A darker cut-off parts the pip from the body pip: the whole "9" is
+    the rank and the pip the suit (on the standard deck at 1080p, 9s and jacks read so)."""
+    index = extract_index(_narrow_nine_over_a_pip(bridge), 0, (0.0, 0.0, 0.18, 0.31))
+    assert index is not None
+    _, ry0, _, ry1 = (round(v * 336) for v in index.rank.bbox)
+    _, sy0, _, sy1 = (round(v * 336) for v in index.suit.bbox)
+    assert ry0 <= 19 and ry1 >= 40  # the whole glyph, 8..48 blurred
+    assert sy0 >= 50 and sy1 <= 74  # the pip, 54..70
