@@ -72,6 +72,7 @@ BODY_HIDDEN_MAX: Final = 1
 OVER_COLOUR_WEIGHT: Final = 2.0  # see DeckProfile.compatible_suits
 # A corner whose best rank score trails the other corner's by more than this is ignored.
 CORNER_GAP: Final = 0.12
+MOST_PIPS: Final = max(PIP_COUNT, key=lambda rank: PIP_COUNT[rank])
 
 Image = NDArray[np.uint8]
 IMAGE_SUFFIXES: Final = (".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp")
@@ -233,10 +234,12 @@ class DeckProfile:
                 # the index glyph itself looks like the rank — with pips hidden, four
                 # corner pips of a 6 whose middle is covered fit only the 4, and an
                 # index showing nothing must not make that a confident 4.
+                # A ten is the exception: no rank has more pips, so pips hidden never make
+                # another card look like one (the standard deck's thin "10" blurs to a
+                # blot the index alone does not read).
                 exact = body.exact == {r.label}
-                one_hidden = (
-                    len(body.pips) >= PIP_COUNT.get(r.label, 0) - BODY_HIDDEN_MAX
-                    and r.score > SCORE_FLOOR
+                one_hidden = len(body.pips) >= PIP_COUNT.get(r.label, 0) - BODY_HIDDEN_MAX and (
+                    r.score > SCORE_FLOOR or r.label == MOST_PIPS
                 )
                 if body.consistent == {r.label} and (exact or one_hidden):
                     r = replace(r, support=BODY_EXACT_CONFIDENCE)

@@ -267,24 +267,30 @@ def test_pips_of_one_print_leaning_a_little_are_not_many_witnesses() -> None:
     assert mixed.label == "C"
 
 
-def test_pips_with_one_hidden_confirm_only_an_index_that_shows_the_rank(
-    profile: DeckProfile,
+@pytest.mark.parametrize(("code", "supported"), [("TH", True), ("9S", False), ("8D", False)])
+def test_pips_with_one_hidden_confirm_a_silent_index_only_for_a_ten(
+    profile: DeckProfile, code: str, supported: bool
 ) -> None:
-    """A ten with a pip under a finger fits only the ten; corners that show no rank at all
-    (covered, a smudge) do not agree with it, they are silent: no confirmation. (With a
-    pip hidden, four corner pips of a 6 whose middle is covered fit only the 4.)"""
+    """Corners that show no rank at all (covered, a smudge, a thin "10" blurred to a blot)
+    are silent. With a pip hidden, the pips alone confirm only a ten: no rank has more
+    pips, so hiding some never makes another card look like one. Below the ten they might
+    (four corner pips of a 6 whose middle is covered fit only the 4): the index must show
+    the rank too."""
     assert profile.body is not None
-    card = _cover_pips(_card("TH"), profile.body, 1)
+    card = _cover_pips(_card(code), profile.body, 1)
     body = profile.read_body(card, 0.6)
-    assert body is not None and body.consistent == {"T"} and not body.exact
+    assert body is not None and body.consistent == {code[0]} and not body.exact
     corners = [g for g in (extract_index(card, c, profile.region) for c in (0, 1)) if g]
     assert corners
     noise = np.random.default_rng(5).integers(0, 255, corners[0].rank.mask.shape, np.uint8)
     for g in corners:
         g.rank = replace(g.rank, mask=noise)
     m = profile.match_corners(corners, 0.6, body)
-    assert m is not None and m.rank.score < 0.65
-    assert m.rank.support == 0.0 and m.rank.confidence < 0.5
+    assert m is not None and m.rank.label == code[0] and m.rank.score < 0.65
+    if supported:
+        assert m.rank.support == BODY_EXACT_CONFIDENCE
+    else:
+        assert m.rank.support == 0.0 and m.rank.confidence < 0.5
 
 
 def test_black_cards_blurred_beyond_the_templates_are_never_a_confident_wrong_suit(
