@@ -113,6 +113,12 @@ def _find_pair(
     return _pair(pieces), True
 
 
+def _spans(rank: _Blob, cut: tuple[_Blob, _Blob]) -> bool:
+    """Does ``rank`` reach from the middle of the cut's upper piece to that of its lower?"""
+    upper, lower = cut
+    return rank.y0 <= (upper.y0 + upper.y1) / 2 and rank.y1 >= (lower.y0 + lower.y1) / 2
+
+
 def _pair(blobs: list[_Blob]) -> tuple[_Blob, _Blob] | None:
     """The rank row and the suit row below it, or ``None``."""
     if len(blobs) < 2:
@@ -210,7 +216,7 @@ def extract_index(
     # A pair cut out of one blob at its waist may be the rank alone cut in two (its pip
     # dropped for touching the crop's border, joined to a body pip printed close by: a 9
     # read as its loop over its tail). A darker cut-off that parts the rank from a pip
-    # below shows it: its rank then spans the cut's "suit". Otherwise the cut stands (at
+    # below shows it: its rank then spans both pieces of the cut. Otherwise the cut stands (at
     # Otsu's level the glyphs keep more of their edges).
     for factor in (1.0, 0.85, 0.7):
         ink = threshold_ink(flat, factor)
@@ -219,7 +225,7 @@ def extract_index(
         found, was_cut = _find_pair(n, labels, np.asarray(st, np.int32), cw, ch)
         if found is not None and found[0].h >= RANK_MIN_OF_SUIT * found[1].h:
             if not was_cut:
-                if cut is not None and found[0].y1 < (cut[0][1].y0 + cut[0][1].y1) / 2:
+                if cut is not None and not _spans(found[0], cut[0]):
                     found = None  # the cut parted the rank from its pip after all
                 break
             if cut is None:
