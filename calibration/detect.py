@@ -253,6 +253,7 @@ def find_cards(
         result = _accept(contour, cfg, min_area, max_area)
         # A card with something glued on is as large as a card at least (a smaller blob is
         # a marker's paper, a glare spot: not worth the cut).
+        size = None  # in card diagonals, when the card's size is known
         if result is not None and card_diagonal is not None:
             size = _size_of_a_card(result, scale, card_diagonal)
             if size >= CARD_SIZE[0] and not _whole_card(result, size):
@@ -260,9 +261,7 @@ def find_cards(
                 if trimmed:
                     found.extend(trimmed)
                     continue
-        if card_diagonal is not None and (
-            result is None or _size_of_a_card(result, scale, card_diagonal) < CARD_SIZE[0]
-        ):
+        if card_diagonal is not None and (size is None or size < CARD_SIZE[0]):
             ring = _open_ring(contour, scale, card_diagonal, cfg, min_area, max_area)
             if ring is not None:
                 found.append(ring)

@@ -75,9 +75,16 @@ def _merge(a: _Blob, b: _Blob) -> _Blob:
     )
 
 
+def darkest_channel(image: Image) -> Image:
+    """The smallest of B, G and R per pixel (red ink as dark as black); grey stays as is."""
+    if image.ndim != 3:
+        return image
+    return np.asarray(cv2.min(cv2.min(image[..., 0], image[..., 1]), image[..., 2]), np.uint8)
+
+
 def flatten(crop: Image) -> Image:
     """Darkest channel divided by the local paper brightness (255 = paper)."""
-    gray = cv2.min(cv2.min(crop[..., 0], crop[..., 1]), crop[..., 2]) if crop.ndim == 3 else crop
+    gray = darkest_channel(crop)
     # The kernel must be wider than the widest ink blob (a pip), or the pip's middle is
     # taken for paper.
     k = max(9, int(0.65 * gray.shape[1]) | 1)
@@ -216,8 +223,8 @@ def extract_index(
     # A pair cut out of one blob at its waist may be the rank alone cut in two (its pip
     # dropped for touching the crop's border, joined to a body pip printed close by: a 9
     # read as its loop over its tail). A darker cut-off that parts the rank from a pip
-    # below shows it: its rank then spans both pieces of the cut. Otherwise the cut stands (at
-    # Otsu's level the glyphs keep more of their edges).
+    # below shows it: its rank then spans both pieces of the cut. Otherwise the cut
+    # stands (at Otsu's level the glyphs keep more of their edges).
     for factor in (1.0, 0.85, 0.7):
         ink = threshold_ink(flat, factor)
         n, lab, st, _ = cv2.connectedComponentsWithStats(ink, connectivity=8)

@@ -45,7 +45,7 @@ from calibration.detect import (
     warp_card,
     whiteness,
 )
-from calibration.index_reader import extract_index
+from calibration.index_reader import darkest_channel, extract_index
 from calibration.table import TableCalibration, TopDownView, plane_of_card
 
 Image = NDArray[np.uint8]
@@ -231,9 +231,7 @@ def motion_blur(frame: Image, quad: CardQuad) -> float | None:
     lo = np.maximum(np.floor(quad.corners.min(axis=0)).astype(int) - reach, 0)
     hi = np.minimum(np.ceil(quad.corners.max(axis=0)).astype(int) + reach, (w, h))
     box = frame[lo[1] : hi[1], lo[0] : hi[0]]
-    grey = (
-        cv2.min(cv2.min(box[..., 0], box[..., 1]), box[..., 2]) if box.ndim == 3 else box
-    ).astype(np.float32)
+    grey = darkest_channel(box).astype(np.float32)
     spreads: list[float] = []
     for a, side, normal in _sides(quad):
         along = a + np.linspace(0.2, 0.8, 12)[:, None] * side - lo
