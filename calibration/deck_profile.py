@@ -57,7 +57,7 @@ from calibration.templates import (
     degrade_resolution,
     size_weight,
 )
-from studio.cards import RANKS, SUITS, parse_card
+from studio.cards import RANKS, RED_SUITS, SUITS, parse_card
 from studio.errors import CardCodeError, VisionError
 
 PROFILE_FORMAT: Final = "studio-deck-profile"
@@ -246,8 +246,35 @@ class DeckProfile:
         # The corners' pips are one print, the body's pips another.
         groups = [0 if i < len(corners) else 1 for i in keep]
         s = decide_by_distance(suit_glyphs, allowed, weights, groups)
+        # A class the profile never learned (a partial profile, ``--allow-partial``) has no
+        # template to lose to: its cards read as their nearest learned look-alike (on a
+        # third design, diamonds as confident hearts when no diamond was learned). While
+        # such a class could be the card, the reading is not confident.
+        if self._unknown_rank_possible(r.label, body):
+            r = replace(r, cap=0.0)
+        if self._unknown_suit_possible(allowed):
+            s = replace(s, cap=0.0)
         ambiguous = self.colour_informative and allowed == set(self.suit_redness)
         return IndexMatch(r, s, -1 if len(corners) > 1 else corners[0].corner, ambiguous)
+
+    def _unknown_rank_possible(self, label: str, body: BodyReading | None) -> bool:
+        """Could the card be of a rank no example taught? Only an exact fit of ``label``'s
+        learned pip arrangement (a number card, every pip seen) rules that out."""
+        if len(self.known_ranks) == len(RANKS):
+            return False
+        return body is None or body.exact != {label}
+
+    def _unknown_suit_possible(self, allowed: set[str]) -> bool:
+        """Could the card be of a suit no example taught? Its ink rules out an unknown suit
+        of the other colour (hearts and diamonds red, spades and clubs black), and only
+        when the learned suits' colours differ at all."""
+        unknown = [x for x in SUITS if x not in self.known_suits]
+        if not unknown:
+            return False
+        if not self.colour_informative:
+            return True
+        colours = {x in RED_SUITS for x in allowed}
+        return any((x in RED_SUITS) in colours for x in unknown)
 
     # ------------------------------------------------------------------ persistence
 

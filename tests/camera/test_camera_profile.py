@@ -95,6 +95,42 @@ def test_missing_suit_is_reported() -> None:
     assert not report.complete
 
 
+def _read(profile: DeckProfile, codes: list[str], seed: int) -> dict[str, tuple[str, float]]:
+    rng = np.random.default_rng(seed)
+    rec = Recogniser(profile)
+    out = {}
+    for code in codes:
+        (found,) = rec.recognise(render_example_photo(code, rng))
+        out[code] = (found.reading.guess or "-", found.reading.confidence)
+    return out
+
+
+def test_a_partial_profile_never_reads_a_card_of_a_class_it_never_learned() -> None:
+    """Without a diamond, a diamond's nearest learned suit is the heart; without a king, a
+    king's nearest rank another court's. A partial profile (``--allow-partial``) leaves such
+    cards unreadable; the suits and ranks its colours and pips rule out still read."""
+    threshold = Recogniser(None).threshold
+    no_diamond, report = learn_profile(
+        example_images([r + "S" for r in "A23456789TJQK"] + ["7H", "3C"], seed=1)
+    )
+    assert report.missing_suits == ["D"]
+    red = _read(no_diamond, ["2D", "5D", "9D", "QD", "KH", "4H"], seed=11)
+    assert all(conf < threshold for _, conf in red.values()), red
+    black = _read(no_diamond, ["2S", "9C", "QC", "KS"], seed=12)
+    assert all(guess == code and conf >= threshold for code, (guess, conf) in black.items()), black
+
+    no_king, report = learn_profile(
+        example_images([r + "S" for r in "A23456789TJQ"] + ["7H", "QD", "3C"], seed=1)
+    )
+    assert report.missing_ranks == ["K"]
+    kings = _read(no_king, ["KS", "KH", "KD", "KC"], seed=13)
+    assert all(conf < threshold for _, conf in kings.values()), kings
+    # A number card whose pips fit its learned arrangement, every pip seen, is still read.
+    numbers = _read(no_king, ["3S", "7D", "9C"], seed=14)
+    assert any(conf >= threshold for _, conf in numbers.values()), numbers
+    assert all(guess == code for code, (guess, _) in numbers.items()), numbers
+
+
 def test_no_usable_example_is_an_error() -> None:
     with pytest.raises(VisionError, match="no usable example"):
         learn_profile([("QH.png", np.full((100, 100, 3), 60, np.uint8))])
