@@ -14,12 +14,14 @@ profile), ``barcode+index`` (both on a barcoded deck).
 of cards in separate slots. ``--deck standard`` uses a real deck design drawn by others
 (``hwsim.camera.standard_deck``, fetched from npm once) for the examples and the frames,
 instead of the renderer's own faces: profile ``standard``, index method only.
+``--deck french`` likewise uses a third design, French-pattern courts
+(``hwsim.camera.french_deck``; its examples add a king of hearts, see there).
 ``--shadow D`` lays a slanted band of shadow of depth ``D`` (0.45: the paper under it at
 55 %) across each frame, somewhere between a fifth and four fifths of its width.
 
     .venv/bin/python benchmarks/camera_accuracy.py [--frames 40] [--profile deck|other|both]
         [--size 1280x720] [--cascade 0|2|3] [--methods index,barcode,barcode+index]
-        [--deck drawn|standard] [--shadow 0.45] [--json]
+        [--deck drawn|standard|french] [--shadow 0.45] [--json]
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 from calibration.deck_profile import DeckProfile, learn_profile
+from hwsim.camera import french_deck, standard_deck
 from hwsim.camera.dataset import (
     SCORE_HEADER,
     SUBSET,
@@ -41,11 +44,11 @@ from hwsim.camera.dataset import (
     score_level,
 )
 from hwsim.camera.render import PROFILE_STYLE, TABLE_STYLE, Faces
-from hwsim.camera.standard_deck import load_faces
 
 METHODS = ("index", "barcode", "barcode+index")
 PROFILES = {"deck": TABLE_STYLE, "other": PROFILE_STYLE}
 LEVELS = ("easy", "medium", "hard")
+DESIGNS = {"standard": standard_deck, "french": french_deck}  # decks drawn by others
 
 
 _FACES: dict[str, Faces] = {}
@@ -53,10 +56,10 @@ _FACES: dict[str, Faces] = {}
 
 def _faces(name: str) -> Faces | None:
     """The faces of profile ``name`` (``None``: the renderer's), loaded once per process."""
-    if name != "standard":
+    if name not in DESIGNS:
         return None
     if name not in _FACES:
-        _FACES[name] = load_faces()
+        _FACES[name] = DESIGNS[name].load_faces()
     return _FACES[name]
 
 
@@ -91,7 +94,7 @@ def main() -> None:
     ap.add_argument("--profile", choices=("deck", "other", "both"), default="both")
     ap.add_argument("--cascade", type=int, default=0, help="cards per overlapping hand (0: none)")
     ap.add_argument("--methods", default=",".join(METHODS))
-    ap.add_argument("--deck", choices=("drawn", "standard"), default="drawn")
+    ap.add_argument("--deck", choices=("drawn", *DESIGNS), default="drawn")
     ap.add_argument("--shadow", type=float, default=0.0, help="depth of a band of shadow")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
@@ -104,12 +107,13 @@ def main() -> None:
         )
     if unknown := set(wanted) - set(METHODS):
         ap.error(f"unknown methods {sorted(unknown)}; methods are {', '.join(METHODS)}")
-    if args.deck == "standard":
-        names, wanted = ["standard"], ["index"]  # no other print, no barcodes
+    if args.deck in DESIGNS:
+        names, wanted = [args.deck], ["index"]  # no other print, no barcodes
     jobs = []
     for name in names:
+        codes = french_deck.EXAMPLES if name == "french" else SUBSET
         examples = example_images(
-            SUBSET, seed=1, style=PROFILES.get(name, TABLE_STYLE), faces=_faces(name)
+            codes, seed=1, style=PROFILES.get(name, TABLE_STYLE), faces=_faces(name)
         )
         profile, _ = learn_profile(examples)
         # The barcode method uses no profile: measured once.

@@ -110,7 +110,11 @@ def _find_pair(
         if max(bw, bh) > 6 * min(bw, bh):
             continue  # a thin line: a court frame, a border, a scratch
         blobs.append(_Blob(bx, by, bx + bw, by + bh, (i,)))
-    pair = _pair(blobs)
+    # A big pip printed beside the rank (a French court card's) is as tall as the rank and
+    # joins its row as a 10's "0" joins its "1". Rows of single blobs are tried too, and
+    # the reading whose rank stands over its suit pip is taken: the pip is centred under
+    # the whole index, a 10's both digits, and not under a rank and a big pip beside it.
+    pair = _centred(_pair(blobs), _pair(blobs, join=False))
     if pair is not None:
         return pair, False
     # Blur can fuse the rank and the pip into one blob: cut tall blobs at their waist.
@@ -120,20 +124,32 @@ def _find_pair(
     return _pair(pieces), True
 
 
+def _centred(
+    *pairs: tuple[_Blob, _Blob] | None,
+) -> tuple[_Blob, _Blob] | None:
+    """Of the pairs found, the one whose rank's middle lies nearest its suit pip's."""
+    found = [p for p in pairs if p is not None]
+    if not found:
+        return None
+    return min(found, key=lambda p: abs(p[0].x0 + p[0].x1 - p[1].x0 - p[1].x1))
+
+
 def _spans(rank: _Blob, cut: tuple[_Blob, _Blob]) -> bool:
     """Does ``rank`` reach from the middle of the cut's upper piece to that of its lower?"""
     upper, lower = cut
     return rank.y0 <= (upper.y0 + upper.y1) / 2 and rank.y1 >= (lower.y0 + lower.y1) / 2
 
 
-def _pair(blobs: list[_Blob]) -> tuple[_Blob, _Blob] | None:
-    """The rank row and the suit row below it, or ``None``."""
+def _pair(blobs: list[_Blob], *, join: bool = True) -> tuple[_Blob, _Blob] | None:
+    """The rank row and the suit row below it, or ``None``.
+
+    ``join``: side-by-side blobs of a height form one row (the "1" and "0" of a 10)."""
     if len(blobs) < 2:
         return None
     # Group into rows: components whose vertical extents overlap by half the smaller one.
     rows: list[_Blob] = []
     for b in sorted(blobs, key=lambda b: b.y0):
-        for k, r in enumerate(rows):
+        for k, r in enumerate(rows if join else []):
             overlap = min(r.y1, b.y1) - max(r.y0, b.y0)
             near = max(r.x0, b.x0) - min(r.x1, b.x1) < 0.35 * max(r.h, b.h)
             alike = 0.6 <= b.h / max(1, r.h) <= 1.6  # "1" and "0" of a 10 are the same height

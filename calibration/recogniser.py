@@ -213,13 +213,25 @@ def _sharp_outline(frame: Image, quad: CardQuad) -> bool:
 def motion_blur(frame: Image, quad: CardQuad) -> float | None:
     """How much more one pair of the card's opposite sides is blurred than the other.
 
+    The smaller blur (see :func:`edge_blur`) of one pair less the larger of the other (the
+    larger of the two ways round), in image pixels: positive only when *both* sides of a
+    pair are blurrier, so one odd side (a finger, glare) does not count. ``None`` when a
+    side shows no step (a card at the frame's edge, on a white desk, under others).
+    """
+    spreads = edge_blur(frame, quad)
+    if spreads is None:
+        return None
+    s0, s1, s2, s3 = spreads
+    return max(min(s0, s2) - max(s1, s3), min(s1, s3) - max(s0, s2))
+
+
+def edge_blur(frame: Image, quad: CardQuad) -> tuple[float, float, float, float] | None:
+    """How blurred each side of the card is, in image pixels (``None``: a side shows no step).
+
     Along each side, the grey (darkest channel) profile across the edge is sampled at 12
     places; where it steps down from paper to cloth by EDGE_STEP_MIN at least, the spread
     of its slope (the standard deviation of a Gaussian blur) is taken, and the median per
-    side. The result is the smaller side of one pair less the larger side of the other
-    (the larger of the two ways round), in image pixels: positive only when *both* sides
-    of a pair are blurrier, so one odd side (a finger, glare) does not count. ``None``
-    when a side shows no step (a card at the frame's edge, on a white desk, under others).
+    side.
     """
     offsets = np.arange(-6.0, 6.01, 0.5)
     mid = (offsets[:-1] + offsets[1:]) / 2
@@ -244,7 +256,17 @@ def motion_blur(frame: Image, quad: CardQuad) -> float | None:
             borderMode=cv2.BORDER_REPLICATE,
         ).astype(np.float64)
         step = prof[:, :4].mean(axis=1) - prof[:, -4:].mean(axis=1)
-        slope = np.maximum(0.0, -np.diff(prof, axis=1))[step >= EDGE_STEP_MIN]
+        # Only the step itself: from the brightest paper inside the edge to the darkest
+        # cloth outside it. A court picture printed close to the edge (a French deck's, a
+        # few pixels in at 720p) or a line on the cloth steps down too, and once counted
+        # made a sharp card look smeared.
+        slope = np.maximum(0.0, -np.diff(prof, axis=1))
+        centre = len(offsets) // 2
+        first = np.argmax(prof[:, : centre + 1], axis=1)
+        last = centre + np.argmin(prof[:, centre:], axis=1)
+        k = np.arange(slope.shape[1])
+        slope[(k < first[:, None]) | (k >= last[:, None])] = 0.0
+        slope = slope[step >= EDGE_STEP_MIN]
         total = slope.sum(axis=1)
         slope, total = slope[total > 0], total[total > 0]
         if len(slope) == 0:
@@ -252,8 +274,7 @@ def motion_blur(frame: Image, quad: CardQuad) -> float | None:
         w = slope / total[:, None]
         m = (w * mid).sum(axis=1)
         spreads.append(float(np.median(np.sqrt((w * (mid - m[:, None]) ** 2).sum(axis=1)))))
-    s0, s1, s2, s3 = spreads
-    return max(min(s0, s2) - max(s1, s3), min(s1, s3) - max(s0, s2))
+    return spreads[0], spreads[1], spreads[2], spreads[3]
 
 
 def _whiteness_at(frame: Image, points: FloatArray) -> FloatArray:

@@ -14,13 +14,7 @@ SHA-512; it is not part of this repository.
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import io
-import os
 import sys
-import tarfile
-import urllib.request
 from pathlib import Path
 from typing import Final
 
@@ -28,7 +22,10 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
+from hwsim.camera.npm_package import DeckUnavailable, cache_dir, fetch_package
 from hwsim.camera.render import FACE_H, FACE_W
+
+__all__ = ["DeckUnavailable", "card_code", "fetch", "load_faces"]
 
 Image = NDArray[np.uint8]
 
@@ -42,39 +39,15 @@ PAPER: Final = "#f3f2ee"  # the SVGs are transparent outside the drawing
 _RANKS: Final = {"1": "A", "10": "T", "11": "J", "12": "Q", "13": "K"}
 
 
-class DeckUnavailable(RuntimeError):
-    """The deck could not be fetched (no network) or failed its checksum."""
-
-
-def cache_dir() -> Path:
-    return Path(os.environ.get("HWSIM_CACHE", Path.home() / ".cache" / "studio"))
-
-
 def fetch(cache: Path | None = None) -> Path:
     """The directory of the 52 card SVGs, downloading them on first use."""
-    target = (cache or cache_dir()) / "standard-deck-3.0.0"
-    if len(list(target.glob("*.svg"))) >= 52:
-        return target
-    try:
-        with urllib.request.urlopen(TARBALL, timeout=60) as response:
-            data = response.read()
-    except OSError as exc:
-        raise DeckUnavailable(f"cannot download {TARBALL}: {exc}") from exc
-    digest = "sha512-" + base64.b64encode(hashlib.sha512(data).digest()).decode()
-    if digest != INTEGRITY:
-        raise DeckUnavailable(f"{TARBALL} does not match its published checksum")
-    target.mkdir(parents=True, exist_ok=True)
-    with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
-        for member in tar.getmembers():
-            name = Path(member.name)
-            if member.isfile() and name.parent.name == "cards" and name.suffix == ".svg":
-                extracted = tar.extractfile(member)
-                if extracted is not None:
-                    (target / name.name).write_bytes(extracted.read())
-        license_file = tar.extractfile("package/LICENSE")
-        if license_file is not None:
-            (target / "LICENSE").write_bytes(license_file.read())
-    return target
+    return fetch_package(
+        TARBALL,
+        INTEGRITY,
+        (cache or cache_dir()) / "standard-deck-3.0.0",
+        lambda name: name.parent.name == "cards" and name.suffix == ".svg",
+        wanted=52,
+    )
 
 
 def card_code(svg_name: str) -> str | None:

@@ -1,0 +1,51 @@
+"""Card designs drawn by others, fetched from the npm registry once and checked.
+
+A package is downloaded into a cache directory (``$HWSIM_CACHE``, default
+``~/.cache/studio``), checked against the registry's published SHA-512 and unpacked
+there; it is not part of this repository.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+import os
+import tarfile
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+
+
+class DeckUnavailable(RuntimeError):
+    """The deck could not be fetched (no network) or failed its checksum."""
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("HWSIM_CACHE", Path.home() / ".cache" / "studio"))
+
+
+def fetch_package(
+    tarball: str, integrity: str, target: Path, keep: Callable[[Path], bool], wanted: int
+) -> Path:
+    """``target``, holding the tarball's files that ``keep`` selects (flattened) and its
+    LICENSE; downloaded unless ``wanted`` of them are there already."""
+    if len([p for p in target.glob("*") if p.name != "LICENSE"]) >= wanted:
+        return target
+    try:
+        with urllib.request.urlopen(tarball, timeout=60) as response:
+            data = response.read()
+    except OSError as exc:
+        raise DeckUnavailable(f"cannot download {tarball}: {exc}") from exc
+    digest = "sha512-" + base64.b64encode(hashlib.sha512(data).digest()).decode()
+    if digest != integrity:
+        raise DeckUnavailable(f"{tarball} does not match its published checksum")
+    target.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
+        for member in tar.getmembers():
+            name = Path(member.name)
+            if member.isfile() and (keep(name) or name == Path("package/LICENSE")):
+                extracted = tar.extractfile(member)
+                if extracted is not None:
+                    (target / name.name).write_bytes(extracted.read())
+    return target
