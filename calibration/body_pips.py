@@ -463,8 +463,17 @@ def learn_body(
         for code, card, native in examples
     ]
     # The most pips any court example shows (a suit symbol beside the figure, say), with
-    # one to spare for a picture detail that happens to look like a pip at the table.
+    # one to spare for a picture detail that happens to look like a pip at the table —
+    # at every resolution templates are learned at: a French court's big pips, drawn
+    # narrower than a number card's, match no pip when sharp and do once blurred, and a
+    # jack showing its two was then no court card nor any number card (unreadable).
     courts = [len(r.pips) for court, r in readings if court]
+    for code, card, _ in examples:
+        if code[0] not in NUMBER_RANKS:
+            for scale in AUGMENT_SCALES:
+                for sigma in AUGMENT_BLURS:
+                    low = degrade_resolution(card, scale, sigma)
+                    courts.append(len(model.read(low, scale, list(patterns)).pips))
     model.court_pips = max(courts) + 1 if courts else None
     model.picture_bound = _picture_bound(readings)
     return model, skipped

@@ -18,6 +18,7 @@ from calibration.deck_profile import DeckProfile, learn_profile, locate_card, qu
 from calibration.detect import CANON_H, CANON_W, warp_card
 from calibration.index_reader import LEARN_REGION, extract_index
 from calibration.recogniser import MOTION_BLUR_MAX, Recogniser, motion_blur
+from calibration.templates import degrade_resolution
 from hwsim.camera.dataset import (
     SUBSET,
     all_codes,
@@ -123,3 +124,22 @@ def test_a_court_picture_close_to_the_edge_is_no_motion_blur(faces: Faces) -> No
     values = [v for v in measured if v is not None]
     assert len(values) >= 30
     assert max(values) < 0.6 * MOTION_BLUR_MAX
+
+
+def test_a_court_showing_its_big_pips_at_table_distance_stays_a_court(
+    french: DeckProfile, faces: Faces
+) -> None:
+    """The big pips, drawn narrower than a number card's, match no pip in the sharp
+    examples and do once blurred: the most pips a court shows is counted at every
+    resolution learned, or a jack showing its two was no court card (and no number card:
+    unreadable)."""
+    body = french.body
+    assert body is not None and body.court_pips is not None
+    seen = []
+    for code in ("JD", "QH", "JS"):
+        card = cv2.resize(faces[code], (CANON_W, CANON_H), interpolation=cv2.INTER_AREA)
+        for scale in (0.3, 0.36, 0.5):
+            reading = body.read(degrade_resolution(card, scale, 1.2), scale, french.known_ranks)
+            assert {"J", "Q", "K"} <= reading.consistent, (code, scale)
+            seen.append(len(reading.pips))
+    assert max(seen) >= 2  # measured: JD shows both big pips at every one of these
