@@ -99,19 +99,39 @@ def test_the_examples_teach_all_52(french: DeckProfile, faces: Faces) -> None:
 
 
 def test_read_on_the_table_without_a_confident_misread(french: DeckProfile, faces: Faces) -> None:
+    cells = [
+        (1280, 720, "easy"),
+        (1280, 720, "medium"),
+        (1280, 720, "hard"),
+        (1920, 1080, "medium"),
+    ]
     got = {
-        (size, level): score_level(french, level, 10, seed=4242, size=size, faces=faces)
-        for size, level in [
-            ((1280, 720), "easy"),
-            ((1280, 720), "medium"),
-            ((1920, 1080), "medium"),
-        ]
+        (w, level): score_level(french, level, 10, seed=4242, size=(w, h), faces=faces)
+        for w, h, level in cells
     }
     assert all(s.misread == 0 for s in got.values()), {k: s.misreads for k, s in got.items()}
-    # Measured 0.88, 0.83 and 0.88 (120 cards each); the two kings are never read.
-    assert got[(1280, 720), "easy"].accuracy >= 0.83
-    assert got[(1280, 720), "medium"].accuracy >= 0.78
-    assert got[(1920, 1080), "medium"].accuracy >= 0.83
+    # Measured 0.78, 0.83, 0.71 and 0.92 (120 cards each): at 720p the corner pips are
+    # 5-7 px, too small to name a suit alone (see the next test); two kings never read.
+    assert got[1280, "easy"].accuracy >= 0.73
+    assert got[1280, "medium"].accuracy >= 0.78
+    assert got[1280, "hard"].accuracy >= 0.65
+    assert got[1920, "medium"].accuracy >= 0.87
+
+
+def test_corner_pips_too_small_to_tell_a_club_from_a_spade_name_no_suit(
+    french: DeckProfile, faces: Faces
+) -> None:
+    """A jack of spades at 720p, hard level (the benchmark's seed 5000, frame 12): its two
+    corner pips, 5-7 px and blurred into blobs, both match the club better (0.98 against
+    0.83-0.94), and with nothing else to go on it read as a confident JC (0.95)."""
+    *_, scene = scenes("hard", 13, seed=5000, faces=faces)
+    rec = Recogniser(french, true_calibration(scene))
+    found = rec.recognise(scene.frame)
+    (jack,) = [c for c in scene.cards if c.code == "JS"]
+    centre = jack.image_quad.mean(axis=0)
+    reading = min(found, key=lambda f: float(((f.quad.centre - centre) ** 2).sum())).reading
+    assert reading.guess == "JC"  # still the best guess, but
+    assert reading.code is None  # not a confident one
 
 
 def test_a_court_picture_close_to_the_edge_is_no_motion_blur(faces: Faces) -> None:
