@@ -1,21 +1,19 @@
 """A third deck design drawn by others, French-pattern courts (``hwsim.camera.french_deck``):
-learned from examples, read on the table, never misread at the easy and medium levels.
+learned from examples, read on the table, never misread.
 
 Its courts print a big suit symbol beside the rank, and its kings of spades and clubs
 join their corner pip to a sceptre. Fetched from the npm registry once; without network
-the tests are skipped, unless ``HWSIM_REQUIRE_STANDARD_DECK=1`` (set by ``.ci/run``:
-every deck drawn by others is required there), when they fail.
+the tests are skipped (see ``tests/deck_support.py``).
 """
 
 from __future__ import annotations
 
-import os
-
 import cv2
 import pytest
+from deck_support import faces_or_skip, read_photograph
 
-from calibration.deck_profile import DeckProfile, learn_profile, locate_card, quad_width
-from calibration.detect import CANON_H, CANON_W, warp_card
+from calibration.deck_profile import DeckProfile, learn_profile
+from calibration.detect import CANON_H, CANON_W
 from calibration.index_reader import LEARN_REGION, extract_index
 from calibration.recogniser import MOTION_BLUR_MAX, Recogniser, motion_blur
 from calibration.templates import degrade_resolution
@@ -27,18 +25,13 @@ from hwsim.camera.dataset import (
     score_level,
     true_calibration,
 )
-from hwsim.camera.french_deck import EXAMPLES, DeckUnavailable, card_code, load_faces
+from hwsim.camera.french_deck import EXAMPLES, card_code, load_faces
 from hwsim.camera.render import Faces
 
 
 @pytest.fixture(scope="module")
 def faces() -> Faces:
-    try:
-        return load_faces()
-    except DeckUnavailable as exc:
-        if os.environ.get("HWSIM_REQUIRE_STANDARD_DECK"):
-            raise
-        pytest.skip(f"French deck not available: {exc}")
+    return faces_or_skip(load_faces, "French deck")
 
 
 @pytest.fixture(scope="module")
@@ -85,11 +78,7 @@ def test_the_examples_teach_all_52(french: DeckProfile, faces: Faces) -> None:
     joined to a sceptre, which are unreadable, not misread."""
     wrong, unread = [], []
     for name, image in example_images(all_codes(), seed=7, faces=faces):
-        quad = locate_card(image)
-        card = warp_card(image, quad)
-        scale = quad_width(quad) / CANON_W
-        corners = [g for g in (extract_index(card, c, french.region) for c in (0, 1)) if g]
-        match = french.match_corners(corners, scale, french.read_body(card, scale))
+        match = read_photograph(french, image)
         if match is None or match.confidence < 0.5:
             unread.append(name[:2])
         elif match.code != name[:2]:

@@ -8,27 +8,21 @@ network the tests are skipped, unless ``HWSIM_REQUIRE_STANDARD_DECK=1`` (set by
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pytest
+from deck_support import faces_or_skip, read_photograph
 
 from calibration.deck_profile import DeckProfile, learn_profile, locate_card, quad_width
 from calibration.detect import CANON_W, warp_card
 from calibration.index_reader import extract_index
 from hwsim.camera.dataset import SUBSET, all_codes, example_images, score_level
 from hwsim.camera.render import Faces
-from hwsim.camera.standard_deck import DeckUnavailable, card_code, load_faces
+from hwsim.camera.standard_deck import card_code, load_faces
 
 
 @pytest.fixture(scope="module")
 def faces() -> Faces:
-    try:
-        return load_faces()
-    except DeckUnavailable as exc:
-        if os.environ.get("HWSIM_REQUIRE_STANDARD_DECK"):
-            raise
-        pytest.skip(f"standard deck not available: {exc}")
+    return faces_or_skip(load_faces, "standard deck")
 
 
 @pytest.fixture(scope="module")
@@ -57,11 +51,7 @@ def test_the_subset_teaches_all_52(standard: DeckProfile, faces: Faces) -> None:
     """Every card photographed alone (other photographs than the examples) reads right."""
     wrong = []
     for name, image in example_images(all_codes(), seed=7, faces=faces):
-        quad = locate_card(image)
-        card = warp_card(image, quad)
-        scale = quad_width(quad) / CANON_W
-        corners = [g for g in (extract_index(card, c, standard.region) for c in (0, 1)) if g]
-        match = standard.match_corners(corners, scale, standard.read_body(card, scale))
+        match = read_photograph(standard, image)
         if match is None or match.code != name[:2] or match.confidence < 0.5:
             wrong.append((name, None if match is None else (match.code, match.confidence)))
     assert wrong == []

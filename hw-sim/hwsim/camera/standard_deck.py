@@ -14,7 +14,6 @@ SHA-512; it is not part of this repository.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Final
 
@@ -22,7 +21,7 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from hwsim.camera.npm_package import DeckUnavailable, cache_dir, fetch_package
+from hwsim.camera.npm_package import DeckUnavailable, all_52, cache_dir, fetch_package, report
 from hwsim.camera.render import FACE_H, FACE_W
 
 __all__ = ["DeckUnavailable", "card_code", "fetch", "load_faces"]
@@ -75,18 +74,11 @@ def load_faces(cache: Path | None = None) -> dict[str, Image]:
         if img is None:
             raise DeckUnavailable(f"could not render {svg.name}")
         faces[code] = np.asarray(img, np.uint8)
-    if len(faces) != 52:
-        raise DeckUnavailable(f"the deck has {len(faces)} faces, not 52")
-    return faces
+    return all_52(faces)
 
 
 def main() -> None:
-    try:
-        faces = load_faces()
-    except DeckUnavailable as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        raise SystemExit(2) from exc
-    print(f"{len(faces)} faces rendered from {fetch()}")
+    report(load_faces, fetch)
 
 
 if __name__ == "__main__":
