@@ -556,8 +556,8 @@ def _with_suit_pips_alike(read: list[_ExampleIndex], report: LearnReport) -> lis
     Where a court card's corner pip is joined to its picture, no pip lies under the rank,
     and a tall rank was cut at its waist into a "rank" and a "suit" (a French king's K):
     templates of half a K then make every king unreadable. Genuine corner pips of one suit
-    correlate at 0.99 at least across examples in the four designs measured (every card of
-    each); those halves at 0.15 at most. Only suits with two examples or more are checked.
+    correlate at 0.987 at least across examples in the four designs measured (every card
+    of each); those halves at 0.15 at most. Only suits with two examples or more are checked.
     """
     kept = []
     for ex in read:
