@@ -111,7 +111,7 @@ def main() -> None:
         names, wanted = [args.deck], ["index"]  # no other print, no barcodes
     jobs = []
     for name in names:
-        codes = french_deck.EXAMPLES if name == "french" else SUBSET
+        codes = DESIGNS[name].EXAMPLES if name in DESIGNS else SUBSET
         examples = example_images(
             codes, seed=1, style=PROFILES.get(name, TABLE_STYLE), faces=_faces(name)
         )

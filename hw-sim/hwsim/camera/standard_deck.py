@@ -21,10 +21,11 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
+from hwsim.camera.dataset import SUBSET
 from hwsim.camera.npm_package import DeckUnavailable, all_52, cache_dir, fetch_package, report
 from hwsim.camera.render import FACE_H, FACE_W
 
-__all__ = ["DeckUnavailable", "card_code", "fetch", "load_faces"]
+__all__ = ["EXAMPLES", "DeckUnavailable", "card_code", "fetch", "load_faces"]
 
 Image = NDArray[np.uint8]
 
@@ -35,6 +36,7 @@ TARBALL: Final = (
 # The registry's dist.integrity of that version.
 INTEGRITY: Final = "sha512-w+hMe//3YLu5XR1dmq6Xi/BoMcqEMKeIlg+4QUiF7y5PymeSGeT7ozKV1fADmmuFBBVbjB2pCcR5EKKC9qIVOQ=="
 PAPER: Final = "#f3f2ee"  # the SVGs are transparent outside the drawing
+EXAMPLES: Final[tuple[str, ...]] = SUBSET  # the subset teaches all 52
 _RANKS: Final = {"1": "A", "10": "T", "11": "J", "12": "Q", "13": "K"}
 
 
