@@ -775,10 +775,10 @@ def render_example_photo(
     style: CardStyle = PROFILE_STYLE,
     size: tuple[int, int] = (640, 480),
     faces: Faces | None = None,
-    surface: tuple[int, int, int] = FELT,
+    surface: tuple[int, int, int] | Image = FELT,
 ) -> Image:
-    """A "photograph" of one card on felt (or another ``surface``: a white desk), as used
-    to learn a deck profile."""
+    """A "photograph" of one card on felt (or another ``surface``: a colour, a white desk,
+    or an image of ``size``, such as :func:`wood_grain`), as used to learn a deck profile."""
     w, h = size
     img = np.zeros((h, w, 3), np.uint8)
     img[:] = surface
@@ -799,3 +799,17 @@ def render_example_photo(
     out *= rng.uniform(0.85, 1.05)
     noise = rng.normal(0, 2.0, out.shape)
     return np.asarray(np.clip(out + noise, 0, 255), np.uint8)
+
+
+def wood_grain(size: tuple[int, int], rng: np.random.Generator) -> Image:
+    """A wooden table top, ``size`` (w, h): brown, with wavy light and dark grain."""
+    w, h = size
+    y = np.mgrid[0:h, 0:w][0].astype(np.float32)
+    coarse = rng.normal(0, 1, (h // 8 + 1, w // 8 + 1)).astype(np.float32)
+    wobble = cv2.resize(cv2.GaussianBlur(coarse, (0, 0), 3), (w, h)) * 40
+    grain = 0.6 * np.sin((y + wobble) / rng.uniform(6, 14)) + 0.4 * np.sin(
+        (0.31 * y + 0.5 * wobble) / 3.0
+    )
+    img = np.array((55, 95, 150), np.float32) + 35 * grain[..., None]
+    img += rng.normal(0, 4, img.shape)
+    return np.asarray(np.clip(img, 0, 255), np.uint8)
