@@ -2,12 +2,15 @@
 
 Either source may arrive first. A sighting waits up to ``window`` seconds for
 its partner; what happens then is a verdict the table controller turns into an
-alert or not. Pure: times are passed in, so a replay from the log decides the same.
+alert or not. A card dealt face down (the dealer's hole card under US rules) shows
+the camera its back: its window starts when it is turned over (:meth:`CrossCheck.reveal`),
+though a camera that does see it pairs with it before. Pure: times are passed in, so a
+replay from the log decides the same.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
@@ -46,6 +49,7 @@ class Sighting:
     zone: str
     at: datetime
     ref: dict[str, Any]  # device and seq, and for shoe cards the card's index in the round
+    face_down: bool = False  # a shoe card the camera cannot see until it is turned over
 
 
 @dataclass
@@ -89,14 +93,20 @@ class CrossCheck:
         return None
 
     def next_deadline(self) -> datetime | None:
-        times = [s.at for s in self.shoe_waiting + self.camera_waiting]
+        times = [s.at for s in self.shoe_waiting + self.camera_waiting if not s.face_down]
         return min(times) + timedelta(seconds=self.window) if times else None
+
+    def reveal(self, now: datetime) -> None:
+        """The face-down cards were turned over: their windows start ``now``."""
+        self.shoe_waiting = [
+            replace(s, at=now, face_down=False) if s.face_down else s for s in self.shoe_waiting
+        ]
 
     def expire(self, now: datetime) -> list[Outcome]:
         """Decide every sighting whose window has ended: a disagreement or a missed card."""
         limit = now - timedelta(seconds=self.window)
         out: list[Outcome] = []
-        for shoe in [s for s in self.shoe_waiting if s.at <= limit]:
+        for shoe in [s for s in self.shoe_waiting if s.at <= limit and not s.face_down]:
             self.shoe_waiting.remove(shoe)
             out.append(self._settle(shoe, self.camera_waiting, shoe_side=True))
         for camera in [c for c in self.camera_waiting if c.at <= limit]:

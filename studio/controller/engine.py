@@ -100,6 +100,15 @@ class EngineRound:
     def finished(self) -> bool:
         return self.round.phase is Phase.COMPLETE
 
+    def hole_card_shown(self) -> bool:
+        """Is the dealer's hole card face up by now (the dealer's turn, or the round over)?"""
+        return self.round.phase in (
+            Phase.DEALER,
+            Phase.COMPLETE,
+            Phase.SETTLED,
+            Phase.CANCELLED,
+        )
+
     def dealer_done(self) -> bool:
         return self.round.phase in (Phase.COMPLETE, Phase.SETTLED, Phase.CANCELLED)
 

@@ -30,7 +30,7 @@ from studio.controller.crosscheck import CrossCheck, Outcome, Sighting, Verdict,
 from studio.controller.engine import EngineRound, RoundOp
 from studio.controller.shoe import ShoeTracker, census_problems
 from studio.errors import CardCodeError, RuleError, StudioError
-from studio.rules.ruleset import RuleSet
+from studio.rules.ruleset import HoleCard, RuleSet
 from studio.streams import Channel
 
 # Device faults that are reported on the device's event topics.
@@ -308,6 +308,8 @@ class TableController:
 
     def _advance(self) -> None:
         """Move the round on as far as it goes without new input."""
+        if self.phase == "dealing" and self.engine is not None and self.engine.hole_card_shown():
+            self.crosscheck.reveal(self.now)  # the dealer turned the hole card over
         if self.phase == "dealing" and self.engine is not None and not self.paused:
             # Every card must be confirmed by the camera (or alerted) before money moves.
             if self.engine.finished() and not self.crosscheck.shoe_waiting:
@@ -666,8 +668,16 @@ class TableController:
         self.cards.append(_DealtCard(index, code, serial, target, source))
         self._event("card_dealt", card=code, index=index, target=target, source=source)
         if not self.settings.single_source and target.get("kind") != "burn":
+            # Under US rules the hole card lies face down until the dealer's turn.
+            face_down = (
+                target.get("kind") == "dealer_hole"
+                and self.ruleset.dealer.hole_card is HoleCard.US
+                and self.engine is not None
+                and not self.engine.hole_card_shown()
+            )
+            ref = {"index": index, **source}
             outcome = self.crosscheck.on_shoe(
-                Sighting("shoe", code, zone_of(target), self.now, {"index": index, **source})
+                Sighting("shoe", code, zone_of(target), self.now, ref, face_down)
             )
             if outcome is not None:
                 self._crosscheck_outcome(outcome)

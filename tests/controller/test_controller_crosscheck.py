@@ -82,3 +82,33 @@ def test_expiry_reports_missed_scans() -> None:
     second = check.expire(at(3.0))
     assert [o.verdict for o in second] == [Verdict.SHOE_MISSED]
     assert check.next_deadline() is None
+
+
+def test_a_face_down_card_waits_for_its_turning_over() -> None:
+    """The US hole card shows the camera its back: no window runs until it is turned over,
+    then the camera has the usual window to see its face."""
+    check = CrossCheck(window=2.0)
+    hole = Sighting("shoe", "5S", "dealer", T0, {"index": 4}, face_down=True)
+    assert check.on_shoe(hole) is None
+    assert check.next_deadline() is None
+    assert check.expire(at(60)) == []  # players deciding for a minute: no alert
+    check.reveal(at(61))
+    assert check.next_deadline() == at(63)
+    assert check.expire(at(62.9)) == []
+    out = check.on_camera(cam("5S", "dealer", 62.0))
+    assert out is not None and out.verdict is Verdict.MATCH
+
+
+def test_a_face_down_card_not_seen_once_turned_over_is_a_missed_scan() -> None:
+    check = CrossCheck(window=2.0)
+    check.on_shoe(Sighting("shoe", "5S", "dealer", T0, {"index": 4}, face_down=True))
+    check.reveal(at(30))
+    assert [o.verdict for o in check.expire(at(32))] == [Verdict.CAMERA_MISSED]
+
+
+def test_a_camera_that_sees_a_face_down_card_confirms_it_at_once() -> None:
+    """A camera may see it all the same (an unreadable back, or a card dealt face up)."""
+    check = CrossCheck(window=2.0)
+    check.on_shoe(Sighting("shoe", "5S", "dealer", T0, {"index": 4}, face_down=True))
+    out = check.on_camera(cam(None, "dealer", 0.5))
+    assert out is not None and out.verdict is Verdict.CAMERA_UNREADABLE

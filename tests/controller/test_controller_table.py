@@ -382,3 +382,36 @@ def test_round_settles_only_after_the_camera_confirmed_every_card() -> None:
     d.camera("KD", "dealer")
     assert d.table.phase == "settled"
     assert "card_confirmed" in d.types()
+
+
+def test_the_us_hole_card_face_down_is_no_missed_scan_until_the_dealer_turns_it() -> None:
+    """Under US rules the dealer's second card lies face down while the players decide:
+    the camera sees its back (or nothing), and that must not pause every round."""
+    d = Driver()  # clubhouse: US hole card, dealt second
+    assert d.table.ruleset.dealer.hole_card.value == "us"
+    start_round(d, 1)
+    for code, zone in [("TH", "seat:1"), ("7C", "dealer"), ("9D", "seat:1")]:
+        d.card(code)
+        d.camera(code, zone)
+    d.card("5S")  # the hole card, face down: the camera sees nothing of it
+    d.tick(30)  # the player thinks for half a minute
+    assert not d.alerts
+    d.decide(1, "stand", "c1")  # the dealer's turn: the hole card is turned over
+    d.tick(1)
+    assert not d.alerts and d.table.prompt().action == "deal"  # the dealer draws to 12
+    d.camera("5S", "dealer")
+    assert [e for e in d.events if e["type"] == "card_confirmed"][-1]["data"]["index"] == 4
+
+
+def test_the_us_hole_card_not_seen_once_turned_over_raises_a_missed_scan() -> None:
+    d = Driver()
+    start_round(d, 1)
+    for code, zone in [("TH", "seat:1"), ("7C", "dealer"), ("9D", "seat:1")]:
+        d.card(code)
+        d.camera(code, zone)
+    d.card("5S")
+    d.tick(30)
+    d.decide(1, "stand", "c1")
+    d.tick(5)
+    assert [a["code"] for a in d.alerts] == ["misscan"]
+    assert "5S" in d.alerts[-1]["message"]
