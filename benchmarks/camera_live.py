@@ -9,10 +9,12 @@ sixth, when every card has settled (what ``studio recognise`` and ``camera_accur
 measure); the tracker's first attempt is on the fifth. Both see the same frames. Prints cards, read right, unreadable, confident misreads and missed per method.
 
 ``--deck standard`` deals a real deck design drawn by others (``hwsim.camera.standard_deck``)
-and learns the profile from its subset (profile ``standard``).
+and learns the profile from its examples (profile ``standard``); ``--deck french`` the
+third design (``hwsim.camera.french_deck``).
 
     .venv/bin/python benchmarks/camera_live.py [--trials 100] [--level hard]
-        [--size 1280x720] [--profile deck|other] [--deck drawn|standard] [--seed 0] [--json]
+        [--size 1280x720] [--profile deck|other] [--deck drawn|standard|french] [--seed 0]
+        [--json]
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import numpy as np
 from calibration.deck_profile import DeckProfile, learn_profile
 from calibration.recogniser import CardFound, Recogniser
 from calibration.tracker import CardTracker
+from hwsim.camera import french_deck, standard_deck
 from hwsim.camera.dataset import (
     SCORE_HEADER,
     SUBSET,
@@ -38,7 +41,6 @@ from hwsim.camera.dataset import (
     score_scene,
 )
 from hwsim.camera.render import PROFILE_STYLE, TABLE_STYLE, Faces, Scene
-from hwsim.camera.standard_deck import load_faces
 from hwsim.camera.virtual import VirtualCamera
 from studio.cards import full_deck
 
@@ -52,25 +54,28 @@ ZONES = (
 )
 
 
-_FACES: list[Faces] = []
+DESIGNS = {"standard": standard_deck, "french": french_deck}  # decks drawn by others
+_FACES: dict[str, Faces] = {}
 
 
-def _standard_faces() -> Faces:
-    """The standard deck's faces, rendered once per process."""
-    if not _FACES:
-        _FACES.append(load_faces())
-    return _FACES[0]
+def _faces(deck: str) -> Faces | None:
+    """The faces of ``deck`` (``None``: the renderer's), loaded once per process."""
+    if deck not in DESIGNS:
+        return None
+    if deck not in _FACES:
+        _FACES[deck] = DESIGNS[deck].load_faces()
+    return _FACES[deck]
 
 
 def trial(
-    args: tuple[DeckProfile, str, int, tuple[int, int], bool],
+    args: tuple[DeckProfile, str, int, tuple[int, int], str],
 ) -> tuple[int, Score, Score]:
     """One virtual camera: its seed, the live path's score and a still frame's."""
-    profile, level, seed, size, standard = args
+    profile, level, seed, size, deck_name = args
     cv2.setNumThreads(1)
     rng = np.random.default_rng(seed)
     deck = [c.code for c in full_deck()]
-    faces = _standard_faces() if standard else None
+    faces = _faces(deck_name)
     cam = VirtualCamera(level=level, seed=seed, size=size, faces=faces)
     for z, c in zip(
         rng.choice(len(ZONES), CARDS, replace=False),
@@ -101,19 +106,19 @@ def main() -> None:
     ap.add_argument("--level", default="hard")
     ap.add_argument("--size", default="1280x720")
     ap.add_argument("--profile", choices=("deck", "other"), default="deck")
-    ap.add_argument("--deck", choices=("drawn", "standard"), default="drawn")
+    ap.add_argument("--deck", choices=("drawn", *DESIGNS), default="drawn")
     ap.add_argument("--seed", type=int, default=0, help="first trial's seed")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     w, h = (int(v) for v in args.size.split("x"))
-    standard = args.deck == "standard"
-    if standard:
-        args.profile = "standard"  # examples and frames of the same real deck
+    if args.deck in DESIGNS:
+        args.profile = args.deck  # examples and frames of the same real deck
     style = PROFILE_STYLE if args.profile == "other" else TABLE_STYLE
-    faces = _standard_faces() if standard else None
-    profile, _ = learn_profile(example_images(SUBSET, seed=1, style=style, faces=faces))
-    jobs = [(profile, args.level, args.seed + t, (w, h), standard) for t in range(args.trials)]
+    codes = DESIGNS[args.deck].EXAMPLES if args.deck in DESIGNS else SUBSET
+    examples = example_images(codes, seed=1, style=style, faces=_faces(args.deck))
+    profile, _ = learn_profile(examples)
+    jobs = [(profile, args.level, args.seed + t, (w, h), args.deck) for t in range(args.trials)]
     # Spawned workers: forking after OpenCV has started threads can deadlock.
     ctx = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=args.workers, mp_context=ctx) as pool:
