@@ -34,33 +34,19 @@ from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 from calibration.deck_profile import DeckProfile, learn_profile
-from hwsim.camera import french_deck, standard_deck
 from hwsim.camera.dataset import (
     SCORE_HEADER,
-    SUBSET,
     Score,
     example_images,
     score_columns,
     score_level,
 )
-from hwsim.camera.render import PROFILE_STYLE, TABLE_STYLE, Faces
+from hwsim.camera.designs import DESIGNS, examples, faces
+from hwsim.camera.render import PROFILE_STYLE, TABLE_STYLE
 
 METHODS = ("index", "barcode", "barcode+index")
 PROFILES = {"deck": TABLE_STYLE, "other": PROFILE_STYLE}
 LEVELS = ("easy", "medium", "hard")
-DESIGNS = {"standard": standard_deck, "french": french_deck}  # decks drawn by others
-
-
-_FACES: dict[str, Faces] = {}
-
-
-def _faces(name: str) -> Faces | None:
-    """The faces of profile ``name`` (``None``: the renderer's), loaded once per process."""
-    if name not in DESIGNS:
-        return None
-    if name not in _FACES:
-        _FACES[name] = DESIGNS[name].load_faces()
-    return _FACES[name]
 
 
 def run(
@@ -77,7 +63,7 @@ def run(
         barcode=method != "index",
         size=size,
         cascade=cascade,
-        faces=_faces(name),
+        faces=faces(name),
         shadow=shadow,
     )
     return name, method, level, score, time.process_time() - t0
@@ -111,11 +97,10 @@ def main() -> None:
         names, wanted = [args.deck], ["index"]  # no other print, no barcodes
     jobs = []
     for name in names:
-        codes = DESIGNS[name].EXAMPLES if name in DESIGNS else SUBSET
-        examples = example_images(
-            codes, seed=1, style=PROFILES.get(name, TABLE_STYLE), faces=_faces(name)
+        photos = example_images(
+            examples(name), seed=1, style=PROFILES.get(name, TABLE_STYLE), faces=faces(name)
         )
-        profile, _ = learn_profile(examples)
+        profile, _ = learn_profile(photos)
         # The barcode method uses no profile: measured once.
         methods = [m for m in wanted if m != "barcode" or name == names[0]]
         jobs += [

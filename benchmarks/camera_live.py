@@ -31,16 +31,15 @@ import numpy as np
 from calibration.deck_profile import DeckProfile, learn_profile
 from calibration.recogniser import CardFound, Recogniser
 from calibration.tracker import CardTracker
-from hwsim.camera import french_deck, standard_deck
 from hwsim.camera.dataset import (
     SCORE_HEADER,
-    SUBSET,
     Score,
     example_images,
     score_columns,
     score_scene,
 )
-from hwsim.camera.render import PROFILE_STYLE, TABLE_STYLE, Faces, Scene
+from hwsim.camera.designs import DESIGNS, examples, faces
+from hwsim.camera.render import PROFILE_STYLE, TABLE_STYLE, Scene
 from hwsim.camera.virtual import VirtualCamera
 from studio.cards import full_deck
 
@@ -54,19 +53,6 @@ ZONES = (
 )
 
 
-DESIGNS = {"standard": standard_deck, "french": french_deck}  # decks drawn by others
-_FACES: dict[str, Faces] = {}
-
-
-def _faces(deck: str) -> Faces | None:
-    """The faces of ``deck`` (``None``: the renderer's), loaded once per process."""
-    if deck not in DESIGNS:
-        return None
-    if deck not in _FACES:
-        _FACES[deck] = DESIGNS[deck].load_faces()
-    return _FACES[deck]
-
-
 def trial(
     args: tuple[DeckProfile, str, int, tuple[int, int], str],
 ) -> tuple[int, Score, Score]:
@@ -75,8 +61,7 @@ def trial(
     cv2.setNumThreads(1)
     rng = np.random.default_rng(seed)
     deck = [c.code for c in full_deck()]
-    faces = _faces(deck_name)
-    cam = VirtualCamera(level=level, seed=seed, size=size, faces=faces)
+    cam = VirtualCamera(level=level, seed=seed, size=size, faces=faces(deck_name))
     for z, c in zip(
         rng.choice(len(ZONES), CARDS, replace=False),
         rng.choice(len(deck), CARDS, replace=False),
@@ -115,9 +100,8 @@ def main() -> None:
     if args.deck in DESIGNS:
         args.profile = args.deck  # examples and frames of the same real deck
     style = PROFILE_STYLE if args.profile == "other" else TABLE_STYLE
-    codes = DESIGNS[args.deck].EXAMPLES if args.deck in DESIGNS else SUBSET
-    examples = example_images(codes, seed=1, style=style, faces=_faces(args.deck))
-    profile, _ = learn_profile(examples)
+    photos = example_images(examples(args.deck), seed=1, style=style, faces=faces(args.deck))
+    profile, _ = learn_profile(photos)
     jobs = [(profile, args.level, args.seed + t, (w, h), args.deck) for t in range(args.trials)]
     # Spawned workers: forking after OpenCV has started threads can deadlock.
     ctx = multiprocessing.get_context("spawn")
