@@ -126,13 +126,17 @@ class DeckProfile:
         """The lowest resolution (see :func:`card_scale`) the rank templates were taken at."""
         return min((t.scale for t in self.ranks), default=1.0)
 
+    # The matchers hold every class learned: matching asks for these on every card (the
+    # body reading, the guard against untaught classes), not only when a profile is made.
     @property
     def known_ranks(self) -> list[str]:
-        return [r for r in RANKS if any(t.label == r for t in self.ranks)]
+        assert self._rank_m is not None
+        return [r for r in RANKS if r in self._rank_m.classes]
 
     @property
     def known_suits(self) -> list[str]:
-        return [s for s in SUITS if any(t.label == s for t in self.suits)]
+        assert self._suit_m is not None
+        return [s for s in SUITS if s in self._suit_m.classes]
 
     @property
     def colour_informative(self) -> bool:
