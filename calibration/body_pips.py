@@ -292,8 +292,11 @@ class BodyModel:
     def suits(self) -> set[str]:
         return {t.label for t in self.pips}
 
-    def read(self, card: Image, scale: float | None, ranks: list[str]) -> BodyReading:
-        """Find the pips of a rectified card and fit them to each rank's arrangement."""
+    def find_pips(
+        self, card: Image, scale: float | None
+    ) -> tuple[list[BodyBlob], list[dict[str, float]]]:
+        """The pips of a rectified card (blobs of a learned pip's size that match one) and
+        each one's suit scores."""
         lo, hi = self.pip_heights
         pips: list[BodyBlob] = []
         scores: list[dict[str, float]] = []
@@ -304,6 +307,11 @@ class BodyModel:
             if s and max(s.values()) >= PIP_MIN_SCORE:
                 pips.append(blob)
                 scores.append(s)
+        return pips, scores
+
+    def read(self, card: Image, scale: float | None, ranks: list[str]) -> BodyReading:
+        """Find the pips of a rectified card and fit them to each rank's arrangement."""
+        pips, scores = self.find_pips(card, scale)
         positions = [(b.centre[0], b.centre[1], b.height) for b in pips]
         paper = paper_level(card)
         fits = {r: fit_arrangement(positions, p, card, paper) for r, p in self.patterns.items()}
@@ -472,8 +480,8 @@ def learn_body(
         if code[0] not in NUMBER_RANKS:
             for scale in AUGMENT_SCALES:
                 for sigma in AUGMENT_BLURS:
-                    low = degrade_resolution(card, scale, sigma)
-                    courts.append(len(model.read(low, scale, list(patterns)).pips))
+                    seen, _ = model.find_pips(degrade_resolution(card, scale, sigma), scale)
+                    courts.append(len(seen))
     model.court_pips = max(courts) + 1 if courts else None
     model.picture_bound = _picture_bound(readings)
     return model, skipped
