@@ -56,6 +56,7 @@ INPUT_KINDS = [
     "cutcard.event",
     "device.availability",
     "device.health",
+    "controller.started",
     "game.command",
     "manager.action",
     "timer",
@@ -120,6 +121,9 @@ class ControllerService:
     # ------------------------------------------------------------------ lifecycle
     async def __aenter__(self) -> ControllerService:
         await self.recover()
+        for table_id in self.tables:
+            # Logged like any input, so a later replay knows where each run began.
+            await self.submit(table_id, "controller.started", {})
         for table in self.tables.values():
             table.at(self.clock())
             await self._emit(table, [Output(Channel.ROUND_STATE, table.state())])
@@ -164,6 +168,9 @@ class ControllerService:
         """Stop taking inputs (a clean shutdown: devices going away are not alerts)."""
         for task in self._tasks:
             task.cancel()
+        if self._tasks:
+            # Returns once they have stopped, so nothing that follows can still reach them.
+            await asyncio.wait(self._tasks)
 
     async def interrupt_rounds(self, reason: str) -> list[str]:
         """Record every round in progress as interrupted (clean shutdown)."""
@@ -288,6 +295,7 @@ class ControllerService:
             round_gap=old.round_gap,
             escalate_after=old.escalate_after,
             load_grace=old.load_grace,
+            restart_grace=old.restart_grace,
         )
         async for record in self.log.iterate(table_id=table_id, kinds=INPUT_KINDS):
             fresh.handle(Input(record.kind, record.payload, datetime.fromisoformat(record.ts)))

@@ -76,6 +76,8 @@ class _Device:
     availability: str = "unknown"
     health: str = "unknown"
     last_seen: datetime | None = None
+    # Online when the controller last stopped, and not heard from since it restarted.
+    awaited: bool = False
 
 
 @dataclass
@@ -101,6 +103,10 @@ class TableController:
     # topics, whose relative order MQTT does not keep): wait briefly for the count.
     pending_load: dict[str, Any] | None = None
     load_grace: float = 5.0
+    # After a restart, how long a device that was online has to say so again before its
+    # absence is an alert (drivers reconnect with backoff capped at 10 s).
+    restart_grace: float = 30.0
+    devices_due: datetime | None = None
     last_settlement: dict[str, Any] | None = None
     event_seq: int = 0
     round_flags: dict[str, Any] = field(default_factory=dict)
@@ -155,6 +161,7 @@ class TableController:
                 self._next_escalation(),
                 self.next_round_at,
                 self.crosscheck.next_deadline(),
+                self.devices_due,
             )
             if t is not None
         ]
@@ -275,6 +282,7 @@ class TableController:
                 "kind": device.kind,
                 "availability": device.availability,
                 "health": device.health,
+                "awaited": device.awaited,
                 "last_seen": device.last_seen.isoformat() if device.last_seen else None,
             }
             for device_id, device in sorted(self.devices.items())
@@ -393,6 +401,7 @@ class TableController:
     def _on_timer(self, inp: Input) -> None:
         now = inp.ts
         self._escalate(now)
+        self._check_awaited_devices(now)
         load_due = _when(self.pending_load)
         if self.pending_load is not None and load_due is not None and now >= load_due:
             shoe_id, evidence = self.pending_load["shoe"], self.pending_load["evidence"]
@@ -443,6 +452,31 @@ class TableController:
             known.last_seen = self.now
         return True
 
+    def _on_controller_started(self, inp: Input) -> None:
+        # What the last run knew of each device is stale. Its drivers may have stopped with
+        # it, leaving a retained `offline` that is not news, and be on their way back; so a
+        # device that was online is awaited for `restart_grace`, not alerted at once.
+        awaited = [d for d in self.devices.values() if d.availability == "online" or d.awaited]
+        for device in awaited:
+            device.availability, device.awaited = "unknown", True
+        self.devices_due = self.now + timedelta(seconds=self.restart_grace) if awaited else None
+
+    def _check_awaited_devices(self, now: datetime) -> None:
+        if self.devices_due is None or now < self.devices_due:
+            return
+        self.devices_due = None
+        for device_id, device in self.devices.items():
+            if not device.awaited:
+                continue
+            device.awaited = False
+            self._alert(
+                AlertCode.DEVICE_OFFLINE,
+                f"{device.kind} {device_id} not back online {self.restart_grace:g} s "
+                "after the controller restarted",
+                [{"device": device_id, "kind": device.kind, "availability": device.availability}],
+                allowed=[Resolution.ACCEPT, Resolution.CANCEL],
+            )
+
     def _on_device_availability(self, inp: Input) -> None:
         device_id, state = inp.data["device"], inp.data["state"]
         device = self.devices.get(device_id)
@@ -450,6 +484,8 @@ class TableController:
             return
         before, device.availability = device.availability, state
         device.last_seen = self.now
+        if state == "online":
+            device.awaited = False
         self._event("device_availability", device=device_id, state=state)
         # Only a device that was up and went away is an alert; one still starting is not.
         if state == "offline" and before == "online":

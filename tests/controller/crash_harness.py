@@ -216,8 +216,15 @@ def snapshot(table: TableController) -> dict[str, Any]:
 async def run(inputs_path: Path, db_url: str, result_path: Path, schema: str | None) -> None:
     inputs = [json.loads(line) for line in inputs_path.read_text().splitlines()]
     clock = {"t": T0}
+    # The script's own inputs; each start of the service also logs a controller.started.
+    scripted = [kind for kind in INPUT_KINDS if kind != "controller.started"]
     async with Database(db_url, schema=schema) as db:
         log = EventLog(db)
+        last = await log.read(kinds=scripted, descending=True, limit=1)
+        if last:
+            clock["t"] = datetime.fromisoformat(
+                last[0].ts
+            )  # a restart happens after the last input
         service = ControllerService(
             StudioConfig(tables=[TABLE]),
             None,
@@ -229,7 +236,7 @@ async def run(inputs_path: Path, db_url: str, result_path: Path, schema: str | N
         )
         async with service:
             # A refused manager action is logged as manager.refused, not as an input.
-            done = len(await log.read(kinds=[*INPUT_KINDS, "manager.refused"]))
+            done = len(await log.read(kinds=[*scripted, "manager.refused"]))
             for item in inputs[done:]:
                 clock["t"] = datetime.fromisoformat(item["ts"])
                 try:

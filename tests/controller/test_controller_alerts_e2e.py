@@ -105,7 +105,7 @@ class Studio:
 
 @asynccontextmanager
 async def make_studio(
-    broker: BrokerSettings, tmp_path: Path, table_id: str, decks: int
+    broker: BrokerSettings, tmp_path: Path, table_id: str, decks: int, *, new_shoe: bool = True
 ) -> AsyncIterator[Studio]:
     async with AsyncExitStack() as stack:
         sim = SimTable(
@@ -134,7 +134,8 @@ async def make_studio(
         await drivers.wait_online()
         camera_bus = await stack.enter_async_context(MessageBus(broker, f"cam-{table_id}"))
         await camera_bus.wait_connected()
-        sim.new_shoe()
+        if new_shoe:
+            sim.new_shoe()
         yield Studio(service, service.tables[table_id], sim, camera_bus, table_id)
 
 
@@ -264,6 +265,28 @@ async def test_device_offline_when_the_shoe_is_unplugged(studio: Studio) -> None
     await studio.wait(lambda: studio.table.devices["shoe-1"].availability == "online")
     await studio.resolve(alert, "accept")
     assert not studio.table.paused
+
+
+async def test_a_clean_restart_of_the_whole_studio_raises_no_device_alert(
+    broker: BrokerSettings, tmp_path: Path, table_id: str
+) -> None:
+    sim_devices = ("shoe-1", "shuffler-1", "cutcard-1")
+    async with make_studio(broker, tmp_path, table_id, decks=8) as first:
+        await first.start_round()
+        await first.wait(
+            lambda: all(first.table.devices[d].availability == "online" for d in sim_devices)
+        )
+        await first.service.quiesce()  # a clean stop, as the demo does
+    # Every driver said `offline` (retained) on its way out, after the controller stopped
+    # listening; the broker hands those to the next controller before the drivers are back.
+    async with make_studio(broker, tmp_path, table_id, decks=8, new_shoe=False) as second:
+        assert second.table.round_id is not None  # resumed from the log
+        await second.wait(
+            lambda: all(second.table.devices[d].availability == "online" for d in sim_devices)
+        )
+        assert not any(second.table.devices[d].awaited for d in sim_devices)
+        assert second.open_codes() == []
+        assert not second.table.paused
 
 
 async def test_shuffler_count_mismatch_takes_the_shoe_out(studio: Studio) -> None:

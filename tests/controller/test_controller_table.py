@@ -415,3 +415,84 @@ def test_the_us_hole_card_not_seen_once_turned_over_raises_a_missed_scan() -> No
     d.tick(5)
     assert [a["code"] for a in d.alerts] == ["misscan"]
     assert "5S" in d.alerts[-1]["message"]
+
+
+DEVICES = [{"id": "shoe", "kind": "shoe"}, {"id": "cam", "kind": "camera"}]
+
+
+def availability(d: Driver, device: str, state: str) -> None:
+    d.feed("device.availability", {"device": device, "state": state})
+
+
+def test_a_device_that_was_online_and_goes_offline_is_an_alert() -> None:
+    d = Driver(devices=DEVICES)
+    availability(d, "shoe", "offline")  # still starting: not an alert
+    availability(d, "shoe", "online")
+    availability(d, "shoe", "offline")
+    assert [a["code"] for a in d.alerts] == ["device_offline"]
+    assert d.table.paused
+
+
+def test_after_a_restart_a_stale_offline_is_no_alert_when_the_device_comes_back() -> None:
+    d = Driver(devices=DEVICES)
+    availability(d, "shoe", "online")
+    availability(d, "cam", "online")
+    # The controller restarts. The broker still holds each driver's retained `offline`
+    # from a clean stop of the whole studio, and hands it over before the drivers are back.
+    d.feed("controller.started", {})
+    assert d.table.summary()["devices"][1]["awaited"] is True
+    availability(d, "shoe", "offline")
+    availability(d, "cam", "offline")
+    assert d.alerts == []
+    availability(d, "shoe", "online")
+    availability(
+        d,
+        "cam",
+        "online",
+    )
+    d.tick(d.table.restart_grace + 1)
+    assert d.alerts == []
+    assert not d.table.paused
+    assert all(not dev["awaited"] for dev in d.table.summary()["devices"])
+    availability(d, "shoe", "offline")  # now it is news again
+    assert [a["code"] for a in d.alerts] == ["device_offline"]
+
+
+def test_after_a_restart_a_device_that_does_not_come_back_is_an_alert_once() -> None:
+    d = Driver(devices=DEVICES)
+    availability(d, "shoe", "online")
+    availability(d, "cam", "online")
+    d.feed("controller.started", {})
+    availability(d, "shoe", "offline")
+    availability(d, "cam", "online")
+    d.tick(d.table.restart_grace - 1)
+    assert d.alerts == []
+    assert d.table.next_deadline() is not None
+    d.tick(2)
+    assert [(a["code"], a["evidence"][0]["device"]) for a in d.alerts] == [
+        ("device_offline", "shoe")
+    ]
+    assert "not back online" in d.alerts[0]["message"]
+    assert d.table.paused
+    d.tick(5)
+    assert len(d.alerts) == 1
+
+
+def test_a_second_restart_before_a_device_came_back_still_awaits_it() -> None:
+    d = Driver(devices=DEVICES)
+    availability(d, "shoe", "online")
+    d.feed("controller.started", {})
+    d.tick(5)
+    d.feed("controller.started", {})  # restarted again within the grace
+    d.tick(d.table.restart_grace - 1)
+    assert d.alerts == []
+    d.tick(2)
+    assert [a["code"] for a in d.alerts] == ["device_offline"]
+
+
+def test_a_first_start_awaits_nothing() -> None:
+    d = Driver(devices=DEVICES)
+    d.feed("controller.started", {})
+    assert d.table.next_deadline() is None
+    d.tick(d.table.restart_grace + 1)
+    assert d.alerts == []
