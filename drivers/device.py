@@ -34,9 +34,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
-import os
 import time
 from collections import Counter, deque
 from dataclasses import dataclass
@@ -60,6 +58,7 @@ from drivers.codecs import (
     ResendCommand,
     codec_for,
 )
+from drivers.state import StateFile
 from drivers.transport import Transport, open_transport
 from studio.backoff import Backoff, run_forever
 from studio.bus import MessageBus
@@ -146,9 +145,7 @@ class DeviceDriver:
         self._last_error = 0.0
         self._connected_once = False
         self.published = 0
-        self._state_path = (
-            Path(state_dir) / f"{table_id}__{settings.id}.json" if state_dir else None
-        )
+        self._state = StateFile.of_device(state_dir, table_id, settings.id)
         self._saved_state: tuple[int, int] | None = None
 
     # -- device-specific -------------------------------------------------------------
@@ -177,16 +174,14 @@ class DeviceDriver:
 
     # -- where we were (survives a driver restart when ``state_dir`` is set) -------------
     def _load_state(self) -> None:
-        if self._state_path is None or not self._state_path.exists():
+        state = self._state.load() if self._state is not None else None
+        if state is None:
             return
         try:
-            state = json.loads(self._state_path.read_text())
             self.last_device_seq = int(state["last_device_seq"])
             self.offset = int(state.get("offset", 0))
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            _LOGGER.warning(
-                "%s: ignoring unreadable driver state %s: %s", self.device_id, self._state_path, exc
-            )
+        except (ValueError, KeyError, TypeError) as exc:
+            _LOGGER.warning("%s: ignoring driver state %s: %s", self.device_id, state, exc)
             return
         # Continue from here: whatever the device sent while no driver ran is fetched with RESEND.
         self._connected_once = True
@@ -194,12 +189,9 @@ class DeviceDriver:
 
     def _save_state(self) -> None:
         state = (self.last_device_seq, self.offset)
-        if self._state_path is None or state == self._saved_state or not self._connected_once:
+        if self._state is None or state == self._saved_state or not self._connected_once:
             return
-        self._state_path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self._state_path.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"last_device_seq": state[0], "offset": state[1]}))
-        os.replace(tmp, self._state_path)
+        self._state.save({"last_device_seq": state[0], "offset": state[1]})
         self._saved_state = state
 
     async def _run(self) -> None:
