@@ -17,6 +17,7 @@ app = typer.Typer(
 # To add commands: add ONE line here with your module (keep sorted).
 _CONTEXTS = [
     "calibration.cli",
+    "drivers.camera.cli",
     "drivers.cli",
     "studio.certification.cli",
     "studio.config.cli",

@@ -34,6 +34,7 @@ from typing import Any
 from calibration.recogniser import Recogniser
 from calibration.tracker import CardEvent, CardTracker
 from drivers.camera.sources import FrameSource, Image
+from drivers.state import StateFile
 from studio.backoff import Backoff
 from studio.contract.messages import CameraCard
 from studio.errors import VisionError
@@ -71,6 +72,8 @@ class CameraService:
         max_fps: float | None = None,
         backoff: Backoff | None = None,
         drop_after: int = 3,
+        state: StateFile | None = None,
+        on_availability: Callable[[bool], Awaitable[None]] | None = None,
     ) -> None:
         if recogniser.table is None:
             raise VisionError("the camera service needs a table calibration to attribute zones")
@@ -86,7 +89,12 @@ class CameraService:
         self.max_fps = max_fps
         self.backoff = backoff or Backoff(initial=0.2, maximum=10.0)
         self.drop_after = drop_after
-        self.seq = 0
+        # A restart continues the numbering (consumers drop a (device, seq) seen before).
+        self.state = state
+        self.seq = _saved_seq(state)
+        # Told True when frames flow, False when a live stream is lost (availability).
+        self.on_availability = on_availability
+        self.online = False
         self.frames = 0
         self.reconnects = 0
         self._stop = asyncio.Event()
@@ -122,6 +130,9 @@ class CameraService:
                 _LOGGER.warning("camera %s: card outside every zone ignored", self.device)
                 continue
             msg = self.message(ev)
+            if self.state is not None:
+                # Saved before it goes out: a crash may skip a seq, never reuse one.
+                await asyncio.to_thread(self.state.save, {"seq": self.seq})
             await self.publish(msg)
             out.append(msg)
         return out
@@ -144,6 +155,7 @@ class CameraService:
                     await asyncio.sleep(0.01)
                     continue
                 misses = 0
+                await self._set_online(True)
                 if time.monotonic() - started > 5.0:
                     self.backoff.reset()
                 await self.process(frame)
@@ -152,6 +164,13 @@ class CameraService:
             return True
         finally:
             await asyncio.to_thread(self.source.close)
+
+    async def _set_online(self, online: bool) -> None:
+        if online == self.online:
+            return
+        self.online = online
+        if self.on_availability is not None:
+            await self.on_availability(online)
 
     async def run(self) -> None:
         """Process frames until :meth:`stop` or the end of a finite source."""
@@ -163,8 +182,20 @@ class CameraService:
                 if not self.source.live:
                     raise
                 self.reconnects += 1
+                await self._set_online(False)
                 delay = self.backoff.next_delay()
                 _LOGGER.warning("camera %s: %s; reconnecting in %.2fs", self.device, exc, delay)
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(delay):
                         await self._stop.wait()
+
+
+def _saved_seq(state: StateFile | None) -> int:
+    saved = state.load() if state is not None else None
+    if saved is None:
+        return 0
+    seq = saved.get("seq")
+    if not isinstance(seq, int) or seq < 0:
+        _LOGGER.warning("ignoring camera state %s: no seq", saved)
+        return 0
+    return seq

@@ -6,7 +6,15 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 # A topic segment: no MQTT wildcards or separators, so ids are safe inside topics.
 TOPIC_SEGMENT = r"^[A-Za-z0-9_.-]{1,64}$"
@@ -93,6 +101,30 @@ class WebSettings(StrictModel):
 DeviceKind = Literal["shoe", "shuffler", "cutcard", "camera"]
 
 
+class CameraOptions(StrictModel):
+    """The ``options`` of a ``camera`` device: what ``studio camera run`` reads it with.
+
+    Relative paths are relative to the configuration file's folder.
+    """
+
+    source: str | None = Field(
+        None,
+        description="device index (0), video file, rtsp:// or http:// URL, or a folder of images",
+    )
+    deck: Path | None = Field(None, description="deck profile JSON (studio calibrate deck)")
+    table: Path | None = Field(None, description="table calibration JSON (studio calibrate table)")
+    barcodes: Literal["auto", "zxing", "pyzbar", "off"] = Field(
+        "auto", description="studio-deck barcodes: auto = zxing-cpp, else pyzbar, else none"
+    )
+    threshold: float | None = Field(
+        None, gt=0, lt=1, description="confidence below which a card is unreadable"
+    )
+    settle_frames: int = Field(5, ge=1, description="frames a card must be still")
+    remove_frames: int = Field(10, ge=1, description="frames a card must be gone")
+    read_attempts: int = Field(5, ge=1, description="frames an unreadable card is retried on")
+    max_fps: float | None = Field(None, gt=0, description="frames per second at most")
+
+
 class DeviceSettings(StrictModel):
     """One device of a table. ``port`` is a device path (``/dev/ttyUSB0``) or ``socket://host:port``."""
 
@@ -102,6 +134,24 @@ class DeviceSettings(StrictModel):
     baudrate: int = Field(115200, gt=0)
     heartbeat_timeout: float = Field(5.0, gt=0, description="seconds of silence before offline")
     options: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _camera_options(self) -> DeviceSettings:
+        if self.kind == "camera":
+            try:
+                CameraOptions.model_validate(self.options)
+            except ValidationError as exc:
+                mistakes = [
+                    f"options.{'.'.join(str(p) for p in e['loc'])}: {e['msg']}"
+                    for e in exc.errors()
+                ]
+                raise ValueError("; ".join(mistakes)) from exc
+        return self
+
+    @property
+    def camera(self) -> CameraOptions:
+        """The typed options of a camera device."""
+        return CameraOptions.model_validate(self.options)
 
 
 class TableSettings(StrictModel):

@@ -81,9 +81,13 @@ def test_camera_service_publishes_contract_messages(profile: DeckProfile) -> Non
     cam = VirtualCamera(level="easy", seed=12)
     source = VirtualCameraSource(cam)
     got: list[CameraCard] = []
+    availability: list[bool] = []
 
     async def publish(message: CameraCard) -> None:
         got.append(message)
+
+    async def announce(online: bool) -> None:
+        availability.append(online)
 
     async def scenario() -> None:
         service = CameraService(
@@ -92,6 +96,7 @@ def test_camera_service_publishes_contract_messages(profile: DeckProfile) -> Non
             publish,
             device="cam-1",
             backoff=Backoff(initial=0.01, maximum=0.05),
+            on_availability=announce,
         )
         task = asyncio.create_task(service.run())
         cam.place("KS", "seat:6")
@@ -110,6 +115,7 @@ def test_camera_service_publishes_contract_messages(profile: DeckProfile) -> Non
 
     asyncio.run(asyncio.wait_for(scenario(), 60))
     assert [m.seq for m in got] == [1, 2, 3, 4]
+    assert availability == [True, False, True]  # up, the stream lost, up again
     assert {(m.card, m.zone, m.event) for m in got[:2]} == {
         ("KS", "seat:6", "placed"),
         ("3H", "seat:6", "placed"),

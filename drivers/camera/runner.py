@@ -1,0 +1,163 @@
+"""Every camera of a studio config as a running service: ``studio camera run``.
+
+Each camera device's ``options`` (:class:`studio.config.models.CameraOptions`) name
+its frame source, its deck profile and its table calibration. Each camera gets its own
+:class:`MessageBus`, whose last will is the camera's availability: ``online`` while
+frames flow, ``offline`` while its stream is being reconnected or when it stops. Its
+last published seq is kept in ``STATE_DIR`` so that a restart continues the numbering.
+
+    cameras = build_cameras(config, base_dir=Path("/etc/studio"), state_dir=Path("var/camera"))
+    await run_cameras(cameras)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Iterable
+from pathlib import Path
+
+from calibration.barcode import BarcodeReader, available_backends
+from calibration.deck_profile import DeckProfile
+from calibration.recogniser import DEFAULT_THRESHOLD, Recogniser
+from calibration.table import TableCalibration
+from drivers.camera.service import CameraService, bus_publisher
+from drivers.camera.sources import open_source
+from drivers.state import StateFile
+from studio.bus import MessageBus
+from studio.bus.client import OFFLINE, ONLINE
+from studio.config.models import BrokerSettings, CameraOptions, DeviceSettings, StudioConfig
+from studio.contract import Topics
+from studio.errors import ConfigError, StudioError
+
+_LOGGER = logging.getLogger(__name__)
+
+
+class CameraRunner:
+    """One camera: its recogniser, built (and checked) up front, and its service."""
+
+    def __init__(
+        self,
+        table_id: str,
+        device: DeviceSettings,
+        broker: BrokerSettings,
+        *,
+        base_dir: Path = Path("."),
+        state_dir: Path | None = None,
+    ) -> None:
+        self.table_id = table_id
+        self.device_id = device.id
+        self.broker = broker
+        self.options = options = device.camera
+        where = f"tables[{table_id}].devices[{device.id}]"
+        if options.source is None:
+            raise ConfigError(f"{where}: options.source is required to run the camera")
+        if options.table is None:
+            raise ConfigError(
+                f"{where}: options.table (a table calibration) is required to attribute zones"
+            )
+        try:
+            self.recogniser = Recogniser(
+                DeckProfile.load(base_dir / options.deck) if options.deck else None,
+                TableCalibration.load(base_dir / options.table),
+                threshold=options.threshold or DEFAULT_THRESHOLD,
+                barcodes=_barcode_reader(options),
+            )
+            if self.recogniser.profile is None and self.recogniser.barcodes is None:
+                raise ConfigError("nothing to identify cards with: give options.deck or barcodes")
+            self.source = open_source(_source_spec(options.source, base_dir))
+        except StudioError as exc:
+            raise ConfigError(f"{where}: {exc}") from exc
+        self.state = StateFile.of_device(state_dir, table_id, device.id)
+        self.service: CameraService | None = None
+
+    async def run(self) -> None:
+        """Serve the camera until cancelled (or until a file or folder source ends)."""
+        topics = Topics(self.table_id)
+        availability = topics.availability(self.device_id)
+        bus = MessageBus(
+            self.broker, f"cam-{self.table_id}-{self.device_id}", availability=availability
+        )
+        bus.availability_state = OFFLINE  # until the first frame
+
+        async def announce(online: bool) -> None:
+            bus.availability_state = ONLINE if online else OFFLINE
+            await bus.publish(availability, bus.availability_state, retain=True)
+            _LOGGER.info(
+                "camera %s/%s %s", self.table_id, self.device_id, "online" if online else "offline"
+            )
+
+        async with bus:
+            options = self.options
+            self.service = CameraService(
+                self.source,
+                self.recogniser,
+                bus_publisher(bus, self.table_id),
+                device=self.device_id,
+                settle_frames=options.settle_frames,
+                remove_frames=options.remove_frames,
+                read_attempts=options.read_attempts,
+                max_fps=options.max_fps,
+                state=self.state,
+                on_availability=announce,
+            )
+            await self.service.run()
+            # Only a file or a folder of frames ends; a live source reconnects for ever.
+            _LOGGER.info(
+                "camera %s/%s: %s ended after %d frames (last seq %d)",
+                self.table_id,
+                self.device_id,
+                self.source.name,
+                self.service.frames,
+                self.service.seq,
+            )
+
+
+def build_cameras(
+    config: StudioConfig,
+    *,
+    broker: BrokerSettings | None = None,
+    tables: Iterable[str] | None = None,
+    base_dir: Path = Path("."),
+    state_dir: Path | None = None,
+) -> list[CameraRunner]:
+    """A runner for every camera device of the selected tables (all of them by default)."""
+    wanted = set(tables) if tables is not None else None
+    cameras = []
+    for table in config.tables:
+        if wanted is not None and table.id not in wanted:
+            continue
+        for device in table.devices:
+            if device.kind == "camera":
+                cameras.append(
+                    CameraRunner(
+                        table.id,
+                        device,
+                        broker or config.broker,
+                        base_dir=base_dir,
+                        state_dir=state_dir,
+                    )
+                )
+    return cameras
+
+
+async def run_cameras(cameras: list[CameraRunner]) -> None:
+    """Run until cancelled, or until every camera's finite source has ended."""
+    async with asyncio.TaskGroup() as group:
+        for camera in cameras:
+            group.create_task(camera.run(), name=f"camera:{camera.table_id}/{camera.device_id}")
+
+
+def _barcode_reader(options: CameraOptions) -> BarcodeReader | None:
+    if options.barcodes == "off":
+        return None
+    if options.barcodes == "auto":
+        return BarcodeReader("auto") if available_backends() else None
+    return BarcodeReader(options.barcodes)  # says so when that backend is missing
+
+
+def _source_spec(spec: str, base_dir: Path) -> str:
+    """A relative file or folder is relative to the config file; indexes and URLs are as given."""
+    if spec.isdigit() or "://" in spec or spec.startswith("virtual") or Path(spec).is_absolute():
+        return spec
+    return str(base_dir / spec)

@@ -1,0 +1,154 @@
+"""``studio camera run``: a camera of the config, run as its own process, on a real broker.
+
+The camera device's options name a folder of frames (a card placed, then taken away),
+the deck profile and the table calibration. The process publishes the placement and
+the removal once each, says `online` while frames flow and `offline` when it stops,
+and a second run continues the numbering from its state file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+
+import cv2
+import pytest
+
+from calibration.deck_profile import DeckProfile
+from drivers.camera.runner import build_cameras
+from hwsim.camera.virtual import VirtualCamera
+from studio.bus import MessageBus
+from studio.config import BrokerSettings, StudioConfig
+from studio.config.loader import load_config
+from studio.contract import Availability, CameraCard, Topics
+from studio.errors import ConfigError
+
+STUDIO = Path(sys.executable).parent / "studio"
+
+
+def _write_setup(
+    tmp_path: Path, deck_profile: DeckProfile, broker: BrokerSettings, table: str
+) -> Path:
+    cam = VirtualCamera(level="easy", seed=15)
+    cam.calibration().save(tmp_path / "table.json")
+    deck_profile.save(tmp_path / "deck.json")
+    frames = tmp_path / "frames"
+    frames.mkdir()
+    cam.place("JH", "seat:1")
+    for i in range(8):
+        cv2.imwrite(str(frames / f"{i:03d}.png"), cam.read())
+    cam.clear()
+    for i in range(8, 16):
+        cv2.imwrite(str(frames / f"{i:03d}.png"), cam.read())
+    config = tmp_path / "studio.toml"
+    config.write_text(
+        f"""
+[broker]
+url = "{broker.url}"
+client_id_prefix = "{broker.client_id_prefix}"
+
+[[tables]]
+id = "{table}"
+
+[[tables.devices]]
+id = "cam-1"
+kind = "camera"
+options = {{ source = "frames", deck = "deck.json", table = "table.json", settle_frames = 3, remove_frames = 4 }}
+"""
+    )
+    return config
+
+
+async def _run_camera(config: Path, state_dir: Path) -> None:
+    process = await asyncio.create_subprocess_exec(
+        str(STUDIO),
+        "camera",
+        "run",
+        "--config",
+        str(config),
+        "--state-dir",
+        str(state_dir),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    _, err = await process.communicate()
+    assert process.returncode == 0, err.decode()[-2000:]
+
+
+@pytest.mark.timeout(180)
+async def test_a_camera_of_the_config_publishes_each_card_once_and_says_when_it_is_up(
+    broker: BrokerSettings, tmp_path: Path, table_id: str, deck_profile: DeckProfile
+) -> None:
+    config = _write_setup(tmp_path, deck_profile, broker, table_id)
+    topics = Topics(table_id)
+    cards: list[CameraCard] = []
+    states: list[str] = []
+    async with MessageBus(broker, f"watch-{table_id}") as bus:
+        async with (
+            bus.subscribe(topics.camera_cards, CameraCard) as card_sub,
+            bus.subscribe(topics.availability("cam-1"), Availability) as availability_sub,
+        ):
+            await bus.wait_connected()
+
+            async def collect() -> None:
+                async for received in card_sub:
+                    cards.append(received.payload)
+
+            async def watch() -> None:
+                async for received in availability_sub:
+                    if received.topic == topics.availability("cam-1"):
+                        states.append(received.payload.state)
+
+            async with asyncio.TaskGroup() as group:
+                collector = group.create_task(collect(), name="collect")
+                watcher = group.create_task(watch(), name="watch")
+                for _ in range(2):  # the second run starts from the state file
+                    await _run_camera(config, tmp_path / "state")
+                async with asyncio.timeout(20):
+                    while len(cards) < 4 or states[-1:] != ["offline"]:
+                        await asyncio.sleep(0.05)
+                collector.cancel()
+                watcher.cancel()
+    assert [(c.seq, c.event, c.card, c.zone) for c in cards] == [
+        (1, "placed", "JH", "seat:1"),
+        (2, "removed", "JH", "seat:1"),
+        (3, "placed", "JH", "seat:1"),
+        (4, "removed", "JH", "seat:1"),
+    ]
+    assert all(c.device == "cam-1" and c.method == "index" for c in cards)
+    # Each run connects saying offline (until a frame), is online while frames flow, and
+    # leaves offline behind it.
+    changes = [s for i, s in enumerate(states) if i == 0 or states[i - 1] != s]
+    assert changes == ["offline", "online", "offline", "online", "offline"]
+
+
+def test_a_camera_without_what_it_needs_is_refused_with_the_reason(tmp_path: Path) -> None:
+    def config(**options: object) -> StudioConfig:
+        return StudioConfig.model_validate(
+            {
+                "tables": [
+                    {"id": "t1", "devices": [{"id": "cam-1", "kind": "camera", "options": options}]}
+                ]
+            }
+        )
+
+    with pytest.raises(ConfigError, match=r"options\.source is required"):
+        build_cameras(config(table="table.json"), base_dir=tmp_path)
+    with pytest.raises(ConfigError, match=r"options\.table \(a table calibration\)"):
+        build_cameras(config(source="0"), base_dir=tmp_path)
+    with pytest.raises(ConfigError, match=r"cam-1.*table calibration .*table.json not found"):
+        build_cameras(config(source="0", table="table.json"), base_dir=tmp_path)
+
+
+def test_the_camera_options_are_checked_with_the_config(tmp_path: Path) -> None:
+    path = tmp_path / "studio.toml"
+    path.write_text(
+        '[[tables]]\nid = "t1"\n[[tables.devices]]\nid = "cam-1"\nkind = "camera"\n'
+        'options = { sourc = "0", settle_frames = 0 }\n'
+    )
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    message = str(caught.value)
+    assert "options.sourc: Extra inputs are not permitted" in message
+    assert "options.settle_frames: Input should be greater than or equal to 1" in message
