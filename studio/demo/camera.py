@@ -31,6 +31,7 @@ from calibration.recogniser import Recogniser
 from calibration.table import Layout, default_layout, wide_layout
 from drivers.camera.service import CameraService, bus_publisher
 from drivers.camera.sources import VirtualCameraSource
+from drivers.state import StateFile
 from hwsim.camera.dataset import example_images
 from hwsim.camera.render import TABLE_STYLE
 from hwsim.camera.virtual import TIGHT_SLOTS, SlotGrid, VirtualCamera
@@ -67,6 +68,7 @@ class DemoCamera:
         seats: int,
         seed: int,
         max_fps: float = 5.0,
+        state: StateFile | None = None,
     ) -> None:
         self.table = table
         layout, slots, size = camera_setup(seats)
@@ -80,6 +82,7 @@ class DemoCamera:
             settle_frames=3,
             remove_frames=3,
             max_fps=max_fps,
+            state=state,
         )
         self._rng = random.Random(seed)
         self.mismatch_next = False

@@ -18,6 +18,7 @@ import httpx
 
 import studio.console  # registers the console's tables before create_all
 from drivers.runner import DriverSet
+from drivers.state import StateFile
 from hwsim.table import SimTable
 from studio.bus import MessageBus, broker_for
 from studio.config.loader import load_config
@@ -158,8 +159,10 @@ async def run_demo(
         service = await stack.enter_async_context(
             ControllerService(config, bus, log, fanout, round_gap=max(0.5, options.pace * 3))
         )
+        await restart_tables(service)
         stack.push_async_callback(service.interrupt_rounds, "demo stopped")
-        await stack.enter_async_context(DriverSet(config, broker=broker))
+        devices_state = device_state_dir(database)
+        await stack.enter_async_context(DriverSet(config, broker=broker, state_dir=devices_state))
 
         users = UserStore(db)
         password = options.manager_password or secrets.token_urlsafe(9)
@@ -204,6 +207,7 @@ async def run_demo(
                     profile,
                     seats=ruleset_from_spec(table.ruleset).table.seats,
                     seed=options.seed * 31 + index,
+                    state=StateFile.of_device(devices_state, table.id, CAMERA_ID),
                 )
             injector.camera_mismatch = lambda t: _arm_mismatch(cameras, t)
         handle = DemoHandle(web.url, options.manager_user, password, token, service, sims, injector)
@@ -247,6 +251,42 @@ async def run_demo(
         await service.quiesce()
         rounds = {t.table: t.round_no for t in service.tables.values()}
     return {"rounds": rounds}
+
+
+RESTART_REASON = "demo restarted: its simulated shoe and layout start anew"
+
+
+async def restart_tables(service: ControllerService) -> list[str]:
+    """Bring the tables the log left behind in line with hardware that starts anew.
+
+    A real shoe keeps its cards when the controller restarts, and its rounds go on. The
+    simulator's shoes and layouts do not outlive the process, so a round the previous
+    run left in progress is cancelled (every stake refunded, logged with the reason) and
+    the shoe is changed. Returns the rounds cancelled. Open alerts stay for a manager.
+    """
+    cancelled = []
+    for table_id in list(service.tables):
+        table = service.tables[table_id]
+        if table.phase in ("betting", "dealing") and table.round_id:
+            cancelled.append(table.round_id)
+            await service.cancel_round(table_id, user="demo", reason=RESTART_REASON)
+        if service.tables[table_id].phase not in ("waiting_shoe", "shoe_change"):
+            await service.request_shoe_change(table_id, user="demo", reason=RESTART_REASON)
+    if cancelled:
+        _LOGGER.warning("rounds left in progress by the last run cancelled: %s", cancelled)
+    return cancelled
+
+
+def device_state_dir(database: str) -> Path:
+    """Where the simulated devices keep their numbering, beside the demo's database.
+
+    The controller drops a ``(device, seq)`` it has logged, so devices that numbered from
+    1 again in the next run on the same database would be ignored.
+    """
+    if database.startswith("sqlite:///"):
+        path = Path(database.removeprefix("sqlite:///"))
+        return path.parent / f"{path.stem}-devices"
+    return Path("var/demo-devices")
 
 
 async def auto_resolve(service: ControllerService, after: float) -> None:

@@ -1,0 +1,105 @@
+"""`studio demo` stopped and started again on the same database carries on.
+
+The simulator's shoes and layouts start anew with each run while the controller
+resumes from the log. Before, the second run's tables never dealt again: the round
+left in progress waited for cards from a shoe that no longer existed, and devices
+numbering from 1 again would have been dropped as duplicates of what the log held.
+Now the round left in progress is cancelled with its reason, the shoe is changed, the
+devices continue their numbering from the state kept beside the database, and rounds
+settle again, every card confirmed by the camera.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from studio.bus.embedded import free_port
+from studio.controller import ControllerService
+from studio.demo import DemoOptions, run_demo
+from studio.demo.run import RESTART_REASON, DemoHandle, device_state_dir
+
+TABLE = "clubhouse"
+
+
+async def _run_until(
+    options: DemoOptions, done: Callable[[ControllerService], Awaitable[bool]]
+) -> None:
+    stop = asyncio.Event()
+    handles: list[DemoHandle] = []
+
+    async def ready(handle: DemoHandle) -> None:
+        handles.append(handle)
+
+    options.port = free_port()
+    runner = asyncio.create_task(run_demo(options, stop, on_ready=ready), name="demo")
+    try:
+        async with asyncio.timeout(150):
+            while not handles:
+                assert not runner.done(), runner.exception()
+                await asyncio.sleep(0.1)
+            while not await done(handles[0].service):
+                assert not runner.done(), runner.exception()
+                await asyncio.sleep(0.2)
+    finally:
+        stop.set()
+        await runner
+
+
+async def _settled(service: ControllerService) -> set[str]:
+    rounds = await service.rounds_search(table=TABLE)
+    return {r["round_id"] for r in rounds if r["status"] == "settled"}
+
+
+@pytest.mark.timeout(360)
+async def test_a_second_run_on_the_same_database_deals_again(tmp_path: Path) -> None:
+    database = f"sqlite:///{tmp_path}/demo.db"
+    options = DemoOptions(
+        tables=1,  # the clubhouse table
+        pace=0.2,
+        seed=3,
+        faults=False,
+        database=database,
+        status=False,
+        out=io.StringIO(),
+    )
+    first: dict[str, Any] = {}
+
+    async def one_settled_and_the_next_dealt_into(service: ControllerService) -> bool:
+        table = service.tables[TABLE]
+        if await _settled(service) and table.phase == "dealing" and table.cards:
+            first["left"] = table.round_id
+            first["settled"] = await _settled(service)
+            return True
+        return False
+
+    await _run_until(options, one_settled_and_the_next_dealt_into)
+    state = device_state_dir(database)
+    assert {p.name for p in state.iterdir()} >= {f"{TABLE}__shoe-1.json", f"{TABLE}__cam-1.json"}
+
+    second: dict[str, Any] = {}
+
+    async def two_more_settled(service: ControllerService) -> bool:
+        second["service"] = service
+        second["new"] = await _settled(service) - first["settled"]
+        return len(second["new"]) >= 2
+
+    await _run_until(options, two_more_settled)
+    service: ControllerService = second["service"]
+    left = await service.round_record(first["left"])
+    assert left["summary"]["status"] == "cancelled"
+    cancelled = [e for e in left["events"] if e.get("type") == "round_cancelled"]
+    assert cancelled and cancelled[0]["data"]["reason"] == RESTART_REASON
+    assert not [a for a in service.alerts() if a["code"] == "device_offline"]
+    for round_id in second["new"]:
+        events = (await service.round_record(round_id))["events"]
+        dealt = [e for e in events if e.get("type") == "card_dealt"]
+        confirmed = [e for e in events if e.get("type") == "card_confirmed"]
+        # Every card the new shoe dealt (burns aside) was seen by the camera.
+        assert len(confirmed) == sum(e["data"]["target"].get("kind") != "burn" for e in dealt)
+        assert {e["data"]["camera"] for e in confirmed} <= {"match", "camera_unreadable"}
