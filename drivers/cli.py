@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 
 from drivers.runner import build_drivers, run_drivers
-from studio.bus import broker_for
+from studio.bus import broker_for, require_shared_broker
 from studio.config.loader import load_config
 from studio.errors import StudioError
 
@@ -31,6 +31,7 @@ def run(
     """Run every shoe, shuffler and cut-card driver of the config in one process."""
     try:
         settings = load_config(config)
+        require_shared_broker(settings.broker)
     except StudioError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc

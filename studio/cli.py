@@ -22,6 +22,7 @@ _CONTEXTS = [
     "studio.certification.cli",
     "studio.config.cli",
     "studio.console.cli",
+    "studio.controller.cli",
     "studio.demo.cli",
     "studio.rules.cli",
     "studio.store.cli",

@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 
 from drivers.camera.runner import build_cameras, run_cameras
-from studio.bus import broker_for
+from studio.bus import broker_for, require_shared_broker
 from studio.config.loader import load_config
 from studio.errors import StudioError
 
@@ -31,6 +31,7 @@ def run(
     """Run every camera device of the config: frames in, one message per card placement out."""
     try:
         settings = load_config(config)
+        require_shared_broker(settings.broker)
         cameras = build_cameras(
             settings, tables=table or None, base_dir=config.parent, state_dir=state_dir
         )

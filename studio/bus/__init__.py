@@ -1,7 +1,7 @@
 """The message bus: one publish/subscribe abstraction over MQTT used by every service."""
 
 from studio.bus.client import BusStats, MessageBus, Received, Subscription
-from studio.bus.embedded import EmbeddedBroker, broker_for
+from studio.bus.embedded import EmbeddedBroker, broker_for, require_shared_broker
 from studio.bus.sequence import SequenceTracker, SeqVerdict
 
 __all__ = [
@@ -13,4 +13,5 @@ __all__ = [
     "SequenceTracker",
     "Subscription",
     "broker_for",
+    "require_shared_broker",
 ]

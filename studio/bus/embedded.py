@@ -17,7 +17,7 @@ from types import TracebackType
 from typing import Any
 
 from studio.config.models import BrokerSettings
-from studio.errors import BusError
+from studio.errors import BusError, ConfigError
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -84,6 +84,15 @@ class EmbeddedBroker:
         tb: TracebackType | None,
     ) -> None:
         await self.stop()
+
+
+def require_shared_broker(settings: BrokerSettings) -> None:
+    """Production processes meet on one broker; an embedded one would be this process's alone."""
+    if settings.url is None:
+        raise ConfigError(
+            "broker.url is not set: the controller, drivers and cameras must share one broker "
+            "(e.g. mqtt://127.0.0.1:1883); the embedded broker is for the demo and tests"
+        )
 
 
 @asynccontextmanager

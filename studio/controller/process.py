@@ -1,0 +1,81 @@
+"""The controller process of a studio: ``studio controller run --config FILE``.
+
+One process holds the round controller of every configured table and serves the
+console, the REST API, WebSocket and SSE on ``web.host:web.port``. The drivers
+(``studio drivers run``) and the cameras (``studio camera run``) are processes of their
+own; all of them meet on the configured broker.
+
+    await run_controller(config, stop)      # until ``stop`` is set; then a clean stop
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+
+from studio.bus import MessageBus, require_shared_broker
+from studio.config.models import StudioConfig
+from studio.console import ConsoleSettings, UserStore  # (also registers the console's tables)
+from studio.controller.service import ControllerService
+from studio.errors import ConfigError
+from studio.store import Database, EventLog
+from studio.streams import Fanout
+from studio.web import WebContext, WebServer, create_app
+
+_LOGGER = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class RunningController:
+    url: str
+    service: ControllerService
+
+
+async def run_controller(
+    config: StudioConfig,
+    stop: asyncio.Event,
+    *,
+    on_ready: Callable[[RunningController], Awaitable[None] | None] | None = None,
+) -> None:
+    """Run until ``stop`` is set; a clean stop stops listening before anything else."""
+    require_shared_broker(config.broker)
+    if not config.tables:
+        raise ConfigError("no tables in the config: nothing to control")
+    async with AsyncExitStack() as stack:
+        db = await stack.enter_async_context(Database(config.database.url))
+        log = EventLog(db)
+        bus = await stack.enter_async_context(MessageBus(config.broker, "controller"))
+        fanout = Fanout(bus)
+        service = await stack.enter_async_context(ControllerService(config, bus, log, fanout))
+        ctx = WebContext(fanout=fanout, log=log, db=db, controller=service)
+        ctx.extras["console"] = ConsoleSettings(cookie_secure=config.web.secure_cookies)
+        if config.web.platform_token is not None:
+            ctx.extras["platform_token"] = config.web.platform_token.get_secret_value()
+        else:
+            _LOGGER.warning("web.platform_token is not set: the game platform's API is disabled")
+        if not await UserStore(db).all():
+            _LOGGER.warning(
+                "no console users yet: add one with "
+                "`studio users add NAME --role admin --config FILE`"
+            )
+        web = await stack.enter_async_context(
+            WebServer(create_app(ctx), config.web.host, config.web.port)
+        )
+        _LOGGER.info(
+            "controller running: %d tables (%s), console on %s, broker %s",
+            len(service.tables),
+            ", ".join(service.tables),
+            web.url,
+            config.broker.url,
+        )
+        if on_ready is not None:
+            result = on_ready(RunningController(web.url, service))
+            if result is not None:
+                await result
+        await stop.wait()
+        # Stop listening first: devices going away as the studio shuts down are not alerts.
+        await service.quiesce()
+    _LOGGER.info("controller stopped")
