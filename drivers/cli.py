@@ -12,6 +12,7 @@ from drivers.runner import build_drivers, run_drivers
 from studio.bus import broker_for, require_shared_broker
 from studio.config.loader import load_config
 from studio.errors import StudioError
+from studio.signals import run_until_signalled
 
 app = typer.Typer(
     help="Serial device drivers (card shoe, shuffler, cut-card sensor).", no_args_is_help=True
@@ -50,12 +51,10 @@ def run(
             await run_drivers(drivers)
 
     try:
-        asyncio.run(main())
+        asyncio.run(run_until_signalled(main(), name="drivers"))
     except StudioError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
-    except KeyboardInterrupt:
-        pass
 
 
 def register(root: typer.Typer) -> None:

@@ -12,6 +12,7 @@ from drivers.camera.runner import build_cameras, run_cameras
 from studio.bus import broker_for, require_shared_broker
 from studio.config.loader import load_config
 from studio.errors import StudioError
+from studio.signals import run_until_signalled
 
 app = typer.Typer(
     help="Overhead card cameras (recognise and publish every card).", no_args_is_help=True
@@ -52,12 +53,10 @@ def run(
             await run_cameras(cameras)
 
     try:
-        asyncio.run(main())
+        asyncio.run(run_until_signalled(main(), name="cameras"))
     except StudioError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
-    except KeyboardInterrupt:
-        pass
 
 
 def register(root: typer.Typer) -> None:

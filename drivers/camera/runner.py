@@ -158,6 +158,7 @@ def _barcode_reader(options: CameraOptions) -> BarcodeReader | None:
 
 def _source_spec(spec: str, base_dir: Path) -> str:
     """A relative file or folder is relative to the config file; indexes and URLs are as given."""
-    if spec.isdigit() or "://" in spec or spec.startswith("virtual") or Path(spec).is_absolute():
+    virtual = spec == "virtual" or spec.startswith("virtual:")
+    if virtual or spec.isdigit() or "://" in spec or Path(spec).is_absolute():
         return spec
     return str(base_dir / spec)
