@@ -57,6 +57,7 @@ INPUT_KINDS = [
     "device.availability",
     "device.health",
     "controller.started",
+    "device.gap",
     "game.command",
     "manager.action",
     "timer",
@@ -95,6 +96,7 @@ class ControllerService:
         round_gap: float = 2.0,
         tick: float = 0.05,
         timers: bool = True,
+        gap_requests: int = 10,
     ) -> None:
         self.config = config
         self.bus = bus
@@ -104,6 +106,8 @@ class ControllerService:
         self.clock = clock
         self.tick = tick
         self.timers = timers
+        # Replays asked for one gap (one a second) before its events count as lost.
+        self.gap_requests = gap_requests
         self.stats = ControllerStats()
         self.tables: dict[str, TableController] = {}
         for settings in config.tables:
@@ -304,6 +308,11 @@ class ControllerService:
 
     def _observe_seq(self, table_id: str, kind: str, payload: dict[str, Any]) -> SeqVerdict | None:
         device, seq = payload.get("device"), payload.get("seq")
+        if kind == "device.gap" and isinstance(device, str):
+            # Given up for lost: seen, so that nobody asks for them again (after a restart too).
+            for lost in payload.get("seqs", []):
+                self._trackers[table_id].observe(device, int(lost))
+            return None
         if not isinstance(device, str) or not isinstance(seq, int):
             return None
         # One sequence space per device for its events (a device numbers all its frames
@@ -347,6 +356,7 @@ class ControllerService:
         assert self.bus is not None
         seen_connects = self.bus.stats.connects
         previous: dict[tuple[str, str], list[int]] = {}
+        asked: Counter[tuple[str, str, int]] = Counter()
         while True:
             await asyncio.sleep(1.0)
             reconnected = self.bus.stats.connects != seen_connects and seen_connects > 0
@@ -360,11 +370,33 @@ class ControllerService:
                     # A gap that survives a whole second is real, not just topic reordering.
                     stale = [s for s in missing if s in previous.get(key, [])]
                     previous[key] = missing
+                    if stale:
+                        asked[(table_id, device, stale[0])] += 1
+                        if asked[(table_id, device, stale[0])] >= self.gap_requests:
+                            await self._give_up_gap(table_id, device, stale)
+                            previous[key] = []
+                            continue
                     if stale or reconnected:
                         start = stale[0] if stale else tracker.last_contiguous(device) + 1
                         request = ReplayRequest(from_seq=start, requester="controller")
                         await self.bus.publish(Topics(table_id).replay(device), request)
                         self.stats.gaps_requested += 1
+
+    async def _give_up_gap(self, table_id: str, device: str, seqs: list[int]) -> None:
+        """Events nobody re-sent: the table says so (a lost shoe card is a card unaccounted for)."""
+        data = {"device": device, "seqs": seqs, "requests": self.gap_requests}
+        _LOGGER.warning(
+            "%s/%s: events %s never arrived after %d replay requests",
+            table_id,
+            device,
+            seqs,
+            self.gap_requests,
+        )
+        self._observe_seq(table_id, "device.gap", data)
+        try:
+            await self.submit(table_id, "device.gap", data)
+        except StudioError as exc:
+            _LOGGER.error("lost events of %s on %s not recorded: %s", device, table_id, exc)
 
     async def _timers(self) -> None:
         while True:

@@ -496,6 +496,23 @@ class TableController:
                 allowed=[Resolution.ACCEPT, Resolution.CANCEL],
             )
 
+    def _on_device_gap(self, inp: Input) -> None:
+        device_id, seqs = str(inp.data["device"]), list(inp.data["seqs"])
+        device = self.devices.get(device_id)
+        kind = device.kind if device is not None else "device"
+        self._event("device_gap", device=device_id, seqs=seqs)
+        if kind == "camera":
+            return  # a lost sighting leaves its card unconfirmed: the cross-check says so
+        lost = f"{seqs[0]}" if len(seqs) == 1 else f"{seqs[0]}..{seqs[-1]} ({len(seqs)})"
+        self._alert(
+            AlertCode.INTEGRITY,
+            f"{kind} {device_id}: event {lost} never arrived, though asked for again "
+            f"{inp.data.get('requests', '?')} times; a card or a device event may be "
+            "unaccounted for: check the layout and the discards",
+            [dict(inp.data)],
+            allowed=[Resolution.ACCEPT, Resolution.CANCEL],
+        )
+
     def _on_device_health(self, inp: Input) -> None:
         device = self.devices.get(str(inp.data.get("device")))
         if device is not None:

@@ -496,3 +496,18 @@ def test_a_first_start_awaits_nothing() -> None:
     assert d.table.next_deadline() is None
     d.tick(d.table.restart_grace + 1)
     assert d.alerts == []
+
+
+def test_shoe_events_lost_for_good_are_an_integrity_alert() -> None:
+    d = Driver(devices=DEVICES)
+    d.feed("device.gap", {"device": "shoe", "seqs": [5, 6], "requests": 10})
+    assert [a["code"] for a in d.alerts] == ["integrity"]
+    assert "event 5..6 (2) never arrived" in d.alerts[0]["message"]
+    assert d.table.paused
+
+
+def test_a_lost_camera_sighting_is_left_to_the_cross_check() -> None:
+    d = Driver(devices=DEVICES)
+    d.feed("device.gap", {"device": "cam", "seqs": [9], "requests": 10})
+    assert d.alerts == []
+    assert "device_gap" in d.types()
