@@ -5,16 +5,14 @@ console, the REST API, WebSocket and SSE on ``web.host:web.port``. The drivers
 (``studio drivers run``) and the cameras (``studio camera run``) are processes of their
 own; all of them meet on the configured broker.
 
-    await run_controller(config, stop)      # until ``stop`` is set; then a clean stop
+    await run_controller(config)      # until cancelled: then a clean stop
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
-from dataclasses import dataclass
 
 from studio.bus import MessageBus, require_shared_broker
 from studio.config.models import StudioConfig
@@ -28,22 +26,18 @@ from studio.web import WebContext, WebServer, create_app
 _LOGGER = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
-class RunningController:
-    url: str
-    service: ControllerService
-
-
-async def run_controller(
-    config: StudioConfig,
-    stop: asyncio.Event,
-    *,
-    on_ready: Callable[[RunningController], Awaitable[None] | None] | None = None,
-) -> None:
-    """Run until ``stop`` is set; a clean stop stops listening before anything else."""
+async def run_controller(config: StudioConfig) -> None:
+    """Run until cancelled; a clean stop stops listening to the devices first of all."""
     require_shared_broker(config.broker)
     if not config.tables:
         raise ConfigError("no tables in the config: nothing to control")
+    try:
+        await _serve(config)
+    finally:
+        _LOGGER.info("controller stopped")
+
+
+async def _serve(config: StudioConfig) -> None:
     async with AsyncExitStack() as stack:
         db = await stack.enter_async_context(Database(config.database.url))
         log = EventLog(db)
@@ -71,11 +65,8 @@ async def run_controller(
             web.url,
             config.broker.url,
         )
-        if on_ready is not None:
-            result = on_ready(RunningController(web.url, service))
-            if result is not None:
-                await result
-        await stop.wait()
-        # Stop listening first: devices going away as the studio shuts down are not alerts.
-        await service.quiesce()
-    _LOGGER.info("controller stopped")
+        try:
+            await asyncio.Event().wait()  # until cancelled (SIGINT, SIGTERM)
+        finally:
+            # Stop listening first: devices going away as the studio shuts down are not alerts.
+            await service.quiesce()

@@ -22,6 +22,7 @@ from typing import Any
 
 import httpx
 import pytest
+from process_support import wait_line
 
 from studio.bus.embedded import free_port
 from studio.config import BrokerSettings
@@ -29,18 +30,6 @@ from studio.config.loader import load_config
 
 BIN = Path(sys.executable).parent
 TOKEN = "platform-secret"
-
-
-async def _wait_line(stream: asyncio.StreamReader, needle: str) -> None:
-    seen = []
-    async with asyncio.timeout(60):
-        while True:
-            line = (await stream.readline()).decode()
-            if not line:
-                raise AssertionError(f"process ended before {needle!r}: {seen}")
-            seen.append(line)
-            if needle in line:
-                return
 
 
 def _studio_config(sim_config: Path, broker: BrokerSettings, tmp_path: Path, table: str) -> Path:
@@ -89,7 +78,7 @@ async def test_a_round_through_the_production_processes(
             stdout=asyncio.subprocess.PIPE,
         )  # fmt: skip
         assert sim.stdout is not None
-        await _wait_line(sim.stdout, "control API on")
+        await wait_line(sim.stdout, "control API on")
         config = _studio_config(tmp_path / "sim.toml", broker, tmp_path, table_id)
         web_port = load_config(config).web.port
         controller = await start(str(BIN / "studio"), "controller", "run", "--config", str(config))

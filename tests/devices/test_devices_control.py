@@ -11,6 +11,7 @@ from pathlib import Path
 import httpx
 import pytest
 from devices_rig import Rig, start_recorder
+from process_support import wait_line
 
 from hwsim.control import ControlServer, create_app
 from hwsim.scenario import Scenario
@@ -87,17 +88,6 @@ def test_bad_scenarios_are_config_errors_naming_the_step(tmp_path: Path) -> None
         Scenario.parse({"steps": [{"fault": "unplug"}]})
 
 
-async def _wait_line(stream: asyncio.StreamReader, needle: str, seen: list[str]) -> None:
-    async with asyncio.timeout(60):
-        while True:
-            line = (await stream.readline()).decode()
-            if not line:
-                raise AssertionError(f"process ended before {needle!r}: {seen}")
-            seen.append(line)
-            if needle in line:
-                return
-
-
 async def test_hwsim_and_studio_drivers_run_as_processes(
     broker: BrokerSettings, table_id: str, tmp_path: Path
 ) -> None:
@@ -115,7 +105,7 @@ async def test_hwsim_and_studio_drivers_run_as_processes(
     try:
         assert sim.stdout is not None
         seen: list[str] = []
-        await _wait_line(sim.stdout, "control API on", seen)
+        await wait_line(sim.stdout, "control API on", seen)
         assert config.exists()
         topics = Topics("t1")
         # Unique topics are not possible with the CLI's fixed table ids ("t1"), so the

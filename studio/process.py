@@ -1,0 +1,74 @@
+"""What every production process (``studio controller|drivers|camera run``) does alike.
+
+It loads the config (a mistake is a clear message and exit status 2), logs to stderr,
+and stops cleanly on SIGINT or SIGTERM (what a supervisor such as systemd sends): the
+signal cancels its work, whose ``async with`` blocks then shut down in order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+from typing import Any, NoReturn
+
+import typer
+
+from studio.bus import require_shared_broker
+from studio.config.loader import load_config
+from studio.config.models import StudioConfig
+from studio.errors import StudioError
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+def fail(exc: StudioError) -> NoReturn:
+    typer.echo(f"error: {exc}", err=True)
+    raise typer.Exit(2) from exc
+
+
+def load_process_config(path: Path) -> StudioConfig:
+    """The config of a production process; they all meet on one shared broker."""
+    try:
+        config = load_config(path)
+        require_shared_broker(config.broker)
+    except StudioError as exc:
+        fail(exc)
+    logging.basicConfig(
+        level=config.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    return config
+
+
+def run_process(work: Callable[[], Coroutine[Any, Any, None]], *, name: str) -> None:
+    """Run ``work()`` until it ends or a stop signal; a ``StudioError`` exits with status 2."""
+    try:
+        asyncio.run(run_until_signalled(work(), name=name))
+    except StudioError as exc:
+        fail(exc)
+
+
+async def run_until_signalled(work: Coroutine[Any, Any, None], *, name: str) -> bool:
+    """Run ``work`` until it ends or a stop signal cancels it; ``True`` if a signal did."""
+    loop = asyncio.get_running_loop()
+    task = asyncio.create_task(work, name=name)
+    signalled = False
+
+    def stop() -> None:
+        nonlocal signalled
+        signalled = True
+        task.cancel()
+
+    for sig in STOP_SIGNALS:
+        loop.add_signal_handler(sig, stop)
+    try:
+        await task
+    except asyncio.CancelledError:
+        if not signalled:
+            raise  # cancelled from outside: not ours to swallow
+    finally:
+        for sig in STOP_SIGNALS:
+            loop.remove_signal_handler(sig)
+    return signalled
