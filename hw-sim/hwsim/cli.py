@@ -82,7 +82,7 @@ def run(
         None, "--config-out", help="write a studio TOML for the drivers"
     ),
     broker_url: str | None = typer.Option(
-        None, "--broker-url", help="broker url to put in --config-out"
+        None, "--broker-url", help="broker url to put in --config-out (the drivers need one)"
     ),
     via: str = typer.Option("pty", "--via", help="ports in --config-out: pty or tcp"),
     scenario: Path | None = typer.Option(None, "--scenario", help="YAML/JSON scenario to play"),
