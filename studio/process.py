@@ -48,6 +48,18 @@ def run_process(work: Callable[[], Coroutine[Any, Any, None]], *, name: str) -> 
         asyncio.run(run_until_signalled(work(), name=name))
     except StudioError as exc:
         fail(exc)
+    except ExceptionGroup as group:
+        # A task group (one task per device) wraps what one of its tasks raised; a
+        # StudioError in it is still a clear message, anything else a bug to show in full.
+        expected, rest = group.split(StudioError)
+        if expected is None or rest is not None:
+            raise
+        fail(_first(expected))
+
+
+def _first(group: BaseExceptionGroup[StudioError]) -> StudioError:
+    error = group.exceptions[0]
+    return _first(error) if isinstance(error, BaseExceptionGroup) else error
 
 
 async def run_until_signalled(work: Coroutine[Any, Any, None], *, name: str) -> bool:

@@ -88,6 +88,8 @@ class CameraRunner:
             )
 
         async with bus:
+            # Frames are read once there is somewhere to send what they show.
+            await bus.wait_connected()
             options = self.options
             self.service = CameraService(
                 self.source,

@@ -152,3 +152,20 @@ def test_the_camera_options_are_checked_with_the_config(tmp_path: Path) -> None:
     message = str(caught.value)
     assert "options.sourc: Extra inputs are not permitted" in message
     assert "options.settle_frames: Input should be greater than or equal to 1" in message
+
+
+async def test_a_frame_that_cannot_be_read_stops_the_camera_with_the_reason(
+    broker: BrokerSettings, tmp_path: Path, table_id: str, deck_profile: DeckProfile
+) -> None:
+    config = _write_setup(tmp_path, deck_profile, broker, table_id)
+    (tmp_path / "frames" / "000.png").write_text("not an image")
+    process = await asyncio.create_subprocess_exec(
+        str(STUDIO), "camera", "run", "--config", str(config),
+        "--state-dir", str(tmp_path / "state"),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    _, err = await process.communicate()
+    log = err.decode()
+    assert process.returncode == 2, log
+    assert "000.png is not a readable image" in log
+    assert "Traceback" not in log
