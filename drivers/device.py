@@ -181,7 +181,10 @@ class DeviceDriver:
             self.last_device_seq = int(state["last_device_seq"])
             self.offset = int(state.get("offset", 0))
         except (ValueError, KeyError, TypeError) as exc:
-            _LOGGER.warning("%s: ignoring driver state %s: %s", self.device_id, state, exc)
+            assert self._state is not None
+            _LOGGER.warning(
+                "%s: ignoring driver state %s: %s", self.device_id, self._state.path, exc
+            )
             return
         # Continue from here: whatever the device sent while no driver ran is fetched with RESEND.
         self._connected_once = True

@@ -40,18 +40,14 @@ def build_drivers(
     **options: Any,
 ) -> list[DeviceDriver]:
     """A driver for every serial device (cameras are not ours) of the selected tables."""
-    wanted = set(tables) if tables is not None else None
     broker = broker or config.broker
     drivers: list[DeviceDriver] = []
-    for table in config.tables:
-        if wanted is not None and table.id not in wanted:
+    for table_id, device in config.devices(tables):
+        if device.kind not in DRIVERS:
             continue
-        for device in table.devices:
-            if device.kind not in DRIVERS:
-                continue
-            if not device.port:
-                raise ConfigError(f"tables[{table.id}].devices[{device.id}]: no port configured")
-            drivers.append(DRIVERS[device.kind](table.id, device, broker, **options))
+        if not device.port:
+            raise ConfigError(f"tables[{table_id}].devices[{device.id}]: no port configured")
+        drivers.append(DRIVERS[device.kind](table_id, device, broker, **options))
     return drivers
 
 

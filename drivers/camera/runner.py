@@ -118,29 +118,16 @@ class CameraRunner:
 def build_cameras(
     config: StudioConfig,
     *,
-    broker: BrokerSettings | None = None,
     tables: Iterable[str] | None = None,
     base_dir: Path = Path("."),
     state_dir: Path | None = None,
 ) -> list[CameraRunner]:
     """A runner for every camera device of the selected tables (all of them by default)."""
-    wanted = set(tables) if tables is not None else None
-    cameras = []
-    for table in config.tables:
-        if wanted is not None and table.id not in wanted:
-            continue
-        for device in table.devices:
-            if device.kind == "camera":
-                cameras.append(
-                    CameraRunner(
-                        table.id,
-                        device,
-                        broker or config.broker,
-                        base_dir=base_dir,
-                        state_dir=state_dir,
-                    )
-                )
-    return cameras
+    return [
+        CameraRunner(table_id, device, config.broker, base_dir=base_dir, state_dir=state_dir)
+        for table_id, device in config.devices(tables)
+        if device.kind == "camera"
+    ]
 
 
 async def run_cameras(cameras: list[CameraRunner]) -> None:

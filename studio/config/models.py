@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -183,6 +184,14 @@ class StudioConfig(StrictModel):
         if dupes:
             raise ValueError(f"table ids must be unique: {', '.join(dupes)}")
         return self
+
+    def devices(self, tables: Iterable[str] | None = None) -> Iterator[tuple[str, DeviceSettings]]:
+        """Every device of the tables named (all of them by default), with its table's id."""
+        wanted = set(tables) if tables is not None else None
+        for table in self.tables:
+            if wanted is None or table.id in wanted:
+                for device in table.devices:
+                    yield table.id, device
 
     def table(self, table_id: str) -> TableSettings:
         for table in self.tables:

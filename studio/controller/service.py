@@ -126,12 +126,9 @@ class ControllerService:
     async def __aenter__(self) -> ControllerService:
         await self.recover()
         for table_id in self.tables:
-            # Logged like any input, so a later replay knows where each run began.
+            # Logged like any input, so a later replay knows where each run began; like
+            # any input, it publishes the table's state and dealer prompt.
             await self.submit(table_id, "controller.started", {})
-        for table in self.tables.values():
-            table.at(self.clock())
-            await self._emit(table, [Output(Channel.ROUND_STATE, table.state())])
-            await self._emit(table, [Output(Channel.DEALER_PROMPT, table.prompt())])
         self._stack = AsyncExitStack()
         group = await self._stack.enter_async_context(asyncio.TaskGroup())
         self._tasks = []
