@@ -52,9 +52,43 @@ async def broker(request: pytest.FixtureRequest) -> AsyncIterator[BrokerSettings
 
 
 @pytest.fixture
-def table_id() -> str:
-    """A table id unique to this test, so topics never collide between tests or runs."""
-    return f"t-{uuid.uuid4().hex[:12]}"
+def table_id(request: pytest.FixtureRequest) -> str:
+    """A table id unique to this test, so topics never collide between tests or runs.
+
+    On the machine's Mosquitto its retained messages are cleared after the test: they
+    would outlive it, and a controller subscribing with wildcards is handed every one.
+    Past Mosquitto's queue of 1,000 messages per client (``max_queued_messages``) the
+    live messages that follow were dropped, and tests waiting for them timed out.
+    """
+    table = f"t-{uuid.uuid4().hex[:12]}"
+    callspec = getattr(request.node, "callspec", None)
+    if callspec is not None and callspec.params.get("broker") == "mosquitto":
+        request.addfinalizer(lambda: _clear_retained(MOSQUITTO_URL, f"studio/v1/tables/{table}/#"))
+    return table
+
+
+def _clear_retained(url: str, topic_filter: str) -> None:
+    """Publish an empty retained message on every retained topic under ``topic_filter``."""
+    from urllib.parse import urlsplit
+
+    import paho.mqtt.client as mqtt
+
+    parts = urlsplit(url)
+    found: set[str] = set()
+    client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2)
+    client.on_message = lambda _c, _u, message: found.add(message.topic) if message.retain else None
+    try:
+        client.connect(parts.hostname or "127.0.0.1", parts.port or 1883)
+    except OSError:
+        return
+    client.subscribe(topic_filter)
+    for _ in range(10):  # retained messages arrive at once after the subscription
+        client.loop(timeout=0.05)
+    for topic in found:
+        client.publish(topic, b"", qos=1, retain=True)
+    for _ in range(5):
+        client.loop(timeout=0.05)
+    client.disconnect()
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
