@@ -16,9 +16,23 @@ import typer
 
 from calibration.barcode import BarcodeReader
 from calibration.colour import white_balanced
-from calibration.deck_profile import DeckProfile, Image, learn_profile, load_examples, read_image
+from calibration.deck_profile import (
+    DeckProfile,
+    Image,
+    card_scale,
+    learn_profile,
+    load_examples,
+    read_image,
+)
 from calibration.detect import CANON_H, CANON_W
-from calibration.recogniser import DEFAULT_THRESHOLD, OBLIQUE, Recogniser
+from calibration.recogniser import (
+    DEFAULT_THRESHOLD,
+    OBLIQUE,
+    Recogniser,
+    edge_blur,
+    focus_blur,
+    focus_blur_limit,
+)
 from calibration.table import (
     TableCalibration,
     calibrate_from_corners,
@@ -150,6 +164,7 @@ def calibrate_table(
     typer.echo(f"fit residual: {cal.residual_mm:.2f} mm RMS")
     typer.echo(f"zones: {', '.join(cal.layout.zone_names)}")
     _report_view(cal)
+    _report_focus(frame, cal)
     typer.echo(f"wrote {out}")
     if check is not None:
         _write_check(frame, cal, check)
@@ -193,6 +208,27 @@ def _report_view(cal: TableCalibration) -> None:
             "warning: cards there are too small to read; use a higher resolution or bring "
             "the camera closer"
         )
+
+
+def _report_focus(frame: Image, cal: TableCalibration) -> None:
+    """How sharp the cards on the frame are (see :func:`calibration.recogniser.focus_blur`):
+    a camera out of focus has every card refused, so it is better told now."""
+    blurs = [
+        (focus_blur(spreads), focus_blur_limit(card_scale(q)))
+        for q in Recogniser(None, cal).find(frame)
+        if (spreads := edge_blur(frame, q)) is not None
+    ]
+    if not blurs:
+        typer.echo("focus: no card on the frame to measure; lay a few to check the focus")
+        return
+    over = sum(b > limit for b, limit in blurs)
+    worst, limit = max(blurs, key=lambda bl: bl[0] / bl[1])  # the nearest its limit
+    typer.echo(
+        f"focus: {len(blurs)} card(s) measured, the most blurred {worst:.2f} px "
+        f"(cards that size are read up to {limit:.2f} px)"
+    )
+    if over:
+        typer.echo(f"warning: {over} card(s) too blurred to read by their index; focus the camera")
 
 
 def _write_check(frame: Image, cal: TableCalibration, out: Path) -> None:

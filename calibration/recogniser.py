@@ -47,6 +47,7 @@ from calibration.detect import (
 )
 from calibration.index_reader import darkest_channel, extract_index
 from calibration.table import TableCalibration, TopDownView, plane_of_card
+from calibration.templates import AUGMENT_SCALES
 
 Image = NDArray[np.uint8]
 FloatArray = NDArray[np.float64]
@@ -86,6 +87,29 @@ OUTLINE_OFFSET: Final = 0.03
 # 6 and 8 px smears (a smear diagonal to the card blurs both pairs alike: not seen here).
 MOTION_BLUR_MAX: Final = 0.45
 EDGE_STEP_MIN: Final = 25.0  # grey levels from paper to cloth for a side's sample to count
+# A camera out of focus blurs every glyph alike, and past the blur the templates are
+# learned at (templates.AUGMENT_BLURS, 1.5 px) a blurred club can be nearer a blurred
+# spade than its own templates, above all another print's: generated medium frames (480
+# cards each) blurred by a further Gaussian of 1.5 / 1.75 / 2.0 / 2.25 px, read with the
+# other print's profile, gave 2 / 7 / 24 / 26 confident look-alikes (9C as 9S at 1.0).
+# Learning blurrier templates too (to 2.5 or 3.0 px) did not help. Such a card's edges are
+# as blurred as its glyphs: when even its second sharpest side (one odd side, a finger or
+# glare, does not count) is blurred more than FOCUS_BLUR_MAX image pixels, the index is
+# not read. Measured (see edge_blur): the hard level's cards (blur up to 1.3 px) 1.09-1.86
+# over 4,800 cards at 720p; the look-alikes at the four blurs 1.75-1.77 / 1.87-2.05 /
+# 1.94-2.19 / 2.08-2.33, so 0 / 4 / 24 / 26 of them are refused. The limit
+# grows in proportion for cards larger than the coarsest learned scale, whose glyphs the
+# same blur touches less.
+FOCUS_BLUR_MAX: Final = 1.9
+FOCUS_SCALE_REF: Final = max(AUGMENT_SCALES)
+# A small card loses its pips to less blur, even to the templates' own: medium frames at
+# 960x540 (cards 0.22-0.25 of the canonical size) blurred by a further 1.5 px, read with
+# the deck's own profile, gave 3 confident look-alikes in 480 (9C as 9S at 1.0) at
+# 1.66-1.79 px. So the blur is also held to FOCUS_BLUR_CANONICAL_MAX as the canonical
+# card would show it (divided by the card's scale, see deck_profile.card_scale): those
+# measured 7.3-8.0, the hard level's cards at 720p 5.1 (median) to 7.47; at 7.2 two of
+# its 4,742 cards read are refused.
+FOCUS_BLUR_CANONICAL_MAX: Final = 7.2
 # A camera that sees the layout this unevenly (TableCalibration.squeeze: the image's
 # scale across over along; 1.0 straight overhead) turns a card's shape into a rhombus or
 # a square, which detection rejects (a phone photograph taken standing at the table:
@@ -219,10 +243,23 @@ def motion_blur(frame: Image, quad: CardQuad) -> float | None:
     side shows no step (a card at the frame's edge, on a white desk, under others).
     """
     spreads = edge_blur(frame, quad)
-    if spreads is None:
-        return None
+    return None if spreads is None else _smear(spreads)
+
+
+def _smear(spreads: tuple[float, float, float, float]) -> float:
     s0, s1, s2, s3 = spreads
     return max(min(s0, s2) - max(s1, s3), min(s1, s3) - max(s0, s2))
+
+
+def focus_blur(spreads: tuple[float, float, float, float]) -> float:
+    """How blurred a card is all round: its second sharpest side (one odd side, a finger or
+    glare, does not make a sharp card look blurred)."""
+    return sorted(spreads)[1]
+
+
+def focus_blur_limit(scale: float) -> float:
+    """The most :func:`focus_blur` (image pixels) at which a card of ``scale`` is read."""
+    return min(FOCUS_BLUR_MAX * max(1.0, scale / FOCUS_SCALE_REF), FOCUS_BLUR_CANONICAL_MAX * scale)
 
 
 def edge_blur(frame: Image, quad: CardQuad) -> tuple[float, float, float, float] | None:
@@ -423,9 +460,12 @@ class Recogniser:
             self.profile is not None
             and scale < SCALE_MIN_OF_TEMPLATES * self.profile.coarsest_scale
         )
-        smear = motion_blur(frame, quad) if self.use_index and not too_small else None
+        spreads = edge_blur(frame, quad) if self.use_index and not too_small else None
+        smear = None if spreads is None else _smear(spreads)
         smeared = smear is not None and smear > MOTION_BLUR_MAX
-        if self.use_index and not too_small and not smeared:
+        focus = None if spreads is None else focus_blur(spreads)
+        unfocused = focus is not None and focus > focus_blur_limit(scale)
+        if self.use_index and not too_small and not smeared and not unfocused:
             assert self.profile is not None
             corners = [
                 g for g in (extract_index(card, c, self.profile.region) for c in (0, 1)) if g
@@ -499,6 +539,11 @@ class Recogniser:
         if index_ok:
             return Reading(index_code, index_conf, "index", None, guess, index_code, index_conf)
         reason = "no index found" if index_code is None else f"low confidence {index_conf:.2f}"
+        if unfocused:
+            reason = (
+                f"out of focus: edges blurred {focus:.2f} px, "
+                f"read up to {focus_blur_limit(scale):.2f} px"
+            )
         if smeared:
             reason = f"motion blur: one pair of edges {smear:.2f} px more blurred than the other"
         if too_small:

@@ -58,6 +58,7 @@ def test_deck_table_recognise(examples_dir: Path, frames: dict[str, Path], tmp_p
     assert r.exit_code == 0, r.output
     assert "aruco" in r.output and check.stat().st_size > 0
     assert ", overhead" in r.output and "warning" not in r.output, r.output
+    assert "focus: no card on the frame to measure" in r.output
     assert "deck profiles read cards from 53 x 74 px" in r.output
     r = runner.invoke(
         app,
@@ -204,3 +205,25 @@ def test_calibrate_table_reports_an_angled_or_distant_camera(tmp_path: Path) -> 
     assert r.exit_code == 0, r.output
     assert "at an angle" in r.output
     assert "warning: cards there are too small to read" in r.output
+
+
+def test_calibrate_table_reports_a_camera_out_of_focus(
+    frames: dict[str, Path], tmp_path: Path
+) -> None:
+    """Cards on the calibration frame tell how sharp the camera is; out of focus, every
+    card would be refused by its index, so the operator is told before the first round."""
+    sharp, blurred = tmp_path / "sharp.png", tmp_path / "blurred.png"
+    frame = cv2.imread(str(frames["round"]))
+    cv2.imwrite(str(sharp), frame)
+    cv2.imwrite(str(blurred), cv2.GaussianBlur(frame, (0, 0), 2.5))
+    outputs = []
+    for image in (sharp, blurred):
+        r = runner.invoke(
+            app,
+            ["calibrate", "table", "--image", str(image), "--out", str(tmp_path / "t.json")],
+        )
+        assert r.exit_code == 0, r.output
+        outputs.append(r.output)
+    assert "focus: 4 card(s) measured" in outputs[0] and "warning" not in outputs[0]
+    assert "focus: 4 card(s) measured" in outputs[1]
+    assert "warning: 4 card(s) too blurred to read by their index" in outputs[1]
