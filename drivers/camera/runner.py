@@ -102,6 +102,7 @@ class CameraRunner:
                 max_fps=options.max_fps,
                 state=self.state,
                 on_availability=announce,
+                label=f"{self.table_id}/{self.device_id}",
             )
             await self.service.run()
             # Only a file or a folder of frames ends; a live source reconnects for ever.

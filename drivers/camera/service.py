@@ -29,7 +29,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Final
 
 from calibration.recogniser import Recogniser
 from calibration.tracker import CardEvent, CardTracker
@@ -40,6 +40,12 @@ from studio.contract.messages import CameraCard
 from studio.errors import VisionError
 
 _LOGGER = logging.getLogger(__name__)
+
+# Cards the camera cannot read are accepted on the shoe's word (the controller's
+# cross-check), so a camera that reads none (out of focus, in the dark, moved since its
+# calibration) would go unnoticed: every this many placed cards in a row unreadable, a
+# warning says so, with the recogniser's reason.
+UNREADABLE_RUN_WARN: Final = 5
 
 Publish = Callable[[CameraCard], Awaitable[None]]
 
@@ -74,6 +80,7 @@ class CameraService:
         drop_after: int = 3,
         state: StateFile | None = None,
         on_availability: Callable[[bool], Awaitable[None]] | None = None,
+        label: str | None = None,
     ) -> None:
         if recogniser.table is None:
             raise VisionError("the camera service needs a table calibration to attribute zones")
@@ -86,6 +93,7 @@ class CameraService:
         )
         self.publish = publish
         self.device = device
+        self.label = label or device  # in logs: "table/device" when several tables run
         self.max_fps = max_fps
         self.backoff = backoff or Backoff(initial=0.2, maximum=10.0)
         self.drop_after = drop_after
@@ -97,6 +105,7 @@ class CameraService:
         self.online = False
         self.frames = 0
         self.reconnects = 0
+        self.unreadable_run = 0  # placed cards unreadable in a row
         self._stop = asyncio.Event()
 
     def stop(self) -> None:
@@ -127,8 +136,10 @@ class CameraService:
         out = []
         for ev in events:
             if ev.zone is None:
-                _LOGGER.warning("camera %s: card outside every zone ignored", self.device)
+                _LOGGER.warning("camera %s: card outside every zone ignored", self.label)
                 continue
+            if ev.event == "placed":
+                self._note_reading(ev)
             msg = self.message(ev)
             if self.state is not None:
                 # Saved before it goes out: a crash may skip a seq, never reuse one.
@@ -136,6 +147,22 @@ class CameraService:
             await self.publish(msg)
             out.append(msg)
         return out
+
+    def _note_reading(self, event: CardEvent) -> None:
+        if event.reading.readable:
+            self.unreadable_run = 0
+            return
+        self.unreadable_run += 1
+        reason = event.reading.reason or "no reason given"
+        _LOGGER.info("camera %s: card on %s unreadable: %s", self.label, event.zone, reason)
+        if self.unreadable_run % UNREADABLE_RUN_WARN == 0:
+            _LOGGER.warning(
+                "camera %s: %d cards in a row unreadable (the last: %s); they are accepted "
+                "on the shoe's word: check the camera's focus, light and calibration",
+                self.label,
+                self.unreadable_run,
+                reason,
+            )
 
     async def _session(self) -> bool:
         """Open the source and process frames; ``True`` when a finite source ended."""
@@ -184,7 +211,7 @@ class CameraService:
                 self.reconnects += 1
                 await self._set_online(False)
                 delay = self.backoff.next_delay()
-                _LOGGER.warning("camera %s: %s; reconnecting in %.2fs", self.device, exc, delay)
+                _LOGGER.warning("camera %s: %s; reconnecting in %.2fs", self.label, exc, delay)
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(delay):
                         await self._stop.wait()

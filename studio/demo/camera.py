@@ -83,6 +83,7 @@ class DemoCamera:
             remove_frames=3,
             max_fps=max_fps,
             state=state,
+            label=f"{table}/{CAMERA_ID}",
         )
         self._rng = random.Random(seed)
         self.mismatch_next = False

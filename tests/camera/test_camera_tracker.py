@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections import Counter
 
+import cv2
 import numpy as np
 import pytest
 
@@ -274,3 +276,49 @@ def test_a_card_the_detector_misses_now_and_then_still_settles(
     tracker = CardTracker(_Flickering(profile, cam, pattern), settle_frames=4)
     placed = [e for _ in range(24) for e in tracker.update(cam.read()) if e.event == "placed"]
     assert [(e.reading.code, e.zone) for e in placed] == ([("9D", "seat:4")] if published else [])
+
+
+class _Blurred:
+    """A camera out of focus: the virtual camera's frames under a Gaussian blur."""
+
+    def __init__(self, camera: VirtualCamera, sigma: float) -> None:
+        self.camera, self.sigma = camera, sigma
+
+    def read(self) -> np.ndarray:
+        return np.asarray(cv2.GaussianBlur(self.camera.read(), (0, 0), self.sigma), np.uint8)
+
+
+def test_a_camera_reading_no_card_says_so(
+    profile: DeckProfile, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Unreadable cards pass on the shoe's word, so a camera out of focus would otherwise
+    go unnoticed: five placed cards in a row unreadable log a warning with the reason."""
+    cam = VirtualCamera(level="easy", seed=12)
+    got: list[CameraCard] = []
+
+    async def publish(message: CameraCard) -> None:
+        got.append(message)
+
+    async def scenario() -> None:
+        service = CameraService(
+            VirtualCameraSource(_Blurred(cam, 3.0)),
+            Recogniser(profile, cam.calibration()),
+            publish,
+            device="cam-9",
+        )
+        task = asyncio.create_task(service.run())
+        for code, zone in [("KS", "seat:1"), ("3H", "seat:2"), ("9C", "seat:3")]:
+            cam.place(code, zone)
+        cam.place("QD", "seat:4")
+        cam.place("5S", "dealer")
+        while len(got) < 5:
+            await asyncio.sleep(0.01)
+        service.stop()
+        await asyncio.wait_for(task, 5)
+
+    with caplog.at_level(logging.INFO, logger="drivers.camera.service"):
+        asyncio.run(asyncio.wait_for(scenario(), 60))
+    assert [m.card for m in got] == [None] * 5
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1, warnings
+    assert "cam-9: 5 cards in a row unreadable (the last: out of focus" in warnings[0]
