@@ -14,20 +14,22 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Iterable
+from datetime import UTC, datetime
 from pathlib import Path
 
 from calibration.barcode import BarcodeReader, available_backends
 from calibration.deck_profile import DeckProfile
 from calibration.recogniser import DEFAULT_THRESHOLD, Recogniser
 from calibration.table import TableCalibration
-from drivers.camera.service import CameraService, bus_publisher
+from drivers.camera.service import CameraService, HealthStatus, bus_publisher
 from drivers.camera.sources import open_source
 from drivers.state import StateFile
 from studio.bus import MessageBus
 from studio.bus.client import OFFLINE, ONLINE
 from studio.config.models import BrokerSettings, CameraOptions, DeviceSettings, StudioConfig
-from studio.contract import Topics
+from studio.contract import DeviceHealth, Topics
 from studio.errors import ConfigError, StudioError
 
 _LOGGER = logging.getLogger(__name__)
@@ -87,6 +89,18 @@ class CameraRunner:
                 "camera %s/%s %s", self.table_id, self.device_id, "online" if online else "offline"
             )
 
+        async def report_health(status: HealthStatus, reason: str) -> None:
+            health = DeviceHealth(
+                device=self.device_id,
+                # Health seqs are time stamps (the controller expects no run of them).
+                seq=time.time_ns() // 1_000_000,
+                ts=datetime.now(UTC),
+                status=status,
+                reason=reason[:500],
+                counters=self._counters(),
+            )
+            await bus.publish(topics.health(self.device_id), health, qos=1)
+
         async with bus:
             # Frames are read once there is somewhere to send what they show.
             await bus.wait_connected()
@@ -103,6 +117,7 @@ class CameraRunner:
                 state=self.state,
                 on_availability=announce,
                 label=f"{self.table_id}/{self.device_id}",
+                on_health=report_health,
             )
             await self.service.run()
             # Only a file or a folder of frames ends; a live source reconnects for ever.
@@ -114,6 +129,16 @@ class CameraRunner:
                 self.service.frames,
                 self.service.seq,
             )
+
+    def _counters(self) -> dict[str, int]:
+        service = self.service
+        if service is None:
+            return {}
+        return {
+            "frames": service.frames,
+            "reconnects": service.reconnects,
+            "unreadable_run": service.unreadable_run,
+        }
 
 
 def build_cameras(

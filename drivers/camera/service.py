@@ -29,7 +29,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from calibration.recogniser import Recogniser
 from calibration.tracker import CardEvent, CardTracker
@@ -43,9 +43,13 @@ _LOGGER = logging.getLogger(__name__)
 
 # Cards the camera cannot read are accepted on the shoe's word (the controller's
 # cross-check), so a camera that reads none (out of focus, in the dark, moved since its
-# calibration) would go unnoticed: every this many placed cards in a row unreadable, a
-# warning says so, with the recogniser's reason.
+# calibration) would go unnoticed: at this many placed cards in a row unreadable its
+# health turns "degraded" (the console shows it), and every as many more a warning is
+# logged, with the recogniser's reason; the first card read makes it "ok" again.
 UNREADABLE_RUN_WARN: Final = 5
+
+HealthStatus = Literal["ok", "degraded"]
+Health = Callable[[HealthStatus, str], Awaitable[None]]  # (status, reason): DeviceHealth
 
 Publish = Callable[[CameraCard], Awaitable[None]]
 
@@ -81,6 +85,7 @@ class CameraService:
         state: StateFile | None = None,
         on_availability: Callable[[bool], Awaitable[None]] | None = None,
         label: str | None = None,
+        on_health: Health | None = None,
     ) -> None:
         if recogniser.table is None:
             raise VisionError("the camera service needs a table calibration to attribute zones")
@@ -106,6 +111,8 @@ class CameraService:
         self.frames = 0
         self.reconnects = 0
         self.unreadable_run = 0  # placed cards unreadable in a row
+        self.on_health = on_health
+        self.degraded = False
         self._stop = asyncio.Event()
 
     def stop(self) -> None:
@@ -139,7 +146,7 @@ class CameraService:
                 _LOGGER.warning("camera %s: card outside every zone ignored", self.label)
                 continue
             if ev.event == "placed":
-                self._note_reading(ev)
+                await self._note_reading(ev)
             msg = self.message(ev)
             if self.state is not None:
                 # Saved before it goes out: a crash may skip a seq, never reuse one.
@@ -148,21 +155,30 @@ class CameraService:
             out.append(msg)
         return out
 
-    def _note_reading(self, event: CardEvent) -> None:
+    async def _note_reading(self, event: CardEvent) -> None:
         if event.reading.readable:
             self.unreadable_run = 0
+            if self.degraded:
+                await self._set_health(False, f"a card read again ({event.reading.code})")
             return
         self.unreadable_run += 1
         reason = event.reading.reason or "no reason given"
         _LOGGER.info("camera %s: card on %s unreadable: %s", self.label, event.zone, reason)
         if self.unreadable_run % UNREADABLE_RUN_WARN == 0:
+            summary = f"{self.unreadable_run} cards in a row unreadable (the last: {reason})"
             _LOGGER.warning(
-                "camera %s: %d cards in a row unreadable (the last: %s); they are accepted "
-                "on the shoe's word: check the camera's focus, light and calibration",
+                "camera %s: %s; they are accepted on the shoe's word: check the camera's "
+                "focus, light and calibration",
                 self.label,
-                self.unreadable_run,
-                reason,
+                summary,
             )
+            if not self.degraded:
+                await self._set_health(True, summary)
+
+    async def _set_health(self, degraded: bool, reason: str) -> None:
+        self.degraded = degraded
+        if self.on_health is not None:
+            await self.on_health("degraded" if degraded else "ok", reason)
 
     async def _session(self) -> bool:
         """Open the source and process frames; ``True`` when a finite source ended."""

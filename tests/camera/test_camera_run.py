@@ -21,26 +21,40 @@ from hwsim.camera.virtual import VirtualCamera
 from studio.bus import MessageBus
 from studio.config import BrokerSettings, StudioConfig
 from studio.config.loader import load_config
-from studio.contract import Availability, CameraCard, Topics
+from studio.contract import Availability, CameraCard, DeviceHealth, Topics
 from studio.errors import ConfigError
 
 STUDIO = Path(sys.executable).parent / "studio"
 
 
 def _write_setup(
-    tmp_path: Path, deck_profile: DeckProfile, broker: BrokerSettings, table: str
+    tmp_path: Path,
+    deck_profile: DeckProfile,
+    broker: BrokerSettings,
+    table: str,
+    *,
+    cards: tuple[tuple[str, str], ...] = (("JH", "seat:1"),),
+    blur: float = 0.0,
 ) -> Path:
     cam = VirtualCamera(level="easy", seed=15)
     cam.calibration().save(tmp_path / "table.json")
     deck_profile.save(tmp_path / "deck.json")
     frames = tmp_path / "frames"
     frames.mkdir()
-    cam.place("JH", "seat:1")
+
+    def write(i: int) -> None:
+        frame = cam.read()
+        cv2.imwrite(
+            str(frames / f"{i:03d}.png"), cv2.GaussianBlur(frame, (0, 0), blur) if blur else frame
+        )
+
+    for code, zone in cards:
+        cam.place(code, zone)
     for i in range(8):
-        cv2.imwrite(str(frames / f"{i:03d}.png"), cam.read())
+        write(i)
     cam.clear()
     for i in range(8, 16):
-        cv2.imwrite(str(frames / f"{i:03d}.png"), cam.read())
+        write(i)
     config = tmp_path / "studio.toml"
     config.write_text(
         f"""
@@ -169,3 +183,36 @@ async def test_a_frame_that_cannot_be_read_stops_the_camera_with_the_reason(
     assert process.returncode == 2, log
     assert "000.png is not a readable image" in log
     assert "Traceback" not in log
+
+
+@pytest.mark.timeout(180)
+async def test_a_camera_out_of_focus_reports_its_health_degraded(
+    broker: BrokerSettings, tmp_path: Path, table_id: str, deck_profile: DeckProfile
+) -> None:
+    """Five cards placed and none read (frames blurred by 3 px): the camera's health
+    topic says "degraded" with the reason, which the controller shows per device."""
+    placed = (("KS", "seat:1"), ("3H", "seat:2"), ("9C", "seat:3"), ("QD", "seat:4"))
+    config = _write_setup(
+        tmp_path, deck_profile, broker, table_id, cards=(*placed, ("5S", "dealer")), blur=3.0
+    )
+    topics = Topics(table_id)
+    reports: list[DeviceHealth] = []
+    async with MessageBus(broker, f"watch-{table_id}") as bus:
+        async with bus.subscribe(topics.health("cam-1"), DeviceHealth) as health_sub:
+            await bus.wait_connected()
+
+            async def watch() -> None:
+                async for received in health_sub:
+                    if received.topic == topics.health("cam-1"):
+                        reports.append(received.payload)
+
+            async with asyncio.TaskGroup() as group:
+                watcher = group.create_task(watch(), name="watch")
+                await _run_camera(config, tmp_path / "state")
+                async with asyncio.timeout(20):
+                    while not reports:
+                        await asyncio.sleep(0.05)
+                watcher.cancel()
+    assert [(r.device, r.status) for r in reports] == [("cam-1", "degraded")]
+    assert reports[0].reason.startswith("5 cards in a row unreadable (the last: out of focus")
+    assert reports[0].counters["unreadable_run"] == 5

@@ -292,19 +292,26 @@ def test_a_camera_reading_no_card_says_so(
     profile: DeckProfile, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Unreadable cards pass on the shoe's word, so a camera out of focus would otherwise
-    go unnoticed: five placed cards in a row unreadable log a warning with the reason."""
+    go unnoticed: five placed cards in a row unreadable turn its health "degraded" and
+    log a warning with the reason; once focused, the first card read makes it "ok"."""
     cam = VirtualCamera(level="easy", seed=12)
+    blurred = _Blurred(cam, 3.0)
     got: list[CameraCard] = []
+    health: list[tuple[str, str]] = []
 
     async def publish(message: CameraCard) -> None:
         got.append(message)
 
+    async def report(status: str, reason: str) -> None:
+        health.append((status, reason))
+
     async def scenario() -> None:
         service = CameraService(
-            VirtualCameraSource(_Blurred(cam, 3.0)),
+            VirtualCameraSource(blurred),
             Recogniser(profile, cam.calibration()),
             publish,
             device="cam-9",
+            on_health=report,
         )
         task = asyncio.create_task(service.run())
         for code, zone in [("KS", "seat:1"), ("3H", "seat:2"), ("9C", "seat:3")]:
@@ -313,12 +320,18 @@ def test_a_camera_reading_no_card_says_so(
         cam.place("5S", "dealer")
         while len(got) < 5:
             await asyncio.sleep(0.01)
+        blurred.sigma = 0.01  # focused
+        cam.place("7H", "seat:5")
+        while len(got) < 6:
+            await asyncio.sleep(0.01)
         service.stop()
         await asyncio.wait_for(task, 5)
 
     with caplog.at_level(logging.INFO, logger="drivers.camera.service"):
         asyncio.run(asyncio.wait_for(scenario(), 60))
-    assert [m.card for m in got] == [None] * 5
+    assert [m.card for m in got] == [None] * 5 + ["7H"]
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert len(warnings) == 1, warnings
     assert "cam-9: 5 cards in a row unreadable (the last: out of focus" in warnings[0]
+    assert [status for status, _ in health] == ["degraded", "ok"]
+    assert health[0][1].startswith("5 cards in a row unreadable (the last: out of focus")

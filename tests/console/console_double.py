@@ -84,6 +84,7 @@ class InMemoryController:
                         "device": "cam1",
                         "kind": "camera",
                         "availability": "online",
+                        "health": "degraded",  # e.g. reading no card: out of focus
                         "last_seen": now().isoformat(),
                     },
                 ],

@@ -43,6 +43,10 @@ async def test_overview_shows_phase_cards_shoe_devices_and_alerts(
     assert re.search(r'data-role="dealer">.*?data-card="AC"', card, re.S)
     assert 'data-field="cards-left">413<' in card
     assert 'data-device="shoe1"' in card and "online" in card
+    shoe, camera = (
+        card.split(f'data-device="{d}"')[1].split("</li>")[0] for d in ("shoe1", "cam1")
+    )
+    assert 'class="health degraded"' in camera and "health" not in shoe
     assert "0 open alerts" in card
     other = page.split('data-table-card="bj2"')[1].split("</article>")[0]
     assert "1 open alert<" in other and "has-alerts" in page
