@@ -72,6 +72,7 @@ class CameraRunner:
             raise ConfigError(f"{where}: {exc}") from exc
         self.state = StateFile.of_device(state_dir, table_id, device.id)
         self.service: CameraService | None = None
+        self._health_seq = 0
 
     async def run(self) -> None:
         """Serve the camera until cancelled (or until a file or folder source ends)."""
@@ -90,10 +91,12 @@ class CameraRunner:
             )
 
         async def report_health(status: HealthStatus, reason: str) -> None:
+            # Health seqs are time stamps (Unix ms; consumers expect no run of them), kept
+            # increasing should two reports fall in one millisecond.
+            self._health_seq = max(self._health_seq + 1, time.time_ns() // 1_000_000)
             health = DeviceHealth(
                 device=self.device_id,
-                # Health seqs are time stamps (the controller expects no run of them).
-                seq=time.time_ns() // 1_000_000,
+                seq=self._health_seq,
                 ts=datetime.now(UTC),
                 status=status,
                 reason=reason[:500],
