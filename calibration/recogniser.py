@@ -82,11 +82,14 @@ OUTLINE_OFFSET: Final = 0.03
 # look-alikes (8C as 8S, 2D as 2H). It widens the card's edges across the motion only. The
 # blur of each side's paper-to-cloth step is measured (the spread, in image pixels, of the
 # step's slope); when both sides of one pair are blurred more than both of the other by
-# MOTION_BLUR_MAX, the index is not read. Measured on 1,442 sharp cards: 0.19 at most at
-# the easy and medium levels, 0.32 at the hard; 0.66 and more under the look-alikes of
-# 6 and 8 px smears (a smear diagonal to the card blurs both pairs alike: not seen here).
+# MOTION_BLUR_MAX, the index is not read. Measured on 1,441 sharp cards (40 frames of each
+# level, seed 777): 0.10 / 0.16 / 0.16 at most at the easy, medium and hard levels (0.14 /
+# 0.25 / 0.24 before the profiles were averaged along the edge); 0.61 and more under the
+# look-alikes of 6 and 8 px smears (20 medium frames each, seed 4242, a line at a random
+# angle; a smear diagonal to the card blurs both pairs alike: not seen here).
 MOTION_BLUR_MAX: Final = 0.45
 EDGE_STEP_MIN: Final = 25.0  # grey levels from paper to cloth for a side's sample to count
+EDGE_ALONG: Final = np.arange(-2.0, 2.01, 1.0)  # profiles averaged along an edge (px)
 # A camera out of focus blurs every glyph alike, and past the blur the templates are
 # learned at (templates.AUGMENT_BLURS, 1.5 px) a blurred club can be nearer a blurred
 # spade than its own templates, above all another print's: generated medium frames (480
@@ -95,20 +98,19 @@ EDGE_STEP_MIN: Final = 25.0  # grey levels from paper to cloth for a side's samp
 # Learning blurrier templates too (to 2.5 or 3.0 px) did not help. Such a card's edges are
 # as blurred as its glyphs: when even its second sharpest side (one odd side, a finger or
 # glare, does not count) is blurred more than FOCUS_BLUR_MAX image pixels, the index is
-# not read. Measured (see edge_blur): the hard level's cards (blur up to 1.3 px) 1.09-1.86
-# over 4,800 cards at 720p; the look-alikes at the four blurs 1.75-1.77 / 1.87-2.05 /
-# 1.94-2.19 / 2.08-2.33, so 0 / 4 / 24 / 26 of them are refused. The limit
+# not read. Measured (see edge_blur): the hard level's cards (blur up to 1.3 px) 1.41
+# (median) to 1.79 over 4,800 cards at 720p; the look-alikes at the four blurs 1.74-1.78 /
+# 1.86-2.05 / 1.93-2.18 / 2.08-2.32, so 0 / 7 / 24 / 26 of them are refused. The limit
 # grows in proportion for cards larger than the coarsest learned scale, whose glyphs the
 # same blur touches less.
-FOCUS_BLUR_MAX: Final = 1.9
+FOCUS_BLUR_MAX: Final = 1.85
 FOCUS_SCALE_REF: Final = max(AUGMENT_SCALES)
 # A small card loses its pips to less blur, even to the templates' own: medium frames at
 # 960x540 (cards 0.22-0.25 of the canonical size) blurred by a further 1.5 px, read with
 # the deck's own profile, gave 3 confident look-alikes in 480 (9C as 9S at 1.0) at
-# 1.66-1.79 px. So the blur is also held to FOCUS_BLUR_CANONICAL_MAX as the canonical
+# 1.67-1.78 px. So the blur is also held to FOCUS_BLUR_CANONICAL_MAX as the canonical
 # card would show it (divided by the card's scale, see deck_profile.card_scale): those
-# measured 7.3-8.0, the hard level's cards at 720p 5.1 (median) to 7.47; at 7.2 two of
-# its 4,742 cards read are refused.
+# measured 7.32-7.92, the hard level's cards at 720p 4.92 (median) to 7.13.
 FOCUS_BLUR_CANONICAL_MAX: Final = 7.2
 # A camera that sees the layout this unevenly (TableCalibration.squeeze: the image's
 # scale across over along; 1.0 straight overhead) turns a card's shape into a rhombus or
@@ -266,9 +268,9 @@ def edge_blur(frame: Image, quad: CardQuad) -> tuple[float, float, float, float]
     """How blurred each side of the card is, in image pixels (``None``: a side shows no step).
 
     Along each side, the grey (darkest channel) profile across the edge is sampled at 12
-    places; where it steps down from paper to cloth by EDGE_STEP_MIN at least, the spread
-    of its slope (the standard deviation of a Gaussian blur) is taken, and the median per
-    side.
+    places (each the mean of five, see EDGE_ALONG); where it steps down from paper to
+    cloth by EDGE_STEP_MIN at least, the spread of its slope (the standard deviation of a
+    Gaussian blur) is taken, and the median per side.
     """
     offsets = np.arange(-6.0, 6.01, 0.5)
     mid = (offsets[:-1] + offsets[1:]) / 2
@@ -284,14 +286,28 @@ def edge_blur(frame: Image, quad: CardQuad) -> tuple[float, float, float, float]
     spreads: list[float] = []
     for a, side, normal in _sides(quad):
         along = a + np.linspace(0.2, 0.8, 12)[:, None] * side - lo
-        pts = along[:, None, :] + offsets[None, :, None] * normal
-        prof = cv2.remap(
-            grey,
-            pts[..., 0].astype(np.float32),
-            pts[..., 1].astype(np.float32),
-            cv2.INTER_LINEAR,
-            borderMode=cv2.BORDER_REPLICATE,
-        ).astype(np.float64)
+        tangent = side / (float(np.linalg.norm(side)) or 1.0)
+        # Each profile is the mean of five parallel ones a pixel apart along the edge:
+        # sensor noise and the cloth's texture, as steep as an edge's slope pixel to
+        # pixel, widened a sharp card's spread (medium frames with noise of 16 grey
+        # levels measured 1.58 px instead of 1.19), an edge only a little.
+        pts = (
+            along[:, None, None, :]
+            + EDGE_ALONG[None, :, None, None] * tangent
+            + offsets[None, None, :, None] * normal
+        ).reshape(-1, len(offsets), 2)
+        prof = (
+            cv2.remap(
+                grey,
+                pts[..., 0].astype(np.float32),
+                pts[..., 1].astype(np.float32),
+                cv2.INTER_LINEAR,
+                borderMode=cv2.BORDER_REPLICATE,
+            )
+            .astype(np.float64)
+            .reshape(len(along), len(EDGE_ALONG), len(offsets))
+            .mean(axis=1)
+        )
         step = prof[:, :4].mean(axis=1) - prof[:, -4:].mean(axis=1)
         # Only the step itself: from the brightest paper inside the edge to the darkest
         # cloth outside it. A court picture printed close to the edge (a French deck's, a
@@ -465,7 +481,11 @@ class Recogniser:
         smeared = smear is not None and smear > MOTION_BLUR_MAX
         focus = None if spreads is None else focus_blur(spreads)
         unfocused = focus is not None and focus > focus_blur_limit(scale)
-        if self.use_index and not too_small and not smeared and not unfocused:
+        # A card out of focus is still matched, for its guess only: the tracker publishes a
+        # later attempt's reading only if every earlier guess named the same card, and a
+        # card at the limit may pass it on one frame of several (a 4C read as a confident
+        # 4S on one frame in four, the others guessing 4C).
+        if self.use_index and not too_small and not smeared:
             assert self.profile is not None
             corners = [
                 g for g in (extract_index(card, c, self.profile.region) for c in (0, 1)) if g
@@ -499,7 +519,7 @@ class Recogniser:
                     index_confidence=index_conf,
                     reason=f"several barcodes {sorted(codes)}",
                 )
-        index_ok = index_code is not None and index_conf >= self.threshold
+        index_ok = index_code is not None and index_conf >= self.threshold and not unfocused
         if bc is not None:
             if index_code is None or not index_ok:
                 agree = index_code == bc.code

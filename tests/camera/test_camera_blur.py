@@ -83,24 +83,28 @@ def _truth(scene: Scene, found: CardFound) -> str:
 def test_cards_out_of_focus_are_unreadable_not_misread(profile: DeckProfile) -> None:
     """Medium frames blurred by a further 2 px, read with another print's profile: without
     the focus check 4 of these 48 cards came out as confident look-alikes (24 in 480).
-    Every card is blurred all round, and is not read by its index."""
-    misread = unfocused = cards = 0
+    Every card is blurred all round, and is not read by its index; its guess is still
+    given, for the tracker to see attempts that disagree."""
+    misread = unfocused = guessed = cards = 0
     for scene in scenes("medium", 4, seed=6100):
         rec = Recogniser(profile, true_calibration(scene))
         for found in rec.recognise(cv2.GaussianBlur(scene.frame, (0, 0), 2.0)):
             cards += 1
             code = found.reading.code
             misread += code is not None and code != _truth(scene, found)
-            unfocused += found.reading.reason.startswith("out of focus")
+            if found.reading.reason.startswith("out of focus"):
+                unfocused += 1
+                guessed += found.reading.guess is not None
     assert cards == 48
     assert misread == 0
     assert unfocused >= 0.8 * cards
+    assert guessed >= 0.8 * unfocused
 
 
 def test_sharp_cards_are_within_the_focus_limit() -> None:
     """Cards of every level as the camera sees them: the hard level's blur (up to 1.3 px)
-    is read; its sharpest sides but one measured 1.09-1.86 px on 4,800 cards at 720p, and
-    2 of them passed the limit of their size."""
+    is read; its sharpest sides but one measured 1.41 (median) to 1.79 px on 4,800 cards
+    at 720p, none past the limit of its size."""
     for level in ("easy", "medium", "hard"):
         measured = []
         for scene in scenes(level, 3, seed=33):
