@@ -58,13 +58,14 @@ from drivers.codecs import (
     ResendCommand,
     codec_for,
 )
+from drivers.health import HealthStatus, health_report
 from drivers.state import StateFile
 from drivers.transport import Transport, open_transport
 from studio.backoff import Backoff, run_forever
 from studio.bus import MessageBus
 from studio.bus.client import OFFLINE, ONLINE
 from studio.config.models import BrokerSettings, DeviceSettings
-from studio.contract import DeviceEvent, DeviceHealth, ReplayRequest, Topics
+from studio.contract import DeviceEvent, ReplayRequest, Topics
 from studio.contract.messages import DeviceCommand
 from studio.errors import DeviceError, ProtocolError
 
@@ -139,9 +140,9 @@ class DeviceDriver:
         self._transport: Transport | None = None
         self._host_seq = 0
         self._health_seq = 0
-        self._health_pending: tuple[str, str] | None = None
+        self._health_pending: tuple[HealthStatus, str] | None = None
         self._health_last = 0.0
-        self._status = "offline"
+        self._status: HealthStatus = "offline"
         self._last_error = 0.0
         self._connected_once = False
         self.published = 0
@@ -446,28 +447,21 @@ class DeviceDriver:
         self._last_error = time.monotonic()
         self._health_later("degraded", reason)
 
-    def _health_later(self, status: str, reason: str) -> None:
+    def _health_later(self, status: HealthStatus, reason: str) -> None:
         """Coalesce bursts (a flood of noise is one health event per interval, with counters)."""
         self._health_pending = (status, reason)
 
     async def _publish_health(
-        self, status: str, reason: str, *, keep_pending: bool = False
+        self, status: HealthStatus, reason: str, *, keep_pending: bool = False
     ) -> None:
         self._status = status
         if not keep_pending:
             self._health_pending = None
         self._health_last = time.monotonic()
-        self._health_seq = max(self._health_seq + 1, int(time.time() * 1000))
         level = logging.INFO if status == "ok" else logging.WARNING
         _LOGGER.log(level, "%s/%s %s: %s", self.table_id, self.device_id, status, reason)
-        health = DeviceHealth(
-            device=self.device_id,
-            seq=self._health_seq,
-            ts=datetime.now(UTC),
-            status=status,
-            reason=reason[:500],
-            counters=dict(self.stats),
-        )
+        health = health_report(self.device_id, self._health_seq, status, reason, dict(self.stats))
+        self._health_seq = health.seq
         await self.bus.publish(self.topics.health(self.device_id), health, qos=1)
 
     async def _health_ticker(self) -> None:

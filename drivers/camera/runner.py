@@ -14,22 +14,21 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import Iterable
-from datetime import UTC, datetime
 from pathlib import Path
 
 from calibration.barcode import BarcodeReader, available_backends
 from calibration.deck_profile import DeckProfile
 from calibration.recogniser import DEFAULT_THRESHOLD, Recogniser
 from calibration.table import TableCalibration
-from drivers.camera.service import CameraService, HealthStatus, bus_publisher
+from drivers.camera.service import CameraService, bus_publisher
 from drivers.camera.sources import open_source
+from drivers.health import HealthStatus, health_report
 from drivers.state import StateFile
 from studio.bus import MessageBus
 from studio.bus.client import OFFLINE, ONLINE
 from studio.config.models import BrokerSettings, CameraOptions, DeviceSettings, StudioConfig
-from studio.contract import DeviceHealth, Topics
+from studio.contract import Topics
 from studio.errors import ConfigError, StudioError
 
 _LOGGER = logging.getLogger(__name__)
@@ -91,17 +90,10 @@ class CameraRunner:
             )
 
         async def report_health(status: HealthStatus, reason: str) -> None:
-            # Health seqs are time stamps (Unix ms; consumers expect no run of them), kept
-            # increasing should two reports fall in one millisecond.
-            self._health_seq = max(self._health_seq + 1, time.time_ns() // 1_000_000)
-            health = DeviceHealth(
-                device=self.device_id,
-                seq=self._health_seq,
-                ts=datetime.now(UTC),
-                status=status,
-                reason=reason[:500],
-                counters=self._counters(),
+            health = health_report(
+                self.device_id, self._health_seq, status, reason, self._counters()
             )
+            self._health_seq = health.seq
             await bus.publish(topics.health(self.device_id), health, qos=1)
 
         async with bus:

@@ -29,11 +29,12 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
-from typing import Any, Final, Literal
+from typing import Any, Final
 
 from calibration.recogniser import Recogniser
 from calibration.tracker import CardEvent, CardTracker
 from drivers.camera.sources import FrameSource, Image
+from drivers.health import HealthStatus
 from drivers.state import StateFile
 from studio.backoff import Backoff
 from studio.contract.messages import CameraCard
@@ -48,7 +49,6 @@ _LOGGER = logging.getLogger(__name__)
 # logged, with the recogniser's reason; the first card read makes it "ok" again.
 UNREADABLE_RUN_WARN: Final = 5
 
-HealthStatus = Literal["ok", "degraded"]
 Health = Callable[[HealthStatus, str], Awaitable[None]]  # (status, reason): DeviceHealth
 
 Publish = Callable[[CameraCard], Awaitable[None]]
