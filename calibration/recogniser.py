@@ -574,7 +574,9 @@ class Recogniser:
             reason = "no barcode decoded"
         elif self.barcodes is not None:
             reason += "; no barcode decoded"
-        return Reading(None, index_conf, "none", None, guess, index_code, index_conf, reason=reason)
+        # A refused card's match is a guess only: its confidence is not the reading's.
+        shown = 0.0 if unfocused else index_conf
+        return Reading(None, shown, "none", None, guess, index_code, index_conf, reason=reason)
 
     def recognise(self, frame: Image) -> list[CardFound]:
         """Every card in one image, identified and attributed to a zone."""

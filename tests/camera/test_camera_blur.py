@@ -95,6 +95,7 @@ def test_cards_out_of_focus_are_unreadable_not_misread(profile: DeckProfile) -> 
             if found.reading.reason.startswith("out of focus"):
                 unfocused += 1
                 guessed += found.reading.guess is not None
+                assert found.reading.confidence == 0.0  # a guess only
     assert cards == 48
     assert misread == 0
     assert unfocused >= 0.8 * cards
