@@ -300,6 +300,18 @@ def recognise(
             typer.echo(
                 f"  {code:<10} zone {zone:<10} confidence {c['confidence']:.2f}  {c['method']:<13} at ({x:.0f},{y:.0f}){extra}"
             )
+        # What the photographer can do about the cards not read, said once per image.
+        for start, advice in _ADVICE.items():
+            n = sum(1 for c in cards if c["card"] is None and str(c["reason"]).startswith(start))
+            if n:
+                typer.echo(f"  note: {n} card(s) {advice}")
+
+
+_ADVICE = {
+    "out of focus": "too blurred to read by their index: take a sharper photograph",
+    "motion blur": "smeared by motion: hold the camera still",
+    "too small": "too small to read: photograph them closer or at a higher resolution",
+}
 
 
 def register(root: typer.Typer) -> None:

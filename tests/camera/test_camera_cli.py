@@ -208,7 +208,7 @@ def test_calibrate_table_reports_an_angled_or_distant_camera(tmp_path: Path) -> 
 
 
 def test_calibrate_table_reports_a_camera_out_of_focus(
-    frames: dict[str, Path], tmp_path: Path
+    frames: dict[str, Path], tmp_path: Path, profile: DeckProfile
 ) -> None:
     """Cards on the calibration frame tell how sharp the camera is; out of focus, every
     card would be refused by its index, so the operator is told before the first round."""
@@ -227,3 +227,12 @@ def test_calibrate_table_reports_a_camera_out_of_focus(
     assert "focus: 4 card(s) measured" in outputs[0] and "warning" not in outputs[0]
     assert "focus: 4 card(s) measured" in outputs[1]
     assert "warning: 4 card(s) too blurred to read by their index" in outputs[1]
+    # `studio recognise` says what to do about them, once per image.
+    deck = tmp_path / "deck.json"
+    profile.save(deck)
+    r = runner.invoke(
+        app, ["recognise", "--deck", str(deck), "--table", str(tmp_path / "t.json"), str(blurred)]
+    )
+    assert r.exit_code == 0, r.output
+    assert r.output.count("out of focus: edges blurred") == 4
+    assert "note: 4 card(s) too blurred to read by their index" in r.output
