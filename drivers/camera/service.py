@@ -112,7 +112,6 @@ class CameraService:
         self.reconnects = 0
         self.unreadable_run = 0  # placed cards unreadable in a row
         self.on_health = on_health
-        self.degraded = False
         self._stop = asyncio.Event()
 
     def stop(self) -> None:
@@ -155,11 +154,17 @@ class CameraService:
             out.append(msg)
         return out
 
+    @property
+    def degraded(self) -> bool:
+        """Health reported ``degraded``: enough cards in a row unreadable, none read since."""
+        return self.unreadable_run >= UNREADABLE_RUN_WARN
+
     async def _note_reading(self, event: CardEvent) -> None:
         if event.reading.readable:
+            was_degraded = self.degraded
             self.unreadable_run = 0
-            if self.degraded:
-                await self._set_health(False, f"a card read again ({event.reading.code})")
+            if was_degraded:
+                await self._report_health("ok", f"a card read again ({event.reading.code})")
             return
         self.unreadable_run += 1
         reason = event.reading.reason or "no reason given"
@@ -172,13 +177,12 @@ class CameraService:
                 self.label,
                 summary,
             )
-            if not self.degraded:
-                await self._set_health(True, summary)
+            if self.unreadable_run == UNREADABLE_RUN_WARN:
+                await self._report_health("degraded", summary)
 
-    async def _set_health(self, degraded: bool, reason: str) -> None:
-        self.degraded = degraded
+    async def _report_health(self, status: HealthStatus, reason: str) -> None:
         if self.on_health is not None:
-            await self.on_health("degraded" if degraded else "ok", reason)
+            await self.on_health(status, reason)
 
     async def _session(self) -> bool:
         """Open the source and process frames; ``True`` when a finite source ended."""
