@@ -63,12 +63,13 @@ def table_id(request: pytest.FixtureRequest) -> str:
     table = f"t-{uuid.uuid4().hex[:12]}"
     callspec = getattr(request.node, "callspec", None)
     if callspec is not None and callspec.params.get("broker") == "mosquitto":
-        request.addfinalizer(lambda: _clear_retained(MOSQUITTO_URL, f"studio/v1/tables/{table}/#"))
+        request.addfinalizer(lambda: _clear_retained(MOSQUITTO_URL, table))
     return table
 
 
-def _clear_retained(url: str, topic_filter: str) -> None:
-    """Publish an empty retained message on every retained topic under ``topic_filter``."""
+def _clear_retained(url: str, table: str) -> None:
+    """Publish an empty retained message on every retained topic of ``table`` and of the
+    tables a test derives from it (``{table}-0``, ``{table}-1``... in the soak test)."""
     from urllib.parse import urlsplit
 
     import paho.mqtt.client as mqtt
@@ -76,17 +77,35 @@ def _clear_retained(url: str, topic_filter: str) -> None:
     parts = urlsplit(url)
     found: set[str] = set()
     client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2)
-    client.on_message = lambda _c, _u, message: found.add(message.topic) if message.retain else None
+
+    received = [0]
+
+    def keep(_client: object, _userdata: object, message: mqtt.MQTTMessage) -> None:
+        received[0] += 1
+        owner = message.topic.split("/")[3]
+        if message.retain and (owner == table or owner.startswith(f"{table}-")):
+            found.add(message.topic)
+
+    client.on_message = keep
     try:
         client.connect(parts.hostname or "127.0.0.1", parts.port or 1883)
     except OSError:
         return
-    client.subscribe(topic_filter)
-    for _ in range(10):  # retained messages arrive at once after the subscription
-        client.loop(timeout=0.05)
-    for topic in found:
-        client.publish(topic, b"", qos=1, retain=True)
-    for _ in range(5):
+    client.subscribe("studio/v1/tables/+/#")
+    # Every table's retained messages arrive at once after the subscription, a packet or
+    # so per round of the loop: until ten rounds bring nothing more (1,000 rounds at most).
+    seen, idle = 0, 0
+    for _ in range(1000):
+        client.loop(timeout=0.02)
+        idle = idle + 1 if received[0] == seen else 0
+        seen = received[0]
+        if idle >= 10:
+            break
+    sent = [client.publish(topic, b"", qos=1, retain=True) for topic in found]
+    # Until the broker has acknowledged every clearing (a few rounds of the loop at most).
+    for _ in range(40):
+        if all(info.is_published() for info in sent):
+            break
         client.loop(timeout=0.05)
     client.disconnect()
 
