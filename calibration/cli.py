@@ -22,9 +22,9 @@ from calibration.deck_profile import (
     card_scale,
     learn_profile,
     load_examples,
-    read_image,
 )
 from calibration.detect import CANON_H, CANON_W
+from calibration.image_file import IMAGE_SUFFIXES, image_files, read_image
 from calibration.recogniser import (
     DEFAULT_THRESHOLD,
     OBLIQUE,
@@ -253,7 +253,9 @@ def calibrate_check(
 
 
 def recognise(
-    images: Annotated[list[Path], typer.Argument(help="image files")],
+    images: Annotated[
+        list[Path], typer.Argument(help="image files, or directories of them (read in name order)")
+    ],
     deck: Annotated[Path | None, typer.Option(help="deck profile JSON (index method)")] = None,
     table: Annotated[Path | None, typer.Option(help="table calibration JSON (zones)")] = None,
     barcodes: Annotated[bool, typer.Option(help="also decode studio-deck barcodes")] = True,
@@ -262,7 +264,11 @@ def recognise(
     ] = DEFAULT_THRESHOLD,
     as_json: Annotated[bool, typer.Option("--json", help="one JSON document on stdout")] = False,
 ) -> None:
-    """Print every card found in each image: code, zone, confidence."""
+    """Print every card found in each image: code, zone, confidence.
+
+    An image that cannot be read is reported (``error:`` on stderr, an ``error`` entry with
+    ``--json``) and the others are still read; the exit status is then 2.
+    """
     try:
         profile = DeckProfile.load(deck) if deck else None
         cal = TableCalibration.load(table) if table else None
@@ -271,40 +277,66 @@ def recognise(
         rec = Recogniser(
             profile, cal, threshold=threshold, barcodes=BarcodeReader() if barcodes else None
         )
-        results = []
-        for path in images:
-            # A photograph may keep its light's colour (calibration.colour).
-            found = rec.recognise(white_balanced(read_image(path)))
-            found.sort(key=lambda f: (f.quad.centre[1], f.quad.centre[0]))
-            results.append({"image": str(path), "cards": [f.to_dict() for f in found]})
+        paths = _image_paths(images)
     except StudioError as exc:
         raise _fail(exc) from exc
+    results: list[dict[str, object]] = []
+    failed = 0
+    for path in paths:
+        try:
+            # A photograph may keep its light's colour (calibration.colour).
+            found = rec.recognise(white_balanced(read_image(path)))
+        except StudioError as exc:
+            typer.echo(f"error: {exc}", err=True)
+            results.append({"image": str(path), "error": str(exc), "cards": []})
+            failed += 1
+            continue
+        found.sort(key=lambda f: (f.quad.centre[1], f.quad.centre[0]))
+        results.append({"image": str(path), "cards": [f.to_dict() for f in found]})
+        if not as_json:
+            _print_cards(results[-1])
     if as_json:
         typer.echo(json.dumps({"images": results}, indent=2))
-        return
-    for res in results:
-        cards = res["cards"]
-        assert isinstance(cards, list)
-        typer.echo(f"{res['image']}: {len(cards)} card(s)")
-        for c in cards:
-            code = c["card"] or "unreadable"
-            zone = c["zone"] or "-"
-            extra = (
-                f" (best guess {c['guess']}: {c['reason']})"
-                if c["card"] is None and c["guess"]
-                else ""
-            )
-            if c["card"] is None and not c["guess"]:
-                extra = f" ({c['reason']})"
-            x, y = c["centre"]
-            typer.echo(
-                f"  {code:<10} zone {zone:<10} confidence {c['confidence']:.2f}  {c['method']:<13} at ({x:.0f},{y:.0f}){extra}"
-            )
-        # What the photographer can do about the cards not read, said once per image.
-        for start, advice in _ADVICE.items():
-            n = sum(1 for c in cards if c["card"] is None and str(c["reason"]).startswith(start))
-            if n:
-                typer.echo(f"  note: {n} card(s) {advice}")
+    if failed:
+        typer.echo(f"error: {failed} of {len(paths)} image(s) could not be read", err=True)
+        raise typer.Exit(2)
+
+
+def _image_paths(args: list[Path]) -> list[Path]:
+    """The files named, with each directory named replaced by its images in name order."""
+    paths: list[Path] = []
+    for arg in args:
+        if arg.is_dir():
+            inside = image_files(arg)
+            if not inside:
+                raise VisionError(f"no images ({', '.join(IMAGE_SUFFIXES)}) in {arg}")
+            paths += inside
+        else:
+            paths.append(arg)
+    return paths
+
+
+def _print_cards(res: dict[str, object]) -> None:
+    cards = res["cards"]
+    assert isinstance(cards, list)
+    typer.echo(f"{res['image']}: {len(cards)} card(s)")
+    for c in cards:
+        code = c["card"] or "unreadable"
+        zone = c["zone"] or "-"
+        extra = (
+            f" (best guess {c['guess']}: {c['reason']})" if c["card"] is None and c["guess"] else ""
+        )
+        if c["card"] is None and not c["guess"]:
+            extra = f" ({c['reason']})"
+        x, y = c["centre"]
+        typer.echo(
+            f"  {code:<10} zone {zone:<10} confidence {c['confidence']:.2f}  {c['method']:<13} at ({x:.0f},{y:.0f}){extra}"
+        )
+    # What the photographer can do about the cards not read, said once per image.
+    for start, advice in _ADVICE.items():
+        n = sum(1 for c in cards if c["card"] is None and str(c["reason"]).startswith(start))
+        if n:
+            typer.echo(f"  note: {n} card(s) {advice}")
 
 
 _ADVICE = {

@@ -30,13 +30,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
-import cv2
 import numpy as np
 from numpy.typing import NDArray
 
 from calibration.body_pips import PIP_COUNT, BodyModel, BodyReading, learn_body
 from calibration.colour import white_balanced
 from calibration.detect import CANON_H, CANON_W, CardQuad, find_cards, order_corners, warp_card
+from calibration.image_file import IMAGE_SUFFIXES, decode_image, image_files
 from calibration.index_reader import (
     LEARN_REGION,
     RANK_SIZE,
@@ -82,7 +82,6 @@ SUIT_PIP_ALIKE: Final = 0.5  # see _with_suit_pips_alike
 INDEX_PIP_PX_MIN: Final = 8.0
 
 Image = NDArray[np.uint8]
-IMAGE_SUFFIXES: Final = (".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp")
 
 
 @dataclass(frozen=True, slots=True)
@@ -423,16 +422,6 @@ def example_code(path: Path) -> str:
         raise VisionError(f"file name is not a card code ({exc})") from exc
 
 
-def read_image(path: Path) -> Image:
-    data = np.fromfile(str(path), dtype=np.uint8) if path.exists() else None
-    if data is None:
-        raise VisionError(f"{path} not found")
-    img = cv2.imdecode(data, cv2.IMREAD_COLOR)
-    if img is None:
-        raise VisionError(f"{path} is not a readable image")
-    return np.asarray(img, np.uint8)
-
-
 def learn_profile(
     examples: list[tuple[str, Image]], *, name: str = "deck"
 ) -> tuple[DeckProfile, LearnReport]:
@@ -589,19 +578,15 @@ def _with_suit_pips_alike(read: list[_ExampleIndex], report: LearnReport) -> lis
 
 
 def load_examples(directory: Path) -> list[tuple[str, Image]]:
-    """All image files of a directory as ``(file name, image)``; unreadable files raise."""
+    """All image files of a directory as ``(file name, image)``; a file that does not
+    decode comes as an empty image, for :func:`learn_profile` to reject with the rest."""
     if not directory.is_dir():
         raise VisionError(f"examples directory {directory} not found")
-    files = sorted(p for p in directory.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES)
+    files = image_files(directory)
     if not files:
         raise VisionError(f"no images ({', '.join(IMAGE_SUFFIXES)}) in {directory}")
     out: list[tuple[str, Image]] = []
     for p in files:
-        img = cv2.imdecode(np.fromfile(str(p), dtype=np.uint8), cv2.IMREAD_COLOR)
-        out.append(
-            (
-                p.name,
-                np.asarray(img, np.uint8) if img is not None else np.zeros((0, 0, 3), np.uint8),
-            )
-        )
+        img = decode_image(p.read_bytes())
+        out.append((p.name, img if img is not None else np.zeros((0, 0, 3), np.uint8)))
     return out

@@ -27,10 +27,10 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
+from calibration.image_file import image_files, read_image
 from studio.errors import VisionError
 
 Image = NDArray[np.uint8]
-IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp")
 
 
 class FrameSource(Protocol):
@@ -109,9 +109,7 @@ class ImageDirectorySource:
     def open(self) -> None:
         if not self.directory.is_dir():
             raise VisionError(f"image directory {self.directory} not found")
-        self._files = sorted(
-            p for p in self.directory.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES
-        )
+        self._files = image_files(self.directory)
         if not self._files:
             raise VisionError(f"no images in {self.directory}")
         self._i = 0
@@ -127,10 +125,7 @@ class ImageDirectorySource:
             self._i = 0
         path = self._files[self._i]
         self._i += 1
-        img = cv2.imdecode(np.fromfile(str(path), dtype=np.uint8), cv2.IMREAD_COLOR)
-        if img is None:
-            raise VisionError(f"{path} is not a readable image")
-        self._current = np.asarray(img, np.uint8)
+        self._current = read_image(path)
         self._left = self.repeat - 1
         return self._current.copy()
 
