@@ -152,6 +152,7 @@ class Matcher:
             [i for i, k in enumerate(keys) if i == 0 or k != keys[i - 1]], dtype=np.intp
         )
         self._group_label = [self.labels[i] for i in self._starts]
+        self._rows_of: tuple[float | None, NDArray[np.intp], NDArray[np.float32]] | None = None
 
     def scores(self, glyph: Glyph, scale: float | None = None) -> dict[str, float]:
         """Best score per class, among templates taken at a resolution close to ``scale``.
@@ -161,11 +162,11 @@ class Matcher:
         """
         if not self.labels:
             return {}
-        ncc = self.matrix @ self.feature(glyph.mask)
-        dev = np.abs(np.log(max(glyph.aspect, 1e-3) / np.maximum(self.aspects, 1e-3)))
-        scores = ncc.astype(np.float64) * np.exp(-2.0 * np.maximum(0.0, dev - 0.15))
-        if scale is not None:
-            scores = np.where(self._near(scale), scores, -2.0)
+        rows, matrix = self._rows(scale)
+        ncc = matrix @ self.feature(glyph.mask)
+        dev = np.abs(np.log(max(glyph.aspect, 1e-3) / np.maximum(self.aspects[rows], 1e-3)))
+        scores = np.full(len(self.labels), -2.0)
+        scores[rows] = ncc.astype(np.float64) * np.exp(-2.0 * np.maximum(0.0, dev - 0.15))
         # Best template per example, then the median over a class's examples: a class
         # learned from 13 examples must not win just by having had more tries.
         best = np.maximum.reduceat(scores, self._starts).tolist()
@@ -174,6 +175,18 @@ class Matcher:
             if s > -2.0:
                 by_class.setdefault(label, []).append(s)
         return {k: statistics.median(v) for k, v in by_class.items()}
+
+    def _rows(self, scale: float | None) -> tuple[NDArray[np.intp], NDArray[np.float32]]:
+        """The templates :meth:`_near` ``scale`` and their feature rows. A card's glyphs
+        (corners, pips) are all matched at its one scale: the last scale's are kept, so
+        that only the templates compared are multiplied out. One tuple, read and replaced
+        whole: cameras in threads share a profile."""
+        cached = self._rows_of
+        if cached is None or cached[0] != scale:
+            rows = np.flatnonzero(self._near(scale))
+            cached = (scale, rows, np.ascontiguousarray(self.matrix[rows]))
+            self._rows_of = cached
+        return cached[1], cached[2]
 
     def _near(self, scale: float | None) -> NDArray[np.bool_]:
         """The templates of each class taken closest to ``scale`` (within 0.2 in log).
