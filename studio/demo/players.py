@@ -19,6 +19,10 @@ from studio.rules.ruleset import DecisionMode, RuleSet
 from studio.rules.strategy import Action, best_action
 
 _LOGGER = logging.getLogger(__name__)
+# The bots read their table's state over REST at most this often (seconds): at 0.1 s four
+# tables made 40 requests a second of the demo's own web server, the busiest thing on its
+# event loop.
+POLL_MIN = 0.25
 
 
 class PlayerBots:
@@ -51,7 +55,7 @@ class PlayerBots:
                 await self.step(state)
             except (httpx.HTTPError, ValueError, KeyError) as exc:
                 _LOGGER.debug("players at %s: %s", self.table, exc)
-            await asyncio.sleep(max(self.pace / 2, 0.05))
+            await asyncio.sleep(max(self.pace / 2, POLL_MIN))
 
     async def step(self, state: dict[str, Any]) -> None:
         round_id = state.get("round_id")
@@ -151,8 +155,16 @@ class PlayerBots:
         legal = [Action(a) for a in pending.get("legal", [])]
         if not legal or len(cards) < 2:
             return
-        choice = best_action(
-            self.rules, cards, parse_card(dealer_cards[0]), legal, after_split=len(box["hands"]) > 1
+        # Off the event loop: a strategy's first look at an up card and a shoe computes the
+        # dealer's exact distribution (hundreds of ms), which stalled every table's
+        # controller, camera and stream for as long in the first rounds.
+        choice = await asyncio.to_thread(
+            best_action,
+            self.rules,
+            cards,
+            parse_card(dealer_cards[0]),
+            legal,
+            after_split=len(box["hands"]) > 1,
         )
         mode = pending.get("mode")
         if mode == "majority":

@@ -242,6 +242,33 @@ def test_every_virtual_frame_is_a_new_exposure() -> None:
     assert float(diff.mean()) < 10  # but the same scene: noise apart
 
 
+def test_a_noise_bank_gives_each_frame_one_of_its_fields() -> None:
+    """``noise_bank=N`` (the demo's cameras): the same scene and light, and every frame's
+    noise one of N fields drawn once, instead of one drawn for each frame."""
+    cam = VirtualCamera(level="easy", seed=5, noise_bank=3)
+    cam.place("KC", "dealer")
+    frames = [cam.read() for _ in range(30)]
+    distinct = {f.tobytes() for f in frames}
+    assert 2 <= len(distinct) <= 3
+    fresh = VirtualCamera(level="easy", seed=5)
+    fresh.place("KC", "dealer")
+    clean = fresh.read()
+    for f in frames:
+        diff = np.abs(f.astype(np.int16) - clean.astype(np.int16))
+        assert float(diff.mean()) < 4  # the same scene, noise apart (sigma 2)
+
+
+def test_noise_is_added_saturated_as_numpy_would() -> None:
+    """``with_noise`` (OpenCV's saturating add) gives exactly ``np.clip(img + noise)``, so
+    the generated frames are those of the figures in docs/camera.md."""
+    rng = np.random.default_rng(3)
+    img = rng.integers(0, 256, (90, 160, 3)).astype(np.uint8)
+    noise = render.noise_field(img.shape, 40.0, seed=11)
+    expected = np.clip(img.astype(np.int16) + noise, 0, 255).astype(np.uint8)
+    assert np.array_equal(render.with_noise(img, noise), expected)
+    assert (expected == 0).any() and (expected == 255).any()  # both ends saturated
+
+
 class _Flickering(Recogniser):
     """The real detector, which misses every card in the frames ``pattern`` marks ``0``."""
 

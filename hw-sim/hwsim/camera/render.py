@@ -30,6 +30,7 @@ from calibration.table import SLOT, Layout, Zone, default_layout
 from studio.cards import parse_card
 
 Image = NDArray[np.uint8]
+Noise = NDArray[np.int16]
 FloatArray = NDArray[np.float64]
 Level = Literal["easy", "medium", "hard"]
 LEVELS: Final[tuple[Level, ...]] = ("easy", "medium", "hard")
@@ -505,14 +506,24 @@ def shadow_band(frame: Image, rng: np.random.Generator, depth: float) -> Image:
     return cast_shadow(frame, band, depth, softness=15.0)
 
 
-def add_noise(img: Image, sigma: float, seed: int | None = None) -> Image:
-    """Gaussian sensor noise (reproducible when ``seed`` is given)."""
+def noise_field(shape: tuple[int, ...], sigma: float, seed: int | None = None) -> Noise:
+    """Gaussian sensor noise of ``shape`` (reproducible when ``seed`` is given)."""
     if seed is not None:
         cv2.setRNGSeed(seed)
-    noise = np.empty(img.shape, np.int16)
-    channels = img.shape[2] if img.ndim == 3 else 1
+    noise = np.empty(shape, np.int16)
+    channels = shape[2] if len(shape) == 3 else 1
     cv2.randn(noise, (0.0,) * channels, (float(sigma),) * channels)  # type: ignore[call-overload]
-    return np.asarray(np.clip(img.astype(np.int16) + noise, 0, 255), np.uint8)
+    return noise
+
+
+def with_noise(img: Image, noise: Noise) -> Image:
+    """``img`` plus ``noise``, saturated to 0-255 (as ``np.clip`` would, at half the cost)."""
+    return np.asarray(cv2.add(img, noise, dtype=cv2.CV_8U), np.uint8)
+
+
+def add_noise(img: Image, sigma: float, seed: int | None = None) -> Image:
+    """Gaussian sensor noise (reproducible when ``seed`` is given)."""
+    return with_noise(img, noise_field(img.shape, sigma, seed))
 
 
 def degrade(frame: Image, level: str, rng: np.random.Generator) -> Image:
@@ -553,11 +564,13 @@ def optics(frame: Image, level: str, rng: np.random.Generator) -> Image:
     return img
 
 
-def sensor(img: Image, level: str, rng: np.random.Generator) -> Image:
-    """What changes with every frame: sensor noise and compression."""
+def sensor(img: Image, level: str, rng: np.random.Generator, noise: Noise | None = None) -> Image:
+    """What changes with every frame: sensor noise and compression. ``noise``: a field of
+    :func:`noise_field` to add instead of drawing one (``rng`` is still advanced alike)."""
     p = LEVEL_PARAMS[level]
     if p.noise_sigma > 0:
-        img = add_noise(img, p.noise_sigma, int(rng.integers(0, 2**31)))
+        seed = int(rng.integers(0, 2**31))
+        img = add_noise(img, p.noise_sigma, seed) if noise is None else with_noise(img, noise)
     if p.jpeg_quality:
         ok, buf = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, p.jpeg_quality])
         decoded = cv2.imdecode(buf, cv2.IMREAD_COLOR) if ok else None

@@ -45,10 +45,12 @@ from hwsim.camera.render import (
     Faces,
     FloatArray,
     Image,
+    Noise,
     PlacedCard,
     background,
     camera_homography,
     compose,
+    noise_field,
     optics,
     random_occluder,
     random_pose,
@@ -139,10 +141,16 @@ class VirtualCamera:
         occlusion: bool = False,
         camera: FloatArray | None = None,
         faces: Faces | None = None,
+        noise_bank: int = 0,
     ) -> None:
         """``camera``: layout mm -> image px (e.g. :func:`hwsim.camera.render.standing_camera`);
         by default a random overhead camera of the level. ``faces``: another deck's faces
-        (see :mod:`hwsim.camera.standard_deck`) instead of the drawn ones."""
+        (see :mod:`hwsim.camera.standard_deck`) instead of the drawn ones.
+
+        ``noise_bank``: 0 draws each frame's sensor noise afresh (independent exposures, as
+        the live benchmark needs); N > 0 draws N noise fields once and gives each frame one
+        of them. Drawing the noise is most of a frame's cost (30 ms at 1600x900 here):
+        the demo, rendering a whole studio's cameras on one machine, takes a bank."""
         if level not in LEVEL_PARAMS:
             raise VisionError(f"unknown level {level!r}; levels are easy, medium, hard")
         self.level = level
@@ -167,6 +175,9 @@ class VirtualCamera:
         self._light_seed = int(self._rng.integers(0, 2**31))
         # Its own stream: the poses drawn from ``_rng`` stay those of the seed.
         self._exposures = np.random.default_rng([seed, 1])
+        self.noise_bank = noise_bank
+        self._noise: list[Noise] = []
+        self._noise_rng = np.random.default_rng([seed, 2])
         self.frames_read = 0
 
     # ----------------------------------------------------------------- layout
@@ -281,7 +292,19 @@ class VirtualCamera:
             frame = self._frame
             self.frames_read += 1
             seed = int(self._exposures.integers(0, 2**31))
-        return sensor(frame, self.level, np.random.default_rng(seed))
+            noise = self._banked_noise(seed) if self.noise_bank else None
+        return sensor(frame, self.level, np.random.default_rng(seed), noise)
+
+    def _banked_noise(self, seed: int) -> Noise | None:
+        """One of the bank's noise fields (drawn on first use), chosen by the frame's seed."""
+        sigma = LEVEL_PARAMS[self.level].noise_sigma
+        if sigma <= 0:
+            return None
+        if not self._noise:
+            shape = (self.size[1], self.size[0], 3)
+            seeds = self._noise_rng.integers(0, 2**31, self.noise_bank)
+            self._noise = [noise_field(shape, sigma, int(s)) for s in seeds]
+        return self._noise[seed % len(self._noise)]
 
     def calibration(self) -> TableCalibration:
         """The exact image -> layout calibration of this camera."""
