@@ -19,6 +19,7 @@ from hwsim.camera import render
 from hwsim.camera.virtual import VirtualCamera
 from studio.backoff import Backoff
 from studio.contract.messages import CameraCard
+from studio.errors import VisionError
 
 
 def _events(
@@ -256,6 +257,8 @@ def test_a_noise_bank_gives_each_frame_one_of_its_fields() -> None:
     for f in frames:
         diff = np.abs(f.astype(np.int16) - clean.astype(np.int16))
         assert float(diff.mean()) < 4  # the same scene, noise apart (sigma 2)
+    with pytest.raises(VisionError, match="noise_bank"):
+        VirtualCamera(noise_bank=-1)
 
 
 def test_noise_is_added_saturated_as_numpy_would() -> None:

@@ -153,6 +153,8 @@ class VirtualCamera:
         the demo, rendering a whole studio's cameras on one machine, takes a bank."""
         if level not in LEVEL_PARAMS:
             raise VisionError(f"unknown level {level!r}; levels are easy, medium, hard")
+        if noise_bank < 0:
+            raise VisionError(f"noise_bank is a number of noise fields (0: none), not {noise_bank}")
         self.level = level
         self.size = size
         self.layout = layout or default_layout()
