@@ -18,10 +18,13 @@ instead of the renderer's own faces: profile ``standard``, index method only.
 (``hwsim.camera.french_deck``; its examples add a king of hearts, see there).
 ``--shadow D`` lays a slanted band of shadow of depth ``D`` (0.45: the paper under it at
 55 %) across each frame, somewhere between a fifth and four fifths of its width.
+``--lens K1`` films each frame through a lens with radial distortion ``K1`` (-0.2: a
+wide-angle lens's barrel, a corner of the frame pulled in by a quarter), the table
+calibration left undistorted (``hwsim.camera.render.barrel``).
 
     .venv/bin/python benchmarks/camera_accuracy.py [--frames 40] [--profile deck|other|both]
         [--size 1280x720] [--cascade 0|2|3] [--methods index,barcode,barcode+index]
-        [--deck drawn|standard|french] [--shadow 0.45] [--json]
+        [--deck drawn|standard|french] [--shadow 0.45] [--lens -0.2] [--json]
 """
 
 from __future__ import annotations
@@ -50,9 +53,9 @@ LEVELS = ("easy", "medium", "hard")
 
 
 def run(
-    args: tuple[str, DeckProfile, str, str, int, int, tuple[int, int], int, float],
+    args: tuple[str, DeckProfile, str, str, int, int, tuple[int, int], int, float, float],
 ) -> tuple[str, str, str, Score, float]:
-    name, profile, method, level, frames, seed, size, cascade, shadow = args
+    name, profile, method, level, frames, seed, size, cascade, shadow, lens = args
     t0 = time.process_time()
     prof = None if method == "barcode" else profile
     score = score_level(
@@ -65,6 +68,7 @@ def run(
         cascade=cascade,
         faces=faces(name),
         shadow=shadow,
+        lens=lens,
     )
     return name, method, level, score, time.process_time() - t0
 
@@ -82,6 +86,7 @@ def main() -> None:
     ap.add_argument("--methods", default=",".join(METHODS))
     ap.add_argument("--deck", choices=("drawn", *DESIGNS), default="drawn")
     ap.add_argument("--shadow", type=float, default=0.0, help="depth of a band of shadow")
+    ap.add_argument("--lens", type=float, default=0.0, help="radial distortion k1 (< 0: barrel)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     w, h = (int(v) for v in args.size.split("x"))
@@ -91,6 +96,9 @@ def main() -> None:
         ap.error(
             f"--shadow is the share of light a shadow takes away: 0 <= D < 1, not {args.shadow}"
         )
+    if not -0.25 <= args.lens <= 0.25:
+        # Beyond that a barrel folds the frame's corners over (r (1 + k1 r^2) stops growing).
+        ap.error(f"--lens is a radial distortion k1 from -0.25 to 0.25, not {args.lens}")
     if unknown := set(wanted) - set(METHODS):
         ap.error(f"unknown methods {sorted(unknown)}; methods are {', '.join(METHODS)}")
     if args.deck in DESIGNS:
@@ -104,7 +112,18 @@ def main() -> None:
         # The barcode method uses no profile: measured once.
         methods = [m for m in wanted if m != "barcode" or name == names[0]]
         jobs += [
-            (name, profile, m, lvl, args.frames, args.seed, (w, h), args.cascade, args.shadow)
+            (
+                name,
+                profile,
+                m,
+                lvl,
+                args.frames,
+                args.seed,
+                (w, h),
+                args.cascade,
+                args.shadow,
+                args.lens,
+            )
             for m in methods
             for lvl in LEVELS
         ]
@@ -130,6 +149,7 @@ def main() -> None:
                     "size": args.size,
                     "cascade": args.cascade,
                     "shadow": args.shadow,
+                    "lens": args.lens,
                     "frames_per_cell": args.frames,
                     "rows": rows,
                 },
@@ -139,6 +159,7 @@ def main() -> None:
         return
     hands = f", hands of {args.cascade} overlapping cards" if args.cascade > 1 else ""
     hands += f", a band of shadow {args.shadow:.2f} deep" if args.shadow > 0 else ""
+    hands += f", a lens of radial distortion {args.lens:+.2f}" if args.lens else ""
     print(
         f"camera accuracy, {args.size}, {args.frames} frames x 12 cards per cell, "
         f"seed {args.seed}{hands}"

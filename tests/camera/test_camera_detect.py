@@ -15,7 +15,7 @@ from calibration.detect import CardQuad, find_cards
 from calibration.quad_fit import fit_quad
 from calibration.recogniser import Recogniser
 from hwsim.camera.dataset import scenes, true_calibration
-from hwsim.camera.render import cast_shadow
+from hwsim.camera.render import barrel, barrel_points, cast_shadow
 from hwsim.camera.virtual import VirtualCamera
 from studio.cards import full_deck
 
@@ -459,3 +459,22 @@ def test_a_card_sized_outline_of_thin_paper_is_no_card() -> None:
     cv2.polylines(img, [box], True, (232, 235, 238), 2)
     cv2.circle(img, tuple(int(v) for v in (box[0] + box[1]) // 2), 8, (40, 110, 40), -1)
     assert find_cards(img, card_diagonal=lambda _p: float(np.hypot(56, 78))) == []
+
+
+@pytest.mark.parametrize("k1", [-0.2, -0.08, 0.1])
+def test_a_lens_moves_points_where_barrel_points_says(k1: float) -> None:
+    """The benchmark's lens (``render.barrel``) and its point mapping agree, so that the
+    cards it scores are where the distorted frame shows them."""
+    size = (320, 180)
+    spots = np.array([[40.0, 30.0], [280.0, 150.0], [160.0, 90.0], [250.0, 40.0]])
+    for x, y in spots:
+        frame = np.zeros((size[1], size[0], 3), np.uint8)
+        cv2.circle(
+            frame, (round(x * 16), round(y * 16)), 3 * 16, (255, 255, 255), -1, cv2.LINE_AA, 4
+        )
+        seen = barrel(frame, k1)[..., 0].astype(np.float64)
+        seen[seen < 60] = 0  # the cloth-coloured border a barrel leaves in the corners
+        ys, xs = np.mgrid[0 : size[1], 0 : size[0]]
+        centroid = np.array([(xs * seen).sum(), (ys * seen).sum()]) / seen.sum()
+        expected = barrel_points(np.array([[x, y]]), k1, size)[0]
+        assert np.linalg.norm(centroid - expected) < 0.5

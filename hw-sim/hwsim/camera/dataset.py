@@ -30,6 +30,8 @@ from hwsim.camera.render import (
     CardStyle,
     Faces,
     Scene,
+    barrel,
+    barrel_points,
     render_example_photo,
     render_scene,
     shadow_band,
@@ -241,11 +243,15 @@ def score_level(
     cascade: int = 0,
     faces: Faces | None = None,
     shadow: float = 0.0,
+    lens: float = 0.0,
 ) -> Score:
     """Recognise ``frames`` generated frames of a level and score them.
 
     ``profile`` is a :class:`calibration.deck_profile.DeckProfile` or ``None`` (barcode only).
     ``shadow`` > 0: each frame gets a band of shadow that deep (see ``shadow_band``).
+    ``lens`` != 0: each frame is seen through a lens of that radial distortion (see
+    ``render.barrel``; the table calibration stays the undistorted one, as one fitted
+    without a lens model is).
     A module-level function, so that it can run in a spawned worker process.
     """
     cv2.setNumThreads(1)
@@ -256,6 +262,11 @@ def score_level(
         level, frames, seed=seed, barcode=barcode, size=size, cascade=cascade, faces=faces
     ):
         frame = shadow_band(scene.frame, shade, shadow) if shadow > 0 else scene.frame
+        if lens:
+            h, w = frame.shape[:2]
+            frame = barrel(frame, lens)
+            for card in scene.cards:
+                card.image_quad = barrel_points(card.image_quad, lens, (w, h))
         rec = Recogniser(profile, true_calibration(scene), barcodes=reader)
         total.add(score_scene(scene, rec.recognise(frame)))
     return total

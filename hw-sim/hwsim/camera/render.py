@@ -506,6 +506,46 @@ def shadow_band(frame: Image, rng: np.random.Generator, depth: float) -> Image:
     return cast_shadow(frame, band, depth, softness=15.0)
 
 
+def barrel(frame: Image, k1: float) -> Image:
+    """``frame`` through a lens with radial distortion ``k1`` (< 0: barrel, as a wide-angle
+    lens bends straight lines outward). A point at radius ``r`` from the centre, in half
+    the frame's longer side, moves to ``r (1 + k1 r^2)`` (see :func:`barrel_points`)."""
+    h, w = frame.shape[:2]
+    f = max(w, h) / 2.0
+    yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+    xd, yd = (xx - w / 2.0) / f, (yy - h / 2.0) / f
+    # Each output pixel shows the undistorted point that lands on it: solved by iteration.
+    # A strong barrel lands no point on the output's far corners (r (1 + k1 r^2) has a
+    # maximum): the iteration does not settle there, and they show the border.
+    xu, yu = xd.copy(), yd.copy()
+    for _ in range(30):
+        gain = 1 + k1 * (xu * xu + yu * yu)
+        xu, yu = xd / gain, yd / gain
+    gain = 1 + k1 * (xu * xu + yu * yu)
+    lost = (np.abs(xu * gain - xd) + np.abs(yu * gain - yd)) > 1e-4
+    mx, my = xu * f + w / 2.0, yu * f + h / 2.0
+    mx[lost] = my[lost] = -1.0
+    out = cv2.remap(
+        frame,
+        mx,
+        my,
+        cv2.INTER_LINEAR,
+        borderMode=cv2.BORDER_CONSTANT,
+        borderValue=(25, 40, 20),
+    )
+    return np.asarray(out, np.uint8)
+
+
+def barrel_points(points: FloatArray, k1: float, size: tuple[int, int]) -> FloatArray:
+    """Where image ``points`` (N x 2) of a ``size`` frame land through :func:`barrel`."""
+    w, h = size
+    f = max(w, h) / 2.0
+    centre = np.array([w / 2.0, h / 2.0])
+    p = (np.asarray(points, np.float64) - centre) / f
+    gain = 1 + k1 * (p**2).sum(axis=1, keepdims=True)
+    return np.asarray(p * gain * f + centre, np.float64)
+
+
 def noise_field(shape: tuple[int, ...], sigma: float, seed: int | None = None) -> Noise:
     """Gaussian sensor noise of ``shape`` (reproducible when ``seed`` is given)."""
     if seed is not None:
