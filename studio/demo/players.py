@@ -155,9 +155,9 @@ class PlayerBots:
         legal = [Action(a) for a in pending.get("legal", [])]
         if not legal or len(cards) < 2:
             return
-        # Off the event loop: a strategy's first look at an up card and a shoe computes the
-        # dealer's exact distribution (hundreds of ms), which stalled every table's
-        # controller, camera and stream for as long in the first rounds.
+        # Off the event loop: a strategy's first look at an up card computes the dealer's
+        # exact distribution (18-52 ms here), which stalled every table's controller,
+        # camera and stream for as long in the first rounds.
         choice = await asyncio.to_thread(
             best_action,
             self.rules,
