@@ -156,11 +156,6 @@ def _ink(lo: Image, hi: Image, paper: float) -> NDArray[np.bool_]:
     return np.asarray((cv2.subtract(hi, lo) >= 40) | (lo <= 0.8 * paper))
 
 
-def _not_paper_image(card: Image, paper: float) -> NDArray[np.bool_]:
-    """The ink pixels of a BGR image (see :func:`_ink`)."""
-    return _ink(*_channel_range(card), paper)
-
-
 def plain_paper_image(card: Image, paper: float) -> NDArray[np.bool_]:
     """Pixels of plain paper: not ink (see :func:`_ink`) and not washed out by glare."""
     lo, hi = _channel_range(card)
@@ -204,7 +199,7 @@ def picture_ink(
     if keep.sum() < 0.1 * h * w:
         return Picture(0.0, 0.0)
     paper = paper_level(card) if paper is None else paper
-    ink = _not_paper_image(card, paper) & keep
+    ink = _ink(*_channel_range(card), paper) & keep
     xs = np.linspace(mx, w - mx, 4).round().astype(int)
     ys = np.linspace(my, h - my, 4).round().astype(int)
     cells = []
