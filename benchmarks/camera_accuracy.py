@@ -19,12 +19,14 @@ instead of the renderer's own faces: profile ``standard``, index method only.
 ``--shadow D`` lays a slanted band of shadow of depth ``D`` (0.45: the paper under it at
 55 %) across each frame, somewhere between a fifth and four fifths of its width.
 ``--lens K1`` films each frame through a lens with radial distortion ``K1`` (-0.2: a
-wide-angle lens's barrel, a corner of the frame pulled in by a quarter), the table
-calibration left undistorted (``hwsim.camera.render.barrel``).
+wide-angle lens's barrel, a corner of the frame pulled in by a quarter;
+``hwsim.camera.render.barrel``), the table calibration knowing the lens (as one fitted
+from the markers does, ``calibration.lens``); ``--no-lens-model`` leaves it undistorted,
+as a calibration without a lens model was.
 
     .venv/bin/python benchmarks/camera_accuracy.py [--frames 40] [--profile deck|other|both]
         [--size 1280x720] [--cascade 0|2|3] [--methods index,barcode,barcode+index]
-        [--deck drawn|standard|french] [--shadow 0.45] [--lens -0.2] [--json]
+        [--deck drawn|standard|french] [--shadow 0.45] [--lens -0.2 [--no-lens-model]] [--json]
 """
 
 from __future__ import annotations
@@ -53,9 +55,9 @@ LEVELS = ("easy", "medium", "hard")
 
 
 def run(
-    args: tuple[str, DeckProfile, str, str, int, int, tuple[int, int], int, float, float],
+    args: tuple[str, DeckProfile, str, str, int, int, tuple[int, int], int, float, float, bool],
 ) -> tuple[str, str, str, Score, float]:
-    name, profile, method, level, frames, seed, size, cascade, shadow, lens = args
+    name, profile, method, level, frames, seed, size, cascade, shadow, lens, lens_model = args
     t0 = time.process_time()
     prof = None if method == "barcode" else profile
     score = score_level(
@@ -69,6 +71,7 @@ def run(
         faces=faces(name),
         shadow=shadow,
         lens=lens,
+        lens_model=lens_model,
     )
     return name, method, level, score, time.process_time() - t0
 
@@ -87,6 +90,11 @@ def main() -> None:
     ap.add_argument("--deck", choices=("drawn", *DESIGNS), default="drawn")
     ap.add_argument("--shadow", type=float, default=0.0, help="depth of a band of shadow")
     ap.add_argument("--lens", type=float, default=0.0, help="radial distortion k1 (< 0: barrel)")
+    ap.add_argument(
+        "--no-lens-model",
+        action="store_true",
+        help="with --lens: the table calibration does not know the lens",
+    )
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     w, h = (int(v) for v in args.size.split("x"))
@@ -123,6 +131,7 @@ def main() -> None:
                 args.cascade,
                 args.shadow,
                 args.lens,
+                not args.no_lens_model,
             )
             for m in methods
             for lvl in LEVELS
@@ -150,6 +159,7 @@ def main() -> None:
                     "cascade": args.cascade,
                     "shadow": args.shadow,
                     "lens": args.lens,
+                    "lens_model": not args.no_lens_model,
                     "frames_per_cell": args.frames,
                     "rows": rows,
                 },
@@ -159,7 +169,9 @@ def main() -> None:
         return
     hands = f", hands of {args.cascade} overlapping cards" if args.cascade > 1 else ""
     hands += f", a band of shadow {args.shadow:.2f} deep" if args.shadow > 0 else ""
-    hands += f", a lens of radial distortion {args.lens:+.2f}" if args.lens else ""
+    if args.lens:
+        known = "unknown to" if args.no_lens_model else "known to"
+        hands += f", a lens of radial distortion {args.lens:+.2f} {known} the calibration"
     print(
         f"camera accuracy, {args.size}, {args.frames} frames x 12 cards per cell, "
         f"seed {args.seed}{hands}"

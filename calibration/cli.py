@@ -25,6 +25,7 @@ from calibration.deck_profile import (
 )
 from calibration.detect import CANON_H, CANON_W
 from calibration.image_file import IMAGE_SUFFIXES, image_files, read_image
+from calibration.lens import K1_BOUND
 from calibration.recogniser import (
     DEFAULT_THRESHOLD,
     OBLIQUE,
@@ -34,6 +35,7 @@ from calibration.recogniser import (
     focus_blur_limit,
 )
 from calibration.table import (
+    LENS_MARKERS,
     TableCalibration,
     calibrate_from_corners,
     calibrate_from_markers,
@@ -145,8 +147,12 @@ def calibrate_table(
     check: Annotated[
         Path | None, typer.Option(help="also draw the zones on the frame into this PNG")
     ] = None,
+    lens: Annotated[
+        bool, typer.Option(help="fit the lens's radial distortion too (markers only)")
+    ] = True,
 ) -> None:
     """Fit the image -> layout homography from ArUco markers or four declared corners."""
+    plain: TableCalibration | None = None
     try:
         frame = read_image(image)
         lay = load_layout(layout)
@@ -155,19 +161,44 @@ def calibrate_table(
                 (frame.shape[1], frame.shape[0]), parse_corners(corners), lay
             )
         else:
-            cal = calibrate_from_markers(frame, lay)
+            cal = calibrate_from_markers(frame, lay, lens=lens)
+            if lens and len(cal.markers_used) >= LENS_MARKERS:
+                plain = calibrate_from_markers(frame, lay, lens=False)
     except StudioError as exc:
         raise _fail(exc) from exc
     cal.save(out)
     how = f"markers {cal.markers_used}" if cal.method == "aruco" else "4 declared corners"
     typer.echo(f"method: {cal.method} ({how})")
     typer.echo(f"fit residual: {cal.residual_mm:.2f} mm RMS")
+    _report_lens(cal, plain, lens)
     typer.echo(f"zones: {', '.join(cal.layout.zone_names)}")
     _report_view(cal)
     _report_focus(frame, cal)
     typer.echo(f"wrote {out}")
     if check is not None:
         _write_check(frame, cal, check)
+
+
+def _report_lens(cal: TableCalibration, plain: TableCalibration | None, asked: bool) -> None:
+    if cal.method != "aruco":
+        typer.echo("lens: not fitted (four corners cannot tell a lens's bend from the angle)")
+    elif not asked:
+        typer.echo("lens: not fitted (--no-lens)")
+    elif plain is None:
+        typer.echo(f"lens: not fitted (it takes {LENS_MARKERS} markers or more)")
+    elif cal.lens_k1:
+        kind = "barrel" if cal.lens_k1 < 0 else "pincushion"
+        typer.echo(
+            f"lens: radial distortion k1 {cal.lens_k1:+.4f} ({kind}); "
+            f"without it the residual is {plain.residual_mm:.2f} mm"
+        )
+        if abs(abs(cal.lens_k1) - K1_BOUND) < 1e-3:
+            typer.echo(
+                f"warning: k1 is at the bound the fit allows (+-{K1_BOUND}): a fisheye lens? "
+                "the zones may be off towards the frame's corners; check them"
+            )
+    else:
+        typer.echo("lens: none to speak of (a fitted one would not halve the residual)")
 
 
 def _report_view(cal: TableCalibration) -> None:

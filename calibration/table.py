@@ -6,7 +6,10 @@ The *layout* is the printed table cloth, measured in millimetres with its origin
 top-left corner seen from the camera, x to the right and y down (towards the players).
 A :class:`TableCalibration` holds the homography that maps image pixels to layout
 millimetres, fitted either from ArUco markers printed at known layout positions or from
-four declared image points of the layout's corners.
+four declared image points of the layout's corners. A wide-angle lens bends the layout's
+straight lines, which no homography follows: the markers' corners also fit the lens's
+radial distortion (:mod:`calibration.lens`), and image points are undistorted before the
+homography maps them.
 
 Zones
 -----
@@ -29,12 +32,15 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
+from calibration.lens import K1_BOUND, distort, fit_radial, undistort, undistort_maps
 from studio.errors import VisionError
 
 TABLE_FORMAT: Final = "studio-table-calibration"
 TABLE_VERSION: Final = 1
 CARD_SIZE_MM: Final = (63.0, 88.0)
 ARUCO_DICT: Final = "DICT_4X4_50"
+LENS_MARKERS: Final = 3  # markers it takes to tell a lens's bend from the camera's angle
+LENS_GAIN: Final = 0.5  # a fitted lens is kept when it halves the markers' residual
 
 FloatArray = NDArray[np.float64]
 
@@ -256,24 +262,26 @@ def detect_markers(image: NDArray[np.uint8]) -> dict[int, FloatArray]:
 class TableCalibration:
     """Image -> layout homography plus the layout it refers to."""
 
-    homography: FloatArray  # 3x3, image pixels -> layout mm
+    homography: FloatArray  # 3x3, ideal (undistorted) image pixels -> layout mm
     layout: Layout
     image_size: tuple[int, int]  # width, height of the calibration frame
     method: str  # "aruco" or "corners"
     residual_mm: float = 0.0
     markers_used: list[int] = field(default_factory=list)
-    inverse: FloatArray = field(init=False, repr=False)  # layout mm -> image pixels
+    lens_k1: float = 0.0  # radial distortion (calibration.lens); 0: none
+    inverse: FloatArray = field(init=False, repr=False)  # layout mm -> ideal image pixels
 
     def __post_init__(self) -> None:
         self.inverse = np.asarray(np.linalg.inv(self.homography), dtype=np.float64)
 
     def to_layout(self, points: FloatArray) -> FloatArray:
-        pts = np.asarray(points, dtype=np.float64).reshape(-1, 1, 2)
+        pts = undistort(points, self.lens_k1, self.image_size).reshape(-1, 1, 2)
         return np.asarray(cv2.perspectiveTransform(pts, self.homography), np.float64).reshape(-1, 2)
 
     def to_image(self, points: FloatArray) -> FloatArray:
         pts = np.asarray(points, dtype=np.float64).reshape(-1, 1, 2)
-        return np.asarray(cv2.perspectiveTransform(pts, self.inverse), np.float64).reshape(-1, 2)
+        ideal = np.asarray(cv2.perspectiveTransform(pts, self.inverse), np.float64)
+        return distort(ideal.reshape(-1, 2), self.lens_k1, self.image_size)
 
     def zone_of(self, image_xy: tuple[float, float]) -> tuple[str, float]:
         """Zone name and distance (mm, 0 inside) of an image point."""
@@ -327,7 +335,13 @@ class TableCalibration:
         view_cal = TableCalibration(
             np.asarray(np.linalg.inv(to_view), np.float64), lay, size, self.method
         )
-        return TopDownView(np.asarray(to_view @ self.homography, np.float64), size, view_cal)
+        transform = np.asarray(to_view @ self.homography, np.float64)
+        if self.lens_k1 == 0.0:
+            return TopDownView(transform, size, view_cal)
+        maps = undistort_maps(
+            np.asarray(np.linalg.inv(transform), np.float64), size, self.lens_k1, self.image_size
+        )
+        return TopDownView(transform, size, view_cal, self.lens_k1, self.image_size, maps)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -338,6 +352,7 @@ class TableCalibration:
             "homography_image_to_layout": [list(map(float, r)) for r in self.homography],
             "residual_mm": round(self.residual_mm, 3),
             "markers_used": self.markers_used,
+            "lens": {"model": "radial-k1", "k1": self.lens_k1},
             "aruco_dictionary": ARUCO_DICT,
             "layout": self.layout.to_dict(),
         }
@@ -352,10 +367,19 @@ class TableCalibration:
             h = np.asarray(data["homography_image_to_layout"], dtype=np.float64)
             size = (int(data["image_size"][0]), int(data["image_size"][1]))
             method = str(data["method"])
+            # Files written before the lens model have none: a lens-free camera.
+            lens = data.get("lens", {"model": "radial-k1", "k1": 0.0})
+            model, k1 = lens["model"], float(lens["k1"])
         except (KeyError, TypeError, ValueError, IndexError) as exc:
             raise VisionError(f"invalid table calibration: {exc}") from exc
         if h.shape != (3, 3) or not np.all(np.isfinite(h)):
             raise VisionError("invalid table calibration: homography must be 3x3 and finite")
+        if model != "radial-k1":
+            raise VisionError(f"invalid table calibration: unknown lens model {model!r}")
+        if not abs(k1) <= K1_BOUND:
+            raise VisionError(
+                f"invalid table calibration: lens k1 {k1} is outside -{K1_BOUND}..{K1_BOUND}"
+            )
         return cls(
             h,
             Layout.from_dict(data["layout"]),
@@ -363,6 +387,7 @@ class TableCalibration:
             method,
             float(data.get("residual_mm", 0.0)),
             [int(i) for i in data.get("markers_used", [])],
+            k1,
         )
 
     def save(self, path: Path) -> None:
@@ -410,25 +435,33 @@ class TopDownView:
     """The layout seen straight down: ``transform`` maps image pixels to view pixels, and
     ``calibration`` maps view pixels to the layout (see :meth:`TableCalibration.top_down`)."""
 
-    transform: FloatArray
+    transform: FloatArray  # ideal (undistorted) image pixels -> view pixels
     size: tuple[int, int]
     calibration: TableCalibration
+    lens_k1: float = 0.0
+    image_size: tuple[int, int] = (0, 0)  # the camera's, for the lens
+    # cv2.remap maps that undistort as they warp (a lens, see calibration.lens)
+    maps: tuple[NDArray[np.float32], NDArray[np.float32]] | None = field(default=None, repr=False)
 
     def warp(self, image: NDArray[np.uint8]) -> NDArray[np.uint8]:
+        if self.maps is not None:
+            mx, my = self.maps
+            return np.asarray(cv2.remap(image, mx, my, cv2.INTER_LINEAR), np.uint8)
         return np.asarray(
             cv2.warpPerspective(image, self.transform, self.size, flags=cv2.INTER_LINEAR),
             np.uint8,
         )
 
     def to_view(self, points: FloatArray) -> FloatArray:
-        pts = np.asarray(points, dtype=np.float64).reshape(-1, 1, 2)
+        pts = undistort(points, self.lens_k1, self.image_size).reshape(-1, 1, 2)
         moved = cv2.perspectiveTransform(pts, self.transform)
         return np.asarray(moved, np.float64).reshape(-1, 2)
 
     def to_image(self, points: FloatArray) -> FloatArray:
         pts = np.asarray(points, dtype=np.float64).reshape(-1, 1, 2)
         inv = np.linalg.inv(self.transform)
-        return np.asarray(cv2.perspectiveTransform(pts, inv), np.float64).reshape(-1, 2)
+        ideal = np.asarray(cv2.perspectiveTransform(pts, inv), np.float64).reshape(-1, 2)
+        return distort(ideal, self.lens_k1, self.image_size)
 
 
 def _residual(h: FloatArray, img_pts: FloatArray, lay_pts: FloatArray) -> float:
@@ -436,8 +469,17 @@ def _residual(h: FloatArray, img_pts: FloatArray, lay_pts: FloatArray) -> float:
     return float(np.sqrt(np.mean(np.sum((proj - lay_pts) ** 2, axis=1))))
 
 
-def calibrate_from_markers(image: NDArray[np.uint8], layout: Layout) -> TableCalibration:
-    """Fit the homography from the layout's ArUco markers (at least two must be visible)."""
+def calibrate_from_markers(
+    image: NDArray[np.uint8], layout: Layout, *, lens: bool = True
+) -> TableCalibration:
+    """Fit the homography from the layout's ArUco markers (at least two must be visible).
+
+    With ``lens`` and three markers or more, the lens's radial distortion is fitted too
+    (:func:`calibration.lens.fit_radial`), and kept when it explains the markers: when it
+    takes the residual to :data:`LENS_GAIN` of the plain homography's or less. (A camera
+    without a lens to speak of fits a k1 of a few thousandths from the marker corners'
+    own error, which would only cost accuracy.) Two markers leave a lens unknown.
+    """
     if not layout.markers:
         raise VisionError("the layout declares no markers; declare the four corners instead")
     found = detect_markers(image)
@@ -450,14 +492,19 @@ def calibrate_from_markers(image: NDArray[np.uint8], layout: Layout) -> TableCal
         )
     img_pts = np.concatenate([found[i] for i in used]).astype(np.float64)
     lay_pts = np.concatenate([known[i].corners() for i in used]).astype(np.float64)
+    height, width = image.shape[:2]
+    size = (width, height)
     fitted, _ = cv2.findHomography(img_pts, lay_pts, 0)
     if fitted is None:
         raise VisionError("could not fit a homography to the markers (degenerate positions)")
     h: FloatArray = np.asarray(fitted, dtype=np.float64)
-    height, width = image.shape[:2]
-    return TableCalibration(
-        h, layout, (width, height), "aruco", _residual(h, img_pts, lay_pts), used
-    )
+    residual = _residual(h, img_pts, lay_pts)
+    k1 = 0.0
+    if lens and len(used) >= LENS_MARKERS:
+        bent_k1, bent_h, bent_residual = fit_radial(img_pts, lay_pts, size)
+        if bent_h is not None and bent_residual <= LENS_GAIN * residual:
+            k1, h, residual = bent_k1, bent_h, bent_residual
+    return TableCalibration(h, layout, size, "aruco", residual, used, k1)
 
 
 def calibrate_from_corners(
@@ -495,13 +542,22 @@ def parse_corners(text: str) -> list[tuple[float, float]]:
     return [(p[0], p[1]) for p in pts]
 
 
+def _dense(polygon: FloatArray, step_mm: float = 10.0) -> FloatArray:
+    """The polygon's edges as points ``step_mm`` apart: through a lens, an edge is a curve."""
+    out: list[FloatArray] = []
+    for a, b in zip(polygon, np.roll(polygon, -1, axis=0), strict=True):
+        n = max(1, int(np.ceil(np.hypot(*(b - a)) / step_mm)))
+        out.extend(a + (b - a) * t for t in np.arange(n) / n)
+    return np.asarray(out, np.float64)
+
+
 def draw_zones(image: NDArray[np.uint8], calibration: TableCalibration) -> NDArray[np.uint8]:
     """Draw the layout zones and markers on a copy of ``image`` for a person to check."""
     out = image.copy() if image.ndim == 3 else cv2.cvtColor(image, cv2.COLOR_GRAY2BGR)
     overlay = out.copy()
     palette = [(0, 200, 255), (255, 160, 0), (200, 0, 255), (0, 255, 120), (255, 0, 90)]
     for i, zone in enumerate(calibration.layout.zones):
-        pts = calibration.to_image(np.asarray(zone.polygon, dtype=np.float64))
+        pts = calibration.to_image(_dense(np.asarray(zone.polygon, dtype=np.float64)))
         poly = np.round(pts).astype(np.int32).reshape(-1, 1, 2)
         colour = palette[i % len(palette)]
         cv2.fillPoly(overlay, [poly], colour)
@@ -526,9 +582,11 @@ def draw_zones(image: NDArray[np.uint8], calibration: TableCalibration) -> NDArr
         ],
         dtype=np.float64,
     )
-    bpts = np.round(calibration.to_image(border)).astype(np.int32).reshape(-1, 1, 2)
+    bpts = np.round(calibration.to_image(_dense(border))).astype(np.int32).reshape(-1, 1, 2)
     cv2.polylines(out, [bpts], True, (255, 255, 255), 1, cv2.LINE_AA)
     label = f"{calibration.method}  residual {calibration.residual_mm:.2f} mm"
+    if calibration.lens_k1:
+        label += f"  lens k1 {calibration.lens_k1:+.3f}"
     cv2.putText(out, label, (10, 24), cv2.FONT_HERSHEY_SIMPLEX, 0.6, (0, 0, 0), 3, cv2.LINE_AA)
     cv2.putText(
         out, label, (10, 24), cv2.FONT_HERSHEY_SIMPLEX, 0.6, (255, 255, 255), 1, cv2.LINE_AA

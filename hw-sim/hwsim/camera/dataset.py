@@ -118,12 +118,15 @@ def scenes(
         )
 
 
-def true_calibration(scene: Scene, layout: Layout | None = None) -> TableCalibration:
-    """The exact table calibration of a rendered scene (image -> layout)."""
+def true_calibration(
+    scene: Scene, layout: Layout | None = None, lens_k1: float = 0.0
+) -> TableCalibration:
+    """The exact table calibration of a rendered scene (image -> layout), filmed through a
+    lens of radial distortion ``lens_k1`` (``render.barrel``)."""
     lay = layout or default_layout()
     h = np.asarray(np.linalg.inv(scene.homography), dtype=np.float64)
     size = (int(scene.frame.shape[1]), int(scene.frame.shape[0]))
-    return TableCalibration(h, lay, size, "ground-truth")
+    return TableCalibration(h, lay, size, "ground-truth", lens_k1=lens_k1)
 
 
 @dataclass(slots=True)
@@ -244,14 +247,15 @@ def score_level(
     faces: Faces | None = None,
     shadow: float = 0.0,
     lens: float = 0.0,
+    lens_model: bool = True,
 ) -> Score:
     """Recognise ``frames`` generated frames of a level and score them.
 
     ``profile`` is a :class:`calibration.deck_profile.DeckProfile` or ``None`` (barcode only).
     ``shadow`` > 0: each frame gets a band of shadow that deep (see ``shadow_band``).
     ``lens`` != 0: each frame is seen through a lens of that radial distortion (see
-    ``render.barrel``; the table calibration stays the undistorted one, as one fitted
-    without a lens model is).
+    ``render.barrel``); the table calibration knows the lens, or with ``lens_model=False``
+    stays the undistorted one, as one fitted without a lens model is.
     A module-level function, so that it can run in a spawned worker process.
     """
     cv2.setNumThreads(1)
@@ -267,6 +271,7 @@ def score_level(
             frame = barrel(frame, lens)
             for card in scene.cards:
                 card.image_quad = barrel_points(card.image_quad, lens, (w, h))
-        rec = Recogniser(profile, true_calibration(scene), barcodes=reader)
+        cal = true_calibration(scene, lens_k1=lens if lens_model else 0.0)
+        rec = Recogniser(profile, cal, barcodes=reader)
         total.add(score_scene(scene, rec.recognise(frame)))
     return total

@@ -26,6 +26,7 @@ import numpy as np
 import zxingcpp
 from numpy.typing import NDArray
 
+from calibration.lens import distort
 from calibration.table import SLOT, Layout, Zone, default_layout
 from studio.cards import parse_card
 
@@ -538,12 +539,7 @@ def barrel(frame: Image, k1: float) -> Image:
 
 def barrel_points(points: FloatArray, k1: float, size: tuple[int, int]) -> FloatArray:
     """Where image ``points`` (N x 2) of a ``size`` frame land through :func:`barrel`."""
-    w, h = size
-    f = max(w, h) / 2.0
-    centre = np.array([w / 2.0, h / 2.0])
-    p = (np.asarray(points, np.float64) - centre) / f
-    gain = 1 + k1 * (p**2).sum(axis=1, keepdims=True)
-    return np.asarray(p * gain * f + centre, np.float64)
+    return distort(points, k1, size)
 
 
 def noise_field(shape: tuple[int, ...], sigma: float, seed: int | None = None) -> Noise:

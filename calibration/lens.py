@@ -1,0 +1,127 @@
+"""Radial lens distortion: the one coefficient a table calibration fits.
+
+A wide-angle lens bends the straight lines of the layout: an ideal (pinhole) image point
+at radius ``r`` from the image centre, measured in half the image's longer side, is seen
+at ``r (1 + k1 r^2)``. ``k1 < 0`` is barrel distortion (the usual kind), ``k1 > 0``
+pincushion. This is OpenCV's camera model with ``k1`` alone, the principal point at the
+image centre and the focal length half the longer side; the higher terms matter less
+than the marker corners' own error on a layout's few markers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Final
+
+import cv2
+import numpy as np
+from numpy.typing import NDArray
+
+FloatArray = NDArray[np.float64]
+
+# Wider than any lens a studio mounts over a table (a quarter of the frame's corner
+# pulled in is -0.2); a fit that lands on the bound is reported as such.
+K1_BOUND: Final = 0.35
+_GRID: Final = 71  # coarse steps over [-K1_BOUND, K1_BOUND]: 0.01 apart
+_GOLDEN: Final = (5**0.5 - 1) / 2
+
+
+def _normalise(size: tuple[int, int]) -> tuple[FloatArray, float]:
+    w, h = size
+    return np.array([w / 2.0, h / 2.0]), max(w, h) / 2.0
+
+
+def distort(points: FloatArray, k1: float, size: tuple[int, int]) -> FloatArray:
+    """Where ideal image ``points`` (N x 2) of a ``size`` image are seen through the lens."""
+    pts = np.asarray(points, np.float64).reshape(-1, 2)
+    if k1 == 0.0:
+        return pts.copy()
+    centre, f = _normalise(size)
+    p = (pts - centre) / f
+    gain = 1 + k1 * (p * p).sum(axis=1, keepdims=True)
+    return np.asarray(p * gain * f + centre, np.float64)
+
+
+def undistort(points: FloatArray, k1: float, size: tuple[int, int]) -> FloatArray:
+    """The ideal image points that the lens shows at ``points`` (the inverse of
+    :func:`distort`). A barrel shows nothing beyond the radius where ``r (1 + k1 r^2)``
+    peaks; a point seen past it (none is, but for noise) maps to that radius."""
+    pts = np.asarray(points, np.float64).reshape(-1, 2)
+    if k1 == 0.0:
+        return pts.copy()
+    centre, f = _normalise(size)
+    p = (pts - centre) / f
+    rd = np.sqrt((p * p).sum(axis=1))
+    ru = rd.copy()
+    limit = np.inf if k1 > 0 else (-1.0 / (3.0 * k1)) ** 0.5
+    for _ in range(25):  # Newton on ru + k1 ru^3 = rd: quadratic, from a start close to it
+        slope = np.maximum(1 + 3 * k1 * ru * ru, 1e-6)
+        ru = np.minimum(ru - (ru + k1 * ru**3 - rd) / slope, limit)
+    scale = np.divide(ru, rd, out=np.ones_like(rd), where=rd > 0)
+    return np.asarray(p * scale[:, None] * f + centre, np.float64)
+
+
+def _homography_fit(
+    img_pts: FloatArray, lay_pts: FloatArray, k1: float, size: tuple[int, int]
+) -> tuple[float, FloatArray | None]:
+    """RMS layout residual (mm) and homography of the undistorted points, for one ``k1``."""
+    ideal = undistort(img_pts, k1, size)
+    fitted, _ = cv2.findHomography(ideal, lay_pts, 0)
+    if fitted is None:
+        return float("inf"), None
+    h = np.asarray(fitted, np.float64)
+    proj = cv2.perspectiveTransform(ideal.reshape(-1, 1, 2), h).reshape(-1, 2)
+    return float(np.sqrt(np.mean(np.sum((proj - lay_pts) ** 2, axis=1)))), h
+
+
+def fit_radial(
+    img_pts: FloatArray, lay_pts: FloatArray, size: tuple[int, int]
+) -> tuple[float, FloatArray | None, float]:
+    """The ``k1`` (within +-:data:`K1_BOUND`) whose undistorted image points a homography
+    maps onto the layout points best: ``(k1, homography, residual_mm)``.
+
+    A coarse scan first (the residual need not be convex that far out), then a golden
+    section search about the best step.
+    """
+
+    def cost(k1: float) -> float:
+        return _homography_fit(img_pts, lay_pts, k1, size)[0]
+
+    grid = np.linspace(-K1_BOUND, K1_BOUND, _GRID)
+    costs = [cost(float(k)) for k in grid]
+    best = int(np.argmin(costs))
+    step = float(grid[1] - grid[0])
+    k1 = _golden(cost, float(grid[best]) - step, float(grid[best]) + step)
+    k1 = float(np.clip(k1, -K1_BOUND, K1_BOUND))
+    residual, h = _homography_fit(img_pts, lay_pts, k1, size)
+    return k1, h, residual
+
+
+def _golden(f: Callable[[float], float], a: float, b: float, steps: int = 40) -> float:
+    c, d = b - _GOLDEN * (b - a), a + _GOLDEN * (b - a)
+    fc, fd = f(c), f(d)
+    for _ in range(steps):
+        if fc < fd:
+            b, d, fd = d, c, fc
+            c = b - _GOLDEN * (b - a)
+            fc = f(c)
+        else:
+            a, c, fc = c, d, fd
+            d = a + _GOLDEN * (b - a)
+            fd = f(d)
+    return (a + b) / 2
+
+
+def undistort_maps(
+    view_to_ideal: FloatArray, view_size: tuple[int, int], k1: float, size: tuple[int, int]
+) -> tuple[NDArray[np.float32], NDArray[np.float32]]:
+    """``cv2.remap`` maps of a view whose pixels ``view_to_ideal`` (3x3) maps to ideal
+    image points: each view pixel reads the camera pixel the lens shows it at."""
+    w, h = view_size
+    yy, xx = np.mgrid[0:h, 0:w]
+    grid = np.column_stack([xx.ravel(), yy.ravel()]).astype(np.float64)
+    ideal = cv2.perspectiveTransform(grid.reshape(-1, 1, 2), view_to_ideal)
+    seen = distort(np.asarray(ideal, np.float64).reshape(-1, 2), k1, size)
+    mx = seen[:, 0].reshape(h, w).astype(np.float32)
+    my = seen[:, 1].reshape(h, w).astype(np.float32)
+    return mx, my
