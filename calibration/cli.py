@@ -205,12 +205,20 @@ def _report_view(cal: TableCalibration) -> None:
     """How the camera sees the table: straight down or at an angle, and how small a card
     gets (its scale as :func:`calibration.deck_profile.card_scale` measures it)."""
     squeeze = cal.squeeze()
-    kind = (
-        "overhead"
-        if squeeze >= OBLIQUE
-        else "at an angle: cards are searched in a view straight down, which is slower; "
-        "mount the live camera overhead"
-    )
+    # The perspective alone: a lens squeezes cards towards the frame's corners too.
+    angle = TableCalibration(cal.homography, cal.layout, cal.image_size, cal.method).squeeze()
+    if squeeze >= OBLIQUE:
+        kind = "overhead"
+    elif angle >= OBLIQUE:
+        kind = (
+            f"overhead ({angle:.2f}) but the lens squeezes the cards towards the corners: "
+            "they are searched in a view straight down, undistorted, which is slower"
+        )
+    else:
+        kind = (
+            "at an angle: cards are searched in a view straight down, which is slower; "
+            "mount the live camera overhead"
+        )
     typer.echo(f"camera view: squeeze {squeeze:.2f}, {kind}")
     cw, ch = cal.layout.card_size
     worst: tuple[float, float, float, str] | None = None

@@ -159,6 +159,8 @@ def test_calibrate_table_reports_the_lens(tmp_path: Path) -> None:
     )
     assert r.exit_code == 0, r.output
     assert "lens: radial distortion k1 -0.20" in r.output and "(barrel)" in r.output
+    # Not a camera at an angle: the lens, which squeezes the corners' cards.
+    assert "but the lens squeezes the cards towards the corners" in r.output
     r = runner.invoke(
         app,
         [
