@@ -28,6 +28,7 @@ from calibration.image_file import IMAGE_SUFFIXES, image_files, read_image
 from calibration.lens import K1_BOUND
 from calibration.recogniser import (
     DEFAULT_THRESHOLD,
+    LENS_OBLIQUE,
     OBLIQUE,
     Recogniser,
     edge_blur,
@@ -205,10 +206,9 @@ def _report_view(cal: TableCalibration) -> None:
     """How the camera sees the table: straight down or at an angle, and how small a card
     gets (its scale as :func:`calibration.deck_profile.card_scale` measures it)."""
     squeeze = cal.squeeze()
-    # The perspective alone: a lens squeezes cards towards the frame's corners too.
-    angle = TableCalibration(cal.homography, cal.layout, cal.image_size, cal.method).squeeze()
-    if squeeze >= OBLIQUE:
-        kind = "overhead"
+    angle = cal.squeeze(lens=False)  # a lens squeezes the corners' cards too
+    if angle >= OBLIQUE and squeeze >= LENS_OBLIQUE:
+        kind = "overhead" if squeeze >= OBLIQUE else f"overhead ({angle:.2f} without the lens)"
     elif angle >= OBLIQUE:
         kind = (
             f"overhead ({angle:.2f}) but the lens squeezes the cards towards the corners: "

@@ -296,10 +296,14 @@ class TableCalibration:
         a, b = self.to_image(pts)
         return float(np.hypot(*(a - b)))
 
-    def squeeze(self, at: list[tuple[float, float]] | None = None) -> float:
+    def squeeze(self, at: list[tuple[float, float]] | None = None, *, lens: bool = True) -> float:
         """How unevenly the camera sees the layout: over the layout's corners and centre
         (or the layout points ``at``), the smallest ratio of the image's scale across to
-        along (1.0 straight overhead; a photograph taken standing at the table, 0.5 to 0.7)."""
+        along (1.0 straight overhead; a photograph taken standing at the table, 0.5 to 0.7).
+        ``lens=False``: the camera's angle alone, without its lens's squeeze."""
+        if not lens and self.lens_k1:
+            flat = TableCalibration(self.homography, self.layout, self.image_size, self.method)
+            return flat.squeeze(at)
         lay = self.layout
         worst = 1.0
         points = at or [

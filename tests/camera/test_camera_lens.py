@@ -176,3 +176,20 @@ def test_calibrate_table_reports_the_lens(tmp_path: Path) -> None:
     assert r.exit_code == 0, r.output
     assert "lens: not fitted (--no-lens)" in r.output
     assert TableCalibration.load(tmp_path / "t.json").lens_k1 == 0.0
+
+
+def test_only_a_strong_lens_takes_the_view_straight_down() -> None:
+    """A mild lens's squeeze costs nothing in the frame (and the view a third of the
+    frame rate); a strong one's hides cards from detection there."""
+    for k1, oblique in ((-0.08, False), (-0.2, True)):
+        cam, frame = _lens_frame(k1)
+        cal = calibrate_from_markers(frame, cam.layout)
+        assert cal.squeeze(lens=False) > 0.9 > cal.squeeze()
+        assert Recogniser(None, cal).oblique is oblique, k1
+
+
+def test_a_frame_of_another_size_is_refused() -> None:
+    cam, frame = _lens_frame(-0.2)
+    rec = Recogniser(None, calibrate_from_markers(frame, cam.layout))
+    with pytest.raises(VisionError, match="fitted on 1280x720 frames, this one is 640x360"):
+        rec.recognise(cv2.resize(frame, (640, 360)))
