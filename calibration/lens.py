@@ -10,6 +10,7 @@ than the marker corners' own error on a layout's few markers.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Final
 
@@ -24,6 +25,8 @@ FloatArray = NDArray[np.float64]
 K1_BOUND: Final = 0.35
 _GRID: Final = 71  # coarse steps over [-K1_BOUND, K1_BOUND]: 0.01 apart
 _GOLDEN: Final = (5**0.5 - 1) / 2
+_NEWTON_STEPS: Final = 30
+_FEW: Final = 32  # points: below, undistort solves each with floats
 
 
 def _normalise(size: tuple[int, int]) -> tuple[FloatArray, float]:
@@ -36,6 +39,15 @@ def distort(points: FloatArray, k1: float, size: tuple[int, int]) -> FloatArray:
     pts = np.asarray(points, np.float64).reshape(-1, 2)
     if k1 == 0.0:
         return pts.copy()
+    if len(pts) <= _FEW:  # see undistort
+        w, h = size
+        cx, cy, f = w / 2.0, h / 2.0, max(w, h) / 2.0
+        out = []
+        for x, y in pts.tolist():
+            px, py = (x - cx) / f, (y - cy) / f
+            gain = 1 + k1 * (px * px + py * py)
+            out.append((px * gain * f + cx, py * gain * f + cy))
+        return np.array(out, np.float64).reshape(-1, 2)
     centre, f = _normalise(size)
     p = (pts - centre) / f
     gain = 1 + k1 * (p * p).sum(axis=1, keepdims=True)
@@ -49,16 +61,45 @@ def undistort(points: FloatArray, k1: float, size: tuple[int, int]) -> FloatArra
     pts = np.asarray(points, np.float64).reshape(-1, 2)
     if k1 == 0.0:
         return pts.copy()
+    limit = math.inf if k1 > 0 else (-1.0 / (3.0 * k1)) ** 0.5
+    if len(pts) <= _FEW:
+        # The live path asks for one or two points at a time, many times a frame: plain
+        # floats are several times faster than arrays that small.
+        w, h = size
+        cx, cy, f = w / 2.0, h / 2.0, max(w, h) / 2.0
+        out = []
+        for x, y in pts.tolist():
+            px, py = (x - cx) / f, (y - cy) / f
+            rd = math.hypot(px, py)
+            gain = _undistort_radius(rd, k1, limit) / rd if rd > 0 else 1.0
+            out.append((px * gain * f + cx, py * gain * f + cy))
+        return np.array(out, np.float64).reshape(-1, 2)
     centre, f = _normalise(size)
     p = (pts - centre) / f
     rd = np.sqrt((p * p).sum(axis=1))
     ru = rd.copy()
-    limit = np.inf if k1 > 0 else (-1.0 / (3.0 * k1)) ** 0.5
-    for _ in range(25):  # Newton on ru + k1 ru^3 = rd: quadratic, from a start close to it
-        slope = np.maximum(1 + 3 * k1 * ru * ru, 1e-6)
-        ru = np.minimum(ru - (ru + k1 * ru**3 - rd) / slope, limit)
+    for _ in range(_NEWTON_STEPS):
+        step = (ru + k1 * ru**3 - rd) / np.maximum(1 + 3 * k1 * ru * ru, 1e-6)
+        moved = np.minimum(ru - step, limit)
+        done = not np.abs(moved - ru).max() > 1e-13
+        ru = moved
+        if done:
+            break
     scale = np.divide(ru, rd, out=np.ones_like(rd), where=rd > 0)
     return np.asarray(p * scale[:, None] * f + centre, np.float64)
+
+
+def _undistort_radius(rd: float, k1: float, limit: float) -> float:
+    """The ``ru`` with ``ru + k1 ru^3 = rd``, by Newton from ``ru = rd``: monotone (the
+    cubic is concave for a barrel, convex for a pincushion), quadratic once near; a few
+    steps for a real lens. Past a barrel's fold, its radius ``limit``."""
+    ru = rd
+    for _ in range(_NEWTON_STEPS):
+        moved = min(ru - (ru + k1 * ru**3 - rd) / max(1 + 3 * k1 * ru * ru, 1e-6), limit)
+        if abs(moved - ru) <= 1e-13:
+            return moved
+        ru = moved
+    return ru
 
 
 def _homography_fit(
