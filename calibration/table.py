@@ -260,7 +260,7 @@ def detect_markers(image: NDArray[np.uint8]) -> dict[int, FloatArray]:
 
 @dataclass(slots=True)
 class TableCalibration:
-    """Image -> layout homography plus the layout it refers to."""
+    """Image -> layout homography, the lens's distortion and the layout they refer to."""
 
     homography: FloatArray  # 3x3, ideal (undistorted) image pixels -> layout mm
     layout: Layout
@@ -445,7 +445,7 @@ class TopDownView:
     lens_k1: float = 0.0
     image_size: tuple[int, int] = (0, 0)  # the camera's, for the lens
     # cv2.remap maps that undistort as they warp (a lens, see calibration.lens)
-    maps: tuple[NDArray[np.float32], NDArray[np.float32]] | None = field(default=None, repr=False)
+    maps: tuple[NDArray[np.int16], NDArray[np.uint16]] | None = field(default=None, repr=False)
 
     def warp(self, image: NDArray[np.uint8]) -> NDArray[np.uint8]:
         if self.maps is not None:
