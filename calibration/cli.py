@@ -153,7 +153,6 @@ def calibrate_table(
     ] = True,
 ) -> None:
     """Fit the image -> layout homography from ArUco markers or four declared corners."""
-    plain: TableCalibration | None = None
     try:
         frame = read_image(image)
         lay = load_layout(layout)
@@ -163,15 +162,13 @@ def calibrate_table(
             )
         else:
             cal = calibrate_from_markers(frame, lay, lens=lens)
-            if lens and len(cal.markers_used) >= LENS_MARKERS:
-                plain = calibrate_from_markers(frame, lay, lens=False)
     except StudioError as exc:
         raise _fail(exc) from exc
     cal.save(out)
     how = f"markers {cal.markers_used}" if cal.method == "aruco" else "4 declared corners"
     typer.echo(f"method: {cal.method} ({how})")
     typer.echo(f"fit residual: {cal.residual_mm:.2f} mm RMS")
-    _report_lens(cal, plain, lens)
+    _report_lens(cal, lens)
     typer.echo(f"zones: {', '.join(cal.layout.zone_names)}")
     _report_view(cal)
     _report_focus(frame, cal)
@@ -180,18 +177,18 @@ def calibrate_table(
         _write_check(frame, cal, check)
 
 
-def _report_lens(cal: TableCalibration, plain: TableCalibration | None, asked: bool) -> None:
+def _report_lens(cal: TableCalibration, asked: bool) -> None:
     if cal.method != "aruco":
         typer.echo("lens: not fitted (four corners cannot tell a lens's bend from the angle)")
     elif not asked:
         typer.echo("lens: not fitted (--no-lens)")
-    elif plain is None:
+    elif cal.plain_residual_mm is None:
         typer.echo(f"lens: not fitted (it takes {LENS_MARKERS} markers or more)")
     elif cal.lens_k1:
         kind = "barrel" if cal.lens_k1 < 0 else "pincushion"
         typer.echo(
             f"lens: radial distortion k1 {cal.lens_k1:+.4f} ({kind}); "
-            f"without it the residual is {plain.residual_mm:.2f} mm"
+            f"without it the residual is {cal.plain_residual_mm:.2f} mm"
         )
         if abs(abs(cal.lens_k1) - K1_BOUND) < 1e-3:
             typer.echo(

@@ -29,9 +29,16 @@ _NEWTON_STEPS: Final = 30
 _FEW: Final = 32  # points: below, undistort solves each with floats
 
 
-def _normalise(size: tuple[int, int]) -> tuple[FloatArray, float]:
+def _normalise(size: tuple[int, int]) -> tuple[float, float, float]:
+    """The model's centre (x, y) and unit radius, in pixels, of a ``size`` image."""
     w, h = size
-    return np.array([w / 2.0, h / 2.0]), max(w, h) / 2.0
+    return w / 2.0, h / 2.0, max(w, h) / 2.0
+
+
+def homography_residual(h: FloatArray, img_pts: FloatArray, lay_pts: FloatArray) -> float:
+    """RMS distance (layout mm) between ``lay_pts`` and where ``h`` maps ``img_pts``."""
+    proj = cv2.perspectiveTransform(img_pts.reshape(-1, 1, 2), h).reshape(-1, 2)
+    return float(np.sqrt(np.mean(np.sum((proj - lay_pts) ** 2, axis=1))))
 
 
 def distort(points: FloatArray, k1: float, size: tuple[int, int]) -> FloatArray:
@@ -39,16 +46,15 @@ def distort(points: FloatArray, k1: float, size: tuple[int, int]) -> FloatArray:
     pts = np.asarray(points, np.float64).reshape(-1, 2)
     if k1 == 0.0:
         return pts.copy()
+    cx, cy, f = _normalise(size)
     if len(pts) <= _FEW:  # see undistort
-        w, h = size
-        cx, cy, f = w / 2.0, h / 2.0, max(w, h) / 2.0
         out = []
         for x, y in pts.tolist():
             px, py = (x - cx) / f, (y - cy) / f
             gain = 1 + k1 * (px * px + py * py)
             out.append((px * gain * f + cx, py * gain * f + cy))
         return np.array(out, np.float64).reshape(-1, 2)
-    centre, f = _normalise(size)
+    centre = np.array([cx, cy])
     p = (pts - centre) / f
     gain = 1 + k1 * (p * p).sum(axis=1, keepdims=True)
     return np.asarray(p * gain * f + centre, np.float64)
@@ -62,11 +68,10 @@ def undistort(points: FloatArray, k1: float, size: tuple[int, int]) -> FloatArra
     if k1 == 0.0:
         return pts.copy()
     limit = math.inf if k1 > 0 else (-1.0 / (3.0 * k1)) ** 0.5
+    cx, cy, f = _normalise(size)
     if len(pts) <= _FEW:
         # The live path asks for one or two points at a time, many times a frame: plain
         # floats are several times faster than arrays that small.
-        w, h = size
-        cx, cy, f = w / 2.0, h / 2.0, max(w, h) / 2.0
         out = []
         for x, y in pts.tolist():
             px, py = (x - cx) / f, (y - cy) / f
@@ -74,7 +79,7 @@ def undistort(points: FloatArray, k1: float, size: tuple[int, int]) -> FloatArra
             gain = _undistort_radius(rd, k1, limit) / rd if rd > 0 else 1.0
             out.append((px * gain * f + cx, py * gain * f + cy))
         return np.array(out, np.float64).reshape(-1, 2)
-    centre, f = _normalise(size)
+    centre = np.array([cx, cy])
     p = (pts - centre) / f
     rd = np.sqrt((p * p).sum(axis=1))
     ru = rd.copy()
@@ -111,8 +116,7 @@ def _homography_fit(
     if fitted is None:
         return float("inf"), None
     h = np.asarray(fitted, np.float64)
-    proj = cv2.perspectiveTransform(ideal.reshape(-1, 1, 2), h).reshape(-1, 2)
-    return float(np.sqrt(np.mean(np.sum((proj - lay_pts) ** 2, axis=1)))), h
+    return homography_residual(h, ideal, lay_pts), h
 
 
 def fit_radial(

@@ -32,7 +32,14 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from calibration.lens import K1_BOUND, distort, fit_radial, undistort, undistort_maps
+from calibration.lens import (
+    K1_BOUND,
+    distort,
+    fit_radial,
+    homography_residual,
+    undistort,
+    undistort_maps,
+)
 from studio.errors import VisionError
 
 TABLE_FORMAT: Final = "studio-table-calibration"
@@ -269,6 +276,9 @@ class TableCalibration:
     residual_mm: float = 0.0
     markers_used: list[int] = field(default_factory=list)
     lens_k1: float = 0.0  # radial distortion (calibration.lens); 0: none
+    # What the homography alone leaves when a lens was fitted too, kept or not: for the
+    # operator's report, not saved.
+    plain_residual_mm: float | None = None
     inverse: FloatArray = field(init=False, repr=False)  # layout mm -> ideal image pixels
 
     def __post_init__(self) -> None:
@@ -468,11 +478,6 @@ class TopDownView:
         return distort(ideal, self.lens_k1, self.image_size)
 
 
-def _residual(h: FloatArray, img_pts: FloatArray, lay_pts: FloatArray) -> float:
-    proj = cv2.perspectiveTransform(img_pts.reshape(-1, 1, 2), h).reshape(-1, 2)
-    return float(np.sqrt(np.mean(np.sum((proj - lay_pts) ** 2, axis=1))))
-
-
 def calibrate_from_markers(
     image: NDArray[np.uint8], layout: Layout, *, lens: bool = True
 ) -> TableCalibration:
@@ -502,13 +507,14 @@ def calibrate_from_markers(
     if fitted is None:
         raise VisionError("could not fit a homography to the markers (degenerate positions)")
     h: FloatArray = np.asarray(fitted, dtype=np.float64)
-    residual = _residual(h, img_pts, lay_pts)
-    k1 = 0.0
+    residual = homography_residual(h, img_pts, lay_pts)
+    k1, plain = 0.0, None
     if lens and len(used) >= LENS_MARKERS:
+        plain = residual
         bent_k1, bent_h, bent_residual = fit_radial(img_pts, lay_pts, size)
         if bent_h is not None and bent_residual <= LENS_GAIN * residual:
             k1, h, residual = bent_k1, bent_h, bent_residual
-    return TableCalibration(h, layout, size, "aruco", residual, used, k1)
+    return TableCalibration(h, layout, size, "aruco", residual, used, k1, plain)
 
 
 def calibrate_from_corners(
@@ -532,7 +538,8 @@ def calibrate_from_corners(
         cv2.getPerspectiveTransform(img_pts.astype(np.float32), lay_pts.astype(np.float32)),
         np.float64,
     )
-    return TableCalibration(h, layout, image_size, "corners", _residual(h, img_pts, lay_pts))
+    residual = homography_residual(h, img_pts, lay_pts)
+    return TableCalibration(h, layout, image_size, "corners", residual)
 
 
 def parse_corners(text: str) -> list[tuple[float, float]]:

@@ -72,6 +72,9 @@ def test_the_markers_fit_the_lens(k1: float) -> None:
     plain = calibrate_from_markers(frame, cam.layout, lens=False)
     assert cal.lens_k1 == pytest.approx(k1, abs=0.01)
     assert cal.residual_mm < plain.residual_mm / 2
+    # The fit reports what the homography alone left, for the operator; --no-lens did not try.
+    assert cal.plain_residual_mm == pytest.approx(plain.residual_mm)
+    assert plain.plain_residual_mm is None
     truth = cam.calibration()
     for zone in cam.layout.zones:
         seen = distort(truth.to_image(np.array([zone.centre])), k1, cam.size)
@@ -82,7 +85,8 @@ def test_no_lens_is_fitted_to_a_camera_without_one() -> None:
     """The marker corners' own error fits a k1 of a few thousandths, which would cost
     accuracy: it is kept only when it halves the residual."""
     cam = VirtualCamera(level="hard", seed=5)
-    assert calibrate_from_markers(cam.read(), cam.layout).lens_k1 == 0.0
+    cal = calibrate_from_markers(cam.read(), cam.layout)
+    assert cal.lens_k1 == 0.0 and cal.plain_residual_mm == pytest.approx(cal.residual_mm)
 
 
 def test_the_lens_is_saved_and_old_files_have_none(tmp_path: Path) -> None:
@@ -151,7 +155,7 @@ def test_the_check_png_draws_the_zones_bent(tmp_path: Path) -> None:
 
 def test_calibrate_table_reports_the_lens(tmp_path: Path) -> None:
     runner = CliRunner()
-    _, frame = _lens_frame(-0.2)
+    cam, frame = _lens_frame(-0.2)
     image = tmp_path / "lens.png"
     cv2.imwrite(str(image), frame)
     r = runner.invoke(
@@ -159,6 +163,8 @@ def test_calibrate_table_reports_the_lens(tmp_path: Path) -> None:
     )
     assert r.exit_code == 0, r.output
     assert "lens: radial distortion k1 -0.20" in r.output and "(barrel)" in r.output
+    plain = calibrate_from_markers(frame, cam.layout, lens=False)
+    assert f"without it the residual is {plain.residual_mm:.2f} mm" in r.output
     # Not a camera at an angle: the lens, which squeezes the corners' cards.
     assert "but the lens squeezes the cards towards the corners" in r.output
     r = runner.invoke(
