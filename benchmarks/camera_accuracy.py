@@ -17,7 +17,9 @@ instead of the renderer's own faces: profile ``standard``, index method only.
 ``--deck french`` likewise uses a third design, French-pattern courts
 (``hwsim.camera.french_deck``; its examples add a king of hearts, see there).
 ``--shadow D`` lays a slanted band of shadow of depth ``D`` (0.45: the paper under it at
-55 %) across each frame, somewhere between a fifth and four fifths of its width.
+55 %) across each frame, somewhere between a fifth and four fifths of its width;
+``--shadow-edge PX`` blurs its edge by that many pixels (default 15, soft as an arm's
+shadow under a studio's lights; 2 is the hard edge of a phone's own shadow).
 ``--lens K1`` films each frame through a lens with radial distortion ``K1`` (-0.2: a
 wide-angle lens's barrel, a corner of the frame pulled in by a quarter;
 ``hwsim.camera.render.barrel``), the table calibration knowing the lens (as one fitted
@@ -26,7 +28,7 @@ as a calibration without a lens model was.
 
     .venv/bin/python benchmarks/camera_accuracy.py [--frames 40] [--profile deck|other|both]
         [--size 1280x720] [--cascade 0|2|3] [--methods index,barcode,barcode+index]
-        [--deck drawn|standard|french] [--shadow 0.45] [--lens -0.2 [--no-lens-model]] [--json]
+        [--deck drawn|standard|french] [--shadow 0.45 [--shadow-edge 2]] [--lens -0.2 [--no-lens-model]] [--json]
 """
 
 from __future__ import annotations
@@ -55,9 +57,13 @@ LEVELS = ("easy", "medium", "hard")
 
 
 def run(
-    args: tuple[str, DeckProfile, str, str, int, int, tuple[int, int], int, float, float, bool],
+    args: tuple[
+        str, DeckProfile, str, str, int, int, tuple[int, int], int, float, float, float, bool
+    ],
 ) -> tuple[str, str, str, Score, float]:
-    name, profile, method, level, frames, seed, size, cascade, shadow, lens, lens_model = args
+    (name, profile, method, level, frames, seed, size, cascade, shadow, edge, lens, lens_model) = (
+        args
+    )
     t0 = time.process_time()
     prof = None if method == "barcode" else profile
     score = score_level(
@@ -70,6 +76,7 @@ def run(
         cascade=cascade,
         faces=faces(name),
         shadow=shadow,
+        shadow_edge=edge,
         lens=lens,
         lens_model=lens_model,
     )
@@ -89,6 +96,9 @@ def main() -> None:
     ap.add_argument("--methods", default=",".join(METHODS))
     ap.add_argument("--deck", choices=("drawn", *DESIGNS), default="drawn")
     ap.add_argument("--shadow", type=float, default=0.0, help="depth of a band of shadow")
+    ap.add_argument(
+        "--shadow-edge", type=float, default=15.0, help="the shadow's edge blur, pixels"
+    )
     ap.add_argument("--lens", type=float, default=0.0, help="radial distortion k1 (< 0: barrel)")
     ap.add_argument(
         "--no-lens-model",
@@ -104,6 +114,8 @@ def main() -> None:
         ap.error(
             f"--shadow is the share of light a shadow takes away: 0 <= D < 1, not {args.shadow}"
         )
+    if args.shadow_edge <= 0:
+        ap.error(f"--shadow-edge is a blur in pixels, more than 0, not {args.shadow_edge}")
     if not -0.25 <= args.lens <= 0.25:
         # Beyond that a barrel folds the frame's corners over (r (1 + k1 r^2) stops growing).
         ap.error(f"--lens is a radial distortion k1 from -0.25 to 0.25, not {args.lens}")
@@ -130,6 +142,7 @@ def main() -> None:
                 (w, h),
                 args.cascade,
                 args.shadow,
+                args.shadow_edge,
                 args.lens,
                 not args.no_lens_model,
             )
@@ -158,6 +171,7 @@ def main() -> None:
                     "size": args.size,
                     "cascade": args.cascade,
                     "shadow": args.shadow,
+                    "shadow_edge": args.shadow_edge,
                     "lens": args.lens,
                     "lens_model": not args.no_lens_model,
                     "frames_per_cell": args.frames,
@@ -168,7 +182,8 @@ def main() -> None:
         )
         return
     hands = f", hands of {args.cascade} overlapping cards" if args.cascade > 1 else ""
-    hands += f", a band of shadow {args.shadow:.2f} deep" if args.shadow > 0 else ""
+    if args.shadow > 0:
+        hands += f", a band of shadow {args.shadow:.2f} deep, edge {args.shadow_edge:g} px"
     if args.lens:
         known = "unknown to" if args.no_lens_model else "known to"
         hands += f", a lens of radial distortion {args.lens:+.2f} {known} the calibration"

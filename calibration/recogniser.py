@@ -207,6 +207,13 @@ class CardFound:
         }
 
 
+# A card's margin is paper where it is grey and at least this share of its brightest part
+# is: ink is a fifth of paper or less. A shadow's edge across a card (a phone's, an arm's)
+# leaves part of the margin at half the light or less; at 0.55, cards crossing an edge
+# 0.5 deep were refused (11 of 120 easy cards, 9 of 120 hard).
+PAPER_SHADE: Final = 0.35
+
+
 def _paper_ok(card: Image) -> bool:
     """A rectified card has a light, grey margin: reject glare spots and other white blobs."""
     h, w = card.shape[:2]
@@ -220,7 +227,7 @@ def _paper_ok(card: Image) -> bool:
         ]
     )[::3].astype(np.int16)
     lo, hi = band.min(axis=1), band.max(axis=1)
-    paper = (hi - lo < 60) & (lo > 0.55 * float(np.percentile(lo, 90)))
+    paper = (hi - lo < 60) & (lo > PAPER_SHADE * float(np.percentile(lo, 90)))
     return float(paper.mean()) > 0.5
 
 

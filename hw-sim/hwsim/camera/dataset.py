@@ -246,13 +246,15 @@ def score_level(
     cascade: int = 0,
     faces: Faces | None = None,
     shadow: float = 0.0,
+    shadow_edge: float = 15.0,
     lens: float = 0.0,
     lens_model: bool = True,
 ) -> Score:
     """Recognise ``frames`` generated frames of a level and score them.
 
     ``profile`` is a :class:`calibration.deck_profile.DeckProfile` or ``None`` (barcode only).
-    ``shadow`` > 0: each frame gets a band of shadow that deep (see ``shadow_band``).
+    ``shadow`` > 0: each frame gets a band of shadow that deep, its edge blurred by
+    ``shadow_edge`` pixels (see ``shadow_band``).
     ``lens`` != 0: each frame is seen through a lens of that radial distortion (see
     ``render.barrel``); the table calibration knows the lens, or with ``lens_model=False``
     stays the undistorted one, as one fitted without a lens model is.
@@ -265,7 +267,7 @@ def score_level(
     for scene in scenes(
         level, frames, seed=seed, barcode=barcode, size=size, cascade=cascade, faces=faces
     ):
-        frame = shadow_band(scene.frame, shade, shadow) if shadow > 0 else scene.frame
+        frame = shadow_band(scene.frame, shade, shadow, shadow_edge) if shadow > 0 else scene.frame
         if lens:
             h, w = frame.shape[:2]
             frame = barrel(frame, lens)

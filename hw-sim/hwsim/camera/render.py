@@ -496,15 +496,18 @@ def cast_shadow(frame: Image, polygon: FloatArray, depth: float, softness: float
     return np.asarray(np.clip(out, 0, 255), np.uint8)
 
 
-def shadow_band(frame: Image, rng: np.random.Generator, depth: float) -> Image:
+def shadow_band(
+    frame: Image, rng: np.random.Generator, depth: float, softness: float = 15.0
+) -> Image:
     """A slanted band of shadow across the frame, a third of its width at the bottom,
-    somewhere between 20 % and 80 % of its width (a dealer's arm, a photographer)."""
+    somewhere between 20 % and 80 % of its width (a dealer's arm, a photographer); its
+    edge blurred by ``softness`` pixels (2: the hard edge of a phone's own shadow)."""
     h, w = frame.shape[:2]
     x0 = rng.uniform(0.2, 0.8) * w
     band = np.array(
         [[x0, 0], [x0 + 0.15 * w, 0], [x0 + 0.35 * w, h], [x0 + 0.1 * w, h]], np.float64
     )
-    return cast_shadow(frame, band, depth, softness=15.0)
+    return cast_shadow(frame, band, depth, softness=softness)
 
 
 def barrel(frame: Image, k1: float) -> Image:
