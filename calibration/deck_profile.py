@@ -72,6 +72,10 @@ BODY_HIDDEN_MAX: Final = 1
 OVER_COLOUR_WEIGHT: Final = 2.0  # see DeckProfile.compatible_suits
 # A corner whose best rank score trails the other corner's by more than this is ignored.
 CORNER_GAP: Final = 0.12
+# A corner's rank glyph shorter than this share of the examples' is a fragment of one: a
+# finger over the index leaves a piece of a K that matches a Q well once stretched to a
+# template's size.
+RANK_FRAGMENT: Final = 0.6
 MOST_PIPS: Final = max(PIP_COUNT, key=lambda rank: PIP_COUNT[rank])
 SUIT_PIP_ALIKE: Final = 0.5  # see _with_suit_pips_alike
 # Corner pips shorter than this (image pixels) do not name a suit without a body pip.
@@ -113,6 +117,9 @@ class DeckProfile:
     examples: list[str] = field(default_factory=list)
     created: str = ""
     body: BodyModel | None = None  # body pips and arrangements (None: index only)
+    # The examples' rank glyphs' median height (card fractions; None: a profile learned
+    # before it was kept). A corner's glyph far shorter is a fragment (see fragment()).
+    rank_height: float | None = None
     _rank_m: Matcher | None = field(default=None, init=False, repr=False)
     _suit_m: Matcher | None = field(default=None, init=False, repr=False)
 
@@ -141,6 +148,12 @@ class DeckProfile:
     def colour_informative(self) -> bool:
         values = list(self.suit_redness.values())
         return len(values) >= 2 and max(values) - min(values) >= 0.15
+
+    def fragment(self, glyphs: IndexGlyphs) -> bool:
+        """Is the corner's rank glyph a fragment (see :data:`RANK_FRAGMENT`)?"""
+        if self.rank_height is None:
+            return False
+        return glyphs.rank.bbox[3] - glyphs.rank.bbox[1] < RANK_FRAGMENT * self.rank_height
 
     def compatible_suits(self, redness: float) -> set[str]:
         """Suits whose learned ink colour is close to ``redness`` (all when colour says nothing)."""
@@ -314,6 +327,7 @@ class DeckProfile:
             "ranks": [t.to_dict() for t in self.ranks],
             "suits": [t.to_dict() for t in self.suits],
             **({"body": self.body.to_dict()} if self.body is not None else {}),
+            **({"rank_height": round(self.rank_height, 4)} if self.rank_height else {}),
         }
 
     @classmethod
@@ -332,6 +346,7 @@ class DeckProfile:
             ranks = [Template.from_dict(t, RANK_SIZE) for t in data["ranks"]]
             suits = [Template.from_dict(t, SUIT_SIZE) for t in data["suits"]]
             body = BodyModel.from_dict(data["body"]) if "body" in data else None
+            rank_height = float(data["rank_height"]) if "rank_height" in data else None
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise VisionError(f"invalid deck profile: {exc}") from exc
         if len(region) != 4:
@@ -347,6 +362,7 @@ class DeckProfile:
             [str(e) for e in data.get("examples", [])],
             str(data.get("created", "")),
             body,
+            rank_height,
         )
 
     def save(self, path: Path) -> None:
@@ -432,6 +448,7 @@ def learn_profile(
     redness: dict[str, list[float]] = {}
     boxes: list[tuple[float, float, float, float]] = []
     suit_heights: list[float] = []
+    rank_heights: list[float] = []
     codes: list[str] = []
     cards: list[tuple[str, Image, float]] = []
     located: dict[str, tuple[CardQuad, Image]] = {}
@@ -485,6 +502,7 @@ def learn_profile(
             for part in (g.rank, g.suit):
                 boxes.append(part.bbox)
             suit_heights.append(g.suit.bbox[3] - g.suit.bbox[1])
+            rank_heights.append(g.rank.bbox[3] - g.rank.bbox[1])
         report.accepted[fname] = len(found)
         codes.append(code)
         cards.append((code, card, native))
@@ -510,6 +528,7 @@ def learn_profile(
         sorted(set(codes)),
         datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z"),
         body,
+        float(np.median(rank_heights)),
     )
     report.missing_ranks = [r for r in RANKS if r not in profile.known_ranks]
     report.missing_suits = [s for s in SUITS if s not in profile.known_suits]

@@ -91,6 +91,16 @@ def test_profile_round_trips_through_json(profile: DeckProfile, tmp_path: Path) 
     a, b = Recogniser(profile).recognise(img), Recogniser(again).recognise(img)
     assert [f.reading.code for f in a] == [f.reading.code for f in b] == ["QD"]
     assert a[0].reading.confidence == pytest.approx(b[0].reading.confidence, abs=1e-3)
+    # The examples' rank glyph height, which tells a fragment of a glyph from a whole one.
+    assert profile.rank_height is not None and 0.05 < profile.rank_height < 0.2
+    assert again.rank_height == pytest.approx(profile.rank_height, abs=1e-4)
+    # A profile saved before it was kept loads without it, and judges no glyph a fragment.
+    del data["rank_height"]
+    path.write_text(json.dumps(data))
+    older = DeckProfile.load(path)
+    assert older.rank_height is None
+    glyphs = extract_index(warp_card(img, locate_card(img)), 0, older.region)
+    assert glyphs is not None and not older.fragment(glyphs)
 
 
 def test_unusable_examples_are_rejected_with_reasons(tmp_path: Path) -> None:

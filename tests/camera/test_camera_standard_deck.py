@@ -8,6 +8,8 @@ network the tests are skipped, unless ``HWSIM_REQUIRE_STANDARD_DECK=1`` (set by
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from deck_support import faces_or_skip, read_photograph
@@ -15,7 +17,15 @@ from deck_support import faces_or_skip, read_photograph
 from calibration.deck_profile import DeckProfile, learn_profile, locate_card, quad_width
 from calibration.detect import CANON_W, warp_card
 from calibration.index_reader import extract_index
-from hwsim.camera.dataset import SUBSET, all_codes, example_images, score_level
+from calibration.recogniser import Recogniser
+from hwsim.camera.dataset import (
+    SUBSET,
+    all_codes,
+    example_images,
+    scenes,
+    score_level,
+    true_calibration,
+)
 from hwsim.camera.render import Faces
 from hwsim.camera.standard_deck import card_code, load_faces
 
@@ -134,3 +144,28 @@ def test_a_queen_showing_a_fours_index_is_vetoed_not_read_as_a_four(
     assert alone is not None and alone.code == "4D" and alone.confidence >= 0.5
     match = standard.match_corners(corners, scale, standard.read_body(queen, scale))
     assert match is not None and match.rank.confidence == 0.0
+
+
+def test_a_fragment_of_an_index_does_not_outvote_the_whole_one(
+    standard: DeckProfile, faces: Faces
+) -> None:
+    """A generated hard frame (seed 5000, the 12th): a KS with a finger over the arm of its
+    top-left K. What the finger leaves is a piece of the K (0.4 of a rank glyph's height)
+    that this deck's blurred Q templates match at 0.80; the whole K in the other corner
+    matches its own at 0.60, too little to count, and the card was a confident QS (0.61).
+    Now the whole glyph's disagreement leaves it unreadable, guessed QS."""
+    scene = list(scenes("hard", 12, seed=5000, faces=faces))[11]
+    (king,) = [c for c in scene.cards if c.code == "KS"]
+    found = Recogniser(standard, true_calibration(scene)).recognise(scene.frame)
+    centre = tuple(king.image_quad.mean(axis=0))
+    (card,) = [f for f in found if math.dist(f.quad.centre, centre) < 40]
+    assert card.reading.code is None and card.reading.guess == "QS"
+    assert card.reading.index_confidence == 0.0
+    face = warp_card(scene.frame, card.quad)
+    corners = [extract_index(face, c, standard.region) for c in (0, 1)]
+    assert all(g is not None for g in corners)
+    assert [standard.fragment(g) for g in corners if g is not None] == [True, False]
+    # The frame's other cards read as before: none wrong.
+    others = {(f.reading.code, f.reading.guess) for f in found if f is not card}
+    truth = {c.code for c in scene.cards}
+    assert all(code is None or code in truth for code, _ in others)
