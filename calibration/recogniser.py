@@ -47,7 +47,7 @@ from calibration.detect import (
 )
 from calibration.index_reader import darkest_channel, extract_index
 from calibration.table import TableCalibration, TopDownView, plane_of_card
-from calibration.templates import AUGMENT_SCALES
+from calibration.templates import AUGMENT_SCALES, SCORE_FLOOR
 from studio.errors import VisionError
 
 Image = NDArray[np.uint8]
@@ -543,12 +543,14 @@ class Recogniser:
                     single = [self.profile.match(g, scale, body) for g in corners]
                     if any(m.code != match.code and m.confidence >= CORNER_VETO for m in single):
                         index_conf = min(index_conf, 0.0)
-                    # A fragment of a glyph does not outvote a whole one: a finger over a
-                    # K's arm leaves a piece that a Q's blurred templates match better
-                    # than the whole K in the other corner matches the K's.
+                    # A fragment of a glyph needs the whole one in the other corner to
+                    # confirm it: a finger over a K's arm leaves a piece that a Q's
+                    # blurred templates match better than the whole K matches the K's.
                     whole = [not self.profile.fragment(g) for g in corners]
                     whole_rank = single[whole.index(True)].rank if whole.count(True) == 1 else None
-                    if whole_rank is not None and whole_rank.label != match.rank.label:
+                    if whole_rank is not None and (
+                        whole_rank.label != match.rank.label or whole_rank.score <= SCORE_FLOOR
+                    ):
                         index_conf = min(index_conf, 0.0)
         bc = None
         if self.barcodes is not None:
