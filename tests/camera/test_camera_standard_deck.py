@@ -18,14 +18,8 @@ from calibration.deck_profile import DeckProfile, learn_profile, locate_card, qu
 from calibration.detect import CANON_W, warp_card
 from calibration.index_reader import extract_index
 from calibration.recogniser import Recogniser
-from hwsim.camera.dataset import (
-    SUBSET,
-    all_codes,
-    example_images,
-    scenes,
-    score_level,
-    true_calibration,
-)
+from hwsim.camera import dataset
+from hwsim.camera.dataset import SUBSET, all_codes, example_images, score_level
 from hwsim.camera.render import Faces, shadow_band
 from hwsim.camera.standard_deck import card_code, load_faces
 
@@ -156,14 +150,14 @@ def test_a_fragment_of_an_index_needs_the_whole_one_to_confirm_it(
     matches its own at 0.60, too little to count, and the card was a confident QS (0.61).
     Under the benchmark's band of shadow (0.45) the whole K matched a Q best, at 0.40,
     and the card was a QS all the same. Now it is unreadable, guessed QS."""
-    scene = list(scenes("hard", 12, seed=5000, faces=faces))[11]
+    scene = list(dataset.scenes("hard", 12, seed=5000, faces=faces))[11]
     frame = scene.frame
     if shadow:
         rng = np.random.default_rng(5001)  # score_level's bands: one drawn per frame
         for _ in range(12):
             frame = shadow_band(scene.frame, rng, 0.45)
     (king,) = [c for c in scene.cards if c.code == "KS"]
-    found = Recogniser(standard, true_calibration(scene)).recognise(frame)
+    found = Recogniser(standard, dataset.true_calibration(scene)).recognise(frame)
     centre = tuple(king.image_quad.mean(axis=0))
     (card,) = [f for f in found if math.dist(f.quad.centre, centre) < 40]
     assert card.reading.code is None and card.reading.guess == "QS"
