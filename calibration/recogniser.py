@@ -538,6 +538,14 @@ class Recogniser:
             if match is not None:
                 guess, index_conf = match.code, match.confidence
                 index_code = match.code
+                # A fragment of a glyph matches the fragments that blur leaves of other
+                # ranks' glyphs (the standard deck's thin J and 5 as pieces of a K and a Q,
+                # 0.98 and 0.71): corners that show only fragments name a rank only when
+                # the body's pips fit exactly that rank.
+                if all(self.profile.fragment(g) for g in corners) and not (
+                    body is not None and body.exact == {match.rank.label}
+                ):
+                    index_conf = min(index_conf, 0.0)
                 if len(corners) == 2:
                     # Each corner alone must not contradict the joint reading.
                     single = [self.profile.match(g, scale, body) for g in corners]
