@@ -57,6 +57,12 @@ BARCODE_CONFIDENCE: Final = 0.99
 DEFAULT_THRESHOLD: Final = 0.5
 # A single corner read as another card with this confidence vetoes the joint reading.
 CORNER_VETO: Final = 0.2
+# A card's margin is paper where it is grey and at least this share of its brightest part
+# is: ink is a fifth of paper or less. A shadow's edge across a card (a phone's, an arm's)
+# leaves part of the margin at half the light or less: at 0.55, cards across an edge 0.5
+# deep were refused (camera_accuracy.py --shadow 0.5 --shadow-edge 2: 31-36 of 480 cards
+# a level missed; 0-2 at 0.35).
+PAPER_SHADE: Final = 0.35
 # A card seen at a lower resolution (card_scale) than this fraction of the profile's
 # coarsest templates is not read by its index: that is extrapolation. Measured on
 # generated frames: on a table filmed at 896x504 (cards 0.15-0.21 of the canonical size;
@@ -205,13 +211,6 @@ class CardFound:
             "centre": [round(cx, 1), round(cy, 1)],
             "corners": [[round(float(x), 1), round(float(y), 1)] for x, y in self.quad.corners],
         }
-
-
-# A card's margin is paper where it is grey and at least this share of its brightest part
-# is: ink is a fifth of paper or less. A shadow's edge across a card (a phone's, an arm's)
-# leaves part of the margin at half the light or less; at 0.55, cards crossing an edge
-# 0.5 deep were refused (11 of 120 easy cards, 9 of 120 hard).
-PAPER_SHADE: Final = 0.35
 
 
 def _paper_ok(card: Image) -> bool:
