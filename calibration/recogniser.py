@@ -59,10 +59,10 @@ DEFAULT_THRESHOLD: Final = 0.5
 CORNER_VETO: Final = 0.2
 # A card's margin is paper where it is grey and at least this share of its brightest part
 # is: ink is a fifth of paper or less. A shadow's edge across a card (a phone's, an arm's)
-# leaves part of the margin at half the light or less: at 0.55, cards across an edge 0.5
-# deep were refused (camera_accuracy.py --shadow 0.5 --shadow-edge 2: 31-36 of 480 cards
-# a level missed; 0-2 at 0.35).
-PAPER_SHADE: Final = 0.35
+# leaves part of the margin at a third of the light or less: at 0.55, cards across an
+# edge were refused (camera_accuracy.py --shadow 0.5 --shadow-edge 2: 31-36 of 480 cards
+# a level missed, 0-2 at 0.25; --shadow 0.65 --shadow-edge 4: 33-40, 0-6).
+PAPER_SHADE: Final = 0.25
 # A card seen at a lower resolution (card_scale) than this fraction of the profile's
 # coarsest templates is not read by its index: that is extrapolation. Measured on
 # generated frames: on a table filmed at 896x504 (cards 0.15-0.21 of the canonical size;
