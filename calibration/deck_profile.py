@@ -153,7 +153,7 @@ class DeckProfile:
         """Is the corner's rank glyph a fragment (see :data:`RANK_FRAGMENT`)?"""
         if self.rank_height is None:
             return False
-        return glyphs.rank.bbox[3] - glyphs.rank.bbox[1] < RANK_FRAGMENT * self.rank_height
+        return glyphs.rank.height < RANK_FRAGMENT * self.rank_height
 
     def compatible_suits(self, redness: float) -> set[str]:
         """Suits whose learned ink colour is close to ``redness`` (all when colour says nothing)."""
@@ -217,7 +217,7 @@ class DeckProfile:
                 ranks.setdefault(k, []).append(v)
         suit_glyphs = [suit_m.scores(g.suit, scale) for g in corners]
         reds = [g.redness for g in corners]
-        heights = [g.suit.bbox[3] - g.suit.bbox[1] for g in corners]
+        heights = [g.suit.height for g in corners]
         if body is not None:
             suit_glyphs += body.suit_scores
             reds += [p.redness for p in body.pips]
@@ -501,8 +501,8 @@ def learn_profile(
             redness.setdefault(code[1], []).append(g.redness)
             for part in (g.rank, g.suit):
                 boxes.append(part.bbox)
-            suit_heights.append(g.suit.bbox[3] - g.suit.bbox[1])
-            rank_heights.append(g.rank.bbox[3] - g.rank.bbox[1])
+            suit_heights.append(g.suit.height)
+            rank_heights.append(g.rank.height)
         report.accepted[fname] = len(found)
         codes.append(code)
         cards.append((code, card, native))

@@ -41,6 +41,11 @@ class Glyph:
     aspect: float
     bbox: tuple[float, float, float, float]  # x0, y0, x1, y1 as fractions of the card
 
+    @property
+    def height(self) -> float:
+        """The glyph's height, as a fraction of the card's."""
+        return self.bbox[3] - self.bbox[1]
+
 
 @dataclass(slots=True)
 class IndexGlyphs:

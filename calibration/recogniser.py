@@ -541,9 +541,8 @@ class Recogniser:
                 # ranks' glyphs (the standard deck's thin J and 5 as pieces of a K and a Q,
                 # 0.98 and 0.71): corners that show only fragments name a rank only when
                 # the body's pips fit exactly that rank.
-                if all(self.profile.fragment(g) for g in corners) and not (
-                    body is not None and body.exact == {match.rank.label}
-                ):
+                fragments = [self.profile.fragment(g) for g in corners]
+                if all(fragments) and not (body is not None and body.exact == {match.rank.label}):
                     index_conf = min(index_conf, 0.0)
                 if len(corners) == 2:
                     # Each corner alone must not contradict the joint reading.
@@ -553,8 +552,9 @@ class Recogniser:
                     # A fragment of a glyph needs the whole one in the other corner to
                     # confirm it: a finger over a K's arm leaves a piece that a Q's
                     # blurred templates match better than the whole K matches the K's.
-                    whole = [not self.profile.fragment(g) for g in corners]
-                    whole_rank = single[whole.index(True)].rank if whole.count(True) == 1 else None
+                    whole_rank = (
+                        single[fragments.index(False)].rank if fragments.count(False) == 1 else None
+                    )
                     if whole_rank is not None and (
                         whole_rank.label != match.rank.label or whole_rank.score <= SCORE_FLOOR
                     ):
