@@ -80,7 +80,7 @@ OUTLINE_REACH: Final = 0.02
 # SHADOW_LEVEL times the split (SHADOW_FLOOR at least) and SHADOW_UPPER times it fills
 # SHADOW_DENSITY of SHADOW_BLOCK-pixel blocks, in a patch whose box could hold SHADOW_PATCH
 # of a card, paper is looked for again at the lower level; blobs are taken when they are
-# whole cards that stand out from a ring round them by SHADOW_CONTRAST (whiteness).
+# whole cards whose paper stands out from a ring round them by SHADOW_CONTRAST (whiteness).
 # The level is well below such paper (a ragged outline is no whole card): in a shadow of
 # 0.55 the hard level's cards are 68-77, the split ~83.
 SHADOW_LEVEL: Final = 0.45
@@ -414,7 +414,12 @@ def _in_shadow(
             continue
         # Each patch on its own, in a box twice its size: what it costs a frame grows with
         # the patches' size (a glare spot on the cloth is one in every frame), not the frame's.
+        # With a card's size known, the box reaches a card's diagonal round the patch: of a
+        # card across a shadow's hard edge only the shaded part is a patch, and a box twice
+        # its size cut the lit part off (a whole card never judged).
         m = max(bw, bh) // 2 + 3
+        if card_diagonal is not None:
+            m = max(m, math.ceil(there) + 3)
         x0, y0, x1, y1 = max(0, x - m), max(0, y - m), min(w, x + bw + m), min(h, y + bh + m)
         paper = cv2.morphologyEx(_paper_mask(white[y0:y1, x0:x1], low), cv2.MORPH_CLOSE, close)
         blobs, _ = cv2.findContours(paper, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
@@ -428,13 +433,20 @@ def _in_shadow(
             if any(_overlaps(contour, corners) for corners in taken):
                 continue
             quad = _accept(contour, cfg, min_area, max_area)
-            if quad is None:
-                continue
             # A finger over a corner bites into the outline: with the card's size known
-            # to confirm it, less of the outline need lie on the sides.
+            # to confirm it, less of the outline need lie on the sides. Bites too deep for
+            # that (a hard level's finger, pips by the edge whose thin margin drops below
+            # the lower level) leave an open ring: a card's hull with paper along its
+            # border (see _open_ring).
             support = WHOLE_CARD_SUPPORT if card_diagonal is None else SHADOW_SUPPORT
-            if not _whole_card(quad, _size_of_a_card(quad, scale, card_diagonal), support):
-                continue
+            if quad is None or not _whole_card(
+                quad, _size_of_a_card(quad, scale, card_diagonal), support
+            ):
+                if card_diagonal is None:
+                    continue
+                quad = _open_ring(contour, scale, card_diagonal, cfg, min_area, max_area)
+                if quad is None:
+                    continue
             inside, ring = _inside_and_ring(white, contour)
             if inside - ring >= SHADOW_CONTRAST:
                 out.append(quad)
@@ -462,7 +474,11 @@ def _overlaps(contour: NDArray[np.int32], corners: FloatArray) -> bool:
 
 
 def _inside_and_ring(white: Image, contour: NDArray[np.int32]) -> tuple[float, float]:
-    """Median whiteness of a blob and of a ring around it."""
+    """The whiteness of a blob's paper and the median of a ring around it.
+
+    The blob's paper is its upper quartile: a court card's picture, whose colours have
+    little whiteness, covers half of it or more (a card's median in a shadow 0.65 deep,
+    26-28 against its margin's 60)."""
     x, y, bw, bh = cv2.boundingRect(contour)
     r = max(2, round(SHADOW_RING * max(bw, bh)))
     h, w = white.shape[:2]
@@ -475,7 +491,7 @@ def _inside_and_ring(white: Image, contour: NDArray[np.int32]) -> tuple[float, f
     inner, outer = roi[blob > 0], roi[ring > 0]
     if inner.size == 0 or outer.size == 0:
         return 0.0, 255.0
-    return float(np.median(inner)), float(np.median(outer))
+    return float(np.percentile(inner, 75)), float(np.median(outer))
 
 
 def _inside(quad: CardQuad, other: CardQuad) -> bool:

@@ -550,13 +550,18 @@ class Recogniser:
                     if any(m.code != match.code and m.confidence >= CORNER_VETO for m in single):
                         index_conf = min(index_conf, 0.0)
                     # A fragment of a glyph needs the whole one in the other corner to
-                    # confirm it: a finger over a K's arm leaves a piece that a Q's
-                    # blurred templates match better than the whole K matches the K's.
+                    # confirm it, read as that rank legibly and as surely as a corner must
+                    # be to veto (CORNER_VETO): a finger over a K's arm leaves a piece that
+                    # a Q's blurred templates match better than the whole K matches the
+                    # K's; a French 2 blurred to its curve reads as a 3 in both corners,
+                    # the whole-looking one at 0.66 (its rank 0.05 sure).
                     whole_rank = (
                         single[fragments.index(False)].rank if fragments.count(False) == 1 else None
                     )
                     if whole_rank is not None and (
-                        whole_rank.label != match.rank.label or whole_rank.score <= SCORE_FLOOR
+                        whole_rank.label != match.rank.label
+                        or whole_rank.score <= SCORE_FLOOR
+                        or whole_rank.confidence < CORNER_VETO
                     ):
                         index_conf = min(index_conf, 0.0)
         bc = None

@@ -152,3 +152,23 @@ def test_a_court_showing_its_big_pips_at_table_distance_stays_a_court(
             assert {"J", "Q", "K"} <= reading.consistent, (code, scale)
             seen.append(len(reading.pips))
     assert max(seen) >= 2  # measured: JD shows both big pips at every one of these
+
+
+def test_a_whole_looking_corner_must_be_sure_of_its_rank_to_confirm_a_fragment(
+    french: DeckProfile, faces: Faces
+) -> None:
+    """A 2H at 720p, hard level (seed 10500, the third frame), a finger over its top
+    corner's pip. Blur leaves of each corner's 2 its curve, without its base, and both
+    match this deck's 3 best: the bottom one, 0.57 of a rank glyph's height, at 0.79 (a
+    fragment); the top one, 0.68 of it (taken as whole), at 0.66, its rank 0.05 sure.
+    That confirmed the fragment, and the card read as a confident 3H (0.55), though its
+    body shows the 2's two pips and no third. A confirming corner must now be as sure of
+    its rank as a vetoing one (CORNER_VETO): unreadable, guessed 3H."""
+    *_, scene = scenes("hard", 3, seed=10500, faces=faces)
+    found = Recogniser(french, true_calibration(scene)).recognise(scene.frame)
+    (two,) = [c for c in scene.cards if c.code == "2H"]
+    centre = two.image_quad.mean(axis=0)
+    reading = min(found, key=lambda f: float(((f.quad.centre - centre) ** 2).sum())).reading
+    assert reading.code is None and reading.guess == "3H"
+    truth = {c.code for c in scene.cards}
+    assert all(f.reading.code in truth for f in found if f.reading.code is not None)
