@@ -195,6 +195,7 @@ def find_cards(
     *,
     refined: bool = True,
     card_diagonal: Callable[[tuple[float, float]], float] | None = None,
+    piece: Callable[[FloatArray], bool] | None = None,
 ) -> list[CardQuad]:
     """All card quadrilaterals in ``frame`` (BGR or gray), in frame pixels.
 
@@ -203,6 +204,9 @@ def find_cards(
     calibration knows it): only a blob clearly larger than one card is then taken for
     overlapping cards. On a surface about as white as paper (a desk), from which no paper
     stands out, the cards are looked for by their edges (:func:`_find_by_outline`).
+    ``piece`` tells a quad (its corners in frame pixels) that is a piece of a card, not a
+    whole one (a table calibration knows a card's shape): such a quad does not keep the
+    second look at shadowed paper from finding the whole card.
     """
     cfg = config or DetectorConfig()
     h, w = frame.shape[:2]
@@ -289,7 +293,7 @@ def find_cards(
     if not found and not cascades and float(np.median(white[::4, ::4])) >= LIGHT_SURFACE:
         return _find_by_outline(small, scale, cfg, refined)
     shaded = _in_shadow(
-        white, thresh, found, cascades, scale, card_diagonal, cfg, min_area, max_area
+        white, thresh, found, cascades, scale, card_diagonal, cfg, min_area, max_area, piece
     )
     if shaded:
         # A whole card found in a shadow replaces the pieces of it the split left.
@@ -363,6 +367,7 @@ def _in_shadow(
     cfg: DetectorConfig,
     min_area: float,
     max_area: float,
+    piece: Callable[[FloatArray], bool] | None = None,
 ) -> list[CardQuad]:
     """Cards in a shadow: paper darker than the frame's split ``thresh``, or straddling it
     (see :data:`SHADOW_LEVEL`). The paper mask is taken again at a lower level around such
@@ -375,11 +380,13 @@ def _in_shadow(
     low = max(SHADOW_FLOOR, SHADOW_LEVEL * thresh)
     if low >= thresh:
         return []
-    # Pieces of a card (less than a card's size) do not keep a whole card from being found.
+    # Pieces of a card (less than a card's size, or not a card's shape: the lit part of a
+    # card across a shadow's hard edge) do not keep a whole card from being found.
     taken = [
         q.corners
         for q in found
-        if card_diagonal is None or _size_of_a_card(q, scale, card_diagonal) >= CARD_SIZE[0]
+        if (card_diagonal is None or _size_of_a_card(q, scale, card_diagonal) >= CARD_SIZE[0])
+        and (piece is None or not piece(q.corners / scale))
     ] + [q.corners * scale for q in cascades]
     # Dim paper lies between the two levels; so do the blurred outlines of lit cards, and
     # a court card's paper is a thin frame. The paper mask is taken again only around

@@ -422,7 +422,9 @@ class Recogniser:
         if self.oblique:
             return self._find_top_down(frame, refined)
         size = None if self.table is None else self.table.card_size_px
-        quads = find_cards(frame, self.detector, refined=refined, card_diagonal=size)
+        quads = find_cards(
+            frame, self.detector, refined=refined, card_diagonal=size, piece=self._piece(self.table)
+        )
         if self.table is not None:
             quads = [q for q in quads if self._size_ok(q)]
         return quads
@@ -466,7 +468,11 @@ class Recogniser:
         """Card quads found in a straight-down ``view`` of the frame, in frame pixels."""
         cal = view.calibration
         quads = find_cards(
-            view.warp(frame), self.detector, refined=refined, card_diagonal=cal.card_size_px
+            view.warp(frame),
+            self.detector,
+            refined=refined,
+            card_diagonal=cal.card_size_px,
+            piece=self._piece(cal),
         )
         out = []
         for q in quads:
@@ -476,6 +482,13 @@ class Recogniser:
             corners = view.to_image(q.corners)  # in the card's order: the index corner first
             out.append(CardQuad(corners, q.fitted, contour, q.from_sides, q.by_edges))
         return out
+
+    @staticmethod
+    def _piece(table: TableCalibration | None) -> Callable[[FloatArray], bool] | None:
+        """Is a quad (its corners in ``table``'s image) a piece of a card? (None: no table)"""
+        if table is None:
+            return None
+        return lambda corners: shape_skew(table, corners) > CARD_SHAPE_MAX
 
     def refine(self, quad: CardQuad) -> CardQuad:
         """``quad`` (from :meth:`find` with ``refined=False``) with its sides fitted to its
@@ -524,7 +537,7 @@ class Recogniser:
             self.profile is not None
             and scale < SCALE_MIN_OF_TEMPLATES * self.profile.coarsest_scale
         )
-        skew = None if self.table is None else shape_skew(self.table, quad)
+        skew = None if self.table is None else shape_skew(self.table, quad.corners)
         misshapen = skew is not None and skew > CARD_SHAPE_MAX
         # Neither is read by its index; a barcode on it still is.
         no_index = too_small or misshapen
@@ -778,10 +791,11 @@ class Recogniser:
         return quad.by_edges or _sharp_outline(frame, quad) or bool(covering(quad, others))
 
 
-def shape_skew(table: TableCalibration, quad: CardQuad) -> float:
-    """How far the quad is from a card's shape on the layout: 1 minus the smaller ratio of
-    its opposite sides' lengths (0 for a rectangle; see :data:`CARD_SHAPE_MAX`)."""
-    p = table.to_layout(quad.corners)
+def shape_skew(table: TableCalibration, corners: FloatArray) -> float:
+    """How far a quad (``corners`` in the table's image) is from a card's shape on the
+    layout: 1 minus the smaller ratio of its opposite sides' lengths (0 for a rectangle;
+    see :data:`CARD_SHAPE_MAX`)."""
+    p = table.to_layout(corners)
     side = np.linalg.norm(np.roll(p, -1, axis=0) - p, axis=1)
     ratios = [min(side[i], side[i + 2]) / max(side[i], side[i + 2], 1e-9) for i in (0, 1)]
     return 1.0 - float(min(ratios))
