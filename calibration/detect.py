@@ -380,14 +380,6 @@ def _in_shadow(
     low = max(SHADOW_FLOOR, SHADOW_LEVEL * thresh)
     if low >= thresh:
         return []
-    # Pieces of a card (less than a card's size, or not a card's shape: the lit part of a
-    # card across a shadow's hard edge) do not keep a whole card from being found.
-    taken = [
-        q.corners
-        for q in found
-        if (card_diagonal is None or _size_of_a_card(q, scale, card_diagonal) >= CARD_SIZE[0])
-        and (piece is None or not piece(q.corners / scale))
-    ] + [q.corners * scale for q in cascades]
     # Dim paper lies between the two levels; so do the blurred outlines of lit cards, and
     # a court card's paper is a thin frame. The paper mask is taken again only around
     # patches of them whose box could hold SHADOW_PATCH of a card there (without a table
@@ -406,6 +398,16 @@ def _in_shadow(
         cv2.RETR_EXTERNAL,
         cv2.CHAIN_APPROX_SIMPLE,
     )
+    if not patches:
+        return []
+    # Pieces of a card (less than a card's size, or not a card's shape: the lit part of a
+    # card across a shadow's hard edge) do not keep a whole card from being found.
+    taken = [
+        q.corners
+        for q in found
+        if (card_diagonal is None or _size_of_a_card(q, scale, card_diagonal) >= CARD_SIZE[0])
+        and (piece is None or not piece(q.corners / scale))
+    ] + [q.corners * scale for q in cascades]
     close = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (5, 5))
     out: list[CardQuad] = []
     for patch in patches:

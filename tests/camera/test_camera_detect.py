@@ -9,13 +9,14 @@ import math
 import cv2
 import numpy as np
 import pytest
+from quad_support import corner_error
 
 from calibration.deck_profile import DeckProfile
 from calibration.detect import CardQuad, find_cards
 from calibration.quad_fit import fit_quad
 from calibration.recogniser import Recogniser
 from hwsim.camera.dataset import scenes, true_calibration
-from hwsim.camera.render import barrel, barrel_points, cast_shadow
+from hwsim.camera.render import barrel, barrel_points, cast_shadow, shadow_band_polygon
 from hwsim.camera.virtual import VirtualCamera
 from studio.cards import full_deck
 
@@ -43,11 +44,7 @@ def _card_mask() -> np.ndarray:
 
 def _corner_error(fitted: np.ndarray) -> float:
     """Largest distance from a true corner to the nearest fitted corner."""
-    return _corner_error_between(fitted, _card_corners())
-
-
-def _corner_error_between(fitted: np.ndarray, true: np.ndarray) -> float:
-    return max(float(np.min(np.linalg.norm(fitted - c, axis=1))) for c in true)
+    return corner_error(fitted, _card_corners())
 
 
 def _along(a: np.ndarray, b: np.ndarray, t: float) -> tuple[int, int]:
@@ -278,7 +275,7 @@ def test_cards_on_a_white_desk_are_found_by_their_edges(desk: tuple[int, int, in
     for box in truth:
         quad = min(quads, key=lambda q: float(np.hypot(*(np.mean(box, axis=0) - q.centre))))
         # The hull runs along the outer side of the edge line: within 1.5 % of a diagonal.
-        assert _corner_error_between(quad.corners, box) < 0.015 * quad.diagonal
+        assert corner_error(quad.corners, box) < 0.015 * quad.diagonal
 
 
 def test_a_card_on_a_zone_label_in_glare_keeps_its_own_quad() -> None:
@@ -310,7 +307,7 @@ def test_a_card_on_a_zone_label_in_glare_keeps_its_own_quad() -> None:
             for q in rec.find(frame, refined=False)
             if math.dist(q.centre, tuple(true.mean(axis=0))) < 40
         ]
-        errors.append(min((_corner_error_between(q.corners, true) for q in near), default=99.0))
+        errors.append(min((corner_error(q.corners, true) for q in near), default=99.0))
     assert sum(e < 4.0 for e in errors) >= 11, errors
 
 
@@ -327,7 +324,7 @@ def test_trimming_thin_paper_leaves_no_label_on_a_card(deck_profile: DeckProfile
         for f in rec.recognise(scene.frame)
         if math.dist(f.quad.centre, tuple(queen.image_quad.mean(axis=0))) < 40
     ]
-    assert _corner_error_between(found.quad.corners, queen.image_quad) < 5.0
+    assert corner_error(found.quad.corners, queen.image_quad) < 5.0
     assert found.reading.code in ("QD", None)
 
 
@@ -361,7 +358,7 @@ def test_a_card_in_a_shadow_with_a_finger_on_a_corner_is_found() -> None:
     card = float(np.hypot(56, 78))
     quads = find_cards(shaded, card_diagonal=lambda _p: card)
     (mine,) = [q for q in quads if q.centre[0] > 500]
-    assert _corner_error_between(mine.corners, np.asarray(box, np.float64)) < 2.5
+    assert corner_error(mine.corners, np.asarray(box, np.float64)) < 2.5
 
 
 def test_paper_in_a_shadow_that_is_no_card_is_not_taken() -> None:
@@ -408,7 +405,7 @@ def test_cards_across_a_shadow_at_the_hard_level_are_found_whole(
         (card,) = [c for c in scene.cards if c.code == code]
         centre = tuple(card.image_quad.mean(axis=0))
         (mine,) = [f for f in found if math.dist(f.quad.centre, centre) < 40]
-        assert _corner_error_between(mine.quad.corners, card.image_quad) < 4.0
+        assert corner_error(mine.quad.corners, card.image_quad) < 4.0
         assert mine.reading.code in (code, None)
 
 
@@ -418,8 +415,7 @@ def test_cards_across_a_hard_shadow_edge_are_read(deck_profile: DeckProfile) -> 
     half their margin at half the light. They were refused as no paper (all three
     missed); the other nine read as before."""
     scene = list(scenes("easy", 2, seed=5000))[1]
-    x0 = 848.4
-    band = np.array([[x0, 0], [x0 + 192, 0], [x0 + 448, 720], [x0 + 128, 720]], np.float64)
+    band = shadow_band_polygon(848.4, (1280, 720))
     frame = cast_shadow(scene.frame, band, 0.5, softness=2.0)
     found = Recogniser(deck_profile, true_calibration(scene)).recognise(frame)
     read = {f.reading.code for f in found}
@@ -428,7 +424,7 @@ def test_cards_across_a_hard_shadow_edge_are_read(deck_profile: DeckProfile) -> 
         (card,) = [c for c in scene.cards if c.code == code]
         centre = tuple(card.image_quad.mean(axis=0))
         (mine,) = [f for f in found if math.dist(f.quad.centre, centre) < 40]
-        assert _corner_error_between(mine.quad.corners, card.image_quad) < 4.0
+        assert corner_error(mine.quad.corners, card.image_quad) < 4.0
 
 
 def test_a_shadow_deeper_than_dark_is_refused() -> None:
@@ -466,7 +462,7 @@ def test_a_court_card_whose_margin_a_finger_cuts_is_found_whole(side: int) -> No
     card = float(np.hypot(56, 78))
     quads = find_cards(frame, card_diagonal=lambda _p: card)
     assert len(quads) == 1
-    assert _corner_error_between(quads[0].corners, corners) < 2.5
+    assert corner_error(quads[0].corners, corners) < 2.5
 
 
 def test_a_card_sized_outline_of_thin_paper_is_no_card() -> None:

@@ -9,9 +9,9 @@ the tests are skipped (see ``tests/deck_support.py``).
 from __future__ import annotations
 
 import cv2
-import numpy as np
 import pytest
 from deck_support import faces_or_skip, read_photograph
+from quad_support import corner_error
 
 from calibration.deck_profile import DeckProfile, learn_profile
 from calibration.detect import CANON_H, CANON_W, CardQuad, find_cards
@@ -33,7 +33,7 @@ from hwsim.camera.dataset import (
     true_calibration,
 )
 from hwsim.camera.french_deck import EXAMPLES, card_code, load_faces
-from hwsim.camera.render import Faces, cast_shadow
+from hwsim.camera.render import Faces, cast_shadow, shadow_band_polygon
 
 
 @pytest.fixture(scope="module")
@@ -192,8 +192,7 @@ def test_a_piece_of_a_card_cut_by_a_shadows_edge_is_not_read(
     and it no longer keeps the second look at shadowed paper from finding the whole card,
     which reads as itself or as unreadable."""
     scene = list(scenes("hard", frame + 1, seed=9300, faces=faces))[frame]
-    band = np.array([[x0, 0], [x0 + 192, 0], [x0 + 448, 720], [x0 + 128, 720]], np.float64)
-    shaded = cast_shadow(scene.frame, band, 0.65, softness=4.0)
+    shaded = cast_shadow(scene.frame, shadow_band_polygon(x0, (1280, 720)), 0.65, softness=4.0)
     cal = true_calibration(scene)
     rec = Recogniser(french, cal)
     (card,) = [c for c in scene.cards if c.code == code]
@@ -210,8 +209,7 @@ def test_a_piece_of_a_card_cut_by_a_shadows_edge_is_not_read(
     found = rec.recognise(shaded)
     whole = nearest([f.quad for f in found])
     assert shape_skew(cal, whole.corners) < 0.1
-    error = max(float(np.min(np.linalg.norm(whole.corners - c, axis=1))) for c in card.image_quad)
-    assert error < 4.0
+    assert corner_error(whole.corners, card.image_quad) < 4.0
     truth = {c.code for c in scene.cards}
     assert all(f.reading.code in truth for f in found if f.reading.code is not None)
     (mine,) = [f for f in found if f.quad is whole]

@@ -503,11 +503,18 @@ def shadow_band(
     somewhere between 20 % and 80 % of its width (a dealer's arm, a photographer); its
     edge blurred by ``softness`` pixels (2: the hard edge of a phone's own shadow)."""
     h, w = frame.shape[:2]
-    x0 = rng.uniform(0.2, 0.8) * w
-    band = np.array(
+    band = shadow_band_polygon(rng.uniform(0.2, 0.8) * w, (w, h))
+    return cast_shadow(frame, band, depth, softness=softness)
+
+
+def shadow_band_polygon(x0: float, size: tuple[int, int]) -> FloatArray:
+    """The polygon of :func:`shadow_band`'s band starting at ``x0`` on a frame of ``size``
+    (width, height): 0.15 of the width wide at the top, slanting right to 0.25 at the
+    bottom."""
+    w, h = size
+    return np.array(
         [[x0, 0], [x0 + 0.15 * w, 0], [x0 + 0.35 * w, h], [x0 + 0.1 * w, h]], np.float64
     )
-    return cast_shadow(frame, band, depth, softness=softness)
 
 
 def barrel(frame: Image, k1: float) -> Image:
