@@ -16,6 +16,9 @@ of cards in separate slots. ``--deck standard`` uses a real deck design drawn by
 instead of the renderer's own faces: profile ``standard``, index method only.
 ``--deck french`` likewise uses a third design, French-pattern courts
 (``hwsim.camera.french_deck``; its examples add a king of hearts, see there).
+``--deck anglo-poker|anglo|tigullio|neoclassical`` uses one of four *held-out* designs,
+GNOME Aisleriot's themes from Debian's archive (``hwsim.camera.debian_decks``): measure
+them, never tune to them.
 ``--shadow D`` lays a slanted band of shadow of depth ``D`` (0.45: the paper under it at
 55 %) across each frame, somewhere between a fifth and four fifths of its width;
 ``--shadow-edge PX`` blurs its edge by that many pixels (default 15, soft as an arm's
@@ -28,7 +31,8 @@ as a calibration without a lens model was.
 
     .venv/bin/python benchmarks/camera_accuracy.py [--frames 40] [--profile deck|other|both]
         [--size 1280x720] [--cascade 0|2|3] [--methods index,barcode,barcode+index]
-        [--deck drawn|standard|french] [--shadow 0.45 [--shadow-edge 2]] [--lens -0.2 [--no-lens-model]] [--json]
+        [--deck drawn|standard|french|anglo-poker|anglo|tigullio|neoclassical]
+        [--shadow 0.45 [--shadow-edge 2]] [--lens -0.2 [--no-lens-model]] [--json]
 """
 
 from __future__ import annotations
@@ -191,10 +195,11 @@ def main() -> None:
         f"camera accuracy, {args.size}, {args.frames} frames x 12 cards per cell, "
         f"seed {args.seed}{hands}"
     )
-    print(f"{'profile':<9}{'method':<14}{'level':<8}{SCORE_HEADER}{'zones':>8}")
+    wide = max(9, *(len(r["profile"]) + 1 for r in rows))  # a design's name
+    print(f"{'profile':<{wide}}{'method':<14}{'level':<8}{SCORE_HEADER}{'zones':>8}")
     for r in rows:
         print(
-            f"{r['profile']:<9}{r['method']:<14}{r['level']:<8}{score_columns(r)}"
+            f"{r['profile']:<{wide}}{r['method']:<14}{r['level']:<8}{score_columns(r)}"
             f"{r['zone_accuracy']:>8.3f}"
         )
         if r["misreads"]:
