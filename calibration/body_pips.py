@@ -34,6 +34,7 @@ from calibration.index_reader import (
     paper_white,
     stretch,
     threshold_ink,
+    without_stem,
 )
 from calibration.templates import (
     AUGMENT_BLURS,
@@ -105,7 +106,9 @@ def body_blobs(card: Image, index_box: tuple[float, float]) -> list[BodyBlob]:
         local = np.asarray(labels[y : y + bhei, x : x + bwid] == i)
         sel = np.asarray(cv2.dilate(local.astype(np.uint8), np.ones((3, 3), np.uint8)), np.uint8)
         m = (density[y : y + bhei, x : x + bwid].astype(np.uint16) * sel).astype(np.uint8)
-        glyph = Glyph(stretch(m, SUIT_SIZE), bwid / max(1, bhei), (fx0, fy0, fx1, fy1))
+        box = (fx0, fy0, fx1, fy1)
+        bare = without_stem(local, density[y : y + bhei, x : x + bwid], box, SUIT_SIZE)
+        glyph = Glyph(stretch(m, SUIT_SIZE), bwid / max(1, bhei), box, bare)
         red = (
             0.0
             if white is None
@@ -301,6 +304,9 @@ class BodyModel:
     # Picture ink (share and spread) at or above which a card is a court card (None: the
     # examples do not tell court cards from number cards by it).
     picture_bound: Picture | None = None
+    # The height of an ordinary pip, when the only ace learned is a spade printed larger
+    # than that (see ``ace_sizes``); ``None`` otherwise.
+    plain_ace: float | None = None
     matcher: Matcher = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -336,6 +342,13 @@ class BodyModel:
         fits = {
             r: fit_arrangement(positions, p, card, paper, plain) for r, p in self.patterns.items()
         }
+        if self.plain_ace is not None and "A" in self.patterns:
+            ((x, y, _),) = self.patterns["A"]
+            fits["A"] = max(
+                fits["A"],
+                fit_arrangement(positions, [(x, y, self.plain_ace)], card, paper, plain),
+                key=lambda f: (f.exact, f.consistent),
+            )
         ink = picture_ink(card, self.index_box, pips, paper)
         bound = self.picture_bound
         if bound is not None and ink.share >= bound.share and ink.spread >= bound.spread:
@@ -371,6 +384,7 @@ class BodyModel:
             },
             "pips": [t.to_dict() for t in self.pips],
             **({"court_pips": self.court_pips} if self.court_pips is not None else {}),
+            **({"plain_ace": round(self.plain_ace, 4)} if self.plain_ace is not None else {}),
             **(
                 {"picture_bound": [round(v, 4) for v in astuple(self.picture_bound)]}
                 if self.picture_bound is not None
@@ -404,6 +418,9 @@ class BodyModel:
             raise VisionError(
                 "invalid body pips in deck profile: picture_bound must be [share, spread]"
             )
+        plain_ace = data.get("plain_ace")
+        if plain_ace is not None and not (isinstance(plain_ace, int | float) and 0 < plain_ace < 1):
+            raise VisionError("invalid body pips in deck profile: plain_ace")
         return cls(
             (box[0], box[1]),
             pips,
@@ -411,6 +428,7 @@ class BodyModel:
             (heights[0], heights[1]),
             court,
             None if bound is None else Picture(float(bound[0]), float(bound[1])),
+            None if plain_ace is None else float(plain_ace),
         )
 
 
@@ -454,6 +472,8 @@ def learn_body(
     patterns: dict[str, list[Position]] = {}
     heights: list[float] = []
     ratios: list[float] = []
+    aces: list[tuple[str, float]] = []  # (suit, pip height) of each ace example
+    others: list[float] = []  # pip heights of the other number examples
     for source, (code, card, native) in enumerate(examples):
         rank, suit = code[0], code[1]
         if rank not in NUMBER_RANKS:
@@ -468,6 +488,10 @@ def learn_body(
         pips.extend(_pip_templates(blobs, suit, native, source))
         if rank not in patterns:
             patterns[rank] = [(b.centre[0], b.centre[1], b.height) for b in blobs]
+        if rank == "A":
+            aces.append((suit, blobs[0].height))
+        else:
+            others.extend(b.height for b in blobs)
         heights.extend(b.height for b in blobs)
         if rank != "A" and index_pip_height > 0:
             ratios.append(float(np.median([b.height for b in blobs])) / index_pip_height)
@@ -485,6 +509,7 @@ def learn_body(
             # resolution of a body pip at card scale s / ratio.
             pips.append(Template(t.label, t.aspect, t.mask, t.scale / ratio, 10_000 + t.source))
     model = BodyModel(index_box, pips, patterns, (min(heights), max(heights)))
+    model.plain_ace = ordinary_ace_height(aces, others)
     # Each example's body, read once (the pips and picture ink found do not depend on the
     # two limits learned from them below).
     readings = [
@@ -506,6 +531,23 @@ def learn_body(
     model.court_pips = max(courts) + 1 if courts else None
     model.picture_bound = _picture_bound(readings)
     return model, skipped
+
+
+def ordinary_ace_height(aces: list[tuple[str, float]], others: list[float]) -> float | None:
+    """An ordinary pip's height when the aces learned are spades alone, printed larger
+    than the other pips; else ``None``.
+
+    Decks decorate the ace of spades: one prints every ace's pip large, another only the
+    spade's (an Anglo-American deck's other aces carry a pip of ordinary size, 0.13 of
+    the card against the spade's 0.30). An ace of spades alone cannot tell which, and
+    fitted to its size the other aces fit no arrangement: a confident index "A" was
+    vetoed on every ace of hearts, diamonds and clubs. So an ace also fits with a pip of
+    ordinary size then.
+    """
+    if not aces or not others or any(suit != "S" for suit, _ in aces):
+        return None
+    plain = float(np.median(others))
+    return plain if min(h for _, h in aces) > SIZE_RATIO * plain else None
 
 
 # Court pictures must cover this much more of the body, and of its second emptiest outer

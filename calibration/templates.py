@@ -162,6 +162,13 @@ class Matcher:
         """
         if not self.labels:
             return {}
+        if glyph.bare is not None:
+            # Each class as well as the glyph matches it with or without its stem.
+            bare = self.scores(glyph.bare, scale)
+            return {k: max(v, bare.get(k, v)) for k, v in self._scores(glyph, scale).items()}
+        return self._scores(glyph, scale)
+
+    def _scores(self, glyph: Glyph, scale: float | None) -> dict[str, float]:
         rows, matrix = self._rows(scale)
         ncc = matrix @ self.feature(glyph.mask)
         dev = np.abs(np.log(max(glyph.aspect, 1e-3) / np.maximum(self.aspects[rows], 1e-3)))

@@ -8,7 +8,14 @@ import cv2
 import numpy as np
 import pytest
 
-from calibration.body_pips import BodyModel, Picture, body_blobs, fit_arrangement, paper_level
+from calibration.body_pips import (
+    BodyModel,
+    Picture,
+    body_blobs,
+    fit_arrangement,
+    ordinary_ace_height,
+    paper_level,
+)
 from calibration.deck_profile import BODY_EXACT_CONFIDENCE, DeckProfile, locate_card
 from calibration.detect import warp_card
 from calibration.index_reader import extract_index
@@ -319,3 +326,71 @@ def test_black_cards_blurred_beyond_the_templates_are_never_a_confident_wrong_su
                     sure += confident
     assert total >= 250
     assert sure >= 0.1 * total  # still read when they can be
+
+
+def _pip_card(stem: bool) -> np.ndarray:
+    """A blank card with one black pip in its body: a round head, with or without a thin
+    stem below it."""
+    card = np.full((336, 240, 3), PAPER, np.uint8)
+    cv2.ellipse(card, (120, 150), (22, 18), 0, 0, 360, (20, 20, 20), -1)
+    if stem:
+        cv2.rectangle(card, (119, 160), (121, 186), (20, 20, 20), -1)
+    return card
+
+
+def test_a_pips_thin_stem_is_also_matched_without_it() -> None:
+    """A stem a camera pixel or two wide survives one blur and not another: the pip is
+    matched both ways (its templates may have lost theirs)."""
+    (plain,) = body_blobs(_pip_card(stem=False), (0.25, 0.3))
+    assert plain.glyph.bare is None  # nothing thin to take away
+    (stemmed,) = body_blobs(_pip_card(stem=True), (0.25, 0.3))
+    assert stemmed.glyph.bare is not None
+    x0, y0, x1, y1 = stemmed.glyph.bbox
+    bx0, by0, bx1, by1 = stemmed.glyph.bare.bbox
+    assert y1 * 336 == pytest.approx(187, abs=1.5)  # the stem's end
+    assert by1 * 336 == pytest.approx(168, abs=2.5)  # the head's
+    assert by0 == pytest.approx(y0, abs=1 / 336) and (bx0, bx1) == pytest.approx((x0, x1))
+    assert stemmed.glyph.bare.aspect == pytest.approx(plain.glyph.aspect, abs=0.08)
+
+
+def test_an_ace_of_ordinary_size_fits_when_only_a_large_ace_of_spades_was_learned(
+    profile: DeckProfile,
+) -> None:
+    """The subset teaches the ace of spades alone, and decks print it large, the other
+    aces large too (our faces) or not (an Anglo-American deck): both must fit."""
+    body = profile.body
+    assert body is not None and body.plain_ace is not None
+    ace = body.patterns["A"][0][2]
+    assert ace > 1.6 * body.plain_ace  # our ace of spades: 0.28 of the card, a pip 0.12
+    # One ordinary pip in the middle, on clean paper: a 3 of hearts with its outer pips
+    # painted over with paper (so not excused as hidden).
+    card = _card("3H")
+    for b in body_blobs(card, body.index_box):
+        if abs(b.centre[1] - 0.5) > 0.1:
+            x0, y0, x1, y1 = b.glyph.bbox
+            h, w = card.shape[:2]
+            card[round(y0 * h) - 2 : round(y1 * h) + 2, round(x0 * w) - 2 : round(x1 * w) + 2] = (
+                card[5, w // 2]
+            )
+    reading = body.read(card, 0.6, list(body.patterns))
+    assert reading.exact == {"A"} and "3" not in reading.consistent
+    strict = replace(body, plain_ace=None).read(card, 0.6, list(body.patterns))
+    assert "A" not in strict.consistent
+
+
+def test_plain_ace_is_learned_only_from_large_aces_of_spades_alone() -> None:
+    assert ordinary_ace_height([("S", 0.30)], [0.13, 0.13, 0.12]) == pytest.approx(0.13)
+    assert ordinary_ace_height([("S", 0.15)], [0.13, 0.13]) is None  # no larger than the others
+    assert ordinary_ace_height([("S", 0.30), ("H", 0.13)], [0.13]) is None  # another ace tells
+    assert ordinary_ace_height([], [0.13]) is None
+
+
+def test_plain_ace_round_trips_and_a_bad_one_is_refused(profile: DeckProfile) -> None:
+    assert profile.body is not None
+    data = profile.body.to_dict()
+    assert BodyModel.from_dict(data).plain_ace == pytest.approx(profile.body.plain_ace, abs=1e-4)
+    del data["plain_ace"]
+    assert BodyModel.from_dict(data).plain_ace is None  # a profile learned before
+    for bad in (0, 1.5, "small", [0.1]):
+        with pytest.raises(VisionError, match="plain_ace"):
+            BodyModel.from_dict({**data, "plain_ace": bad})
