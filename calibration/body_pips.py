@@ -305,7 +305,7 @@ class BodyModel:
     # examples do not tell court cards from number cards by it).
     picture_bound: Picture | None = None
     # The height of an ordinary pip, when the only ace learned is a spade printed larger
-    # than that (see ``ace_sizes``); ``None`` otherwise.
+    # than that (see ``ordinary_ace_height``); ``None`` otherwise.
     plain_ace: float | None = None
     matcher: Matcher = field(init=False, repr=False)
 
