@@ -9,15 +9,58 @@ the tests are skipped (see ``tests/deck_support.py``).
 
 from __future__ import annotations
 
+import cv2
+import numpy as np
 import pytest
 from deck_support import faces_or_skip, read_photograph
 
 from calibration.deck_profile import DeckProfile, learn_profile
 from hwsim.camera.dataset import SUBSET, all_codes, example_images, score_level
-from hwsim.camera.debian_decks import DESIGNS
-from hwsim.camera.render import Faces
+from hwsim.camera.debian_decks import DESIGNS, DeckUnavailable, deb_member, sheet_faces
+from hwsim.camera.render import FACE_H, FACE_W, Faces
 
 _profiles: dict[str, tuple[Faces, DeckProfile]] = {}
+
+
+def _ar(members: dict[str, bytes]) -> bytes:
+    """An ``ar`` archive, as a Debian package is."""
+    out = b"!<arch>\n"
+    for name, body in members.items():
+        header = f"{name + '/':<16}{0:<12}{0:<6}{0:<6}{'100644':<8}{len(body):<10}`\n"
+        out += header.encode() + body + (b"\n" if len(body) % 2 else b"")
+    return out
+
+
+def test_a_packages_member_is_found_and_a_missing_one_named() -> None:
+    deb = _ar({"debian-binary": b"2.0\n", "control.tar.xz": b"odd", "data.tar": b"payload"})
+    assert deb_member(deb, "data.tar") == b"payload"
+    with pytest.raises(DeckUnavailable, match=r"no data\.tar\.xz"):
+        deb_member(deb, "data.tar.xz")
+    with pytest.raises(DeckUnavailable, match="not a Debian package"):
+        deb_member(b"PK\x03\x04", "data.tar")
+
+
+def test_a_sheet_is_cut_into_52_printed_faces_without_their_outline() -> None:
+    """13 x 5 cards of a theme's sheet: each a grey-outlined white card with a mark."""
+    cw, ch = 100, 140
+    sheet = np.zeros((5 * ch, 13 * cw, 4), np.uint8)
+    for row in range(5):
+        for col in range(13):
+            x, y = col * cw, row * ch
+            cv2.rectangle(sheet, (x, y), (x + cw - 1, y + ch - 1), (60, 60, 60, 255), -1)
+            cv2.rectangle(sheet, (x + 3, y + 3), (x + cw - 4, y + ch - 4), (255, 255, 255, 255), -1)
+            cv2.circle(sheet, (x + 50, y + 70), 5 + col, (0, 0, 200, 255), -1)
+    faces = sheet_faces(sheet)
+    assert len(faces) == 52 and {f.shape for f in faces.values()} == {(FACE_H, FACE_W, 3)}
+    for face in faces.values():
+        border = np.concatenate([face[:3].reshape(-1, 3), face[-3:].reshape(-1, 3)])
+        assert border.min() == 255  # the outline is gone, paper to the edge
+    # Rows are clubs, diamonds, hearts, spades; columns ace to king (the mark grows).
+    ink = {
+        code: int((face[..., 2] > 150).sum() - (face[..., 0] > 150).sum())
+        for code, face in faces.items()
+    }
+    assert ink["AC"] < ink["2D"] < ink["TH"] < ink["KS"]
 
 
 @pytest.fixture(scope="module", params=sorted(DESIGNS))

@@ -36,7 +36,7 @@ from hwsim.camera.dataset import SUBSET
 from hwsim.camera.npm_package import DeckUnavailable, all_52, cache_dir, report
 from hwsim.camera.render import FACE_H, FACE_W
 
-__all__ = ["DESIGNS", "DebianDeck", "fetch", "sheet_faces"]
+__all__ = ["DESIGNS", "DebianDeck", "DeckUnavailable", "deb_member", "fetch", "sheet_faces"]
 
 Image = NDArray[np.uint8]
 
@@ -53,7 +53,8 @@ _RANKS: Final = "A23456789TJQK"  # its columns
 def fetch(cache: Path | None = None) -> Path:
     """The directory of Aisleriot's themes (``*.svgz``), downloading them on first use."""
     target = (cache or cache_dir()) / "gnome-cards-data-3.22.23-1"
-    if any(target.glob("*.svgz")):
+    done = target / ".complete"  # written last: an interrupted unpacking starts again
+    if done.exists():
         return target
     try:
         with urllib.request.urlopen(PACKAGE, timeout=120) as response:
@@ -63,16 +64,17 @@ def fetch(cache: Path | None = None) -> Path:
     if hashlib.sha256(data).hexdigest() != SHA256:
         raise DeckUnavailable(f"{PACKAGE} does not match the archive's checksum")
     target.mkdir(parents=True, exist_ok=True)
-    with tarfile.open(fileobj=io.BytesIO(_deb_member(data, "data.tar.xz"))) as tar:
+    with tarfile.open(fileobj=io.BytesIO(deb_member(data, "data.tar.xz"))) as tar:
         for member in tar.getmembers():
             if member.isfile() and member.name.startswith(THEMES):
                 extracted = tar.extractfile(member)
                 if extracted is not None:
                     (target / Path(member.name).name).write_bytes(extracted.read())
+    done.touch()
     return target
 
 
-def _deb_member(deb: bytes, name: str) -> bytes:
+def deb_member(deb: bytes, name: str) -> bytes:
     """One member of a Debian package (an ``ar`` archive), decompressed if ``.xz``."""
     if not deb.startswith(b"!<arch>\n"):
         raise DeckUnavailable("not a Debian package")
@@ -131,9 +133,14 @@ class DebianDeck:
         import resvg_py  # a test dependency only
 
         svgz = fetch(cache) / f"{self.theme}.svgz"
+        if not svgz.is_file():
+            raise DeckUnavailable(f"the package holds no theme {self.theme!r}")
         # Rendered at twice the face size, then shrunk with area averaging, as a camera
         # integrates light over its pixels.
-        png = resvg_py.svg_to_bytes(svg_path=str(svgz), width=13 * FACE_W * 2)
+        try:
+            png = resvg_py.svg_to_bytes(svg_path=str(svgz), width=13 * FACE_W * 2)
+        except ValueError as exc:
+            raise DeckUnavailable(f"could not render {svgz.name}: {exc}") from exc
         sheet = cv2.imdecode(np.frombuffer(bytes(png), np.uint8), cv2.IMREAD_UNCHANGED)
         if sheet is None or sheet.ndim != 3 or sheet.shape[2] != 4:
             raise DeckUnavailable(f"could not render {svgz.name}")
