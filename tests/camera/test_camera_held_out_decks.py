@@ -19,8 +19,6 @@ from hwsim.camera.dataset import SUBSET, all_codes, example_images, score_level
 from hwsim.camera.debian_decks import DESIGNS, DeckUnavailable, deb_member, sheet_faces
 from hwsim.camera.render import FACE_H, FACE_W, Faces
 
-_profiles: dict[str, tuple[Faces, DeckProfile]] = {}
-
 
 def _ar(members: dict[str, bytes]) -> bytes:
     """An ``ar`` archive, as a Debian package is."""
@@ -65,14 +63,13 @@ def test_a_sheet_is_cut_into_52_printed_faces_without_their_outline() -> None:
 
 @pytest.fixture(scope="module", params=sorted(DESIGNS))
 def design(request: pytest.FixtureRequest) -> tuple[str, Faces, DeckProfile]:
+    # Module-scoped: pytest groups the tests by design, each learned once.
     name = str(request.param)
-    if name not in _profiles:
-        faces = faces_or_skip(DESIGNS[name].load_faces, f"the {name} design")
-        learned, report = learn_profile(example_images(SUBSET, seed=1, faces=faces))
-        assert report.complete and not report.rejected, (name, report.rejected)
-        assert report.body_skipped == {}, name  # every number example's pips are pips
-        _profiles[name] = (faces, learned)
-    return (name, *_profiles[name])
+    faces = faces_or_skip(DESIGNS[name].load_faces, f"the {name} design")
+    learned, report = learn_profile(example_images(SUBSET, seed=1, faces=faces))
+    assert report.complete and not report.rejected, (name, report.rejected)
+    assert report.body_skipped == {}, name  # every number example's pips are pips
+    return name, faces, learned
 
 
 def test_the_subset_teaches_all_52(design: tuple[str, Faces, DeckProfile]) -> None:
