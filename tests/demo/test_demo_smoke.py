@@ -31,13 +31,13 @@ from studio.bus.embedded import free_port
 STUDIO = Path(sys.executable).parent / "studio"
 
 
-def wait(predicate: Any, timeout: float, what: str) -> Any:
+def wait(predicate: Any, timeout: float, what: str, every: float = 0.2) -> Any:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         value = predicate()
         if value:
             return value
-        time.sleep(0.2)
+        time.sleep(every)
     raise AssertionError(f"timed out waiting for {what}")
 
 
@@ -137,6 +137,10 @@ def test_demo_runs_alerts_resolve_and_stops_cleanly(tmp_path: Path) -> None:
                 lambda: (c := settled_per_table(client, table_ids)) and min(c.values()) >= 3 and c,
                 240,
                 "3 settled rounds on every table",
+                # Four tables' round lists five times a second load the demo's one event
+                # loop; on a slow machine the 7-seat table's rounds then stalled (0
+                # settled in 240 s, 9 in 150 s unpolled). A console polls every few seconds.
+                every=2.0,
             )
             assert all(n >= 3 for n in counts.values()), counts
             # Every table, the 7-seat clubhouse included, is cross-checked by its camera.
