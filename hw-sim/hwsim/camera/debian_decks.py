@@ -23,7 +23,6 @@ import hashlib
 import io
 import lzma
 import tarfile
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -33,8 +32,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from hwsim.camera.dataset import SUBSET
-from hwsim.camera.npm_package import DeckUnavailable, all_52, cache_dir, report
-from hwsim.camera.render import FACE_H, FACE_W
+from hwsim.camera.french_deck import as_printed
+from hwsim.camera.npm_package import DeckUnavailable, all_52, cache_dir, download, report
+from hwsim.camera.render import FACE_W
 
 __all__ = ["DESIGNS", "DebianDeck", "DeckUnavailable", "deb_member", "fetch", "sheet_faces"]
 
@@ -45,7 +45,6 @@ PACKAGE: Final = (
 )
 SHA256: Final = "54ef445826dd7701d3ea83f999fbc8f058d304b714732425b23cde5c632596e0"
 THEMES: Final = "./usr/share/aisleriot/cards/"
-MARGIN: Final = 0.05  # of the card's width, round the artwork (as the French deck)
 _SUITS: Final = "CDHS"  # the sheet's rows
 _RANKS: Final = "A23456789TJQK"  # its columns
 
@@ -56,11 +55,7 @@ def fetch(cache: Path | None = None) -> Path:
     done = target / ".complete"  # written last: an interrupted unpacking starts again
     if done.exists():
         return target
-    try:
-        with urllib.request.urlopen(PACKAGE, timeout=120) as response:
-            data = response.read()
-    except OSError as exc:
-        raise DeckUnavailable(f"cannot download {PACKAGE}: {exc}") from exc
+    data = download(PACKAGE)
     if hashlib.sha256(data).hexdigest() != SHA256:
         raise DeckUnavailable(f"{PACKAGE} does not match the archive's checksum")
     target.mkdir(parents=True, exist_ok=True)
@@ -102,23 +97,8 @@ def sheet_faces(sheet: Image) -> dict[str, Image]:
             cell = sheet[
                 round(i * rows) : round((i + 1) * rows), round(j * cols) : round((j + 1) * cols)
             ]
-            faces[rank + suit] = _as_printed(cell, outline)
+            faces[rank + suit] = as_printed(np.ascontiguousarray(cell), outline)
     return all_52(faces)
-
-
-def _as_printed(cell: Image, outline: int) -> Image:
-    alpha = cell[..., 3:4].astype(np.float64) / 255.0
-    art = cell[..., :3] * alpha + 255.0 * (1.0 - alpha)
-    inside = np.pad((cell[..., 3] > 0).astype(np.uint8), 1)
-    dist = cv2.distanceTransform(inside, cv2.DIST_L2, 5)[1:-1, 1:-1]
-    art[dist < outline] = 255.0
-    inset = round(MARGIN * FACE_W)
-    w, h = FACE_W - 2 * inset, FACE_H - 2 * inset
-    face = np.full((FACE_H, FACE_W, 3), 255, np.uint8)
-    face[inset : inset + h, inset : inset + w] = cv2.resize(
-        art.astype(np.uint8), (w, h), interpolation=cv2.INTER_AREA
-    )
-    return face
 
 
 @dataclass(frozen=True)

@@ -66,15 +66,16 @@ def card_code(png_name: str) -> str | None:
     return rank + _SUITS[suit] if rank in "A23456789TJQK" and len(rank) == 1 else None
 
 
-def as_printed(rgba: NDArray[np.uint8]) -> Image:
-    """One card's artwork (BGRA) as a printed face: no outline, a margin, FACE_W x FACE_H."""
+def as_printed(rgba: NDArray[np.uint8], outline: float = OUTLINE_PX) -> Image:
+    """One card's artwork (BGRA) as a printed face: no outline (the ink within ``outline``
+    pixels of the artwork's edge), a margin, FACE_W x FACE_H."""
     alpha = rgba[..., 3:4].astype(np.float64) / 255.0
     white = np.full(3, 255.0)
     art = rgba[..., :3] * alpha + white * (1.0 - alpha)
     # Distance from the artwork's edge (padded: the outline lies on the image's border).
     inside = np.pad((rgba[..., 3] > 0).astype(np.uint8), 1)
     dist = cv2.distanceTransform(inside, cv2.DIST_L2, 5)[1:-1, 1:-1]
-    art[dist < OUTLINE_PX] = white
+    art[dist < outline] = white
     inset = round(MARGIN * FACE_W)
     w, h = FACE_W - 2 * inset, FACE_H - 2 * inset
     face = np.full((FACE_H, FACE_W, 3), 255, np.uint8)

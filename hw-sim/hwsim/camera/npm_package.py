@@ -36,11 +36,7 @@ def fetch_package(
     LICENSE; downloaded unless ``wanted`` of them are there already."""
     if len([p for p in target.glob("*") if p.name != "LICENSE"]) >= wanted:
         return target
-    try:
-        with urllib.request.urlopen(tarball, timeout=60) as response:
-            data = response.read()
-    except OSError as exc:
-        raise DeckUnavailable(f"cannot download {tarball}: {exc}") from exc
+    data = download(tarball)
     digest = "sha512-" + base64.b64encode(hashlib.sha512(data).digest()).decode()
     if digest != integrity:
         raise DeckUnavailable(f"{tarball} does not match its published checksum")
@@ -53,6 +49,15 @@ def fetch_package(
                 if extracted is not None:
                     (target / name.name).write_bytes(extracted.read())
     return target
+
+
+def download(url: str, timeout: float = 120.0) -> bytes:
+    """The body at ``url``; :class:`DeckUnavailable` when it cannot be had."""
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as response:
+            return bytes(response.read())
+    except OSError as exc:
+        raise DeckUnavailable(f"cannot download {url}: {exc}") from exc
 
 
 def all_52(faces: dict[str, Face]) -> dict[str, Face]:
