@@ -22,6 +22,7 @@ class Verdict(StrEnum):
     MISMATCH = "mismatch"  # same place, different card
     WRONG_BOX = "wrong_box"  # same card, different place
     CAMERA_MISSED = "camera_missed"  # shoe card never seen on the layout
+    LATE_MATCH = "late_match"  # seen after its window ended (already a missed scan)
     SHOE_MISSED = "shoe_missed"  # card on the layout never scanned by the shoe
 
 
@@ -64,32 +65,45 @@ class CrossCheck:
     window: float = 3.0
     shoe_waiting: list[Sighting] = field(default_factory=list)
     camera_waiting: list[Sighting] = field(default_factory=list)
+    # Shoe cards whose window ended unseen (each already a missed scan), kept for the round:
+    # the camera's late sighting of one is that card, not a second card the shoe never
+    # scanned, and must not raise an alert whose "accept" would deal it twice.
+    missed: list[Sighting] = field(default_factory=list)
 
     def on_shoe(self, sighting: Sighting) -> Outcome | None:
-        return self._pair(sighting, self.camera_waiting, self.shoe_waiting, camera_first=True)
+        sure = self._sure_partner(sighting, self.camera_waiting)
+        if sure is None:
+            self.shoe_waiting.append(sighting)
+            return None
+        verdict, camera = sure
+        self.camera_waiting.remove(camera)
+        return Outcome(verdict, sighting, camera)
 
     def on_camera(self, sighting: Sighting) -> Outcome | None:
-        return self._pair(sighting, self.shoe_waiting, self.camera_waiting, camera_first=False)
+        sure = self._sure_partner(sighting, self.shoe_waiting)
+        if sure is not None:
+            verdict, shoe = sure
+            self.shoe_waiting.remove(shoe)
+            return Outcome(verdict, shoe, sighting)
+        late = self._sure_partner(sighting, self.missed)
+        if late is not None:
+            self.missed.remove(late[1])
+            return Outcome(Verdict.LATE_MATCH, late[1], sighting)
+        self.camera_waiting.append(sighting)
+        return None
 
-    def _pair(
-        self, new: Sighting, others: list[Sighting], mine: list[Sighting], *, camera_first: bool
-    ) -> Outcome | None:
-        def outcome(verdict: Verdict, other: Sighting) -> Outcome:
-            others.remove(other)
-            shoe, camera = (new, other) if camera_first else (other, new)
-            return Outcome(verdict, shoe, camera)
-
+    @staticmethod
+    def _sure_partner(new: Sighting, others: list[Sighting]) -> tuple[Verdict, Sighting] | None:
         # Only a sure pairing is decided at once: the same card in the same place, or a
         # card the camera saw but could not read in that place. Anything else waits for
         # the window to end, because two cards bound for one zone may be seen in either
         # order (the camera reports a card when it has settled, not when it was drawn).
         for other in others:
             if zones_match(other.zone, new.zone) and other.code == new.code and new.code:
-                return outcome(Verdict.MATCH, other)
+                return Verdict.MATCH, other
         for other in others:
             if zones_match(other.zone, new.zone) and (other.code is None or new.code is None):
-                return outcome(Verdict.CAMERA_UNREADABLE, other)
-        mine.append(new)
+                return Verdict.CAMERA_UNREADABLE, other
         return None
 
     def next_deadline(self) -> datetime | None:
@@ -108,7 +122,10 @@ class CrossCheck:
         out: list[Outcome] = []
         for shoe in [s for s in self.shoe_waiting if s.at <= limit and not s.face_down]:
             self.shoe_waiting.remove(shoe)
-            out.append(self._settle(shoe, self.camera_waiting, shoe_side=True))
+            outcome = self._settle(shoe, self.camera_waiting, shoe_side=True)
+            if outcome.verdict is Verdict.CAMERA_MISSED:
+                self.missed.append(shoe)
+            out.append(outcome)
         for camera in [c for c in self.camera_waiting if c.at <= limit]:
             self.camera_waiting.remove(camera)
             out.append(self._settle(camera, self.shoe_waiting, shoe_side=False))
@@ -133,7 +150,9 @@ class CrossCheck:
     def forget_shoe(self, ref_index: int) -> None:
         """Drop a waiting shoe card (it was voided or the round was cancelled)."""
         self.shoe_waiting = [s for s in self.shoe_waiting if s.ref.get("index") != ref_index]
+        self.missed = [s for s in self.missed if s.ref.get("index") != ref_index]
 
     def clear(self) -> None:
         self.shoe_waiting.clear()
         self.camera_waiting.clear()
+        self.missed.clear()

@@ -768,6 +768,17 @@ class TableController:
                 camera=outcome.verdict.value,
             )
             return
+        if outcome.verdict is Verdict.LATE_MATCH:
+            # Its missed-scan alert stands (the manager decides); the record shows the camera
+            # did see it, and how late.
+            assert shoe is not None and camera is not None
+            self._event(
+                "card_confirmed",
+                index=shoe.ref["index"],
+                camera=outcome.verdict.value,
+                late_seconds=round((camera.at - shoe.at).total_seconds(), 3),
+            )
+            return
         if outcome.verdict is Verdict.MISMATCH:
             assert shoe is not None and camera is not None
             self._alert(

@@ -112,3 +112,43 @@ def test_a_camera_that_sees_a_face_down_card_confirms_it_at_once() -> None:
     check.on_shoe(Sighting("shoe", "5S", "dealer", T0, {"index": 4}, face_down=True))
     out = check.on_camera(cam(None, "dealer", 0.5))
     assert out is not None and out.verdict is Verdict.CAMERA_UNREADABLE
+
+
+def test_a_missed_card_seen_late_is_a_late_match_not_a_card_the_shoe_missed() -> None:
+    check = CrossCheck(window=2.0)
+    check.on_shoe(shoe("QH", "seat:1"))
+    assert [o.verdict for o in check.expire(at(2.0))] == [Verdict.CAMERA_MISSED]
+    late = check.on_camera(cam("QH", "seat:1", 5.0))
+    assert late is not None and late.verdict is Verdict.LATE_MATCH
+    assert late.shoe is not None and late.shoe.ref["index"] == 1
+    assert check.expire(at(60)) == [] and not check.missed
+
+
+def test_a_late_sighting_pairs_once_and_only_in_the_missed_card_s_place() -> None:
+    check = CrossCheck(window=2.0)
+    check.on_shoe(shoe("QH", "seat:1"))
+    check.expire(at(2.0))
+    assert check.on_camera(cam("QH", "seat:2", 3.0)) is None  # another place
+    assert check.on_camera(cam("QH", "seat:1", 3.1)) is not None
+    assert check.on_camera(cam("QH", "seat:1", 3.2)) is None  # a second QH: no partner left
+    assert [o.verdict for o in check.expire(at(6))] == [Verdict.SHOE_MISSED] * 2
+
+
+def test_an_unreadable_late_sighting_confirms_the_missed_card_s_place() -> None:
+    check = CrossCheck(window=2.0)
+    check.on_shoe(shoe("QH", "dealer"))
+    check.expire(at(2.0))
+    late = check.on_camera(cam(None, "dealer", 4.0))
+    assert late is not None and late.verdict is Verdict.LATE_MATCH
+
+
+def test_a_voided_missed_card_is_forgotten_and_the_round_s_end_clears_the_rest() -> None:
+    check = CrossCheck(window=2.0)
+    check.on_shoe(shoe("QH", "seat:1", index=1))
+    check.on_shoe(shoe("5C", "seat:2", index=2))
+    check.expire(at(2.0))
+    check.forget_shoe(1)
+    assert check.on_camera(cam("QH", "seat:1", 3.0)) is None
+    check.clear()
+    assert check.on_camera(cam("5C", "seat:2", 3.5)) is None
+    assert not check.missed

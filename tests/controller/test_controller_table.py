@@ -205,6 +205,41 @@ def test_camera_missed_card_raises_misscan_after_window() -> None:
     assert [a["code"] for a in d.alerts] == ["misscan"]
 
 
+def test_a_camera_seeing_a_missed_card_late_confirms_it_and_raises_no_second_alert() -> None:
+    """A camera 4 s behind the shoe: one missed scan, not also "a card the shoe never
+    scanned", whose acceptance would deal the same card twice."""
+    d = Driver()
+    start_round(d, 1)
+    d.card("TH")
+    d.tick(4)
+    assert [a["code"] for a in d.alerts] == ["misscan"]
+    d.camera("TH", "seat:1")
+    d.tick(10)
+    assert [a["code"] for a in d.alerts] == ["misscan"]
+    late = [e["data"] for e in d.events if e["type"] == "card_confirmed"]
+    assert late == [{"index": 1, "camera": "late_match", "late_seconds": 4.1}]
+    d.manager(
+        verb="resolve",
+        alert_id=d.alerts[-1]["alert_id"],
+        resolution="accept",
+        reason="camera saw it late",
+    )
+    resolved = d.alerts[-1]
+    assert resolved["state"] == "resolved" and not d.table.paused
+    assert resolved["resolution"]["after"]["cards"] == ["TH"]
+
+
+def test_a_late_camera_card_other_than_the_missed_one_is_still_a_misscan() -> None:
+    d = Driver()
+    start_round(d, 1)
+    d.card("TH")
+    d.tick(4)
+    d.camera("9C", "seat:1")  # not the card the shoe read: the shoe never scanned this one
+    d.tick(4)
+    assert [a["code"] for a in d.alerts] == ["misscan", "misscan"]
+    assert "9C on seat:1 was not scanned by the shoe" in d.alerts[-1]["message"]
+
+
 def test_card_before_bets_closed_is_game_before_time() -> None:
     d = Driver(single_source=True)
     d.shuffle()
