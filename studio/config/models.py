@@ -160,6 +160,12 @@ class TableSettings(StrictModel):
     ruleset: str | dict[str, Any] = "clubhouse"
     devices: list[DeviceSettings] = Field(default_factory=list)
     single_source: bool = Field(False, description="no camera cross-check for this table")
+    camera_window_seconds: float = Field(
+        3.0,
+        gt=0,
+        le=60,
+        description="how long the shoe's card and the camera's sighting of it may be apart",
+    )
 
     @model_validator(mode="after")
     def _unique_devices(self) -> TableSettings:

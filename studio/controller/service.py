@@ -92,7 +92,6 @@ class ControllerService:
         *,
         rounds: RoundIndex | None = None,
         clock: Callable[[], datetime] = utc_now,
-        crosscheck_window: float = 3.0,
         round_gap: float = 2.0,
         tick: float = 0.05,
         timers: bool = True,
@@ -114,7 +113,6 @@ class ControllerService:
             self.tables[settings.id] = TableController(
                 settings,
                 _ruleset(settings),
-                crosscheck_window=crosscheck_window,
                 round_gap=round_gap,
             )
         self._locks = {table: asyncio.Lock() for table in self.tables}
@@ -292,7 +290,6 @@ class ControllerService:
         fresh = TableController(
             old.settings,
             old.ruleset,
-            crosscheck_window=old.crosscheck_window,
             round_gap=old.round_gap,
             escalate_after=old.escalate_after,
             load_grace=old.load_grace,

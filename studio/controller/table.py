@@ -84,7 +84,6 @@ class _Device:
 class TableController:
     settings: TableSettings
     ruleset: RuleSet
-    crosscheck_window: float = 3.0
     round_gap: float = 2.0  # seconds between a settled round and the next betting window
     escalate_after: float = 120.0  # a pausing alert unresolved this long raises a `timeout` alert
 
@@ -115,7 +114,7 @@ class TableController:
         self.table = self.settings.id
         self.shoe = ShoeTracker(decks=self.ruleset.shoe.decks)
         self.alerts = AlertBook(self.table)
-        self.crosscheck = CrossCheck(window=self.crosscheck_window)
+        self.crosscheck = CrossCheck(window=self.settings.camera_window_seconds)
         self.devices: dict[str, _Device] = {d.id: _Device(d.kind) for d in self.settings.devices}
         self.commands_seen: dict[str, dict[str, Any]] = {}
         self._out: list[Output] = []

@@ -88,6 +88,12 @@ class DemoHandle:
     faults: FaultInjector
 
 
+# The four virtual cameras are rendered and read on the machine that runs everything else
+# (a studio's cameras have their own): on a quarter of a core their cards came 6.6 s after
+# the shoe's, past the 3 s a real camera is given, and every card was a `misscan`.
+DEMO_CAMERA_WINDOW = 8.0
+
+
 def demo_tables(count: int, pace: float, *, camera: bool) -> list[TableSettings]:
     seconds = max(1, round(pace * 8))
     tables = []
@@ -103,7 +109,14 @@ def demo_tables(count: int, pace: float, *, camera: bool) -> list[TableSettings]
         }
         # Every table has its camera (studio.demo.camera); without cameras every table
         # runs single-source, which its rounds record.
-        tables.append(TableSettings(id=name, ruleset=ruleset, single_source=not camera))
+        tables.append(
+            TableSettings(
+                id=name,
+                ruleset=ruleset,
+                single_source=not camera,
+                camera_window_seconds=DEMO_CAMERA_WINDOW,
+            )
+        )
     return tables
 
 

@@ -73,6 +73,16 @@ colour = "red"
     assert all(line.startswith(str(path)) for line in lines)
 
 
+def test_a_table_s_camera_window_is_checked(tmp_path: Path) -> None:
+    table = '[[tables]]\nid = "bj-1"\n'
+    assert load_config(write(tmp_path, table), environ={}).table("bj-1").camera_window_seconds == 3
+    config = load_config(write(tmp_path, table + "camera_window_seconds = 5.5\n"), environ={})
+    assert config.table("bj-1").camera_window_seconds == 5.5
+    for bad in ("0", "-1", "61", '"soon"'):
+        with pytest.raises(ConfigError, match=r"tables\[0\]\.camera_window_seconds"):
+            load_config(write(tmp_path, f"{table}camera_window_seconds = {bad}\n"), environ={})
+
+
 def test_duplicate_ids_and_bad_toml(tmp_path: Path) -> None:
     dup = write(tmp_path, '[[tables]]\nid = "a"\n[[tables]]\nid = "a"\n')
     with pytest.raises(ConfigError, match="table ids must be unique: a"):

@@ -205,6 +205,16 @@ def test_camera_missed_card_raises_misscan_after_window() -> None:
     assert [a["code"] for a in d.alerts] == ["misscan"]
 
 
+def test_the_cross_check_window_is_the_table_s_own() -> None:
+    d = Driver(camera_window_seconds=8.0)
+    start_round(d, 1)
+    d.card("TH")
+    d.tick(5)
+    assert not d.alerts  # 3 s would have been a misscan by now
+    d.tick(3)
+    assert [a["code"] for a in d.alerts] == ["misscan"]
+
+
 def test_a_camera_seeing_a_missed_card_late_confirms_it_and_raises_no_second_alert() -> None:
     """A camera 4 s behind the shoe: one missed scan, not also "a card the shoe never
     scanned", whose acceptance would deal the same card twice."""
