@@ -4,7 +4,9 @@ Either source may arrive first. A sighting waits up to ``window`` seconds for
 its partner; what happens then is a verdict the table controller turns into an
 alert or not. A card dealt face down (the dealer's hole card under US rules) shows
 the camera its back: its window starts when it is turned over (:meth:`CrossCheck.reveal`),
-though a camera that does see it pairs with it before. Pure: times are passed in, so a
+though a camera that does see it pairs with it before. A shoe card whose window ended
+unseen stays known for the round, so that the camera's late sighting of it is that card
+(:attr:`Verdict.LATE_MATCH`), not one the shoe never scanned. Pure: times are passed in, so a
 replay from the log decides the same.
 """
 
