@@ -31,6 +31,7 @@ from calibration.index_reader import (
     Glyph,
     flatten,
     ink_redness,
+    inked,
     paper_white,
     stretch,
     threshold_ink,
@@ -104,8 +105,7 @@ def body_blobs(card: Image, index_box: tuple[float, float]) -> list[BodyBlob]:
         if (cx < ix1 and cy < iy1) or (cx > 1 - ix1 and cy > 1 - iy1):
             continue  # part of an index corner (a pip printed close to one is not)
         local = np.asarray(labels[y : y + bhei, x : x + bwid] == i)
-        sel = np.asarray(cv2.dilate(local.astype(np.uint8), np.ones((3, 3), np.uint8)), np.uint8)
-        m = (density[y : y + bhei, x : x + bwid].astype(np.uint16) * sel).astype(np.uint8)
+        m = inked(local, density[y : y + bhei, x : x + bwid])
         box = (fx0, fy0, fx1, fy1)
         bare = without_stem(local, density[y : y + bhei, x : x + bwid], box, SUIT_SIZE)
         glyph = Glyph(stretch(m, SUIT_SIZE), bwid / max(1, bhei), box, bare)

@@ -273,9 +273,8 @@ def extract_index(
 
     def glyph(b: _Blob, size: tuple[int, int], stem: bool = False) -> Glyph:
         local = np.isin(labels[b.y0 : b.y1, b.x0 : b.x1], b.labels)
-        sel = np.asarray(cv2.dilate(local.astype(np.uint8), np.ones((3, 3), np.uint8)), np.uint8)
         ink = density[b.y0 : b.y1, b.x0 : b.x1]
-        m = (ink.astype(np.uint16) * sel).astype(np.uint8)
+        m = inked(local, ink)
         bbox = ((x0 + b.x0) / w, (y0 + b.y0) / h, (x0 + b.x1) / w, (y0 + b.y1) / h)
         bare = without_stem(local, ink, bbox, size) if stem else None
         return Glyph(stretch(m, size), b.w / max(1, b.h), bbox, bare)
@@ -326,12 +325,17 @@ def without_stem(
         return None
     # The core and the ink round it, as a glyph's own dilated selection: what a blur that
     # ate the stem leaves.
-    sel = cv2.dilate((labels == i).astype(np.uint8), np.ones((3, 3), np.uint8))
-    m = (density.astype(np.uint16) * sel).astype(np.uint8)[y : y + ch, x : x + cw]
+    m = inked(labels == i, density)[y : y + ch, x : x + cw]
     fx0, fy0, fx1, fy1 = bbox
     sx, sy = (fx1 - fx0) / bw, (fy1 - fy0) / bh
     box = (fx0 + x * sx, fy0 + y * sy, fx0 + (x + cw) * sx, fy0 + (y + ch) * sy)
     return Glyph(stretch(m, size), cw / max(1, ch), box)
+
+
+def inked(mask: NDArray[np.bool_], density: Image) -> Image:
+    """The ink ``density`` under a blob's ``mask`` grown by a pixel (its anti-aliased rim)."""
+    sel = np.asarray(cv2.dilate(mask.astype(np.uint8), np.ones((3, 3), np.uint8)), np.uint8)
+    return np.asarray((density.astype(np.uint16) * sel).astype(np.uint8), np.uint8)
 
 
 def stretch(m: Image, size: tuple[int, int]) -> Image:
