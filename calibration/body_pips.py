@@ -105,9 +105,10 @@ def body_blobs(card: Image, index_box: tuple[float, float]) -> list[BodyBlob]:
         if (cx < ix1 and cy < iy1) or (cx > 1 - ix1 and cy > 1 - iy1):
             continue  # part of an index corner (a pip printed close to one is not)
         local = np.asarray(labels[y : y + bhei, x : x + bwid] == i)
-        m = inked(local, density[y : y + bhei, x : x + bwid])
+        blob_density = density[y : y + bhei, x : x + bwid]
+        m = inked(local, blob_density)
         box = (fx0, fy0, fx1, fy1)
-        bare = without_stem(local, density[y : y + bhei, x : x + bwid], box, SUIT_SIZE)
+        bare = without_stem(local, blob_density, box, SUIT_SIZE)
         glyph = Glyph(stretch(m, SUIT_SIZE), bwid / max(1, bhei), box, bare)
         red = (
             0.0

@@ -89,8 +89,9 @@ class CrossCheck:
             return Outcome(verdict, shoe, sighting)
         late = self._sure_partner(sighting, self.missed)
         if late is not None:
-            self.missed.remove(late[1])
-            return Outcome(Verdict.LATE_MATCH, late[1], sighting)
+            _, shoe = late
+            self.missed.remove(shoe)
+            return Outcome(Verdict.LATE_MATCH, shoe, sighting)
         self.camera_waiting.append(sighting)
         return None
 

@@ -759,23 +759,17 @@ class TableController:
             if s is not None
         ]
         subject = {"index": shoe.ref["index"]} if shoe is not None else {}
-        if outcome.verdict in (Verdict.MATCH, Verdict.CAMERA_UNREADABLE):
-            assert shoe is not None
-            self._event(
-                "card_confirmed",
-                index=shoe.ref["index"],
-                camera=outcome.verdict.value,
-            )
-            return
-        if outcome.verdict is Verdict.LATE_MATCH:
-            # Its missed-scan alert stands (the manager decides); the record shows the camera
-            # did see it, and how late.
+        if outcome.verdict in (Verdict.MATCH, Verdict.CAMERA_UNREADABLE, Verdict.LATE_MATCH):
             assert shoe is not None and camera is not None
+            # A late one's missed-scan alert stands (the manager decides); the record shows
+            # the camera did see the card, and how late.
+            late = (
+                {"late_seconds": round((camera.at - shoe.at).total_seconds(), 3)}
+                if outcome.verdict is Verdict.LATE_MATCH
+                else {}
+            )
             self._event(
-                "card_confirmed",
-                index=shoe.ref["index"],
-                camera=outcome.verdict.value,
-                late_seconds=round((camera.at - shoe.at).total_seconds(), 3),
+                "card_confirmed", index=shoe.ref["index"], camera=outcome.verdict.value, **late
             )
             return
         if outcome.verdict is Verdict.MISMATCH:
