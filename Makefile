@@ -3,6 +3,8 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# The ten slowest tests are listed after every run: CI has a 20-minute budget.
+PYTEST_ARGS ?= --durations=10
 
 .PHONY: demo test lint install clean
 
