@@ -8,6 +8,7 @@ import typer
 
 from studio.config.loader import load_config
 from studio.errors import ConfigError
+from studio.store.database import safe_url
 
 config_app = typer.Typer(help="Configuration files.", no_args_is_help=True)
 
@@ -24,7 +25,7 @@ def check(file: Path = typer.Argument(..., help="TOML configuration file")) -> N
     devices = sum(len(t.devices) for t in config.tables)
     typer.echo(
         f"{file}: OK — {len(config.tables)} table(s), {devices} device(s), "
-        f"broker {broker}, database {config.database.url}"
+        f"broker {broker}, database {safe_url(config.database.url)}"
     )
 
 

@@ -85,7 +85,7 @@ class DatabaseSettings(StrictModel):
         scheme = value.split("://", 1)[0]
         if scheme not in ("sqlite", "postgresql", "postgres"):
             raise ValueError(
-                f"database url must be sqlite:///PATH or postgresql://..., got {value!r}"
+                f"database url must be sqlite:///PATH or postgresql://..., got {scheme!r}"
             )
         return value
 

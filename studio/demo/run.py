@@ -39,7 +39,7 @@ from studio.demo.faults import FaultInjector
 from studio.demo.players import PlayerBots
 from studio.demo.status import show_status
 from studio.rules.ruleset import ruleset_from_spec
-from studio.store import Database, EventLog
+from studio.store import Database, EventLog, safe_url
 from studio.streams import Fanout
 from studio.web import WebContext, WebServer, create_app
 
@@ -356,7 +356,7 @@ def _print_banner(options: DemoOptions, handle: DemoHandle, config: StudioConfig
         f"  manager login  {handle.manager_user} / {handle.manager_password}\n"
         f"  REST / streams {handle.url}/api/tables   ws://{options.host}:{options.port}/ws/tables/<table>\n"
         f"  MQTT broker    {broker}\n"
-        f"  database       {config.database.url}\n"
+        f"  database       {safe_url(config.database.url)}\n"
         f"  tables         {', '.join(t.id for t in config.tables)}\n"
         "  Ctrl-C stops the demo.\n\n"
     )

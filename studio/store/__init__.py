@@ -1,7 +1,16 @@
 """Durable, hash-chained event log (SQLite by default, PostgreSQL by URL)."""
 
-from studio.store.database import Database, async_url
+from studio.store.database import Database, async_url, safe_url
 from studio.store.eventlog import ChainReport, Entry, EventLog, LogRecord
 from studio.store.rounds import RoundIndex
 
-__all__ = ["ChainReport", "Database", "Entry", "EventLog", "LogRecord", "RoundIndex", "async_url"]
+__all__ = [
+    "ChainReport",
+    "Database",
+    "Entry",
+    "EventLog",
+    "LogRecord",
+    "RoundIndex",
+    "async_url",
+    "safe_url",
+]

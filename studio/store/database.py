@@ -8,11 +8,22 @@ from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy import event
+from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from studio.errors import StoreError
 
 metadata = sa.MetaData()
+
+
+def safe_url(url: str) -> str:
+    """``url`` with its password masked (``postgresql://studio:***@host/db``), for messages."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except sa.exc.ArgumentError:
+        # Not a URL SQLAlchemy can take apart: keep only the scheme, a password may be in there.
+        scheme, sep, _ = url.partition("://")
+        return f"{scheme}://***" if sep else "***"
 
 
 def async_url(url: str) -> str:
@@ -23,7 +34,9 @@ def async_url(url: str) -> str:
         return "postgresql+asyncpg://" + url.split("://", 1)[1]
     if url.startswith(("sqlite+aiosqlite://", "postgresql+asyncpg://")):
         return url
-    raise StoreError(f"unsupported database url {url!r}: use sqlite:///PATH or postgresql://...")
+    raise StoreError(
+        f"unsupported database url {safe_url(url)!r}: use sqlite:///PATH or postgresql://..."
+    )
 
 
 class Database:
@@ -52,7 +65,7 @@ class Database:
                     await conn.execute(sa.text(f'CREATE SCHEMA IF NOT EXISTS "{self.schema}"'))
                 await conn.run_sync(metadata.create_all)
         except (OSError, sa.exc.SQLAlchemyError) as exc:
-            raise StoreError(f"cannot open database {self.url}: {exc}") from exc
+            raise StoreError(f"cannot open database {safe_url(self.url)}: {exc}") from exc
 
     async def close(self) -> None:
         await self.engine.dispose()

@@ -104,3 +104,13 @@ def test_config_check_command(tmp_path: Path) -> None:
     result = runner.invoke(app, ["config", "check", str(bad)])
     assert result.exit_code == 2
     assert "web.port" in result.output
+
+
+def test_config_check_hides_the_database_password(tmp_path: Path) -> None:
+    url = "postgresql://studio:S3cr3t-DB-pass@127.0.0.1:5432/studio"
+    result = CliRunner().invoke(
+        app, ["config", "check", str(write(tmp_path, GOOD))], env={"STUDIO_DATABASE__URL": url}
+    )
+    assert result.exit_code == 0, result.output
+    assert "database postgresql://studio:***@127.0.0.1:5432/studio" in result.output
+    assert "S3cr3t" not in result.output

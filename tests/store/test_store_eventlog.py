@@ -2,9 +2,11 @@ from __future__ import annotations
 
 import itertools
 
+import pytest
 import sqlalchemy as sa
 
-from studio.store import Database, EventLog
+from studio.errors import StoreError
+from studio.store import Database, EventLog, safe_url
 from studio.store.eventlog import GENESIS, events
 
 
@@ -71,3 +73,17 @@ async def test_a_cancelled_append_never_breaks_the_chain(database: Database) -> 
     assert report.ok, report
     kinds = [r.kind for r in await log.read()]
     assert kinds.count("b") == 59
+
+
+async def test_store_errors_hide_the_database_password() -> None:
+    # Port 1: nothing listens, the connection is refused at once.
+    url = "postgresql://studio:S3cr3t-DB-pass@127.0.0.1:1/studio"
+    with pytest.raises(StoreError, match="cannot open database") as refused:
+        async with Database(url):
+            pass
+    assert "postgresql://studio:***@127.0.0.1:1/studio" in str(refused.value)
+    with pytest.raises(StoreError) as unsupported:
+        Database("mysql://studio:S3cr3t-DB-pass@127.0.0.1/studio")
+    assert "S3cr3t" not in str(refused.value) + str(unsupported.value)
+    assert safe_url("sqlite:///var/studio.db") == "sqlite:///var/studio.db"
+    assert safe_url("not a url: S3cr3t") == "***"
