@@ -17,9 +17,11 @@ class SeqVerdict(Enum):
 
 @dataclass
 class _SourceState:
-    # Everything <= contiguous has been seen; ``ahead`` holds seen seqs above a gap.
+    # Everything <= contiguous has been seen; ``ahead`` holds seen seqs above a gap;
+    # ``highest`` is the highest seq ever observed (forgotten ones included).
     contiguous: int = 0
     ahead: set[int] = field(default_factory=set)
+    highest: int = 0
 
 
 @dataclass
@@ -33,10 +35,11 @@ class SequenceTracker:
         if state is None:
             # A consumer that joins mid-stream starts from the first seq it sees; what came
             # before it joined is not a gap (a restarted consumer calls restore() instead).
-            self._sources[source] = _SourceState(contiguous=seq)
+            self._sources[source] = _SourceState(contiguous=seq, highest=seq)
             return SeqVerdict.FRESH
         if seq <= state.contiguous or seq in state.ahead:
             return SeqVerdict.DUPLICATE
+        state.highest = max(state.highest, seq)
         if seq == state.contiguous + 1:
             state.contiguous = seq
             while state.contiguous + 1 in state.ahead:
@@ -49,10 +52,23 @@ class SequenceTracker:
     def missing(self, source: str, limit: int = 1000) -> list[int]:
         """Sequence numbers below the highest one seen that have not arrived yet (at most ``limit``)."""
         state = self._sources.get(source)
-        if state is None or not state.ahead:
+        if state is None:
             return []
-        top = min(max(state.ahead), state.contiguous + 1 + limit)
+        top = min(state.highest + 1, state.contiguous + 1 + limit)
         return [s for s in range(state.contiguous + 1, top) if s not in state.ahead]
+
+    def forget(self, source: str, seq: int) -> None:
+        """Un-see ``seq``: it was observed but not consumed (its write failed), so its next
+        delivery is fresh, and until then it is missing like any other gap."""
+        state = self._sources.get(source)
+        if state is None:
+            return
+        if seq in state.ahead:
+            state.ahead.remove(seq)
+        elif seq <= state.contiguous:
+            # Rare (forget follows its observe at once): what lay between stays seen.
+            state.ahead.update(range(seq + 1, state.contiguous + 1))
+            state.contiguous = seq - 1
 
     def last_contiguous(self, source: str) -> int:
         state = self._sources.get(source)
@@ -63,4 +79,4 @@ class SequenceTracker:
 
     def restore(self, source: str, contiguous: int) -> None:
         """Start a source at ``contiguous`` (after rebuilding state from a log)."""
-        self._sources[source] = _SourceState(contiguous=contiguous)
+        self._sources[source] = _SourceState(contiguous=contiguous, highest=contiguous)

@@ -301,18 +301,18 @@ class ControllerService:
         _LOGGER.error("table %s rebuilt from the event log after a failed input", table_id)
 
     def _observe_seq(self, table_id: str, kind: str, payload: dict[str, Any]) -> SeqVerdict | None:
-        device, seq = payload.get("device"), payload.get("seq")
-        if kind == "device.gap" and isinstance(device, str):
-            # Given up for lost: seen, so that nobody asks for them again (after a restart too).
-            for lost in payload.get("seqs", []):
-                self._trackers[table_id].observe(device, int(lost))
-            return None
-        if not isinstance(device, str) or not isinstance(seq, int):
-            return None
-        # One sequence space per device for its events (a device numbers all its frames
-        # together); health reports have their own, time-based one (docs/devices.md).
-        source = f"{device}{HEALTH_SUFFIX}" if kind == "device.health" else device
-        return self._trackers[table_id].observe(source, seq)
+        tracker = self._trackers[table_id]
+        verdict = None
+        for source, seq in _seqs_of(kind, payload):
+            verdict = tracker.observe(source, seq)
+        # Given up for lost (device.gap): seen, so nobody asks for them again (after a restart too).
+        return None if kind == "device.gap" else verdict
+
+    def _forget_seq(self, table_id: str, kind: str, payload: dict[str, Any]) -> None:
+        """An input that was not applied is not logged either: un-see it, so that its next
+        delivery (QoS 1, a replay) is taken, and until then it is a gap asked for again."""
+        for source, seq in _seqs_of(kind, payload):
+            self._trackers[table_id].forget(source, seq)
 
     async def _consume(self, kind: str, topic: str, model: type[BaseModel]) -> None:
         assert self.bus is not None
@@ -339,6 +339,7 @@ class ControllerService:
                 try:
                     await self.submit(table_id, kind, data)
                 except StudioError as exc:
+                    self._forget_seq(table_id, kind, data)
                     _LOGGER.warning("input %s on %s refused: %s", kind, table_id, exc)
 
     def _unchanged_availability(self, table_id: str, data: dict[str, Any]) -> bool:
@@ -390,6 +391,7 @@ class ControllerService:
         try:
             await self.submit(table_id, "device.gap", data)
         except StudioError as exc:
+            self._forget_seq(table_id, "device.gap", data)  # still missing: given up again
             _LOGGER.error("lost events of %s on %s not recorded: %s", device, table_id, exc)
 
     async def _timers(self) -> None:
@@ -593,3 +595,17 @@ class ControllerService:
 
 def _ruleset(settings: TableSettings) -> RuleSet:
     return ruleset_from_spec(settings.ruleset)
+
+
+def _seqs_of(kind: str, payload: dict[str, Any]) -> list[tuple[str, int]]:
+    """The (source, seq) pairs an input accounts for in the sequence trackers."""
+    device, seq = payload.get("device"), payload.get("seq")
+    if not isinstance(device, str):
+        return []
+    if kind == "device.gap":
+        return [(device, int(lost)) for lost in payload.get("seqs", [])]
+    if not isinstance(seq, int):
+        return []
+    # One sequence space per device for its events (a device numbers all its frames
+    # together); health reports have their own, time-based one (docs/devices.md).
+    return [(f"{device}{HEALTH_SUFFIX}" if kind == "device.health" else device, seq)]
