@@ -36,14 +36,14 @@ def play_round(rules: RuleSet, shoe: list[Card], rng: random.Random) -> int:
             used += 1
         elif decision.kind == "insurance":
             for seat in decision.surrender_seats:
-                rnd.early_surrender(seat, rng.random() < 0.2)
+                rnd.early_surrender(seat, rng.random() < 0.2, player=f"p{seat}")
             pending = rnd.pending_decision()
             if pending is not None and pending.kind == "insurance":
                 for seat, player in pending.insurance_players:
                     rnd.insurance(player, rng.random() < 0.2, seat)
         else:
             assert decision.seat is not None
-            rnd.act(decision.seat, rng.choice(decision.legal))
+            rnd.act(decision.seat, rng.choice(decision.legal), player=f"p{decision.seat}")
     rnd.settle()
     return used
 

@@ -164,7 +164,7 @@ def play_until_card(rnd: Round, first_action: Action | None = None) -> bool:
                 pair = len(cards) == 2 and cards[0].value == cards[1].value
                 assert rnd.dealer_up is not None
                 take = strategy.early_surrender(hard, ace, rnd.dealer_up.value, pair)
-                rnd.early_surrender(seat, take)
+                rnd.early_surrender(seat, take, player=PLAYER)
             pending = rnd.pending_decision()
             if pending is not None and pending.kind == "insurance":
                 for seat, player in pending.insurance_players:
@@ -176,7 +176,7 @@ def play_until_card(rnd: Round, first_action: Action | None = None) -> bool:
         if first_action is not None and not hand.from_split and not hand.actions:
             if box.mode is not BoxMode.PLAYER:
                 raise StudioError("a forced first action needs a box its player decides")
-            rnd.act(decision.seat, first_action, decision.hand)
+            rnd.act(decision.seat, first_action, decision.hand, player=PLAYER)
             continue
         if box.mode is not BoxMode.PLAYER:
             rnd.timeout()  # Majority seats with no votes fall to best strategy
@@ -185,7 +185,7 @@ def play_until_card(rnd: Round, first_action: Action | None = None) -> bool:
         action = best_action(
             rules, hand.cards, rnd.dealer_up, list(decision.legal), hand.from_split
         )
-        rnd.act(decision.seat, Action(action), decision.hand)
+        rnd.act(decision.seat, Action(action), decision.hand, player=PLAYER)
 
 
 def net_result(rnd: Round) -> float:

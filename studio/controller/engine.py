@@ -72,9 +72,9 @@ class EngineRound:
             )
         elif isinstance(command, DecisionCommand):
             if command.action == "surrender" and rnd.phase is Phase.INSURANCE:
-                rnd.early_surrender(command.seat, True)
+                rnd.early_surrender(command.seat, True, player=command.player)
             else:
-                rnd.act(command.seat, command.action)
+                rnd.act(command.seat, command.action, player=command.player)
         elif isinstance(command, VoteCommand):
             rnd.vote(command.seat, command.player, command.action)
         elif isinstance(command, InsuranceCommand):

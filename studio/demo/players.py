@@ -175,7 +175,9 @@ class PlayerBots:
                     {"round": round_id, "seat": seat, "player": player, "action": vote.value},
                 )
         elif mode == "player":
-            player = box["players"][0]
+            # The seated player (place_bets' p1) decides, not whoever bets behind the box
+            # (listed with the box's players, and sorted first): the controller refuses them.
+            player = f"{self.table}-s{seat}-p1"
             await self.send(
                 "decisions",
                 {"round": round_id, "seat": seat, "player": player, "action": choice.value},

@@ -30,10 +30,12 @@ One round (:class:`studio.rules.round.Round`)::
 
     rnd.pending_decision() -> Decision | None                   # kind: betting | insurance | action
     rnd.legal_actions(seat, hand=None) -> list[Action]          # hit stand double split surrender
-    rnd.act(seat, "hit")                                        # seated player (IllegalActionError)
+    rnd.act(seat, "hit", player="p1")                           # the seated player only
+                                                                #   (IllegalActionError)
     rnd.vote(seat, player, "stand")                             # Majority Rules seats
     rnd.insurance(player, take, seat=None)                      # insurance / even money on a BJ
-    rnd.early_surrender(seat, take)                             # early surrender against an ace
+    rnd.early_surrender(seat, take, player="p1")                # early surrender against an ace
+    rnd.seated_player(seat) -> str | None                       # who decides for a box
     rnd.timeout()                                               # the rule set's default for
                                                                 #   whatever decision is pending
     rnd.phase                                                   # Phase.COMPLETE -> settle

@@ -214,9 +214,9 @@ def _play(
                 queue = decisions.get(seat, [])
                 if queue and queue[0] == "surrender":
                     queue.pop(0)
-                    rnd.early_surrender(seat, True)
+                    rnd.early_surrender(seat, True, player=_seated(rnd, seat))
                 else:
-                    rnd.early_surrender(seat, False)
+                    rnd.early_surrender(seat, False, player=_seated(rnd, seat))
             pending = rnd.pending_decision()
             if pending is not None and pending.kind == "insurance":
                 for seat, player in pending.insurance_players:
@@ -257,7 +257,15 @@ def _play(
             rnd.timeout()
             continue
         action = queue.pop(0)
-        rnd.act(seat, action)
+        rnd.act(seat, action, player=_seated(rnd, seat))
+
+
+def _seated(rnd: Round, seat: int) -> str:
+    """A seat's ``decisions`` are its seated player's (a bet behind never decides)."""
+    player = rnd.seated_player(seat)
+    if player is None:
+        raise ReplayInputError(f"seat {seat} has no seated player to take its decisions")
+    return player
 
 
 def _action_round(rnd: Round, seat: int) -> tuple[int, int, int, int] | None:

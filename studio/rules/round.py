@@ -292,13 +292,16 @@ class Round:
         elif kind == "cut_card":
             self.cut_card()
         elif kind == "act":
-            self.act(event["seat"], Action(event["action"]), event.get("hand"))
+            # Logs written before the engine recorded who acted: the seated player did.
+            player = event.get("player") or self.seated_player(event["seat"]) or ""
+            self.act(event["seat"], Action(event["action"]), event.get("hand"), player=player)
         elif kind == "vote":
             self.vote(event["seat"], event["player"], Action(event["action"]))
         elif kind == "insurance":
             self.insurance(event["player"], event["take"], event.get("seat"))
         elif kind == "early_surrender":
-            self.early_surrender(event["seat"], event["take"])
+            player = event.get("player") or self.seated_player(event["seat"]) or ""
+            self.early_surrender(event["seat"], event["take"], player=player)
         elif kind == "timeout":
             self.timeout()
         elif kind == "cancel":
@@ -495,6 +498,22 @@ class Round:
                 return NextCard(CardFor.DEALER_HOLE)
             return NextCard(CardFor.DEALER_DRAW)
         return NextCard(CardFor.NONE)
+
+    def seated_player(self, seat: int) -> str | None:
+        """The player at the table on ``seat``, who makes its decisions; None when nobody
+        sits there or several players share the seat (Majority Rules: they vote)."""
+        box = self.boxes.get(seat)
+        players = [w.player for w in box.seat_wagers] if box is not None else []
+        return players[0] if len(players) == 1 else None
+
+    def _require_seated_player(self, box: Box, player: str) -> None:
+        # Seed 000: "The player at the table makes all decisions for the hand": not a
+        # player betting behind, nor anyone without a bet on the box.
+        if not any(w.player == player for w in box.seat_wagers):
+            raise IllegalActionError(
+                f"{player or 'nobody'} is not the player at seat {box.seat}: "
+                "only the seated player decides for the hand"
+            )
 
     def legal_actions(self, seat: int, hand: int | None = None) -> list[Action]:
         """Actions allowed right now on a seat's hand (empty unless it is that hand's turn)."""
@@ -744,13 +763,14 @@ class Round:
         if not self._insurance_open():
             self._end_insurance()
 
-    def early_surrender(self, seat: int, take: bool) -> None:
-        """The seated player's early-surrender choice (dealer shows an ace, before the peek)."""
+    def early_surrender(self, seat: int, take: bool, *, player: str) -> None:
+        """The seated ``player``'s early-surrender choice (dealer shows an ace, before the peek)."""
         if self.phase is not Phase.INSURANCE:
             raise IllegalActionError("early surrender is not offered now")
         box = self.boxes.get(seat)
         if box is None or box not in self._surrender_boxes() or box.surrender_decided:
             raise IllegalActionError(f"no early-surrender decision pending for seat {seat}")
+        self._require_seated_player(box, player)
         if take and any(w.insurance > 0 or w.even_money for w in box.seat_wagers):
             raise IllegalActionError(
                 f"seat {seat} took insurance: insurance and surrender are alternatives"
@@ -759,7 +779,7 @@ class Round:
         if take:
             for w in box.seat_wagers:  # the seated player chose surrender over insurance
                 w.insurance_decided = True
-        self._log({"type": "early_surrender", "seat": seat, "take": take})
+        self._log({"type": "early_surrender", "seat": seat, "take": take, "player": player})
         if not self._insurance_open():
             self._end_insurance()
 
@@ -898,8 +918,8 @@ class Round:
         current = self._current()
         return current is not None and current[0].hands[current[1]].awaiting_card
 
-    def act(self, seat: int, action: Action | str, hand: int | None = None) -> None:
-        """The seated player's decision for the current hand of ``seat``."""
+    def act(self, seat: int, action: Action | str, hand: int | None = None, *, player: str) -> None:
+        """The seated ``player``'s decision for the current hand of ``seat``."""
         action = self._parse_action(action)
         box, index = self._require_turn(seat, hand)
         if box.mode is not BoxMode.PLAYER:
@@ -909,10 +929,13 @@ class Round:
                 if box.mode is BoxMode.MAJORITY
                 else f"seat {seat} is resolved by best strategy"
             )
+        self._require_seated_player(box, player)
         legal = self._legal(box, index)
         if action not in legal:
             raise IllegalActionError(self._illegal_message(box, index, action, legal))
-        self._log({"type": "act", "seat": seat, "action": action.value, "hand": hand})
+        self._log(
+            {"type": "act", "seat": seat, "action": action.value, "hand": hand, "player": player}
+        )
         self._apply(box, index, action, voted=set())
         self._advance()
 

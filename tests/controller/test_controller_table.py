@@ -113,10 +113,17 @@ class Driver:
             },
         )
 
-    def decide(self, seat: int, action: str, cid: str) -> None:
+    def decide(self, seat: int, action: str, cid: str, player: str = "p1") -> None:
         self.feed(
             "game.command",
-            {"id": cid, "type": "decision", "seat": seat, "player": "p1", "action": action},
+            {"id": cid, "type": "decision", "seat": seat, "player": player, "action": action},
+        )
+
+    def rejected(self, cid: str) -> str:
+        return next(
+            e["data"]["reason"]
+            for e in self.events
+            if e["type"] == "command_rejected" and e["data"]["id"] == cid
         )
 
     def manager(self, **action: Any) -> None:
@@ -155,6 +162,29 @@ def test_single_source_round_deals_and_settles() -> None:
     assert not d.alerts
     d.tick(1.5)
     assert d.table.phase == "betting" and d.table.round_id == "bj-1-R2"
+
+
+def test_only_the_seated_player_decides_for_the_box() -> None:
+    """Seed 000: "The player at the table makes all decisions for the hand": a decision
+    from someone without a bet, or betting behind, is refused and changes no stake."""
+    d = Driver(single_source=True)
+    d.shuffle()
+    d.load()
+    d.tick(0.1)
+    d.bet(1, "p1")
+    d.bet(1, "b1", behind=True)
+    d.tick(20)
+    for code in ["5H", "9C", "6D", "7S"]:  # p1 11 against 9
+        d.card(code)
+    d.decide(1, "double", "d1", player="mallory")
+    d.decide(1, "double", "d2", player="b1")
+    assert "mallory is not the player at seat 1" in d.rejected("d1")
+    assert "b1 is not the player at seat 1" in d.rejected("d2")
+    assert d.table.engine is not None
+    wagers = d.table.engine.round.boxes[1].wagers
+    assert [w.hand_stakes[0].total for w in wagers] == [10, 10]
+    d.decide(1, "double", "d3")
+    assert [w.hand_stakes[0].total for w in wagers] == [20, 20]
 
 
 def test_duplicate_command_is_applied_once() -> None:

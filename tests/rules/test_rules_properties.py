@@ -125,7 +125,7 @@ def play(rules: RuleSet, data: st.DataObject, stop_at: int | None = None) -> tup
             if decision.kind == "insurance":
                 for seat in decision.surrender_seats:
                     if data.draw(st.booleans()):
-                        rnd.early_surrender(seat, data.draw(st.booleans()))
+                        rnd.early_surrender(seat, data.draw(st.booleans()), player=f"p{seat}-0")
                 pending = rnd.pending_decision()
                 players = pending.insurance_players if pending is not None else ()
                 for seat, player in players:
@@ -152,7 +152,8 @@ def play(rules: RuleSet, data: st.DataObject, stop_at: int | None = None) -> tup
                 if _still_open(rnd, box, marker):
                     rnd.timeout()
             else:
-                rnd.act(decision.seat, data.draw(st.sampled_from(decision.legal)))
+                action = data.draw(st.sampled_from(decision.legal))
+                rnd.act(decision.seat, action, player=f"p{decision.seat}-0")
             continue
         assert due.kind is not CardFor.NONE, f"stuck in {rnd.phase}"
         if due.kind is CardFor.SEAT_HAND:

@@ -89,12 +89,12 @@ def test_legal_actions_clubhouse_pair_and_no_double_after_split() -> None:
     deal(rnd, "8S", "6D", "8C", "TC")
     assert rnd.legal_actions(1) == [H, S, D, P]
     assert rnd.legal_actions(2) == []
-    rnd.act(1, "split")
+    rnd.act(1, "split", player="p1")
     assert rnd.next_card() == NextCard(CardFor.SEAT_HAND, 1, 0)
     rnd.deal("8D")
     assert rnd.legal_actions(1) == [H, S]  # no resplit, no double after split
     with pytest.raises(IllegalActionError, match="legal: hit, stand"):
-        rnd.act(1, "double")
+        rnd.act(1, "double", player="p1")
 
 
 def test_double_after_split_and_double_totals() -> None:
@@ -116,7 +116,7 @@ def test_split_aces_get_one_card_each_and_21_is_not_blackjack() -> None:
     rnd = new_round("classic6", (1, "p1", "10"))
     rnd.close_betting()
     deal(rnd, "AS", "9D", "AH", "7C")  # dealer hole 9, up 7
-    rnd.act(1, "split")
+    rnd.act(1, "split", player="p1")
     deal(rnd, "KD")
     assert rnd.next_card() == NextCard(CardFor.SEAT_HAND, 1, 1)
     deal(rnd, "2C")
@@ -133,14 +133,54 @@ def test_wrong_seat_and_unknown_action() -> None:
     rnd.close_betting()
     deal(rnd, "TS", "9S", "6D", "7C", "8C", "TD")
     with pytest.raises(IllegalActionError, match="seat 1 hand 1's turn"):
-        rnd.act(2, "stand")
+        rnd.act(2, "stand", player="p2")
     with pytest.raises(IllegalActionError, match="unknown action"):
-        rnd.act(1, "fold")
+        rnd.act(1, "fold", player="p1")
     with pytest.raises(CardNotDueError, match="waiting for seat 1"):
         rnd.deal("2C")
     with pytest.raises(CardCodeError):
         rnd.deal("1X")
     assert rnd.legal_actions(1) == [H, S, D]  # nothing changed
+
+
+def test_only_the_seated_player_decides_for_the_hand() -> None:
+    """Seed 000: "The player at the table makes all decisions for the hand"."""
+    rnd = new_round("clubhouse", (1, "p1", "10"), (2, "p2", "10"))
+    rnd.place_wager(1, "b1", "10", behind=True)
+    rnd.close_betting()
+    deal(rnd, "5H", "TS", "9C", "6D", "7S", "TD")  # p1 11 against 9
+    for intruder in ("mallory", "b1", "p2", ""):  # no bet, bet behind, another seat's player
+        with pytest.raises(IllegalActionError, match="not the player at seat 1"):
+            rnd.act(1, "double", player=intruder)
+    assert [w.hand_stakes[0].total for w in rnd.boxes[1].wagers] == [10, 10]
+    assert rnd.events[-1]["type"] == "deal"  # a refused decision is not logged
+    rnd.act(1, "double", player="p1")
+    assert rnd.events[-1] == {
+        "type": "act",
+        "seat": 1,
+        "action": "double",
+        "hand": None,
+        "player": "p1",
+    }
+    assert Round.replay(rnd.rules, rnd.events).boxes[1].hands[0].doubled
+    old_log = [
+        e if e["type"] != "act" else {k: v for k, v in e.items() if k != "player"}
+        for e in rnd.events
+    ]  # logged before the engine recorded who acted
+    assert Round.replay(rnd.rules, old_log).boxes[1].hands[0].doubled
+
+
+def test_only_the_seated_player_surrenders_early() -> None:
+    rnd = new_round("clubhouse", (1, "p1", "10"))
+    rnd.place_wager(1, "b1", "10", behind=True)
+    rnd.close_betting()
+    deal(rnd, "TC", "AS", "6D", "9H")
+    for intruder in ("b1", "mallory"):
+        with pytest.raises(IllegalActionError, match="not the player at seat 1"):
+            rnd.early_surrender(1, True, player=intruder)
+    assert not rnd.boxes[1].surrender_decided
+    rnd.early_surrender(1, False, player="p1")
+    assert rnd.boxes[1].surrender_decided
 
 
 def test_peek_ends_the_round_on_dealer_blackjack_with_ten_up() -> None:
@@ -177,7 +217,7 @@ def test_insurance_decisions_and_timeout_default() -> None:
     rnd.insurance("p1", True)
     with pytest.raises(IllegalActionError):
         rnd.insurance("p1", True)
-    rnd.early_surrender(1, False)
+    rnd.early_surrender(1, False, player="p1")
     rnd.timeout()  # p2: no insurance, no surrender (clubhouse defaults)
     assert rnd.phase is Phase.PLAYERS
     assert rnd.boxes[1].wagers[0].insurance == Decimal("5.00")
@@ -203,7 +243,7 @@ def test_late_surrender_only_as_first_action() -> None:
     rnd.close_betting()
     deal(rnd, "TS", "TD", "6C", "8C")
     assert R in rnd.legal_actions(1)
-    rnd.act(1, "surrender")
+    rnd.act(1, "surrender", player="p1")
     res = rnd.settle()
     assert res.payouts == Decimal("5.00")  # half of 10.01, rounded down
 
@@ -217,7 +257,7 @@ def test_majority_vote_consent_and_right_hand_rule() -> None:
     rnd.close_betting()
     deal(rnd, "8S", "6D", "8C", "TC")
     with pytest.raises(IllegalActionError, match="vote"):
-        rnd.act(1, "split")
+        rnd.act(1, "split", player="yes")
     with pytest.raises(IllegalActionError, match="no bet on seat 1"):
         rnd.vote(1, "stranger", "hit")
     rnd.vote(1, "yes", "split")
@@ -242,7 +282,7 @@ def test_bet_behind_rules() -> None:
     rnd.place_wager(4, "b2", "5", behind=True)  # nobody sits on seat 4
     rnd.close_betting()
     deal(rnd, "5S", "6D", "6C", "TC")
-    rnd.act(1, "double")
+    rnd.act(1, "double", player="p1")
     deal(rnd, "9C", "2H")  # 20 against dealer 18
     res = rnd.settle()
     by_player = {w.player: w for w in res.wagers}
@@ -259,7 +299,7 @@ def test_cancel_refunds_everything_taken() -> None:
     deal(rnd, "5S", "AD", "6C", "7C")
     rnd.insurance("p1", True)
     rnd.timeout()
-    rnd.act(1, "double")
+    rnd.act(1, "double", player="p1")
     res = rnd.cancel("card misscan")
     assert res.status == "cancelled"
     assert res.stakes == Decimal("28.00") and res.payouts == res.stakes and res.house_net == 0

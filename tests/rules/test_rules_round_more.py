@@ -62,13 +62,13 @@ def test_h17_dealer_hits_soft_17_and_s17_stands() -> None:
     for code in ["TC", "6D", "9C", "AS"]:  # classic6: hole 6D first, up AS: soft 17
         rnd.deal(code)
     rnd.timeout()  # insurance round
-    rnd.act(1, "stand")
+    rnd.act(1, "stand", player="p")
     assert rnd.next_card() == NextCard(CardFor.DEALER_DRAW)
     rnd = start(preset("clubhouse"), (1, "p", "10", {}))
     for code in ["TC", "AS", "9C", "6D"]:
         rnd.deal(code)
     rnd.timeout()
-    rnd.act(1, "stand")
+    rnd.act(1, "stand", player="p")
     assert rnd.phase is Phase.COMPLETE
 
 
@@ -93,10 +93,10 @@ def test_bet_behind_split_first_hand_or_follow() -> None:
     rnd.close_betting()
     for code in ["8S", "6D", "8C", "TC"]:
         rnd.deal(code)
-    rnd.act(2, "split")
+    rnd.act(2, "split", player="seated")
     for code in ["TD", "TH"]:  # 18 and 18 (stands needed)
         rnd.deal(code)
-        rnd.act(2, "stand")
+        rnd.act(2, "stand", player="seated")
     rnd.deal("9D")  # dealer 25
     res = {w.player: w for w in rnd.settle().wagers}
     assert (res["first"].stake, res["first"].payout) == (4, 8)
@@ -110,13 +110,13 @@ def test_five_card_charlie_override_and_no_draw_when_all_surrendered() -> None:
     for code in ["2C", "TD", "3C", "9D", "2D", "2H", "3H"]:  # 2 3 2 2 3 = 12, five cards
         rnd.deal(code)
         if rnd.pending_decision() is not None:
-            rnd.act(1, "hit")
+            rnd.act(1, "hit", player="p")
     assert rnd.boxes[1].hands[0].stood and len(rnd.boxes[1].hands[0].cards) == 5
     assert lines(rnd)[("p", "main")][1] == "5-card Charlie (12) wins"
     rnd = start(rules, (1, "p", "10", {}))
     for code in ["TC", "TD", "6C", "6D"]:
         rnd.deal(code)
-    rnd.act(1, "surrender")
+    rnd.act(1, "surrender", player="p")
     assert rnd.phase is Phase.COMPLETE and len(rnd.dealer_cards) == 2
     assert lines(rnd)[("p", "main")][0] == "5.00"
 
@@ -159,20 +159,20 @@ def test_early_surrender_and_insurance_are_alternatives() -> None:
     rnd.close_betting()
     for code in ["TC", "9C", "AS", "6D", "7C", "8H"]:
         rnd.deal(code)
-    rnd.early_surrender(1, True)
+    rnd.early_surrender(1, True, player="p")
     decision = rnd.pending_decision()
     assert decision is not None
     assert decision.insurance_players == ((1, "b"), (2, "q"))  # the behind player still chooses
     rnd.insurance("q", True)
     with pytest.raises(IllegalActionError, match="alternatives"):
-        rnd.early_surrender(2, True)
+        rnd.early_surrender(2, True, player="q")
 
 
 def test_early_surrender_keeps_half_even_against_a_dealer_blackjack() -> None:
     rnd = start(preset("clubhouse"), (1, "p", "10", {}), (2, "q", "10", {}))
     for code in ["TC", "9C", "AS", "6D", "9D", "KH"]:  # dealer AS KH: blackjack
         rnd.deal(code)
-    rnd.early_surrender(1, True)
+    rnd.early_surrender(1, True, player="p")
     rnd.timeout()  # q: no insurance, no surrender
     assert rnd.phase is Phase.COMPLETE  # the peek ends the round
     got = lines(rnd)
