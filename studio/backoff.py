@@ -29,7 +29,10 @@ class Backoff:
 
     def next_delay(self) -> float:
         base = min(self.maximum, self.initial * self.factor**self.attempts)
-        self.attempts += 1
+        if base < self.maximum:
+            # Stop counting at the cap: factor**attempts would overflow a float after about
+            # 1024 failures in a row (half an hour of an unplugged device), killing the caller.
+            self.attempts += 1
         # Jitter spreads out reconnect storms when a broker restarts under many clients.
         spread = base * self.jitter
         return max(0.0, min(self.maximum, base + self.rng.uniform(-spread, spread)))

@@ -3,7 +3,9 @@ from __future__ import annotations
 import asyncio
 from datetime import UTC, datetime
 
+from studio.backoff import Backoff
 from studio.bus import MessageBus
+from studio.bus.embedded import free_port
 from studio.config import BrokerSettings
 from studio.contract import Availability, ShoeCard, Topics
 
@@ -92,3 +94,33 @@ async def test_publish_queues_while_broker_is_unreachable() -> None:
         await asyncio.sleep(0.2)
         assert bus.pending == 1
         assert not bus.connected
+
+
+class CountingBackoff(Backoff):
+    """A real Backoff that counts the delays asked of it (one per failed connect)."""
+
+    calls = 0
+
+    def next_delay(self) -> float:
+        self.calls += 1
+        return super().next_delay()
+
+
+def test_backoff_stays_at_its_cap_however_long_the_outage() -> None:
+    backoff = Backoff(initial=0.05, maximum=5.0)
+    delays = [backoff.next_delay() for _ in range(5000)]  # 2.0**1024 overflowed a float
+    assert max(delays) <= 5.0 and delays[-1] >= 5.0 * 0.8
+    backoff.reset()
+    assert backoff.next_delay() <= 0.05 * 1.2
+
+
+async def test_bus_keeps_retrying_past_a_thousand_failed_connects() -> None:
+    settings = BrokerSettings(url=f"mqtt://127.0.0.1:{free_port()}")  # nothing listens there
+    backoff = CountingBackoff(initial=1e-6, maximum=1e-5)
+    async with MessageBus(settings, "patient", backoff=backoff) as bus:
+        async with asyncio.timeout(60):
+            while backoff.calls <= 1100:
+                assert not bus._task.done(), bus._task  # the bus task (and its owner) lives on
+                await asyncio.sleep(0.01)
+        await bus.publish("studio/v1/tables/x/shoe/cards", card(1))
+        assert bus.pending == 1
