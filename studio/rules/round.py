@@ -956,16 +956,20 @@ class Round:
         self._log({"type": "vote", "seat": seat, "player": player, "action": action.value})
         eligible = len(box.seat_wagers)
         winner = voting.decided_now(box.votes, eligible)
-        source = "majority vote"
         if winner is None and voting.everyone_voted(box.votes, eligible):
             winner = voting.plurality(box.votes)
             if winner is None:
-                winner, source = self._best(box, index), "tied vote, best strategy"
+                self._close_vote(box, index, self._best(box, index), "tied vote, best strategy")
+                return
         if winner is not None:
-            self._close_vote(box, index, winner, source)
+            self._close_vote(box, index, winner, "majority vote", by_vote=True)
 
-    def _close_vote(self, box: Box, index: int, action: Action, source: str) -> None:
-        voted = set(box.votes)
+    def _close_vote(
+        self, box: Box, index: int, action: Action, source: str, by_vote: bool = False
+    ) -> None:
+        # Seed 004: voting makes a non-consenting player pay only for "the chosen action",
+        # the vote's; an action best strategy picked (a tie, no votes) needs auto_consent.
+        voted = set(box.votes) if by_vote else set()
         box.votes = {}
         self._apply(box, index, action, voted=voted, source=source)
         self._advance()
@@ -1004,7 +1008,7 @@ class Round:
         if box.mode is BoxMode.MAJORITY:
             chosen = voting.plurality(box.votes)
             if chosen is not None:
-                self._close_vote(box, index, chosen, "timeout, most votes")
+                self._close_vote(box, index, chosen, "timeout, most votes", by_vote=True)
             else:
                 why = "timeout, tied vote" if box.votes else "timeout, no votes"
                 self._close_vote(box, index, self._best(box, index), why + ", best strategy")

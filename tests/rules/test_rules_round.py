@@ -266,6 +266,49 @@ def test_majority_vote_consent_and_right_hand_rule() -> None:
     assert stakes == {"yes": [10, 10], "no": [10, 0], "voter": [10, 10]}
 
 
+def _eleven_against_six(*consents: bool) -> Round:
+    rnd = Round(preset("majority_speed"))
+    rnd.open_betting()
+    for n, consent in enumerate(consents, 1):
+        rnd.place_wager(1, f"p{n}", "10", auto_consent=consent)
+    rnd.close_betting()
+    deal(rnd, "5H", "6C", "6D", "7S")  # 11 against 6: best strategy doubles
+    return rnd
+
+
+def _doubled(rnd: Round) -> list[Decimal]:
+    return [w.hand_stakes[0].total for w in rnd.boxes[1].wagers]
+
+
+def test_voters_pay_without_consent_only_for_the_action_the_vote_chose() -> None:
+    """Seed 004: a voter without consent gets "the chosen action" (the vote's) applied;
+    an action best strategy chose after a tie, or with no votes, needs consent."""
+    rnd = _eleven_against_six(False, False, True)
+    rnd.vote(1, "p1", "hit")
+    rnd.vote(1, "p2", "stand")
+    rnd.vote(1, "p3", "double")  # everyone voted, 1-1-1: best strategy
+    assert rnd.boxes[1].hands[0].actions == ["double (tied vote, best strategy)"]
+    assert _doubled(rnd) == [10, 10, 20]  # only p3, who consented, pays the double
+
+    rnd = _eleven_against_six(False, False, True)
+    rnd.vote(1, "p1", "hit")
+    rnd.vote(1, "p2", "stand")
+    rnd.timeout()
+    assert rnd.boxes[1].hands[0].actions == ["double (timeout, tied vote, best strategy)"]
+    assert _doubled(rnd) == [10, 10, 20]
+
+    rnd = _eleven_against_six(False, True)
+    rnd.timeout()
+    assert rnd.boxes[1].hands[0].actions == ["double (timeout, no votes, best strategy)"]
+    assert _doubled(rnd) == [10, 20]
+
+    rnd = _eleven_against_six(False, False, True)
+    rnd.vote(1, "p1", "double")
+    rnd.timeout()  # the vote chose double: its voter pays, the silent p2 does not
+    assert rnd.boxes[1].hands[0].actions == ["double (timeout, most votes)"]
+    assert _doubled(rnd) == [20, 10, 20]
+
+
 def test_best_strategy_mode_plays_itself() -> None:
     rnd = new_round("majority_speed", (2, "solo", "10"))
     rnd.close_betting()
