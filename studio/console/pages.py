@@ -57,6 +57,7 @@ from studio.console.users import (
     UserStore,
     default_hasher,
 )
+from studio.controller.commands import check_reason
 from studio.errors import StudioError
 from studio.web.context import WebContext
 
@@ -323,10 +324,7 @@ class Console:
 
 
 def _reason(reason: str) -> str:
-    text = reason.strip()
-    if len(text) < 3:
-        raise StudioError("a reason is required (at least 3 characters)")
-    return text[:500]
+    return check_reason(reason)[:500]
 
 
 def build_router(console: Console) -> APIRouter:

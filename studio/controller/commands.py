@@ -7,9 +7,11 @@ already accepted is acknowledged again and never applied twice.
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter
+
+from studio.errors import StudioError
 
 PlayerAction = Literal["hit", "stand", "double", "split", "surrender"]
 
@@ -57,6 +59,23 @@ game_command = TypeAdapter(GameCommand)
 
 
 ManagerVerb = Literal["acknowledge", "resolve", "pause", "resume", "cancel_round", "shoe_change"]
+MIN_REASON_LENGTH = 3
+
+
+class ReasonError(StudioError, ValueError):
+    """A manager action that alters a table has no reason (or too short a one)."""
+
+
+def check_reason(reason: str) -> str:
+    """The reason, trimmed; every manual alteration is logged with why it was made."""
+    text = reason.strip()
+    if len(text) < MIN_REASON_LENGTH:
+        raise ReasonError(f"a reason is required (at least {MIN_REASON_LENGTH} characters)")
+    return text
+
+
+# For request bodies: a ValueError in a validator is a 422 naming the field.
+Reason = Annotated[str, Field(max_length=500), AfterValidator(check_reason)]
 
 
 class ManagerAction(BaseModel):
@@ -70,3 +89,10 @@ class ManagerAction(BaseModel):
     alert_id: str | None = None
     resolution: Literal["accept", "correct", "void", "cancel"] | None = None
     card: str | None = None
+
+    def __init__(self, **data: Any) -> None:
+        super().__init__(**data)
+        # Checked when an action is made, not when a logged one is read back
+        # (model_validate): the log holds actions from before this rule, and they must replay.
+        if self.verb != "acknowledge":
+            check_reason(self.reason)

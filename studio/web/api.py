@@ -3,7 +3,8 @@
 Reads are open to a logged-in console user (viewer and up) or the game platform
 (``Authorization: Bearer <platform token>``). Commands from the game platform
 need the platform token. Manager actions need a manager session (and the CSRF
-token the console middleware checks on every cookie-authenticated request).
+token the console middleware checks on every cookie-authenticated request) and a
+reason of at least 3 characters (422 without one).
 """
 
 from __future__ import annotations
@@ -12,12 +13,13 @@ import hmac
 from typing import Any, Literal
 
 from fastapi import APIRouter, Depends, HTTPException, Request
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from studio.console.auth import current_user, require_role
 from studio.console.users import Role, User
 from studio.controller import ControllerService, UnknownTable
 from studio.controller.alerts import AlertError
+from studio.controller.commands import Reason
 from studio.errors import StudioError
 from studio.web.context import WebContext
 
@@ -25,13 +27,13 @@ from studio.web.context import WebContext
 class ResolveBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
     action: Literal["accept", "correct", "void", "cancel"]
-    reason: str = Field(min_length=1, max_length=500)
+    reason: Reason
     card: str | None = None
 
 
 class ReasonBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    reason: str = Field("", max_length=500)
+    reason: Reason
 
 
 def build_router(ctx: WebContext) -> APIRouter:
