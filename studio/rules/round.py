@@ -426,13 +426,20 @@ class Round:
         self._log({"type": "withdraw", "seat": seat, "player": player})
 
     def close_betting(self) -> None:
-        """No more bets: refund bets behind empty boxes, fix modes and the deal order."""
+        """No more bets: refund bets behind empty boxes and behind players who refuse them,
+        fix modes and the deal order."""
         if self.phase is not Phase.BETTING:
             raise RoundStateError(f"betting is not open (phase {self.phase})")
         for box in self.boxes.values():
             if not box.playing:
                 for w in box.wagers:
                     w.refunded = "the seated player did not play this round"
+            elif any(not w.allow_bet_behind for w in box.seat_wagers):
+                # Seed 000: a player "can choose not to [let] other players bet behind him";
+                # that choice wins over bets behind placed before the seated bet.
+                for w in box.wagers:
+                    if w.behind:
+                        w.refunded = "the seated player does not allow bets behind"
         playing = sorted(s for s, b in self.boxes.items() if b.playing)
         if not playing:
             raise WagerError("no main bet on the table: nothing to deal")

@@ -62,6 +62,11 @@ def _place_wagers(rnd: Round, data: st.DataObject) -> None:
         players = 1
         if rules.table.max_players_per_seat is None:
             players = data.draw(st.integers(1, 5))
+        behind = rules.table.bet_behind and data.draw(st.booleans())
+        allow = not behind or data.draw(st.booleans())
+        behind_first = behind and data.draw(st.booleans())  # refunded at the close if refused
+        if behind_first:
+            _place_behind(rnd, seat, data)
         for i in range(players):
             side = {k.value: "1.00" for k in sides if data.draw(st.booleans())}
             rnd.place_wager(
@@ -70,16 +75,21 @@ def _place_wagers(rnd: Round, data: st.DataObject) -> None:
                 data.draw(st.sampled_from(STAKES)),
                 side,
                 auto_consent=data.draw(st.booleans()),
+                allow_bet_behind=allow,
             )
-        if rules.table.bet_behind and data.draw(st.booleans()):
-            rnd.place_wager(
-                seat,
-                f"b{seat}",
-                "5.00",
-                behind=True,
-                behind_double=data.draw(st.booleans()),
-                behind_split=data.draw(st.sampled_from(["follow", "first_hand"])),
-            )
+        if behind and not behind_first and allow:
+            _place_behind(rnd, seat, data)
+
+
+def _place_behind(rnd: Round, seat: int, data: st.DataObject) -> None:
+    rnd.place_wager(
+        seat,
+        f"b{seat}",
+        "5.00",
+        behind=True,
+        behind_double=data.draw(st.booleans()),
+        behind_split=data.draw(st.sampled_from(["follow", "first_hand"])),
+    )
 
 
 def _check_card_target(rnd: Round, due: Any, before: dict[str, int]) -> None:

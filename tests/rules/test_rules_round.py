@@ -334,6 +334,33 @@ def test_bet_behind_rules() -> None:
     assert by_player["b2"].lines[0].outcome == "refund" and by_player["b2"].net == 0
 
 
+def test_a_seated_player_refusing_bets_behind_wins_whatever_the_order() -> None:
+    """Seed 000: "Any BJ player can choose not to [allow] other players to bet behind him"."""
+    rnd = new_round("clubhouse")
+    rnd.place_wager(1, "early", "5", behind=True)  # placed before the seated bet
+    rnd.place_wager(1, "p1", "10", allow_bet_behind=False)
+    with pytest.raises(WagerError, match="does not allow bets behind"):
+        rnd.place_wager(1, "late", "5", behind=True)
+    rnd.place_wager(2, "p2", "10")
+    rnd.place_wager(2, "b2", "5", behind=True)  # p2 allows (the default)
+    rnd.close_betting()
+    assert [w.player for w in rnd.boxes[1].live_wagers] == ["p1"]
+    deal(rnd, "TS", "TD", "9C", "9S", "8D", "7C")  # 19 and 18 against 16
+    rnd.act(1, "stand", player="p1")
+    rnd.act(2, "stand", player="p2")
+    deal(rnd, "KH")  # dealer 26
+    res = {w.player: w for w in rnd.settle().wagers}
+    line = res["early"].lines[0]
+    assert (line.outcome, line.payout, line.reason) == (
+        "refund",
+        Decimal(5),
+        "the seated player does not allow bets behind",
+    )
+    assert res["early"].net == 0 and res["b2"].payout == 10 and res["p1"].payout == 20
+    again = Round.replay(rnd.rules, rnd.events[:-1])
+    assert again.boxes[1].wagers[0].refunded == "the seated player does not allow bets behind"
+
+
 def test_cancel_refunds_everything_taken() -> None:
     rnd = Round(preset("clubhouse"))
     rnd.open_betting()
