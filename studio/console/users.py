@@ -274,15 +274,28 @@ class UserStore:
     async def unlock(self, username: str) -> User:
         return await self._update(username, failed_logins=0, locked_until=None)
 
-    async def _record(self, conn: Any, username: str, remote: str, ok: bool, reason: str) -> None:
-        await conn.execute(
-            login_attempts_table.insert().values(
-                ts=iso(self.clock()),
-                username=username[:64],
-                remote=remote[:64],
-                ok=ok,
-                reason=reason,
+    async def _start(self, username: str, remote: str) -> int:
+        # Recorded as a failure until it succeeds, before anything is checked: parallel
+        # attempts from one address count against it at once.
+        async with self.db.engine.begin() as conn:
+            result = await conn.execute(
+                login_attempts_table.insert().values(
+                    ts=iso(self.clock()),
+                    username=username[:64],
+                    remote=remote[:64],
+                    ok=False,
+                    reason="pending",
+                )
             )
+        key = result.inserted_primary_key
+        assert key is not None
+        return int(key[0])
+
+    async def _finish(self, conn: Any, attempt: int, ok: bool, reason: str) -> None:
+        await conn.execute(
+            login_attempts_table.update()
+            .where(login_attempts_table.c.id == attempt)
+            .values(ok=ok, reason=reason)
         )
 
     async def _remote_failures(self, remote: str) -> int:
@@ -297,14 +310,43 @@ class UserStore:
             )
             return int((await conn.execute(query)).scalar_one())
 
+    async def _reserve(self, user_id: int, now: datetime) -> int | None:
+        """Count this attempt as a failure before verifying it; None while the account is locked.
+
+        One conditional UPDATE, so parallel attempts each take their own place in the count
+        (SQLite and PostgreSQL alike) and no more than ``max_failures`` are ever verified per
+        lock. The attempt that reaches the limit locks the account at once; a success
+        clears the count again.
+        """
+        users = users_table.c
+        # The WHERE below lets a lock through only once it has run out: a fresh count.
+        count = sa.case((users.locked_until.is_not(None), 1), else_=users.failed_logins + 1)
+        lock = sa.case((count >= self.policy.max_failures, iso(now + self.policy.lockout)))
+        async with self.db.engine.begin() as conn:
+            result = await conn.execute(
+                users_table.update()
+                .where(users.id == user_id)
+                .where(sa.or_(users.locked_until.is_(None), users.locked_until <= iso(now)))
+                .values(failed_logins=count, locked_until=lock)
+            )
+            if result.rowcount == 0:
+                return None
+            query = sa.select(users.failed_logins).where(users.id == user_id)
+            return int((await conn.execute(query)).scalar_one())
+
     async def authenticate(self, username: str, password: str, *, remote: str = "") -> User:
-        """Return the user or raise :class:`LoginError`; every attempt is recorded."""
+        """Return the user or raise :class:`LoginError`; every attempt is recorded.
+
+        Each attempt is counted (against the address and the account) before the slow
+        password check, so a burst of parallel guesses gets no more tries than one by one.
+        """
         name = username.strip().lower()[:64]
         now = self.clock()
-        if remote and await self._remote_failures(remote) >= self.policy.remote_max_failures:
+        attempt = await self._start(name, remote)
+        # This attempt is among the failures counted: more than the limit is one too many.
+        if remote and await self._remote_failures(remote) > self.policy.remote_max_failures:
             await self._refuse(
-                name,
-                remote,
+                attempt,
                 "remote-throttled",
                 "too many failed logins from this address; try again later",
             )
@@ -314,35 +356,19 @@ class UserStore:
             ).first()
         if row is None:
             await asyncio.to_thread(self._verify, self._dummy_hash, password)
-            await self._refuse(name, remote, "unknown-user", BAD_CREDENTIALS)
+            await self._refuse(attempt, "unknown-user", BAD_CREDENTIALS)
         assert row is not None
-        locked_until = parse_iso(row.locked_until)
-        if locked_until is not None and locked_until > now:
-            await self._refuse(name, remote, "locked", LOCKED)
+        failures = await self._reserve(row.id, now)
+        if failures is None:
+            await self._refuse(attempt, "locked", LOCKED)
+        assert failures is not None
         # argon2 is deliberately slow: keep it off the event loop and out of any transaction.
-        good = await asyncio.to_thread(self._verify, row.password_hash, password)
-        if not good:
-            async with self.db.engine.begin() as conn:
-                current = (
-                    await conn.execute(
-                        sa.select(users_table.c.failed_logins, users_table.c.locked_until).where(
-                            users_table.c.id == row.id
-                        )
-                    )
-                ).one()
-                # A lock that has run out starts a fresh count.
-                failures = 1 if current.locked_until else int(current.failed_logins) + 1
-                values: dict[str, Any] = {"failed_logins": failures, "locked_until": None}
-                if failures >= self.policy.max_failures:
-                    values["locked_until"] = iso(now + self.policy.lockout)
-                await conn.execute(
-                    users_table.update().where(users_table.c.id == row.id).values(**values)
-                )
+        if not await asyncio.to_thread(self._verify, row.password_hash, password):
             if failures >= self.policy.max_failures:
-                await self._refuse(name, remote, "bad-password-locked", LOCKED)
-            await self._refuse(name, remote, "bad-password", BAD_CREDENTIALS)
+                await self._refuse(attempt, "bad-password-locked", LOCKED)
+            await self._refuse(attempt, "bad-password", BAD_CREDENTIALS)
         if not row.active:
-            await self._refuse(name, remote, "disabled", "this account is disabled; ask an admin")
+            await self._refuse(attempt, "disabled", "this account is disabled; ask an admin")
         values = {"failed_logins": 0, "locked_until": None, "last_login": iso(now)}
         if self.hasher.check_needs_rehash(row.password_hash):
             values["password_hash"] = await asyncio.to_thread(self.hasher.hash, password)
@@ -350,13 +376,13 @@ class UserStore:
             await conn.execute(
                 users_table.update().where(users_table.c.id == row.id).values(**values)
             )
-            await self._record(conn, name, remote, True, "ok")
+            await self._finish(conn, attempt, True, "ok")
         user = _row_to_user(row)
         return User(user.id, user.username, user.role, True, None, now)
 
-    async def _refuse(self, name: str, remote: str, reason: str, message: str) -> NoReturn:
+    async def _refuse(self, attempt: int, reason: str, message: str) -> NoReturn:
         async with self.db.engine.begin() as conn:
-            await self._record(conn, name, remote, False, reason)
+            await self._finish(conn, attempt, False, reason)
         raise LoginError(message)
 
     def _verify(self, digest: str, password: str) -> bool:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections import Counter
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -134,6 +136,40 @@ async def test_one_address_is_throttled_across_usernames(database: Database) -> 
         await store.authenticate("hank", PASSWORD, remote="192.0.2.9")
     # Another address is not affected.
     assert (await store.authenticate("hank", PASSWORD, remote="192.0.2.10")).username == "hank"
+
+
+async def test_a_burst_of_parallel_guesses_gets_no_more_tries(database: Database) -> None:
+    # All at once, the right password last: each attempt is counted before its (slow)
+    # check, so no more than max_failures are ever checked, as when sent one by one.
+    store = UserStore(database, policy=LockoutPolicy(max_failures=5), hasher=cheap())
+    await store.add("kate", PASSWORD, "manager")
+    guesses = [f"wrong guess {i:02d}" for i in range(30)] + [PASSWORD]
+    results = await asyncio.gather(
+        *(store.authenticate("kate", guess) for guess in guesses), return_exceptions=True
+    )
+    reasons = Counter(a["reason"] for a in await store.attempts(limit=100))
+    assert sum(reasons.values()) == len(guesses)
+    checked = reasons["bad-password"] + reasons["bad-password-locked"] + reasons["ok"]
+    assert checked == 5 and reasons["locked"] == len(guesses) - 5, reasons
+    wrong = results[:-1]
+    assert all(isinstance(r, LoginError) for r in wrong)
+    kate = await store.get("kate")
+    assert kate is not None
+    if isinstance(results[-1], LoginError):  # the right one came too late: locked out
+        assert reasons["ok"] == 0 and kate.locked_until is not None
+
+
+async def test_a_burst_from_one_address_gets_no_more_tries(database: Database) -> None:
+    store = UserStore(database, policy=LockoutPolicy(remote_max_failures=4), hasher=cheap())
+    names = [f"nobody{i:02d}" for i in range(20)]
+    await asyncio.gather(
+        *(store.authenticate(n, PASSWORD, remote="192.0.2.7") for n in names),
+        return_exceptions=True,
+    )
+    reasons = Counter(a["reason"] for a in await store.attempts(limit=100))
+    # No more than 4 get as far as a password check (a burst past the limit may get none).
+    assert reasons["unknown-user"] <= 4 and sum(reasons.values()) == 20, reasons
+    assert reasons["remote-throttled"] == 20 - reasons["unknown-user"]
 
 
 async def test_password_change_and_weaker_hash_is_upgraded_on_login(database: Database) -> None:
