@@ -47,10 +47,11 @@ login_attempts_table = sa.Table(
     sa.Column("reason", sa.String(64), nullable=False, default=""),
 )
 
-BAD_CREDENTIALS = "invalid username or password"
-LOCKED = (
-    "too many failed logins: this account is locked for a while; "
-    "try again later or ask an admin to unlock it"
+# One answer for an unknown name, a wrong password and a locked account, so that
+# neither the text nor the time tells which names exist.
+BAD_CREDENTIALS = (
+    "invalid username or password (after repeated failures an account is locked "
+    "for a while: try again later or ask an admin to unlock it)"
 )
 USERNAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]{1,63}$")
 MIN_PASSWORD_LENGTH = 10
@@ -354,19 +355,19 @@ class UserStore:
             row = (
                 await conn.execute(sa.select(users_table).where(users_table.c.username == name))
             ).first()
-        if row is None:
+        failures = None if row is None else await self._reserve(row.id, now)
+        if row is None or failures is None:
+            # Unknown or locked: the same work and the same answer as a wrong password.
             await asyncio.to_thread(self._verify, self._dummy_hash, password)
-            await self._refuse(attempt, "unknown-user", BAD_CREDENTIALS)
-        assert row is not None
-        failures = await self._reserve(row.id, now)
-        if failures is None:
-            await self._refuse(attempt, "locked", LOCKED)
-        assert failures is not None
+            await self._refuse(
+                attempt, "unknown-user" if row is None else "locked", BAD_CREDENTIALS
+            )
         # argon2 is deliberately slow: keep it off the event loop and out of any transaction.
         if not await asyncio.to_thread(self._verify, row.password_hash, password):
-            if failures >= self.policy.max_failures:
-                await self._refuse(attempt, "bad-password-locked", LOCKED)
-            await self._refuse(attempt, "bad-password", BAD_CREDENTIALS)
+            locked = failures >= self.policy.max_failures
+            await self._refuse(
+                attempt, "bad-password-locked" if locked else "bad-password", BAD_CREDENTIALS
+            )
         if not row.active:
             await self._refuse(attempt, "disabled", "this account is disabled; ask an admin")
         values = {"failed_logins": 0, "locked_until": None, "last_login": iso(now)}

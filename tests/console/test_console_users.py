@@ -5,12 +5,21 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 from datetime import UTC, datetime, timedelta
+from typing import Literal
 
 import pytest
 import sqlalchemy as sa
 from argon2 import PasswordHasher
 
-from studio.console.users import LockoutPolicy, LoginError, Role, UserError, UserStore, users_table
+from studio.console.users import (
+    BAD_CREDENTIALS,
+    LockoutPolicy,
+    LoginError,
+    Role,
+    UserError,
+    UserStore,
+    users_table,
+)
 from studio.store import Database
 
 PASSWORD = "a long enough password"
@@ -68,7 +77,7 @@ async def test_wrong_password_and_unknown_user_give_the_same_answer(database: Da
         await store.authenticate("dora", "not the password", remote="10.0.0.1")
     with pytest.raises(LoginError) as unknown:
         await store.authenticate("nobody", PASSWORD, remote="10.0.0.1")
-    assert str(wrong.value) == str(unknown.value) == "invalid username or password"
+    assert str(wrong.value) == str(unknown.value) == BAD_CREDENTIALS
     attempts = await store.attempts()
     assert [(a["username"], a["ok"], a["reason"]) for a in attempts] == [
         ("nobody", False, "unknown-user"),
@@ -97,6 +106,40 @@ async def test_lockout_after_repeated_failures_then_expiry(database: Database) -
     assert user.role is Role.MANAGER
     after = await store.get("erin")
     assert after is not None and after.locked_until is None and after.last_login == clock.now
+
+
+class CountingHasher(PasswordHasher):
+    """The cheap argon2id hasher, recording which hashes it verified against."""
+
+    def __init__(self) -> None:
+        super().__init__(time_cost=1, memory_cost=8 * 1024, parallelism=1)
+        self.verified: list[str] = []
+
+    def verify(self, hash: str | bytes, password: str | bytes) -> Literal[True]:
+        self.verified.append(str(hash))
+        return super().verify(hash, password)
+
+
+async def test_a_locked_account_answers_like_an_unknown_name(database: Database) -> None:
+    hasher = CountingHasher()
+    store = UserStore(database, policy=LockoutPolicy(max_failures=2), hasher=hasher)
+    await store.add("lena", PASSWORD, "viewer")
+    answers: dict[str, list[str]] = {"lena": [], "nobody": []}
+    for name, answer in answers.items():
+        for _ in range(4):
+            with pytest.raises(LoginError) as refused:
+                await store.authenticate(name, "wrong password!")
+            answer.append(str(refused.value))
+    # Wrong, wrong (locks), locked, locked: the same text as for a name that does not exist,
+    assert answers["lena"] == answers["nobody"] == [BAD_CREDENTIALS] * 4
+    reasons = [a["reason"] for a in await store.attempts("lena")]
+    assert reasons == ["locked", "locked", "bad-password-locked", "bad-password"]
+    # and the same argon2 work: a locked account is checked against the dummy hash.
+    hasher.verified.clear()
+    for name in ("lena", "nobody"):
+        with pytest.raises(LoginError):
+            await store.authenticate(name, PASSWORD)
+    assert hasher.verified == [store._dummy_hash] * 2
 
 
 async def test_success_resets_the_failure_count(database: Database) -> None:
