@@ -298,6 +298,13 @@ def _same_origin(origin: str, scope: Scope) -> bool:
     return bool(host) and parts.netloc.lower() == host.lower()
 
 
+def foreign_origin(conn: HTTPConnection) -> bool:
+    """The request names another site in its ``Origin`` (a browser always sends it on a
+    WebSocket): a cookie-authenticated socket must refuse it (cross-site WebSocket hijacking)."""
+    origin = conn.headers.get("origin")
+    return origin is not None and not _same_origin(origin, conn.scope)
+
+
 class CsrfMiddleware:
     """Refuse state-changing requests without the right CSRF token (pure ASGI, body replayed)."""
 

@@ -43,6 +43,7 @@ from studio.console.auth import (
     csrf_token,
     current_session,
     current_user,
+    foreign_origin,
     require_role,
     set_csrf_cookie,
     set_session_cookies,
@@ -728,9 +729,7 @@ def build_router(console: Console) -> APIRouter:
 
     @router.websocket("/ws")
     async def console_socket(websocket: WebSocket, table: str | None = Query(None)) -> None:
-        origin = websocket.headers.get("origin")
-        host = websocket.headers.get("host", "")
-        if origin is not None and origin.split("://", 1)[-1].lower() != host.lower():
+        if foreign_origin(websocket):
             await websocket.close(code=4403)  # cross-site WebSocket hijacking
             return
         session = await current_session(websocket)

@@ -25,7 +25,8 @@ KEEPALIVE_SECONDS = 15.0
 
 
 async def stream_allowed(conn: HTTPConnection, ctx: WebContext) -> bool:
-    """The game platform (its token, as a bearer header or ``?token=``) or a console user."""
+    """The game platform (its token, as a bearer header or ``?token=``) or a console user
+    on a page of this site (the cookie alone does not say which site opened the stream)."""
     token = ctx.extras.get("platform_token")
     if token:
         header = conn.headers.get("authorization", "")
@@ -33,9 +34,9 @@ async def stream_allowed(conn: HTTPConnection, ctx: WebContext) -> bool:
         if hmac.compare_digest(header, f"Bearer {token}") or hmac.compare_digest(query, token):
             return True
     if getattr(conn.app.state, "console_auth", None) is not None:
-        from studio.console.auth import current_user
+        from studio.console.auth import current_user, foreign_origin
 
-        return await current_user(conn) is not None
+        return not foreign_origin(conn) and await current_user(conn) is not None
     return False
 
 

@@ -118,7 +118,7 @@ async def test_table_page_layout_timeline_and_controls_by_role(
         assert f'id="{control}"' in page
     assert "data-confirm=" in page and 'name="confirm" value="yes"' in page
     assert (await client.get("/console/tables/nope")).status_code == 404
-    transport = httpx.ASGITransport(app=app)  # type: ignore[arg-type]
+    transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as viewer:
         await login(viewer, "viewer")
         seen = (await viewer.get("/console/tables/bj1")).text
@@ -288,6 +288,28 @@ async def test_console_websocket_needs_a_session_and_streams_every_table(
                 if message["channel"] == "alerts":
                     assert message["table"] == "bj2" and message["data"]["alert_id"] == alert_id
             assert channels[:2] == ["round_events", "alerts"]
+
+
+@pytest.mark.parametrize("database", ["sqlite"], indirect=True)
+async def test_table_websocket_refuses_a_session_cookie_from_another_site(
+    database: Database, fanout: Fanout, controller: InMemoryController, people: object
+) -> None:
+    app = create_app(context(database, fanout, controller))
+    async with WebServer(app, port=0) as server:
+        url = f"ws://127.0.0.1:{server.port}/ws/tables/bj1"
+        async with httpx.AsyncClient(base_url=server.url) as http:
+            await login(http, "viewer")
+            cookie = {"Cookie": f"studio_session={http.cookies['studio_session']}"}
+        for origin in ("http://evil.example", f"http://127.0.0.1:{server.port + 1}", "null"):
+            with pytest.raises(websockets.InvalidStatus):  # cross-site WebSocket hijacking
+                async with websockets.connect(url, additional_headers=cookie, origin=origin):
+                    pass
+        own = f"http://127.0.0.1:{server.port}"
+        async with websockets.connect(url, additional_headers=cookie, origin=own) as ws:
+            while fanout.listener_count == 0:
+                await asyncio.sleep(0.01)
+            await controller.raise_mismatch("bj1", "2H", "3H")
+            assert json.loads(await asyncio.wait_for(ws.recv(), 5))["table"] == "bj1"
 
 
 async def test_missing_pages_are_html_for_browsers_and_json_for_scripts(
