@@ -109,6 +109,10 @@ class CrossCheck:
                 return Verdict.CAMERA_UNREADABLE, other
         return None
 
+    def undecided(self) -> bool:
+        """Is any sighting, of either source, still waiting for its partner or its verdict?"""
+        return bool(self.shoe_waiting or self.camera_waiting)
+
     def next_deadline(self) -> datetime | None:
         times = [s.at for s in self.shoe_waiting + self.camera_waiting if not s.face_down]
         return min(times) + timedelta(seconds=self.window) if times else None

@@ -109,6 +109,8 @@ class TableController:
     last_settlement: dict[str, Any] | None = None
     event_seq: int = 0
     round_flags: dict[str, Any] = field(default_factory=dict)
+    # The round's hole card was dealt face down and its code not yet published.
+    hole_face_down: bool = False
 
     def __post_init__(self) -> None:
         self.table = self.settings.id
@@ -263,7 +265,7 @@ class TableController:
             # ``n`` numbers the card in the round, so two "Dealer draws" prompts differ.
             return "deal", _describe_target(target), {**target, "n": len(self.cards) + 1}
         pending = self.engine.pending() if self.engine is not None else None
-        if pending is None and self.crosscheck.shoe_waiting and self.phase == "dealing":
+        if pending is None and self.crosscheck.undecided() and self.phase == "dealing":
             return "wait_camera", "Wait: camera confirming the cards", None
         if pending is not None:
             seat = pending.get("seat")
@@ -295,6 +297,7 @@ class TableController:
         self.engine = EngineRound(self.ruleset)
         self.ops = []
         self.cards = []
+        self.hole_face_down = False
         self.round_flags = {"single_source": self.settings.single_source}
         self.crosscheck.clear()
         self.phase = "betting"
@@ -315,11 +318,17 @@ class TableController:
 
     def _advance(self) -> None:
         """Move the round on as far as it goes without new input."""
+        if self.hole_face_down and not self._hole_hidden():
+            self.hole_face_down = False
+            hole = self._hole_card()
+            if hole is not None:  # none when it was voided and the round then cancelled
+                self._event("hole_card_revealed", card=hole.code, index=hole.index)
         if self.phase == "dealing" and self.engine is not None and self.engine.hole_card_shown():
             self.crosscheck.reveal(self.now)  # the dealer turned the hole card over
         if self.phase == "dealing" and self.engine is not None and not self.paused:
-            # Every card must be confirmed by the camera (or alerted) before money moves.
-            if self.engine.finished() and not self.crosscheck.shoe_waiting:
+            # Every card must be confirmed by the camera (or alerted), and every card the
+            # camera saw matched to a scan (or alerted), before money moves.
+            if self.engine.finished() and not self.crosscheck.undecided():
                 self._settle()
             else:
                 self._arm_decision_timer()
@@ -329,6 +338,25 @@ class TableController:
                 return
             if ready and self.phase != "shoe_change" and self._due(self.next_round_at):
                 self._open_round()
+
+    def _hole_hidden(self) -> bool:
+        """Is a hole card dealt now, or the one dealt already, still face down?"""
+        return (
+            self.ruleset.dealer.hole_card is HoleCard.US
+            and self.engine is not None
+            and not self.engine.hole_card_shown()
+        )
+
+    def _hole_card(self) -> _DealtCard | None:
+        return next((c for c in self.cards if c.target.get("kind") == "dealer_hole"), None)
+
+    def hidden_hole_source(self) -> dict[str, Any] | None:
+        """The shoe event (device, seq) of the hole card while it lies face down, else None.
+
+        Records of the round in progress shown to anyone (REST, console) hide that card.
+        """
+        hole = self._hole_card() if self.hole_face_down and self._hole_hidden() else None
+        return hole.source if hole is not None else None
 
     def _due(self, deadline: datetime | None) -> bool:
         return deadline is None or self.now >= deadline
@@ -352,7 +380,11 @@ class TableController:
         self._after_round()
 
     def _after_round(self) -> None:
-        needs_change = self.shoe.cut_card_seen or self.ruleset.shoe.reshuffle_every_round
+        needs_change = (
+            self.shoe.cut_card_seen
+            or self.shoe.out_of_play
+            or self.ruleset.shoe.reshuffle_every_round
+        )
         if needs_change:
             self.phase = "shoe_change"
             self.shoe.out_of_play = True
@@ -653,7 +685,9 @@ class TableController:
         if not self._device_ok(card.device, "shoe", inp.data):
             return
         source = {"device": card.device, "seq": card.seq, "ts": inp.data.get("ts")}
-        held = {"held": {"card": card.card, "serial": card.serial, "source": source}}
+        held = {
+            "held": {"card": card.card, "serial": card.serial, "source": source, "from": "shoe"}
+        }
         if self.phase == "betting":
             self.shoe.record(card.card, card.serial)
             self._alert(
@@ -718,15 +752,19 @@ class TableController:
         self.shoe.record(code, serial)
         index = len(self.cards) + 1
         self.cards.append(_DealtCard(index, code, serial, target, source))
-        self._event("card_dealt", card=code, index=index, target=target, source=source)
+        # Under US rules the hole card lies face down until the dealer's turn: its code goes
+        # out only then (`hole_card_revealed`), so no stream or record tells it to a player.
+        face_down = target.get("kind") == "dealer_hole" and self._hole_hidden()
+        self.hole_face_down = self.hole_face_down or face_down
+        self._event(
+            "card_dealt",
+            card="??" if face_down else code,
+            index=index,
+            target=target,
+            source=source,
+            **({"face_down": True} if face_down else {}),
+        )
         if not self.settings.single_source and target.get("kind") != "burn":
-            # Under US rules the hole card lies face down until the dealer's turn.
-            face_down = (
-                target.get("kind") == "dealer_hole"
-                and self.ruleset.dealer.hole_card is HoleCard.US
-                and self.engine is not None
-                and not self.engine.hole_card_shown()
-            )
             ref = {"index": index, **source}
             outcome = self.crosscheck.on_shoe(
                 Sighting("shoe", code, zone_of(target), self.now, ref, face_down)
@@ -807,7 +845,12 @@ class TableController:
                 evidence,
                 allowed=[Resolution.ACCEPT, Resolution.VOID, Resolution.CANCEL],
                 subject={
-                    "held": {"card": camera.code, "serial": None, "source": camera.ref}
+                    "held": {
+                        "card": camera.code,
+                        "serial": None,
+                        "source": camera.ref,
+                        "from": "camera",
+                    }
                     if camera.code
                     else None
                 },
@@ -876,7 +919,10 @@ class TableController:
             "phase": self.phase,
             "paused": self.paused,
             "round_id": self.round_id,
-            "cards": [c.code for c in self.cards],
+            "cards": [
+                "??" if c.target.get("kind") == "dealer_hole" and self._hole_hidden() else c.code
+                for c in self.cards
+            ],
             "open_alerts": [a.alert_id for a in self.alerts.open_alerts()],
         }
 
@@ -948,13 +994,16 @@ class TableController:
             "before": before,
             "after": self._brief(),
         }
-        if alert.code is AlertCode.SHUFFLER_COUNT_MISMATCH:
-            self.phase = "shoe_change" if self.phase != "waiting_shoe" else self.phase
+        if alert.code is AlertCode.SHUFFLER_COUNT_MISMATCH and self.phase == "settled":
+            # Between rounds the shoe changes now; a round in progress plays on (its wagers
+            # are held until it completes or is voided) and the shoe changes after it.
+            self.phase = "shoe_change"
         self._out.append(Output(Channel.ALERTS, alert.message_model()))
         return detail
 
-    def _accept(self, alert: Alert) -> dict[str, Any]:
-        held = alert.subject.get("held")
+    def _accept(self, alert: Alert, held: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Deal the card an alert holds (``held``: as corrected), or nothing if it holds none."""
+        held = held or alert.subject.get("held")
         if not held:
             return {}
         # A held card is applied only if it is still possible and due; check before changing
@@ -969,16 +1018,49 @@ class TableController:
             raise AlertError(f"cannot accept {code} now: resolve the other open alerts first")
         if self.next_card() is None:
             raise AlertError(f"{code} is not due now: void it instead")
+        twin = self._applied_twin(alert, held)
+        if twin is not None:
+            raise AlertError(
+                f"{code} was already dealt when alert {twin.alert_id} was resolved "
+                "(the shoe and the camera held the same card): void this one"
+            )
+        alert.subject["held"] = held
         alert.state = "resolved"
         dealt = self._deal(code, serial, held.get("source", {}), {"accepted": alert.alert_id})
         return {"applied": code if dealt else None}
+
+    def _applied_twin(self, alert: Alert, held: dict[str, Any] | None = None) -> Alert | None:
+        """The other alert of this round that held the same card and had it dealt.
+
+        A card drawn while the round is paused is held twice: the shoe's read (an
+        unexpected card) and, when its window ends, the camera's sighting (a missed scan).
+        Both are that one card; only the first accepted deals it.
+        """
+        held = held or alert.subject.get("held") or {}
+        for other in self.alerts.all():
+            theirs = other.subject.get("held") or {}
+            if (
+                other is not alert
+                and other.round_id == alert.round_id
+                and theirs.get("card") == held.get("card")
+                and theirs.get("from") != held.get("from")
+                and (other.resolution or {}).get("action")
+                in (Resolution.ACCEPT, Resolution.CORRECT)
+            ):
+                return other
+        return None
 
     def _void(self, alert: Alert) -> dict[str, Any]:
         index = alert.subject.get("index")
         held = alert.subject.get("held")
         if index is None:
-            if held and alert.code is not AlertCode.IMPOSSIBLE_CARD:
-                # The card did leave the shoe: it counts against the shoe's composition.
+            if (
+                held
+                and alert.code is not AlertCode.IMPOSSIBLE_CARD
+                and not self._applied_twin(alert)
+            ):
+                # The card did leave the shoe: it counts against the shoe's composition
+                # (once: a twin already dealt counted it).
                 self.shoe.record(held["card"], held.get("serial"))
             return {"discarded": held["card"] if held else None}
         removed = self._rebuild(lambda card: None if card.index == index else card.code)
@@ -990,19 +1072,24 @@ class TableController:
         held = alert.subject.get("held")
         if index is None:
             if held:
-                alert.subject["held"] = {**held, "card": code}
-                return self._accept(alert)
+                # Stored only once accepted: a refused correction changes nothing.
+                return self._accept(alert, {**held, "card": code})
             raise AlertError("this alert has no card to correct")
         self._rebuild(lambda card: code if card.index == index else card.code)
         return {"corrected": index, "to": code}
 
     def _rebuild(self, recode: Any) -> list[str]:
-        """Rebuild the engine round with a card replaced or removed; all-or-nothing."""
+        """Rebuild the engine round with a card replaced or removed; all-or-nothing.
+
+        Every card left must still be due where it physically lies: a change that would
+        make the engine deal a later card to another target (voiding a card that others
+        followed, or a correction that changes who draws) is refused, not applied.
+        """
         engine = EngineRound(self.ruleset)
-        cards = list(self.cards)
         new_cards: list[_DealtCard] = []
         removed: list[str] = []
-        card_iter = iter(cards)
+        recoded: list[tuple[_DealtCard, str]] = []
+        card_iter = iter(self.cards)
         new_ops: list[RoundOp] = []
         try:
             for op in self.ops:
@@ -1015,20 +1102,30 @@ class TableController:
                 if code is None:
                     removed.append(card.code)
                     continue
+                due = engine.next_card()
+                if due != card.target:
+                    raise AlertError(
+                        f"card {card.index} ({card.code}) was dealt as {_target_name(card.target)}"
+                        f" but would then be {_target_name(due)}; "
+                        "correct the card or cancel the round instead"
+                    )
                 engine.apply(("card", code))
                 new_ops.append(("card", code))
                 new_cards.append(
                     _DealtCard(len(new_cards) + 1, code, card.serial, card.target, card.source)
                 )
+                if code != card.code:
+                    recoded.append((card, code))
         except RuleError as exc:
             raise AlertError(
                 f"the change makes later events of the round impossible ({exc}); "
                 "cancel the round instead"
             ) from exc
-        for old in cards:
-            self.shoe.unrecord(old.code, old.serial)
-        for new in new_cards:
-            self.shoe.record(new.code, new.serial)
+        # A removed card did leave the shoe and still counts against it; a corrected one
+        # counts as what it really was.
+        for card, code in recoded:
+            self.shoe.unrecord(card.code, card.serial)
+            self.shoe.record(code, card.serial)
         self.engine, self.ops, self.cards = engine, new_ops, new_cards
         return removed
 
@@ -1048,3 +1145,17 @@ def _describe_target(target: dict[str, Any]) -> str:
         "dealer_draw": "Dealer draws",
         "burn": "Burn a card",
     }.get(str(kind), f"Deal ({kind})")
+
+
+def _target_name(target: dict[str, Any] | None) -> str:
+    if target is None:
+        return "no card due"
+    if target.get("kind") == "seat":
+        hand = int(target.get("hand", 0))
+        return f"seat {target['seat']}" + (f" hand {hand + 1}" if hand else "")
+    return {
+        "dealer_up": "the dealer's up card",
+        "dealer_hole": "the dealer's hole card",
+        "dealer_draw": "a dealer draw",
+        "burn": "the burn card",
+    }.get(str(target.get("kind")), str(target.get("kind")))

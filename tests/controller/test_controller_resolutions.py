@@ -1,0 +1,234 @@
+"""Manager resolutions and cross-check edge cases that move money (pure: no broker, no database).
+
+Each test here failed before its fix: a round abandoned, cards moved to other boxes, money
+settled with a card unaccounted for, one card dealt twice, a refused action that changed
+state, a voided card that no longer counted against the shoe, the hole card streamed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from test_controller_table import Driver, start_round
+
+from studio.controller.alerts import AlertError
+from studio.controller.table import Input, TableController
+
+
+def deal(d: Driver, *cards: tuple[str, str]) -> None:
+    """Deal each card through the shoe and show it to the camera in its zone."""
+    for code, zone in cards:
+        d.card(code)
+        d.camera(code, zone)
+
+
+def test_a_count_mismatch_accepted_mid_round_lets_the_round_finish_then_changes_the_shoe() -> None:
+    d = Driver(single_source=True)
+    start_round(d, 1)
+    d.card("TH")
+    d.feed(
+        "shuffler.event",
+        {
+            "device": "shuf",
+            "seq": d.device("shuf"),
+            "ts": d.ts(),
+            "event": "count_mismatch",
+            "data": {"reason": "415 cards"},
+        },
+    )
+    alert = d.alerts[-1]
+    assert alert["code"] == "shuffler_count_mismatch" and d.table.paused
+    d.manager(verb="resolve", alert_id=alert["alert_id"], resolution="accept", reason="replaced")
+    assert d.table.phase == "dealing"
+    for code in ["7C", "9D", "5S", "TS"]:  # the dealer's 12 draws a ten
+        if code == "TS":
+            d.decide(1, "stand", "c1")
+        d.card(code)
+    assert "round_settled" in d.types()
+    assert d.table.phase == "shoe_change"  # the deck is out of play after the round
+    d.tick(10)
+    assert d.table.phase == "shoe_change"
+
+
+def test_a_count_mismatch_between_rounds_changes_the_shoe_at_once() -> None:
+    d = Driver(single_source=True)
+    start_round(d, 1)
+    for code in ["TH", "7C", "9D", "TS"]:
+        d.card(code)
+    d.decide(1, "stand", "c1")
+    assert d.table.phase == "settled"
+    d.feed(
+        "shuffler.event",
+        {
+            "device": "shuf",
+            "seq": d.device("shuf"),
+            "ts": d.ts(),
+            "event": "count_mismatch",
+            "data": {"reason": "415 cards"},
+        },
+    )
+    d.manager(
+        verb="resolve",
+        alert_id=d.alerts[-1]["alert_id"],
+        resolution="accept",
+        reason="deck replaced",
+    )
+    assert d.table.phase == "shoe_change"
+
+
+def test_voiding_a_card_that_later_cards_followed_is_refused_and_changes_nothing() -> None:
+    d = Driver()
+    start_round(d, 1)
+    deal(d, ("TH", "seat:1"))
+    d.camera("7C", "dealer")
+    d.card("7D")  # the dealer's up card: the camera read another card
+    deal(d, ("9D", "seat:1"))  # dealt before the mismatch is decided
+    d.tick(3.5)
+    mismatch = next(a for a in d.alerts if a["code"] == "card_mismatch")
+    before = [(c.code, c.target) for c in d.table.cards]
+    with pytest.raises(AlertError, match="card 3 \\(9D\\) was dealt as seat 1"):
+        d.manager(
+            verb="resolve", alert_id=mismatch["alert_id"], resolution="void", reason="misdealt"
+        )
+    assert [(c.code, c.target) for c in d.table.cards] == before
+    assert d.table.alerts.get(mismatch["alert_id"]).open
+    # Correcting the up card keeps every card where it lies.
+    d.manager(
+        verb="resolve",
+        alert_id=mismatch["alert_id"],
+        resolution="correct",
+        card="7C",
+        reason="camera right",
+    )
+    assert [c.code for c in d.table.cards] == ["TH", "7C", "9D"]
+    snap = d.table.engine.snapshot() if d.table.engine else {}
+    assert snap["boxes"][0]["hands"][0]["cards"] == ["TH", "9D"]
+
+
+def test_voiding_the_last_card_lets_the_dealer_deal_that_target_again() -> None:
+    d = Driver()
+    start_round(d, 1)
+    deal(d, ("TH", "seat:1"))
+    d.camera("7C", "dealer")
+    d.card("7D", serial="S-7D")
+    d.tick(3.5)
+    mismatch = next(a for a in d.alerts if a["code"] == "card_mismatch")
+    dealt_before = d.table.shoe.cards_dealt
+    d.manager(verb="resolve", alert_id=mismatch["alert_id"], resolution="void", reason="misdealt")
+    assert [c.code for c in d.table.cards] == ["TH"]
+    assert d.table.next_card() == {"kind": "dealer_up"}
+    # The voided card did leave the shoe: it still counts, and its serial is still known.
+    assert d.table.shoe.cards_dealt == dealt_before
+    assert "S-7D" in d.table.shoe.serials
+
+
+def test_money_waits_for_a_card_the_camera_saw_but_the_shoe_never_scanned() -> None:
+    d = Driver()
+    start_round(d, 1)
+    deal(d, ("TH", "seat:1"), ("7C", "dealer"), ("9D", "seat:1"))
+    d.card("9S")  # the hole card, face down
+    d.decide(1, "stand", "c1")
+    d.camera("9S", "dealer")
+    d.camera("5C", "dealer")  # the dealer drew 5C (21) and the shoe did not scan it
+    deal(d, ("TC", "dealer"))  # the next scan: 16 + 10 busts in the engine
+    assert "round_settled" not in d.types()
+    assert d.table.prompt().action == "wait_camera"
+    d.tick(3.5)
+    assert "round_settled" not in d.types()
+    assert [a["code"] for a in d.alerts] == ["misscan"]
+    assert "5C" in d.alerts[-1]["message"] and d.table.paused
+
+
+def test_a_card_held_by_both_the_shoe_and_the_camera_is_dealt_once() -> None:
+    d = Driver()
+    start_round(d, 1)
+    d.manager(verb="pause", reason="supervisor check")
+    d.card("TH")  # drawn while paused: the shoe's read is held
+    d.camera("TH", "seat:1")
+    d.tick(3.5)  # the camera's sighting has no scan to pair with: held too
+    shoe_held = next(a for a in d.alerts if a["code"] == "unexpected_card")["alert_id"]
+    camera_held = next(a for a in d.alerts if a["code"] == "misscan")["alert_id"]
+    d.manager(verb="resume", reason="check done")
+    d.manager(verb="resolve", alert_id=shoe_held, resolution="accept", reason="shoe read it")
+    with pytest.raises(AlertError, match="already dealt"):
+        d.manager(verb="resolve", alert_id=camera_held, resolution="accept", reason="camera")
+    dealt = d.table.shoe.cards_dealt
+    d.manager(verb="resolve", alert_id=camera_held, resolution="void", reason="same card")
+    assert [c.code for c in d.table.cards] == ["TH"]
+    assert d.table.shoe.cards_dealt == dealt  # counted once
+
+
+def test_a_refused_correction_changes_nothing_and_replays_the_same() -> None:
+    d = Driver(single_source=True)
+    logged: list[Input] = []
+    handle = d.table.handle
+
+    def logging_handle(inp: Input) -> Any:
+        out = handle(inp)  # like the service: an input that raised is not logged
+        logged.append(inp)
+        return out
+
+    d.table.handle = logging_handle  # type: ignore[method-assign]
+    start_round(d, 1)
+    d.card("TH", serial="X1")
+    d.card("7C", serial="X1")  # a repeated serial: held as impossible
+    alert_id = d.alerts[-1]["alert_id"]
+    with pytest.raises(AlertError):
+        d.manager(
+            verb="resolve", alert_id=alert_id, resolution="correct", card="9C", reason="a typo"
+        )
+    assert d.table.alerts.get(alert_id).subject["held"]["card"] == "7C"
+    d.manager(verb="resolve", alert_id=alert_id, resolution="void", reason="remove it")
+    live = [e for e in d.events if e["type"] == "manager_action"][-1]["data"]["discarded"]
+    fresh = TableController(d.table.settings, d.table.ruleset, round_gap=1.0)
+    replayed = None
+    for inp in logged:
+        for out in fresh.handle(inp):
+            body = out.payload.model_dump(mode="json")
+            if body.get("type") == "manager_action":
+                replayed = body["data"]["discarded"]
+    assert live == replayed == "7C"
+
+
+def test_the_hole_card_is_published_only_when_the_dealer_turns_it() -> None:
+    d = Driver()
+    start_round(d, 1)
+    deal(d, ("TH", "seat:1"), ("7C", "dealer"), ("9D", "seat:1"))
+    d.card("5S")  # the hole card, face down
+    hole = [e for e in d.events if e["type"] == "card_dealt"][-1]["data"]
+    assert hole["card"] == "??" and hole["face_down"] is True
+    assert d.table.hidden_hole_source() == {"device": "shoe", "seq": hole["source"]["seq"]} | {
+        "ts": hole["source"]["ts"]
+    }
+    d.manager(verb="pause", reason="look")  # a manager action's before/after hides it too
+    action = [e for e in d.events if e["type"] == "manager_action"][-1]["data"]
+    assert action["before"]["cards"][-1] == action["after"]["cards"][-1] == "??"
+    d.manager(verb="resume", reason="go on")
+    assert "5S" not in str([e for e in d.events])
+    d.decide(1, "stand", "c1")
+    revealed = [e for e in d.events if e["type"] == "hole_card_revealed"]
+    assert [r["data"] for r in revealed] == [{"card": "5S", "index": 4}]
+    assert d.table.hidden_hole_source() is None
+
+
+def test_a_dealer_blackjack_peeked_shows_the_hole_card_at_once() -> None:
+    d = Driver(single_source=True)
+    start_round(d, 1)
+    for code in ["9H", "TC", "7D", "AS"]:  # ten up, ace in the hole: the dealer peeks
+        d.card(code)
+    dealt = [e["data"]["card"] for e in d.events if e["type"] == "card_dealt"]
+    assert dealt == ["9H", "TC", "7D", "AS"]
+    assert "hole_card_revealed" not in d.types()
+    assert "round_settled" in d.types()
+
+
+def test_a_european_table_has_no_face_down_card() -> None:
+    eu = {"preset": "majority_speed", "dealer": {"hole_card": "eu", "peek": "none"}}
+    d = Driver(eu, single_source=True)
+    start_round(d, 1)
+    d.card("TH")
+    d.card("7C")
+    d.card("9D")
+    assert all(e["data"]["card"] != "??" for e in d.events if e["type"] == "card_dealt")
+    assert d.table.hidden_hole_source() is None
