@@ -553,6 +553,8 @@ class ControllerService:
         if summary is None:
             raise UnknownTable(f"no round {round_id!r}")
         records = await self.log.read(round_id=round_id)
+        table = self.tables.get(summary["table"])
+        hole = table.hidden_hole_source() if table and table.round_id == round_id else None
         events = [
             {
                 "log_id": r.id,
@@ -565,7 +567,7 @@ class ControllerService:
                         "data": r.payload.get("data"),
                     }
                     if r.kind == "out.round_event"
-                    else {"data": r.payload}
+                    else {"data": _hide_hole(r.kind, r.payload, hole)}
                 ),
             }
             for r in records
@@ -591,6 +593,17 @@ class ControllerService:
             "rounds_per_hour": rounds_per_hour,
             "device_uptime": uptime,
         }
+
+
+def _hide_hole(kind: str, payload: dict[str, Any], hole: dict[str, Any] | None) -> dict[str, Any]:
+    """The shoe's read of a hole card still face down, with its card and serial hidden."""
+    if (
+        hole is not None
+        and kind == "shoe.card"
+        and (payload.get("device"), payload.get("seq")) == (hole.get("device"), hole.get("seq"))
+    ):
+        return {**payload, "card": "??", "serial": None}
+    return payload
 
 
 def _ruleset(settings: TableSettings) -> RuleSet:
