@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import json
@@ -74,6 +75,8 @@ class ConsoleSettings:
     argon2_time_cost: int = 3
     argon2_memory_kib: int = 64 * 1024
     argon2_parallelism: int = 4
+    # How often a long-lived stream opened with a session (WebSocket, SSE) checks it again.
+    session_recheck: timedelta = timedelta(seconds=20)
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,6 +219,21 @@ async def current_session(conn: HTTPConnection) -> Session | None:
 async def current_user(conn: HTTPConnection) -> User | None:
     session = await current_session(conn)
     return session.user if session else None
+
+
+async def session_ended(conn: HTTPConnection) -> None:
+    """Return once the connection's session is gone (logout, expiry, user disabled).
+
+    A stream is authorised when it opens; it waits on this beside its messages so that
+    it does not outlive the session. Checked every ``ConsoleSettings.session_recheck``.
+    """
+    state = auth_state(conn)
+    token = conn.cookies.get(SESSION_COOKIE)
+    every = state.settings.session_recheck.total_seconds()
+    while True:
+        await asyncio.sleep(every)
+        if await state.sessions.lookup(token) is None:
+            return
 
 
 def require_role(min_role: str | Role) -> Callable[[Request], Awaitable[User]]:

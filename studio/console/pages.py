@@ -45,6 +45,7 @@ from studio.console.auth import (
     current_user,
     foreign_origin,
     require_role,
+    session_ended,
     set_csrf_cookie,
     set_session_cookies,
 )
@@ -736,25 +737,24 @@ def build_router(console: Console) -> APIRouter:
         if session is None:
             await websocket.close(code=4401)
             return
-        token = websocket.cookies.get(SESSION_COOKIE)
         await websocket.accept()
         async with ctx.fanout.listen(table or None) as listener:
             receiver = asyncio.create_task(_drain(websocket))
+            ended = asyncio.create_task(session_ended(websocket))
             getter: asyncio.Task[Any] | None = None
             try:
                 while True:
                     getter = asyncio.create_task(listener.queue.get())
                     done, _ = await asyncio.wait(
-                        {getter, receiver}, timeout=20, return_when=asyncio.FIRST_COMPLETED
+                        {getter, receiver, ended}, timeout=20, return_when=asyncio.FIRST_COMPLETED
                     )
                     if receiver in done:
                         break  # the browser went away: stop at once
+                    if ended in done:
+                        await websocket.close(code=4401)  # a logout ends the stream
+                        break
                     if getter not in done:
                         getter.cancel()
-                        # Re-check the session now and then: a logout ends the stream.
-                        if await console.auth.sessions.lookup(token) is None:
-                            await websocket.close(code=4401)
-                            break
                         await websocket.send_text('{"channel":"ping"}')
                         continue
                     message = getter.result()
@@ -764,7 +764,7 @@ def build_router(console: Console) -> APIRouter:
             except (WebSocketDisconnect, RuntimeError):
                 pass
             finally:
-                for task in (getter, receiver):
+                for task in (getter, receiver, ended):
                     if task is not None and not task.done():
                         task.cancel()
                         with contextlib.suppress(

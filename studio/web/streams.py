@@ -14,6 +14,7 @@ import asyncio
 import hmac
 import json
 from collections.abc import AsyncIterator
+from typing import Any, Literal
 
 from fastapi import APIRouter, HTTPException, Request, WebSocket, WebSocketDisconnect, status
 from sse_starlette.sse import EventSourceResponse
@@ -22,9 +23,10 @@ from starlette.requests import HTTPConnection
 from studio.web.context import WebContext
 
 KEEPALIVE_SECONDS = 15.0
+Listener = Literal["platform", "session"]
 
 
-async def stream_allowed(conn: HTTPConnection, ctx: WebContext) -> bool:
+async def stream_allowed(conn: HTTPConnection, ctx: WebContext) -> Listener | None:
     """The game platform (its token, as a bearer header or ``?token=``) or a console user
     on a page of this site (the cookie alone does not say which site opened the stream)."""
     token = ctx.extras.get("platform_token")
@@ -32,12 +34,22 @@ async def stream_allowed(conn: HTTPConnection, ctx: WebContext) -> bool:
         header = conn.headers.get("authorization", "")
         query = conn.query_params.get("token", "")
         if hmac.compare_digest(header, f"Bearer {token}") or hmac.compare_digest(query, token):
-            return True
+            return "platform"
     if getattr(conn.app.state, "console_auth", None) is not None:
         from studio.console.auth import current_user, foreign_origin
 
-        return not foreign_origin(conn) and await current_user(conn) is not None
-    return False
+        if not foreign_origin(conn) and await current_user(conn) is not None:
+            return "session"
+    return None
+
+
+def _session_end(conn: HTTPConnection, listener: Listener) -> set[asyncio.Task[None]]:
+    """A task that finishes when a console user's session does; none for the platform."""
+    if listener != "session":
+        return set()
+    from studio.console.auth import session_ended
+
+    return {asyncio.create_task(session_ended(conn), name="stream-session")}
 
 
 def build_router(ctx: WebContext) -> APIRouter:
@@ -45,7 +57,8 @@ def build_router(ctx: WebContext) -> APIRouter:
 
     @router.websocket("/ws/tables/{table}")
     async def table_socket(websocket: WebSocket, table: str) -> None:
-        if not await stream_allowed(websocket, ctx):
+        allowed = await stream_allowed(websocket, ctx)
+        if allowed is None:
             await websocket.close(code=status.WS_1008_POLICY_VIOLATION)
             return
         await websocket.accept()
@@ -53,14 +66,17 @@ def build_router(ctx: WebContext) -> APIRouter:
             # Wait on the client too: a client that leaves must not keep this handler
             # (and server shutdown) waiting for the table's next message.
             closed = asyncio.create_task(_drain_client(websocket), name=f"ws-recv:{table}")
+            ended = _session_end(websocket, allowed)
             try:
                 while True:
                     getter = asyncio.create_task(listener.queue.get(), name=f"ws-get:{table}")
                     done, _ = await asyncio.wait(
-                        {getter, closed}, return_when=asyncio.FIRST_COMPLETED
+                        {getter, closed, *ended}, return_when=asyncio.FIRST_COMPLETED
                     )
                     if getter not in done:
                         getter.cancel()
+                        if ended & done:  # logged out: the stream ends with the session
+                            await websocket.close(code=status.WS_1008_POLICY_VIOLATION)
                         break
                     message = getter.result()
                     if message is None:
@@ -69,28 +85,44 @@ def build_router(ctx: WebContext) -> APIRouter:
             except (WebSocketDisconnect, RuntimeError):
                 pass
             finally:
-                closed.cancel()
+                for task in (closed, *ended):
+                    task.cancel()
 
     @router.get("/api/tables/{table}/events")
     async def table_events(request: Request, table: str) -> EventSourceResponse:
-        if not await stream_allowed(request, ctx):
+        allowed = await stream_allowed(request, ctx)
+        if allowed is None:
             raise HTTPException(401, "log in, or send the platform token")
 
         async def stream() -> AsyncIterator[dict[str, str]]:
             async with ctx.fanout.listen(table) as listener:
-                while not await request.is_disconnected():
-                    try:
+                ended = _session_end(request, allowed)
+                getter: asyncio.Task[Any] | None = None
+                try:
+                    while not await request.is_disconnected():
+                        getter = asyncio.create_task(listener.queue.get(), name=f"sse-get:{table}")
                         # Not wait_for, which on 3.11 can drop the cancellation of a closing stream.
-                        async with asyncio.timeout(KEEPALIVE_SECONDS):
-                            message = await listener.queue.get()
-                    except TimeoutError:
-                        continue  # sse-starlette sends its own pings
-                    if message is None:
-                        return
-                    yield {
-                        "event": message.channel.value,
-                        "data": json.dumps(message.as_json_obj()),
-                    }
+                        done, _ = await asyncio.wait(
+                            {getter, *ended},
+                            timeout=KEEPALIVE_SECONDS,
+                            return_when=asyncio.FIRST_COMPLETED,
+                        )
+                        if getter not in done:
+                            getter.cancel()
+                            if ended & done:
+                                return  # logged out: the stream ends with the session
+                            continue  # sse-starlette sends its own pings
+                        message = getter.result()
+                        if message is None:
+                            return
+                        yield {
+                            "event": message.channel.value,
+                            "data": json.dumps(message.as_json_obj()),
+                        }
+                finally:
+                    for task in (getter, *ended):
+                        if task is not None:
+                            task.cancel()
 
         return EventSourceResponse(stream(), ping=int(KEEPALIVE_SECONDS))
 

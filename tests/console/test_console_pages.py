@@ -312,6 +312,45 @@ async def test_table_websocket_refuses_a_session_cookie_from_another_site(
             assert json.loads(await asyncio.wait_for(ws.recv(), 5))["table"] == "bj1"
 
 
+@pytest.mark.parametrize("database", ["sqlite", "postgres"], indirect=True)
+async def test_streams_opened_with_a_session_end_with_it(
+    database: Database, fanout: Fanout, controller: InMemoryController, people: object
+) -> None:
+    ctx = context(database, fanout, controller, session_recheck=timedelta(milliseconds=50))
+    ctx.extras["platform_token"] = "platform-token"
+    async with WebServer(create_app(ctx), port=0) as server:
+        ws_url = f"ws://127.0.0.1:{server.port}"
+        async with httpx.AsyncClient(base_url=server.url, timeout=10) as http:
+            csrf = await login(http, "viewer")
+            cookie = {"Cookie": f"studio_session={http.cookies['studio_session']}"}
+            async with (
+                websockets.connect(f"{ws_url}/ws/tables/bj1", additional_headers=cookie) as table,
+                websockets.connect(f"{ws_url}/console/ws", additional_headers=cookie) as console,
+                websockets.connect(f"{ws_url}/ws/tables/bj1?token=platform-token") as platform,
+                httpx.AsyncClient(base_url=server.url, headers=cookie, timeout=10) as sse_http,
+                sse_http.stream("GET", "/api/tables/bj1/events") as sse,
+            ):
+                assert sse.status_code == 200
+                while fanout.listener_count < 4:
+                    await asyncio.sleep(0.01)
+                logout = await http.post("/console/logout", headers={"X-CSRF-Token": csrf})
+                assert logout.status_code in (200, 303)
+                for socket, code in ((table, 1008), (console, 4401)):
+                    with pytest.raises(websockets.ConnectionClosed) as gone:
+                        while True:
+                            await asyncio.wait_for(socket.recv(), 10)
+                    assert gone.value.rcvd is not None and gone.value.rcvd.code == code
+
+                async def until_the_end() -> None:
+                    async for _ in sse.aiter_lines():
+                        pass
+
+                await asyncio.wait_for(until_the_end(), 10)
+                # The platform's stream does not depend on any session.
+                await controller.raise_mismatch("bj1", "2H", "3H")
+                assert json.loads(await asyncio.wait_for(platform.recv(), 5))["table"] == "bj1"
+
+
 async def test_missing_pages_are_html_for_browsers_and_json_for_scripts(
     client: httpx.AsyncClient,
 ) -> None:
