@@ -29,9 +29,14 @@ class BetCommand(_Command):
     stake: Decimal = Field(gt=0, max_digits=12, decimal_places=3)
     side_bets: dict[str, Decimal] = Field(default_factory=dict)
     behind: bool = Field(False, description="a bet behind the seated player's box")
-    consent_auto: bool = Field(True, description="consent to automatic split/double")
+    # Seed 004: a player who does not commit is not charged for an automatic split or
+    # double (follows the right hand; hits then stands): consent is given, never assumed.
+    consent_auto: bool = Field(False, description="consent to automatic split/double")
     behind_double: bool = Field(True, description="bet behind: double when the seated player does")
     behind_split: Literal["follow", "first_hand"] = "follow"
+    allow_bet_behind: bool = Field(
+        True, description="seated bet: let other players bet behind this box"
+    )
 
 
 class DecisionCommand(_Command):

@@ -69,6 +69,7 @@ class EngineRound:
                 auto_consent=command.consent_auto,
                 behind_double=command.behind_double,
                 behind_split=command.behind_split,
+                allow_bet_behind=command.allow_bet_behind,
             )
         elif isinstance(command, DecisionCommand):
             if command.action == "surrender" and rnd.phase is Phase.INSURANCE:

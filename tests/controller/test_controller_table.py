@@ -187,6 +187,55 @@ def test_only_the_seated_player_decides_for_the_box() -> None:
     assert [w.hand_stakes[0].total for w in wagers] == [20, 20]
 
 
+def test_a_bet_without_consent_is_not_charged_for_an_automatic_double() -> None:
+    """Seed 004: "If you do not commit to this" the automatic double is hit-then-stand at
+    the original stake; a bet command that says nothing about consent did not commit."""
+    d = Driver("majority_speed", single_source=True)
+    d.shuffle()
+    d.load()
+    d.tick(0.1)
+    d.bet(1, "p1")
+    d.bet(1, "p2")  # no consent_auto
+    d.bet(1, "p3", consent_auto=True)
+    accepted = [e["data"]["command"] for e in d.events if e["type"] == "command_accepted"]
+    assert [c["consent_auto"] for c in accepted] == [False, False, True]
+    d.tick(20)
+    for code in ["5H", "9C", "6D", "7S"]:  # 11 against 9
+        d.card(code)
+    d.feed(
+        "game.command",
+        {"id": "v1", "type": "vote", "seat": 1, "player": "p1", "action": "double"},
+    )
+    d.tick(16)  # the decision timer: the most votes (double) is applied
+    assert d.table.engine is not None
+    box = d.table.engine.round.boxes[1]
+    assert box.hands[0].actions == ["double (timeout, most votes)"]
+    # p1 voted for it; p2 neither voted nor consented; p3 consented
+    assert [w.hand_stakes[0].total for w in box.wagers] == [20, 10, 20]
+
+
+def test_a_seated_player_can_refuse_bets_behind_placed_before_or_after() -> None:
+    """Seed 000: "Any BJ player can choose not to [allow] other players to bet behind him"."""
+    d = Driver(single_source=True)
+    d.shuffle()
+    d.load()
+    d.tick(0.1)
+    d.bet(1, "b1", behind=True)
+    d.bet(1, "p1", allow_bet_behind=False)
+    d.bet(1, "b2", behind=True, cid="late")
+    assert "does not allow bets behind" in d.rejected("late")
+    d.tick(20)
+    for code in ["TH", "7C", "9D", "5S"]:
+        d.card(code)
+    d.decide(1, "stand", "c1")
+    d.card("KD")  # dealer 22
+    settled = next(e for e in d.events if e["type"] == "round_settled")
+    wagers = {w["player"]: w for w in settled["data"]["result"]["boxes"][0]["wagers"]}
+    assert wagers["p1"]["payout"] == "20.00"
+    assert wagers["b1"]["payout"] == "10.00" and wagers["b1"]["net"] == "0.00"
+    assert wagers["b1"]["lines"][0]["reason"] == "the seated player does not allow bets behind"
+
+
 def test_duplicate_command_is_applied_once() -> None:
     d = Driver(single_source=True)
     d.shuffle()
