@@ -63,6 +63,10 @@ INPUT_KINDS = [
     "timer",
 ]
 HEALTH_SUFFIX = "#health"
+# Device events the table must take in the device's order (a shoe's cards go to targets in
+# the order they are drawn). A camera's sightings are paired by card and zone, not order,
+# and a camera answers no replay: holding them would only make them late.
+ORDERED_KINDS = {"shoe.card", "shoe.event", "shuffler.event", "cutcard.event"}
 _LOGGED_OUTPUTS = {Channel.ROUND_EVENTS: "out.round_event", Channel.ALERTS: "out.alert"}
 
 
@@ -79,6 +83,8 @@ class ControllerStats:
     inputs: Counter[str] = field(default_factory=Counter)
     duplicates: int = 0
     gaps_requested: int = 0
+    tails_requested: int = 0
+    held_overflows: int = 0
     validation_ms: list[float] = field(default_factory=list)
 
 
@@ -96,6 +102,7 @@ class ControllerService:
         tick: float = 0.05,
         timers: bool = True,
         gap_requests: int = 10,
+        hold_limit: int = 1000,
     ) -> None:
         self.config = config
         self.bus = bus
@@ -107,6 +114,8 @@ class ControllerService:
         self.timers = timers
         # Replays asked for one gap (one a second) before its events count as lost.
         self.gap_requests = gap_requests
+        # Events held above a hole, per device, before the hole is given up at once.
+        self.hold_limit = hold_limit
         self.stats = ControllerStats()
         self.tables: dict[str, TableController] = {}
         for settings in config.tables:
@@ -117,6 +126,11 @@ class ControllerService:
             )
         self._locks = {table: asyncio.Lock() for table in self.tables}
         self._trackers = {table: SequenceTracker() for table in self.tables}
+        # Device events wait here, by (table, source) and seq, while a hole precedes them;
+        # the lock serialises a table's device events (a shoe's two topics, gap give-ups).
+        self._held: dict[tuple[str, str], dict[int, tuple[str, dict[str, Any]]]] = {}
+        self._order = {table: asyncio.Lock() for table in self.tables}
+        self._gap_asks: Counter[tuple[str, str, int]] = Counter()
         self._last_emitted: dict[tuple[str, Channel], Any] = {}
         self._stack: AsyncExitStack | None = None
 
@@ -162,6 +176,9 @@ class ControllerService:
         assert self._stack is not None
         with contextlib.suppress(asyncio.CancelledError):
             await self._stack.aclose()
+        for where, seqs in self.held().items():
+            # Not logged, so not lost: the next start asks the drivers for them again.
+            _LOGGER.warning("%s: events %s held above a hole were not applied", where, seqs)
 
     async def quiesce(self) -> None:
         """Stop taking inputs (a clean shutdown: devices going away are not alerts)."""
@@ -332,15 +349,64 @@ class ControllerService:
                     if self._unchanged_availability(table_id, data):
                         continue
                 else:
-                    data = payload.model_dump(mode="json")
-                    if self._observe_seq(table_id, kind, data) is SeqVerdict.DUPLICATE:
-                        self.stats.duplicates += 1
-                        continue
-                try:
-                    await self.submit(table_id, kind, data)
-                except StudioError as exc:
-                    self._forget_seq(table_id, kind, data)
-                    _LOGGER.warning("input %s on %s refused: %s", kind, table_id, exc)
+                    await self._device_input(table_id, kind, payload.model_dump(mode="json"))
+                    continue
+                await self._apply(table_id, kind, data)
+
+    async def _device_input(self, table_id: str, kind: str, data: dict[str, Any]) -> None:
+        """De-duplicate a device's event and apply it in the device's own order.
+
+        An event above a hole in its device's numbering is held until the hole is filled
+        (a replay) or given up (``device.gap``), then applied in seq order.
+        """
+        async with self._order[table_id]:
+            if self._observe_seq(table_id, kind, data) is SeqVerdict.DUPLICATE:
+                self.stats.duplicates += 1
+                return
+            device, seq = data["device"], data["seq"]
+            tracker = self._trackers[table_id]
+            if kind not in ORDERED_KINDS:
+                await self._apply(table_id, kind, data)
+                return
+            if seq <= tracker.last_contiguous(device):
+                await self._apply(table_id, kind, data)
+            else:
+                held = self._held.setdefault((table_id, device), {})
+                held[seq] = (kind, data)
+                if len(held) > self.hold_limit:
+                    # Bounded: a device flooding past a hole gives the hole up now.
+                    self.stats.held_overflows += 1
+                    _LOGGER.error(
+                        "%s/%s: %d events held above a hole; giving it up now",
+                        table_id,
+                        device,
+                        len(held),
+                    )
+                    await self._record_gap(table_id, device, tracker.missing(device))
+            await self._release(table_id, device)
+
+    async def _apply(self, table_id: str, kind: str, data: dict[str, Any]) -> None:
+        try:
+            await self.submit(table_id, kind, data)
+        except StudioError as exc:
+            self._forget_seq(table_id, kind, data)
+            _LOGGER.warning("input %s on %s refused: %s", kind, table_id, exc)
+
+    async def _release(self, table_id: str, device: str) -> None:
+        """Apply, in seq order, the held events of ``device`` that no hole precedes now."""
+        held = self._held.get((table_id, device), {})
+        tracker = self._trackers[table_id]
+        for seq in sorted(held):
+            if seq > tracker.last_contiguous(device):
+                break  # a hole again (an input refused just now): the rest wait for it
+            kind, data = held.pop(seq)
+            await self._apply(table_id, kind, data)
+        if not held:
+            self._held.pop((table_id, device), None)
+
+    def held(self) -> dict[str, list[int]]:
+        """Events held above a hole, as ``table/device: [seq, ...]``."""
+        return {f"{t}/{d}": sorted(seqs) for (t, d), seqs in self._held.items() if seqs}
 
     def _unchanged_availability(self, table_id: str, data: dict[str, Any]) -> bool:
         device = self.tables[table_id].devices.get(data["device"])
@@ -351,9 +417,21 @@ class ControllerService:
         assert self.bus is not None
         seen_connects = self.bus.stats.connects
         previous: dict[tuple[str, str], list[int]] = {}
-        asked: Counter[tuple[str, str, int]] = Counter()
+        # What the last run received but never logged (in flight, or held above a hole) is
+        # in the drivers' replay buffers only: QoS 1 does not bring it back, since the broker
+        # keeps no session for the controller and the client acknowledged it on receipt.
+        # So each device the log knows is asked for everything after it, once at start.
+        tails = [
+            (table_id, device)
+            for table_id, tracker in self._trackers.items()
+            for device in tracker.sources()
+            if not device.endswith(HEALTH_SUFFIX)
+        ]
         while True:
-            await asyncio.sleep(1.0)
+            await asyncio.sleep(1.0)  # (the first time: the subscriptions are in place)
+            for table_id, device in tails:
+                await self._ask_replay(table_id, device, None)
+            tails = []
             reconnected = self.bus.stats.connects != seen_connects and seen_connects > 0
             seen_connects = self.bus.stats.connects
             for table_id, tracker in self._trackers.items():
@@ -366,26 +444,42 @@ class ControllerService:
                     stale = [s for s in missing if s in previous.get(key, [])]
                     previous[key] = missing
                     if stale:
-                        asked[(table_id, device, stale[0])] += 1
-                        if asked[(table_id, device, stale[0])] >= self.gap_requests:
+                        self._gap_asks[(table_id, device, stale[0])] += 1
+                        if self._gap_asks[(table_id, device, stale[0])] >= self.gap_requests:
                             await self._give_up_gap(table_id, device, stale)
                             previous[key] = []
                             continue
                     if stale or reconnected:
-                        start = stale[0] if stale else tracker.last_contiguous(device) + 1
-                        request = ReplayRequest(from_seq=start, requester="controller")
-                        await self.bus.publish(Topics(table_id).replay(device), request)
-                        self.stats.gaps_requested += 1
+                        await self._ask_replay(table_id, device, stale[0] if stale else None)
+
+    async def _ask_replay(self, table_id: str, device: str, from_seq: int | None) -> None:
+        """Ask ``device`` to re-send from ``from_seq`` (None: everything after what we have)."""
+        assert self.bus is not None
+        if from_seq is None:
+            from_seq = self._trackers[table_id].last_contiguous(device) + 1
+            self.stats.tails_requested += 1
+        else:
+            self.stats.gaps_requested += 1
+        request = ReplayRequest(from_seq=from_seq, requester="controller")
+        await self.bus.publish(Topics(table_id).replay(device), request)
 
     async def _give_up_gap(self, table_id: str, device: str, seqs: list[int]) -> None:
+        async with self._order[table_id]:
+            await self._record_gap(table_id, device, seqs)
+            await self._release(table_id, device)
+
+    async def _record_gap(self, table_id: str, device: str, seqs: list[int]) -> None:
         """Events nobody re-sent: the table says so (a lost shoe card is a card unaccounted for)."""
-        data = {"device": device, "seqs": seqs, "requests": self.gap_requests}
+        if not seqs:
+            return
+        requests = self._gap_asks[(table_id, device, seqs[0])] if seqs else 0
+        data = {"device": device, "seqs": seqs, "requests": requests}
         _LOGGER.warning(
             "%s/%s: events %s never arrived after %d replay requests",
             table_id,
             device,
             seqs,
-            self.gap_requests,
+            requests,
         )
         self._observe_seq(table_id, "device.gap", data)
         try:

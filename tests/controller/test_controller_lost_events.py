@@ -157,3 +157,199 @@ async def test_a_card_whose_log_write_failed_is_asked_for_again_and_applied(
         logged = await EventLog(database).read(table_id=table_id, kinds=["shoe.card"])
         assert [r.payload["seq"] for r in logged] == [1]
         assert service.stats.duplicates == 0
+
+
+class Device:
+    """A device's driver on the real broker: publishes events and answers replay requests
+    from its buffer (``lost`` seqs are in the buffer but never reached the broker)."""
+
+    def __init__(self, bus: MessageBus, table_id: str, device: str) -> None:
+        self.bus, self.topics, self.device = bus, Topics(table_id), device
+        self.buffer: dict[int, tuple[str, ShoeCard | DeviceEvent]] = {}
+        self.answering = True
+
+    async def send(self, topic: str, event: ShoeCard | DeviceEvent, *, lost: bool = False) -> None:
+        self.buffer[event.seq] = (topic, event)
+        if not lost:
+            await self.bus.publish(topic, event)
+
+    async def event(self, seq: int, *, lost: bool = False) -> None:
+        now = datetime.now(UTC)
+        event = DeviceEvent(device=self.device, seq=seq, ts=now, event="door_closed")
+        await self.send(self.topics.shoe_events, event, lost=lost)
+
+    async def serve_replays(self) -> None:
+        async with self.bus.subscribe(self.topics.replay(self.device), ReplayRequest) as sub:
+            async for received in sub:
+                if not self.answering:
+                    continue
+                for seq in sorted(self.buffer):
+                    if seq >= received.payload.from_seq:
+                        await self.bus.publish(*self.buffer[seq])
+
+
+async def inputs_of(db: Database, table_id: str) -> list[tuple[str, object]]:
+    """The shoe's logged inputs in log order: (kind, seq or the lost seqs)."""
+    records = await EventLog(db).read(
+        table_id=table_id, kinds=["shoe.card", "shoe.event", "device.gap"]
+    )
+    return [(r.kind, r.payload.get("seq", r.payload.get("seqs"))) for r in records]
+
+
+async def test_a_card_replayed_into_a_hole_is_dealt_in_the_shoe_s_order(
+    broker: BrokerSettings, tmp_path: Path, table_id: str
+) -> None:
+    """Shoe order TH (101) to seat 1, 7C (102) to the dealer, 9D (103) to seat 1; 102 is
+    lost on the way and comes back in a replay after 103. Before, each card was applied
+    as it arrived: seat 1 got TH 7C and the dealer 9D."""
+    ruleset = {"preset": "clubhouse", "timeouts": {"betting_seconds": 1}}
+    devices = [{"id": "shoe-1", "kind": "shoe"}, {"id": "shuf", "kind": "shuffler"}]
+    config = StudioConfig(
+        broker=broker,
+        tables=[TableSettings(id=table_id, single_source=True, ruleset=ruleset, devices=devices)],
+    )
+    topics = Topics(table_id)
+    async with (
+        Database(f"sqlite:///{tmp_path}/studio.db") as db,
+        MessageBus(broker, f"dev-{table_id}") as bus,
+        MessageBus(broker, f"ctl-{table_id}") as ctl_bus,
+        ControllerService(config, ctl_bus, EventLog(db), Fanout(ctl_bus)) as service,
+        asyncio.TaskGroup() as group,
+    ):
+        shoe = Device(bus, table_id, "shoe-1")
+        replays = group.create_task(shoe.serve_replays())
+        await bus.wait_connected()
+        await asyncio.sleep(0.5)  # the controller's subscriptions are in place
+        census = {rank: 32 for rank in "A23456789TJQK"}
+        now = datetime.now(UTC)
+        count = {"count": 416, "census": census}
+        shuffled = DeviceEvent(device="shuf", seq=1, ts=now, event="shuffle_complete", data=count)
+        await bus.publish(topics.shuffler_events, shuffled)
+        loaded = DeviceEvent(
+            device="shoe-1", seq=100, ts=now, event="shoe_loaded", data={"shoe": "S1"}
+        )
+        await shoe.send(topics.shoe_events, loaded)
+        await until(lambda: service.tables[table_id].phase == "betting")
+        bet = {"id": "b1", "type": "bet", "seat": 1, "player": "p1", "stake": "10.00"}
+        assert (await service.submit_command(table_id, bet))["accepted"]
+        await until(lambda: service.tables[table_id].phase == "dealing")
+        for seq, code in ((101, "TH"), (102, "7C"), (103, "9D")):
+            card = ShoeCard(device="shoe-1", seq=seq, ts=datetime.now(UTC), card=code, shoe="S1")
+            await shoe.send(topics.shoe_cards, card, lost=seq == 102)
+        table = service.tables[table_id]  # (a failed input would have rebuilt it)
+        await until(lambda: len(table.engine.snapshot()["dealer"]["cards"]) > 0)
+        await until(lambda: not service.held())
+        replays.cancel()
+        snap = table.engine.snapshot()
+        assert snap["boxes"][0]["hands"][0]["cards"] == ["TH", "9D"]
+        assert snap["dealer"]["cards"] == ["7C"]
+        cards = [seq for kind, seq in await inputs_of(db, table_id) if kind == "shoe.card"]
+        assert cards == [101, 102, 103]
+        assert service.stats.gaps_requested >= 1 and not table.alerts.open_alerts()
+
+
+async def test_a_hole_never_filled_holds_what_follows_until_it_is_given_up(
+    broker: BrokerSettings, tmp_path: Path, table_id: str
+) -> None:
+    """The event after the hole goes in after the ``device.gap`` input, not before it."""
+    config = StudioConfig(
+        broker=broker,
+        tables=[TableSettings(id=table_id, devices=[{"id": "shoe-1", "kind": "shoe"}])],
+    )
+    async with (
+        Database(f"sqlite:///{tmp_path}/studio.db") as db,
+        MessageBus(broker, f"dev-{table_id}") as bus,
+        MessageBus(broker, f"ctl-{table_id}") as ctl_bus,
+        ControllerService(
+            config, ctl_bus, EventLog(db), Fanout(ctl_bus), gap_requests=2
+        ) as service,
+    ):
+        shoe = Device(bus, table_id, "shoe-1")
+        await bus.wait_connected()
+        await asyncio.sleep(0.5)
+        for seq in (1, 3):  # 2 is lost on the line and never re-sent
+            await shoe.event(seq)
+        await until(lambda: service.held() == {f"{table_id}/shoe-1": [3]})
+        await until(lambda: not service.held())
+        assert await inputs_of(db, table_id) == [
+            ("shoe.event", 1),
+            ("device.gap", [2]),
+            ("shoe.event", 3),
+        ]
+        assert service.tables[table_id].alerts.open_alerts()[0].code.value == "integrity"
+
+
+async def test_too_many_events_held_give_the_hole_up_at_once(
+    broker: BrokerSettings, tmp_path: Path, table_id: str
+) -> None:
+    config = StudioConfig(
+        broker=broker,
+        tables=[TableSettings(id=table_id, devices=[{"id": "shoe-1", "kind": "shoe"}])],
+    )
+    async with (
+        Database(f"sqlite:///{tmp_path}/studio.db") as db,
+        MessageBus(broker, f"dev-{table_id}") as bus,
+        MessageBus(broker, f"ctl-{table_id}") as ctl_bus,
+        ControllerService(
+            config, ctl_bus, EventLog(db), Fanout(ctl_bus), gap_requests=100, hold_limit=2
+        ) as service,
+    ):
+        shoe = Device(bus, table_id, "shoe-1")
+        await bus.wait_connected()
+        await asyncio.sleep(0.5)
+        for seq in (1, 3, 4, 5):  # 2 never comes; 5 is one more than the limit
+            await shoe.event(seq)
+        await until(lambda: service._trackers[table_id].last_contiguous("shoe-1") == 5)
+        assert not service.held() and service.stats.held_overflows == 1
+        assert await inputs_of(db, table_id) == [
+            ("shoe.event", 1),
+            ("device.gap", [2]),
+            ("shoe.event", 3),
+            ("shoe.event", 4),
+            ("shoe.event", 5),
+        ]
+
+
+async def test_events_held_when_the_controller_stops_are_asked_for_at_the_next_start(
+    broker: BrokerSettings, tmp_path: Path, table_id: str
+) -> None:
+    """Only applied inputs are logged, and QoS 1 re-delivers nothing to a restarted
+    controller (no persistent session; the client acknowledged on receipt): the next
+    start asks each device in the log for everything after it. Before, the held and
+    in-flight events waited for the device's next event to reveal the hole."""
+    config = StudioConfig(
+        broker=broker,
+        tables=[TableSettings(id=table_id, devices=[{"id": "shoe-1", "kind": "shoe"}])],
+    )
+    async with (
+        Database(f"sqlite:///{tmp_path}/studio.db") as db,
+        MessageBus(broker, f"dev-{table_id}") as bus,
+        asyncio.TaskGroup() as group,
+    ):
+        shoe = Device(bus, table_id, "shoe-1")
+        shoe.answering = False
+        replays = group.create_task(shoe.serve_replays())
+        async with (
+            MessageBus(broker, f"ctl-{table_id}") as ctl_bus,
+            ControllerService(config, ctl_bus, EventLog(db), Fanout(ctl_bus)) as service,
+        ):
+            await bus.wait_connected()
+            await asyncio.sleep(0.5)
+            await shoe.event(1)
+            await shoe.event(2, lost=True)
+            await shoe.event(3)
+            await until(lambda: service.held() == {f"{table_id}/shoe-1": [3]})
+        assert await inputs_of(db, table_id) == [("shoe.event", 1)]
+        shoe.answering = True
+        async with (
+            MessageBus(broker, f"ctl2-{table_id}") as ctl_bus,
+            ControllerService(config, ctl_bus, EventLog(db), Fanout(ctl_bus)) as service,
+        ):
+            await until(lambda: service._trackers[table_id].last_contiguous("shoe-1") == 3)
+            assert service.stats.tails_requested == 1
+        replays.cancel()
+        assert await inputs_of(db, table_id) == [
+            ("shoe.event", 1),
+            ("shoe.event", 2),
+            ("shoe.event", 3),
+        ]
