@@ -12,14 +12,14 @@ import studio
 from studio.config.loader import load_config
 from studio.errors import StudioError
 from studio.store.database import Database
-from studio.store.eventlog import ChainReport, EventLog
+from studio.store.eventlog import ChainReport, EventLog, parse_head
 
 audit_app = typer.Typer(help="Audit: event-log chain and code integrity.", no_args_is_help=True)
 
 
-async def verify_chain(url: str) -> ChainReport:
+async def verify_chain(url: str, expect: tuple[int, str] | None = None) -> ChainReport:
     async with Database(url) as db:
-        return await EventLog(db).verify()
+        return await EventLog(db).verify(expect)
 
 
 def code_digest() -> tuple[str, int]:
@@ -48,16 +48,24 @@ def code_digest() -> tuple[str, int]:
 def verify(
     config: Path | None = typer.Option(None, "--config", "-c", help="configuration file"),
     database: str | None = typer.Option(None, "--database", help="database URL (overrides config)"),
+    expect_head: str | None = typer.Option(
+        None,
+        "--expect-head",
+        metavar="ID:HASH",
+        help="a head printed by an earlier run, kept off this machine: the log must still hold it",
+    ),
 ) -> None:
     """Walk the whole event log and check every record's hash and link."""
     try:
+        expect = parse_head(expect_head) if expect_head is not None else None
         url = database or load_config(config).database.url
-        report = asyncio.run(verify_chain(url))
+        report = asyncio.run(verify_chain(url, expect))
     except StudioError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
     if report.ok:
-        typer.echo(f"chain OK: {report.records} records, head {report.head}")
+        # What to record elsewhere: a later run given it proves no record was cut off the end.
+        typer.echo(f"chain OK: {report.records} records, head {report.anchor}")
         return
     typer.echo(
         f"chain BROKEN at record {report.first_bad_id}: {report.reason} "

@@ -4,6 +4,8 @@ Every input the controller accepts and every output it produces is appended as
 one record. Each record's ``hash`` is SHA-256 over the previous record's hash and
 the record's own canonical content, so altering, inserting or deleting any
 record breaks the chain from that point on; ``studio audit verify`` finds it.
+Deleting the newest records leaves a shorter chain that is intact: only a head
+recorded elsewhere earlier (``verify(expect=...)``, ``--expect-head``) reveals it.
 Round state is rebuilt by replaying these records.
 """
 
@@ -85,6 +87,20 @@ class ChainReport:
     first_bad_id: int | None = None
     reason: str = ""
     head: str = GENESIS
+    head_id: int = 0
+
+    @property
+    def anchor(self) -> str:
+        """The head as ``ID:HASH``: what to keep off the machine and pass to ``verify`` later."""
+        return f"{self.head_id}:{self.head}"
+
+
+def parse_head(text: str) -> tuple[int, str]:
+    """``ID:HASH`` (as :attr:`ChainReport.anchor` prints it) to ``(id, hash)``."""
+    record_id, _, digest = text.strip().lower().partition(":")
+    if not record_id.isdigit() or len(digest) != 64 or digest.strip("0123456789abcdef"):
+        raise StoreError(f"not a chain head {text!r}: expected ID:HASH (64 hex digits)")
+    return int(record_id), digest
 
 
 def _row_to_record(row: sa.Row[Any]) -> LogRecord:
@@ -225,8 +241,12 @@ class EventLog:
                 yield record
             after = chunk[-1].id
 
-    async def verify(self) -> ChainReport:
-        """Walk the whole chain; report the first record whose hash or link is wrong."""
+    async def verify(self, expect: tuple[int, str] | None = None) -> ChainReport:
+        """Walk the whole chain; report the first record whose hash or link is wrong.
+
+        ``expect`` is a head ``(id, hash)`` recorded earlier: the chain must still hold that
+        record with that hash, which an intact but truncated (or rewritten) tail does not.
+        """
         prev = GENESIS
         expected_id = 1
         count = 0
@@ -246,7 +266,19 @@ class EventLog:
             )
             if digest != record.hash:
                 return ChainReport(False, count, record.id, "content does not match its hash", prev)
+            if expect is not None and record.id == expect[0] and digest != expect[1]:
+                reason = (
+                    f"record {record.id} differs from the expected head {expect[0]}:{expect[1]}: "
+                    "the log was cut there and written again, or is another log"
+                )
+                return ChainReport(False, count, record.id, reason, prev, count)
             prev = record.hash
             expected_id += 1
             count += 1
-        return ChainReport(True, count, head=prev)
+        if expect is not None and count < expect[0]:
+            reason = (
+                f"the log ends at record {count}, before the expected head {expect[0]}: "
+                "records were deleted from its end"
+            )
+            return ChainReport(False, count, count + 1, reason, prev, count)
+        return ChainReport(True, count, head=prev, head_id=count)

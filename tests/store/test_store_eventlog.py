@@ -1,13 +1,17 @@
 from __future__ import annotations
 
+import asyncio
 import itertools
+from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
+from typer.testing import CliRunner
 
+from studio.cli import app
 from studio.errors import StoreError
 from studio.store import Database, EventLog, safe_url
-from studio.store.eventlog import GENESIS, events
+from studio.store.eventlog import GENESIS, events, parse_head
 
 
 async def test_append_read_and_verify(database: Database) -> None:
@@ -55,6 +59,62 @@ async def test_deletion_is_detected(database: Database) -> None:
         await conn.execute(sa.delete(events).where(events.c.id == 2))
     report = await log.verify()
     assert not report.ok and report.first_bad_id == 3
+
+
+async def test_deleting_the_newest_records_is_detected_against_an_earlier_head(
+    database: Database,
+) -> None:
+    """The chain alone cannot tell a log cut short from one that ended there: before, a
+    deleted tail verified as intact and the next append carried on from the shorter head.
+    A head recorded earlier (``studio audit verify`` prints it) must still be in the log."""
+    log = EventLog(database)
+    await log.append("t1", "game.command", {"type": "bet", "stake": "100.00"}, round_id="R1")
+    await log.append("t1", "out.round_event", {"type": "round_settled"}, round_id="R1")
+    await log.append("t1", "out.round_event", {"type": "round_settled"}, round_id="R2")
+    earlier = await log.verify()
+    assert earlier.ok and earlier.head_id == 3 and parse_head(earlier.anchor) == (3, earlier.head)
+    anchor = (earlier.head_id, earlier.head)
+    await log.append("t1", "timer", {})
+    assert (await log.verify(anchor)).ok  # the log grew past the head: fine
+    async with database.engine.begin() as conn:
+        await conn.execute(sa.delete(events).where(events.c.id >= 3))
+    assert (await EventLog(database).verify()).ok  # what the chain alone cannot see
+    cut = await EventLog(database).verify(anchor)
+    assert not cut.ok and cut.first_bad_id == 3 and cut.records == 2
+    assert "ends at record 2, before the expected head 3" in cut.reason
+    await EventLog(database).append("t1", "controller.started", {})  # record 3 again
+    rewritten = await EventLog(database).verify(anchor)
+    assert not rewritten.ok and rewritten.first_bad_id == 3
+    assert "differs from the expected head" in rewritten.reason
+
+
+def test_audit_verify_prints_the_head_and_checks_an_expected_one(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path}/studio.db"
+
+    async def append(n: int) -> None:
+        async with Database(url) as db:
+            for i in range(n):
+                await EventLog(db).append("t1", "x", {"i": i})
+
+    async def delete_newest() -> None:
+        async with Database(url) as db, db.engine.begin() as conn:
+            await conn.execute(sa.delete(events).where(events.c.id == 5))
+
+    asyncio.run(append(5))
+    runner = CliRunner()
+    ok = runner.invoke(app, ["audit", "verify", "--database", url])
+    assert ok.exit_code == 0, ok.output
+    head = ok.output.split("head ")[1].strip()
+    assert head.startswith("5:") and len(head) == 2 + 64
+    again = runner.invoke(app, ["audit", "verify", "--database", url, "--expect-head", head])
+    assert again.exit_code == 0, again.output
+    asyncio.run(delete_newest())
+    assert runner.invoke(app, ["audit", "verify", "--database", url]).exit_code == 0
+    cut = runner.invoke(app, ["audit", "verify", "--database", url, "--expect-head", head])
+    assert cut.exit_code == 1
+    assert "chain BROKEN at record 5: the log ends at record 4" in cut.output
+    bad = runner.invoke(app, ["audit", "verify", "--database", url, "--expect-head", "5:xyz"])
+    assert bad.exit_code == 2 and "expected ID:HASH" in bad.output
 
 
 async def test_a_cancelled_append_never_breaks_the_chain(database: Database) -> None:
