@@ -3,7 +3,11 @@
 * Publishing never blocks on the network: messages go to an outbox that a task
   drains while connected. A message leaves the outbox only once the broker has
   acknowledged it (QoS 1), so a broker restart loses nothing; it may duplicate,
-  which consumers absorb by (device, seq).
+  which consumers absorb by (device, seq). ``publish(..., on_acked=...)`` says
+  when that happened: what is still in the outbox when the bus closes is dropped
+  (after a short flush), so a producer that must not lose it records only what
+  was acknowledged (a driver's saved seq).
+* The link reconnects through :func:`studio.backoff.run_forever`, like every link.
 * Subscriptions are registered with the bus, renewed on every reconnect, and
   matched by topic on arrival (amqtt also sends retained messages nobody asked for).
 * With ``availability`` set, the bus connects with a last will ``offline`` and
@@ -19,7 +23,7 @@ import contextlib
 import logging
 import ssl
 from collections import Counter, deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from types import TracebackType
@@ -28,7 +32,7 @@ from typing import Generic, TypeVar
 import aiomqtt
 from pydantic import BaseModel, ValidationError
 
-from studio.backoff import Backoff
+from studio.backoff import Backoff, run_forever
 from studio.config.models import BrokerSettings
 from studio.errors import BusError
 
@@ -61,6 +65,7 @@ class _Outgoing:
     payload: bytes
     qos: int
     retain: bool
+    on_acked: Callable[[], object] | None = None
 
 
 class Subscription(Generic[M]):
@@ -172,19 +177,22 @@ class MessageBus:
         tb: TracebackType | None,
     ) -> None:
         self._closing = True
-        if exc_type is None:
-            # Give queued events a moment to reach the broker before saying goodbye.
+        try:
+            # Give queued events a moment to reach the broker before saying goodbye; a stop
+            # (a cancellation: SIGTERM) a shorter one. What is left is dropped: on_acked
+            # tells a producer what was not.
             with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(5):
+                async with asyncio.timeout(5 if exc_type is None else 2):
                     await self.flush()
-        client = self._client
-        if client is not None and self.availability is not None:
-            # A clean exit is not a crash, but the device is gone all the same.
-            with contextlib.suppress(aiomqtt.MqttError, TimeoutError):
-                await client.publish(self.availability, OFFLINE, qos=1, retain=True, timeout=2)
-        self._task.cancel()
-        assert self._stack is not None
-        await self._stack.aclose()
+            client = self._client
+            if client is not None and self.availability is not None:
+                # A clean exit is not a crash, but the device is gone all the same.
+                with contextlib.suppress(aiomqtt.MqttError, TimeoutError):
+                    await client.publish(self.availability, OFFLINE, qos=1, retain=True, timeout=2)
+        finally:
+            self._task.cancel()
+            assert self._stack is not None
+            await self._stack.aclose()
 
     @property
     def connected(self) -> bool:
@@ -195,9 +203,18 @@ class MessageBus:
 
     # -- publishing ----------------------------------------------------------------
     async def publish(
-        self, topic: str, payload: BaseModel | bytes | str, *, qos: int = 1, retain: bool = False
+        self,
+        topic: str,
+        payload: BaseModel | bytes | str,
+        *,
+        qos: int = 1,
+        retain: bool = False,
+        on_acked: Callable[[], object] | None = None,
     ) -> None:
-        """Queue a message; it is sent (and re-sent after a reconnect) until acknowledged."""
+        """Queue a message; it is sent (and re-sent after a reconnect) until acknowledged.
+
+        ``on_acked`` is called once the broker has it (PUBACK for QoS 1), in publish order.
+        """
         if isinstance(payload, BaseModel):
             data = payload.model_dump_json().encode()
         elif isinstance(payload, str):
@@ -207,7 +224,7 @@ class MessageBus:
         async with self._outbox_changed:
             # Back-pressure instead of dropping: a producer waits while the broker is away too long.
             await self._outbox_changed.wait_for(lambda: len(self._outbox) < self._outbox_limit)
-            self._outbox.append(_Outgoing(topic, data, qos, retain))
+            self._outbox.append(_Outgoing(topic, data, qos, retain, on_acked))
             self._outbox_changed.notify_all()
 
     async def flush(self) -> None:
@@ -270,27 +287,34 @@ class MessageBus:
         )
 
     async def _run(self) -> None:
-        while True:
-            try:
-                async with self._make_client() as client:
-                    await self._session(client)
-            except (aiomqtt.MqttError, ExceptionGroup) as exc:
-                # _session's TaskGroup wraps a dropped link in an ExceptionGroup; anything
-                # in it that is not an MqttError is a bug and must propagate.
-                if isinstance(exc, ExceptionGroup):
-                    _, rest = exc.split(aiomqtt.MqttError)
-                    if rest is not None:
-                        raise
-                if self._closing:
-                    return
-                delay = self._backoff.next_delay()
-                _LOGGER.warning(
-                    "%s: broker link down (%s); retry in %.2fs", self.client_id, exc, delay
-                )
-                await asyncio.sleep(delay)
-            finally:
-                self._client = None
-                self._connected.clear()
+        # The backoff is reset only by a session that stayed up: a broker that accepts the
+        # link and drops it at once (a duplicate client id) is retried ever more slowly.
+        await run_forever(
+            f"{self.client_id}: broker {self.settings.host}:{self.settings.port}",
+            self._connection,
+            retry_on=(aiomqtt.MqttError,),
+            backoff=self._backoff,
+            logger=_LOGGER,
+        )
+
+    async def _connection(self) -> None:
+        try:
+            async with self._make_client() as client:
+                await self._session(client)
+        except* aiomqtt.MqttError as down:
+            # _session's TaskGroup wraps a dropped link in an ExceptionGroup; anything in it
+            # that is not an MqttError is a bug and propagates (except* leaves it raised).
+            if self._closing:
+                # A stop: aiomqtt's exit can turn the cancellation into a disconnect timeout.
+                # (Not task.cancelling(): on 3.11 a TaskGroup whose child failed leaves it raised.)
+                raise asyncio.CancelledError from down
+            error: BaseException = down
+            while isinstance(error, BaseExceptionGroup):
+                error = error.exceptions[0]
+            raise error from None
+        finally:
+            self._client = None
+            self._connected.clear()
 
     async def _session(self, client: aiomqtt.Client) -> None:
         self._client = client
@@ -299,7 +323,6 @@ class MessageBus:
         if self.availability is not None:
             await client.publish(self.availability, self.availability_state, qos=1, retain=True)
         self.stats.connects += 1
-        self._backoff.reset()
         self._connected.set()
         _LOGGER.info(
             "%s: connected to %s:%s", self.client_id, self.settings.host, self.settings.port
@@ -318,6 +341,8 @@ class MessageBus:
                 # Only now is it safe to forget the message: the broker has it.
                 if self._outbox and self._outbox[0] is head:
                     self._outbox.popleft()
+                    if head.on_acked is not None:
+                        head.on_acked()
                 self.stats.published += 1
                 self._outbox_changed.notify_all()
 

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from datetime import UTC, datetime
 
 from studio.backoff import Backoff
@@ -124,3 +125,52 @@ async def test_bus_keeps_retrying_past_a_thousand_failed_connects() -> None:
                 await asyncio.sleep(0.01)
         await bus.publish("studio/v1/tables/x/shoe/cards", card(1))
         assert bus.pending == 1
+
+
+async def test_on_acked_reports_what_the_broker_has_in_order(
+    broker: BrokerSettings, table_id: str
+) -> None:
+    topics = Topics(table_id)
+    acked: list[int] = []
+    async with MessageBus(broker, "producer") as producer:
+        for seq in range(1, 6):
+            await producer.publish(
+                topics.shoe_cards, card(seq), on_acked=lambda seq=seq: acked.append(seq)
+            )
+        await producer.flush()
+        assert acked == [1, 2, 3, 4, 5]
+    settings = BrokerSettings(url=f"mqtt://127.0.0.1:{free_port()}")  # nothing listens there
+    async with MessageBus(settings, "lonely") as lonely:
+        await lonely.publish(topics.shoe_cards, card(6), on_acked=lambda: acked.append(6))
+        await asyncio.sleep(0.2)
+    assert acked == [1, 2, 3, 4, 5]  # never acknowledged, never reported
+
+
+async def test_a_stopped_bus_still_delivers_what_it_had_queued(
+    broker: BrokerSettings, table_id: str
+) -> None:
+    topics = Topics(table_id)
+    acked: list[int] = []
+    queued = asyncio.Event()
+
+    async def producer() -> None:
+        async with MessageBus(broker, "producer") as bus:
+            await bus.wait_connected()
+            for seq in range(1, 21):
+                await bus.publish(
+                    topics.shoe_cards, card(seq), on_acked=lambda seq=seq: acked.append(seq)
+                )
+            queued.set()
+            await asyncio.Event().wait()  # until stopped, as SIGTERM stops a driver
+
+    async with MessageBus(broker, "consumer") as consumer:
+        async with consumer.subscribe(topics.shoe_cards, ShoeCard) as sub:
+            await consumer.wait_connected()
+            task = asyncio.create_task(producer(), name="producer")
+            await queued.wait()
+            task.cancel()  # in the same turn: nothing of the 20 has been sent yet
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+            assert acked == list(range(1, 21))
+            got = [(await asyncio.wait_for(sub.get(), 10)).payload.seq for _ in range(20)]
+    assert sorted(got) == list(range(1, 21))

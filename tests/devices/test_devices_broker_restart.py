@@ -135,3 +135,22 @@ async def test_broker_restart_mid_stream_loses_and_duplicates_nothing(
             assert len({c.seq for c in received}) == len(received) == CARDS
             assert bus.stats.connects >= 2  # the consumer really lost the broker
             assert drivers.get(table_id, "shoe-1").bus.stats.connects >= 2
+
+
+@pytest.mark.parametrize("kind", ["embedded", "mosquitto"])
+async def test_a_broker_link_that_drops_soon_after_connack_keeps_backing_off(
+    kind: str, tmp_path: Path
+) -> None:
+    async with restartable(kind, tmp_path) as (url, restart):
+        bus = MessageBus(BrokerSettings(url=url), "flapping")
+        async with bus:
+            await bus.wait_connected()
+            await restart()  # the link was up for moments only
+            async with asyncio.timeout(30):
+                while bus.stats.connects < 2:
+                    await bus.publish("flapping/events", b"tick")  # traffic shows the link down
+                    await asyncio.sleep(0.05)
+            # A CONNACK alone reset the backoff, so a broker that takes the link and drops
+            # it at once (a duplicate client id, an oversized message) was retried every
+            # 50 ms for ever. Only a session that stays up resets it now.
+            assert bus._backoff.attempts > 0
