@@ -22,9 +22,12 @@ Contract seq: the device numbers its events itself (every event frame takes the
 next seq, heartbeats and replies carry the last one), and that number is what
 the driver publishes. So a driver restart, a reconnect or a replay re-publishes
 an event with the same ``(device, seq)`` and consumers deduplicate it. If a
-device restarts its numbering (a reboot, a swapped unit) while this driver runs,
-the driver adds an offset so published seqs keep increasing (and says so in a
-health event); that offset does not survive a driver restart.
+device restarts its numbering (a reboot, seen in its HELLO or a heartbeat whose
+seq went back) while this driver runs, the driver publishes what it held of the
+old numbering, counts the rest as lost, and adds an offset so published seqs keep
+increasing (and says so in a health event). With a ``state_dir`` the driver saves
+the seq the broker has acknowledged (not merely queued), so a restart fetches
+again whatever was still on its way.
 
 Health events have their own seq space: the Unix time in ms (bumped by one if
 two fall in the same ms), so they increase across driver restarts too.
@@ -34,6 +37,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import time
 from collections import Counter, deque
@@ -131,8 +135,14 @@ class DeviceDriver:
         self.stats: Counter[str] = Counter()
         self.online = False
         self.hello: Hello | None = None
-        self.last_device_seq = 0  # the device seq of the last event published
+        self.last_device_seq = 0  # the device seq of the last event handed to the bus
         self.offset = 0  # added to device seqs after a device restarted its numbering
+        # (device seq, offset) of the last event the broker acknowledged: what is saved, so
+        # a restart never skips an event that died in the bus's outbox.
+        self._acked = (0, 0)
+        self._seen_seq = 0  # the highest seq the device claimed (events, heartbeats, HELLO)
+        self._wrong_device: str | None = None  # another device answered on our port
+        self._save_error: str | None = None
         self.skew_ms = 0
         self._replay: deque[_Replayable] = deque(maxlen=replay_size)
         self._held: dict[int, Event] = {}
@@ -189,10 +199,10 @@ class DeviceDriver:
             return
         # Continue from here: whatever the device sent while no driver ran is fetched with RESEND.
         self._connected_once = True
-        self._saved_state = (self.last_device_seq, self.offset)
+        self._acked = self._saved_state = (self.last_device_seq, self.offset)
 
     def _save_state(self) -> None:
-        state = (self.last_device_seq, self.offset)
+        state = self._acked
         if self._state is None or state == self._saved_state or not self._connected_once:
             return
         self._state.save({"last_device_seq": state[0], "offset": state[1]})
@@ -239,6 +249,9 @@ class DeviceDriver:
         reason = f"link down: {error or 'closed'}"
         if self.online:
             await self._set_online(False, reason)
+        elif self._wrong_device is not None:
+            # Not silent: the port answers, as another device. Degraded, so the reason shows.
+            self._health_later("degraded", reason)
         else:
             self._health_later("offline", reason)
 
@@ -264,10 +277,13 @@ class DeviceDriver:
                         data = await transport.read()
                 except TimeoutError:
                     break
-                for item in self.codec.feed(data):
+                items = self.codec.feed(data)
+                for index, item in enumerate(items):
                     if isinstance(item, Hello):
-                        self._on_hello(item)
-                        return early
+                        await self._on_hello(item)
+                        # What followed the answer in the same read is the device's too
+                        # (a card dealt as the driver attached).
+                        return early + items[index + 1 :]
                     if isinstance(item, Nak) and item.code == "E01":
                         raise DeviceError(
                             f"{self.device_id}: protocol version {self.codec.version} refused ({item.text})"
@@ -277,22 +293,54 @@ class DeviceDriver:
             f"{self.device_id}: no answer to the handshake within {self.handshake_timeout}s"
         )
 
-    def _on_hello(self, hello: Hello) -> None:
+    async def _on_hello(self, hello: Hello) -> None:
+        if self.wire_id is not None and hello.device != self.wire_id:
+            # Ports renumbered after a replug: another device's seq is not ours, and taking
+            # it for a restart would renumber (and so re-publish) this device's events.
+            self.stats["frame_foreign"] += 1
+            self._wrong_device = (
+                f"wrong device on port {self.settings.port}: "
+                f"{hello.device!r} answered, expected {self.wire_id!r}"
+            )
+            raise DeviceError(self._wrong_device)
+        self._wrong_device = None
         self.hello = hello
         self._update_skew(hello.time_ms)
         if not self._connected_once:
             # First contact and no saved state (``state_dir``): continue from the device's
             # count. Events the device sent while no driver ran are not replayed.
             self._connected_once = True
-            self.last_device_seq = hello.seq
-        elif hello.seq < self.last_device_seq:
-            self.offset += self.last_device_seq
-            self.last_device_seq = 0
-            self._held.clear()
-            self._health_later(
-                "degraded",
-                f"device restarted its numbering at {hello.seq}; seq offset {self.offset}",
-            )
+            self.last_device_seq = self._seen_seq = hello.seq
+            self._acked = (hello.seq, self.offset)
+        else:
+            await self._check_numbering(hello.seq)
+
+    async def _check_numbering(self, seq: int) -> None:
+        """``seq`` is the device's last seq (HELLO, heartbeat): did it restart its numbering?"""
+        if seq >= max(self.last_device_seq, self._seen_seq):
+            self._seen_seq = seq
+            return
+        # It went back: a reboot, even if the link stayed up (a USB adapter or ser2net in
+        # between). The old numbering will never be sent again: publish what is held of
+        # it, in order, count the holes as lost, then move the offset on.
+        why = f"device restarted its numbering at {seq}"
+        lost = self.stats["frames_lost"]
+        for first in sorted(self._held):
+            if first in self._held:  # not published by an earlier step
+                await self._lose_until(first, why)
+        self._held.clear()
+        if self._seen_seq > self.last_device_seq:
+            await self._lose_until(self._seen_seq + 1, why)
+        lost = self.stats["frames_lost"] - lost
+        self.offset += self.last_device_seq
+        self.last_device_seq = 0
+        self._seen_seq = seq
+        self._gap_deadline = None
+        # What the old numbering still has unacknowledged can never be fetched again, so a
+        # driver restart continues from the new numbering.
+        self._acked = (0, self.offset)
+        lost_text = f"; {lost} event(s) of the old numbering lost" if lost else ""
+        self._health_later("degraded", f"{why}; seq offset {self.offset}{lost_text}")
 
     async def _read_loop(self, transport: Transport) -> None:
         loop = asyncio.get_running_loop()
@@ -341,11 +389,15 @@ class DeviceDriver:
             await self._set_online(True, f"connected to {self._transport.name}")
         if isinstance(item, Event):
             await self._on_event(item)
-        elif isinstance(item, Heartbeat):
-            self.stats["heartbeats"] += 1
+        elif isinstance(item, Heartbeat | Hello):
+            if isinstance(item, Heartbeat):
+                self.stats["heartbeats"] += 1
+            else:
+                self.hello = item  # a late answer to a repeated HELLO
             self._update_skew(item.time_ms)
+            await self._check_numbering(item.seq)
             if item.seq > self.last_device_seq and self._gap_deadline is None:
-                # The heartbeat says there were events we never got.
+                # The device says there were events we never got.
                 self.stats["gaps"] += 1
                 await self._request_resend()
         elif isinstance(item, Nak):
@@ -356,11 +408,10 @@ class DeviceDriver:
                 self._error(f"device refused command #{item.ref}: {item.code} {item.text}")
         elif isinstance(item, Ack):
             self.stats["acks"] += 1
-        elif isinstance(item, Hello):
-            self._on_hello(item)
 
     async def _on_event(self, event: Event) -> None:
         seq = event.seq
+        self._seen_seq = max(self._seen_seq, seq)
         if seq <= self.last_device_seq or seq in self._held:
             self.stats["duplicates"] += 1
             return
@@ -386,20 +437,29 @@ class DeviceDriver:
         self._gap_deadline = None
         if self._held:
             await self._skip_to(min(self._held), "resend did not fill the gap in time")
+        elif self._seen_seq > self.last_device_seq:
+            # Only a heartbeat told of these events, and the device did not send them again:
+            # say they are lost, so the controller learns of it.
+            await self._skip_to(self._seen_seq + 1, "resend did not fill the gap in time")
 
     async def _skip_to(self, first: int, why: str) -> None:
         """Accept that device seqs below ``first`` are lost; publish what is held after them."""
         if first <= self.last_device_seq + 1:
             return
-        self.stats["frames_lost"] += first - self.last_device_seq - 1
-        self._error(f"device seq {self.last_device_seq + 1}..{first - 1} lost: {why}")
-        self.last_device_seq = first - 1
-        while self.last_device_seq + 1 in self._held:
-            await self._publish(self._held.pop(self.last_device_seq + 1))
+        await self._lose_until(first, why)
         if self._held:
             await self._request_resend()
         else:
             self._gap_deadline = None
+
+    async def _lose_until(self, first: int, why: str) -> None:
+        """Count device seqs up to ``first`` as lost; publish the held ones that follow."""
+        if first > self.last_device_seq + 1:
+            self.stats["frames_lost"] += first - self.last_device_seq - 1
+            self._error(f"device seq {self.last_device_seq + 1}..{first - 1} lost: {why}")
+            self.last_device_seq = first - 1
+        while self.last_device_seq + 1 in self._held:
+            await self._publish(self._held.pop(self.last_device_seq + 1))
 
     def _update_skew(self, device_ms: int) -> None:
         skew = device_ms - int(time.time() * 1000)
@@ -426,9 +486,14 @@ class DeviceDriver:
         pub = self.publication(event, seq, self.event_ts(event))
         data = pub.payload.model_dump_json().encode()
         self._replay.append(_Replayable(seq, pub.topic, data))
-        await self.bus.publish(pub.topic, data, qos=1)
+        acked = functools.partial(self._on_acked, event.seq, self.offset)
+        await self.bus.publish(pub.topic, data, qos=1, on_acked=acked)
         self.stats["events"] += 1
         self.published += 1
+
+    def _on_acked(self, device_seq: int, offset: int) -> None:
+        if offset == self.offset:  # not an event of a numbering the device has since restarted
+            self._acked = (device_seq, offset)
 
     # -- availability & health ----------------------------------------------------------
     async def _set_online(self, online: bool, reason: str) -> None:
@@ -467,12 +532,12 @@ class DeviceDriver:
     async def _health_ticker(self) -> None:
         while True:
             await asyncio.sleep(self.health_interval)
-            if (self.last_device_seq, self.offset) != self._saved_state:
-                await asyncio.to_thread(self._save_state)
+            if self._acked != self._saved_state:
+                await self._save_state_now()
             pending = self._health_pending
             if pending is not None:
                 status, reason = pending
-                if not self.online:
+                if not self.online and self._wrong_device is None:
                     status = "offline"
                 await self._publish_health(status, reason)
             elif (
@@ -480,8 +545,24 @@ class DeviceDriver:
                 and self._status == "degraded"
                 and time.monotonic() - self._last_error > 5.0
                 and abs(self.skew_ms) <= self.skew_tolerance_ms
+                and self._save_error is None
             ):
                 await self._publish_health("ok", "no errors for 5s")
+
+    async def _save_state_now(self) -> None:
+        try:
+            await asyncio.to_thread(self._save_state)
+        except OSError as exc:
+            # A full disk or a read-only state dir must not stop this device (or, through the
+            # process's task group, every other one): say so once, and retry every tick.
+            if str(exc) != self._save_error:
+                self._save_error = str(exc)
+                _LOGGER.error("%s: could not save driver state: %s", self.device_id, exc)
+                self._error(f"driver state not saved (retrying): {exc}")
+            return
+        if self._save_error is not None:
+            _LOGGER.info("%s: driver state saved again", self.device_id)
+            self._save_error = None
 
     # -- replay and commands --------------------------------------------------------------
     async def _serve_replays(self) -> None:

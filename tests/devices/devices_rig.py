@@ -4,13 +4,19 @@ and the Rig (simulated table on real ptys + the real drivers + a real broker).""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
 from typing import Any
 
 from pydantic import BaseModel
 
 from drivers.runner import DriverSet
+from hwsim.framing import HostFrame, HostReader, frame
+from hwsim.pty_port import PtyPort
 from hwsim.table import SimTable, Simulator
 from studio.bus import MessageBus
 from studio.config import BrokerSettings
@@ -91,3 +97,81 @@ async def start_recorder(bus: MessageBus, topics: Topics, group: asyncio.TaskGro
     while len(bus._subs) < len(subs):  # every subscription registered before the drivers start
         await asyncio.sleep(0.01)
     return rec
+
+
+class ScriptedShoe:
+    """An SDL/1 shoe on a real pty whose every frame the test decides: for what the
+    simulator does not do (a reset that keeps the link up, a HELLO answer and a card in
+    one write, a resend that never comes)."""
+
+    def __init__(self, link: Path, device: str = "shoe-1") -> None:
+        self.device = device
+        self.seq = 0
+        self.sent: dict[int, bytes] = {}  # the resend buffer
+        self.heartbeats = True
+        self.answer_resend = True
+        # Events dealt as the next HELLO answer goes out: in the same write, after it.
+        self.hello_then: list[tuple[str, ...]] = []
+        self.host_frames: list[HostFrame] = []
+        self.port = PtyPort(link, self._on_host)
+        self._reader = HostReader()
+        self._beats: asyncio.Task[None] | None = None
+
+    async def __aenter__(self) -> ScriptedShoe:
+        self.port.open()
+        self._beats = asyncio.create_task(self._beat(), name=f"scripted-hb:{self.device}")
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._beats is not None:
+            self._beats.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._beats
+        self.port.close()
+
+    def frame(self, seq: int, type_: str, *fields: str) -> bytes:
+        return frame(self.device, seq, int(time.time() * 1000), type_, *fields)
+
+    def event(self, type_: str, *fields: str, send: bool = True) -> bytes:
+        """The next event; ``send=False`` keeps it off the wire (lost) but in the buffer."""
+        self.seq += 1
+        data = self.sent[self.seq] = self.frame(self.seq, type_, *fields)
+        if send:
+            self.port.write(data)
+        return data
+
+    def card(self, code: str, shoe: str = "S1", *, send: bool = True) -> bytes:
+        return self.event("CARD", code, shoe, send=send)
+
+    def restart(self) -> None:
+        """A firmware reset: numbering from 1 again, the resend buffer forgotten."""
+        self.seq = 0
+        self.sent.clear()
+
+    def _on_host(self, data: bytes) -> None:
+        for host in self._reader.feed(data):
+            if host is None:
+                continue
+            self.host_frames.append(host)
+            if host.type == "HELLO":
+                answer = self.frame(self.seq, "HELLO", "1", "SCRIPTED", "0.1")
+                for type_, *fields in self.hello_then:
+                    answer += self.event(type_, *fields, send=False)
+                self.hello_then = []
+                self.port.write(answer)
+            elif host.type == "RESEND" and self.answer_resend:
+                self.port.write(self.frame(self.seq, "ACK", str(host.seq)))
+                for seq in sorted(self.sent):
+                    if seq >= int(host.fields[0]):
+                        self.port.write(self.sent[seq])
+
+    async def _beat(self) -> None:
+        while True:
+            await asyncio.sleep(HEARTBEAT)
+            if self.heartbeats:
+                self.port.write(self.frame(self.seq, "HB", "OK"))

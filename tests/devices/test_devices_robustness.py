@@ -7,12 +7,57 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
+from devices_rig import TIMEOUT, Recorder, ScriptedShoe, start_recorder
+
+from drivers.runner import DriverSet
 from drivers.shoe import ShoeDriver
 from studio.backoff import Backoff
+from studio.bus import MessageBus
+from studio.bus.embedded import free_port
 from studio.config import BrokerSettings
-from studio.config.models import DeviceSettings
+from studio.config.models import DeviceSettings, StudioConfig, TableSettings
+from studio.contract import Topics
+
+
+def shoe_config(table_id: str, port: Path, **options: Any) -> StudioConfig:
+    settings = DeviceSettings(
+        id="shoe-1", kind="shoe", port=str(port), heartbeat_timeout=TIMEOUT, options=options
+    )
+    return StudioConfig(tables=[TableSettings(id=table_id, devices=[settings])])
+
+
+@asynccontextmanager
+async def recording(broker: BrokerSettings, table_id: str) -> AsyncIterator[Recorder]:
+    async with MessageBus(broker, "rec") as bus, asyncio.TaskGroup() as group:
+        rec = await start_recorder(bus, Topics(table_id), group)
+        try:
+            yield rec
+        finally:
+            rec.stop()
+
+
+def relink(link: Path, target: Path) -> None:
+    """Point the configured port at another device, as a replug renumbering ttyUSB ports does."""
+    tmp = link.with_name(f".{link.name}.tmp")
+    tmp.symlink_to(target)
+    os.replace(tmp, link)
+
+
+async def until(predicate: Any, timeout: float = 20.0) -> None:
+    async with asyncio.timeout(timeout):
+        while not predicate():
+            await asyncio.sleep(0.01)
+
+
+def lost_report(rec: Recorder) -> list[Any]:
+    return [h for h in rec.health("shoe-1") if h.counters.get("frames_lost")]
 
 
 async def test_a_device_unplugged_for_long_is_retried_for_ever(
@@ -31,3 +76,160 @@ async def test_a_device_unplugged_for_long_is_retried_for_ever(
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
+
+
+async def test_a_driver_stopped_before_the_broker_acked_fetches_the_cards_again(
+    broker: BrokerSettings, table_id: str, tmp_path: Path
+) -> None:
+    state = tmp_path / "state"
+    away = BrokerSettings(url=f"mqtt://127.0.0.1:{free_port()}")  # the broker is away
+    async with ScriptedShoe(tmp_path / "shoe-1") as shoe:
+        config = shoe_config(table_id, tmp_path / "shoe-1")
+        async with DriverSet(config, broker=away, state_dir=state) as drivers:
+            driver = drivers.get(table_id, "shoe-1")
+            await until(lambda: driver.online)
+            for code in ("QH", "7C", "AS"):
+                shoe.card(code)
+            await until(lambda: driver.last_device_seq == 3)
+        # Stopped (SIGTERM) with the three cards still in the bus's outbox: they were
+        # saved as published, and the restarted driver never asked the shoe for them.
+        saved = json.loads((state / f"{table_id}__shoe-1.json").read_text())
+        assert saved["last_device_seq"] == 0
+        async with recording(broker, table_id) as rec:
+            async with DriverSet(config, broker=broker, state_dir=state):
+                cards = await rec.wait(lambda: len(rec.cards) >= 3 and rec.cards)
+    assert [(c.seq, c.card) for c in cards] == [(1, "QH"), (2, "7C"), (3, "AS")]
+
+
+async def test_another_device_on_the_port_is_refused_not_taken_for_a_restart(
+    broker: BrokerSettings, table_id: str, tmp_path: Path
+) -> None:
+    port = tmp_path / "ttyUSB0"
+    async with (
+        ScriptedShoe(tmp_path / "a" / "shoe-1") as ours,
+        ScriptedShoe(tmp_path / "b" / "shoe-2", device="shoe-2") as neighbour,
+        recording(broker, table_id) as rec,
+    ):
+        for code in ("QH", "7C", "AS", "2D", "9H"):
+            neighbour.card(code, "T2")  # the next table's shoe has dealt too
+        relink(port, ours.port.link)
+        async with DriverSet(shoe_config(table_id, port, wire_id="shoe-1"), broker=broker) as ds:
+            driver = ds.get(table_id, "shoe-1")
+            await ds.wait_online(20)
+            dealt = ["KS", "KH", "KD", "KC", "QS", "QD", "QC", "JS"]
+            for code in dealt:
+                ours.card(code, "T1")
+            await rec.wait(lambda: len(rec.cards) >= 8)
+            ours.port.close()  # unplugged; replugged, the port is the neighbour's
+            relink(port, neighbour.port.link)
+            wrong = await rec.wait(
+                lambda: [h for h in rec.health("shoe-1") if "wrong device on port" in h.reason]
+            )
+            assert wrong[-1].status == "degraded" and "'shoe-2'" in wrong[-1].reason
+            assert driver.offset == 0
+            relink(port, ours.port.link)
+            ours.port.open()
+            for code in ("TS", "TH"):
+                ours.card(code, "T1")
+                dealt.append(code)
+            cards = await rec.wait(lambda: len(rec.cards) >= 10 and rec.cards)
+            await asyncio.sleep(0.5)  # a re-publish under new seqs would show up now
+    assert [(c.seq, c.card) for c in rec.cards] == list(enumerate(dealt, 1))
+    assert cards == rec.cards
+
+
+async def test_a_device_that_restarts_its_numbering_on_a_live_link_loses_nothing(
+    broker: BrokerSettings, table_id: str, tmp_path: Path
+) -> None:
+    async with ScriptedShoe(tmp_path / "shoe-1") as shoe, recording(broker, table_id) as rec:
+        async with DriverSet(shoe_config(table_id, shoe.port.link), broker=broker) as drivers:
+            await drivers.wait_online(20)
+            for code in ("QH", "7C", "AS", "2D"):
+                shoe.card(code)
+            await rec.wait(lambda: len(rec.cards) >= 4)
+            # A firmware reset behind a USB adapter (or ser2net) that stays up: the port
+            # never closes, and the shoe numbers its events from 1 again.
+            shoe.restart()
+            shoe.event("SHOE", "S2", "8")
+            shoe.card("KD", "S2")
+            shoe.card("9S", "S2")
+            cards = await rec.wait(lambda: len(rec.cards) >= 6 and rec.cards)
+            await rec.wait(
+                lambda: [h for h in rec.health("shoe-1") if "restarted its numbering" in h.reason]
+            )
+    assert [c.card for c in cards] == ["QH", "7C", "AS", "2D", "KD", "9S"]
+    seqs = [c.seq for c in cards]
+    assert seqs == sorted(set(seqs))
+    assert [e.event for e in rec.events(rec.topics.shoe_events)] == ["shoe_loaded"]
+
+
+async def test_a_card_held_behind_a_gap_is_published_when_the_device_comes_back_restarted(
+    broker: BrokerSettings, table_id: str, tmp_path: Path
+) -> None:
+    async with ScriptedShoe(tmp_path / "shoe-1") as shoe, recording(broker, table_id) as rec:
+        config = shoe_config(table_id, shoe.port.link, gap_timeout=60.0)
+        async with DriverSet(config, broker=broker) as drivers:
+            driver = drivers.get(table_id, "shoe-1")
+            await drivers.wait_online(20)
+            shoe.answer_resend = False  # browning out already
+            for code in ("QH", "7C", "AS"):
+                shoe.card(code)
+            shoe.card("2D", send=False)  # lost on the line
+            shoe.card("9H")  # received, held behind the gap
+            await until(lambda: 5 in driver._held)
+            shoe.port.close()  # the power cycle: the pty goes, the numbering restarts
+            shoe.restart()
+            shoe.port.open()
+            cards = await rec.wait(lambda: len(rec.cards) >= 4 and rec.cards)
+            report = await rec.wait(
+                lambda: [h for h in lost_report(rec) if "restarted its numbering" in h.reason]
+            )
+    assert [(c.seq, c.card) for c in cards] == [(1, "QH"), (2, "7C"), (3, "AS"), (5, "9H")]
+    assert report[0].counters["frames_lost"] == 1 and "1 event(s)" in report[0].reason
+    assert driver.offset == 5
+
+
+async def test_a_driver_that_cannot_save_its_state_keeps_serving(
+    broker: BrokerSettings, table_id: str, tmp_path: Path
+) -> None:
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("a file where the state dir's parent should be")
+    async with ScriptedShoe(tmp_path / "shoe-1") as shoe, recording(broker, table_id) as rec:
+        config = shoe_config(table_id, shoe.port.link)
+        async with DriverSet(config, broker=broker, state_dir=blocker / "state") as drivers:
+            await drivers.wait_online(20)
+            shoe.card("QH")
+            await rec.wait(lambda: [h for h in rec.health("shoe-1") if "not saved" in h.reason])
+            shoe.card("7C")  # the driver (and every other of the process) lives on
+            cards = await rec.wait(lambda: len(rec.cards) >= 2 and rec.cards)
+    assert [c.card for c in cards] == ["QH", "7C"]
+
+
+async def test_a_card_in_the_same_read_as_the_hello_answer_is_kept(
+    broker: BrokerSettings, table_id: str, tmp_path: Path
+) -> None:
+    async with ScriptedShoe(tmp_path / "shoe-1") as shoe, recording(broker, table_id) as rec:
+        for code in ("AS", "2S", "3S", "4S", "5S", "6S", "7S"):
+            shoe.card(code, send=False)  # dealt before the driver ran
+        shoe.answer_resend = False  # a dropped card would never come back
+        shoe.hello_then = [("CARD", "QH", "S1")]  # dealt as the driver attaches
+        async with DriverSet(shoe_config(table_id, shoe.port.link), broker=broker):
+            cards = await rec.wait(lambda: rec.cards)
+    assert [(c.seq, c.card) for c in cards] == [(8, "QH")]
+
+
+async def test_a_gap_only_a_heartbeat_revealed_is_reported_lost(
+    broker: BrokerSettings, table_id: str, tmp_path: Path
+) -> None:
+    async with ScriptedShoe(tmp_path / "shoe-1") as shoe, recording(broker, table_id) as rec:
+        config = shoe_config(table_id, shoe.port.link, gap_timeout=0.3)
+        async with DriverSet(config, broker=broker) as drivers:
+            await drivers.wait_online(20)
+            shoe.answer_resend = False
+            shoe.card("QH")
+            shoe.card("7C", send=False)  # lost on the line, and nothing follows it but heartbeats
+            report = await rec.wait(lambda: lost_report(rec))
+            shoe.card("AS")
+            cards = await rec.wait(lambda: len(rec.cards) >= 2 and rec.cards)
+    assert report[0].status == "degraded" and "device seq 2..2 lost" in report[0].reason
+    assert [(c.seq, c.card) for c in cards] == [(1, "QH"), (3, "AS")]
