@@ -1135,16 +1135,13 @@ def _when(pending: dict[str, Any] | None) -> datetime | None:
 
 
 def _describe_target(target: dict[str, Any]) -> str:
+    """The dealer prompt for a card due at ``target``."""
     kind = target.get("kind")
     if kind == "seat":
-        hand = int(target.get("hand", 0))
-        return f"Deal to seat {target['seat']}" + (f", hand {hand + 1}" if hand else "")
-    return {
-        "dealer_up": "Deal the dealer's up card",
-        "dealer_hole": "Deal the dealer's hole card",
-        "dealer_draw": "Dealer draws",
-        "burn": "Burn a card",
-    }.get(str(kind), f"Deal ({kind})")
+        return f"Deal to {_target_name(target)}"
+    if kind in ("dealer_up", "dealer_hole"):
+        return f"Deal {_target_name(target)}"
+    return {"dealer_draw": "Dealer draws", "burn": "Burn a card"}.get(str(kind), f"Deal ({kind})")
 
 
 def _target_name(target: dict[str, Any] | None) -> str:
@@ -1152,7 +1149,7 @@ def _target_name(target: dict[str, Any] | None) -> str:
         return "no card due"
     if target.get("kind") == "seat":
         hand = int(target.get("hand", 0))
-        return f"seat {target['seat']}" + (f" hand {hand + 1}" if hand else "")
+        return f"seat {target['seat']}" + (f", hand {hand + 1}" if hand else "")
     return {
         "dealer_up": "the dealer's up card",
         "dealer_hole": "the dealer's hole card",

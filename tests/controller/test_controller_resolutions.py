@@ -23,20 +23,17 @@ def deal(d: Driver, *cards: tuple[str, str]) -> None:
         d.camera(code, zone)
 
 
+def count_mismatch(d: Driver) -> None:
+    """The shuffler reports a wrong count (for the deck it is shuffling now)."""
+    event = {"event": "count_mismatch", "data": {"reason": "415 cards"}}
+    d.feed("shuffler.event", {"device": "shuf", "seq": d.device("shuf"), "ts": d.ts(), **event})
+
+
 def test_a_count_mismatch_accepted_mid_round_lets_the_round_finish_then_changes_the_shoe() -> None:
     d = Driver(single_source=True)
     start_round(d, 1)
     d.card("TH")
-    d.feed(
-        "shuffler.event",
-        {
-            "device": "shuf",
-            "seq": d.device("shuf"),
-            "ts": d.ts(),
-            "event": "count_mismatch",
-            "data": {"reason": "415 cards"},
-        },
-    )
+    count_mismatch(d)
     alert = d.alerts[-1]
     assert alert["code"] == "shuffler_count_mismatch" and d.table.paused
     d.manager(verb="resolve", alert_id=alert["alert_id"], resolution="accept", reason="replaced")
@@ -58,16 +55,7 @@ def test_a_count_mismatch_between_rounds_changes_the_shoe_at_once() -> None:
         d.card(code)
     d.decide(1, "stand", "c1")
     assert d.table.phase == "settled"
-    d.feed(
-        "shuffler.event",
-        {
-            "device": "shuf",
-            "seq": d.device("shuf"),
-            "ts": d.ts(),
-            "event": "count_mismatch",
-            "data": {"reason": "415 cards"},
-        },
-    )
+    count_mismatch(d)
     d.manager(
         verb="resolve",
         alert_id=d.alerts[-1]["alert_id"],
