@@ -16,7 +16,8 @@ hole asked for again like any other.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -248,10 +249,11 @@ async def test_a_card_replayed_into_a_hole_is_dealt_in_the_shoe_s_order(
         assert service.stats.gaps_requested >= 1 and not table.alerts.open_alerts()
 
 
-async def test_a_hole_never_filled_holds_what_follows_until_it_is_given_up(
-    broker: BrokerSettings, tmp_path: Path, table_id: str
-) -> None:
-    """The event after the hole goes in after the ``device.gap`` input, not before it."""
+@asynccontextmanager
+async def one_shoe(
+    broker: BrokerSettings, tmp_path: Path, table_id: str, **service_options: int
+) -> AsyncIterator[tuple[Database, Device, ControllerService]]:
+    """A table with one shoe on the real broker, its controller subscribed."""
     config = StudioConfig(
         broker=broker,
         tables=[TableSettings(id=table_id, devices=[{"id": "shoe-1", "kind": "shoe"}])],
@@ -261,12 +263,19 @@ async def test_a_hole_never_filled_holds_what_follows_until_it_is_given_up(
         MessageBus(broker, f"dev-{table_id}") as bus,
         MessageBus(broker, f"ctl-{table_id}") as ctl_bus,
         ControllerService(
-            config, ctl_bus, EventLog(db), Fanout(ctl_bus), gap_requests=2
+            config, ctl_bus, EventLog(db), Fanout(ctl_bus), **service_options
         ) as service,
     ):
-        shoe = Device(bus, table_id, "shoe-1")
         await bus.wait_connected()
-        await asyncio.sleep(0.5)
+        await asyncio.sleep(0.5)  # the controller's subscriptions are in place
+        yield db, Device(bus, table_id, "shoe-1"), service
+
+
+async def test_a_hole_never_filled_holds_what_follows_until_it_is_given_up(
+    broker: BrokerSettings, tmp_path: Path, table_id: str
+) -> None:
+    """The event after the hole goes in after the ``device.gap`` input, not before it."""
+    async with one_shoe(broker, tmp_path, table_id, gap_requests=2) as (db, shoe, service):
         for seq in (1, 3):  # 2 is lost on the line and never re-sent
             await shoe.event(seq)
         await until(lambda: service.held() == {f"{table_id}/shoe-1": [3]})
@@ -282,21 +291,8 @@ async def test_a_hole_never_filled_holds_what_follows_until_it_is_given_up(
 async def test_too_many_events_held_give_the_hole_up_at_once(
     broker: BrokerSettings, tmp_path: Path, table_id: str
 ) -> None:
-    config = StudioConfig(
-        broker=broker,
-        tables=[TableSettings(id=table_id, devices=[{"id": "shoe-1", "kind": "shoe"}])],
-    )
-    async with (
-        Database(f"sqlite:///{tmp_path}/studio.db") as db,
-        MessageBus(broker, f"dev-{table_id}") as bus,
-        MessageBus(broker, f"ctl-{table_id}") as ctl_bus,
-        ControllerService(
-            config, ctl_bus, EventLog(db), Fanout(ctl_bus), gap_requests=100, hold_limit=2
-        ) as service,
-    ):
-        shoe = Device(bus, table_id, "shoe-1")
-        await bus.wait_connected()
-        await asyncio.sleep(0.5)
+    options = {"gap_requests": 100, "hold_limit": 2}
+    async with one_shoe(broker, tmp_path, table_id, **options) as (db, shoe, service):
         for seq in (1, 3, 4, 5):  # 2 never comes; 5 is one more than the limit
             await shoe.event(seq)
         await until(lambda: service._trackers[table_id].last_contiguous("shoe-1") == 5)
