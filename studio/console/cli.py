@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import getpass
+import os
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -39,6 +41,15 @@ def _run(config: Path | None, database: str | None, work: Callable[[UserStore], 
         raise typer.Exit(2) from exc
 
 
+def _shell_actor() -> str:
+    """Who ran the command, for the admin log: ``shell:OSUSER``."""
+    try:
+        name = getpass.getuser()
+    except (OSError, KeyError):  # no user name in the environment or the password file
+        name = f"uid{os.getuid()}"
+    return f"shell:{name}"
+
+
 def _read_password(from_stdin: bool) -> str:
     if from_stdin:
         return sys.stdin.readline().rstrip("\r\n")
@@ -70,7 +81,9 @@ def add(
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
     password = _read_password(password_stdin)
-    user = _run(config, database, lambda store: store.add(username, password, level))
+    user = _run(
+        config, database, lambda store: store.add(username, password, level, by=_shell_actor())
+    )
     typer.echo(f"added {user.username} ({user.role.label})")
 
 
@@ -93,7 +106,7 @@ def set_role(
     database: str | None = DatabaseOption,
 ) -> None:
     """Change a user's role."""
-    user = _run(config, database, lambda store: store.set_role(username, role))
+    user = _run(config, database, lambda store: store.set_role(username, role, by=_shell_actor()))
     typer.echo(f"{user.username} is now {user.role.label}")
 
 
@@ -110,7 +123,7 @@ def passwd(
     password = _read_password(password_stdin)
 
     async def work(store: UserStore) -> tuple[User, int]:
-        user = await store.set_password(username, password)
+        user = await store.set_password(username, password, by=_shell_actor())
         ended = await SessionStore(store.db, ConsoleSettings()).revoke_user(user.id)
         return user, ended
 
@@ -123,7 +136,7 @@ def unlock(
     username: str, config: Path | None = ConfigOption, database: str | None = DatabaseOption
 ) -> None:
     """Lift a lockout after repeated failed logins."""
-    user = _run(config, database, lambda store: store.unlock(username))
+    user = _run(config, database, lambda store: store.unlock(username, by=_shell_actor()))
     typer.echo(f"{user.username} unlocked")
 
 
@@ -132,7 +145,9 @@ def disable(
     username: str, config: Path | None = ConfigOption, database: str | None = DatabaseOption
 ) -> None:
     """Stop a user from logging in (their open sessions end at their next request)."""
-    user = _run(config, database, lambda store: store.set_active(username, False))
+    user = _run(
+        config, database, lambda store: store.set_active(username, False, by=_shell_actor())
+    )
     typer.echo(f"{user.username} disabled")
 
 
@@ -141,7 +156,7 @@ def enable(
     username: str, config: Path | None = ConfigOption, database: str | None = DatabaseOption
 ) -> None:
     """Let a disabled user log in again."""
-    user = _run(config, database, lambda store: store.set_active(username, True))
+    user = _run(config, database, lambda store: store.set_active(username, True, by=_shell_actor()))
     typer.echo(f"{user.username} enabled")
 
 

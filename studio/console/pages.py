@@ -61,6 +61,7 @@ from studio.console.users import (
 )
 from studio.controller.commands import check_reason
 from studio.errors import StudioError
+from studio.store.eventlog import ChainReport, EventLog, admin_events
 from studio.web.context import WebContext
 
 HERE = Path(__file__).parent
@@ -163,6 +164,11 @@ def _local_path(target: str | None, default: str) -> str:
     return default
 
 
+def _by(user: User) -> str:
+    """The admin log's name for a change made on the console."""
+    return f"console:{user.username}"
+
+
 def _wants_json(request: Request) -> bool:
     return "application/json" in request.headers.get("accept", "")
 
@@ -221,7 +227,7 @@ class Console:
         self.ctx = ctx
         self.templates = templates
         self.auth = auth
-        self._audit: tuple[float, Any] | None = None
+        self._audit: tuple[float, tuple[ChainReport, ChainReport]] | None = None
 
     @property
     def controller(self) -> Any:
@@ -295,15 +301,19 @@ class Console:
             return []
         return list(record.get("events", []))
 
-    async def audit_status(self, force: bool = False) -> Any:
+    async def audit_status(self, force: bool = False) -> tuple[ChainReport, ChainReport] | None:
+        """The event log's chain and the admin log's, verified at most every 30 s."""
         if self.ctx.log is None:
             return None
         now = time.monotonic()
         if not force and self._audit is not None and now - self._audit[0] < AUDIT_CACHE_SECONDS:
             return self._audit[1]
-        report = await self.ctx.log.verify()
-        self._audit = (now, report)
-        return report
+        reports = (
+            await self.ctx.log.verify(),
+            await EventLog(self.ctx.log.db, admin_events).verify(),
+        )
+        self._audit = (now, reports)
+        return reports
 
     async def act(self, request: Request, back: str, action: Any, done: str) -> Response:
         """Run a controller action; answer JSON to scripts, redirect-with-message to forms."""
@@ -626,8 +636,9 @@ def build_router(console: Console) -> APIRouter:
 
     @router.get("/audit", response_class=HTMLResponse)
     async def audit_page(request: Request, user: Viewer, refresh: int = 0) -> Response:
-        report = await console.audit_status(force=bool(refresh) and user.role >= Role.MANAGER)
-        return console.render(request, "audit.html", user=user, report=report)
+        reports = await console.audit_status(force=bool(refresh) and user.role >= Role.MANAGER)
+        chains = list(zip(("Event log", "Admin log"), reports, strict=True)) if reports else []
+        return console.render(request, "audit.html", user=user, chains=chains)
 
     # ------------------------------------------------------------ charts
 
@@ -657,6 +668,7 @@ def build_router(console: Console) -> APIRouter:
             user=user,
             users=await console.auth.users.all(),
             attempts=await console.auth.users.attempts(limit=30),
+            changes=await console.auth.users.changes(limit=30),
             role_names=[r.label for r in Role],
             now=datetime.now(UTC),
         )
@@ -680,7 +692,9 @@ def build_router(console: Console) -> APIRouter:
         role: Annotated[str, Form()] = "viewer",
     ) -> Response:
         return await _user_action(
-            request, console.auth.users.add(username, password, role), f"user {username} added"
+            request,
+            console.auth.users.add(username, password, role, by=_by(user)),
+            f"user {username} added",
         )
 
     @router.post("/users/{username}/role")
@@ -690,7 +704,7 @@ def build_router(console: Console) -> APIRouter:
         async def work() -> None:
             if username == user.username:
                 raise UserError("you cannot change your own role")
-            await console.auth.users.set_role(username, role)
+            await console.auth.users.set_role(username, role, by=_by(user))
 
         return await _user_action(request, work(), f"{username} is now {role}")
 
@@ -701,7 +715,7 @@ def build_router(console: Console) -> APIRouter:
         async def work() -> None:
             if username == user.username:
                 raise UserError("you cannot disable yourself")
-            changed = await console.auth.users.set_active(username, active == "yes")
+            changed = await console.auth.users.set_active(username, active == "yes", by=_by(user))
             if not changed.active:
                 await console.auth.sessions.revoke_user(changed.id)
 
@@ -712,7 +726,7 @@ def build_router(console: Console) -> APIRouter:
     @router.post("/users/{username}/unlock")
     async def unlock(request: Request, username: str, user: Admin) -> Response:
         return await _user_action(
-            request, console.auth.users.unlock(username), f"{username} unlocked"
+            request, console.auth.users.unlock(username, by=_by(user)), f"{username} unlocked"
         )
 
     @router.post("/users/{username}/password")
@@ -720,7 +734,7 @@ def build_router(console: Console) -> APIRouter:
         request: Request, username: str, user: Admin, password: Annotated[str, Form()] = ""
     ) -> Response:
         async def work() -> None:
-            changed = await console.auth.users.set_password(username, password)
+            changed = await console.auth.users.set_password(username, password, by=_by(user))
             if changed.username != user.username:
                 await console.auth.sessions.revoke_user(changed.id)
 

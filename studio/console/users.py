@@ -3,6 +3,10 @@
 The three tables live on the shared :data:`studio.store.database.metadata`, so
 ``Database.create_all()`` creates them with the event log (``studio.console`` must
 be imported first; it imports this module).
+
+Every change an admin makes (user added, role, enabled/disabled, password set,
+unlocked) is appended to the hash-chained admin log in the same transaction as the
+change itself, with who made it (``by``: ``console:NAME``, ``shell:OSUSER``, ``demo``).
 """
 
 from __future__ import annotations
@@ -18,9 +22,11 @@ from typing import Any, NoReturn
 import sqlalchemy as sa
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from studio.errors import StudioError
 from studio.store.database import Database, metadata
+from studio.store.eventlog import ADMIN_SCOPE, Entry, EventLog, LogRecord, admin_events
 
 users_table = sa.Table(
     "users",
@@ -180,6 +186,7 @@ class UserStore:
         self.policy = policy or LockoutPolicy()
         self.hasher = hasher or default_hasher()
         self.clock = clock
+        self.audit = EventLog(db, admin_events)
         self._dummy: str | None = None
 
     @property
@@ -189,13 +196,14 @@ class UserStore:
             self._dummy = self.hasher.hash("not-a-real-password-at-all")
         return self._dummy
 
-    async def add(self, username: str, password: str, role: Role | str) -> User:
+    async def add(self, username: str, password: str, role: Role | str, *, by: str) -> User:
         name = check_username(username)
         check_password(password)
         level = role if isinstance(role, Role) else Role.parse(role)
         digest = await asyncio.to_thread(self.hasher.hash, password)
-        try:
-            async with self.db.engine.begin() as conn:
+
+        async def insert(conn: AsyncConnection) -> int:
+            try:
                 result = await conn.execute(
                     users_table.insert().values(
                         username=name,
@@ -206,12 +214,23 @@ class UserStore:
                         created_at=iso(self.clock()),
                     )
                 )
-                key = result.inserted_primary_key
-                assert key is not None
-                user_id = int(key[0])
-        except sa.exc.IntegrityError as exc:
-            raise UserError(f"user {name!r} already exists") from exc
+            except sa.exc.IntegrityError as exc:
+                raise UserError(f"user {name!r} already exists") from exc
+            key = result.inserted_primary_key
+            assert key is not None
+            return int(key[0])
+
+        user_id = await self.audit.append_with(
+            insert, lambda _: self._entry("user_added", name, by, role=level.label)
+        )
         return User(user_id, name, level)
+
+    def _entry(self, kind: str, name: str, by: str, **details: Any) -> Entry:
+        return Entry(ADMIN_SCOPE, kind, {"user": name, "by": by, **details}, ts=self.clock())
+
+    async def changes(self, limit: int = 50) -> list[LogRecord]:
+        """The newest admin-log records (who changed which account, and how), newest first."""
+        return await self.audit.read(limit=limit, descending=True)
 
     async def get(self, username: str) -> User | None:
         async with self.db.engine.connect() as conn:
@@ -244,36 +263,50 @@ class UserStore:
                 ).scalar_one()
             )
 
-    async def _update(self, username: str, **values: Any) -> User:
+    async def _update(
+        self, username: str, kind: str, by: str, details: dict[str, Any], **values: Any
+    ) -> User:
         name = username.strip().lower()
-        async with self.db.engine.begin() as conn:
+
+        async def update(conn: AsyncConnection) -> None:
             result = await conn.execute(
                 users_table.update().where(users_table.c.username == name).values(**values)
             )
             if result.rowcount == 0:
                 raise UserError(f"no user {name!r}")
+
+        await self.audit.append_with(update, lambda _: self._entry(kind, name, by, **details))
         user = await self.get(name)
         assert user is not None
         return user
 
-    async def set_role(self, username: str, role: Role | str) -> User:
+    async def set_role(self, username: str, role: Role | str, *, by: str) -> User:
         level = role if isinstance(role, Role) else Role.parse(role)
-        return await self._update(username, role=level.label)
+        return await self._update(
+            username, "user_role_set", by, {"role": level.label}, role=level.label
+        )
 
-    async def set_active(self, username: str, active: bool) -> User:
-        return await self._update(username, active=active)
+    async def set_active(self, username: str, active: bool, *, by: str) -> User:
+        kind = "user_enabled" if active else "user_disabled"
+        return await self._update(username, kind, by, {}, active=active)
 
-    async def set_password(self, username: str, password: str) -> User:
+    async def set_password(self, username: str, password: str, *, by: str) -> User:
         check_password(password)
+        # The record says that the password was set, never anything derived from it.
         return await self._update(
             username,
+            "user_password_set",
+            by,
+            {},
             password_hash=await asyncio.to_thread(self.hasher.hash, password),
             failed_logins=0,
             locked_until=None,
         )
 
-    async def unlock(self, username: str) -> User:
-        return await self._update(username, failed_logins=0, locked_until=None)
+    async def unlock(self, username: str, *, by: str) -> User:
+        return await self._update(
+            username, "user_unlocked", by, {}, failed_logins=0, locked_until=None
+        )
 
     async def _start(self, username: str, remote: str) -> int:
         # Recorded as a failure until it succeeds, before anything is checked: parallel

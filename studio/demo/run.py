@@ -180,9 +180,9 @@ async def run_demo(
         users = UserStore(db)
         password = options.manager_password or secrets.token_urlsafe(9)
         if await users.get(options.manager_user) is None:
-            await users.add(options.manager_user, password, "manager")
+            await users.add(options.manager_user, password, "manager", by="demo")
         else:
-            await users.set_password(options.manager_user, password)
+            await users.set_password(options.manager_user, password, by="demo")
         token = secrets.token_urlsafe(24)
         ctx = WebContext(fanout=fanout, log=log, db=db, controller=service)
         ctx.extras["platform_token"] = token

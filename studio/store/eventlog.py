@@ -7,6 +7,11 @@ record breaks the chain from that point on; ``studio audit verify`` finds it.
 Deleting the newest records leaves a shorter chain that is intact: only a head
 recorded elsewhere earlier (``verify(expect=...)``, ``--expect-head``) reveals it.
 Round state is rebuilt by replaying these records.
+
+User administration (accounts added, roles, passwords, locks) goes to a second chain
+of the same shape, ``admin_log``: it has several writers (the console in the
+controller, ``studio users`` on the shell), so each of its records is appended in the
+same transaction as the change it records (:meth:`EventLog.append_with`).
 """
 
 from __future__ import annotations
@@ -14,30 +19,46 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-from collections.abc import AsyncIterator
+import random
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from studio.errors import StoreError
 from studio.store.database import Database, metadata
 
 GENESIS = "0" * 64
+T = TypeVar("T")
 
-events = sa.Table(
-    "event_log",
-    metadata,
-    sa.Column("id", sa.BigInteger, primary_key=True, autoincrement=False),
-    sa.Column("ts", sa.String(40), nullable=False),
-    sa.Column("table_id", sa.String(64), nullable=False, index=True),
-    sa.Column("round_id", sa.String(64), nullable=True, index=True),
-    sa.Column("kind", sa.String(64), nullable=False),
-    sa.Column("payload", sa.Text, nullable=False),
-    sa.Column("prev_hash", sa.String(64), nullable=False),
-    sa.Column("hash", sa.String(64), nullable=False),
-)
+# Concurrent writers of the admin chain: how often a transaction that lost the race for
+# the next id is run again before the change is refused.
+APPEND_ATTEMPTS = 8
+
+
+def chain_table(name: str) -> sa.Table:
+    """A hash-chained log table; the event log and the admin log have the same shape."""
+    return sa.Table(
+        name,
+        metadata,
+        sa.Column("id", sa.BigInteger, primary_key=True, autoincrement=False),
+        sa.Column("ts", sa.String(40), nullable=False),
+        sa.Column("table_id", sa.String(64), nullable=False, index=True),
+        sa.Column("round_id", sa.String(64), nullable=True, index=True),
+        sa.Column("kind", sa.String(64), nullable=False),
+        sa.Column("payload", sa.Text, nullable=False),
+        sa.Column("prev_hash", sa.String(64), nullable=False),
+        sa.Column("hash", sa.String(64), nullable=False),
+    )
+
+
+events = chain_table("event_log")
+# User administration; its records' table_id is always ADMIN_SCOPE.
+admin_events = chain_table("admin_log")
+ADMIN_SCOPE = "users"
 
 
 def canonical(payload: Any) -> str:
@@ -103,6 +124,28 @@ def parse_head(text: str) -> tuple[int, str]:
     return int(record_id), digest
 
 
+def _chain_row(entry: Entry, record_id: int, prev_hash: str) -> dict[str, Any]:
+    """The row that appends ``entry`` as record ``record_id`` after ``prev_hash``."""
+    stamp = (entry.ts or datetime.now(UTC)).astimezone(UTC).isoformat(timespec="microseconds")
+    body = canonical(entry.payload)
+    return {
+        "id": record_id,
+        "ts": stamp,
+        "table_id": entry.table_id,
+        "round_id": entry.round_id,
+        "kind": entry.kind,
+        "payload": body,
+        "prev_hash": prev_hash,
+        "hash": chain_hash(
+            prev_hash, record_id, stamp, entry.table_id, entry.round_id, entry.kind, body
+        ),
+    }
+
+
+def _dict_to_record(row: dict[str, Any]) -> LogRecord:
+    return LogRecord(**{**row, "payload": json.loads(row["payload"])})
+
+
 def _row_to_record(row: sa.Row[Any]) -> LogRecord:
     return LogRecord(
         id=row.id,
@@ -116,22 +159,61 @@ def _row_to_record(row: sa.Row[Any]) -> LogRecord:
     )
 
 
-class EventLog:
-    """Append-only log. One writer per database (the controller); many readers."""
+class _LostRace(Exception):
+    """Another writer appended the id this transaction wanted; run it again."""
 
-    def __init__(self, db: Database) -> None:
+
+class EventLog:
+    """Append-only log. One writer per database (the controller); many readers.
+
+    ``table`` is :data:`events` (the game's log) or :data:`admin_events`.
+    """
+
+    def __init__(self, db: Database, table: sa.Table = events) -> None:
         self.db = db
+        self.table = table
         self._lock = asyncio.Lock()
         self._head: tuple[int, str] | None = None
 
+    async def _head_in(self, conn: AsyncConnection) -> tuple[int, str]:
+        query = sa.select(self.table.c.id, self.table.c.hash).order_by(self.table.c.id.desc())
+        row = (await conn.execute(query.limit(1))).first()
+        return (row.id, row.hash) if row else (0, GENESIS)
+
     async def _load_head(self) -> tuple[int, str]:
         async with self.db.engine.connect() as conn:
-            row = (
-                await conn.execute(
-                    sa.select(events.c.id, events.c.hash).order_by(events.c.id.desc()).limit(1)
-                )
-            ).first()
-        return (row.id, row.hash) if row else (0, GENESIS)
+            return await self._head_in(conn)
+
+    async def append_with(
+        self, work: Callable[[AsyncConnection], Awaitable[T]], entry: Callable[[T], Entry]
+    ) -> T:
+        """Run ``work`` and append ``entry(result)`` in ONE transaction: both happen, or neither.
+
+        For a log with several writers: the head is read inside the transaction, and one
+        that lost the race for the next id (a unique-key error on PostgreSQL, a busy
+        snapshot on SQLite) is rolled back and run again. ``work``'s own errors end it.
+        """
+        for attempt in range(APPEND_ATTEMPTS):
+            try:
+                async with self.db.engine.begin() as conn:
+                    result = await work(conn)
+                    await self._insert_at_head(conn, entry(result))
+                return result
+            except _LostRace as exc:
+                if attempt == APPEND_ATTEMPTS - 1:
+                    raise StoreError(f"{self.table.name}: append failed: {exc.__cause__}") from exc
+                await asyncio.sleep(random.uniform(0.005, 0.05) * (attempt + 1))
+        raise AssertionError("unreachable")
+
+    async def _insert_at_head(self, conn: AsyncConnection, entry: Entry) -> None:
+        try:
+            last_id, last_hash = await self._head_in(conn)
+            row = _chain_row(entry, last_id + 1, last_hash)
+            await conn.execute(self.table.insert(), [row])
+        except (sa.exc.IntegrityError, sa.exc.OperationalError) as exc:
+            raise _LostRace(str(exc)) from exc
+        # A writer of this process that caches the head must read it again.
+        self._head = None
 
     async def append(
         self,
@@ -158,54 +240,21 @@ class EventLog:
                 self._head = await self._load_head()
             last_id, last_hash = self._head
             rows: list[dict[str, Any]] = []
-            records: list[LogRecord] = []
             for entry in entries:
-                stamp = (
-                    (entry.ts or datetime.now(UTC))
-                    .astimezone(UTC)
-                    .isoformat(timespec="microseconds")
-                )
-                body = canonical(entry.payload)
-                record_id = last_id + 1
-                digest = chain_hash(
-                    last_hash, record_id, stamp, entry.table_id, entry.round_id, entry.kind, body
-                )
-                rows.append(
-                    {
-                        "id": record_id,
-                        "ts": stamp,
-                        "table_id": entry.table_id,
-                        "round_id": entry.round_id,
-                        "kind": entry.kind,
-                        "payload": body,
-                        "prev_hash": last_hash,
-                        "hash": digest,
-                    }
-                )
-                records.append(
-                    LogRecord(
-                        record_id,
-                        stamp,
-                        entry.table_id,
-                        entry.round_id,
-                        entry.kind,
-                        json.loads(body),
-                        last_hash,
-                        digest,
-                    )
-                )
-                last_id, last_hash = record_id, digest
+                row = _chain_row(entry, last_id + 1, last_hash)
+                rows.append(row)
+                last_id, last_hash = row["id"], row["hash"]
             if not rows:
                 return []
             try:
                 async with self.db.engine.begin() as conn:
-                    await conn.execute(events.insert(), rows)
+                    await conn.execute(self.table.insert(), rows)
             except sa.exc.SQLAlchemyError as exc:
                 # Another writer may have moved the head; reload it next time.
                 self._head = None
                 raise StoreError(f"event log append failed: {exc}") from exc
             self._head = (last_id, last_hash)
-        return records
+        return [_dict_to_record(row) for row in rows]
 
     async def read(
         self,
@@ -217,14 +266,15 @@ class EventLog:
         limit: int | None = None,
         descending: bool = False,
     ) -> list[LogRecord]:
-        order = events.c.id.desc() if descending else events.c.id
-        query = sa.select(events).where(events.c.id > after_id).order_by(order)
+        columns = self.table.c
+        order = columns.id.desc() if descending else columns.id
+        query = sa.select(self.table).where(columns.id > after_id).order_by(order)
         if table_id is not None:
-            query = query.where(events.c.table_id == table_id)
+            query = query.where(columns.table_id == table_id)
         if round_id is not None:
-            query = query.where(events.c.round_id == round_id)
+            query = query.where(columns.round_id == round_id)
         if kinds:
-            query = query.where(events.c.kind.in_(kinds))
+            query = query.where(columns.kind.in_(kinds))
         if limit is not None:
             query = query.limit(limit)
         async with self.db.engine.connect() as conn:

@@ -31,7 +31,7 @@ async def people(database: Database) -> UserStore:
     """One user per role, named after it, all with PASSWORD."""
     store = UserStore(database, hasher=fast_hasher())
     for role in ROLES:
-        await store.add(role, PASSWORD, role)
+        await store.add(role, PASSWORD, role, by="test")
     return store
 
 

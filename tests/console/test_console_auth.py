@@ -332,6 +332,9 @@ async def test_admin_manages_users_others_cannot(client: httpx.AsyncClient, app:
     assert added.status_code == 303 and "notice=" in added.headers["location"]
     page = await client.get("/console/users")
     assert 'data-user="newbie"' in page.text
+    # The change is in the admin log with the admin who made it, on the same page.
+    changes = page.text.split('id="user-changes"')[1]
+    assert "<td>user_added</td><td>newbie</td><td>console:admin</td><td>dealer</td>" in changes
     weak = await client.post(
         "/console/users",
         data={"username": "weak", "password": "short", "role": "viewer", "csrf_token": token},

@@ -139,8 +139,8 @@ async def test_shift_manager_resolves_a_live_mismatch(
 ) -> None:
     table_id = "bj-live"
     users = UserStore(database)
-    await users.add("manager", PASSWORD, "manager")
-    await users.add("viewer", PASSWORD, "viewer")
+    await users.add("manager", PASSWORD, "manager", by="test")
+    await users.add("viewer", PASSWORD, "viewer", by="test")
     async with AsyncExitStack() as stack:
         broker = await stack.enter_async_context(EmbeddedBroker())
         settings = BrokerSettings(url=broker.url, client_id_prefix="console-e2e")
@@ -316,7 +316,7 @@ async def double_server(database: Database) -> AsyncIterator[tuple[str, InMemory
     controller = InMemoryController(fanout, ["bj1"])
     users = UserStore(database, hasher=fast_hasher())
     for role in ("viewer", "manager"):
-        await users.add(role, PASSWORD, role)
+        await users.add(role, PASSWORD, role, by="test")
     async with WebServer(create_app(context(database, fanout, controller)), port=0) as server:
         yield server.url, controller
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import getpass
 from pathlib import Path
 
 from typer.testing import CliRunner
@@ -28,11 +29,16 @@ def test_add_first_admin_from_stdin_then_list_and_log_in(tmp_path: Path) -> None
     assert listed.exit_code == 0
     assert "chief" in listed.output and "admin" in listed.output and "never" in listed.output
 
-    async def check() -> Role:
+    async def check() -> tuple[Role, list[dict[str, object]]]:
         async with Database(url) as db:
-            return (await UserStore(db).authenticate("chief", "first admin password")).role
+            store = UserStore(db)
+            role = (await store.authenticate("chief", "first admin password")).role
+            return role, [r.payload for r in await store.changes()]
 
-    assert asyncio.run(check()) is Role.ADMIN
+    role, changes = asyncio.run(check())
+    assert role is Role.ADMIN
+    # Recorded in the admin log as done on the shell, by this machine's user.
+    assert changes == [{"user": "chief", "by": f"shell:{getpass.getuser()}", "role": "admin"}]
 
 
 def test_add_prompts_twice_and_reads_the_config_file(tmp_path: Path) -> None:

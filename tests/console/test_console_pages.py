@@ -224,6 +224,13 @@ async def test_audit_page_reports_the_real_chain(
         broken = (await http.get("/console/audit?refresh=1")).text  # ...unless a manager asks
         assert 'class="chain broken"' in broken and "BROKEN at record 3" in broken
         assert "content does not match its hash" in broken
+        # The admin log (the accounts the fixture added) is its own chain, shown beside it.
+        admin = broken.split("<h2>Admin log</h2>")[1]
+        assert 'class="chain ok"' in admin and "4 records" in admin
+        async with database.engine.begin() as conn:
+            await conn.execute(sa.text("UPDATE admin_log SET payload = '{}' WHERE id = 2"))
+        admin = (await http.get("/console/audit?refresh=1")).text.split("<h2>Admin log</h2>")[1]
+        assert 'class="chain broken"' in admin and "BROKEN at record 2" in admin
 
 
 async def test_charts_are_server_rendered_svg(client: httpx.AsyncClient) -> None:

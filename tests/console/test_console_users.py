@@ -48,7 +48,7 @@ async def test_roles_are_ordered_and_parsed() -> None:
 
 async def test_add_stores_an_argon2id_hash_with_production_parameters(database: Database) -> None:
     store = UserStore(database)
-    user = await store.add("Alice", PASSWORD, "manager")
+    user = await store.add("Alice", PASSWORD, "manager", by="test")
     assert (user.username, user.role) == ("alice", Role.MANAGER)
     async with database.engine.connect() as conn:
         stored = (await conn.execute(sa.select(users_table.c.password_hash))).scalar_one()
@@ -59,20 +59,20 @@ async def test_add_stores_an_argon2id_hash_with_production_parameters(database: 
 
 async def test_add_refuses_duplicates_weak_passwords_and_bad_names(database: Database) -> None:
     store = UserStore(database, hasher=cheap())
-    await store.add("bob", PASSWORD, "viewer")
+    await store.add("bob", PASSWORD, "viewer", by="test")
     with pytest.raises(UserError, match="already exists"):
-        await store.add("BOB", PASSWORD, "admin")
+        await store.add("BOB", PASSWORD, "admin", by="test")
     with pytest.raises(UserError, match="too short"):
-        await store.add("carol", "short", "viewer")
+        await store.add("carol", "short", "viewer", by="test")
     with pytest.raises(UserError, match="invalid username"):
-        await store.add("no spaces", PASSWORD, "viewer")
+        await store.add("no spaces", PASSWORD, "viewer", by="test")
     assert [u.username for u in await store.all()] == ["bob"]
     assert await store.count() == 1
 
 
 async def test_wrong_password_and_unknown_user_give_the_same_answer(database: Database) -> None:
     store = UserStore(database, hasher=cheap())
-    await store.add("dora", PASSWORD, "dealer")
+    await store.add("dora", PASSWORD, "dealer", by="test")
     with pytest.raises(LoginError) as wrong:
         await store.authenticate("dora", "not the password", remote="10.0.0.1")
     with pytest.raises(LoginError) as unknown:
@@ -89,7 +89,7 @@ async def test_lockout_after_repeated_failures_then_expiry(database: Database) -
     clock = Clock()
     policy = LockoutPolicy(max_failures=3, lockout=timedelta(minutes=10))
     store = UserStore(database, policy=policy, clock=clock, hasher=cheap())
-    await store.add("erin", PASSWORD, "manager")
+    await store.add("erin", PASSWORD, "manager", by="test")
     for _ in range(2):
         with pytest.raises(LoginError, match="invalid"):
             await store.authenticate("erin", "wrong password!")
@@ -123,7 +123,7 @@ class CountingHasher(PasswordHasher):
 async def test_a_locked_account_answers_like_an_unknown_name(database: Database) -> None:
     hasher = CountingHasher()
     store = UserStore(database, policy=LockoutPolicy(max_failures=2), hasher=hasher)
-    await store.add("lena", PASSWORD, "viewer")
+    await store.add("lena", PASSWORD, "viewer", by="test")
     answers: dict[str, list[str]] = {"lena": [], "nobody": []}
     for name, answer in answers.items():
         for _ in range(4):
@@ -144,7 +144,7 @@ async def test_a_locked_account_answers_like_an_unknown_name(database: Database)
 
 async def test_success_resets_the_failure_count(database: Database) -> None:
     store = UserStore(database, policy=LockoutPolicy(max_failures=3), hasher=cheap())
-    await store.add("fred", PASSWORD, "viewer")
+    await store.add("fred", PASSWORD, "viewer", by="test")
     for _ in range(2):
         with pytest.raises(LoginError):
             await store.authenticate("fred", "wrong password!")
@@ -157,21 +157,21 @@ async def test_success_resets_the_failure_count(database: Database) -> None:
 
 async def test_admin_unlock_and_disable(database: Database) -> None:
     store = UserStore(database, policy=LockoutPolicy(max_failures=1), hasher=cheap())
-    await store.add("gina", PASSWORD, "dealer")
+    await store.add("gina", PASSWORD, "dealer", by="test")
     with pytest.raises(LoginError, match="locked"):
         await store.authenticate("gina", "wrong password!")
-    await store.unlock("gina")
+    await store.unlock("gina", by="test")
     assert (await store.authenticate("gina", PASSWORD)).username == "gina"
-    await store.set_active("gina", False)
+    await store.set_active("gina", False, by="test")
     with pytest.raises(LoginError, match="disabled"):
         await store.authenticate("gina", PASSWORD)
     with pytest.raises(UserError, match="no user"):
-        await store.unlock("nobody")
+        await store.unlock("nobody", by="test")
 
 
 async def test_one_address_is_throttled_across_usernames(database: Database) -> None:
     store = UserStore(database, policy=LockoutPolicy(remote_max_failures=4), hasher=cheap())
-    await store.add("hank", PASSWORD, "viewer")
+    await store.add("hank", PASSWORD, "viewer", by="test")
     for name in ["a1", "a2", "a3", "a4"]:
         with pytest.raises(LoginError, match="invalid"):
             await store.authenticate(name, PASSWORD, remote="192.0.2.9")
@@ -185,7 +185,7 @@ async def test_a_burst_of_parallel_guesses_gets_no_more_tries(database: Database
     # All at once, the right password last: each attempt is counted before its (slow)
     # check, so no more than max_failures are ever checked, as when sent one by one.
     store = UserStore(database, policy=LockoutPolicy(max_failures=5), hasher=cheap())
-    await store.add("kate", PASSWORD, "manager")
+    await store.add("kate", PASSWORD, "manager", by="test")
     guesses = [f"wrong guess {i:02d}" for i in range(30)] + [PASSWORD]
     results = await asyncio.gather(
         *(store.authenticate("kate", guess) for guess in guesses), return_exceptions=True
@@ -221,13 +221,13 @@ async def test_password_change_and_weaker_hash_is_upgraded_on_login(database: Da
     weak = UserStore(
         database, hasher=PasswordHasher(time_cost=1, memory_cost=8 * 1024, parallelism=1)
     )
-    await weak.add("ivan", PASSWORD, "viewer")
+    await weak.add("ivan", PASSWORD, "viewer", by="test")
     store = UserStore(database)
     await store.authenticate("ivan", PASSWORD)
     async with database.engine.connect() as conn:
         stored = (await conn.execute(sa.select(users_table.c.password_hash))).scalar_one()
     assert "m=65536,t=3,p=4" in stored
-    await store.set_password("ivan", "a brand new password")
+    await store.set_password("ivan", "a brand new password", by="test")
     with pytest.raises(LoginError):
         await store.authenticate("ivan", PASSWORD)
     assert (await store.authenticate("ivan", "a brand new password")).username == "ivan"

@@ -34,7 +34,7 @@ async def manager_actions(log: EventLog) -> list[dict[str, object]]:
 
 async def test_rest_manager_actions_need_a_reason(database: Database) -> None:
     hasher = PasswordHasher(time_cost=1, memory_cost=8 * 1024, parallelism=1)
-    await UserStore(database, hasher=hasher).add("boss", PASSWORD, "manager")
+    await UserStore(database, hasher=hasher).add("boss", PASSWORD, "manager", by="test")
     log, fanout = EventLog(database), Fanout(bus=None)
     settings = ConsoleSettings(argon2_time_cost=1, argon2_memory_kib=8 * 1024, argon2_parallelism=1)
     async with service(log, fanout) as controller:

@@ -1,0 +1,106 @@
+"""User administration lands in the hash-chained admin log, with who did it, on both databases."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+import sqlalchemy as sa
+from argon2 import PasswordHasher
+
+from studio.console.users import UserError, UserStore
+from studio.store import Database, EventLog
+from studio.store.eventlog import ADMIN_SCOPE, admin_events
+
+PASSWORD = "a long enough password"
+
+
+def cheap() -> PasswordHasher:
+    return PasswordHasher(time_cost=1, memory_cost=8 * 1024, parallelism=1)
+
+
+async def test_every_change_is_recorded_with_who_made_it(database: Database) -> None:
+    store = UserStore(database, hasher=cheap())
+    await store.add("nina", PASSWORD, "viewer", by="shell:root")
+    await store.set_role("nina", "manager", by="console:boss")
+    await store.set_password("nina", "another long password", by="console:boss")
+    await store.set_active("nina", False, by="console:boss")
+    await store.set_active("nina", True, by="shell:root")
+    await store.unlock("nina", by="console:boss")
+
+    records = await EventLog(database, admin_events).read()
+    assert [(r.kind, r.payload) for r in records] == [
+        ("user_added", {"user": "nina", "by": "shell:root", "role": "viewer"}),
+        ("user_role_set", {"user": "nina", "by": "console:boss", "role": "manager"}),
+        ("user_password_set", {"user": "nina", "by": "console:boss"}),
+        ("user_disabled", {"user": "nina", "by": "console:boss"}),
+        ("user_enabled", {"user": "nina", "by": "shell:root"}),
+        ("user_unlocked", {"user": "nina", "by": "console:boss"}),
+    ]
+    assert {r.table_id for r in records} == {ADMIN_SCOPE}
+    # Newest first, for the users page.
+    assert [r.kind for r in await store.changes(limit=2)] == ["user_unlocked", "user_enabled"]
+    report = await EventLog(database, admin_events).verify()
+    assert report.ok and report.records == 6
+    # The game's event log is a chain of its own and is not touched.
+    assert (await EventLog(database).verify()).records == 0
+
+
+async def test_a_refused_change_records_nothing_and_a_record_cannot_be_lost(
+    database: Database,
+) -> None:
+    store = UserStore(database, hasher=cheap())
+    await store.add("omar", PASSWORD, "viewer", by="test")
+    with pytest.raises(UserError, match="already exists"):
+        await store.add("omar", PASSWORD, "admin", by="test")
+    with pytest.raises(UserError, match="no user"):
+        await store.set_role("nobody", "admin", by="test")
+    assert [r.kind for r in await store.changes()] == ["user_added"]
+
+    # The record and the change are one transaction: when the record cannot be written,
+    # the change is not made either.
+    original = store.audit._insert_at_head
+
+    async def broken(conn: object, entry: object) -> None:
+        await original(conn, entry)  # type: ignore[arg-type]
+        raise RuntimeError("disk gone")
+
+    store.audit._insert_at_head = broken  # type: ignore[method-assign]
+    with pytest.raises(RuntimeError):
+        await store.set_role("omar", "admin", by="test")
+    user = await store.get("omar")
+    assert user is not None and user.role.label == "viewer"
+    assert [r.kind for r in await store.changes()] == ["user_added"]
+
+
+async def test_concurrent_writers_keep_one_intact_chain(database: Database) -> None:
+    # The console (in the controller) and `studio users` on the shell write the same chain
+    # through their own connections: every change is recorded once, the chain links.
+    other = Database(database.url, schema=database.schema)
+    try:
+        console = UserStore(database, hasher=cheap())
+        shell = UserStore(other, hasher=cheap())
+        names = [f"user{i:02d}" for i in range(16)]
+        await asyncio.gather(
+            *(
+                (console if i % 2 else shell).add(name, PASSWORD, "viewer", by=f"w{i % 2}")
+                for i, name in enumerate(names)
+            )
+        )
+        await asyncio.gather(
+            *(
+                (shell if i % 2 else console).set_role(name, "dealer", by="x")
+                for i, name in enumerate(names)
+            )
+        )
+    finally:
+        await other.close()
+    log = EventLog(database, admin_events)
+    records = await log.read()
+    assert sorted(r.payload["user"] for r in records if r.kind == "user_added") == names
+    assert sorted(r.payload["user"] for r in records if r.kind == "user_role_set") == names
+    report = await log.verify()
+    assert report.ok and report.records == 32
+    async with database.engine.connect() as conn:
+        total = (await conn.execute(sa.select(sa.func.count()).select_from(admin_events))).scalar()
+    assert total == 32
