@@ -21,6 +21,7 @@ from studio.controller import ControllerService, UnknownTable
 from studio.controller.alerts import AlertError
 from studio.controller.commands import Reason
 from studio.errors import StudioError
+from studio.store.eventlog import ChainReport, EventLog, admin_events
 from studio.web.context import WebContext
 
 
@@ -34,6 +35,17 @@ class ResolveBody(BaseModel):
 class ReasonBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
     reason: Reason
+
+
+def _chain(report: ChainReport) -> dict[str, Any]:
+    return {
+        "ok": report.ok,
+        "records": report.records,
+        "first_bad_id": report.first_bad_id,
+        "reason": report.reason,
+        "head": report.head,
+        "head_id": report.head_id,
+    }
 
 
 def build_router(ctx: WebContext) -> APIRouter:
@@ -215,13 +227,8 @@ def build_router(ctx: WebContext) -> APIRouter:
         if ctx.log is None:
             raise HTTPException(503, "no event log in this process")
         report = await ctx.log.verify()
-        return {
-            "ok": report.ok,
-            "records": report.records,
-            "first_bad_id": report.first_bad_id,
-            "reason": report.reason,
-            "head": report.head,
-        }
+        admin = await EventLog(ctx.log.db, admin_events).verify()
+        return {**_chain(report), "admin": _chain(admin)}
 
     @router.get("/stats")
     async def stats(hours: int = 24, _: str = Depends(reader)) -> dict[str, Any]:

@@ -65,6 +65,10 @@ async def test_rest_manager_actions_need_a_reason(database: Database) -> None:
             )
             assert paused.status_code == 200, paused.text
             assert paused.json()["why"] == "camera fault"
+            chain = (await http.get("/api/audit/chain")).json()
+            assert chain["ok"] and chain["records"] == len(await log.read())
+            # The account the test made is the admin log's one record, its own chain.
+            assert chain["admin"]["ok"] and chain["admin"]["records"] == 1
     assert [a["reason"] for a in await manager_actions(log)] == ["camera fault"]
     with pytest.raises(ReasonError, match="at least 3 characters"):
         check_reason(" no")
