@@ -426,11 +426,43 @@ class _UpcardAnalysis:
             opts[Action.DOUBLE] = float(self.double[i])
         return opts
 
-    def split_value(self, pair: int, second: npt.NDArray[np.float64]) -> float:
-        """All hands of a split of ``pair``; ``second`` values each two-card split hand."""
+    def split_value(
+        self, pair: int, second: npt.NDArray[np.float64], policy: Policy | None = None
+    ) -> float:
+        """All hands of a split of ``pair``; ``second`` values each two-card split hand.
+
+        ``policy`` (``None``: optimal play) decides whether a split hand dealt another
+        pair card is split again; optimal play resplits whenever the rules allow.
+        """
         if self.rules.split_max_hands == 2:
             return self.split_value_once(pair, second)
-        return self.split_value_resplit(pair, second, self.rules.split_max_hands)
+        resplit = policy is None or self.policy_resplits(pair, policy)
+        return self.split_value_resplit(pair, second, self.rules.split_max_hands, resplit=resplit)
+
+    def policy_resplits(self, pair: int, policy: Policy) -> bool:
+        """Whether ``policy`` splits again a split hand of two ``pair`` cards.
+
+        Asked as the engine asks it: a two-card pair after a split, split legal.
+        The answer does not depend on how many hands the split already made.
+        """
+        if pair == ACE and not self.rules.split_resplit_aces:
+            return False
+        hand = _add(_add((0,) * N_CLASSES, pair), pair)
+        total, soft = _total(hand)
+        view = HandView(
+            total=total,
+            soft=soft,
+            has_ace=pair == ACE,
+            n_cards=2,
+            pair=pair,
+            is_pair=True,
+            upcard=self.upcard,
+            can_double=bool(self.graph.can_double[self.row(hand, _context(pair, 1))]),
+            can_split=True,
+            can_surrender=False,
+            after_split=True,
+        )
+        return policy.decide(view) is Action.SPLIT
 
     def split_value_once(self, pair: int, second: npt.NDArray[np.float64]) -> float:
         """One split, two hands: exactly twice one hand (see the module docstring)."""
@@ -438,7 +470,7 @@ class _UpcardAnalysis:
         return 2.0 * float(self._next_card(np.array([i]), second, 1.0)[0])
 
     def split_value_resplit(
-        self, pair: int, second: npt.NDArray[np.float64], max_hands: int
+        self, pair: int, second: npt.NDArray[np.float64], max_hands: int, *, resplit: bool = True
     ) -> float:
         """Split with resplits up to ``max_hands`` hands.
 
@@ -450,9 +482,11 @@ class _UpcardAnalysis:
         second cards (unknown ranks) are removed through burn-card invariance
         (``hidden`` below). Exact for a strategy that plays each hand on its own
         cards; for optimal play the hand's strategy does not adapt to those unseen
-        cards. For two hands this reproduces :meth:`split_value_once`.
+        cards. For two hands this reproduces :meth:`split_value_once`. With
+        ``resplit=False`` (a strategy that does not split this pair again) a
+        second pair card makes a hand played as it is, as at the hand limit.
         """
-        can_resplit = pair != ACE or self.rules.split_resplit_aces
+        can_resplit = resplit and (pair != ACE or self.rules.split_resplit_aces)
         pair_left = self.base[pair] - 2
         cards_left = sum(self.base) - 2
         frontier: dict[tuple[int, int, int, int], float] = {(2, 0, 0, 0): 1.0}
@@ -680,7 +714,7 @@ class _UpcardAnalysis:
             return top + float(self.double[i])
         if action is Action.SPLIT and self.can_split(a, b):
             second = self.optimal_split_hands() if policy is None else self.policy_values(policy)
-            return top + self.split_value(a, second)
+            return top + self.split_value(a, second, policy)
         if action is Action.SURRENDER and self.rules.surrender == "late":
             return top + (-0.5 * (1.0 - nat) if self.peeked else -0.5)
         raise RuleError(f"{action.value!r} is not allowed as the first action of this hand")

@@ -191,3 +191,26 @@ def test_situations_are_card_values() -> None:
         situation(11, 2, 3)
     with pytest.raises(RuleError, match="not enough"):
         engine_value(rules_of("eu-s17"), situation(10, 2, 2), (1, 1, 0, 0, 0, 0, 0, 0, 0, 9))
+
+
+# Resplits allowed by the rules (split.max_hands 3 or 4). The engine's best strategy
+# decides on a split hand's pair itself (it does not split 8s again against a 6):
+# the math must follow that decision, not assume a resplit. The shoes hold four
+# or five 8s so that a resplit is possible.
+RESPLIT_SHOE = (2, 0, 1, 0, 0, 1, 0, 4, 0, 4)
+
+
+@pytest.mark.parametrize("max_hands", [3, 4])
+def test_engine_equals_math_when_resplits_are_allowed(max_hands: int) -> None:
+    rules = ruleset_from_spec({"preset": "majority_speed", "split": {"max_hands": max_hands}})
+    for sit in (situation(6, 8, 8, "pair 8s v 6"), situation(6, 8, 8, "split 8s", "split")):
+        engine = engine_value(rules, sit, RESPLIT_SHOE)
+        assert engine == pytest.approx(math_value(rules, sit, RESPLIT_SHOE), abs=TOL), sit.name
+
+
+@pytest.mark.parametrize("max_hands", [3, 4])
+def test_whole_round_with_resplits_on_a_tiny_shoe(max_hands: int) -> None:
+    rules = ruleset_from_spec({"preset": "majority_speed", "split": {"max_hands": max_hands}})
+    shoe = (2, 0, 0, 0, 0, 1, 0, 4, 0, 5)
+    exact = analyse(game_rules(rules), engine_policy(rules), shoe=shoe).expected_value
+    assert engine_value(rules, None, shoe) == pytest.approx(exact, abs=TOL)
