@@ -7,6 +7,7 @@ so every link in the studio behaves the same way when a peer disappears.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import random
 import time
@@ -48,13 +49,14 @@ class Backoff:
 
 async def run_forever(
     name: str,
-    session: Callable[[], Awaitable[None]],
+    session: Callable[[], Awaitable[bool | None]],
     *,
     retry_on: tuple[type[BaseException], ...],
     backoff: Backoff | None = None,
     healthy_after: float = 5.0,
     on_down: Callable[[BaseException | None], Awaitable[None] | None] | None = None,
     logger: logging.Logger = _LOGGER,
+    stop: asyncio.Event | None = None,
 ) -> None:
     """Run ``session`` again and again, waiting with backoff after each failure.
 
@@ -63,15 +65,24 @@ async def run_forever(
     must not be hidden behind a reconnect loop). A session that stayed up for
     ``healthy_after`` seconds resets the backoff, so a flapping link backs off
     but a link that worked for a while reconnects fast.
+
+    A session that returns ``True`` has finished its work (the last frame of a file):
+    ``run_forever`` returns at once, without ``on_down``. With ``stop``, setting the event
+    ends the loop: it interrupts the wait between two sessions, and a session that
+    returns (or fails) once it is set is not retried; the session itself watches ``stop``
+    to end early.
     """
     backoff = backoff or Backoff()
-    while True:
+    while stop is None or not stop.is_set():
         started = time.monotonic()
         error: BaseException | None = None
         try:
-            await session()
+            if await session() is True:
+                return
         except retry_on as exc:
             error = exc
+        if stop is not None and stop.is_set():
+            return
         if time.monotonic() - started >= healthy_after:
             backoff.reset()
         if on_down is not None:
@@ -80,4 +91,9 @@ async def run_forever(
                 await result
         delay = backoff.next_delay()
         logger.warning("%s: link down (%s); retrying in %.2fs", name, error or "closed", delay)
-        await asyncio.sleep(delay)
+        if stop is None:
+            await asyncio.sleep(delay)
+            continue
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(delay):
+                await stop.wait()

@@ -17,15 +17,15 @@ Message fields (contract v1, ``CameraCard``):
 ``serial``      the card's serial from a studio-deck barcode, else ``null``.
 
 Frames are read and processed in a worker thread, so the event loop stays responsive.
-A live source that stops delivering frames is closed and reopened with the studio's
-capped, jittered backoff (:class:`studio.backoff.Backoff`).
+A live source that stops delivering frames is closed and reopened through the studio's
+one reconnect helper (:func:`studio.backoff.run_forever`: capped, jittered backoff).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
+import math
 import time
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
@@ -36,7 +36,7 @@ from calibration.tracker import CardEvent, CardTracker
 from drivers.camera.sources import FrameSource, Image
 from drivers.health import HealthStatus
 from drivers.state import StateFile
-from studio.backoff import Backoff
+from studio.backoff import Backoff, run_forever
 from studio.contract.messages import CameraCard
 from studio.errors import VisionError
 
@@ -48,6 +48,10 @@ _LOGGER = logging.getLogger(__name__)
 # health turns "degraded" (the console shows it), and every as many more a warning is
 # logged, with the recogniser's reason; the first card read makes it "ok" again.
 UNREADABLE_RUN_WARN: Final = 5
+
+# Seconds of frames flowing after which a stream counts as stable: its next loss is
+# reopened after the shortest delay again.
+STABLE_AFTER: Final = 5.0
 
 Health = Callable[[HealthStatus, str], Awaitable[None]]  # (status, reason): DeviceHealth
 
@@ -203,7 +207,7 @@ class CameraService:
                     continue
                 misses = 0
                 await self._set_online(True)
-                if time.monotonic() - started > 5.0:
+                if time.monotonic() - started > STABLE_AFTER:
                     self.backoff.reset()
                 await self.process(frame)
                 if self.max_fps:
@@ -221,20 +225,23 @@ class CameraService:
 
     async def run(self) -> None:
         """Process frames until :meth:`stop` or the end of a finite source."""
-        while not self._stop.is_set():
-            try:
-                if await self._session():
-                    return
-            except VisionError as exc:
-                if not self.source.live:
-                    raise
-                self.reconnects += 1
-                await self._set_online(False)
-                delay = self.backoff.next_delay()
-                _LOGGER.warning("camera %s: %s; reconnecting in %.2fs", self.label, exc, delay)
-                with contextlib.suppress(TimeoutError):
-                    async with asyncio.timeout(delay):
-                        await self._stop.wait()
+        await run_forever(
+            f"camera {self.label} ({self.source.name})",
+            self._session,
+            # A file or a folder that fails is an error to report, not a stream to reopen.
+            retry_on=(VisionError,) if self.source.live else (),
+            backoff=self.backoff,
+            # The session resets the backoff itself once frames have flowed for a while: one
+            # spent blocked in open() or read() (an RTSP timeout) is not a stable one.
+            healthy_after=math.inf,
+            on_down=self._on_down,
+            logger=_LOGGER,
+            stop=self._stop,
+        )
+
+    async def _on_down(self, error: BaseException | None) -> None:
+        self.reconnects += 1
+        await self._set_online(False)
 
 
 def _saved_seq(state: StateFile | None) -> int:
