@@ -351,6 +351,8 @@ def read_jsonl(path: Path) -> tuple[dict[str, list[str]], tuple[str, ...]]:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise StoreError(f"cannot read {path}: {exc.strerror}") from exc
+    except UnicodeDecodeError as exc:
+        raise StoreError(f"{path} is not UTF-8 text: {exc.reason} at byte {exc.start}") from exc
     events: dict[str, dict[tuple[str, int], str]] = defaultdict(dict)
     notes: list[str] = []
     for lineno, line in enumerate(text.splitlines(), start=1):
@@ -397,6 +399,9 @@ def analyse_jsonl(path: Path, *, decks: int = 8, alpha: float = 0.01) -> ShoeSta
     if not 0 < alpha < 1:
         raise ValueError("alpha must lie strictly between 0 and 1")
     by_shoe, notes = read_jsonl(path)
+    if not by_shoe:
+        # an empty export would otherwise read as "0 of 0 shoes flagged" and pass
+        raise StoreError(f"{path} holds no shoe-card events")
     return _report(by_shoe, decks, alpha, notes)
 
 

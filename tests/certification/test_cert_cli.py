@@ -114,3 +114,21 @@ def test_simulation_through_the_engine_agrees_with_the_exact_figure() -> None:
     assert sim.agrees_with(exact), (sim.interval, exact)
     assert 0.005 < sim.std_error < 0.03
     assert sim.rounds_per_second_per_core > 0
+
+
+def test_shoe_stats_of_a_file_without_cards_is_an_error(tmp_path: Path) -> None:
+    """An empty export must not pass as "0 of 0 shoes flagged" (exit 0)."""
+    for name, text in (("empty.jsonl", ""), ("blank.jsonl", "\n  \n")):
+        path = tmp_path / name
+        path.write_text(text)
+        result = runner.invoke(app, ["shoe-stats", str(path)])
+        assert result.exit_code == 2, result.output
+        assert "no shoe-card events" in result.output
+
+
+def test_shoe_stats_names_a_file_that_is_not_text(tmp_path: Path) -> None:
+    path = tmp_path / "shoe.bin"
+    path.write_bytes(b"\xff\xfe{}\n")
+    result = runner.invoke(app, ["shoe-stats", str(path)])
+    assert result.exit_code == 2
+    assert f"{path} is not UTF-8 text" in " ".join(result.output.split())
