@@ -28,8 +28,8 @@ class SimCutCard(SimDevice):
         self.emit("CLEAR")
 
     def sensor_fault(self, detail: str = "optical sensor blocked") -> None:
+        self.emit("ERR", "E50", detail)  # first: a detail SDL/1 cannot carry changes nothing
         self.faulty = True
-        self.emit("ERR", "E50", detail)
 
     def sensor_ok(self) -> None:
         self.faulty = False

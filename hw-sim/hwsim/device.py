@@ -19,6 +19,7 @@ from typing import ClassVar
 
 from hwsim.framing import HostFrame, HostReader, frame
 from hwsim.pty_port import PtyPort, TcpPort
+from studio.errors import DeviceError
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -134,9 +135,15 @@ class SimDevice:
         return frame(self.device_id, seq, self.now_ms(), type_, *fields)
 
     def emit(self, type_: str, *fields: str) -> int:
-        """An event: it takes the next seq and goes into the resend buffer."""
+        """An event: it takes the next seq and goes into the resend buffer.
+
+        DeviceError, and no seq taken, for fields SDL/1 cannot carry (free text such as a
+        sensor fault's detail comes from the control API and scenario files)."""
+        try:
+            data = self._frame(self.seq + 1, type_, *fields)
+        except ValueError as exc:
+            raise DeviceError(f"{self.device_id}: {exc}") from exc
         self.seq += 1
-        data = self._frame(self.seq, type_, *fields)
         self._buffer.append((self.seq, data))
         self.emitted.append(Emitted(self.seq, type_, tuple(fields)))
         wire = data

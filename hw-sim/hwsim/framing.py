@@ -11,9 +11,28 @@ def crc16(data: bytes) -> int:
     return binascii.crc_hqx(data, 0xFFFF)
 
 
+MAX_FRAME = 256  # bytes from "$" to LF
+
+
+def check_field(text: str) -> str:
+    """``text`` as an SDL/1 field: printable ASCII except ``$``, ``,`` and ``*``
+    (ValueError otherwise, since any of them would break the frame it goes in)."""
+    if any(not " " <= c <= "~" or c in "$,*" for c in text):
+        raise ValueError(
+            f"{text!r} cannot be an SDL/1 field: printable ASCII only, without '$', ',' or '*'"
+        )
+    return text
+
+
 def frame(device: str, seq: int, time_ms: int, type_: str, *fields: str) -> bytes:
+    """One SDL/1 frame; ValueError for a field or a length the protocol does not allow."""
+    for field in (device, type_, *fields):
+        check_field(field)
     body = ",".join([device, str(seq), str(time_ms), type_, *fields]).encode("ascii")
-    return b"$%s*%04X\r\n" % (body, crc16(body))
+    data = b"$%s*%04X\r\n" % (body, crc16(body))
+    if len(data) > MAX_FRAME:
+        raise ValueError(f"a frame of {len(data)} bytes; SDL/1 allows at most {MAX_FRAME}")
+    return data
 
 
 @dataclass(frozen=True, slots=True)

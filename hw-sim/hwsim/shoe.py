@@ -80,23 +80,25 @@ class SimShoe(SimDevice):
             # The next two cards come out swapped (a card stuck, a mis-stacked shoe).
             i = self.position
             self.cards[i], self.cards[i + 1] = self.cards[i + 1], self.cards[i]
+        out = []
         if fault == "misread":
             self._pull()
             self.emit("ERR", "E30")
-            return [self.dealt[-1]]
-        if fault == "double_pull" and self.remaining >= 2:
+            out.append(self.dealt[-1])
+        elif fault == "double_pull" and self.remaining >= 2:
             self.emit("ERR", "E31")
-            out = []
             for _ in range(2):
                 index, card = self._pull()
                 self._card_frame(index, card)
                 out.append(card)
-            return out
-        index, card = self._pull()
-        self._card_frame(index, card)
+        else:
+            index, card = self._pull()
+            self._card_frame(index, card)
+            out.append(card)
         if self.remaining == 0:
+            # However the last card left (a misread or a double pull too), the shoe says so.
             self.emit("ERR", "E32")
-        return [card]
+        return out
 
     def jam(self) -> None:
         self.jammed = True

@@ -54,12 +54,11 @@ class SimShuffler(SimDevice):
         self.armed_fault = fault
 
     def can_run(self) -> str | None:
+        """Why a command is refused now (``NAK E06``), else None; a busy shuffler is E05."""
         if self.jammed:
             return "jammed"
         if self.door_open:
             return "door open"
-        if self.busy:
-            return "busy"
         return None
 
     def shuffle(self) -> bool:
@@ -123,6 +122,9 @@ class SimShuffler(SimDevice):
     def on_command(self, f: HostFrame) -> bool:
         if f.type not in ("SHUFFLE", "EJECT"):
             return False
+        if self.busy:
+            self.reply("NAK", str(f.seq), "E05", "busy")
+            return True
         why = self.can_run()
         if why is not None:
             self.reply("NAK", str(f.seq), "E06", why)
@@ -132,6 +134,9 @@ class SimShuffler(SimDevice):
             return True
         self.reply("ACK", str(f.seq))
         if f.type == "SHUFFLE":
+            # Busy from the ACK on: a second SHUFFLE before this one ran would find the tray
+            # empty and report every card missing (E40).
+            self.busy = True
             asyncio.get_running_loop().call_later(self.shuffle_time, self.shuffle)
         else:
             self.eject()
