@@ -1,8 +1,10 @@
 """Load :class:`StudioConfig` from a TOML file plus ``STUDIO_*`` environment variables.
 
 Environment variables override the file. Nested keys use a double underscore:
-``STUDIO_BROKER__URL=mqtt://127.0.0.1:1883``. Values that parse as JSON
-(numbers, booleans, lists) are taken as such, anything else as a string.
+``STUDIO_BROKER__URL=mqtt://127.0.0.1:1883``. A variable for a list or a table
+(``STUDIO_TABLES``, ``STUDIO_BROKER__TLS``) is read as JSON; any other is taken as text
+and converted to its key's type by the model (``9000``, ``true``, ``1.5``), so a password
+or token made of digits, or spelled ``true`` or ``null``, stays the text it is.
 """
 
 from __future__ import annotations
@@ -10,35 +12,75 @@ from __future__ import annotations
 import json
 import os
 import tomllib
+import types
+import typing
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from studio.config.models import StudioConfig
 from studio.errors import ConfigError
 
 ENV_PREFIX = "STUDIO_"
 
+# A mistake's place, as pydantic reports it: keys and list indexes.
+Location = tuple[str | int, ...]
 
-def _env_overrides(environ: Mapping[str, str]) -> dict[str, Any]:
+
+def _kinds(annotation: Any) -> list[Any]:
+    """The types a field takes, ``None`` left out and ``list[X]`` as ``list``."""
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        return [kind for arg in typing.get_args(annotation) for kind in _kinds(arg)]
+    if annotation is type(None):
+        return []
+    return [typing.get_origin(annotation) or annotation]
+
+
+def _is_model(kind: Any) -> bool:
+    return isinstance(kind, type) and issubclass(kind, BaseModel)
+
+
+def _env_value(name: str, path: list[str], raw: str) -> Any:
+    """The variable's value: JSON for a key holding a list or a table, else the text."""
+    model: type[BaseModel] | None = StudioConfig
+    kinds: list[Any] = []
+    for key in path:
+        field = model.model_fields.get(key) if model is not None else None
+        if field is None:
+            return raw  # not a key of the model: reported as unknown by the validation
+        kinds = _kinds(field.annotation)
+        model = next((kind for kind in kinds if _is_model(kind)), None)
+    if not any(kind in (list, dict) or _is_model(kind) for kind in kinds):
+        return raw
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError as exc:
+        if str in kinds:
+            return raw  # e.g. a rule set's preset name
+        # The message names the place, never the value: it may hold a secret.
+        raise ConfigError(f"{name}: not valid JSON ({exc.msg} at character {exc.pos})") from exc
+
+
+def _env_overrides(environ: Mapping[str, str]) -> tuple[dict[str, Any], dict[Location, str]]:
+    """The variables as a tree like the file's, and which variable set each place."""
     tree: dict[str, Any] = {}
-    for name, raw in environ.items():
+    sources: dict[Location, str] = {}
+    for name, raw in sorted(environ.items()):
         if not name.startswith(ENV_PREFIX) or name == "STUDIO_CONFIG":
             continue
         path = name[len(ENV_PREFIX) :].lower().split("__")
-        try:
-            value: Any = json.loads(raw)
-        except json.JSONDecodeError:
-            value = raw
         node = tree
         for key in path[:-1]:
             node = node.setdefault(key, {})
             if not isinstance(node, dict):
                 raise ConfigError(f"{name}: {key} is both a value and a section")
-        node[path[-1]] = value
-    return tree
+        if isinstance(node.get(path[-1]), dict):
+            raise ConfigError(f"{name}: {path[-1]} is both a value and a section")
+        node[path[-1]] = _env_value(name, path, raw)
+        sources[tuple(path)] = name
+    return tree, sources
 
 
 def _merge(base: dict[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
@@ -51,19 +93,49 @@ def _merge(base: dict[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
     return merged
 
 
-def explain_errors(error: ValidationError, source: str) -> list[str]:
-    """One line per mistake: ``source: tables[0].devices[1].kind: Input should be ...``."""
+def _where(location: Location) -> str:
+    text = ""
+    for part in location:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text or "(top level)"
+
+
+def _source(location: Location, default: str, env_sources: Mapping[Location, str]) -> str:
+    """The variable that set ``location`` (or a section holding it), else ``default``."""
+    for path, name in env_sources.items():
+        if location[: len(path)] == path:
+            return name
+    return default
+
+
+def explain_errors(
+    error: ValidationError, source: str, env_sources: Mapping[Location, str] | None = None
+) -> list[str]:
+    """One line per mistake: ``source: tables[0].devices[1].kind: Input should be ...``.
+
+    ``source`` is the file; a mistake in a place an environment variable set names the
+    variable instead, since that is where the operator has to look.
+    """
     lines = []
     for item in error.errors():
-        location = ""
-        for part in item["loc"]:
-            location += (
-                f"[{part}]" if isinstance(part, int) else (f".{part}" if location else str(part))
-            )
+        location: Location = tuple(item["loc"])
+        origin = _source(location, source, env_sources or {})
         message = item["msg"]
         if item["type"] == "extra_forbidden":
             message = "unknown key (check the spelling; see docs/operations.md)"
-        lines.append(f"{source}: {location or '(top level)'}: {message}")
+            if origin != source:
+                message = (
+                    "unknown key (check the spelling; nested keys take a double underscore, "
+                    "e.g. STUDIO_BROKER__URL)"
+                )
+        elif item["type"] == "value_error":
+            message = str(item.get("ctx", {}).get("error", message))  # without "Value error, "
+        elif item["type"] == "list_type" and location == ("tables",):
+            message = (
+                f"{message}: write each table as [[tables]] with its id, "
+                "before its [[tables.devices]]"
+            )
+        lines.append(f"{origin}: {_where(location)}: {message}")
     return lines
 
 
@@ -73,6 +145,9 @@ def read_toml(path: Path) -> dict[str, Any]:
             return tomllib.load(handle)
     except FileNotFoundError as exc:
         raise ConfigError(f"{path}: no such file") from exc
+    except OSError as exc:
+        # A folder, a file the process may not read: what the operator has to fix.
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
 
@@ -85,9 +160,10 @@ def load_config(
     if path is None and environ.get("STUDIO_CONFIG"):
         path = environ["STUDIO_CONFIG"]
     data: dict[str, Any] = read_toml(Path(path)) if path is not None else {}
-    data = _merge(data, _env_overrides(environ))
+    overrides, env_sources = _env_overrides(environ)
+    data = _merge(data, overrides)
     try:
         return StudioConfig.model_validate(data)
     except ValidationError as exc:
         source = str(path) if path is not None else "environment"
-        raise ConfigError("\n".join(explain_errors(exc, source))) from exc
+        raise ConfigError("\n".join(explain_errors(exc, source, env_sources))) from exc

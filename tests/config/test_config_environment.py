@@ -1,0 +1,56 @@
+"""``STUDIO_*`` variables over the file: what they may hold, and where a mistake is said to be."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from studio.config import load_config
+from studio.errors import ConfigError
+
+
+def test_a_mistake_in_the_environment_names_the_variable_not_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "studio.toml"
+    path.write_text('[broker]\nurl = "mqtt://127.0.0.1:1883"\n')
+    with pytest.raises(ConfigError) as info:
+        load_config(path, environ={"STUDIO_WEB__PORT": "80O0", "STUDIO_WEB__PROT": "9000"})
+    lines = str(info.value).splitlines()
+    assert any(line.startswith("STUDIO_WEB__PORT: web.port: ") for line in lines), lines
+    assert any(line.startswith("STUDIO_WEB__PROT: web.prot: unknown key") for line in lines)
+    assert not any(line.startswith(str(path)) for line in lines)
+
+
+def test_a_single_underscore_variable_is_pointed_at_the_double_one() -> None:
+    with pytest.raises(ConfigError, match=r"STUDIO_BROKER_URL: broker_url: unknown key.*__"):
+        load_config(None, environ={"STUDIO_BROKER_URL": "mqtt://127.0.0.1:1883"})
+
+
+@pytest.mark.parametrize("secret", ["12345678901234567890", "true", "null", "1e400"])
+def test_a_secret_from_the_environment_is_taken_as_text(secret: str) -> None:
+    config = load_config(
+        None, environ={"STUDIO_WEB__PLATFORM_TOKEN": secret, "STUDIO_BROKER__PASSWORD": secret}
+    )
+    assert config.web.platform_token is not None and config.broker.password is not None
+    assert config.web.platform_token.get_secret_value() == secret
+    assert config.broker.password.get_secret_value() == secret
+
+
+def test_numbers_switches_and_lists_from_the_environment_still_work() -> None:
+    config = load_config(
+        None,
+        environ={
+            "STUDIO_WEB__PORT": "9000",
+            "STUDIO_WEB__SECURE_COOKIES": "true",
+            "STUDIO_BROKER__KEEPALIVE": "30",
+            "STUDIO_TABLES": '[{"id": "bj-9", "camera_window_seconds": 4.5}]',
+        },
+    )
+    assert config.web.port == 9000 and config.web.secure_cookies is True
+    assert config.broker.keepalive == 30
+    assert config.table("bj-9").camera_window_seconds == 4.5
+
+
+def test_a_list_from_the_environment_that_is_not_json_names_the_variable() -> None:
+    with pytest.raises(ConfigError, match=r"STUDIO_TABLES: not valid JSON"):
+        load_config(None, environ={"STUDIO_TABLES": '[{"id": "bj-9",}]'})
