@@ -3,25 +3,73 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
 
-from studio.config.loader import load_config
+from studio.config.loader import load_config, read_toml
 from studio.errors import ConfigError
 from studio.store.database import safe_url
 
 config_app = typer.Typer(help="Configuration files.", no_args_is_help=True)
 
+# Secrets belong in the environment (an EnvironmentFile readable by the service alone),
+# never in a file that is copied, diffed and committed: (place in the file, variable).
+_SECRETS = (
+    (("broker", "password"), "STUDIO_BROKER__PASSWORD"),
+    (("web", "platform_token"), "STUDIO_WEB__PLATFORM_TOKEN"),
+)
+
+
+def _lookup(data: dict[str, Any], path: tuple[str, ...]) -> Any:
+    node: Any = data
+    for key in path:
+        node = node.get(key) if isinstance(node, dict) else None
+    return node
+
+
+def _has_password(url: Any) -> bool:
+    try:
+        return isinstance(url, str) and make_url(url).password is not None
+    except ArgumentError:
+        return False
+
+
+def secrets_in_file(data: dict[str, Any]) -> list[str]:
+    """A warning for each secret written in the file itself (their values never shown)."""
+    warnings = [
+        f"warning: {'.'.join(path)} is in the file: set it through {variable} instead"
+        for path, variable in _SECRETS
+        if _lookup(data, path) is not None
+    ]
+    if _has_password(_lookup(data, ("database", "url"))):
+        warnings.append(
+            "warning: database.url holds a password in the file: "
+            "set the whole URL through STUDIO_DATABASE__URL instead"
+        )
+    return warnings
+
 
 @config_app.command("check")
 def check(file: Path = typer.Argument(..., help="TOML configuration file")) -> None:
-    """Validate FILE (plus STUDIO_* variables); print each mistake with its location."""
+    """Validate FILE (plus STUDIO_* variables); print each mistake with its location.
+
+    Exits 2 on a mistake. Warns about secrets written in the file. Does not connect to
+    the broker or the database.
+    """
     try:
         config = load_config(file)
+        warnings = secrets_in_file(read_toml(file))
     except ConfigError as exc:
         typer.echo(str(exc), err=True)
         raise typer.Exit(2) from exc
-    broker = config.broker.url or "embedded broker"
+    for warning in warnings:
+        typer.echo(warning, err=True)
+    broker = config.broker.url or (
+        "embedded (demo and tests only: controller/drivers/camera run need broker.url)"
+    )
     devices = sum(len(t.devices) for t in config.tables)
     typer.echo(
         f"{file}: OK — {len(config.tables)} table(s), {devices} device(s), "

@@ -17,6 +17,9 @@ from pydantic import (
     model_validator,
 )
 
+from studio.rules.errors import RuleSetError
+from studio.rules.ruleset import ruleset_from_spec
+
 # A topic segment: no MQTT wildcards or separators, so ids are safe inside topics.
 TOPIC_SEGMENT = r"^[A-Za-z0-9_.-]{1,64}$"
 
@@ -50,6 +53,13 @@ class BrokerSettings(StrictModel):
         if value is None:
             return None
         parts = urlsplit(value)
+        if "@" in parts.netloc:
+            # Never echoed: the value holds a password. The client takes credentials from
+            # username/password only, so these would be silently dropped anyway.
+            raise ValueError(
+                "broker url must not hold credentials: set broker.username in the file and "
+                "the password in STUDIO_BROKER__PASSWORD"
+            )
         if parts.scheme not in ("mqtt", "mqtts"):
             raise ValueError(f"broker url must start with mqtt:// or mqtts://, got {value!r}")
         if not parts.hostname:
@@ -126,6 +136,26 @@ class CameraOptions(StrictModel):
     max_fps: float | None = Field(None, gt=0, description="frames per second at most")
 
 
+class SerialOptions(StrictModel):
+    """The ``options`` of a ``shoe``, ``shuffler`` or ``cutcard`` device (docs/devices.md).
+
+    ``None`` leaves the driver's own default; the driver reads the options as given.
+    """
+
+    protocol: str | None = Field(None, description="codec name (drivers/codecs/registry.py)")
+    wire_id: str | None = Field(None, description="the device id its frames must carry")
+    host_id: str | None = Field(None, description="the host's id in its frames")
+    handshake_timeout: float | None = Field(None, gt=0, description="seconds, HELLO answer")
+    gap_timeout: float | None = Field(None, gt=0, description="seconds before a gap is asked for")
+    skew_tolerance: float | None = Field(None, ge=0, description="seconds of clock skew allowed")
+
+
+def _options_mistakes(error: ValidationError) -> str:
+    return "; ".join(
+        f"options.{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in error.errors()
+    )
+
+
 class DeviceSettings(StrictModel):
     """One device of a table. ``port`` is a device path (``/dev/ttyUSB0``) or ``socket://host:port``."""
 
@@ -137,16 +167,12 @@ class DeviceSettings(StrictModel):
     options: dict[str, Any] = Field(default_factory=dict)
 
     @model_validator(mode="after")
-    def _camera_options(self) -> DeviceSettings:
-        if self.kind == "camera":
-            try:
-                CameraOptions.model_validate(self.options)
-            except ValidationError as exc:
-                mistakes = [
-                    f"options.{'.'.join(str(p) for p in e['loc'])}: {e['msg']}"
-                    for e in exc.errors()
-                ]
-                raise ValueError("; ".join(mistakes)) from exc
+    def _typed_options(self) -> DeviceSettings:
+        model = CameraOptions if self.kind == "camera" else SerialOptions
+        try:
+            model.model_validate(self.options)
+        except ValidationError as exc:
+            raise ValueError(_options_mistakes(exc)) from exc
         return self
 
     @property
@@ -167,13 +193,25 @@ class TableSettings(StrictModel):
         description="how long the shoe's card and the camera's sighting of it may be apart",
     )
 
-    @model_validator(mode="after")
-    def _unique_devices(self) -> TableSettings:
-        ids = [device.id for device in self.devices]
+    @field_validator("ruleset")
+    @classmethod
+    def _known_ruleset(cls, value: str | dict[str, Any]) -> str | dict[str, Any]:
+        # Built once here so `studio config check` finds a bad preset or override, not
+        # the controller's start; the spec itself is kept, as the controller takes it.
+        try:
+            ruleset_from_spec(value)
+        except RuleSetError as exc:
+            raise ValueError(str(exc)) from exc
+        return value
+
+    @field_validator("devices")
+    @classmethod
+    def _unique_devices(cls, devices: list[DeviceSettings]) -> list[DeviceSettings]:
+        ids = [device.id for device in devices]
         dupes = sorted({i for i in ids if ids.count(i) > 1})
         if dupes:
             raise ValueError(f"device ids must be unique within a table: {', '.join(dupes)}")
-        return self
+        return devices
 
 
 class StudioConfig(StrictModel):
@@ -183,13 +221,14 @@ class StudioConfig(StrictModel):
     tables: list[TableSettings] = Field(default_factory=list)
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
 
-    @model_validator(mode="after")
-    def _unique_tables(self) -> StudioConfig:
-        ids = [table.id for table in self.tables]
+    @field_validator("tables")
+    @classmethod
+    def _unique_tables(cls, tables: list[TableSettings]) -> list[TableSettings]:
+        ids = [table.id for table in tables]
         dupes = sorted({i for i in ids if ids.count(i) > 1})
         if dupes:
             raise ValueError(f"table ids must be unique: {', '.join(dupes)}")
-        return self
+        return tables
 
     def devices(self, tables: Iterable[str] | None = None) -> Iterator[tuple[str, DeviceSettings]]:
         """Every device of the tables named (all of them by default), with its table's id."""

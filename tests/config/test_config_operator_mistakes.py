@@ -1,0 +1,112 @@
+"""Mistakes a new operator makes in a configuration, and what `studio config check` says.
+
+Each test is one realistic mistake: the message must name where it is (the file's key,
+or the environment variable), say what is wrong, and the command must exit non-zero.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from studio.cli import app
+from studio.config import load_config
+from studio.errors import ConfigError
+
+TABLE = '[[tables]]\nid = "bj-1"\n'
+BROKER = '[broker]\nurl = "mqtt://127.0.0.1:1883"\n'
+
+
+def write(tmp_path: Path, text: str, name: str = "studio.toml") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def check(path: Path, env: dict[str, str] | None = None) -> tuple[int, str]:
+    result = CliRunner().invoke(app, ["config", "check", str(path)], env=env)
+    return result.exit_code, result.output
+
+
+def test_a_folder_given_as_the_file_is_a_message_not_a_traceback(tmp_path: Path) -> None:
+    code, output = check(tmp_path)
+    assert code == 2, output
+    assert f"{tmp_path}: cannot read" in output
+
+
+def test_an_unknown_preset_is_caught_by_the_check(tmp_path: Path) -> None:
+    path = write(tmp_path, TABLE + 'ruleset = "clubhose"\n')
+    code, output = check(path)
+    assert code == 2, output
+    assert "tables[0].ruleset: unknown preset 'clubhose'" in output
+    assert "classic6, clubhouse, majority_speed" in output
+
+
+def test_a_bad_rule_override_is_caught_by_the_check(tmp_path: Path) -> None:
+    spec = 'ruleset = { preset = "majority_speed", dealer = { hole_card = "uk" } }\n'
+    with pytest.raises(ConfigError, match=r"tables\[0\]\.ruleset: .*dealer\.hole_card"):
+        load_config(write(tmp_path, TABLE + spec), environ={})
+    good = 'ruleset = { preset = "majority_speed", dealer = { hole_card = "eu", peek = "none" } }\n'
+    assert load_config(write(tmp_path, TABLE + good), environ={}).tables[0].ruleset == {
+        "preset": "majority_speed",
+        "dealer": {"hole_card": "eu", "peek": "none"},
+    }
+
+
+def test_credentials_in_the_broker_url_are_refused_and_not_printed(tmp_path: Path) -> None:
+    path = write(tmp_path, '[broker]\nurl = "mqtt://studio:Hunter2Pw@127.0.0.1:1883"\n')
+    code, output = check(path)
+    assert code == 2, output
+    assert "broker.url" in output and "broker.username" in output
+    assert "STUDIO_BROKER__PASSWORD" in output
+    assert "Hunter2Pw" not in output
+
+
+def test_an_option_a_serial_device_does_not_have_is_an_error(tmp_path: Path) -> None:
+    device = '[[tables.devices]]\nid = "shoe-1"\nkind = "shoe"\n'
+    with pytest.raises(ConfigError, match=r"tables\[0\]\.devices\[0\]: options\.gap_timout"):
+        load_config(write(tmp_path, TABLE + device + "options = { gap_timout = 1.0 }\n"), {})
+    with pytest.raises(ConfigError, match=r"options\.handshake_timeout: Input should be greater"):
+        load_config(write(tmp_path, TABLE + device + "options = { handshake_timeout = 0 }\n"), {})
+    documented = (
+        'options = { protocol = "sdl1-shoe", wire_id = "shoe-1", host_id = "host", '
+        "handshake_timeout = 2.0, gap_timeout = 1.0, skew_tolerance = 2.0 }\n"
+    )
+    config = load_config(write(tmp_path, TABLE + device + documented), {})
+    assert config.tables[0].devices[0].options["gap_timeout"] == 1.0
+
+
+def test_secrets_written_in_the_file_are_warned_about(tmp_path: Path) -> None:
+    path = write(
+        tmp_path, BROKER + 'password = "Hunter2Pw"\n[web]\nplatform_token = "tok-Hunter2"\n'
+    )
+    code, output = check(path)
+    assert code == 0, output
+    assert "warning: broker.password is in the file" in output
+    assert "STUDIO_BROKER__PASSWORD" in output
+    assert "warning: web.platform_token is in the file" in output
+    assert "Hunter2" not in output
+    code, output = check(write(tmp_path, BROKER), env={"STUDIO_BROKER__PASSWORD": "Hunter2Pw"})
+    assert code == 0 and "warning" not in output and "Hunter2" not in output
+
+
+def test_a_config_without_a_broker_url_is_said_to_be_for_the_demo_only(tmp_path: Path) -> None:
+    code, output = check(write(tmp_path, TABLE))
+    assert code == 0, output
+    assert "broker embedded" in output
+    assert "controller/drivers/camera run need broker.url" in output
+
+
+def test_duplicate_ids_read_plainly(tmp_path: Path) -> None:
+    code, output = check(write(tmp_path, TABLE + TABLE))
+    assert code == 2, output
+    assert "tables: table ids must be unique: bj-1" in output
+    assert "Value error" not in output
+
+
+def test_devices_written_before_their_table_are_explained(tmp_path: Path) -> None:
+    code, output = check(write(tmp_path, '[[tables.devices]]\nid = "shoe-1"\nkind = "shoe"\n'))
+    assert code == 2, output
+    assert "[[tables]]" in output and "before" in output
