@@ -66,7 +66,7 @@ class SimTable:
         *,
         seed: int = 0,
         decks: int = 8,
-        penetration: float = 0.75,
+        penetration: float | None = 0.75,
         base_dir: Path = Path("var/hwsim"),
         tcp_ports: dict[str, int] | None = None,
         pty: bool = True,
@@ -141,7 +141,8 @@ class SimTable:
         self.shoes_loaded += 1
         shoe_id = f"{self.id}-S{self.shoes_loaded:04d}"
         self.shoe.load(shoe_id, cards, max(1, len(cards) // 52))
-        self.cut_index = int(len(cards) * self.penetration)
+        # No penetration: a shoe without a cut card (one reshuffled after every round).
+        self.cut_index = None if self.penetration is None else int(len(cards) * self.penetration)
         if self.cutcard.cut_out:
             self.cutcard.clear()
 

@@ -140,8 +140,16 @@ async def run_demo(
         sims: dict[str, SimTable] = {}
         for index, table in enumerate(tables):
             rules = ruleset_from_spec(table.ruleset)
+            # The cut card where the rules put it (about half way in an 8-deck shoe; none in
+            # a shoe reshuffled every round): the controller changes the shoe when the cut-card
+            # sensor says so, not by its own count.
+            cut = rules.shoe.cut_card_fraction
             sim = SimTable(
-                table.id, seed=options.seed * 1000 + index, decks=rules.shoe.decks, base_dir=workdir
+                table.id,
+                seed=options.seed * 1000 + index,
+                decks=rules.shoe.decks,
+                penetration=None if cut is None else float(cut),
+                base_dir=workdir,
             )
             await sim.start()
             stack.push_async_callback(sim.stop)
@@ -174,7 +182,7 @@ async def run_demo(
         )
         await restart_tables(service)
         stack.push_async_callback(service.interrupt_rounds, "demo stopped")
-        devices_state = device_state_dir(database)
+        devices_state = device_state_dir(database) or workdir / "devices"
         await stack.enter_async_context(DriverSet(config, broker=broker, state_dir=devices_state))
 
         users = UserStore(db)
@@ -190,6 +198,7 @@ async def run_demo(
             list(sims.values()),
             rate=options.fault_rate if options.faults else 0.0,
             seed=options.seed,
+            eligible=lambda table_id: dealing(service, table_id),
         )
         app = create_app(ctx)
         app.include_router(demo_api.build_router(injector))
@@ -266,6 +275,13 @@ async def run_demo(
     return {"rounds": rounds}
 
 
+def dealing(service: ControllerService, table_id: str) -> bool:
+    """Whether the demo's random faults may strike the table now: while its cards are being
+    dealt (a card pulled while betting is open is another alert, ``game_before_time``)."""
+    table = service.tables.get(table_id)
+    return table is not None and table.phase == "dealing" and not table.paused
+
+
 RESTART_REASON = "demo restarted: its simulated shoe and layout start anew"
 
 
@@ -290,15 +306,21 @@ async def restart_tables(service: ControllerService) -> list[str]:
     return cancelled
 
 
-def device_state_dir(database: str) -> Path:
+def device_state_dir(database: str) -> Path | None:
     """Where the simulated devices keep their numbering, beside the demo's database.
 
     The controller drops a ``(device, seq)`` it has logged, so devices that numbered from
-    1 again in the next run on the same database would be ignored.
+    1 again in the next run on the same database would be ignored. An in-memory database
+    outlives no run: None (the run keeps the numbering in its own temporary directory,
+    rather than in a ``:memory:-devices`` folder wherever the demo was started).
     """
-    if database.startswith("sqlite:///"):
-        path = Path(database.removeprefix("sqlite:///"))
-        return path.parent / f"{path.stem}-devices"
+    for prefix in ("sqlite:///", "sqlite+aiosqlite:///"):
+        if database.startswith(prefix):
+            name = database.removeprefix(prefix)
+            if name in ("", ":memory:"):
+                return None
+            path = Path(name)
+            return path.parent / f"{path.stem}-devices"
     return Path("var/demo-devices")
 
 

@@ -80,6 +80,7 @@ async def test_a_second_run_on_the_same_database_deals_again(tmp_path: Path) -> 
 
     await _run_until(options, one_settled_and_the_next_dealt_into)
     state = device_state_dir(database)
+    assert state is not None
     assert {p.name for p in state.iterdir()} >= {f"{TABLE}__shoe-1.json", f"{TABLE}__cam-1.json"}
 
     second: dict[str, Any] = {}
