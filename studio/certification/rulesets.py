@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -172,7 +173,18 @@ def side_bet_result(kind: SideBetKind, paytable: Any, rules: RuleSet) -> SideBet
             BusterLineSpec(ln.min_cards, ln.max_cards, ln.pays, ln.pays_with_player_blackjack)
             for ln in paytable.lines
         ]
-        return buster_blackjack(decks, lines, hits_soft_17=rules.dealer.hits_soft_17, name=name)
+        result = buster_blackjack(decks, lines, hits_soft_17=rules.dealer.hits_soft_17, name=name)
+        if rules.dealer.draws_when_no_live_hand:
+            return result
+        # The engine follows the seeds: no dealer draw once every hand is bust or
+        # surrendered, so the bet cannot win then. The figure is the plays-out one
+        # (GAME-FACTS); a regulator must see that it is not the lone box's return.
+        note = (
+            "this rule set's dealer does not draw when every hand at the table is bust or "
+            "surrendered, and the bet then loses: the figure above assumes she plays out, "
+            "so a table with few boxes returns less (docs/certification.md)"
+        )
+        return replace(result, notes=(*result.notes, note))
     raise RuleError(f"no certification math for side bet {kind.value!r}")
 
 

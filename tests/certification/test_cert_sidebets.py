@@ -271,3 +271,16 @@ def test_buster_probabilities_sum_to_dealer_bust_rate() -> None:
     probs = buster_probabilities(1, hits_soft_17=True)
     assert all(k >= 3 for k, _ in probs)
     assert 0.25 < float(sum(probs.values())) < 0.32
+
+
+def test_buster_says_when_the_dealer_does_not_play_out() -> None:
+    """The figure assumes the dealer plays out her hand; seed 004's dealer does not draw when
+    every hand at the table is bust, and then the bet loses: the report must say so."""
+    rules = preset("majority_speed")
+    kind = SideBetKind.BUSTER_BLACKJACK
+    notes = side_bet_result(kind, rules.side_bets[kind].paytable, rules).notes
+    assert any("does not draw when every hand" in note for note in notes)
+    plays_out = rules.with_overrides({"dealer": {"draws_when_no_live_hand": True}})
+    result = side_bet_result(kind, plays_out.side_bets[kind].paytable, plays_out)
+    assert not any("does not draw" in note for note in result.notes)
+    assert result.rtp == side_bet_result(kind, rules.side_bets[kind].paytable, rules).rtp
