@@ -18,6 +18,9 @@ A published track that is not seen for ``remove_frames`` consecutive frames prod
 ``removed`` event (a hand passing over a card for a few frames does not). A published card
 that is slid by more than ``relocate`` card diagonals is a new placement: ``removed`` for
 the old position, then ``placed`` again once it settles.
+
+:meth:`CardTracker.restore` lays down the cards published before a restart, so that a
+card still lying there is not published a second time (see ``drivers.camera.service``).
 """
 
 from __future__ import annotations
@@ -66,6 +69,7 @@ class _Track:
     zone: str | None = None
     zone_distance_mm: float | None = None
     history: list[tuple[float, float]] = field(default_factory=list)
+    restored: bool = False  # laid down by restore(): read once when it settles (swapped?)
 
 
 class CardTracker:
@@ -98,6 +102,26 @@ class CardTracker:
         """Published cards currently on the table: ``(track, reading)``."""
         return [(t.id, t.published) for t in self._tracks if t.published is not None]
 
+    def restore(
+        self, reading: Reading, zone: str | None, quad: CardQuad, zone_distance_mm: float | None
+    ) -> int:
+        """Lay down a card published before a restart; return its new track id.
+
+        It is taken as published: the card found there is not published again, and its
+        ``removed`` follows as for any other (not seen for ``remove_frames`` frames, or
+        slid away by more than ``relocate``). Once the card found there has settled it is
+        read once: if it is surely another card (exchanged while the camera was down),
+        ``removed`` for the old one and ``placed`` for the new one follow.
+        """
+        track = _Track(self._next_id, quad, self.frame, attempts=self.read_attempts)
+        track.restored = True
+        track.published = reading
+        track.published_at = quad.centre
+        track.zone, track.zone_distance_mm = zone, zone_distance_mm
+        self._tracks.append(track)
+        self._next_id += 1
+        return track.id
+
     def update(self, frame: Image) -> list[CardEvent]:
         """Process one frame; return the events it caused."""
         self.frame += 1
@@ -118,11 +142,12 @@ class CardTracker:
                 )
                 if drift > self.relocate:
                     events.append(self._event("removed", track))
-                    track.published = track.published_at = None
-                    track.best = None
-                    track.attempts = 0
-                    track.guesses = []
-                    track.disagreement = None
+                    self._unpublish(track)
+            if track.restored and track.stable + 1 >= self.settle_frames:
+                track.restored = False
+                if self._swapped(frame, track):
+                    events.append(self._event("removed", track))
+                    self._unpublish(track)
             if track.published is None and track.stable + 1 >= self.settle_frames:
                 ev = self._identify(frame, track)
                 if ev is not None:
@@ -148,6 +173,29 @@ class CardTracker:
                 self._next_id += 1
         self._tracks = keep
         return events
+
+    @staticmethod
+    def _unpublish(track: _Track) -> None:
+        """The track's card has gone: what lies there is a new placement, read afresh."""
+        track.published = track.published_at = None
+        track.best = None
+        track.attempts = 0
+        track.guesses = []
+        track.disagreement = None
+
+    def _swapped(self, frame: Image, track: _Track) -> bool:
+        """Is a restored card, now settled, surely another card than the one published?
+
+        Read once: a card exchanged for another while the camera was down is a removal
+        and a placement. Only a confident reading of another card counts; an unreadable
+        one keeps the published card (published once, never guessed).
+        """
+        assert track.published is not None
+        quad = self.recogniser.refine(track.quad)
+        card = warp_card(frame, quad)
+        later = [t.quad for t in self._tracks if t.id > track.id]
+        reading = self.recogniser.identify(frame, quad, card, covering(quad, later))
+        return reading.readable and reading.code != track.published.code
 
     def _match(self, quads: list[CardQuad]) -> list[tuple[_Track, CardQuad]]:
         """Greedy nearest-centre matching of detections to tracks (half a diagonal at most)."""

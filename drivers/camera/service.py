@@ -31,7 +31,10 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from calibration.recogniser import Recogniser
+import numpy as np
+
+from calibration.detect import CardQuad
+from calibration.recogniser import Reading, Recogniser
 from calibration.tracker import CardEvent, CardTracker
 from drivers.camera.sources import FrameSource, Image
 from drivers.health import HealthStatus
@@ -108,7 +111,19 @@ class CameraService:
         self.drop_after = drop_after
         # A restart continues the numbering (consumers drop a (device, seq) seen before).
         self.state = state
-        self.seq = _saved_seq(state)
+        saved = state.load() if state is not None else None
+        self.seq = _saved_seq(saved)
+        # The cards published and not yet seen leave, by track, as saved with the seq: a
+        # restart lays them down again instead of publishing them a second time (to the
+        # controller a second "placed" is a card the shoe never scanned: a misscan).
+        self.on_table: dict[int, dict[str, Any]] = {}
+        for placed in _saved_cards(saved):
+            try:
+                track = self.tracker.restore(*_placement(placed))
+            except (KeyError, TypeError, ValueError) as exc:
+                _LOGGER.warning("camera %s: ignoring saved card %s: %s", device, placed, exc)
+                continue
+            self.on_table[track] = placed
         # Told True when frames flow, False when a live stream is lost (availability).
         self.on_availability = on_availability
         self.online = False
@@ -151,9 +166,15 @@ class CameraService:
             if ev.event == "placed":
                 await self._note_reading(ev)
             msg = self.message(ev)
+            if ev.event == "placed":
+                self.on_table[ev.track] = _card_record(msg, ev)
+            else:
+                self.on_table.pop(ev.track, None)
             if self.state is not None:
-                # Saved before it goes out: a crash may skip a seq, never reuse one.
-                await asyncio.to_thread(self.state.save, {"seq": self.seq})
+                # Saved before it goes out: a crash may skip a seq, never reuse one (and
+                # may lose a sighting, never publish one twice).
+                state = {"seq": self.seq, "on_table": list(self.on_table.values())}
+                await asyncio.to_thread(self.state.save, state)
             await self.publish(msg)
             out.append(msg)
         return out
@@ -244,12 +265,51 @@ class CameraService:
         await self._set_online(False)
 
 
-def _saved_seq(state: StateFile | None) -> int:
-    saved = state.load() if state is not None else None
+def _saved_seq(saved: dict[str, Any] | None) -> int:
     if saved is None:
         return 0
     seq = saved.get("seq")
-    if not isinstance(seq, int) or seq < 0:
+    if not isinstance(seq, int) or isinstance(seq, bool) or seq < 0:
         _LOGGER.warning("ignoring camera state %s: no seq", saved)
         return 0
     return seq
+
+
+def _saved_cards(saved: dict[str, Any] | None) -> list[dict[str, Any]]:
+    cards = saved.get("on_table", []) if saved is not None else []
+    if not isinstance(cards, list):
+        _LOGGER.warning("ignoring the saved cards of camera state %s: not a list", saved)
+        return []
+    return [c for c in cards if isinstance(c, dict)]
+
+
+def _card_record(message: CameraCard, event: CardEvent) -> dict[str, Any]:
+    """What a restart needs of a published card to lay it down again (JSON)."""
+    return {
+        "card": message.card,
+        "zone": message.zone,
+        "confidence": message.confidence,
+        "method": message.method,
+        "serial": message.serial,
+        "zone_distance_mm": event.zone_distance_mm,
+        "corners": np.asarray(event.quad.corners, dtype=np.float64).tolist(),
+    }
+
+
+def _placement(
+    record: dict[str, Any],
+) -> tuple[Reading, str | None, CardQuad, float | None]:
+    """The arguments of :meth:`CardTracker.restore` for a saved card (raises if malformed)."""
+    corners = np.asarray(record["corners"], dtype=np.float64)
+    if corners.shape != (4, 2):
+        raise ValueError(f"corners of shape {corners.shape}")
+    card = record["card"]
+    reading = Reading(
+        None if card is None else str(card),
+        float(record["confidence"]),
+        str(record["method"]),
+        serial=None if record.get("serial") is None else str(record["serial"]),
+    )
+    distance = record.get("zone_distance_mm")
+    zone = str(record["zone"])
+    return reading, zone, CardQuad(corners), None if distance is None else float(distance)

@@ -1,0 +1,131 @@
+"""A camera restarted while cards lie on the layout does not publish them again.
+
+The controller pairs every camera ``placed`` with a shoe card in the same zone: a
+second ``placed`` of a card already confirmed is "a card the shoe never scanned", a
+``misscan`` alert that pauses the round. The camera's state file keeps, with its seq,
+the cards it has published and not yet seen leave; a restart takes them as published.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from pathlib import Path
+
+from calibration.deck_profile import DeckProfile
+from calibration.recogniser import Recogniser
+from drivers.camera.service import CameraService
+from drivers.camera.sources import VirtualCameraSource
+from drivers.state import StateFile
+from hwsim.camera.virtual import VirtualCamera
+from studio.contract.messages import CameraCard
+
+
+def _run(
+    cam: VirtualCamera,
+    profile: DeckProfile,
+    state: StateFile,
+    got: list[CameraCard],
+    *,
+    frames: int,
+    until: int | None = None,
+) -> None:
+    """A camera service from ``state`` on ``cam`` for ``frames`` frames (or ``until``
+    messages in all, then ``frames`` more), then stopped, as a process restart does."""
+
+    async def publish(message: CameraCard) -> None:
+        got.append(message)
+
+    async def scenario() -> None:
+        service = CameraService(
+            VirtualCameraSource(cam),
+            Recogniser(profile, cam.calibration()),
+            publish,
+            device="cam-1",
+            settle_frames=3,
+            remove_frames=4,
+            state=state,
+        )
+        task = asyncio.create_task(service.run())
+        if until is not None:
+            while len(got) < until:
+                await asyncio.sleep(0.01)
+        start = service.frames
+        while service.frames < start + frames:
+            await asyncio.sleep(0.01)
+        service.stop()
+        await task
+
+    asyncio.run(asyncio.wait_for(scenario(), 60))
+
+
+def _seen(got: list[CameraCard]) -> list[tuple[int, str, str | None, str]]:
+    return [(m.seq, m.event, m.card, m.zone) for m in got]
+
+
+def test_a_restart_does_not_publish_the_cards_lying_on_the_layout_again(
+    profile: DeckProfile, tmp_path: Path
+) -> None:
+    cam = VirtualCamera(level="easy", seed=12)
+    state = StateFile(tmp_path / "cam.json")
+    cam.place("KS", "seat:6")
+    cam.place("3H", "dealer")
+    got: list[CameraCard] = []
+    _run(cam, profile, state, got, frames=2, until=2)
+    assert sorted(_seen(got)[i][1:] for i in range(2)) == [
+        ("placed", "3H", "dealer"),
+        ("placed", "KS", "seat:6"),
+    ]
+    _run(cam, profile, state, got, frames=15)  # restarted: the same two cards lie there
+    assert len(got) == 2, _seen(got)
+    cam.clear()
+    _run(cam, profile, state, got, frames=2, until=4)  # restarted again; then cleared
+    assert [m.seq for m in got] == [1, 2, 3, 4]
+    assert sorted(_seen(got)[i][1:] for i in range(2, 4)) == [
+        ("removed", "3H", "dealer"),
+        ("removed", "KS", "seat:6"),
+    ]
+    assert got[2].confidence > 0.5 and got[2].method == "index"
+
+
+def test_cards_taken_away_or_dealt_while_the_camera_was_down_are_published_after_it(
+    profile: DeckProfile, tmp_path: Path
+) -> None:
+    cam = VirtualCamera(level="easy", seed=12)
+    state = StateFile(tmp_path / "cam.json")
+    cam.place("KS", "seat:6")
+    cam.place("3H", "dealer")
+    got: list[CameraCard] = []
+    _run(cam, profile, state, got, frames=2, until=2)
+    cam.remove("3H")  # while no camera runs
+    cam.place("7C", "seat:2")
+    _run(cam, profile, state, got, frames=15, until=4)
+    assert [m.seq for m in got] == [1, 2, 3, 4]
+    assert sorted(_seen(got)[i][1:] for i in range(2, 4)) == [
+        ("placed", "7C", "seat:2"),
+        ("removed", "3H", "dealer"),
+    ]
+    assert len(got) == 4  # KS, still there, is not published again
+
+
+def test_a_card_exchanged_in_its_place_while_the_camera_was_down_is_published(
+    profile: DeckProfile, tmp_path: Path
+) -> None:
+    """Taken as published, a restored card is still read once when it settles: another
+    card in its place is a removal and a placement, not the old card still lying there."""
+    cam = VirtualCamera(level="easy", seed=12)
+    state = StateFile(tmp_path / "cam.json")
+    cam.place("KS", "seat:6")
+    got: list[CameraCard] = []
+    _run(cam, profile, state, got, frames=2, until=1)
+    old = cam.cards[0].centre
+    cam.remove("KS")
+    cam.place("7C", "seat:6")  # the same slot
+    new = cam.cards[0].centre
+    assert math.hypot(new[0] - old[0], new[1] - old[1]) < 30  # mm: well within the old track
+    _run(cam, profile, state, got, frames=15, until=3)
+    assert _seen(got) == [
+        (1, "placed", "KS", "seat:6"),
+        (2, "removed", "KS", "seat:6"),
+        (3, "placed", "7C", "seat:6"),
+    ]
