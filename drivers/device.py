@@ -27,7 +27,10 @@ seq went back) while this driver runs, the driver publishes what it held of the
 old numbering, counts the rest as lost, and adds an offset so published seqs keep
 increasing (and says so in a health event). With a ``state_dir`` the driver saves
 the seq the broker has acknowledged (not merely queued), so a restart fetches
-again whatever was still on its way.
+again whatever was still on its way; it saves too the highest seq handed to the bus
+and a fingerprint of the last acknowledged event, so a restart also tells a device
+that restarted its numbering while no driver ran, and moves the offset past every
+seq a consumer may have seen.
 
 Health events have their own seq space: the Unix time in ms (bumped by one if
 two fall in the same ms), so they increase across driver restarts too.
@@ -137,9 +140,24 @@ class DeviceDriver:
         self.hello: Hello | None = None
         self.last_device_seq = 0  # the device seq of the last event handed to the bus
         self.offset = 0  # added to device seqs after a device restarted its numbering
-        # (device seq, offset) of the last event the broker acknowledged: what is saved, so
-        # a restart never skips an event that died in the bus's outbox.
+        # (device seq, offset) of the last event the broker acknowledged (or of the last seq
+        # given up as lost once everything before it was): what is saved, so a restart never
+        # skips an event that died in the bus's outbox, nor reports a loss twice.
         self._acked = (0, 0)
+        # The device seq of the last event handed to the bus under ``offset``: saved too, so
+        # that after a device reset a restarted driver moves the offset past every seq that
+        # may have reached a consumer, acknowledged or not.
+        self._published = 0
+        # (device seq, fingerprint) of the events handed to the bus and not yet acknowledged,
+        # and the losses to count as acknowledged once what precedes them is:
+        # (last published seq before the loss, last lost seq).
+        self._in_flight: deque[tuple[int, str]] = deque()
+        self._lost_after: deque[tuple[int, int]] = deque()
+        # (device seq, fingerprint) of the last acknowledged event: saved, and checked against
+        # the device's resend after a restart (``_verify``) to tell a device that restarted its
+        # numbering while no driver ran, even one that has since sent more events than before.
+        self._acked_event: tuple[int, str] | None = None
+        self._verify: tuple[int, str] | None = None
         self._seen_seq = 0  # the highest seq the device claimed (events, heartbeats, HELLO)
         self._wrong_device: str | None = None  # another device answered on our port
         self._save_error: str | None = None
@@ -157,7 +175,7 @@ class DeviceDriver:
         self._connected_once = False
         self.published = 0
         self._state = StateFile.of_device(state_dir, table_id, settings.id)
-        self._saved_state: tuple[int, int] | None = None
+        self._saved_state: tuple[int, int, int, tuple[int, str] | None] | None = None
 
     # -- device-specific -------------------------------------------------------------
     def publication(self, event: Event, seq: int, ts: datetime) -> Publication:
@@ -189,9 +207,11 @@ class DeviceDriver:
         if state is None:
             return
         try:
-            self.last_device_seq = int(state["last_device_seq"])
-            self.offset = int(state.get("offset", 0))
-        except (ValueError, KeyError, TypeError) as exc:
+            acked, offset = int(state["last_device_seq"]), int(state.get("offset", 0))
+            published = max(acked, int(state.get("published", acked)))
+            check = state.get("check")
+            verify = (int(check[0]), str(check[1])) if check is not None else None
+        except (ValueError, KeyError, TypeError, IndexError) as exc:
             assert self._state is not None
             _LOGGER.warning(
                 "%s: ignoring driver state %s: %s", self.device_id, self._state.path, exc
@@ -199,13 +219,34 @@ class DeviceDriver:
             return
         # Continue from here: whatever the device sent while no driver ran is fetched with RESEND.
         self._connected_once = True
-        self._acked = self._saved_state = (self.last_device_seq, self.offset)
+        self.last_device_seq, self.offset = acked, offset
+        self._acked = (acked, offset)
+        # Events up to ``published`` may have reached consumers (handed to the bus, their
+        # acknowledgement lost): the device had at least that many, so a HELLO below it is a
+        # reset, and after one the offset moves past them all.
+        self._published = self._seen_seq = published
+        self._acked_event = self._verify = verify
+        self._saved_state = self._durable_state()
+
+    def _durable_state(self) -> tuple[int, int, int, tuple[int, str] | None]:
+        check = self._acked_event
+        if check is None and self._in_flight:
+            check = self._in_flight[0]  # nothing acknowledged under this offset yet
+        return (*self._acked, self._published, check)
 
     def _save_state(self) -> None:
-        state = self._acked
+        state = self._durable_state()
         if self._state is None or state == self._saved_state or not self._connected_once:
             return
-        self._state.save({"last_device_seq": state[0], "offset": state[1]})
+        acked, offset, published, check = state
+        self._state.save(
+            {
+                "last_device_seq": acked,
+                "offset": offset,
+                "published": published,
+                "check": list(check) if check is not None else None,
+            }
+        )
         self._saved_state = state
 
     async def _run(self) -> None:
@@ -310,7 +351,7 @@ class DeviceDriver:
             # First contact and no saved state (``state_dir``): continue from the device's
             # count. Events the device sent while no driver ran are not replayed.
             self._connected_once = True
-            self.last_device_seq = self._seen_seq = hello.seq
+            self.last_device_seq = self._seen_seq = self._published = hello.seq
             self._acked = (hello.seq, self.offset)
         else:
             await self._check_numbering(hello.seq)
@@ -321,9 +362,14 @@ class DeviceDriver:
             self._seen_seq = seq
             return
         # It went back: a reboot, even if the link stayed up (a USB adapter or ser2net in
-        # between). The old numbering will never be sent again: publish what is held of
-        # it, in order, count the holes as lost, then move the offset on.
-        why = f"device restarted its numbering at {seq}"
+        # between), or while no driver ran.
+        await self._restart_numbering(seq, f"device restarted its numbering at {seq}")
+
+    async def _restart_numbering(self, seq: int, why: str) -> None:
+        """The device numbers from 0 again and its last seq is ``seq``. The old numbering
+        will never be sent again: publish what is held of it, in order, count the holes as
+        lost (and what was handed to the bus but never acknowledged before a driver
+        restart), then move the offset past every seq the old numbering used."""
         lost = self.stats["frames_lost"]
         for first in sorted(self._held):
             if first in self._held:  # not published by an earlier step
@@ -332,10 +378,13 @@ class DeviceDriver:
         if self._seen_seq > self.last_device_seq:
             await self._lose_until(self._seen_seq + 1, why)
         lost = self.stats["frames_lost"] - lost
-        self.offset += self.last_device_seq
-        self.last_device_seq = 0
+        self.offset += max(self.last_device_seq, self._published)
+        self.last_device_seq = self._published = 0
         self._seen_seq = seq
         self._gap_deadline = None
+        self._verify = self._acked_event = None
+        self._in_flight.clear()
+        self._lost_after.clear()
         # What the old numbering still has unacknowledged can never be fetched again, so a
         # driver restart continues from the new numbering.
         self._acked = (0, self.offset)
@@ -346,7 +395,7 @@ class DeviceDriver:
         loop = asyncio.get_running_loop()
         last_alive = loop.time()
         behind = self.hello is not None and self.hello.seq > self.last_device_seq
-        if behind or self._held:
+        if behind or self._held or self._verify is not None:
             await self._request_resend()  # a fresh attempt on this connection
         else:
             self._gap_deadline = None
@@ -403,13 +452,19 @@ class DeviceDriver:
         elif isinstance(item, Nak):
             self.stats["naks"] += 1
             if item.code == "E04" and item.text.isdigit():
-                await self._skip_to(int(item.text), "no longer in the device's resend buffer")
+                oldest = int(item.text)
+                if self._verify is not None and oldest > self._verify[0]:
+                    await self._unverified(f"seq {self._verify[0]} no longer buffered")
+                await self._skip_to(oldest, "no longer in the device's resend buffer")
             else:
                 self._error(f"device refused command #{item.ref}: {item.code} {item.text}")
         elif isinstance(item, Ack):
             self.stats["acks"] += 1
 
     async def _on_event(self, event: Event) -> None:
+        if self._verify is not None and event.seq >= self._verify[0]:
+            await self._verify_numbering(event)
+            return
         seq = event.seq
         self._seen_seq = max(self._seen_seq, seq)
         if seq <= self.last_device_seq or seq in self._held:
@@ -427,14 +482,67 @@ class DeviceDriver:
         if not self._held:
             self._gap_deadline = None
 
+    async def _verify_numbering(self, event: Event) -> None:
+        """After a driver restart: is the device's event at the saved check seq the one
+        published then? Until it comes, later events are held (none is published)."""
+        assert self._verify is not None
+        check_seq, fingerprint = self._verify
+        if event.seq > check_seq:
+            self._seen_seq = max(self._seen_seq, event.seq)
+            self._held.setdefault(event.seq, event)
+            if self._gap_deadline is None:
+                await self._request_resend()
+            return
+        self._verify = None
+        if self.codec.fingerprint(event) == fingerprint:
+            await self._on_event(event)  # the same numbering: a duplicate, or the next one
+            await self._release_held()
+            return
+        # Another event under a seq already published: the device restarted its numbering
+        # while no driver ran (and has sent at least as many events since). Everything held
+        # belongs to the new numbering.
+        new = [*self._held.values(), event]
+        self._held.clear()
+        self._seen_seq = max(self._published, self.last_device_seq)
+        newest = max([self.hello.seq if self.hello else 0, *(e.seq for e in new)])
+        await self._restart_numbering(
+            newest,
+            f"device restarted its numbering while the driver was down "
+            f"(seq {check_seq} is another event than the one published)",
+        )
+        for item in sorted(new, key=lambda e: e.seq):
+            await self._on_event(item)
+
+    async def _unverified(self, why: str) -> None:
+        """The check event cannot be had: carry on as if the numbering were the same."""
+        assert self._verify is not None
+        self._error(f"device numbering not checked after the driver restart: {why}")
+        self._verify = None
+        await self._release_held()
+
+    async def _release_held(self) -> None:
+        """Publish what was held and now follows on; drop what was held but is not new."""
+        for seq in [s for s in self._held if s <= self.last_device_seq]:
+            del self._held[seq]
+            self.stats["duplicates"] += 1
+        while self.last_device_seq + 1 in self._held:
+            await self._publish(self._held.pop(self.last_device_seq + 1))
+        if not self._held:
+            self._gap_deadline = None
+
     async def _request_resend(self) -> None:
         self._gap_deadline = asyncio.get_running_loop().time() + self.gap_timeout
+        first = self.last_device_seq + 1
+        if self._verify is not None:
+            first = min(first, self._verify[0])
         with contextlib.suppress(DeviceError):
-            await self._send(ResendCommand(from_seq=self.last_device_seq + 1))
+            await self._send(ResendCommand(from_seq=first))
         self.stats["resend_requests"] += 1
 
     async def _give_up_gap(self) -> None:
         self._gap_deadline = None
+        if self._verify is not None:
+            await self._unverified(f"seq {self._verify[0]} not sent again in time")
         if self._held:
             await self._skip_to(min(self._held), "resend did not fill the gap in time")
         elif self._seen_seq > self.last_device_seq:
@@ -458,6 +566,12 @@ class DeviceDriver:
             self.stats["frames_lost"] += first - self.last_device_seq - 1
             self._error(f"device seq {self.last_device_seq + 1}..{first - 1} lost: {why}")
             self.last_device_seq = first - 1
+            # Reported once: a restart must not ask for these again (nor report them again),
+            # so they count as acknowledged as soon as everything before them is.
+            if self._in_flight:
+                self._lost_after.append((self._in_flight[-1][0], first - 1))
+            else:
+                self._acked = (first - 1, self.offset)
         while self.last_device_seq + 1 in self._held:
             await self._publish(self._held.pop(self.last_device_seq + 1))
 
@@ -481,19 +595,28 @@ class DeviceDriver:
         return _utc(ms)
 
     async def _publish(self, event: Event) -> None:
-        self.last_device_seq = event.seq
+        self.last_device_seq = self._published = event.seq
         seq = event.seq + self.offset
         pub = self.publication(event, seq, self.event_ts(event))
         data = pub.payload.model_dump_json().encode()
         self._replay.append(_Replayable(seq, pub.topic, data))
-        acked = functools.partial(self._on_acked, event.seq, self.offset)
+        fingerprint = self.codec.fingerprint(event)
+        self._in_flight.append((event.seq, fingerprint))
+        acked = functools.partial(self._on_acked, event.seq, self.offset, fingerprint)
         await self.bus.publish(pub.topic, data, qos=1, on_acked=acked)
         self.stats["events"] += 1
         self.published += 1
 
-    def _on_acked(self, device_seq: int, offset: int) -> None:
-        if offset == self.offset:  # not an event of a numbering the device has since restarted
-            self._acked = (device_seq, offset)
+    def _on_acked(self, device_seq: int, offset: int, fingerprint: str) -> None:
+        if offset != self.offset:  # an event of a numbering the device has since restarted
+            return
+        while self._in_flight and self._in_flight[0][0] <= device_seq:
+            self._in_flight.popleft()
+        acked = device_seq
+        while self._lost_after and self._lost_after[0][0] <= device_seq:
+            acked = max(acked, self._lost_after.popleft()[1])
+        self._acked = (acked, offset)
+        self._acked_event = (device_seq, fingerprint)
 
     # -- availability & health ----------------------------------------------------------
     async def _set_online(self, online: bool, reason: str) -> None:
@@ -532,7 +655,7 @@ class DeviceDriver:
     async def _health_ticker(self) -> None:
         while True:
             await asyncio.sleep(self.health_interval)
-            if self._acked != self._saved_state:
+            if self._durable_state() != self._saved_state:
                 await self._save_state_now()
             pending = self._health_pending
             if pending is not None:

@@ -30,6 +30,7 @@ from typing import ClassVar
 from drivers.codecs.base import (
     Codec,
     Command,
+    Event,
     FrameError,
     Heartbeat,
     Hello,
@@ -158,6 +159,14 @@ class AcmeStxShoeCodec(Codec):
             return FrameError("unknown", f"message type {type_!r}", payload)
         except (ValueError, UnicodeDecodeError) as exc:
             return FrameError("malformed", str(exc), payload)
+
+    def fingerprint(self, event: Event) -> str:
+        # No device clock (time_ms is the host's on arrival) and the shoe id of a card is the
+        # last S frame's, not the card frame's: neither tells one frame from another.
+        wire = event.card.code if isinstance(event, CardDrawn) else ""
+        if isinstance(event, ShoeLoaded):
+            wire = f"{event.decks}{event.shoe}"
+        return f"{type(event).__name__}|{wire}"
 
     def encode(self, command: Command, seq: int, time_ms: int) -> bytes:
         if isinstance(command, HelloCommand):

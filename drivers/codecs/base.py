@@ -13,6 +13,7 @@ subclass that produces these same messages (see ``docs/devices.md``).
 
 from __future__ import annotations
 
+import json
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
@@ -145,3 +146,16 @@ class Codec(ABC):
     @abstractmethod
     def reset(self) -> None:
         """Forget any partial frame (after a reconnect)."""
+
+    def fingerprint(self, event: Event) -> str:
+        """What the device sent for ``event``, seq aside: the same frame sent again (a
+        ``RESEND`` from the device's buffer) gives the same text, another event under the
+        same seq (a device that restarted its numbering) another. A driver restarted with
+        saved state compares the two to tell a device that rebooted while it was down.
+
+        Only what is on the wire may count: a codec that stamps frames itself (no device
+        clock) or fills fields from earlier frames must leave those out (see
+        ``acme_stx_shoe``).
+        """
+        fields = json.dumps(event.data(), sort_keys=True, default=str)
+        return f"{type(event).__name__}|{event.time_ms}|{fields}"
