@@ -130,6 +130,7 @@ class CameraService:
         self.frames = 0
         self.reconnects = 0
         self.unreadable_run = 0  # placed cards unreadable in a row
+        self.save_error: str | None = None  # why the state file could not be written
         self.on_health = on_health
         self._stop = asyncio.Event()
 
@@ -173,11 +174,31 @@ class CameraService:
             if self.state is not None:
                 # Saved before it goes out: a crash may skip a seq, never reuse one (and
                 # may lose a sighting, never publish one twice).
-                state = {"seq": self.seq, "on_table": list(self.on_table.values())}
-                await asyncio.to_thread(self.state.save, state)
+                await self._save_state(self.state)
             await self.publish(msg)
             out.append(msg)
         return out
+
+    async def _save_state(self, state: StateFile) -> None:
+        try:
+            await asyncio.to_thread(
+                state.save, {"seq": self.seq, "on_table": list(self.on_table.values())}
+            )
+        except OSError as exc:
+            # A full disk must not stop the cameras (one failure ended every camera of the
+            # process): the message still goes out. Only a restart before a save succeeds
+            # would reuse its seq (dropped by consumers as a duplicate).
+            reason = f"could not save the camera state: {exc}"
+            if reason != self.save_error:
+                self.save_error = reason
+                _LOGGER.error("camera %s: %s", self.label, reason)
+                await self._report_health("degraded", reason)
+            return
+        if self.save_error is not None:
+            self.save_error = None
+            _LOGGER.info("camera %s: camera state saved again", self.label)
+            if not self.degraded:
+                await self._report_health("ok", "camera state saved again")
 
     @property
     def degraded(self) -> bool:
@@ -188,7 +209,7 @@ class CameraService:
         if event.reading.readable:
             was_degraded = self.degraded
             self.unreadable_run = 0
-            if was_degraded:
+            if was_degraded and self.save_error is None:
                 await self._report_health("ok", f"a card read again ({event.reading.code})")
             return
         self.unreadable_run += 1

@@ -9,8 +9,11 @@ the cards it has published and not yet seen leave; a restart takes them as publi
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
 from pathlib import Path
+
+import pytest
 
 from calibration.deck_profile import DeckProfile
 from calibration.recogniser import Recogniser
@@ -129,3 +132,50 @@ def test_a_card_exchanged_in_its_place_while_the_camera_was_down_is_published(
         (2, "removed", "KS", "seat:6"),
         (3, "placed", "7C", "seat:6"),
     ]
+
+
+def test_a_state_file_that_cannot_be_written_does_not_stop_the_camera(
+    profile: DeckProfile, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A full disk (here: the state folder is a file) stopped the camera, and with it every
+    camera of ``studio camera run``: the error is logged, the health says so, and the
+    cards are still published."""
+    (tmp_path / "state").write_text("not a folder")
+    cam = VirtualCamera(level="easy", seed=12)
+    cam.place("KS", "seat:6")
+    got: list[CameraCard] = []
+    health: list[tuple[str, str]] = []
+
+    async def publish(message: CameraCard) -> None:
+        got.append(message)
+
+    async def report(status: str, reason: str) -> None:
+        health.append((status, reason))
+
+    async def scenario() -> None:
+        service = CameraService(
+            VirtualCameraSource(cam),
+            Recogniser(profile, cam.calibration()),
+            publish,
+            device="cam-1",
+            settle_frames=3,
+            remove_frames=4,
+            state=StateFile(tmp_path / "state" / "cam.json"),
+            on_health=report,
+        )
+        task = asyncio.create_task(service.run())
+        while len(got) < 1 and not task.done():
+            await asyncio.sleep(0.01)
+        cam.clear()
+        while len(got) < 2 and not task.done():
+            await asyncio.sleep(0.01)
+        service.stop()
+        await task
+
+    with caplog.at_level(logging.ERROR, logger="drivers.camera.service"):
+        asyncio.run(asyncio.wait_for(scenario(), 60))
+    assert [(m.seq, m.event, m.card) for m in got] == [(1, "placed", "KS"), (2, "removed", "KS")]
+    assert [status for status, _ in health] == ["degraded"]
+    assert "could not save the camera state" in health[0][1]
+    errors = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
+    assert len(errors) == 1 and "could not save the camera state" in errors[0], errors
