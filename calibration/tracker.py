@@ -222,6 +222,8 @@ class CardTracker:
         return out
 
     def _identify(self, frame: Image, track: _Track) -> CardEvent | None:
+        if track.attempts >= self.read_attempts:
+            return None  # judged not a card: not refined and warped again every frame
         quad = self.recogniser.refine(track.quad)
         card = warp_card(frame, quad)
         if track.attempts == 0:
@@ -230,8 +232,6 @@ class CardTracker:
                 # Not a card (a glare spot, a paper): never publish it.
                 track.attempts = self.read_attempts
                 return None
-        if track.attempts >= self.read_attempts:
-            return None
         track.attempts += 1
         # Cards dealt later lie on top of this one (a cascaded hand).
         later = [t.quad for t in self._tracks if t.id > track.id]
