@@ -18,9 +18,11 @@ import typer
 
 from hwsim.control import ControlServer
 from hwsim.scenario import Scenario
-from hwsim.table import Simulator
+from hwsim.table import SimTable, Simulator
 from studio.config.models import StudioConfig
-from studio.errors import StudioError
+from studio.errors import DeviceError, StudioError
+
+_LOGGER = logging.getLogger(__name__)
 
 app = typer.Typer(
     name="hwsim", help="Simulated card shoes, shufflers and cut-card sensors.", no_args_is_help=True
@@ -51,6 +53,22 @@ def _write(path: Path, text: str) -> None:
     path.write_text(text)
 
 
+def _deal_one(table: SimTable, stopped: dict[str, str]) -> None:
+    """The automatic dealer's card, unless a fault stops it (a jammed shoe, a shuffler that
+    counted wrong): the fault stays the table's until it is cleared, the simulator runs on.
+    ``stopped`` holds each table's current reason, so it is logged once, not every card."""
+    try:
+        if table.cutcard.cut_out or table.shoe.remaining == 0:
+            table.new_shoe()
+        table.deal()
+    except DeviceError as exc:
+        if stopped.get(table.id) != str(exc):
+            _LOGGER.warning("%s: no card dealt: %s", table.id, exc)
+        stopped[table.id] = str(exc)
+    else:
+        stopped.pop(table.id, None)
+
+
 @app.callback()
 def main() -> None:
     """Simulated card shoes, shufflers and cut-card sensors on pseudo-terminals."""
@@ -69,8 +87,19 @@ def check(scenario: Path = typer.Argument(..., help="YAML/JSON scenario file")) 
 
 @app.command("run")
 def run(
-    tables: int = typer.Option(1, "--tables", "-n", min=1, help="number of simulated tables"),
-    seed: int = typer.Option(0, "--seed", "-s", help="RNG seed (table i uses seed + i)"),
+    tables: int | None = typer.Option(
+        None,
+        "--tables",
+        "-n",
+        min=1,
+        help="number of simulated tables [default: the scenario's, else 1]",
+    ),
+    seed: int | None = typer.Option(
+        None,
+        "--seed",
+        "-s",
+        help="RNG seed (table i uses seed + i) [default: the scenario's, else 0]",
+    ),
     directory: Path = typer.Option(Path("var/hwsim"), "--dir", help="where the pty links go"),
     decks: int = typer.Option(8, "--decks", min=1),
     heartbeat: float = typer.Option(0.5, "--heartbeat", help="heartbeat interval, seconds"),
@@ -100,6 +129,8 @@ def run(
     except StudioError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
+    table_count = tables or (plan.tables if plan else None) or 1
+    rng_seed = seed if seed is not None else (plan.seed if plan else None) or 0
 
     async def main() -> None:
         stop = asyncio.Event()
@@ -109,8 +140,8 @@ def run(
         async with contextlib.AsyncExitStack() as stack:
             sim = await stack.enter_async_context(
                 Simulator(
-                    tables,
-                    seed=seed,
+                    table_count,
+                    seed=rng_seed,
                     base_dir=directory,
                     decks=decks,
                     heartbeat_interval=heartbeat,
@@ -133,12 +164,11 @@ def run(
                 typer.echo(f"scenario {plan.name}: {len(log)} steps done")
                 if exit_after_scenario:
                     return
+            stopped: dict[str, str] = {}
             while not stop.is_set():
                 if deal_interval > 0:
                     for table in sim.tables.values():
-                        if table.cutcard.cut_out or table.shoe.remaining == 0:
-                            table.new_shoe()
-                        table.deal()
+                        _deal_one(table, stopped)
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(deal_interval or 3600):
                         await stop.wait()

@@ -14,7 +14,12 @@
 
 Exactly one action per step: ``deal`` (a count), ``new_shoe``, ``cut``,
 ``fault`` (with ``device`` and optional ``params``), ``sleep`` (seconds) or
-``repeat`` (with nested ``steps``). A bad file is a ConfigError naming the step.
+``repeat`` (with nested ``steps``). A bad file is a ConfigError naming the step:
+validation (``hwsim check``) knows every device, every fault each device takes and
+each fault's parameters, so a typo is found before anything runs, not half way
+through a run. ``tables`` (how many: ``t1`` ... ``tN``) and ``seed`` are what
+``hwsim run`` uses unless its options say otherwise; a step's ``table`` must be one
+of those tables.
 """
 
 from __future__ import annotations
@@ -27,8 +32,9 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from hwsim.framing import check_field
 from hwsim.shoe import DEAL_FAULTS
-from hwsim.table import SimTable, Simulator
+from hwsim.table import DEVICE_FAULTS, DEVICE_IDS, FAULT_PARAMS, LINE_FAULTS, SimTable, Simulator
 from studio.errors import ConfigError
 
 ACTIONS = ("deal", "new_shoe", "cut", "fault", "sleep", "repeat")
@@ -58,11 +64,58 @@ class Step(BaseModel):
             raise ValueError(
                 f"a step needs exactly one of {', '.join(ACTIONS)}; got {present or 'none'}"
             )
-        if present == ["fault"] and self.device is None:
-            if self.fault not in DEAL_FAULTS:
-                raise ValueError(f"fault {self.fault!r} needs a device")
-            self.device = "shoe"
+        if present == ["repeat"] and not self.steps:
+            raise ValueError("repeat needs steps")
+        if self.steps and present != ["repeat"]:
+            raise ValueError("steps go only with repeat")
+        if present != ["fault"] and (self.device is not None or self.params):
+            raise ValueError("device and params go only with a fault (a deal is the shoe's)")
+        if self.deal is not None and self.fault is not None and self.fault not in DEAL_FAULTS:
+            raise ValueError(f"unknown deal fault {self.fault!r}; known: {', '.join(DEAL_FAULTS)}")
+        if present == ["fault"]:
+            if self.device is None:
+                if self.fault not in DEAL_FAULTS:
+                    raise ValueError(f"fault {self.fault!r} needs a device")
+                self.device = "shoe"
+            _check_fault(self.device, str(self.fault), self.params)
         return self
+
+    def tables_named(self) -> set[str]:
+        """Every table this step and its nested steps name."""
+        named = {self.table} if self.table else set()
+        return named.union(*(step.tables_named() for step in self.steps))
+
+
+def _check_fault(device: str, fault: str, params: dict[str, Any]) -> None:
+    kind = next((k for k, i in DEVICE_IDS.items() if device in (k, i)), None)
+    if kind is None:
+        known = ", ".join(f"{k} ({i})" for k, i in DEVICE_IDS.items())
+        raise ValueError(f"no device {device!r}; a table has {known}")
+    faults = (*LINE_FAULTS, *DEVICE_FAULTS[kind])
+    if fault not in faults:
+        raise ValueError(f"unknown {kind} fault {fault!r}; known: {', '.join(faults)}")
+    allowed = FAULT_PARAMS.get(fault, {})
+    for name, value in params.items():
+        wanted = allowed.get(name)
+        if wanted is None:
+            takes = ", ".join(allowed) or "no parameters"
+            raise ValueError(f"fault {fault!r} takes {takes}; not {name!r}")
+        if wanted is str:
+            ok = isinstance(value, str)
+        elif wanted is int:
+            ok = isinstance(value, int) and not isinstance(value, bool)
+        else:
+            ok = isinstance(value, int | float) and not isinstance(value, bool)
+        if not ok:
+            raise ValueError(f"{fault} {name} must be {wanted.__name__}, not {value!r}")
+        if name in ("size", "count", "chunk") and value < 1:
+            raise ValueError(f"{fault} {name} must be at least 1, not {value!r}")
+        if name == "delay" and value < 0:
+            raise ValueError(f"{fault} {name} must not be negative, not {value!r}")
+        if name == "detail":
+            check_field(value)
+        if name == "data":
+            value.encode("latin-1")  # UnicodeEncodeError is a ValueError
 
 
 class Scenario(BaseModel):
@@ -73,6 +126,20 @@ class Scenario(BaseModel):
     tables: int | None = None
     seed: int | None = None
     steps: list[Step]
+
+    @model_validator(mode="after")
+    def _known_tables(self) -> Scenario:
+        if self.tables is not None:
+            self.require_tables([f"t{i + 1}" for i in range(self.tables)])
+        return self
+
+    def require_tables(self, tables: list[str]) -> None:
+        """ValueError unless every table the steps name is one of ``tables``."""
+        named = set().union(*(step.tables_named() for step in self.steps))
+        if unknown := sorted(named - set(tables)):
+            raise ValueError(
+                f"steps name table(s) {', '.join(unknown)}; the tables are {', '.join(tables)}"
+            )
 
     @classmethod
     def load(cls, path: Path | str) -> Scenario:
@@ -86,16 +153,25 @@ class Scenario(BaseModel):
 
     @classmethod
     def parse(cls, data: Any, source: str = "scenario") -> Scenario:
+        if data is None:
+            raise ConfigError(f"{source}: the scenario is empty; it needs a list of steps")
         try:
             return cls.model_validate(data)
         except ValidationError as exc:
             lines = [
-                f"{source}: {'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()
+                ": ".join([source, *([".".join(map(str, e["loc"]))] if e["loc"] else []), e["msg"]])
+                for e in exc.errors()
             ]
             raise ConfigError("\n".join(lines)) from exc
 
     async def run(self, sim: Simulator) -> list[dict[str, Any]]:
-        """Play the steps against ``sim``; return a log of what each step did."""
+        """Play the steps against ``sim``; return a log of what each step did.
+
+        A step naming a table ``sim`` does not have is a ConfigError before any step runs."""
+        try:
+            self.require_tables(list(sim.tables))
+        except ValueError as exc:
+            raise ConfigError(f"scenario {self.name}: {exc}") from exc
         log: list[dict[str, Any]] = []
         await _run_steps(self.steps, sim, log)
         return log

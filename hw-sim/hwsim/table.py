@@ -57,6 +57,16 @@ DEVICE_FAULTS: dict[str, tuple[str, ...]] = {
     ),
     "cutcard": ("sensor_fault", "sensor_ok"),
 }
+# Every table's devices: kind -> device id.
+DEVICE_IDS = {"shoe": "shoe-1", "shuffler": "shuffler-1", "cutcard": "cutcard-1"}
+# The parameters a fault takes (any other is refused by scenario validation).
+FAULT_PARAMS: dict[str, dict[str, type]] = {
+    "garbage": {"size": int, "data": str},
+    "garble_next": {"count": int},
+    "slow": {"chunk": int, "delay": float},
+    "clock_skew": {"ms": int},
+    "sensor_fault": {"detail": str},
+}
 
 
 class SimTable:
@@ -91,18 +101,19 @@ class SimTable:
         def link(name: str) -> Path | None:
             return folder / name if pty else None
 
+        shoe, shuffler, cutcard = DEVICE_IDS["shoe"], DEVICE_IDS["shuffler"], DEVICE_IDS["cutcard"]
         self.shoe = SimShoe(
-            "shoe-1", link("shoe-1"), tcp_port=tcp_ports.get("shoe"), barcoded=barcoded, **common
+            shoe, link(shoe), tcp_port=tcp_ports.get("shoe"), barcoded=barcoded, **common
         )
         self.shuffler = SimShuffler(
-            "shuffler-1",
-            link("shuffler-1"),
+            shuffler,
+            link(shuffler),
             tcp_port=tcp_ports.get("shuffler"),
             rng=self.rng,
             **common,
         )
         self.cutcard = SimCutCard(
-            "cutcard-1", link("cutcard-1"), tcp_port=tcp_ports.get("cutcard"), **common
+            cutcard, link(cutcard), tcp_port=tcp_ports.get("cutcard"), **common
         )
         self.shuffler.on_eject = self._load_shoe
 
