@@ -36,6 +36,17 @@ class TlsSettings(StrictModel):
     keyfile: Path | None = None
     insecure: bool = Field(False, description="skip hostname verification (lab use only)")
 
+    @field_validator("ca_certs", "certfile", "keyfile")
+    @classmethod
+    def _existing_file(cls, path: Path | None) -> Path | None:
+        # Missing, the client only retried for ever with "[Errno 2] No such file or
+        # directory", naming neither the file nor the key.
+        if path is not None and not path.is_file():
+            raise ValueError(
+                f"no such file: {path} (a relative path is from the working directory)"
+            )
+        return path
+
 
 class BrokerSettings(StrictModel):
     """Where the MQTT broker is. ``url = None`` starts the embedded broker."""

@@ -110,3 +110,14 @@ def test_devices_written_before_their_table_are_explained(tmp_path: Path) -> Non
     code, output = check(write(tmp_path, '[[tables.devices]]\nid = "shoe-1"\nkind = "shoe"\n'))
     assert code == 2, output
     assert "[[tables]]" in output and "before" in output
+
+
+def test_a_missing_tls_file_is_named_by_the_check(tmp_path: Path) -> None:
+    ca = tmp_path / "ca.pem"
+    tls = f'[broker]\nurl = "mqtts://127.0.0.1:8883"\n[broker.tls]\nca_certs = "{ca}"\n'
+    code, output = check(write(tmp_path, tls))
+    assert code == 2, output
+    assert f"broker.tls.ca_certs: no such file: {ca}" in output
+    ca.write_text("a CA")
+    code, output = check(write(tmp_path, tls))
+    assert code == 0, output
