@@ -56,8 +56,7 @@ def secrets_in_file(data: dict[str, Any]) -> list[str]:
 def check(file: Path = typer.Argument(..., help="TOML configuration file")) -> None:
     """Validate FILE (plus STUDIO_* variables); print each mistake with its location.
 
-    Exits 2 on a mistake. Warns about secrets written in the file. Does not connect to
-    the broker or the database.
+    Exits 2 on a mistake; warns about secrets in the file; connects to nothing.
     """
     try:
         config = load_config(file)

@@ -74,7 +74,7 @@ def add(
     config: Path | None = ConfigOption,
     database: str | None = DatabaseOption,
 ) -> None:
-    """Add a user (the first one is usually ``--role admin``). Prompts for the password."""
+    """Add a user (the first one is usually --role admin). Prompts for the password."""
     try:
         level = Role.parse(role)
     except StudioError as exc:
