@@ -187,10 +187,14 @@ class CardTracker:
         """Is a restored card, now settled, surely another card than the one published?
 
         Read once: a card exchanged for another while the camera was down is a removal
-        and a placement. Only a confident reading of another card counts; an unreadable
-        one keeps the published card (published once, never guessed).
+        and a placement. Only a confident reading of another card than a card published
+        as read counts: an unreadable reading keeps the published card (never guessed),
+        and a card published unreadable that reads now is the same placement (published
+        once; a second ``placed`` would be a card the shoe never scanned).
         """
         assert track.published is not None
+        if not track.published.readable:
+            return False
         quad = self.recogniser.refine(track.quad)
         card = warp_card(frame, quad)
         later = [t.quad for t in self._tracks if t.id > track.id]

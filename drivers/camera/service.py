@@ -129,7 +129,9 @@ class CameraService:
         self.online = False
         self.frames = 0
         self.reconnects = 0
-        self.unreadable_run = 0  # placed cards unreadable in a row
+        # Placed cards unreadable in a row, kept across a restart: the controller keeps the
+        # last health it was told, so a camera degraded before it must say "ok" after it.
+        self.unreadable_run = _saved_count(saved, "unreadable_run")
         self.save_error: str | None = None  # why the state file could not be written
         self.on_health = on_health
         self._stop = asyncio.Event()
@@ -182,7 +184,12 @@ class CameraService:
     async def _save_state(self, state: StateFile) -> None:
         try:
             await asyncio.to_thread(
-                state.save, {"seq": self.seq, "on_table": list(self.on_table.values())}
+                state.save,
+                {
+                    "seq": self.seq,
+                    "on_table": list(self.on_table.values()),
+                    "unreadable_run": self.unreadable_run,
+                },
             )
         except OSError as exc:
             # A full disk must not stop the cameras (one failure ended every camera of the
@@ -294,6 +301,14 @@ def _saved_seq(saved: dict[str, Any] | None) -> int:
         _LOGGER.warning("ignoring camera state %s: no seq", saved)
         return 0
     return seq
+
+
+def _saved_count(saved: dict[str, Any] | None, key: str) -> int:
+    value = saved.get(key, 0) if saved is not None else 0
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        _LOGGER.warning("ignoring %s %r of the camera state", key, value)
+        return 0
+    return value
 
 
 def _saved_cards(saved: dict[str, Any] | None) -> list[dict[str, Any]]:

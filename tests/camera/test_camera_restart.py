@@ -13,6 +13,8 @@ import logging
 import math
 from pathlib import Path
 
+import cv2
+import numpy as np
 import pytest
 
 from calibration.deck_profile import DeckProfile
@@ -179,3 +181,57 @@ def test_a_state_file_that_cannot_be_written_does_not_stop_the_camera(
     assert "could not save the camera state" in health[0][1]
     errors = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
     assert len(errors) == 1 and "could not save the camera state" in errors[0], errors
+
+
+class _Blurred:
+    """A camera out of focus: the virtual camera's frames under a Gaussian blur."""
+
+    def __init__(self, camera: VirtualCamera, sigma: float) -> None:
+        self.camera, self.sigma = camera, sigma
+
+    def read(self) -> np.ndarray:
+        return np.asarray(cv2.GaussianBlur(self.camera.read(), (0, 0), self.sigma), np.uint8)
+
+
+def test_a_camera_degraded_before_a_restart_says_ok_when_it_reads_a_card_after_it(
+    profile: DeckProfile, tmp_path: Path
+) -> None:
+    """The controller keeps a device's last health: a camera restarted (refocused) after
+    five unreadable cards started its count at 0 and never said "ok" again."""
+    cam = VirtualCamera(level="easy", seed=12)
+    blurred = _Blurred(cam, 3.0)
+    state = StateFile(tmp_path / "cam.json")
+    health: list[str] = []
+    got: list[CameraCard] = []
+
+    async def publish(message: CameraCard) -> None:
+        got.append(message)
+
+    async def report(status: str, reason: str) -> None:
+        health.append(status)
+
+    async def run(until: int) -> None:
+        service = CameraService(
+            VirtualCameraSource(blurred),
+            Recogniser(profile, cam.calibration()),
+            publish,
+            device="cam-1",
+            state=state,
+            on_health=report,
+        )
+        task = asyncio.create_task(service.run())
+        while len(got) < until:
+            await asyncio.sleep(0.01)
+        service.stop()
+        await task
+
+    for code, zone in [("KS", "seat:1"), ("3H", "seat:2"), ("9C", "seat:3"), ("QD", "seat:4")]:
+        cam.place(code, zone)
+    cam.place("5S", "dealer")
+    asyncio.run(asyncio.wait_for(run(5), 60))
+    assert [m.card for m in got] == [None] * 5 and health == ["degraded"]
+    blurred.sigma = 0.01  # refocused, and restarted
+    cam.place("7H", "seat:5")
+    asyncio.run(asyncio.wait_for(run(6), 60))
+    assert got[5].card == "7H"
+    assert health == ["degraded", "ok"]
