@@ -592,6 +592,18 @@ class DeviceDriver:
         ms = event.time_ms
         if abs(self.skew_ms) > self.skew_tolerance_ms:
             ms -= self.skew_ms
+        now = int(time.time() * 1000)
+        if not 0 <= ms <= now + 2 * self.skew_tolerance_ms:
+            # Not yet happened, or before 1970 (a clock glitch, or a glitched heartbeat's skew
+            # applied to a sound time): no time to put on the bus, and one past the year 9999
+            # would not even convert. Host time is the best there is. (A clock within the
+            # tolerance may be ahead by it, plus a change in latency: twice is the margin.)
+            self.stats["clock_skew"] += 1
+            self._error(
+                f"event seq {event.seq} stamped {event.time_ms} ms (skew {self.skew_ms} ms): "
+                "not a possible time; host time used"
+            )
+            ms = now
         return _utc(ms)
 
     async def _publish(self, event: Event) -> None:
