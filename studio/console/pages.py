@@ -164,6 +164,12 @@ def _local_path(target: str | None, default: str) -> str:
     return default
 
 
+def _reveals(user: User | None) -> bool:
+    # Managers resolve alerts, so they see the card one holds even while it is the
+    # face-down hole card; everyone else sees it concealed, as the game platform does.
+    return user is not None and user.role >= Role.MANAGER
+
+
 def _by(user: User) -> str:
     """The admin log's name for a change made on the console."""
     return f"console:{user.username}"
@@ -280,12 +286,19 @@ class Console:
         except StarletteHTTPException:
             return []
 
-    def open_alerts(self, table: str | None = None) -> list[dict[str, Any]]:
-        alerts = [a for a in self.controller.alerts(table=table) if a.get("state") != "resolved"]
+    def open_alerts(
+        self, table: str | None = None, user: User | None = None
+    ) -> list[dict[str, Any]]:
+        reveal = _reveals(user)
+        alerts = [
+            a
+            for a in self.controller.alerts(table=table, reveal=reveal)
+            if a.get("state") != "resolved"
+        ]
         return sorted(alerts, key=alert_sort_key)
 
-    def resolved_alerts(self, limit: int = 50) -> list[dict[str, Any]]:
-        alerts = self.controller.alerts(state="resolved")
+    def resolved_alerts(self, limit: int = 50, user: User | None = None) -> list[dict[str, Any]]:
+        alerts = self.controller.alerts(state="resolved", reveal=_reveals(user))
         alerts.sort(
             key=lambda a: str((a.get("resolution") or {}).get("at", a.get("ts", ""))), reverse=True
         )
@@ -410,8 +423,8 @@ def build_router(console: Console) -> APIRouter:
             request,
             "alerts.html",
             user=user,
-            alerts=console.open_alerts(table),
-            resolved=console.resolved_alerts(),
+            alerts=console.open_alerts(table, user),
+            resolved=console.resolved_alerts(user=user),
             filter_table=table or "",
             tables=console.table_names(),
         )
@@ -422,8 +435,8 @@ def build_router(console: Console) -> APIRouter:
             request,
             "_alerts.html",
             user=user,
-            alerts=console.open_alerts(table),
-            resolved=console.resolved_alerts(),
+            alerts=console.open_alerts(table, user),
+            resolved=console.resolved_alerts(user=user),
         )
 
     @router.post("/alerts/{alert_id}/acknowledge")
@@ -462,7 +475,7 @@ def build_router(console: Console) -> APIRouter:
 
     # ------------------------------------------------------------ tables
 
-    async def _table_context(table: str) -> dict[str, Any]:
+    async def _table_context(table: str, user: User) -> dict[str, Any]:
         try:
             state = console.controller.table_state(table)
         except KeyError:
@@ -470,16 +483,18 @@ def build_router(console: Console) -> APIRouter:
         return {
             "t": state,
             "timeline": await console.timeline(state),
-            "table_alerts": console.open_alerts(table),
+            "table_alerts": console.open_alerts(table, user),
         }
 
     @router.get("/tables/{table}", response_class=HTMLResponse)
     async def table_page(request: Request, table: str, user: Viewer) -> Response:
-        return console.render(request, "table.html", user=user, **await _table_context(table))
+        return console.render(request, "table.html", user=user, **await _table_context(table, user))
 
     @router.get("/fragments/tables/{table}", response_class=HTMLResponse)
     async def table_fragment(request: Request, table: str, user: Viewer) -> Response:
-        return console.render(request, "_table_live.html", user=user, **await _table_context(table))
+        return console.render(
+            request, "_table_live.html", user=user, **await _table_context(table, user)
+        )
 
     async def _table_action(
         request: Request, table: str, method: str, user: User, reason: str, done: str
@@ -534,11 +549,15 @@ def build_router(console: Console) -> APIRouter:
 
     @router.get("/dealer/{table}", response_class=HTMLResponse)
     async def dealer_page(request: Request, table: str, user: Dealer) -> Response:
-        return console.render(request, "dealer.html", user=user, **await _table_context(table))
+        return console.render(
+            request, "dealer.html", user=user, **await _table_context(table, user)
+        )
 
     @router.get("/fragments/dealer/{table}", response_class=HTMLResponse)
     async def dealer_fragment(request: Request, table: str, user: Dealer) -> Response:
-        return console.render(request, "_dealer.html", user=user, **await _table_context(table))
+        return console.render(
+            request, "_dealer.html", user=user, **await _table_context(table, user)
+        )
 
     # ------------------------------------------------------------ rounds and audit
 

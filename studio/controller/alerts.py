@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -59,6 +61,25 @@ SEVERITY: dict[AlertCode, Severity] = {
 ALL_RESOLUTIONS = [r.value for r in Resolution]
 
 
+def conceal(value: Any, words: Iterable[str | None]) -> Any:
+    """``value`` (str, dict, list, nested) with every whole-word occurrence of ``words`` as ``??``."""
+    wanted = sorted({w for w in words if w}, key=len, reverse=True)
+    if not wanted:
+        return value
+    pattern = re.compile("|".join(rf"(?<![\w-]){re.escape(w)}(?![\w-])" for w in wanted))
+
+    def walk(item: Any) -> Any:
+        if isinstance(item, str):
+            return pattern.sub("??", item)
+        if isinstance(item, dict):
+            return {key: walk(inner) for key, inner in item.items()}
+        if isinstance(item, list):
+            return [walk(inner) for inner in item]
+        return item
+
+    return walk(value)
+
+
 @dataclass
 class Alert:
     alert_id: str
@@ -74,6 +95,10 @@ class Alert:
     state: str = "raised"
     resolution: dict[str, Any] | None = None
     acknowledged_by: str | None = None
+    # The card it holds is due as the dealer's face-down hole card: {"card", "serial",
+    # "source"}. Readers outside the console's managers get it concealed while it lies
+    # face down (TableController.conceals).
+    secret: dict[str, Any] | None = None
 
     @property
     def severity(self) -> Severity:
@@ -87,7 +112,19 @@ class Alert:
     def open(self) -> bool:
         return self.state != "resolved"
 
-    def message_model(self) -> AlertMessage:
+    def secret_words(self) -> list[str]:
+        """What to conceal: the held card, its serial, and the card a correction named."""
+        if self.secret is None:
+            return []
+        words = [self.secret.get("card"), self.secret.get("serial")]
+        if self.resolution is not None:
+            words.append(self.resolution.get("card"))
+        return [w for w in words if isinstance(w, str) and w]
+
+    def message_model(self, *, concealed: bool = False) -> AlertMessage:
+        if concealed and self.secret is not None:
+            public = conceal(self.message_model().model_dump(mode="json"), self.secret_words())
+            return AlertMessage.model_validate(public)
         return AlertMessage(
             alert_id=self.alert_id,
             table=self.table,
@@ -121,6 +158,7 @@ class AlertBook:
         evidence: list[dict[str, Any]],
         allowed: list[str] | None = None,
         subject: dict[str, Any] | None = None,
+        secret: dict[str, Any] | None = None,
     ) -> Alert:
         self._counter += 1
         alert = Alert(
@@ -133,6 +171,7 @@ class AlertBook:
             evidence=evidence,
             allowed=allowed if allowed is not None else ALL_RESOLUTIONS,
             subject=subject or {},
+            secret=secret,
         )
         self._alerts[alert.alert_id] = alert
         return alert
@@ -142,6 +181,9 @@ class AlertBook:
             return self._alerts[alert_id]
         except KeyError as exc:
             raise AlertError(f"no alert {alert_id!r} on table {self.table}") from exc
+
+    def find(self, alert_id: str | None) -> Alert | None:
+        return self._alerts.get(alert_id) if alert_id is not None else None
 
     def acknowledge(self, alert_id: str, user: str) -> Alert:
         alert = self.get(alert_id)

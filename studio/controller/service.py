@@ -39,7 +39,7 @@ from studio.contract import (
 )
 from studio.contract.topics import device_of, table_of
 from studio.controller.alerts import AlertError
-from studio.controller.commands import GameCommand, ManagerAction, game_command
+from studio.controller.commands import GameCommand, ManagerAction, check_reason, game_command
 from studio.controller.table import Input, Output, TableController
 from studio.errors import StoreError, StudioError
 from studio.rules.ruleset import RuleSet, ruleset_from_spec
@@ -561,7 +561,10 @@ class ControllerService:
     def table_state(self, table_id: str) -> dict[str, Any]:
         return self.table(table_id).at(self.clock()).summary()
 
-    def alerts(self, state: str | None = None, table: str | None = None) -> list[dict[str, Any]]:
+    def alerts(
+        self, state: str | None = None, table: str | None = None, *, reveal: bool = False
+    ) -> list[dict[str, Any]]:
+        """Alerts as readers see them; ``reveal`` (the console's managers) shows held hole cards."""
         out = []
         for controller in self.tables.values():
             if table is not None and controller.table != table:
@@ -571,8 +574,14 @@ class ControllerService:
                     continue
                 if state not in (None, "open") and alert.state != state:
                     continue
-                out.append(alert.message_model().model_dump(mode="json"))
+                concealed = not reveal and controller.conceals(alert)
+                out.append(alert.message_model(concealed=concealed).model_dump(mode="json"))
         return out
+
+    def _alert_view(self, table: str, alert_id: str) -> dict[str, Any]:
+        controller = self.tables[table]
+        alert = controller.alerts.get(alert_id)
+        return alert.message_model(concealed=controller.conceals(alert)).model_dump(mode="json")
 
     def find_alert_table(self, alert_id: str) -> str:
         for table_id, controller in self.tables.items():
@@ -581,6 +590,13 @@ class ControllerService:
         raise AlertError(f"no alert {alert_id!r}")
 
     async def manager(self, table_id: str, action: ManagerAction) -> dict[str, Any]:
+        """Apply a manager action. Every one but an acknowledgement needs a reason.
+
+        Checked here, where actions come in, not in :class:`ManagerAction`: actions logged
+        before the rule must still replay.
+        """
+        if action.verb != "acknowledge":
+            check_reason(action.reason)
         outputs = await self.submit(table_id, "manager.action", action.model_dump(mode="json"))
         for output in outputs:
             if output.channel is Channel.ROUND_EVENTS:
@@ -592,7 +608,7 @@ class ControllerService:
     async def acknowledge_alert(self, alert_id: str, *, user: str) -> dict[str, Any]:
         table = self.find_alert_table(alert_id)
         await self.manager(table, ManagerAction(verb="acknowledge", user=user, alert_id=alert_id))
-        return self.tables[table].alerts.get(alert_id).message_model().model_dump(mode="json")
+        return self._alert_view(table, alert_id)
 
     async def resolve_alert(
         self, alert_id: str, action: str, *, user: str, reason: str, card: str | None = None
@@ -609,7 +625,7 @@ class ControllerService:
             }
         )
         await self.manager(table, verb)
-        return self.tables[table].alerts.get(alert_id).message_model().model_dump(mode="json")
+        return self._alert_view(table, alert_id)
 
     async def pause(self, table: str, *, user: str, reason: str) -> dict[str, Any]:
         return await self.manager(table, ManagerAction(verb="pause", user=user, reason=reason))
@@ -648,7 +664,7 @@ class ControllerService:
             raise UnknownTable(f"no round {round_id!r}")
         records = await self.log.read(round_id=round_id)
         table = self.tables.get(summary["table"])
-        hole = table.hidden_hole_source() if table and table.round_id == round_id else None
+        hidden = table.hidden_sources() if table and table.round_id == round_id else []
         events = [
             {
                 "log_id": r.id,
@@ -661,7 +677,7 @@ class ControllerService:
                         "data": r.payload.get("data"),
                     }
                     if r.kind == "out.round_event"
-                    else {"data": _hide_hole(r.kind, r.payload, hole)}
+                    else {"data": _hide_hole(r.kind, r.payload, hidden)}
                 ),
             }
             for r in records
@@ -689,12 +705,11 @@ class ControllerService:
         }
 
 
-def _hide_hole(kind: str, payload: dict[str, Any], hole: dict[str, Any] | None) -> dict[str, Any]:
+def _hide_hole(kind: str, payload: dict[str, Any], hidden: list[dict[str, Any]]) -> dict[str, Any]:
     """The shoe's read of a hole card still face down, with its card and serial hidden."""
-    if (
-        hole is not None
-        and kind == "shoe.card"
-        and (payload.get("device"), payload.get("seq")) == (hole.get("device"), hole.get("seq"))
+    if kind == "shoe.card" and any(
+        (payload.get("device"), payload.get("seq")) == (source.get("device"), source.get("seq"))
+        for source in hidden
     ):
         return {**payload, "card": "??", "serial": None}
     return payload

@@ -18,7 +18,14 @@ from pydantic import BaseModel, ValidationError
 from studio.cards import parse_card
 from studio.config.models import TableSettings
 from studio.contract import CameraCard, DealerPrompt, DeviceEvent, RoundEvent, RoundState, ShoeCard
-from studio.controller.alerts import Alert, AlertBook, AlertCode, AlertError, Resolution
+from studio.controller.alerts import (
+    Alert,
+    AlertBook,
+    AlertCode,
+    AlertError,
+    Resolution,
+    conceal,
+)
 from studio.controller.commands import (
     BetCommand,
     GameCommand,
@@ -40,6 +47,8 @@ _SHOE_FAULTS = {
     "shoe_empty": "shoe empty",
 }
 _SHUFFLER_FAULTS = {"jam": "shuffler jammed", "door_open": "shuffler door open"}
+# A manager action's fields that may name the card a resolution dealt or discarded.
+_CARD_FIELDS = frozenset({"card", "applied", "discarded", "to"})
 
 
 class CommandRejected(StudioError):
@@ -193,6 +202,7 @@ class TableController:
         *,
         allowed: list[Resolution] | None = None,
         subject: dict[str, Any] | None = None,
+        secret: dict[str, Any] | None = None,
     ) -> Alert:
         alert = self.alerts.raise_alert(
             code,
@@ -202,12 +212,36 @@ class TableController:
             evidence=evidence,
             allowed=[r.value for r in allowed] if allowed is not None else None,
             subject=subject,
+            secret=secret,
         )
         if alert.pauses:
             self.decision_deadline = None  # timers stop while a manager looks
-        self._out.append(Output(Channel.ALERTS, alert.message_model()))
-        self._event("alert_raised", alert_id=alert.alert_id, code=code.value, message=message)
+        self._publish_alert(alert)
+        public = conceal(message, alert.secret_words()) if self.conceals(alert) else message
+        self._event("alert_raised", alert_id=alert.alert_id, code=code.value, message=public)
         return alert
+
+    def _publish_alert(self, alert: Alert) -> None:
+        self._out.append(
+            Output(Channel.ALERTS, alert.message_model(concealed=self.conceals(alert)))
+        )
+
+    def conceals(self, alert: Alert) -> bool:
+        """Whether ``alert`` holds the face-down hole card of the round in progress."""
+        return (
+            alert.secret is not None
+            and alert.round_id is not None
+            and alert.round_id == self.round_id
+            and self._hole_hidden()
+        )
+
+    def _hole_secret(
+        self, target: dict[str, Any] | None, code: str, serial: str | None, source: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        """The secret of an alert about ``code`` when it is due as the face-down hole card."""
+        if target is None or target.get("kind") != "dealer_hole" or not self._hole_hidden():
+            return None
+        return {"card": code, "serial": serial, "source": source}
 
     def _publish_state(self) -> None:
         self._out.append(Output(Channel.ROUND_STATE, self.state()))
@@ -357,6 +391,19 @@ class TableController:
         """
         hole = self._hole_card() if self.hole_face_down and self._hole_hidden() else None
         return hole.source if hole is not None else None
+
+    def hidden_sources(self) -> list[dict[str, Any]]:
+        """The shoe events (device, seq) a record of the round in progress must hide.
+
+        The face-down hole card's, and those of cards an alert held as the hole card.
+        """
+        hole = self.hidden_hole_source()
+        held = [
+            a.secret["source"]
+            for a in self.alerts.all()
+            if a.secret is not None and self.conceals(a)
+        ]
+        return ([hole] if hole is not None else []) + held
 
     def _due(self, deadline: datetime | None) -> bool:
         return deadline is None or self.now >= deadline
@@ -697,6 +744,7 @@ class TableController:
                 allowed=[Resolution.VOID, Resolution.CANCEL],
             )
             return
+        secret = self._hole_secret(self.next_card(), card.card, card.serial, source)
         if self.paused:
             self._alert(
                 AlertCode.UNEXPECTED_CARD,
@@ -704,6 +752,7 @@ class TableController:
                 [{"source": "shoe", **inp.data}],
                 allowed=[Resolution.ACCEPT, Resolution.VOID, Resolution.CANCEL],
                 subject=held,
+                secret=secret,
             )
             return
         why = self.shoe.impossible(card.card, card.serial)
@@ -714,6 +763,7 @@ class TableController:
                 [{"source": "shoe", **inp.data}, {"shoe": self.shoe.snapshot()}],
                 allowed=[Resolution.CORRECT, Resolution.VOID, Resolution.CANCEL],
                 subject=held,
+                secret=secret,
             )
             return
         self._deal(card.card, card.serial, source, inp.data)
@@ -747,6 +797,7 @@ class TableController:
                 f"{code} refused by the rules engine: {exc}",
                 [{"source": "shoe", **evidence}],
                 allowed=[Resolution.VOID, Resolution.CANCEL],
+                secret=self._hole_secret(target, code, serial, source),
             )
             return False
         self.shoe.record(code, serial)
@@ -900,7 +951,12 @@ class TableController:
         # the service logs only actions that succeeded as inputs.
         action = ManagerAction.model_validate(inp.data)
         before = self._brief()
-        detail = self._manager(action)
+        detail = {"card": action.card, **self._manager(action)}
+        alert = self.alerts.find(action.alert_id)
+        if alert is not None and self.conceals(alert):
+            # The held card went (or goes back) face down: its code stays off the stream.
+            words = set(alert.secret_words())
+            detail = {k: "??" if k in _CARD_FIELDS and v in words else v for k, v in detail.items()}
         self._event(
             "manager_action",
             verb=action.verb,
@@ -908,7 +964,6 @@ class TableController:
             why=action.reason,
             alert_id=action.alert_id,
             resolution=action.resolution,
-            card=action.card,
             before=before,
             after=self._brief(),
             **detail,
@@ -951,7 +1006,7 @@ class TableController:
             raise AlertError(f"{action.verb} needs an alert_id")
         if action.verb == "acknowledge":
             alert = self.alerts.acknowledge(action.alert_id, action.user)
-            self._out.append(Output(Channel.ALERTS, alert.message_model()))
+            self._publish_alert(alert)
             return {}
         return self._resolve(action)
 
@@ -998,7 +1053,7 @@ class TableController:
             # Between rounds the shoe changes now; a round in progress plays on (its wagers
             # are held until it completes or is voided) and the shoe changes after it.
             self.phase = "shoe_change"
-        self._out.append(Output(Channel.ALERTS, alert.message_model()))
+        self._publish_alert(alert)
         return detail
 
     def _accept(self, alert: Alert, held: dict[str, Any] | None = None) -> dict[str, Any]:

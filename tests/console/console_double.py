@@ -100,7 +100,10 @@ class InMemoryController:
     def table_state(self, table: str) -> dict[str, Any]:
         return copy.deepcopy(self._state[table])
 
-    def alerts(self, state: str | None = None, table: str | None = None) -> list[dict[str, Any]]:
+    def alerts(
+        self, state: str | None = None, table: str | None = None, *, reveal: bool = False
+    ) -> list[dict[str, Any]]:
+        # The double holds no hole cards: ``reveal`` changes nothing here.
         return [
             copy.deepcopy(a)
             for a in self._alerts.values()

@@ -22,62 +22,98 @@ class Clock:
         self.now += timedelta(seconds=seconds)
 
 
+class Table:
+    """One US-rules table of a real service: a shoe loaded, one bet placed, betting closed."""
+
+    def __init__(self, svc: ControllerService, clock: Clock) -> None:
+        self.svc, self.clock = svc, clock
+        self.seq = iter(range(1, 100))
+        self.streamed: list[dict[str, Any]] = []
+
+    async def feed(self, kind: str, data: dict[str, Any], dt: float = 0.1) -> None:
+        self.clock.step(dt)
+        if kind != "timer" and kind != "game.command":
+            data = {"ts": self.clock.now.isoformat(), **data}
+        for out in await self.svc.submit("bj1", kind, data):
+            if out.channel in (Channel.ROUND_EVENTS, Channel.ALERTS):
+                self.streamed.append(out.payload.model_dump(mode="json"))
+
+    async def card(self, code: str, serial: str) -> None:
+        data = {"device": "shoe", "seq": next(self.seq), "card": code, "shoe": "S1"}
+        await self.feed("shoe.card", {**data, "serial": serial})
+
+    async def open_round(self) -> str:
+        census = {r: 32 for r in "A23456789TJQK"}
+        shuffled = {"count": 416, "census": census}
+        await self.feed(
+            "shuffler.event",
+            {"device": "shuf", "seq": 1, "event": "shuffle_complete", "data": shuffled},
+        )
+        loaded = {"device": "shoe", "seq": next(self.seq), "event": "shoe_loaded"}
+        await self.feed("shoe.event", {**loaded, "data": {"shoe": "S1"}})
+        await self.feed("timer", {}, dt=3)
+        bet = {"id": "b1", "type": "bet", "seat": 1, "player": "p1", "stake": "10.00"}
+        await self.feed("game.command", bet)
+        await self.feed("timer", {}, dt=60)  # betting closes
+        round_id = self.svc.tables["bj1"].round_id
+        assert round_id is not None
+        return round_id
+
+    async def stand(self) -> None:
+        decision = {"id": "d1", "type": "decision", "seat": 1, "player": "p1", "action": "stand"}
+        await self.feed("game.command", decision)
+
+
+def us_config() -> StudioConfig:
+    return StudioConfig(tables=[TableSettings(id="bj1", ruleset="clubhouse", single_source=True)])
+
+
 async def test_the_round_record_hides_the_hole_card_until_the_dealer_turns_it(
     database: Database,
 ) -> None:
     clock, fanout, log = Clock(), Fanout(bus=None), EventLog(database)
-    config = StudioConfig(tables=[TableSettings(id="bj1", ruleset="clubhouse", single_source=True)])
-    streamed: list[dict[str, Any]] = []
-    async with ControllerService(config, None, log, fanout, clock=clock, timers=False) as svc:
-        seq = iter(range(1, 100))
-
-        async def feed(kind: str, data: dict[str, Any], dt: float = 0.1) -> None:
-            clock.step(dt)
-            if kind != "timer" and kind != "game.command":
-                data = {"ts": clock.now.isoformat(), **data}
-            for out in await svc.submit("bj1", kind, data):
-                if out.channel is Channel.ROUND_EVENTS:
-                    streamed.append(out.payload.model_dump(mode="json"))
-
-        census = {r: 32 for r in "A23456789TJQK"}
-        await feed(
-            "shuffler.event",
-            {
-                "device": "shuf",
-                "seq": 1,
-                "event": "shuffle_complete",
-                "data": {"count": 416, "census": census},
-            },
-        )
-        await feed(
-            "shoe.event",
-            {"device": "shoe", "seq": next(seq), "event": "shoe_loaded", "data": {"shoe": "S1"}},
-        )
-        await feed("timer", {}, dt=3)
-        bet = {"id": "b1", "type": "bet", "seat": 1, "player": "p1", "stake": "10.00"}
-        await feed("game.command", bet)
-        await feed("timer", {}, dt=60)  # betting closes
+    async with ControllerService(us_config(), None, log, fanout, clock=clock, timers=False) as svc:
+        table = Table(svc, clock)
+        round_id = await table.open_round()
         for code, serial in [("TH", "s1"), ("7C", "s2"), ("9D", "s3"), ("5S", "s4")]:
-            await feed(
-                "shoe.card",
-                {"device": "shoe", "seq": next(seq), "card": code, "shoe": "S1", "serial": serial},
-            )
-        round_id = svc.tables["bj1"].round_id
-        assert round_id is not None
+            await table.card(code, serial)
         record = await svc.round_record(round_id)
         shown = str(record)
         assert "5S" not in shown and "s4" not in shown  # neither the card nor its serial
         reads = [e["data"] for e in record["events"] if e["kind"] == "shoe.card"]
         assert [r["card"] for r in reads] == ["TH", "7C", "9D", "??"]
-        assert "5S" not in str(streamed)
+        assert "5S" not in str(table.streamed)
         # The log itself keeps the card: recovery and audit need it.
         assert "5S" in str([r.payload for r in await log.read(round_id=round_id)])
 
-        decision = {"id": "d1", "type": "decision", "seat": 1, "player": "p1", "action": "stand"}
-        await feed("game.command", decision)
-        assert [e["data"] for e in streamed if e["type"] == "hole_card_revealed"] == [
+        await table.stand()
+        assert [e["data"] for e in table.streamed if e.get("type") == "hole_card_revealed"] == [
             {"card": "5S", "index": 4}
         ]
         record = await svc.round_record(round_id)
         reads = [e["data"] for e in record["events"] if e["kind"] == "shoe.card"]
         assert reads[-1]["card"] == "5S"
+
+
+async def test_an_alert_holding_the_hole_card_hides_it_in_rest_and_records(
+    database: Database,
+) -> None:
+    clock, fanout, log = Clock(), Fanout(bus=None), EventLog(database)
+    async with ControllerService(us_config(), None, log, fanout, clock=clock, timers=False) as svc:
+        table = Table(svc, clock)
+        round_id = await table.open_round()
+        for code, serial in [("TH", "s1"), ("7C", "s2"), ("9D", "s3")]:
+            await table.card(code, serial)
+        await svc.pause("bj1", user="boss", reason="look")
+        await table.card("5S", "s4")  # drawn while paused, due as the face-down hole card
+        # What the platform reads (REST /api/alerts, the round record, the streams)...
+        public = str(svc.alerts()) + str(await svc.round_record(round_id)) + str(table.streamed)
+        assert "5S" not in public and "s4" not in public
+        # ...and what a manager on the console reads, to decide.
+        [alert] = svc.alerts(state="open", reveal=True)
+        assert alert["message"] == "5S drawn while the round is paused"
+        await svc.resume("bj1", user="boss", reason="go on")
+        answer = await svc.resolve_alert(alert["alert_id"], "accept", user="boss", reason="as read")
+        assert "5S" not in str(answer) + str(await svc.round_record(round_id))
+        await table.stand()
+        assert "5S" in str(svc.alerts())  # turned over: nothing is hidden any more

@@ -220,3 +220,49 @@ def test_a_european_table_has_no_face_down_card() -> None:
     d.card("9D")
     assert all(e["data"]["card"] != "??" for e in d.events if e["type"] == "card_dealt")
     assert d.table.hidden_hole_source() is None
+
+
+def test_an_alert_holding_the_hole_card_conceals_it_from_readers() -> None:
+    d = Driver(single_source=True)
+    start_round(d, 1)
+    for code in ["TH", "7C", "9D"]:
+        d.card(code)
+    d.manager(verb="pause", reason="look")
+    d.card("5S", serial="H-5S")  # drawn while paused; it is due as the face-down hole card
+    alert_id = d.alerts[-1]["alert_id"]
+    alert = d.table.alerts.get(alert_id)
+    assert alert.subject["held"]["card"] == "5S"  # the controller itself knows it
+    assert d.table.conceals(alert)
+    published = str(d.alerts) + str(d.events)
+    assert "5S" not in published and "H-5S" not in published
+    assert d.alerts[-1]["message"] == "?? drawn while the round is paused"
+    d.manager(verb="resume", reason="go on")
+    d.manager(verb="resolve", alert_id=alert_id, resolution="accept", reason="the hole card")
+    action = [e for e in d.events if e["type"] == "manager_action"][-1]["data"]
+    assert action["applied"] == "??"
+    assert [e["data"]["card"] for e in d.events if e["type"] == "card_dealt"][-1] == "??"
+    assert "5S" not in str(d.alerts) + str(d.events)
+    d.decide(1, "stand", "c1")  # the dealer turns it over: nothing is secret any more
+    assert not d.table.conceals(alert)
+    assert [e["data"]["card"] for e in d.events if e["type"] == "hole_card_revealed"] == ["5S"]
+
+
+def test_a_correction_of_a_held_hole_card_conceals_the_card_it_names() -> None:
+    d = Driver(single_source=True)
+    start_round(d, *range(1, 8))
+    # Seven boxes, the dealer's up card, seven boxes: eight 4H among them, all an
+    # eight-deck shoe holds.
+    for code in ["4H"] * 8 + ["9D"] * 7:
+        d.card(code)
+    d.card("4H")  # a ninth 4H, at the hole: held as impossible
+    alert_id = d.alerts[-1]["alert_id"]
+    assert d.alerts[-1]["code"] == "impossible_card"
+    assert "4H" not in str(d.alerts[-1])
+    d.manager(verb="resolve", alert_id=alert_id, resolution="correct", card="6S", reason="misread")
+    action = [e for e in d.events if e["type"] == "manager_action"][-1]["data"]
+    assert action["card"] == action["applied"] == "??"
+    assert d.alerts[-1]["resolution"]["card"] == "??"
+    assert "6S" not in str(d.alerts) + str(d.events)
+    for seat in range(1, 8):
+        d.decide(seat, "stand", f"c{seat}", player="p1" if seat == 1 else f"p{seat}")
+    assert [e["data"]["card"] for e in d.events if e["type"] == "hole_card_revealed"] == ["6S"]

@@ -13,6 +13,7 @@ from studio.config import StudioConfig, TableSettings
 from studio.console import ConsoleSettings, UserStore
 from studio.controller import ControllerService
 from studio.controller.commands import ManagerAction, ReasonError, check_reason
+from studio.errors import StudioError
 from studio.store import Database, EventLog
 from studio.streams import Fanout
 from studio.web import WebContext, create_app
@@ -84,3 +85,22 @@ async def test_a_logged_action_from_before_the_reason_rule_still_replays(
     await log.append("bj1", "manager.action", legacy.model_dump(mode="json"))
     async with service(log, fanout) as controller:
         assert controller.table_state("bj1")["paused"]
+
+
+async def test_a_direct_caller_of_the_service_needs_a_reason_too(database: Database) -> None:
+    log, fanout = EventLog(database), Fanout(bus=None)
+    async with service(log, fanout) as controller:
+        for action in (
+            ManagerAction(verb="pause", user="boss"),
+            ManagerAction(verb="shoe_change", user="boss", reason="  "),
+            ManagerAction(verb="resolve", user="boss", alert_id="x", resolution="void", reason="x"),
+        ):
+            with pytest.raises(ReasonError, match="at least 3 characters"):
+                await controller.manager("bj1", action)
+        assert not controller.table_state("bj1")["paused"]
+        assert await manager_actions(log) == []  # refused before it reached the table
+        # An acknowledgement only says a manager has seen the alert: no reason needed, so it
+        # reaches the table (which knows no such alert).
+        ack = ManagerAction(verb="acknowledge", user="boss", alert_id="bj1-A9")
+        with pytest.raises(StudioError, match="no alert 'bj1-A9' on table bj1"):
+            await controller.manager("bj1", ack)
