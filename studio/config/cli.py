@@ -10,6 +10,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
 from studio.config.loader import load_config, read_toml
+from studio.config.models import StudioConfig
 from studio.errors import ConfigError
 from studio.store.database import safe_url
 
@@ -52,6 +53,21 @@ def secrets_in_file(data: dict[str, Any]) -> list[str]:
     return warnings
 
 
+def missing_ports(config: StudioConfig) -> list[str]:
+    """A mistake for each shoe, shuffler or cut-card sensor without a port.
+
+    The model allows it (the controller, and tests of it, need no port), but every
+    process reads the same file and `studio drivers run` refuses such a device.
+    """
+    return [
+        f"tables[{t}].devices[{d}]: a {device.kind} needs a port "
+        "(/dev/ttyUSB0 or socket://host:port); studio drivers run refuses it without"
+        for t, table in enumerate(config.tables)
+        for d, device in enumerate(table.devices)
+        if device.kind != "camera" and not device.port
+    ]
+
+
 @config_app.command("check")
 def check(file: Path = typer.Argument(..., help="TOML configuration file")) -> None:
     """Validate FILE (plus STUDIO_* variables); print each mistake with its location.
@@ -64,6 +80,10 @@ def check(file: Path = typer.Argument(..., help="TOML configuration file")) -> N
     except ConfigError as exc:
         typer.echo(str(exc), err=True)
         raise typer.Exit(2) from exc
+    mistakes = missing_ports(config)
+    if mistakes:
+        typer.echo("\n".join(f"{file}: {mistake}" for mistake in mistakes), err=True)
+        raise typer.Exit(2)
     for warning in warnings:
         typer.echo(warning, err=True)
     broker = config.broker.url or (

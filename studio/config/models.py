@@ -177,6 +177,26 @@ class DeviceSettings(StrictModel):
     heartbeat_timeout: float = Field(5.0, gt=0, description="seconds of silence before offline")
     options: dict[str, Any] = Field(default_factory=dict)
 
+    @field_validator("port")
+    @classmethod
+    def _port_form(cls, port: str) -> str:
+        # The drivers' transport takes these forms only; a malformed one was a "link
+        # down" retried for ever. (An empty port is left to `studio config check` and
+        # the drivers: the controller's own tables do without.)
+        if port.startswith("socket://"):
+            parts = urlsplit(port)
+            try:
+                number = parts.port
+            except ValueError:
+                number = None
+            if not parts.hostname or number is None:
+                raise ValueError(f"bad socket URL {port!r}: expected socket://host:port")
+        elif "://" in port:
+            raise ValueError(
+                f"unsupported port URL {port!r}: use a device path or socket://host:port"
+            )
+        return port
+
     @model_validator(mode="after")
     def _typed_options(self) -> DeviceSettings:
         model = CameraOptions if self.kind == "camera" else SerialOptions

@@ -121,3 +121,35 @@ def test_a_missing_tls_file_is_named_by_the_check(tmp_path: Path) -> None:
     ca.write_text("a CA")
     code, output = check(write(tmp_path, tls))
     assert code == 0, output
+
+
+@pytest.mark.parametrize(
+    ("port", "why"),
+    [
+        ("socket://10.20.0.11", "expected socket://host:port"),
+        ("socket://10.20.0.11:70000", "expected socket://host:port"),
+        ("tcp://10.20.0.11:4001", "a device path or socket://host:port"),
+    ],
+)
+def test_a_malformed_device_port_is_caught_by_the_check(
+    tmp_path: Path, port: str, why: str
+) -> None:
+    device = f'[[tables.devices]]\nid = "shoe-1"\nkind = "shoe"\nport = "{port}"\n'
+    code, output = check(write(tmp_path, TABLE + device))
+    assert code == 2, output
+    assert "tables[0].devices[0].port: " in output and why in output
+
+
+def test_a_serial_device_without_a_port_is_refused_by_the_check(tmp_path: Path) -> None:
+    devices = (
+        '[[tables.devices]]\nid = "shoe-1"\nkind = "shoe"\n'
+        '[[tables.devices]]\nid = "cam-1"\nkind = "camera"\noptions = { source = "0" }\n'
+    )
+    code, output = check(write(tmp_path, BROKER + TABLE + devices))
+    assert code == 2, output
+    assert "tables[0].devices[0]: a shoe needs a port" in output
+    assert "cam-1" not in output  # a camera reads options.source instead
+    code, output = check(write(tmp_path, BROKER + TABLE + devices.replace(
+        'kind = "shoe"\n', 'kind = "shoe"\nport = "/dev/ttyUSB0"\n'
+    )))  # fmt: skip
+    assert code == 0, output
