@@ -15,6 +15,7 @@ from typing import Any
 import httpx
 
 from studio.cards import parse_card
+from studio.rules import voting
 from studio.rules.ruleset import DecisionMode, RuleSet
 from studio.rules.strategy import Action, best_action
 
@@ -168,12 +169,21 @@ class PlayerBots:
         )
         mode = pending.get("mode")
         if mode == "majority":
+            eligible = pending.get("eligible_voters") or len(box["players"])
+            votes = {p: Action(a) for p, a in (pending.get("votes") or {}).items()}
             for player in box["players"]:
+                if voting.decided_now(votes, eligible) is not None:
+                    # The seat has decided (an action has won at once): the controller has
+                    # applied it, and a vote still sent would be refused as too late.
+                    break
+                if player in votes:
+                    continue
                 vote = choice if self.rng.random() < 0.8 else self.rng.choice(legal)
-                await self.send(
+                if await self.send(
                     "votes",
                     {"round": round_id, "seat": seat, "player": player, "action": vote.value},
-                )
+                ):
+                    votes[player] = vote
         elif mode == "player":
             # The seated player (place_bets' p1) decides, not whoever bets behind the box
             # (listed with the box's players, and sorted first): the controller refuses them.
