@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
+
+import pytest
 
 from studio.config import StudioConfig, TableSettings
 from studio.controller import ControllerService
@@ -29,6 +32,7 @@ class Table:
         self.svc, self.clock = svc, clock
         self.seq = iter(range(1, 100))
         self.streamed: list[dict[str, Any]] = []
+        self.round_id = ""
 
     async def feed(self, kind: str, data: dict[str, Any], dt: float = 0.1) -> None:
         self.clock.step(dt)
@@ -64,56 +68,55 @@ class Table:
         await self.feed("game.command", decision)
 
 
-def us_config() -> StudioConfig:
-    return StudioConfig(tables=[TableSettings(id="bj1", ruleset="clubhouse", single_source=True)])
+@pytest.fixture
+async def table(database: Database) -> AsyncIterator[Table]:
+    """A US-rules table of a real service on a real database, its round open, three cards dealt."""
+    config = StudioConfig(tables=[TableSettings(id="bj1", ruleset="clubhouse", single_source=True)])
+    clock, fanout = Clock(), Fanout(bus=None)
+    log = EventLog(database)
+    async with ControllerService(config, None, log, fanout, clock=clock, timers=False) as svc:
+        table = Table(svc, clock)
+        table.round_id = await table.open_round()
+        for code, serial in [("TH", "s1"), ("7C", "s2"), ("9D", "s3")]:
+            await table.card(code, serial)
+        yield table
 
 
 async def test_the_round_record_hides_the_hole_card_until_the_dealer_turns_it(
-    database: Database,
+    table: Table,
 ) -> None:
-    clock, fanout, log = Clock(), Fanout(bus=None), EventLog(database)
-    async with ControllerService(us_config(), None, log, fanout, clock=clock, timers=False) as svc:
-        table = Table(svc, clock)
-        round_id = await table.open_round()
-        for code, serial in [("TH", "s1"), ("7C", "s2"), ("9D", "s3"), ("5S", "s4")]:
-            await table.card(code, serial)
-        record = await svc.round_record(round_id)
-        shown = str(record)
-        assert "5S" not in shown and "s4" not in shown  # neither the card nor its serial
-        reads = [e["data"] for e in record["events"] if e["kind"] == "shoe.card"]
-        assert [r["card"] for r in reads] == ["TH", "7C", "9D", "??"]
-        assert "5S" not in str(table.streamed)
-        # The log itself keeps the card: recovery and audit need it.
-        assert "5S" in str([r.payload for r in await log.read(round_id=round_id)])
+    svc, round_id, log = table.svc, table.round_id, table.svc.log
+    await table.card("5S", "s4")
+    record = await svc.round_record(round_id)
+    shown = str(record)
+    assert "5S" not in shown and "s4" not in shown  # neither the card nor its serial
+    reads = [e["data"] for e in record["events"] if e["kind"] == "shoe.card"]
+    assert [r["card"] for r in reads] == ["TH", "7C", "9D", "??"]
+    assert "5S" not in str(table.streamed)
+    # The log itself keeps the card: recovery and audit need it.
+    assert "5S" in str([r.payload for r in await log.read(round_id=round_id)])
 
-        await table.stand()
-        assert [e["data"] for e in table.streamed if e.get("type") == "hole_card_revealed"] == [
-            {"card": "5S", "index": 4}
-        ]
-        record = await svc.round_record(round_id)
-        reads = [e["data"] for e in record["events"] if e["kind"] == "shoe.card"]
-        assert reads[-1]["card"] == "5S"
+    await table.stand()
+    assert [e["data"] for e in table.streamed if e.get("type") == "hole_card_revealed"] == [
+        {"card": "5S", "index": 4}
+    ]
+    record = await svc.round_record(round_id)
+    reads = [e["data"] for e in record["events"] if e["kind"] == "shoe.card"]
+    assert reads[-1]["card"] == "5S"
 
 
-async def test_an_alert_holding_the_hole_card_hides_it_in_rest_and_records(
-    database: Database,
-) -> None:
-    clock, fanout, log = Clock(), Fanout(bus=None), EventLog(database)
-    async with ControllerService(us_config(), None, log, fanout, clock=clock, timers=False) as svc:
-        table = Table(svc, clock)
-        round_id = await table.open_round()
-        for code, serial in [("TH", "s1"), ("7C", "s2"), ("9D", "s3")]:
-            await table.card(code, serial)
-        await svc.pause("bj1", user="boss", reason="look")
-        await table.card("5S", "s4")  # drawn while paused, due as the face-down hole card
-        # What the platform reads (REST /api/alerts, the round record, the streams)...
-        public = str(svc.alerts()) + str(await svc.round_record(round_id)) + str(table.streamed)
-        assert "5S" not in public and "s4" not in public
-        # ...and what a manager on the console reads, to decide.
-        [alert] = svc.alerts(state="open", reveal=True)
-        assert alert["message"] == "5S drawn while the round is paused"
-        await svc.resume("bj1", user="boss", reason="go on")
-        answer = await svc.resolve_alert(alert["alert_id"], "accept", user="boss", reason="as read")
-        assert "5S" not in str(answer) + str(await svc.round_record(round_id))
-        await table.stand()
-        assert "5S" in str(svc.alerts())  # turned over: nothing is hidden any more
+async def test_an_alert_holding_the_hole_card_hides_it_in_rest_and_records(table: Table) -> None:
+    svc, round_id = table.svc, table.round_id
+    await svc.pause("bj1", user="boss", reason="look")
+    await table.card("5S", "s4")  # drawn while paused, due as the face-down hole card
+    # What the platform reads (REST /api/alerts, the round record, the streams)...
+    public = str(svc.alerts()) + str(await svc.round_record(round_id)) + str(table.streamed)
+    assert "5S" not in public and "s4" not in public
+    # ...and what a manager on the console reads, to decide.
+    [alert] = svc.alerts(state="open", reveal=True)
+    assert alert["message"] == "5S drawn while the round is paused"
+    await svc.resume("bj1", user="boss", reason="go on")
+    answer = await svc.resolve_alert(alert["alert_id"], "accept", user="boss", reason="as read")
+    assert "5S" not in str(answer) + str(await svc.round_record(round_id))
+    await table.stand()
+    assert "5S" in str(svc.alerts())  # turned over: nothing is hidden any more
