@@ -40,6 +40,7 @@ from drivers.codecs.base import (
     Message,
     Nak,
     ResendCommand,
+    parse_count,
 )
 from drivers.codecs.sdl1_shoe import (
     CardDrawn,
@@ -79,15 +80,21 @@ class AcmeStxShoeCodec(Codec):
         self.device = "acme"
         self.shoe = "unknown"
         self._buf = bytearray()
+        # In the rest of a frame already reported as too_long: 1 = up to its ETX, 2 = its LRC.
+        self._skip = 0
 
     def reset(self) -> None:
         self._buf.clear()
+        self._skip = 0
 
     def feed(self, data: bytes) -> list[Message | FrameError]:
         out: list[Message | FrameError] = []
         buf = self._buf
         buf += data
         while buf:
+            if self._skip:
+                self._skip_rest(buf)
+                continue
             start = buf.find(STX)
             if start < 0:
                 out.append(FrameError("garbage", f"{len(buf)} bytes outside a frame", bytes(buf)))
@@ -106,10 +113,14 @@ class AcmeStxShoeCodec(Codec):
                 )
                 del buf[:restart]
                 continue
+            # The payload (between STX and ETX) is at most MAX_PAYLOAD bytes, whether the
+            # ETX came in the same read or not.
+            if (end if end >= 0 else len(buf)) - 1 > MAX_PAYLOAD:
+                out.append(FrameError("too_long", f"over {MAX_PAYLOAD} bytes", bytes(buf[:32])))
+                del buf[:1]
+                self._skip = 1
+                continue
             if end < 0:
-                if len(buf) > MAX_PAYLOAD + 3:
-                    out.append(FrameError("too_long", "no ETX", bytes(buf[:32])))
-                    buf.clear()
                 break
             if end + 1 >= len(buf):
                 break  # the LRC byte has not arrived yet
@@ -121,6 +132,22 @@ class AcmeStxShoeCodec(Codec):
             out.append(self._decode(body[:-1]))
         return out
 
+    def _skip_rest(self, buf: bytearray) -> None:
+        """Drop the rest of a too_long frame: through its ETX and LRC, or up to an STX."""
+        if self._skip == 2:
+            del buf[:1]  # the LRC: any byte, even an STX
+            self._skip = 0
+            return
+        end, start = buf.find(ETX), buf.find(STX)
+        if start >= 0 and (end < 0 or start < end):
+            del buf[:start]
+            self._skip = 0
+        elif end >= 0:
+            del buf[: end + 1]
+            self._skip = 2
+        else:
+            buf.clear()
+
     def _decode(self, payload: bytes) -> Message | FrameError:
         try:
             text = payload.decode("ascii")
@@ -129,7 +156,7 @@ class AcmeStxShoeCodec(Codec):
             seq, type_, data = int(text[:6]), text[6], text[7:]
             common = (self.device, seq, int(self.clock() * 1000))
             if type_ == "V":
-                return Hello(*common, version=int(data), model="ACME-STX", firmware="?")
+                return Hello(*common, version=parse_count(data), model="ACME-STX", firmware="?")
             if type_ == "H":
                 return Heartbeat(*common, status="OK")
             if type_ == "N":
@@ -138,7 +165,7 @@ class AcmeStxShoeCodec(Codec):
                 if len(data) < 2:
                     raise ValueError("shoe frame needs decks and an id")
                 self.shoe = data[1:]
-                return ShoeLoaded(*common, shoe=self.shoe, decks=int(data[0]))
+                return ShoeLoaded(*common, shoe=self.shoe, decks=parse_count(data[0]))
             if type_ == "C":
                 try:
                     card = parse_card(data)

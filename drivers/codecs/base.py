@@ -14,11 +14,26 @@ subclass that produces these same messages (see ``docs/devices.md``).
 from __future__ import annotations
 
 import json
+import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
 FrameErrorKind = Literal["garbage", "truncated", "too_long", "checksum", "malformed", "unknown"]
+
+_COUNT = re.compile(r"[0-9]{1,15}")
+
+
+def parse_count(text: str) -> int:
+    """A number field (a count, a deck count, a command ref, a version): 1 to 15 digits.
+
+    ``int()`` alone also takes a sign, surrounding spaces and ``_`` (``-32``, `` 8``,
+    ``4_16``), so a census with a negative rank count would pass as a valid event.
+    Raises ``ValueError`` (a ``malformed`` frame).
+    """
+    if not _COUNT.fullmatch(text):
+        raise ValueError(f"not a count: {text!r}")
+    return int(text)
 
 
 @dataclass(frozen=True, slots=True)

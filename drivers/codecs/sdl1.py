@@ -34,6 +34,7 @@ from drivers.codecs.base import (
     Message,
     Nak,
     ResendCommand,
+    parse_count,
 )
 from studio.errors import ProtocolError
 
@@ -83,10 +84,12 @@ class LineFramer:
     def __init__(self) -> None:
         self._buf = bytearray()
         self._in_frame = False
+        self._skipping = False  # in the rest of a line already reported as too_long
 
     def reset(self) -> None:
         self._buf.clear()
         self._in_frame = False
+        self._skipping = False
 
     def feed(self, data: bytes) -> list[RawFrame | FrameError]:
         out: list[RawFrame | FrameError] = []
@@ -95,6 +98,17 @@ class LineFramer:
         pos = 0
         end = len(buf)
         while pos < end:
+            if self._skipping:
+                # The rest of a frame already reported as too_long: not garbage between
+                # frames, and not a second error. It ends at its LF, or at a '$' (resync).
+                newline = buf.find(b"\n", pos)
+                start = buf.find(b"$", pos, newline if newline >= 0 else end)
+                if start < 0 and newline < 0:
+                    pos = end
+                    break
+                pos = start if start >= 0 else newline + 1
+                self._skipping = False
+                continue
             if not self._in_frame:
                 start = buf.find(b"$", pos)
                 stop = end if start < 0 else start
@@ -125,6 +139,7 @@ class LineFramer:
                         )
                     )
                     self._in_frame = False
+                    self._skipping = True
                     pos = end
                 break
             line = bytes(buf[pos : newline + 1])
@@ -214,13 +229,13 @@ class SDL1Codec(Codec):
         common = (raw.device, raw.seq, raw.time_ms)
         if raw.type == "HELLO":
             info = dict(item.split("=", 1) for item in f[3:] if "=" in item)
-            return Hello(*common, version=int(f[0]), model=f[1], firmware=f[2], info=info)
+            return Hello(*common, version=parse_count(f[0]), model=f[1], firmware=f[2], info=info)
         if raw.type == "HB":
             return Heartbeat(*common, status=f[0])
         if raw.type == "ACK":
-            return Ack(*common, ref=int(f[0]))
+            return Ack(*common, ref=parse_count(f[0]))
         if raw.type == "NAK":
-            return Nak(*common, ref=int(f[0]), code=f[1], text=f[2] if len(f) > 2 else "")
+            return Nak(*common, ref=parse_count(f[0]), code=f[1], text=f[2] if len(f) > 2 else "")
         if raw.type in ("ERR", "CLR"):
             code = f[0]
             if code not in self.faults:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from drivers.codecs.base import Event, Jam, JamCleared
+from drivers.codecs.base import Event, Jam, JamCleared, parse_count
 from drivers.codecs.sdl1 import RawFrame, SDL1Codec
 from studio.cards import Card, parse_card
 from studio.errors import CardCodeError
@@ -94,7 +94,7 @@ def _card(raw: RawFrame) -> CardDrawn:
 def _shoe(raw: RawFrame) -> ShoeLoaded:
     if not raw.fields[0]:
         raise ValueError("empty shoe id")
-    return ShoeLoaded(*_common(raw), shoe=raw.fields[0], decks=int(raw.fields[1]))
+    return ShoeLoaded(*_common(raw), shoe=raw.fields[0], decks=parse_count(raw.fields[1]))
 
 
 class ShoeCodec(SDL1Codec):

@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from drivers.codecs.base import Event, Jam, JamCleared
+from drivers.codecs.base import Event, Jam, JamCleared, parse_count
 from drivers.codecs.sdl1 import RawFrame, SDL1Codec
 from studio.cards import RANKS
 
@@ -95,14 +95,14 @@ def parse_census(text: str) -> dict[str, int]:
         rank, _, count = item.partition(":")
         if rank not in RANKS or len(rank) != 1 or rank in census:
             raise ValueError(f"bad census rank {rank!r}")
-        census[rank] = int(count)
+        census[rank] = parse_count(count)
     if set(census) != set(RANKS):
         raise ValueError("census must list all 13 ranks")
     return census
 
 
 def _done(raw: RawFrame) -> ShuffleComplete:
-    count = int(raw.fields[0])
+    count = parse_count(raw.fields[0])
     census = parse_census(raw.fields[1])
     if sum(census.values()) != count:
         raise ValueError(f"census sums to {sum(census.values())}, count says {count}")
@@ -115,8 +115,8 @@ def _mismatch(kind: str) -> Any:
         return CountMismatch(
             *_common(raw),
             kind=kind,
-            expected=int(f[1]),
-            counted=int(f[2]),
+            expected=parse_count(f[1]),
+            counted=parse_count(f[2]),
             detail=f[3] if len(f) > 3 else "",
         )
 
@@ -127,10 +127,10 @@ class ShufflerCodec(SDL1Codec):
     protocol: ClassVar[str] = "sdl1-shuffler"
     kind: ClassVar[str] = "shuffler"
     parsers: ClassVar = {
-        "SHUF": lambda r: ShuffleStarted(*_common(r), cards_in=int(r.fields[0])),
+        "SHUF": lambda r: ShuffleStarted(*_common(r), cards_in=parse_count(r.fields[0])),
         "DONE": _done,
         "READY": lambda r: Ready(*_common(r)),
-        "EJECT": lambda r: Ejected(*_common(r), count=int(r.fields[0])),
+        "EJECT": lambda r: Ejected(*_common(r), count=parse_count(r.fields[0])),
     }
     faults: ClassVar = {
         "E40": (_mismatch("missing"), None),

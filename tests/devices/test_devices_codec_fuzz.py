@@ -16,6 +16,7 @@ from drivers.codecs import (
     ShuffleCommand,
     codec_for,
 )
+from drivers.codecs.acme_stx_shoe import AcmeStxShoeCodec, encode_stx
 from drivers.codecs.base import Codec, EjectCommand, Event
 from drivers.codecs.sdl1 import MAX_FRAME, LineFramer, crc16, encode_frame
 from drivers.codecs.sdl1_cutcard import CutCardCodec, CutCardDetected, SensorFault
@@ -252,3 +253,59 @@ def test_card_frames_round_trip(
         serial,
         seq,
     )
+
+
+def test_number_fields_are_plain_digits() -> None:
+    """``int()`` also reads a sign, spaces and '_': a census with a negative rank count
+    went out as a valid shuffle_complete, a shoe of -8 decks as shoe_loaded."""
+    census = CENSUS.replace("A:32", "A:-32").replace("2:32", "2:96")
+    shuffler = [
+        frame("shuf", 1, 1, "DONE", "416", census),
+        frame("shuf", 1, 1, "SHUF", "-416"),
+        frame("shuf", 1, 1, "EJECT", "4_16"),
+        frame("shuf", 1, 1, "ERR", "E40", "-5", "+3"),
+    ]
+    shoe = [
+        frame("shoe-1", 1, 1, "SHOE", "S1", "-8"),
+        frame("shoe-1", 1, 1, "SHOE", "S1", " 8"),
+        frame("shoe-1", 1, 1, "HELLO", "+1", "SIM", "1.0"),
+        frame("shoe-1", 1, 1, "NAK", "-3", "E04", "5"),
+    ]
+    out = ShufflerCodec().feed(b"".join(shuffler)) + ShoeCodec().feed(b"".join(shoe))
+    assert [getattr(m, "kind", m) for m in out] == ["malformed"] * 8
+    acme = AcmeStxShoeCodec(clock=lambda: 0.0).feed(encode_stx(1, "V", " 1"))
+    assert [getattr(m, "kind", m) for m in acme] == ["malformed"]
+
+
+def oversize(codec_cls: type[Codec]) -> tuple[bytes, bytes]:
+    """A frame longer than its protocol allows (CRC/LRC right), and a good frame."""
+    if codec_cls is AcmeStxShoeCodec:
+        return encode_stx(1, "S", "8" + "X" * 70), encode_stx(2, "C", "QH")
+    long_shoe = "S" * MAX_FRAME  # a CARD frame of about MAX_FRAME + 30 bytes
+    body = ",".join(["shoe-1", "1", "1", "CARD", "QH", long_shoe]).encode()
+    return b"$" + body + b"*%04X\r\n" % crc16(body), frame("shoe-1", 2, 2, "CARD", "7C", "S1")
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.sampled_from([ShoeCodec, AcmeStxShoeCodec]),
+    st.lists(st.integers(min_value=1, max_value=90), min_size=1, max_size=20),
+)
+def test_an_oversize_frame_is_one_too_long_error_however_it_arrives(
+    codec_cls: type[Codec], cuts: list[int]
+) -> None:
+    """Before: SDL/1 reported the rest of the line, once it came in a later read, as
+    garbage too; ACME-STX accepted a 78-byte payload whose ETX came in the same read
+    and called it too_long when it did not."""
+    long_frame, good = oversize(codec_cls)
+    assert len(long_frame) > (MAX_FRAME if codec_cls is ShoeCodec else 67)
+    stream = long_frame + good
+    codec = codec_cls(clock=lambda: 0.0) if codec_cls is AcmeStxShoeCodec else codec_cls()  # type: ignore[call-arg]
+    out: list[Message | FrameError] = []
+    pos, index = 0, 0
+    while pos < len(stream):
+        size = cuts[index % len(cuts)]
+        out += codec.feed(stream[pos : pos + size])
+        pos, index = pos + size, index + 1
+    assert [getattr(m, "kind", None) for m in out] == ["too_long", None]
+    assert isinstance(out[1], CardDrawn) and out[1].seq == 2
