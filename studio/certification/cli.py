@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,13 @@ from typing import Any
 import typer
 
 from studio.errors import StudioError
+
+NO_CONSENT_STRATEGY = "engine basic strategy, without consent"
+NO_CONSENT_NOTE = (
+    "without consent (a Majority Rules or Best Strategy wager's default): the box plays the "
+    "engine strategy, but a double is one card at the original stake (hit, then stand) and "
+    "a split leaves the stake on the first hand (seed 004)"
+)
 
 
 def _fail(message: str) -> typer.Exit:
@@ -51,6 +59,7 @@ def rtp(
         side_bet_result,
         with_decks,
     )
+    from studio.rules.ruleset import DecisionMode
 
     try:
         rules = with_decks(load_ruleset(ruleset), decks)
@@ -84,6 +93,11 @@ def rtp(
                 analyse(g, engine_policy(rules), name="engine basic strategy (total-dependent)")
             )
             main_results.append(analyse(g, None, name="optimal composition-dependent"))
+            if rules.table.decision_mode is DecisionMode.MAJORITY_RULES:
+                # Seed 004: a player who has not consented to automatic split/double
+                # (the wager's default) is not charged for them: another game.
+                without = analyse(g, engine_policy(rules), name=NO_CONSENT_STRATEGY, consent=False)
+                main_results.append(replace(without, notes=(NO_CONSENT_NOTE,)))
             out["main_game"] = [report.main_json(r) for r in main_results]
             out["published_rtp"] = None if _published(rules) is None else str(_published(rules))
             texts.append(report.format_main(main_results, _published(rules)))

@@ -108,11 +108,12 @@ class _Enumerator:
     situation: Situation | None  # None: the initial cards are enumerated too
     first_action: EngineAction | None = None
     stats: EnumerationStats = field(default_factory=EnumerationStats)
+    consent: bool = True  # the wager pays for automatic splits and doubles
 
     def value(self, rnd: Round, counts: list[int]) -> float:
         """Expected net result of ``rnd`` (betting open or a card due) from ``counts``."""
         if rnd.phase is Phase.BETTING and rnd.next_card().kind is not CardFor.BURN:
-            bet(rnd)
+            bet(rnd, self.consent)
         if rnd.phase is not Phase.BETTING and not play_until_card(rnd, self.first_action):
             self.stats.leaves += 1
             return net_result(rnd)
@@ -234,6 +235,8 @@ def engine_value(
     situation: Situation | None,
     shoe: Composition | None = None,
     stats: EnumerationStats | None = None,
+    *,
+    consent: bool = True,
 ) -> float:
     """The engine's exact expected net result per initial unit.
 
@@ -241,6 +244,7 @@ def engine_value(
     ``situation`` is ``None`` (the initial cards are enumerated too: only
     sensible on a small shoe). ``shoe`` (value-class counts) defaults to the rule
     set's full shoe; the situation's three cards are taken out of it.
+    ``consent=False``: the wager does not consent to automatic splits and doubles.
     """
     _check_supported(rules)
     counts = _initial_counts(rules, situation, shoe)
@@ -248,7 +252,7 @@ def engine_value(
     if situation is not None and situation.action is not None:
         rules = _for_forced_action(rules, situation)
         forced = EngineAction(situation.action.value)
-    enum = _Enumerator(rules, situation, forced)
+    enum = _Enumerator(rules, situation, forced, consent=consent)
     value = enum.value(begin_round(rules), counts)
     if stats is not None:
         stats.nodes += enum.stats.nodes
@@ -259,8 +263,11 @@ def engine_value(
 class MathSide:
     """The certification math's exact value of initial deals under the engine's strategy."""
 
-    def __init__(self, rules: RuleSet, shoe: Composition | None = None) -> None:
+    def __init__(
+        self, rules: RuleSet, shoe: Composition | None = None, *, consent: bool = True
+    ) -> None:
         self.rules = rules
+        self.consent = consent
         self.game = game_rules(rules)
         self.shoe: Composition = shoe if shoe is not None else shoe_composition(rules.shoe.decks)
         self.policy: Policy = engine_policy(rules)  # one object: the analysis caches by id
@@ -273,15 +280,23 @@ class MathSide:
             self._contexts[situation.up] = ctx
         if situation.action is not None:
             return ctx.first_action_value(
-                situation.first, situation.second, situation.action, self.policy
+                situation.first,
+                situation.second,
+                situation.action,
+                self.policy,
+                consent=self.consent,
             )
-        value, _ = ctx.initial_value(situation.first, situation.second, self.policy)
+        value, _ = ctx.initial_value(
+            situation.first, situation.second, self.policy, consent=self.consent
+        )
         return value
 
 
-def math_value(rules: RuleSet, situation: Situation, shoe: Composition | None = None) -> float:
+def math_value(
+    rules: RuleSet, situation: Situation, shoe: Composition | None = None, *, consent: bool = True
+) -> float:
     """The certification math's exact value of one initial deal (engine strategy)."""
-    return MathSide(rules, shoe).value(situation)
+    return MathSide(rules, shoe, consent=consent).value(situation)
 
 
 @dataclass(frozen=True, slots=True)

@@ -335,7 +335,8 @@ class _UpcardAnalysis:
         self.bust = {s: self._bust(s) for s in (1.0, 2.0)}
         self.hit_stand, self.hit = self._optimal()
         self.double = self._double()
-        self._policy_cache: dict[int, npt.NDArray[np.float64]] = {}
+        self._policy_cache: dict[tuple[int, bool], npt.NDArray[np.float64]] = {}
+        self._no_consent: tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]] | None = None
 
     # --- dealer and terminal values ----------------------------------------------------------
 
@@ -573,9 +574,38 @@ class _UpcardAnalysis:
 
     # --- a policy ------------------------------------------------------------------------------
 
-    def policy_values(self, policy: Policy) -> npt.NDArray[np.float64]:
-        """Value of every live hand (after the first decision) played by ``policy``."""
-        got = self._policy_cache.get(id(policy))
+    def no_consent_values(self) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+        """(stand, double) values for a player who does not consent to automatic doubles.
+
+        Seed 004: such a player's stake is never doubled or split; a double the box
+        takes is one card at the original stake ("hit and then stand"), and on a
+        split the stake stays on the first (right-hand) hand. That stake is the
+        player's original one, so an unpeeked ten-up natural takes all of it
+        (nothing is "extra" to return), on a split hand too.
+        """
+        if self._no_consent is None:
+            g = self.graph
+            if self.peeked or self.nat_card is None:
+                loss = np.zeros(len(g.keys))
+            else:
+                loss = np.full(len(g.keys), -1.0)
+            stand = self.e1 + self.nat * loss
+            charlie = (1.0 - self.nat) + self.nat * loss
+            term = np.where(g.charlie, charlie, stand)
+            double = np.full(len(g.keys), -np.inf)
+            rows = np.nonzero(g.can_double)[0]
+            if len(rows):
+                double[rows] = self._next_card(rows, term, 1.0)
+            self._no_consent = (term, double)
+        return self._no_consent
+
+    def policy_values(self, policy: Policy, *, consent: bool = True) -> npt.NDArray[np.float64]:
+        """Value of every live hand (after the first decision) played by ``policy``.
+
+        ``consent=False``: the value to a player who does not pay for automatic
+        doubles (:meth:`no_consent_values`); the hand is played the same way.
+        """
+        got = self._policy_cache.get((id(policy), consent))
         if got is not None:
             return got
         g = self.graph
@@ -610,14 +640,15 @@ class _UpcardAnalysis:
                 code = self._code(policy.decide(view), key[5])
                 memo[key] = code
             actions[i] = code
-        values = self.term[1.0].copy()
+        term, double = (self.term[1.0], self.double) if consent else self.no_consent_values()
+        values = term.copy()
         for rows in g.levels:
             hit_rows = rows[actions[rows] == _HIT]
             if len(hit_rows):
                 values[hit_rows] = self._next_card(hit_rows, values, 1.0)
             dbl_rows = rows[actions[rows] == _DOUBLE]
-            values[dbl_rows] = self.double[dbl_rows]
-        self._policy_cache[id(policy)] = values
+            values[dbl_rows] = double[dbl_rows]
+        self._policy_cache[(id(policy), consent)] = values
         return values
 
     @staticmethod
@@ -640,7 +671,16 @@ class _UpcardAnalysis:
         # tens is never chosen by either strategy, so the value class is not split then.
         return not (r.split_by_rank and a == TEN)
 
-    def initial_value(self, a: int, b: int, policy: Policy | None) -> tuple[float, Action]:
+    def initial_value(
+        self, a: int, b: int, policy: Policy | None, *, consent: bool = True
+    ) -> tuple[float, Action]:
+        """Value of the initial hand ``{a, b}`` and the first action taken on it.
+
+        ``consent=False`` (a policy only): the value to a player who does not pay
+        for automatic splits and doubles; the box plays the policy all the same.
+        """
+        if policy is None and not consent:
+            raise RuleError("a player without consent is valued under a strategy (policy)")
         hand = _add(_add((0,) * N_CLASSES, a), b)
         i = self.row(hand, -1)
         nat = float(self.nat[i])
@@ -681,21 +721,29 @@ class _UpcardAnalysis:
             return -0.5, Action.SURRENDER
         action = policy.decide(view)
         if action is Action.DOUBLE and not can_double:
-            return self.first_action_value(a, b, Action.HIT, policy), action  # double else hit
+            value = self.first_action_value(a, b, Action.HIT, policy, consent=consent)
+            return value, action  # double else hit
         if action not in (Action.STAND, Action.HIT, Action.DOUBLE) and not (
             (action is Action.SPLIT and can_split)
             or (action is Action.SURRENDER and surrender_late)
         ):
             raise RuleError(f"strategy answered {action.value!r} where it is not allowed")
-        return self.first_action_value(a, b, action, policy), action
+        return self.first_action_value(a, b, action, policy, consent=consent), action
 
-    def first_action_value(self, a: int, b: int, action: Action, policy: Policy | None) -> float:
+    def first_action_value(
+        self, a: int, b: int, action: Action, policy: Policy | None, *, consent: bool = True
+    ) -> float:
         """Value of the initial hand ``{a, b}`` when ``action`` is its first decision.
 
         ``policy`` takes every later decision (``None``: optimal play). Early
         surrender is asked before the peek and is not a first action here; a
-        natural takes no action.
+        natural takes no action. ``consent=False``: the value to a player who does
+        not pay for automatic splits and doubles (:meth:`no_consent_values`).
         """
+        if not consent:
+            if policy is None:
+                raise RuleError("a player without consent is valued under a strategy (policy)")
+            return self._no_consent_first_action(a, b, action, policy)
         if {a, b} == {ACE, TEN}:
             raise RuleError("a natural takes no action")
         hand = _add(_add((0,) * N_CLASSES, a), b)
@@ -719,6 +767,30 @@ class _UpcardAnalysis:
             return top + (-0.5 * (1.0 - nat) if self.peeked else -0.5)
         raise RuleError(f"{action.value!r} is not allowed as the first action of this hand")
 
+    def _no_consent_first_action(self, a: int, b: int, action: Action, policy: Policy) -> float:
+        hand = _add(_add((0,) * N_CLASSES, a), b)
+        i = self.row(hand, -1)
+        top = -float(self.nat[i]) if self.peeked else 0.0
+        g = self.graph
+        term, double = self.no_consent_values()
+        if action is Action.DOUBLE and g.can_double[i]:
+            return top + float(double[i])  # one card at the original stake
+        if action is Action.SPLIT and self.can_split(a, b):
+            if self.rules.split_max_hands > 2 and self.policy_resplits(a, policy):
+                raise RuleError(
+                    "a player without consent under a strategy that resplits is not modelled"
+                )
+            # the stake stays on the first hand, played on its own cards: one split hand
+            one = self.row(_add((0,) * N_CLASSES, a), _context(a, 1))
+            second = self.policy_values(policy, consent=False)
+            return top + float(self._next_card(np.array([one]), second, 1.0)[0])
+        if action is Action.HIT and g.can_hit[i]:
+            after = self.policy_values(policy, consent=False)
+            return top + float(self._next_card(np.array([i]), after, 1.0)[0])
+        if action is Action.STAND:
+            return top + float(term[i])
+        return self.first_action_value(a, b, action, policy)  # surrender: no extra stake
+
 
 def analyse(
     rules: GameRules,
@@ -726,13 +798,16 @@ def analyse(
     name: str = "",
     *,
     shoe: Composition | None = None,
+    consent: bool = True,
 ) -> MainGameResult:
     """Exact expected value per initial unit staked, for one round of one box.
 
     ``policy=None`` plays optimal composition-dependent strategy; otherwise the
     policy decides every action and is evaluated exactly. ``shoe`` replaces the
     full shoe of ``rules.decks`` decks by any composition (value-class counts),
-    e.g. a tiny shoe for brute-force checks.
+    e.g. a tiny shoe for brute-force checks. ``consent=False`` (with a policy):
+    the return to a player who does not consent to automatic splits and doubles
+    (seed 004), at a box that plays the policy.
     """
     started = time.perf_counter()
     if shoe is None:
@@ -755,7 +830,7 @@ def analyse(
                 ways = rest[a] * (rest[a] - 1) if a == b else 2 * rest[a] * rest[b]
                 if ways <= 0:
                     continue
-                value, _ = ctx.initial_value(a, b, policy)
+                value, _ = ctx.initial_value(a, b, policy, consent=consent)
                 ev_u += ways / (m * (m - 1)) * value
         by_up.append(ev_u)
         total += shoe[u] / n * ev_u

@@ -134,9 +134,13 @@ def begin_round(rules: RuleSet) -> Round:
     return rnd
 
 
-def bet(rnd: Round) -> None:
-    """The simulated player's wager: one seated box, no side bets; betting closes."""
-    rnd.place_wager(SEAT, PLAYER, STAKE, {}, auto_consent=True)
+def bet(rnd: Round, consent: bool = True) -> None:
+    """The simulated player's wager: one seated box, no side bets; betting closes.
+
+    ``consent``: the wager pays for automatic splits and doubles (seed 004's
+    consent; a player who did not give it hits then stands, follows the first hand).
+    """
+    rnd.place_wager(SEAT, PLAYER, STAKE, {}, auto_consent=consent)
     rnd.close_betting()
 
 

@@ -132,3 +132,15 @@ def test_shoe_stats_names_a_file_that_is_not_text(tmp_path: Path) -> None:
     result = runner.invoke(app, ["shoe-stats", str(path)])
     assert result.exit_code == 2
     assert f"{path} is not UTF-8 text" in " ".join(result.output.split())
+
+
+def test_rtp_main_game_without_consent_for_majority_rules() -> None:
+    """Seed 004's default wager (no consent to automatic split/double) has its own figure."""
+    result = runner.invoke(app, ["rtp", "-r", "majority_speed", "--main", "--json"])
+    assert result.exit_code == 0, result.output
+    edges = {m["strategy"]: m["house_edge"] * 100 for m in json.loads(result.output)["main_game"]}
+    without = edges["engine basic strategy, without consent"]
+    assert round(without, 4) == 2.2912
+    assert without > edges["engine basic strategy (total-dependent)"] + 1.5
+    classic = json.loads(runner.invoke(app, ["rtp", "-r", "classic6", "--main", "--json"]).output)
+    assert len(classic["main_game"]) == 2  # players decide their own boxes there

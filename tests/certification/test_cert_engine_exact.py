@@ -214,3 +214,44 @@ def test_whole_round_with_resplits_on_a_tiny_shoe(max_hands: int) -> None:
     shoe = (2, 0, 0, 0, 0, 1, 0, 4, 0, 5)
     exact = analyse(game_rules(rules), engine_policy(rules), shoe=shoe).expected_value
     assert engine_value(rules, None, shoe) == pytest.approx(exact, abs=TOL)
+
+
+# Seed 004: a wager without consent to automatic split/double (the default) is not
+# charged for them: a double is one card at the original stake, a split leaves the
+# stake on the first hand, and that stake, being the original one, is not returned
+# by the ten-up rule. The box still plays the engine's strategy.
+NO_CONSENT = [
+    ("eu-s17", situation(10, 3, 8, "double 11 v ten: one card, stake not returned"), None),
+    ("us-s17", situation(10, 8, 8, "split 8s v ten: the first hand only"), SPLIT_SHOE),
+    ("eu-s17", situation(10, 8, 8, "split 8s v ten, EU"), SPLIT_SHOE),
+    ("eu-s17", situation(6, 8, 8, "split 8s v 6, double after split"), SPLIT_SHOE),
+    ("us-h17", situation(6, 1, 6, "soft 17 v 6: double"), SMALL_SHOE),
+]
+
+
+@pytest.mark.parametrize("case", NO_CONSENT, ids=_id)
+def test_engine_equals_math_for_a_player_without_consent(
+    case: tuple[str, Situation, tuple[int, ...] | None],
+) -> None:
+    name, sit, shoe = case
+    rules = rules_of(name)
+    engine = engine_value(rules, sit, shoe, consent=False)
+    assert engine == pytest.approx(math_value(rules, sit, shoe, consent=False), abs=TOL)
+    # the deal really involves a split or double the player does not pay for
+    assert abs(engine - engine_value(rules, sit, shoe)) > 0.05
+
+
+@pytest.mark.parametrize("name", ["eu-s17", "us-h17"])
+def test_whole_round_without_consent_on_a_tiny_shoe(name: str) -> None:
+    shoe = (3, 0, 0, 0, 0, 2, 0, 2, 0, 5)
+    rules = rules_of(name)
+    policy = engine_policy(rules)
+    exact = analyse(game_rules(rules), policy, shoe=shoe, consent=False).expected_value
+    assert engine_value(rules, None, shoe, consent=False) == pytest.approx(exact, abs=TOL)
+    assert exact < analyse(game_rules(rules), policy, shoe=shoe).expected_value
+
+
+def test_without_consent_needs_a_strategy() -> None:
+    rules = rules_of("us-s17")
+    with pytest.raises(RuleError, match="without consent"):
+        analyse(game_rules(rules), None, shoe=(3, 0, 0, 0, 0, 2, 0, 2, 0, 5), consent=False)
