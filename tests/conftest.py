@@ -24,8 +24,8 @@ from studio.store import Database
 # stack, where CPython 3.11.7's parser can fail with "AST constructor recursion depth
 # mismatch" while pytest rewrites it. Importing it here, at the top, avoids that.
 
-MOSQUITTO_URL = os.environ.get("STUDIO_TEST_MOSQUITTO", "mqtt://127.0.0.1:1883")
-POSTGRES_URL = os.environ.get("STUDIO_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test")
+MOSQUITTO_URL = os.environ.get("TEST_MOSQUITTO_URL", "mqtt://127.0.0.1:1883")
+POSTGRES_URL = os.environ.get("TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
 
 
 def _reachable(host: str, port: int) -> bool:

@@ -50,7 +50,10 @@ class Database:
         if target.startswith("sqlite"):
             path = target.split(":///", 1)[1]
             if path and path != ":memory:":
-                Path(path).parent.mkdir(parents=True, exist_ok=True)
+                try:
+                    Path(path).parent.mkdir(parents=True, exist_ok=True)
+                except OSError as exc:
+                    raise StoreError(f"cannot open database {safe_url(url)}: {exc}") from exc
         elif schema:
             connect_args["server_settings"] = {"search_path": schema}
         self.engine: AsyncEngine = create_async_engine(target, connect_args=connect_args)

@@ -30,7 +30,7 @@ HARNESS = HERE / "crash_harness.py"
 sys.path.insert(0, str(HERE))
 from crash_harness import generate  # noqa: E402
 
-POSTGRES_URL = os.environ.get("STUDIO_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test")
+POSTGRES_URL = os.environ.get("TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
 
 
 def run_to_end(

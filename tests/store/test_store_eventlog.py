@@ -147,3 +147,10 @@ async def test_store_errors_hide_the_database_password() -> None:
     assert "S3cr3t" not in str(refused.value) + str(unsupported.value)
     assert safe_url("sqlite:///var/studio.db") == "sqlite:///var/studio.db"
     assert safe_url("not a url: S3cr3t") == "***"
+
+
+@pytest.mark.parametrize("url", ["sqlite:////proc/nope/x.db", "sqlite:////dev/null/studio.db"])
+def test_a_sqlite_path_that_cannot_be_made_is_a_store_error(url: str) -> None:
+    # Every command turns a StoreError into "error: ..." and exit 2; an OSError was a traceback.
+    with pytest.raises(StoreError, match="cannot open database sqlite:////"):
+        Database(url)
