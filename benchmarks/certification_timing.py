@@ -23,7 +23,7 @@ from studio.certification.main_game import analyse
 from studio.certification.rulesets import engine_policy, game_rules, side_bet_result
 from studio.certification.simulate import run_simulation
 from studio.rules import strategy
-from studio.rules.ruleset import preset
+from studio.rules.ruleset import DecisionMode, preset
 
 
 def _clear() -> None:
@@ -81,6 +81,11 @@ def main() -> None:
         print(f"{label:<58}{td.house_edge * 100:>11.4f}% HE{warm:>9.3f}{cpu:>9.3f}")
         label = f"{name}:   engine strategy construction (rules engine)"
         print(f"{label:<58}{'':>14}{build + first - warm:>9.3f}")
+        if rules.table.decision_mode is DecisionMode.MAJORITY_RULES:
+            _clear()
+            nc, wall, cpu = timed(lambda: analyse(g, policy, consent=False))  # noqa: B023
+            label = f"{name}: main game, engine strategy without consent"
+            print(f"{label:<58}{nc.house_edge * 100:>11.4f}% HE{wall:>9.3f}{cpu:>9.3f}")
     resplit = preset("majority_speed").with_overrides({"split": {"max_hands": 4}})
     _clear()
     r4, wall, cpu = timed(lambda: analyse(game_rules(resplit)))
