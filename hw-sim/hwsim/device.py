@@ -117,6 +117,13 @@ class SimDevice:
         await self.unplug()
         self.seq = 0
         self._buffer.clear()
+        # What was only in the device's memory goes too: a frame held back by reorder_next
+        # (sent after the next event, it would pose as the new numbering's seq), frames
+        # still queued for the wire, a host frame half received.
+        self._held = None
+        while not self._out.empty():
+            self._out.get_nowait()
+        self._reader = HostReader()
         await self.plug()
 
     @property
