@@ -537,12 +537,16 @@ class Round:
         if hand.stood or hand.awaiting_card:
             return []
         rules = self.rules
-        actions = [Action.HIT, Action.STAND]
         two = len(hand.cards) == 2
+        # A split ace takes one card; the hand stays open only when that card is another
+        # ace it may split again (resplit_aces), so standing or splitting is all it may do.
+        one_card = hand.split_aces and rules.split.aces_one_card and len(hand.cards) >= 2
+        actions = [Action.STAND] if one_card else [Action.HIT, Action.STAND]
         value, _ = total_and_soft(hand.cards)
         d = rules.double
         if (
             d.allowed
+            and not one_card
             and two
             and (not hand.from_split or d.after_split)
             and (not hand.split_aces or d.on_split_aces)

@@ -178,3 +178,23 @@ def test_early_surrender_keeps_half_even_against_a_dealer_blackjack() -> None:
     got = lines(rnd)
     assert got[("p", "main")] == ("5.00", "early surrender against an ace: half the stake back")
     assert got[("q", "main")] == ("0.00", "18 against dealer blackjack")
+
+
+def test_a_split_ace_dealt_another_ace_may_only_stand_or_split_again() -> None:
+    rules = RuleSet.model_validate(
+        {**preset("classic6").model_dump(), "split": {"max_hands": 4, "resplit_aces": True}}
+    )
+    assert rules.split.aces_one_card
+    rnd = start(rules, (1, "p1", "10.00", {}))
+    for code in ["AS", "6H", "AD", "9C"]:  # player A,A; dealer 6 up, 9 in the hole
+        rnd.deal(code)
+    rnd.act(1, "split", player="p1")
+    rnd.deal("AH")  # the first split ace draws an ace: it may be split again, not hit
+    assert rnd.legal_actions(1) == ["stand", "split"]
+    with pytest.raises(IllegalActionError):
+        rnd.act(1, "hit", player="p1")
+    rnd.act(1, "stand", player="p1")
+    rnd.deal("7D")  # the second split ace takes its one card and is done
+    hands = rnd.boxes[1].hands
+    assert [[c.code for c in h.cards] for h in hands] == [["AS", "AH"], ["AD", "7D"]]
+    assert rnd.phase is not Phase.PLAYERS
