@@ -160,7 +160,18 @@ def run(
                 control = await stack.enter_async_context(ControlServer(sim, port=http_port))
                 typer.echo(f"control API on {control.url}")
             if plan is not None:
-                log = await plan.run(sim)
+                # Ctrl-C (or SIGTERM) stops a scenario half way, sleeps and repeats included.
+                playing = asyncio.create_task(plan.run(sim), name=f"scenario:{plan.name}")
+                stopping = asyncio.create_task(stop.wait(), name="hwsim-stop")
+                await asyncio.wait({playing, stopping}, return_when=asyncio.FIRST_COMPLETED)
+                stopping.cancel()
+                if not playing.done():
+                    playing.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await playing
+                    typer.echo(f"scenario {plan.name}: stopped")
+                    return
+                log = playing.result()
                 typer.echo(f"scenario {plan.name}: {len(log)} steps done")
                 if exit_after_scenario:
                     return

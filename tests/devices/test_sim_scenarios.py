@@ -125,3 +125,18 @@ async def test_hwsim_run_deals_on_after_a_jam_is_cleared(tmp_path: Path) -> None
         out, _ = await asyncio.wait_for(sim.communicate(), 20)
     assert sim.returncode == 0, out.decode()[-2000:]
     assert "Traceback" not in out.decode()
+
+
+async def test_a_signal_stops_hwsim_run_in_the_middle_of_a_scenario(tmp_path: Path) -> None:
+    scenario = tmp_path / "long.yaml"
+    scenario.write_text("steps:\n  - {repeat: 100, steps: [{deal: 1}, {sleep: 0.5}]}\n")
+    sim = await _hwsim("--dir", str(tmp_path / "pty"), "--http-port", "0",
+                       "--scenario", str(scenario), "--exit-after-scenario")  # fmt: skip
+    assert sim.stdout is not None
+    await wait_line(sim.stdout, "t1 cutcard", [])
+    await asyncio.sleep(0.5)
+    sim.send_signal(signal.SIGINT)
+    # Before, the signal waited for the scenario's 50 s of sleeps.
+    out, _ = await asyncio.wait_for(sim.communicate(), 10)
+    assert sim.returncode == 0, out.decode()
+    assert "scenario scenario: stopped" in out.decode()
