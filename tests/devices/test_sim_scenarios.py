@@ -136,7 +136,12 @@ async def test_a_signal_stops_hwsim_run_in_the_middle_of_a_scenario(tmp_path: Pa
     await wait_line(sim.stdout, "t1 cutcard", [])
     await asyncio.sleep(0.5)
     sim.send_signal(signal.SIGINT)
-    # Before, the signal waited for the scenario's 50 s of sleeps.
-    out, _ = await asyncio.wait_for(sim.communicate(), 10)
+    try:
+        # Before, the signal waited for the scenario's 50 s of sleeps.
+        out, _ = await asyncio.wait_for(sim.communicate(), 10)
+    finally:
+        if sim.returncode is None:
+            sim.kill()
+            await sim.wait()
     assert sim.returncode == 0, out.decode()
     assert "scenario scenario: stopped" in out.decode()
