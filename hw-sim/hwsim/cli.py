@@ -121,6 +121,10 @@ def run(
     ),
 ) -> None:
     """Run simulated tables until interrupted."""
+    if via not in ("pty", "tcp"):
+        raise typer.BadParameter(f"--via is pty or tcp, not {via!r}")
+    if via == "tcp" and tcp_base_port is None:
+        raise typer.BadParameter("--via tcp needs --tcp-base-port (0 = any free port)")
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )

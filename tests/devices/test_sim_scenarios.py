@@ -145,3 +145,24 @@ async def test_a_signal_stops_hwsim_run_in_the_middle_of_a_scenario(tmp_path: Pa
             await sim.wait()
     assert sim.returncode == 0, out.decode()
     assert "scenario scenario: stopped" in out.decode()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [(["--via", "tcp"], "needs --tcp-base-port"), (["--via", "tpc"], "pty or tcp")],
+)
+async def test_hwsim_run_refuses_ports_it_cannot_serve(
+    tmp_path: Path, args: list[str], message: str
+) -> None:
+    # Before: an AssertionError traceback, and a typo silently written as pty ports.
+    sim = await _hwsim("--dir", str(tmp_path), "--http-port", "0", *args,
+                       "--config-out", str(tmp_path / "studio.toml"))  # fmt: skip
+    try:
+        out, _ = await asyncio.wait_for(sim.communicate(), 20)
+    finally:
+        if sim.returncode is None:
+            sim.kill()
+            await sim.wait()
+    assert sim.returncode == 2, out.decode()
+    assert message in out.decode() and "Traceback" not in out.decode()
+    assert not (tmp_path / "studio.toml").exists()
