@@ -32,9 +32,8 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from hwsim.framing import check_field
 from hwsim.shoe import DEAL_FAULTS
-from hwsim.table import DEVICE_FAULTS, DEVICE_IDS, FAULT_PARAMS, LINE_FAULTS, SimTable, Simulator
+from hwsim.table import SimTable, Simulator, check_fault
 from studio.errors import ConfigError
 
 ACTIONS = ("deal", "new_shoe", "cut", "fault", "sleep", "repeat")
@@ -77,45 +76,13 @@ class Step(BaseModel):
                 if self.fault not in DEAL_FAULTS:
                     raise ValueError(f"fault {self.fault!r} needs a device")
                 self.device = "shoe"
-            _check_fault(self.device, str(self.fault), self.params)
+            check_fault(self.device, str(self.fault), self.params)
         return self
 
     def tables_named(self) -> set[str]:
         """Every table this step and its nested steps name."""
         named = {self.table} if self.table else set()
         return named.union(*(step.tables_named() for step in self.steps))
-
-
-def _check_fault(device: str, fault: str, params: dict[str, Any]) -> None:
-    kind = next((k for k, i in DEVICE_IDS.items() if device in (k, i)), None)
-    if kind is None:
-        known = ", ".join(f"{k} ({i})" for k, i in DEVICE_IDS.items())
-        raise ValueError(f"no device {device!r}; a table has {known}")
-    faults = (*LINE_FAULTS, *DEVICE_FAULTS[kind])
-    if fault not in faults:
-        raise ValueError(f"unknown {kind} fault {fault!r}; known: {', '.join(faults)}")
-    allowed = FAULT_PARAMS.get(fault, {})
-    for name, value in params.items():
-        wanted = allowed.get(name)
-        if wanted is None:
-            takes = ", ".join(allowed) or "no parameters"
-            raise ValueError(f"fault {fault!r} takes {takes}; not {name!r}")
-        if wanted is str:
-            ok = isinstance(value, str)
-        elif wanted is int:
-            ok = isinstance(value, int) and not isinstance(value, bool)
-        else:
-            ok = isinstance(value, int | float) and not isinstance(value, bool)
-        if not ok:
-            raise ValueError(f"{fault} {name} must be {wanted.__name__}, not {value!r}")
-        if name in ("size", "count", "chunk") and value < 1:
-            raise ValueError(f"{fault} {name} must be at least 1, not {value!r}")
-        if name == "delay" and value < 0:
-            raise ValueError(f"{fault} {name} must not be negative, not {value!r}")
-        if name == "detail":
-            check_field(value)
-        if name == "data":
-            value.encode("latin-1")  # UnicodeEncodeError is a ValueError
 
 
 class Scenario(BaseModel):

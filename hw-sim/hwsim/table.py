@@ -22,6 +22,7 @@ from typing import Any
 
 from hwsim.cutcard import SimCutCard
 from hwsim.device import SimDevice
+from hwsim.framing import check_field
 from hwsim.shoe import SimShoe
 from hwsim.shuffler import SimShuffler
 from studio.cards import Card, full_deck
@@ -67,6 +68,39 @@ FAULT_PARAMS: dict[str, dict[str, type]] = {
     "clock_skew": {"ms": int},
     "sensor_fault": {"detail": str},
 }
+
+
+def check_fault(device: str, fault: str, params: dict[str, Any]) -> None:
+    """ValueError unless ``device`` (kind or id) takes ``fault`` with these ``params``."""
+    kind = next((k for k, i in DEVICE_IDS.items() if device in (k, i)), None)
+    if kind is None:
+        known = ", ".join(f"{k} ({i})" for k, i in DEVICE_IDS.items())
+        raise ValueError(f"no device {device!r}; a table has {known}")
+    faults = (*LINE_FAULTS, *DEVICE_FAULTS[kind])
+    if fault not in faults:
+        raise ValueError(f"unknown {kind} fault {fault!r}; known: {', '.join(faults)}")
+    allowed = FAULT_PARAMS.get(fault, {})
+    for name, value in params.items():
+        wanted = allowed.get(name)
+        if wanted is None:
+            takes = ", ".join(allowed) or "no parameters"
+            raise ValueError(f"fault {fault!r} takes {takes}; not {name!r}")
+        if wanted is str:
+            ok = isinstance(value, str)
+        elif wanted is int:
+            ok = isinstance(value, int) and not isinstance(value, bool)
+        else:
+            ok = isinstance(value, int | float) and not isinstance(value, bool)
+        if not ok:
+            raise ValueError(f"{fault} {name} must be {wanted.__name__}, not {value!r}")
+        if name in ("size", "count", "chunk") and value < 1:
+            raise ValueError(f"{fault} {name} must be at least 1, not {value!r}")
+        if name == "delay" and value < 0:
+            raise ValueError(f"{fault} {name} must not be negative, not {value!r}")
+        if name == "detail":
+            check_field(value)
+        if name == "data":
+            value.encode("latin-1")  # UnicodeEncodeError is a ValueError
 
 
 class SimTable:
@@ -175,6 +209,10 @@ class SimTable:
     async def fault(self, device: str, name: str, **params: Any) -> None:
         """Inject a fault by name (the control API and scenarios come through here)."""
         dev = self.device(device)
+        try:
+            check_fault(device, name, params)
+        except ValueError as exc:
+            raise DeviceError(f"table {self.id}: {exc}") from exc
         faults = dev.faults
         if name == "unplug":
             await dev.unplug()

@@ -15,6 +15,7 @@ import httpx
 import pytest
 from process_support import wait_line
 
+from hwsim.control import create_app
 from hwsim.scenario import Scenario
 from hwsim.table import Simulator
 from studio.bus.embedded import free_port
@@ -166,3 +167,26 @@ async def test_hwsim_run_refuses_ports_it_cannot_serve(
     assert sim.returncode == 2, out.decode()
     assert message in out.decode() and "Traceback" not in out.decode()
     assert not (tmp_path / "studio.toml").exists()
+
+
+async def test_the_control_api_refuses_a_faults_bad_parameters(tmp_path: Path) -> None:
+    # Every way in (scenarios, the control API, the demo) goes through SimTable.fault, which
+    # checks what scenario validation checks. Before, {"size": null} was a 500 and a
+    # negative count or an unknown parameter were taken as given.
+    async with Simulator(1, base_dir=tmp_path) as sim:
+        transport = httpx.ASGITransport(app=create_app(sim))
+        async with httpx.AsyncClient(transport=transport, base_url="http://hwsim") as client:
+            faults = "/tables/t1/devices/shoe/faults"
+            for params, message in [
+                ({"size": None}, "garbage size must be int, not None"),
+                ({"count": -3}, "count must be at least 1"),
+                ({"bogus": 1}, "takes no parameters"),
+            ]:
+                fault = {"size": "garbage", "count": "garble_next", "bogus": "mute"}[
+                    next(iter(params))
+                ]
+                response = await client.post(faults, json={"fault": fault, "params": params})
+                assert response.status_code == 400, response.text
+                assert message in response.json()["detail"]
+            state = sim.table("t1").shoe.faults
+            assert state.garble_next == 0 and not state.mute
