@@ -34,7 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from hwsim.shoe import DEAL_FAULTS
 from hwsim.table import SimTable, Simulator, check_fault
-from studio.errors import ConfigError
+from studio.errors import ConfigError, DeviceError
 
 ACTIONS = ("deal", "new_shoe", "cut", "fault", "sleep", "repeat")
 
@@ -164,7 +164,15 @@ async def _apply(step: Step, table: SimTable) -> dict[str, Any]:
         cards = [c.code for _ in range(step.deal) for c in table.deal(fault=fault)]
         return {"action": "deal", "fault": fault, "cards": cards}
     if step.new_shoe:
-        return {"action": "new_shoe", "shoe": table.new_shoe()}
+        fault = table.shuffler.armed_fault
+        try:
+            return {"action": "new_shoe", "shoe": table.new_shoe()}
+        except DeviceError as exc:
+            if fault is None:
+                raise
+            # The count fault the scenario armed: the shuffler reports it (ERR E40/E41/E42)
+            # and the shoe is not loaded; the scenario goes on, as the table would.
+            return {"action": "new_shoe", "shoe": None, "fault": fault, "refused": str(exc)}
     if step.cut:
         table.trigger_cut()
         return {"action": "cut"}

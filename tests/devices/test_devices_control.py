@@ -72,10 +72,20 @@ async def test_scenario_file_plays_every_fault_and_the_drivers_report_them(rig: 
     assert {"sensor_fault", "sensor_ok", "cut_card_detected"} <= cut
     await rig.rec.wait(
         lambda: (
-            {"door_open", "door_closed"}
+            {"door_open", "door_closed", "count_mismatch", "shuffle_complete"}
             <= {e.event for e in rig.rec.events(rig.topics.shuffler_events)}
         )
     )
+    # The armed count fault is played: the first new shoe is refused, the second loaded.
+    mismatch = rig.rec.events(rig.topics.shuffler_events, "count_mismatch")
+    assert [(e.data["kind"], e.data["expected"] - e.data["counted"]) for e in mismatch] == [
+        ("missing", 1)
+    ]
+    shoes = [e for e in log if e["action"] == "new_shoe"]
+    assert [(e["shoe"] is None, e.get("fault")) for e in shoes] == [
+        (True, "missing_card"),
+        (False, None),
+    ]
     assert rig.drivers.get(rig.table.id, "shoe-1").stats["frames_lost"] == 0
 
 
