@@ -12,7 +12,7 @@ import studio
 from studio.config.loader import load_config
 from studio.errors import StudioError
 from studio.store.database import Database
-from studio.store.eventlog import ChainReport, EventLog, parse_head
+from studio.store.eventlog import ChainReport, EventLog, admin_events, parse_head
 
 audit_app = typer.Typer(help="Audit: event-log chain and code integrity.", no_args_is_help=True)
 
@@ -20,6 +20,16 @@ audit_app = typer.Typer(help="Audit: event-log chain and code integrity.", no_ar
 async def verify_chain(url: str, expect: tuple[int, str] | None = None) -> ChainReport:
     async with Database(url) as db:
         return await EventLog(db).verify(expect)
+
+
+async def verify_chains(
+    url: str, expect: tuple[int, str] | None, expect_admin: tuple[int, str] | None
+) -> tuple[ChainReport, ChainReport]:
+    """The event log's chain and the admin log's (user administration)."""
+    async with Database(url) as db:
+        return await EventLog(db).verify(expect), await EventLog(db, admin_events).verify(
+            expect_admin
+        )
 
 
 def code_digest() -> tuple[str, int]:
@@ -54,25 +64,36 @@ def verify(
         metavar="ID:HASH",
         help="a head printed by an earlier run, kept off this machine: the log must still hold it",
     ),
+    expect_admin_head: str | None = typer.Option(
+        None,
+        "--expect-admin-head",
+        metavar="ID:HASH",
+        help="the same for the admin log (changes to console accounts)",
+    ),
 ) -> None:
-    """Walk the whole event log and check every record's hash and link."""
+    """Walk the whole event log and admin log and check every record's hash and link."""
     try:
         expect = parse_head(expect_head) if expect_head is not None else None
+        expect_admin = parse_head(expect_admin_head) if expect_admin_head is not None else None
         url = database or load_config(config).database.url
-        report = asyncio.run(verify_chain(url, expect))
+        reports = asyncio.run(verify_chains(url, expect, expect_admin))
     except StudioError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
-    if report.ok:
-        # What to record elsewhere: a later run given it proves no record was cut off the end.
-        typer.echo(f"chain OK: {report.records} records, head {report.anchor}")
-        return
-    typer.echo(
-        f"chain BROKEN at record {report.first_bad_id}: {report.reason} "
-        f"({report.records} records verified before it)",
-        err=True,
-    )
-    raise typer.Exit(1)
+    broken = False
+    for name, report in zip(("chain", "admin log"), reports, strict=True):
+        if report.ok:
+            # What to record elsewhere: a later run given it proves no record was cut off the end.
+            typer.echo(f"{name} OK: {report.records} records, head {report.anchor}")
+            continue
+        broken = True
+        typer.echo(
+            f"{name} BROKEN at record {report.first_bad_id}: {report.reason} "
+            f"({report.records} records verified before it)",
+            err=True,
+        )
+    if broken:
+        raise typer.Exit(1)
 
 
 @audit_app.command("digest")

@@ -104,8 +104,10 @@ def test_audit_verify_prints_the_head_and_checks_an_expected_one(tmp_path: Path)
     runner = CliRunner()
     ok = runner.invoke(app, ["audit", "verify", "--database", url])
     assert ok.exit_code == 0, ok.output
-    head = ok.output.split("head ")[1].strip()
+    chain, admin = ok.output.splitlines()
+    head = chain.split("head ")[1]
     assert head.startswith("5:") and len(head) == 2 + 64
+    assert admin == f"admin log OK: 0 records, head 0:{GENESIS}"  # no account changed yet
     again = runner.invoke(app, ["audit", "verify", "--database", url, "--expect-head", head])
     assert again.exit_code == 0, again.output
     asyncio.run(delete_newest())
@@ -115,6 +117,12 @@ def test_audit_verify_prints_the_head_and_checks_an_expected_one(tmp_path: Path)
     assert "chain BROKEN at record 5: the log ends at record 4" in cut.output
     bad = runner.invoke(app, ["audit", "verify", "--database", url, "--expect-head", "5:xyz"])
     assert bad.exit_code == 2 and "expected ID:HASH" in bad.output
+    # The admin log has an anchor of its own.
+    admin_cut = runner.invoke(
+        app, ["audit", "verify", "--database", url, "--expect-admin-head", f"1:{'a' * 64}"]
+    )
+    assert admin_cut.exit_code == 1
+    assert "admin log BROKEN at record 1: the log ends at record 0" in admin_cut.output
 
 
 async def test_a_cancelled_append_never_breaks_the_chain(database: Database) -> None:
