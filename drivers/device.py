@@ -614,6 +614,12 @@ class DeviceDriver:
         self._replay.append(_Replayable(seq, pub.topic, data))
         fingerprint = self.codec.fingerprint(event)
         self._in_flight.append((event.seq, fingerprint))
+        if self._saved_state is None or self._saved_state[2] < self._published:
+            # Written ahead: a driver killed (not stopped) once the bus has this event, whose
+            # device then restarts its numbering, must come back knowing the seq may have
+            # reached consumers; saved only by the 0.25 s tick, it reused the seq for a new
+            # event (a new shoe's shoe_loaded), which every consumer dropped as a duplicate.
+            await self._save_state_now()
         acked = functools.partial(self._on_acked, event.seq, self.offset, fingerprint)
         await self.bus.publish(pub.topic, data, qos=1, on_acked=acked)
         self.stats["events"] += 1

@@ -9,6 +9,7 @@ acknowledgement never comes back to the driver."""
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
@@ -132,3 +133,25 @@ async def test_a_gap_given_up_is_not_reported_again_after_a_driver_restart(
     # Before: the restarted driver asked for seq 2 again and reported it lost a second time.
     assert again == []
     assert [(c.seq, c.card) for c in rec.cards] == [(1, "QH"), (3, "AS")]
+
+
+async def test_the_state_on_disk_covers_every_event_before_consumers_see_it(
+    broker: BrokerSettings, table_id: str, tmp_path: Path
+) -> None:
+    # A driver killed (kill -9, a power cut: no save on the way out) must come back knowing
+    # every seq consumers may hold; else a device reset reuses one for a new event.
+    state = tmp_path / "state"
+    async with ScriptedShoe(tmp_path / "shoe-1") as shoe, recording(broker, table_id) as rec:
+        config = shoe_config(table_id, shoe.port.link)
+        async with DriverSet(config, broker=broker, state_dir=state) as drivers:
+            driver = drivers.get(table_id, "shoe-1")
+            await drivers.wait_online(20)
+            driver.health_interval = 3600.0  # no periodic save from here on
+            await asyncio.sleep(0.3)  # the ticker's current sleep ends
+            saved_when_seen = []
+            for n, code in enumerate(["QH", "7C", "AS"], start=1):
+                shoe.card(code)
+                await rec.wait(lambda n=n: len(rec.cards) >= n)
+                saved_when_seen.append(json.loads((state / f"{table_id}__shoe-1.json").read_text()))
+    # Before: saved only every 0.25 s and on a clean stop, so the file lagged the bus.
+    assert [s["published"] for s in saved_when_seen] == [1, 2, 3]
