@@ -238,10 +238,45 @@ class TableController:
     def _hole_secret(
         self, target: dict[str, Any] | None, code: str, serial: str | None, source: dict[str, Any]
     ) -> dict[str, Any] | None:
-        """The secret of an alert about ``code`` when it is due as the face-down hole card."""
-        if target is None or target.get("kind") != "dealer_hole" or not self._hole_hidden():
+        """The secret of an alert about ``code`` when it may be dealt as the face-down hole card.
+
+        ``target`` is the card due now. Cards drawn while the round is paused queue up:
+        each open alert still holding one may be accepted before this card, so this card
+        may land that many targets further on. If the hole card is among them it is
+        concealed from the start; its code, once published, cannot be taken back.
+        """
+        if not self._hole_hidden():
+            return None
+        ahead = sum(
+            1
+            for a in self.alerts.open_alerts()
+            if a.round_id == self.round_id and a.subject.get("held")
+        )
+        due = [target] if ahead == 0 else self._targets_ahead(ahead + 1)
+        if not any(t is not None and t.get("kind") == "dealer_hole" for t in due):
             return None
         return {"card": code, "serial": serial, "source": source}
+
+    def _targets_ahead(self, count: int) -> list[dict[str, Any]]:
+        """The next ``count`` targets of the round if that many cards came now (fewer when a
+        decision comes first). Played on a copy of the engine with placeholder cards: the
+        targets of the initial deal, where cards queue, do not depend on the cards' values."""
+        if self.engine is None or self.phase != "dealing":
+            return []
+        engine = EngineRound(self.ruleset)
+        targets: list[dict[str, Any]] = []
+        try:
+            for op in self.ops:
+                engine.apply(op)
+            for _ in range(count):
+                target = engine.next_card()
+                if target is None:
+                    break
+                targets.append(target)
+                engine.apply(("card", "2C"))
+        except RuleError:
+            pass
+        return targets
 
     def _publish_state(self) -> None:
         self._out.append(Output(Channel.ROUND_STATE, self.state()))
