@@ -130,6 +130,7 @@ class HandView:
     can_split: bool
     can_surrender: bool  # late surrender (early surrender is asked separately)
     after_split: bool
+    can_hit: bool = True  # False: a split ace dealt another ace (one card each)
 
     @property
     def hard(self) -> int:
@@ -443,13 +444,17 @@ class _UpcardAnalysis:
     def policy_resplits(self, pair: int, policy: Policy) -> bool:
         """Whether ``policy`` splits again a split hand of two ``pair`` cards.
 
-        Asked as the engine asks it: a two-card pair after a split, split legal.
-        The answer does not depend on how many hands the split already made.
+        Asked as the engine asks it: a two-card pair after a split, split legal;
+        a split ace dealt another ace under ``split_aces_one_card`` may only stand
+        or split again. The answer does not depend on how many hands the split
+        already made (the engine's strategy values a resplit as one more split).
         """
         if pair == ACE and not self.rules.split_resplit_aces:
             return False
         hand = _add(_add((0,) * N_CLASSES, pair), pair)
         total, soft = _total(hand)
+        one_card = pair == ACE and self.rules.split_aces_one_card
+        can_double = bool(self.graph.can_double[self.row(hand, _context(pair, 1))])
         view = HandView(
             total=total,
             soft=soft,
@@ -458,12 +463,38 @@ class _UpcardAnalysis:
             pair=pair,
             is_pair=True,
             upcard=self.upcard,
-            can_double=bool(self.graph.can_double[self.row(hand, _context(pair, 1))]),
+            can_double=can_double and not one_card,
             can_split=True,
             can_surrender=False,
             after_split=True,
+            can_hit=not one_card,
         )
         return policy.decide(view) is Action.SPLIT
+
+    def first_split_hand_value(
+        self, pair: int, second: npt.NDArray[np.float64], max_hands: int
+    ) -> float:
+        """The first (right-hand) hand of a split resplit up to ``max_hands`` hands.
+
+        The engine deals the first hand its cards, and plays it out, before any
+        other hand gets its second card: while it draws pair cards (and hands may
+        still be added) each pair card goes to a new hand and it draws again; so it
+        ends as the pair card and the first non-pair card it draws, or as a pair at
+        the cap, with every pair card it passed on known to be out. With
+        ``max_hands`` 2 this is one split hand (the exchangeability argument).
+        """
+        one = _add((0,) * N_CLASSES, pair)
+        value, reach = 0.0, 1.0  # reach: probability that the hand draws at this stage
+        for hands in range(2, max_hands + 1):
+            i = self.row(one, _context(pair, hands - 1))
+            p, child = self.p[i], self.graph.child[i]
+            for c in range(N_CLASSES):
+                if p[c] > 0 and (c != pair or hands == max_hands):
+                    value += reach * float(p[c] * second[child[c]])
+            reach *= float(p[pair])
+            if reach == 0.0:
+                break
+        return value
 
     def split_value_once(self, pair: int, second: npt.NDArray[np.float64]) -> float:
         """One split, two hands: exactly twice one hand (see the module docstring)."""
@@ -776,14 +807,10 @@ class _UpcardAnalysis:
         if action is Action.DOUBLE and g.can_double[i]:
             return top + float(double[i])  # one card at the original stake
         if action is Action.SPLIT and self.can_split(a, b):
-            if self.rules.split_max_hands > 2 and self.policy_resplits(a, policy):
-                raise RuleError(
-                    "a player without consent under a strategy that resplits is not modelled"
-                )
-            # the stake stays on the first hand, played on its own cards: one split hand
-            one = self.row(_add((0,) * N_CLASSES, a), _context(a, 1))
+            # the stake stays on the first hand, played on its own cards
+            hands = self.rules.split_max_hands if self.policy_resplits(a, policy) else 2
             second = self.policy_values(policy, consent=False)
-            return top + float(self._next_card(np.array([one]), second, 1.0)[0])
+            return top + self.first_split_hand_value(a, second, hands)
         if action is Action.HIT and g.can_hit[i]:
             after = self.policy_values(policy, consent=False)
             return top + float(self._next_card(np.array([i]), after, 1.0)[0])

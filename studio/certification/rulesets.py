@@ -108,7 +108,9 @@ class EnginePolicy:
         self._strategy = strategy_for(rules)
 
     def decide(self, view: HandView) -> Action:
-        legal = [EngineAction.STAND, EngineAction.HIT]
+        legal = [EngineAction.STAND]
+        if view.can_hit:
+            legal.append(EngineAction.HIT)
         if view.can_double:
             legal.append(EngineAction.DOUBLE)
         if view.can_split:

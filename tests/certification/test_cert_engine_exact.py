@@ -216,6 +216,29 @@ def test_whole_round_with_resplits_on_a_tiny_shoe(max_hands: int) -> None:
     assert engine_value(rules, None, shoe) == pytest.approx(exact, abs=TOL)
 
 
+@pytest.mark.parametrize("max_hands", [3, 4])
+def test_engine_equals_math_without_consent_when_the_strategy_resplits(max_hands: int) -> None:
+    # the stake of a player without consent stays on the first hand, through every
+    # resplit of it (the engine plays that hand out before the others draw)
+    rules = ruleset_from_spec({"preset": "majority_speed", "split": {"max_hands": max_hands}})
+    sit = situation(6, 8, 8, "pair 8s v 6: split, resplit")
+    engine = engine_value(rules, sit, RESPLIT_SHOE, consent=False)
+    assert engine == pytest.approx(math_value(rules, sit, RESPLIT_SHOE, consent=False), abs=TOL)
+    with_consent = engine_value(rules, sit, RESPLIT_SHOE)
+    assert engine < with_consent - 0.1  # only one of the split hands is the player's
+
+
+def test_engine_equals_math_when_split_aces_are_split_again_against_an_ace() -> None:
+    # A split ace dealt another ace (one card each) may only stand or split again: the
+    # math asks the strategy with those choices (offered a hit too, it would hit soft
+    # 12 against an unpeeked ace, which the engine never lets it do).
+    spec = {**RULE_SETS["eu-s17-no-return"], "split": {"max_hands": 4, "resplit_aces": True}}
+    rules = ruleset_from_spec(spec)
+    shoe = (5, 0, 1, 0, 0, 1, 0, 1, 0, 5)
+    sit = situation(1, 1, 1, "split aces v ace, aces again", "split")
+    assert engine_value(rules, sit, shoe) == pytest.approx(math_value(rules, sit, shoe), abs=TOL)
+
+
 # Seed 004: a wager without consent to automatic split/double (the default) is not
 # charged for them: a double is one card at the original stake, a split leaves the
 # stake on the first hand, and that stake, being the original one, is not returned
