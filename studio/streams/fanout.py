@@ -73,14 +73,21 @@ class Fanout:
     async def emit(self, table: str, channel: Channel, payload: BaseModel) -> None:
         data = payload.model_dump(mode="json")
         message = StreamMessage(table, channel, data)
+        # The snapshot and the listeners are updated together, before anything awaits:
+        # a listener joining while this emit waits on MQTT (a full outbox while the
+        # broker is away) would otherwise get the message twice, from the snapshot and
+        # live, and the streams would stall with MQTT.
         if channel in _RETAINED:
             self._latest[(table, channel)] = message
+        self._deliver(message)
         if self.bus is not None:
             topic = _topic(Topics(table), channel)
             if topic is not None:
                 await self.bus.publish(topic, payload, qos=1, retain=channel in _RETAINED)
+
+    def _deliver(self, message: StreamMessage) -> None:
         for listener in list(self._listeners):
-            if listener.table is not None and listener.table != table:
+            if listener.table is not None and listener.table != message.table:
                 continue
             try:
                 listener.queue.put_nowait(message)
@@ -91,7 +98,7 @@ class Fanout:
                 while not listener.queue.empty():
                     listener.queue.get_nowait()
                 listener.queue.put_nowait(None)
-                _LOGGER.warning("stream listener for %s too slow; disconnecting it", table)
+                _LOGGER.warning("stream listener for %s too slow; disconnecting it", message.table)
 
     def latest(self, table: str) -> list[StreamMessage]:
         return [m for (t, _), m in self._latest.items() if t == table]
