@@ -9,9 +9,10 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
+from studio.cards import parse_card
 from studio.contract import AlertMessage
 from studio.contract.rounds import Severity
-from studio.errors import StudioError
+from studio.errors import CardCodeError, StudioError
 
 
 class AlertError(StudioError):
@@ -80,6 +81,17 @@ def conceal(value: Any, words: Iterable[str | None]) -> Any:
     return walk(value)
 
 
+def spellings(card: Any) -> list[str]:
+    """A card as a manager typed it (``"10s"``, ``"6S "``) and as it is dealt (``"TS"``)."""
+    if not isinstance(card, str) or not card.strip():
+        return []
+    try:
+        code = parse_card(card).code
+    except CardCodeError:
+        return [card.strip()]
+    return [card.strip(), code] if card.strip() != code else [code]
+
+
 @dataclass
 class Alert:
     alert_id: str
@@ -118,7 +130,7 @@ class Alert:
             return []
         words = [self.secret.get("card"), self.secret.get("serial")]
         if self.resolution is not None:
-            words.append(self.resolution.get("card"))
+            words.extend(spellings(self.resolution.get("card")))
         return [w for w in words if isinstance(w, str) and w]
 
     def message_model(self, *, concealed: bool = False) -> AlertMessage:

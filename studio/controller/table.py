@@ -25,6 +25,7 @@ from studio.controller.alerts import (
     AlertError,
     Resolution,
     conceal,
+    spellings,
 )
 from studio.controller.commands import (
     BetCommand,
@@ -991,7 +992,10 @@ class TableController:
         if alert is not None and self.conceals(alert):
             # The held card went (or goes back) face down: its code stays off the stream.
             words = set(alert.secret_words())
-            detail = {k: "??" if k in _CARD_FIELDS and v in words else v for k, v in detail.items()}
+            detail = {
+                k: "??" if k in _CARD_FIELDS and words.intersection(spellings(v)) else v
+                for k, v in detail.items()
+            }
         self._event(
             "manager_action",
             verb=action.verb,

@@ -319,3 +319,20 @@ def test_a_card_held_while_paused_that_becomes_the_hole_card_is_concealed() -> N
     assert "5S" not in published and "H-5S" not in published
     d.decide(1, "stand", "c1")
     assert [e["data"]["card"] for e in d.events if e["type"] == "hole_card_revealed"] == ["5S"]
+
+
+@pytest.mark.parametrize(("typed", "applied"), [("6s", "6S"), ("6S ", "6S"), ("10s", "TS")])
+def test_a_correction_typed_in_another_spelling_still_conceals_the_hole_card(
+    typed: str, applied: str
+) -> None:
+    d = Driver(single_source=True)
+    start_round(d, *range(1, 8))
+    for code in ["4H"] * 8 + ["9D"] * 7:
+        d.card(code)
+    d.card("4H")  # a ninth 4H, at the hole: held as impossible
+    alert_id = d.alerts[-1]["alert_id"]
+    d.manager(verb="resolve", alert_id=alert_id, resolution="correct", card=typed, reason="misread")
+    assert [c.code for c in d.table.cards][-1] == applied
+    # Before, only the spelling typed was concealed: the card applied went out as dealt.
+    assert applied not in str(d.alerts) + str(d.events)
+    assert typed.strip() not in str(d.alerts) + str(d.events)
