@@ -109,6 +109,7 @@ class CameraRunner:
                 remove_frames=options.remove_frames,
                 read_attempts=options.read_attempts,
                 max_fps=options.max_fps,
+                frame_timeout=options.frame_timeout,
                 state=self.state,
                 on_availability=announce,
                 label=f"{self.table_id}/{self.device_id}",

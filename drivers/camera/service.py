@@ -16,9 +16,12 @@ Message fields (contract v1, ``CameraCard``):
 ``method``      ``"barcode"``, ``"index"``, ``"barcode+index"`` or ``"none"``.
 ``serial``      the card's serial from a studio-deck barcode, else ``null``.
 
-Frames are read and processed in a worker thread, so the event loop stays responsive.
-A live source that stops delivering frames is closed and reopened through the studio's
-one reconnect helper (:func:`studio.backoff.run_forever`: capped, jittered backoff).
+Frames are read in a thread of the session's own (:class:`FrameReader`) and processed in
+a worker thread, so the event loop stays responsive. A live source that stops delivering
+frames (``read()`` returns nothing ``drop_after`` times in a row, or no frame comes for
+``frame_timeout`` seconds: a stalled stream, whose read may never return) is reported
+offline, closed and reopened through the studio's one reconnect helper
+(:func:`studio.backoff.run_forever`: capped, jittered backoff).
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ import numpy as np
 from calibration.detect import CardQuad
 from calibration.recogniser import Reading, Recogniser
 from calibration.tracker import CardEvent, CardTracker
+from drivers.camera.frame_reader import FrameReader
 from drivers.camera.sources import FrameSource, Image
 from drivers.health import HealthStatus
 from drivers.state import StateFile
@@ -56,9 +60,18 @@ UNREADABLE_RUN_WARN: Final = 5
 # reopened after the shortest delay again.
 STABLE_AFTER: Final = 5.0
 
+# Seconds a live source may take to deliver a frame: a read blocked longer is a stalled
+# stream (an RTSP or HTTP camera gone quiet, a hung USB camera), whose read may never
+# return, nor return None for the service to notice: without a deadline the camera stayed
+# "online" and silent for ever. Cameras run at 25-60 fps, and slower than 1 fps only in
+# the dark; an RTSP stream's first frame after opening comes within a second or two.
+FRAME_TIMEOUT: Final = 5.0
+
 Health = Callable[[HealthStatus, str], Awaitable[None]]  # (status, reason): DeviceHealth
 
 Publish = Callable[[CameraCard], Awaitable[None]]
+
+_STOPPED: Final = object()  # what the next frame is once the service has been stopped
 
 
 def bus_publisher(bus: Any, table: str) -> Publish:
@@ -93,6 +106,7 @@ class CameraService:
         on_availability: Callable[[bool], Awaitable[None]] | None = None,
         label: str | None = None,
         on_health: Health | None = None,
+        frame_timeout: float | None = FRAME_TIMEOUT,
     ) -> None:
         if recogniser.table is None:
             raise VisionError("the camera service needs a table calibration to attribute zones")
@@ -109,6 +123,10 @@ class CameraService:
         self.max_fps = max_fps
         self.backoff = backoff or Backoff(initial=0.2, maximum=10.0)
         self.drop_after = drop_after
+        if frame_timeout is not None and not frame_timeout > 0:
+            raise VisionError(f"frame_timeout is a number of seconds > 0, not {frame_timeout}")
+        self.frame_timeout = frame_timeout  # for live sources; None: wait for ever
+        self.stalls = 0  # reads given up at the deadline
         # A restart continues the numbering (consumers drop a (device, seq) seen before).
         self.state = state
         saved = state.load() if state is not None else None
@@ -240,12 +258,17 @@ class CameraService:
     async def _session(self) -> bool:
         """Open the source and process frames; ``True`` when a finite source ended."""
         await asyncio.to_thread(self.source.open)
+        # A fresh thread every session: one left blocked in a stalled read is given up.
+        reader = FrameReader(self.source)
+        stopping = asyncio.ensure_future(self._stop.wait())
         misses = 0
         started = time.monotonic()
         try:
             while not self._stop.is_set():
                 t0 = time.monotonic()
-                frame = await asyncio.to_thread(self.source.read)
+                frame = await self._next_frame(reader, stopping)
+                if frame is _STOPPED:
+                    break
                 if frame is None:
                     if not self.source.live:
                         return True
@@ -254,6 +277,7 @@ class CameraService:
                         raise VisionError(f"{self.source.name}: no frame {misses} times in a row")
                     await asyncio.sleep(0.01)
                     continue
+                assert isinstance(frame, np.ndarray)
                 misses = 0
                 await self._set_online(True)
                 if time.monotonic() - started > STABLE_AFTER:
@@ -263,7 +287,31 @@ class CameraService:
                     await asyncio.sleep(max(0.0, 1.0 / self.max_fps - (time.monotonic() - t0)))
             return True
         finally:
+            stopping.cancel()
+            reader.finish()
+            # A source's close() does not wait for a read still blocked in the reader's
+            # thread (see FrameSource): the stalled stream is let go, the next session opens
+            # a new one.
             await asyncio.to_thread(self.source.close)
+
+    async def _next_frame(
+        self, reader: FrameReader, stopping: asyncio.Future[Any]
+    ) -> Image | object | None:
+        """The next frame, ``None``, or ``_STOPPED``; raises when a live stream stalls."""
+        pending = reader.read()
+        timeout = self.frame_timeout if self.source.live else None
+        done, _ = await asyncio.wait(
+            (pending, stopping), timeout=timeout, return_when=asyncio.FIRST_COMPLETED
+        )
+        if pending in done:
+            return pending.result()
+        pending.cancel()  # the frame, if it ever comes, is dropped by the reader
+        if stopping in done:
+            return _STOPPED
+        self.stalls += 1
+        raise VisionError(
+            f"{self.source.name}: no frame for {self.frame_timeout:g} s (the stream stalled)"
+        )
 
     async def _set_online(self, online: bool) -> None:
         if online == self.online:

@@ -4,6 +4,11 @@ Every source has ``open()``, ``read() -> frame | None`` and ``close()``; ``read`
 ``None`` when no frame is available (a dropped stream, the end of a file or a directory).
 ``live`` sources are reconnected by the service with backoff; finite ones end the service.
 
+A live stream can stall: ``read`` then blocks, maybe for ever. The service gives such a read
+up after its frame deadline and calls ``close()`` while the read is still blocked in
+another thread; ``close`` must not wait for it (nor free what it is using under it), and
+``open()`` must then open a new stream.
+
 ``open_source(spec)`` builds one from a string:
 
 ``virtual`` / ``virtual:hard``
@@ -58,38 +63,52 @@ class VideoCaptureSource:
         self.live = isinstance(spec, int) or "://" in str(spec)
         self.width, self.height = width, height
         self._cap: Any = None
+        # Captures a read() is in: OpenCV does not say that releasing a VideoCapture while
+        # another thread reads it is safe, so a capture closed during a (stalled) read is
+        # released by that read when it returns, never under it.
+        self._reading: list[Any] = []
         self._lock = threading.Lock()
 
     def open(self) -> None:
+        self.close()
+        # Outside the lock: opening a stream can take seconds (an RTSP handshake).
+        cap = cv2.VideoCapture(self.spec)
+        if not cap.isOpened():
+            cap.release()
+            raise VisionError(f"cannot open video source {self.spec!r}")
+        if self.width:
+            cap.set(cv2.CAP_PROP_FRAME_WIDTH, self.width)
+        if self.height:
+            cap.set(cv2.CAP_PROP_FRAME_HEIGHT, self.height)
         with self._lock:
-            self._release()
-            cap = cv2.VideoCapture(self.spec)
-            if not cap.isOpened():
-                cap.release()
-                raise VisionError(f"cannot open video source {self.spec!r}")
-            if self.width:
-                cap.set(cv2.CAP_PROP_FRAME_WIDTH, self.width)
-            if self.height:
-                cap.set(cv2.CAP_PROP_FRAME_HEIGHT, self.height)
             self._cap = cap
 
     def read(self) -> Image | None:
         with self._lock:
-            if self._cap is None:
+            cap = self._cap
+            if cap is None:
                 return None
-            ok, frame = self._cap.read()
-            if not ok or frame is None:
-                return None
-            return np.asarray(frame, np.uint8)
-
-    def _release(self) -> None:
-        if self._cap is not None:
-            self._cap.release()
-            self._cap = None
+            self._reading.append(cap)
+        ok, frame = False, None
+        try:
+            ok, frame = cap.read()
+        finally:
+            with self._lock:
+                self._reading.remove(cap)
+                closed = cap is not self._cap
+            if closed:
+                cap.release()  # closed while this read was blocked: it was left to us
+        if closed or not ok or frame is None:
+            return None
+        return np.asarray(frame, np.uint8)
 
     def close(self) -> None:
+        """Release the capture, or leave it to the read blocked in it (see the module)."""
         with self._lock:
-            self._release()
+            cap, self._cap = self._cap, None
+            in_use = cap is not None and any(c is cap for c in self._reading)
+        if cap is not None and not in_use:
+            cap.release()
 
 
 class ImageDirectorySource:

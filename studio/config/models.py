@@ -145,6 +145,9 @@ class CameraOptions(StrictModel):
     remove_frames: int = Field(10, ge=1, description="frames a card must be gone")
     read_attempts: int = Field(5, ge=1, description="frames an unreadable card is retried on")
     max_fps: float | None = Field(None, gt=0, description="frames per second at most")
+    frame_timeout: float = Field(
+        5.0, gt=0, description="seconds without a frame before a live stream counts as stalled"
+    )
 
 
 class SerialOptions(StrictModel):
