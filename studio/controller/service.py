@@ -38,7 +38,7 @@ from studio.contract import (
     utc_now,
 )
 from studio.contract.topics import device_of, table_of
-from studio.controller.alerts import AlertError
+from studio.controller.alerts import Alert, AlertError, conceal, spellings
 from studio.controller.commands import GameCommand, ManagerAction, check_reason, game_command
 from studio.controller.table import Input, Output, TableController
 from studio.errors import StoreError, StudioError
@@ -664,7 +664,15 @@ class ControllerService:
             raise UnknownTable(f"no round {round_id!r}")
         records = await self.log.read(round_id=round_id)
         table = self.tables.get(summary["table"])
-        hidden = table.hidden_sources() if table and table.round_id == round_id else []
+        in_progress = table is not None and table.round_id == round_id
+        hidden = table.hidden_sources() if table and in_progress else []
+        # Alerts whose card is (or may be) the face-down hole card: what managers said
+        # about them (the card a correction names, a refusal's message) is hidden too.
+        secret = (
+            {a.alert_id: a for a in table.alerts.all() if table.conceals(a)}
+            if table and in_progress
+            else {}
+        )
         events = [
             {
                 "log_id": r.id,
@@ -677,7 +685,7 @@ class ControllerService:
                         "data": r.payload.get("data"),
                     }
                     if r.kind == "out.round_event"
-                    else {"data": _hide_hole(r.kind, r.payload, hidden)}
+                    else {"data": _hide_held(r.kind, _hide_hole(r.kind, r.payload, hidden), secret)}
                 ),
             }
             for r in records
@@ -713,6 +721,19 @@ def _hide_hole(kind: str, payload: dict[str, Any], hidden: list[dict[str, Any]])
     ):
         return {**payload, "card": "??", "serial": None}
     return payload
+
+
+def _hide_held(kind: str, payload: dict[str, Any], secret: dict[str, Alert]) -> dict[str, Any]:
+    """A manager's action (or refused one) on an alert that conceals its card, with the
+    card it names hidden: the held card, its serial, and whatever card the manager gave."""
+    if kind not in ("manager.action", "manager.refused"):
+        return payload
+    alert = secret.get(str(payload.get("alert_id")))
+    if alert is None:
+        return payload
+    hidden = conceal(payload, [*alert.secret_words(), *spellings(payload.get("card"))])
+    assert isinstance(hidden, dict)
+    return hidden
 
 
 def _ruleset(settings: TableSettings) -> RuleSet:

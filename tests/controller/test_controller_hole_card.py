@@ -10,6 +10,7 @@ import pytest
 
 from studio.config import StudioConfig, TableSettings
 from studio.controller import ControllerService
+from studio.controller.alerts import AlertError
 from studio.store import Database, EventLog
 from studio.streams import Channel, Fanout
 
@@ -46,9 +47,9 @@ class Table:
         data = {"device": "shoe", "seq": next(self.seq), "card": code, "shoe": "S1"}
         await self.feed("shoe.card", {**data, "serial": serial})
 
-    async def open_round(self) -> str:
-        census = {r: 32 for r in "A23456789TJQK"}
-        shuffled = {"count": 416, "census": census}
+    async def open_round(self, decks: int = 8) -> str:
+        census = {r: 4 * decks for r in "A23456789TJQK"}
+        shuffled = {"count": 52 * decks, "census": census}
         await self.feed(
             "shuffler.event",
             {"device": "shuf", "seq": 1, "event": "shuffle_complete", "data": shuffled},
@@ -68,18 +69,32 @@ class Table:
         await self.feed("game.command", decision)
 
 
-@pytest.fixture
-async def table(database: Database) -> AsyncIterator[Table]:
-    """A US-rules table of a real service on a real database, its round open, three cards dealt."""
-    config = StudioConfig(tables=[TableSettings(id="bj1", ruleset="clubhouse", single_source=True)])
+async def _dealt_table(database: Database, decks: int) -> AsyncIterator[Table]:
+    ruleset: Any = "clubhouse" if decks == 8 else {"preset": "clubhouse", "shoe": {"decks": decks}}
+    settings = TableSettings(id="bj1", ruleset=ruleset, single_source=True)
     clock, fanout = Clock(), Fanout(bus=None)
     log = EventLog(database)
+    config = StudioConfig(tables=[settings])
     async with ControllerService(config, None, log, fanout, clock=clock, timers=False) as svc:
         table = Table(svc, clock)
-        table.round_id = await table.open_round()
+        table.round_id = await table.open_round(decks)
         for code, serial in [("TH", "s1"), ("7C", "s2"), ("9D", "s3")]:
             await table.card(code, serial)
         yield table
+
+
+@pytest.fixture
+async def table(database: Database) -> AsyncIterator[Table]:
+    """A US-rules table of a real service on a real database, its round open, three cards dealt."""
+    async for dealt in _dealt_table(database, 8):
+        yield dealt
+
+
+@pytest.fixture
+async def one_deck_table(database: Database) -> AsyncIterator[Table]:
+    """The same with a one-deck shoe: a second copy of any card is impossible."""
+    async for dealt in _dealt_table(database, 1):
+        yield dealt
 
 
 async def test_the_round_record_hides_the_hole_card_until_the_dealer_turns_it(
@@ -120,3 +135,31 @@ async def test_an_alert_holding_the_hole_card_hides_it_in_rest_and_records(table
     assert "5S" not in str(answer) + str(await svc.round_record(round_id))
     await table.stand()
     assert "5S" in str(svc.alerts())  # turned over: nothing is hidden any more
+
+
+async def test_the_round_record_hides_what_managers_said_about_a_held_hole_card(
+    one_deck_table: Table,
+) -> None:
+    table = one_deck_table
+    svc, round_id = table.svc, table.round_id
+    await table.card("TH", "s4")  # a second TH from one deck, due as the hole card: held
+    [alert] = svc.alerts(state="open", reveal=True)
+    assert alert["code"] == "impossible_card"
+    await svc.pause("bj1", user="boss", reason="look")
+    # Refused while the table is paused; the refusal, which names the card, is logged.
+    with pytest.raises(AlertError, match="cannot accept 6S now"):
+        await svc.resolve_alert(
+            alert["alert_id"], "correct", user="boss", reason="misread", card="6S"
+        )
+    await svc.resume("bj1", user="boss", reason="go on")
+    # The manager's correction names the card now dealt face down.
+    await svc.resolve_alert(alert["alert_id"], "correct", user="boss", reason="misread", card="6S")
+    assert [c.code for c in svc.tables["bj1"].cards][-1] == "6S"
+    record = await svc.round_record(round_id)
+    public = str(record) + str(svc.alerts()) + str(table.streamed)
+    assert "6S" not in public and "s4" not in public
+    kinds = [e["kind"] for e in record["events"]]
+    assert "manager.refused" in kinds and "manager.action" in kinds  # shown, the card hidden
+    await table.stand()  # turned over: the record shows everything again
+    shown = str(await svc.round_record(round_id))
+    assert "6S" in shown and "cannot accept 6S now" in shown
