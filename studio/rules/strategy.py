@@ -16,7 +16,10 @@ Nothing here is a hard-coded chart. For a rule set and each dealer up card:
    composition of the total, weighted by its probability, and the legal
    action of highest value is the best strategy (pairs are their own rows).
    Hands of three or more cards, and split hands, are evaluated for their
-   total against the shoe less the up card (:class:`HandEvaluator`).
+   total against the shoe less the up card (:class:`HandEvaluator`). A split
+   hand dealt another pair card, when the caller says a split is legal
+   (``split.max_hands``, ``split.resplit_aces``), values the resplit as a first
+   split is valued: two hands, not split again.
 
 Rules that enter the computation: decks, S17/H17; hole card and peek (a
 peeked dealer blackjack ends the round before any decision, so decisions are
@@ -475,7 +478,9 @@ class BasicStrategy:
     (weighted by its probability in the shoe without the up card), each
     evaluated by :class:`CompositionEvaluator`. Pairs are their own rows.
     Hands of three or more cards and split hands use :class:`HandEvaluator`
-    (the shoe less the up card).
+    (the shoe less the up card); a split hand's pair is split again when SPLIT
+    is legal and worth more. That decision does not depend on how many hands
+    the split already made (the certification math relies on it).
     """
 
     def __init__(self, params: StrategyParams) -> None:
@@ -551,7 +556,10 @@ class BasicStrategy:
     ) -> dict[Action, float]:
         if cards == 2 and not after_split:
             return self.two_card_values(hard, ace, up, legal, pair)
-        return self.evaluator(up).action_values(hard, ace, cards, legal, None)
+        # A split hand dealt another pair card may be split again when the caller
+        # says SPLIT is legal (max_hands, resplit_aces): value it like a first split.
+        split_pair = hard // 2 if pair and cards == 2 else None
+        return self.evaluator(up).action_values(hard, ace, cards, legal, split_pair)
 
     def best(
         self,

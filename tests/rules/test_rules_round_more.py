@@ -198,3 +198,21 @@ def test_a_split_ace_dealt_another_ace_may_only_stand_or_split_again() -> None:
     hands = rnd.boxes[1].hands
     assert [[c.code for c in h.cards] for h in hands] == [["AS", "AH"], ["AD", "7D"]]
     assert rnd.phase is not Phase.PLAYERS
+
+
+def test_best_strategy_splits_a_split_hand_again_up_to_max_hands() -> None:
+    rules = preset("majority_speed").with_overrides({"split": {"max_hands": 3}})
+    rnd = start(rules, (1, "solo", "10.00", {}))  # one player: Best Strategy
+    for code in ["8H", "6D", "8C", "9S"]:  # player 8,8; dealer 6 up, 9 in the hole
+        rnd.deal(code)
+    rnd.deal("8D")  # the first split hand draws another 8: split again (three hands)
+    hands = rnd.boxes[1].hands
+    assert hands[0].actions == ["split (best strategy)", "split (best strategy)"]
+    assert [[c.code for c in h.cards] for h in hands] == [["8H"], ["8D"], ["8C"]]
+    rnd.deal("8S")  # another 8, but three hands is the limit: 16 v 6 stands
+    assert rnd.boxes[1].hands[0].actions[-1] == "stand (best strategy)"
+    assert [[c.code for c in h.cards] for h in rnd.boxes[1].hands] == [
+        ["8H", "8S"],
+        ["8D"],
+        ["8C"],
+    ]

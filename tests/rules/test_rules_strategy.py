@@ -101,3 +101,35 @@ def test_early_surrender_against_an_ace() -> None:
     s = strategy_for(preset("clubhouse"))
     assert s.early_surrender(16, False, 1, pair=False)  # 16 v A: surrender early
     assert not s.early_surrender(11, False, 1, pair=False)  # 11 v A: play on
+
+
+def test_a_split_hand_dealt_another_pair_card_is_split_again_when_allowed() -> None:
+    rules = preset("majority_speed").with_overrides(
+        {"split": {"max_hands": 4, "resplit_aces": True}}
+    )
+    six = parse_card("6D")
+    legal = [Action.HIT, Action.STAND, Action.DOUBLE, Action.SPLIT]
+    eights = [parse_card("8H"), parse_card("8C")]
+    assert best_action(rules, eights, six, legal, after_split=True) is Action.SPLIT
+    tens = [parse_card("TH"), parse_card("KC")]
+    assert best_action(rules, tens, six, legal, after_split=True) is Action.STAND
+    # a split ace dealt another ace (one card each) may only stand or split again
+    aces = [parse_card("AH"), parse_card("AC")]
+    one_card = [Action.STAND, Action.SPLIT]
+    assert best_action(rules, aces, six, one_card, after_split=True) is Action.SPLIT
+    # at the hand limit the caller leaves SPLIT out: 8,8 v 6 then stands
+    no_split = [Action.HIT, Action.STAND, Action.DOUBLE]
+    assert best_action(rules, eights, six, no_split, after_split=True) is Action.STAND
+
+
+def test_a_resplit_is_the_split_decision_of_the_same_pair() -> None:
+    # the after-split decision values a resplit as the first split is valued (two hands
+    # not split again), so the two decisions agree for every pair and up card
+    rules = preset("majority_speed").with_overrides({"split": {"max_hands": 4}})
+    strategy = strategy_for(rules)
+    legal = [Action.HIT, Action.STAND, Action.DOUBLE, Action.SPLIT]
+    for pair in range(1, 11):
+        for up in (2, 3, 4, 5, 6, 7, 8, 9, 10, 1):
+            first = strategy.best(2 * pair, pair == 1, 2, up, legal, pair=True)
+            again = strategy.best(2 * pair, pair == 1, 2, up, legal, pair=True, after_split=True)
+            assert (first is Action.SPLIT) == (again is Action.SPLIT), (pair, up)
