@@ -42,6 +42,7 @@ import asyncio
 import contextlib
 import functools
 import logging
+import threading
 import time
 from collections import Counter, deque
 from dataclasses import dataclass
@@ -161,6 +162,10 @@ class DeviceDriver:
         self._seen_seq = 0  # the highest seq the device claimed (events, heartbeats, HELLO)
         self._wrong_device: str | None = None  # another device answered on our port
         self._save_error: str | None = None
+        # Saves run in worker threads (the tick, the write-ahead before a publish) and on the
+        # way out: one at a time, so two never race for the temporary file and a later save
+        # never lands before an earlier one.
+        self._save_lock = threading.Lock()
         self.skew_ms = 0
         self._replay: deque[_Replayable] = deque(maxlen=replay_size)
         self._held: dict[int, Event] = {}
@@ -235,19 +240,20 @@ class DeviceDriver:
         return (*self._acked, self._published, check)
 
     def _save_state(self) -> None:
-        state = self._durable_state()
-        if self._state is None or state == self._saved_state or not self._connected_once:
-            return
-        acked, offset, published, check = state
-        self._state.save(
-            {
-                "last_device_seq": acked,
-                "offset": offset,
-                "published": published,
-                "check": list(check) if check is not None else None,
-            }
-        )
-        self._saved_state = state
+        with self._save_lock:
+            state = self._durable_state()
+            if self._state is None or state == self._saved_state or not self._connected_once:
+                return
+            acked, offset, published, check = state
+            self._state.save(
+                {
+                    "last_device_seq": acked,
+                    "offset": offset,
+                    "published": published,
+                    "check": list(check) if check is not None else None,
+                }
+            )
+            self._saved_state = state
 
     async def _run(self) -> None:
         async with self.bus:

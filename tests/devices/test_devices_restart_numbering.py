@@ -155,3 +155,25 @@ async def test_the_state_on_disk_covers_every_event_before_consumers_see_it(
                 saved_when_seen.append(json.loads((state / f"{table_id}__shoe-1.json").read_text()))
     # Before: saved only every 0.25 s and on a clean stop, so the file lagged the bus.
     assert [s["published"] for s in saved_when_seen] == [1, 2, 3]
+
+
+async def test_saves_from_the_tick_and_the_write_ahead_never_race(
+    broker: BrokerSettings, table_id: str, tmp_path: Path
+) -> None:
+    state = tmp_path / "state"
+    async with ScriptedShoe(tmp_path / "shoe-1") as shoe:
+        config = shoe_config(table_id, shoe.port.link)
+        async with DriverSet(config, broker=broker, state_dir=state) as drivers:
+            driver = drivers.get(table_id, "shoe-1")
+            await drivers.wait_online(20)
+            saves = []
+            for published in range(1, 201):
+                driver._published = published
+                saves.append(asyncio.create_task(driver._save_state_now()))
+                await asyncio.sleep(0)  # its thread starts while the others still write
+            await asyncio.gather(*saves)
+            # Before: two threads renamed the same temporary file; the loser failed with
+            # "No such file or directory" and the driver reported itself degraded.
+            assert driver._save_error is None
+            saved = json.loads((state / f"{table_id}__shoe-1.json").read_text())
+            assert saved["published"] == 200  # the last save is the newest state
