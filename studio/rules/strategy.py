@@ -181,6 +181,7 @@ class HandEvaluator:
         self.risk = 0.0 if (self.bj_card is None or peeked) else self.p[self.bj_card]
         self.dealer = _dealer_distribution(counts, up, params.hits_soft_17)
         self._hs: dict[tuple[int, bool, int], float] = {}
+        self._split: dict[int, float] = {}  # a resplit is asked once per split hand's pair
 
     # --- dealer ---------------------------------------------------------------
 
@@ -269,8 +270,13 @@ class HandEvaluator:
         return ev
 
     def split_value(self, pair: int) -> float:
+        cached = self._split.get(pair)
+        if cached is not None:
+            return cached
         second_loss = 0.0 if (self.params.ten_up_returns_extra and self.up == 10) else 1.0
-        return self._split_hand_value(pair, 1.0) + self._split_hand_value(pair, second_loss)
+        value = self._split_hand_value(pair, 1.0) + self._split_hand_value(pair, second_loss)
+        self._split[pair] = value
+        return value
 
     def action_values(
         self, hard: int, ace: bool, cards: int, legal: Sequence[Action], pair: int | None
