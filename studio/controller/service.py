@@ -673,6 +673,16 @@ class ControllerService:
             if table and in_progress
             else {}
         )
+        # A refusal may name the face-down card itself ("card 4 (5S) was dealt as the
+        # dealer's hole card but would then be ..."): its code and serial are hidden there.
+        hole = table.hidden_hole_source() if table and in_progress else None
+        face_down = [
+            word
+            for card in (table.cards if table and hole is not None else [])
+            if card.source == hole
+            for word in (card.code, card.serial)
+            if word
+        ]
         events = [
             {
                 "log_id": r.id,
@@ -685,7 +695,11 @@ class ControllerService:
                         "data": r.payload.get("data"),
                     }
                     if r.kind == "out.round_event"
-                    else {"data": _hide_held(r.kind, _hide_hole(r.kind, r.payload, hidden), secret)}
+                    else {
+                        "data": _hide_held(
+                            r.kind, _hide_hole(r.kind, r.payload, hidden), secret, face_down
+                        )
+                    }
                 ),
             }
             for r in records
@@ -723,11 +737,18 @@ def _hide_hole(kind: str, payload: dict[str, Any], hidden: list[dict[str, Any]])
     return payload
 
 
-def _hide_held(kind: str, payload: dict[str, Any], secret: dict[str, Alert]) -> dict[str, Any]:
-    """A manager's action (or refused one) on an alert that conceals its card, with the
-    card it names hidden: the held card, its serial, and whatever card the manager gave."""
+def _hide_held(
+    kind: str, payload: dict[str, Any], secret: dict[str, Alert], face_down: list[str]
+) -> dict[str, Any]:
+    """A manager's action (or refused one) with what it says of a face-down card hidden.
+
+    On an alert that conceals its card: the held card, its serial, and whatever card the
+    manager gave. On any alert: the face-down hole card named in a refusal's message.
+    """
     if kind not in ("manager.action", "manager.refused"):
         return payload
+    if kind == "manager.refused" and face_down and isinstance(payload.get("error"), str):
+        payload = {**payload, "error": conceal(payload["error"], face_down)}
     alert = secret.get(str(payload.get("alert_id")))
     if alert is None:
         return payload

@@ -47,6 +47,10 @@ class Table:
         data = {"device": "shoe", "seq": next(self.seq), "card": code, "shoe": "S1"}
         await self.feed("shoe.card", {**data, "serial": serial})
 
+    async def camera(self, code: str, zone: str) -> None:
+        data = {"device": "cam", "seq": next(self.seq), "card": code, "zone": zone}
+        await self.feed("camera.card", {**data, "confidence": 0.99})
+
     async def open_round(self, decks: int = 8) -> str:
         census = {r: 4 * decks for r in "A23456789TJQK"}
         shuffled = {"count": 52 * decks, "census": census}
@@ -69,17 +73,24 @@ class Table:
         await self.feed("game.command", decision)
 
 
-async def _dealt_table(database: Database, decks: int) -> AsyncIterator[Table]:
+async def _dealt_table(
+    database: Database, decks: int, *, camera: bool = False
+) -> AsyncIterator[Table]:
     ruleset: Any = "clubhouse" if decks == 8 else {"preset": "clubhouse", "shoe": {"decks": decks}}
-    settings = TableSettings(id="bj1", ruleset=ruleset, single_source=True)
+    settings = TableSettings(id="bj1", ruleset=ruleset, single_source=not camera)
     clock, fanout = Clock(), Fanout(bus=None)
     log = EventLog(database)
     config = StudioConfig(tables=[settings])
     async with ControllerService(config, None, log, fanout, clock=clock, timers=False) as svc:
         table = Table(svc, clock)
         table.round_id = await table.open_round(decks)
-        for code, serial in [("TH", "s1"), ("7C", "s2"), ("9D", "s3")]:
+        for (code, serial), zone in zip(
+            [("TH", "s1"), ("7C", "s2"), ("9D", "s3")], ["seat:1", "dealer", "seat:1"], strict=True
+        ):
             await table.card(code, serial)
+            if camera:
+                # The camera reads seat 1's second card wrong: a card_mismatch to resolve.
+                await table.camera("8D" if code == "9D" else code, zone)
         yield table
 
 
@@ -87,6 +98,13 @@ async def _dealt_table(database: Database, decks: int) -> AsyncIterator[Table]:
 async def table(database: Database) -> AsyncIterator[Table]:
     """A US-rules table of a real service on a real database, its round open, three cards dealt."""
     async for dealt in _dealt_table(database, 8):
+        yield dealt
+
+
+@pytest.fixture
+async def camera_table(database: Database) -> AsyncIterator[Table]:
+    """The same with a camera: it read seat 1's second card (9D) as 8D."""
+    async for dealt in _dealt_table(database, 8, camera=True):
         yield dealt
 
 
@@ -163,3 +181,26 @@ async def test_the_round_record_hides_what_managers_said_about_a_held_hole_card(
     await table.stand()  # turned over: the record shows everything again
     shown = str(await svc.round_record(round_id))
     assert "6S" in shown and "cannot accept 6S now" in shown
+
+
+async def test_a_refusal_that_names_the_face_down_hole_card_is_hidden_in_the_round_record(
+    camera_table: Table,
+) -> None:
+    table = camera_table
+    svc, round_id = table.svc, table.round_id
+    await table.card("5S", "s4")  # the hole card, face down: the camera sees its back
+    await table.feed("timer", {}, dt=3.5)
+    [mismatch] = svc.alerts(state="open")
+    assert mismatch["code"] == "card_mismatch" and "9D" in mismatch["message"]
+    # Voiding seat 1's second card would make the hole card seat 1's: refused, and the
+    # refusal says which card lies in the hole (the manager may know; the platform not).
+    with pytest.raises(AlertError, match=r"card 4 \(5S\) was dealt as the dealer's hole card"):
+        await svc.resolve_alert(mismatch["alert_id"], "void", user="boss", reason="misdealt")
+    record = await svc.round_record(round_id)
+    assert "manager.refused" in [e["kind"] for e in record["events"]]
+    assert "5S" not in str(record) and "s4" not in str(record)
+    await svc.resolve_alert(
+        mismatch["alert_id"], "correct", user="boss", reason="camera right", card="8D"
+    )
+    await table.stand()  # turned over: the record shows everything again
+    assert "card 4 (5S) was dealt as" in str(await svc.round_record(round_id))
