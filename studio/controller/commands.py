@@ -57,8 +57,20 @@ class InsuranceCommand(_Command):
     take: bool
 
 
+class EarlySurrenderCommand(_Command):
+    """The seated player's answer to early surrender (dealer's ace up, before the peek).
+
+    ``take`` false declines it, so the round need not wait for the decision timer.
+    """
+
+    type: Literal["early_surrender"] = "early_surrender"
+    seat: int = Field(ge=1, le=7)
+    take: bool
+
+
 GameCommand = Annotated[
-    BetCommand | DecisionCommand | VoteCommand | InsuranceCommand, Field(discriminator="type")
+    BetCommand | DecisionCommand | VoteCommand | InsuranceCommand | EarlySurrenderCommand,
+    Field(discriminator="type"),
 ]
 game_command = TypeAdapter(GameCommand)
 

@@ -14,6 +14,7 @@ from typing import Any
 from studio.controller.commands import (
     BetCommand,
     DecisionCommand,
+    EarlySurrenderCommand,
     InsuranceCommand,
     VoteCommand,
     game_command,
@@ -80,6 +81,8 @@ class EngineRound:
             rnd.vote(command.seat, command.player, command.action)
         elif isinstance(command, InsuranceCommand):
             rnd.insurance(command.player, command.take, command.seat)
+        elif isinstance(command, EarlySurrenderCommand):
+            rnd.early_surrender(command.seat, command.take, player=command.player)
         return None
 
     # -- queries ------------------------------------------------------------------

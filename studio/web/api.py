@@ -119,6 +119,7 @@ def build_router(ctx: WebContext) -> APIRouter:
         ("decisions", "decision"),
         ("votes", "vote"),
         ("insurance", "insurance"),
+        ("early-surrender", "early_surrender"),
     ):
 
         def make(kind: str = kind) -> Any:

@@ -336,3 +336,26 @@ def test_a_correction_typed_in_another_spelling_still_conceals_the_hole_card(
     # Before, only the spelling typed was concealed: the card applied went out as dealt.
     assert applied not in str(d.alerts) + str(d.events)
     assert typed.strip() not in str(d.alerts) + str(d.events)
+
+
+def test_the_seated_player_declines_early_surrender_without_waiting_for_the_timer() -> None:
+    d = Driver(single_source=True)
+    start_round(d, 1)
+    for code in ["TH", "AC", "6D", "9S"]:  # player T,6 against the dealer's ace: offer open
+        d.card(code)
+    pending = d.table.engine.pending()
+    assert pending is not None and pending["surrender_seats"] == [1]
+
+    def command(cid: str, kind: str, player: str = "p1") -> None:
+        d.feed(
+            "game.command", {"id": cid, "type": kind, "seat": 1, "player": player, "take": False}
+        )
+
+    command("s0", "early_surrender", player="p9")  # only the seated player answers
+    assert "not the player at seat 1" in d.rejected("s0")
+    command("i1", "insurance")
+    command("s1", "early_surrender")
+    # Both declined: the round goes on to the player's turn at once, not after a timer.
+    pending = d.table.engine.pending()
+    assert pending is not None and (pending["kind"], pending["seat"]) == ("action", 1)
+    assert not d.table.engine.round.boxes[1].hands[0].surrendered
