@@ -17,7 +17,7 @@ import httpx
 from studio.cards import parse_card
 from studio.rules import voting
 from studio.rules.ruleset import DecisionMode, RuleSet
-from studio.rules.strategy import Action, best_action
+from studio.rules.strategy import Action, best_action, strategy_for
 
 _LOGGER = logging.getLogger(__name__)
 # The bots read their table's state over REST at most this often (seconds): at 0.1 s four
@@ -123,6 +123,23 @@ class PlayerBots:
                     },
                 )
 
+    async def _surrenders(self, state: dict[str, Any], seat: int) -> bool:
+        """Best strategy's early-surrender answer for the seat's two cards."""
+        box = next((b for b in state.get("boxes", []) if b["seat"] == seat), None)
+        dealer_cards = state.get("dealer", {}).get("cards", [])
+        if box is None or not dealer_cards or len(box["hands"][0]["cards"]) != 2:
+            return False
+        cards = [parse_card(c) for c in box["hands"][0]["cards"]]
+        up = parse_card(dealer_cards[0])
+        # Off the event loop, like best_action: the first look at an up card is slow.
+        return await asyncio.to_thread(
+            strategy_for(self.rules).early_surrender,
+            sum(c.value for c in cards),
+            any(c.is_ace for c in cards),
+            up.value,
+            cards[0].value == cards[1].value,
+        )
+
     async def decide(self, round_id: str, state: dict[str, Any], pending: dict[str, Any]) -> None:
         kind = pending.get("kind")
         # One answer per decision point: the same pending decision with the same cards out.
@@ -134,7 +151,16 @@ class PlayerBots:
         if self.rng.random() < self.skip_rate:
             return  # let the timer apply the default
         if kind == "insurance":
+            surrendered = set()
+            for seat in pending.get("surrender_seats", []):
+                take = await self._surrenders(state, seat)
+                player = f"{self.table}-s{seat}-p1"  # the seated player (place_bets' names)
+                body = {"round": round_id, "seat": seat, "player": player, "take": take}
+                if await self.send("early-surrender", body) and take:
+                    surrendered.add(seat)
             for seat, player in pending.get("insurance_players", []):
+                if seat in surrendered:
+                    continue  # surrender and insurance are alternatives
                 await self.send(
                     "insurance",
                     {

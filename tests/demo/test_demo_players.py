@@ -84,3 +84,42 @@ async def test_votes_already_cast_count_and_their_players_do_not_vote_again() ->
     # A seat already decided by the votes cast gets no vote at all.
     decided = {p: "hit" for p in PLAYERS[:3]}
     assert await _votes_sent(0, decided) == []
+
+
+async def test_the_bots_answer_early_surrender_and_skip_insurance_where_they_surrendered() -> None:
+    sent: list[tuple[str, dict[str, Any]]] = []
+
+    def platform(request: httpx.Request) -> httpx.Response:
+        sent.append((request.url.path.rsplit("/", 1)[1], json.loads(request.content)))
+        return httpx.Response(200, json={"ok": True})
+
+    pending = {
+        "kind": "insurance",
+        "insurance_players": [[1, "club-s1-p1"], [2, "club-s2-p1"]],
+        "surrender_seats": [1, 2],
+    }
+    state = {
+        "round_id": "club-R1",
+        "phase": "dealing",
+        "paused": False,
+        "prompt": {"action": "wait_decisions", "target": pending},
+        "boxes": [
+            {"seat": 1, "players": ["club-s1-p1"], "hands": [{"cards": ["TH", "6C"]}]},
+            {"seat": 2, "players": ["club-s2-p1"], "hands": [{"cards": ["TD", "QS"]}]},
+        ],
+        "dealer": {"cards": ["AS", "??"]},
+    }
+    rules = ruleset_from_spec({"preset": "clubhouse"})
+    async with httpx.AsyncClient(
+        transport=httpx.MockTransport(platform), base_url="http://platform"
+    ) as client:
+        await PlayerBots(client, "club", rules, seed=1, pace=0.1, skip_rate=0.0).step(state)
+    answers = {body["seat"]: body["take"] for path, body in sent if path == "early-surrender"}
+    # 16 against an ace is surrendered early; 20 is not. Before, nobody answered, and the
+    # round waited for the decision timer at every ace up.
+    assert answers == {1: True, 2: False}
+    assert {body["player"] for path, body in sent if path == "early-surrender"} == {
+        "club-s1-p1",
+        "club-s2-p1",
+    }
+    assert [body["seat"] for path, body in sent if path == "insurance"] == [2]
