@@ -55,11 +55,31 @@ class StreamMessage:
         return {"table": self.table, "channel": self.channel.value, "data": self.data}
 
 
+class EndReason(StrEnum):
+    """Why the fan-out ended a listener's stream (the connection says so as it closes)."""
+
+    TOO_SLOW = "too_slow"
+    SHUTDOWN = "shutdown"
+
+
 class _Listener:
     def __init__(self, table: str | None, limit: int) -> None:
         self.table = table
         self.queue: asyncio.Queue[StreamMessage | None] = asyncio.Queue(limit)
-        self.overflowed = False
+        self.ended: EndReason | None = None
+
+    @property
+    def overflowed(self) -> bool:
+        return self.ended is EndReason.TOO_SLOW
+
+    def end(self, reason: EndReason) -> None:
+        """Replace the backlog with the end-of-stream marker so the connection closes."""
+        if self.ended is not None:
+            return
+        self.ended = reason
+        while not self.queue.empty():
+            self.queue.get_nowait()
+        self.queue.put_nowait(None)
 
 
 class Fanout:
@@ -92,12 +112,8 @@ class Fanout:
             try:
                 listener.queue.put_nowait(message)
             except asyncio.QueueFull:
-                listener.overflowed = True
                 self._listeners.discard(listener)
-                # Replace the backlog with the end-of-stream marker so the connection closes.
-                while not listener.queue.empty():
-                    listener.queue.get_nowait()
-                listener.queue.put_nowait(None)
+                listener.end(EndReason.TOO_SLOW)
                 _LOGGER.warning("stream listener for %s too slow; disconnecting it", message.table)
 
     def latest(self, table: str) -> list[StreamMessage]:
@@ -115,6 +131,12 @@ class Fanout:
             yield listener
         finally:
             self._listeners.discard(listener)
+
+    def end_streams(self) -> None:
+        """End every listener's stream now (the web server is stopping)."""
+        for listener in list(self._listeners):
+            self._listeners.discard(listener)
+            listener.end(EndReason.SHUTDOWN)
 
     @property
     def listener_count(self) -> int:

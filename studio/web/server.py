@@ -12,9 +12,25 @@ import uvicorn
 from fastapi import FastAPI
 
 from studio.errors import StudioError
+from studio.web.streams import stop_streams
+
+# How long a stopping server waits for its connections before cancelling their handlers.
+GRACEFUL_SHUTDOWN_SECONDS = 5
 
 
 class _QuietServer(uvicorn.Server):
+    def __init__(self, config: uvicorn.Config, app: FastAPI) -> None:
+        super().__init__(config)
+        self._app = app
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        # Stop taking connections, then end every stream: an SSE response lasts as long
+        # as its client, and would hold the shutdown for its whole grace period.
+        for server in self.servers:
+            server.close()
+        stop_streams(self._app)
+        await super().shutdown(sockets)
+
     @contextlib.contextmanager
     def capture_signals(self) -> Generator[None, None, None]:
         # The owning command handles Ctrl-C and stops the server through should_exit.
@@ -35,8 +51,14 @@ class WebServer:
             self._sock.close()
             raise StudioError(f"cannot listen on {host}:{port}: {exc.strerror}") from exc
         self.port = int(self._sock.getsockname()[1])
-        config = uvicorn.Config(app, log_level="warning", lifespan="off", ws="websockets-sansio")
-        self._server = _QuietServer(config)
+        config = uvicorn.Config(
+            app,
+            log_level="warning",
+            lifespan="off",
+            ws="websockets-sansio",
+            timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
+        )
+        self._server = _QuietServer(config, app)
         self._task: asyncio.Task[None] | None = None
 
     @property
@@ -61,7 +83,7 @@ class WebServer:
         if self._task is not None:
             with contextlib.suppress(asyncio.CancelledError):
                 try:
-                    async with asyncio.timeout(5):
+                    async with asyncio.timeout(GRACEFUL_SHUTDOWN_SECONDS + 2):
                         await self._task
                 except TimeoutError:
                     self._task.cancel()

@@ -4,6 +4,11 @@ Both send the same JSON objects: ``{"table", "channel", "data"}`` where channel 
 ``round_events``, ``round_state``, ``alerts``, ``dealer_prompt`` or ``devices``. A new
 connection first receives the latest state and prompt, then everything live.
 
+A stream ends when the client cannot keep up (its backlog overflows, or one message
+waits longer than ``SEND_TIMEOUT_SECONDS`` for the client to take it), when a console
+user's session ends, and when the server stops; a WebSocket says which with its close
+code (``CLOSE_CODES``, 1008 for the session).
+
 Only the game platform (its token) or a logged-in console user may listen: the
 stream carries every bet and card of the table.
 """
@@ -11,18 +16,38 @@ stream carries every bet and card of the table.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hmac
 import json
+import logging
 from collections.abc import AsyncIterator
 from typing import Any, Literal
 
-from fastapi import APIRouter, HTTPException, Request, WebSocket, WebSocketDisconnect, status
-from sse_starlette.sse import EventSourceResponse
+from fastapi import (
+    APIRouter,
+    FastAPI,
+    HTTPException,
+    Request,
+    WebSocket,
+    WebSocketDisconnect,
+    status,
+)
+from sse_starlette.sse import EventSourceResponse, SendTimeoutError
 from starlette.requests import HTTPConnection
+from starlette.types import Receive, Scope, Send
 
+from studio.streams import EndReason
 from studio.web.context import WebContext
 
+_LOGGER = logging.getLogger(__name__)
+
 KEEPALIVE_SECONDS = 15.0
+# A client that leaves one message unread this long is too slow: its stream ends. Without
+# it a client that stopped reading held its handler for good, since a full socket never
+# drains and the close frame cannot be sent either.
+SEND_TIMEOUT_SECONDS = 10.0
+# WebSocket close codes (RFC 6455 registry) for a stream the fan-out ended.
+CLOSE_CODES = {EndReason.TOO_SLOW: 1013, EndReason.SHUTDOWN: 1012}  # try again later; restart
 Listener = Literal["platform", "session"]
 
 
@@ -52,6 +77,37 @@ def _session_end(conn: HTTPConnection, listener: Listener) -> set[asyncio.Task[N
     return {asyncio.create_task(session_ended(conn), name="stream-session")}
 
 
+def stop_streams(app: FastAPI) -> None:
+    """The server is stopping: end every stream of ``app`` now and any that opens later.
+
+    A stream lasts as long as its client does, so without this a stopping server
+    waited out its grace period on every open SSE response.
+    """
+    app.state.streams_stopped = True
+    ctx = getattr(app.state, "ctx", None)
+    if isinstance(ctx, WebContext):
+        ctx.fanout.end_streams()
+
+
+def _stopped(conn: HTTPConnection) -> bool:
+    return bool(getattr(conn.app.state, "streams_stopped", False))
+
+
+async def _close(websocket: WebSocket, code: int) -> None:
+    # Bounded: a client that does not read cannot take a close frame either.
+    with contextlib.suppress(TimeoutError, WebSocketDisconnect, RuntimeError):
+        async with asyncio.timeout(SEND_TIMEOUT_SECONDS):
+            await websocket.close(code=code)
+
+
+class _EventStream(EventSourceResponse):
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        except SendTimeoutError:
+            _LOGGER.warning("SSE client of %s too slow; disconnecting it", scope.get("path"))
+
+
 def build_router(ctx: WebContext) -> APIRouter:
     router = APIRouter()
 
@@ -63,10 +119,13 @@ def build_router(ctx: WebContext) -> APIRouter:
             return
         await websocket.accept()
         async with ctx.fanout.listen(table) as listener:
+            if _stopped(websocket):
+                listener.end(EndReason.SHUTDOWN)
             # Wait on the client too: a client that leaves must not keep this handler
             # (and server shutdown) waiting for the table's next message.
             closed = asyncio.create_task(_drain_client(websocket), name=f"ws-recv:{table}")
             ended = _session_end(websocket, allowed)
+            getter: asyncio.Task[Any] | None = None
             try:
                 while True:
                     getter = asyncio.create_task(listener.queue.get(), name=f"ws-get:{table}")
@@ -74,19 +133,24 @@ def build_router(ctx: WebContext) -> APIRouter:
                         {getter, closed, *ended}, return_when=asyncio.FIRST_COMPLETED
                     )
                     if getter not in done:
-                        getter.cancel()
                         if ended & done:  # logged out: the stream ends with the session
-                            await websocket.close(code=status.WS_1008_POLICY_VIOLATION)
+                            await _close(websocket, status.WS_1008_POLICY_VIOLATION)
                         break
                     message = getter.result()
                     if message is None:
+                        assert listener.ended is not None
+                        await _close(websocket, CLOSE_CODES[listener.ended])
                         break
-                    await websocket.send_text(json.dumps(message.as_json_obj()))
+                    async with asyncio.timeout(SEND_TIMEOUT_SECONDS):
+                        await websocket.send_text(json.dumps(message.as_json_obj()))
+            except TimeoutError:
+                _LOGGER.warning("WebSocket client of %s too slow; disconnecting it", table)
             except (WebSocketDisconnect, RuntimeError):
                 pass
             finally:
-                for task in (closed, *ended):
-                    task.cancel()
+                for task in (getter, closed, *ended):
+                    if task is not None:
+                        task.cancel()
 
     @router.get("/api/tables/{table}/events")
     async def table_events(request: Request, table: str) -> EventSourceResponse:
@@ -96,6 +160,8 @@ def build_router(ctx: WebContext) -> APIRouter:
 
         async def stream() -> AsyncIterator[dict[str, str]]:
             async with ctx.fanout.listen(table) as listener:
+                if _stopped(request):
+                    listener.end(EndReason.SHUTDOWN)
                 ended = _session_end(request, allowed)
                 getter: asyncio.Task[Any] | None = None
                 try:
@@ -114,7 +180,7 @@ def build_router(ctx: WebContext) -> APIRouter:
                             continue  # sse-starlette sends its own pings
                         message = getter.result()
                         if message is None:
-                            return
+                            return  # too slow, or the server is stopping
                         yield {
                             "event": message.channel.value,
                             "data": json.dumps(message.as_json_obj()),
@@ -124,15 +190,18 @@ def build_router(ctx: WebContext) -> APIRouter:
                         if task is not None:
                             task.cancel()
 
-        return EventSourceResponse(stream(), ping=int(KEEPALIVE_SECONDS))
+        return _EventStream(
+            stream(), ping=int(KEEPALIVE_SECONDS), send_timeout=SEND_TIMEOUT_SECONDS
+        )
 
     return router
 
 
 async def _drain_client(websocket: WebSocket) -> None:
-    # The stream is one-way; reading notices the close and keeps the socket healthy.
-    try:
-        while True:
-            await websocket.receive_text()
-    except WebSocketDisconnect:
-        return
+    # The stream is one-way: whatever the client sends, text or binary, is read and
+    # dropped (a binary frame used to fail receive_text and cut the connection with no
+    # close frame); reading notices the close and keeps the socket healthy.
+    while True:
+        message = await websocket.receive()
+        if message["type"] == "websocket.disconnect":
+            return
