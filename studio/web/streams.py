@@ -56,9 +56,13 @@ async def stream_allowed(conn: HTTPConnection, ctx: WebContext) -> Listener | No
     on a page of this site (the cookie alone does not say which site opened the stream)."""
     token = ctx.extras.get("platform_token")
     if token:
-        header = conn.headers.get("authorization", "")
-        query = conn.query_params.get("token", "")
-        if hmac.compare_digest(header, f"Bearer {token}") or hmac.compare_digest(query, token):
+        # As bytes: compare_digest refuses str with non-ASCII characters (a TypeError,
+        # so a stranger's "?token=é" was a server error instead of a refusal).
+        header = conn.headers.get("authorization", "").encode()
+        query = conn.query_params.get("token", "").encode()
+        if hmac.compare_digest(header, f"Bearer {token}".encode()) or hmac.compare_digest(
+            query, token.encode()
+        ):
             return "platform"
     if getattr(conn.app.state, "console_auth", None) is not None:
         from studio.console.auth import current_user, foreign_origin

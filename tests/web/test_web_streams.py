@@ -89,3 +89,20 @@ async def test_a_listener_that_cannot_keep_up_is_cut_off(table_id: str) -> None:
         assert listener.overflowed
         assert fanout.listener_count == 0
         assert await listener.queue.get() is None  # end of stream, not stale events
+
+
+async def test_a_token_with_non_ascii_characters_is_refused_not_a_server_error(
+    table_id: str,
+) -> None:
+    async with WebServer(create_app(context(Fanout(bus=None))), port=0) as server:
+        url = f"ws://127.0.0.1:{server.port}/ws/tables/{table_id}?token=%C3%A9"
+        with pytest.raises(websockets.exceptions.InvalidStatus) as refused:
+            async with websockets.connect(url):
+                pass
+        async with httpx.AsyncClient(base_url=server.url, timeout=10) as client:
+            by_query = await client.get(f"/api/tables/{table_id}/events", params={"token": "é"})
+            by_header = await client.get(
+                f"/api/tables/{table_id}/events", headers={"Authorization": b"Bearer \xe9"}
+            )
+    assert refused.value.response.status_code == 403  # closed (1008) before the handshake
+    assert by_query.status_code == 401 and by_header.status_code == 401
