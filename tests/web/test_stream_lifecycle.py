@@ -179,3 +179,16 @@ async def test_stopping_the_server_ends_every_stream(table_id: str) -> None:
     assert any(line.startswith("event: round_state") for line in lines)
     assert fanout.listener_count == 0
     assert not [t for t in asyncio.all_tasks() if t.get_name().startswith(("sse-", "ws-"))]
+
+
+async def test_a_websocket_client_sending_a_big_frame_is_closed_with_1009(table_id: str) -> None:
+    fanout = Fanout(bus=None)
+    async with WebServer(create_app(context(fanout)), port=0) as server:
+        url = f"ws://127.0.0.1:{server.port}/ws/tables/{table_id}?token={TOKEN}"
+        async with websockets.connect(url) as ws:
+            await ws.send("x" * 1024 * 1024)
+            with pytest.raises(websockets.ConnectionClosed) as closed:
+                async with asyncio.timeout(10):
+                    await ws.recv()
+        await until(lambda: fanout.listener_count == 0, "its listener is gone")
+    assert closed.value.rcvd is not None and closed.value.rcvd.code == 1009
