@@ -170,6 +170,11 @@ def _reveals(user: User | None) -> bool:
     return user is not None and user.role >= Role.MANAGER
 
 
+def _is_self(username: str, user: User) -> bool:
+    # Compared as the store finds accounts (stripped, lower case): "ADMIN" is the admin.
+    return username.strip().lower() == user.username
+
+
 def _by(user: User) -> str:
     """The admin log's name for a change made on the console."""
     return f"console:{user.username}"
@@ -721,7 +726,7 @@ def build_router(console: Console) -> APIRouter:
         request: Request, username: str, user: Admin, role: Annotated[str, Form()] = ""
     ) -> Response:
         async def work() -> None:
-            if username == user.username:
+            if _is_self(username, user):
                 raise UserError("you cannot change your own role")
             await console.auth.users.set_role(username, role, by=_by(user))
 
@@ -732,7 +737,7 @@ def build_router(console: Console) -> APIRouter:
         request: Request, username: str, user: Admin, active: Annotated[str, Form()] = ""
     ) -> Response:
         async def work() -> None:
-            if username == user.username:
+            if _is_self(username, user):
                 raise UserError("you cannot disable yourself")
             changed = await console.auth.users.set_active(username, active == "yes", by=_by(user))
             if not changed.active:
