@@ -107,6 +107,8 @@ class Fanout:
 
     def _deliver(self, message: StreamMessage) -> None:
         for listener in list(self._listeners):
+            if listener.ended is not None:
+                continue  # its end-of-stream marker is the last thing it gets
             if listener.table is not None and listener.table != message.table:
                 continue
             try:

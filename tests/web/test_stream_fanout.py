@@ -5,10 +5,12 @@ from __future__ import annotations
 import asyncio
 from datetime import UTC, datetime
 
+import pytest
+
 from studio.bus import MessageBus
 from studio.config import BrokerSettings
 from studio.contract import RoundEvent, RoundState
-from studio.streams import Channel, Fanout, StreamMessage
+from studio.streams import Channel, EndReason, Fanout, StreamMessage
 
 
 def state(table: str, seq: int, phase: str) -> RoundState:
@@ -63,3 +65,16 @@ async def test_local_listeners_do_not_wait_for_mqtt(broker: BrokerSettings, tabl
         Channel.ROUND_STATE,
         Channel.ROUND_EVENTS,
     ]
+
+
+async def test_an_ended_stream_gets_nothing_after_its_end(
+    table_id: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    fanout = Fanout(bus=None, listener_queue=3)
+    async with fanout.listen(table_id) as listener:
+        listener.end(EndReason.SHUTDOWN)  # as a stream opened while the server stops does
+        for seq in range(1, 6):
+            await fanout.emit(table_id, Channel.ROUND_STATE, state(table_id, seq, "betting"))
+        assert drained(listener.queue) == [None]
+    assert listener.ended is EndReason.SHUTDOWN
+    assert "too slow" not in caplog.text
