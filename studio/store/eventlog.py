@@ -159,6 +159,12 @@ def _row_to_record(row: sa.Row[Any]) -> LogRecord:
     )
 
 
+def _driver_message(exc: Exception) -> str:
+    """The database driver's own message, without the statement and its parameters."""
+    orig = getattr(exc, "orig", None)
+    return f"{type(orig).__name__}: {orig}" if orig is not None else type(exc).__name__
+
+
 class _LostRace(Exception):
     """Another writer appended the id this transaction wanted; run it again."""
 
@@ -191,18 +197,30 @@ class EventLog:
 
         For a log with several writers: the head is read inside the transaction, and one
         that lost the race for the next id (a unique-key error on PostgreSQL, a busy
-        snapshot on SQLite) is rolled back and run again. ``work``'s own errors end it.
+        snapshot on SQLite) is rolled back and run again, as is one whose ``work`` found
+        the database busy (SQLite's write lock held past its timeout by another writer).
+        ``work``'s own errors end it. A database error is a :class:`StoreError` that
+        names the driver's message only: SQLAlchemy's text carries the statement's
+        parameters, which for a password change are the new password's hash.
         """
         for attempt in range(APPEND_ATTEMPTS):
             try:
                 async with self.db.engine.begin() as conn:
-                    result = await work(conn)
+                    try:
+                        result = await work(conn)
+                    except sa.exc.OperationalError as exc:
+                        raise _LostRace(str(exc)) from exc
                     await self._insert_at_head(conn, entry(result))
                 return result
             except _LostRace as exc:
                 if attempt == APPEND_ATTEMPTS - 1:
-                    raise StoreError(f"{self.table.name}: append failed: {exc.__cause__}") from exc
+                    cause = exc.__cause__
+                    why = _driver_message(cause) if isinstance(cause, Exception) else str(exc)
+                    raise StoreError(f"{self.table.name}: the change was not made: {why}") from None
                 await asyncio.sleep(random.uniform(0.005, 0.05) * (attempt + 1))
+            except sa.exc.SQLAlchemyError as exc:
+                why = _driver_message(exc)
+                raise StoreError(f"{self.table.name}: the change was not made: {why}") from None
         raise AssertionError("unreachable")
 
     async def _insert_at_head(self, conn: AsyncConnection, entry: Entry) -> None:

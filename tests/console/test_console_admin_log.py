@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
 from argon2 import PasswordHasher
 
 from studio.console.users import UserError, UserStore
-from studio.store import Database, EventLog
+from studio.errors import StoreError
+from studio.store import Database, EventLog, eventlog
 from studio.store.eventlog import ADMIN_SCOPE, admin_events
 
 PASSWORD = "a long enough password"
@@ -104,3 +111,58 @@ async def test_concurrent_writers_keep_one_intact_chain(database: Database) -> N
     async with database.engine.connect() as conn:
         total = (await conn.execute(sa.select(sa.func.count()).select_from(admin_events))).scalar()
     assert total == 32
+
+
+@contextlib.contextmanager
+def write_lock_held(path: Path, seconds: float) -> Iterator[None]:
+    """Another writer holds SQLite's write lock for ``seconds`` (longer than the 5 s the
+    driver waits for it), as a busy `studio users` or controller would."""
+    taken = threading.Event()
+
+    def hold() -> None:
+        other = sqlite3.connect(path, isolation_level=None)
+        other.execute("BEGIN IMMEDIATE")
+        taken.set()
+        time.sleep(seconds)
+        other.execute("COMMIT")
+        other.close()
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    taken.wait()
+    try:
+        yield
+    finally:
+        holder.join()
+
+
+async def test_a_busy_sqlite_database_neither_leaks_the_hash_nor_half_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "studio.db"
+    async with Database(f"sqlite:///{path}") as database:
+        store = UserStore(database, hasher=cheap())
+        await store.add("nina", PASSWORD, "viewer", by="test")
+        # One attempt only: the write lock outlasts it. Before, SQLAlchemy's own error
+        # came out (a traceback from `studio users passwd`, a 500 on the console) with
+        # the UPDATE's parameters in its text: the new password's argon2 hash.
+        monkeypatch.setattr(eventlog, "APPEND_ATTEMPTS", 1)
+        with write_lock_held(path, 6.0), pytest.raises(StoreError) as refused:
+            await store.set_password("nina", "another long password", by="test")
+        assert "argon2" not in str(refused.value) and "database is locked" in str(refused.value)
+        assert refused.value.__cause__ is None and refused.value.__suppress_context__
+        await store.authenticate("nina", PASSWORD)  # nothing changed, nothing recorded
+        assert [r.kind for r in await store.changes()] == ["user_added"]
+
+
+async def test_a_change_that_found_sqlite_busy_is_run_again(tmp_path: Path) -> None:
+    path = tmp_path / "studio.db"
+    async with Database(f"sqlite:///{path}") as database:
+        store = UserStore(database, hasher=cheap())
+        await store.add("nina", PASSWORD, "viewer", by="test")
+        with write_lock_held(path, 6.0):
+            # Busy past the driver's wait on the first attempt; the next one gets the lock.
+            await store.set_password("nina", "another long password", by="test")
+        await store.authenticate("nina", "another long password")
+        assert [r.kind for r in await store.changes()] == ["user_password_set", "user_added"]
+        assert (await EventLog(database, admin_events).verify()).ok
