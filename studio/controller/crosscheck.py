@@ -133,9 +133,16 @@ class CrossCheck:
             if outcome.verdict is Verdict.CAMERA_MISSED:
                 self.missed.append(shoe)
             out.append(outcome)
+        # A camera sighting is never settled against a card still face down: pairing them
+        # (a mismatch "shoe read ..." or a wrong box "... was due in dealer") would publish
+        # the hole card. That card is compared once it is turned over.
         for camera in [c for c in self.camera_waiting if c.at <= limit]:
             self.camera_waiting.remove(camera)
-            out.append(self._settle(camera, self.shoe_waiting, shoe_side=False))
+            face_up = [s for s in self.shoe_waiting if not s.face_down]
+            outcome = self._settle(camera, face_up, shoe_side=False)
+            if outcome.shoe is not None:
+                self.shoe_waiting.remove(outcome.shoe)
+            out.append(outcome)
         return out
 
     @staticmethod

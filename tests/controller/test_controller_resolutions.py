@@ -278,11 +278,6 @@ def shoe_reads_of(alerts: list[dict[str, Any]], code: str) -> list[dict[str, Any
     ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="leak not fixed yet: CrossCheck.expire settles a camera sighting against the "
-    "face-down hole card (the fix belongs in studio/controller/crosscheck.py)",
-)
 def test_a_camera_sighting_is_never_paired_with_the_face_down_hole_card() -> None:
     d = Driver()
     start_round(d, 1)
