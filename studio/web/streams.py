@@ -34,8 +34,10 @@ from fastapi import (
 )
 from sse_starlette.sse import EventSourceResponse, SendTimeoutError
 from starlette.requests import HTTPConnection
+from starlette.responses import JSONResponse
 from starlette.types import Receive, Scope, Send
 
+from studio.controller import ControllerService
 from studio.streams import EndReason
 from studio.web.context import WebContext
 
@@ -112,6 +114,13 @@ class _EventStream(EventSourceResponse):
             _LOGGER.warning("SSE client of %s too slow; disconnecting it", scope.get("path"))
 
 
+def _unknown_table(ctx: WebContext, table: str) -> bool:
+    # Only when the round controller runs here: a bare fan-out (tests, benchmarks, the
+    # console's stand-in) has no list of tables.
+    controller = ctx.controller
+    return isinstance(controller, ControllerService) and table not in controller.tables
+
+
 def build_router(ctx: WebContext) -> APIRouter:
     router = APIRouter()
 
@@ -120,6 +129,9 @@ def build_router(ctx: WebContext) -> APIRouter:
         allowed = await stream_allowed(websocket, ctx)
         if allowed is None:
             await websocket.close(code=status.WS_1008_POLICY_VIOLATION)
+            return
+        if _unknown_table(ctx, table):  # as REST answers; it would stay silent for good
+            await websocket.send_denial_response(JSONResponse({"detail": "no such table"}, 404))
             return
         await websocket.accept()
         async with ctx.fanout.listen(table) as listener:
@@ -161,6 +173,8 @@ def build_router(ctx: WebContext) -> APIRouter:
         allowed = await stream_allowed(request, ctx)
         if allowed is None:
             raise HTTPException(401, "log in, or send the platform token")
+        if _unknown_table(ctx, table):
+            raise HTTPException(404, "no such table")
 
         async def stream() -> AsyncIterator[dict[str, str]]:
             async with ctx.fanout.listen(table) as listener:

@@ -8,7 +8,10 @@ import httpx
 import pytest
 import websockets
 
+from studio.config import StudioConfig, TableSettings
 from studio.contract import RoundEvent, RoundState
+from studio.controller import ControllerService
+from studio.store import Database, EventLog
 from studio.streams import Channel, Fanout
 from studio.web import WebContext, WebServer, create_app
 
@@ -106,3 +109,26 @@ async def test_a_token_with_non_ascii_characters_is_refused_not_a_server_error(
             )
     assert refused.value.response.status_code == 403  # closed (1008) before the handshake
     assert by_query.status_code == 401 and by_header.status_code == 401
+
+
+async def test_a_stream_of_a_table_the_controller_does_not_have_is_refused_with_404(
+    database: Database, table_id: str
+) -> None:
+    log, fanout = EventLog(database), Fanout(bus=None)
+    config = StudioConfig(tables=[TableSettings(id=table_id, ruleset="clubhouse")])
+    async with ControllerService(config, None, log, fanout, timers=False) as controller:
+        ctx = WebContext(fanout=fanout, log=log, db=database, controller=controller)
+        ctx.extras["platform_token"] = TOKEN
+        async with WebServer(create_app(ctx), port=0) as server:
+            base = f"ws://127.0.0.1:{server.port}/ws/tables"
+            async with websockets.connect(f"{base}/{table_id}?token={TOKEN}") as ws:
+                known = json.loads(await asyncio.wait_for(ws.recv(), 5))
+            with pytest.raises(websockets.exceptions.InvalidStatus) as refused:
+                async with websockets.connect(f"{base}/{table_id}x?token={TOKEN}"):
+                    pass
+            auth = {"Authorization": f"Bearer {TOKEN}"}
+            async with httpx.AsyncClient(base_url=server.url, timeout=10, headers=auth) as client:
+                sse = await client.get(f"/api/tables/{table_id}x/events")
+    assert known["table"] == table_id
+    assert refused.value.response.status_code == 404
+    assert sse.status_code == 404
