@@ -1166,8 +1166,13 @@ class TableController:
         held = alert.subject.get("held")
         if index is None:
             if held:
+                serial = held.get("serial")
+                if serial is not None and serial in self.shoe.serials:
+                    # The shoe read a serial already dealt with it: the manager names the
+                    # card, so that serial was misread (kept, it refused every correction).
+                    serial = None
                 # Stored only once accepted: a refused correction changes nothing.
-                return self._accept(alert, {**held, "card": code})
+                return self._accept(alert, {**held, "card": code, "serial": serial})
             raise AlertError("this alert has no card to correct")
         self._rebuild(lambda card: code if card.index == index else card.code)
         return {"corrected": index, "to": code}

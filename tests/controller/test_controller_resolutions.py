@@ -162,11 +162,13 @@ def test_a_refused_correction_changes_nothing_and_replays_the_same() -> None:
     d.card("TH", serial="X1")
     d.card("7C", serial="X1")  # a repeated serial: held as impossible
     alert_id = d.alerts[-1]["alert_id"]
-    with pytest.raises(AlertError):
+    d.manager(verb="pause", reason="look")
+    with pytest.raises(AlertError, match="cannot accept 9C now"):  # paused by hand: refused
         d.manager(
             verb="resolve", alert_id=alert_id, resolution="correct", card="9C", reason="a typo"
         )
     assert d.table.alerts.get(alert_id).subject["held"]["card"] == "7C"
+    d.manager(verb="resume", reason="go on")
     d.manager(verb="resolve", alert_id=alert_id, resolution="void", reason="remove it")
     live = [e for e in d.events if e["type"] == "manager_action"][-1]["data"]["discarded"]
     fresh = TableController(d.table.settings, d.table.ruleset, round_gap=1.0)
@@ -174,7 +176,7 @@ def test_a_refused_correction_changes_nothing_and_replays_the_same() -> None:
     for inp in logged:
         for out in fresh.handle(inp):
             body = out.payload.model_dump(mode="json")
-            if body.get("type") == "manager_action":
+            if body.get("type") == "manager_action" and "discarded" in body["data"]:
                 replayed = body["data"]["discarded"]
     assert live == replayed == "7C"
 
@@ -354,3 +356,17 @@ def test_the_seated_player_declines_early_surrender_without_waiting_for_the_time
     pending = d.table.engine.pending()
     assert pending is not None and (pending["kind"], pending["seat"]) == ("action", 1)
     assert not d.table.engine.round.boxes[1].hands[0].surrendered
+
+
+def test_a_card_held_for_a_repeated_serial_can_be_corrected() -> None:
+    d = Driver(single_source=True)
+    start_round(d, 1)
+    d.card("TH", serial="X1")
+    d.card("7C", serial="X1")  # the shoe read a serial already dealt: held as impossible
+    alert_id = d.alerts[-1]["alert_id"]
+    assert "correct" in d.alerts[-1]["allowed_resolutions"]
+    # The manager looks at the card and names it: the serial read with it was wrong.
+    d.manager(verb="resolve", alert_id=alert_id, resolution="correct", card="7C", reason="misread")
+    assert [e["data"]["card"] for e in d.events if e["type"] == "card_dealt"] == ["TH", "7C"]
+    # Before, the repeated serial was kept and refused every correction the alert offered.
+    assert d.table.shoe.serials == {"X1"}
