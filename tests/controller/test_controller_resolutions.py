@@ -249,15 +249,19 @@ def test_an_alert_holding_the_hole_card_conceals_it_from_readers() -> None:
     assert [e["data"]["card"] for e in d.events if e["type"] == "hole_card_revealed"] == ["5S"]
 
 
-def test_a_correction_of_a_held_hole_card_conceals_the_card_it_names() -> None:
+def impossible_hole_card() -> tuple[Driver, str]:
+    """Seven boxes, the dealer's up card, seven boxes: eight 4H among them, all an
+    eight-deck shoe holds; then a ninth 4H, at the hole: held as impossible."""
     d = Driver(single_source=True)
     start_round(d, *range(1, 8))
-    # Seven boxes, the dealer's up card, seven boxes: eight 4H among them, all an
-    # eight-deck shoe holds.
     for code in ["4H"] * 8 + ["9D"] * 7:
         d.card(code)
-    d.card("4H")  # a ninth 4H, at the hole: held as impossible
-    alert_id = d.alerts[-1]["alert_id"]
+    d.card("4H")
+    return d, d.alerts[-1]["alert_id"]
+
+
+def test_a_correction_of_a_held_hole_card_conceals_the_card_it_names() -> None:
+    d, alert_id = impossible_hole_card()
     assert d.alerts[-1]["code"] == "impossible_card"
     assert "4H" not in str(d.alerts[-1])
     d.manager(verb="resolve", alert_id=alert_id, resolution="correct", card="6S", reason="misread")
@@ -322,12 +326,7 @@ def test_a_card_held_while_paused_that_becomes_the_hole_card_is_concealed() -> N
 def test_a_correction_typed_in_another_spelling_still_conceals_the_hole_card(
     typed: str, applied: str
 ) -> None:
-    d = Driver(single_source=True)
-    start_round(d, *range(1, 8))
-    for code in ["4H"] * 8 + ["9D"] * 7:
-        d.card(code)
-    d.card("4H")  # a ninth 4H, at the hole: held as impossible
-    alert_id = d.alerts[-1]["alert_id"]
+    d, alert_id = impossible_hole_card()
     d.manager(verb="resolve", alert_id=alert_id, resolution="correct", card=typed, reason="misread")
     assert [c.code for c in d.table.cards][-1] == applied
     # Before, only the spelling typed was concealed: the card applied went out as dealt.
