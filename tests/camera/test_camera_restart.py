@@ -116,7 +116,7 @@ def test_cards_taken_away_or_dealt_while_the_camera_was_down_are_published_after
 def test_a_card_exchanged_in_its_place_while_the_camera_was_down_is_published(
     profile: DeckProfile, tmp_path: Path
 ) -> None:
-    """Taken as published, a restored card is still read once when it settles: another
+    """Taken as published, a restored card is still read again when it settles: another
     card in its place is a removal and a placement, not the old card still lying there."""
     cam = VirtualCamera(level="easy", seed=12)
     state = StateFile(tmp_path / "cam.json")
