@@ -10,10 +10,11 @@ and catches up from the REST history.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
@@ -50,6 +51,11 @@ class StreamMessage:
     table: str
     channel: Channel
     data: dict[str, Any]
+    # The JSON text every connection sends, encoded once rather than once per listener.
+    text: str = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "text", json.dumps(self.as_json_obj()))
 
     def as_json_obj(self) -> dict[str, Any]:
         return {"table": self.table, "channel": self.channel.value, "data": self.data}

@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hmac
-import json
 import logging
 from collections.abc import AsyncIterator
 from typing import Any, Literal
@@ -158,7 +157,7 @@ def build_router(ctx: WebContext) -> APIRouter:
                         await _close(websocket, CLOSE_CODES[listener.ended])
                         break
                     async with asyncio.timeout(SEND_TIMEOUT_SECONDS):
-                        await websocket.send_text(json.dumps(message.as_json_obj()))
+                        await websocket.send_text(message.text)
             except TimeoutError:
                 _LOGGER.warning("WebSocket client of %s too slow; disconnecting it", table)
             except (WebSocketDisconnect, RuntimeError):
@@ -201,7 +200,7 @@ def build_router(ctx: WebContext) -> APIRouter:
                             return  # too slow, or the server is stopping
                         yield {
                             "event": message.channel.value,
-                            "data": json.dumps(message.as_json_obj()),
+                            "data": message.text,
                         }
                 finally:
                     for task in (getter, *ended):
