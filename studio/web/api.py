@@ -60,7 +60,9 @@ def build_router(ctx: WebContext) -> APIRouter:
 
     def platform_ok(request: Request) -> bool:
         header = request.headers.get("authorization", "")
-        return bool(token) and hmac.compare_digest(header, f"Bearer {token}")
+        # As bytes: compare_digest raises TypeError on a str with non-ASCII characters (a 500).
+        expected = f"Bearer {token}".encode()
+        return bool(token) and hmac.compare_digest(header.encode("utf-8", "replace"), expected)
 
     async def reader(request: Request) -> str:
         if platform_ok(request):

@@ -104,3 +104,19 @@ async def test_a_direct_caller_of_the_service_needs_a_reason_too(database: Datab
         ack = ManagerAction(verb="acknowledge", user="boss", alert_id="bj1-A9")
         with pytest.raises(StudioError, match="no alert 'bj1-A9' on table bj1"):
             await controller.manager("bj1", ack)
+
+
+async def test_a_rest_token_with_non_ascii_characters_is_refused_not_a_server_error(
+    database: Database,
+) -> None:
+    log, fanout = EventLog(database), Fanout(bus=None)
+    async with service(log, fanout) as controller:
+        ctx = WebContext(fanout=fanout, log=log, db=database, controller=controller)
+        ctx.extras["platform_token"] = "s3cret-token"
+        transport = httpx.ASGITransport(app=create_app(ctx))
+        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as http:
+            good = await http.get("/api/tables", headers={"Authorization": "Bearer s3cret-token"})
+            assert good.status_code == 200
+            # Before: hmac.compare_digest raised TypeError on the str, a 500.
+            bad = await http.get("/api/tables", headers={"Authorization": "Bearer é".encode()})
+            assert bad.status_code == 401
