@@ -3,8 +3,9 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-# The ten slowest tests are listed after every run: CI has a 20-minute budget.
-PYTEST_ARGS ?= --durations=10
+# Two workers (one a core), a test file per worker at a time; the ten slowest tests are
+# listed after every run: CI has a 20-minute budget.
+PYTEST_ARGS ?= -n 2 --dist loadfile --durations=10
 
 .PHONY: demo test lint install clean
 
