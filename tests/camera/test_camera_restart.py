@@ -68,15 +68,23 @@ def _seen(got: list[CameraCard]) -> list[tuple[int, str, str | None, str]]:
     return [(m.seq, m.event, m.card, m.zone) for m in got]
 
 
-def test_a_restart_does_not_publish_the_cards_lying_on_the_layout_again(
+def _two_cards_published(
     profile: DeckProfile, tmp_path: Path
-) -> None:
+) -> tuple[VirtualCamera, StateFile, list[CameraCard]]:
+    """A camera run that published KS on seat 6 and 3H on the dealer's spot, then stopped."""
     cam = VirtualCamera(level="easy", seed=12)
     state = StateFile(tmp_path / "cam.json")
     cam.place("KS", "seat:6")
     cam.place("3H", "dealer")
     got: list[CameraCard] = []
     _run(cam, profile, state, got, frames=2, until=2)
+    return cam, state, got
+
+
+def test_a_restart_does_not_publish_the_cards_lying_on_the_layout_again(
+    profile: DeckProfile, tmp_path: Path
+) -> None:
+    cam, state, got = _two_cards_published(profile, tmp_path)
     assert sorted(_seen(got)[i][1:] for i in range(2)) == [
         ("placed", "3H", "dealer"),
         ("placed", "KS", "seat:6"),
@@ -96,12 +104,7 @@ def test_a_restart_does_not_publish_the_cards_lying_on_the_layout_again(
 def test_cards_taken_away_or_dealt_while_the_camera_was_down_are_published_after_it(
     profile: DeckProfile, tmp_path: Path
 ) -> None:
-    cam = VirtualCamera(level="easy", seed=12)
-    state = StateFile(tmp_path / "cam.json")
-    cam.place("KS", "seat:6")
-    cam.place("3H", "dealer")
-    got: list[CameraCard] = []
-    _run(cam, profile, state, got, frames=2, until=2)
+    cam, state, got = _two_cards_published(profile, tmp_path)
     cam.remove("3H")  # while no camera runs
     cam.place("7C", "seat:2")
     _run(cam, profile, state, got, frames=15, until=4)
