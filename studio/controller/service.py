@@ -180,6 +180,10 @@ class ControllerService:
             # Not logged, so not lost: the next start asks the drivers for them again.
             _LOGGER.warning("%s: events %s held above a hole were not applied", where, seqs)
 
+    def received(self, table_id: str, device: str) -> int:
+        """The device's last seq the controller has with none missing below it (0: none yet)."""
+        return self._trackers[table_id].last_contiguous(device)
+
     async def quiesce(self) -> None:
         """Stop taking inputs (a clean shutdown: devices going away are not alerts)."""
         for task in self._tasks:
