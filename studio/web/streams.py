@@ -37,7 +37,7 @@ from starlette.responses import JSONResponse
 from starlette.types import Receive, Scope, Send
 
 from studio.controller import ControllerService
-from studio.streams import EndReason
+from studio.streams import EndReason, Fanout
 from studio.web.context import WebContext
 
 _LOGGER = logging.getLogger(__name__)
@@ -133,39 +133,14 @@ def build_router(ctx: WebContext) -> APIRouter:
             await websocket.send_denial_response(JSONResponse({"detail": "no such table"}, 404))
             return
         await websocket.accept()
-        async with ctx.fanout.listen(table) as listener:
-            if _stopped(websocket):
-                listener.end(EndReason.SHUTDOWN)
-            # Wait on the client too: a client that leaves must not keep this handler
-            # (and server shutdown) waiting for the table's next message.
-            closed = asyncio.create_task(_drain_client(websocket), name=f"ws-recv:{table}")
-            ended = _session_end(websocket, allowed)
-            getter: asyncio.Task[Any] | None = None
-            try:
-                while True:
-                    getter = asyncio.create_task(listener.queue.get(), name=f"ws-get:{table}")
-                    done, _ = await asyncio.wait(
-                        {getter, closed, *ended}, return_when=asyncio.FIRST_COMPLETED
-                    )
-                    if getter not in done:
-                        if ended & done:  # logged out: the stream ends with the session
-                            await _close(websocket, status.WS_1008_POLICY_VIOLATION)
-                        break
-                    message = getter.result()
-                    if message is None:
-                        assert listener.ended is not None
-                        await _close(websocket, CLOSE_CODES[listener.ended])
-                        break
-                    async with asyncio.timeout(SEND_TIMEOUT_SECONDS):
-                        await websocket.send_text(message.text)
-            except TimeoutError:
-                _LOGGER.warning("WebSocket client of %s too slow; disconnecting it", table)
-            except (WebSocketDisconnect, RuntimeError):
-                pass
-            finally:
-                for task in (getter, closed, *ended):
-                    if task is not None:
-                        task.cancel()
+        await send_stream(
+            websocket,
+            ctx.fanout,
+            table,
+            name="ws",
+            watch_session=allowed == "session",
+            session_close_code=status.WS_1008_POLICY_VIOLATION,
+        )
 
     @router.get("/api/tables/{table}/events")
     async def table_events(request: Request, table: str) -> EventSourceResponse:
@@ -212,6 +187,71 @@ def build_router(ctx: WebContext) -> APIRouter:
         )
 
     return router
+
+
+async def send_stream(
+    websocket: WebSocket,
+    fanout: Fanout,
+    table: str | None,
+    *,
+    name: str,
+    watch_session: bool,
+    session_close_code: int,
+    idle_ping: str | None = None,
+) -> None:
+    """Send the fan-out's messages of ``table`` (None: every table) to an accepted socket.
+
+    Shared by every one-way WebSocket (table streams, the console's): it ends when the
+    client leaves, when the fan-out ends the stream (``CLOSE_CODES``), when the server
+    stops, when one message waits ``SEND_TIMEOUT_SECONDS`` for the client, and, with
+    ``watch_session``, when the console session ends (``session_close_code``).
+    ``idle_ping`` is sent after ``KEEPALIVE_SECONDS`` without a message. Its tasks are
+    named ``{name}-...``.
+    """
+    label = table or "*"
+    async with fanout.listen(table) as listener:
+        if _stopped(websocket):
+            listener.end(EndReason.SHUTDOWN)
+        # Wait on the client too: a client that leaves must not keep this handler
+        # (and server shutdown) waiting for the table's next message.
+        closed = asyncio.create_task(_drain_client(websocket), name=f"{name}-recv:{label}")
+        ended: set[asyncio.Task[None]] = set()
+        if watch_session:
+            from studio.console.auth import session_ended
+
+            ended.add(asyncio.create_task(session_ended(websocket), name=f"{name}-session:{label}"))
+        getter: asyncio.Task[Any] | None = None
+        try:
+            while True:
+                getter = asyncio.create_task(listener.queue.get(), name=f"{name}-get:{label}")
+                done, _ = await asyncio.wait(
+                    {getter, closed, *ended},
+                    timeout=KEEPALIVE_SECONDS if idle_ping is not None else None,
+                    return_when=asyncio.FIRST_COMPLETED,
+                )
+                if not done and idle_ping is not None:
+                    getter.cancel()
+                    text = idle_ping
+                elif getter not in done:
+                    if ended & done:  # logged out: the stream ends with the session
+                        await _close(websocket, session_close_code)
+                    break
+                elif (message := getter.result()) is None:
+                    assert listener.ended is not None
+                    await _close(websocket, CLOSE_CODES[listener.ended])
+                    break
+                else:
+                    text = message.text
+                async with asyncio.timeout(SEND_TIMEOUT_SECONDS):
+                    await websocket.send_text(text)
+        except TimeoutError:
+            _LOGGER.warning("WebSocket client (%s) of %s too slow; disconnecting it", name, label)
+        except (WebSocketDisconnect, RuntimeError):
+            pass
+        finally:
+            for task in (getter, closed, *ended):
+                if task is not None:
+                    task.cancel()
 
 
 async def _drain_client(websocket: WebSocket) -> None:
