@@ -182,6 +182,11 @@ class DeviceDriver:
         self._state = StateFile.of_device(state_dir, table_id, settings.id)
         self._saved_state: tuple[int, int, int, tuple[int, str] | None] | None = None
 
+    @property
+    def published_seq(self) -> int:
+        """The bus seq (offset applied) of the last event handed to the bus; 0 before any."""
+        return self._published + self.offset
+
     # -- device-specific -------------------------------------------------------------
     def publication(self, event: Event, seq: int, ts: datetime) -> Publication:
         raise NotImplementedError

@@ -183,7 +183,9 @@ async def run_demo(
         await restart_tables(service)
         stack.push_async_callback(service.interrupt_rounds, "demo stopped")
         devices_state = device_state_dir(database) or workdir / "devices"
-        await stack.enter_async_context(DriverSet(config, broker=broker, state_dir=devices_state))
+        drivers = await stack.enter_async_context(
+            DriverSet(config, broker=broker, state_dir=devices_state)
+        )
 
         users = UserStore(db)
         password = options.manager_password or secrets.token_urlsafe(9)
@@ -269,10 +271,53 @@ async def run_demo(
         await stop.wait()
         for task in tasks:
             task.cancel()
-        # The controller stops listening first, so devices shutting down raise no alerts.
+        if tasks:
+            await asyncio.wait(tasks)
+
+        def published() -> list[tuple[str, str, int]]:
+            cams = [(table_id, CAMERA_ID, cam.service.seq) for table_id, cam in cameras.items()]
+            return [*drivers.published(), *cams]
+
+        # What the devices sent reaches the controller before it stops listening: an event
+        # it missed could not be replayed to a later run (the drivers' replay buffers end
+        # with this one), whose tables would then wait on an integrity alert. The controller
+        # stops listening before the devices stop, so devices shutting down raise no alerts.
+        await drain_devices(service, published)
         await service.quiesce()
         rounds = {t.table: t.round_no for t in service.tables.values()}
     return {"rounds": rounds}
+
+
+async def drain_devices(
+    service: ControllerService,
+    published: Callable[[], list[tuple[str, str, int]]],
+    *,
+    within: float = 5.0,
+    quiet: float = 0.3,
+) -> bool:
+    """Wait until the controller has received every event the devices published and none
+    has come for ``quiet`` s (a card already on a shoe's serial line is still on its way).
+
+    ``published`` gives (table, device, last seq handed to the bus). False, with a warning,
+    when that took longer than ``within`` s.
+    """
+    loop = asyncio.get_running_loop()
+    last: list[tuple[str, str, int]] | None = None
+    behind: list[tuple[str, str, int]] = []
+    quiet_since = loop.time()
+    try:
+        async with asyncio.timeout(within):
+            while True:
+                now = published()
+                behind = [(t, d, seq) for t, d, seq in now if service.received(t, d) < seq]
+                if behind or now != last:
+                    last, quiet_since = now, loop.time()
+                elif loop.time() - quiet_since >= quiet:
+                    return True
+                await asyncio.sleep(0.05)
+    except TimeoutError:
+        _LOGGER.warning("stopping before the controller received %s", behind)
+        return False
 
 
 def dealing(service: ControllerService, table_id: str) -> bool:
