@@ -8,8 +8,6 @@ there is one renderer, no build step, and every page also works without JavaScri
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import csv
 import io
 import json
@@ -28,7 +26,6 @@ from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
-from starlette.websockets import WebSocketDisconnect
 
 from studio.console.auth import (
     LOGIN_PATH,
@@ -45,7 +42,6 @@ from studio.console.auth import (
     current_user,
     foreign_origin,
     require_role,
-    session_ended,
     set_csrf_cookie,
     set_session_cookies,
 )
@@ -63,6 +59,7 @@ from studio.controller.commands import check_reason
 from studio.errors import StudioError
 from studio.store.eventlog import ChainReport, EventLog, admin_events
 from studio.web.context import WebContext
+from studio.web.streams import send_stream
 
 HERE = Path(__file__).parent
 _LOGGER = logging.getLogger(__name__)
@@ -776,47 +773,19 @@ def build_router(console: Console) -> APIRouter:
             await websocket.close(code=4401)
             return
         await websocket.accept()
-        async with ctx.fanout.listen(table or None) as listener:
-            receiver = asyncio.create_task(_drain(websocket))
-            ended = asyncio.create_task(session_ended(websocket))
-            getter: asyncio.Task[Any] | None = None
-            try:
-                while True:
-                    getter = asyncio.create_task(listener.queue.get())
-                    done, _ = await asyncio.wait(
-                        {getter, receiver, ended}, timeout=20, return_when=asyncio.FIRST_COMPLETED
-                    )
-                    if receiver in done:
-                        break  # the browser went away: stop at once
-                    if ended in done:
-                        await websocket.close(code=4401)  # a logout ends the stream
-                        break
-                    if getter not in done:
-                        getter.cancel()
-                        await websocket.send_text('{"channel":"ping"}')
-                        continue
-                    message = getter.result()
-                    if message is None:
-                        break
-                    await websocket.send_text(json.dumps(message.as_json_obj()))
-            except (WebSocketDisconnect, RuntimeError):
-                pass
-            finally:
-                for task in (getter, receiver, ended):
-                    if task is not None and not task.done():
-                        task.cancel()
-                        with contextlib.suppress(
-                            asyncio.CancelledError, WebSocketDisconnect, RuntimeError
-                        ):
-                            await task
+        # The table streams' loop: a stalled client is let go after SEND_TIMEOUT_SECONDS,
+        # whatever the client sends is ignored, a stopping server ends it (1012).
+        await send_stream(
+            websocket,
+            ctx.fanout,
+            table or None,
+            name="console-ws",
+            watch_session=True,
+            session_close_code=4401,  # console.js reloads: the login page
+            idle_ping='{"channel":"ping"}',
+        )
 
     return router
-
-
-async def _drain(websocket: WebSocket) -> None:
-    with contextlib.suppress(WebSocketDisconnect):
-        while True:
-            await websocket.receive_text()
 
 
 def _export(fmt: str, data: Any, columns: list[str], stem: str) -> Response:
