@@ -43,6 +43,10 @@ class DealerBot:
         self.cards_dealt = 0
         self.shoes = 0
         self._handled: tuple[Any, ...] | None = None
+        # A new shoe is made and loaded in one step here (shuffle, eject into the shoe), but
+        # the controller prompts "shuffle", then "load_shoe" once it has seen the count, and
+        # only then sees the shoe loaded: that second prompt asks for the shoe already made.
+        self._shoe_made = False
 
     async def run(self) -> None:
         latest: DealerPrompt | None = None
@@ -70,11 +74,18 @@ class DealerBot:
 
     async def act(self, prompt: DealerPrompt) -> None:
         if prompt.action in ("shuffle", "change_shoe", "load_shoe"):
+            if self._shoe_made:
+                # Made for a shoe prompt already; a second one would be loaded during the
+                # round the first opens (an integrity alert). Any other prompt ends this.
+                return
             if self.clear_layout:
                 self.clear_layout()
             self.sim.new_shoe()
+            self._shoe_made = True
             self.shoes += 1
-        elif prompt.action == "deal":
+            return
+        self._shoe_made = False
+        if prompt.action == "deal":
             target = prompt.target or {}
             for card in self.sim.deal():
                 self.cards_dealt += 1

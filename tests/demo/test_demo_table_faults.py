@@ -44,9 +44,17 @@ async def test_faults_strike_while_dealing_and_the_cut_card_is_where_the_rules_s
             assert eligible is not None
             await _until(lambda: tables["clubhouse"].phase == "betting")
             seen["while betting"] = eligible("clubhouse")
-            await _until(
-                lambda: tables["clubhouse"].phase == "dealing" and not tables["clubhouse"].paused
-            )
+            try:
+                await _until(
+                    lambda: (
+                        tables["clubhouse"].phase == "dealing" and not tables["clubhouse"].paused
+                    )
+                )
+            except TimeoutError:
+                # Where the table stood: a paused table is a fault, a slow one is not.
+                summary = tables["clubhouse"].summary()
+                alerts = handle.service.alerts(table="clubhouse", reveal=True)
+                pytest.fail(f"clubhouse never dealt unpaused: {summary}; alerts: {alerts}")
             seen["while dealing"] = eligible("clubhouse")
             await _until(lambda: bool(classic6.shoe.shoe_id))
             seen["cut"] = (clubhouse.cut_index, len(clubhouse.shoe.cards), classic6.cut_index)
