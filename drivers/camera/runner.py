@@ -66,7 +66,11 @@ class CameraRunner:
             )
             if self.recogniser.profile is None and self.recogniser.barcodes is None:
                 raise ConfigError("nothing to identify cards with: give options.deck or barcodes")
-            self.source = open_source(_source_spec(options.source, base_dir))
+            self.source = open_source(
+                _source_spec(options.source, base_dir),
+                open_timeout=options.open_timeout,
+                read_timeout=options.frame_timeout,
+            )
         except StudioError as exc:
             raise ConfigError(f"{where}: {exc}") from exc
         self.state = StateFile.of_device(state_dir, table_id, device.id)
@@ -110,6 +114,7 @@ class CameraRunner:
                 read_attempts=options.read_attempts,
                 max_fps=options.max_fps,
                 frame_timeout=options.frame_timeout,
+                open_timeout=options.open_timeout,
                 state=self.state,
                 on_availability=announce,
                 label=f"{self.table_id}/{self.device_id}",

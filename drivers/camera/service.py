@@ -16,12 +16,15 @@ Message fields (contract v1, ``CameraCard``):
 ``method``      ``"barcode"``, ``"index"``, ``"barcode+index"`` or ``"none"``.
 ``serial``      the card's serial from a studio-deck barcode, else ``null``.
 
-Frames are read in a thread of the session's own (:class:`FrameReader`) and processed in
-a worker thread, so the event loop stays responsive. A live source that stops delivering
-frames (``read()`` returns nothing ``drop_after`` times in a row, or no frame comes for
-``frame_timeout`` seconds: a stalled stream, whose read may never return) is reported
-offline, closed and reopened through the studio's one reconnect helper
-(:func:`studio.backoff.run_forever`: capped, jittered backoff).
+The source is opened and read in a thread of its own (:class:`SourceThread`, one for as
+long as the service runs) and frames are processed in a worker thread, so the event loop
+stays responsive. A live source that does not open within ``open_timeout`` seconds, or
+stops delivering frames (``read()`` returns nothing ``drop_after`` times in a row, or no
+frame comes for ``frame_timeout`` seconds: a stalled stream, whose read may never
+return) is reported offline, closed and reopened through the studio's one reconnect
+helper (:func:`studio.backoff.run_forever`: capped, jittered backoff). A call given up at
+its deadline is never made again beside itself: the next attempt waits for it (within
+its own ``open_timeout``), so a camera that stays stalled holds one thread.
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ import numpy as np
 from calibration.detect import CardQuad
 from calibration.recogniser import Reading, Recogniser
 from calibration.tracker import CardEvent, CardTracker
-from drivers.camera.frame_reader import FrameReader
+from drivers.camera.source_thread import SourceCall, SourceThread
 from drivers.camera.sources import FrameSource, Image
 from drivers.health import HealthStatus
 from drivers.state import StateFile
@@ -66,6 +69,11 @@ STABLE_AFTER: Final = 5.0
 # "online" and silent for ever. Cameras run at 25-60 fps, and slower than 1 fps only in
 # the dark; an RTSP stream's first frame after opening comes within a second or two.
 FRAME_TIMEOUT: Final = 5.0
+
+# Seconds a live source may take to open: an RTSP handshake takes a second or two, but a
+# camera that accepts the connection and never answers held open() for OpenCV's own
+# timeout (30 s for FFmpeg), and a stop with it, before this deadline.
+OPEN_TIMEOUT: Final = 10.0
 
 Health = Callable[[HealthStatus, str], Awaitable[None]]  # (status, reason): DeviceHealth
 
@@ -107,6 +115,7 @@ class CameraService:
         label: str | None = None,
         on_health: Health | None = None,
         frame_timeout: float | None = FRAME_TIMEOUT,
+        open_timeout: float | None = OPEN_TIMEOUT,
     ) -> None:
         if recogniser.table is None:
             raise VisionError("the camera service needs a table calibration to attribute zones")
@@ -126,7 +135,12 @@ class CameraService:
         if frame_timeout is not None and not frame_timeout > 0:
             raise VisionError(f"frame_timeout is a number of seconds > 0, not {frame_timeout}")
         self.frame_timeout = frame_timeout  # for live sources; None: wait for ever
+        if open_timeout is not None and not open_timeout > 0:
+            raise VisionError(f"open_timeout is a number of seconds > 0, not {open_timeout}")
+        self.open_timeout = open_timeout  # for live sources; None: wait for ever
         self.stalls = 0  # reads given up at the deadline
+        self.open_timeouts = 0  # attempts to open given up at the deadline
+        self._calls: SourceThread | None = None  # the source's thread, while running
         # A restart continues the numbering (consumers drop a (device, seq) seen before).
         self.state = state
         saved = state.load() if state is not None else None
@@ -257,57 +271,99 @@ class CameraService:
 
     async def _session(self) -> bool:
         """Open the source and process frames; ``True`` when a finite source ended."""
-        await asyncio.to_thread(self.source.open)
-        # A fresh thread every session: one left blocked in a stalled read is given up.
-        reader = FrameReader(self.source)
+        calls = self._calls
+        assert calls is not None  # run() starts it
         stopping = asyncio.ensure_future(self._stop.wait())
-        misses = 0
-        started = time.monotonic()
         try:
-            while not self._stop.is_set():
-                t0 = time.monotonic()
-                frame = await self._next_frame(reader, stopping)
-                if frame is _STOPPED:
-                    break
-                if frame is None:
-                    if not self.source.live:
-                        return True
-                    misses += 1
-                    if misses >= self.drop_after:
-                        raise VisionError(f"{self.source.name}: no frame {misses} times in a row")
-                    await asyncio.sleep(0.01)
-                    continue
-                assert isinstance(frame, np.ndarray)
-                misses = 0
-                await self._set_online(True)
-                if time.monotonic() - started > STABLE_AFTER:
-                    self.backoff.reset()
-                await self.process(frame)
-                if self.max_fps:
-                    await asyncio.sleep(max(0.0, 1.0 / self.max_fps - (time.monotonic() - t0)))
-            return True
+            if not await self._open(calls, stopping):
+                return True  # stopped while opening
+            try:
+                return await self._frames(calls, stopping)
+            finally:
+                # A source's close() does not wait for a read still blocked in its thread
+                # (see FrameSource): the stalled stream is let go, and the next session
+                # waits for that read before it opens a new one.
+                await asyncio.to_thread(self.source.close)
         finally:
             stopping.cancel()
-            reader.finish()
-            # A source's close() does not wait for a read still blocked in the reader's
-            # thread (see FrameSource): the stalled stream is let go, the next session opens
-            # a new one.
-            await asyncio.to_thread(self.source.close)
+
+    async def _frames(self, calls: SourceThread, stopping: asyncio.Future[Any]) -> bool:
+        misses = 0
+        started = time.monotonic()
+        while not self._stop.is_set():
+            t0 = time.monotonic()
+            frame = await self._next_frame(calls, stopping)
+            if frame is _STOPPED:
+                break
+            if frame is None:
+                if not self.source.live:
+                    return True
+                misses += 1
+                if misses >= self.drop_after:
+                    raise VisionError(f"{self.source.name}: no frame {misses} times in a row")
+                await asyncio.sleep(0.01)
+                continue
+            assert isinstance(frame, np.ndarray)
+            misses = 0
+            await self._set_online(True)
+            if time.monotonic() - started > STABLE_AFTER:
+                self.backoff.reset()
+            await self.process(frame)
+            if self.max_fps:
+                await asyncio.sleep(max(0.0, 1.0 / self.max_fps - (time.monotonic() - t0)))
+        return True
+
+    async def _open(self, calls: SourceThread, stopping: asyncio.Future[Any]) -> bool:
+        """Open the source within ``open_timeout``; ``False`` when stopped meanwhile.
+
+        A call given up before (an open or a read blocked in a stalled stream) is waited
+        for, within the same deadline, instead of making another beside it; an open that
+        succeeded late is used as this session's.
+        """
+        timeout = self.open_timeout if self.source.live else None
+        deadline = None if timeout is None else time.monotonic() + timeout
+        earlier = calls.last
+        if earlier is not None and not earlier.done:
+            answered = await _answered(earlier, stopping, deadline)
+            if answered is None:
+                return False
+            if not answered:
+                self.open_timeouts += 1
+                raise VisionError(
+                    f"{self.source.name}: a {earlier.kind} given up before is still blocked "
+                    f"{timeout:g} s later; not opened again until it returns"
+                )
+        # An open answered late, after its session gave up on it, is this session's.
+        late_open = earlier is not None and earlier.kind == "open" and not earlier.claimed
+        if late_open and earlier is not None and earlier.future.exception() is None:
+            earlier.claimed = True
+            return True
+        opening = calls.call("open")
+        answered = await _answered(opening, stopping, deadline)
+        if answered is None:
+            return False
+        if not answered:
+            self.open_timeouts += 1
+            raise VisionError(f"{self.source.name}: not opened within {timeout:g} s")
+        opening.future.result()  # the source's own error, if it failed
+        opening.claimed = True
+        return True
 
     async def _next_frame(
-        self, reader: FrameReader, stopping: asyncio.Future[Any]
+        self, calls: SourceThread, stopping: asyncio.Future[Any]
     ) -> Image | object | None:
         """The next frame, ``None``, or ``_STOPPED``; raises when a live stream stalls."""
-        pending = reader.read()
+        reading = calls.call("read")
         timeout = self.frame_timeout if self.source.live else None
-        done, _ = await asyncio.wait(
-            (pending, stopping), timeout=timeout, return_when=asyncio.FIRST_COMPLETED
+        answered = await _answered(
+            reading, stopping, None if timeout is None else time.monotonic() + timeout
         )
-        if pending in done:
-            return pending.result()
-        pending.cancel()  # the frame, if it ever comes, is dropped by the reader
-        if stopping in done:
+        if answered is None:
             return _STOPPED
+        if answered:
+            result: Image | None = reading.future.result()
+            return result
+        # Given up, not cancelled: the next session waits for this read before it opens.
         self.stalls += 1
         raise VisionError(
             f"{self.source.name}: no frame for {self.frame_timeout:g} s (the stream stalled)"
@@ -322,6 +378,17 @@ class CameraService:
 
     async def run(self) -> None:
         """Process frames until :meth:`stop` or the end of a finite source."""
+        self._calls = calls = SourceThread(self.source)
+        try:
+            await self._run_sessions()
+        finally:
+            self._calls = None
+            # An open still in progress, or returned after its session gave it up, opened
+            # a stream nobody will read: the thread closes it once it returns.
+            last = calls.last
+            calls.finish(close=last is not None and last.kind == "open" and not last.claimed)
+
+    async def _run_sessions(self) -> None:
         await run_forever(
             f"camera {self.label} ({self.source.name})",
             self._session,
@@ -339,6 +406,19 @@ class CameraService:
     async def _on_down(self, error: BaseException | None) -> None:
         self.reconnects += 1
         await self._set_online(False)
+
+
+async def _answered(
+    call: SourceCall, stopping: asyncio.Future[Any], deadline: float | None
+) -> bool | None:
+    """Whether ``call`` was answered by ``deadline`` (monotonic); ``None`` when stopped first."""
+    timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
+    done, _ = await asyncio.wait(
+        (call.future, stopping), timeout=timeout, return_when=asyncio.FIRST_COMPLETED
+    )
+    if call.future in done:
+        return True
+    return None if stopping in done else False
 
 
 def _saved_seq(saved: dict[str, Any] | None) -> int:

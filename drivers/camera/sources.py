@@ -7,7 +7,10 @@ Every source has ``open()``, ``read() -> frame | None`` and ``close()``; ``read`
 A live stream can stall: ``read`` then blocks, maybe for ever. The service gives such a read
 up after its frame deadline and calls ``close()`` while the read is still blocked in
 another thread; ``close`` must not wait for it (nor free what it is using under it), and
-``open()`` must then open a new stream.
+``open()`` must then open a new stream. The service makes one call at a time (its next
+``open()`` waits for that read to return), so a source whose calls can block should give
+up by itself in the end: :class:`VideoCaptureSource` tells OpenCV its ``open_timeout`` and
+``read_timeout`` for URLs.
 
 ``open_source(spec)`` builds one from a string:
 
@@ -53,15 +56,26 @@ class VideoCaptureSource:
     """An OpenCV ``VideoCapture``: device index, file, RTSP/HTTP URL.
 
     Device indices and URLs are ``live`` (reconnected when they drop); files are not.
+    A URL is opened with ``open_timeout`` and read with ``read_timeout`` (seconds) as
+    OpenCV's own deadlines (FFmpeg waits 30 s for each otherwise), so that an open or a
+    read the service gave up at its deadline returns soon after it, freeing the source's
+    thread for the next attempt.
     """
 
     def __init__(
-        self, spec: int | str, *, width: int | None = None, height: int | None = None
+        self,
+        spec: int | str,
+        *,
+        width: int | None = None,
+        height: int | None = None,
+        open_timeout: float | None = None,
+        read_timeout: float | None = None,
     ) -> None:
         self.spec = spec
         self.name = f"capture:{spec}"
         self.live = isinstance(spec, int) or "://" in str(spec)
         self.width, self.height = width, height
+        self.open_timeout, self.read_timeout = open_timeout, read_timeout
         self._cap: Any = None
         # Captures a read() is in: OpenCV does not say that releasing a VideoCapture while
         # another thread reads it is safe, so a capture closed during a (stalled) read is
@@ -72,7 +86,7 @@ class VideoCaptureSource:
     def open(self) -> None:
         self.close()
         # Outside the lock: opening a stream can take seconds (an RTSP handshake).
-        cap = cv2.VideoCapture(self.spec)
+        cap = cv2.VideoCapture(self.spec, cv2.CAP_ANY, self._deadlines())
         if not cap.isOpened():
             cap.release()
             raise VisionError(f"cannot open video source {self.spec!r}")
@@ -82,6 +96,17 @@ class VideoCaptureSource:
             cap.set(cv2.CAP_PROP_FRAME_HEIGHT, self.height)
         with self._lock:
             self._cap = cap
+
+    def _deadlines(self) -> list[int]:
+        """OpenCV's open parameters: its deadlines in ms, for URLs (devices have their own)."""
+        if "://" not in str(self.spec):
+            return []
+        params = []
+        if self.open_timeout is not None:
+            params += [cv2.CAP_PROP_OPEN_TIMEOUT_MSEC, max(1, round(self.open_timeout * 1000))]
+        if self.read_timeout is not None:
+            params += [cv2.CAP_PROP_READ_TIMEOUT_MSEC, max(1, round(self.read_timeout * 1000))]
+        return params
 
     def read(self) -> Image | None:
         with self._lock:
@@ -173,8 +198,18 @@ class VirtualCameraSource:
         pass
 
 
-def open_source(spec: str, *, repeat: int = 1, seed: int = 0) -> FrameSource:
-    """A frame source from a command-line string (see the module docstring)."""
+def open_source(
+    spec: str,
+    *,
+    repeat: int = 1,
+    seed: int = 0,
+    open_timeout: float | None = None,
+    read_timeout: float | None = None,
+) -> FrameSource:
+    """A frame source from a command-line string (see the module docstring).
+
+    ``open_timeout`` and ``read_timeout`` are OpenCV's deadlines for a URL (seconds).
+    """
     if spec == "virtual" or spec.startswith("virtual:"):
         from hwsim.camera.virtual import VirtualCamera
 
@@ -187,4 +222,4 @@ def open_source(spec: str, *, repeat: int = 1, seed: int = 0) -> FrameSource:
         return VideoCaptureSource(int(spec))
     if "://" not in spec and not path.exists():
         raise VisionError(f"video source {spec!r}: no such file, directory or device")
-    return VideoCaptureSource(spec)
+    return VideoCaptureSource(spec, open_timeout=open_timeout, read_timeout=read_timeout)

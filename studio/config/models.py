@@ -148,6 +148,9 @@ class CameraOptions(StrictModel):
     frame_timeout: float = Field(
         5.0, gt=0, description="seconds without a frame before a live stream counts as stalled"
     )
+    open_timeout: float = Field(
+        10.0, gt=0, description="seconds a live source may take to open before it is retried"
+    )
 
 
 class SerialOptions(StrictModel):
