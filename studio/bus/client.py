@@ -10,6 +10,8 @@
 * The link reconnects through :func:`studio.backoff.run_forever`, like every link.
 * Subscriptions are registered with the bus, renewed on every reconnect, and
   matched by topic on arrival (amqtt also sends retained messages nobody asked for).
+  Leaving one stops its delivery at once; the UNSUBSCRIBE goes out from a task of the
+  bus, so the owner never waits for an UNSUBACK (a half-dead link never sends one).
 * With ``availability`` set, the bus connects with a last will ``offline`` and
   publishes a retained ``availability_state`` (``online`` unless the owner says
   otherwise, e.g. a driver whose device is silent) after every (re)connect.
@@ -161,13 +163,15 @@ class MessageBus:
         self._client: aiomqtt.Client | None = None
         self._connected = asyncio.Event()
         self._stack: AsyncExitStack | None = None
+        self._group: asyncio.TaskGroup | None = None
+        self._unsubscribing: set[asyncio.Task[None]] = set()
         self._closing = False
 
     # -- lifecycle ---------------------------------------------------------------
     async def __aenter__(self) -> MessageBus:
         self._stack = AsyncExitStack()
-        group = await self._stack.enter_async_context(asyncio.TaskGroup())
-        self._task = group.create_task(self._run(), name=f"bus:{self.client_id}")
+        self._group = await self._stack.enter_async_context(asyncio.TaskGroup())
+        self._task = self._group.create_task(self._run(), name=f"bus:{self.client_id}")
         return self
 
     async def __aexit__(
@@ -191,6 +195,8 @@ class MessageBus:
                     await client.publish(self.availability, OFFLINE, qos=1, retain=True, timeout=2)
         finally:
             self._task.cancel()
+            for unsubscribing in self._unsubscribing:
+                unsubscribing.cancel()  # the session ends with the link anyway
             assert self._stack is not None
             await self._stack.aclose()
 
@@ -252,9 +258,24 @@ class MessageBus:
         with contextlib.suppress(ValueError):
             self._subs.remove(sub)  # type: ignore[arg-type]
         client = self._client
-        if client is not None and not any(s.filter == sub.filter for s in self._subs):
-            with contextlib.suppress(aiomqtt.MqttError):
-                await client.unsubscribe(sub.filter)
+        if client is not None and self._group is not None:
+            # Not awaited here: waiting for the UNSUBACK held every owner leaving a
+            # subscription (a driver stopping, a feed closing) for the client's 5 s timeout
+            # per subscription behind a link that had stopped answering.
+            task = self._group.create_task(
+                self._unsubscribe(client, sub.filter), name=f"bus-unsubscribe:{self.client_id}"
+            )
+            self._unsubscribing.add(task)
+            task.add_done_callback(self._unsubscribing.discard)
+
+    async def _unsubscribe(self, client: aiomqtt.Client, topic_filter: str) -> None:
+        # The check and the UNSUBSCRIBE run in one step (aiomqtt sends before its first
+        # await), so a subscription to the same filter added since, whose SUBSCRIBE went
+        # out when it was added, is never followed by this UNSUBSCRIBE.
+        if any(s.filter == topic_filter for s in self._subs):
+            return
+        with contextlib.suppress(aiomqtt.MqttError):
+            await client.unsubscribe(topic_filter)
 
     # -- the connection loop -------------------------------------------------------
     def _make_client(self) -> aiomqtt.Client:

@@ -185,6 +185,7 @@ class AckLosingLink:
     def __init__(self, upstream: BrokerSettings) -> None:
         self.upstream = upstream
         self.answers_lost = False
+        self.answers_dropped = 0  # chunks of the broker's answers swallowed so far
         self.port = 0
         self._server: asyncio.Server | None = None
         self._writers: list[asyncio.StreamWriter] = []
@@ -213,6 +214,7 @@ class AckLosingLink:
             with contextlib.suppress(OSError, asyncio.IncompleteReadError):
                 while data := await src.read(65536):
                     if answers and self.answers_lost:
+                        self.answers_dropped += 1
                         continue
                     dst.write(data)
                     await dst.drain()
