@@ -15,7 +15,14 @@ from studio.contract.messages import (
     SourceEvent,
     utc_now,
 )
-from studio.contract.rounds import AlertMessage, DealerPrompt, RoundEvent, RoundState
+from studio.contract.rounds import (
+    AlertMessage,
+    DealerPrompt,
+    DeviceStatus,
+    RoundEvent,
+    RoundState,
+    TableDevices,
+)
 from studio.contract.topics import Topics
 
 __all__ = [
@@ -25,11 +32,13 @@ __all__ = [
     "DealerPrompt",
     "DeviceEvent",
     "DeviceHealth",
+    "DeviceStatus",
     "ReplayRequest",
     "RoundEvent",
     "RoundState",
     "ShoeCard",
     "SourceEvent",
+    "TableDevices",
     "Topics",
     "utc_now",
 ]

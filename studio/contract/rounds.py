@@ -8,12 +8,16 @@ from typing import Any, Literal
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_serializer
 
 
+def _rfc3339(value: datetime) -> str:
+    return value.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
 class _Out(BaseModel):
     model_config = ConfigDict(extra="ignore", frozen=True)
 
     @field_serializer("ts", check_fields=False)
-    def _rfc3339(self, value: datetime) -> str:
-        return value.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    def _ts(self, value: datetime) -> str:
+        return _rfc3339(value)
 
 
 class RoundEvent(_Out):
@@ -77,3 +81,28 @@ class DealerPrompt(_Out):
     action: str
     text: str
     target: dict[str, Any] | None = None
+
+
+class DeviceStatus(_Out):
+    """One device of a table as the controller sees it (an entry of :class:`TableDevices`)."""
+
+    device: str
+    kind: str
+    availability: str = Field(description="unknown, online or offline")
+    health: str = Field(description="unknown, or the device's last health status")
+    awaited: bool = Field(description="online before the controller restarted, not heard since")
+    last_seen: AwareDatetime | None = None
+
+    @field_serializer("last_seen")
+    def _last_seen(self, value: datetime | None) -> str | None:
+        return None if value is None else _rfc3339(value)
+
+
+class TableDevices(_Out):
+    """The ``devices`` stream channel (WebSocket/SSE only): every device of a table, sent
+    when one's availability, health or ``awaited`` changes. Not on MQTT: the drivers
+    publish availability and health there themselves."""
+
+    table: str
+    ts: AwareDatetime
+    devices: list[DeviceStatus] = Field(default_factory=list)

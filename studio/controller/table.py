@@ -17,7 +17,16 @@ from pydantic import BaseModel, ValidationError
 
 from studio.cards import parse_card
 from studio.config.models import TableSettings
-from studio.contract import CameraCard, DealerPrompt, DeviceEvent, RoundEvent, RoundState, ShoeCard
+from studio.contract import (
+    CameraCard,
+    DealerPrompt,
+    DeviceEvent,
+    DeviceStatus,
+    RoundEvent,
+    RoundState,
+    ShoeCard,
+    TableDevices,
+)
 from studio.controller.alerts import (
     Alert,
     AlertBook,
@@ -131,6 +140,8 @@ class TableController:
         self.commands_seen: dict[str, dict[str, Any]] = {}
         self._out: list[Output] = []
         self._now: datetime | None = None
+        # The device status last published (None: publish it after the next input).
+        self._devices_published: list[tuple[str, str, bool]] | None = None
 
     # ------------------------------------------------------------------ entry point
     def handle(self, inp: Input) -> list[Output]:
@@ -282,6 +293,12 @@ class TableController:
     def _publish_state(self) -> None:
         self._out.append(Output(Channel.ROUND_STATE, self.state()))
         self._out.append(Output(Channel.DEALER_PROMPT, self.prompt()))
+        # Whatever input changed a device's availability, health or `awaited`; not
+        # `last_seen` alone, which moves with every card.
+        signature = [(d.availability, d.health, d.awaited) for d in self.devices.values()]
+        if signature != self._devices_published:
+            self._devices_published = signature
+            self._out.append(Output(Channel.DEVICES, self.device_status()))
 
     # ------------------------------------------------------------------ views
     def next_card(self) -> dict[str, Any] | None:
@@ -347,18 +364,26 @@ class TableController:
         state = self.state().model_dump(mode="json")
         state["ruleset"] = self.ruleset.name
         state["prompt"] = self.prompt().model_dump(mode="json")
-        state["devices"] = [
-            {
-                "device": device_id,
-                "kind": device.kind,
-                "availability": device.availability,
-                "health": device.health,
-                "awaited": device.awaited,
-                "last_seen": device.last_seen.isoformat() if device.last_seen else None,
-            }
-            for device_id, device in sorted(self.devices.items())
-        ]
+        state["devices"] = self.device_status().model_dump(mode="json")["devices"]
         return state
+
+    def device_status(self) -> TableDevices:
+        """Every device of the table: the ``devices`` stream channel, and the summary's."""
+        return TableDevices(
+            table=self.table,
+            ts=self.now,
+            devices=[
+                DeviceStatus(
+                    device=device_id,
+                    kind=device.kind,
+                    availability=device.availability,
+                    health=device.health,
+                    awaited=device.awaited,
+                    last_seen=device.last_seen,
+                )
+                for device_id, device in sorted(self.devices.items())
+            ],
+        )
 
     # ------------------------------------------------------------------ rounds
     def _open_round(self) -> None:
@@ -573,6 +598,7 @@ class TableController:
         awaited = [d for d in self.devices.values() if d.availability == "online" or d.awaited]
         for device in awaited:
             device.availability, device.awaited = "unknown", True
+        self._devices_published = None  # each run's streams start with the device status
         self.devices_due = self.now + timedelta(seconds=self.restart_grace) if awaited else None
 
     def _check_awaited_devices(self, now: datetime) -> None:

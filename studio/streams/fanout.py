@@ -1,10 +1,10 @@
 """Fan-out of controller outputs.
 
 The controller calls :meth:`Fanout.emit` once per output; the fan-out publishes
-it on its MQTT topic (state and prompt retained, events not) and hands it to
-every local listener (WebSocket and SSE connections). A listener that cannot
-keep up is cut off rather than allowed to slow the controller down; it reconnects
-and catches up from the REST history.
+it on its MQTT topic (state and prompt retained, events not; device status has
+none) and hands it to every local listener (WebSocket and SSE connections). A
+listener that cannot keep up is cut off rather than allowed to slow the controller
+down; it reconnects and catches up from the REST history.
 """
 
 from __future__ import annotations
@@ -34,7 +34,10 @@ class Channel(StrEnum):
     DEVICES = "devices"
 
 
-_RETAINED = {Channel.ROUND_STATE, Channel.DEALER_PROMPT}
+# Snapshots: a new listener starts with the latest of each, and those with an MQTT topic
+# are retained there. `devices` has none: the drivers publish availability and health
+# on MQTT themselves, so the controller's view of them goes to WebSocket and SSE only.
+_SNAPSHOTS = {Channel.ROUND_STATE, Channel.DEALER_PROMPT, Channel.DEVICES}
 
 
 def _topic(topics: Topics, channel: Channel) -> str | None:
@@ -93,7 +96,7 @@ class Fanout:
         self.bus = bus
         self._listeners: set[_Listener] = set()
         self._limit = listener_queue
-        # Latest retained-style value per (table, channel), so a new listener starts current.
+        # Latest snapshot per (table, channel), so a new listener starts current.
         self._latest: dict[tuple[str, Channel], StreamMessage] = {}
 
     async def emit(self, table: str, channel: Channel, payload: BaseModel) -> None:
@@ -103,13 +106,13 @@ class Fanout:
         # a listener joining while this emit waits on MQTT (a full outbox while the
         # broker is away) would otherwise get the message twice, from the snapshot and
         # live, and the streams would stall with MQTT.
-        if channel in _RETAINED:
+        if channel in _SNAPSHOTS:
             self._latest[(table, channel)] = message
         self._deliver(message)
         if self.bus is not None:
             topic = _topic(Topics(table), channel)
             if topic is not None:
-                await self.bus.publish(topic, payload, qos=1, retain=channel in _RETAINED)
+                await self.bus.publish(topic, payload, qos=1, retain=channel in _SNAPSHOTS)
 
     def _deliver(self, message: StreamMessage) -> None:
         for listener in list(self._listeners):
