@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -9,7 +10,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy.engine import make_url
-from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
 from studio.errors import StoreError
 
@@ -69,6 +70,27 @@ class Database:
                 await conn.run_sync(metadata.create_all)
         except (OSError, sa.exc.SQLAlchemyError) as exc:
             raise StoreError(f"cannot open database {safe_url(self.url)}: {exc}") from exc
+
+    async def lock_writers(self, conn: AsyncConnection, name: str) -> None:
+        """Hold the writers' lock ``name`` until ``conn``'s transaction ends.
+
+        Call it as the transaction's first statement; every writer that must not interleave
+        with another (the appenders of one hash chain) takes the same ``name``.
+        PostgreSQL: a transaction-level advisory lock on a key derived from the schema and
+        ``name``; the next holder's statements (READ COMMITTED) see what this one committed.
+        SQLite has one write lock per database: ``BEGIN IMMEDIATE`` takes it at once instead
+        of at the first write (the driver begins transactions lazily), waiting up to the
+        driver's 5 s busy timeout; past it, an ``OperationalError`` "database is locked".
+        """
+        if self.is_sqlite:
+            await conn.exec_driver_sql("BEGIN IMMEDIATE")
+        else:
+            await conn.execute(sa.select(sa.func.pg_advisory_xact_lock(self._lock_key(name))))
+
+    def _lock_key(self, name: str) -> int:
+        # Advisory locks are per database, not per schema: tests share one database.
+        digest = hashlib.sha256(f"studio:{self.schema or ''}:{name}".encode()).digest()
+        return int.from_bytes(digest[:8], "big", signed=True)
 
     async def close(self) -> None:
         await self.engine.dispose()

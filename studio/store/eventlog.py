@@ -12,6 +12,10 @@ User administration (accounts added, roles, passwords, locks) goes to a second c
 of the same shape, ``admin_log``: it has several writers (the console in the
 controller, ``studio users`` on the shell), so each of its records is appended in the
 same transaction as the change it records (:meth:`EventLog.append_with`).
+
+Each chain's appenders take its writers' lock first in their transaction (on PostgreSQL
+an advisory lock, on SQLite its write lock) and read the head under it: writers in
+several processes take turns instead of racing for the next id.
 """
 
 from __future__ import annotations
@@ -34,8 +38,9 @@ from studio.store.database import Database, metadata
 GENESIS = "0" * 64
 T = TypeVar("T")
 
-# Concurrent writers of the admin chain: how often a transaction that lost the race for
-# the next id is run again before the change is refused.
+# How often an append_with transaction that found SQLite busy past the driver's timeout,
+# or lost the race for the next id to a writer that does not take the chain's lock (an
+# older version), is run again before the change is refused.
 APPEND_ATTEMPTS = 8
 
 
@@ -170,14 +175,18 @@ class _LostRace(Exception):
 
 
 class EventLog:
-    """Append-only log. One writer per database (the controller); many readers.
+    """Append-only hash chain; many readers, and writers in any number of processes.
 
-    ``table`` is :data:`events` (the game's log) or :data:`admin_events`.
+    ``table`` is :data:`events` (the game's log) or :data:`admin_events`. Every append
+    holds the chain's writers' lock (:meth:`Database.lock_writers`, one per table) for
+    its transaction, so writers take turns: none loses the race for the next id to
+    another that appends while it reads the head.
     """
 
     def __init__(self, db: Database, table: sa.Table = events) -> None:
         self.db = db
         self.table = table
+        # This instance's appends go in the order they were asked for.
         self._lock = asyncio.Lock()
         self._head: tuple[int, str] | None = None
 
@@ -186,31 +195,32 @@ class EventLog:
         row = (await conn.execute(query.limit(1))).first()
         return (row.id, row.hash) if row else (0, GENESIS)
 
-    async def _load_head(self) -> tuple[int, str]:
-        async with self.db.engine.connect() as conn:
-            return await self._head_in(conn)
+    async def _lock_chain(self, conn: AsyncConnection) -> None:
+        await self.db.lock_writers(conn, self.table.name)
 
     async def append_with(
         self, work: Callable[[AsyncConnection], Awaitable[T]], entry: Callable[[T], Entry]
     ) -> T:
         """Run ``work`` and append ``entry(result)`` in ONE transaction: both happen, or neither.
 
-        For a log with several writers: the head is read inside the transaction, and one
-        that lost the race for the next id (a unique-key error on PostgreSQL, a busy
-        snapshot on SQLite) is rolled back and run again, as is one whose ``work`` found
-        the database busy (SQLite's write lock held past its timeout by another writer).
-        ``work``'s own errors end it. A database error is a :class:`StoreError` that
-        names the driver's message only: SQLAlchemy's text carries the statement's
-        parameters, which for a password change are the new password's hash.
+        The transaction takes the chain's lock first, so writers in other processes (the
+        console, ``studio users``) wait for each other instead of racing for the next id.
+        One that still lost it (a writer without the lock: an older version) or found
+        SQLite's write lock held past the driver's timeout is rolled back and run again,
+        up to :data:`APPEND_ATTEMPTS` times. ``work``'s own errors end it. A database
+        error is a :class:`StoreError` that names the driver's message only: SQLAlchemy's
+        text carries the statement's parameters, which for a password change are the new
+        password's hash.
         """
         for attempt in range(APPEND_ATTEMPTS):
             try:
                 async with self.db.engine.begin() as conn:
                     try:
+                        await self._lock_chain(conn)
                         result = await work(conn)
                     except sa.exc.OperationalError as exc:
                         raise _LostRace(str(exc)) from exc
-                    await self._insert_at_head(conn, entry(result))
+                    await self._insert_at_head(conn, [entry(result)])
                 return result
             except _LostRace as exc:
                 if attempt == APPEND_ATTEMPTS - 1:
@@ -223,15 +233,26 @@ class EventLog:
                 raise StoreError(f"{self.table.name}: the change was not made: {why}") from None
         raise AssertionError("unreachable")
 
-    async def _insert_at_head(self, conn: AsyncConnection, entry: Entry) -> None:
+    async def _insert_at_head(
+        self, conn: AsyncConnection, entries: list[Entry], head: tuple[int, str] | None = None
+    ) -> list[dict[str, Any]]:
+        """Append ``entries`` after ``head``, or after the head this transaction reads.
+
+        The chain's lock is held, so the head read stays the head until the commit.
+        """
         try:
-            last_id, last_hash = await self._head_in(conn)
-            row = _chain_row(entry, last_id + 1, last_hash)
-            await conn.execute(self.table.insert(), [row])
+            last_id, last_hash = head or await self._head_in(conn)
+            rows: list[dict[str, Any]] = []
+            for entry in entries:
+                row = _chain_row(entry, last_id + 1, last_hash)
+                rows.append(row)
+                last_id, last_hash = row["id"], row["hash"]
+            await conn.execute(self.table.insert(), rows)
         except (sa.exc.IntegrityError, sa.exc.OperationalError) as exc:
             raise _LostRace(str(exc)) from exc
         # A writer of this process that caches the head must read it again.
         self._head = None
+        return rows
 
     async def append(
         self,
@@ -253,25 +274,25 @@ class EventLog:
         return await asyncio.shield(self._append_batch(entries))
 
     async def _append_batch(self, entries: list[Entry]) -> list[LogRecord]:
+        if not entries:
+            return []
         async with self._lock:
-            if self._head is None:
-                self._head = await self._load_head()
-            last_id, last_hash = self._head
-            rows: list[dict[str, Any]] = []
-            for entry in entries:
-                row = _chain_row(entry, last_id + 1, last_hash)
-                rows.append(row)
-                last_id, last_hash = row["id"], row["hash"]
-            if not rows:
-                return []
-            try:
-                async with self.db.engine.begin() as conn:
-                    await conn.execute(self.table.insert(), rows)
-            except sa.exc.SQLAlchemyError as exc:
-                # Another writer may have moved the head; reload it next time.
-                self._head = None
-                raise StoreError(f"event log append failed: {exc}") from exc
-            self._head = (last_id, last_hash)
+            # The head this instance wrote last saves reading it per append (the controller
+            # is the one writer of its log); when another writer appended since, the id is
+            # taken and the append runs again, at the head read under the chain's lock.
+            cached, self._head = self._head, None
+            for head in (cached, None) if cached else (None,):
+                try:
+                    async with self.db.engine.begin() as conn:
+                        await self._lock_chain(conn)
+                        rows = await self._insert_at_head(conn, entries, head)
+                    break
+                except _LostRace as exc:
+                    if head is None:
+                        raise StoreError(f"event log append failed: {exc}") from exc.__cause__
+                except sa.exc.SQLAlchemyError as exc:
+                    raise StoreError(f"event log append failed: {exc}") from exc
+            self._head = (rows[-1]["id"], rows[-1]["hash"])
         return [_dict_to_record(row) for row in rows]
 
     async def read(
