@@ -10,6 +10,7 @@ from studio.certification.main_game import (
     Action,
     GameRules,
     HandView,
+    MainGameResult,
     analyse,
 )
 from studio.certification.rulesets import engine_policy, game_rules
@@ -19,8 +20,14 @@ from studio.rules.ruleset import preset
 # --- GAME-FACTS §3 targets -------------------------------------------------------------------
 
 
+@cache
+def optimal_play(rules: GameRules) -> MainGameResult:
+    """Optimal play's analysis of ``rules``, computed once for the tests that check it."""
+    return analyse(rules)
+
+
 def test_classic6_house_edge_matches_game_facts() -> None:
-    result = analyse(game_rules(preset("classic6")))
+    result = optimal_play(game_rules(preset("classic6")))
     assert result.house_edge * 100 == pytest.approx(0.7932, abs=0.002)
 
 
@@ -34,7 +41,7 @@ def test_majority_speed_us_house_edge_matches_game_facts() -> None:
 def test_basic_strategy_is_worse_than_composition_dependent() -> None:
     rules = preset("classic6")
     g = game_rules(rules)
-    cd = analyse(g)
+    cd = optimal_play(g)
     td = analyse(g, engine_policy(rules))
     assert td.expected_value < cd.expected_value
     assert cd.expected_value - td.expected_value < 0.0002  # CD gains a few thousandths of %
@@ -406,34 +413,65 @@ def brute_resplit(
 ) -> float:
     """Split with resplits to ``max_hands``, dealt in the real order, split hands played
     by ``_HitBelow17``, dealer S17. Finished hands are kept as totals only."""
+    rest0 = list(shoe)
+    rest0[up] -= 1
+    rest0[pair] -= 2
+    n0 = sum(rest0)
+    result = 0.0
+    for h in range(10):
+        if not rest0[h] or (peek and {up, h} == {0, 9}):
+            continue
+        result += rest0[h] / n0 * _brute_resplit_given_hole(shoe, up, pair, max_hands, h)
+    return result
 
-    def take(rest: tuple[int, ...], c: int) -> tuple[int, ...]:
-        lst = list(rest)
-        lst[c] -= 1
-        return tuple(lst)
+
+def _take(rest: tuple[int, ...], c: int) -> tuple[int, ...]:
+    lst = list(rest)
+    lst[c] -= 1
+    return tuple(lst)
+
+
+@cache
+def _brute_dealer_s17(rest: tuple[int, ...], cards: tuple[int, ...]) -> tuple[float, ...]:
+    """The dealer's final totals 17..21 and bust from ``cards`` (S17), drawn one by one."""
+    total, _ = _total(cards)
+    out = [0.0] * 6
+    if total > 21:
+        out[5] = 1.0
+        return tuple(out)
+    if total >= 17:
+        out[total - 17] = 1.0
+        return tuple(out)
+    n = sum(rest)
+    for c in range(10):
+        if rest[c]:
+            sub = _brute_dealer_s17(_take(rest, c), tuple(sorted((*cards, c))))
+            for i in range(6):
+                out[i] += rest[c] / n * sub[i]
+    return tuple(out)
+
+
+@cache
+def _brute_resplit_given_hole(
+    shoe: tuple[int, ...], up: int, pair: int, max_hands: int, hole: int
+) -> float:
+    """``brute_resplit`` once the hole card is dealt. The peek only decides which hole
+    cards count, so the peeked and unpeeked cases share these (the 4-hand ones are slow)."""
+
+    take = _take
 
     @cache
-    def dealer(rest: tuple[int, ...], cards: tuple[int, ...]) -> tuple[float, ...]:
-        total, _ = _total(cards)
-        out = [0.0] * 6
-        if total > 21:
-            out[5] = 1.0
-            return tuple(out)
-        if total >= 17:
-            out[total - 17] = 1.0
-            return tuple(out)
-        n = sum(rest)
-        for c in range(10):
-            if rest[c]:
-                sub = dealer(take(rest, c), tuple(sorted((*cards, c))))
-                for i in range(6):
-                    out[i] += rest[c] / n * sub[i]
-        return tuple(out)
+    def standing(rest: tuple[int, ...]) -> tuple[float, ...]:
+        """The result of a hand standing on each total 0..21 against the dealer's play."""
+        dist = _brute_dealer_s17(rest, tuple(sorted((up, hole))))
+        return tuple(
+            dist[5] + sum(dist[k] * ((t > 17 + k) - (t < 17 + k)) for k in range(5))
+            for t in range(22)
+        )
 
     @cache
     def play(
         rest: tuple[int, ...],
-        hole: int,
         done: tuple[int, ...],
         cur: tuple[int, ...],
         pending: int,
@@ -446,9 +484,9 @@ def brute_resplit(
                 if not rest[c]:
                     continue
                 if c == pair and hands < max_hands:
-                    nxt = play(take(rest, c), hole, done, cur, pending + 1, hands + 1)
+                    nxt = play(take(rest, c), done, cur, pending + 1, hands + 1)
                 else:
-                    nxt = play(take(rest, c), hole, done, (pair, c), pending, hands)
+                    nxt = play(take(rest, c), done, (pair, c), pending, hands)
                 out += rest[c] / n * nxt
             return out
         total, _ = _total(cur)
@@ -456,31 +494,26 @@ def brute_resplit(
             for c in range(10):
                 if rest[c]:
                     new = tuple(sorted((*cur, c)))
-                    out += rest[c] / n * play(take(rest, c), hole, done, new, pending, hands)
+                    out += rest[c] / n * play(take(rest, c), done, new, pending, hands)
             return out
         finished = tuple(sorted((*done, min(total, 22))))
         if pending:
-            return play(rest, hole, finished, (pair,), pending - 1, hands)
+            return play(rest, finished, (pair,), pending - 1, hands)
         if {up, hole} == {0, 9}:
             return -float(len(finished))
-        dist = dealer(rest, tuple(sorted((up, hole))))
+        results = standing(rest)
         for t in finished:
             if t > 21:
                 out -= 1.0
             else:
-                out += dist[5] + sum(dist[k] * ((t > 17 + k) - (t < 17 + k)) for k in range(5))
+                out += results[t]
         return out
 
-    rest0 = list(shoe)
-    rest0[up] -= 1
-    rest0[pair] -= 2
-    n0 = sum(rest0)
-    result = 0.0
-    for h in range(10):
-        if not rest0[h] or (peek and {up, h} == {0, 9}):
-            continue
-        result += rest0[h] / n0 * play(take(tuple(rest0), h), h, (), (pair,), 1, 2)
-    return result
+    rest = list(shoe)
+    rest[up] -= 1
+    rest[pair] -= 2
+    rest[hole] -= 1
+    return play(tuple(rest), (), (pair,), 1, 2)
 
 
 # four eights, 18 cards: enough that no deal can exhaust the shoe
