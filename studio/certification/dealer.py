@@ -209,7 +209,11 @@ def outcome_matrix(shoes: npt.NDArray[np.int64], upcard: int, hits_soft_17: bool
     counts = shoes.astype(np.float64)
     totals = counts.sum(axis=1)
     n_rows = counts.shape[0]
-    result = np.zeros((n_rows, len(OUTCOMES)))
+    # Contiguous arrays throughout (a column of ``counts`` is strided), and the cards of a
+    # class left after ``k`` of them are drawn computed once: the arithmetic is unchanged.
+    columns = [np.ascontiguousarray(counts[:, cls]) for cls in range(N_CLASSES)]
+    left: dict[tuple[int, int], FloatArray] = {}
+    result = [np.zeros(n_rows) for _ in OUTCOMES]
     node_prob: list[FloatArray | None] = [None] * len(graph.steps)
     node_prob[0] = np.ones(n_rows)
     for idx, (drawn, succ) in enumerate(graph.steps):
@@ -221,11 +225,13 @@ def outcome_matrix(shoes: npt.NDArray[np.int64], upcard: int, hits_soft_17: bool
         with np.errstate(divide="ignore", invalid="ignore"):
             base = np.where(denom > 0, p / np.where(denom > 0, denom, 1.0), 0.0)
         for cls, target in enumerate(succ):
-            avail = counts[:, cls] - drawn[cls]
-            q = base * np.clip(avail, 0.0, None)
+            avail = left.get((cls, drawn[cls]))
+            if avail is None:
+                avail = left[cls, drawn[cls]] = np.maximum(columns[cls] - drawn[cls], 0.0)
+            q = base * avail
             if target >= 0:
                 cur = node_prob[target]
                 node_prob[target] = q if cur is None else cur + q
             else:
-                result[:, graph.terminals[-1 - target].outcome] += q
-    return result
+                result[graph.terminals[-1 - target].outcome] += q
+    return np.stack(result, axis=1)
