@@ -426,9 +426,10 @@ def brute_resplit(
 
 
 def _take(rest: tuple[int, ...], c: int) -> tuple[int, ...]:
-    lst = list(rest)
-    lst[c] -= 1
-    return tuple(lst)
+    return (*rest[:c], rest[c] - 1, *rest[c + 1 :])
+
+
+_hand_total = cache(_total)  # the brute forces below ask for the same hands again and again
 
 
 @cache
@@ -461,13 +462,14 @@ def _brute_resplit_given_hole(
     take = _take
 
     @cache
-    def standing(rest: tuple[int, ...]) -> tuple[float, ...]:
-        """The result of a hand standing on each total 0..21 against the dealer's play."""
+    def standing(rest: tuple[int, ...]) -> dict[int, float]:
+        """The result of a hand standing on 17..21 (it never stands on less) against the
+        dealer's play."""
         dist = _brute_dealer_s17(rest, tuple(sorted((up, hole))))
-        return tuple(
-            dist[5] + sum(dist[k] * ((t > 17 + k) - (t < 17 + k)) for k in range(5))
-            for t in range(22)
-        )
+        return {
+            t: dist[5] + sum(dist[k] * ((t > 17 + k) - (t < 17 + k)) for k in range(5))
+            for t in range(17, 22)
+        }
 
     @cache
     def play(
@@ -477,9 +479,9 @@ def _brute_resplit_given_hole(
         pending: int,
         hands: int,
     ) -> float:
-        n = sum(rest)
         out = 0.0
         if len(cur) == 1:  # the second card of the current hand
+            n = sum(rest)
             for c in range(10):
                 if not rest[c]:
                     continue
@@ -489,8 +491,9 @@ def _brute_resplit_given_hole(
                     nxt = play(take(rest, c), done, (pair, c), pending, hands)
                 out += rest[c] / n * nxt
             return out
-        total, _ = _total(cur)
+        total, _ = _hand_total(cur)
         if total < 17:
+            n = sum(rest)
             for c in range(10):
                 if rest[c]:
                     new = tuple(sorted((*cur, c)))
