@@ -2,7 +2,8 @@
 
 Both send the same JSON objects: ``{"table", "channel", "data"}`` where channel is
 ``round_events``, ``round_state``, ``alerts``, ``dealer_prompt`` or ``devices``. A new
-connection first receives the latest state and prompt, then everything live.
+connection first receives the latest state, prompt and device status (the fan-out's
+snapshots: ``round_state``, ``dealer_prompt``, ``devices``), then everything live.
 
 A stream ends when the client cannot keep up (its backlog overflows, or one message
 waits longer than ``SEND_TIMEOUT_SECONDS`` for the client to take it), when a console
