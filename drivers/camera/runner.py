@@ -139,6 +139,10 @@ class CameraRunner:
             "frames": service.frames,
             "reconnects": service.reconnects,
             "unreadable_run": service.unreadable_run,
+            # Opens and reads given up at their deadlines (options.open_timeout and
+            # frame_timeout): a camera that keeps hanging, not merely reconnecting.
+            "open_timeouts": service.open_timeouts,
+            "stalls": service.stalls,
         }
 
 
