@@ -29,6 +29,7 @@ class AlertCode(StrEnum):
     DEVICE_OFFLINE = "device_offline"
     SHUFFLER_COUNT_MISMATCH = "shuffler_count_mismatch"
     CUT_CARD = "cut_card"
+    CUT_CARD_MISSING = "cut_card_missing"
     TIMEOUT = "timeout"
     INTEGRITY = "integrity"
     GAME_BEFORE_TIME = "game_before_time"
@@ -42,7 +43,11 @@ class Resolution(StrEnum):
 
 
 # Alerts that stop the round until a manager acts; the others are information.
-PAUSING: frozenset[AlertCode] = frozenset(AlertCode) - {AlertCode.CUT_CARD, AlertCode.TIMEOUT}
+PAUSING: frozenset[AlertCode] = frozenset(AlertCode) - {
+    AlertCode.CUT_CARD,
+    AlertCode.CUT_CARD_MISSING,  # the shoe is changed after the round all the same
+    AlertCode.TIMEOUT,
+}
 
 SEVERITY: dict[AlertCode, Severity] = {
     AlertCode.CARD_MISMATCH: "critical",
@@ -54,6 +59,7 @@ SEVERITY: dict[AlertCode, Severity] = {
     AlertCode.DEVICE_OFFLINE: "warning",
     AlertCode.SHUFFLER_COUNT_MISMATCH: "critical",
     AlertCode.CUT_CARD: "info",
+    AlertCode.CUT_CARD_MISSING: "warning",
     AlertCode.TIMEOUT: "info",
     AlertCode.INTEGRITY: "critical",
     AlertCode.GAME_BEFORE_TIME: "critical",

@@ -49,6 +49,9 @@ class EngineRound:
         if kind == "close_betting":
             rnd.close_betting()
             return None
+        if kind == "cut_card":
+            rnd.cut_card()
+            return None
         if kind == "timeout":
             pending = rnd.pending_decision()
             rnd.timeout()
@@ -131,6 +134,11 @@ class EngineRound:
             for box in self.round.boxes.values()
             for w in box.wagers
         ]
+
+    @property
+    def reshuffle_after_round(self) -> bool:
+        """The shoe is changed after this round (cut card, cut point or every round)."""
+        return self.round.reshuffle_after_round
 
     def settle(self) -> dict[str, Any]:
         return _result_dict(self.round.settle())

@@ -47,6 +47,7 @@ from studio.controller.crosscheck import CrossCheck, Outcome, Sighting, Verdict,
 from studio.controller.engine import EngineRound, RoundOp
 from studio.controller.shoe import ShoeTracker, census_problems
 from studio.errors import CardCodeError, RuleError, StudioError
+from studio.rules.round import RoundConfig
 from studio.rules.ruleset import HoleCard, RuleSet
 from studio.streams import Channel
 
@@ -111,6 +112,8 @@ class TableController:
     round_no: int = 0
     round_id: str | None = None
     engine: EngineRound | None = None
+    # Where the shoe stood when the round opened: the engine's cut point and burn follow it.
+    round_config: RoundConfig = field(default_factory=RoundConfig)
     ops: list[RoundOp] = field(default_factory=list)
     cards: list[_DealtCard] = field(default_factory=list)
     betting_deadline: datetime | None = None
@@ -275,7 +278,7 @@ class TableController:
         targets of the initial deal, where cards queue, do not depend on the cards' values."""
         if self.engine is None or self.phase != "dealing":
             return []
-        engine = EngineRound(self.ruleset)
+        engine = EngineRound(self.ruleset, self.round_config)
         targets: list[dict[str, Any]] = []
         try:
             for op in self.ops:
@@ -389,7 +392,12 @@ class TableController:
     def _open_round(self) -> None:
         self.round_no += 1
         self.round_id = f"{self.table}-R{self.round_no}"
-        self.engine = EngineRound(self.ruleset)
+        # The first round of a shoe burns a card under `burn: new_shoe`; the cards dealt
+        # from the shoe so far (burns included) place the rule set's cut point.
+        self.round_config = RoundConfig(
+            shoe_cards_dealt=self.shoe.cards_dealt, new_shoe=self.shoe.cards_dealt == 0
+        )
+        self.engine = EngineRound(self.ruleset, self.round_config)
         self.ops = []
         self.cards = []
         self.hole_face_down = False
@@ -404,6 +412,8 @@ class TableController:
             ruleset=self.ruleset.name,
             single_source=self.settings.single_source,
         )
+        if self.shoe.cut_card_seen:  # it came out between rounds: this is the shoe's last
+            self._apply_op(("cut_card", None))
 
     def _apply_op(self, op: RoundOp) -> dict[str, Any] | None:
         assert self.engine is not None
@@ -488,8 +498,23 @@ class TableController:
         self._after_round()
 
     def _after_round(self) -> None:
+        # The engine's own reading (cut card, cut point, reshuffle every round) of a round
+        # settled or cancelled: the shoe is changed after it.
+        engine_says = self.engine is not None and self.engine.reshuffle_after_round
+        missing = not (self.shoe.cut_card_seen or self.ruleset.shoe.reshuffle_every_round)
+        if engine_says and missing:
+            self._alert(
+                AlertCode.CUT_CARD_MISSING,
+                f"{self.shoe.cards_dealt} cards dealt from shoe {self.shoe.shoe_id}, past the "
+                f"rule set's cut point ({self._cut_point()}), and the cut-card sensor has not "
+                "reported the cut card: the shoe is changed after this round; check the "
+                "sensor and where the cut card was placed",
+                [{"source": "controller", **self.shoe.snapshot()}],
+                allowed=[Resolution.ACCEPT],
+            )
         needs_change = (
-            self.shoe.cut_card_seen
+            engine_says
+            or self.shoe.cut_card_seen
             or self.shoe.out_of_play
             or self.ruleset.shoe.reshuffle_every_round
         )
@@ -501,6 +526,10 @@ class TableController:
             self.next_round_at = None
         else:
             self.next_round_at = self.now + timedelta(seconds=self.round_gap)
+
+    def _cut_point(self) -> int | None:
+        fraction = self.ruleset.shoe.cut_card_fraction
+        return None if fraction is None else int(fraction * self.ruleset.shoe.decks * 52)
 
     def _cancel_round(self, reason: str, user: str) -> dict[str, Any]:
         refunds: dict[str, Any] = {}
@@ -706,6 +735,9 @@ class TableController:
         if event.event == "cut_card_detected":
             if not self.shoe.cut_card_seen:
                 self.shoe.cut_card_seen = True
+                if self.engine is not None and self.phase in ("betting", "dealing"):
+                    # The engine's result then says the shoe is changed after this round.
+                    self._apply_op(("cut_card", None))
                 self._alert(
                     AlertCode.CUT_CARD,
                     "cut card out: this is the last round of the shoe",
@@ -1210,7 +1242,7 @@ class TableController:
         make the engine deal a later card to another target (voiding a card that others
         followed, or a correction that changes who draws) is refused, not applied.
         """
-        engine = EngineRound(self.ruleset)
+        engine = EngineRound(self.ruleset, self.round_config)
         new_cards: list[_DealtCard] = []
         removed: list[str] = []
         recoded: list[tuple[_DealtCard, str]] = []
