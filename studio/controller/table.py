@@ -527,6 +527,16 @@ class TableController:
         else:
             self.next_round_at = self.now + timedelta(seconds=self.round_gap)
 
+    def _last_round_of_shoe(self) -> None:
+        """The cut card is out (or a manager asked for a shoe change): the shoe is changed
+        after the round in progress, or after the next one when none is."""
+        if self.shoe.cut_card_seen:
+            return
+        self.shoe.cut_card_seen = True
+        if self.engine is not None and self.phase in ("betting", "dealing"):
+            # The engine's result then says the shoe is changed after this round.
+            self._apply_op(("cut_card", None))
+
     def _cut_point(self) -> int | None:
         fraction = self.ruleset.shoe.cut_card_fraction
         return None if fraction is None else int(fraction * self.ruleset.shoe.decks * 52)
@@ -734,10 +744,7 @@ class TableController:
             return
         if event.event == "cut_card_detected":
             if not self.shoe.cut_card_seen:
-                self.shoe.cut_card_seen = True
-                if self.engine is not None and self.phase in ("betting", "dealing"):
-                    # The engine's result then says the shoe is changed after this round.
-                    self._apply_op(("cut_card", None))
+                self._last_round_of_shoe()
                 self._alert(
                     AlertCode.CUT_CARD,
                     "cut card out: this is the last round of the shoe",
@@ -1092,7 +1099,7 @@ class TableController:
             return {"refunds": self._cancel_round(action.reason, action.user)}
         if action.verb == "shoe_change":
             if self.phase in ("betting", "dealing"):
-                self.shoe.cut_card_seen = True  # change after this round, as with the cut card
+                self._last_round_of_shoe()  # change after this round, as with the cut card
                 return {"deferred": True}
             self.phase = "shoe_change"
             self.shoe.out_of_play = True

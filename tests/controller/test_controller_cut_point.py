@@ -142,3 +142,16 @@ def test_burn_new_shoe_burns_in_the_first_round_of_each_shoe_only() -> None:
     assert len(first["data"]["result"]["burned"]) == 1
     second = _play_round(d, cards)
     assert second["data"]["result"]["burned"] == []
+
+
+def test_a_shoe_change_asked_for_during_a_round_ends_the_shoe_after_it_and_says_so() -> None:
+    d = Driver(single_source=True, ruleset=ONE_DECK)
+    cards = _deck(5)
+    _one_deck_shoe(d)
+    d.bet(1, "p1")
+    d.tick(20)
+    d.manager(verb="shoe_change", reason="worn cards")
+    ended = _deal_and_stand(d, cards)
+    assert ended["data"]["result"]["reshuffle_after_round"] is True
+    assert d.table.phase == "shoe_change"
+    assert not [a for a in d.alerts if a["code"] == "cut_card_missing"]
