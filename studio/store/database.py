@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, Final
 
 import sqlalchemy as sa
 from sqlalchemy import event
@@ -15,6 +15,15 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_en
 from studio.errors import StoreError
 
 metadata = sa.MetaData()
+
+# Seconds a writer waits for a chain's writers' lock (PostgreSQL). An append holds it for
+# milliseconds; one held longer is a writer whose transaction hung (a process stopped,
+# a connection left open), and every writer of the chain would wait until its connection
+# closed. Long enough for a queue of busy writers, short enough for an admin to be told.
+WRITERS_LOCK_TIMEOUT: Final = 10.0
+
+# PostgreSQL's SQLSTATE for "canceling statement due to lock timeout".
+_LOCK_NOT_AVAILABLE: Final = "55P03"
 
 
 def safe_url(url: str) -> str:
@@ -43,9 +52,20 @@ def async_url(url: str) -> str:
 class Database:
     """An async engine plus the schema; ``schema`` isolates a PostgreSQL namespace (tests)."""
 
-    def __init__(self, url: str, *, schema: str | None = None) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        schema: str | None = None,
+        writers_lock_timeout: float = WRITERS_LOCK_TIMEOUT,
+    ) -> None:
         self.url = url
         self.schema = schema
+        if not writers_lock_timeout > 0:  # PostgreSQL's lock_timeout 0 is no bound at all
+            raise StoreError(
+                f"writers_lock_timeout is a number of seconds > 0, not {writers_lock_timeout}"
+            )
+        self.writers_lock_timeout = writers_lock_timeout
         target = async_url(url)
         connect_args: dict[str, Any] = {}
         if target.startswith("sqlite"):
@@ -78,14 +98,34 @@ class Database:
         with another (the appenders of one hash chain) takes the same ``name``.
         PostgreSQL: a transaction-level advisory lock on a key derived from the schema and
         ``name``; the next holder's statements (READ COMMITTED) see what this one committed.
+        It waits at most ``writers_lock_timeout`` seconds (the transaction's
+        ``lock_timeout``, set in the same statement: no extra round trip), then raises a
+        :class:`StoreError`; the transaction is then aborted, to be rolled back.
         SQLite has one write lock per database: ``BEGIN IMMEDIATE`` takes it at once instead
         of at the first write (the driver begins transactions lazily), waiting up to the
         driver's 5 s busy timeout; past it, an ``OperationalError`` "database is locked".
         """
         if self.is_sqlite:
             await conn.exec_driver_sql("BEGIN IMMEDIATE")
-        else:
-            await conn.execute(sa.select(sa.func.pg_advisory_xact_lock(self._lock_key(name))))
+            return
+        # The select list is evaluated in order: the bound is set before the wait begins.
+        # It holds for the rest of the transaction (is_local), whose appends wait on no
+        # other lock but a writer's that does not take this one (an older version).
+        bound = f"{max(1, round(self.writers_lock_timeout * 1000))}ms"
+        lock = sa.select(
+            sa.func.set_config("lock_timeout", bound, True),
+            sa.func.pg_advisory_xact_lock(self._lock_key(name)),
+        )
+        try:
+            await conn.execute(lock)
+        except sa.exc.DBAPIError as exc:
+            if getattr(exc.orig, "sqlstate", None) != _LOCK_NOT_AVAILABLE:
+                raise
+            raise StoreError(
+                f"{name}: another writer has held the writers' lock for "
+                f"{self.writers_lock_timeout:g} s (a transaction left open?); nothing was "
+                "written, try again"
+            ) from exc
 
     def _lock_key(self, name: str) -> int:
         # Advisory locks are per database, not per schema: tests share one database.
