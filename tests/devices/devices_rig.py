@@ -185,7 +185,7 @@ class AckLosingLink:
     def __init__(self, upstream: BrokerSettings) -> None:
         self.upstream = upstream
         self.answers_lost = False
-        self.answers_dropped = 0  # chunks of the broker's answers swallowed so far
+        self.dropped_answers: list[bytes] = []  # what of the broker's answers was swallowed
         self.port = 0
         self._server: asyncio.Server | None = None
         self._writers: list[asyncio.StreamWriter] = []
@@ -214,7 +214,7 @@ class AckLosingLink:
             with contextlib.suppress(OSError, asyncio.IncompleteReadError):
                 while data := await src.read(65536):
                     if answers and self.answers_lost:
-                        self.answers_dropped += 1
+                        self.dropped_answers.append(data)
                         continue
                     dst.write(data)
                     await dst.drain()
