@@ -76,15 +76,27 @@ class Subscription(Generic[M]):
     Use as ``async with bus.subscribe(filter, Model) as sub: async for msg in sub``.
     """
 
-    def __init__(self, bus: MessageBus, topic_filter: str, model: type[M], qos: int) -> None:
+    def __init__(
+        self,
+        bus: MessageBus,
+        topic_filter: str,
+        model: type[M],
+        qos: int,
+        accept: Callable[[str], bool] | None = None,
+    ) -> None:
         self.bus = bus
         self.filter = topic_filter
         self.model = model
         self.qos = qos
+        self.accept = accept
         self._queue: asyncio.Queue[aiomqtt.Message] = asyncio.Queue()
 
     def matches(self, message: aiomqtt.Message) -> bool:
-        return message.topic.matches(self.filter)
+        # ``accept`` narrows a wildcard filter by topic before anything is decoded: a
+        # message it turns away is neither queued nor counted as malformed.
+        if not message.topic.matches(self.filter):
+            return False
+        return self.accept is None or self.accept(message.topic.value)
 
     def offer(self, message: aiomqtt.Message) -> None:
         self._queue.put_nowait(message)
@@ -243,8 +255,16 @@ class MessageBus:
         return len(self._outbox)
 
     # -- subscribing ---------------------------------------------------------------
-    def subscribe(self, topic_filter: str, model: type[M], *, qos: int = 1) -> Subscription[M]:
-        return Subscription(self, topic_filter, model, qos)
+    def subscribe(
+        self,
+        topic_filter: str,
+        model: type[M],
+        *,
+        qos: int = 1,
+        accept: Callable[[str], bool] | None = None,
+    ) -> Subscription[M]:
+        """Messages on ``topic_filter`` (and, with ``accept``, only topics it accepts)."""
+        return Subscription(self, topic_filter, model, qos, accept)
 
     async def _add(self, sub: Subscription[M]) -> None:
         self._subs.append(sub)  # type: ignore[arg-type]

@@ -21,7 +21,7 @@ from datetime import UTC, datetime, timedelta
 from types import TracebackType
 from typing import Any
 
-from pydantic import BaseModel, RootModel, ValidationError
+from pydantic import BaseModel, RootModel
 
 from studio.bus import MessageBus, SequenceTracker, SeqVerdict
 from studio.config.models import StudioConfig, TableSettings
@@ -76,20 +76,6 @@ class UnknownTable(StudioError, KeyError):
 
 class GameCommandPayload(RootModel[GameCommand]):
     pass
-
-
-class _Wire(BaseModel):
-    """A message's bytes as they came: every table's topics are subscribed to with one
-    wildcard filter each (a subscription per table and kind would cost the bus's dispatch
-    a topic match per subscription for every message), and only our own tables'
-    messages are decoded. Before, another table's malformed message was counted and
-    logged as one of ours."""
-
-    data: bytes
-
-    @classmethod
-    def from_wire(cls, data: bytes) -> _Wire:
-        return cls.model_construct(data=data)
 
 
 @dataclass
@@ -351,21 +337,14 @@ class ControllerService:
 
     async def _consume(self, kind: str, topic: str, model: type[BaseModel]) -> None:
         assert self.bus is not None
-        # Taken undecoded and decoded here once its table is known to be ours: another
-        # table's malformed message is none of our business (see _Wire).
-        async with self.bus.subscribe(topic, _Wire) as subscription:
+        # The filter matches every table's topic (one subscription per kind, not per table
+        # and kind), and the embedded broker hands retained messages to clients that never
+        # subscribed to them: only our own tables' messages are decoded. Before, another
+        # table's malformed message was logged and counted as ours.
+        async with self.bus.subscribe(topic, model, accept=self._ours) as subscription:
             async for received in subscription:
-                try:
-                    table_id = table_of(received.topic)
-                except StudioError:
-                    continue
-                # The filter matches every table's topic; and the embedded broker hands
-                # retained messages to clients that never subscribed to them.
-                if table_id not in self.tables:
-                    continue
-                payload = self._decode(received.topic, received.payload.data, model)
-                if payload is None:
-                    continue
+                table_id = table_of(received.topic)
+                payload = received.payload
                 if isinstance(payload, GameCommandPayload):
                     data = payload.root.model_dump(mode="json")
                 elif isinstance(payload, Availability):
@@ -377,23 +356,11 @@ class ControllerService:
                     continue
                 await self._apply(table_id, kind, data)
 
-    def _decode(self, topic: str, data: bytes, model: type[BaseModel]) -> BaseModel | None:
-        """``data`` as ``model`` (in its wire form if it has one), or None, logged and
-        counted in the bus's ``stats.malformed`` as the bus does for what it decodes."""
-        assert self.bus is not None
+    def _ours(self, topic: str) -> bool:
         try:
-            from_wire = getattr(model, "from_wire", None)
-            payload: BaseModel = from_wire(data) if from_wire else model.model_validate_json(data)
-        except ValidationError as exc:
-            self.bus.stats.malformed[topic] += 1
-            _LOGGER.warning(
-                "malformed payload on %s dropped (%d so far): %s",
-                topic,
-                self.bus.stats.malformed[topic],
-                exc.errors(include_url=False)[:3],
-            )
-            return None
-        return payload
+            return table_of(topic) in self.tables
+        except StudioError:
+            return False
 
     async def _device_input(self, table_id: str, kind: str, data: dict[str, Any]) -> None:
         """De-duplicate a device's event and apply it in the device's own order.

@@ -50,6 +50,29 @@ async def test_malformed_payload_is_counted_and_skipped(
         assert consumer.stats.malformed[topics.shoe_cards] == 2
 
 
+async def test_accept_narrows_a_wildcard_before_decoding(
+    broker: BrokerSettings, table_id: str
+) -> None:
+    # A consumer of some tables under a filter that matches every table's topic: another
+    # table's messages, malformed or not, are neither delivered nor counted as malformed.
+    ours, theirs = Topics(table_id), Topics(f"{table_id}-other")
+    wildcard = ours.shoe_cards.replace(table_id, "+", 1)
+    async with (
+        MessageBus(broker, "consumer") as consumer,
+        MessageBus(broker, "producer") as producer,
+    ):
+        accept = {ours.shoe_cards}.__contains__
+        async with consumer.subscribe(wildcard, ShoeCard, accept=accept) as sub:
+            await consumer.wait_connected()
+            await producer.publish(theirs.shoe_cards, b"{not json")
+            await producer.publish(theirs.shoe_cards, card(1))
+            await producer.publish(ours.shoe_cards, b"{not json")
+            await producer.publish(ours.shoe_cards, card(2))
+            got = await asyncio.wait_for(sub.get(), 10)
+        assert (got.topic, got.payload.seq) == (ours.shoe_cards, 2)
+        assert consumer.stats.malformed == {ours.shoe_cards: 1}
+
+
 async def test_availability_online_then_offline(broker: BrokerSettings, table_id: str) -> None:
     topics = Topics(table_id)
     avail = topics.availability("shoe-1")
