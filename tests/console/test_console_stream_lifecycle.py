@@ -8,10 +8,7 @@ HTTP like a browser.
 from __future__ import annotations
 
 import asyncio
-import base64
 import json
-import os
-import socket
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
@@ -23,36 +20,22 @@ import websockets
 from console_double import InMemoryController
 from console_helpers import context, login
 from fastapi import FastAPI
+from stream_support import (
+    StalledClients,
+    check_a_stalled_client_slows_no_one,
+    event,
+    until,
+    websocket_upgrade,
+)
 from websockets.asyncio.client import connect
 
-from studio.contract import RoundEvent, RoundState
+from studio.contract import RoundState
 from studio.store import Database
 from studio.streams import Channel, Fanout
 from studio.web import WebServer, create_app
 from studio.web import streams as web_streams
 
 pytestmark = pytest.mark.parametrize("database", ["sqlite"], indirect=True)
-
-
-def event(table: str, seq: int, pad: int = 0) -> RoundEvent:
-    return RoundEvent(
-        table=table,
-        round_id="r1",
-        seq=seq,
-        ts=datetime.now(UTC),
-        type="card_dealt",
-        data={"card": "QH", "pad": "x" * pad},
-    )
-
-
-async def until(condition: object, what: str) -> None:
-    """Wait for ``condition()`` to hold (a functional wait, not a speed check)."""
-    assert callable(condition)
-    for _ in range(1000):
-        if condition():
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError(f"never happened: {what}")
 
 
 class Console:
@@ -91,56 +74,23 @@ async def console(
 
 
 @pytest.fixture
-def stalled() -> Iterator[list[socket.socket]]:
-    """Raw client sockets that never read after the request, with a small receive buffer."""
-    opened: list[socket.socket] = []
-    yield opened
-    for sock in opened:
-        sock.close()
-
-
-def open_stalled(console: Console, opened: list[socket.socket]) -> None:
-    key = base64.b64encode(os.urandom(16)).decode()
-    request = (
-        f"GET /console/ws HTTP/1.1\r\nHost: 127.0.0.1:{console.server.port}\r\n"
-        f"Cookie: {console.cookie}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-        f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n"
-    )
-    sock = socket.socket()
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-    sock.connect(("127.0.0.1", console.server.port))
-    sock.sendall(request.encode())
-    opened.append(sock)
+def stalled() -> Iterator[StalledClients]:
+    with StalledClients() as clients:
+        yield clients
 
 
 async def test_a_console_client_that_stops_reading_is_disconnected_and_slows_no_one(
     console: Console,
     fanout: Fanout,
-    stalled: list[socket.socket],
+    stalled: StalledClients,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(web_streams, "SEND_TIMEOUT_SECONDS", 0.3)
-    count = 400  # 400 x 32 KB: more than the socket buffers hold, less than a backlog
+    request = websocket_upgrade("/console/ws", f"Cookie: {console.cookie}\r\n")
     async with console.connect(max_size=None) as fast:
-        open_stalled(console, stalled)
-        await until(lambda: fanout.listener_count == 2, "both clients listen")
-        seqs: list[int] = []
-
-        async def read_fast() -> None:
-            while len(seqs) < count:
-                message = json.loads(await fast.recv())
-                if message["channel"] == "round_events":
-                    seqs.append(message["data"]["seq"])
-
-        reader = asyncio.create_task(read_fast())
-        for seq in range(1, count + 1):
-            await fanout.emit("bj1", Channel.ROUND_EVENTS, event("bj1", seq, 32_000))
-            await asyncio.sleep(0)
-        async with asyncio.timeout(30):
-            await reader
-        # The stalled client's handler gave up on it: only the fast one still listens.
-        await until(lambda: fanout.listener_count == 1, "the stalled client is let go")
-    assert seqs == list(range(1, count + 1))
+        await check_a_stalled_client_slows_no_one(
+            fanout, "bj1", fast, lambda: stalled.open(console.server.port, request)
+        )
 
 
 async def test_a_console_client_too_slow_for_its_backlog_gets_close_code_1013(

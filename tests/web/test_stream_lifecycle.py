@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 import asyncio
-import base64
 import json
-import os
-import socket
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
 import httpx
 import pytest
 import websockets
+from stream_support import (
+    StalledClients,
+    check_a_stalled_client_slows_no_one,
+    event,
+    until,
+    websocket_upgrade,
+)
 
-from studio.contract import RoundEvent, RoundState
+from studio.contract import RoundState
 from studio.streams import Channel, Fanout
 from studio.web import WebContext, WebServer, create_app
 from studio.web import streams as web_streams
@@ -28,50 +32,10 @@ def context(fanout: Fanout) -> WebContext:
     return ctx
 
 
-def event(table: str, seq: int, pad: int = 0) -> RoundEvent:
-    return RoundEvent(
-        table=table,
-        round_id="r1",
-        seq=seq,
-        ts=datetime.now(UTC),
-        type="card_dealt",
-        data={"card": "QH", "pad": "x" * pad},
-    )
-
-
-async def until(condition: object, what: str) -> None:
-    """Wait for ``condition()`` to hold (a functional wait, not a speed check)."""
-    assert callable(condition)
-    for _ in range(1000):
-        if condition():
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError(f"never happened: {what}")
-
-
 @pytest.fixture
-def stalled() -> Iterator[list[socket.socket]]:
-    """Raw client sockets that never read after the request, with a small receive buffer."""
-    opened: list[socket.socket] = []
-    yield opened
-    for sock in opened:
-        sock.close()
-
-
-def open_stalled(port: int, request: str, opened: list[socket.socket]) -> None:
-    sock = socket.socket()
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-    sock.connect(("127.0.0.1", port))
-    sock.sendall(request.encode())
-    opened.append(sock)
-
-
-def websocket_request(table: str) -> str:
-    key = base64.b64encode(os.urandom(16)).decode()
-    return (
-        f"GET /ws/tables/{table}?token={TOKEN} HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n"
-        f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n"
-    )
+def stalled() -> Iterator[StalledClients]:
+    with StalledClients() as clients:
+        yield clients
 
 
 def sse_request(table: str) -> str:
@@ -85,33 +49,18 @@ def sse_request(table: str) -> str:
 async def test_a_client_that_stops_reading_is_disconnected_and_slows_no_one(
     table_id: str,
     kind: str,
-    stalled: list[socket.socket],
+    stalled: StalledClients,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(web_streams, "SEND_TIMEOUT_SECONDS", 0.3)
     fanout = Fanout(bus=None)
-    count = 400  # 400 x 32 KB: more than the socket buffers hold, less than a backlog
+    path = f"/ws/tables/{table_id}?token={TOKEN}"
+    request = websocket_upgrade(path) if kind == "websocket" else sse_request(table_id)
     async with WebServer(create_app(context(fanout)), port=0) as server:
-        url = f"ws://127.0.0.1:{server.port}/ws/tables/{table_id}?token={TOKEN}"
-        async with websockets.connect(url, max_size=None) as fast:
-            request = websocket_request(table_id) if kind == "websocket" else sse_request(table_id)
-            open_stalled(server.port, request, stalled)
-            await until(lambda: fanout.listener_count == 2, "both clients listen")
-            seqs: list[int] = []
-
-            async def read_fast() -> None:
-                while len(seqs) < count:
-                    seqs.append(json.loads(await fast.recv())["data"]["seq"])
-
-            reader = asyncio.create_task(read_fast())
-            for seq in range(1, count + 1):
-                await fanout.emit(table_id, Channel.ROUND_EVENTS, event(table_id, seq, 32_000))
-                await asyncio.sleep(0)
-            async with asyncio.timeout(30):
-                await reader
-            # The stalled client's handler gave up on it: only the fast one still listens.
-            await until(lambda: fanout.listener_count == 1, "the stalled client is let go")
-    assert seqs == list(range(1, count + 1))
+        async with websockets.connect(f"ws://127.0.0.1:{server.port}{path}", max_size=None) as fast:
+            await check_a_stalled_client_slows_no_one(
+                fanout, table_id, fast, lambda: stalled.open(server.port, request)
+            )
 
 
 async def test_a_websocket_client_too_slow_for_its_backlog_gets_close_code_1013(

@@ -1,0 +1,101 @@
+"""What the stream lifecycle tests share: the table streams' (tests/web) and the console
+WebSocket's (tests/console), which run the same send loop."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import os
+import socket
+from collections.abc import Callable
+from datetime import UTC, datetime
+from types import TracebackType
+
+from websockets.asyncio.client import ClientConnection
+
+from studio.contract import RoundEvent
+from studio.streams import Channel, Fanout
+
+
+def event(table: str, seq: int, pad: int = 0) -> RoundEvent:
+    return RoundEvent(
+        table=table,
+        round_id="r1",
+        seq=seq,
+        ts=datetime.now(UTC),
+        type="card_dealt",
+        data={"card": "QH", "pad": "x" * pad},
+    )
+
+
+async def until(condition: object, what: str) -> None:
+    """Wait for ``condition()`` to hold (a functional wait, not a speed check)."""
+    assert callable(condition)
+    for _ in range(1000):
+        if condition():
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"never happened: {what}")
+
+
+def websocket_upgrade(path: str, headers: str = "") -> str:
+    """A raw WebSocket upgrade request for ``path`` (``headers``: more lines, each ending CRLF)."""
+    key = base64.b64encode(os.urandom(16)).decode()
+    return (
+        f"GET {path} HTTP/1.1\r\nHost: x\r\n{headers}Upgrade: websocket\r\n"
+        f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n"
+    )
+
+
+class StalledClients:
+    """Raw client sockets that send a request and never read, with a small receive buffer."""
+
+    def __init__(self) -> None:
+        self.sockets: list[socket.socket] = []
+
+    def open(self, port: int, request: str) -> None:
+        sock = socket.socket()
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        sock.connect(("127.0.0.1", port))
+        sock.sendall(request.encode())
+        self.sockets.append(sock)
+
+    def __enter__(self) -> StalledClients:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        for sock in self.sockets:
+            sock.close()
+
+
+async def check_a_stalled_client_slows_no_one(
+    fanout: Fanout, table: str, fast: ClientConnection, open_stalled: Callable[[], None]
+) -> None:
+    """With ``fast`` listening, a client opened by ``open_stalled`` never reads: it is let go
+    (the send deadline patched small) and ``fast`` gets every event in order."""
+    count = 400  # 400 x 32 KB: more than the socket buffers hold, less than a backlog
+    open_stalled()
+    await until(lambda: fanout.listener_count == 2, "both clients listen")
+    seqs: list[int] = []
+
+    async def read_fast() -> None:
+        while len(seqs) < count:
+            message = json.loads(await fast.recv())
+            if message["channel"] == "round_events":
+                seqs.append(message["data"]["seq"])
+
+    reader = asyncio.create_task(read_fast(), name="fast-reader")
+    for seq in range(1, count + 1):
+        await fanout.emit(table, Channel.ROUND_EVENTS, event(table, seq, 32_000))
+        await asyncio.sleep(0)
+    async with asyncio.timeout(30):
+        await reader
+    # The stalled client's handler gave up on it: only the fast one still listens.
+    await until(lambda: fanout.listener_count == 1, "the stalled client is let go")
+    assert seqs == list(range(1, count + 1))
