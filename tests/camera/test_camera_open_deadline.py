@@ -9,11 +9,12 @@ last one was still blocked, so threads piled up, one per attempt, until OpenCV g
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 
 import cv2
 import numpy as np
@@ -114,6 +115,30 @@ def _eventually(condition: Callable[[], bool], seconds: float = 20.0) -> None:
         time.sleep(0.01)
 
 
+def _run_camera(
+    service: CameraService,
+    body: Callable[[], Awaitable[None]],
+    *,
+    cleanup: Callable[[], None] = lambda: None,
+) -> None:
+    """Run ``service`` while ``body`` runs, then stop it: it must end within 5 s, not at its
+    source's own deadlines. ``cleanup`` lets a blocked source go, whatever happened."""
+
+    async def scenario() -> None:
+        task = asyncio.create_task(service.run(), name="camera")
+        try:
+            async with asyncio.timeout(60):
+                await body()
+            service.stop()
+            async with asyncio.timeout(5):
+                await task
+        finally:
+            service.stop()
+            cleanup()
+
+    asyncio.run(scenario())
+
+
 def _threads_of(source: FrameSource) -> int:
     """Live threads working for ``source`` (named after it)."""
     return sum(1 for t in threading.enumerate() if source.name in t.name and t.is_alive())
@@ -130,29 +155,21 @@ def test_an_open_that_blocks_is_given_up_at_its_deadline_and_not_run_twice(
         source, cam.calibration(), profile, availability, open_timeout=0.2, frame_timeout=5.0
     )
 
-    async def scenario() -> None:
-        task = asyncio.create_task(service.run())
-        try:
-            # Each attempt gives up at the deadline and is retried through run_forever...
-            await _until(lambda: service.reconnects >= 4)
-            assert service.open_timeouts >= 4
-            # ...waiting for the open still blocked instead of starting another beside it.
-            assert source.opens == 1 and source.blocked == 1
-            assert availability == [] and not service.online  # offline all along
-            assert _threads_of(source) == 1
-            source.open_blocks.clear()
-            source.release.set()  # the camera answers at last: that open is used
-            await _until(lambda: service.frames >= 3)
-            assert availability == [True]
-            assert source.opens == 1
-            service.stop()
-            async with asyncio.timeout(5):
-                await task
-        finally:
-            service.stop()
-            source.release.set()
+    async def body() -> None:
+        # Each attempt gives up at the deadline and is retried through run_forever...
+        await _until(lambda: service.reconnects >= 4)
+        assert service.open_timeouts >= 4
+        # ...waiting for the open still blocked instead of starting another beside it.
+        assert source.opens == 1 and source.blocked == 1
+        assert availability == [] and not service.online  # offline all along
+        assert _threads_of(source) == 1
+        source.open_blocks.clear()
+        source.release.set()  # the camera answers at last: that open is used
+        await _until(lambda: service.frames >= 3)
+        assert availability == [True]
+        assert source.opens == 1
 
-    asyncio.run(scenario())
+    _run_camera(service, body, cleanup=source.release.set)
     assert source.most_blocked == 1
 
 
@@ -164,18 +181,10 @@ def test_a_camera_stopped_during_a_blocked_open_stops_and_closes_it_late(
     source.open_blocks.set()
     service = _service(source, cam.calibration(), profile, [], open_timeout=60.0, frame_timeout=5.0)
 
-    async def scenario() -> None:
-        task = asyncio.create_task(service.run())
-        try:
-            await _until(lambda: source.blocked == 1)
-            service.stop()
-            async with asyncio.timeout(5):  # not the open's 60 s
-                await task
-        finally:
-            service.stop()
-            source.release.set()
+    async def body() -> None:
+        await _until(lambda: source.blocked == 1)
 
-    asyncio.run(scenario())
+    _run_camera(service, body, cleanup=source.release.set)
     assert service.reconnects == 0
     # The open returned after the service stopped; the source's thread closed what it opened.
     _eventually(lambda: source.closes == 1)
@@ -192,54 +201,57 @@ def test_a_stream_that_stays_stalled_keeps_one_thread_across_reconnects(
         source, cam.calibration(), profile, availability, open_timeout=0.05, frame_timeout=0.05
     )
 
-    async def scenario() -> None:
-        task = asyncio.create_task(service.run())
-        try:
-            await _until(lambda: service.frames >= 2)
-            source.read_blocks.set()  # the stream goes quiet and stays so
-            await _until(lambda: service.reconnects >= 10)
-            assert availability == [True, False]  # offline, and not online in between
-            # One read blocked, waited for; no reader started beside it at each reconnect.
-            assert source.blocked == 1 and _threads_of(source) == 1
-            opens = source.opens
-            source.read_blocks.clear()
-            source.release.set()  # the stalled read returns (OpenCV's read timeout)
-            await _until(lambda: availability[-1:] == [True])
-            assert source.opens == opens + 1
-            assert _threads_of(source) == 1
-            service.stop()
-            async with asyncio.timeout(5):
-                await task
-        finally:
-            service.stop()
-            source.release.set()
+    async def body() -> None:
+        await _until(lambda: service.frames >= 2)
+        source.read_blocks.set()  # the stream goes quiet and stays so
+        await _until(lambda: service.reconnects >= 10)
+        assert availability == [True, False]  # offline, and not online in between
+        # One read blocked, waited for; no reader started beside it at each reconnect.
+        assert source.blocked == 1 and _threads_of(source) == 1
+        opens = source.opens
+        source.read_blocks.clear()
+        source.release.set()  # the stalled read returns (OpenCV's read timeout)
+        await _until(lambda: availability[-1:] == [True])
+        assert source.opens == opens + 1
+        assert _threads_of(source) == 1
 
-    asyncio.run(scenario())
+    _run_camera(service, body, cleanup=source.release.set)
     assert source.most_blocked == 1
 
 
-@pytest.fixture
-def silent_http_server() -> Iterator[tuple[str, list[socket.socket]]]:
-    """An HTTP URL on a local socket that accepts connections and never answers."""
+@contextlib.contextmanager
+def _http_server(
+    name: str, path: str, on_connect: Callable[[socket.socket], None]
+) -> Iterator[tuple[str, list[socket.socket]]]:
+    """A local socket that accepts every connection and hands it to ``on_connect``; the URL
+    of ``path`` on it, and the connections it accepted."""
     server = socket.create_server(("127.0.0.1", 0))
     accepted: list[socket.socket] = []
 
-    def accept() -> None:
+    def serve() -> None:
         while True:
             try:
                 conn, _ = server.accept()
             except OSError:  # closed at the end of the test
                 return
             accepted.append(conn)
+            with contextlib.suppress(OSError):  # the client may have gone
+                on_connect(conn)
 
-    acceptor = threading.Thread(target=accept, name="silent-http", daemon=True)
-    acceptor.start()
+    threading.Thread(target=serve, name=name, daemon=True).start()
     try:
-        yield f"http://127.0.0.1:{server.getsockname()[1]}/stream.mjpg", accepted
+        yield f"http://127.0.0.1:{server.getsockname()[1]}{path}", accepted
     finally:
         server.close()
         for conn in accepted:
             conn.close()
+
+
+@pytest.fixture
+def silent_http_server() -> Iterator[tuple[str, list[socket.socket]]]:
+    """An HTTP URL on a local socket that accepts connections and never answers."""
+    with _http_server("silent-http", "/stream.mjpg", lambda conn: None) as served:
+        yield served
 
 
 def test_an_http_camera_that_never_answers_is_given_up_at_the_open_deadline(
@@ -253,54 +265,33 @@ def test_an_http_camera_that_never_answers_is_given_up_at_the_open_deadline(
         source, cam.calibration(), profile, availability, open_timeout=0.5, frame_timeout=0.5
     )
 
-    async def scenario() -> None:
-        task = asyncio.create_task(service.run())
-        try:
-            # OpenCV alone would wait 30 s for the HTTP answer before its first retry.
-            await _until(lambda: service.reconnects >= 3 and len(accepted) >= 3)
-            assert availability == [] and not service.online
-            assert _threads_of(source) <= 1
-            service.stop()
-            async with asyncio.timeout(5):
-                await task
-        finally:
-            service.stop()
+    async def body() -> None:
+        # OpenCV alone would wait 30 s for the HTTP answer before its first retry.
+        await _until(lambda: service.reconnects >= 3 and len(accepted) >= 3)
+        assert availability == [] and not service.online
+        assert _threads_of(source) <= 1
 
-    asyncio.run(scenario())
+    _run_camera(service, body)
 
 
 @pytest.fixture
 def stalling_mjpeg_server() -> Iterator[tuple[str, list[socket.socket]]]:
     """An HTTP MJPEG camera that sends 3 frames on each connection, then falls silent."""
-    server = socket.create_server(("127.0.0.1", 0))
-    accepted: list[socket.socket] = []
     jpeg = cv2.imencode(".jpg", np.full((720, 1280, 3), 90, np.uint8))[1].tobytes()
     part = b"--frame\r\nContent-Type: image/jpeg\r\nContent-Length: %d\r\n\r\n%s\r\n" % (
         len(jpeg),
         jpeg,
     )
 
-    def serve() -> None:
-        while True:
-            try:
-                conn, _ = server.accept()
-                accepted.append(conn)
-                conn.recv(4096)  # the request
-                conn.sendall(
-                    b"HTTP/1.0 200 OK\r\n"
-                    b"Content-Type: multipart/x-mixed-replace; boundary=frame\r\n\r\n" + part * 3
-                )
-            except OSError:  # closed at the end of the test, or by the client
-                if server.fileno() == -1:
-                    return
+    def three_frames(conn: socket.socket) -> None:
+        conn.recv(4096)  # the request
+        conn.sendall(
+            b"HTTP/1.0 200 OK\r\n"
+            b"Content-Type: multipart/x-mixed-replace; boundary=frame\r\n\r\n" + part * 3
+        )
 
-    threading.Thread(target=serve, name="stalling-mjpeg", daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.getsockname()[1]}/video.mjpg", accepted
-    finally:
-        server.close()
-        for conn in accepted:
-            conn.close()
+    with _http_server("stalling-mjpeg", "/video.mjpg", three_frames) as served:
+        yield served
 
 
 def test_an_http_stream_that_stalls_again_and_again_keeps_one_reader_thread(
@@ -317,24 +308,13 @@ def test_an_http_stream_that_stalls_again_and_again_keeps_one_reader_thread(
     )
     most_threads = 0
 
-    async def scenario() -> None:
+    async def body() -> None:
         nonlocal most_threads
-        task = asyncio.create_task(service.run())
-        try:
-            while not (service.stalls >= 3 and len(accepted) >= 3):
-                most_threads = max(most_threads, _threads_of(source))
-                await asyncio.sleep(0.01)
-            assert availability[:2] == [True, False]
-            service.stop()
-            async with asyncio.timeout(5):
-                await task
-        finally:
-            service.stop()
+        while not (service.stalls >= 3 and len(accepted) >= 3):
+            most_threads = max(most_threads, _threads_of(source))
+            await asyncio.sleep(0.01)
+        assert availability[:2] == [True, False]
 
-    async def guarded() -> None:
-        async with asyncio.timeout(30):
-            await scenario()
-
-    asyncio.run(guarded())
+    _run_camera(service, body)
     assert most_threads == 1
     assert service.frames >= 9  # 3 frames from each of the 3 connections
