@@ -15,13 +15,13 @@ import asyncio
 import threading
 from pathlib import Path
 
+from camera_health import health_reports
+
 from calibration.deck_profile import DeckProfile
 from drivers.camera.runner import CameraRunner, build_cameras
 from drivers.camera.sources import Image, VirtualCameraSource
 from hwsim.camera.virtual import VirtualCamera
-from studio.bus import MessageBus
 from studio.config import BrokerSettings, StudioConfig
-from studio.contract import DeviceHealth, Topics
 
 
 class _OpenHangsOnce:
@@ -72,32 +72,20 @@ async def test_a_camera_whose_open_timed_out_says_so_in_its_health_counters(
     assert isinstance(runner.source, VirtualCameraSource)
     runner.source.camera.place("KS", "seat:1")
     source = runner.source = _OpenHangsOnce(runner.source)
-    topics = Topics(table_id)
-    reports: list[DeviceHealth] = []
-    async with MessageBus(broker, f"watch-{table_id}") as bus:
-        async with bus.subscribe(topics.health("cam-1"), DeviceHealth) as health_sub:
-            await bus.wait_connected()
-
-            async def watch() -> None:
-                async for received in health_sub:
-                    if received.topic == topics.health("cam-1"):
-                        reports.append(received.payload)
-
-            try:
-                async with asyncio.TaskGroup() as group:
-                    watcher = group.create_task(watch(), name="watch")
-                    camera = group.create_task(runner.run(), name="camera")
-                    async with asyncio.timeout(30):
-                        while runner.service is None or runner.service.open_timeouts < 1:
-                            await asyncio.sleep(0.01)
-                        # The open answers late: the next attempt takes it, frames flow.
-                        source.release.set()
-                        while not reports:
-                            await asyncio.sleep(0.01)
-                    camera.cancel()
-                    watcher.cancel()
-            finally:
-                source.release.set()
+    async with health_reports(broker, table_id) as reports:
+        try:
+            async with asyncio.TaskGroup() as group:
+                camera = group.create_task(runner.run(), name="camera")
+                async with asyncio.timeout(30):
+                    while runner.service is None or runner.service.open_timeouts < 1:
+                        await asyncio.sleep(0.01)
+                    # The open answers late: the next attempt takes it, frames flow.
+                    source.release.set()
+                    while not reports:
+                        await asyncio.sleep(0.01)
+                camera.cancel()
+        finally:
+            source.release.set()
     assert [(r.device, r.status) for r in reports] == [("cam-1", "degraded")]
     assert "could not save the camera state" in reports[0].reason
     counters = reports[0].counters

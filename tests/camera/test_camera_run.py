@@ -14,6 +14,7 @@ from pathlib import Path
 
 import cv2
 import pytest
+from camera_health import health_reports
 
 from calibration.deck_profile import DeckProfile
 from drivers.camera.runner import build_cameras
@@ -21,7 +22,7 @@ from hwsim.camera.virtual import VirtualCamera
 from studio.bus import MessageBus
 from studio.config import BrokerSettings, StudioConfig
 from studio.config.loader import load_config
-from studio.contract import Availability, CameraCard, DeviceHealth, Topics
+from studio.contract import Availability, CameraCard, Topics
 from studio.errors import ConfigError
 
 STUDIO = Path(sys.executable).parent / "studio"
@@ -195,24 +196,11 @@ async def test_a_camera_out_of_focus_reports_its_health_degraded(
     config = _write_setup(
         tmp_path, deck_profile, broker, table_id, cards=(*placed, ("5S", "dealer")), blur=3.0
     )
-    topics = Topics(table_id)
-    reports: list[DeviceHealth] = []
-    async with MessageBus(broker, f"watch-{table_id}") as bus:
-        async with bus.subscribe(topics.health("cam-1"), DeviceHealth) as health_sub:
-            await bus.wait_connected()
-
-            async def watch() -> None:
-                async for received in health_sub:
-                    if received.topic == topics.health("cam-1"):
-                        reports.append(received.payload)
-
-            async with asyncio.TaskGroup() as group:
-                watcher = group.create_task(watch(), name="watch")
-                await _run_camera(config, tmp_path / "state")
-                async with asyncio.timeout(20):
-                    while not reports:
-                        await asyncio.sleep(0.05)
-                watcher.cancel()
+    async with health_reports(broker, table_id) as reports:
+        await _run_camera(config, tmp_path / "state")
+        async with asyncio.timeout(20):
+            while not reports:
+                await asyncio.sleep(0.05)
     assert [(r.device, r.status) for r in reports] == [("cam-1", "degraded")]
     assert reports[0].reason.startswith("5 cards in a row unreadable (the last: out of focus")
     assert reports[0].counters["unreadable_run"] == 5
