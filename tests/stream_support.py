@@ -12,6 +12,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from types import TracebackType
 
+import pytest
+import websockets
 from websockets.asyncio.client import ClientConnection
 
 from studio.contract import RoundEvent
@@ -99,3 +101,13 @@ async def check_a_stalled_client_slows_no_one(
     # The stalled client's handler gave up on it: only the fast one still listens.
     await until(lambda: fanout.listener_count == 1, "the stalled client is let go")
     assert seqs == list(range(1, count + 1))
+
+
+async def close_code(ws: ClientConnection) -> int:
+    """Read ``ws`` until the server closes it (at most 10 s); the code it closed with."""
+    with pytest.raises(websockets.ConnectionClosed) as closed:
+        async with asyncio.timeout(10):
+            while True:
+                await ws.recv()
+    assert closed.value.rcvd is not None, "closed without a close frame"
+    return closed.value.rcvd.code
