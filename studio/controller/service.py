@@ -40,7 +40,7 @@ from studio.contract import (
 from studio.contract.topics import device_of, table_of
 from studio.controller.alerts import Alert, AlertError, conceal, spellings
 from studio.controller.commands import GameCommand, ManagerAction, check_reason, game_command
-from studio.controller.table import Input, Output, TableController
+from studio.controller.table import FIRST_LOGIC, LOGIC, Input, Output, TableController
 from studio.errors import StoreError, StudioError
 from studio.rules.ruleset import RuleSet, ruleset_from_spec
 from studio.store import Entry, EventLog, RoundIndex
@@ -140,7 +140,7 @@ class ControllerService:
         for table_id in self.tables:
             # Logged like any input, so a later replay knows where each run began; like
             # any input, it publishes the table's state and dealer prompt.
-            await self.submit(table_id, "controller.started", {})
+            await self.submit(table_id, "controller.started", {"logic": LOGIC})
         self._stack = AsyncExitStack()
         group = await self._stack.enter_async_context(asyncio.TaskGroup())
         self._tasks = []
@@ -216,6 +216,8 @@ class ControllerService:
     async def recover(self) -> int:
         """Rebuild every table by replaying its logged inputs; return how many were replayed."""
         replayed = 0
+        for controller in self.tables.values():
+            controller.logic = FIRST_LOGIC  # until the log says which logic its runs had
         async for record in self.log.iterate(kinds=INPUT_KINDS):
             table = self.tables.get(record.table_id)
             if table is None:
@@ -315,6 +317,7 @@ class ControllerService:
             escalate_after=old.escalate_after,
             load_grace=old.load_grace,
             restart_grace=old.restart_grace,
+            logic=FIRST_LOGIC,  # until the log says which logic its runs had
         )
         async for record in self.log.iterate(table_id=table_id, kinds=INPUT_KINDS):
             fresh.handle(Input(record.kind, record.payload, datetime.fromisoformat(record.ts)))

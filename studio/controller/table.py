@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Final
 
 from pydantic import BaseModel, ValidationError
 
@@ -60,6 +60,15 @@ _SHOE_FAULTS = {
 _SHUFFLER_FAULTS = {"jam": "shuffler jammed", "door_open": "shuffler door open"}
 # A manager action's fields that may name the card a resolution dealt or discarded.
 _CARD_FIELDS = frozenset({"card", "applied", "discarded", "to"})
+
+
+# The table logic's version, logged with every start (``controller.started``'s ``logic``):
+# a replay runs each run's inputs through the logic that run had, so a log written before
+# a change of the game's logic rebuilds what was played. 1 (a start logged without it):
+# before each round's engine knew where the shoe stood; 2: the rule set's cut point ends
+# the shoe, the sensor's cut card reaches the engine, ``burn: new_shoe`` burns.
+LOGIC: Final = 2
+FIRST_LOGIC: Final = 1
 
 
 class CommandRejected(StudioError):
@@ -127,6 +136,9 @@ class TableController:
     # After a restart, how long a device that was online has to say so again before its
     # absence is an alert (drivers reconnect with backoff capped at 10 s).
     restart_grace: float = 30.0
+    # The logic this table runs (see LOGIC): a replay starts at FIRST_LOGIC, and each logged
+    # start sets the logic of the run it began.
+    logic: int = LOGIC
     devices_due: datetime | None = None
     last_settlement: dict[str, Any] | None = None
     event_seq: int = 0
@@ -394,8 +406,10 @@ class TableController:
         self.round_id = f"{self.table}-R{self.round_no}"
         # The first round of a shoe burns a card under `burn: new_shoe`; the cards dealt
         # from the shoe so far (burns included) place the rule set's cut point.
-        self.round_config = RoundConfig(
-            shoe_cards_dealt=self.shoe.cards_dealt, new_shoe=self.shoe.cards_dealt == 0
+        self.round_config = (
+            RoundConfig(shoe_cards_dealt=self.shoe.cards_dealt, new_shoe=self.shoe.cards_dealt == 0)
+            if self.logic >= 2
+            else RoundConfig()  # logic 1: every round's engine as if the shoe were new
         )
         self.engine = EngineRound(self.ruleset, self.round_config)
         self.ops = []
@@ -412,7 +426,7 @@ class TableController:
             ruleset=self.ruleset.name,
             single_source=self.settings.single_source,
         )
-        if self.shoe.cut_card_seen:  # it came out between rounds: this is the shoe's last
+        if self.shoe.cut_card_seen and self.logic >= 2:  # out between rounds: the shoe's last
             self._apply_op(("cut_card", None))
 
     def _apply_op(self, op: RoundOp) -> dict[str, Any] | None:
@@ -500,7 +514,9 @@ class TableController:
     def _after_round(self) -> None:
         # The engine's own reading (cut card, cut point, reshuffle every round) of a round
         # settled or cancelled: the shoe is changed after it.
-        engine_says = self.engine is not None and self.engine.reshuffle_after_round
+        engine_says = (
+            self.logic >= 2 and self.engine is not None and self.engine.reshuffle_after_round
+        )
         missing = not (self.shoe.cut_card_seen or self.ruleset.shoe.reshuffle_every_round)
         if engine_says and missing:
             self._alert(
@@ -533,7 +549,7 @@ class TableController:
         if self.shoe.cut_card_seen:
             return
         self.shoe.cut_card_seen = True
-        if self.engine is not None and self.phase in ("betting", "dealing"):
+        if self.logic >= 2 and self.engine is not None and self.phase in ("betting", "dealing"):
             # The engine's result then says the shoe is changed after this round.
             self._apply_op(("cut_card", None))
 
@@ -631,6 +647,8 @@ class TableController:
         return True
 
     def _on_controller_started(self, inp: Input) -> None:
+        # The logic of the run that began here (a start logged without it: the first).
+        self.logic = int(inp.data.get("logic", FIRST_LOGIC))
         # What the last run knew of each device is stale. Its drivers may have stopped with
         # it, leaving a retained `offline` that is not news, and be on their way back; so a
         # device that was online is awaited for `restart_grace`, not alerted at once.

@@ -1,0 +1,104 @@
+"""A log written before a change of the game's logic replays as it was played.
+
+The controller rebuilds its tables by replaying every logged input through the code
+that starts. When each round's engine came to know where the shoe stands (the rule set's
+cut point ends the shoe, ``burn: new_shoe`` burns a card), a log written before that
+replayed differently from what was played: the first card of a new shoe, dealt to seat
+1, was taken for the burn and the table waited for ever for a hole card already dealt; a
+shoe dealt past its cut point was changed after that round, and the next round's logged
+bet and cards became alerts that paused the table. Now each start logs the logic it runs
+(``controller.started``'s ``logic``) and a replay runs each run's inputs with its own.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from test_controller_table import Driver
+
+from studio.config import StudioConfig, TableSettings
+from studio.controller import ControllerService
+from studio.controller.table import LOGIC
+from studio.store import Database, EventLog
+from studio.streams import Fanout
+
+BURN_NEW_SHOE = {"preset": "clubhouse", "shoe": {"decks": 1, "burn": "new_shoe"}}
+# One deck cut at a tenth: the cut point is the 5th card, in the second round.
+EARLY_CUT = {"preset": "clubhouse", "shoe": {"decks": 1, "cut_card_fraction": "0.1"}}
+
+# Each round: seat 1's two cards, the dealer's up card (a ten: the dealer peeks) and hole
+# card (17: stands); seat 1 stands on 18 or 19 and wins.
+ROUNDS = [["8S", "TD", "QH", "7C"], ["9S", "KD", "JH", "7D"], ["9H", "QD", "TH", "7H"]]
+
+
+Logged = list[tuple[str, dict[str, Any], datetime]]
+
+
+def _played(ruleset: dict[str, Any], rounds: int, logic: int | None) -> Logged:
+    """The inputs, as the log keeps them, of a run that started with ``logic`` (None: logged
+    before starts said so) and played ``rounds`` rounds of one shoe, none burning a card."""
+    run = Driver(ruleset=ruleset)
+    inputs: Logged = []
+
+    def record(kind: str, data: dict[str, Any], dt: float = 0.1) -> None:
+        run.now += timedelta(seconds=dt)
+        inputs.append((kind, data, run.now))  # not applied: only what the log holds
+
+    run.feed = record
+    run.feed("controller.started", {} if logic is None else {"logic": logic})
+    run.shuffle(decks=1)
+    run.load()
+    run.tick(0.1)
+    for number, cards in enumerate(ROUNDS[:rounds], start=1):
+        if number > 1:
+            run.tick(1.5)  # the gap between rounds
+        run.bet(1, "p1", cid=f"bet-{number}")
+        run.tick(20)
+        for code in cards:
+            run.card(code)
+        run.decide(1, "stand", f"stand-{number}")
+    return inputs
+
+
+async def _recovered(database: Database, ruleset: dict[str, Any], inputs: Logged) -> Any:
+    log = EventLog(database)
+    for kind, data, ts in inputs:
+        await log.append("bj-1", kind, data, ts=ts)
+    config = StudioConfig(tables=[TableSettings(id="bj-1", ruleset=ruleset, single_source=True)])
+    restarted = inputs[-1][2] + timedelta(seconds=0.5)  # within the gap between rounds
+    service = ControllerService(
+        config, None, log, Fanout(None), clock=lambda: restarted, timers=False, round_gap=1.0
+    )
+    async with service:
+        return service.tables["bj-1"]
+
+
+def _alerts(table: Any) -> list[str]:
+    return [alert.code.value for alert in table.alerts.all()]
+
+
+async def test_a_new_shoe_logged_before_burn_new_shoe_burned_replays_unburned(
+    database: Database,
+) -> None:
+    table = await _recovered(database, BURN_NEW_SHOE, _played(BURN_NEW_SHOE, 1, None))
+    assert (table.phase, table.round_no, _alerts(table)) == ("settled", 1, [])
+    settled = table.last_settlement
+    assert settled is not None and settled["burned"] == []
+    assert settled["boxes"][0]["hands"][0]["cards"] == ["8S", "QH"]
+    assert settled["totals"]["payouts"] == "20.00"
+    assert table.logic == LOGIC  # this run's own start
+
+
+async def test_a_shoe_logged_past_its_cut_point_before_the_cut_point_ended_shoes_replays(
+    database: Database,
+) -> None:
+    table = await _recovered(database, EARLY_CUT, _played(EARLY_CUT, 3, None))
+    assert (table.phase, table.round_no, _alerts(table)) == ("settled", 3, [])
+    assert not table.paused
+
+
+async def test_a_run_logged_with_the_current_logic_replays_with_it(database: Database) -> None:
+    table = await _recovered(database, EARLY_CUT, _played(EARLY_CUT, 2, LOGIC))
+    assert (table.phase, table.round_no) == ("shoe_change", 2)
+    assert _alerts(table) == ["cut_card_missing"]
