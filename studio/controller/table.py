@@ -139,6 +139,11 @@ class TableController:
     # The logic this table runs (see LOGIC): a replay starts at FIRST_LOGIC, and each logged
     # start sets the logic of the run it began.
     logic: int = LOGIC
+    # A shoe ended at the rule set's cut point without the sensor's cut card: the sensor
+    # reports on its own topic, after the card, so `cut_card_missing` waits this long for
+    # it (or until the next shoe is loaded).
+    cut_card_grace: float = 5.0
+    cut_card_due: datetime | None = None
     devices_due: datetime | None = None
     last_settlement: dict[str, Any] | None = None
     event_seq: int = 0
@@ -197,6 +202,7 @@ class TableController:
                 _when(self.pending_load),
                 self._next_escalation(),
                 self.next_round_at,
+                self.cut_card_due,
                 self.crosscheck.next_deadline(),
                 self.devices_due,
             )
@@ -519,15 +525,9 @@ class TableController:
         )
         missing = not (self.shoe.cut_card_seen or self.ruleset.shoe.reshuffle_every_round)
         if engine_says and missing:
-            self._alert(
-                AlertCode.CUT_CARD_MISSING,
-                f"{self.shoe.cards_dealt} cards dealt from shoe {self.shoe.shoe_id}, past the "
-                f"rule set's cut point ({self._cut_point()}), and the cut-card sensor has not "
-                "reported the cut card: the shoe is changed after this round; check the "
-                "sensor and where the cut card was placed",
-                [{"source": "controller", **self.shoe.snapshot()}],
-                allowed=[Resolution.ACCEPT],
-            )
+            # The card that ended the round may have brought the cut card out, and the
+            # sensor's report comes after it on its own topic: wait for it a while.
+            self.cut_card_due = self.now + timedelta(seconds=self.cut_card_grace)
         needs_change = (
             engine_says
             or self.shoe.cut_card_seen
@@ -542,6 +542,21 @@ class TableController:
             self.next_round_at = None
         else:
             self.next_round_at = self.now + timedelta(seconds=self.round_gap)
+
+    def _check_cut_card(self) -> None:
+        """The grace for the sensor's cut card is over (or the next shoe is loaded)."""
+        self.cut_card_due = None
+        if self.shoe.cut_card_seen:
+            return
+        self._alert(
+            AlertCode.CUT_CARD_MISSING,
+            f"{self.shoe.cards_dealt} cards dealt from shoe {self.shoe.shoe_id}, past the "
+            f"rule set's cut point ({self._cut_point()}), and the cut-card sensor has not "
+            "reported the cut card: the shoe was changed after the round that passed it; "
+            "check the sensor and where the cut card was placed",
+            [{"source": "controller", **self.shoe.snapshot()}],
+            allowed=[Resolution.ACCEPT],
+        )
 
     def _last_round_of_shoe(self) -> None:
         """The cut card is out (or a manager asked for a shoe change): the shoe is changed
@@ -596,6 +611,8 @@ class TableController:
         now = inp.ts
         self._escalate(now)
         self._check_awaited_devices(now)
+        if self.cut_card_due is not None and now >= self.cut_card_due:
+            self._check_cut_card()
         load_due = _when(self.pending_load)
         if self.pending_load is not None and load_due is not None and now >= load_due:
             shoe_id, evidence = self.pending_load["shoe"], self.pending_load["evidence"]
@@ -763,9 +780,13 @@ class TableController:
         if event.event == "cut_card_detected":
             if not self.shoe.cut_card_seen:
                 self._last_round_of_shoe()
+                after_the_last = self.cut_card_due is not None  # the cut point ended the shoe
+                self.cut_card_due = None
                 self._alert(
                     AlertCode.CUT_CARD,
-                    "cut card out: this is the last round of the shoe",
+                    "cut card out after the shoe's last round"
+                    if after_the_last
+                    else "cut card out: this is the last round of the shoe",
                     [{"source": "cutcard", **inp.data}],
                     allowed=[Resolution.ACCEPT],
                 )
@@ -822,6 +843,8 @@ class TableController:
             self._event("shoe_load_pending", shoe=shoe_id, reason="waiting for the shuffler count")
             return
         self.pending_load = None
+        if self.cut_card_due is not None:  # the old shoe's, before it is forgotten
+            self._check_cut_card()
         self.shoe.load(shoe_id, self.ruleset.shoe.decks, verified=verified)
         self.shuffle_verified = False  # every shoe needs its own verified count
         self._event("shoe_loaded", shoe=shoe_id, verified=verified)

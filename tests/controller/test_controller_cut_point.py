@@ -108,6 +108,7 @@ def test_the_cut_point_passed_without_the_cut_card_changes_the_shoe_with_an_aler
     assert dealt >= 26
     assert all(not e["data"]["result"]["reshuffle_after_round"] for e in ended[:-1])
     assert ended[-1]["data"]["result"]["reshuffle_after_round"] is True
+    d.tick(d.table.cut_card_grace)  # the sensor's report may trail the card a moment
     missing = [a for a in d.alerts if a["code"] == "cut_card_missing"]
     assert len(missing) == 1
     assert missing[0]["severity"] == "warning"
