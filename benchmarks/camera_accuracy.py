@@ -28,11 +28,18 @@ wide-angle lens's barrel, a corner of the frame pulled in by a quarter;
 ``hwsim.camera.render.barrel``), the table calibration knowing the lens (as one fitted
 from the markers does, ``calibration.lens``); ``--no-lens-model`` leaves it undistorted,
 as a calibration without a lens model was.
+``--curl MM`` bends every card (a cylindrical bend along its long or short axis, edges or
+middle lifted 0.5 to 1 times ``MM``); ``--sheen S`` puts a specular highlight (a band or a
+spot, half of them over an index corner, 0.5 to 1 times ``S`` of white at its peak, in a
+light's colour) on every card and a broad, weaker one on the felt
+(``hwsim.camera.wear``: what real cards add; the scenes are the same cards in the same
+places).
 
     .venv/bin/python benchmarks/camera_accuracy.py [--frames 40] [--profile deck|other|both]
         [--size 1280x720] [--cascade 0|2|3] [--methods index,barcode,barcode+index]
         [--deck drawn|standard|french|anglo-poker|anglo|tigullio|neoclassical]
-        [--shadow 0.45 [--shadow-edge 2]] [--lens -0.2 [--no-lens-model]] [--json]
+        [--shadow 0.45 [--shadow-edge 2]] [--lens -0.2 [--no-lens-model]]
+        [--curl 4] [--sheen 1.0] [--json]
 """
 
 from __future__ import annotations
@@ -54,6 +61,7 @@ from hwsim.camera.dataset import (
 )
 from hwsim.camera.designs import DESIGNS, examples, faces
 from hwsim.camera.render import PROFILE_STYLE, TABLE_STYLE
+from hwsim.camera.wear import Wear
 
 METHODS = ("index", "barcode", "barcode+index")
 PROFILES = {"deck": TABLE_STYLE, "other": PROFILE_STYLE}
@@ -62,12 +70,36 @@ LEVELS = ("easy", "medium", "hard")
 
 def run(
     args: tuple[
-        str, DeckProfile, str, str, int, int, tuple[int, int], int, float, float, float, bool
+        str,
+        DeckProfile,
+        str,
+        str,
+        int,
+        int,
+        tuple[int, int],
+        int,
+        float,
+        float,
+        float,
+        bool,
+        Wear,
     ],
 ) -> tuple[str, str, str, Score, float]:
-    (name, profile, method, level, frames, seed, size, cascade, shadow, edge, lens, lens_model) = (
-        args
-    )
+    (
+        name,
+        profile,
+        method,
+        level,
+        frames,
+        seed,
+        size,
+        cascade,
+        shadow,
+        edge,
+        lens,
+        lens_model,
+        wear,
+    ) = args
     t0 = time.process_time()
     prof = None if method == "barcode" else profile
     score = score_level(
@@ -83,6 +115,7 @@ def run(
         shadow_edge=edge,
         lens=lens,
         lens_model=lens_model,
+        wear=wear if wear else None,
     )
     return name, method, level, score, time.process_time() - t0
 
@@ -109,8 +142,14 @@ def main() -> None:
         action="store_true",
         help="with --lens: the table calibration does not know the lens",
     )
+    ap.add_argument("--curl", type=float, default=0.0, help="cards bent, lifted up to MM")
+    ap.add_argument("--sheen", type=float, default=0.0, help="a highlight, share of white")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
+    try:
+        wear = Wear(curl_mm=args.curl, sheen=args.sheen)
+    except ValueError as e:
+        ap.error(str(e))
     w, h = (int(v) for v in args.size.split("x"))
     names = list(PROFILES) if args.profile == "both" else [args.profile]
     wanted = [m for m in args.methods.split(",") if m]
@@ -149,6 +188,7 @@ def main() -> None:
                 args.shadow_edge,
                 args.lens,
                 not args.no_lens_model,
+                wear,
             )
             for m in methods
             for lvl in LEVELS
@@ -178,6 +218,8 @@ def main() -> None:
                     "shadow_edge": args.shadow_edge,
                     "lens": args.lens,
                     "lens_model": not args.no_lens_model,
+                    "curl_mm": args.curl,
+                    "sheen": args.sheen,
                     "frames_per_cell": args.frames,
                     "rows": rows,
                 },
@@ -191,6 +233,10 @@ def main() -> None:
     if args.lens:
         known = "unknown to" if args.no_lens_model else "known to"
         hands += f", a lens of radial distortion {args.lens:+.2f} {known} the calibration"
+    if args.curl:
+        hands += f", cards curled (lifted up to {args.curl:g} mm)"
+    if args.sheen:
+        hands += f", a sheen of up to {args.sheen:g} of white on each card"
     print(
         f"camera accuracy, {args.size}, {args.frames} frames x 12 cards per cell, "
         f"seed {args.seed}{hands}"
@@ -204,6 +250,8 @@ def main() -> None:
         )
         if r["misreads"]:
             print(f"{'':<31}confident misreads: {', '.join(r['misreads'])}")
+        if r["extra"]:
+            print(f"{'':<31}found where no card lies: {r['extra']}")
 
 
 if __name__ == "__main__":

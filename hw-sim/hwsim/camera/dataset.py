@@ -36,6 +36,7 @@ from hwsim.camera.render import (
     render_scene,
     shadow_band,
 )
+from hwsim.camera.wear import Wear
 from studio.cards import RANKS, SUITS, full_deck
 
 # The subset the issue asks a profile to learn from: one suit's 13 ranks + one card of
@@ -96,12 +97,16 @@ def scenes(
     layout: Layout | None = None,
     cascade: int = 0,
     faces: Faces | None = None,
+    wear: Wear | None = None,
 ) -> Iterator[Scene]:
     """``n_frames`` random frames; cards are drawn without replacement within a frame.
 
     ``cascade`` > 1: hands of that many overlapping cards (see ``render_scene``).
+    ``wear``: real cards' curl and sheen (``hwsim.camera.wear``), from a stream of their
+    own (seed + 2): the scenes are the same cards in the same places.
     """
     rng = np.random.default_rng(seed)
+    wear_rng = np.random.default_rng(seed + 2) if wear else None
     deck = [c.code for c in full_deck()]
     for _ in range(n_frames):
         codes = [deck[int(i)] for i in rng.choice(len(deck), cards_per_frame, replace=False)]
@@ -115,6 +120,8 @@ def scenes(
             style=style,
             cascade=cascade,
             faces=faces,
+            wear=wear,
+            wear_rng=wear_rng,
         )
 
 
@@ -249,6 +256,7 @@ def score_level(
     shadow_edge: float = 15.0,
     lens: float = 0.0,
     lens_model: bool = True,
+    wear: Wear | None = None,
 ) -> Score:
     """Recognise ``frames`` generated frames of a level and score them.
 
@@ -258,6 +266,7 @@ def score_level(
     ``lens`` != 0: each frame is seen through a lens of that radial distortion (see
     ``render.barrel``); the table calibration knows the lens, or with ``lens_model=False``
     stays the undistorted one, as one fitted without a lens model is.
+    ``wear``: the cards curled and sheened (``hwsim.camera.wear``).
     A module-level function, so that it can run in a spawned worker process.
     """
     cv2.setNumThreads(1)
@@ -265,7 +274,14 @@ def score_level(
     shade = np.random.default_rng(seed + 1)  # its own stream: the scenes stay the same
     total = Score()
     for scene in scenes(
-        level, frames, seed=seed, barcode=barcode, size=size, cascade=cascade, faces=faces
+        level,
+        frames,
+        seed=seed,
+        barcode=barcode,
+        size=size,
+        cascade=cascade,
+        faces=faces,
+        wear=wear,
     ):
         frame = shadow_band(scene.frame, shade, shadow, shadow_edge) if shadow > 0 else scene.frame
         if lens:

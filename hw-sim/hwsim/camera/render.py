@@ -28,6 +28,21 @@ from numpy.typing import NDArray
 
 from calibration.lens import distort
 from calibration.table import SLOT, Layout, Zone, default_layout
+from hwsim.camera.wear import (
+    Camera,
+    Curl,
+    Light,
+    Sheen,
+    Wear,
+    camera_over,
+    composite_curled,
+    felt_sheen,
+    highlight,
+    lay_light,
+    light_of,
+    random_curl,
+    random_sheen,
+)
 from studio.cards import parse_card
 
 Image = NDArray[np.uint8]
@@ -432,9 +447,21 @@ def background(layout: Layout, homography: FloatArray, size: tuple[int, int]) ->
 
 
 def composite_card(
-    frame: Image, face: Image, placed: PlacedCard, homography: FloatArray
+    frame: Image,
+    face: Image,
+    placed: PlacedCard,
+    homography: FloatArray,
+    *,
+    curl: Curl | None = None,
+    camera: Camera | None = None,
+    sheen: Sheen | None = None,
+    light: Light | None = None,
 ) -> FloatArray:
-    """Warp ``face`` into ``frame`` at its pose; return the image quad of the card."""
+    """Warp ``face`` into ``frame`` at its pose; return the image quad of the card.
+
+    ``curl``: the card is bent so (see :mod:`hwsim.camera.wear`), seen by ``camera``.
+    ``sheen``: its highlight, laid into ``light`` (the frame's added light).
+    """
     quad_img = cv2.perspectiveTransform(placed.layout_quad().reshape(-1, 1, 2), homography).reshape(
         -1, 2
     )
@@ -452,6 +479,20 @@ def composite_card(
         size = (max(8, round(FACE_W * factor)), max(8, round(FACE_H * factor)))
         face = np.asarray(cv2.resize(face, size, interpolation=cv2.INTER_AREA), np.uint8)
         mask = np.asarray(cv2.resize(mask, size, interpolation=cv2.INTER_AREA), np.uint8)
+    if curl is not None:
+        return composite_curled(
+            frame,
+            face,
+            mask,
+            centre_mm=placed.centre,
+            angle_deg=placed.angle,
+            card_mm=(CARD_W_MM, CARD_H_MM),
+            curl=curl,
+            homography=homography,
+            camera=camera or camera_over(homography, (fw, fh)),
+            sheen=sheen,
+            light=light,
+        )
     h, w = face.shape[:2]
     src = np.array([[0, 0], [w, 0], [w, h], [0, h]], dtype=np.float32)
     dst = (quad_img - np.array([x0, y0])).astype(np.float32)
@@ -462,6 +503,13 @@ def composite_card(
     roi = frame[y0:y1, x0:x1].astype(np.float32)
     a = alpha[..., None]
     frame[y0:y1, x0:x1] = (roi * (1 - a) + warped.astype(np.float32) * a).astype(np.uint8)
+    if sheen is not None and light is not None:
+        glow = highlight((h, w), sheen, w / FACE_W)
+        warped_glow = np.asarray(
+            cv2.warpPerspective(glow, m, roi_size, flags=cv2.INTER_LINEAR), np.float32
+        )
+        cover = np.asarray(np.round(alpha * 255), np.uint8)
+        lay_light(light, (x0, y0), light_of(warped_glow, sheen.tint), cover)
     return np.asarray(quad_img, np.float64)
 
 
@@ -575,13 +623,18 @@ def add_noise(img: Image, sigma: float, seed: int | None = None) -> Image:
     return with_noise(img, noise_field(img.shape, sigma, seed))
 
 
-def degrade(frame: Image, level: str, rng: np.random.Generator) -> Image:
-    """Lighting gradient, glare, blur, noise and compression of a level."""
-    return sensor(optics(frame, level, rng), level, rng)
+def degrade(
+    frame: Image, level: str, rng: np.random.Generator, light: Light | None = None
+) -> Image:
+    """Lighting gradient, glare, blur, noise and compression of a level. ``light``: light
+    added by highlights (see :func:`optics`)."""
+    return sensor(optics(frame, level, rng, light), level, rng)
 
 
-def optics(frame: Image, level: str, rng: np.random.Generator) -> Image:
-    """What stays from frame to frame of one camera: lighting gradient, glare and blur."""
+def optics(frame: Image, level: str, rng: np.random.Generator, light: Light | None = None) -> Image:
+    """What stays from frame to frame of one camera: lighting gradient, glare and blur.
+    ``light`` (the cards' and cloth's sheen, :mod:`hwsim.camera.wear`) is added with the
+    glare, after the lighting's gain and before the sensor clips."""
     p = LEVEL_PARAMS[level]
     h, w = frame.shape[:2]
     out = frame.astype(np.float32)
@@ -599,6 +652,8 @@ def optics(frame: Image, level: str, rng: np.random.Generator) -> Image:
             else np.ones(3, np.float32)
         )
         out *= gain[..., None] * tint
+    if light is not None:
+        out += light
     for _ in range(p.glare):
         cx, cy = rng.uniform(0, w), rng.uniform(0, h)
         sigma = rng.uniform(25, 70)
@@ -714,15 +769,38 @@ def compose(
     style: CardStyle = TABLE_STYLE,
     barcode: bool = False,
     faces: Faces | None = None,
+    wear: Wear | None = None,
+    wear_rng: np.random.Generator | None = None,
+    light: Light | None = None,
 ) -> Image:
     """Cards (and their occluders) over a background, without degradation.
 
     ``faces`` replaces the drawn faces (``style``, ``barcode``) with another deck's.
+    ``wear``: real cards' curl and sheen (:mod:`hwsim.camera.wear`), drawn from
+    ``wear_rng`` alone (the scene's own stream is left as it was); the sheen goes into
+    ``light`` (frame-sized, for :func:`degrade` to add), which it then needs.
     """
     frame = base.copy()
+    worn = wear is not None and bool(wear)
+    rng = wear_rng if wear_rng is not None else np.random.default_rng(0)
+    shiny = wear is not None and wear.sheen > 0
+    if shiny and light is None:
+        raise ValueError("a sheen needs a frame-sized light layer to go into")
+    if shiny and light is not None and wear is not None:
+        felt_sheen(light, rng, wear.sheen)
+    size = (int(frame.shape[1]), int(frame.shape[0]))
+    camera = camera_over(homography, size) if worn else None
     for placed in cards:
         img = faces[placed.code] if faces else face(placed.code, style, barcode, placed.serial)
-        placed.image_quad = composite_card(frame, img, placed, homography)
+        curl: Curl | None = None
+        sheen: Sheen | None = None
+        if worn and wear is not None:
+            curl = random_curl(rng, wear.curl_mm) if wear.curl_mm > 0 else None
+            if shiny:
+                sheen = random_sheen(rng, wear.sheen, (FACE_W, FACE_H), PX_PER_MM)
+        placed.image_quad = composite_card(
+            frame, img, placed, homography, curl=curl, camera=camera, sheen=sheen, light=light
+        )
     for placed in cards:
         draw_occluder(frame, placed, homography)
     return frame
@@ -785,18 +863,22 @@ def render_scene(
     cascade: int = 0,
     faces: Faces | None = None,
     camera: FloatArray | None = None,
+    wear: Wear | None = None,
+    wear_rng: np.random.Generator | None = None,
 ) -> Scene:
     """A random frame with ``codes`` dealt into random free slots of random zones.
 
     ``cascade`` > 1 deals hands of that many overlapping cards instead (see
     :func:`cascade_hand`), one hand per zone, into the dealer's and the seats' main zones.
     ``camera``: layout mm -> image px (e.g. :func:`standing_camera`); by default a random
-    overhead camera of the level.
+    overhead camera of the level. ``wear``: real cards' curl and sheen, drawn from
+    ``wear_rng`` (see :func:`compose`).
     """
     if level not in LEVEL_PARAMS:
         raise ValueError(f"unknown level {level!r}; levels are {', '.join(LEVELS)}")
     layout = layout or default_layout()
     h = camera_homography(rng, level, size, layout) if camera is None else camera
+    light = np.zeros((size[1], size[0], 3), np.float32) if wear and wear.sheen > 0 else None
     if cascade > 1:
         hands = [z for z in layout.zones if not z.name.endswith(":h2")]
         if len(codes) > cascade * len(hands):
@@ -810,9 +892,17 @@ def render_scene(
                 hand[-1].occluder = random_occluder(rng)
             dealt += hand
         frame = compose(
-            background(layout, h, size), dealt, h, style=style, barcode=barcode, faces=faces
+            background(layout, h, size),
+            dealt,
+            h,
+            style=style,
+            barcode=barcode,
+            faces=faces,
+            wear=wear,
+            wear_rng=wear_rng,
+            light=light,
         )
-        return Scene(degrade(frame, level, rng), dealt, h, level)
+        return Scene(degrade(frame, level, rng, light), dealt, h, level)
     slots = [(z.name, c) for z in layout.zones for c in slot_centres(layout, z.name)]
     if len(codes) > len(slots):
         raise ValueError(f"{len(codes)} cards do not fit in {len(slots)} slots")
@@ -825,9 +915,17 @@ def render_scene(
         occ = random_occluder(rng) if rng.random() < p.occlusion else None
         cards.append(PlacedCard(code, zone, centre, angle, int(rng.integers(0, 999999)), occ))
     frame = compose(
-        background(layout, h, size), cards, h, style=style, barcode=barcode, faces=faces
+        background(layout, h, size),
+        cards,
+        h,
+        style=style,
+        barcode=barcode,
+        faces=faces,
+        wear=wear,
+        wear_rng=wear_rng,
+        light=light,
     )
-    return Scene(degrade(frame, level, rng), cards, h, level)
+    return Scene(degrade(frame, level, rng, light), cards, h, level)
 
 
 def render_example_photo(
