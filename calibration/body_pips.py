@@ -54,6 +54,15 @@ CARD_H_MM: Final = 88.0
 # 63 x 88 mm card) and this size ratio.
 POSITION_TOL_MM: Final = 5.5
 SIZE_RATIO: Final = 1.6
+# A channel this bright is clipped by the sensor: glare, a laminated card's highlight.
+CLIPPED: Final = 252
+# A highlight adds light over the ink: a pip next to clipped paper loses the part of it
+# under the light's rim, so it may look up to this many times smaller than it is printed
+# (never larger: light takes ink away, it adds none). Measured on generated cards under
+# a highlight, pips so cut were 0.61 of their learned height.
+LIT_SHRINK: Final = 3.0
+# ... where the paper is clipped and this much brighter than the card's paper's median.
+LIT_MARGIN: Final = 12.0
 NUMBER_RANKS: Final = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "T")
 PIP_COUNT: Final = {rank: n for n, rank in enumerate(NUMBER_RANKS, start=1)}
 # What the recogniser paints over the parts of a card that another card covers: neither
@@ -163,7 +172,32 @@ def _ink(lo: Image, hi: Image, paper: float) -> NDArray[np.bool_]:
 def plain_paper_image(card: Image, paper: float) -> NDArray[np.bool_]:
     """Pixels of plain paper: not ink (see :func:`_ink`) and not washed out by glare."""
     lo, hi = _channel_range(card)
-    return np.asarray(~_ink(lo, hi, paper) & (hi < 252))
+    return np.asarray(~_ink(lo, hi, paper) & (hi < CLIPPED))
+
+
+def lit_pips(card: Image, pips: list[BodyBlob]) -> list[bool]:
+    """For each pip: does a highlight lie within one pip height of it — paper clipped white
+    (every channel) and brighter than the card's own paper by :data:`LIT_MARGIN`? Such a
+    pip's outline may have been eaten by the light (see :data:`LIT_SHRINK`). A card
+    exposed so bright that its paper is near white all over shows no highlight (its ink
+    is not eaten: exposure scales ink and paper alike)."""
+    h, w = card.shape[:2]
+    lo, hi = _channel_range(card)
+    paper = lo[(hi.astype(np.int16) - lo < 40) & (lo > 0.8 * paper_level(card))]
+    if len(paper) < 10:
+        return [False] * len(pips)
+    level = max(CLIPPED, float(np.median(paper)) + LIT_MARGIN)
+    clipped = lo >= level
+    if not clipped.any():
+        return [False] * len(pips)
+    out = []
+    for p in pips:
+        x0, y0, x1, y1 = p.glyph.bbox
+        grow = p.height * h  # pixels
+        xa, xb = max(0, math.floor(x0 * w - grow)), min(w, math.ceil(x1 * w + grow))
+        ya, yb = max(0, math.floor(y0 * h - grow)), min(h, math.ceil(y1 * h + grow))
+        out.append(bool(clipped[ya:yb, xa:xb].any()))
+    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,13 +276,16 @@ def fit_arrangement(
     card: Image,
     paper: float | None = None,
     plain: NDArray[np.bool_] | None = None,
+    lit: list[bool] | None = None,
 ) -> Arrangement:
     """Compare observed pips with a learned arrangement, trying both ways round.
 
     ``paper`` is :func:`paper_level` of the card and ``plain`` its
     :func:`plain_paper_image` (each computed when not given; a card fitted to several
-    arrangements passes them once).
+    arrangements passes them once). ``lit``: per pip, whether it lies next to clipped
+    paper (:func:`lit_pips`), where it may look smaller than learned.
     """
+    least = [1 / (LIT_SHRINK if lit and lit[i] else SIZE_RATIO) for i in range(len(pips))]
     if plain is None:
         plain = plain_paper_image(card, paper_level(card) if paper is None else paper)
     best = Arrangement(False, False)
@@ -256,12 +293,12 @@ def fit_arrangement(
         pat = [(1 - x, 1 - y, s) if flip else (x, y, s) for x, y, s in pattern]
         free = list(range(len(pat)))
         ok = True
-        for p in pips:
+        for p, smallest in zip(pips, least, strict=True):
             cand = [
                 (d, k)
                 for k in free
                 if (d := _mm(p[:2], pat[k][:2])) <= POSITION_TOL_MM
-                and 1 / SIZE_RATIO <= p[2] / pat[k][2] <= SIZE_RATIO
+                and smallest <= p[2] / pat[k][2] <= SIZE_RATIO
             ]
             if not cand:
                 ok = False
@@ -340,14 +377,16 @@ class BodyModel:
         positions = [(b.centre[0], b.centre[1], b.height) for b in pips]
         paper = paper_level(card)
         plain = plain_paper_image(card, paper)
+        lit = lit_pips(card, pips)
         fits = {
-            r: fit_arrangement(positions, p, card, paper, plain) for r, p in self.patterns.items()
+            r: fit_arrangement(positions, p, card, paper, plain, lit)
+            for r, p in self.patterns.items()
         }
         if self.plain_ace is not None and "A" in self.patterns:
             ((x, y, _),) = self.patterns["A"]
             fits["A"] = max(
                 fits["A"],
-                fit_arrangement(positions, [(x, y, self.plain_ace)], card, paper, plain),
+                fit_arrangement(positions, [(x, y, self.plain_ace)], card, paper, plain, lit),
                 key=lambda f: (f.exact, f.consistent),
             )
         ink = picture_ink(card, self.index_box, pips, paper)
