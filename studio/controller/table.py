@@ -66,8 +66,9 @@ _CARD_FIELDS = frozenset({"card", "applied", "discarded", "to"})
 # a replay runs each run's inputs through the logic that run had, so a log written before
 # a change of the game's logic rebuilds what was played. 1 (a start logged without it):
 # before each round's engine knew where the shoe stood; 2: the rule set's cut point ends
-# the shoe, the sensor's cut card reaches the engine, ``burn: new_shoe`` burns.
-LOGIC: Final = 2
+# the shoe, the sensor's cut card reaches the engine, ``burn: new_shoe`` burns; 3: a cut
+# card reported before any card of the shoe in play is the previous shoe's.
+LOGIC: Final = 3
 FIRST_LOGIC: Final = 1
 
 
@@ -778,6 +779,12 @@ class TableController:
         if not self._device_ok(event.device, "cutcard", inp.data):
             return
         if event.event == "cut_card_detected":
+            if self.logic >= 3 and self.shoe.shoe_id is not None and self.shoe.cards_dealt == 0:
+                # No card of this shoe has come out, so neither has its cut card: a report
+                # of the shoe before, late on its own topic (or left by a sensor that was
+                # not cleared), which would have made this shoe's first round its last.
+                self._event("cut_card_late", shoe=self.shoe.shoe_id, evidence=inp.data)
+                return
             if not self.shoe.cut_card_seen:
                 self._last_round_of_shoe()
                 after_the_last = self.cut_card_due is not None  # the cut point ended the shoe

@@ -305,6 +305,7 @@ async def test_shuffler_count_mismatch_takes_the_shoe_out(studio: Studio) -> Non
 
 async def test_cut_card_ends_the_shoe_after_the_round(studio: Studio) -> None:
     await studio.start_round()
+    await studio.deal()  # the cut card comes out behind a card of the shoe
     studio.sim.trigger_cut()
     alert = await studio.wait_alert("cut_card")
     assert alert["severity"] == "info" and not studio.table.paused

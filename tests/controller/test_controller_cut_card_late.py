@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from test_controller_cut_point import ONE_DECK, _cut_card, _deck, _one_deck_shoe
+from test_controller_cut_point import ONE_DECK, _cut_card, _deal_and_stand, _deck, _one_deck_shoe
 from test_controller_table import Driver
 
 CUT_POINT = 26  # half of one deck
@@ -76,3 +76,41 @@ def test_a_shoe_loaded_within_the_grace_raises_the_missing_alert_for_the_old_sho
     assert f"{CUT_POINT} cards dealt from shoe S1" in str(missing["message"])
     d.tick(d.table.cut_card_grace * 2)
     assert len(_missing(d)) == 1
+
+
+def _late_report_after_the_next_shoe(d: Driver) -> None:
+    """A shoe ended by the sensor's cut card; the next shoe loaded; then the sensor's report
+    once more (late on its topic, or a sensor not cleared) before any card of that shoe."""
+    cards = _deck(11)
+    _one_deck_shoe(d)
+    d.bet(1, "p1", cid="bet-1")
+    d.tick(20)
+    d.card(next(cards))
+    _cut_card(d)
+    _deal_and_stand(d, cards)
+    assert d.table.phase == "shoe_change"
+    _one_deck_shoe(d)
+    assert d.table.phase == "betting" and d.table.shoe.cards_dealt == 0
+    _cut_card(d)
+
+
+def test_a_cut_card_reported_before_any_card_of_the_new_shoe_is_the_old_shoe_s() -> None:
+    d = Driver(single_source=True, ruleset=ONE_DECK)
+    _late_report_after_the_next_shoe(d)
+    assert [a["code"] for a in d.alerts] == ["cut_card"]  # the first shoe's, not a second
+    assert "cut_card_late" in d.types()
+    # The new shoe plays on: its first round is not its last.
+    d.bet(1, "p1", cid="bet-2")
+    d.tick(20)
+    ended = _deal_and_stand(d, iter(["8S", "TD", "QH", "7C"]))  # 18 against 17: no insurance
+    assert ended["data"]["result"]["reshuffle_after_round"] is False
+    d.tick(1.5)
+    assert d.table.phase == "betting"
+
+
+def test_a_run_of_logic_2_replays_a_late_report_as_it_was_played() -> None:
+    d = Driver(single_source=True, ruleset=ONE_DECK)
+    d.table.logic = 2  # the logic a replay runs for a run logged with it
+    _late_report_after_the_next_shoe(d)
+    assert [a["code"] for a in d.alerts] == ["cut_card", "cut_card"]
+    assert d.table.shoe.cut_card_seen

@@ -74,8 +74,9 @@ def _cut_card(d: Driver) -> None:
 def test_a_round_the_cut_card_ends_says_so_in_its_result() -> None:
     d = Driver(single_source=True)
     start_round(d, 1)
-    _cut_card(d)
-    for code in ["TH", "7C", "9D", "TS"]:
+    d.card("TH")
+    _cut_card(d)  # it came out behind the round's first card
+    for code in ["7C", "9D", "TS"]:
         d.card(code)
     d.decide(1, "stand", "c1")
     settled = next(e for e in d.events if e["type"] == "round_settled")
