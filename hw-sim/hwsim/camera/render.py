@@ -879,6 +879,22 @@ def render_scene(
     layout = layout or default_layout()
     h = camera_homography(rng, level, size, layout) if camera is None else camera
     light = np.zeros((size[1], size[0], 3), np.float32) if wear and wear.sheen > 0 else None
+    table = layout
+
+    def scene_of(placed: list[PlacedCard]) -> Scene:
+        frame = compose(
+            background(table, h, size),
+            placed,
+            h,
+            style=style,
+            barcode=barcode,
+            faces=faces,
+            wear=wear,
+            wear_rng=wear_rng,
+            light=light,
+        )
+        return Scene(degrade(frame, level, rng, light), placed, h, level)
+
     if cascade > 1:
         hands = [z for z in layout.zones if not z.name.endswith(":h2")]
         if len(codes) > cascade * len(hands):
@@ -891,18 +907,7 @@ def render_scene(
             if rng.random() < LEVEL_PARAMS[level].occlusion:
                 hand[-1].occluder = random_occluder(rng)
             dealt += hand
-        frame = compose(
-            background(layout, h, size),
-            dealt,
-            h,
-            style=style,
-            barcode=barcode,
-            faces=faces,
-            wear=wear,
-            wear_rng=wear_rng,
-            light=light,
-        )
-        return Scene(degrade(frame, level, rng, light), dealt, h, level)
+        return scene_of(dealt)
     slots = [(z.name, c) for z in layout.zones for c in slot_centres(layout, z.name)]
     if len(codes) > len(slots):
         raise ValueError(f"{len(codes)} cards do not fit in {len(slots)} slots")
@@ -914,18 +919,7 @@ def render_scene(
         centre, angle = random_pose(rng, slot, level)
         occ = random_occluder(rng) if rng.random() < p.occlusion else None
         cards.append(PlacedCard(code, zone, centre, angle, int(rng.integers(0, 999999)), occ))
-    frame = compose(
-        background(layout, h, size),
-        cards,
-        h,
-        style=style,
-        barcode=barcode,
-        faces=faces,
-        wear=wear,
-        wear_rng=wear_rng,
-        light=light,
-    )
-    return Scene(degrade(frame, level, rng, light), cards, h, level)
+    return scene_of(cards)
 
 
 def render_example_photo(
