@@ -328,28 +328,8 @@ def brute_split(shoe: tuple[int, ...], up: int, pair: int, *, peek: bool, h17: b
     def natural(x: int, y: int) -> bool:
         return {x, y} == {0, 9}
 
-    def take(rest: tuple[int, ...], c: int) -> tuple[int, ...]:
-        lst = list(rest)
-        lst[c] -= 1
-        return tuple(lst)
-
-    @cache
     def dealer(rest: tuple[int, ...], cards: tuple[int, ...]) -> tuple[float, ...]:
-        total, soft = _total(cards)
-        out = [0.0] * 6
-        if total > 21:
-            out[5] = 1.0
-            return tuple(out)
-        if total > 17 or (total == 17 and not (soft and h17)):
-            out[total - 17] = 1.0
-            return tuple(out)
-        n = sum(rest)
-        for c in range(10):
-            if rest[c]:
-                sub = dealer(take(rest, c), tuple(sorted((*cards, c))))
-                for i in range(6):
-                    out[i] += rest[c] / n * sub[i]
-        return tuple(out)
+        return _brute_dealer(rest, cards, h17)
 
     def versus(total: int, dist: tuple[float, ...]) -> float:
         val = dist[5]
@@ -369,7 +349,7 @@ def brute_split(shoe: tuple[int, ...], up: int, pair: int, *, peek: bool, h17: b
                 for c in range(10):
                     if rest[c]:
                         new = tuple(sorted((*cards, c)))
-                        out += rest[c] / n * play(take(rest, c), hole, (*hands[:-1], new))
+                        out += rest[c] / n * play(_take(rest, c), hole, (*hands[:-1], new))
                 return out
             if len(hands) == 1:
                 return play(rest, hole, (*hands, (pair,)))
@@ -391,7 +371,7 @@ def brute_split(shoe: tuple[int, ...], up: int, pair: int, *, peek: bool, h17: b
     for h in range(10):
         if not rest0[h] or (peek and natural(up, h)):
             continue
-        result += rest0[h] / n0 * play(take(tuple(rest0), h), h, ((pair,),))
+        result += rest0[h] / n0 * play(_take(tuple(rest0), h), h, ((pair,),))
     return result
 
 
@@ -433,20 +413,20 @@ _hand_total = cache(_total)  # the brute forces below ask for the same hands aga
 
 
 @cache
-def _brute_dealer_s17(rest: tuple[int, ...], cards: tuple[int, ...]) -> tuple[float, ...]:
-    """The dealer's final totals 17..21 and bust from ``cards`` (S17), drawn one by one."""
-    total, _ = _total(cards)
+def _brute_dealer(rest: tuple[int, ...], cards: tuple[int, ...], h17: bool) -> tuple[float, ...]:
+    """The dealer's final totals 17..21 and bust from ``cards``, drawn one by one."""
+    total, soft = _total(cards)
     out = [0.0] * 6
     if total > 21:
         out[5] = 1.0
         return tuple(out)
-    if total >= 17:
+    if total > 17 or (total == 17 and not (soft and h17)):
         out[total - 17] = 1.0
         return tuple(out)
     n = sum(rest)
     for c in range(10):
         if rest[c]:
-            sub = _brute_dealer_s17(_take(rest, c), tuple(sorted((*cards, c))))
+            sub = _brute_dealer(_take(rest, c), tuple(sorted((*cards, c))), h17)
             for i in range(6):
                 out[i] += rest[c] / n * sub[i]
     return tuple(out)
@@ -465,7 +445,7 @@ def _brute_resplit_given_hole(
     def standing(rest: tuple[int, ...]) -> dict[int, float]:
         """The result of a hand standing on 17..21 (it never stands on less) against the
         dealer's play."""
-        dist = _brute_dealer_s17(rest, tuple(sorted((up, hole))))
+        dist = _brute_dealer(rest, tuple(sorted((up, hole))), False)
         return {
             t: dist[5] + sum(dist[k] * ((t > 17 + k) - (t < 17 + k)) for k in range(5))
             for t in range(17, 22)
