@@ -123,25 +123,8 @@ def naive_ev(
     bj_pays: float = 1.5,
     stand_only: bool = False,
 ) -> float:
-    @cache
     def dealer(rest: tuple[int, ...], cards: tuple[int, ...]) -> tuple[float, ...]:
-        total, soft = _total(cards)
-        out = [0.0] * 6
-        if total > 21:
-            out[5] = 1.0
-            return tuple(out)
-        if total > 17 or (total == 17 and not (soft and h17)):
-            out[total - 17] = 1.0
-            return tuple(out)
-        n = sum(rest)
-        for c in range(10):
-            if rest[c]:
-                nxt = list(rest)
-                nxt[c] -= 1
-                sub = dealer(tuple(nxt), tuple(sorted((*cards, c))))
-                for i in range(6):
-                    out[i] += rest[c] / n * sub[i]
-        return tuple(out)
+        return _brute_dealer(rest, cards, h17)
 
     def is_bj(x: int, y: int) -> bool:
         return {x, y} == {0, 9}
