@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cache
 
 import pytest
@@ -346,16 +347,9 @@ def brute_split(shoe: tuple[int, ...], up: int, pair: int, *, peek: bool, h17: b
             out += -1.0 if total > 21 else versus(total, dist)
         return out
 
-    rest0 = list(shoe)
-    rest0[up] -= 1
-    rest0[pair] -= 2
-    n0 = sum(rest0)
-    result = 0.0
-    for h in range(10):
-        if not rest0[h] or (peek and natural(up, h)):
-            continue
-        result += rest0[h] / n0 * play(_take(tuple(rest0), h), h, ((pair,),))
-    return result
+    return _over_hole_cards(
+        shoe, up, pair, peek, lambda rest, h: play(_take(rest, h), h, ((pair,),))
+    )
 
 
 @pytest.mark.parametrize(
@@ -376,15 +370,35 @@ def brute_resplit(
 ) -> float:
     """Split with resplits to ``max_hands``, dealt in the real order, split hands played
     by ``_HitBelow17``, dealer S17. Finished hands are kept as totals only."""
+    return _over_hole_cards(
+        shoe,
+        up,
+        pair,
+        peek,
+        lambda rest, h: _brute_resplit_given_hole(shoe, up, pair, max_hands, h),
+    )
+
+
+def _over_hole_cards(
+    shoe: tuple[int, ...],
+    up: int,
+    pair: int,
+    peek: bool,
+    value: Callable[[tuple[int, ...], int], float],
+) -> float:
+    """The expectation of ``value(rest, hole)`` over the dealer's hole card, dealt from
+    ``shoe`` less the up card and the pair (``rest``, the hole still in it); with ``peek``,
+    a hole card that makes a natural is not played (the round ends at the peek)."""
     rest0 = list(shoe)
     rest0[up] -= 1
     rest0[pair] -= 2
+    rest = tuple(rest0)
     n0 = sum(rest0)
     result = 0.0
     for h in range(10):
         if not rest0[h] or (peek and {up, h} == {0, 9}):
             continue
-        result += rest0[h] / n0 * _brute_resplit_given_hole(shoe, up, pair, max_hands, h)
+        result += rest0[h] / n0 * value(rest, h)
     return result
 
 
