@@ -468,7 +468,7 @@ class ControllerService:
         """Ask ``device`` to re-send from ``from_seq`` (None: everything after what we have)."""
         assert self.bus is not None
         if from_seq is None:
-            from_seq = self._trackers[table_id].last_contiguous(device) + 1
+            from_seq = self.received(table_id, device) + 1
             self.stats.tails_requested += 1
         else:
             self.stats.gaps_requested += 1
