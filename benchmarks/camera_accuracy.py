@@ -34,12 +34,19 @@ spot, half of them over an index corner, 0.5 to 1 times ``S`` of white at its pe
 light's colour) on every card and a broad, weaker one on the felt
 (``hwsim.camera.wear``: what real cards add; the scenes are the same cards in the same
 places).
+``--edge E``, ``--scuffs S``, ``--crease C`` and ``--fade F`` wear every card's face as
+handling does (``hwsim.camera.worn_face``; each card 0.5 to 1 times the level, 0 to 1):
+edges rubbed white or grimed grey with corners rounded, nicked or chipped; grey scuff
+strokes, specks of dirt and a smudge, a third of them over an index; a fold across the
+card with a shading step; ink moved that share of the way to the paper (``--fade``: 0
+to 0.8).
 
     .venv/bin/python benchmarks/camera_accuracy.py [--frames 40] [--profile deck|other|both]
         [--size 1280x720] [--cascade 0|2|3] [--methods index,barcode,barcode+index]
         [--deck drawn|standard|french|anglo-poker|anglo|tigullio|neoclassical]
         [--shadow 0.45 [--shadow-edge 2]] [--lens -0.2 [--no-lens-model]]
-        [--curl 4] [--sheen 1.0] [--json]
+        [--curl 4] [--sheen 1.0] [--edge 1] [--scuffs 1] [--crease 1] [--fade 0.4]
+        [--json]
 """
 
 from __future__ import annotations
@@ -144,10 +151,21 @@ def main() -> None:
     )
     ap.add_argument("--curl", type=float, default=0.0, help="cards bent, lifted up to MM")
     ap.add_argument("--sheen", type=float, default=0.0, help="a highlight, share of white")
+    ap.add_argument("--edge", type=float, default=0.0, help="edges worn, 0..1")
+    ap.add_argument("--scuffs", type=float, default=0.0, help="scuffs and dirt, 0..1")
+    ap.add_argument("--crease", type=float, default=0.0, help="a fold across each card, 0..1")
+    ap.add_argument("--fade", type=float, default=0.0, help="share of the ink's contrast lost")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     try:
-        wear = Wear(curl_mm=args.curl, sheen=args.sheen)
+        wear = Wear(
+            curl_mm=args.curl,
+            sheen=args.sheen,
+            edge=args.edge,
+            scuffs=args.scuffs,
+            crease=args.crease,
+            fade=args.fade,
+        )
     except ValueError as e:
         ap.error(str(e))
     w, h = (int(v) for v in args.size.split("x"))
@@ -220,6 +238,10 @@ def main() -> None:
                     "lens_model": not args.no_lens_model,
                     "curl_mm": args.curl,
                     "sheen": args.sheen,
+                    "edge": args.edge,
+                    "scuffs": args.scuffs,
+                    "crease": args.crease,
+                    "fade": args.fade,
                     "frames_per_cell": args.frames,
                     "rows": rows,
                 },
@@ -237,6 +259,18 @@ def main() -> None:
         hands += f", cards curled (lifted up to {args.curl:g} mm)"
     if args.sheen:
         hands += f", a sheen of up to {args.sheen:g} of white on each card"
+    used = [
+        f"{name} {level:g}"
+        for name, level in (
+            ("edges worn", args.edge),
+            ("scuffs", args.scuffs),
+            ("a crease", args.crease),
+            ("ink faded", args.fade),
+        )
+        if level
+    ]
+    if used:
+        hands += ", cards used (" + ", ".join(used) + ")"
     print(
         f"camera accuracy, {args.size}, {args.frames} frames x 12 cards per cell, "
         f"seed {args.seed}{hands}"

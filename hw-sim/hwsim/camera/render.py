@@ -43,6 +43,7 @@ from hwsim.camera.wear import (
     random_curl,
     random_sheen,
 )
+from hwsim.camera.worn_face import wear_face
 from studio.cards import parse_card
 
 Image = NDArray[np.uint8]
@@ -456,11 +457,14 @@ def composite_card(
     camera: Camera | None = None,
     sheen: Sheen | None = None,
     light: Light | None = None,
+    mask: Image | None = None,
 ) -> FloatArray:
     """Warp ``face`` into ``frame`` at its pose; return the image quad of the card.
 
     ``curl``: the card is bent so (see :mod:`hwsim.camera.wear`), seen by ``camera``.
     ``sheen``: its highlight, laid into ``light`` (the frame's added light).
+    ``mask``: the card's outline in the face's pixels (worn: :mod:`hwsim.camera.worn_face`),
+    by default the cut card's (:func:`card_mask`).
     """
     quad_img = cv2.perspectiveTransform(placed.layout_quad().reshape(-1, 1, 2), homography).reshape(
         -1, 2
@@ -474,7 +478,7 @@ def composite_card(
     # Pre-shrink the face close to its size on screen, so the warp does not alias.
     side = float(np.linalg.norm(quad_img[0] - quad_img[1]))
     factor = min(1.0, 1.6 * side / FACE_W)
-    mask = _card_mask_cached()
+    mask = _card_mask_cached() if mask is None else mask
     if factor < 1.0:
         size = (max(8, round(FACE_W * factor)), max(8, round(FACE_H * factor)))
         face = np.asarray(cv2.resize(face, size, interpolation=cv2.INTER_AREA), np.uint8)
@@ -776,9 +780,12 @@ def compose(
     """Cards (and their occluders) over a background, without degradation.
 
     ``faces`` replaces the drawn faces (``style``, ``barcode``) with another deck's.
-    ``wear``: real cards' curl and sheen (:mod:`hwsim.camera.wear`), drawn from
+    ``wear``: real cards' curl, sheen and use (:mod:`hwsim.camera.wear`), drawn from
     ``wear_rng`` alone (the scene's own stream is left as it was); the sheen goes into
-    ``light`` (frame-sized, for :func:`degrade` to add), which it then needs.
+    ``light`` (frame-sized, for :func:`degrade` to add), which it then needs. The
+    cards' use is drawn from a child stream of ``wear_rng`` (spawned, which leaves the
+    parent's draws as they were), so that curled and shiny frames stay as they were
+    without it, card for card.
     """
     frame = base.copy()
     worn = wear is not None and bool(wear)
@@ -790,6 +797,7 @@ def compose(
         felt_sheen(light, rng, wear.sheen)
     size = (int(frame.shape[1]), int(frame.shape[0]))
     camera = camera_over(homography, size) if worn else None
+    used = rng.spawn(1)[0] if worn and wear is not None and wear.used else None
     for placed in cards:
         img = faces[placed.code] if faces else face(placed.code, style, barcode, placed.serial)
         curl: Curl | None = None
@@ -798,8 +806,27 @@ def compose(
             curl = random_curl(rng, wear.curl_mm) if wear.curl_mm > 0 else None
             if shiny:
                 sheen = random_sheen(rng, wear.sheen, (FACE_W, FACE_H), PX_PER_MM)
+        outline: Image | None = None
+        if used is not None and wear is not None:
+            img, outline = wear_face(
+                img,
+                _card_mask_cached(),
+                used,
+                edge=wear.edge,
+                scuffs=wear.scuffs,
+                crease=wear.crease,
+                fade=wear.fade,
+            )
         placed.image_quad = composite_card(
-            frame, img, placed, homography, curl=curl, camera=camera, sheen=sheen, light=light
+            frame,
+            img,
+            placed,
+            homography,
+            curl=curl,
+            camera=camera,
+            sheen=sheen,
+            light=light,
+            mask=outline,
         )
     for placed in cards:
         draw_occluder(frame, placed, homography)

@@ -1,6 +1,8 @@
-"""What real cards on a real table add to the renderer's flat, matte cards: curl and sheen.
+"""What real cards on a real table add to the renderer's flat, matte cards: curl and sheen
+(here), and use: worn edges, scuffs and dirt, a crease, faded ink
+(:mod:`hwsim.camera.worn_face`).
 
-Neither is part of any level (the levels' frames stay bit-identical); they are stress
+None is part of any level (the levels' frames stay bit-identical); they are stress
 conditions, drawn from a random stream of their own (``render_scene(..., wear=...,
 wear_rng=...)``).
 
@@ -50,19 +52,42 @@ class Wear:
     and highest line. ``sheen``: each card gets a highlight adding 0.5 to 1 times this
     share of white at its peak (1.0: ink at the peak washed out to white), half of them
     over an index corner; the felt gets a broad band of a third of that.
+
+    Use (:mod:`hwsim.camera.worn_face`; each card gets 0.5 to 1 times the level, 0 to 1):
+    ``edge``: edges rubbed white or grimed grey, corners rounded, nicked or chipped;
+    ``scuffs``: grey strokes, specks of dirt and a smudge, some over an index; ``crease``:
+    a fold across the card with a shading step; ``fade``: ink moved that share of the way
+    to the paper's colour (0 to 0.8).
     """
 
     curl_mm: float = 0.0
     sheen: float = 0.0
+    edge: float = 0.0
+    scuffs: float = 0.0
+    crease: float = 0.0
+    fade: float = 0.0
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.curl_mm <= 12.0:
             raise ValueError(f"a card's curl is 0 to 12 mm, not {self.curl_mm}")
         if not 0.0 <= self.sheen <= 1.5:
             raise ValueError(f"a sheen is 0 to 1.5 (a share of white), not {self.sheen}")
+        for name in ("edge", "scuffs", "crease"):
+            level = getattr(self, name)
+            if not 0.0 <= level <= 1.0:
+                raise ValueError(f"a card's {name} wear is 0 to 1, not {level}")
+        if not 0.0 <= self.fade <= 0.8:
+            raise ValueError(
+                f"faded ink is 0 to 0.8 (a share of its contrast lost), not {self.fade}"
+            )
 
     def __bool__(self) -> bool:
-        return self.curl_mm > 0 or self.sheen > 0
+        return self.curl_mm > 0 or self.sheen > 0 or self.used
+
+    @property
+    def used(self) -> bool:
+        """Whether a card's face is worn (edges, scuffs, a crease or faded ink)."""
+        return self.edge > 0 or self.scuffs > 0 or self.crease > 0 or self.fade > 0
 
 
 @dataclass(frozen=True, slots=True)
