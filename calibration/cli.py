@@ -7,8 +7,11 @@ with ``error:`` on stderr and exit with status 2.
 from __future__ import annotations
 
 import json
+import sys
+from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, ClassVar
 
 import cv2
 import numpy as np
@@ -20,11 +23,12 @@ from calibration.deck_profile import (
     DeckProfile,
     Image,
     card_scale,
+    example_code,
     learn_profile,
     load_examples,
 )
 from calibration.detect import CANON_H, CANON_W
-from calibration.image_file import IMAGE_SUFFIXES, image_files, read_image
+from calibration.image_file import no_images_message, read_image, scan_directory
 from calibration.lens import K1_BOUND
 from calibration.recogniser import (
     DEFAULT_THRESHOLD,
@@ -58,6 +62,62 @@ def _fail(exc: Exception) -> typer.Exit:
     return typer.Exit(2)
 
 
+def _check_writable(path: Path) -> None:
+    """Raise :class:`VisionError` now if ``path`` cannot be written, rather than after a
+    minute's learning. The file is opened to append (creating it if need be, then removing
+    it again): a permission check alone passes as root on a read-only mount."""
+    if path.is_dir():
+        raise VisionError(f"cannot write {path}: it is a directory (name a file in it)")
+    if not path.parent.is_dir():
+        raise VisionError(f"cannot write {path}: directory {path.parent} does not exist")
+    existed = path.exists()
+    try:
+        with path.open("a"):
+            pass
+    except OSError as exc:
+        raise VisionError(f"cannot write {path}: {exc.strerror or exc}") from exc
+    if not existed:
+        path.unlink(missing_ok=True)
+
+
+def _write(save: Callable[[Path], None], path: Path) -> None:
+    """Call ``save(path)`` (a profile's or a calibration's), a failure as :class:`VisionError`."""
+    try:
+        save(path)
+    except OSError as exc:
+        raise VisionError(f"cannot write {path}: {exc.strerror or exc}") from exc
+
+
+class _Progress:
+    """How far learning a deck has gone, on stderr: on a terminal one line rewritten in
+    place, example by example; in a log, a line as each stage starts (52 phone photographs
+    take half a minute to read, a minute in all)."""
+
+    _LABELS: ClassVar[dict[str, str]] = {
+        "reading": "reading examples",
+        "learning": "learning their corners",
+        "pips": "learning body pips",
+        "checking": "reading the examples back",
+    }
+
+    def __init__(self) -> None:
+        self.tty = sys.stderr.isatty()
+        self.stage = ""
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        label = self._LABELS.get(stage, stage)
+        if self.tty:
+            count = f" {done}/{total}" if done else ""
+            typer.echo(f"\r{label}{count}...\x1b[K", err=True, nl=False)
+        elif stage != self.stage:
+            typer.echo(f"{label} ({total})..." if total else f"{label}...", err=True)
+        self.stage = stage
+
+    def finish(self) -> None:
+        if self.tty and self.stage:
+            typer.echo("\r\x1b[K", err=True, nl=False)
+
+
 @calibrate_app.command("deck")
 def calibrate_deck(
     examples: Annotated[
@@ -70,16 +130,29 @@ def calibrate_deck(
     ] = False,
 ) -> None:
     """Learn a deck profile from labelled photographs of its cards."""
+    progress = _Progress()
     try:
+        _check_writable(out)
         images = load_examples(examples)
-        profile, report = learn_profile(images, name=name)
+        profile, report = learn_profile(images, name=name, progress=progress)
     except StudioError as exc:
         raise _fail(exc) from exc
+    finally:
+        progress.finish()
     typer.echo(
         f"examples: {len(images)} files, {len(report.accepted)} used, {len(report.rejected)} rejected"
     )
     for fname, reason in sorted(report.rejected.items()):
         typer.echo(f"  rejected {fname}: {reason}")
+    for fname, reason in images.skipped.items():
+        typer.echo(f"  skipped {fname}: {reason}")
+    if images.hidden:
+        typer.echo(f"  skipped {images.hidden} hidden file(s) (.DS_Store, ._* and the like)")
+    codes = Counter(example_code(Path(f)) for f in report.accepted)
+    for code, n in sorted(codes.items()):
+        if n > 1:
+            names = ", ".join(f for f in report.accepted if example_code(Path(f)) == code)
+            typer.echo(f"  {code}: {n} examples, all learned from ({names})")
     typer.echo(f"ranks learned: {' '.join(profile.known_ranks)}  ({len(profile.ranks)} templates)")
     typer.echo(f"suits learned: {' '.join(profile.known_suits)}  ({len(profile.suits)} templates)")
     colours = ", ".join(f"{s} {v:+.2f}" for s, v in sorted(profile.suit_redness.items()))
@@ -111,9 +184,7 @@ def calibrate_deck(
                 "court pictures: not used (no court and number examples whose ink tells them apart)"
             )
     wrong = {
-        f: got
-        for f, got in report.self_check.items()
-        if not got.startswith(Path(f).stem.split("_")[0].upper()[:2])
+        f: got for f, got in report.self_check.items() if got.split()[0] != example_code(Path(f))
     }
     typer.echo(
         f"self-check: {len(report.self_check) - len(wrong)}/{len(report.self_check)} examples read back correctly"
@@ -128,7 +199,10 @@ def calibrate_deck(
         typer.echo(f"warning: {msg}")
     known = len(profile.known_ranks) * len(profile.known_suits)
     typer.echo(f"recognisable cards: {known} of 52")
-    profile.save(out)
+    try:
+        _write(profile.save, out)
+    except StudioError as exc:
+        raise _fail(exc) from exc
     typer.echo(f"wrote {out}")
 
 
@@ -154,6 +228,9 @@ def calibrate_table(
 ) -> None:
     """Fit the image -> layout homography from ArUco markers or four declared corners."""
     try:
+        for path in (out, check):
+            if path is not None:
+                _check_writable(path)
         frame = read_image(image)
         lay = load_layout(layout)
         if corners:
@@ -162,9 +239,9 @@ def calibrate_table(
             )
         else:
             cal = calibrate_from_markers(frame, lay, lens=lens)
+        _write(cal.save, out)
     except StudioError as exc:
         raise _fail(exc) from exc
-    cal.save(out)
     how = f"markers {cal.markers_used}" if cal.method == "aruco" else "4 declared corners"
     typer.echo(f"method: {cal.method} ({how})")
     typer.echo(f"fit residual: {cal.residual_mm:.2f} mm RMS")
@@ -281,6 +358,7 @@ def calibrate_check(
 ) -> None:
     """Draw the calibrated zones on a frame, for a person to check."""
     try:
+        _check_writable(out)
         cal = TableCalibration.load(table)
         frame = read_image(image)
     except StudioError as exc:
@@ -321,7 +399,7 @@ def recognise(
     for path in paths:
         try:
             # A photograph may keep its light's colour (calibration.colour).
-            found = rec.recognise(white_balanced(read_image(path)))
+            found = rec.recognise(white_balanced(_read_frame(path)))
         except StudioError as exc:
             typer.echo(f"error: {exc}", err=True)
             results.append({"image": str(path), "error": str(exc), "cards": []})
@@ -343,13 +421,20 @@ def _image_paths(args: list[Path]) -> list[Path]:
     paths: list[Path] = []
     for arg in args:
         if arg.is_dir():
-            inside = image_files(arg)
-            if not inside:
-                raise VisionError(f"no images ({', '.join(IMAGE_SUFFIXES)}) in {arg}")
-            paths += inside
+            found = scan_directory(arg)
+            if not found.images:
+                raise VisionError(no_images_message(arg, found))
+            paths += found.images
         else:
             paths.append(arg)
     return paths
+
+
+def _read_frame(path: Path) -> Image:
+    if not path.exists() and any(ch in path.name for ch in "*?["):
+        # The shell hands a pattern that matched nothing on as it is (bash, by default).
+        raise VisionError(f"no file matches {path}")
+    return read_image(path)
 
 
 def _print_cards(res: dict[str, object]) -> None:

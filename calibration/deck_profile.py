@@ -25,6 +25,8 @@ second-best class; a card's index confidence is the smaller of its two parts.
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Callable, Iterable, Iterator, Sized
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -36,7 +38,7 @@ from numpy.typing import NDArray
 from calibration.body_pips import PIP_COUNT, BodyModel, BodyReading, learn_body
 from calibration.colour import white_balanced
 from calibration.detect import CANON_H, CANON_W, CardQuad, find_cards, order_corners, warp_card
-from calibration.image_file import IMAGE_SUFFIXES, decode_image, image_files
+from calibration.image_file import decode_image, no_images_message, scan_directory
 from calibration.index_reader import (
     LEARN_REGION,
     RANK_SIZE,
@@ -332,14 +334,21 @@ class DeckProfile:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> DeckProfile:
-        if data.get("format") != PROFILE_FORMAT:
-            raise VisionError(f"not a deck profile (format {data.get('format')!r})")
+        fmt = data.get("format")
+        if fmt != PROFILE_FORMAT:
+            if fmt == "studio-table-calibration":
+                raise VisionError("a table calibration, not a deck profile: give it as --table")
+            raise VisionError(f"not a deck profile (format {fmt!r}, expected {PROFILE_FORMAT!r})")
+        relearn = "learn the deck again (studio calibrate deck)"
         if data.get("version") != PROFILE_VERSION:
-            raise VisionError(f"unsupported deck profile version {data.get('version')!r}")
+            raise VisionError(
+                f"written as version {data.get('version')!r}, this studio reads version "
+                f"{PROFILE_VERSION}: {relearn}"
+            )
         if list(data.get("rank_size", [])) != list(RANK_SIZE) or list(
             data.get("suit_size", [])
         ) != list(SUIT_SIZE):
-            raise VisionError("deck profile template sizes do not match this version")
+            raise VisionError(f"template sizes of another version: {relearn}")
         try:
             region = tuple(float(v) for v in data["region"])
             redness = {str(k): float(v) for k, v in data["suit_redness"].items()}
@@ -374,11 +383,18 @@ class DeckProfile:
             data = json.loads(Path(path).read_text(encoding="utf-8"))
         except FileNotFoundError as exc:
             raise VisionError(f"deck profile {path} not found") from exc
-        except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise VisionError(f"cannot read deck profile {path}: {exc}") from exc
+        except IsADirectoryError as exc:
+            raise VisionError(f"deck profile {path} is a directory, not a file") from exc
+        except OSError as exc:
+            raise VisionError(f"cannot read deck profile {path}: {exc.strerror or exc}") from exc
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise VisionError(f"cannot read deck profile {path}: not JSON ({exc})") from exc
         if not isinstance(data, dict):
             raise VisionError(f"deck profile {path} is not a JSON object")
-        return cls.from_dict(data)
+        try:
+            return cls.from_dict(data)
+        except VisionError as exc:
+            raise VisionError(f"deck profile {path}: {exc}") from exc
 
 
 # ---------------------------------------------------------------------- learning
@@ -429,19 +445,51 @@ def locate_card(image: Image) -> CardQuad:
     )
 
 
+# Suit symbols as a person types them in a file name: black or white, and the emoji
+# form (the symbol followed by a variation selector, as a phone's keyboard writes it).
+_SUIT_SYMBOLS: Final = {
+    **dict.fromkeys("♠♤", "S"),
+    **dict.fromkeys("♥♡", "H"),
+    **dict.fromkeys("♦♢", "D"),
+    **dict.fromkeys("♣♧", "C"),
+}
+_VARIATION_SELECTORS: Final = "\ufe0e\ufe0f"
+# What follows the code in a second photograph's name: "QH (1)", "QH(1)", "QH_2", "QH-back".
+_AFTER_CODE: Final = re.compile(r"[\s_\-(.,]")
+
+
 def example_code(path: Path) -> str:
-    """The card code an example file is named after (``QH.jpg``, ``10h_2.png``)."""
-    stem = path.stem.split("_")[0].split("-")[0].split(" ")[0]
+    """The card code an example file is named after (``QH.jpg``, ``10h_2.png``,
+    ``QH (1).jpg``, ``Q♥.jpg``)."""
+    stem = _AFTER_CODE.split(path.stem, maxsplit=1)[0]
+    text = "".join(_SUIT_SYMBOLS.get(ch, ch) for ch in stem if ch not in _VARIATION_SELECTORS)
     try:
-        return parse_card(stem).code
+        return parse_card(text).code
     except CardCodeError as exc:
-        raise VisionError(f"file name is not a card code ({exc})") from exc
+        raise VisionError(
+            f"file name is not a card code: name it by rank and suit, like QH.jpg or 10H.png ({exc})"
+        ) from exc
+
+
+# Told how far learning has gone: (stage, examples done, examples in the stage). The
+# stages, in order: "reading" (each example decoded and its card found), "learning" (its
+# corners' templates), "pips" (told once, before the body pips are learned) and
+# "checking" (each accepted example read back). The total is 0 when not known.
+Progress = Callable[[str, int, int], None]
 
 
 def learn_profile(
-    examples: list[tuple[str, Image]], *, name: str = "deck"
+    examples: Iterable[tuple[str, Image]],
+    *,
+    name: str = "deck",
+    progress: Progress | None = None,
 ) -> tuple[DeckProfile, LearnReport]:
-    """Learn a profile from ``(file name, image)`` pairs; the file name gives the card."""
+    """Learn a profile from ``(file name, image)`` pairs; the file name gives the card.
+
+    ``examples`` is read once, in order: an :class:`ExampleFiles` decodes each photograph
+    only when its turn comes."""
+    tell: Progress = progress or (lambda stage, done, total: None)
+    total = len(examples) if isinstance(examples, Sized) else 0
     report = LearnReport()
     ranks: list[Template] = []
     suits: list[Template] = []
@@ -453,11 +501,14 @@ def learn_profile(
     cards: list[tuple[str, Image, float]] = []
     located: dict[str, tuple[CardQuad, Image]] = {}
     read: list[_ExampleIndex] = []
-    for fname, image in examples:
+    for n_read, (fname, image) in enumerate(examples, 1):
+        tell("reading", n_read, total)
         try:
             code = example_code(Path(fname))
             if image.size == 0:
-                raise VisionError("not a readable image")
+                raise VisionError(
+                    "not a readable image (cut short, corrupt, or not the format its name says)"
+                )
             image = white_balanced(image)
             quad = locate_card(image)
             card = warp_card(image, quad)
@@ -480,7 +531,9 @@ def learn_profile(
                 )
                 continue
         read.append(_ExampleIndex(fname, code, quad, card, found))
-    for ex in _with_suit_pips_alike(read, report):
+    kept = _with_suit_pips_alike(read, report)
+    for n_learned, ex in enumerate(kept, 1):
+        tell("learning", n_learned, len(kept))
         fname, code, quad, card, found = ex.fname, ex.code, ex.quad, ex.card, ex.found
         # The same corners as a camera far away would see them: the example is shrunk and
         # blurred, then enlarged again, so templates exist at the resolutions of a table view.
@@ -518,6 +571,7 @@ def learn_profile(
         float(min(0.5, b[:, 3].max() + 0.07)),
     )
     index_box = (float(b[:, 2].max() + 0.02), float(b[:, 3].max() + 0.02))
+    tell("pips", 0, len(cards))  # one step, as long as the learning stage
     body, report.body_skipped = learn_body(cards, index_box, suits, float(np.median(suit_heights)))
     profile = DeckProfile(
         ranks,
@@ -533,19 +587,18 @@ def learn_profile(
     report.missing_ranks = [r for r in RANKS if r not in profile.known_ranks]
     report.missing_suits = [s for s in SUITS if s not in profile.known_suits]
     # Read every accepted example back with the finished profile.
-    for fname, (quad, card) in located.items():
-        if fname in report.accepted:
-            scale = quad_width(quad) / CANON_W
-            body_reading = profile.read_body(card, scale)
-            got = [
-                profile.match(g, scale, body_reading)
-                for g in (extract_index(card, c, profile.region) for c in (0, 1))
-                if g
-            ]
-            best = max(got, key=lambda m: m.confidence) if got else None
-            report.self_check[fname] = (
-                f"{best.code} {best.confidence:.2f}" if best else "unreadable"
-            )
+    for n_checked, fname in enumerate(report.accepted, 1):
+        tell("checking", n_checked, len(report.accepted))
+        quad, card = located[fname]
+        scale = quad_width(quad) / CANON_W
+        body_reading = profile.read_body(card, scale)
+        got = [
+            profile.match(g, scale, body_reading)
+            for g in (extract_index(card, c, profile.region) for c in (0, 1))
+            if g
+        ]
+        best = max(got, key=lambda m: m.confidence) if got else None
+        report.self_check[fname] = f"{best.code} {best.confidence:.2f}" if best else "unreadable"
     return profile, report
 
 
@@ -596,16 +649,33 @@ def _with_suit_pips_alike(read: list[_ExampleIndex], report: LearnReport) -> lis
     return kept
 
 
-def load_examples(directory: Path) -> list[tuple[str, Image]]:
-    """All image files of a directory as ``(file name, image)``; a file that does not
-    decode comes as an empty image, for :func:`learn_profile` to reject with the rest."""
-    if not directory.is_dir():
-        raise VisionError(f"examples directory {directory} not found")
-    files = image_files(directory)
-    if not files:
-        raise VisionError(f"no images ({', '.join(IMAGE_SUFFIXES)}) in {directory}")
-    out: list[tuple[str, Image]] = []
-    for p in files:
-        img = decode_image(p.read_bytes())
-        out.append((p.name, img if img is not None else np.zeros((0, 0, 3), np.uint8)))
-    return out
+class ExampleFiles:
+    """The image files of an examples directory, as ``(file name, image)`` pairs decoded
+    one at a time as they are iterated: a phone's 12-megapixel photograph is 36 MB decoded,
+    and 52 of them held at once took 2 GB. A file that does not decode comes as an empty
+    image, for :func:`learn_profile` to reject with the rest."""
+
+    def __init__(self, directory: Path) -> None:
+        found = scan_directory(directory, "examples directory")
+        if not found.images:
+            raise VisionError(no_images_message(directory, found))
+        self.files = found.images
+        self.skipped = found.skipped  # file name -> why it is not an example
+        self.hidden = found.hidden
+
+    def __len__(self) -> int:
+        return len(self.files)
+
+    def __iter__(self) -> Iterator[tuple[str, Image]]:
+        for path in self.files:
+            try:
+                img = decode_image(path.read_bytes())
+            except OSError:
+                img = None
+            yield path.name, img if img is not None else np.zeros((0, 0, 3), np.uint8)
+
+
+def load_examples(directory: Path) -> ExampleFiles:
+    """The example photographs of a directory (see :class:`ExampleFiles`); a missing or
+    empty directory raises :class:`VisionError`."""
+    return ExampleFiles(directory)

@@ -9,6 +9,7 @@ applies the photograph's rotation itself, and any EXIF orientation left is appli
 from __future__ import annotations
 
 import io
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
@@ -34,14 +35,84 @@ IMAGE_SUFFIXES: Final = (
 )
 
 
+# A camera's RAW files: OpenCV and Pillow do not develop them, a person exports them.
+RAW_SUFFIXES: Final = (".dng", ".cr2", ".cr3", ".nef", ".arw", ".raf", ".orf", ".rw2")
+
+
 def is_image_file(path: Path) -> bool:
     """Named like an image this module reads (by suffix, any case)."""
     return path.is_file() and path.suffix.lower() in IMAGE_SUFFIXES
 
 
+def is_hidden(path: Path) -> bool:
+    """A file a person does not see: ``.DS_Store``, or a Mac's ``._QH.jpg`` (AppleDouble
+    metadata, left beside each photograph copied to a USB stick or a network share)."""
+    return path.name.startswith(".")
+
+
+@dataclass(slots=True)
+class DirectoryImages:
+    """What a directory holds for the camera tools: its images, in name order, and what
+    else was found there and left out."""
+
+    images: list[Path] = field(default_factory=list)
+    skipped: dict[str, str] = field(default_factory=dict)  # name -> why it is not read
+    hidden: int = 0  # hidden files left out without a word each
+
+
+def scan_directory(directory: Path, what: str = "directory") -> DirectoryImages:
+    """The images of ``directory`` (not of its sub-directories); a missing or unreadable
+    directory raises :class:`VisionError` (``what`` names it in the message)."""
+    if not directory.exists():
+        raise VisionError(f"{what} {directory} not found")
+    if not directory.is_dir():
+        raise VisionError(f"{what} {directory} is a file, not a directory")
+    try:
+        entries = sorted(directory.iterdir())
+    except OSError as exc:
+        raise VisionError(f"cannot list {what} {directory}: {exc.strerror or exc}") from exc
+    found = DirectoryImages()
+    for p in entries:
+        if is_hidden(p):
+            found.hidden += 1
+        elif p.is_dir():
+            found.skipped[p.name + "/"] = "a folder: folders inside are not searched"
+        elif is_image_file(p):
+            found.images.append(p)
+        elif p.suffix.lower() in RAW_SUFFIXES:
+            found.skipped[p.name] = "a camera RAW file: export it as JPEG or PNG"
+        else:
+            found.skipped[p.name] = f"not an image file ({_formats()})"
+    return found
+
+
+def no_images_message(directory: Path, found: DirectoryImages) -> str:
+    """Why ``directory`` gave no image, and where the images may be instead."""
+    msg = f"no images ({_formats()}) in {directory}"
+    folders = [
+        str(directory / name.rstrip("/"))
+        for name in found.skipped
+        if name.endswith("/") and _holds_images(directory / name)
+    ]
+    if folders:
+        msg += f"; its folder {' or '.join(folders)} has images: give that folder instead"
+    return msg
+
+
 def image_files(directory: Path) -> list[Path]:
     """The image files of ``directory``, sorted by name (hidden files left out)."""
-    return sorted(p for p in directory.iterdir() if is_image_file(p) and not p.name.startswith("."))
+    return scan_directory(directory).images
+
+
+def _holds_images(directory: Path) -> bool:
+    try:
+        return any(is_image_file(p) and not is_hidden(p) for p in directory.iterdir())
+    except OSError:  # a folder we may not list: say nothing of it
+        return False
+
+
+def _formats() -> str:
+    return ", ".join(s.lstrip(".") for s in IMAGE_SUFFIXES)
 
 
 def decode_image(data: bytes) -> Image | None:
@@ -66,10 +137,7 @@ def read_image(path: Path) -> Image:
         raise VisionError(f"cannot read {path}: {exc.strerror or exc}") from exc
     img = decode_image(data)
     if img is None:
-        raise VisionError(
-            f"{path} is not a readable image (formats: "
-            f"{', '.join(s.lstrip('.') for s in IMAGE_SUFFIXES)})"
-        )
+        raise VisionError(f"{path} is not a readable image (formats: {_formats()})")
     return img
 
 

@@ -1,0 +1,279 @@
+"""The camera commands given what people actually hand them: photographs named as a phone
+or a file manager names them, folders with other things in them, every format a camera or
+an editor saves, and paths that are wrong. Each is used, or refused with a reason, never
+with a traceback."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+from PIL import Image as PILImage
+from pillow_heif import register_heif_opener
+from typer.testing import CliRunner
+
+from calibration.deck_profile import DeckProfile, example_code, load_examples
+from calibration.image_file import read_image
+from hwsim.camera.dataset import SUBSET
+from hwsim.camera.render import render_example_photo
+from hwsim.camera.virtual import VirtualCamera
+from studio.cli import app
+from studio.errors import VisionError
+
+runner = CliRunner()
+ORIENTATION = 0x0112  # the EXIF tag
+
+
+def _rgb(bgr: np.ndarray) -> PILImage.Image:
+    return PILImage.fromarray(cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB))
+
+
+def _deck(*args: str) -> list[str]:
+    return ["calibrate", "deck", *args]
+
+
+@pytest.fixture(scope="module")
+def photos() -> dict[str, np.ndarray]:
+    """One photograph of each card of the issue's subset (13 spades, 7H, QD, 3C)."""
+    rng = np.random.default_rng(5)
+    return {code: render_example_photo(code, rng) for code in SUBSET}
+
+
+@pytest.mark.parametrize(
+    ("name", "code"),
+    [
+        ("QH.jpg", "QH"),
+        ("10H.jpg", "TH"),
+        ("qh.JPG", "QH"),
+        ("Qh.png", "QH"),
+        ("QH (1).jpg", "QH"),
+        ("QH(1).jpg", "QH"),
+        ("QH_2.jpeg", "QH"),
+        ("QH-back.png", "QH"),
+        ("Q♥.jpg", "QH"),
+        ("Q♥\ufe0f.jpg", "QH"),  # the emoji heart a phone's keyboard types
+        ("10♣.png", "TC"),
+        ("a♠.png", "AS"),
+        ("K♢.png", "KD"),
+    ],
+)
+def test_example_file_names_as_people_write_them(name: str, code: str) -> None:
+    assert example_code(Path(name)) == code
+
+
+@pytest.mark.parametrize("name", ["queen_of_hearts.jpg", "IMG_0413.jpg", "Q.jpg", "QX.png"])
+def test_a_name_that_is_no_card_says_how_to_name_it(name: str) -> None:
+    with pytest.raises(VisionError, match=r"name it by rank and suit, like QH\.jpg"):
+        example_code(Path(name))
+
+
+def test_a_messy_examples_folder_teaches_all_52(
+    photos: dict[str, np.ndarray], tmp_path: Path
+) -> None:
+    """The subset as a person copies it off a phone: names in every spelling, a second
+    photograph of a card, a cut-short copy, a Mac's hidden files, a note and a folder."""
+    ex = tmp_path / "examples"
+    ex.mkdir()
+    names = {
+        "TS": "10S.jpg",
+        "QS": "qs.JPG",
+        "KS": "KS (1).jpg",
+        "JS": "JS_2.jpeg",
+        "7H": "7h.png",
+        "QD": "Q♦.jpg",
+        "3C": "3♣\ufe0f.png",
+    }
+    for code, img in photos.items():
+        cv2.imwrite(str(ex / names.get(code, f"{code}.png")), img)
+    cv2.imwrite(str(ex / "AS (2).png"), render_example_photo("AS", np.random.default_rng(6)))
+    cv2.imwrite(str(ex / "queen_of_hearts.jpg"), photos["QD"])
+    whole = (ex / "qs.JPG").read_bytes()
+    (ex / "QS copy.jpg").write_bytes(whole[: len(whole) // 3])
+    (ex / ".DS_Store").write_bytes(b"\x00\x00\x00\x01Bud1" + bytes(100))
+    (ex / "._qs.JPG").write_bytes(b"\x00\x05\x16\x07" + bytes(60))  # AppleDouble
+    (ex / "notes.txt").write_text("deck bought 3 Dec")
+    (ex / "old").mkdir()
+    out = tmp_path / "deck.json"
+    r = runner.invoke(app, _deck("--examples", str(ex), "--out", str(out)))
+    assert r.exit_code == 0, r.output
+    assert "examples: 19 files, 17 used, 2 rejected" in r.output
+    assert "rejected queen_of_hearts.jpg: file name is not a card code: name it" in r.output
+    assert "rejected QS copy.jpg: not a readable image (cut short" in r.output
+    assert "skipped notes.txt: not an image file" in r.output
+    assert "skipped old/: a folder" in r.output
+    assert "skipped 2 hidden file(s)" in r.output
+    assert "AS: 2 examples, all learned from (AS (2).png, AS.png)" in r.output
+    # 10S.jpg is TS: it used to be reported as read back wrong.
+    assert "self-check: 17/17 examples read back correctly" in r.output
+    assert "recognisable cards: 52 of 52" in r.output
+    # Progress, a line per stage (stderr is not a terminal here).
+    assert "reading examples (19)..." in r.stderr
+    assert "reading the examples back (17)..." in r.stderr
+    assert "reading examples" not in r.stdout
+    # Cards of suits it saw one example of read as well.
+    rng = np.random.default_rng(9)
+    unseen = tmp_path / "unseen"
+    unseen.mkdir()
+    for code in ("KH", "2D", "TC", "9H"):
+        cv2.imwrite(str(unseen / f"{code}.png"), render_example_photo(code, rng))
+    r = runner.invoke(app, ["recognise", "--deck", str(out), "--json", str(unseen)])
+    assert r.exit_code == 0, r.output
+    read = {
+        Path(i["image"]).stem: [c["card"] for c in i["cards"]]
+        for i in json.loads(r.stdout)["images"]
+    }
+    assert read == {"2D": ["2D"], "9H": ["9H"], "KH": ["KH"], "TC": ["TC"]}
+
+
+def test_photographs_in_every_format_a_camera_or_editor_saves(
+    photos: dict[str, np.ndarray], tmp_path: Path
+) -> None:
+    """16-bit and transparent PNG, greyscale and CMYK JPEG, WebP, HEIC, TIFF, BMP and a
+    phone's 4032x3024 JPEG stored sideways with EXIF orientation 6."""
+    register_heif_opener()
+    ex = tmp_path / "examples"
+    ex.mkdir()
+    kinds = ["png16", "alpha", "grey", "cmyk", "phone", "webp", "heic", "tiff", "bmp"]
+    for i, (code, img) in enumerate(photos.items()):
+        kind = kinds[i % len(kinds)]
+        if kind == "png16":
+            cv2.imwrite(str(ex / f"{code}.png"), img.astype(np.uint16) * 257)
+        elif kind == "alpha":
+            cv2.imwrite(str(ex / f"{code}.png"), np.dstack([img, np.full(img.shape[:2], 255)]))
+        elif kind == "grey":
+            cv2.imwrite(str(ex / f"{code}.jpg"), cv2.cvtColor(img, cv2.COLOR_BGR2GRAY))
+        elif kind == "cmyk":
+            _rgb(img).convert("CMYK").save(ex / f"{code}.jpg", quality=95)
+        elif kind == "phone":
+            big = cv2.resize(img, (4032, 3024), interpolation=cv2.INTER_CUBIC)
+            exif = PILImage.Exif()
+            exif[ORIENTATION] = 6  # the sensor's image, to be turned clockwise to view
+            _rgb(cv2.rotate(big, cv2.ROTATE_90_COUNTERCLOCKWISE)).save(
+                ex / f"{code}.jpg", quality=92, exif=exif.tobytes()
+            )
+            assert read_image(ex / f"{code}.jpg").shape[:2] == (3024, 4032)
+        elif kind in ("webp", "heic"):
+            _rgb(img).save(ex / f"{code}.{kind}", quality=95)
+        else:
+            cv2.imwrite(str(ex / f"{code}.{kind}"), img)
+    r = runner.invoke(app, _deck("--examples", str(ex), "--out", str(tmp_path / "d.json")))
+    assert r.exit_code == 0, r.output
+    assert "16 files, 16 used, 0 rejected" in r.output
+    assert "self-check: 16/16" in r.output and "recognisable cards: 52 of 52" in r.output
+
+
+def test_examples_are_decoded_one_at_a_time(photos: dict[str, np.ndarray], tmp_path: Path) -> None:
+    """Loading names the files; each is decoded when learning reaches it, so 52 phone
+    photographs (36 MB each decoded) are not all held at once."""
+    for code in ("AS", "2S"):
+        cv2.imwrite(str(tmp_path / f"{code}.png"), photos[code])
+    examples = load_examples(tmp_path)
+    assert len(examples) == 2
+    (tmp_path / "2S.png").write_bytes(b"cut")  # after loading, before it is read
+    (first, cut_short), (second, whole) = iter(examples)
+    assert (first, second) == ("2S.png", "AS.png")
+    assert cut_short.size == 0 and whole.shape == photos["AS"].shape
+
+
+def test_an_examples_path_that_is_wrong_says_what_is_there(
+    photos: dict[str, np.ndarray], tmp_path: Path
+) -> None:
+    out = ["--out", str(tmp_path / "d.json")]
+    (tmp_path / "empty").mkdir()
+    cases = {
+        "empty": "no images (jpg, jpeg, png",
+        "missing": "examples directory",
+        "AS.png": "is a file, not a directory",
+        "phone": "its folder",
+    }
+    cv2.imwrite(str(tmp_path / "AS.png"), photos["AS"])
+    # The folder copied off a phone, its photographs one level down.
+    (tmp_path / "phone" / "DCIM").mkdir(parents=True)
+    cv2.imwrite(str(tmp_path / "phone" / "DCIM" / "AS.png"), photos["AS"])
+    for name, said in cases.items():
+        r = runner.invoke(app, _deck("--examples", str(tmp_path / name), *out))
+        assert r.exit_code == 2, r.output  # 1 with a traceback
+        assert r.stderr.startswith("error: ") and said in r.stderr, (name, r.output)
+    r = runner.invoke(app, _deck("--examples", str(tmp_path / "phone"), *out))
+    assert f"its folder {tmp_path / 'phone' / 'DCIM'} has images: give that folder" in r.stderr
+
+
+def test_an_out_that_cannot_be_written_is_refused_before_any_work(
+    photos: dict[str, np.ndarray], tmp_path: Path
+) -> None:
+    ex = tmp_path / "ex"
+    ex.mkdir()
+    cv2.imwrite(str(ex / "AS.png"), photos["AS"])
+    frame = tmp_path / "frame.png"
+    cv2.imwrite(str(frame), VirtualCamera(level="easy", seed=3).read())
+    nowhere = tmp_path / "no" / "such"
+    commands = [
+        _deck("--examples", str(ex), "--out", str(nowhere / "deck.json")),
+        _deck("--examples", str(ex), "--out", str(ex)),
+        ["calibrate", "table", "--image", str(frame), "--out", str(nowhere / "t.json")],
+        [
+            "calibrate",
+            "table",
+            "--image",
+            str(frame),
+            "--out",
+            str(tmp_path / "t.json"),
+            "--check",
+            str(nowhere / "check.png"),
+        ],
+    ]
+    for args in commands:
+        r = runner.invoke(app, args)
+        assert r.exit_code == 2, r.output  # 1 with a traceback
+        assert r.stderr.startswith("error: cannot write "), r.output
+        assert "reading examples" not in r.output and "method:" not in r.output
+    assert not (tmp_path / "t.json").exists()  # not half done: nothing written
+    r = runner.invoke(app, commands[0])
+    assert f"directory {nowhere} does not exist" in r.stderr
+    r = runner.invoke(app, commands[1])
+    assert "it is a directory" in r.stderr
+
+
+def test_recognise_says_what_is_wrong_with_a_deck_or_an_image_argument(
+    deck_profile: DeckProfile, tmp_path: Path
+) -> None:
+    deck = tmp_path / "deck.json"
+    deck_profile.save(deck)
+    frame = tmp_path / "frame.png"
+    cam = VirtualCamera(level="easy", seed=3)
+    cam.place("QH", "dealer")
+    cv2.imwrite(str(frame), cam.read())
+    # A pattern the shell matched to nothing comes as it is; the other images are read.
+    r = runner.invoke(app, ["recognise", "--deck", str(deck), str(frame), str(tmp_path / "*.jpg")])
+    assert r.exit_code == 2 and r.stdout.count("confidence") == 1
+    assert f"error: no file matches {tmp_path / '*.jpg'}" in r.stderr
+    # A folder of folders.
+    (tmp_path / "days" / "day1").mkdir(parents=True)
+    cv2.imwrite(str(tmp_path / "days" / "day1" / "a.png"), cam.read())
+    r = runner.invoke(app, ["recognise", "--deck", str(deck), str(tmp_path / "days")])
+    assert r.exit_code == 2 and "give that folder instead" in r.stderr
+    # Decks that are not one this studio reads.
+    table_json = tmp_path / "table.json"
+    table_json.write_text(json.dumps({"format": "studio-table-calibration", "version": 1}))
+    older = json.loads(deck.read_text())
+    older["version"] = 0
+    (tmp_path / "older.json").write_text(json.dumps(older))
+    older["version"], older["rank_size"] = 1, [16, 24]
+    (tmp_path / "sizes.json").write_text(json.dumps(older))
+    (tmp_path / "photo.json").write_bytes(b"\x89PNG\r\n\x1a\n")
+    cases = {
+        table_json: f"deck profile {table_json}: a table calibration, not a deck profile: "
+        "give it as --table",
+        tmp_path / "older.json": "written as version 0, this studio reads version 1: "
+        "learn the deck again (studio calibrate deck)",
+        tmp_path / "sizes.json": "learn the deck again",
+        tmp_path / "photo.json": "not JSON",
+        tmp_path: "is a directory, not a file",
+    }
+    for path, said in cases.items():
+        r = runner.invoke(app, ["recognise", "--deck", str(path), str(frame)])
+        assert r.exit_code == 2, r.output  # 1 with a traceback
+        assert r.stderr.startswith("error: ") and said in r.stderr, (path, r.stderr)
