@@ -88,6 +88,10 @@ def _write(save: Callable[[Path], None], path: Path) -> None:
         raise VisionError(f"cannot write {path}: {exc.strerror or exc}") from exc
 
 
+def _stderr_is_terminal() -> bool:
+    return sys.stderr.isatty()
+
+
 class _Progress:
     """How far learning a deck has gone, on stderr: on a terminal one line rewritten in
     place, example by example; in a log, a line as each stage starts (52 phone photographs
@@ -101,21 +105,23 @@ class _Progress:
     }
 
     def __init__(self) -> None:
-        self.tty = sys.stderr.isatty()
+        self.tty = _stderr_is_terminal()
         self.stage = ""
 
     def __call__(self, stage: str, done: int, total: int) -> None:
         label = self._LABELS.get(stage, stage)
         if self.tty:
             count = f" {done}/{total}" if done else ""
-            typer.echo(f"\r{label}{count}...\x1b[K", err=True, nl=False)
+            typer.echo(f"\r{label}{count}...\x1b[K", err=True, nl=False, color=True)
         elif stage != self.stage:
             typer.echo(f"{label} ({total})..." if total else f"{label}...", err=True)
         self.stage = stage
 
     def finish(self) -> None:
+        """Clear the terminal's progress line (once; nothing in a log)."""
         if self.tty and self.stage:
-            typer.echo("\r\x1b[K", err=True, nl=False)
+            typer.echo("\r\x1b[K", err=True, nl=False, color=True)
+        self.stage = ""
 
 
 @calibrate_app.command("deck")
@@ -136,6 +142,7 @@ def calibrate_deck(
         images = load_examples(examples)
         profile, report = learn_profile(images, name=name, progress=progress)
     except StudioError as exc:
+        progress.finish()  # before the error, not over it
         raise _fail(exc) from exc
     finally:
         progress.finish()

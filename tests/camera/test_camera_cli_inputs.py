@@ -277,3 +277,16 @@ def test_recognise_says_what_is_wrong_with_a_deck_or_an_image_argument(
         r = runner.invoke(app, ["recognise", "--deck", str(path), str(frame)])
         assert r.exit_code == 2, r.output  # 1 with a traceback
         assert r.stderr.startswith("error: ") and said in r.stderr, (path, r.stderr)
+
+
+def test_on_a_terminal_progress_is_one_line_cleared_before_the_report(
+    monkeypatch: pytest.MonkeyPatch, photos: dict[str, np.ndarray], tmp_path: Path
+) -> None:
+    """Counted example by example on one line, rewritten in place; the line is cleared
+    before the report or an error, which would otherwise be printed after it."""
+    monkeypatch.setattr("calibration.cli._stderr_is_terminal", lambda: True)
+    cv2.imwrite(str(tmp_path / "queen_of_hearts.jpg"), photos["QD"])
+    r = runner.invoke(app, _deck("--examples", str(tmp_path), "--out", str(tmp_path / "d.json")))
+    assert r.exit_code == 2, r.output
+    assert r.stderr.startswith("\rreading examples 1/1...\x1b[K")
+    assert "\r\x1b[Kerror: no usable example: queen_of_hearts.jpg" in r.stderr
