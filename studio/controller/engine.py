@@ -136,6 +136,11 @@ class EngineRound:
         ]
 
     @property
+    def cards_dealt(self) -> int:
+        """The cards this round took from the shoe (burns included)."""
+        return self.round.cards_dealt
+
+    @property
     def reshuffle_after_round(self) -> bool:
         """The shoe is changed after this round (cut card, cut point or every round)."""
         return self.round.reshuffle_after_round

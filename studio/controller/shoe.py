@@ -15,13 +15,34 @@ class ShoeTracker:
     verified: bool = False  # the shuffler reported a correct count for this shoe
     out_of_play: bool = False
     cut_card_seen: bool = False
+    # The census: the codes (and serials) of the cards known to have left the shoe, as read
+    # or as corrected; what makes a card impossible. A card whose code was refused as
+    # impossible is not in it; a voided card stays in it (it did leave the shoe).
     dealt: Counter[str] = field(default_factory=Counter)
     serials: set[str] = field(default_factory=set)
-    cards_dealt: int = 0
+    # The cards in the census, as counted up to table logic 3 (see ``cards_dealt``).
+    cards_recorded: int = 0
+    # Every card out of the shoe, by the event that showed it leave: a shoe read (device,
+    # seq), whatever became of the card (dealt, refused, held, voided, impossible), or the
+    # camera's sighting of a card the shoe did not scan, once a manager took it for a card.
+    taken: set[tuple[str, int]] = field(default_factory=set)
+    # Which count ``cards_dealt`` is: cards out of the shoe (table logic 4 on), or the
+    # cards in the census (before; a refused or held card counted late or not at all).
+    counts_cards_out: bool = True
 
     @property
     def size(self) -> int:
         return self.decks * 52
+
+    @property
+    def cards_out(self) -> int:
+        """The shoe's penetration: how many cards have left it."""
+        return len(self.taken)
+
+    @property
+    def cards_dealt(self) -> int:
+        """The count the table logic places the cut point with (and publishes)."""
+        return self.cards_out if self.counts_cards_out else self.cards_recorded
 
     @property
     def cards_left(self) -> int:
@@ -35,7 +56,8 @@ class ShoeTracker:
         self.cut_card_seen = False
         self.dealt.clear()
         self.serials.clear()
-        self.cards_dealt = 0
+        self.cards_recorded = 0
+        self.taken.clear()
 
     def impossible(self, code: str, serial: str | None) -> str | None:
         """Why this card cannot come out of this shoe, or None if it can."""
@@ -45,17 +67,22 @@ class ShoeTracker:
             return f"card serial {serial} was already dealt from shoe {self.shoe_id}"
         return None
 
+    def take(self, source: str, seq: int) -> None:
+        """A card left the shoe, shown by ``source``'s event ``seq`` (counted once)."""
+        self.taken.add((source, seq))
+
     def record(self, code: str, serial: str | None) -> None:
+        """Add a card to the census."""
         self.dealt[code] += 1
-        self.cards_dealt += 1
+        self.cards_recorded += 1
         if serial is not None:
             self.serials.add(serial)
 
     def unrecord(self, code: str, serial: str | None) -> None:
-        """Undo :meth:`record` (a voided card goes back out of the count)."""
+        """Undo :meth:`record` (a corrected card leaves the census as what it was read)."""
         if self.dealt[code] > 0:
             self.dealt[code] -= 1
-            self.cards_dealt -= 1
+            self.cards_recorded -= 1
         if serial is not None:
             self.serials.discard(serial)
 

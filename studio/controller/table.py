@@ -9,7 +9,7 @@ state: that is how the controller recovers after ``kill -9``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any, Final
 
@@ -67,8 +67,10 @@ _CARD_FIELDS = frozenset({"card", "applied", "discarded", "to"})
 # a change of the game's logic rebuilds what was played. 1 (a start logged without it):
 # before each round's engine knew where the shoe stood; 2: the rule set's cut point ends
 # the shoe, the sensor's cut card reaches the engine, ``burn: new_shoe`` burns; 3: a cut
-# card reported before any card of the shoe in play is the previous shoe's.
-LOGIC: Final = 3
+# card reported before any card of the shoe in play is the previous shoe's; 4: every card out
+# of the shoe counts toward the cut point at once (a refused, held, impossible or voided card
+# too), where before only the cards in the census did, and those the round's engine took.
+LOGIC: Final = 4
 FIRST_LOGIC: Final = 1
 
 
@@ -169,6 +171,7 @@ class TableController:
         """Apply one input; return what to publish. Never raises for bad device data."""
         self._out = []
         self._now = inp.ts
+        self._count_shoe_by_logic()
         handler = getattr(self, f"_on_{inp.kind.replace('.', '_')}", None)
         if handler is None:
             raise StudioError(f"unknown input kind {inp.kind!r}")
@@ -176,6 +179,10 @@ class TableController:
         self._advance()
         self._publish_state()
         return self._out
+
+    def _count_shoe_by_logic(self) -> None:
+        # Up to logic 3 the shoe's count was the census's (see ShoeTracker.cards_dealt).
+        self.shoe.counts_cards_out = self.logic >= 4
 
     @property
     def now(self) -> datetime:
@@ -511,6 +518,7 @@ class TableController:
 
     def _settle(self) -> None:
         assert self.engine is not None
+        self._place_round_in_shoe()
         result = self.engine.settle()
         self.last_settlement = result
         self.phase = "settled"
@@ -569,6 +577,22 @@ class TableController:
             # The engine's result then says the shoe is changed after this round.
             self._apply_op(("cut_card", None))
 
+    def _place_round_in_shoe(self) -> None:
+        """Before the round's result: make the engine's cut point count every card out of
+        the shoe (logic 4). The engine counts the cards it took; the cards that left the shoe
+        during the round without reaching it (refused, held, impossible, voided) go into its
+        ``shoe_cards_dealt``, which only the cut point reads: the round replays the same."""
+        if self.logic < 4 or self.engine is None:
+            return
+        others = self.shoe.cards_dealt - self.engine.cards_dealt
+        if others == self.round_config.shoe_cards_dealt:
+            return
+        self.round_config = replace(self.round_config, shoe_cards_dealt=others)
+        engine = EngineRound(self.ruleset, self.round_config)
+        for op in self.ops:
+            engine.apply(op)
+        self.engine = engine
+
     def _cut_point(self) -> int | None:
         fraction = self.ruleset.shoe.cut_card_fraction
         return None if fraction is None else int(fraction * self.ruleset.shoe.decks * 52)
@@ -576,6 +600,7 @@ class TableController:
     def _cancel_round(self, reason: str, user: str) -> dict[str, Any]:
         refunds: dict[str, Any] = {}
         if self.engine is not None and self.phase in ("betting", "dealing"):
+            self._place_round_in_shoe()
             refunds = self.engine.cancel()
         self.phase = "settled"
         self.decision_deadline = None
@@ -667,6 +692,7 @@ class TableController:
     def _on_controller_started(self, inp: Input) -> None:
         # The logic of the run that began here (a start logged without it: the first).
         self.logic = int(inp.data.get("logic", FIRST_LOGIC))
+        self._count_shoe_by_logic()
         # What the last run knew of each device is stale. Its drivers may have stopped with
         # it, leaving a retained `offline` that is not news, and be on their way back; so a
         # device that was online is awaited for `restart_grace`, not alerted at once.
@@ -880,6 +906,8 @@ class TableController:
             return
         if not self._device_ok(card.device, "shoe", inp.data):
             return
+        # Out of the shoe, whatever becomes of it: the cut point counts it now.
+        self.shoe.take(card.device, card.seq)
         source = {"device": card.device, "seq": card.seq, "ts": inp.data.get("ts")}
         held = {
             "held": {"card": card.card, "serial": card.serial, "source": source, "from": "shoe"}
@@ -1178,6 +1206,7 @@ class TableController:
             raise AlertError("a resolution needs a reason")
         before = self._brief()
         resolution = Resolution(action.resolution)
+        held = alert.subject.get("held")  # before a correction names it otherwise
         detail: dict[str, Any] = {}
         if resolution is Resolution.CANCEL:
             if self.phase in ("betting", "dealing"):
@@ -1191,6 +1220,8 @@ class TableController:
             detail = self._void(alert)
         elif resolution is Resolution.ACCEPT:
             detail = self._accept(alert)
+        if held and resolution is not Resolution.CANCEL:
+            self._unscanned_card_out(alert, held)
         alert.state = "resolved"
         alert.resolution = {
             "action": resolution.value,
@@ -1236,13 +1267,35 @@ class TableController:
         dealt = self._deal(code, serial, held.get("source", {}), {"accepted": alert.alert_id})
         return {"applied": code if dealt else None}
 
-    def _applied_twin(self, alert: Alert, held: dict[str, Any] | None = None) -> Alert | None:
+    def _unscanned_card_out(self, alert: Alert, held: dict[str, Any]) -> None:
+        """A card only the camera saw (the shoe did not scan it) is out of the shoe once a
+        manager takes it for a card (accepts, corrects or voids it); unless the shoe did
+        read it while the round was paused, held by another alert: that read counted it."""
+        source = held.get("source") or {}
+        if held.get("from") != "camera" or not isinstance(source.get("seq"), int):
+            return
+        for other in self.alerts.all():
+            theirs = other.subject.get("held") or {}
+            if (
+                other is not alert
+                and other.round_id == alert.round_id
+                and theirs.get("from") == "shoe"
+                and theirs.get("card") == held.get("card")
+            ):
+                return
+        self.shoe.take(str(source.get("device")), source["seq"])
+
+    def _applied_twin(
+        self, alert: Alert, held: dict[str, Any] | None = None, *, voided: bool = False
+    ) -> Alert | None:
         """The other alert of this round that held the same card and had it dealt.
 
         A card drawn while the round is paused is held twice: the shoe's read (an
         unexpected card) and, when its window ends, the camera's sighting (a missed scan).
-        Both are that one card; only the first accepted deals it.
+        Both are that one card; only the first accepted deals it. ``voided``: a twin
+        voided counts too (it put the card in the census).
         """
+        counted = {Resolution.ACCEPT, Resolution.CORRECT} | ({Resolution.VOID} if voided else set())
         held = held or alert.subject.get("held") or {}
         for other in self.alerts.all():
             theirs = other.subject.get("held") or {}
@@ -1251,8 +1304,7 @@ class TableController:
                 and other.round_id == alert.round_id
                 and theirs.get("card") == held.get("card")
                 and theirs.get("from") != held.get("from")
-                and (other.resolution or {}).get("action")
-                in (Resolution.ACCEPT, Resolution.CORRECT)
+                and (other.resolution or {}).get("action") in counted
             ):
                 return other
         return None
@@ -1264,10 +1316,10 @@ class TableController:
             if (
                 held
                 and alert.code is not AlertCode.IMPOSSIBLE_CARD
-                and not self._applied_twin(alert)
+                and not self._applied_twin(alert, voided=self.logic >= 4)
             ):
                 # The card did leave the shoe: it counts against the shoe's composition
-                # (once: a twin already dealt counted it).
+                # (once: a twin already dealt, or from logic 4 voided, counted it).
                 self.shoe.record(held["card"], held.get("serial"))
             return {"discarded": held["card"] if held else None}
         removed = self._rebuild(lambda card: None if card.index == index else card.code)

@@ -105,7 +105,13 @@ class Studio:
 
 @asynccontextmanager
 async def make_studio(
-    broker: BrokerSettings, tmp_path: Path, table_id: str, decks: int, *, new_shoe: bool = True
+    broker: BrokerSettings,
+    tmp_path: Path,
+    table_id: str,
+    decks: int,
+    *,
+    new_shoe: bool = True,
+    shoe: dict[str, Any] | None = None,
 ) -> AsyncIterator[Studio]:
     async with AsyncExitStack() as stack:
         sim = SimTable(
@@ -115,7 +121,7 @@ async def make_studio(
         stack.push_async_callback(sim.stop)
         ruleset = {
             "preset": "clubhouse",
-            "shoe": {"decks": decks},
+            "shoe": {"decks": decks, **(shoe or {})},
             "timeouts": {"betting_seconds": 1, "decision_seconds": 30},
         }
         devices = [

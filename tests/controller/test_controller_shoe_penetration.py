@@ -1,0 +1,242 @@
+"""Every card out of the shoe counts toward the cut point at once (table logic 4).
+
+The rule set's cut point is the backstop for a cut card the sensor missed: the engine of
+each round places it at the cards dealt before the round plus the cards it took itself.
+Up to logic 3 the shoe's count was the census's (the codes that make a card impossible),
+so a card that left the shoe but did not reach the round's engine counted late or never:
+
+- refused (no card due, or the engine refused it), drawn before bets closed, held while
+  paused then voided, or dealt then voided: in the census, so counted from the next round
+  on, and the round that passed the cut point was not the shoe's last (one round late);
+- impossible (a copy too many) and voided, or held while paused and the round cancelled:
+  never in the census, so never counted.
+
+Now the shoe counts each card by the event that showed it leave, and the engine's cut
+point counts every card out of the shoe before the round's result.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from test_controller_cut_point import _deal_and_stand
+from test_controller_table import Driver
+
+from studio.controller.table import LOGIC
+
+# One deck cut at a tenth: the cut point is the 5th card out of the shoe.
+EARLY_CUT = {"preset": "clubhouse", "shoe": {"decks": 1, "cut_card_fraction": "0.1"}}
+# Seat 1's two cards, the dealer's ten up (a peek: no hole card shown) and a 7 in the hole:
+# seat 1 stands on 18 and the dealer on 17; four cards, one short of the cut point.
+FOUR_CARDS = ["8S", "TD", "QH", "7C"]
+
+
+def _betting(logic: int = LOGIC, **table: Any) -> Driver:
+    d = Driver(ruleset=EARLY_CUT, **{"single_source": True, **table})
+    d.table.logic = logic  # the logic a replay runs for a run logged with it
+    d.shuffle(decks=1)
+    d.load()
+    d.tick(0.1)
+    assert d.table.phase == "betting"
+    d.bet(1, "p1", cid="bet-1")
+    return d
+
+
+def _dealing(logic: int = LOGIC, **table: Any) -> Driver:
+    d = _betting(logic, **table)
+    d.tick(20)
+    assert d.table.phase == "dealing"
+    return d
+
+
+def _resolve(d: Driver, code: str, resolution: str) -> None:
+    (alert,) = [a for a in d.table.alerts.open_alerts() if a.code.value == code]
+    d.manager(verb="resolve", alert_id=alert.alert_id, resolution=resolution, reason="test")
+
+
+def _ended(d: Driver) -> dict[str, Any]:
+    """The round's result (settled or cancelled)."""
+    event = next(e for e in reversed(d.events) if e["type"] in ("round_settled", "round_cancelled"))
+    data = event["data"]
+    return dict(data["result"] if event["type"] == "round_settled" else data["refunds"])
+
+
+def _next_round_ends_the_shoe(d: Driver) -> None:
+    """The shoe played on: its next round, already past the cut point, is its last."""
+    d.tick(1.5)
+    assert d.table.phase == "betting"
+    d.bet(1, "p1", cid="bet-2")
+    d.tick(20)
+    ended = _deal_and_stand(d, iter(["9S", "KD", "JH", "7D"]))
+    assert ended["data"]["result"]["reshuffle_after_round"] is True
+
+
+def _shoe_ends_after_this_round(d: Driver) -> None:
+    assert d.table.shoe.cards_dealt == 5
+    assert _ended(d)["reshuffle_after_round"] is True
+    assert d.table.phase == "shoe_change"
+    d.tick(d.table.cut_card_grace)
+    assert [a["code"] for a in d.alerts if a["code"] == "cut_card_missing"] == ["cut_card_missing"]
+
+
+def _stray_card_while_deciding(d: Driver) -> None:
+    """The four cards, then a fifth drawn while seat 1's decision is due: refused."""
+    for code in FOUR_CARDS:
+        d.card(code)
+    assert d.table.next_card() is None and d.table.engine is not None
+    d.card("2H")
+    assert d.alerts[-1]["code"] == "unexpected_card" and d.table.paused
+
+
+def test_a_refused_card_ends_the_shoe_at_the_end_of_its_round() -> None:
+    d = _dealing()
+    _stray_card_while_deciding(d)
+    assert d.table.shoe.cards_dealt == 5  # at once, while the alert is open
+    _resolve(d, "unexpected_card", "void")
+    _deal_and_stand(d, iter([]))
+    _shoe_ends_after_this_round(d)
+    assert d.table.shoe.dealt["2H"] == 1  # it left the shoe: a second 2H is impossible
+
+
+def test_a_run_of_logic_3_replays_a_refused_card_as_it_was_played() -> None:
+    d = _dealing(logic=3)
+    _stray_card_while_deciding(d)
+    _resolve(d, "unexpected_card", "void")
+    ended = _deal_and_stand(d, iter([]))
+    assert ended["data"]["result"]["reshuffle_after_round"] is False  # a round late
+    _next_round_ends_the_shoe(d)
+
+
+def test_an_impossible_card_voided_counts_toward_the_cut_point() -> None:
+    d = _dealing()
+    d.card("8S")
+    d.card("8S")  # a second 8S in a one-deck shoe: its code is not taken
+    assert d.alerts[-1]["code"] == "impossible_card"
+    assert d.table.shoe.cards_dealt == 2
+    _resolve(d, "impossible_card", "void")
+    _deal_and_stand(d, iter(FOUR_CARDS[1:]))
+    _shoe_ends_after_this_round(d)
+    assert d.table.shoe.dealt["8S"] == 1  # the census: only the card it could be
+
+
+def test_a_run_of_logic_3_replays_an_impossible_card_as_never_counted() -> None:
+    d = _dealing(logic=3)
+    d.card("8S")
+    d.card("8S")
+    _resolve(d, "impossible_card", "void")
+    ended = _deal_and_stand(d, iter(FOUR_CARDS[1:]))
+    assert ended["data"]["result"]["reshuffle_after_round"] is False
+    assert d.table.shoe.cards_dealt == 4
+
+
+def test_a_card_drawn_before_bets_closed_counts_in_its_round() -> None:
+    d = _betting()
+    d.card("2H")
+    assert d.alerts[-1]["code"] == "game_before_time"
+    _resolve(d, "game_before_time", "void")
+    d.tick(20)
+    _deal_and_stand(d, iter(FOUR_CARDS))
+    _shoe_ends_after_this_round(d)
+
+
+def test_a_card_held_while_paused_and_voided_counts_in_its_round() -> None:
+    d = _dealing()
+    d.card("8S")
+    d.manager(verb="pause", reason="supervisor check")
+    d.card("2H")  # held: not due while paused
+    assert d.alerts[-1]["code"] == "unexpected_card"
+    assert d.table.shoe.cards_dealt == 2
+    d.manager(verb="resume", reason="check done")
+    _resolve(d, "unexpected_card", "void")
+    _deal_and_stand(d, iter(FOUR_CARDS[1:]))
+    _shoe_ends_after_this_round(d)
+
+
+def test_a_card_held_while_paused_counts_when_its_round_is_cancelled() -> None:
+    d = _dealing()
+    for code in FOUR_CARDS:
+        d.card(code)
+    d.manager(verb="pause", reason="supervisor check")
+    d.card("2H")
+    d.manager(verb="resume", reason="check done")
+    _resolve(d, "unexpected_card", "cancel")
+    assert "round_cancelled" in d.types()
+    _shoe_ends_after_this_round(d)
+
+
+def test_a_dealt_card_voided_still_counts_in_its_round() -> None:
+    d = _dealing(single_source=False)
+    d.card("8S")
+    d.camera("8S", "seat:1")
+    d.camera("7C", "dealer")
+    d.card("7D")  # the dealer's up card: the camera read another card
+    d.tick(3.5)
+    _resolve(d, "card_mismatch", "void")
+    assert [c.code for c in d.table.cards] == ["8S"]
+    assert d.table.shoe.cards_dealt == 2
+    for code, zone in [("TD", "dealer"), ("QH", "seat:1")]:
+        d.card(code)
+        d.camera(code, zone)
+    d.card("7C")  # the hole card, face down
+    d.decide(1, "stand", "stand-1")
+    d.camera("7C", "dealer")  # turned over
+    d.tick(3.5)
+    _shoe_ends_after_this_round(d)
+    assert d.table.shoe.dealt["7D"] == 1  # the voided card left the shoe as read
+
+
+@pytest.mark.parametrize(("logic", "census"), [(LOGIC, 1), (3, 2)])
+def test_a_card_held_by_the_shoe_and_the_camera_counts_once_when_both_are_voided(
+    logic: int, census: int
+) -> None:
+    d = _dealing(logic, single_source=False)
+    d.manager(verb="pause", reason="supervisor check")
+    d.card("TH")  # drawn while paused: the shoe's read is held
+    d.camera("TH", "seat:1")
+    d.tick(3.5)  # the camera's sighting has no scan to pair with: held too
+    d.manager(verb="resume", reason="check done")
+    _resolve(d, "unexpected_card", "void")
+    _resolve(d, "misscan", "void")
+    assert d.table.shoe.cards_out == 1
+    # Logic 3 (as a run of it replays): twice, and the shoe's last real TH was refused.
+    assert d.table.shoe.dealt["TH"] == census
+
+
+def test_a_card_only_the_camera_saw_counts_once_a_manager_takes_it() -> None:
+    d = _dealing(single_source=False)
+    d.camera("8S", "seat:1")  # the shoe never scanned it
+    d.tick(3.5)
+    assert d.alerts[-1]["code"] == "misscan"
+    assert d.table.shoe.cards_dealt == 0  # the camera alone: perhaps a card moved
+    _resolve(d, "misscan", "accept")
+    assert [c.code for c in d.table.cards] == ["8S"]
+    assert d.table.shoe.cards_dealt == 1
+
+
+def test_burns_count_once() -> None:
+    burn = {"preset": "clubhouse", "shoe": {**EARLY_CUT["shoe"], "burn": "new_shoe"}}
+    d = Driver(ruleset=burn, single_source=True)
+    d.shuffle(decks=1)
+    d.load()
+    d.tick(0.1)
+    d.bet(1, "p1")
+    d.tick(20)
+    assert d.table.next_card() == {"kind": "burn"}
+    ended = _deal_and_stand(d, iter(["5H", *FOUR_CARDS]))
+    assert ended["data"]["result"]["burned"] == ["5H"]
+    assert d.table.shoe.cards_dealt == 5
+    assert ended["data"]["result"]["reshuffle_after_round"] is True
+
+
+def test_a_new_shoe_starts_its_count_at_nothing() -> None:
+    d = _dealing()
+    _stray_card_while_deciding(d)
+    _resolve(d, "unexpected_card", "void")
+    _deal_and_stand(d, iter([]))
+    d.card("3C")  # a stray card of the old shoe after its last round
+    _resolve(d, "dealer_rule_violation", "void")
+    assert d.table.shoe.cards_dealt == 6
+    d.shuffle(decks=1)
+    d.load("S2")
+    assert d.table.shoe.cards_dealt == 0 and not d.table.shoe.dealt
