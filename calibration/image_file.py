@@ -76,7 +76,7 @@ def scan_directory(directory: Path, what: str = "directory") -> DirectoryImages:
         if is_hidden(p):
             found.hidden += 1
         elif p.is_dir():
-            found.skipped[p.name + "/"] = "a folder: folders inside are not searched"
+            found.skipped[p.name + "/"] = "a folder (folders inside are not searched)"
         elif is_image_file(p):
             found.images.append(p)
         elif p.suffix.lower() in RAW_SUFFIXES:
