@@ -235,9 +235,9 @@ def calibrate_table(
 ) -> None:
     """Fit the image -> layout homography from ArUco markers or four declared corners."""
     try:
-        for path in (out, check):
-            if path is not None:
-                _check_writable(path)
+        _check_writable(out)
+        if check is not None:
+            _check_image_writable(check)
         frame = read_image(image)
         lay = load_layout(layout)
         if corners:
@@ -351,8 +351,24 @@ def _report_focus(frame: Image, cal: TableCalibration) -> None:
         typer.echo(f"warning: {over} card(s) too blurred to read by their index; focus the camera")
 
 
+def _check_image_writable(path: Path) -> None:
+    """:func:`_check_writable`, and named as an image OpenCV writes (cv2.imwrite raises
+    cv2.error for a suffix it has no writer for: ``check``, ``check.heic``)."""
+    if not cv2.haveImageWriter(str(path)):
+        kind = f"a {path.suffix} image" if path.suffix else "a file with no suffix"
+        raise VisionError(
+            f"cannot write {path}: {kind} is not a format written here; name it "
+            f"{path.with_suffix('.png')}"
+        )
+    _check_writable(path)
+
+
 def _write_check(frame: Image, cal: TableCalibration, out: Path) -> None:
-    if not cv2.imwrite(str(out), draw_zones(frame, cal)):
+    try:
+        written = cv2.imwrite(str(out), draw_zones(frame, cal))
+    except cv2.error as exc:
+        raise _fail(VisionError(f"cannot write {out}: {exc.err}")) from exc
+    if not written:
         raise _fail(VisionError(f"cannot write {out}"))
     typer.echo(f"wrote zone check {out}")
 
@@ -365,7 +381,7 @@ def calibrate_check(
 ) -> None:
     """Draw the calibrated zones on a frame, for a person to check."""
     try:
-        _check_writable(out)
+        _check_image_writable(out)
         cal = TableCalibration.load(table)
         frame = read_image(image)
     except StudioError as exc:

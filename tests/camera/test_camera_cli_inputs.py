@@ -237,6 +237,49 @@ def test_an_out_that_cannot_be_written_is_refused_before_any_work(
     assert "it is a directory" in r.stderr
 
 
+def test_a_zone_check_named_as_no_image_format_is_refused_before_any_work(
+    tmp_path: Path,
+) -> None:
+    """cv2.imwrite raised cv2.error, a traceback, for a name it has no writer for, and
+    only after the table calibration was written."""
+    frame = tmp_path / "frame.png"
+    cv2.imwrite(str(frame), VirtualCamera(level="easy", seed=3).read())
+    table = tmp_path / "t.json"
+    for check in ("check", "check.heic"):
+        r = runner.invoke(
+            app,
+            [
+                "calibrate",
+                "table",
+                "--image",
+                str(frame),
+                "--out",
+                str(table),
+                "--check",
+                str(tmp_path / check),
+            ],
+        )
+        assert r.exit_code == 2, r.output  # 1 with a traceback
+        assert f"name it {tmp_path / 'check.png'}" in r.stderr
+        assert not table.exists()
+    r = runner.invoke(app, ["calibrate", "table", "--image", str(frame), "--out", str(table)])
+    assert r.exit_code == 0, r.output
+    r = runner.invoke(
+        app,
+        [
+            "calibrate",
+            "check",
+            "--table",
+            str(table),
+            "--image",
+            str(frame),
+            "--out",
+            str(tmp_path / "zones"),
+        ],
+    )
+    assert r.exit_code == 2 and "a file with no suffix is not a format written here" in r.stderr
+
+
 def test_recognise_says_what_is_wrong_with_a_deck_or_an_image_argument(
     deck_profile: DeckProfile, tmp_path: Path
 ) -> None:
