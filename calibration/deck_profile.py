@@ -560,9 +560,7 @@ def learn_profile(
         codes.append(code)
         cards.append((code, card, native))
     if not ranks:
-        raise VisionError(
-            "no usable example: " + "; ".join(f"{k}: {v}" for k, v in report.rejected.items())
-        )
+        raise VisionError("no usable example: " + _rejections(report.rejected))
     b = np.array(boxes)
     region = (
         0.0,
@@ -600,6 +598,23 @@ def learn_profile(
         best = max(got, key=lambda m: m.confidence) if got else None
         report.self_check[fname] = f"{best.code} {best.confidence:.2f}" if best else "unreadable"
     return profile, report
+
+
+def _rejections(rejected: dict[str, str], shown: int = 3) -> str:
+    """The rejected examples grouped by reason (its text before any bracketed detail),
+    naming a few of each: a phone's 52 photographs named IMG_0001.jpg... make one short
+    line, not 52 long ones."""
+    groups: dict[str, list[str]] = {}
+    for fname, reason in rejected.items():
+        groups.setdefault(reason.split(" (")[0], []).append(fname)
+    parts = []
+    for reason, names in groups.items():
+        if len(names) == 1:
+            parts.append(f"{names[0]}: {rejected[names[0]]}")
+            continue
+        more = f" and {len(names) - shown} more" if len(names) > shown else ""
+        parts.append(f"{len(names)} examples, {', '.join(names[:shown])}{more}: {reason}")
+    return "; ".join(parts)
 
 
 @dataclass(slots=True)

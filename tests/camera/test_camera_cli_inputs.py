@@ -70,6 +70,21 @@ def test_a_name_that_is_no_card_says_how_to_name_it(name: str) -> None:
         example_code(Path(name))
 
 
+def test_a_folder_of_a_phones_names_is_refused_in_one_short_line(
+    photos: dict[str, np.ndarray], tmp_path: Path
+) -> None:
+    for i, code in enumerate(SUBSET):
+        cv2.imwrite(str(tmp_path / f"IMG_{i + 1:04d}.jpg"), photos[code])
+    r = runner.invoke(app, _deck("--examples", str(tmp_path), "--out", str(tmp_path / "d.json")))
+    assert r.exit_code == 2, r.output
+    assert r.stderr == (
+        "reading examples (16)...\n"
+        "error: no usable example: 16 examples, IMG_0001.jpg, IMG_0002.jpg, IMG_0003.jpg and "
+        "13 more: file name is not a card code: name it by rank and suit, like QH.jpg or "
+        "10H.png\n"
+    )
+
+
 def test_a_messy_examples_folder_teaches_all_52(
     photos: dict[str, np.ndarray], tmp_path: Path
 ) -> None:
