@@ -252,6 +252,21 @@ def test_an_out_that_cannot_be_written_is_refused_before_any_work(
     assert "it is a directory" in r.stderr
 
 
+def test_an_out_on_a_read_only_file_system_is_refused_even_as_root(
+    photos: dict[str, np.ndarray], tmp_path: Path
+) -> None:
+    """Root passes every permission check (these tests run as root), so the file is tried:
+    sysfs lets no one create a file."""
+    out = Path("/sys/studio-deck.json")
+    if not Path("/sys/kernel").is_dir():
+        pytest.skip("no sysfs here")
+    cv2.imwrite(str(tmp_path / "AS.png"), photos["AS"])
+    r = runner.invoke(app, _deck("--examples", str(tmp_path), "--out", str(out), "--allow-partial"))
+    assert r.exit_code == 2, r.output  # 1 with a traceback, after learning
+    assert r.stderr == f"error: cannot write {out}: Permission denied\n"
+    assert not out.exists()
+
+
 def test_a_zone_check_named_as_no_image_format_is_refused_before_any_work(
     tmp_path: Path,
 ) -> None:
