@@ -7,9 +7,13 @@ published: the controller went on with a card that was no longer on the layout.
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
+
 from calibration.deck_profile import DeckProfile
-from calibration.recogniser import Recogniser
-from calibration.tracker import CardTracker
+from calibration.recogniser import Reading, Recogniser
+from calibration.tracker import AUDIT_EVERY, CardTracker
 from hwsim.camera.virtual import VirtualCamera
 
 Seen = list[tuple[str, str | None, str | None]]
@@ -77,3 +81,86 @@ def test_a_hand_passing_over_a_card_publishes_nothing(profile: DeckProfile) -> N
         again = cam.place("TD", "seat:3")
         again.centre, again.angle = card.centre, card.angle
         assert _events(tracker, cam, 12) == []
+
+
+@pytest.mark.parametrize(
+    ("level", "old", "new"),
+    [
+        ("medium", "7H", "7D"),
+        ("hard", "7H", "7D"),
+        ("medium", "5S", "5C"),
+        ("hard", "TD", "TC"),
+        ("medium", "7H", "7C"),
+    ],
+)
+def test_a_card_exchanged_for_its_rank_of_another_suit_between_two_frames_is_published(
+    profile: DeckProfile, level: str, old: str, new: str
+) -> None:
+    """No hand, no move, and a look (the 12x17 thumbnail) about the old card's: 7H and 7D
+    correlate 0.89-0.94, 5S and 5C 0.97-1.0, TD and TC 0.82-0.87 (over the 0.85 threshold
+    here). The card is read again in its turn (audited). Before, the first four exchanges
+    went unseen and the old card stayed published (a cheat paid on the wrong card); 7H to
+    7C (0.78-0.81) was noticed by its look and still is."""
+    cam = VirtualCamera(level=level, seed=4)
+    tracker = CardTracker(Recogniser(profile, cam.calibration()))
+    cam.place(old, "seat:3")
+    cam.place("QS", "seat:5")
+    cam.place("4C", "dealer")
+    assert sorted(_events(tracker, cam, 10)) == sorted(
+        [("placed", old, "seat:3"), ("placed", "QS", "seat:5"), ("placed", "4C", "dealer")]
+    )
+    _swap(cam, old, new, "seat:3")
+    # Three cards, one audited every AUDIT_EVERY frames: within 3 * AUDIT_EVERY + 2 frames.
+    assert _events(tracker, cam, 3 * AUDIT_EVERY + 2) == [
+        ("removed", old, "seat:3"),
+        ("placed", new, "seat:3"),
+    ]
+    assert _events(tracker, cam, 30) == []
+    assert sorted(r.code for _, r in tracker.on_table) == sorted([new, "QS", "4C"])
+
+
+class _Reads(Recogniser):
+    """The real recogniser, counting each card reading."""
+
+    reads = 0
+
+    def identify(self, *args: Any, **kwargs: Any) -> Reading:
+        self.reads += 1
+        return super().identify(*args, **kwargs)
+
+
+def test_the_cards_are_audited_in_turn_one_reading_every_few_frames(
+    profile: DeckProfile,
+) -> None:
+    """The audit's cost does not grow with the cards on the table: one reading every
+    ``audit_every`` frames, each card in its turn, nothing published."""
+    cam = VirtualCamera(level="easy", seed=8)
+    recogniser = _Reads(profile, cam.calibration())
+    tracker = CardTracker(recogniser, audit_every=4)
+    for code, zone in (("9D", "seat:1"), ("JS", "seat:2"), ("2H", "seat:4"), ("AC", "dealer")):
+        cam.place(code, zone)
+    assert len(_events(tracker, cam, 8)) == 4
+    read_at = {t.id: t.read_at for t in tracker._tracks}
+    recogniser.reads = 0
+    assert _events(tracker, cam, 32) == []
+    assert recogniser.reads == 32 // 4
+    again = {t.id: t.read_at for t in tracker._tracks}
+    assert all(again[i] > read_at[i] for i in read_at)  # every card read again
+
+
+def test_still_cards_audited_on_every_frame_are_never_exchanged(profile: DeckProfile) -> None:
+    """Each audit is another chance for a look-alike to pass the threshold by luck; the
+    two agreeing readings an exchange needs keep still cards published as they are, even
+    audited on every frame (fresh sensor noise each), on a hard camera."""
+    cam = VirtualCamera(level="hard", seed=21)
+    recogniser = _Reads(profile, cam.calibration())
+    tracker = CardTracker(recogniser, audit_every=1)
+    codes = ("8C", "8S", "3H", "3D", "QC", "QS", "6D", "9S")
+    zones = ("dealer", "dealer", "seat:1", "seat:2", "seat:3", "seat:4", "seat:5", "seat:6")
+    for code, zone in zip(codes, zones, strict=True):
+        cam.place(code, zone)
+    published = _events(tracker, cam, 10)
+    assert len(published) == len(codes)
+    recogniser.reads = 0
+    assert _events(tracker, cam, 90) == []
+    assert recogniser.reads >= 80  # the audit did read them

@@ -220,7 +220,10 @@ def test_a_retry_is_published_only_when_the_attempts_agree(
     another print's profile, none with this rule)."""
     cam = VirtualCamera(level="easy", seed=8)
     cam.place("3C", "seat:2")
-    tracker = CardTracker(_ScriptedReadings(profile, cam, list(script)), settle_frames=2)
+    # No audit in these 12 frames: the script is the placement's attempts only.
+    tracker = CardTracker(
+        _ScriptedReadings(profile, cam, list(script)), settle_frames=2, audit_every=100
+    )
     events = [e for _ in range(12) for e in tracker.update(cam.read())]
     placed = [e for e in events if e.event == "placed"]
     assert len(placed) == 1
