@@ -3,7 +3,8 @@
 Two figures per card count:
 
 ``tracking``  the live path: detection + tracking on every frame; a card is identified
-              only when it settles (here: once, during warm-up), as in the camera service.
+              when it settles (here: during warm-up), then read again in turn, one card
+              every ``AUDIT_EVERY`` frames (the tracker's audit), as in the camera service.
 ``full``      detection + identification of every card on every frame (the worst case,
               e.g. ``studio recognise`` on a stream of unrelated images).
 
