@@ -153,6 +153,9 @@ class TableController:
     round_flags: dict[str, Any] = field(default_factory=dict)
     # The round's hole card was dealt face down and its code not yet published.
     hole_face_down: bool = False
+    # How many alerts had been raised when the shoe in play was loaded: a card one of them
+    # holds (its round cancelled, the alert left open) came out of an earlier shoe.
+    shoe_first_alert: int = 0
 
     def __post_init__(self) -> None:
         self.table = self.settings.id
@@ -879,6 +882,7 @@ class TableController:
         if self.cut_card_due is not None:  # the old shoe's, before it is forgotten
             self._check_cut_card()
         self.shoe.load(shoe_id, self.ruleset.shoe.decks, verified=verified)
+        self.shoe_first_alert = len(self.alerts.all())
         self.shuffle_verified = False  # every shoe needs its own verified count
         self._event("shoe_loaded", shoe=shoe_id, verified=verified)
         if not verified:
@@ -1274,6 +1278,8 @@ class TableController:
         source = held.get("source") or {}
         if held.get("from") != "camera" or not isinstance(source.get("seq"), int):
             return
+        if not self._of_shoe_in_play(alert):
+            return
         for other in self.alerts.all():
             theirs = other.subject.get("held") or {}
             if (
@@ -1284,6 +1290,12 @@ class TableController:
             ):
                 return
         self.shoe.take(str(source.get("device")), source["seq"])
+
+    def _of_shoe_in_play(self, alert: Alert) -> bool:
+        """Whether the card ``alert`` holds came out of the shoe in play. From logic 4, one
+        raised before that shoe was loaded holds an earlier shoe's card: it counts in neither
+        the census nor the penetration of this one (up to logic 3 it went into the census)."""
+        return self.logic < 4 or self.alerts.all().index(alert) >= self.shoe_first_alert
 
     def _applied_twin(
         self, alert: Alert, held: dict[str, Any] | None = None, *, voided: bool = False
@@ -1317,6 +1329,7 @@ class TableController:
                 held
                 and alert.code is not AlertCode.IMPOSSIBLE_CARD
                 and not self._applied_twin(alert, voided=self.logic >= 4)
+                and self._of_shoe_in_play(alert)
             ):
                 # The card did leave the shoe: it counts against the shoe's composition
                 # (once: a twin already dealt, or from logic 4 voided, counted it).

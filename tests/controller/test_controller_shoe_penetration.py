@@ -240,3 +240,48 @@ def test_a_new_shoe_starts_its_count_at_nothing() -> None:
     d.shuffle(decks=1)
     d.load("S2")
     assert d.table.shoe.cards_dealt == 0 and not d.table.shoe.dealt
+
+
+def _next_shoe_with_a_held_card_left_open(held_from: str, logic: int = LOGIC) -> Driver:
+    """A round cancelled while an alert holding a card is left open, and the next shoe
+    loaded: the card the camera alone saw, or the shoe's read of one drawn while paused."""
+    d = _dealing(logic, single_source=False)
+    d.card("8S")
+    d.camera("8S", "seat:1")
+    if held_from == "camera":
+        d.camera("9D", "dealer")  # the shoe never scanned it
+        d.tick(3.5)
+        assert d.alerts[-1]["code"] == "misscan"
+    else:
+        d.manager(verb="pause", reason="supervisor check")
+        d.card("4C")
+        assert d.alerts[-1]["code"] == "unexpected_card"
+    d.manager(verb="cancel_round", reason="table closed")
+    d.manager(verb="shoe_change", reason="end of the shoe")
+    d.shuffle(decks=1)
+    d.load("S2")
+    d.manager(verb="resume", reason="new shoe")
+    assert d.table.shoe.shoe_id == "S2" and d.table.shoe.cards_out == 0
+    return d
+
+
+@pytest.mark.parametrize("held_from", ["camera", "shoe"])
+def test_a_card_held_in_the_last_shoe_is_not_counted_in_the_next(held_from: str) -> None:
+    d = _next_shoe_with_a_held_card_left_open(held_from)
+    (left,) = d.table.alerts.open_alerts()
+    d.manager(verb="resolve", alert_id=left.alert_id, resolution="void", reason="old shoe's")
+    # The card left shoe S1: S2's penetration and census know nothing of it (before, the
+    # camera's card counted in S2's penetration, and either went into S2's census, where
+    # S2's own copy of it, in this one-deck shoe, would have been refused as impossible).
+    assert d.table.shoe.cards_out == 0
+    assert not d.table.shoe.dealt
+
+
+@pytest.mark.parametrize(("held_from", "card"), [("camera", "9D"), ("shoe", "4C")])
+def test_a_run_of_logic_3_replays_a_card_of_the_last_shoe_in_the_next_census(
+    held_from: str, card: str
+) -> None:
+    d = _next_shoe_with_a_held_card_left_open(held_from, logic=3)
+    (left,) = d.table.alerts.open_alerts()
+    d.manager(verb="resolve", alert_id=left.alert_id, resolution="void", reason="old shoe's")
+    assert d.table.shoe.dealt == {card: 1} and d.table.shoe.cards_dealt == 1
