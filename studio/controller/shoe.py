@@ -59,10 +59,12 @@ class ShoeTracker:
         self.cards_recorded = 0
         self.taken.clear()
 
-    def impossible(self, code: str, serial: str | None) -> str | None:
-        """Why this card cannot come out of this shoe, or None if it can."""
-        if self.dealt[code] >= self.decks:
-            return f"{code} would be copy {self.dealt[code] + 1} in a {self.decks}-deck shoe"
+    def impossible(self, code: str, serial: str | None, *, counted: bool = False) -> str | None:
+        """Why this card cannot come out of this shoe, or None if it can. ``counted``: this
+        very card is in the census already (not a copy more)."""
+        copies = self.dealt[code] - (1 if counted and self.dealt[code] > 0 else 0)
+        if copies >= self.decks:
+            return f"{code} would be copy {copies + 1} in a {self.decks}-deck shoe"
         if serial is not None and serial in self.serials:
             return f"card serial {serial} was already dealt from shoe {self.shoe_id}"
         return None
@@ -77,6 +79,12 @@ class ShoeTracker:
         self.cards_recorded += 1
         if serial is not None:
             self.serials.add(serial)
+
+    def uncount(self, code: str) -> None:
+        """A card recorded twice (two reports of it) is in the census once; its serial stays."""
+        if self.dealt[code] > 0:
+            self.dealt[code] -= 1
+            self.cards_recorded -= 1
 
     def unrecord(self, code: str, serial: str | None) -> None:
         """Undo :meth:`record` (a corrected card leaves the census as what it was read)."""

@@ -1251,7 +1251,10 @@ class TableController:
         # A held card is applied only if it is still possible and due; check before changing
         # anything so a refused resolution leaves the table exactly as it was.
         code, serial = held["card"], held.get("serial")
-        why = self.shoe.impossible(code, serial)
+        # From logic 4, the other source's hold of this card voided put it in the census:
+        # it is not a copy more, and goes in once.
+        counted = self.logic >= 4 and self._voided_twin(alert, held)
+        why = self.shoe.impossible(code, serial, counted=counted)
         if why is not None:
             raise AlertError(f"cannot accept {code}: {why}")
         if self.manual_pause or any(
@@ -1269,7 +1272,14 @@ class TableController:
         alert.subject["held"] = held
         alert.state = "resolved"
         dealt = self._deal(code, serial, held.get("source", {}), {"accepted": alert.alert_id})
+        if counted:
+            self.shoe.uncount(code)
         return {"applied": code if dealt else None}
+
+    def _voided_twin(self, alert: Alert, held: dict[str, Any]) -> bool:
+        """Whether the other source's hold of this card (see ``_applied_twin``) was voided."""
+        twin = self._applied_twin(alert, held, voided=True)
+        return twin is not None and (twin.resolution or {}).get("action") == Resolution.VOID
 
     def _unscanned_card_out(self, alert: Alert, held: dict[str, Any]) -> None:
         """A card only the camera saw (the shoe did not scan it) is out of the shoe once a

@@ -23,6 +23,7 @@ import pytest
 from test_controller_cut_point import _deal_and_stand
 from test_controller_table import Driver
 
+from studio.controller.alerts import AlertError
 from studio.controller.table import LOGIC
 
 # One deck cut at a tenth: the cut point is the 5th card out of the shoe.
@@ -285,3 +286,38 @@ def test_a_run_of_logic_3_replays_a_card_of_the_last_shoe_in_the_next_census(
     (left,) = d.table.alerts.open_alerts()
     d.manager(verb="resolve", alert_id=left.alert_id, resolution="void", reason="old shoe's")
     assert d.table.shoe.dealt == {card: 1} and d.table.shoe.cards_dealt == 1
+
+
+def _held_by_the_shoe_and_the_camera(logic: int = LOGIC) -> Driver:
+    d = _dealing(logic, single_source=False)
+    d.manager(verb="pause", reason="supervisor check")
+    d.card("TH")  # drawn while paused: the shoe's read is held
+    d.camera("TH", "seat:1")
+    d.tick(3.5)  # the camera's sighting of it, with no scan to pair with: held too
+    d.manager(verb="resume", reason="check done")
+    return d
+
+
+TWINS = [("misscan", "unexpected_card"), ("unexpected_card", "misscan")]
+
+
+@pytest.mark.parametrize(("voided", "accepted"), TWINS)
+def test_a_card_held_by_the_shoe_and_the_camera_voided_once_and_accepted_is_in_the_census_once(
+    voided: str, accepted: str
+) -> None:
+    d = _held_by_the_shoe_and_the_camera()
+    _resolve(d, voided, "void")  # the other source's hold is that card: it is dealt
+    _resolve(d, accepted, "accept")  # before: refused, "TH would be copy 2 in a 1-deck shoe"
+    assert [c.code for c in d.table.cards] == ["TH"]
+    assert d.table.shoe.dealt["TH"] == 1 and d.table.shoe.cards_out == 1
+
+
+@pytest.mark.parametrize(("voided", "accepted"), TWINS)
+def test_a_run_of_logic_3_replays_a_twin_voided_then_accepted_as_refused(
+    voided: str, accepted: str
+) -> None:
+    d = _held_by_the_shoe_and_the_camera(logic=3)
+    _resolve(d, voided, "void")
+    with pytest.raises(AlertError, match="TH would be copy 2"):
+        _resolve(d, accepted, "accept")
+    assert d.table.shoe.dealt["TH"] == 1 and not d.table.cards
