@@ -526,7 +526,7 @@ class TableController:
         self.last_settlement = result
         self.phase = "settled"
         self.decision_deadline = None
-        self._event("round_settled", result=result, flags=self.round_flags)
+        self._event("round_settled", result=result, flags=self.round_flags, **self._placed())
         self._after_round()
 
     def _after_round(self) -> None:
@@ -596,20 +596,28 @@ class TableController:
             engine.apply(op)
         self.engine = engine
 
+    def _placed(self) -> dict[str, Any]:
+        """For the round's result event, from logic 4: where the engine placed the shoe
+        (``round_config``), which ``studio replay`` needs to agree on the cut point; it is
+        no longer the cards out before the round, and nothing else logged says it."""
+        return {"round_config": self.round_config.as_dict()} if self.logic >= 4 else {}
+
     def _cut_point(self) -> int | None:
         fraction = self.ruleset.shoe.cut_card_fraction
         return None if fraction is None else int(fraction * self.ruleset.shoe.decks * 52)
 
     def _cancel_round(self, reason: str, user: str) -> dict[str, Any]:
         refunds: dict[str, Any] = {}
+        placed: dict[str, Any] = {}
         if self.engine is not None and self.phase in ("betting", "dealing"):
             self._place_round_in_shoe()
             refunds = self.engine.cancel()
+            placed = self._placed()
         self.phase = "settled"
         self.decision_deadline = None
         self.betting_deadline = None
         self.crosscheck.clear()
-        self._event("round_cancelled", reason=reason, by=user, refunds=refunds)
+        self._event("round_cancelled", reason=reason, by=user, refunds=refunds, **placed)
         self._after_round()
         return refunds
 

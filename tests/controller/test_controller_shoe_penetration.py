@@ -25,6 +25,7 @@ from test_controller_table import Driver
 
 from studio.controller.alerts import AlertError
 from studio.controller.table import LOGIC
+from studio.rules.replay import replay_round
 
 # One deck cut at a tenth: the cut point is the 5th card out of the shoe.
 EARLY_CUT = {"preset": "clubhouse", "shoe": {"decks": 1, "cut_card_fraction": "0.1"}}
@@ -321,3 +322,43 @@ def test_a_run_of_logic_3_replays_a_twin_voided_then_accepted_as_refused(
     with pytest.raises(AlertError, match="TH would be copy 2"):
         _resolve(d, accepted, "accept")
     assert d.table.shoe.dealt["TH"] == 1 and not d.table.cards
+
+
+def test_the_round_result_logs_where_the_engine_placed_the_shoe_so_its_replay_agrees() -> None:
+    """``studio replay`` of a round needs the ``shoe_cards_dealt`` its engine's cut point
+    read. From logic 4 that is not the cards out before the round (a refused card of the
+    round is in it too), and no logged output said what it was: a replay document built
+    from the round's record gave ``reshuffle_after_round: false`` for a round that ended
+    the shoe. Now the round's result event carries the engine's ``round_config``."""
+    d = _dealing()
+    _stray_card_while_deciding(d)
+    _resolve(d, "unexpected_card", "void")
+    _deal_and_stand(d, iter([]))
+    settled = next(e for e in reversed(d.events) if e["type"] == "round_settled")
+    config = settled["data"]["round_config"]
+    assert config == {"shoe_cards_dealt": 1, "new_shoe": True}  # the refused 2H
+    document = {
+        "ruleset": EARLY_CUT,
+        **config,
+        "boxes": [{"seat": 1, "wagers": [{"player": "p1", "stake": "10.00"}]}],
+        "cards": FOUR_CARDS,
+        "decisions": {"1": ["stand"]},
+    }
+    replayed = replay_round(document)
+    assert replayed["reshuffle_after_round"] is True
+    assert {k: v for k, v in replayed.items() if k != "events"} == settled["data"]["result"]
+
+
+def test_a_cancelled_round_logs_its_engine_config_too() -> None:
+    d = _dealing()
+    _stray_card_while_deciding(d)
+    _resolve(d, "unexpected_card", "cancel")
+    cancelled = next(e for e in reversed(d.events) if e["type"] == "round_cancelled")
+    assert cancelled["data"]["round_config"] == {"shoe_cards_dealt": 1, "new_shoe": True}
+
+
+def test_a_run_of_logic_3_logs_its_round_result_as_it_did() -> None:
+    d = _dealing(logic=3)
+    _deal_and_stand(d, iter(FOUR_CARDS))
+    settled = next(e for e in reversed(d.events) if e["type"] == "round_settled")
+    assert set(settled["data"]) == {"result", "flags"}
