@@ -355,14 +355,23 @@ def paper_white(crop: Image, flat: Image) -> NDArray[np.float64] | None:
     return np.asarray(np.maximum(np.median(paper, axis=0), 1.0), np.float64)
 
 
+# Ink fainter than this (1 - its darkest channel, white-balanced) has its colour measured
+# as if it were this dark: the colour of a trace of ink is mostly noise.
+INK_DARKNESS_MIN: Final = 0.35
+
+
 def ink_redness(
     crop: Image,
     flat: Image,
     sel: NDArray[np.bool_],
     white: NDArray[np.float64] | None = None,
 ) -> float:
-    """``R - max(G, B)`` of the ink's core, white-balanced on the paper (0 black, ~0.6 red).
+    """``R - max(G, B)`` of the ink's core per unit of its darkness (``1 - min(B, G, R)``),
+    white-balanced on the paper (0 black, ~0.75 red).
 
+    Ink mixed with paper — faded, blurred at a pip's rim, washed by a highlight — loses
+    colour and darkness alike, so their ratio stays the ink's; ``R - max(G, B)`` alone
+    fell with faded red's contrast until it fitted no suit's colour better than another's.
     Only the darkest half of the ink is used: edge pixels are mixed with paper and would
     pull a blurred red pip towards grey. ``white`` is the paper colour when already known.
     """
@@ -375,7 +384,9 @@ def ink_redness(
     darkness = flat[sel]
     core = darkness <= np.median(darkness)
     px = crop[sel][core].astype(np.float64) / white
-    return float(np.mean(px[:, 2] - np.maximum(px[:, 0], px[:, 1])))
+    red = float(np.mean(px[:, 2] - np.maximum(px[:, 0], px[:, 1])))
+    dark = float(np.mean(1.0 - px.min(axis=1)))
+    return red / max(dark, INK_DARKNESS_MIN)
 
 
 def feature(mask: Image) -> NDArray[np.float32]:
