@@ -6,8 +6,11 @@ alert or not. A card dealt face down (the dealer's hole card under US rules) sho
 the camera its back: its window starts when it is turned over (:meth:`CrossCheck.reveal`),
 though a camera that does see it pairs with it before. A shoe card whose window ended
 unseen stays known for the round, so that the camera's late sighting of it is that card
-(:attr:`Verdict.LATE_MATCH`), not one the shoe never scanned. Pure: times are passed in, so a
-replay from the log decides the same.
+(:attr:`Verdict.LATE_MATCH`), not one the shoe never scanned. A card dealt on the camera's own
+sighting (a manager accepted a card the shoe did not scan) is confirmed already; the shoe's
+read of it arriving within the window after it was dealt is that card
+(:meth:`CrossCheck.late_shoe_read`), not a second one. Pure: times are passed in, so a replay
+from the log decides the same.
 """
 
 from __future__ import annotations
@@ -71,6 +74,9 @@ class CrossCheck:
     # the camera's late sighting of one is that card, not a second card the shoe never
     # scanned, and must not raise an alert whose "accept" would deal it twice.
     missed: list[Sighting] = field(default_factory=list)
+    # Cards dealt on the camera's own sighting (a card the shoe did not scan, accepted by a
+    # manager), each at the time it was dealt: the shoe's late read of one is that card.
+    accepted: list[Sighting] = field(default_factory=list)
 
     def on_shoe(self, sighting: Sighting) -> Outcome | None:
         sure = self._sure_partner(sighting, self.camera_waiting)
@@ -107,6 +113,24 @@ class CrossCheck:
         for other in others:
             if zones_match(other.zone, new.zone) and (other.code is None or new.code is None):
                 return Verdict.CAMERA_UNREADABLE, other
+        return None
+
+    def on_accepted_camera_card(self, sighting: Sighting) -> None:
+        """A card was dealt on the camera's sighting (``sighting.at``: when it was dealt;
+        ``ref["serial"]``: its serial, if known). Nothing waits for it: the camera saw it."""
+        self.accepted.append(sighting)
+
+    def late_shoe_read(self, code: str, serial: str | None, now: datetime) -> Sighting | None:
+        """The card dealt on the camera's sighting that this shoe read is, if any: the same
+        code, the same serial when both carry one, dealt at most ``window`` seconds before
+        ``now``. It is taken (one read per card); older ones are forgotten."""
+        limit = now - timedelta(seconds=self.window)
+        self.accepted = [s for s in self.accepted if s.at >= limit]
+        for sighting in self.accepted:
+            theirs = sighting.ref.get("serial")
+            if sighting.code == code and (serial is None or theirs is None or theirs == serial):
+                self.accepted.remove(sighting)
+                return sighting
         return None
 
     def undecided(self) -> bool:
@@ -170,3 +194,4 @@ class CrossCheck:
         self.shoe_waiting.clear()
         self.camera_waiting.clear()
         self.missed.clear()
+        self.accepted.clear()

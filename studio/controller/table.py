@@ -43,7 +43,14 @@ from studio.controller.commands import (
     ManagerAction,
     game_command,
 )
-from studio.controller.crosscheck import CrossCheck, Outcome, Sighting, Verdict, zone_of
+from studio.controller.crosscheck import (
+    CrossCheck,
+    Outcome,
+    Sighting,
+    Verdict,
+    zone_of,
+    zones_match,
+)
 from studio.controller.engine import EngineRound, RoundOp
 from studio.controller.shoe import ShoeTracker, census_problems
 from studio.errors import CardCodeError, RuleError, StudioError
@@ -918,6 +925,8 @@ class TableController:
             return
         if not self._device_ok(card.device, "shoe", inp.data):
             return
+        if self.logic >= 4 and self._late_read_of_accepted(card, inp.data):
+            return
         # Out of the shoe, whatever becomes of it: the cut point counts it now.
         self.shoe.take(card.device, card.seq)
         source = {"device": card.device, "seq": card.seq, "ts": inp.data.get("ts")}
@@ -957,9 +966,46 @@ class TableController:
             return
         self._deal(card.card, card.serial, source, inp.data)
 
+    def _late_read_of_accepted(self, card: ShoeCard, evidence: dict[str, Any]) -> bool:
+        """Is this shoe read the late read of a card already dealt on the camera's sighting
+        (logic 4)? Then it is that card, confirmed by the shoe: not dealt, not counted again
+        (its sighting counted it out of the shoe), logged as ``late_shoe_read``. Up to logic 3
+        it was a second card: refused as impossible, or dealt to the next target."""
+        if card.serial is not None and card.serial in self.shoe.serials:
+            return False  # a serial dealt already: not that card (an impossible card)
+        seen = self.crosscheck.late_shoe_read(card.card, card.serial, self.now)
+        if seen is None:
+            return False
+        dealt = next((c for c in self.cards if c.source == seen.ref["source"]), None)
+        if card.serial is not None:
+            # The census learns its serial (a later read of that serial is impossible).
+            self.shoe.serials.add(card.serial)
+            if dealt is not None and dealt.serial is None:
+                dealt.serial = card.serial
+        hidden = dealt is not None and dealt.target.get("kind") == "dealer_hole"
+        hidden = hidden and self._hole_hidden()
+        self._event(
+            "late_shoe_read",
+            card="??" if hidden else card.card,
+            serial=None if hidden else card.serial,
+            index=dealt.index if dealt is not None else None,
+            accepted=seen.ref.get("accepted"),
+            late_seconds=round((self.now - seen.at).total_seconds(), 3),
+            source={"device": card.device, "seq": card.seq, "ts": evidence.get("ts")},
+        )
+        return True
+
     def _deal(
-        self, code: str, serial: str | None, source: dict[str, Any], evidence: dict[str, Any]
+        self,
+        code: str,
+        serial: str | None,
+        source: dict[str, Any],
+        evidence: dict[str, Any],
+        *,
+        camera_zone: str | None = None,
     ) -> bool:
+        """Deal a card to the target due. ``camera_zone``: it is dealt on the camera's own
+        sighting there (a card the shoe did not scan, accepted; logic 4)."""
         target = self.next_card()
         if target is None:
             dealer_done = self.engine is not None and self.engine.dealer_done()
@@ -1006,11 +1052,27 @@ class TableController:
         )
         if not self.settings.single_source and target.get("kind") != "burn":
             ref = {"index": index, **source}
-            outcome = self.crosscheck.on_shoe(
-                Sighting("shoe", code, zone_of(target), self.now, ref, face_down)
-            )
-            if outcome is not None:
-                self._crosscheck_outcome(outcome)
+            zone = zone_of(target)
+            if camera_zone is not None:
+                # The shoe's late read of it is this card, not another (see _late_read_of_accepted).
+                accepted = {
+                    "source": source,
+                    "serial": serial,
+                    "accepted": evidence.get("accepted"),
+                }
+                self.crosscheck.on_accepted_camera_card(
+                    Sighting("camera", code, camera_zone, self.now, accepted)
+                )
+            if camera_zone is not None and zones_match(zone, camera_zone):
+                # The camera saw this card where it is dealt: it waits for no other sighting
+                # (up to logic 3 it did, and raised "camera did not see" it 3 s later).
+                self._event("card_confirmed", index=index, camera="accepted_sighting")
+            else:
+                outcome = self.crosscheck.on_shoe(
+                    Sighting("shoe", code, zone, self.now, ref, face_down)
+                )
+                if outcome is not None:
+                    self._crosscheck_outcome(outcome)
         self.decision_deadline = None
         return True
 
@@ -1279,10 +1341,27 @@ class TableController:
             )
         alert.subject["held"] = held
         alert.state = "resolved"
-        dealt = self._deal(code, serial, held.get("source", {}), {"accepted": alert.alert_id})
+        dealt = self._deal(
+            code,
+            serial,
+            held.get("source", {}),
+            {"accepted": alert.alert_id},
+            camera_zone=self._camera_zone(alert, held) if self.logic >= 4 else None,
+        )
         if counted:
             self.shoe.uncount(code)
         return {"applied": code if dealt else None}
+
+    @staticmethod
+    def _camera_zone(alert: Alert, held: dict[str, Any]) -> str | None:
+        """Where the camera saw the card ``alert`` holds, when that card is the camera's
+        sighting (a card the shoe did not scan) and is dealt as the camera read it."""
+        if held.get("from") != "camera":
+            return None
+        for item in alert.evidence:
+            if item.get("source") == "camera" and item.get("card") == held.get("card"):
+                return str(item["zone"])
+        return None
 
     def _voided_twin(self, alert: Alert, held: dict[str, Any]) -> bool:
         """Whether the other source's hold of this card (see ``_applied_twin``) was voided."""

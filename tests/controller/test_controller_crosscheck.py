@@ -152,3 +152,32 @@ def test_a_voided_missed_card_is_forgotten_and_the_round_s_end_clears_the_rest()
     check.clear()
     assert check.on_camera(cam("5C", "seat:2", 3.5)) is None
     assert not check.missed
+
+
+def accepted(code: str, dt: float, serial: str | None = None) -> Sighting:
+    """A card dealt on the camera's sighting at ``dt`` (a manager accepted it)."""
+    ref = {"source": {"device": "cam", "seq": 1}, "serial": serial, "accepted": "A1"}
+    return Sighting("camera", code, "seat:1", at(dt), ref)
+
+
+def test_the_shoes_late_read_of_a_card_dealt_on_the_cameras_sighting_is_that_card() -> None:
+    check = CrossCheck(window=3.0)
+    check.on_accepted_camera_card(accepted("8S", 10.0))
+    assert not check.undecided() and check.next_deadline() is None  # nothing waits
+    assert check.late_shoe_read("8C", None, at(11)) is None  # another card
+    paired = check.late_shoe_read("8S", "S-1", at(12.5))
+    assert paired is not None and paired.ref["accepted"] == "A1"
+    assert check.late_shoe_read("8S", None, at(12.6)) is None  # one read per card
+
+
+def test_a_late_read_pairs_only_within_the_window_and_with_the_same_serial() -> None:
+    check = CrossCheck(window=3.0)
+    check.on_accepted_camera_card(accepted("8S", 10.0, serial="S-1"))
+    assert check.late_shoe_read("8S", "S-2", at(11)) is None
+    assert check.late_shoe_read("8S", "S-1", at(13.1)) is None  # its window is over
+    assert not check.accepted
+    check.on_accepted_camera_card(accepted("8S", 20.0, serial="S-1"))
+    assert check.late_shoe_read("8S", "S-1", at(23.0)) is not None
+    check.on_accepted_camera_card(accepted("8S", 30.0))
+    check.clear()  # a new round
+    assert check.late_shoe_read("8S", None, at(30.5)) is None

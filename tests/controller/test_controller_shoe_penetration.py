@@ -364,18 +364,27 @@ def test_a_run_of_logic_3_logs_its_round_result_as_it_did() -> None:
     assert set(settled["data"]) == {"result", "flags"}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a shoe read arriving after the camera-only sighting of the same card was accepted "
-    "is taken for a second card: nothing pairs it with the accepted sighting (the cross-check "
-    "consumed it), so the penetration counts one card twice (and, in a multi-deck shoe, the "
-    "read is dealt to the next target and goes into the census twice, as up to logic 3)",
-)
 def test_the_shoes_late_read_of_a_camera_only_card_accepted_counts_once() -> None:
+    """The shoe's read arriving within the cross-check window after the camera's sighting
+    of that card was accepted is that card: before, nothing paired it with the accepted
+    sighting, so the penetration counted one card twice (and, in a multi-deck shoe, the
+    read was dealt to the next target and went into the census twice, as up to logic 3)."""
     d = _dealing(single_source=False)
     d.camera("8S", "seat:1")  # the shoe's read of it is late
     d.tick(3.5)
     _resolve(d, "misscan", "accept")
     assert d.table.shoe.cards_out == 1
-    d.card("8S")  # the shoe's read of that card, late (here: refused as a second 8S)
+    d.card("8S")  # the shoe's read of that card, late (before: refused as a second 8S)
     assert d.table.shoe.cards_out == 1
+    assert "late_shoe_read" in d.types() and not d.table.paused
+    assert d.table.shoe.dealt["8S"] == 1 and [c.code for c in d.table.cards] == ["8S"]
+
+
+def test_a_run_of_logic_3_replays_the_late_read_of_an_accepted_camera_card_as_impossible() -> None:
+    d = _dealing(3, single_source=False)
+    d.camera("8S", "seat:1")
+    d.tick(3.5)
+    _resolve(d, "misscan", "accept")
+    d.card("8S")
+    assert d.alerts[-1]["message"] == "impossible card: 8S would be copy 2 in a 1-deck shoe"
+    assert d.table.shoe.cards_out == 2
