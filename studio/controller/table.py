@@ -1003,9 +1003,11 @@ class TableController:
         evidence: dict[str, Any],
         *,
         camera_zone: str | None = None,
+        camera_only: bool = False,
     ) -> bool:
-        """Deal a card to the target due. ``camera_zone``: it is dealt on the camera's own
-        sighting there (a card the shoe did not scan, accepted; logic 4)."""
+        """Deal a card to the target due. ``camera_zone``: where the camera saw it already
+        (an accepted card held with the camera's sighting; logic 4); ``camera_only``: dealt on
+        that sighting alone, the shoe's read of it not seen yet."""
         target = self.next_card()
         if target is None:
             dealer_done = self.engine is not None and self.engine.dealer_done()
@@ -1053,7 +1055,7 @@ class TableController:
         if not self.settings.single_source and target.get("kind") != "burn":
             ref = {"index": index, **source}
             zone = zone_of(target)
-            if camera_zone is not None:
+            if camera_zone is not None and camera_only:
                 # The shoe's late read of it is this card, not another (see _late_read_of_accepted).
                 accepted = {
                     "source": source,
@@ -1347,20 +1349,32 @@ class TableController:
             held.get("source", {}),
             {"accepted": alert.alert_id},
             camera_zone=self._camera_zone(alert, held) if self.logic >= 4 else None,
+            camera_only=held.get("from") == "camera",
         )
         if counted:
             self.shoe.uncount(code)
         return {"applied": code if dealt else None}
 
-    @staticmethod
-    def _camera_zone(alert: Alert, held: dict[str, Any]) -> str | None:
-        """Where the camera saw the card ``alert`` holds, when that card is the camera's
-        sighting (a card the shoe did not scan) and is dealt as the camera read it."""
-        if held.get("from") != "camera":
-            return None
-        for item in alert.evidence:
-            if item.get("source") == "camera" and item.get("card") == held.get("card"):
-                return str(item["zone"])
+    def _camera_zone(self, alert: Alert, held: dict[str, Any]) -> str | None:
+        """Where the camera saw the card ``alert`` holds, dealt as the camera read it: the
+        alert holds the camera's sighting (a card the shoe did not scan), or holds the shoe's
+        read while another alert of the round holds the camera's sighting of it (a card drawn
+        while paused is held twice; that sighting was consumed by its `misscan`)."""
+        code = held.get("card")
+        holders = [alert] if held.get("from") == "camera" else []
+        if held.get("from") == "shoe":
+            holders = [
+                other
+                for other in self.alerts.all()
+                if other is not alert
+                and other.round_id == alert.round_id
+                and (other.subject.get("held") or {}).get("from") == "camera"
+                and (other.subject.get("held") or {}).get("card") == code
+            ]
+        for holder in holders:
+            for item in holder.evidence:
+                if item.get("source") == "camera" and item.get("card") == code:
+                    return str(item["zone"])
         return None
 
     def _voided_twin(self, alert: Alert, held: dict[str, Any]) -> bool:

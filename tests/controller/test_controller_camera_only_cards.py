@@ -142,3 +142,45 @@ def test_a_read_with_a_serial_already_dealt_is_not_the_accepted_card() -> None:
     d.manager(verb="resolve", alert_id=held.alert_id, resolution="accept", reason="on video")
     d.card("8S", serial="S-1")  # seat 1's serial again: impossible, not seat 2's card
     assert d.alerts[-1]["code"] == "impossible_card" and not _late_reads(d)
+
+
+def _held_twice() -> Driver:
+    """TH drawn while paused: the shoe's read held, then the camera's sighting of it."""
+    d = Driver()
+    start_round(d, 1)
+    d.manager(verb="pause", reason="supervisor check")
+    d.card("TH")
+    d.camera("TH", "seat:1")
+    d.tick(WINDOW + 0.5)
+    d.manager(verb="resume", reason="check done")
+    return d
+
+
+def _resolve(d: Driver, code: str, resolution: str) -> None:
+    (alert,) = [a for a in d.table.alerts.open_alerts() if a.code.value == code]
+    d.manager(verb="resolve", alert_id=alert.alert_id, resolution=resolution, reason="test")
+
+
+def test_the_shoes_hold_accepted_is_confirmed_by_the_cameras_held_sighting() -> None:
+    """The mirror case: the shoe's read accepted, the camera's sighting of that card held by
+    a `misscan`. Before, the dealt card waited for another sighting: a third alert."""
+    for camera_hold in ("void", None):  # voided first, or left open until after the deal
+        d = _held_twice()
+        if camera_hold:
+            _resolve(d, "misscan", camera_hold)
+        _resolve(d, "unexpected_card", "accept")
+        assert [c.code for c in d.table.cards] == ["TH"]
+        d.tick(WINDOW + 0.5)  # before: "camera did not see TH in seat:1"
+        assert [a.code.value for a in d.table.alerts.all()] == ["unexpected_card", "misscan"]
+        assert not camera_hold or not d.table.paused
+        d.card("TH")  # not the card dealt on the camera's sighting: a second TH of 8 decks
+        assert not _late_reads(d)
+
+
+def test_a_run_of_logic_3_replays_the_third_alert_of_a_card_held_twice() -> None:
+    d = _held_twice()
+    d.table.logic = 3
+    _resolve(d, "misscan", "void")
+    _resolve(d, "unexpected_card", "accept")
+    d.tick(WINDOW + 0.5)
+    assert _raised(d)[-1] == "camera did not see TH in seat:1"
