@@ -76,7 +76,9 @@ _CARD_FIELDS = frozenset({"card", "applied", "discarded", "to"})
 # the shoe, the sensor's cut card reaches the engine, ``burn: new_shoe`` burns; 3: a cut
 # card reported before any card of the shoe in play is the previous shoe's; 4: every card out
 # of the shoe counts toward the cut point at once (a refused, held, impossible or voided card
-# too), where before only the cards in the census did, and those the round's engine took.
+# too), where before only the cards in the census did, and those the round's engine took; a
+# card dealt on the camera's sighting waits for no other one, and the shoe's late read of it
+# is that card (before: a second misscan, and a second card).
 LOGIC: Final = 4
 FIRST_LOGIC: Final = 1
 
