@@ -26,7 +26,7 @@ from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 import cv2
-import numpy as np
+from camera_common import CARDS, dealt_camera
 
 from calibration.deck_profile import DeckProfile, learn_profile
 from calibration.recogniser import CardFound, Recogniser
@@ -40,17 +40,9 @@ from hwsim.camera.dataset import (
 )
 from hwsim.camera.designs import DESIGNS, examples, faces
 from hwsim.camera.render import PROFILE_STYLE, TABLE_STYLE, Scene
-from hwsim.camera.virtual import VirtualCamera
-from studio.cards import full_deck
 
-CARDS = 12
 SETTLE = 5
 FRAMES = 16  # enough for every card to settle and use all its read attempts
-ZONES = (
-    ["dealer"] * 6
-    + [f"seat:{i}" for i in range(1, 8) for _ in range(2)]
-    + [f"seat:{i}:h2" for i in range(1, 8)]
-)
 
 
 def trial(
@@ -59,15 +51,7 @@ def trial(
     """One virtual camera: its seed, the live path's score and a still frame's."""
     profile, level, seed, size, deck_name = args
     cv2.setNumThreads(1)
-    rng = np.random.default_rng(seed)
-    deck = [c.code for c in full_deck()]
-    cam = VirtualCamera(level=level, seed=seed, size=size, faces=faces(deck_name))
-    for z, c in zip(
-        rng.choice(len(ZONES), CARDS, replace=False),
-        rng.choice(len(deck), CARDS, replace=False),
-        strict=True,
-    ):
-        cam.place(deck[int(c)], ZONES[int(z)])
+    cam = dealt_camera(level, seed, deck_name, size)
     rec = Recogniser(profile, cam.calibration())
     tracker = CardTracker(rec, settle_frames=SETTLE)
     placed: list[CardFound] = []

@@ -23,7 +23,7 @@ from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 import cv2
-import numpy as np
+from camera_common import CARDS, dealt_camera
 
 from calibration.deck_profile import DeckProfile, learn_profile
 from calibration.recogniser import Reading, Recogniser
@@ -31,16 +31,8 @@ from calibration.tracker import AUDIT_EVERY, CardTracker
 from hwsim.camera.dataset import example_images
 from hwsim.camera.designs import DESIGNS, examples, faces
 from hwsim.camera.render import PROFILE_STYLE, TABLE_STYLE
-from hwsim.camera.virtual import VirtualCamera
-from studio.cards import full_deck
 
-CARDS = 12
 SETTLED = 20  # frames after which every card has settled and been published
-ZONES = (
-    ["dealer"] * 6
-    + [f"seat:{i}" for i in range(1, 8) for _ in range(2)]
-    + [f"seat:{i}:h2" for i in range(1, 8)]
-)
 
 
 class _CountingRecogniser(Recogniser):
@@ -54,15 +46,7 @@ class _CountingRecogniser(Recogniser):
 def trial(args: tuple[DeckProfile, str, int, int, int, str]) -> dict[str, Any]:
     profile, level, seed, frames, audit_every, deck_name = args
     cv2.setNumThreads(1)
-    rng = np.random.default_rng(seed)
-    deck = [c.code for c in full_deck()]
-    cam = VirtualCamera(level=level, seed=seed, faces=faces(deck_name))
-    for z, c in zip(
-        rng.choice(len(ZONES), CARDS, replace=False),
-        rng.choice(len(deck), CARDS, replace=False),
-        strict=True,
-    ):
-        cam.place(deck[int(c)], ZONES[int(z)])
+    cam = dealt_camera(level, seed, deck_name)
     rec = _CountingRecogniser(profile, cam.calibration())
     tracker = CardTracker(rec, audit_every=audit_every)
     published: list[str | None] = []
