@@ -44,6 +44,7 @@ from calibration.table import (
     TableCalibration,
     calibrate_from_corners,
     calibrate_from_markers,
+    corner_warnings,
     draw_zones,
     load_layout,
     parse_corners,
@@ -234,6 +235,7 @@ def calibrate_table(
     ] = True,
 ) -> None:
     """Fit the image -> layout homography from ArUco markers or four declared corners."""
+    warnings: list[str] = []
     try:
         _check_writable(out)
         if check is not None:
@@ -241,9 +243,9 @@ def calibrate_table(
         frame = read_image(image)
         lay = load_layout(layout)
         if corners:
-            cal = calibrate_from_corners(
-                (frame.shape[1], frame.shape[0]), parse_corners(corners), lay
-            )
+            points = parse_corners(corners)
+            cal = calibrate_from_corners((frame.shape[1], frame.shape[0]), points, lay)
+            warnings = corner_warnings(np.asarray(points, np.float64), cal.image_size)
         else:
             cal = calibrate_from_markers(frame, lay, lens=lens)
         _write(cal.save, out)
@@ -251,7 +253,12 @@ def calibrate_table(
         raise _fail(exc) from exc
     how = f"markers {cal.markers_used}" if cal.method == "aruco" else "4 declared corners"
     typer.echo(f"method: {cal.method} ({how})")
-    typer.echo(f"fit residual: {cal.residual_mm:.2f} mm RMS")
+    if cal.method == "aruco":
+        typer.echo(f"fit residual: {cal.residual_mm:.2f} mm RMS")
+    else:  # four points fit a homography exactly, right or wrong
+        typer.echo("fit residual: none (four corners fit exactly): check the zones on --check")
+    for warning in warnings:
+        typer.echo(f"warning: {warning}")
     _report_lens(cal, lens)
     typer.echo(f"zones: {', '.join(cal.layout.zone_names)}")
     _report_view(cal)
@@ -419,14 +426,25 @@ def recognise(
         raise _fail(exc) from exc
     results: list[dict[str, object]] = []
     failed = 0
+    other_size: list[str] = []  # images refused for their size, not unreadable
     for path in paths:
         try:
-            # A photograph may keep its light's colour (calibration.colour).
-            found = rec.recognise(white_balanced(_read_frame(path)))
+            frame = _read_frame(path)
         except StudioError as exc:
             typer.echo(f"error: {exc}", err=True)
             results.append({"image": str(path), "error": str(exc), "cards": []})
             failed += 1
+            continue
+        try:
+            # A photograph may keep its light's colour (calibration.colour).
+            found = rec.recognise(white_balanced(frame))
+        except StudioError as exc:
+            typer.echo(f"error: {path}: {exc}", err=True)
+            results.append({"image": str(path), "error": str(exc), "cards": []})
+            if cal is not None and (frame.shape[1], frame.shape[0]) != cal.image_size:
+                other_size.append(f"{frame.shape[1]}x{frame.shape[0]}")
+            else:
+                failed += 1
             continue
         found.sort(key=lambda f: (f.quad.centre[1], f.quad.centre[0]))
         results.append({"image": str(path), "cards": [f.to_dict() for f in found]})
@@ -436,6 +454,16 @@ def recognise(
         typer.echo(json.dumps({"images": results}, indent=2))
     if failed:
         typer.echo(f"error: {failed} of {len(paths)} image(s) could not be read", err=True)
+    if other_size and cal is not None:
+        w, h = cal.image_size
+        sizes = ", ".join(sorted(set(other_size)))
+        typer.echo(
+            f"error: {len(other_size)} of {len(paths)} image(s) not read for their size "
+            f"({sizes}): the table calibration {table} was fitted on {w}x{h} photographs; take them at "
+            f"{w}x{h}, or calibrate the table again on a photograph of their size",
+            err=True,
+        )
+    if failed or other_size:
         raise typer.Exit(2)
 
 

@@ -1,6 +1,6 @@
 """Image files: every photograph format the camera tools read, decoded one way.
 
-OpenCV decodes JPEG (turned by its EXIF orientation), PNG, TIFF, WebP and BMP. A phone
+OpenCV decodes JPEG (turned by its EXIF orientation), PNG, TIFF, WebP, BMP and GIF. A phone
 saves HEIC/HEIF by default (an iPhone's camera) and some save AVIF, which OpenCV's
 wheels do not decode: those go through Pillow, with pillow-heif's HEIF opener; libheif
 applies the photograph's rotation itself, and any EXIF orientation left is applied too.
@@ -32,6 +32,9 @@ IMAGE_SUFFIXES: Final = (
     ".heic",
     ".heif",
     ".avif",
+    # Decoded (its first frame) when named, so read from a folder too; its 256 colours
+    # may cost a card's ink colour.
+    ".gif",
 )
 
 

@@ -23,7 +23,9 @@ that a caller can refuse far-away cards.
 
 from __future__ import annotations
 
+import difflib
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -138,12 +140,22 @@ class Layout:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Layout:
+        """A layout from its JSON object; anything a person may get wrong writing one by
+        hand (a misspelt key, centimetres, a zone off the cloth, a name the published
+        message refuses) raises :class:`VisionError` saying what to change."""
+        _known_keys(data, _LAYOUT_KEYS, "the layout")
+        units = data.get("units", "mm")
+        if units != "mm":
+            raise VisionError(
+                f"invalid layout: units {units!r}; a layout is in millimetres "
+                '("units": "mm"): convert its size, card_size, polygons and markers'
+            )
+        for key in ("size", "zones"):
+            if key not in data:
+                raise VisionError(f"invalid layout: no {key!r} (a layout needs size and zones)")
         try:
             w, h = (float(v) for v in data["size"])
-            zones = tuple(
-                Zone(str(z["name"]), tuple((float(p[0]), float(p[1])) for p in z["polygon"]))
-                for z in data["zones"]
-            )
+            zones = tuple(_zone_from_dict(z) for z in data["zones"])
             markers = tuple(
                 Marker(
                     int(m["id"]), (float(m["centre"][0]), float(m["centre"][1])), float(m["size"])
@@ -154,12 +166,68 @@ class Layout:
             card = (float(cs[0]), float(cs[1]))
         except (KeyError, TypeError, ValueError, IndexError) as exc:
             raise VisionError(f"invalid layout: {exc}") from exc
+        if not (w > 0 and h > 0):
+            raise VisionError(f"invalid layout: size {w:g} x {h:g} mm; both must be positive")
         if not zones:
             raise VisionError("invalid layout: no zones")
+        names = [z.name for z in zones]
+        for name in names:
+            if names.count(name) > 1:
+                raise VisionError(f"invalid layout: zone {name!r} is declared twice")
         for z in zones:
-            if len(z.polygon) < 3:
-                raise VisionError(f"invalid layout: zone {z.name!r} needs at least 3 points")
+            _check_zone(z, w, h)
         return cls(w, h, zones, markers, card)
+
+
+# What a layout object and one of its zones may hold: a misspelt key ("zone", "polygone")
+# is refused rather than read as absent.
+_LAYOUT_KEYS: Final = ("units", "size", "card_size", "zones", "markers")
+_ZONE_KEYS: Final = ("name", "polygon")
+# The published message's zone names (studio.contract.messages.ZONE_PATTERN): a zone
+# named otherwise would have every card in it refused when published.
+_ZONE_NAME: Final = re.compile(r"^(dealer|seat:[1-9][0-9]?(:h[1-9])?)$")
+_OFF_CLOTH_MM: Final = 1.0  # a polygon may touch the cloth's edge, rounding aside
+
+
+def _known_keys(data: dict[str, Any], keys: tuple[str, ...], what: str) -> None:
+    unknown = [k for k in data if k not in keys]
+    if unknown:
+        hints = []
+        for k in unknown:
+            near = difflib.get_close_matches(str(k), keys, n=1)
+            hints.append(f"{k!r}" + (f" (did you mean {near[0]!r}?)" if near else ""))
+        raise VisionError(
+            f"invalid layout: unknown key {', '.join(hints)} in {what}; "
+            f"its keys are {', '.join(keys)}"
+        )
+
+
+def _zone_from_dict(z: Any) -> Zone:
+    if not isinstance(z, dict):
+        raise VisionError(f"invalid layout: a zone is an object with name and polygon, not {z!r}")
+    _known_keys(z, _ZONE_KEYS, f"zone {z.get('name', '?')!r}")
+    name = str(z["name"])
+    return Zone(name, tuple((float(p[0]), float(p[1])) for p in z["polygon"]))
+
+
+def _check_zone(zone: Zone, width: float, height: float) -> None:
+    if not _ZONE_NAME.match(zone.name):
+        raise VisionError(
+            f"invalid layout: zone name {zone.name!r}; zones are named dealer, seat:N "
+            "(N = 1..99) or seat:N:hK for a split's K-th hand (K = 1..9), e.g. seat:3:h2"
+        )
+    if len(zone.polygon) < 3:
+        raise VisionError(f"invalid layout: zone {zone.name!r} needs at least 3 points")
+    if zone.area <= 0:
+        raise VisionError(f"invalid layout: zone {zone.name!r} has no area (its points on a line)")
+    m = _OFF_CLOTH_MM
+    for x, y in zone.polygon:
+        if not (-m <= x <= width + m and -m <= y <= height + m):
+            raise VisionError(
+                f"invalid layout: zone {zone.name!r} has the point ({x:g}, {y:g}) off the "
+                f"cloth ({width:g} x {height:g} mm, origin at its top-left): the size and "
+                "the polygons must be in the same millimetres"
+            )
 
 
 # Geometry of the default layout, shared with the simulator (hw-sim/hwsim/camera).
@@ -374,7 +442,10 @@ class TableCalibration:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TableCalibration:
         if data.get("format") != TABLE_FORMAT:
-            raise VisionError(f"not a table calibration (format {data.get('format')!r})")
+            hint = ""
+            if "zones" in data:  # a layout.json given where its fitted table.json belongs
+                hint = ": a layout; fit it to the camera first (studio calibrate table)"
+            raise VisionError(f"not a table calibration (format {data.get('format')!r}){hint}")
         if data.get("version") != TABLE_VERSION:
             raise VisionError(f"unsupported table calibration version {data.get('version')!r}")
         try:
@@ -532,8 +603,7 @@ def calibrate_from_corners(
         [[0, 0], [layout.width, 0], [layout.width, layout.height], [0, layout.height]],
         dtype=np.float64,
     )
-    if abs(cv2.contourArea(img_pts.astype(np.float32))) < 100:
-        raise VisionError("the four corners are degenerate (collinear or coincident)")
+    check_corner_order(img_pts, image_size)
     h = np.asarray(
         cv2.getPerspectiveTransform(img_pts.astype(np.float32), lay_pts.astype(np.float32)),
         np.float64,
@@ -542,14 +612,95 @@ def calibrate_from_corners(
     return TableCalibration(h, layout, image_size, "corners", residual)
 
 
+_CORNER_NAMES: Final = ("TL", "TR", "BR", "BL")
+OUTSIDE_SHARE: Final = 0.1  # of the image's size: how far out a declared corner may lie
+
+
+def check_corner_order(points: FloatArray, image_size: tuple[int, int]) -> None:
+    """Refuse four declared corners that cannot be the cloth's TL, TR, BR, BL in this image.
+
+    Any four points fit a homography exactly, so a wrong order is never seen in the fit's
+    residual: crossed over (a bow tie) or mirrored (anticlockwise in the image, as no
+    camera looking down on a cloth sees it), every zone would land somewhere wrong.
+    A point far outside the image is a typing slip or another image's pixels (one just
+    outside, a corner out of the frame found by extending the cloth's edges, is warned of
+    by :func:`corner_warnings`).
+    """
+    w, h = image_size
+    mw, mh = OUTSIDE_SHARE * w, OUTSIDE_SHARE * h
+    for name, (x, y) in zip(_CORNER_NAMES, points, strict=True):
+        if not (-mw <= x <= w + mw and -mh <= y <= h + mh):
+            raise VisionError(
+                f"corner {name} ({x:g},{y:g}) lies outside the {w}x{h} image: corners are "
+                "pixels of the image given with --image (read them off that file, not a "
+                "resized copy); if the cloth's corner is out of the frame, photograph it "
+                "with all four corners in view"
+            )
+    if abs(cv2.contourArea(points.astype(np.float32))) < 100:
+        raise VisionError("the four corners are degenerate (collinear or coincident)")
+    # The turn at each corner: all one sign round a convex quad, clockwise in image
+    # coordinates (y down) when the order is TL, TR, BR, BL.
+    turns = []
+    for i in range(4):
+        (ax, ay), (bx, by) = (
+            points[(i + 1) % 4] - points[i],
+            points[(i + 2) % 4] - points[(i + 1) % 4],
+        )
+        turns.append(float(ax * by - ay * bx))
+    if not (all(t > 0 for t in turns) or all(t < 0 for t in turns)):
+        raise VisionError(
+            "the four corners cross over or bend inwards: give them in order round the "
+            "cloth, TL, TR, BR, BL (as the camera sees them, clockwise)"
+        )
+    if turns[0] < 0:
+        swapped = ";".join(f"{x:g},{y:g}" for x, y in points[[0, 3, 2, 1]])
+        raise VisionError(
+            "the four corners go anticlockwise in the image; TL, TR, BR, BL go clockwise "
+            "(a mirrored order fits as well and puts every zone on the wrong side): "
+            f"swap TR and BL, --corners {swapped!r}"
+        )
+
+
+def corner_warnings(points: FloatArray, image_size: tuple[int, int]) -> list[str]:
+    """What to check about four declared corners :func:`check_corner_order` accepted.
+
+    The layout's origin is the cloth's top-left as the camera sees it, so a list started
+    from another corner turns every zone by 90 or 180 degrees (right only when the
+    layout was drawn from the other side of the table). A corner out of the frame can
+    only have been estimated.
+    """
+    warnings = []
+    w, h = image_size
+    for name, (x, y) in zip(_CORNER_NAMES, points, strict=True):
+        if not (0 <= x <= w and 0 <= y <= h):
+            warnings.append(
+                f"corner {name} ({x:g},{y:g}) is outside the {w}x{h} image: the zones near "
+                "it are as good as its estimate; check them on --check"
+            )
+    first = int(np.argmin(points.sum(axis=1)))  # the corner nearest the image's top-left
+    if first != 0:
+        turned = ";".join(f"{x:g},{y:g}" for x, y in np.roll(points, -first, axis=0))
+        warnings.append(
+            f"the corner given as TL is the cloth's {_CORNER_NAMES[(4 - first) % 4]} in the "
+            "image: the layout is turned on it. Unless your layout.json was drawn from the "
+            f"other side of the table, start from the top-left: --corners {turned!r}"
+        )
+    return warnings
+
+
 def parse_corners(text: str) -> list[tuple[float, float]]:
     """Parse ``"x1,y1;x2,y2;x3,y3;x4,y4"``."""
     try:
         pts = [tuple(float(v) for v in p.split(",")) for p in text.replace(" ", "").split(";") if p]
     except ValueError as exc:
         raise VisionError(f"bad corners {text!r}: expected 'x1,y1;x2,y2;x3,y3;x4,y4'") from exc
-    if len(pts) != 4 or any(len(p) != 2 for p in pts):
+    if any(len(p) != 2 for p in pts):
         raise VisionError(f"bad corners {text!r}: expected four 'x,y' pairs separated by ';'")
+    if len(pts) != 4:
+        raise VisionError(
+            f"bad corners {text!r}: {len(pts)} point(s); give the cloth's four corners, "
+            "TL;TR;BR;BL, as 'x,y;x,y;x,y;x,y'"
+        )
     return [(p[0], p[1]) for p in pts]
 
 
@@ -622,4 +773,7 @@ def load_layout(path: Path | None) -> Layout:
         data = data["layout"]
     if not isinstance(data, dict):
         raise VisionError(f"layout {path} is not a JSON object")
-    return Layout.from_dict(data)
+    try:
+        return Layout.from_dict(data)
+    except VisionError as exc:
+        raise VisionError(f"{path}: {exc}") from exc
