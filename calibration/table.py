@@ -653,11 +653,13 @@ def check_corner_order(points: FloatArray, image_size: tuple[int, int]) -> None:
             "cloth, TL, TR, BR, BL (as the camera sees them, clockwise)"
         )
     if turns[0] < 0:
-        swapped = ";".join(f"{x:g},{y:g}" for x, y in points[[0, 3, 2, 1]])
+        clockwise = points[[0, 3, 2, 1]]
+        first = int(np.argmin(clockwise.sum(axis=1)))  # the one nearest the image's top-left
+        order = ";".join(f"{x:g},{y:g}" for x, y in np.roll(clockwise, -first, axis=0))
         raise VisionError(
             "the four corners go anticlockwise in the image; TL, TR, BR, BL go clockwise "
             "(a mirrored order fits as well and puts every zone on the wrong side): "
-            f"swap TR and BL, --corners {swapped!r}"
+            f"clockwise from the top-left they are --corners {order!r}"
         )
 
 

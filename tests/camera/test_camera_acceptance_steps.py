@@ -143,8 +143,10 @@ def test_a_corner_order_no_camera_sees_is_refused(
 
 def test_the_mirrored_order_is_refused_with_the_order_to_give(walk: dict[str, Any]) -> None:
     tl, tr, br, bl = walk["corners"]
-    r = _table(walk, _corners([tl, bl, br, tr]))
-    assert f"swap TR and BL, --corners '{_corners([tl, tr, br, bl])}'" in r.stderr
+    right = f"clockwise from the top-left they are --corners '{_corners([tl, tr, br, bl])}'"
+    for mirrored in ([tl, bl, br, tr], [br, tr, tl, bl], [tr, tl, bl, br]):
+        r = _table(walk, _corners(mirrored))
+        assert r.exit_code == 2 and right in r.stderr, r.output
 
 
 @pytest.mark.parametrize(
