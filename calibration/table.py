@@ -659,7 +659,9 @@ def check_corner_order(points: FloatArray, image_size: tuple[int, int]) -> None:
         raise VisionError(
             "the four corners go anticlockwise in the image; TL, TR, BR, BL go clockwise "
             "(a mirrored order fits as well and puts every zone on the wrong side): "
-            f"clockwise from the top-left they are --corners {order!r}"
+            f"clockwise from the top-left they are --corners {order!r} (a layout's y runs "
+            "down from its top-left corner; a camera that mirrors its picture must have "
+            "mirroring turned off)"
         )
 
 
