@@ -42,6 +42,7 @@ from calibration.lens import (
     undistort,
     undistort_maps,
 )
+from studio.contract.messages import ZONE_PATTERN
 from studio.errors import VisionError
 
 TABLE_FORMAT: Final = "studio-table-calibration"
@@ -183,9 +184,9 @@ class Layout:
 # is refused rather than read as absent.
 _LAYOUT_KEYS: Final = ("units", "size", "card_size", "zones", "markers")
 _ZONE_KEYS: Final = ("name", "polygon")
-# The published message's zone names (studio.contract.messages.ZONE_PATTERN): a zone
-# named otherwise would have every card in it refused when published.
-_ZONE_NAME: Final = re.compile(r"^(dealer|seat:[1-9][0-9]?(:h[1-9])?)$")
+# The published message's zone names: a zone named otherwise would have every card in it
+# refused when published.
+_ZONE_NAME: Final = re.compile(ZONE_PATTERN)
 _OFF_CLOTH_MM: Final = 1.0  # a polygon may touch the cloth's edge, rounding aside
 
 
