@@ -280,3 +280,113 @@ def _iou(a: FloatArray, b: FloatArray) -> float:
 
 def _iou_masks(a: NDArray[np.uint8], b: NDArray[np.uint8]) -> float:
     return _count(a & b) / max(1, _count(a | b))
+
+
+# Which of two overlapping cards lies on top, from their outlines (see :func:`edge_order`).
+# Measured on generated cascades (found quads, 2 seeds x 3 levels): the true top card's
+# share of edge points reaches 0.6-1.0 where its face is drawn with a border, the lower
+# card's hidden sides at most 0.5 (over a court's picture or a pip column): a verdict
+# needs >= 0.6 against <= 0.2. A white-on-white standard deck (no shadow rendered) rarely
+# gives one. Without the inside-is-plain-paper test, hidden sides over a court's picture
+# scored 0.73 and two pairs of 54 were told the wrong way round.
+EDGE_BAND_PX: Final = 2  # the edge is looked for this far either side of the hypothesised side
+EDGE_AWAY_PX: Final = (5, 7)  # the paper beside it, for the noise
+EDGE_CLEAR_PX: Final = 4  # points this near the other card's outline are not sampled
+EDGE_STRONG: Final = 4.0  # a point shows an edge when its step is this many noise units
+EDGE_FLAT: Final = 2.0  # ... and this many times the steps inside it
+EDGE_PAPER: Final = 6.0  # noise units: the inside is paper, this near the paper's level
+EDGE_PRESENT: Final = 0.6  # share of points with an edge: the outline continues
+EDGE_ABSENT: Final = 0.2  # share at most: the outline stops (hidden)
+EDGE_POINTS_MIN: Final = 12  # fewer sample points inside the other card: no verdict
+
+
+def edge_order(gray: NDArray[np.uint8], a: FloatArray, b: FloatArray) -> int | None:
+    shares = edge_shares(gray, a, b)
+    if shares is None:
+        return None
+    if shares[0] >= EDGE_PRESENT and shares[1] <= EDGE_ABSENT:
+        return 0
+    if shares[1] >= EDGE_PRESENT and shares[0] <= EDGE_ABSENT:
+        return 1
+    return None
+
+
+def edge_shares(
+    gray: NDArray[np.uint8], a: FloatArray, b: FloatArray
+) -> tuple[float, float] | None:
+    """Which of two overlapping cards (4x2 corners, frame px) lies on top: 0 for ``a``,
+    1 for ``b``, ``None`` when their outlines do not say clearly.
+
+    The top card's outline continues across the overlap (its edge is a step or a thin
+    line on the lower card's face); the lower card's sides stop where they meet the top
+    card. So each card's sides inside the other card are sampled across, at the frame's
+    full resolution: the share of points that show a step well above the paper's noise.
+    """
+    samples = [_edge_samples(gray, a, b), _edge_samples(gray, b, a)]
+    if any(s is None for s in samples):
+        return None
+    beside = np.concatenate([s[3] for s in samples if s is not None])
+    # The paper's noise: the gradient beside the sides (robust: ink there is sparse).
+    noise = max(1.0, 1.4826 * float(np.median(np.abs(beside - np.median(beside)))))
+    # The card's margin inside its edge is paper: as light as the brightest of it.
+    paper = float(np.percentile(np.concatenate([s[2] for s in samples if s is not None]), 90))
+    shares = []
+    for s in samples:
+        assert s is not None
+        step, inner_step, inner, _ = s
+        # An edge is a step at the line with the card's plain margin inside it: in a
+        # picture or along a pip every line has steps near it.
+        edge = (step > EDGE_STRONG * noise) & (inner_step * EDGE_FLAT < step)
+        shares.append(float(np.mean(edge & (inner > paper - EDGE_PAPER * noise))))
+    return shares[0], shares[1]
+
+
+def _edge_samples(
+    gray: NDArray[np.uint8], card: FloatArray, other: FloatArray
+) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray] | None:
+    """Along ``card``'s sides inside ``other``: each point's strongest step across the
+    side (within :data:`EDGE_BAND_PX`), the strongest step beside it inside the card
+    (:data:`EDGE_AWAY_PX`), the brightness there, and all steps beside it (the noise)."""
+    other32 = other.astype(np.float32).reshape(-1, 1, 2)
+    centre = card.mean(axis=0)
+    points: list[FloatArray] = []
+    normals: list[FloatArray] = []
+    for k in range(4):
+        p, q = card[k], card[(k + 1) % 4]
+        length = float(np.hypot(*(q - p)))
+        if length < 1:
+            continue
+        u = (q - p) / length
+        n = np.array([-u[1], u[0]])
+        if n @ (centre - p) < 0:
+            n = -n  # the normal points into the card
+        for t in np.arange(EDGE_CLEAR_PX, length - EDGE_CLEAR_PX, 1.0):
+            x = p + t * u
+            if cv2.pointPolygonTest(other32, (float(x[0]), float(x[1])), True) > EDGE_CLEAR_PX:
+                points.append(x)
+                normals.append(n)
+    if len(points) < EDGE_POINTS_MIN:
+        return None
+    pts, nrm = np.array(points), np.array(normals)
+    reach = EDGE_AWAY_PX[1] + 1
+    offsets = np.arange(-reach, reach + 1, dtype=np.float64)
+    xy = pts[:, None, :] + offsets[None, :, None] * nrm[:, None, :]
+    profile = cv2.remap(
+        gray.astype(np.float32),
+        xy[..., 0].astype(np.float32),
+        xy[..., 1].astype(np.float32),
+        cv2.INTER_LINEAR,
+        borderMode=cv2.BORDER_REPLICATE,
+    )
+    grad = np.abs(profile[:, 2:] - profile[:, :-2]) / 2  # central differences, at offsets[1:-1]
+    at = offsets[1:-1]
+    near = np.abs(at) <= EDGE_BAND_PX
+    beside = (np.abs(at) >= EDGE_AWAY_PX[0]) & (np.abs(at) <= EDGE_AWAY_PX[1])
+    inner = beside & (at > 0)  # the normal points into the card
+    inside = (offsets >= EDGE_AWAY_PX[0]) & (offsets <= EDGE_AWAY_PX[1])
+    return (
+        grad[:, near].max(axis=1),
+        grad[:, inner].max(axis=1),
+        profile[:, inside].mean(axis=1),
+        grad[:, beside].ravel(),
+    )
