@@ -573,6 +573,19 @@ class ControllerService:
     def table_state(self, table_id: str) -> dict[str, Any]:
         return self.table(table_id).at(self.clock()).summary()
 
+    async def committed_table_state(self, table_id: str) -> dict[str, Any]:
+        """The table once the input being applied is committed. An input changes the table
+        in memory before its events are logged and the round index updated; read in
+        between, the state could say a round was settled while its record still said in
+        progress (or show what a failed write then rolls back)."""
+        self.table(table_id)  # an unknown table is refused, not waited for
+        async with self._locks[table_id]:
+            return self.table_state(table_id)
+
+    async def committed_tables_summary(self) -> list[dict[str, Any]]:
+        """:meth:`tables_summary`, each table as committed (see :meth:`committed_table_state`)."""
+        return [await self.committed_table_state(t) for t in self.tables]
+
     def alerts(
         self, state: str | None = None, table: str | None = None, *, reveal: bool = False
     ) -> list[dict[str, Any]]:

@@ -90,12 +90,12 @@ def build_router(ctx: WebContext) -> APIRouter:
 
     @router.get("/tables")
     async def tables(_: str = Depends(reader)) -> list[dict[str, Any]]:
-        return controller().tables_summary()
+        return await controller().committed_tables_summary()
 
     @router.get("/tables/{table}")
     async def table_state(table: str, _: str = Depends(reader)) -> dict[str, Any]:
         try:
-            return controller().table_state(table)
+            return await controller().committed_table_state(table)
         except StudioError as exc:
             raise fail(exc) from exc
 

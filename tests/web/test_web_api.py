@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
+from typing import Any
 
 import httpx
 import pytest
@@ -120,3 +122,36 @@ async def test_a_rest_token_with_non_ascii_characters_is_refused_not_a_server_er
             # Before: hmac.compare_digest raised TypeError on the str, a 500.
             bad = await http.get("/api/tables", headers={"Authorization": "Bearer é".encode()})
             assert bad.status_code == 401
+
+
+async def test_rest_table_state_is_read_once_the_input_is_logged(database: Database) -> None:
+    """An input changes the table in memory before its events are written; a state read in
+    between said (under load, in the production test) "settled" while the round's record
+    still said "in_progress". The REST state now waits for the write."""
+    log, fanout = EventLog(database), Fanout(bus=None)
+    async with service(log, fanout) as controller:
+        written = asyncio.Event()
+        real_append = log.append_batch
+
+        async def append_when_let(entries: Any) -> Any:
+            await written.wait()  # the database write, held back until the test lets it go
+            return await real_append(entries)
+
+        log.append_batch = append_when_let  # type: ignore[method-assign]
+        ctx = WebContext(fanout=fanout, log=log, db=database, controller=controller)
+        ctx.extras["platform_token"] = "s3cret-token"
+        transport = httpx.ASGITransport(app=create_app(ctx))
+        auth = {"Authorization": "Bearer s3cret-token"}
+        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as http:
+            pausing = asyncio.create_task(controller.pause("bj1", user="boss", reason="test"))
+            while not controller.table("bj1").paused:  # applied in memory, not yet written
+                await asyncio.sleep(0.01)
+            one = asyncio.create_task(http.get("/api/tables/bj1", headers=auth))
+            every = asyncio.create_task(http.get("/api/tables", headers=auth))
+            await asyncio.sleep(0.2)
+            assert not one.done() and not every.done()  # before: the unwritten pause at once
+            written.set()
+            await pausing
+            assert (await one).json()["paused"]
+            assert [t["paused"] for t in (await every).json()] == [True]
+            assert any(r.kind == "manager.action" for r in await log.read())
