@@ -33,7 +33,6 @@ from numpy.typing import NDArray
 
 from calibration.barcode import BarcodeReader
 from calibration.body_pips import HIDDEN_GREY
-from calibration.cascade import edge_order
 from calibration.deck_profile import DeckProfile, IndexMatch, card_scale
 from calibration.detect import (
     CANON_H,
@@ -685,7 +684,7 @@ class Recogniser:
             if self.is_card(frame, q, c, [o for o in quads if o is not q])
         ]
         quads, cards = [quads[i] for i in keep], [cards[i] for i in keep]
-        stack = self.stacking(quads, cards, frame)
+        stack = self.stacking(quads, cards)
         out = []
         for i, (quad, card) in enumerate(zip(quads, cards, strict=True)):
             zone, dist = self.zone_of(quad)
@@ -699,22 +698,14 @@ class Recogniser:
             out.append(CardFound(quad, zone, dist, reading))
         return out
 
-    def stacking(
-        self, quads: list[CardQuad], cards: list[Image], frame: Image | None = None
-    ) -> Stacking:
+    def stacking(self, quads: list[CardQuad], cards: list[Image]) -> Stacking:
         """Which cards may lie on top of which.
 
         Of two overlapping cards, the one on top shows the index corner that lies in their
         overlap; the other's index corner there is covered. When the index corners do not
-        say, the outlines in ``frame`` may: the top card's sides continue across the
-        overlap, the lower card's stop (:func:`edge_order`, only when clear). Otherwise each
-        card is taken as covered by the other; if an index corner of either lies in the
-        overlap, both are also *unclear* (:meth:`recognise` reads neither).
+        say, each card is taken as covered by the other; if an index corner of either lies
+        in the overlap, both are also *unclear* (:meth:`recognise` reads neither).
         """
-        gray: Image | None = None
-        if frame is not None:
-            grey = frame if frame.ndim == 2 else cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)
-            gray = np.asarray(grey, np.uint8)
         stack = Stacking([set() for _ in quads], set())
         reads: dict[int, list[IndexMatch | None]] = {}  # each card's corners, read once
 
@@ -735,21 +726,11 @@ class Recogniser:
                 stack.above[j].add(i)
             elif sj is not None and sj > 0 and sj > (si or -1.0) + STACK_MARGIN:
                 stack.above[i].add(j)
-            elif si is None and sj is None:
-                # No index corner in the overlap: the order does not matter.
-                stack.above[i].add(j)
-                stack.above[j].add(i)
-            elif (
-                top := None
-                if gray is None
-                else edge_order(gray, quads[i].corners, quads[j].corners)
-            ) is not None:
-                upper, lower = (i, j) if top == 0 else (j, i)
-                stack.above[lower].add(upper)
             else:
                 stack.above[i].add(j)
                 stack.above[j].add(i)
-                stack.unclear |= {i, j}
+                if si is not None or sj is not None:
+                    stack.unclear |= {i, j}
         return stack
 
     def _read_corners(self, quad: CardQuad, card: Image) -> list[IndexMatch | None]:

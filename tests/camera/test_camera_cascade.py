@@ -156,34 +156,3 @@ def test_cards_crossing_at_plain_corners_are_both_read(deck_profile: DeckProfile
     stack = rec.stacking(quads, [warp_card(frame, q) for q in quads])
     assert len(quads) == 2 and stack.above == [{1}, {0}] and stack.unclear == set()
     assert sorted(f.reading.code or "-" for f in rec.recognise(frame)) == ["7H", "KS"]
-
-
-@pytest.mark.parametrize(("low_code", "high_code"), [("7H", "KS"), ("5S", "3C")])
-def test_the_top_cards_outline_tells_the_order_when_its_index_does_not(
-    deck_profile: DeckProfile, low_code: str, high_code: str
-) -> None:
-    """A finger over the top card's index corner in the overlap: the corners do not tell
-    which card lies on top (both were published unreadable), but the top card's outline
-    runs on across the lower card's face, the lower card's stops at the top card."""
-    layout = default_layout()
-    homography = camera_homography(np.random.default_rng(0), "easy", (1920, 1080), layout)
-    low = PlacedCard(low_code, "seat:4", (450.0, 300.0), 0.0)
-    finger = (7.0, 13.0, 5.0, 10.0, 0.0)  # over the top card's index, clear of its sides
-    high = PlacedCard(high_code, "seat:4", (450.0 + 18, 300.0 + 23), 0.0, occluder=finger)
-    frame = compose(background(layout, homography, (1920, 1080)), [low, high], homography)
-    rec = Recogniser(deck_profile, true_calibration(Scene(frame, [low, high], homography, "easy")))
-    quads = rec.find(frame)
-    assert len(quads) == 2
-    cards = [warp_card(frame, q) for q in quads]
-    assert rec.stacking(quads, cards).unclear == {0, 1}  # the corners alone do not tell
-    lower = int(
-        np.argmin(
-            [np.linalg.norm(np.subtract(q.centre, low.image_quad.mean(axis=0))) for q in quads]
-        )
-    )
-    stack = rec.stacking(quads, cards, frame)
-    assert stack.unclear == set() and stack.above[lower] == {1 - lower}
-    assert stack.above[1 - lower] == set()
-    assert sorted(f.reading.code or "-" for f in rec.recognise(frame)) == sorted(
-        [low_code, high_code]
-    )
