@@ -11,10 +11,8 @@ misreads must be zero everywhere.
 
 from __future__ import annotations
 
-import multiprocessing
-from concurrent.futures import ProcessPoolExecutor
-
 import pytest
+from accuracy_support import spawn_pool
 
 from calibration.deck_profile import DeckProfile, learn_profile
 from hwsim.camera.dataset import SUBSET, Score, example_images, score_level
@@ -26,11 +24,6 @@ MIN_ACCURACY = {
     "other": {"easy": 0.98, "medium": 0.98, "hard": 0.93},  # hard measured 0.961
 }
 LEVELS = ("easy", "medium", "hard")
-
-
-def _spawn_pool() -> ProcessPoolExecutor:
-    # Spawned, not forked: a fork after OpenCV started its worker threads can deadlock.
-    return ProcessPoolExecutor(max_workers=2, mp_context=multiprocessing.get_context("spawn"))
 
 
 def _run(
@@ -53,7 +46,7 @@ def index_scores(profile: DeckProfile, deck_profile: DeckProfile) -> dict[str, d
     half = FRAMES_PER_LEVEL // 2
     profiles = {"deck": deck_profile, "other": profile}
     scores = {name: {lvl: Score() for lvl in LEVELS} for name in profiles}
-    with _spawn_pool() as pool:
+    with spawn_pool() as pool:
         futures = [
             (name, lvl, pool.submit(score_level, prof, lvl, half, seed=2024 + k))
             for name, prof in profiles.items()

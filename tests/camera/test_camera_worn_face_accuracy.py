@@ -8,14 +8,11 @@ these frames (seed 4100, not the benchmark's 5000) minus a margin: see docs/came
 
 from __future__ import annotations
 
-import multiprocessing
-from concurrent.futures import ProcessPoolExecutor
-
 import pytest
+from accuracy_support import deck_and_other_profiles, spawn_pool
 
-from calibration.deck_profile import DeckProfile, learn_profile
-from hwsim.camera.dataset import SUBSET, Score, example_images, score_level
-from hwsim.camera.render import PROFILE_STYLE, TABLE_STYLE
+from calibration.deck_profile import DeckProfile
+from hwsim.camera.dataset import Score, score_level
 from hwsim.camera.wear import Wear
 
 SEED = 4100
@@ -44,15 +41,10 @@ def _run(args: tuple[DeckProfile, str]) -> Score:
 
 @pytest.fixture(scope="module")
 def scores() -> dict[Cell, Score]:
-    profiles = {
-        "deck": learn_profile(example_images(SUBSET, seed=1, style=TABLE_STYLE))[0],
-        "other": learn_profile(example_images(SUBSET, seed=1, style=PROFILE_STYLE))[0],
-    }
+    profiles = deck_and_other_profiles()
     cells = [(p, lvl) for p in profiles for lvl in LEVELS]
     jobs = [(profiles[p], lvl) for p, lvl in cells]
-    # Spawned, not forked: a fork after OpenCV started its worker threads can deadlock.
-    ctx = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=2, mp_context=ctx) as pool:
+    with spawn_pool() as pool:
         return dict(zip(cells, pool.map(_run, jobs), strict=True))
 
 
