@@ -1365,14 +1365,7 @@ class TableController:
         code = held.get("card")
         holders = [alert] if held.get("from") == "camera" else []
         if held.get("from") == "shoe":
-            holders = [
-                other
-                for other in self.alerts.all()
-                if other is not alert
-                and other.round_id == alert.round_id
-                and (other.subject.get("held") or {}).get("from") == "camera"
-                and (other.subject.get("held") or {}).get("card") == code
-            ]
+            holders = self._other_holds(alert, held)
         for holder in holders:
             for item in holder.evidence:
                 if item.get("source") == "camera" and item.get("card") == code:
@@ -1391,17 +1384,8 @@ class TableController:
         source = held.get("source") or {}
         if held.get("from") != "camera" or not isinstance(source.get("seq"), int):
             return
-        if not self._of_shoe_in_play(alert):
+        if not self._of_shoe_in_play(alert) or self._other_holds(alert, held):
             return
-        for other in self.alerts.all():
-            theirs = other.subject.get("held") or {}
-            if (
-                other is not alert
-                and other.round_id == alert.round_id
-                and theirs.get("from") == "shoe"
-                and theirs.get("card") == held.get("card")
-            ):
-                return
         self.shoe.take(str(source.get("device")), source["seq"])
 
     def _of_shoe_in_play(self, alert: Alert) -> bool:
@@ -1422,17 +1406,23 @@ class TableController:
         """
         counted = {Resolution.ACCEPT, Resolution.CORRECT} | ({Resolution.VOID} if voided else set())
         held = held or alert.subject.get("held") or {}
-        for other in self.alerts.all():
-            theirs = other.subject.get("held") or {}
-            if (
-                other is not alert
-                and other.round_id == alert.round_id
-                and theirs.get("card") == held.get("card")
-                and theirs.get("from") != held.get("from")
-                and (other.resolution or {}).get("action") in counted
-            ):
+        for other in self._other_holds(alert, held):
+            if (other.resolution or {}).get("action") in counted:
                 return other
         return None
+
+    def _other_holds(self, alert: Alert, held: dict[str, Any]) -> list[Alert]:
+        """The other alerts of ``alert``'s round that hold the card ``held`` holds, read by the
+        other source: a card drawn while the round is paused is held twice, the shoe's read
+        (an unexpected card) and the camera's sighting (a missed scan)."""
+        return [
+            other
+            for other in self.alerts.all()
+            if other is not alert
+            and other.round_id == alert.round_id
+            and (other.subject.get("held") or {}).get("card") == held.get("card")
+            and (other.subject.get("held") or {}).get("from") != held.get("from")
+        ]
 
     def _void(self, alert: Alert) -> dict[str, Any]:
         index = alert.subject.get("index")
