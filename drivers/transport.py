@@ -53,11 +53,19 @@ class SerialTransport(Transport):
         # pyserial leaves VMIN=0, with which a read of an idle tty returns b"" -- the same
         # as end-of-file. VMIN=1 on a non-blocking fd makes "no data" EAGAIN instead, so
         # b"" (or EIO) means the device really went away.
-        attrs = termios.tcgetattr(self._fd)
-        attrs[6][termios.VMIN] = 1
-        attrs[6][termios.VTIME] = 0
-        termios.tcsetattr(self._fd, termios.TCSANOW, attrs)
-        os.set_blocking(self._fd, False)
+        try:
+            attrs = termios.tcgetattr(self._fd)
+            attrs[6][termios.VMIN] = 1
+            attrs[6][termios.VTIME] = 0
+            termios.tcsetattr(self._fd, termios.TCSANOW, attrs)
+            os.set_blocking(self._fd, False)
+        except (termios.error, OSError) as exc:
+            # Unplugged since pyserial opened it (EIO from a hung-up tty): retried like any
+            # unplug. termios.error is no OSError, and escaping run_forever's retry it ended
+            # the driver and, through the task group, every driver of the process.
+            with contextlib.suppress(Exception):
+                port.close()
+            raise DeviceError(f"{name}: cannot set up the port ({exc})") from exc
         self._loop = asyncio.get_running_loop()
         self._closed = False
 
