@@ -4,6 +4,7 @@ Input (see docs/replay.md)::
 
     {"ruleset": "majority_speed" | {"preset": "...", ...overrides},
      "shoe_cards_dealt": 0, "new_shoe": false,            # optional
+     "logic": 2,                          # optional: the engine logic the round ran (latest)
      "boxes": [{"seat": 1, "wagers": [{"player": "p1", "stake": "10.00",
                 "side_bets": {"21+3": "1.00"}, "insurance": false,
                 "behind": false, "auto_consent": false,
@@ -29,7 +30,7 @@ from typing import Any
 from studio.cards import parse_card
 from studio.errors import CardCodeError, RuleError
 from studio.rules.errors import ReplayInputError
-from studio.rules.round import BoxMode, CardFor, Round, RoundConfig
+from studio.rules.round import LOGIC, BoxMode, CardFor, Round, RoundConfig
 from studio.rules.ruleset import ruleset_from_spec
 
 CUT = "CUT"
@@ -41,6 +42,7 @@ _TOP_KEYS = {
     "votes",
     "shoe_cards_dealt",
     "new_shoe",
+    "logic",
     "comment",
 }
 _WAGER_KEYS = {
@@ -101,7 +103,10 @@ def build_round(data: Mapping[str, Any]) -> tuple[Round, list[str]]:
             codes.append(parse_card(code).code)
         except CardCodeError as exc:
             raise ReplayInputError(f"unknown card {code!r} at position {position}: {exc}") from exc
-    rnd = Round(rules, config)
+    try:
+        rnd = Round(rules, config, logic=data.get("logic", LOGIC))
+    except RuleError as exc:
+        raise ReplayInputError(f"logic: {exc}") from exc
     rnd.open_betting()
     boxes = data.get("boxes")
     _require(isinstance(boxes, list) and bool(boxes), "missing field 'boxes' (a non-empty list)")

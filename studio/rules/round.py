@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from studio.cards import Card, parse_card
 from studio.rules import voting
@@ -41,6 +41,15 @@ from studio.rules.ruleset import (
 )
 from studio.rules.settlement import RoundResult, refund_round, settle_round
 from studio.rules.strategy import Action, best_action, strategy_for
+
+# The engine's logic version. A round is played through the logic it was opened with and
+# its event log replays through the same one (``open_betting`` records it; a log without
+# it was written by logic 1), so a change of the game's decisions does not rewrite what
+# was played. 1: until 2026-12-03. 2: a Majority Rules vote is taken at once when the votes
+# still to come could at most tie the leader and no action can pass 50% any more (seed
+# 004; under logic 1 the vote stayed open and a tie then fell to best strategy).
+LOGIC: Final = 2
+FIRST_LOGIC: Final = 1
 
 
 class Phase(StrEnum):
@@ -213,12 +222,21 @@ def _money(value: Decimal | str | int) -> Decimal:
     return amount
 
 
+def _checked_logic(logic: object) -> int:
+    if not isinstance(logic, int) or isinstance(logic, bool) or not 1 <= logic <= LOGIC:
+        raise RoundStateError(f"unknown engine logic {logic!r}: this engine runs 1..{LOGIC}")
+    return logic
+
+
 class Round:
     """One round. See the package docstring for the call sequence."""
 
-    def __init__(self, rules: RuleSet, config: RoundConfig | None = None) -> None:
+    def __init__(
+        self, rules: RuleSet, config: RoundConfig | None = None, *, logic: int = LOGIC
+    ) -> None:
         self.rules = rules
         self.config = config or RoundConfig()
+        self.logic = _checked_logic(logic)
         self.phase = Phase.NEW
         self.boxes: dict[int, Box] = {}
         self.dealer_cards: list[Card] = []  # [up, hole/second, draws...]
@@ -247,7 +265,7 @@ class Round:
         events: Sequence[Mapping[str, Any]],
         config: RoundConfig | None = None,
     ) -> Round:
-        """Rebuild a round deterministically from its event log."""
+        """Rebuild a round deterministically from its event log (with the logic it records)."""
         rnd = cls(ruleset_from_spec(rules), config)
         for event in events:
             rnd.apply_event(event)
@@ -270,6 +288,8 @@ class Round:
         """Apply one logged event (the inverse of what each call records)."""
         kind = event.get("type")
         if kind == "open_betting":
+            if self.phase is Phase.NEW:  # the log's logic (none recorded: the first)
+                self.logic = _checked_logic(event.get("logic", FIRST_LOGIC))
             self.open_betting()
         elif kind == "place_wager":
             self.place_wager(
@@ -320,7 +340,7 @@ class Round:
         if self.phase is not Phase.NEW:
             raise RoundStateError(f"betting can open only on a new round (phase {self.phase})")
         self.phase = Phase.BETTING
-        self._log({"type": "open_betting"})
+        self._log({"type": "open_betting", "logic": self.logic})
 
     def place_wager(
         self,
@@ -966,7 +986,7 @@ class Round:
         box.votes[player] = action
         self._log({"type": "vote", "seat": seat, "player": player, "action": action.value})
         eligible = len(box.seat_wagers)
-        winner = voting.decided_now(box.votes, eligible)
+        winner = voting.decided_now(box.votes, eligible, may_tie=self.logic >= 2)
         if winner is None and voting.everyone_voted(box.votes, eligible):
             winner = voting.plurality(box.votes)
             if winner is None:

@@ -46,6 +46,7 @@ def test_a_plain_round() -> None:
         ({"boxes": [{"seat": 9, "wagers": [{"player": "p", "stake": "10"}]}]}, "no seat 9"),
         ({"cards": "TS 9D"}, "cards"),
         ({"colour": "red"}, "unknown field"),
+        ({"logic": 0}, "unknown engine logic 0"),
         ({"decisions": {"one": ["stand"]}}, "not a seat number"),
         ({"decisions": {"2": ["stand"]}}, "seat 2, which has no main bet"),
         ({"votes": {"1": [{"p1": "stand"}]}}, "not a Majority Rules seat"),
@@ -85,6 +86,32 @@ def test_votes_after_a_decided_action_round_are_an_impossible_sequence() -> None
     data["votes"] = {}
     with pytest.raises(ReplayInputError, match="give its choices as votes"):
         replay_round(data)
+
+
+def test_a_document_names_the_engine_logic_its_round_ran() -> None:
+    """Eight players, 11 v 6: hit 3, stand 2, double 2, then stand. Logic 2 takes hit
+    after the seventh vote (the eighth cannot surpass it); logic 1 waited, tied 3-3 and
+    doubled by best strategy."""
+    players = [f"p{n}" for n in range(1, 9)]
+    ballot = dict(zip(players, ["hit"] * 3 + ["stand"] * 2 + ["double"] * 2, strict=False))
+    data: dict[str, Any] = {
+        "ruleset": "majority_speed",
+        "boxes": [
+            {
+                "seat": 1,
+                "wagers": [{"player": p, "stake": "10", "auto_consent": True} for p in players],
+            }
+        ],
+        "cards": ["5H", "6C", "6D", "7S", "9C", "TD"],  # 20 either way; dealer 13 + T busts
+        "votes": {"1": [ballot, {}]},
+    }
+    out = replay_round(data)  # the latest logic; the hand then stands on 20 by timeout
+    assert out["boxes"][0]["hands"][0]["actions"][0] == "hit (majority vote)"
+    assert (out["totals"]["stakes"], out["totals"]["payouts"]) == ("80.00", "160.00")
+    old = {**data, "logic": 1, "votes": {"1": [{**ballot, "p8": "stand"}]}}
+    out = replay_round(old)
+    assert out["boxes"][0]["hands"][0]["actions"] == ["double (tied vote, best strategy)"]
+    assert (out["totals"]["stakes"], out["totals"]["payouts"]) == ("160.00", "320.00")
 
 
 def test_cli_prints_json_and_fails_cleanly(tmp_path: Path) -> None:

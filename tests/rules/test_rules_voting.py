@@ -32,3 +32,17 @@ def test_timer_end_plurality_and_tie() -> None:
     assert plurality(_votes(H, H, S)) is H
     assert plurality(_votes(H, S)) is None
     assert plurality({}) is None
+
+
+def test_wins_when_outstanding_votes_could_at_most_tie_and_nothing_can_pass_half() -> None:
+    """Seed 004: "when no action can exceed the 50% threshold and votes given to any other
+    action cannot surpass the score of the most popular action"."""
+    votes = _votes(H, H, H, S, S, D, D)  # 8 players: hit 3, one vote to come
+    assert decided_now(votes, eligible=8) is H  # stand 2 + 1 only ties; hit 3 + 1 is 50%
+    assert decided_now(votes, eligible=8, may_tie=False) is None  # engine logic 1
+    # Hit 2 of 4 with 2 to come could still pass 50%: the vote stays open.
+    assert decided_now(_votes(H, H), eligible=5) is None
+    # Two players, one vote: the other could tie, but hit could also reach 100%.
+    assert decided_now(_votes(H), eligible=2) is None
+    # Everyone voted and two actions tie: nothing is decided (best strategy decides).
+    assert decided_now(_votes(H, H, S, S), eligible=4) is None
