@@ -374,7 +374,8 @@ class UserStore:
         Each attempt is counted (against the address and the account) before the slow
         password check, so a burst of parallel guesses gets no more tries than one by one.
         """
-        name = username.strip().lower()[:64]
+        # A NUL cannot be in a user name, and PostgreSQL refuses it in the attempt's record.
+        name = username.strip().lower()[:64].replace("\x00", "\ufffd")
         now = self.clock()
         attempt = await self._start(name, remote)
         # This attempt is among the failures counted: more than the limit is one too many.

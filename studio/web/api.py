@@ -10,9 +10,9 @@ reason of at least 3 characters (422 without one).
 from __future__ import annotations
 
 import hmac
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, HTTPException, Request
+from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from studio.console.auth import current_user, require_role
@@ -23,6 +23,9 @@ from studio.controller.commands import Reason
 from studio.errors import StudioError
 from studio.store.eventlog import ChainReport, EventLog, admin_events
 from studio.web.context import WebContext
+
+# The statistics' longest window: ten years (a longer one overflowed the date, a 500).
+MAX_STATS_HOURS = 10 * 366 * 24
 
 
 class ResolveBody(BaseModel):
@@ -83,7 +86,8 @@ def build_router(ctx: WebContext) -> APIRouter:
 
     def fail(exc: Exception) -> HTTPException:
         if isinstance(exc, UnknownTable):
-            return HTTPException(404, str(exc))
+            # Its message, not str(): a KeyError's str() quotes it ('"no table \'x\'"').
+            return HTTPException(404, str(exc.args[0]) if exc.args else "not found")
         if isinstance(exc, ValidationError):
             return HTTPException(422, exc.errors(include_url=False, include_context=False))
         return HTTPException(409, str(exc))
@@ -181,8 +185,17 @@ def build_router(ctx: WebContext) -> APIRouter:
     ) -> list[dict[str, Any]]:
         return controller().alerts(state=state, table=table)
 
+    def known_alert(alert_id: str) -> None:
+        # An alert that does not exist is a 404, not a 409 (which says the action came at
+        # the wrong time for an alert that does).
+        try:
+            controller().find_alert_table(alert_id)
+        except AlertError as exc:
+            raise HTTPException(404, str(exc)) from exc
+
     @router.post("/alerts/{alert_id}/acknowledge")
     async def acknowledge(alert_id: str, user: User = Depends(manager)) -> dict[str, Any]:
+        known_alert(alert_id)
         try:
             return await controller().acknowledge_alert(alert_id, user=user.username)
         except (AlertError, StudioError) as exc:
@@ -192,6 +205,7 @@ def build_router(ctx: WebContext) -> APIRouter:
     async def resolve(
         alert_id: str, body: ResolveBody, user: User = Depends(manager)
     ) -> dict[str, Any]:
+        known_alert(alert_id)
         try:
             return await controller().resolve_alert(
                 alert_id, body.action, user=user.username, reason=body.reason, card=body.card
@@ -234,7 +248,9 @@ def build_router(ctx: WebContext) -> APIRouter:
         return {**_chain(report), "admin": _chain(admin)}
 
     @router.get("/stats")
-    async def stats(hours: int = 24, _: str = Depends(reader)) -> dict[str, Any]:
+    async def stats(
+        hours: Annotated[int, Query(ge=1, le=MAX_STATS_HOURS)] = 24, _: str = Depends(reader)
+    ) -> dict[str, Any]:
         return await controller().stats_summary(hours)
 
     return router

@@ -2,19 +2,56 @@
 
 from __future__ import annotations
 
+import json
+
 from fastapi import FastAPI
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from studio import __version__, console
 from studio.web import api, streams
 from studio.web.context import WebContext
 
+# The largest request body read, from anyone (FastAPI reads a body before the route's
+# auth dependency runs). The biggest honest one, a user form or a manager action with its
+# reason, is a few KiB; without a bound a stranger's 200 MB body took the server's peak
+# memory from 89 to 736 MB before the 401.
+MAX_BODY_BYTES = 1024 * 1024
+
+
+class RefuseNul:
+    """400 for a request whose path or query holds a NUL character (``%00``).
+
+    No id, name or time has one, and PostgreSQL refuses text with one: each such URL
+    that reached a query was a 500 there (and a plain miss on SQLite).
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and (
+            "\x00" in scope["path"] or b"%00" in scope.get("query_string", b"")
+        ):
+            body = json.dumps({"detail": "a NUL character (%00) is not allowed in a URL"})
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 400,
+                    "headers": [(b"content-type", b"application/json")],
+                }
+            )
+            await send({"type": "http.response.body", "body": body.encode()})
+            return
+        await self.app(scope, receive, send)
+
 
 def create_app(ctx: WebContext) -> FastAPI:
-    app = FastAPI(title="Studio controller", version=__version__)
+    app = FastAPI(title="Studio controller", version=__version__, max_body_size=MAX_BODY_BYTES)
     app.state.ctx = ctx
     app.include_router(streams.build_router(ctx))
     app.include_router(api.build_router(ctx))
     console.install(app, ctx)
+    app.add_middleware(RefuseNul)
 
     @app.get("/api/health")
     async def health() -> dict[str, object]:
@@ -23,4 +60,4 @@ def create_app(ctx: WebContext) -> FastAPI:
     return app
 
 
-__all__ = ["WebContext", "create_app"]
+__all__ = ["MAX_BODY_BYTES", "WebContext", "create_app"]

@@ -1,0 +1,158 @@
+"""What a stranger or a careless client can send the web server: each gets a 4xx that says
+what is wrong, never a 500, and nothing big is read before it is refused.
+
+Real controller service and database (SQLite and PostgreSQL); no test double.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+
+import httpx
+import pytest
+from argon2 import PasswordHasher
+
+import studio.console  # registers the users/sessions tables before create_all
+from studio.config import StudioConfig, TableSettings
+from studio.console import ConsoleSettings, UserStore
+from studio.controller import ControllerService
+from studio.store import Database, EventLog
+from studio.streams import Fanout
+from studio.web import WebContext, create_app
+from studio.web.app import MAX_BODY_BYTES
+
+assert studio.console.install is not None
+
+PASSWORD = "correct horse battery"
+TOKEN = "s3cret-token"
+PLATFORM = {"Authorization": f"Bearer {TOKEN}"}
+DEVICES = [{"id": "shoe", "kind": "shoe"}, {"id": "cam", "kind": "camera"}]
+SETTINGS = ConsoleSettings(argon2_time_cost=1, argon2_memory_kib=8 * 1024, argon2_parallelism=1)
+
+
+@pytest.fixture
+async def http(database: Database) -> AsyncIterator[httpx.AsyncClient]:
+    hasher = PasswordHasher(time_cost=1, memory_cost=8 * 1024, parallelism=1)
+    await UserStore(database, hasher=hasher).add("boss", PASSWORD, "manager", by="test")
+    log, fanout = EventLog(database), Fanout(bus=None)
+    config = StudioConfig(tables=[TableSettings(id="bj1", ruleset="clubhouse", devices=DEVICES)])
+    async with ControllerService(config, None, log, fanout, timers=False) as controller:
+        ctx = WebContext(
+            fanout=fanout,
+            log=log,
+            db=database,
+            controller=controller,
+            extras={"console": SETTINGS, "platform_token": TOKEN},
+        )
+        # A server error is answered 500, as uvicorn would, instead of raised into the test.
+        transport = httpx.ASGITransport(app=create_app(ctx), raise_app_exceptions=False)
+        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+            yield client
+
+
+async def login(http: httpx.AsyncClient, username: str = "boss") -> httpx.Response:
+    page = await http.get("/console/login")
+    match = re.search(r'name="csrf_token" value="([^"]+)"', page.text)
+    assert match
+    form = {"username": username, "password": PASSWORD, "csrf_token": match.group(1)}
+    return await http.post("/console/login", data=form)
+
+
+async def test_a_big_body_is_refused_before_it_is_read(http: httpx.AsyncClient) -> None:
+    # Before: FastAPI read (and JSON-decoded) the whole body before the token check said
+    # 401; a stranger's 200 MB body took the server's peak memory from 89 to 736 MB.
+    big = b'{"id": "' + b"x" * (MAX_BODY_BYTES + 1) + b'"}'
+    sent = await http.post("/api/tables/bj1/bets", content=big)
+    assert sent.status_code == 413, sent.text
+    read = 0
+
+    async def chunked() -> AsyncIterator[bytes]:  # no Content-Length: counted as read
+        nonlocal read
+        for _ in range(64):
+            read += 64 * 1024
+            yield b" " * (64 * 1024)
+
+    streamed = await http.post(
+        "/api/tables/bj1/bets", content=chunked(), headers={"content-type": "application/json"}
+    )
+    assert streamed.status_code == 413
+    assert read < 64 * 64 * 1024  # stopped reading past the limit
+    # The login form too (anyone can send it, with a CSRF cookie of their own).
+    page = await http.get("/console/login")
+    form = await http.post(
+        "/console/login",
+        content=b"username=x&password=" + b"y" * (MAX_BODY_BYTES + 1),
+        headers={
+            "content-type": "application/x-www-form-urlencoded",
+            "x-csrf-token": http.cookies["studio_csrf"],
+        },
+    )
+    assert page.status_code == 200 and form.status_code == 413
+    # An ordinary command is not affected.
+    bet = {"id": "b1", "player": "p1", "seat": 1, "stake": "10"}
+    assert (await http.post("/api/tables/bj1/bets", json=bet, headers=PLATFORM)).status_code in (
+        200,
+        409,
+    )
+
+
+@pytest.mark.parametrize("hours", [0, -1, 100_000_000, -100_000_000])
+async def test_stats_hours_out_of_range_is_422(http: httpx.AsyncClient, hours: int) -> None:
+    # Before: 1e8 hours overflowed the date (OverflowError): a 500.
+    answer = await http.get(f"/api/stats?hours={hours}", headers=PLATFORM)
+    assert answer.status_code == 422, answer.text
+    assert answer.json()["detail"][0]["loc"] == ["query", "hours"]
+    assert (await http.get("/api/stats?hours=48", headers=PLATFORM)).status_code == 200
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/api/rounds?table=%00",
+        "/api/rounds/bj1-R%00",
+        "/api/tables/bj1/rounds?since=%00",
+        "/api/tables/bj%001",
+        "/console/rounds/bj1-R%00",
+        "/console/rounds/bj1-R%00/export.json",
+        "/console/rounds/export.csv?table=%00",
+        "/console/rounds?player=%00",
+    ],
+)
+async def test_a_nul_character_in_a_url_is_400(http: httpx.AsyncClient, url: str) -> None:
+    # PostgreSQL refuses text with NUL in it: before, each of these was a 500 there.
+    assert (await login(http)).status_code == 303
+    answer = await http.get(url, headers=PLATFORM if url.startswith("/api") else {})
+    assert answer.status_code == 400, answer.text
+    assert "NUL" in answer.text
+
+
+async def test_a_nul_character_in_a_login_name_is_a_failed_login(
+    http: httpx.AsyncClient,
+) -> None:
+    # Before: recording the attempt failed on PostgreSQL, a 500.
+    page = await http.get("/console/login")
+    match = re.search(r'name="csrf_token" value="([^"]+)"', page.text)
+    assert match
+    form = {"username": "bo\x00ss", "password": PASSWORD, "csrf_token": match.group(1)}
+    answer = await http.post("/console/login", data=form)
+    assert answer.status_code == 401
+    assert "invalid username or password" in answer.text
+
+
+async def test_an_unknown_table_round_or_alert_is_a_clear_404(http: httpx.AsyncClient) -> None:
+    for url in ("/api/tables/bj9", "/api/tables/bj9/rounds", "/api/rounds/bj1-R9"):
+        answer = await http.get(url, headers=PLATFORM)
+        assert answer.status_code == 404
+        # Before: the KeyError's own quotes, '"no table \'bj9\'"'.
+        assert not answer.json()["detail"].startswith('"'), answer.text
+    assert (await login(http)).status_code == 303
+    csrf = {"X-CSRF-Token": http.cookies["studio_csrf"]}
+    for url, body in (
+        ("/api/alerts/bj1-A9/acknowledge", None),
+        ("/api/alerts/bj1-A9/resolve", {"action": "void", "reason": "wrong card"}),
+    ):
+        answer = await http.post(url, json=body, headers=csrf)
+        # Before: 409, as if the alert were there and the action came at the wrong time.
+        assert answer.status_code == 404, answer.text
+        assert answer.json()["detail"] == "no alert 'bj1-A9'"
