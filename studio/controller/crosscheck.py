@@ -56,6 +56,10 @@ class Sighting:
     at: datetime
     ref: dict[str, Any]  # device and seq, and for shoe cards the card's index in the round
     face_down: bool = False  # a shoe card the camera cannot see until it is turned over
+    # A card dealt on the camera's sighting of it in another zone than the one it is dealt
+    # to: that sighting. Unless the camera sees it where it is dealt (the dealer moved it),
+    # its window ends in a wrong box, not a missed scan: the camera did see it.
+    elsewhere: Sighting | None = None
 
 
 @dataclass
@@ -156,6 +160,8 @@ class CrossCheck:
             outcome = self._settle(shoe, self.camera_waiting, shoe_side=True)
             if outcome.verdict is Verdict.CAMERA_MISSED:
                 self.missed.append(shoe)
+                if shoe.elsewhere is not None:
+                    outcome = Outcome(Verdict.WRONG_BOX, shoe, shoe.elsewhere)
             out.append(outcome)
         # A camera sighting is never settled against a card still face down: pairing them
         # (a mismatch "shoe read ..." or a wrong box "... was due in dealer") would publish
@@ -190,8 +196,17 @@ class CrossCheck:
         self.shoe_waiting = [s for s in self.shoe_waiting if s.ref.get("index") != ref_index]
         self.missed = [s for s in self.missed if s.ref.get("index") != ref_index]
 
-    def clear(self) -> None:
+    def clear(self, *, keep_accepted: bool = False) -> None:
+        """Forget the round's sightings. ``keep_accepted``: not the cards dealt on the
+        camera's sighting, whose shoe read may still come within the window after the round
+        (they are forgotten when a shoe is loaded: :meth:`forget_accepted`)."""
         self.shoe_waiting.clear()
         self.camera_waiting.clear()
         self.missed.clear()
+        if not keep_accepted:
+            self.accepted.clear()
+
+    def forget_accepted(self) -> None:
+        """A shoe was loaded: no read from now on is the late read of an earlier shoe's card
+        (a shoe's events are taken in its order, so every read of the old shoe came first)."""
         self.accepted.clear()

@@ -78,8 +78,11 @@ _CARD_FIELDS = frozenset({"card", "applied", "discarded", "to"})
 # of the shoe counts toward the cut point at once (a refused, held, impossible or voided card
 # too), where before only the cards in the census did, and those the round's engine took; a
 # card dealt on the camera's sighting waits for no other one, and the shoe's late read of it
-# is that card (before: a second misscan, and a second card).
-LOGIC: Final = 4
+# is that card (before: a second misscan, and a second card); 5: a card dealt on the camera's
+# sighting of it in another zone is a wrong box when its window ends there unseen (before: a
+# missed scan, "camera did not see"), and the shoe's late read of it is that card after its
+# round too (before: forgotten when the next round opened or its own was cancelled).
+LOGIC: Final = 5
 FIRST_LOGIC: Final = 1
 
 
@@ -442,7 +445,9 @@ class TableController:
         self.cards = []
         self.hole_face_down = False
         self.round_flags = {"single_source": self.settings.single_source}
-        self.crosscheck.clear()
+        # From logic 5 a card dealt on the camera's sighting stays known until its window
+        # ends: the shoe's late read of the round's last card may come after the next opened.
+        self.crosscheck.clear(keep_accepted=self.logic >= 5)
         self.phase = "betting"
         self.betting_deadline = self.now + timedelta(seconds=self.ruleset.timeouts.betting_seconds)
         self.next_round_at = None
@@ -625,7 +630,7 @@ class TableController:
         self.phase = "settled"
         self.decision_deadline = None
         self.betting_deadline = None
-        self.crosscheck.clear()
+        self.crosscheck.clear(keep_accepted=self.logic >= 5)
         self._event("round_cancelled", reason=reason, by=user, refunds=refunds, **placed)
         self._after_round()
         return refunds
@@ -899,6 +904,8 @@ class TableController:
         if self.cut_card_due is not None:  # the old shoe's, before it is forgotten
             self._check_cut_card()
         self.shoe.load(shoe_id, self.ruleset.shoe.decks, verified=verified)
+        if self.logic >= 5:
+            self.crosscheck.forget_accepted()  # no later read is an earlier shoe's card
         self.shoe_first_alert = len(self.alerts.all())
         self.shuffle_verified = False  # every shoe needs its own verified count
         self._event("shoe_loaded", shoe=shoe_id, verified=verified)
@@ -1004,12 +1011,12 @@ class TableController:
         source: dict[str, Any],
         evidence: dict[str, Any],
         *,
-        camera_zone: str | None = None,
+        camera_seen: dict[str, Any] | None = None,
         camera_only: bool = False,
     ) -> bool:
-        """Deal a card to the target due. ``camera_zone``: where the camera saw it already
-        (an accepted card held with the camera's sighting; logic 4); ``camera_only``: dealt on
-        that sighting alone, the shoe's read of it not seen yet."""
+        """Deal a card to the target due. ``camera_seen``: the camera's sighting of it already
+        (an accepted card held with it; logic 4), as evidence; ``camera_only``: dealt on that
+        sighting alone, the shoe's read of it not seen yet."""
         target = self.next_card()
         if target is None:
             dealer_done = self.engine is not None and self.engine.dealer_done()
@@ -1057,6 +1064,7 @@ class TableController:
         if not self.settings.single_source and target.get("kind") != "burn":
             ref = {"index": index, **source}
             zone = zone_of(target)
+            camera_zone = str(camera_seen["zone"]) if camera_seen is not None else None
             if camera_zone is not None and camera_only:
                 # The shoe's late read of it is this card, not another (see _late_read_of_accepted).
                 accepted = {
@@ -1072,8 +1080,15 @@ class TableController:
                 # (up to logic 3 it did, and raised "camera did not see" it 3 s later).
                 self._event("card_confirmed", index=index, camera="accepted_sighting")
             else:
+                # From logic 5 the camera's sighting in another zone makes the window's end
+                # there unseen a wrong box (up to logic 4: "camera did not see" it).
+                elsewhere = (
+                    Sighting("camera", code, camera_zone, self.now, _camera_ref(camera_seen))
+                    if camera_seen is not None and camera_zone is not None and self.logic >= 5
+                    else None
+                )
                 outcome = self.crosscheck.on_shoe(
-                    Sighting("shoe", code, zone, self.now, ref, face_down)
+                    Sighting("shoe", code, zone, self.now, ref, face_down, elsewhere)
                 )
                 if outcome is not None:
                     self._crosscheck_outcome(outcome)
@@ -1350,15 +1365,16 @@ class TableController:
             serial,
             held.get("source", {}),
             {"accepted": alert.alert_id},
-            camera_zone=self._camera_zone(alert, held) if self.logic >= 4 else None,
+            camera_seen=self._camera_sighting(alert, held) if self.logic >= 4 else None,
             camera_only=held.get("from") == "camera",
         )
         if counted:
             self.shoe.uncount(code)
         return {"applied": code if dealt else None}
 
-    def _camera_zone(self, alert: Alert, held: dict[str, Any]) -> str | None:
-        """Where the camera saw the card ``alert`` holds, dealt as the camera read it: the
+    def _camera_sighting(self, alert: Alert, held: dict[str, Any]) -> dict[str, Any] | None:
+        """The camera's sighting (its evidence: ``zone``, ``device``, ``seq``...) of the card
+        ``alert`` holds, dealt as the camera read it: the
         alert holds the camera's sighting (a card the shoe did not scan), or holds the shoe's
         read while another alert of the round holds the camera's sighting of it (a card drawn
         while paused is held twice; that sighting was consumed by its `misscan`)."""
@@ -1369,7 +1385,7 @@ class TableController:
         for holder in holders:
             for item in holder.evidence:
                 if item.get("source") == "camera" and item.get("card") == code:
-                    return str(item["zone"])
+                    return item
         return None
 
     def _voided_twin(self, alert: Alert, held: dict[str, Any]) -> bool:
@@ -1508,6 +1524,11 @@ class TableController:
             self.shoe.record(code, card.serial)
         self.engine, self.ops, self.cards = engine, new_ops, new_cards
         return removed
+
+
+def _camera_ref(evidence: dict[str, Any]) -> dict[str, Any]:
+    """A camera sighting's reference (device, seq, confidence) from its alert evidence."""
+    return {k: v for k, v in evidence.items() if k not in ("source", "card", "zone")}
 
 
 def _when(pending: dict[str, Any] | None) -> datetime | None:

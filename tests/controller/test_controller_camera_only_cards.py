@@ -184,3 +184,161 @@ def test_a_run_of_logic_3_replays_the_third_alert_of_a_card_held_twice() -> None
     _resolve(d, "unexpected_card", "accept")
     d.tick(WINDOW + 0.5)
     assert _raised(d)[-1] == "camera did not see TH in seat:1"
+
+
+# ---------------------------------------------------------------- seen in another zone (logic 5)
+
+
+def _accepted_in_another_zone(logic: int = LOGIC) -> Driver:
+    """The camera saw 8S on seat 2 while seat 1's first card was due; the shoe did not scan
+    it. The manager's accept deals it to seat 1, where it is due."""
+    d = Driver()
+    d.table.logic = logic
+    start_round(d, 1, 2)
+    d.camera("8S", "seat:2")
+    d.tick(WINDOW + 0.5)
+    (held,) = d.table.alerts.open_alerts()
+    assert held.message == "card 8S on seat:2 was not scanned by the shoe"
+    d.manager(verb="resolve", alert_id=held.alert_id, resolution="accept", reason="on video")
+    assert [(c.code, c.target["seat"]) for c in d.table.cards] == [("8S", 1)]
+    return d
+
+
+def test_a_card_accepted_from_another_zone_is_a_wrong_box_when_not_moved() -> None:
+    """The camera did see the card, on seat 2: not "camera did not see 8S in seat:1" (a
+    warning, as if the card were missing) but the card in the wrong box (critical)."""
+    d = _accepted_in_another_zone()
+    d.tick(WINDOW + 0.5)
+    assert _raised(d)[-1] == "8S was due in seat:1 but landed in seat:2"
+    wrong = d.alerts[-1]
+    assert wrong["code"] == "wrong_box" and wrong["severity"] == "critical"
+    assert wrong["allowed_resolutions"] == ["accept", "void", "cancel"]
+    camera = [e for e in wrong["evidence"] if e["source"] == "camera"]
+    assert camera == [
+        {
+            "source": "camera",
+            "card": "8S",
+            "zone": "seat:2",
+            "device": "cam",
+            "seq": 1,
+            "confidence": 0.99,
+        }
+    ]
+    assert d.table.paused
+    # Accepted, the card stands as dealt (seat 1's) and the round goes on.
+    (alert,) = d.table.alerts.open_alerts()
+    d.manager(verb="resolve", alert_id=alert.alert_id, resolution="accept", reason="moved it")
+    assert not d.table.paused and d.table.next_card() == {"kind": "seat", "seat": 2, "hand": 0}
+    assert [c.code for c in d.table.cards] == ["8S"] and d.table.shoe.cards_out == 1
+
+
+def test_a_card_accepted_from_another_zone_and_moved_there_is_confirmed() -> None:
+    d = _accepted_in_another_zone()
+    d.camera("8S", "seat:1")  # the dealer moved it to seat 1
+    d.tick(WINDOW + 0.5)
+    assert _raised(d) == ["card 8S on seat:2 was not scanned by the shoe"]
+    confirmed = [e["data"] for e in d.events if e["type"] == "card_confirmed"]
+    assert confirmed == [{"index": 1, "camera": "match"}] and not d.table.paused
+
+
+def test_a_run_of_logic_4_replays_the_missed_scan_of_a_card_from_another_zone() -> None:
+    d = _accepted_in_another_zone(logic=4)
+    d.tick(WINDOW + 0.5)
+    assert _raised(d)[-1] == "camera did not see 8S in seat:1"
+    assert d.alerts[-1]["code"] == "misscan"
+
+
+def test_a_card_held_twice_seen_in_another_zone_is_a_wrong_box() -> None:
+    """Drawn while paused: the shoe's read held, the camera's sighting (on seat 2, seat 1
+    due) held too. The shoe's hold accepted deals it to seat 1; the camera saw it on seat 2."""
+    for logic, message in [
+        (LOGIC, "TH was due in seat:1 but landed in seat:2"),
+        (4, "camera did not see TH in seat:1"),
+    ]:
+        d = Driver()
+        d.table.logic = logic
+        start_round(d, 1, 2)
+        d.manager(verb="pause", reason="supervisor check")
+        d.card("TH")
+        d.camera("TH", "seat:2")
+        d.tick(WINDOW + 0.5)
+        d.manager(verb="resume", reason="check done")
+        _resolve(d, "misscan", "void")
+        _resolve(d, "unexpected_card", "accept")
+        assert [(c.code, c.target["seat"]) for c in d.table.cards] == [("TH", 1)]
+        d.tick(WINDOW + 0.5)
+        assert _raised(d)[-1] == message
+
+
+# ------------------------------------------------- the late read after the round (logic 5)
+
+
+def _accepted_last_card(logic: int = LOGIC, **table: Any) -> Driver:
+    """The dealer's draw seen by the camera alone (KD: 7+5+K, bust), accepted: the round's
+    last card, so the round settles as it is dealt."""
+    d = Driver(**table)
+    d.table.logic = logic
+    start_round(d, 1)
+    for code, zone in [("8S", "seat:1"), ("7C", "dealer"), ("9D", "seat:1"), ("5S", "dealer")]:
+        d.card(code)
+        d.camera(code, zone)
+    d.decide(1, "stand", "stand-1")
+    assert d.table.next_card() == {"kind": "dealer_draw"}
+    d.camera("KD", "dealer")  # the shoe's read of it is late
+    d.tick(d.table.crosscheck.window + 0.5)
+    (held,) = d.table.alerts.open_alerts()
+    d.manager(verb="resolve", alert_id=held.alert_id, resolution="accept", reason="on video")
+    assert d.table.phase == "settled"
+    return d
+
+
+def test_the_late_read_of_the_rounds_last_card_after_the_next_round_opened_is_that_card() -> None:
+    """The next round opens round_gap (here 1 s, by default 2 s) after the settlement, inside
+    the window (3 s). Before, the late read then was a card drawn before bets closed: the
+    table paused (`game_before_time`) and the card counted out of the shoe twice."""
+    d = _accepted_last_card()
+    d.tick(1.5)
+    assert d.table.phase == "betting" and d.table.round_id == "bj-1-R2"
+    d.tick(1.0)
+    d.card("KD", serial="S-7")
+    assert not d.table.paused and _raised(d) == ["card KD on dealer was not scanned by the shoe"]
+    (late,) = _late_reads(d)
+    assert late["card"] == "KD" and late["index"] is None  # dealt in the round before
+    assert d.table.shoe.cards_out == 5 and d.table.shoe.dealt["KD"] == 1
+    assert "S-7" in d.table.shoe.serials
+
+
+def test_the_late_read_after_the_round_was_cancelled_is_that_card() -> None:
+    """Before, the cancel forgot the card: its read was "no card is due", a pause, and a
+    second card out of the shoe."""
+    d = _accepted_camera_card()
+    d.manager(verb="cancel_round", reason="table closing")
+    d.tick(0.5)
+    d.card("8S")
+    assert not d.table.paused and len(_late_reads(d)) == 1
+    assert d.table.shoe.cards_out == 1 and d.table.shoe.dealt["8S"] == 1
+
+
+def test_a_run_of_logic_4_replays_the_late_read_after_the_round_as_a_new_card() -> None:
+    d = _accepted_last_card(logic=4)
+    d.tick(2.5)
+    d.card("KD")
+    assert d.alerts[-1]["code"] == "game_before_time" and not _late_reads(d)
+    assert d.table.shoe.cards_out == 6
+
+
+def test_no_read_of_the_next_shoe_is_the_late_read_of_the_old_shoes_card() -> None:
+    """The round's last card accepted on the camera's sighting, the shoe changed, and a card
+    of the new shoe drawn while the table is paused, within the window (30 s here): it is a
+    card drawn while paused, held for the manager and counted out of the new shoe. Before
+    (logic 4) it was taken for the old shoe's card, which the shoe read before its
+    `shoe_loaded`: not held, not counted."""
+    d = _accepted_last_card(camera_window_seconds=30)
+    d.manager(verb="shoe_change", reason="new shoe")
+    d.manager(verb="pause", reason="supervisor check")
+    d.shuffle()
+    d.load("S2")
+    assert d.table.shoe.shoe_id == "S2" and d.table.paused
+    d.card("KD")
+    assert d.alerts[-1]["message"] == "KD drawn while the round is paused"
+    assert not _late_reads(d) and d.table.shoe.cards_out == 1
