@@ -168,11 +168,13 @@ class SessionStore:
                 sessions_table.delete().where(sessions_table.c.token_hash == _digest(token))
             )
 
-    async def revoke_user(self, user_id: int) -> int:
+    async def revoke_user(self, user_id: int, *, keep: str | None = None) -> int:
+        """End every session of the user but the one whose token hash is ``keep``."""
+        query = sessions_table.delete().where(sessions_table.c.user_id == user_id)
+        if keep is not None:
+            query = query.where(sessions_table.c.token_hash != keep)
         async with self.db.engine.begin() as conn:
-            result = await conn.execute(
-                sessions_table.delete().where(sessions_table.c.user_id == user_id)
-            )
+            result = await conn.execute(query)
         return int(result.rowcount)
 
 

@@ -756,8 +756,12 @@ def build_router(console: Console) -> APIRouter:
     ) -> Response:
         async def work() -> None:
             changed = await console.auth.users.set_password(username, password, by=_by(user))
-            if changed.username != user.username:
-                await console.auth.sessions.revoke_user(changed.id)
+            # All of that user's sessions end; an admin setting their own keeps only this one
+            # (the others may be what the new password is meant to shut out).
+            keep = None
+            if changed.id == user.id and (session := await current_session(request)):
+                keep = session.token_hash
+            await console.auth.sessions.revoke_user(changed.id, keep=keep)
 
         return await _user_action(request, work(), f"password of {username} changed")
 
