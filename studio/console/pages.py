@@ -774,6 +774,11 @@ def build_router(console: Console) -> APIRouter:
             return
         session = await current_session(websocket)
         if session is None:
+            # Accepted, to be closed with a code the page can read: a refused handshake
+            # reaches it as 1006, which console.js retries for good (a page frozen on
+            # "reconnecting" once its session ended while its socket was down). Nothing is
+            # sent before the close.
+            await websocket.accept()
             await websocket.close(code=4401)
             return
         await websocket.accept()

@@ -273,9 +273,10 @@ async def test_console_websocket_needs_a_session_and_streams_every_table(
     app = create_app(context(database, fanout, controller))
     async with WebServer(app, port=0) as server:
         url = f"ws://127.0.0.1:{server.port}/console/ws"
-        with pytest.raises(websockets.InvalidStatus):
-            async with websockets.connect(url):
-                pass
+        async with websockets.connect(url) as stranger:  # closed at once with 4401
+            with pytest.raises(websockets.ConnectionClosed) as closed:
+                await asyncio.wait_for(stranger.recv(), 5)
+        assert closed.value.rcvd is not None and closed.value.rcvd.code == 4401
         async with httpx.AsyncClient(base_url=server.url) as http:
             await login(http, "viewer")
             cookie = f"studio_session={http.cookies['studio_session']}"
