@@ -168,6 +168,10 @@ class DeviceDriver:
         self._save_lock = threading.Lock()
         self.skew_ms = 0
         self._replay: deque[_Replayable] = deque(maxlen=replay_size)
+        # Device seq -> fingerprint of the last events published under this offset: a frame
+        # under one of those seqs is a resend (the same) or the device's new numbering (not).
+        self._fingerprints: dict[int, str] = {}
+        self._fingerprints_size = replay_size
         self._held: dict[int, Event] = {}
         self._gap_deadline: float | None = None
         self._transport: Transport | None = None
@@ -396,6 +400,7 @@ class DeviceDriver:
         self._verify = self._acked_event = None
         self._in_flight.clear()
         self._lost_after.clear()
+        self._fingerprints.clear()
         # What the old numbering still has unacknowledged can never be fetched again, so a
         # driver restart continues from the new numbering.
         self._acked = (0, self.offset)
@@ -478,6 +483,13 @@ class DeviceDriver:
             return
         seq = event.seq
         self._seen_seq = max(self._seen_seq, seq)
+        if seq <= self.last_device_seq and self._reused(event):
+            # Another event under a seq already published: the device restarted its numbering
+            # on a live link and sent new events before a heartbeat could say so. Taken for a
+            # duplicate, each was lost without a word.
+            await self._restart_numbering(
+                seq, f"device restarted its numbering (seq {seq} came again as another event)"
+            )
         if seq <= self.last_device_seq or seq in self._held:
             self.stats["duplicates"] += 1
             return
@@ -492,6 +504,12 @@ class DeviceDriver:
             await self._publish(self._held.pop(self.last_device_seq + 1))
         if not self._held:
             self._gap_deadline = None
+
+    def _reused(self, event: Event) -> bool:
+        """Is ``event`` another event than the one published under its seq (not a resend)?
+        False when that one is no longer remembered (or was never published: lost)."""
+        published = self._fingerprints.get(event.seq)
+        return published is not None and published != self.codec.fingerprint(event)
 
     async def _verify_numbering(self, event: Event) -> None:
         """After a driver restart: is the device's event at the saved check seq the one
@@ -625,6 +643,9 @@ class DeviceDriver:
         self._replay.append(_Replayable(seq, pub.topic, data))
         fingerprint = self.codec.fingerprint(event)
         self._in_flight.append((event.seq, fingerprint))
+        self._fingerprints[event.seq] = fingerprint
+        if len(self._fingerprints) > self._fingerprints_size:
+            del self._fingerprints[next(iter(self._fingerprints))]
         if self._saved_state is None or self._saved_state[2] < self._published:
             # Written ahead: a driver killed (not stopped) once the bus has this event, whose
             # device then restarts its numbering, must come back knowing the seq may have

@@ -1,0 +1,60 @@
+"""A device that restarts its numbering while its link stays up (a firmware reset behind a
+USB adapter or ser2net) and sends its first new events before any heartbeat tells of the
+reset: those events come under seqs the driver has already published. A resend from the
+device's buffer is the same frame again; another frame under a published seq is the new
+numbering, and dropping it as a duplicate lost it without a word."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from devices_rig import ScriptedShoe
+from test_devices_robustness import recording, shoe_config
+
+from drivers.runner import DriverSet
+from studio.config import BrokerSettings
+
+
+async def test_new_events_under_published_seqs_are_not_taken_for_duplicates(
+    broker: BrokerSettings, table_id: str, tmp_path: Path
+) -> None:
+    async with ScriptedShoe(tmp_path / "shoe-1") as shoe, recording(broker, table_id) as rec:
+        async with DriverSet(shoe_config(table_id, shoe.port.link), broker=broker) as drivers:
+            driver = drivers.get(table_id, "shoe-1")
+            await drivers.wait_online(20)
+            for code in ("QH", "7C", "AS"):
+                shoe.card(code)
+            await rec.wait(lambda: len(rec.cards) >= 3)
+            shoe.restart()  # the link stays up; numbering from 1 again
+            shoe.event("SHOE", "S2", "8")  # seq 1 again
+            shoe.card("KD", "S2")  # seq 2 again
+            shoe.card("9S", "S2")  # seq 3 again: no heartbeat will show a seq going back
+            shoe.card("4H", "S2")  # seq 4
+            cards = await rec.wait(lambda: len(rec.cards) >= 6 and rec.cards)
+            loaded = await rec.wait(lambda: rec.events(rec.topics.shoe_events, "shoe_loaded"))
+            report = await rec.wait(
+                lambda: [h for h in rec.health("shoe-1") if "restarted its numbering" in h.reason]
+            )
+    assert [c.card for c in cards] == ["QH", "7C", "AS", "KD", "9S", "4H"]
+    assert [c.seq for c in cards] == [1, 2, 3, 5, 6, 7]
+    assert [e.seq for e in loaded] == [4]
+    assert report[0].status == "degraded"
+    assert driver.offset == 3
+
+
+async def test_a_resend_of_published_frames_is_still_a_duplicate(
+    broker: BrokerSettings, table_id: str, tmp_path: Path
+) -> None:
+    async with ScriptedShoe(tmp_path / "shoe-1") as shoe, recording(broker, table_id) as rec:
+        async with DriverSet(shoe_config(table_id, shoe.port.link), broker=broker) as drivers:
+            driver = drivers.get(table_id, "shoe-1")
+            await drivers.wait_online(20)
+            for code in ("QH", "7C", "AS"):
+                shoe.card(code)
+            await rec.wait(lambda: len(rec.cards) >= 3)
+            for seq in (1, 2, 3):
+                shoe.port.write(shoe.sent[seq])  # the same frames again (a resend)
+            shoe.card("2D")
+            cards = await rec.wait(lambda: len(rec.cards) >= 4 and rec.cards)
+    assert [(c.seq, c.card) for c in cards] == [(1, "QH"), (2, "7C"), (3, "AS"), (4, "2D")]
+    assert driver.offset == 0 and driver.stats["duplicates"] == 3
