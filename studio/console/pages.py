@@ -66,6 +66,7 @@ _LOGGER = logging.getLogger(__name__)
 PREFIX = "/console"
 SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
 AUDIT_CACHE_SECONDS = 30.0
+RESOLUTIONS = ("accept", "correct", "void", "cancel")
 CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
     "connect-src 'self'; media-src 'self'; frame-ancestors 'none'; base-uri 'none'; "
@@ -335,9 +336,9 @@ class Console:
         try:
             result = await action
         except KeyError as exc:
-            return self._action_error(
-                request, back, f"not found: {exc.args[0] if exc.args else ''}", 404
-            )
+            text = str(exc.args[0]) if exc.args else ""
+            message = text if text.startswith("no ") else f"not found: {text}"
+            return self._action_error(request, back, message, 404)
         except StudioError as exc:
             return self._action_error(request, back, str(exc), 400)
         if _wants_json(request):
@@ -441,17 +442,23 @@ def build_router(console: Console) -> APIRouter:
             resolved=console.resolved_alerts(user=user),
         )
 
+    def known_alert(alert_id: str) -> None:
+        # An unknown alert is a 404 (the service says so with the AlertError it raises for
+        # any refusal, which act() answers 400).
+        if not any(a.get("alert_id") == alert_id for a in console.controller.alerts()):
+            raise KeyError(f"no alert {alert_id!r}")
+
     @router.post("/alerts/{alert_id}/acknowledge")
     async def acknowledge(
         request: Request, alert_id: str, user: Dealer, next: Annotated[str, Form()] = ""
     ) -> Response:
         back = _local_path(next, f"{PREFIX}/alerts")
-        return await console.act(
-            request,
-            back,
-            console.controller.acknowledge_alert(alert_id, user=user.username),
-            f"alert {alert_id} acknowledged",
-        )
+
+        async def run() -> Any:
+            known_alert(alert_id)
+            return await console.controller.acknowledge_alert(alert_id, user=user.username)
+
+        return await console.act(request, back, run(), f"alert {alert_id} acknowledged")
 
     @router.post("/alerts/{alert_id}/resolve")
     async def resolve(
@@ -466,9 +473,14 @@ def build_router(console: Console) -> APIRouter:
         back = _local_path(next, f"{PREFIX}/alerts")
 
         async def run() -> Any:
+            known_alert(alert_id)
             why = _reason(reason)
             if not action:
                 raise StudioError("choose a resolution")
+            if action not in RESOLUTIONS:
+                # The service's own check is a pydantic error the console would answer 500.
+                choices = ", ".join(RESOLUTIONS)
+                raise StudioError(f"unknown resolution {action!r}: one of {choices}")
             return await console.controller.resolve_alert(
                 alert_id, action, user=user.username, reason=why, card=card.strip().upper() or None
             )
