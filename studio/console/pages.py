@@ -12,7 +12,6 @@ import csv
 import io
 import json
 import logging
-import time
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -57,7 +56,7 @@ from studio.console.users import (
 )
 from studio.controller.commands import check_reason
 from studio.errors import StudioError
-from studio.store.eventlog import ChainReport, EventLog, admin_events
+from studio.store.eventlog import ChainReport
 from studio.web.context import WebContext
 from studio.web.streams import send_stream
 
@@ -65,7 +64,6 @@ HERE = Path(__file__).parent
 _LOGGER = logging.getLogger(__name__)
 PREFIX = "/console"
 SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
-AUDIT_CACHE_SECONDS = 30.0
 RESOLUTIONS = ("accept", "correct", "void", "cancel")
 CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -236,7 +234,6 @@ class Console:
         self.ctx = ctx
         self.templates = templates
         self.auth = auth
-        self._audit: tuple[float, tuple[ChainReport, ChainReport]] | None = None
 
     @property
     def controller(self) -> Any:
@@ -318,18 +315,13 @@ class Console:
         return list(record.get("events", []))
 
     async def audit_status(self, force: bool = False) -> tuple[ChainReport, ChainReport] | None:
-        """The event log's chain and the admin log's, verified at most every 30 s."""
-        if self.ctx.log is None:
+        """The event log's chain and the admin log's, verified at most every 30 s and one
+        walk at a time, shared with GET /api/audit/chain (``studio.web.audit``)."""
+        chains = self.ctx.chain_check()
+        if chains is None:
             return None
-        now = time.monotonic()
-        if not force and self._audit is not None and now - self._audit[0] < AUDIT_CACHE_SECONDS:
-            return self._audit[1]
-        reports = (
-            await self.ctx.log.verify(),
-            await EventLog(self.ctx.log.db, admin_events).verify(),
-        )
-        self._audit = (now, reports)
-        return reports
+        done = await chains.check(force=force)
+        return done.events, done.admin
 
     async def act(self, request: Request, back: str, action: Any, done: str) -> Response:
         """Run a controller action; answer JSON to scripts, redirect-with-message to forms."""

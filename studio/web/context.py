@@ -7,6 +7,7 @@ from typing import Any
 
 from studio.store import Database, EventLog
 from studio.streams import Fanout
+from studio.web.audit import SharedChainCheck
 
 
 @dataclass
@@ -18,3 +19,12 @@ class WebContext:
     # the web layer importable without the controller).
     controller: Any = None
     extras: dict[str, Any] = field(default_factory=dict)
+    _chains: SharedChainCheck | None = field(default=None, init=False, repr=False)
+
+    def chain_check(self) -> SharedChainCheck | None:
+        """The one shared check of the log's chains (None without a log)."""
+        if self.log is None:
+            return None
+        if self._chains is None or self._chains.log is not self.log:
+            self._chains = SharedChainCheck(self.log)
+        return self._chains
