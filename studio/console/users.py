@@ -189,11 +189,11 @@ class UserStore:
         self.audit = EventLog(db, admin_events)
         self._dummy: str | None = None
 
-    @property
-    def _dummy_hash(self) -> str:
+    async def _dummy_hash(self) -> str:
         # Verified against when the username does not exist, so the answer takes as long.
+        # Made in a worker thread too: argon2 on the loop stalls the whole server.
         if self._dummy is None:
-            self._dummy = self.hasher.hash("not-a-real-password-at-all")
+            self._dummy = await asyncio.to_thread(self.hasher.hash, "not-a-real-password-at-all")
         return self._dummy
 
     async def add(self, username: str, password: str, role: Role | str, *, by: str) -> User:
@@ -392,7 +392,7 @@ class UserStore:
         failures = None if row is None else await self._reserve(row.id, now)
         if row is None or failures is None:
             # Unknown or locked: the same work and the same answer as a wrong password.
-            await asyncio.to_thread(self._verify, self._dummy_hash, password)
+            await asyncio.to_thread(self._verify, await self._dummy_hash(), password)
             await self._refuse(
                 attempt, "unknown-user" if row is None else "locked", BAD_CREDENTIALS
             )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections import Counter
 from datetime import UTC, datetime, timedelta
 from typing import Literal
@@ -139,7 +140,7 @@ async def test_a_locked_account_answers_like_an_unknown_name(database: Database)
     for name in ("lena", "nobody"):
         with pytest.raises(LoginError):
             await store.authenticate(name, PASSWORD)
-    assert hasher.verified == [store._dummy_hash] * 2
+    assert hasher.verified == [await store._dummy_hash()] * 2
 
 
 async def test_success_resets_the_failure_count(database: Database) -> None:
@@ -231,3 +232,31 @@ async def test_password_change_and_weaker_hash_is_upgraded_on_login(database: Da
     with pytest.raises(LoginError):
         await store.authenticate("ivan", PASSWORD)
     assert (await store.authenticate("ivan", "a brand new password")).username == "ivan"
+
+
+class ThreadRecordingHasher(PasswordHasher):
+    """The cheap argon2id hasher, recording the thread each hash is made on."""
+
+    def __init__(self) -> None:
+        super().__init__(time_cost=1, memory_cost=8 * 1024, parallelism=1)
+        self.threads: list[str] = []
+
+    def hash(self, password: str | bytes, *, salt: bytes | None = None) -> str:
+        self.threads.append(threading.current_thread().name)
+        return super().hash(password, salt=salt)
+
+
+async def test_the_dummy_hash_of_an_unknown_name_is_made_off_the_event_loop(
+    database: Database,
+) -> None:
+    # security.md: hashing "runs in a worker thread, never on the event loop". Before, the
+    # dummy hash an unknown name is checked against was made on the loop at the first such
+    # login (with the production cost, the whole server stalled for one argon2 hash).
+    hasher = ThreadRecordingHasher()
+    store = UserStore(database, hasher=hasher)
+    await store.add("lena", PASSWORD, "viewer", by="test")
+    for _ in range(2):
+        with pytest.raises(LoginError):
+            await store.authenticate("nobody", PASSWORD)
+    assert len(hasher.threads) == 2  # lena's, then the dummy once
+    assert threading.main_thread().name not in hasher.threads, hasher.threads
