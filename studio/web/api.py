@@ -181,7 +181,9 @@ def build_router(ctx: WebContext) -> APIRouter:
 
     @router.get("/alerts")
     async def alerts(
-        state: str | None = None, table: str | None = None, _: str = Depends(reader)
+        state: Literal["open", "raised", "acknowledged", "resolved"] | None = None,
+        table: str | None = None,
+        _: str = Depends(reader),
     ) -> list[dict[str, Any]]:
         return controller().alerts(state=state, table=table)
 

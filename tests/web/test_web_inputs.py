@@ -156,3 +156,12 @@ async def test_an_unknown_table_round_or_alert_is_a_clear_404(http: httpx.AsyncC
         # Before: 409, as if the alert were there and the action came at the wrong time.
         assert answer.status_code == 404, answer.text
         assert answer.json()["detail"] == "no alert 'bj1-A9'"
+
+
+async def test_an_alert_state_filter_that_is_no_state_is_422(http: httpx.AsyncClient) -> None:
+    # Before: any text was taken and matched nothing, so a typo ("opened") said "no alerts".
+    typo = await http.get("/api/alerts?state=opened", headers=PLATFORM)
+    assert typo.status_code == 422, typo.text
+    assert typo.json()["detail"][0]["loc"] == ["query", "state"]
+    for state in ("open", "raised", "acknowledged", "resolved"):
+        assert (await http.get(f"/api/alerts?state={state}", headers=PLATFORM)).status_code == 200
