@@ -119,6 +119,35 @@ def test_a_card_exchanged_for_its_rank_of_another_suit_between_two_frames_is_pub
     assert sorted(r.code for _, r in tracker.on_table) == sorted([new, "QS", "4C"])
 
 
+@pytest.mark.parametrize(
+    ("level", "old", "new"),
+    [
+        ("medium", "2D", "2S"),
+        ("medium", "4D", "4C"),
+        ("hard", "TD", "TC"),
+        ("hard", "9C", "9D"),
+        ("hard", "2D", "2S"),
+        ("hard", "4D", "4C"),
+    ],
+)
+def test_an_exchange_to_the_other_colour_is_noticed_by_the_ink_without_the_audit(
+    profile: DeckProfile, level: str, old: str, new: str
+) -> None:
+    """These pairs' looks correlate over the threshold: with no audit, the old card stayed
+    published (before). The ink's redness changes (red to black or back), and the card is
+    read again within a few frames."""
+    cam = VirtualCamera(level=level, seed=4)
+    tracker = CardTracker(Recogniser(profile, cam.calibration()), audit_every=10**6)
+    cam.place(old, "seat:3")
+    cam.place("QS", "seat:5")
+    assert sorted(_events(tracker, cam, 10)) == sorted(
+        [("placed", "QS", "seat:5"), ("placed", old, "seat:3")]
+    )
+    _swap(cam, old, new, "seat:3")
+    assert _events(tracker, cam, 12) == [("removed", old, "seat:3"), ("placed", new, "seat:3")]
+    assert _events(tracker, cam, 30) == []
+
+
 class _Reads(Recogniser):
     """The real recogniser, counting each card reading."""
 
