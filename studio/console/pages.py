@@ -738,6 +738,9 @@ def build_router(console: Console) -> APIRouter:
         request: Request, username: str, user: Admin, active: Annotated[str, Form()] = ""
     ) -> Response:
         async def work() -> None:
+            if active not in ("yes", "no"):
+                # Not "anything but yes disables": a script's active=true disabled the user.
+                raise UserError(f"active must be yes or no, not {active!r}")
             if _is_self(username, user):
                 raise UserError("you cannot disable yourself")
             changed = await console.auth.users.set_active(username, active == "yes", by=_by(user))
