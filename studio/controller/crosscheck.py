@@ -81,6 +81,11 @@ class CrossCheck:
     # Cards dealt on the camera's own sighting (a card the shoe did not scan, accepted by a
     # manager), each at the time it was dealt: the shoe's late read of one is that card.
     accepted: list[Sighting] = field(default_factory=list)
+    # A shoe card decided as a wrong box or a mismatch is kept in ``missed`` too: the camera
+    # seeing it later in its own zone (the dealer moved it there, or the camera read it again
+    # and now agrees) is that card, not one the shoe never scanned, whose accept would deal
+    # it twice. The table sets it by its logic (5 on; before, such a sighting was a misscan).
+    keeps_alerted: bool = True
 
     def on_shoe(self, sighting: Sighting) -> Outcome | None:
         sure = self._sure_partner(sighting, self.camera_waiting)
@@ -162,6 +167,8 @@ class CrossCheck:
                 self.missed.append(shoe)
                 if shoe.elsewhere is not None:
                     outcome = Outcome(Verdict.WRONG_BOX, shoe, shoe.elsewhere)
+            elif self.keeps_alerted:
+                self.missed.append(shoe)  # a mismatch or a wrong box
             out.append(outcome)
         # A camera sighting is never settled against a card still face down: pairing them
         # (a mismatch "shoe read ..." or a wrong box "... was due in dealer") would publish
@@ -172,6 +179,8 @@ class CrossCheck:
             outcome = self._settle(camera, face_up, shoe_side=False)
             if outcome.shoe is not None:
                 self.shoe_waiting.remove(outcome.shoe)
+                if self.keeps_alerted:
+                    self.missed.append(outcome.shoe)  # a mismatch or a wrong box
             out.append(outcome)
         return out
 
@@ -195,6 +204,13 @@ class CrossCheck:
         """Drop a waiting shoe card (it was voided or the round was cancelled)."""
         self.shoe_waiting = [s for s in self.shoe_waiting if s.ref.get("index") != ref_index]
         self.missed = [s for s in self.missed if s.ref.get("index") != ref_index]
+
+    def renumber(self, numbers: dict[int, int]) -> None:
+        """The round's cards were numbered anew (one was voided): ``numbers`` old -> new."""
+        for sighting in self.shoe_waiting + self.missed:
+            index = sighting.ref.get("index")
+            if isinstance(index, int) and index in numbers:
+                sighting.ref = {**sighting.ref, "index": numbers[index]}
 
     def clear(self, *, keep_accepted: bool = False) -> None:
         """Forget the round's sightings. ``keep_accepted``: not the cards dealt on the

@@ -81,7 +81,10 @@ _CARD_FIELDS = frozenset({"card", "applied", "discarded", "to"})
 # is that card (before: a second misscan, and a second card); 5: a card dealt on the camera's
 # sighting of it in another zone is a wrong box when its window ends there unseen (before: a
 # missed scan, "camera did not see"), and the shoe's late read of it is that card after its
-# round too (before: forgotten when the next round opened or its own was cancelled).
+# round too (before: forgotten when the next round opened or its own was cancelled); a card
+# alerted as a wrong box or a mismatch, then seen by the camera in its own zone, is that card
+# (before: a misscan, whose accept dealt it twice); a card voided, the sightings and open
+# alerts of the cards after it follow their new numbers (before: they named another card).
 LOGIC: Final = 5
 FIRST_LOGIC: Final = 1
 
@@ -198,6 +201,8 @@ class TableController:
     def _count_shoe_by_logic(self) -> None:
         # Up to logic 3 the shoe's count was the census's (see ShoeTracker.cards_dealt).
         self.shoe.counts_cards_out = self.logic >= 4
+        # Up to logic 4 a card alerted as a wrong box or a mismatch was forgotten.
+        self.crosscheck.keeps_alerted = self.logic >= 5
 
     @property
     def now(self) -> datetime:
@@ -1454,9 +1459,23 @@ class TableController:
                 # (once: a twin already dealt, or from logic 4 voided, counted it).
                 self.shoe.record(held["card"], held.get("serial"))
             return {"discarded": held["card"] if held else None}
+        after = [c.index for c in self.cards if c.index != index]
         removed = self._rebuild(lambda card: None if card.index == index else card.code)
         self.crosscheck.forget_shoe(index)
+        if self.logic >= 5:
+            self._renumber(dict(zip(after, [c.index for c in self.cards], strict=True)))
         return {"voided": removed}
+
+    def _renumber(self, numbers: dict[int, int]) -> None:
+        """A card voided, those after it move up a place (``numbers``: old -> new index):
+        the sightings waiting for them and the open alerts about them follow (logic 5).
+        Before, they kept the old numbers: voiding or correcting such a card then changed
+        the card that took its old place (one re-dealt), or no card at all."""
+        self.crosscheck.renumber(numbers)
+        for alert in self.alerts.open_alerts():
+            index = alert.subject.get("index")
+            if alert.round_id == self.round_id and isinstance(index, int) and index in numbers:
+                alert.subject["index"] = numbers[index]
 
     def _correct(self, alert: Alert, code: str) -> dict[str, Any]:
         index = alert.subject.get("index")

@@ -1,0 +1,143 @@
+"""Cards the cross-check alerted about, after the alert (table logic 5; pure, no I/O).
+
+A wrong box or a mismatch consumed the camera's sighting; when the camera then saw the
+card in its own zone (the dealer moved it there, or the camera's audit read it again and
+now agrees with the shoe) that sighting was "a card the shoe never scanned": a second
+`misscan`, whose accept dealt the one card twice. Now it is that card (`card_confirmed`,
+`camera: late_match`), as for a card the camera missed and saw late.
+
+A card voided moves the cards after it up a place; the sightings waiting for them and the
+open alerts about them kept their old numbers, so voiding or correcting such a card later
+changed the card re-dealt in its old place, or nothing at all, and the round settled with
+the card the manager had voided.
+"""
+
+from __future__ import annotations
+
+from test_controller_table import Driver, start_round
+
+from studio.controller.table import LOGIC
+
+WINDOW = 3.0  # the table's camera_window_seconds (the default)
+
+
+def _open(d: Driver) -> list[tuple[str, str]]:
+    return [(a.code.value, a.message) for a in d.table.alerts.open_alerts()]
+
+
+def _resolve_all(d: Driver, resolution: str) -> None:
+    for alert in d.table.alerts.open_alerts():
+        d.manager(verb="resolve", alert_id=alert.alert_id, resolution=resolution, reason="test")
+
+
+def _wrong_box_then_moved(logic: int = LOGIC) -> Driver:
+    """Seat 1's 8S landed on seat 2 (a wrong box); the dealer then moved it to seat 1."""
+    d = Driver()
+    d.table.logic = logic
+    start_round(d, 1, 2)
+    d.card("8S")
+    d.camera("8S", "seat:2")
+    d.tick(WINDOW + 0.5)
+    assert _open(d) == [("wrong_box", "8S was due in seat:1 but landed in seat:2")]
+    d.camera("8S", "seat:1")  # moved where it is due: the camera places it afresh
+    d.tick(WINDOW + 0.5)
+    return d
+
+
+def test_a_wrong_box_card_moved_to_its_box_is_that_card_not_a_card_the_shoe_missed() -> None:
+    d = _wrong_box_then_moved()
+    assert _open(d) == [("wrong_box", "8S was due in seat:1 but landed in seat:2")]
+    confirmed = [e["data"] for e in d.events if e["type"] == "card_confirmed"]
+    assert [(c["index"], c["camera"]) for c in confirmed] == [(1, "late_match")]
+    _resolve_all(d, "accept")
+    assert [c.code for c in d.table.cards] == ["8S"] and not d.table.paused
+    assert d.table.shoe.cards_out == 1 and d.table.shoe.dealt["8S"] == 1
+
+
+def test_a_run_of_logic_4_replays_the_misscan_of_a_wrong_box_card_moved() -> None:
+    """What it did: a second alert, and accepting both dealt 8S to seat 1 and to seat 2."""
+    d = _wrong_box_then_moved(logic=4)
+    assert _open(d)[-1] == ("misscan", "card 8S on seat:1 was not scanned by the shoe")
+    _resolve_all(d, "accept")
+    assert [(c.code, c.target["seat"]) for c in d.table.cards] == [("8S", 1), ("8S", 2)]
+
+
+def test_a_mismatch_the_camera_then_reads_as_the_shoe_did_is_that_card() -> None:
+    """The camera read QD where the shoe read QH; its audit reads the card again and
+    publishes QH (`removed` QD, `placed` QH). Before, a misscan held QH: accepted, a second
+    QH went to the next box."""
+    second = ("misscan", "card QH on seat:1 was not scanned by the shoe")
+    for logic, after in [(LOGIC, []), (4, [second])]:
+        d = Driver()
+        d.table.logic = logic
+        start_round(d, 1, 2)
+        d.card("QH")
+        d.camera("QD", "seat:1")
+        d.tick(WINDOW + 0.5)
+        mismatch = ("card_mismatch", "shoe read QH, camera saw QD in seat:1")
+        assert _open(d) == [mismatch]
+        d.camera("QH", "seat:1")
+        d.tick(WINDOW + 0.5)
+        assert _open(d) == [mismatch, *after]
+
+
+def _two_dealer_draws_unseen(logic: int = LOGIC) -> Driver:
+    """Dealer 2C 3D draws 4H, then 2S; the camera sees neither: two misscans."""
+    d = Driver()
+    d.table.logic = logic
+    start_round(d, 1)
+    for code, zone in [("TS", "seat:1"), ("2C", "dealer"), ("9D", "seat:1"), ("3D", "dealer")]:
+        d.card(code)
+        d.camera(code, zone)
+    d.decide(1, "stand", "stand-1")
+    d.card("4H")
+    d.card("2S")
+    d.tick(WINDOW + 0.5)
+    assert _open(d) == [
+        ("misscan", "camera did not see 4H in dealer"),
+        ("misscan", "camera did not see 2S in dealer"),
+    ]
+    return d
+
+
+def test_voiding_two_cards_in_the_order_they_were_dealt_removes_both() -> None:
+    d = _two_dealer_draws_unseen()
+    _resolve_all(d, "void")  # 4H, then 2S (by then the 5th card)
+    assert [c.code for c in d.table.cards] == ["TS", "2C", "9D", "3D"]
+    voided = [e["data"]["voided"] for e in d.events if e["type"] == "manager_action"]
+    assert voided[-2:] == [["4H"], ["2S"]]
+    assert d.table.next_card() == {"kind": "dealer_draw"}
+
+
+def test_a_run_of_logic_4_replays_the_second_void_that_removed_nothing() -> None:
+    d = _two_dealer_draws_unseen(logic=4)
+    _resolve_all(d, "void")
+    assert [c.code for c in d.table.cards] == ["TS", "2C", "9D", "3D", "2S"]
+
+
+def test_a_card_waiting_for_the_camera_keeps_its_alert_on_it_when_an_earlier_one_is_voided() -> (
+    None
+):
+    """4H unseen (a misscan), 2S still in its window, 4H voided; the dealer deals 7H in its
+    place. 2S then unseen: its misscan voided removes 2S. Before, it removed 7H (the 6th
+    card, 2S's old number) and the round went on with the card the manager voided."""
+    d = Driver()
+    start_round(d, 1)
+    for code, zone in [("TS", "seat:1"), ("2C", "dealer"), ("9D", "seat:1"), ("3D", "dealer")]:
+        d.card(code)
+        d.camera(code, zone)
+    d.decide(1, "stand", "stand-1")
+    d.card("4H")
+    d.tick(1.5)
+    d.card("2S")
+    d.tick(WINDOW - 1.5 + 0.1)  # 4H's window is over, 2S's not
+    assert _open(d) == [("misscan", "camera did not see 4H in dealer")]
+    _resolve_all(d, "void")
+    d.card("7H")
+    d.camera("7H", "dealer")
+    confirmed = [e["data"] for e in d.events if e["type"] == "card_confirmed"]
+    assert confirmed[-1] == {"index": 6, "camera": "match"}
+    d.tick(WINDOW)
+    assert _open(d) == [("misscan", "camera did not see 2S in dealer")]
+    _resolve_all(d, "void")
+    assert [c.code for c in d.table.cards] == ["TS", "2C", "9D", "3D", "7H"]
