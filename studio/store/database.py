@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
+import logging
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Final
@@ -14,6 +16,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_en
 
 from studio.errors import StoreError
 
+_LOGGER = logging.getLogger(__name__)
+
 metadata = sa.MetaData()
 
 # Seconds a writer waits for a chain's writers' lock (PostgreSQL). An append holds it for
@@ -24,6 +28,11 @@ WRITERS_LOCK_TIMEOUT: Final = 10.0
 
 # PostgreSQL's SQLSTATE for "canceling statement due to lock timeout".
 _LOCK_NOT_AVAILABLE: Final = "55P03"
+
+# Seconds close() waits, beyond the writers' lock timeout, for the connections still in use
+# (a write in flight when a service stops) to be given back: a write waits at most that
+# timeout for its lock (SQLite's busy timeout is 5 s), then runs for milliseconds.
+CLOSE_MARGIN: Final = 5.0
 
 
 def safe_url(url: str) -> str:
@@ -81,6 +90,35 @@ class Database:
         self.is_sqlite = target.startswith("sqlite")
         if self.is_sqlite:
             event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)
+        # The pool's connections handed out and not yet given back (a set: a failed connect
+        # is checked in without having been checked out).
+        self._in_use: set[object] = set()
+        # While close() waits: its loop and the event to set once none is in use.
+        self._all_back: tuple[asyncio.AbstractEventLoop, asyncio.Event] | None = None
+        self._closed = False
+        sync_engine = self.engine.sync_engine
+        event.listen(sync_engine, "checkout", lambda _c, record, _p: self._in_use.add(record))
+        event.listen(sync_engine, "checkin", self._checked_in)
+        event.listen(sync_engine, "do_connect", self._refuse_when_closed)
+
+    @property
+    def in_use(self) -> int:
+        """How many connections are handed out now (transactions and reads under way)."""
+        return len(self._in_use)
+
+    def _checked_in(self, _dbapi_connection: Any, record: object) -> None:
+        self._in_use.discard(record)
+        waiting = self._all_back
+        if waiting is not None and not self._in_use:
+            # Thread-safe: a connection the garbage collector finalises is given back there.
+            loop, all_back = waiting
+            loop.call_soon_threadsafe(all_back.set)
+
+    def _refuse_when_closed(self, *_args: Any) -> None:
+        # A connection opened after close() would be one nobody closes: with aiosqlite a
+        # worker thread that outlives the event loop, and a write that loop's end cuts off.
+        if self._closed:
+            raise StoreError(f"database {safe_url(self.url)} is closed: nothing was done")
 
     async def create_all(self) -> None:
         try:
@@ -132,7 +170,34 @@ class Database:
         digest = hashlib.sha256(f"studio:{self.schema or ''}:{name}".encode()).digest()
         return int.from_bytes(digest[:8], "big", signed=True)
 
-    async def close(self) -> None:
+    async def close(self, wait: float | None = None) -> None:
+        """Close the database once the work under way on it has ended; then refuse more.
+
+        A write in flight (an append whose caller was cancelled by a stop is shielded and
+        goes on) commits before the pool is disposed: disposing closes only the idle
+        connections, and the event loop's end would cut the others off, their transaction
+        lost. After ``wait`` s (default: the writers' lock timeout + :data:`CLOSE_MARGIN`)
+        the pool is disposed all the same, with a warning.
+        """
+        self._closed = True
+        if wait is None:
+            wait = self.writers_lock_timeout + CLOSE_MARGIN
+        if self._in_use:
+            all_back = asyncio.Event()
+            self._all_back = (asyncio.get_running_loop(), all_back)
+            try:
+                async with asyncio.timeout(wait):
+                    await all_back.wait()
+            except TimeoutError:
+                _LOGGER.warning(
+                    "database %s: closed with %d connections still in use after %g s; "
+                    "their transactions are rolled back",
+                    safe_url(self.url),
+                    len(self._in_use),
+                    wait,
+                )
+            finally:
+                self._all_back = None
         await self.engine.dispose()
 
     async def __aenter__(self) -> Database:
