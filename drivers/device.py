@@ -178,6 +178,9 @@ class DeviceDriver:
         self._host_seq = 0
         self._health_seq = 0
         self._health_pending: tuple[HealthStatus, str] | None = None
+        # Losses not yet in a published health report: a later report in the same interval
+        # (coalesced) says them too, whatever it is about.
+        self._losses: list[str] = []
         self._health_last = 0.0
         self._status: HealthStatus = "offline"
         self._last_error = 0.0
@@ -593,7 +596,9 @@ class DeviceDriver:
         """Count device seqs up to ``first`` as lost; publish the held ones that follow."""
         if first > self.last_device_seq + 1:
             self.stats["frames_lost"] += first - self.last_device_seq - 1
-            self._error(f"device seq {self.last_device_seq + 1}..{first - 1} lost: {why}")
+            loss = f"device seq {self.last_device_seq + 1}..{first - 1} lost: {why}"
+            self._losses.append(loss)
+            self._error(loss)
             self.last_device_seq = first - 1
             # Reported once: a restart must not ask for these again (nor report them again),
             # so they count as acknowledged as soon as everything before them is.
@@ -687,11 +692,21 @@ class DeviceDriver:
 
     def _health_later(self, status: HealthStatus, reason: str) -> None:
         """Coalesce bursts (a flood of noise is one health event per interval, with counters)."""
+        pending = self._health_pending
+        if status == "ok" and pending is not None and pending[0] != "ok":
+            # Not "ok" over a problem not yet reported: the ticker says ok once errors stop.
+            return
         self._health_pending = (status, reason)
 
     async def _publish_health(
         self, status: HealthStatus, reason: str, *, keep_pending: bool = False
     ) -> None:
+        if self._losses and not keep_pending:  # (else the pending report says them)
+            untold = [loss for loss in self._losses if loss not in reason]
+            reason = "; ".join([*untold, reason])
+            self._losses.clear()
+            if status == "ok":
+                status = "degraded"
         self._status = status
         if not keep_pending:
             self._health_pending = None
