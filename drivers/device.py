@@ -181,6 +181,8 @@ class DeviceDriver:
         # Losses not yet in a published health report: a later report in the same interval
         # (coalesced) says them too, whatever it is about.
         self._losses: list[str] = []
+        # Ids of the commands sent lately: QoS 1 may deliver a command twice.
+        self._command_ids: deque[str] = deque(maxlen=256)
         self._health_last = 0.0
         self._status: HealthStatus = "offline"
         self._last_error = 0.0
@@ -789,9 +791,16 @@ class DeviceDriver:
         if command is None:
             self._error(f"unknown command {request.command!r} for a {self.kind}")
             return
+        if request.id and request.id in self._command_ids:
+            # The same request delivered again (QoS 1 is at least once): a device that does
+            # not guard its state would act twice (a second eject, a second shuffle).
+            self.stats["duplicate_commands"] += 1
+            return
         try:
             await self._send(command())
         except DeviceError as exc:
             self._error(f"command {request.command!r} not sent: {exc}")
-            return
+            return  # not remembered: the requester may send it again
+        if request.id:
+            self._command_ids.append(request.id)
         self.stats["commands"] += 1

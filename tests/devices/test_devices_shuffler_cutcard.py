@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter
 
 from devices_rig import Rig
@@ -102,3 +103,29 @@ async def test_cut_card_detected_cleared_and_sensor_fault(rig: Rig) -> None:
     table.trigger_cut()
     await rig.rec.wait(lambda: len(rig.rec.events(topic)) >= 5)
     assert rig.rec.events(topic)[-1].event == "cut_card_detected"
+
+
+async def test_a_command_delivered_twice_is_sent_to_the_device_once(rig: Rig) -> None:
+    # QoS 1 may deliver a command twice (a broker reconnect before the PUBACK): the same
+    # command id is the same request, and a device that does not guard its state would
+    # act twice (eject a second time, shuffle a tray again).
+    shuffler = rig.table.shuffler
+    shuffler.put(list(rig.table.shoe.cards[:52]))
+    commands = rig.topics.commands("shuffler-1")
+    request = DeviceCommand(command="shuffle", id="cmd-7", requester="test")
+    await rig.consumer.publish(commands, request)
+    await rig.consumer.publish(commands, request)
+    topic = rig.topics.shuffler_events
+    await rig.rec.wait(lambda: rig.rec.events(topic, "ready"))
+    driver = rig.drivers.get(rig.table.id, "shuffler-1")
+    async with asyncio.timeout(20):
+        while driver.stats["duplicate_commands"] + driver.stats["commands"] < 2:
+            await asyncio.sleep(0.01)
+    assert driver.stats["duplicate_commands"] == 1
+    assert [f.type for f in shuffler.host_frames].count("SHUFFLE") == 1
+    assert not [h for h in rig.rec.health("shuffler-1") if "E05" in h.reason]
+    # Another id is another request.
+    shuffler.put(list(rig.table.shoe.cards[52:104]))
+    await rig.consumer.publish(commands, DeviceCommand(command="shuffle", id="cmd-8"))
+    await rig.rec.wait(lambda: len(rig.rec.events(topic, "ready")) >= 2)
+    assert [f.type for f in shuffler.host_frames].count("SHUFFLE") == 2
