@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import multiprocessing as mp
+import secrets
 import sys
 import time
 from dataclasses import dataclass
@@ -54,6 +55,7 @@ class SimulationResult:
     workers: int
     seconds: float
     cpu_seconds: float
+    seed: int  # the master seed: the same seed and rounds play the same rounds again
     confidence: float = 0.95
 
     @property
@@ -81,6 +83,7 @@ class SimulationResult:
         low, high = self.interval
         out: dict[str, Any] = {
             "rounds": self.rounds,
+            "seed": self.seed,
             "rtp": self.rtp,
             "std_error": self.std_error,
             "confidence": self.confidence,
@@ -245,6 +248,10 @@ def run_simulation(
         raise StudioError("--simulate needs at least 2 rounds")
     workers = workers or mp.cpu_count() or 1
     spec = rules.model_dump(mode="json")
+    if seed is None:
+        # Drawn here rather than left to the OS so the report can name it: a regulator
+        # reruns the same rounds from the seed and the round count.
+        seed = secrets.randbits(63)
     master = Random(seed)
     sizes = [chunk] * (rounds // chunk) + ([rounds % chunk] if rounds % chunk else [])
     tasks = [(spec, size, master.getrandbits(63)) for size in sizes]
@@ -257,7 +264,7 @@ def run_simulation(
     strategy_for(rules)  # forked workers inherit the engine's (cached) strategy
     ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else mp.get_context()
     with ctx.Pool(workers, initializer=_warm, initargs=(spec,)) as pool:
-        for res in pool.imap_unordered(_run_chunk, tasks):
+        for res in pool.imap(_run_chunk, tasks):  # in order: same sums on any workers
             done += res.rounds
             total += res.total
             total_sq += res.total_sq
@@ -284,6 +291,7 @@ def run_simulation(
         workers=workers,
         seconds=time.perf_counter() - started,
         cpu_seconds=cpu,
+        seed=seed,
         confidence=confidence,
     )
 
@@ -294,8 +302,9 @@ def format_simulation(sim: SimulationResult, exact_rtp: float) -> str:
     diff = (sim.rtp - exact_rtp) / sim.std_error if sim.std_error else 0.0
     return "\n".join(
         [
-            f"Simulation through the rules engine ({sim.rounds:,} rounds, {sim.workers} workers, "
-            f"{sim.seconds:.1f} s, {sim.rounds_per_second_per_core:,.0f} rounds/s per core)",
+            f"Simulation through the rules engine ({sim.rounds:,} rounds, seed {sim.seed}, "
+            f"{sim.workers} workers, {sim.seconds:.1f} s, "
+            f"{sim.rounds_per_second_per_core:,.0f} rounds/s per core)",
             f"  simulated RTP {sim.rtp * 100:.4f}%  ± {sim.z * sim.std_error * 100:.4f}% "
             f"({sim.confidence:.0%} CI {low * 100:.4f}% .. {high * 100:.4f}%)",
             f"  exact RTP (engine basic strategy) {exact_rtp * 100:.4f}%: {verdict} "
