@@ -1,0 +1,231 @@
+"""GAME-FACTS figures recomputed here by other means than the code's, then compared.
+
+The side bets' code enumerates multisets of card *types* (rank and suit); here
+three-card hands are counted by *rank* multiset with suit patterns counted in
+closed form, and Buster Blackjack by a plain recursion over the dealer's draws.
+The targets are those of GAME-FACTS §2 and §3 at their stated precision.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from fractions import Fraction
+from functools import cache
+from itertools import combinations_with_replacement
+from math import comb
+
+import pytest
+
+from studio.certification.dealer import outcome_fractions, shoe_composition
+from studio.certification.rulesets import side_bet_result
+from studio.certification.sidebets import LOSE, buster_probabilities
+from studio.rules.paytables import (
+    BusterPaytable,
+    LuckyLuckyPaytable,
+    PairPaytable,
+    SideBetKind,
+    TwentyOnePlusThreePaytable,
+)
+from studio.rules.ruleset import RuleSet, preset
+
+
+def _rules(decks: int, *, h17: bool = False) -> RuleSet:
+    return preset("majority_speed").with_overrides(
+        {"shoe": {"decks": decks}, "dealer": {"hits_soft_17": h17}}
+    )
+
+
+def _three_card_counts(
+    decks: int, line_of: Callable[[list[int], bool], str]
+) -> tuple[dict[str, int], int]:
+    """Counts of every line over all 3-card hands, by rank multiset and suit pattern."""
+    d = decks
+    counts: dict[str, int] = {}
+    total = 0
+    for ranks in combinations_with_replacement(range(1, 14), 3):
+        distinct = len(set(ranks))
+        if distinct == 3:
+            ways, suited = (4 * d) ** 3, 4 * d**3
+        elif distinct == 2:
+            ways, suited = comb(4 * d, 2) * 4 * d, 4 * comb(d, 2) * d
+        else:
+            ways, suited = comb(4 * d, 3), 4 * comb(d, 3)
+        for flush, n in ((True, suited), (False, ways - suited)):
+            if n:
+                key = line_of(sorted(ranks), flush)
+                counts[key] = counts.get(key, 0) + n
+        total += ways
+    assert total == comb(52 * d, 3)
+    return counts, total
+
+
+def _line_21_3(ranks: list[int], flush: bool) -> str:
+    if len(set(ranks)) == 1:
+        return "suited_trips" if flush else "three_of_a_kind"
+    straight = len(set(ranks)) == 3 and (ranks[2] - ranks[0] == 2 or ranks == [1, 12, 13])
+    if straight:
+        return "straight_flush" if flush else "straight"
+    return "flush" if flush else LOSE
+
+
+def _line_lucky(ranks: list[int], flush: bool) -> str:
+    if ranks == [7, 7, 7]:
+        return "suited_777" if flush else "777"
+    if ranks == [6, 7, 8]:
+        return "suited_678" if flush else "678"
+    hard = sum(min(r, 10) for r in ranks)
+    total = hard + 10 if 1 in ranks and hard <= 11 else hard
+    if total == 21:
+        return "suited_21" if flush else "21"
+    return str(total) if total in (19, 20) else LOSE
+
+
+T3_PAYS = {"suited_trips": 100, "straight_flush": 40, "three_of_a_kind": 30, "straight": 10}
+T3_PAYS["flush"] = 5
+LL_PAYS = {"suited_777": 200, "suited_678": 100, "777": 50, "678": 25, "suited_21": 15}
+LL_PAYS.update({"21": 3, "20": 2, "19": 2})
+
+
+def _rtp(counts: dict[str, int], total: int, pays: dict[str, int]) -> Fraction:
+    return sum(
+        (Fraction(n * (pays[k] + 1), total) for k, n in counts.items() if k != LOSE), Fraction(0)
+    )
+
+
+@pytest.mark.parametrize("decks", [1, 2, 4, 6, 8])
+def test_three_card_bets_line_by_line(decks: int) -> None:
+    rules = _rules(decks)
+    for kind, paytable, line_of, pays in (
+        (SideBetKind.TWENTY_ONE_PLUS_THREE, TwentyOnePlusThreePaytable(), _line_21_3, T3_PAYS),
+        (SideBetKind.LUCKY_LUCKY, LuckyLuckyPaytable(), _line_lucky, LL_PAYS),
+    ):
+        counts, total = _three_card_counts(decks, line_of)
+        got = side_bet_result(kind, paytable, rules)
+        assert got.total_combinations == total
+        assert {ln.key: ln.combinations for ln in got.lines if ln.combinations} == counts
+        assert got.rtp == _rtp(counts, total, pays)
+        assert got.hit_frequency == Fraction(total - counts.get(LOSE, 0), total)
+
+
+def test_three_card_rtps_are_game_facts_at_eight_decks() -> None:
+    t3, total = _three_card_counts(8, _line_21_3)
+    ll, _ = _three_card_counts(8, _line_lucky)
+    assert round(float(_rtp(t3, total, T3_PAYS)) * 100, 4) == 96.2961
+    assert round(float(_rtp(ll, total, LL_PAYS)) * 100, 4) == 96.0919
+
+
+@pytest.mark.parametrize("decks", [1, 2, 6, 8])
+def test_pair_bets_closed_form(decks: int) -> None:
+    n, d = 52 * decks, decks
+    total = comb(n, 2)
+    perfect, coloured, mixed = 52 * comb(d, 2), 26 * d * d, 52 * d * d
+    rtp = Fraction(perfect * 26 + coloured * 13 + mixed * 7, total)
+    for kind in (SideBetKind.PERFECT_PAIRS, SideBetKind.PLAYERS_PAIR, SideBetKind.DEALERS_PAIR):
+        got = side_bet_result(kind, PairPaytable(), _rules(decks))
+        assert got.rtp == rtp
+        assert got.hit_frequency == Fraction(perfect + coloured + mixed, total)
+    if decks == 8:
+        assert round(float(rtp) * 100, 4) == 95.9036
+        assert (perfect, coloured, mixed, total) == (1456, 1664, 3328, 86320)
+
+
+# --- Buster Blackjack and the dealer, by a plain recursion over her draws -----------------------
+
+
+@cache
+def _walk(
+    rest: tuple[int, ...], hard: int, aces: bool, n: int, h17: bool
+) -> dict[tuple[str, int], float]:
+    """P(outcome, cards) for a dealer holding ``n`` cards (``hard``, ``aces``) drawing from ``rest``.
+
+    ``rest`` is counts of values 1..10 (index 0 the ace). Floats: this is a check.
+    """
+    soft = aces and hard + 10 <= 21
+    total = hard + 10 if soft else hard
+    if n >= 2:
+        if n == 2 and total == 21:
+            return {("natural", 2): 1.0}
+        if total > 21:
+            return {("bust", n): 1.0}
+        if total >= 18 or (total == 17 and not (soft and h17)):
+            return {(str(total), n): 1.0}
+    left = sum(rest)
+    out: dict[tuple[str, int], float] = {}
+    for v, k in enumerate(rest):
+        if not k:
+            continue
+        nxt = list(rest)
+        nxt[v] -= 1
+        for key, p in _walk(tuple(nxt), hard + v + 1, aces or v == 0, n + 1, h17).items():
+            out[key] = out.get(key, 0.0) + p * k / left
+    return out
+
+
+def _buster_rtp(decks: int, h17: bool) -> tuple[float, float, dict[tuple[int, bool], float]]:
+    """(RTP, hit frequency, P(bust with k cards, player BJ)) of the GAME-FACTS paytable."""
+    shoe = [4 * decks] * 9 + [16 * decks]
+    n = sum(shoe)
+    prob: dict[tuple[int, bool], float] = {}
+    for a in range(10):
+        for b in range(10):  # ordered player cards
+            p_ab = shoe[a] / n * (shoe[b] - (a == b)) / (n - 1)
+            if p_ab == 0:
+                continue
+            rest = list(shoe)
+            rest[a] -= 1
+            rest[b] -= 1
+            bj = {a, b} == {0, 9}
+            for (what, k), p in _walk(tuple(rest), 0, False, 0, h17).items():
+                if what == "bust":
+                    prob[k, bj] = prob.get((k, bj), 0.0) + p_ab * p
+
+    def pays(k: int, bj: bool) -> int:
+        if k <= 4:
+            return 2
+        if k == 5:
+            return 4
+        if k == 6:
+            return 18
+        if k == 7:
+            return 800 if bj else 50
+        return 2000 if bj else 250
+
+    hit = sum(prob.values())
+    rtp = sum(p * (pays(k, bj) + 1) for (k, bj), p in prob.items())
+    return rtp, hit, prob
+
+
+@pytest.mark.parametrize(("decks", "h17"), [(1, False), (1, True)])
+def test_buster_against_a_plain_recursion(decks: int, h17: bool) -> None:
+    rtp, hit, prob = _buster_rtp(decks, h17)
+    got = side_bet_result(SideBetKind.BUSTER_BLACKJACK, BusterPaytable(), _rules(decks, h17=h17))
+    assert float(got.rtp) == pytest.approx(rtp, abs=1e-12)
+    assert float(got.hit_frequency) == pytest.approx(hit, abs=1e-12)
+    code = buster_probabilities(decks, hits_soft_17=h17)
+    assert set(code) == set(prob)
+    for key, p in prob.items():
+        assert float(code[key]) == pytest.approx(p, rel=1e-9, abs=1e-15)
+
+
+def test_buster_is_game_facts_at_eight_decks() -> None:
+    rtp, hit, _ = _buster_rtp(8, False)
+    assert round(rtp * 100, 3) == 93.866
+    got = side_bet_result(SideBetKind.BUSTER_BLACKJACK, BusterPaytable(), preset("majority_speed"))
+    assert float(got.rtp) == pytest.approx(rtp, abs=1e-12)
+    assert float(got.hit_frequency) == pytest.approx(hit, abs=1e-12)
+
+
+@pytest.mark.parametrize("decks", [1, 2])
+@pytest.mark.parametrize("h17", [False, True])
+def test_dealer_outcomes_against_a_plain_recursion(decks: int, h17: bool) -> None:
+    """Every up card: the code's exact dealer probabilities, outcome by outcome."""
+    names = ("17", "18", "19", "20", "21", "bust", "natural")
+    for up in range(10):
+        rest = list(shoe_composition(decks))
+        rest[up] -= 1
+        want: dict[str, float] = {}
+        for (what, _), p in _walk(tuple(rest), up + 1, up == 0, 1, h17).items():
+            want[what] = want.get(what, 0.0) + p
+        got = outcome_fractions(tuple(rest), up, h17)
+        for name, exact in zip(names, got, strict=True):
+            assert float(exact) == pytest.approx(want.get(name, 0.0), abs=1e-13), (up, name)
