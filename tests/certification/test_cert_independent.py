@@ -16,9 +16,16 @@ from math import comb
 
 import pytest
 
+from studio.cards import Card, full_deck
 from studio.certification.dealer import outcome_fractions, shoe_composition
 from studio.certification.rulesets import side_bet_result
-from studio.certification.sidebets import LOSE, buster_probabilities
+from studio.certification.sidebets import (
+    LOSE,
+    buster_probabilities,
+    classify_21_3,
+    classify_lucky_lucky,
+    classify_pair,
+)
 from studio.rules.paytables import (
     BusterPaytable,
     LuckyLuckyPaytable,
@@ -27,6 +34,7 @@ from studio.rules.paytables import (
     TwentyOnePlusThreePaytable,
 )
 from studio.rules.ruleset import RuleSet, preset
+from studio.rules.sidebets import evaluate_21_plus_3, evaluate_lucky_lucky, evaluate_pairs
 
 
 def _rules(decks: int, *, h17: bool = False) -> RuleSet:
@@ -229,3 +237,54 @@ def test_dealer_outcomes_against_a_plain_recursion(decks: int, h17: bool) -> Non
         got = outcome_fractions(tuple(rest), up, h17)
         for name, exact in zip(names, got, strict=True):
             assert float(exact) == pytest.approx(want.get(name, 0.0), abs=1e-13), (up, name)
+
+
+# --- the certified classes are the ones the engine pays ----------------------------------------
+
+_SUIT_INDEX = {"S": 0, "C": 1, "H": 2, "D": 3}  # sidebets._TYPES: 0/1 black, 2/3 red
+
+
+def _cert_card(card: Card) -> tuple[int, int]:
+    return card.rank_index, _SUIT_INDEX[card.suit]
+
+
+@pytest.mark.parametrize(("ace_low", "ace_high"), [(True, True), (False, True), (True, False)])
+def test_three_card_lines_and_pays_are_the_engines(ace_low: bool, ace_high: bool) -> None:
+    """Every 3-card multiset: the engine's line and pay are the certification's line and pay."""
+    distinct = {"suited_trips": 101, "straight_flush": 41, "three_of_a_kind": 31}
+    distinct.update({"straight": 11, "flush": 7})
+    t3 = TwentyOnePlusThreePaytable(
+        **distinct, ace_low_straight=ace_low, ace_high_straight=ace_high
+    )
+    ll_fields = ("suited_777", "suited_678", "any_777", "any_678", "suited_21", "any_21")
+    ll = LuckyLuckyPaytable(**{f: 300 - i for i, f in enumerate(ll_fields)}, any_20=9, any_19=8)
+    rules = _rules(1)
+    pays_t3 = {
+        ln.key: ln.pays
+        for ln in side_bet_result(SideBetKind.TWENTY_ONE_PLUS_THREE, t3, rules).lines
+    }
+    pays_ll = {ln.key: ln.pays for ln in side_bet_result(SideBetKind.LUCKY_LUCKY, ll, rules).lines}
+    for a, b, up in combinations_with_replacement(full_deck(), 3):
+        cert = tuple(_cert_card(c) for c in (a, b, up))
+        hit = evaluate_21_plus_3([a, b], up, t3)
+        key = classify_21_3(cert, ace_low, ace_high)
+        assert (LOSE if hit is None else Fraction(hit.pays)) == (
+            LOSE if key == LOSE else pays_t3[key]
+        ), (a, b, up, key)
+        hit = evaluate_lucky_lucky([a, b], up, ll)
+        key = classify_lucky_lucky(cert)
+        assert (LOSE if hit is None else Fraction(hit.pays)) == (
+            LOSE if key == LOSE else pays_ll[key]
+        ), (a, b, up, key)
+
+
+def test_pair_lines_and_pays_are_the_engines() -> None:
+    table = PairPaytable(perfect=31, coloured=13, mixed=5)
+    result = side_bet_result(SideBetKind.PLAYERS_PAIR, table, _rules(1))
+    pays = {ln.key: ln.pays for ln in result.lines}
+    for a, b in combinations_with_replacement(full_deck(), 2):
+        hit = evaluate_pairs([a, b], table)
+        key = classify_pair((_cert_card(a), _cert_card(b)))
+        assert (LOSE if hit is None else Fraction(hit.pays)) == (
+            LOSE if key == LOSE else pays[key]
+        ), (a, b, key)
