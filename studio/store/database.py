@@ -95,11 +95,9 @@ class Database:
         self._in_use: set[object] = set()
         # While close() waits: its loop and the event to set once none is in use.
         self._all_back: tuple[asyncio.AbstractEventLoop, asyncio.Event] | None = None
-        self._closed = False
         sync_engine = self.engine.sync_engine
         event.listen(sync_engine, "checkout", lambda _c, record, _p: self._in_use.add(record))
         event.listen(sync_engine, "checkin", self._checked_in)
-        event.listen(sync_engine, "do_connect", self._refuse_when_closed)
 
     @property
     def in_use(self) -> int:
@@ -113,12 +111,6 @@ class Database:
             # Thread-safe: a connection the garbage collector finalises is given back there.
             loop, all_back = waiting
             loop.call_soon_threadsafe(all_back.set)
-
-    def _refuse_when_closed(self, *_args: Any) -> None:
-        # A connection opened after close() would be one nobody closes: with aiosqlite a
-        # worker thread that outlives the event loop, and a write that loop's end cuts off.
-        if self._closed:
-            raise StoreError(f"database {safe_url(self.url)} is closed: nothing was done")
 
     async def create_all(self) -> None:
         try:
@@ -171,15 +163,16 @@ class Database:
         return int.from_bytes(digest[:8], "big", signed=True)
 
     async def close(self, wait: float | None = None) -> None:
-        """Close the database once the work under way on it has ended; then refuse more.
+        """Close the database's connections once the work under way on it has ended.
 
         A write in flight (an append whose caller was cancelled by a stop is shielded and
         goes on) commits before the pool is disposed: disposing closes only the idle
         connections, and the event loop's end would cut the others off, their transaction
         lost. After ``wait`` s (default: the writers' lock timeout + :data:`CLOSE_MARGIN`)
-        the pool is disposed all the same, with a warning.
+        the pool is disposed all the same, with a warning. As SQLAlchemy's ``dispose``, it
+        leaves the database usable: what uses it afterwards opens a connection again, which
+        the owner must close in turn (a service stopping must not start work after it).
         """
-        self._closed = True
         if wait is None:
             wait = self.writers_lock_timeout + CLOSE_MARGIN
         if self._in_use:

@@ -13,7 +13,6 @@ import asyncio
 
 import pytest
 
-from studio.errors import StoreError
 from studio.store import Database, EventLog
 from studio.store.eventlog import events
 
@@ -49,21 +48,6 @@ async def test_close_waits_for_an_append_whose_caller_was_cancelled(database: Da
         assert (await EventLog(reopened).verify()).ok
     finally:
         await reopened.close()
-
-
-async def test_a_closed_database_refuses_work_instead_of_opening_a_connection(
-    database: Database,
-) -> None:
-    db = Database(database.url, schema=database.schema)
-    log = EventLog(db)
-    await log.append("t1", "first", {"n": 1})
-    await db.close()
-    with pytest.raises(StoreError, match="is closed: nothing was done"):
-        await log.append("t1", "late", {"n": 2})
-    with pytest.raises(StoreError, match="is closed"):
-        await log.read()
-    assert db.in_use == 0
-    assert [r.kind for r in await EventLog(database).read()] == ["first"]
 
 
 async def test_close_gives_up_waiting_after_its_bound(database: Database) -> None:
