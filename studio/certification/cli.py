@@ -53,6 +53,7 @@ def rtp(
     from studio.certification import report
     from studio.certification.main_game import analyse
     from studio.certification.rulesets import (
+        claim_basis,
         engine_policy,
         game_rules,
         load_ruleset,
@@ -78,7 +79,11 @@ def rtp(
                 result = side_bet_result(kind, sb.paytable, rules)
                 items.append(
                     report.TimedSideBet(
-                        kind.value, result, time.perf_counter() - started, _published(sb)
+                        kind.value,
+                        result,
+                        time.perf_counter() - started,
+                        _published(sb),
+                        claim_basis(rules, kind),
                     )
                 )
             out["side_bets"] = [report.side_bet_json(i) for i in items]
@@ -99,8 +104,11 @@ def rtp(
                 without = analyse(g, engine_policy(rules), name=NO_CONSENT_STRATEGY, consent=False)
                 main_results.append(replace(without, notes=(NO_CONSENT_NOTE,)))
             out["main_game"] = [report.main_json(r) for r in main_results]
-            out["published_rtp"] = None if _published(rules) is None else str(_published(rules))
-            texts.append(report.format_main(main_results, _published(rules)))
+            claim, basis = _published(rules), claim_basis(rules)
+            out["published_rtp"] = None if claim is None else str(claim)
+            out["published_applies"] = None if claim is None else basis is None
+            out["published_basis"] = basis
+            texts.append(report.format_main(main_results, claim, basis))
         if simulate:
             from studio.certification.simulate import format_simulation, run_simulation
 

@@ -18,6 +18,7 @@ class TimedSideBet:
     result: SideBetResult
     seconds: float
     published_rtp: Decimal | None = None
+    published_basis: str | None = None  # set: the claim is for another game (see claim_basis)
 
 
 def pct(value: Fraction | float, places: int = 4) -> str:
@@ -61,14 +62,26 @@ def format_side_bet(item: TimedSideBet) -> str:
         rtp_line += f"   exact RTP = {r.rtp.numerator}/{r.rtp.denominator}"
     lines.append(rtp_line)
     if item.published_rtp is not None:
-        lines.append(f"published claim {item.published_rtp}%   (computed {pct(r.rtp)})")
+        lines.append(_claim("published claim", item.published_rtp, item.published_basis, r.rtp))
     for note in r.notes:
         lines.append(f"note: {note}")
     lines.append(f"computed in {item.seconds:.3f} s")
     return "\n".join(lines)
 
 
-def format_main(results: Sequence[MainGameResult], published_rtp: Decimal | None) -> str:
+def _claim(label: str, claim: Decimal, basis: str | None, computed: Fraction | None) -> str:
+    if basis is not None:
+        return f"{label} {claim}% not compared: it is for {basis}"
+    if computed is None:
+        return f"{label} {claim}%"
+    return f"{label} {claim}%   (computed {pct(computed)})"
+
+
+def format_main(
+    results: Sequence[MainGameResult],
+    published_rtp: Decimal | None,
+    published_basis: str | None = None,
+) -> str:
     out = ["Main game — exact combinatorial analysis, full shoe, one box"]
     for r in results:
         out.append(
@@ -76,7 +89,7 @@ def format_main(results: Sequence[MainGameResult], published_rtp: Decimal | None
             f"   ({r.seconds:.2f} s)"
         )
     if published_rtp is not None:
-        out.append(f"  published RTP claim {published_rtp}%")
+        out.append("  " + _claim("published RTP claim", published_rtp, published_basis, None))
     ups = ["2", "3", "4", "5", "6", "7", "8", "9", "T", "A"]
     for r in results:
         order = [*range(1, 10), 0]
@@ -98,6 +111,8 @@ def side_bet_json(item: TimedSideBet) -> dict[str, Any]:
         "rtp_exact": f"{r.rtp.numerator}/{r.rtp.denominator}",
         "house_edge": float(-r.expected_value),
         "published_rtp": None if item.published_rtp is None else str(item.published_rtp),
+        "published_applies": None if item.published_rtp is None else item.published_basis is None,
+        "published_basis": item.published_basis,
         "total_combinations": r.total_combinations,
         "seconds": item.seconds,
         "notes": list(r.notes),

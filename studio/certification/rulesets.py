@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +35,14 @@ from studio.rules.paytables import (
     SideBetKind,
     TwentyOnePlusThreePaytable,
 )
-from studio.rules.ruleset import HoleCard, Peek, RuleSet, Surrender, ruleset_from_spec
+from studio.rules.ruleset import (
+    PRESETS,
+    HoleCard,
+    Peek,
+    RuleSet,
+    Surrender,
+    ruleset_from_spec,
+)
 from studio.rules.strategy import Action as EngineAction
 from studio.rules.strategy import strategy_for
 
@@ -194,3 +201,45 @@ def side_bet_results(rules: RuleSet) -> list[tuple[SideBetKind, SideBetResult]]:
     return [
         (kind, side_bet_result(kind, sb.paytable, rules)) for kind, sb in rules.side_bets.items()
     ]
+
+
+def _differences(here: GameRules, there: GameRules) -> list[str]:
+    out = []
+    for f in fields(GameRules):
+        mine, theirs = getattr(here, f.name), getattr(there, f.name)
+        if mine != theirs:
+            out.append(f"{f.name} {theirs} (here {mine})")
+    return out
+
+
+def claim_basis(rules: RuleSet, kind: SideBetKind | None = None) -> str | None:
+    """What a published claim on ``rules`` was made for, when that is not the game certified.
+
+    ``None``: the claim (of the main game, or of side bet ``kind``) is comparable
+    with the figure. A claim a preset carries (the seeds') is for that preset's
+    game; a rule set built on the preset with another shoe, paytable or rule
+    inherits the claim but not the game, so the report must not set one beside
+    the other. A claim the rule set states itself is taken as its own.
+    """
+    base = PRESETS.get(rules.name)
+    if base is None:
+        return None
+    if kind is None:
+        if rules.published_rtp is None or rules.published_rtp != base.published_rtp:
+            return None
+        diff = _differences(game_rules(rules), game_rules(base))
+        return f"{base.name}'s rules: {', '.join(diff)}" if diff else None
+    bet, base_bet = rules.side_bets.get(kind), base.side_bets.get(kind)
+    if bet is None or base_bet is None or bet.published_rtp != base_bet.published_rtp:
+        return None
+    diff = []
+    if rules.shoe.decks != base.shoe.decks:
+        diff.append(f"{base.shoe.decks} decks (here {rules.shoe.decks})")
+    if bet.paytable != base_bet.paytable:
+        diff.append("its own paytable (another one here)")
+    if kind is SideBetKind.BUSTER_BLACKJACK:
+        for name in ("hits_soft_17", "draws_when_no_live_hand"):
+            mine, theirs = getattr(rules.dealer, name), getattr(base.dealer, name)
+            if mine != theirs:
+                diff.append(f"dealer {name} {theirs} (here {mine})")
+    return f"{base.name}'s {', '.join(diff)}" if diff else None

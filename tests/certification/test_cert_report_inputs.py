@@ -1,0 +1,58 @@
+"""The report's inputs: the rules it certifies, and claims printed only beside their own game."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from studio.cli import app
+
+runner = CliRunner()
+
+
+def _side(output: str) -> dict[str, dict[str, object]]:
+    return {b["key"]: b for b in json.loads(output)["side_bets"]}
+
+
+def test_a_claim_is_not_set_beside_another_deck_count() -> None:
+    """majority_speed's claims are for its 8-deck shoe: a 2-deck figure is not compared."""
+    result = runner.invoke(app, ["rtp", "-r", "majority_speed", "--decks", "2", "--side-bets"])
+    assert result.exit_code == 0, result.output
+    assert "published claim 95.90%   (computed" not in result.output
+    assert "published claim 95.90% not compared" in result.output
+    assert "8 decks" in result.output.split("published claim 95.90% not compared", 1)[1]
+    data = _side(
+        runner.invoke(
+            app, ["rtp", "-r", "majority_speed", "--decks", "2", "--side-bets", "--json"]
+        ).output
+    )
+    assert data["players_pair"]["published_rtp"] == "95.90"
+    assert data["players_pair"]["published_applies"] is False
+
+
+def test_a_claim_is_not_set_beside_another_paytable(tmp_path: Path) -> None:
+    spec = {"preset": "majority_speed", "side_bets": {"21+3": {"paytable": {"flush": "4"}}}}
+    path = tmp_path / "rules.json"
+    path.write_text(json.dumps(spec))
+    result = runner.invoke(app, ["rtp", "-r", str(path), "--side-bets", "--json"])
+    assert result.exit_code == 0, result.output
+    data = _side(result.output)
+    assert data["21+3"]["published_applies"] is False
+    assert data["players_pair"]["published_applies"] is True  # that bet is unchanged
+    text = runner.invoke(app, ["rtp", "-r", str(path), "--side-bets"]).output
+    assert "published claim 96.25% not compared" in text
+    assert "published claim 95.90%   (computed 95.9036%)" in text
+
+
+def test_the_main_game_claim_is_not_set_beside_other_rules() -> None:
+    result = runner.invoke(app, ["rtp", "-r", "classic6", "--decks", "8", "--main", "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["published_rtp"] == "99.27"
+    assert data["published_applies"] is False
+    text = runner.invoke(app, ["rtp", "-r", "classic6", "--decks", "8", "--main"]).output
+    assert "published RTP claim 99.27% not compared" in text
+    same = json.loads(runner.invoke(app, ["rtp", "-r", "classic6", "--main", "--json"]).output)
+    assert same["published_applies"] is True
