@@ -11,7 +11,7 @@ from typing import Any
 
 import typer
 
-from studio.errors import StudioError
+from studio.errors import ConfigError, StudioError
 
 NO_CONSENT_STRATEGY = "engine basic strategy, without consent"
 NO_CONSENT_NOTE = (
@@ -33,9 +33,30 @@ def _published(obj: Any) -> Decimal | None:
     return None if value is None else Decimal(str(value))
 
 
+def _table_ruleset(table: str, config: Path | None) -> tuple[Any, str]:
+    """The rule-set spec a configured table runs, and where it was read, for the report."""
+    from studio.config.loader import load_config
+
+    settings = load_config(config)
+    ids = [t.id for t in settings.tables]
+    if table not in ids:
+        source = config or "the configuration"
+        raise ConfigError(f"no table {table!r} in {source}; tables: {', '.join(ids) or 'none'}")
+    return settings.table(table).ruleset, f" — table {table} of {config or '$STUDIO_CONFIG'}"
+
+
 def rtp(
-    ruleset: str = typer.Option(
-        "majority_speed", "--ruleset", "-r", help="preset name or rule-set file (JSON/YAML)"
+    ruleset: str | None = typer.Option(
+        None,
+        "--ruleset",
+        "-r",
+        help="preset name or rule-set file (JSON/YAML); default majority_speed",
+    ),
+    table: str | None = typer.Option(
+        None, "--table", help="the rule set a configured table runs (with --config)"
+    ),
+    config: Path | None = typer.Option(
+        None, "--config", help="studio configuration for --table (default: $STUDIO_CONFIG)"
     ),
     decks: int | None = typer.Option(None, "--decks", min=1, max=8, help="override the decks"),
     side_bets: bool = typer.Option(False, "--side-bets", help="side bets only (with --main: both)"),
@@ -54,23 +75,43 @@ def rtp(
     from studio.certification.main_game import analyse
     from studio.certification.rulesets import (
         claim_basis,
+        describe_main_rules,
         engine_policy,
         game_rules,
         load_ruleset,
+        rules_digest,
         side_bet_result,
         with_decks,
     )
-    from studio.rules.ruleset import DecisionMode
+    from studio.rules.ruleset import DecisionMode, ruleset_from_spec
 
     try:
-        rules = with_decks(load_ruleset(ruleset), decks)
+        if table is not None and ruleset is not None:
+            raise _fail("give either --ruleset or --table, not both")
+        if table is None and config is not None:
+            raise _fail("--config names the configuration of a --table")
+        if table is not None:
+            spec, where = _table_ruleset(table, config)
+            rules = with_decks(ruleset_from_spec(spec), decks)  # as the controller does
+        else:
+            rules = with_decks(load_ruleset(ruleset or "majority_speed"), decks)
+            where = ""
         do_side = side_bets or not main
         do_main = main or not side_bets
-        out: dict[str, Any] = {"ruleset": rules.name, "decks": rules.shoe.decks}
+        digest = rules_digest(rules)
+        out: dict[str, Any] = {
+            "ruleset": rules.name,
+            "table": table,
+            "decks": rules.shoe.decks,
+            "rules_sha256": digest,
+            "rules": rules.model_dump(mode="json"),
+        }
         texts: list[str] = [
-            f"Rule set {rules.name} ({rules.source or 'custom'}): {rules.shoe.decks} decks, "
+            f"Rule set {rules.name} ({rules.source or 'custom'}){where}: {rules.shoe.decks} decks, "
             f"dealer {'H17' if rules.dealer.hits_soft_17 else 'S17'}, "
-            f"{rules.dealer.hole_card.value.upper()} hole card, peek {rules.dealer.peek.value}"
+            f"{rules.dealer.hole_card.value.upper()} hole card, peek {rules.dealer.peek.value}\n"
+            f"{describe_main_rules(rules)}\n"
+            f"rules sha256 {digest}"
         ]
         if do_side:
             items = []

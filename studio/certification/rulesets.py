@@ -9,9 +9,12 @@ total-dependent strategy is the engine's own (:mod:`studio.rules.strategy`).
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import fields, replace
+from decimal import Decimal
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -236,10 +239,54 @@ def claim_basis(rules: RuleSet, kind: SideBetKind | None = None) -> str | None:
     if rules.shoe.decks != base.shoe.decks:
         diff.append(f"{base.shoe.decks} decks (here {rules.shoe.decks})")
     if bet.paytable != base_bet.paytable:
-        diff.append("its own paytable (another one here)")
+        diff.append("paytable (another one here)")
     if kind is SideBetKind.BUSTER_BLACKJACK:
         for name in ("hits_soft_17", "draws_when_no_live_hand"):
             mine, theirs = getattr(rules.dealer, name), getattr(base.dealer, name)
             if mine != theirs:
                 diff.append(f"dealer {name} {theirs} (here {mine})")
     return f"{base.name}'s {', '.join(diff)}" if diff else None
+
+
+def rules_digest(rules: RuleSet) -> str:
+    """SHA-256 of the rule set's canonical JSON: names exactly the rules certified."""
+    text = json.dumps(rules.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _ratio(value: Decimal) -> str:
+    f = Fraction(value)
+    return f"{f.numerator}:{f.denominator}"
+
+
+def describe_main_rules(rules: RuleSet) -> str:
+    """The main-game rules the analysis reads, in words, for the report's head."""
+    d, s = rules.double, rules.split
+    parts = [f"blackjack pays {_ratio(rules.blackjack_pays)}"]
+    if not d.allowed:
+        parts.append("no double")
+    else:
+        on = "any two cards" if d.totals is None else "totals " + ",".join(map(str, d.totals))
+        parts.append(f"double on {on}")
+        parts.append("double after split" if d.after_split else "no double after split")
+    if not s.allowed:
+        parts.append("no split")
+    else:
+        parts.append(f"split to {s.max_hands} hands by {s.by}")
+        if s.aces_one_card:
+            parts.append("split aces one card")
+        if s.resplit_aces:
+            parts.append("resplit aces")
+    parts.append(
+        {
+            Surrender.NONE: "no surrender",
+            Surrender.LATE: "late surrender",
+            Surrender.EARLY: "early surrender",
+        }[rules.surrender]
+    )
+    if rules.charlie_cards is not None:
+        parts.append(f"{rules.charlie_cards}-card Charlie")
+    if rules.dealer.hole_card is HoleCard.EU:
+        ten_up = rules.eu_ten_up_returns_extra_stakes
+        parts.append("ten-up natural returns extra stakes" if ten_up else "natural takes all")
+    return ", ".join(parts)

@@ -56,3 +56,64 @@ def test_the_main_game_claim_is_not_set_beside_other_rules() -> None:
     assert "published RTP claim 99.27% not compared" in text
     same = json.loads(runner.invoke(app, ["rtp", "-r", "classic6", "--main", "--json"]).output)
     assert same["published_applies"] is True
+
+
+CONFIG = """
+[[tables]]
+id = "t1"
+[tables.ruleset]
+preset = "majority_speed"
+[tables.ruleset.side_bets."21+3".paytable]
+flush = 4
+
+[[tables]]
+id = "t2"
+ruleset = "classic6"
+"""
+
+
+def test_rtp_of_a_configured_table_certifies_the_rules_it_runs(tmp_path: Path) -> None:
+    path = tmp_path / "studio.toml"
+    path.write_text(CONFIG)
+    result = runner.invoke(
+        app, ["rtp", "--config", str(path), "--table", "t1", "--side-bets", "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["table"] == "t1"
+    assert data["rules"]["side_bets"]["21+3"]["paytable"]["flush"] == "4"
+    # 8-deck 21+3 lines (GAME-FACTS' combinations) at the table's pays, flush 4:1
+    won = 2912 * 101 + 24576 * 41 + 61568 * 31 + 368640 * 11 + 700928 * 5
+    assert _side(result.output)["21+3"]["rtp_exact"] == _reduced(won, 11912160)
+    text = runner.invoke(app, ["rtp", "--config", str(path), "--table", "t1", "--side-bets"])
+    assert f"table t1 of {path}" in text.output
+    assert "rules sha256 " + data["rules_sha256"] in text.output
+    plain = json.loads(
+        runner.invoke(app, ["rtp", "-r", "majority_speed", "--json", "--side-bets"]).output
+    )
+    assert plain["rules_sha256"] != data["rules_sha256"]
+
+
+def test_rtp_of_an_unknown_table_is_one_clear_line(tmp_path: Path) -> None:
+    path = tmp_path / "studio.toml"
+    path.write_text(CONFIG)
+    result = runner.invoke(app, ["rtp", "--config", str(path), "--table", "t9", "--side-bets"])
+    assert result.exit_code == 2
+    assert "t9" in result.output and "t1, t2" in result.output
+    both = runner.invoke(app, ["rtp", "-r", "classic6", "--config", str(path), "--table", "t1"])
+    assert both.exit_code == 2
+
+
+def test_the_report_states_the_main_game_rules() -> None:
+    text = runner.invoke(app, ["rtp", "-r", "majority_speed", "--side-bets"]).output
+    head = text.splitlines()[1]
+    for part in ("blackjack pays 3:2", "double after split", "split to 2 hands", "no surrender"):
+        assert part in head, head
+    assert "10-card Charlie" in head
+
+
+def _reduced(num: int, den: int) -> str:
+    from fractions import Fraction
+
+    f = Fraction(num, den)
+    return f"{f.numerator}/{f.denominator}"
