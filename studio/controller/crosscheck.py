@@ -28,6 +28,7 @@ class Verdict(StrEnum):
     WRONG_BOX = "wrong_box"  # same card, different place
     CAMERA_MISSED = "camera_missed"  # shoe card never seen on the layout
     LATE_MATCH = "late_match"  # seen after its window ended (already a missed scan)
+    MOVED = "moved"  # a confirmed card the camera saw leave its spot, laid again in its zone
     SHOE_MISSED = "shoe_missed"  # card on the layout never scanned by the shoe
 
 
@@ -86,6 +87,14 @@ class CrossCheck:
     # and now agrees) is that card, not one the shoe never scanned, whose accept would deal
     # it twice. The table sets it by its logic (5 on; before, such a sighting was a misscan).
     keeps_alerted: bool = True
+    # Shoe cards the camera confirmed, each with the sighting that did (``seen``), and those
+    # the camera then saw leave their spot (``lifted``, its ``removed``): a card slid or laid
+    # again elsewhere (a split's second card to its new hand, a card pushed into line) is
+    # reported ``removed`` there and ``placed`` anew. That new sighting is the card moved,
+    # not one the shoe never scanned: in its own zone it is confirmed again, in another box
+    # it is a wrong box. Only the table's logic 5 on reports removals.
+    seen: list[Outcome] = field(default_factory=list)
+    lifted: list[Outcome] = field(default_factory=list)
 
     def on_shoe(self, sighting: Sighting) -> Outcome | None:
         sure = self._sure_partner(sighting, self.camera_waiting)
@@ -94,20 +103,67 @@ class CrossCheck:
             return None
         verdict, camera = sure
         self.camera_waiting.remove(camera)
-        return Outcome(verdict, sighting, camera)
+        return self._seen(Outcome(verdict, sighting, camera))
 
     def on_camera(self, sighting: Sighting) -> Outcome | None:
         sure = self._sure_partner(sighting, self.shoe_waiting)
         if sure is not None:
             verdict, shoe = sure
             self.shoe_waiting.remove(shoe)
-            return Outcome(verdict, shoe, sighting)
+            return self._seen(Outcome(verdict, shoe, sighting))
         late = self._sure_partner(sighting, self.missed)
         if late is not None:
             _, shoe = late
             self.missed.remove(shoe)
-            return Outcome(Verdict.LATE_MATCH, shoe, sighting)
+            return self._seen(Outcome(Verdict.LATE_MATCH, shoe, sighting))
+        moved = self._moved(sighting)
+        if moved is not None:
+            return moved
         self.camera_waiting.append(sighting)
+        return None
+
+    def _seen(self, outcome: Outcome) -> Outcome:
+        self.seen.append(outcome)
+        return outcome
+
+    def on_confirmed(self, shoe: Sighting, camera: Sighting) -> None:
+        """A card dealt confirmed by a sighting the cross-check did not pair (an accepted one)."""
+        self.seen.append(Outcome(Verdict.MATCH, shoe, camera))
+
+    def on_camera_removed(self, sighting: Sighting) -> None:
+        """The camera saw a card leave its spot (``removed``: the card and zone of its
+        ``placed``). A sighting still waiting is withdrawn: that card lies there no more."""
+        for waiting in self.camera_waiting:
+            if waiting.zone == sighting.zone and waiting.code == sighting.code:
+                self.camera_waiting.remove(waiting)
+                return
+        for pair in self.seen:
+            assert pair.camera is not None
+            if pair.camera.zone == sighting.zone and pair.camera.code == sighting.code:
+                self.seen.remove(pair)
+                self.lifted.append(pair)
+                return
+
+    def _moved(self, new: Sighting) -> Outcome | None:
+        """A card lifted from its spot, laid again: ``new`` is its sighting there, if any."""
+
+        def fits(pair: Outcome, here: bool) -> bool:
+            shoe = pair.shoe
+            assert shoe is not None
+            if here != zones_match(shoe.zone, new.zone):
+                return False
+            return new.code == shoe.code if new.code is not None else here
+
+        for here in (True, False):  # its own zone first
+            pair = next((p for p in self.lifted if fits(p, here)), None)
+            if pair is None:
+                continue
+            assert pair.shoe is not None
+            self.lifted.remove(pair)
+            if here:
+                return self._seen(Outcome(Verdict.MOVED, pair.shoe, new))
+            self.missed.append(pair.shoe)  # moved back, it is that card
+            return Outcome(Verdict.WRONG_BOX, pair.shoe, new)
         return None
 
     @staticmethod
@@ -204,10 +260,16 @@ class CrossCheck:
         """Drop a waiting shoe card (it was voided or the round was cancelled)."""
         self.shoe_waiting = [s for s in self.shoe_waiting if s.ref.get("index") != ref_index]
         self.missed = [s for s in self.missed if s.ref.get("index") != ref_index]
+        self.seen = [p for p in self.seen if p.shoe is None or p.shoe.ref.get("index") != ref_index]
+        self.lifted = [
+            p for p in self.lifted if p.shoe is None or p.shoe.ref.get("index") != ref_index
+        ]
 
     def renumber(self, numbers: dict[int, int]) -> None:
         """The round's cards were numbered anew (one was voided): ``numbers`` old -> new."""
-        for sighting in self.shoe_waiting + self.missed:
+        pairs = [p.shoe for p in self.seen + self.lifted if p.shoe is not None]
+        every = {id(s): s for s in self.shoe_waiting + self.missed + pairs}  # each once
+        for sighting in every.values():
             index = sighting.ref.get("index")
             if isinstance(index, int) and index in numbers:
                 sighting.ref = {**sighting.ref, "index": numbers[index]}
@@ -219,6 +281,8 @@ class CrossCheck:
         self.shoe_waiting.clear()
         self.camera_waiting.clear()
         self.missed.clear()
+        self.seen.clear()
+        self.lifted.clear()
         if not keep_accepted:
             self.accepted.clear()
 

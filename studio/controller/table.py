@@ -84,7 +84,9 @@ _CARD_FIELDS = frozenset({"card", "applied", "discarded", "to"})
 # round too (before: forgotten when the next round opened or its own was cancelled); a card
 # alerted as a wrong box or a mismatch, then seen by the camera in its own zone, is that card
 # (before: a misscan, whose accept dealt it twice); a card voided, the sightings and open
-# alerts of the cards after it follow their new numbers (before: they named another card).
+# alerts of the cards after it follow their new numbers (before: they named another card); a
+# confirmed card the camera saw leave its spot and laid again is that card, moved (before: a
+# misscan, a split's second card on its new hand among them).
 LOGIC: Final = 5
 FIRST_LOGIC: Final = 1
 
@@ -1069,8 +1071,15 @@ class TableController:
         if not self.settings.single_source and target.get("kind") != "burn":
             ref = {"index": index, **source}
             zone = zone_of(target)
-            camera_zone = str(camera_seen["zone"]) if camera_seen is not None else None
-            if camera_zone is not None and camera_only:
+            # The camera's sighting the card was dealt on, or with (an accepted held card).
+            camera = (
+                Sighting(
+                    "camera", code, str(camera_seen["zone"]), self.now, _camera_ref(camera_seen)
+                )
+                if camera_seen is not None
+                else None
+            )
+            if camera is not None and camera_only:
                 # The shoe's late read of it is this card, not another (see _late_read_of_accepted).
                 accepted = {
                     "source": source,
@@ -1078,20 +1087,17 @@ class TableController:
                     "accepted": evidence.get("accepted"),
                 }
                 self.crosscheck.on_accepted_camera_card(
-                    Sighting("camera", code, camera_zone, self.now, accepted)
+                    Sighting("camera", code, camera.zone, self.now, accepted)
                 )
-            if camera_zone is not None and zones_match(zone, camera_zone):
+            if camera is not None and zones_match(zone, camera.zone):
                 # The camera saw this card where it is dealt: it waits for no other sighting
                 # (up to logic 3 it did, and raised "camera did not see" it 3 s later).
                 self._event("card_confirmed", index=index, camera="accepted_sighting")
+                self.crosscheck.on_confirmed(Sighting("shoe", code, zone, self.now, ref), camera)
             else:
                 # From logic 5 the camera's sighting in another zone makes the window's end
                 # there unseen a wrong box (up to logic 4: "camera did not see" it).
-                elsewhere = (
-                    Sighting("camera", code, camera_zone, self.now, _camera_ref(camera_seen))
-                    if camera_seen is not None and camera_zone is not None and self.logic >= 5
-                    else None
-                )
+                elsewhere = camera if self.logic >= 5 else None
                 outcome = self.crosscheck.on_shoe(
                     Sighting("shoe", code, zone, self.now, ref, face_down, elsewhere)
                 )
@@ -1108,10 +1114,17 @@ class TableController:
             return
         if not self._device_ok(seen.device, "camera", inp.data):
             return
-        if self.settings.single_source or seen.event != "placed" or self.phase != "dealing":
+        if self.settings.single_source or self.phase != "dealing":
             return
         ref = {"device": seen.device, "seq": seen.seq, "confidence": seen.confidence}
-        outcome = self.crosscheck.on_camera(Sighting("camera", seen.card, seen.zone, self.now, ref))
+        sighting = Sighting("camera", seen.card, seen.zone, self.now, ref)
+        if seen.event != "placed":
+            # From logic 5 a card seen leaving its spot is followed: laid again, it is that
+            # card (up to logic 4 a split's second card laid on its new hand was a misscan).
+            if self.logic >= 5:
+                self.crosscheck.on_camera_removed(sighting)
+            return
+        outcome = self.crosscheck.on_camera(sighting)
         if outcome is not None:
             self._crosscheck_outcome(outcome)
 
@@ -1123,7 +1136,8 @@ class TableController:
             if s is not None
         ]
         subject = {"index": shoe.ref["index"]} if shoe is not None else {}
-        if outcome.verdict in (Verdict.MATCH, Verdict.CAMERA_UNREADABLE, Verdict.LATE_MATCH):
+        confirmed = (Verdict.MATCH, Verdict.CAMERA_UNREADABLE, Verdict.LATE_MATCH, Verdict.MOVED)
+        if outcome.verdict in confirmed:
             assert shoe is not None and camera is not None
             # A late one's missed-scan alert stands (the manager decides); the record shows
             # the camera did see the card, and how late.

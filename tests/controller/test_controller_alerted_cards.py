@@ -141,3 +141,82 @@ def test_a_card_waiting_for_the_camera_keeps_its_alert_on_it_when_an_earlier_one
     assert _open(d) == [("misscan", "camera did not see 2S in dealer")]
     _resolve_all(d, "void")
     assert [c.code for c in d.table.cards] == ["TS", "2C", "9D", "3D", "7H"]
+
+
+# ------------------------------------------- cards the camera saw leave their spot (logic 5)
+
+
+def _removed(d: Driver, code: str | None, zone: str) -> None:
+    """The camera saw the card it placed there leave its spot (slid, or lifted)."""
+    seq = d.device("cam")
+    data = {"device": "cam", "seq": seq, "ts": d.ts(), "card": code, "zone": zone}
+    d.feed("camera.card", {**data, "confidence": 0.99, "event": "removed"})
+
+
+def _split_eights(logic: int = LOGIC) -> Driver:
+    """Seat 1 holds 8S 8D against the dealer's 7C (5S the hole card), and splits."""
+    d = Driver()
+    d.table.logic = logic
+    start_round(d, 1)
+    cards = [("8S", "seat:1"), ("7C", "dealer"), ("8D", "seat:1"), ("5S", "dealer")]
+    for code, zone in cards:
+        d.card(code)
+        d.camera(code, zone)
+    d.decide(1, "split", "split-1")
+    assert d.table.next_card() == {"kind": "seat", "seat": 1, "hand": 0}
+    # The dealer lays 8D on the second hand's spot: the camera sees it leave and land.
+    _removed(d, "8D", "seat:1")
+    d.camera("8D", "seat:1:h2")
+    d.tick(WINDOW + 0.5)
+    return d
+
+
+def test_a_splits_second_card_laid_on_its_new_hand_is_that_card() -> None:
+    """Before, it was a card the shoe never scanned: every split paused the table with a
+    misscan, whose accept dealt a second 8D to the hand due."""
+    d = _split_eights()
+    assert _open(d) == [] and not d.table.paused
+    confirmed = [e["data"] for e in d.events if e["type"] == "card_confirmed"]
+    assert confirmed[-1] == {"index": 3, "camera": "moved"}
+    d.card("3H")  # the first hand's second card
+    d.camera("3H", "seat:1:h1")
+    d.tick(WINDOW + 0.5)
+    assert _open(d) == [] and d.table.engine is not None
+    assert d.table.engine.pending() is not None  # seat 1's first hand decides on 11
+    assert [c.code for c in d.table.cards] == ["8S", "7C", "8D", "5S", "3H"]
+
+
+def test_a_run_of_logic_4_replays_the_misscan_of_a_splits_second_card() -> None:
+    d = _split_eights(logic=4)
+    assert _open(d) == [("misscan", "card 8D on seat:1:h2 was not scanned by the shoe")]
+
+
+def test_a_confirmed_card_moved_to_another_box_is_a_wrong_box_at_once() -> None:
+    d = Driver()
+    start_round(d, 1, 2)
+    d.card("8S")
+    d.camera("8S", "seat:1")
+    _removed(d, "8S", "seat:1")
+    d.camera("8S", "seat:2")  # slid onto seat 2's spot
+    assert _open(d) == [("wrong_box", "8S was due in seat:1 but landed in seat:2")]
+    _removed(d, "8S", "seat:2")
+    d.camera("8S", "seat:1")  # and back: that card, no misscan
+    d.tick(WINDOW + 0.5)
+    assert len(_open(d)) == 1
+    confirmed = [e["data"] for e in d.events if e["type"] == "card_confirmed"]
+    assert [c["camera"] for c in confirmed] == ["match", "late_match"]
+    _resolve_all(d, "accept")
+    assert [c.code for c in d.table.cards] == ["8S"] and not d.table.paused
+
+
+def test_a_card_seen_in_a_spot_it_then_left_is_not_a_card_the_shoe_missed() -> None:
+    """The camera saw 8S laid on seat 2, then slid to seat 1, where the shoe's read is due.
+    Before, its first sighting stayed: 3 s later a misscan held 8S on seat 2."""
+    d = Driver()
+    start_round(d, 1, 2)
+    d.camera("8S", "seat:2")
+    _removed(d, "8S", "seat:2")
+    d.camera("8S", "seat:1")
+    d.card("8S")
+    d.tick(WINDOW + 0.5)
+    assert _open(d) == [] and [c.code for c in d.table.cards] == ["8S"]
