@@ -4,7 +4,8 @@ The controller calls :meth:`Fanout.emit` once per output; the fan-out publishes
 it on its MQTT topic (state and prompt retained, events not; device status has
 none) and hands it to every local listener (WebSocket and SSE connections). A
 listener that cannot keep up is cut off rather than allowed to slow the controller
-down; it reconnects and catches up from the REST history.
+down; it reconnects and catches up from the REST history, or, over SSE, resumes from the
+last event id it got while the fan-out still holds what came after (``listen(resume=)``).
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import secrets
+from collections import deque
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -54,6 +57,8 @@ class StreamMessage:
     table: str
     channel: Channel
     data: dict[str, Any]
+    # Its place in the fan-out's output (all tables), from 1: what an SSE event id names.
+    ident: int = field(default=0, compare=False)
     # The JSON text every connection sends, encoded once rather than once per listener.
     text: str = field(init=False, repr=False, compare=False)
 
@@ -72,10 +77,19 @@ class EndReason(StrEnum):
 
 
 class _Listener:
-    def __init__(self, table: str | None, limit: int) -> None:
+    def __init__(self, table: str | None, limit: int, run: str, floor: int) -> None:
         self.table = table
         self.queue: asyncio.Queue[StreamMessage | None] = asyncio.Queue(limit)
         self.ended: EndReason | None = None
+        self._run = run
+        # The stream's position when it started (or the id it resumed from): a snapshot
+        # handed over at the start is named by it, so that resuming from it replays only
+        # what came after, never a snapshot again or the events before it.
+        self._floor = floor
+
+    def event_id(self, message: StreamMessage) -> str:
+        """The SSE id of ``message`` on this stream: ``{run}-{n}``."""
+        return f"{self._run}-{max(message.ident, self._floor)}"
 
     @property
     def overflowed(self) -> bool:
@@ -98,10 +112,24 @@ class Fanout:
         self._limit = listener_queue
         # Latest snapshot per (table, channel), so a new listener starts current.
         self._latest: dict[tuple[str, Channel], StreamMessage] = {}
+        # Event ids name this run: an id from before a restart is not resumed from.
+        self.run = secrets.token_hex(4)
+        self._last_ident = 0
+        # Per table, its last `listener_queue // 2` messages (a resumed stream's backlog
+        # leaves half its queue for what comes live, or it would be cut as too slow at
+        # once), and the newest id pushed out of them: resuming from before it would skip
+        # messages.
+        self._history: dict[str, deque[StreamMessage]] = {}
+        self._forgotten: dict[str, int] = {}
 
     async def emit(self, table: str, channel: Channel, payload: BaseModel) -> None:
         data = payload.model_dump(mode="json")
-        message = StreamMessage(table, channel, data)
+        self._last_ident += 1
+        message = StreamMessage(table, channel, data, self._last_ident)
+        history = self._history.setdefault(table, deque(maxlen=max(1, self._limit // 2)))
+        if len(history) == history.maxlen:
+            self._forgotten[table] = history[0].ident
+        history.append(message)
         # The snapshot and the listeners are updated together, before anything awaits:
         # a listener joining while this emit waits on MQTT (a full outbox while the
         # broker is away) would otherwise get the message twice, from the snapshot and
@@ -130,13 +158,37 @@ class Fanout:
     def latest(self, table: str) -> list[StreamMessage]:
         return [m for (t, _), m in self._latest.items() if t == table]
 
+    def _missed(self, table: str, resume: str) -> tuple[int, list[StreamMessage]] | None:
+        """The table's messages after event id ``resume``; None when they are not all kept
+        (too far back, another run of the process) or it is no id of this fan-out's."""
+        run, _, number = resume.strip().rpartition("-")
+        if run != self.run or not number.isdigit():
+            return None
+        after = int(number)
+        if after > self._last_ident or self._forgotten.get(table, 0) > after:
+            return None
+        return after, [m for m in self._history.get(table, ()) if m.ident > after]
+
     @asynccontextmanager
-    async def listen(self, table: str | None = None) -> AsyncIterator[_Listener]:
-        """Yield a listener whose queue receives every message for ``table`` (None: all)."""
-        listener = _Listener(table, self._limit)
-        for message in self._latest.values():
-            if table is None or message.table == table:
+    async def listen(
+        self, table: str | None = None, *, resume: str | None = None
+    ) -> AsyncIterator[_Listener]:
+        """Yield a listener whose queue receives every message for ``table`` (None: all).
+
+        It starts with the latest snapshots; with ``resume`` (an event id this stream's
+        client got, SSE's ``Last-Event-ID``) instead with the table's messages after it,
+        when they are all still kept.
+        """
+        missed = self._missed(table, resume) if table is not None and resume else None
+        if missed is not None:
+            listener = _Listener(table, self._limit, self.run, missed[0])
+            for message in missed[1]:
                 listener.queue.put_nowait(message)
+        else:
+            listener = _Listener(table, self._limit, self.run, self._last_ident)
+            for message in self._latest.values():
+                if table is None or message.table == table:
+                    listener.queue.put_nowait(message)
         self._listeners.add(listener)
         try:
             yield listener

@@ -3,7 +3,9 @@
 Both send the same JSON objects: ``{"table", "channel", "data"}`` where channel is
 ``round_events``, ``round_state``, ``alerts``, ``dealer_prompt`` or ``devices``. A new
 connection first receives the latest state, prompt and device status (the fan-out's
-snapshots: ``round_state``, ``dealer_prompt``, ``devices``), then everything live.
+snapshots: ``round_state``, ``dealer_prompt``, ``devices``), then everything live. SSE
+events carry an id; a reconnect with ``Last-Event-ID`` gets what it missed instead of the
+snapshots, while the fan-out still holds all of it (``Fanout.listen(resume=)``).
 
 A stream ends when the client cannot keep up (its backlog overflows, or one message
 waits longer than ``SEND_TIMEOUT_SECONDS`` for the client to take it), when a console
@@ -151,8 +153,11 @@ def build_router(ctx: WebContext) -> APIRouter:
         if _unknown_table(ctx, table):
             raise HTTPException(404, "no such table")
 
+        # A reconnecting EventSource sends the id of the last event it got.
+        resume = request.headers.get("last-event-id")
+
         async def stream() -> AsyncIterator[dict[str, str]]:
-            async with ctx.fanout.listen(table) as listener:
+            async with ctx.fanout.listen(table, resume=resume) as listener:
                 if _stopped(request):
                     listener.end(EndReason.SHUTDOWN)
                 ended = _session_end(request, allowed)
@@ -175,6 +180,7 @@ def build_router(ctx: WebContext) -> APIRouter:
                         if message is None:
                             return  # too slow, or the server is stopping
                         yield {
+                            "id": listener.event_id(message),
                             "event": message.channel.value,
                             "data": message.text,
                         }
