@@ -18,6 +18,7 @@ import pytest
 
 from studio.cards import Card, full_deck
 from studio.certification.dealer import outcome_fractions, shoe_composition
+from studio.certification.main_game import Action, GameRules, HandView, analyse
 from studio.certification.rulesets import side_bet_result
 from studio.certification.sidebets import (
     LOSE,
@@ -288,3 +289,166 @@ def test_pair_lines_and_pays_are_the_engines() -> None:
         assert (LOSE if hit is None else Fraction(hit.pays)) == (
             LOSE if key == LOSE else pays[key]
         ), (a, b, key)
+
+
+# --- the main game: a whole round enumerated card by card, hole card included -------------------
+
+
+def _best(hard: int, aces: bool) -> int:
+    return hard + 10 if aces and hard + 10 <= 21 else hard
+
+
+@cache
+def _dealer_totals(rest: tuple[int, ...], hard: int, aces: bool, h17: bool) -> dict[int, float]:
+    """The dealer's final total (22: bust) from two or more cards, drawing from ``rest``."""
+    soft = aces and hard + 10 <= 21
+    total = hard + 10 if soft else hard
+    if total > 21:
+        return {22: 1.0}
+    if total >= 18 or (total == 17 and not (soft and h17)):
+        return {total: 1.0}
+    left = sum(rest)
+    out: dict[int, float] = {}
+    for v, k in enumerate(rest):
+        if k:
+            nxt = list(rest)
+            nxt[v] -= 1
+            for t, p in _dealer_totals(tuple(nxt), hard + v + 1, aces or v == 0, h17).items():
+                out[t] = out.get(t, 0.0) + p * k / left
+    return out
+
+
+def _showdown(rest: tuple[int, ...], mine: int, dealer: tuple[int, bool], h17: bool) -> float:
+    if mine > 21:
+        return -1.0
+    ev = 0.0
+    for d, p in _dealer_totals(rest, dealer[0], dealer[1], h17).items():
+        ev += p * (1.0 if d > 21 or d < mine else (-1.0 if d > mine else 0.0))
+    return ev
+
+
+@cache
+def _player(
+    rest: tuple[int, ...], hard: int, aces: bool, dealer: tuple[int, bool], h17: bool, limit: int
+) -> float:
+    """Hit while the total is below ``limit``, then stand."""
+    total = _best(hard, aces)
+    if total > 21 or total >= limit:
+        return _showdown(rest, total, dealer, h17)
+    left = sum(rest)
+    ev = 0.0
+    for v, k in enumerate(rest):
+        if k:
+            nxt = list(rest)
+            nxt[v] -= 1
+            ev += k / left * _player(tuple(nxt), hard + v + 1, aces or v == 0, dealer, h17, limit)
+    return ev
+
+
+def _double(
+    rest: tuple[int, ...], hard: int, aces: bool, dealer: tuple[int, bool], h17: bool
+) -> float:
+    left = sum(rest)
+    ev = 0.0
+    for v, k in enumerate(rest):
+        if k:
+            nxt = list(rest)
+            nxt[v] -= 1
+            ev += (
+                k
+                / left
+                * 2
+                * _showdown(tuple(nxt), _best(hard + v + 1, aces or v == 0), dealer, h17)
+            )
+    return ev
+
+
+def _round_ev(
+    decks: int, h17: bool, limit: int, doubles: frozenset[int], eu: str | None = None
+) -> float:
+    """Up card, two player cards, hole card, then the player's and the dealer's draws.
+
+    US peek on an ace and a ten (``eu`` None): a dealer natural takes the stake
+    (pushes a player natural) before anyone acts. ``eu`` "all" / "return": no hole
+    card; the player acts first (her draws come from the same shoe, so dealing the
+    hole card first changes no probability) and a dealer natural then takes every
+    stake, or with a ten up ("return") only the original one. A player natural
+    pays 3:2.
+    """
+    shoe = [4 * decks] * 9 + [16 * decks]
+    n = sum(shoe)
+    ev = 0.0
+
+    def take(s: list[int], v: int) -> list[int]:
+        out = list(s)
+        out[v] -= 1
+        return out
+
+    for u in range(10):
+        s1 = take(shoe, u)
+        for a in range(10):
+            s2 = take(s1, a)
+            for b in range(10):
+                s3 = take(s2, b)
+                for h in range(10):
+                    w = shoe[u] / n * s1[a] / (n - 1) * s2[b] / (n - 2) * s3[h] / (n - 3)
+                    if w == 0:
+                        continue
+                    rest = tuple(take(s3, h))
+                    player_bj, dealer_bj = {a, b} == {0, 9}, {u, h} == {0, 9}
+                    dealer = (u + h + 2, 0 in (u, h))
+                    hard, aces = a + b + 2, 0 in (a, b)
+                    doubled = not player_bj and _best(hard, aces) in doubles
+                    if dealer_bj and eu is not None and doubled:
+                        ev += w * (-1.0 if eu == "return" and u == 9 else -2.0)
+                    elif dealer_bj:
+                        ev += w * (0.0 if player_bj else -1.0)
+                    elif player_bj:
+                        ev += w * 1.5
+                    elif doubled:
+                        ev += w * _double(rest, hard, aces, dealer, h17)
+                    else:
+                        ev += w * _player(rest, hard, aces, dealer, h17, limit)
+    return ev
+
+
+class _HitBelow:
+    """Hit below a total, double on some two-card totals; never split."""
+
+    def __init__(self, limit: int, doubles: frozenset[int]) -> None:
+        self.limit, self.doubles = limit, doubles
+
+    def decide(self, view: HandView) -> Action:
+        if view.can_double and view.total in self.doubles:
+            return Action.DOUBLE
+        return Action.HIT if view.total < self.limit and view.can_hit else Action.STAND
+
+    def early_surrender(self, view: HandView) -> bool:
+        return False
+
+
+@pytest.mark.parametrize(
+    ("h17", "limit", "doubles", "eu"),
+    [
+        (False, 12, frozenset(), None),
+        (True, 15, frozenset({10, 11}), None),
+        (False, 13, frozenset({9, 10, 11}), "all"),
+        (False, 13, frozenset({9, 10, 11}), "return"),
+    ],
+)
+def test_one_deck_round_against_a_card_by_card_enumeration(
+    h17: bool, limit: int, doubles: frozenset[int], eu: str | None
+) -> None:
+    """The analysis' weights, peek or no hole card, and pays against a plain enumeration."""
+    want = _round_ev(1, h17, limit, doubles, eu)
+    us = eu is None
+    rules = GameRules(
+        decks=1,
+        hits_soft_17=h17,
+        split_allowed=False,
+        peek_ace=us,
+        peek_ten=us,
+        ten_up_returns_extra_stakes=eu == "return",
+    )
+    got = analyse(rules, _HitBelow(limit, doubles)).expected_value
+    assert got == pytest.approx(want, abs=1e-12)
