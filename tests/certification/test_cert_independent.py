@@ -19,7 +19,7 @@ import pytest
 from studio.cards import Card, full_deck
 from studio.certification.dealer import outcome_fractions, shoe_composition
 from studio.certification.main_game import Action, GameRules, HandView, analyse
-from studio.certification.rulesets import side_bet_result
+from studio.certification.rulesets import engine_policy, side_bet_result
 from studio.certification.sidebets import (
     LOSE,
     buster_probabilities,
@@ -452,3 +452,67 @@ def test_one_deck_round_against_a_card_by_card_enumeration(
     )
     got = analyse(rules, _HitBelow(limit, doubles)).expected_value
     assert got == pytest.approx(want, abs=1e-12)
+
+
+# --- the strategy certified is GAME-FACTS' chart ------------------------------------------------
+
+# GAME-FACTS §3, 8 decks S17 DAS, up cards 2..9, T, A (D: double else hit, Ds: else stand)
+CHART = {
+    "hard 17": "S S S S S S S S S S",
+    "hard 16": "S S S S S H H H H H",
+    "hard 13": "S S S S S H H H H H",
+    "hard 12": "H H S S S H H H H H",
+    "hard 11": "D D D D D D D D D H",
+    "hard 10": "D D D D D D D D H H",
+    "hard 9": "H D D D D H H H H H",
+    "hard 8": "H H H H H H H H H H",
+    "hard 5": "H H H H H H H H H H",
+    "A,9": "S S S S S S S S S S",
+    "A,8": "S S S S S S S S S S",
+    "A,7": "S Ds Ds Ds Ds S S H H H",
+    "A,6": "H D D D D H H H H H",
+    "A,5": "H H D D D H H H H H",
+    "A,4": "H H D D D H H H H H",
+    "A,3": "H H H D D H H H H H",
+    "A,2": "H H H D D H H H H H",
+    "A,A": "P P P P P P P P P P",
+    "8,8": "P P P P P P P P P P",
+    "T,T": "S S S S S S S S S S",
+    "9,9": "P P P P P S P P S S",
+    "7,7": "P P P P P P H H H H",
+    "6,6": "P P P P P H H H H H",
+    "5,5": "D D D D D D D D H H",
+    "4,4": "H H H P P H H H H H",
+    "3,3": "P P P P P P H H H H",
+    "2,2": "P P P P P P H H H H",
+}
+
+
+def test_the_certified_basic_strategy_is_the_game_facts_chart() -> None:
+    policy = engine_policy(preset("majority_speed"))
+    ups = [*range(1, 10), 0]  # value classes of 2..9, T, A
+    letter = {Action.STAND: "S", Action.HIT: "H", Action.DOUBLE: "D", Action.SPLIT: "P"}
+    for name, row in CHART.items():
+        kind, _, rest = name.partition(" ")
+        if kind == "hard":
+            total, soft, pair = int(rest), False, None
+        else:
+            a, b = (1 if c == "A" else 10 if c == "T" else int(c) for c in name.split(","))
+            pair = a - 1 if a == b else None
+            soft = 1 in (a, b) and a + b + 10 <= 21
+            total = a + b + 10 if soft else a + b
+        for up, want in zip(ups, row.split(), strict=True):
+            view = HandView(
+                total=total,
+                soft=soft,
+                has_ace=soft or pair == 0,
+                n_cards=2,
+                pair=pair,
+                is_pair=pair is not None,
+                upcard=up,
+                can_double=True,
+                can_split=pair is not None,
+                can_surrender=False,
+                after_split=False,
+            )
+            assert letter[policy.decide(view)] == want[0], (name, up)
