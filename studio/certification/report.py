@@ -110,6 +110,8 @@ def side_bet_json(item: TimedSideBet) -> dict[str, Any]:
         "rtp": float(r.rtp),
         "rtp_exact": f"{r.rtp.numerator}/{r.rtp.denominator}",
         "house_edge": float(-r.expected_value),
+        "hit_frequency": float(r.hit_frequency),
+        "hit_frequency_exact": f"{r.hit_frequency.numerator}/{r.hit_frequency.denominator}",
         "published_rtp": None if item.published_rtp is None else str(item.published_rtp),
         "published_applies": None if item.published_rtp is None else item.published_basis is None,
         "published_basis": item.published_basis,

@@ -117,3 +117,14 @@ def _reduced(num: int, den: int) -> str:
 
     f = Fraction(num, den)
     return f"{f.numerator}/{f.denominator}"
+
+
+def test_json_gives_each_side_bets_hit_frequency() -> None:
+    """The text report prints it; the machine-readable one must carry it too (exactly)."""
+    data = _side(runner.invoke(app, ["rtp", "-r", "clubhouse", "--side-bets", "--json"]).output)
+    pp = data["perfect_pairs"]
+    assert pp["hit_frequency_exact"] == _reduced(1456 + 1664 + 3328, 86320)
+    assert abs(pp["hit_frequency"] - (1456 + 1664 + 3328) / 86320) < 1e-15
+    t3 = data["21+3"]
+    wins = 2912 + 24576 + 61568 + 368640 + 700928
+    assert abs(t3["hit_frequency"] - wins / 11912160) < 1e-15
