@@ -228,8 +228,9 @@ def _serial_test(ranks: Sequence[str]) -> TestResult | None:
     if var == 0:
         return TestResult("serial", float("inf"), 1, 0.0)
     r = sum(dev[i] * dev[i + 1] for i in range(n - 1)) / var
-    # Under a random order E[r] = -1/(n-1); the statistic uses the centred value.
-    stat = n * (r + 1 / (n - 1)) ** 2
+    # Under a random order of these n values E[r] = -1/n exactly (n - 1 adjacent pairs,
+    # each E[d_i d_j] = -sum(d^2) / (n (n - 1))); the statistic uses the centred value.
+    stat = n * (r + 1 / n) ** 2
     return TestResult("serial", stat, 1, chi2_sf(stat, 1))
 
 

@@ -194,3 +194,33 @@ def test_jsonl_and_function_agree(tmp_path: Path) -> None:
     a = analyse_jsonl(path, decks=8, alpha=0.01)
     b = analyse_cards(pairs, decks=8, alpha=0.01)
     assert [s.tests for s in a.shoes] == [s.tests for s in b.shoes]
+
+
+def test_serial_statistic_is_centred_on_the_permutation_mean() -> None:
+    """Under a random order the lag-1 correlation of ``n`` values averages exactly -1/n.
+
+    (Shown here over every order of small sequences; the n - 1 adjacent pairs each
+    have E[d_i d_j] = -sum(d^2) / (n (n - 1)).) The statistic is n (r + 1/n)^2.
+    """
+    from fractions import Fraction
+    from itertools import permutations
+
+    for values in ([1, 2, 3, 10], [2, 2, 5, 7, 11], [10, 10, 10, 1, 4, 6]):
+        n = len(values)
+        mean = Fraction(sum(values), n)
+        orders = set(permutations(values))
+        total = Fraction(0)
+        for order in orders:
+            dev = [v - mean for v in order]
+            total += sum(dev[i] * dev[i + 1] for i in range(n - 1)) / sum(d * d for d in dev)
+        assert total / len(orders) == Fraction(-1, n)
+    codes = _shoe(1, random.Random(5))[:30]
+    values = [11 if c[0] == "A" else 10 if c[0] in "TJQK" else int(c[0]) for c in codes]
+    n = len(values)
+    m = sum(values) / n
+    dev = [v - m for v in values]
+    r = sum(dev[i] * dev[i + 1] for i in range(n - 1)) / sum(d * d for d in dev)
+    report = analyse_cards([("s", c) for c in codes], decks=1)
+    serial = next(t for t in report.shoes[0].tests if t.name == "serial")
+    assert serial.statistic == pytest.approx(n * (r + 1 / n) ** 2, rel=1e-12)
+    assert serial.p_value == pytest.approx(chi2_sf(n * (r + 1 / n) ** 2, 1), rel=1e-12)
