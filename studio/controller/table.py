@@ -86,7 +86,8 @@ _CARD_FIELDS = frozenset({"card", "applied", "discarded", "to"})
 # (before: a misscan, whose accept dealt it twice); a card voided, the sightings and open
 # alerts of the cards after it follow their new numbers (before: they named another card); a
 # confirmed card the camera saw leave its spot and laid again is that card, moved (before: a
-# misscan, a split's second card on its new hand among them).
+# misscan, a split's second card on its new hand among them); a card only the camera saw and
+# could not read is not accepted (before: accepted, nothing was dealt) and voided counts out.
 LOGIC: Final = 5
 FIRST_LOGIC: Final = 1
 
@@ -1179,11 +1180,16 @@ class TableController:
             )
         elif outcome.verdict is Verdict.SHOE_MISSED:
             assert camera is not None
+            # A card no source read cannot stand as read: accepted, nothing was dealt and the
+            # card lay on the layout uncounted. From logic 5 it is voided (the box dealt again)
+            # or the round cancelled, and voided it counts out of the shoe.
+            unread = camera.code is None and self.logic >= 5
             self._alert(
                 AlertCode.MISSCAN,
                 f"card {camera.code or '(unreadable)'} on {camera.zone} was not scanned by the shoe",
                 evidence,
-                allowed=[Resolution.ACCEPT, Resolution.VOID, Resolution.CANCEL],
+                allowed=([] if unread else [Resolution.ACCEPT])
+                + [Resolution.VOID, Resolution.CANCEL],
                 subject={
                     "held": {
                         "card": camera.code,
@@ -1192,7 +1198,8 @@ class TableController:
                         "from": "camera",
                     }
                     if camera.code
-                    else None
+                    else None,
+                    **({"unread": camera.ref} if unread else {}),
                 },
             )
 
@@ -1334,6 +1341,11 @@ class TableController:
             detail = self._accept(alert)
         if held and resolution is not Resolution.CANCEL:
             self._unscanned_card_out(alert, held)
+        # An unreadable card only the camera saw, voided, did leave the shoe (logic 5).
+        unread = alert.subject.get("unread") or {}
+        seq = unread.get("seq")
+        if resolution is Resolution.VOID and isinstance(seq, int) and self._of_shoe_in_play(alert):
+            self.shoe.take(str(unread.get("device")), seq)
         alert.state = "resolved"
         alert.resolution = {
             "action": resolution.value,

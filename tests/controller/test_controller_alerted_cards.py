@@ -14,8 +14,10 @@ the card the manager had voided.
 
 from __future__ import annotations
 
+import pytest
 from test_controller_table import Driver, start_round
 
+from studio.controller.alerts import AlertError
 from studio.controller.table import LOGIC
 
 WINDOW = 3.0  # the table's camera_window_seconds (the default)
@@ -220,3 +222,36 @@ def test_a_card_seen_in_a_spot_it_then_left_is_not_a_card_the_shoe_missed() -> N
     d.card("8S")
     d.tick(WINDOW + 0.5)
     assert _open(d) == [] and [c.code for c in d.table.cards] == ["8S"]
+
+
+# ------------------------------------------------ a card no source read (logic 5)
+
+
+def _unread_card_only_the_camera_saw(logic: int = LOGIC) -> Driver:
+    d = Driver()
+    d.table.logic = logic
+    start_round(d, 1)
+    d.camera(None, "seat:1")  # the shoe did not scan it, the camera could not read it
+    d.tick(WINDOW + 0.5)
+    assert _open(d) == [("misscan", "card (unreadable) on seat:1 was not scanned by the shoe")]
+    return d
+
+
+def test_a_card_no_source_read_cannot_be_accepted_and_voided_counts_out_of_the_shoe() -> None:
+    """Before, "accept" was offered and dealt nothing: the table played on with a card on
+    seat 1's spot that no box held and the shoe's count never had."""
+    d = _unread_card_only_the_camera_saw()
+    assert d.alerts[-1]["allowed_resolutions"] == ["void", "cancel"]
+    (alert,) = d.table.alerts.open_alerts()
+    with pytest.raises(AlertError, match="'accept' is not allowed for misscan"):
+        d.manager(verb="resolve", alert_id=alert.alert_id, resolution="accept", reason="test")
+    d.manager(verb="resolve", alert_id=alert.alert_id, resolution="void", reason="taken off")
+    assert d.table.shoe.cards_out == 1 and not d.table.cards
+    assert d.table.next_card() == {"kind": "seat", "seat": 1, "hand": 0}  # dealt again
+
+
+def test_a_run_of_logic_4_replays_the_accept_of_a_card_no_source_read() -> None:
+    d = _unread_card_only_the_camera_saw(logic=4)
+    assert d.alerts[-1]["allowed_resolutions"] == ["accept", "void", "cancel"]
+    _resolve_all(d, "accept")
+    assert not d.table.cards and d.table.shoe.cards_out == 0 and not d.table.paused
