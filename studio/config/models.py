@@ -111,6 +111,9 @@ class DatabaseSettings(StrictModel):
         return value
 
 
+PLATFORM_TOKEN_MIN = 32
+
+
 class WebSettings(StrictModel):
     host: str = "127.0.0.1"
     port: int = Field(8000, ge=0, le=65535)
@@ -118,6 +121,18 @@ class WebSettings(StrictModel):
     # environment (STUDIO_WEB__PLATFORM_TOKEN), never in a committed file.
     platform_token: SecretStr | None = None
     secure_cookies: bool = Field(False, description="mark cookies Secure (behind HTTPS)")
+
+    @field_validator("platform_token")
+    @classmethod
+    def _long_enough(cls, value: SecretStr | None) -> SecretStr | None:
+        # The token is the REST commands' and streams' only credential, and failed
+        # attempts are not throttled (console logins are): length keeps guessing out of reach.
+        if value is not None and len(value.get_secret_value()) < PLATFORM_TOKEN_MIN:
+            raise ValueError(
+                f"must be at least {PLATFORM_TOKEN_MIN} characters: failed token attempts "
+                "are not throttled (make one with: openssl rand -hex 16)"
+            )
+        return value
 
 
 DeviceKind = Literal["shoe", "shuffler", "cutcard", "camera"]

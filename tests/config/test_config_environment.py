@@ -28,12 +28,22 @@ def test_a_single_underscore_variable_is_pointed_at_the_double_one() -> None:
 
 @pytest.mark.parametrize("secret", ["12345678901234567890", "true", "null", "1e400"])
 def test_a_secret_from_the_environment_is_taken_as_text(secret: str) -> None:
+    token = "1" * 40  # a platform token is at least 32 characters
     config = load_config(
-        None, environ={"STUDIO_WEB__PLATFORM_TOKEN": secret, "STUDIO_BROKER__PASSWORD": secret}
+        None, environ={"STUDIO_WEB__PLATFORM_TOKEN": token, "STUDIO_BROKER__PASSWORD": secret}
     )
     assert config.web.platform_token is not None and config.broker.password is not None
-    assert config.web.platform_token.get_secret_value() == secret
+    assert config.web.platform_token.get_secret_value() == token
     assert config.broker.password.get_secret_value() == secret
+
+
+def test_a_short_platform_token_is_refused_without_showing_it() -> None:
+    """The token's failed attempts are not throttled: 8 characters could be guessed."""
+    with pytest.raises(ConfigError, match="at least 32 characters") as caught:
+        load_config(None, environ={"STUDIO_WEB__PLATFORM_TOKEN": "Hunter2!"})
+    assert "Hunter2" not in str(caught.value)
+    config = load_config(None, environ={"STUDIO_WEB__PLATFORM_TOKEN": "x" * 32})
+    assert config.web.platform_token is not None
 
 
 def test_numbers_switches_and_lists_from_the_environment_still_work() -> None:

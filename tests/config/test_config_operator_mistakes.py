@@ -80,7 +80,9 @@ def test_an_option_a_serial_device_does_not_have_is_an_error(tmp_path: Path) -> 
 
 def test_secrets_written_in_the_file_are_warned_about(tmp_path: Path) -> None:
     path = write(
-        tmp_path, BROKER + 'password = "Hunter2Pw"\n[web]\nplatform_token = "tok-Hunter2"\n'
+        tmp_path,
+        BROKER
+        + 'password = "Hunter2Pw"\n[web]\nplatform_token = "tok-Hunter2-0123456789abcdef0123456789"\n',
     )
     code, output = check(path)
     assert code == 0, output

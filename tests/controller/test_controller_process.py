@@ -47,7 +47,7 @@ async def test_the_controller_process_serves_and_stops_cleanly(
 ) -> None:
     port = free_port()
     config = _config(tmp_path, broker.url, table_id, port)
-    env = {**os.environ, "STUDIO_WEB__PLATFORM_TOKEN": "platform-secret"}
+    env = {**os.environ, "STUDIO_WEB__PLATFORM_TOKEN": "platform-secret-0123456789abcdef0123"}
     add = await asyncio.create_subprocess_exec(
         str(STUDIO), "users", "add", "boss", "--role", "manager", "--password-stdin",
         "--config", str(config),
@@ -71,7 +71,7 @@ async def test_the_controller_process_serves_and_stops_cleanly(
                     except httpx.TransportError:
                         pass
                     await asyncio.sleep(0.2)
-            platform = {"Authorization": "Bearer platform-secret"}
+            platform = {"Authorization": "Bearer platform-secret-0123456789abcdef0123"}
             tables = (await client.get("/api/tables", headers=platform)).json()
             assert [t["table"] for t in tables] == [table_id]
             assert (await client.get("/api/tables")).status_code == 401

@@ -29,7 +29,7 @@ from studio.config import BrokerSettings
 from studio.config.loader import load_config
 
 BIN = Path(sys.executable).parent
-TOKEN = "platform-secret"
+TOKEN = "platform-secret-0123456789abcdef0123"
 
 
 def _studio_config(sim_config: Path, broker: BrokerSettings, tmp_path: Path, table: str) -> Path:
