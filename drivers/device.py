@@ -375,6 +375,12 @@ class DeviceDriver:
             self._acked = (hello.seq, self.offset)
         else:
             await self._check_numbering(hello.seq)
+            if self._verify is None and self._fingerprints:
+                # A HELLO at or above our seq does not prove the same numbering: a device
+                # reset while the link was down may since have sent as many events as before
+                # (a shoe dealt on while the driver backed off). Asked for again, the last
+                # event we published must be the same frame (see _verify_numbering).
+                self._verify = next(reversed(self._fingerprints.items()))
 
     async def _check_numbering(self, seq: int) -> None:
         """``seq`` is the device's last seq (HELLO, heartbeat): did it restart its numbering?"""
@@ -517,8 +523,8 @@ class DeviceDriver:
         return published is not None and published != self.codec.fingerprint(event)
 
     async def _verify_numbering(self, event: Event) -> None:
-        """After a driver restart: is the device's event at the saved check seq the one
-        published then? Until it comes, later events are held (none is published)."""
+        """After a driver restart or a reconnect: is the device's event at the check seq the
+        one published then? Until it comes, later events are held (none is published)."""
         assert self._verify is not None
         check_seq, fingerprint = self._verify
         if event.seq > check_seq:
@@ -541,7 +547,7 @@ class DeviceDriver:
         newest = max([self.hello.seq if self.hello else 0, *(e.seq for e in new)])
         await self._restart_numbering(
             newest,
-            f"device restarted its numbering while the driver was down "
+            f"device restarted its numbering while the driver or the link was down "
             f"(seq {check_seq} is another event than the one published)",
         )
         for item in sorted(new, key=lambda e: e.seq):
@@ -550,7 +556,7 @@ class DeviceDriver:
     async def _unverified(self, why: str) -> None:
         """The check event cannot be had: carry on as if the numbering were the same."""
         assert self._verify is not None
-        self._error(f"device numbering not checked after the driver restart: {why}")
+        self._error(f"device numbering not checked after the driver or the link restarted: {why}")
         self._verify = None
         await self._release_held()
 
