@@ -87,7 +87,8 @@ _CARD_FIELDS = frozenset({"card", "applied", "discarded", "to"})
 # alerts of the cards after it follow their new numbers (before: they named another card); a
 # confirmed card the camera saw leave its spot and laid again is that card, moved (before: a
 # misscan, a split's second card on its new hand among them); a card only the camera saw and
-# could not read is not accepted (before: accepted, nothing was dealt) and voided counts out.
+# could not read is not accepted (before: accepted, nothing was dealt) and voided counts out;
+# a dealt card is not corrected to a card the shoe has no copy of left.
 LOGIC: Final = 5
 FIRST_LOGIC: Final = 1
 
@@ -1516,6 +1517,13 @@ class TableController:
                 # Stored only once accepted: a refused correction changes nothing.
                 return self._accept(alert, {**held, "card": code, "serial": serial})
             raise AlertError("this alert has no card to correct")
+        dealt = next((c for c in self.cards if c.index == index), None)
+        if self.logic >= 5 and dealt is not None and dealt.code != code:
+            # As for a held card: no more copies than decks (up to logic 4 a correction to a
+            # card the shoe had no copy of left was taken, and the round settled on it).
+            why = self.shoe.impossible(code, None)
+            if why is not None:
+                raise AlertError(f"cannot correct card {index} to {code}: {why}")
         self._rebuild(lambda card: code if card.index == index else card.code)
         return {"corrected": index, "to": code}
 

@@ -10,6 +10,12 @@ A card voided moves the cards after it up a place; the sightings waiting for the
 open alerts about them kept their old numbers, so voiding or correcting such a card later
 changed the card re-dealt in its old place, or nothing at all, and the round settled with
 the card the manager had voided.
+
+A confirmed card slid or laid again (a split's second card on its new hand) is reported by
+the camera as `removed`, then `placed` anew: the controller ignored `removed`, so the new
+placement was a misscan whose accept dealt the card twice. A card no source read was
+offered "accept", which dealt nothing. A dealt card could be corrected to a card the shoe
+had no copy of left.
 """
 
 from __future__ import annotations
@@ -255,3 +261,44 @@ def test_a_run_of_logic_4_replays_the_accept_of_a_card_no_source_read() -> None:
     assert d.alerts[-1]["allowed_resolutions"] == ["accept", "void", "cancel"]
     _resolve_all(d, "accept")
     assert not d.table.cards and d.table.shoe.cards_out == 0 and not d.table.paused
+
+
+# ------------------------------------------------ a correction to an impossible card (logic 5)
+
+
+def _mismatch_on_a_card_dealt_before(logic: int = LOGIC) -> Driver:
+    """One deck: QD dealt to seat 1; the shoe then reads QH for the dealer, the camera QD."""
+    d = Driver(ruleset={"preset": "clubhouse", "shoe": {"decks": 1}})
+    d.table.logic = logic
+    d.shuffle(decks=1)
+    d.load()
+    d.tick(0.1)
+    d.bet(1, "p1")
+    d.tick(20)
+    d.card("QD")
+    d.camera("QD", "seat:1")
+    d.card("QH")
+    d.camera("QD", "dealer")
+    d.tick(WINDOW + 0.5)
+    assert _open(d) == [("card_mismatch", "shoe read QH, camera saw QD in dealer")]
+    return d
+
+
+def test_a_dealt_card_is_not_corrected_to_a_card_the_shoe_has_no_copy_of() -> None:
+    """Before, the correction was taken: two QD in a one-deck shoe, the round played on it."""
+    d = _mismatch_on_a_card_dealt_before()
+    (alert,) = d.table.alerts.open_alerts()
+    with pytest.raises(AlertError, match="QD would be copy 2 in a 1-deck shoe"):
+        d.manager(
+            verb="resolve", alert_id=alert.alert_id, resolution="correct", card="QD", reason="x"
+        )
+    assert [c.code for c in d.table.cards] == ["QD", "QH"] and d.table.paused
+    d.manager(verb="resolve", alert_id=alert.alert_id, resolution="accept", reason="shoe's QH")
+    assert not d.table.paused and d.table.shoe.dealt["QD"] == 1
+
+
+def test_a_run_of_logic_4_replays_the_correction_to_an_impossible_card() -> None:
+    d = _mismatch_on_a_card_dealt_before(logic=4)
+    (alert,) = d.table.alerts.open_alerts()
+    d.manager(verb="resolve", alert_id=alert.alert_id, resolution="correct", card="QD", reason="x")
+    assert [c.code for c in d.table.cards] == ["QD", "QD"] and d.table.shoe.dealt["QD"] == 2
