@@ -295,10 +295,12 @@ class DeviceDriver:
         self.codec.reset()
         self._transport = transport
         try:
-            early = await self._handshake(transport)
+            before, after = await self._handshake(transport)
             # Online only once the device also sends a heartbeat or an event: a device
             # that answers HELLO but has stopped its heartbeat must not flap online.
-            for item in early:
+            for item in before:
+                await self._handle(item, stale=True)
+            for item in after:
                 await self._handle(item)
             await self._read_loop(transport)
         finally:
@@ -324,8 +326,11 @@ class DeviceDriver:
         await transport.write(self.codec.encode(command, self._host_seq, int(time.time() * 1000)))
         return self._host_seq
 
-    async def _handshake(self, transport: Transport) -> list[Message | FrameError]:
-        """Send HELLO until the device answers; return what arrived before the answer."""
+    async def _handshake(
+        self, transport: Transport
+    ) -> tuple[list[Message | FrameError], list[Message | FrameError]]:
+        """Send HELLO until the device answers; return what arrived before the answer and
+        what followed it in the same read."""
         early: list[Message | FrameError] = []
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.handshake_timeout
@@ -344,7 +349,7 @@ class DeviceDriver:
                         await self._on_hello(item)
                         # What followed the answer in the same read is the device's too
                         # (a card dealt as the driver attached).
-                        return early + items[index + 1 :]
+                        return early, items[index + 1 :]
                     if isinstance(item, Nak) and item.code == "E01":
                         raise DeviceError(
                             f"{self.device_id}: protocol version {self.codec.version} refused ({item.text})"
@@ -451,7 +456,9 @@ class DeviceDriver:
                 await self._handle(item)
 
     # -- frames ------------------------------------------------------------------------
-    async def _handle(self, item: Message | FrameError) -> None:
+    async def _handle(self, item: Message | FrameError, *, stale: bool = False) -> None:
+        """``stale``: it arrived before the HELLO answer, so its seq is no newer than the
+        answer's (a heartbeat that went out just before a card carries the seq before it)."""
         if isinstance(item, FrameError):
             self.stats[f"frame_{item.kind}"] += 1
             self._error(f"{item.kind} frame: {item.detail}")
@@ -471,6 +478,10 @@ class DeviceDriver:
             else:
                 self.hello = item  # a late answer to a repeated HELLO
             self._update_skew(item.time_ms)
+            if stale:
+                # Handled after the answer, its older seq looked like a device that restarted
+                # its numbering: the offset moved and the whole buffer was fetched again.
+                return
             await self._check_numbering(item.seq)
             if item.seq > self.last_device_seq and self._gap_deadline is None:
                 # The device says there were events we never got.

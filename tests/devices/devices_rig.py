@@ -112,6 +112,9 @@ class ScriptedShoe:
         self.answer_resend = True
         # Events dealt as the next HELLO answer goes out: in the same write, after it.
         self.hello_then: list[tuple[str, ...]] = []
+        # Events dealt just before the next HELLO answer, after a heartbeat that went out
+        # first: in the same write, the heartbeat carrying the seq before them.
+        self.beat_then_hello: list[tuple[str, ...]] = []
         self.host_frames: list[HostFrame] = []
         self.port = PtyPort(link, self._on_host)
         self._reader = HostReader()
@@ -159,7 +162,13 @@ class ScriptedShoe:
                 continue
             self.host_frames.append(host)
             if host.type == "HELLO":
-                answer = self.frame(self.seq, "HELLO", "1", "SCRIPTED", "0.1")
+                answer = b""
+                if self.beat_then_hello:
+                    answer = self.frame(self.seq, "HB", "OK")
+                    for type_, *fields in self.beat_then_hello:
+                        answer += self.event(type_, *fields, send=False)
+                    self.beat_then_hello = []
+                answer += self.frame(self.seq, "HELLO", "1", "SCRIPTED", "0.1")
                 for type_, *fields in self.hello_then:
                     answer += self.event(type_, *fields, send=False)
                 self.hello_then = []
