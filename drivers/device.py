@@ -174,6 +174,9 @@ class DeviceDriver:
         self._fingerprints_size = replay_size
         self._held: dict[int, Event] = {}
         self._gap_deadline: float | None = None
+        # Whether the device said anything since the last RESEND: a gap is given up only
+        # once the device, talking, had gap_timeout to fill it (silence is no answer).
+        self._gap_heard = False
         self._transport: Transport | None = None
         self._host_seq = 0
         self._health_seq = 0
@@ -439,11 +442,11 @@ class DeviceDriver:
                 raise DeviceError(
                     f"silent for {silent_for:.1f}s (heartbeat timeout {self.settings.heartbeat_timeout}s)"
                 )
-            if self._gap_deadline is not None and now >= self._gap_deadline:
+            if self._gap_deadline is not None and now >= self._gap_deadline and self._gap_heard:
                 await self._give_up_gap()
             wait = self.settings.heartbeat_timeout - silent_for
-            if self._gap_deadline is not None:
-                wait = min(wait, max(0.0, self._gap_deadline - now))
+            if self._gap_deadline is not None and self._gap_deadline > now:
+                wait = min(wait, self._gap_deadline - now)
             try:
                 # asyncio.timeout, not wait_for: no extra task per read on the hot path.
                 async with asyncio.timeout(max(wait, 0.001)):
@@ -453,6 +456,13 @@ class DeviceDriver:
             for item in self.codec.feed(data):
                 if isinstance(item, Message):
                     last_alive = loop.time()
+                    if self._gap_deadline is not None and not self._gap_heard:
+                        if last_alive >= self._gap_deadline:
+                            # Silent past the deadline (a stall, not a refusal): the request
+                            # may never have been read. Ask again now that it talks.
+                            await self._request_resend()
+                        else:
+                            self._gap_heard = True
                 await self._handle(item)
 
     # -- frames ------------------------------------------------------------------------
@@ -583,6 +593,7 @@ class DeviceDriver:
 
     async def _request_resend(self) -> None:
         self._gap_deadline = asyncio.get_running_loop().time() + self.gap_timeout
+        self._gap_heard = False
         first = self.last_device_seq + 1
         if self._verify is not None:
             first = min(first, self._verify[0])
