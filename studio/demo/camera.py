@@ -97,6 +97,10 @@ class DemoCamera:
     async def run(self) -> None:
         await self.service.run()
 
+    def stop(self) -> None:
+        """Stop after the frame being read: what it saw is published, then :meth:`run` ends."""
+        self.service.stop()
+
     def place(self, code: str, zone: str) -> None:
         if self.mismatch_next:
             # Fault: the card on the layout is not the one the shoe read (a foreign or

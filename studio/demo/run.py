@@ -239,6 +239,7 @@ async def run_demo(
 
         group = await stack.enter_async_context(asyncio.TaskGroup())
         tasks = []
+        camera_tasks: dict[asyncio.Task[None], DemoCamera] = {}
         for index, table in enumerate(tables):
             rules = ruleset_from_spec(table.ruleset)
             camera = cameras.get(table.id)
@@ -250,7 +251,9 @@ async def run_demo(
                 clear_layout=camera.clear if camera else None,
             )
             if camera is not None:
-                tasks.append(group.create_task(camera.run(), name=f"camera:{table.id}"))
+                camera_task = group.create_task(camera.run(), name=f"camera:{table.id}")
+                camera_tasks[camera_task] = camera
+                tasks.append(camera_task)
             players = PlayerBots(
                 client, table.id, rules, seed=options.seed * 7919 + index, pace=options.pace
             )
@@ -269,10 +272,7 @@ async def run_demo(
             if result is not None:
                 await result
         await stop.wait()
-        for task in tasks:
-            task.cancel()
-        if tasks:
-            await asyncio.wait(tasks)
+        await stop_bots(tasks, camera_tasks)
 
         def published() -> list[tuple[str, str, int]]:
             cams = [(table_id, CAMERA_ID, cam.service.seq) for table_id, cam in cameras.items()]
@@ -286,6 +286,38 @@ async def run_demo(
         await service.quiesce()
         rounds = {t.table: t.round_no for t in service.tables.values()}
     return {"rounds": rounds}
+
+
+# Seconds a camera is given to finish the frame it is reading when the demo stops (a frame
+# takes a fraction of a second); one that is stuck is cancelled after it.
+CAMERA_STOP_WITHIN = 5.0
+
+
+async def stop_bots(
+    tasks: list[asyncio.Task[None]],
+    cameras: dict[asyncio.Task[None], DemoCamera],
+    *,
+    within: float = CAMERA_STOP_WITHIN,
+) -> None:
+    """Stop the bots: the dealers, players and the rest at once, each camera after its frame.
+
+    A camera numbers a sighting, saves the number, then hands it to the bus: cancelled in
+    between, the number was taken and nothing went out, and the drain that follows waited
+    its full time for a sighting that never came (the next run's controller then found a
+    hole in the camera's numbering). Asked to stop, it finishes the frame first.
+    """
+    for task in tasks:
+        if task not in cameras:
+            task.cancel()
+    for camera in cameras.values():
+        camera.stop()
+    if cameras:
+        _done, stuck = await asyncio.wait(cameras, timeout=within)
+        for task in stuck:
+            _LOGGER.warning("%s did not stop within %g s: cancelled", task.get_name(), within)
+            task.cancel()
+    if tasks:
+        await asyncio.wait(tasks)
 
 
 async def drain_devices(
@@ -430,4 +462,4 @@ def _print_banner(options: DemoOptions, handle: DemoHandle, config: StudioConfig
     out.flush()
 
 
-__all__ = ["DemoHandle", "DemoOptions", "auto_resolve", "run_demo", "studio"]
+__all__ = ["DemoHandle", "DemoOptions", "auto_resolve", "run_demo", "stop_bots", "studio"]
