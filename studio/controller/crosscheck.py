@@ -9,8 +9,9 @@ unseen stays known for the round, so that the camera's late sighting of it is th
 (:attr:`Verdict.LATE_MATCH`), not one the shoe never scanned. A card dealt on the camera's own
 sighting (a manager accepted a card the shoe did not scan) is confirmed already; the shoe's
 read of it arriving within the window after it was dealt is that card
-(:meth:`CrossCheck.late_shoe_read`), not a second one. Pure: times are passed in, so a replay
-from the log decides the same.
+(:meth:`CrossCheck.late_shoe_read`), not a second one. A confirmed card the camera saw leave
+its spot (``removed``) and then laid again is that card moved (:meth:`CrossCheck.on_camera_removed`).
+Pure: times are passed in, so a replay from the log decides the same.
 """
 
 from __future__ import annotations
@@ -144,27 +145,27 @@ class CrossCheck:
                 self.lifted.append(pair)
                 return
 
-    def _moved(self, new: Sighting) -> Outcome | None:
-        """A card lifted from its spot, laid again: ``new`` is its sighting there, if any."""
+    def _moved(self, new: Sighting, *, here: bool = True) -> Outcome | None:
+        """A card lifted from its spot, laid again: ``new`` is its sighting, if any, in its
+        own zone (``here``) or in another box. Laid in another box it is decided only when
+        the window of ``new`` ends unpaired: a shoe read of a new card of that code, due
+        there, may still come for it."""
 
-        def fits(pair: Outcome, here: bool) -> bool:
+        def fits(pair: Outcome) -> bool:
             shoe = pair.shoe
             assert shoe is not None
             if here != zones_match(shoe.zone, new.zone):
                 return False
             return new.code == shoe.code if new.code is not None else here
 
-        for here in (True, False):  # its own zone first
-            pair = next((p for p in self.lifted if fits(p, here)), None)
-            if pair is None:
-                continue
-            assert pair.shoe is not None
-            self.lifted.remove(pair)
-            if here:
-                return self._seen(Outcome(Verdict.MOVED, pair.shoe, new))
-            self.missed.append(pair.shoe)  # moved back, it is that card
-            return Outcome(Verdict.WRONG_BOX, pair.shoe, new)
-        return None
+        pair = next((p for p in self.lifted if fits(p)), None)
+        if pair is None or pair.shoe is None:
+            return None
+        self.lifted.remove(pair)
+        if here:
+            return self._seen(Outcome(Verdict.MOVED, pair.shoe, new))
+        self.missed.append(pair.shoe)  # moved back, it is that card
+        return Outcome(Verdict.WRONG_BOX, pair.shoe, new)
 
     @staticmethod
     def _sure_partner(new: Sighting, others: list[Sighting]) -> tuple[Verdict, Sighting] | None:
@@ -233,7 +234,9 @@ class CrossCheck:
             self.camera_waiting.remove(camera)
             face_up = [s for s in self.shoe_waiting if not s.face_down]
             outcome = self._settle(camera, face_up, shoe_side=False)
-            if outcome.shoe is not None:
+            if outcome.verdict is Verdict.SHOE_MISSED:
+                outcome = self._moved(camera, here=False) or outcome
+            elif outcome.shoe is not None:
                 self.shoe_waiting.remove(outcome.shoe)
                 if self.keeps_alerted:
                     self.missed.append(outcome.shoe)  # a mismatch or a wrong box

@@ -199,13 +199,15 @@ def test_a_run_of_logic_4_replays_the_misscan_of_a_splits_second_card() -> None:
     assert _open(d) == [("misscan", "card 8D on seat:1:h2 was not scanned by the shoe")]
 
 
-def test_a_confirmed_card_moved_to_another_box_is_a_wrong_box_at_once() -> None:
+def test_a_confirmed_card_moved_to_another_box_is_a_wrong_box() -> None:
     d = Driver()
     start_round(d, 1, 2)
     d.card("8S")
     d.camera("8S", "seat:1")
     _removed(d, "8S", "seat:1")
     d.camera("8S", "seat:2")  # slid onto seat 2's spot
+    assert _open(d) == []  # a shoe read of another 8S, due there, may still come
+    d.tick(WINDOW + 0.5)
     assert _open(d) == [("wrong_box", "8S was due in seat:1 but landed in seat:2")]
     _removed(d, "8S", "seat:2")
     d.camera("8S", "seat:1")  # and back: that card, no misscan
@@ -215,6 +217,23 @@ def test_a_confirmed_card_moved_to_another_box_is_a_wrong_box_at_once() -> None:
     assert [c["camera"] for c in confirmed] == ["match", "late_match"]
     _resolve_all(d, "accept")
     assert [c.code for c in d.table.cards] == ["8S"] and not d.table.paused
+
+
+def test_a_card_laid_in_another_box_with_its_shoe_read_is_a_new_card_not_one_that_left() -> None:
+    """Eight decks: seat 1's 8S taken off its spot (a hand over it for a while), and
+    another 8S dealt to seat 2, the camera's sighting before the shoe's read: that is the
+    new card, confirmed, not seat 1's 8S in the wrong box."""
+    d = Driver()
+    start_round(d, 1, 2)
+    d.card("8S")
+    d.camera("8S", "seat:1")
+    _removed(d, "8S", "seat:1")
+    d.camera("8S", "seat:2")
+    d.card("8S")
+    d.tick(WINDOW + 0.5)
+    assert _open(d) == [] and [c.code for c in d.table.cards] == ["8S", "8S"]
+    confirmed = [e["data"] for e in d.events if e["type"] == "card_confirmed"]
+    assert confirmed == [{"index": 1, "camera": "match"}, {"index": 2, "camera": "match"}]
 
 
 def test_a_card_seen_in_a_spot_it_then_left_is_not_a_card_the_shoe_missed() -> None:
