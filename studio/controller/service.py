@@ -133,6 +133,9 @@ class ControllerService:
         self._gap_asks: Counter[tuple[str, str, int]] = Counter()
         self._last_emitted: dict[tuple[str, Channel], Any] = {}
         self._stack: AsyncExitStack | None = None
+        # Inputs being applied and logged (shielded from their caller's cancellation): a stop
+        # waits for them, or the database and the bus would close under them.
+        self._in_flight: set[asyncio.Task[list[Output]]] = set()
 
     # ------------------------------------------------------------------ lifecycle
     async def __aenter__(self) -> ControllerService:
@@ -176,6 +179,7 @@ class ControllerService:
         assert self._stack is not None
         with contextlib.suppress(asyncio.CancelledError):
             await self._stack.aclose()
+        await self._settle()
         for where, seqs in self.held().items():
             # Not logged, so not lost: the next start asks the drivers for them again.
             _LOGGER.warning("%s: events %s held above a hole were not applied", where, seqs)
@@ -191,6 +195,12 @@ class ControllerService:
         if self._tasks:
             # Returns once they have stopped, so nothing that follows can still reach them.
             await asyncio.wait(self._tasks)
+        await self._settle()
+
+    async def _settle(self) -> None:
+        """Wait for the inputs under way: each is logged and published, or refused, first."""
+        while self._in_flight:
+            await asyncio.wait(set(self._in_flight))
 
     async def interrupt_rounds(self, reason: str) -> list[str]:
         """Record every round in progress as interrupted (clean shutdown)."""
@@ -266,8 +276,11 @@ class ControllerService:
         """
         self.table(table_id)  # unknown table: a clear error before anything else
         # Shielded: applying an input and logging it must not be split by a cancellation
-        # (a shutdown while inputs are in flight).
-        return await asyncio.shield(self._submit(table_id, kind, data))
+        # (a shutdown while inputs are in flight); the stop waits for it (_settle).
+        task = asyncio.ensure_future(self._submit(table_id, kind, data))
+        self._in_flight.add(task)
+        task.add_done_callback(self._in_flight.discard)
+        return await asyncio.shield(task)
 
     async def _submit(self, table_id: str, kind: str, data: dict[str, Any]) -> list[Output]:
         async with self._locks[table_id]:
