@@ -131,19 +131,27 @@ class CrossCheck:
         """A card dealt confirmed by a sighting the cross-check did not pair (an accepted one)."""
         self.seen.append(Outcome(Verdict.MATCH, shoe, camera))
 
-    def on_camera_removed(self, sighting: Sighting) -> None:
+    def on_camera_removed(self, sighting: Sighting) -> Outcome | None:
         """The camera saw a card leave its spot (``removed``: the card and zone of its
-        ``placed``). A sighting still waiting is withdrawn: that card lies there no more."""
+        ``placed``). A sighting still waiting is withdrawn: that card lies there no more.
+        A confirmed card is lifted; if its new ``placed`` came first (the camera's messages
+        are not held in order), it is paired now."""
         for waiting in self.camera_waiting:
             if waiting.zone == sighting.zone and waiting.code == sighting.code:
                 self.camera_waiting.remove(waiting)
-                return
+                return None
         for pair in self.seen:
             assert pair.camera is not None
             if pair.camera.zone == sighting.zone and pair.camera.code == sighting.code:
                 self.seen.remove(pair)
                 self.lifted.append(pair)
-                return
+                for waiting in self.camera_waiting:
+                    moved = self._moved(waiting)
+                    if moved is not None:
+                        self.camera_waiting.remove(waiting)
+                        return moved
+                return None
+        return None
 
     def _moved(self, new: Sighting, *, here: bool = True) -> Outcome | None:
         """A card lifted from its spot, laid again: ``new`` is its sighting, if any, in its

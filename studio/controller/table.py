@@ -1123,8 +1123,9 @@ class TableController:
         if seen.event != "placed":
             # From logic 5 a card seen leaving its spot is followed: laid again, it is that
             # card (up to logic 4 a split's second card laid on its new hand was a misscan).
-            if self.logic >= 5:
-                self.crosscheck.on_camera_removed(sighting)
+            lifted = self.crosscheck.on_camera_removed(sighting) if self.logic >= 5 else None
+            if lifted is not None:
+                self._crosscheck_outcome(lifted)
             return
         outcome = self.crosscheck.on_camera(sighting)
         if outcome is not None:

@@ -161,7 +161,7 @@ def _removed(d: Driver, code: str | None, zone: str) -> None:
     d.feed("camera.card", {**data, "confidence": 0.99, "event": "removed"})
 
 
-def _split_eights(logic: int = LOGIC) -> Driver:
+def _split_eights(logic: int = LOGIC, *, placed_first: bool = False) -> Driver:
     """Seat 1 holds 8S 8D against the dealer's 7C (5S the hole card), and splits."""
     d = Driver()
     d.table.logic = logic
@@ -173,8 +173,12 @@ def _split_eights(logic: int = LOGIC) -> Driver:
     d.decide(1, "split", "split-1")
     assert d.table.next_card() == {"kind": "seat", "seat": 1, "hand": 0}
     # The dealer lays 8D on the second hand's spot: the camera sees it leave and land.
-    _removed(d, "8D", "seat:1")
-    d.camera("8D", "seat:1:h2")
+    if placed_first:
+        d.camera("8D", "seat:1:h2")
+        _removed(d, "8D", "seat:1")
+    else:
+        _removed(d, "8D", "seat:1")
+        d.camera("8D", "seat:1:h2")
     d.tick(WINDOW + 0.5)
     return d
 
@@ -192,6 +196,14 @@ def test_a_splits_second_card_laid_on_its_new_hand_is_that_card() -> None:
     assert _open(d) == [] and d.table.engine is not None
     assert d.table.engine.pending() is not None  # seat 1's first hand decides on 11
     assert [c.code for c in d.table.cards] == ["8S", "7C", "8D", "5S", "3H"]
+
+
+def test_a_cards_new_placement_arriving_before_its_removal_is_that_card_moved() -> None:
+    """The camera's messages are not held in its order (a re-delivery may overtake)."""
+    d = _split_eights(placed_first=True)
+    assert _open(d) == [] and not d.table.paused
+    confirmed = [e["data"] for e in d.events if e["type"] == "card_confirmed"]
+    assert confirmed[-1] == {"index": 3, "camera": "moved"}
 
 
 def test_a_run_of_logic_4_replays_the_misscan_of_a_splits_second_card() -> None:
