@@ -20,6 +20,7 @@ from studio.controller.commands import (
     game_command,
 )
 from studio.rules.hand import total as hand_total
+from studio.rules.round import LOGIC as RULES_LOGIC
 from studio.rules.round import CardFor, Phase, Round, RoundConfig
 from studio.rules.ruleset import RuleSet
 
@@ -35,8 +36,10 @@ _KINDS = {
 
 
 class EngineRound:
-    def __init__(self, ruleset: RuleSet, config: RoundConfig | None = None) -> None:
-        self.round = Round(ruleset, config)
+    def __init__(
+        self, ruleset: RuleSet, config: RoundConfig | None = None, logic: int = RULES_LOGIC
+    ) -> None:
+        self.round = Round(ruleset, config, logic=logic)
         self.round.open_betting()
 
     # -- operations ---------------------------------------------------------------

@@ -88,8 +88,10 @@ _CARD_FIELDS = frozenset({"card", "applied", "discarded", "to"})
 # confirmed card the camera saw leave its spot and laid again is that card, moved (before: a
 # misscan, a split's second card on its new hand among them); a card only the camera saw and
 # could not read is not accepted (before: accepted, nothing was dealt) and voided counts out;
-# a dealt card is not corrected to a card the shoe has no copy of left.
-LOGIC: Final = 5
+# a dealt card is not corrected to a card the shoe has no copy of left; 6: the rules engine's
+# logic 2 (a Majority Rules vote is taken at once when the votes to come could at most tie the
+# leader and no action can pass 50%), where up to 5 the engine ran its logic 1.
+LOGIC: Final = 6
 FIRST_LOGIC: Final = 1
 
 
@@ -201,6 +203,11 @@ class TableController:
         self._advance()
         self._publish_state()
         return self._out
+
+    @property
+    def engine_logic(self) -> int:
+        """The rules engine's logic (studio.rules.round.LOGIC) this table's logic runs."""
+        return 1 if self.logic <= 5 else 2
 
     def _count_shoe_by_logic(self) -> None:
         # Up to logic 3 the shoe's count was the census's (see ShoeTracker.cards_dealt).
@@ -328,7 +335,7 @@ class TableController:
         targets of the initial deal, where cards queue, do not depend on the cards' values."""
         if self.engine is None or self.phase != "dealing":
             return []
-        engine = EngineRound(self.ruleset, self.round_config)
+        engine = EngineRound(self.ruleset, self.round_config, self.engine_logic)
         targets: list[dict[str, Any]] = []
         try:
             for op in self.ops:
@@ -449,7 +456,7 @@ class TableController:
             if self.logic >= 2
             else RoundConfig()  # logic 1: every round's engine as if the shoe were new
         )
-        self.engine = EngineRound(self.ruleset, self.round_config)
+        self.engine = EngineRound(self.ruleset, self.round_config, self.engine_logic)
         self.ops = []
         self.cards = []
         self.hole_face_down = False
@@ -614,7 +621,7 @@ class TableController:
         if others == self.round_config.shoe_cards_dealt:
             return
         self.round_config = replace(self.round_config, shoe_cards_dealt=others)
-        engine = EngineRound(self.ruleset, self.round_config)
+        engine = EngineRound(self.ruleset, self.round_config, self.engine_logic)
         for op in self.ops:
             engine.apply(op)
         self.engine = engine
@@ -1535,7 +1542,7 @@ class TableController:
         make the engine deal a later card to another target (voiding a card that others
         followed, or a correction that changes who draws) is refused, not applied.
         """
-        engine = EngineRound(self.ruleset, self.round_config)
+        engine = EngineRound(self.ruleset, self.round_config, self.engine_logic)
         new_cards: list[_DealtCard] = []
         removed: list[str] = []
         recoded: list[tuple[_DealtCard, str]] = []

@@ -107,3 +107,35 @@ async def test_a_run_logged_with_the_current_logic_replays_with_it(database: Dat
     table = await _recovered(database, EARLY_CUT, _played(EARLY_CUT, 2, LOGIC, then_wait=6))
     assert (table.phase, table.round_no) == ("shoe_change", 2)
     assert _alerts(table) == ["cut_card_missing"]
+
+
+def _seven_of_eight_voted(logic: int) -> Driver:
+    """Majority Rules, eight players on seat 1 at 11 against 9: hit 3, stand 2, double 2."""
+    d = Driver("majority_speed", single_source=True)
+    d.table.logic = logic  # the logic a replay runs for a run logged with it
+    d.shuffle()
+    d.load()
+    d.tick(0.1)
+    for p in range(1, 9):
+        d.bet(1, f"p{p}")
+    d.tick(20)
+    for code in ["5H", "9C", "6D", "7S"]:
+        d.card(code)
+    for p, action in enumerate(["hit"] * 3 + ["stand"] * 2 + ["double"] * 2, start=1):
+        d.feed(
+            "game.command",
+            {"id": f"v{p}", "type": "vote", "seat": 1, "player": f"p{p}", "action": action},
+        )
+    return d
+
+
+def test_the_rules_engine_runs_the_logic_of_the_tables_logic() -> None:
+    """Seed 004 takes the most popular action at once when no action can pass 50 % and the
+    votes to come cannot surpass it (the rules engine's logic 2, table logic 6): hit, with
+    one vote of eight to come. Up to table logic 5 the engine ran its logic 1, where the
+    vote stayed open (a last 'stand' would tie, and best strategy would decide)."""
+    for logic, engine_logic, actions in [(LOGIC, 2, ["hit (majority vote)"]), (5, 1, [])]:
+        d = _seven_of_eight_voted(logic)
+        assert d.table.engine is not None
+        assert d.table.engine.round.logic == engine_logic
+        assert d.table.engine.round.boxes[1].hands[0].actions[:1] == actions
