@@ -39,6 +39,9 @@ AREA_MIN: Final = 1.2
 SAME_CARD_IOU: Final = 0.7
 SIZE_MARGIN: Final = 1.02
 NOTCH_CLOSE: Final = 0.05  # closing kernel, as a fraction of the blob's square root area
+# A side's pixels must lie this much within 2 px of the line fitted to them (one straight
+# side: all but the closing's rounding), else it is two cards' sides nearly in line.
+FIT_SHARE: Final = 0.8
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,7 +177,10 @@ def _fitted(side: _Side, outline: NDArray[Any], trim: int, tolerance: float) -> 
     1440p, where no index was then found). The outline's pixels within ``tolerance`` of
     the side, less ``trim`` at each end (the closing rounds the steps between cards), are
     fitted with a line, and those within 2 px of it fitted again; the ends are the
-    polygon's, moved onto the line.
+    polygon's, moved onto the line. When fewer than :data:`FIT_SHARE` of the first
+    pixels lie within 2 px of the line, the side is two cards' sides nearly in line (a
+    few pixels apart, merged by the polygon): no one line fits it, and the polygon's side,
+    whose ends lie on the outline at the two cards' corners, is kept.
     """
     d = side.end - side.start
     length = float(np.hypot(*d))
@@ -182,11 +188,13 @@ def _fitted(side: _Side, outline: NDArray[Any], trim: int, tolerance: float) -> 
         return side
     pts = outline.astype(np.float64)
     origin, direction = side.start, d / length
+    counts: list[int] = []
     for band in (tolerance, 2.0):
         along = (pts - side.start) @ direction
         across = (pts - origin) @ np.array([-direction[1], direction[0]])
         near = (along > trim) & (along < length - trim) & (np.abs(across) <= band)
-        if int(near.sum()) < 10:
+        counts.append(int(near.sum()))
+        if counts[-1] < 10:
             return side
         vx, vy, x0, y0 = (
             float(v)
@@ -197,6 +205,8 @@ def _fitted(side: _Side, outline: NDArray[Any], trim: int, tolerance: float) -> 
         fitted = np.array([vx, vy])
         direction = fitted if fitted @ d >= 0 else -fitted
         origin = np.array([x0, y0])
+    if counts[1] < FIT_SHARE * counts[0]:
+        return side
 
     def on_line(p: FloatArray) -> FloatArray:
         return np.asarray(origin + ((p - origin) @ direction) * direction, np.float64)
