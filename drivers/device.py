@@ -79,6 +79,8 @@ from studio.errors import DeviceError, ProtocolError
 
 _LOGGER = logging.getLogger(__name__)
 
+RESEND_TRIES = 3  # RESENDs sent for one gap while the device talks but does not answer them
+
 
 @dataclass(frozen=True, slots=True)
 class Publication:
@@ -177,6 +179,12 @@ class DeviceDriver:
         # Whether the device said anything since the last RESEND: a gap is given up only
         # once the device, talking, had gap_timeout to fill it (silence is no answer).
         self._gap_heard = False
+        # The last RESEND: its host seq, whether the device ACKed it, and how many were sent
+        # for this gap. Unanswered while the device talks, it was lost or ignored (a garbled
+        # host frame, a device busy for a moment): asked again, up to RESEND_TRIES times.
+        self._resend_ref: int | None = None
+        self._resend_acked = False
+        self._resend_tries = 0
         self._transport: Transport | None = None
         self._host_seq = 0
         self._health_seq = 0
@@ -443,7 +451,10 @@ class DeviceDriver:
                     f"silent for {silent_for:.1f}s (heartbeat timeout {self.settings.heartbeat_timeout}s)"
                 )
             if self._gap_deadline is not None and now >= self._gap_deadline and self._gap_heard:
-                await self._give_up_gap()
+                if self._resend_acked or self._resend_tries >= RESEND_TRIES:
+                    await self._give_up_gap()
+                else:
+                    await self._request_resend(again=True)
             wait = self.settings.heartbeat_timeout - silent_for
             if self._gap_deadline is not None and self._gap_deadline > now:
                 wait = min(wait, self._gap_deadline - now)
@@ -508,6 +519,10 @@ class DeviceDriver:
                 self._error(f"device refused command #{item.ref}: {item.code} {item.text}")
         elif isinstance(item, Ack):
             self.stats["acks"] += 1
+            if item.ref == self._resend_ref:
+                self._resend_acked = True
+                if self._gap_deadline is not None:  # the frames follow the ACK: from now on
+                    self._gap_deadline = asyncio.get_running_loop().time() + self.gap_timeout
 
     async def _on_event(self, event: Event) -> None:
         if self._verify is not None and event.seq >= self._verify[0]:
@@ -536,6 +551,9 @@ class DeviceDriver:
             await self._publish(self._held.pop(self.last_device_seq + 1))
         if not self._held:
             self._gap_deadline = None
+        elif self._gap_deadline is not None:
+            # Filling, frame by frame (a slow link): the device gets gap_timeout per frame.
+            self._gap_deadline = asyncio.get_running_loop().time() + self.gap_timeout
 
     def _reused(self, event: Event) -> bool:
         """Is ``event`` another event than the one published under its seq (not a resend)?
@@ -591,14 +609,17 @@ class DeviceDriver:
         if not self._held:
             self._gap_deadline = None
 
-    async def _request_resend(self) -> None:
+    async def _request_resend(self, *, again: bool = False) -> None:
         self._gap_deadline = asyncio.get_running_loop().time() + self.gap_timeout
         self._gap_heard = False
+        self._resend_acked = False
+        self._resend_tries = self._resend_tries + 1 if again else 1
         first = self.last_device_seq + 1
         if self._verify is not None:
             first = min(first, self._verify[0])
+        self._resend_ref = None
         with contextlib.suppress(DeviceError):
-            await self._send(ResendCommand(from_seq=first))
+            self._resend_ref = await self._send(ResendCommand(from_seq=first))
         self.stats["resend_requests"] += 1
 
     async def _give_up_gap(self) -> None:

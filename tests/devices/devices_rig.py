@@ -110,6 +110,7 @@ class ScriptedShoe:
         self.sent: dict[int, bytes] = {}  # the resend buffer
         self.heartbeats = True
         self.answer_resend = True
+        self.ignore_resends = 0  # the next N RESENDs never reach it (lost on the line)
         # Events dealt as the next HELLO answer goes out: in the same write, after it.
         self.hello_then: list[tuple[str, ...]] = []
         # Events dealt just before the next HELLO answer, after a heartbeat that went out
@@ -173,6 +174,8 @@ class ScriptedShoe:
                     answer += self.event(type_, *fields, send=False)
                 self.hello_then = []
                 self.port.write(answer)
+            elif host.type == "RESEND" and self.ignore_resends > 0:
+                self.ignore_resends -= 1
             elif host.type == "RESEND" and self.answer_resend:
                 self.port.write(self.frame(self.seq, "ACK", str(host.seq)))
                 for seq in sorted(self.sent):

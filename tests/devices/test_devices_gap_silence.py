@@ -58,3 +58,22 @@ async def test_a_talking_device_that_does_not_fill_the_gap_still_has_it_given_up
             cards = await rec.wait(lambda: len(rec.cards) >= 2 and rec.cards)
     assert "device seq 2..2 lost" in report[0].reason
     assert [(c.seq, c.card) for c in cards] == [(1, "QH"), (3, "AS")]
+
+
+async def test_a_resend_the_device_never_answered_is_asked_again(
+    broker: BrokerSettings, table_id: str, tmp_path: Path
+) -> None:
+    # The RESEND is lost on the line (or ignored by a device muted for a moment) while the
+    # heartbeats go on: no ACK came, so the request, not the device's buffer, failed.
+    async with ScriptedShoe(tmp_path / "shoe-1") as shoe, recording(broker, table_id) as rec:
+        config = shoe_config(table_id, shoe.port.link, gap_timeout=0.3)
+        async with DriverSet(config, broker=broker) as drivers:
+            driver = drivers.get(table_id, "shoe-1")
+            await drivers.wait_online(20)
+            shoe.ignore_resends = 1
+            shoe.card("QH")
+            shoe.card("7C", send=False)
+            shoe.card("AS")
+            cards = await rec.wait(lambda: len(rec.cards) >= 3 and rec.cards)
+    assert [(c.seq, c.card) for c in cards] == [(1, "QH"), (2, "7C"), (3, "AS")]
+    assert driver.stats["frames_lost"] == 0 and driver.stats["resend_requests"] == 2
