@@ -71,15 +71,43 @@ def test_cards_of_a_hand_at_different_angles_are_split_at_their_own_corners(
     was up to 5 degrees off: the far corners 21-26 px from the card's in four of these
     (before). Fitted to the outline's pixels, every corner is within the paper margin
     added (2 %) and 3 px."""
-    cards = [_turned(380, 380, lower), _turned(380 + dx, 380 + dy, upper)]
-    mask = np.zeros((900, 900), np.uint8)
+    _assert_split_at_their_corners([_turned(380, 380, lower), _turned(380 + dx, 380 + dy, upper)])
+
+
+@pytest.mark.parametrize(
+    ("lower", "upper", "dx", "dy"),
+    [
+        (14.77, 16.98, 76.4, 37.0),
+        (5.88, 7.74, 74.3, 24.8),
+        (-5.26, -7.98, 83.5, 10.5),
+        (-16.41, -11.76, 75.1, -44.8),
+        (10.12, 9.01, 78.7, -0.9),
+    ],
+)
+def test_a_hand_whose_cards_sides_nearly_continue_each_other_is_split(
+    lower: float, upper: float, dx: float, dy: float
+) -> None:
+    """The upper card is shifted along one side and 8-22 px across it. The polygon merges
+    the two cards' sides there into one; fitting one line to its pixels followed one card's
+    side and moved the corners at its ends, so that the corner looked whole at a wrong size
+    and the hand was not split (before 07e378d; the polygon's own side had split it within
+    9 px)."""
+    _assert_split_at_their_corners(
+        [_turned(400, 380, lower), _turned(400 + dx, 380 + dy, upper)], size=1100
+    )
+
+
+def _assert_split_at_their_corners(cards: list[np.ndarray], size: int = 900) -> None:
+    """The cards' outline is split into quads each within the paper margin added (2 %)
+    and 3 px of its card's corners."""
+    mask = np.zeros((size, size), np.uint8)
     for card in cards:  # anti-aliased, at 1/16 px
         cv2.fillConvexPoly(mask, np.round(card * 16).astype(np.int32), 255, cv2.LINE_AA, 4)
     contours, _ = cv2.findContours(
         (mask > 127).astype(np.uint8), cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE
     )
     quads = split_cascade(np.asarray(max(contours, key=cv2.contourArea), np.int32))
-    assert len(quads) == 2
+    assert len(quads) == len(cards)
     margin = 0.02 * float(np.hypot(240, 336)) + 3.0
     for card in cards:
         quad = min(quads, key=lambda q: float(np.linalg.norm(q.mean(axis=0) - card.mean(axis=0))))
