@@ -10,7 +10,7 @@ import asyncio
 from pathlib import Path
 
 from devices_rig import ScriptedShoe
-from test_devices_robustness import lost_report, recording, shoe_config
+from test_devices_robustness import lost_report, online_shoe, recording, shoe_config
 
 from drivers.runner import DriverSet
 from studio.config import BrokerSettings
@@ -19,20 +19,17 @@ from studio.config import BrokerSettings
 async def test_a_heartbeat_before_the_hello_answer_is_no_reset(
     broker: BrokerSettings, table_id: str, tmp_path: Path
 ) -> None:
-    async with ScriptedShoe(tmp_path / "shoe-1") as shoe, recording(broker, table_id) as rec:
-        async with DriverSet(shoe_config(table_id, shoe.port.link), broker=broker) as drivers:
-            driver = drivers.get(table_id, "shoe-1")
-            await drivers.wait_online(20)
-            shoe.card("QH")
-            shoe.card("7C")
-            await rec.wait(lambda: len(rec.cards) >= 2)
-            shoe.port.close()  # unplugged and plugged in again
-            shoe.beat_then_hello = [("CARD", "AS", "S1")]  # dealt as the driver reconnects
-            shoe.port.open()
-            await rec.wait(lambda: len(rec.cards) >= 3)
-            shoe.card("2D")
-            cards = await rec.wait(lambda: len(rec.cards) >= 4 and rec.cards)
-            await asyncio.sleep(0.5)  # a re-publish of the buffer would show up now
+    async with online_shoe(broker, table_id, tmp_path) as (shoe, rec, driver):
+        shoe.card("QH")
+        shoe.card("7C")
+        await rec.wait(lambda: len(rec.cards) >= 2)
+        shoe.port.close()  # unplugged and plugged in again
+        shoe.beat_then_hello = [("CARD", "AS", "S1")]  # dealt as the driver reconnects
+        shoe.port.open()
+        await rec.wait(lambda: len(rec.cards) >= 3)
+        shoe.card("2D")
+        cards = await rec.wait(lambda: len(rec.cards) >= 4 and rec.cards)
+        await asyncio.sleep(0.5)  # a re-publish of the buffer would show up now
     assert [(c.seq, c.card) for c in rec.cards] == [(1, "QH"), (2, "7C"), (3, "AS"), (4, "2D")]
     assert cards == rec.cards
     assert driver.offset == 0 and driver.stats["frames_lost"] == 0

@@ -8,33 +8,28 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from devices_rig import ScriptedShoe
-from test_devices_robustness import recording, shoe_config
+from test_devices_robustness import online_shoe
 
-from drivers.runner import DriverSet
 from studio.config import BrokerSettings
 
 
 async def test_new_events_under_published_seqs_are_not_taken_for_duplicates(
     broker: BrokerSettings, table_id: str, tmp_path: Path
 ) -> None:
-    async with ScriptedShoe(tmp_path / "shoe-1") as shoe, recording(broker, table_id) as rec:
-        async with DriverSet(shoe_config(table_id, shoe.port.link), broker=broker) as drivers:
-            driver = drivers.get(table_id, "shoe-1")
-            await drivers.wait_online(20)
-            for code in ("QH", "7C", "AS"):
-                shoe.card(code)
-            await rec.wait(lambda: len(rec.cards) >= 3)
-            shoe.restart()  # the link stays up; numbering from 1 again
-            shoe.event("SHOE", "S2", "8")  # seq 1 again
-            shoe.card("KD", "S2")  # seq 2 again
-            shoe.card("9S", "S2")  # seq 3 again: no heartbeat will show a seq going back
-            shoe.card("4H", "S2")  # seq 4
-            cards = await rec.wait(lambda: len(rec.cards) >= 6 and rec.cards)
-            loaded = await rec.wait(lambda: rec.events(rec.topics.shoe_events, "shoe_loaded"))
-            report = await rec.wait(
-                lambda: [h for h in rec.health("shoe-1") if "restarted its numbering" in h.reason]
-            )
+    async with online_shoe(broker, table_id, tmp_path) as (shoe, rec, driver):
+        for code in ("QH", "7C", "AS"):
+            shoe.card(code)
+        await rec.wait(lambda: len(rec.cards) >= 3)
+        shoe.restart()  # the link stays up; numbering from 1 again
+        shoe.event("SHOE", "S2", "8")  # seq 1 again
+        shoe.card("KD", "S2")  # seq 2 again
+        shoe.card("9S", "S2")  # seq 3 again: no heartbeat will show a seq going back
+        shoe.card("4H", "S2")  # seq 4
+        cards = await rec.wait(lambda: len(rec.cards) >= 6 and rec.cards)
+        loaded = await rec.wait(lambda: rec.events(rec.topics.shoe_events, "shoe_loaded"))
+        report = await rec.wait(
+            lambda: [h for h in rec.health("shoe-1") if "restarted its numbering" in h.reason]
+        )
     assert [c.card for c in cards] == ["QH", "7C", "AS", "KD", "9S", "4H"]
     assert [c.seq for c in cards] == [1, 2, 3, 5, 6, 7]
     assert [e.seq for e in loaded] == [4]
@@ -45,17 +40,14 @@ async def test_new_events_under_published_seqs_are_not_taken_for_duplicates(
 async def test_a_resend_of_published_frames_is_still_a_duplicate(
     broker: BrokerSettings, table_id: str, tmp_path: Path
 ) -> None:
-    async with ScriptedShoe(tmp_path / "shoe-1") as shoe, recording(broker, table_id) as rec:
-        async with DriverSet(shoe_config(table_id, shoe.port.link), broker=broker) as drivers:
-            driver = drivers.get(table_id, "shoe-1")
-            await drivers.wait_online(20)
-            for code in ("QH", "7C", "AS"):
-                shoe.card(code)
-            await rec.wait(lambda: len(rec.cards) >= 3)
-            for seq in (1, 2, 3):
-                shoe.port.write(shoe.sent[seq])  # the same frames again (a resend)
-            shoe.card("2D")
-            cards = await rec.wait(lambda: len(rec.cards) >= 4 and rec.cards)
+    async with online_shoe(broker, table_id, tmp_path) as (shoe, rec, driver):
+        for code in ("QH", "7C", "AS"):
+            shoe.card(code)
+        await rec.wait(lambda: len(rec.cards) >= 3)
+        for seq in (1, 2, 3):
+            shoe.port.write(shoe.sent[seq])  # the same frames again (a resend)
+        shoe.card("2D")
+        cards = await rec.wait(lambda: len(rec.cards) >= 4 and rec.cards)
     assert [(c.seq, c.card) for c in cards] == [(1, "QH"), (2, "7C"), (3, "AS"), (4, "2D")]
     assert driver.offset == 0 and driver.stats["duplicates"] == 3
 
@@ -63,24 +55,21 @@ async def test_a_resend_of_published_frames_is_still_a_duplicate(
 async def test_a_reset_while_unplugged_with_more_new_events_is_seen_on_replug(
     broker: BrokerSettings, table_id: str, tmp_path: Path
 ) -> None:
-    async with ScriptedShoe(tmp_path / "shoe-1") as shoe, recording(broker, table_id) as rec:
-        async with DriverSet(shoe_config(table_id, shoe.port.link), broker=broker) as drivers:
-            driver = drivers.get(table_id, "shoe-1")
-            await drivers.wait_online(20)
-            shoe.card("QH")
-            shoe.card("7C")
-            await rec.wait(lambda: len(rec.cards) >= 2)
-            shoe.port.close()  # unplugged: the driver reconnects, with backoff
-            shoe.restart()  # and power-cycled meanwhile
-            shoe.event("SHOE", "S2", "8", send=False)
-            shoe.card("KD", "S2", send=False)
-            shoe.card("9S", "S2", send=False)  # its HELLO says 3: not below the 2 published
-            shoe.port.open()
-            cards = await rec.wait(lambda: len(rec.cards) >= 4 and rec.cards)
-            loaded = await rec.wait(lambda: rec.events(rec.topics.shoe_events, "shoe_loaded"))
-            await rec.wait(
-                lambda: [h for h in rec.health("shoe-1") if "restarted its numbering" in h.reason]
-            )
+    async with online_shoe(broker, table_id, tmp_path) as (shoe, rec, driver):
+        shoe.card("QH")
+        shoe.card("7C")
+        await rec.wait(lambda: len(rec.cards) >= 2)
+        shoe.port.close()  # unplugged: the driver reconnects, with backoff
+        shoe.restart()  # and power-cycled meanwhile
+        shoe.event("SHOE", "S2", "8", send=False)
+        shoe.card("KD", "S2", send=False)
+        shoe.card("9S", "S2", send=False)  # its HELLO says 3: not below the 2 published
+        shoe.port.open()
+        cards = await rec.wait(lambda: len(rec.cards) >= 4 and rec.cards)
+        loaded = await rec.wait(lambda: rec.events(rec.topics.shoe_events, "shoe_loaded"))
+        await rec.wait(
+            lambda: [h for h in rec.health("shoe-1") if "restarted its numbering" in h.reason]
+        )
     # Before: the driver asked for 3 on, published 9S as seq 3 and never knew of the SHOE
     # and KD frames before it.
     assert [(c.seq, c.card) for c in cards] == [(1, "QH"), (2, "7C"), (4, "KD"), (5, "9S")]
@@ -91,17 +80,14 @@ async def test_a_reset_while_unplugged_with_more_new_events_is_seen_on_replug(
 async def test_a_replug_without_a_reset_keeps_the_numbering(
     broker: BrokerSettings, table_id: str, tmp_path: Path
 ) -> None:
-    async with ScriptedShoe(tmp_path / "shoe-1") as shoe, recording(broker, table_id) as rec:
-        async with DriverSet(shoe_config(table_id, shoe.port.link), broker=broker) as drivers:
-            driver = drivers.get(table_id, "shoe-1")
-            await drivers.wait_online(20)
-            shoe.card("QH")
-            shoe.card("7C")
-            await rec.wait(lambda: len(rec.cards) >= 2)
-            shoe.port.close()
-            shoe.card("KD", send=False)  # dealt while unplugged
-            shoe.port.open()
-            cards = await rec.wait(lambda: len(rec.cards) >= 3 and rec.cards)
+    async with online_shoe(broker, table_id, tmp_path) as (shoe, rec, driver):
+        shoe.card("QH")
+        shoe.card("7C")
+        await rec.wait(lambda: len(rec.cards) >= 2)
+        shoe.port.close()
+        shoe.card("KD", send=False)  # dealt while unplugged
+        shoe.port.open()
+        cards = await rec.wait(lambda: len(rec.cards) >= 3 and rec.cards)
     assert [(c.seq, c.card) for c in cards] == [(1, "QH"), (2, "7C"), (3, "KD")]
     assert driver.offset == 0 and driver.stats["frames_lost"] == 0
     assert not [h for h in rec.health("shoe-1") if "not checked" in h.reason]

@@ -16,6 +16,7 @@ from typing import Any
 
 from devices_rig import TIMEOUT, Recorder, ScriptedShoe, start_recorder
 
+from drivers.device import DeviceDriver
 from drivers.runner import DriverSet
 from drivers.shoe import ShoeDriver
 from studio.backoff import Backoff
@@ -41,6 +42,19 @@ async def recording(broker: BrokerSettings, table_id: str) -> AsyncIterator[Reco
             yield rec
         finally:
             rec.stop()
+
+
+@asynccontextmanager
+async def online_shoe(
+    broker: BrokerSettings, table_id: str, tmp_path: Path, **options: Any
+) -> AsyncIterator[tuple[ScriptedShoe, Recorder, DeviceDriver]]:
+    """A scripted shoe on a pty, its driver online, and a recorder of the table's topics."""
+    async with ScriptedShoe(tmp_path / "shoe-1") as shoe, recording(broker, table_id) as rec:
+        config = shoe_config(table_id, shoe.port.link, **options)
+        async with DriverSet(config, broker=broker) as drivers:
+            driver = drivers.get(table_id, "shoe-1")
+            await drivers.wait_online(20)
+            yield shoe, rec, driver
 
 
 def relink(link: Path, target: Path) -> None:
