@@ -15,14 +15,18 @@ re-publishes from its replay buffer::
 All topics of a device share its seq space (the shoe's cards and its other
 events), so a feed must subscribe to all of them for gap detection to be right.
 Events repaired by a replay arrive after later ones; ``seq`` gives the order.
+A seq asked for ``gap_requests`` times that still has not come (the driver gave it up
+as lost, or it fell out of the replay buffer) is given up as the controller gives
+it up: counted in ``stats["lost"]``, logged, handed to ``on_lost``, and no longer asked for.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections import Counter
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from types import TracebackType
 from typing import Any
 
@@ -30,6 +34,8 @@ from pydantic import BaseModel
 
 from studio.bus import MessageBus, SequenceTracker, SeqVerdict
 from studio.contract import ReplayRequest, SourceEvent, Topics
+
+_LOGGER = logging.getLogger(__name__)
 
 
 class DeviceFeed:
@@ -43,6 +49,8 @@ class DeviceFeed:
         requester: str = "",
         repair_interval: float = 0.5,
         tail_window: float = 5.0,
+        gap_requests: int = 10,
+        on_lost: Callable[[list[int]], object] | None = None,
     ) -> None:
         self.bus = bus
         self.topics = topics
@@ -51,6 +59,11 @@ class DeviceFeed:
         self.requester = requester or bus.client_id
         self.repair_interval = repair_interval
         self.tail_window = tail_window
+        # Replays asked for one gap before its seqs count as lost (the controller's rule):
+        # asked for forever, a seq the driver no longer has cost a request every interval.
+        self.gap_requests = gap_requests
+        self.on_lost = on_lost
+        self._asks: Counter[int] = Counter()  # missing seq -> replays asked for it
         self.tracker = SequenceTracker()
         self.stats: Counter[str] = Counter()
         self._queue: asyncio.Queue[SourceEvent] = asyncio.Queue()
@@ -99,10 +112,32 @@ class DeviceFeed:
                 connects = self.bus.stats.connects
                 tail_until = loop.time() + self.tail_window
             missing = self.tracker.missing(self.device)
+            for seq in set(self._asks) - set(missing):  # filled
+                del self._asks[seq]
+            done = [seq for seq in missing if self._asks[seq] >= self.gap_requests]
+            if done:
+                self._give_up(done)  # (a later hole keeps its own count)
+                missing = [seq for seq in missing if seq not in done]
             if missing:
+                for seq in missing:
+                    self._asks[seq] += 1
                 await self.request_replay(missing[0], missing[-1])
             elif loop.time() < tail_until and self.tracker.last_contiguous(self.device) > 0:
                 await self.request_replay(self.tracker.last_contiguous(self.device) + 1, None)
+
+    def _give_up(self, seqs: list[int]) -> None:
+        _LOGGER.warning(
+            "%s: events %s never arrived after %d replay requests",
+            self.device,
+            seqs,
+            self.gap_requests,
+        )
+        for seq in seqs:
+            self.tracker.observe(self.device, seq)  # seen: never asked for again
+            del self._asks[seq]
+        self.stats["lost"] += len(seqs)
+        if self.on_lost is not None:
+            self.on_lost(seqs)
 
     async def request_replay(self, from_seq: int, to_seq: int | None) -> None:
         self.stats["replay_requests"] += 1
