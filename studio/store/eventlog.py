@@ -330,8 +330,28 @@ class EventLog:
                 yield record
             after = chunk[-1].id
 
+    async def _raw_rows(self, batch: int = 5000) -> AsyncIterator[sa.Row[Any]]:
+        """Every row as stored (the payload as its text), in id order, ids below 1 too."""
+        after: int | None = None
+        while True:
+            query = sa.select(self.table).order_by(self.table.c.id).limit(batch)
+            if after is not None:
+                query = query.where(self.table.c.id > after)
+            async with self.db.engine.connect() as conn:
+                rows = (await conn.execute(query)).all()
+            if not rows:
+                return
+            for row in rows:
+                yield row
+            after = rows[-1].id
+
     async def verify(self, expect: tuple[int, str] | None = None) -> ChainReport:
         """Walk the whole chain; report the first record whose hash or link is wrong.
+
+        Each record's hash is checked over its payload exactly as stored: the text that was
+        hashed when it was appended. Parsed and dumped again it can differ from it while
+        saying the same (integer keys sort as numbers when written, as strings when read),
+        and a payload that is no longer JSON must be reported where it is, not stop the walk.
 
         ``expect`` is a head ``(id, hash)`` recorded earlier: the chain must still hold that
         record with that hash, which an intact but truncated (or rewritten) tail does not.
@@ -339,7 +359,10 @@ class EventLog:
         prev = GENESIS
         expected_id = 1
         count = 0
-        async for record in self.iterate():
+        async for record in self._raw_rows():
+            if record.id < 1:
+                reason = f"record {record.id} is before the first record (1): not in the chain"
+                return ChainReport(False, count, record.id, reason, prev)
             if record.id != expected_id:
                 return ChainReport(False, count, record.id, f"gap: expected id {expected_id}", prev)
             if record.prev_hash != prev:
@@ -351,7 +374,7 @@ class EventLog:
                 record.table_id,
                 record.round_id,
                 record.kind,
-                canonical(record.payload),
+                record.payload,
             )
             if digest != record.hash:
                 return ChainReport(False, count, record.id, "content does not match its hash", prev)
