@@ -14,8 +14,9 @@ Input (see docs/replay.md)::
      "votes": {"1": [{"p1": "hit", "p2": "stand"}, {}]}}
 
 ``cards`` is the exact order the shoe produced them; ``"CUT"`` marks the cut
-card. A seat's decisions are consumed in turn order; a missing decision is
-the timeout default. On an early-surrender offer a leading ``"surrender"``
+card. A seat's decisions are consumed in turn order; ``"timeout"`` is a decision
+whose timer ran out (the rule set's default, at that point), and a missing
+decision at the end is one too. On an early-surrender offer a leading ``"surrender"``
 decision is taken as the early surrender. Majority Rules seats use ``votes``:
 one object per action round (player -> action, applied in order); an action
 round without a decisive vote runs to the timer.
@@ -34,6 +35,8 @@ from studio.rules.round import LOGIC, BoxMode, CardFor, Round, RoundConfig
 from studio.rules.ruleset import ruleset_from_spec
 
 CUT = "CUT"
+# A decision the seat let run out: the rule set's timeout default, where it happened.
+TIMEOUT = "timeout"
 _TOP_KEYS = {
     "ruleset",
     "boxes",
@@ -262,6 +265,9 @@ def _play(
             rnd.timeout()
             continue
         action = queue.pop(0)
+        if action == TIMEOUT:
+            rnd.timeout()  # the timer ran out here; later decisions are the next ones asked
+            continue
         rnd.act(seat, action, player=_seated(rnd, seat))
 
 
