@@ -1,0 +1,203 @@
+"""docs/protocol.md names every topic and every payload field of contract v1.
+
+The doc drifted from the code before (a topic spelled ``.../cutcard/events``, a shuffler
+command that does not exist, payload fields nobody had listed): these tests read the
+contract itself (studio.contract, the game commands, the stream channels) and fail on
+anything the doc does not name, so a new topic or field comes with its documentation.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import re
+import typing
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel
+
+from studio.contract import messages, rounds
+from studio.contract.topics import PREFIX, Topics
+from studio.controller.commands import GameCommand
+from studio.streams.fanout import _SNAPSHOTS, Channel, StreamMessage, _topic
+
+DOC = Path(__file__).resolve().parents[1] / "docs" / "protocol.md"
+TEXT = DOC.read_text(encoding="utf-8")
+
+# Ids that pass the topic-segment check, swapped for the doc's placeholders afterwards.
+_TABLE, _DEVICE = "TABLEX", "DEVICEX"
+
+
+def _contract_topics() -> dict[str, str]:
+    """Every topic Topics builds, by attribute name, with ``{table}``/``{device}``."""
+    topics = Topics(_TABLE)
+    out = {}
+    for name, member in inspect.getmembers(Topics):
+        if name.startswith("_") or name == "base":
+            continue
+        if isinstance(member, property):
+            value = getattr(topics, name)
+        elif inspect.isfunction(member):
+            value = getattr(topics, name)(_DEVICE)
+        else:
+            continue
+        out[name] = value.replace(_TABLE, "{table}").replace(_DEVICE, "{device}")
+    return out
+
+
+def _contract_models() -> list[type[BaseModel]]:
+    """The payload models of the contract modules and the game commands; bases that other
+    models of the module extend (Payload, SourceEvent) are documented through those."""
+    found: list[type[BaseModel]] = []
+    for module in (messages, rounds):
+        classes = [
+            obj
+            for obj in vars(module).values()
+            if inspect.isclass(obj)
+            and issubclass(obj, BaseModel)
+            and obj.__module__ == module.__name__
+        ]
+        bases = {base for cls in classes for base in cls.__mro__[1:]}
+        found += [cls for cls in classes if cls not in bases]
+    union = typing.get_args(GameCommand)[0]
+    found += list(typing.get_args(union))
+    return found
+
+
+def _sections() -> dict[str, str]:
+    """Text under each ``#### `Name` `` heading, up to the next heading."""
+    out = {}
+    parts = re.split(r"^(#{1,6} .*)$", TEXT, flags=re.MULTILINE)
+    for heading, body in zip(parts[1::2], parts[2::2], strict=True):
+        match = re.fullmatch(r"#{2,6} `(\w+)`", heading.strip())
+        if match:
+            out[match.group(1)] = body
+    return out
+
+
+def _table_fields(body: str) -> set[str]:
+    """The backticked names in the first column of a section's markdown table."""
+    names = set()
+    for line in body.splitlines():
+        cells = line.strip().split("|")
+        if len(cells) > 2 and line.strip().startswith("|"):
+            names.update(re.findall(r"`([^`]+)`", cells[1]))
+    return names
+
+
+def _literals(annotation: object) -> set[str]:
+    if typing.get_origin(annotation) is typing.Literal:
+        return {str(v) for v in typing.get_args(annotation)}
+    return {value for arg in typing.get_args(annotation) for value in _literals(arg)}
+
+
+def _topic_rows() -> dict[str, list[str]]:
+    """The doc's topic table: topic -> its cells (topic, payload, retained, QoS, ...)."""
+    rows = {}
+    for line in TEXT.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.startswith("| `studio/v1/") and len(cells) >= 4:
+            rows[cells[0].strip("`")] = cells
+    return rows
+
+
+@pytest.mark.parametrize("name", sorted(_contract_topics()))
+def test_every_topic_is_in_the_topic_table_and_has_a_section(name: str) -> None:
+    topic = _contract_topics()[name]
+    assert topic in _topic_rows(), f"{topic} ({name}) is not a row of the topic table"
+    assert re.search(rf"^### `{re.escape(topic)}`", TEXT, re.MULTILINE), (
+        f"{topic} ({name}) has no section of its own"
+    )
+
+
+def test_the_topic_table_names_no_topic_the_contract_lacks() -> None:
+    extra = set(_topic_rows()) - set(_contract_topics().values())
+    assert not extra, f"documented but not in studio.contract.topics: {sorted(extra)}"
+
+
+def test_the_topic_table_names_existing_models_and_says_qos_and_retain() -> None:
+    known = {m.__name__ for m in _contract_models()} | {"GameCommand"}
+    for topic, cells in _topic_rows().items():
+        named = set(re.findall(r"`(\w+)`", cells[1]))
+        assert named and named <= known, f"{topic}: payload cell {cells[1]!r}"
+        assert cells[2] in {"yes", "no"}, f"{topic}: retained cell {cells[2]!r}"
+        assert cells[3] == "1", f"{topic}: every publish and subscription is QoS 1"
+
+
+def test_the_controller_outputs_are_retained_as_the_fanout_publishes_them() -> None:
+    rows = _topic_rows()
+    topics = Topics(_TABLE)
+    for channel in Channel:
+        topic = _topic(topics, channel)
+        if topic is None:
+            continue
+        row = rows[topic.replace(_TABLE, "{table}")]
+        assert row[2] == ("yes" if channel in _SNAPSHOTS else "no"), (channel, row)
+
+
+@pytest.mark.parametrize("model", _contract_models(), ids=lambda m: m.__name__)
+def test_every_payload_field_and_literal_is_documented(model: type[BaseModel]) -> None:
+    sections = _sections()
+    assert model.__name__ in sections, f"no `#### `{model.__name__}`` section in {DOC.name}"
+    body = sections[model.__name__]
+    documented = _table_fields(body)
+    missing = [
+        field.alias or name
+        for name, field in model.model_fields.items()
+        if (field.alias or name) not in documented
+    ]
+    assert not missing, f"{model.__name__}: fields missing from its table: {missing}"
+    for name, field in model.model_fields.items():
+        for value in _literals(field.annotation):
+            assert f"`{value}`" in body, f"{model.__name__}.{name}: value {value!r} not named"
+
+
+def test_every_stream_channel_and_envelope_key_is_documented() -> None:
+    section = _sections()["StreamMessage"]
+    fields = _table_fields(section)
+    envelope = StreamMessage("t", Channel.ALERTS, {}).as_json_obj()
+    assert set(envelope) <= fields, set(envelope) - fields
+    for channel in Channel:
+        assert f"`{channel.value}`" in section, f"channel {channel.value} not named"
+
+
+# Where services live; tests and benchmarks may spell a topic to test the contract itself.
+_SERVICE_DIRS = ("studio", "drivers", "calibration", "hw-sim/hwsim")
+
+
+def _string_constants(tree: ast.AST) -> list[tuple[int, str]]:
+    """String literals that are not docstrings (those may name topics in prose)."""
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    return [
+        (node.lineno, node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and id(node) not in docstrings
+    ]
+
+
+def test_no_service_spells_a_topic_outside_the_contract() -> None:
+    # The prefix, and each topic's last two segments ("shoe/cards"); a tail with a
+    # placeholder ("{device}/health") is left out: "/health" alone is also a REST path.
+    tails = {"/".join(t.split("/")[-2:]) for t in _contract_topics().values()}
+    markers = {PREFIX} | {tail for tail in tails if "{" not in tail}
+    root = DOC.parents[1]
+    found = []
+    for folder in _SERVICE_DIRS:
+        for path in sorted((root / folder).rglob("*.py")):
+            if path.parent.name == "contract" and path.parent.parent.name == "studio":
+                continue
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            for line, text in _string_constants(tree):
+                if any(marker in text for marker in markers):
+                    found.append(f"{path.relative_to(root)}:{line}: {text!r}")
+    assert not found, "topics spelled outside studio.contract.Topics:\n" + "\n".join(found)
