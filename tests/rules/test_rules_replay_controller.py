@@ -20,6 +20,9 @@ from studio.rules.replay import replay_round
 def document(events: list[dict[str, Any]], table_logic: int) -> dict[str, Any]:
     """The replay document of the (one) round in ``events``, as docs/replay.md says to build it.
 
+    ``events`` may begin after the previous round settled: a cut card out between rounds is
+    the next round's (its first "card").
+
     Majority Rules votes: an action round's ballot ends where the seat got a card or its
     timer ran out (enough for these rounds, whose hands each take one action round).
     """
@@ -31,6 +34,7 @@ def document(events: list[dict[str, Any]], table_logic: int) -> dict[str, Any]:
     votes: dict[str, list[dict[str, str]]] = {}
     ballots: dict[int, dict[str, str]] = {}
     insurance: dict[tuple[int, str], bool] = {}
+    cuts: list[int] = []
 
     def close_ballot(seat: int) -> None:
         if seat in ballots:
@@ -60,6 +64,8 @@ def document(events: list[dict[str, Any]], table_logic: int) -> dict[str, Any]:
                 ballots.setdefault(seat, {})[command["player"]] = command["action"]
             elif command["type"] == "insurance":
                 insurance[(seat, command["player"])] = command["take"]
+            elif command["type"] == "early_surrender" and command["take"]:
+                decisions.setdefault(str(seat), []).insert(0, "surrender")  # a leading one
         elif kind == "card_dealt":
             if data["card"] != "??":
                 cards[data["index"]] = data["card"]
@@ -67,6 +73,9 @@ def document(events: list[dict[str, Any]], table_logic: int) -> dict[str, Any]:
                 close_ballot(data["target"]["seat"])
         elif kind == "hole_card_revealed":
             cards[data["index"]] = data["card"]
+        elif kind == "alert_raised" and data["code"] == "cut_card":
+            # Out after the cards dealt so far (before the round opened: its first card).
+            cuts.append(max(cards, default=0))
         elif kind == "timeout_default" and data["pending"]["kind"] == "action":
             seat = data["pending"]["seat"]
             if data["pending"]["mode"] == "majority":
@@ -85,7 +94,11 @@ def document(events: list[dict[str, Any]], table_logic: int) -> dict[str, Any]:
         # docs/replay.md: table logic 5 or earlier ran engine logic 1, 6 runs engine logic 2.
         "logic": 1 if table_logic <= 5 else 2,
         "boxes": [{"seat": seat, "wagers": wagers} for seat, wagers in sorted(boxes.items())],
-        "cards": [cards[index] for index in sorted(cards)],
+        "cards": [
+            code
+            for index in [0, *sorted(cards)]
+            for code in ([cards[index]] if index else []) + ["CUT"] * cuts.count(index)
+        ],
         "decisions": decisions,
         "votes": votes,
     }
@@ -167,6 +180,85 @@ def test_a_timeout_as_a_decision_in_a_document() -> None:
     result = replay_round(doc)
     hand = result["boxes"][0]["hands"][0]
     assert hand["cards"] == ["9H", "4D", "5C"] and hand["actions"] == ["hit", "stand (timeout)"]
+
+
+@pytest.mark.parametrize(
+    ("surrender", "insurance"), [(True, False), (False, True), (None, None), (None, True)]
+)
+def test_an_ace_up_round_replays_with_its_offers(
+    surrender: bool | None, insurance: bool | None
+) -> None:
+    """Clubhouse, dealer's ace up: seat 1 answers early surrender (or lets its timer run),
+    seat 2 insurance (or lets it run); dealer 19 after the peek."""
+    d = Driver(single_source=True)
+    opened(d)
+    d.bet(1, "p1")
+    d.bet(2, "p2")
+    d.tick(20)
+    for code in ["TH", "9C", "AS", "6D", "7S", "8C"]:
+        d.card(code)
+    assert d.table.prompt().target["kind"] == "insurance"
+    if surrender is not None:
+        take = {"type": "early_surrender", "seat": 1, "player": "p1", "take": surrender}
+        d.feed("game.command", {"id": "s1", **take})
+    if insurance is not None:
+        take = {"type": "insurance", "seat": 2, "player": "p2", "take": insurance}
+        d.feed("game.command", {"id": "i2", **take})
+    if d.table.prompt().target["kind"] == "insurance":
+        d.tick(60)  # the offers' timer runs out
+    for seat, player in ((1, "p1"), (2, "p2")):
+        if d.table.prompt().target.get("seat") == seat:
+            d.decide(seat, "stand", f"d{seat}", player=player)
+    assert d.table.phase == "settled", d.table.prompt()
+    result = settled(d)
+    assert (result["boxes"][0]["hands"][0]["outcome"] == "surrender") is bool(surrender)
+    assert replayed(d, 6) == result
+
+
+def test_a_round_the_cut_card_ends_replays() -> None:
+    """The cut card out behind the first card, and out between two rounds: either way the
+    round is the shoe's last (reshuffle_after_round), in the replay too."""
+    d = Driver(single_source=True)
+    opened(d)
+    d.bet(1, "p1")
+    d.tick(20)
+    d.card("TH")
+    cut_card(d)
+    for code in ["7C", "9D", "TS"]:
+        d.card(code)
+    d.decide(1, "stand", "c1")
+    result = settled(d)
+    assert result["reshuffle_after_round"] is True
+    assert replayed(d, 6) == result
+
+    d = Driver(single_source=True)
+    opened(d)
+    d.bet(1, "p1")
+    d.tick(20)
+    for code in ["TH", "7C", "9D", "TS"]:
+        d.card(code)
+    d.decide(1, "stand", "c1")
+    assert settled(d)["reshuffle_after_round"] is False
+    first = len(d.events)
+    cut_card(d)  # between the rounds: the next one is the shoe's last
+    d.tick(1.5)
+    d.bet(1, "p1", cid="bet-2")
+    d.tick(20)
+    for code in ["9H", "8C", "QD", "TS"]:
+        d.card(code)
+    d.decide(1, "stand", "c2")
+    second = d.events[first:]
+    result = next(e["data"]["result"] for e in second if e["type"] == "round_settled")
+    assert result["reshuffle_after_round"] is True
+    assert document(second, 6)["cards"][0] == "CUT"
+    replay = replay_round(document(second, 6))
+    replay.pop("events")
+    assert replay == result
+
+
+def cut_card(d: Driver) -> None:
+    event = {"device": "cut", "seq": d.device("cut"), "ts": d.ts(), "event": "cut_card_detected"}
+    d.feed("cutcard.event", {**event, "data": {}})
 
 
 def _majority_round(logic: int) -> Driver:
