@@ -8,6 +8,7 @@ from pathlib import Path
 import typer
 
 from drivers.runner import build_drivers, run_drivers
+from drivers.state import StateFile
 from studio.errors import StudioError
 from studio.process import load_process_config, run_process
 
@@ -39,6 +40,28 @@ def run(
         await run_drivers(drivers)
 
     run_process(main, name="drivers")
+
+
+@app.command("forget-device")
+def forget_device(
+    table: str = typer.Option(..., "--table", "-t", help="table id"),
+    device: str = typer.Option(..., "--device", "-d", help="device id (as in the config)"),
+    state_dir: Path = typer.Option(Path("var/drivers"), "--state-dir", help="as for run"),
+) -> None:
+    """Clear the wire id a driver learned from its device, after replacing that device.
+
+    Until then the driver refuses any other device on the port (a renumbered port may lead
+    to another table's shoe). Takes effect at the driver's next connect attempt; the
+    numbering continues past every seq already published."""
+    state = StateFile.of_device(state_dir, table, device)
+    assert state is not None
+    data = state.load()
+    if data is None or data.get("wire_id") is None:
+        typer.echo(f"{table}/{device}: no learned wire id in {state.path}")
+        return
+    typer.echo(f"{table}/{device}: forgetting wire id {data['wire_id']!r} ({state.path})")
+    data["wire_id"] = None
+    state.save(data)
 
 
 def register(root: typer.Typer) -> None:

@@ -126,7 +126,11 @@ class DeviceDriver:
         options = settings.options
         codec_cls = codec_for(settings.kind, options.get("protocol"))
         self.codec: Codec = codec_cls(host_id=str(options.get("host_id", "host")))
-        self.wire_id: str | None = options.get("wire_id")
+        # The wire id the device's frames must carry: configured, or else learned from its
+        # first HELLO (and saved with the state), so a port renumbered after a reboot that
+        # now leads to another table's device is refused, not published as this one.
+        self.configured_wire_id: str | None = options.get("wire_id")
+        self.wire_id: str | None = self.configured_wire_id
         self.bus = MessageBus(
             broker,
             f"drv-{table_id}-{settings.id}",
@@ -163,6 +167,7 @@ class DeviceDriver:
         self._verify: tuple[int, str] | None = None
         self._seen_seq = 0  # the highest seq the device claimed (events, heartbeats, HELLO)
         self._wrong_device: str | None = None  # another device answered on our port
+        self._forgotten: str | None = None  # a learned wire id an operator cleared
         self._save_error: str | None = None
         # Saves run in worker threads (the tick, the write-ahead before a publish) and on the
         # way out: one at a time, so two never race for the temporary file and a later save
@@ -200,7 +205,7 @@ class DeviceDriver:
         self._connected_once = False
         self.published = 0
         self._state = StateFile.of_device(state_dir, table_id, settings.id)
-        self._saved_state: tuple[int, int, int, tuple[int, str] | None] | None = None
+        self._saved_state: tuple[int, int, int, tuple[int, str] | None, str | None] | None = None
 
     @property
     def published_seq(self) -> int:
@@ -241,6 +246,8 @@ class DeviceDriver:
             published = max(acked, int(state.get("published", acked)))
             check = state.get("check")
             verify = (int(check[0]), str(check[1])) if check is not None else None
+            learned = state.get("wire_id")
+            learned = str(learned) if learned is not None else None
         except (ValueError, KeyError, TypeError, IndexError) as exc:
             assert self._state is not None
             _LOGGER.warning(
@@ -256,26 +263,50 @@ class DeviceDriver:
         # reset, and after one the offset moves past them all.
         self._published = self._seen_seq = published
         self._acked_event = self._verify = verify
+        if self.configured_wire_id is None:
+            self.wire_id = learned
         self._saved_state = self._durable_state()
 
-    def _durable_state(self) -> tuple[int, int, int, tuple[int, str] | None]:
+    def _reload_wire_id(self) -> None:
+        """An operator may clear (``studio drivers forget-device``) the learned wire id while
+        the driver refuses the device on its port: read it again before refusing."""
+        if self.configured_wire_id is not None or self._state is None:
+            return
+        state = self._state.load()
+        learned = state.get("wire_id") if state is not None else None
+        if learned != self.wire_id:
+            _LOGGER.warning(
+                "%s: learned wire id changed in %s: %r -> %r",
+                self.device_id,
+                self._state.path,
+                self.wire_id,
+                learned,
+            )
+            if self.wire_id is not None and learned is None:
+                self._forgotten = self.wire_id
+            self.wire_id = str(learned) if learned is not None else None
+            if self._saved_state is not None:
+                self._saved_state = (*self._saved_state[:4], self.wire_id)
+
+    def _durable_state(self) -> tuple[int, int, int, tuple[int, str] | None, str | None]:
         check = self._acked_event
         if check is None and self._in_flight:
             check = self._in_flight[0]  # nothing acknowledged under this offset yet
-        return (*self._acked, self._published, check)
+        return (*self._acked, self._published, check, self.wire_id)
 
     def _save_state(self) -> None:
         with self._save_lock:
             state = self._durable_state()
             if self._state is None or state == self._saved_state or not self._connected_once:
                 return
-            acked, offset, published, check = state
+            acked, offset, published, check, wire_id = state
             self._state.save(
                 {
                     "last_device_seq": acked,
                     "offset": offset,
                     "published": published,
                     "check": list(check) if check is not None else None,
+                    "wire_id": wire_id,
                 }
             )
             self._saved_state = state
@@ -372,6 +403,8 @@ class DeviceDriver:
 
     async def _on_hello(self, hello: Hello) -> None:
         if self.wire_id is not None and hello.device != self.wire_id:
+            await asyncio.to_thread(self._reload_wire_id)
+        if self.wire_id is not None and hello.device != self.wire_id:
             # Ports renumbered after a replug: another device's seq is not ours, and taking
             # it for a restart would renumber (and so re-publish) this device's events.
             self.stats["frame_foreign"] += 1
@@ -379,8 +412,33 @@ class DeviceDriver:
                 f"wrong device on port {self.settings.port}: "
                 f"{hello.device!r} answered, expected {self.wire_id!r}"
             )
+            if self.configured_wire_id is None:
+                self._wrong_device += (
+                    " (learned on first contact; if the device was replaced on purpose: "
+                    f"studio drivers forget-device -t {self.table_id} -d {self.device_id})"
+                )
             raise DeviceError(self._wrong_device)
         self._wrong_device = None
+        learned = self.wire_id is None
+        if learned:
+            self.wire_id = hello.device
+            _LOGGER.info(
+                "%s/%s: learned the wire id %r of the device on %s",
+                self.table_id,
+                self.device_id,
+                hello.device,
+                self.settings.port,
+            )
+        if self._forgotten is not None and self._forgotten != hello.device:
+            # Another device now serves this table: its numbering is not the old one's, and
+            # what it dealt before (elsewhere) is not ours. Offset past every seq published,
+            # then continue from its count, as on a first contact.
+            await self._restart_numbering(
+                hello.seq, f"device {self._forgotten!r} replaced by {hello.device!r}"
+            )
+            self.last_device_seq = self._published = hello.seq
+            self._acked = (hello.seq, self.offset)
+        self._forgotten = None
         self.hello = hello
         self._update_skew(hello.time_ms)
         if not self._connected_once:
@@ -397,6 +455,8 @@ class DeviceDriver:
                 # (a shoe dealt on while the driver backed off). Asked for again, the last
                 # event we published must be the same frame (see _verify_numbering).
                 self._verify = next(reversed(self._fingerprints.items()))
+        if learned:
+            await self._save_state_now()  # at once: a driver restart must know it too
 
     async def _check_numbering(self, seq: int) -> None:
         """``seq`` is the device's last seq (HELLO, heartbeat): did it restart its numbering?"""

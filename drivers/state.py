@@ -41,6 +41,6 @@ class StateFile:
 
     def save(self, data: dict[str, Any]) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(".tmp")
+        tmp = self.path.with_suffix(f".{os.getpid()}.tmp")  # the CLI may write it too
         tmp.write_text(json.dumps(data))
         os.replace(tmp, self.path)

@@ -1,0 +1,101 @@
+"""Device identity without a configured ``wire_id``: the driver learns the wire id of the
+device that answers its first HELLO and keeps it in its state file. A port renumbered
+after a reboot that now leads to another table's shoe is refused (degraded health that
+says so), across driver restarts too, until an operator clears the learned id
+(``studio drivers forget-device``); the replacement then continues past every seq
+published, and what it dealt before is not published as this table's."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+from devices_rig import ScriptedShoe
+from test_devices_robustness import recording, relink, shoe_config
+
+from drivers.cli import forget_device
+from drivers.runner import DriverSet
+from studio.config import BrokerSettings
+
+
+async def test_a_renumbered_port_leading_to_another_shoe_is_refused_until_forgotten(
+    broker: BrokerSettings, table_id: str, tmp_path: Path
+) -> None:
+    port = tmp_path / "ttyUSB0"
+    state_dir = tmp_path / "state"
+    config = shoe_config(table_id, port)  # no wire_id
+    async with (
+        ScriptedShoe(tmp_path / "a" / "shoe-1", device="SN-A") as ours,
+        ScriptedShoe(tmp_path / "b" / "shoe-2", device="SN-B") as neighbour,
+        recording(broker, table_id) as rec,
+    ):
+        for code in ("QH", "7C", "AS"):
+            neighbour.card(code, "T2")  # the next table's shoe has dealt too
+        relink(port, ours.port.link)
+        async with DriverSet(config, broker=broker, state_dir=state_dir) as ds:
+            driver = ds.get(table_id, "shoe-1")
+            await ds.wait_online(20)
+            for code in ("KS", "KH"):
+                ours.card(code, "T1")
+            await rec.wait(lambda: len(rec.cards) >= 2)
+            assert driver.wire_id == "SN-A"
+            ours.port.close()  # a reboot renumbers the ports: ours now leads to the neighbour
+            relink(port, neighbour.port.link)
+            wrong = await rec.wait(
+                lambda: [h for h in rec.health("shoe-1") if "wrong device on port" in h.reason]
+            )
+        saved = json.loads((state_dir / f"{table_id}__shoe-1.json").read_text())
+        assert saved["wire_id"] == "SN-A"
+        assert wrong[-1].status == "degraded" and "'SN-B' answered, expected 'SN-A'" in (
+            wrong[-1].reason
+        )
+        assert "forget-device" in wrong[-1].reason
+        # A restarted driver still refuses it: the learned id is in the state file.
+        async with DriverSet(config, broker=broker, state_dir=state_dir) as ds:
+            driver = ds.get(table_id, "shoe-1")
+            count = len(rec.health("shoe-1"))
+            await rec.wait(
+                lambda: [
+                    h for h in rec.health("shoe-1")[count:] if "wrong device on port" in h.reason
+                ]
+            )
+            assert not driver.online and [c.card for c in rec.cards] == ["KS", "KH"]
+            # The operator replaced the shoe on purpose: the neighbour is now this table's.
+            forget_device(table=table_id, device="shoe-1", state_dir=state_dir)
+            await ds.wait_online(20)
+            neighbour.card("9D", "T1")
+            await rec.wait(lambda: len(rec.cards) >= 3)
+            await rec.wait(lambda: [h for h in rec.health("shoe-1") if "replaced by" in h.reason])
+            await asyncio.sleep(0.5)  # the neighbour's old cards, if published, show up now
+            assert driver.wire_id == "SN-B"
+    # Never the neighbour's three earlier cards; its new card past every seq published.
+    assert [(c.seq, c.card) for c in rec.cards] == [(1, "KS"), (2, "KH"), (6, "9D")]
+
+
+async def test_without_a_state_dir_the_learned_id_still_guards_reconnects(
+    broker: BrokerSettings, table_id: str, tmp_path: Path
+) -> None:
+    port = tmp_path / "ttyUSB0"
+    async with (
+        ScriptedShoe(tmp_path / "a" / "shoe-1", device="SN-A") as ours,
+        ScriptedShoe(tmp_path / "b" / "shoe-2", device="SN-B") as neighbour,
+        recording(broker, table_id) as rec,
+    ):
+        for code in ("QH", "7C", "AS", "2D"):
+            neighbour.card(code, "T2")
+        relink(port, ours.port.link)
+        async with DriverSet(shoe_config(table_id, port), broker=broker) as ds:
+            driver = ds.get(table_id, "shoe-1")
+            await ds.wait_online(20)
+            ours.card("KS", "T1")
+            await rec.wait(lambda: len(rec.cards) >= 1)
+            ours.port.close()
+            relink(port, neighbour.port.link)
+            await rec.wait(
+                lambda: [h for h in rec.health("shoe-1") if "wrong device on port" in h.reason]
+            )
+            neighbour.card("5S", "T2")
+            await asyncio.sleep(0.5)
+            assert driver.offset == 0
+    assert [(c.seq, c.card) for c in rec.cards] == [(1, "KS")]
