@@ -114,7 +114,7 @@ async def test_last_will_says_offline_when_a_device_dies(
 async def test_publish_queues_while_broker_is_unreachable() -> None:
     settings = BrokerSettings(url="mqtt://127.0.0.1:9")  # nothing listens on the discard port
     async with MessageBus(settings, "lonely") as bus:
-        await bus.publish("studio/v1/tables/x/shoe/cards", card(1))
+        await bus.publish(Topics("x").shoe_cards, card(1))
         await asyncio.sleep(0.2)
         assert bus.pending == 1
         assert not bus.connected
@@ -146,7 +146,7 @@ async def test_bus_keeps_retrying_past_a_thousand_failed_connects() -> None:
             while backoff.calls <= 1100:
                 assert not bus._task.done(), bus._task  # the bus task (and its owner) lives on
                 await asyncio.sleep(0.01)
-        await bus.publish("studio/v1/tables/x/shoe/cards", card(1))
+        await bus.publish(Topics("x").shoe_cards, card(1))
         assert bus.pending == 1
 
 
