@@ -13,6 +13,10 @@ from studio.config.loader import load_config
 from studio.errors import StudioError
 from studio.store.database import Database
 from studio.store.eventlog import ChainReport, EventLog, admin_events, parse_head
+from studio.store.rounds import IndexReport, check_index
+
+# Disagreements printed by ``studio audit verify``; the count of rounds says how many in all.
+SHOWN_PROBLEMS = 20
 
 audit_app = typer.Typer(help="Audit: event-log chain and code integrity.", no_args_is_help=True)
 
@@ -24,11 +28,15 @@ async def verify_chain(url: str, expect: tuple[int, str] | None = None) -> Chain
 
 async def verify_chains(
     url: str, expect: tuple[int, str] | None, expect_admin: tuple[int, str] | None
-) -> tuple[ChainReport, ChainReport]:
-    """The event log's chain and the admin log's (user administration)."""
+) -> tuple[ChainReport, ChainReport, IndexReport]:
+    """The event log's chain, the admin log's (user administration), and the round index
+    (not chained) against the event log."""
     async with Database(url) as db:
-        return await EventLog(db).verify(expect), await EventLog(db, admin_events).verify(
-            expect_admin
+        log = EventLog(db)
+        return (
+            await log.verify(expect),
+            await EventLog(db, admin_events).verify(expect_admin),
+            await check_index(db, log),
         )
 
 
@@ -71,12 +79,13 @@ def verify(
         help="the same for the admin log (changes to console accounts)",
     ),
 ) -> None:
-    """Walk the whole event log and admin log and check every record's hash and link."""
+    """Walk the whole event log and admin log and check every record's hash and link;
+    check each round of the round index (the history shown) against the event log."""
     try:
         expect = parse_head(expect_head) if expect_head is not None else None
         expect_admin = parse_head(expect_admin_head) if expect_admin_head is not None else None
         url = database or load_config(config).database.url
-        reports = asyncio.run(verify_chains(url, expect, expect_admin))
+        *reports, index = asyncio.run(verify_chains(url, expect, expect_admin))
     except StudioError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
@@ -92,6 +101,16 @@ def verify(
             f"({report.records} records verified before it)",
             err=True,
         )
+    if index.ok:
+        typer.echo(f"round index OK: {index.rounds} rounds agree with the event log")
+    else:
+        broken = True
+        wrong = len({round_id for round_id, _ in index.problems})
+        typer.echo(
+            f"round index: {wrong} of {index.rounds} rounds disagree with the event log", err=True
+        )
+        for round_id, what in index.problems[:SHOWN_PROBLEMS]:
+            typer.echo(f"  round {round_id}: {what}", err=True)
     if broken:
         raise typer.Exit(1)
 

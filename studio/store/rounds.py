@@ -13,6 +13,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from studio.store.database import Database, metadata
+from studio.store.eventlog import EventLog
 
 rounds = sa.Table(
     "round_summary",
@@ -124,3 +125,103 @@ def _row(row: sa.Row[Any]) -> dict[str, Any]:
         "total_payout": row.total_payout,
         "single_source": bool(row.single_source),
     }
+
+
+@dataclass(frozen=True, slots=True)
+class IndexReport:
+    """The round index checked against the event log: ``problems`` as (round_id, what)."""
+
+    rounds: int
+    problems: list[tuple[str, str]]
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+@dataclass
+class _Logged:
+    """What the log says of one round (its ``out.round_event`` records)."""
+
+    table_id: str
+    started: str | None = None
+    players: list[str] | None = None
+    ended: str | None = None
+    status: str | None = None
+    total_stake: str | None = None
+    total_payout: str | None = None
+
+
+async def check_index(db: Database, log: EventLog) -> IndexReport:
+    """Each indexed round against the round events of the event log.
+
+    The index is not chained: a row edited (a payout changed in the history the console
+    shows) or one left behind by records cut off the log's end would otherwise go unseen.
+    The controller logs a round event before it indexes it, so only what the index
+    claims is checked: a round indexed as settled must be settled in the log, with the
+    same time, totals and players; one the log has not settled yet may still be indexed as
+    in progress (the index lags the log by one write, or a crash came between the two).
+    """
+    logged: dict[str, _Logged] = {}
+    async for record in log.iterate(kinds=["out.round_event"]):
+        if record.round_id is None:
+            continue
+        seen = logged.setdefault(record.round_id, _Logged(record.table_id))
+        kind, data = record.payload.get("type"), record.payload.get("data") or {}
+        if kind == "round_opened":
+            seen.started = record.payload.get("ts")
+        elif kind == "betting_closed":
+            seen.players = sorted({w["player"] for w in data.get("wagers", [])})
+        elif kind in ("round_settled", "round_cancelled"):
+            # As the controller indexes it (studio.controller.service's _index).
+            totals = (data.get("result") or data.get("refunds") or {}).get("totals", {})
+            seen.ended = record.payload.get("ts")
+            seen.status = "settled" if kind == "round_settled" else "cancelled"
+            seen.total_stake = totals.get("stakes", "0.00")
+            seen.total_payout = totals.get("payouts", "0.00")
+    problems: list[tuple[str, str]] = []
+    count = 0
+    after: str | None = None
+    while True:  # in pages: the index has a row per round ever played
+        query = sa.select(rounds).order_by(rounds.c.round_id).limit(5000)
+        if after is not None:
+            query = query.where(rounds.c.round_id > after)
+        async with db.engine.connect() as conn:
+            rows = (await conn.execute(query)).all()
+        if not rows:
+            return IndexReport(count, problems)
+        for row in rows:
+            count += 1
+            problems.extend((row.round_id, what) for what in _disagreements(row, logged))
+        after = rows[-1].round_id
+
+
+_SETTLED = ("status", "ended", "stakes", "payouts")
+
+
+def _disagreements(row: sa.Row[Any], logged: dict[str, _Logged]) -> list[str]:
+    seen = logged.get(row.round_id)
+    if seen is None:
+        return ["indexed, but the event log has no round event of it (records deleted?)"]
+    out = []
+    if row.table_id != seen.table_id:
+        out.append(f"table {row.table_id!r}, the log says {seen.table_id!r}")
+    if seen.started is not None and row.started != seen.started:
+        out.append(f"started {row.started}, the log says {seen.started}")
+    try:
+        players = json.loads(row.players or "[]")
+    except json.JSONDecodeError:
+        players = None
+        out.append(f"players {row.players!r} is not JSON")
+    if seen.players is not None and players and players != seen.players:
+        out.append(f"players {players}, the log says {seen.players}")
+    if row.status in ("settled", "cancelled"):
+        if seen.status is None:
+            out.append(f"{row.status}, but the log has no round_settled or round_cancelled")
+            return out
+        claimed = (row.status, row.ended, row.total_stake, row.total_payout)
+        truth = (seen.status, seen.ended, seen.total_stake, seen.total_payout)
+        for name, mine, theirs in zip(_SETTLED, claimed, truth, strict=True):
+            if mine != theirs:
+                out.append(f"{name} {mine}, the log says {theirs}")
+    return out
