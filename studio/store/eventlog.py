@@ -132,7 +132,12 @@ def parse_head(text: str) -> tuple[int, str]:
 def _chain_row(entry: Entry, record_id: int, prev_hash: str) -> dict[str, Any]:
     """The row that appends ``entry`` as record ``record_id`` after ``prev_hash``."""
     stamp = (entry.ts or datetime.now(UTC)).astimezone(UTC).isoformat(timespec="microseconds")
-    body = canonical(entry.payload)
+    try:
+        body = canonical(entry.payload)
+    except (TypeError, ValueError) as exc:
+        # Keys of mixed types cannot be sorted; the append's callers handle StoreError (the
+        # controller rebuilds its table from the log), not a TypeError from deep in json.
+        raise StoreError(f"{entry.kind}: the payload cannot be written as JSON: {exc}") from exc
     return {
         "id": record_id,
         "ts": stamp,

@@ -14,6 +14,7 @@ import sqlalchemy as sa
 from typer.testing import CliRunner
 
 from studio.cli import app
+from studio.errors import StoreError
 from studio.store import Database, EventLog
 from studio.store.eventlog import GENESIS, admin_events, events
 
@@ -176,3 +177,16 @@ def test_audit_verify_names_the_record_on_both_logs(tmp_path: Path) -> None:
     assert result.exit_code == 1, result.output
     assert "chain BROKEN at record 4: content does not match its hash" in result.output
     assert "admin log BROKEN at record 2: content does not match its hash" in result.output
+
+
+async def test_a_payload_that_cannot_be_canonical_is_refused_as_a_store_error(
+    database: Database,
+) -> None:
+    """Keys of mixed types cannot be sorted: before, a TypeError from json escaped the
+    append, which the controller (it rebuilds its table on a StoreError) does not handle."""
+    log = await _five(database)
+    with pytest.raises(StoreError, match="cannot be written as JSON"):
+        await log.append("t1", "payout", {1: "a", "b": 2})
+    await log.append("t1", "payout", {"amount": "6.00"})
+    report = await EventLog(database).verify()
+    assert report.ok and report.records == 6
