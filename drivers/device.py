@@ -165,6 +165,9 @@ class DeviceDriver:
         # numbering while no driver ran, even one that has since sent more events than before.
         self._acked_event: tuple[int, str] | None = None
         self._verify: tuple[int, str] | None = None
+        # First contact without saved state: the seq of the device's last event then, fetched
+        # once (not published) so its fingerprint can tell a later reset (see _on_hello).
+        self._learn: int | None = None
         self._seen_seq = 0  # the highest seq the device claimed (events, heartbeats, HELLO)
         self._wrong_device: str | None = None  # another device answered on our port
         self._forgotten: str | None = None  # a learned wire id an operator cleared
@@ -438,6 +441,7 @@ class DeviceDriver:
             )
             self.last_device_seq = self._published = hello.seq
             self._acked = (hello.seq, self.offset)
+            self._learn = hello.seq if hello.seq > 0 else None
         self._forgotten = None
         self.hello = hello
         self._update_skew(hello.time_ms)
@@ -447,6 +451,11 @@ class DeviceDriver:
             self._connected_once = True
             self.last_device_seq = self._seen_seq = self._published = hello.seq
             self._acked = (hello.seq, self.offset)
+            # Nothing published yet, so nothing to check a later HELLO against: a device reset
+            # while the link was down that dealt as many events as before looked like the same
+            # numbering, and its first new events were skipped without a word. Fetch the last
+            # event once: its fingerprint is the reference (_verify on a reconnect, _reused).
+            self._learn = hello.seq if hello.seq > 0 else None
         else:
             await self._check_numbering(hello.seq)
             if self._verify is None and self._fingerprints:
@@ -485,6 +494,7 @@ class DeviceDriver:
         self._seen_seq = seq
         self._gap_deadline = None
         self._verify = self._acked_event = None
+        self._learn = None
         self._in_flight.clear()
         self._lost_after.clear()
         self._fingerprints.clear()
@@ -498,7 +508,7 @@ class DeviceDriver:
         loop = asyncio.get_running_loop()
         last_alive = loop.time()
         behind = self.hello is not None and self.hello.seq > self.last_device_seq
-        if behind or self._held or self._verify is not None:
+        if behind or self._held or self._verify is not None or self._learn is not None:
             await self._request_resend()  # a fresh attempt on this connection
         else:
             self._gap_deadline = None
@@ -574,6 +584,8 @@ class DeviceDriver:
                 oldest = int(item.text)
                 if self._verify is not None and oldest > self._verify[0]:
                     await self._unverified(f"seq {self._verify[0]} no longer buffered")
+                if self._learn is not None and oldest > self._learn:
+                    self._unlearned(f"seq {self._learn} no longer buffered")
                 await self._skip_to(oldest, "no longer in the device's resend buffer")
             else:
                 self._error(f"device refused command #{item.ref}: {item.code} {item.text}")
@@ -585,6 +597,13 @@ class DeviceDriver:
                     self._gap_deadline = asyncio.get_running_loop().time() + self.gap_timeout
 
     async def _on_event(self, event: Event) -> None:
+        if self._learn is not None and event.seq == self._learn:
+            # The device's last event at first contact: the reference, not published again.
+            self._fingerprints[event.seq] = self.codec.fingerprint(event)
+            self._learn = None
+            if not self._held and self._seen_seq <= self.last_device_seq:
+                self._gap_deadline = None
+            return
         if self._verify is not None and event.seq >= self._verify[0]:
             await self._verify_numbering(event)
             return
@@ -659,6 +678,13 @@ class DeviceDriver:
         self._verify = None
         await self._release_held()
 
+    def _unlearned(self, why: str) -> None:
+        self._error(
+            f"device's last event at first contact not fetched ({why}): a reset "
+            "while the link is down cannot be told until an event is published"
+        )
+        self._learn = None
+
     async def _release_held(self) -> None:
         """Publish what was held and now follows on; drop what was held but is not new."""
         for seq in [s for s in self._held if s <= self.last_device_seq]:
@@ -677,6 +703,8 @@ class DeviceDriver:
         first = self.last_device_seq + 1
         if self._verify is not None:
             first = min(first, self._verify[0])
+        if self._learn is not None:
+            first = min(first, self._learn)
         self._resend_ref = None
         with contextlib.suppress(DeviceError):
             self._resend_ref = await self._send(ResendCommand(from_seq=first))
@@ -684,6 +712,8 @@ class DeviceDriver:
 
     async def _give_up_gap(self) -> None:
         self._gap_deadline = None
+        if self._learn is not None:
+            self._unlearned(f"seq {self._learn} not sent again in time")
         if self._verify is not None:
             await self._unverified(f"seq {self._verify[0]} not sent again in time")
         if self._held:
