@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import importlib.util
+import marshal
 from pathlib import Path
 
 import typer
@@ -40,8 +42,8 @@ async def verify_chains(
         )
 
 
-def code_digest() -> tuple[str, int]:
-    """SHA-256 over every installed Python source of the product, in a stable order."""
+def product_roots() -> list[Path]:
+    """The installed packages of the product: studio, drivers, calibration, hwsim."""
     roots = [Path(studio.__file__).parent]
     for name in ("drivers", "calibration", "hwsim"):
         try:
@@ -50,16 +52,70 @@ def code_digest() -> tuple[str, int]:
             continue
         if module.__file__:
             roots.append(Path(module.__file__).parent)
+    return roots
+
+
+def _shipped(root: Path) -> list[Path]:
+    # Every file but the interpreter's cache: the console's templates and scripts decide
+    # what the pit sees and sends as much as the Python does.
+    return [p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts]
+
+
+def code_digest(roots: list[Path] | None = None) -> tuple[str, int]:
+    """SHA-256 over every installed file of the product, in a stable order."""
+    roots = product_roots() if roots is None else roots
     digest = hashlib.sha256()
     files = sorted(
         (path.relative_to(root.parent).as_posix(), path)
         for root in roots
-        for path in root.rglob("*.py")
+        for path in _shipped(root)
     )
     for name, path in files:
         # The name is hashed too, so moving code between files changes the digest.
         digest.update(name.encode() + b"\0" + path.read_bytes())
     return digest.hexdigest(), len(files)
+
+
+def foreign_bytecode(roots: list[Path] | None = None) -> list[Path]:
+    """Cached bytecode (``__pycache__/*.pyc``) that Python would run instead of its source
+    but that is not the source compiled.
+
+    The interpreter takes a timestamp ``.pyc`` whose recorded source time and size match
+    the source's, and an unchecked hash-based one always, without reading the source: a
+    ``.pyc`` rewritten with its header kept runs other code while the sources, and so
+    :func:`code_digest`, are unchanged. Each one this interpreter would use is compared
+    with its source compiled again (deterministic for one Python version and path).
+    """
+    roots = product_roots() if roots is None else roots
+    found = []
+    for root in roots:
+        for source in sorted(root.rglob("*.py")):
+            for optimize, tag in ((-1, ""), (1, 1), (2, 2)):
+                cached = Path(importlib.util.cache_from_source(str(source), optimization=tag))
+                if cached.is_file() and not _is_source_compiled(source, cached, optimize):
+                    found.append(cached)
+    return found
+
+
+def _is_source_compiled(source: Path, cached: Path, optimize: int) -> bool:
+    data = cached.read_bytes()
+    if data[:4] != importlib.util.MAGIC_NUMBER:
+        return True  # another Python's: this one ignores it
+    flags = int.from_bytes(data[4:8], "little")
+    body = source.read_bytes()
+    if flags == 0:
+        stat = source.stat()
+        recorded = (int.from_bytes(data[8:12], "little"), int.from_bytes(data[12:16], "little"))
+        if recorded != (int(stat.st_mtime) & 0xFFFFFFFF, stat.st_size & 0xFFFFFFFF):
+            return True  # stale: the interpreter compiles the source instead
+    elif flags & 0b10 and data[8:16] != importlib.util.source_hash(body):
+        return True  # checked hash-based, stale: likewise
+    try:
+        code = marshal.loads(data[16:])
+        again = compile(body, code.co_filename, "exec", dont_inherit=True, optimize=optimize)
+    except (ValueError, EOFError, TypeError, AttributeError, SyntaxError):
+        return False
+    return marshal.dumps(again) == data[16:]
 
 
 @audit_app.command("verify")
@@ -117,9 +173,15 @@ def verify(
 
 @audit_app.command("digest")
 def digest() -> None:
-    """Print the SHA-256 digest of the installed control program."""
+    """Print the SHA-256 digest of the installed control program; fail on cached bytecode
+    that is not its source compiled."""
     value, count = code_digest()
     typer.echo(f"{value}  ({count} files, studio {studio.__version__})")
+    foreign = foreign_bytecode()
+    for path in foreign:
+        typer.echo(f"bytecode is not its source compiled (runs instead of it): {path}", err=True)
+    if foreign:
+        raise typer.Exit(1)
 
 
 def register(app: typer.Typer) -> None:
