@@ -304,3 +304,49 @@ def test_a_majority_round_replays_with_its_tables_logic(table_logic: int) -> Non
         assert replayed(d, other) != result
     except ReplayInputError as exc:
         assert "already decided" in str(exc) or "unused" in str(exc), exc
+
+
+# One deck cut at a tenth: the cut point is the 5th card, in the second round.
+EARLY_CUT = {"preset": "clubhouse", "shoe": {"decks": 1, "cut_card_fraction": "0.1"}}
+SHOE_ROUNDS = [["8S", "TD", "QH", "7C"], ["9S", "KD", "JH", "7D"], ["9H", "QD", "TH", "7H"]]
+
+
+@pytest.mark.parametrize("table_logic", [1, 2, 3, 4, 5, 6])
+def test_each_table_logics_rounds_replay_where_the_shoe_stood(table_logic: int) -> None:
+    """Rounds of one shoe, the second past the rule set's cut point (the shoe's last from
+    table logic 2). Where the shoe stood is round_settled's round_config from table logic
+    4; at 2 and 3 it is not logged: it is the cards dealt since the shoe was loaded (without
+    it the second round replays with reshuffle_after_round false); at 1 the engine did not
+    know it (0, not a new shoe). The rule set has overrides: given as the table had it."""
+    d = Driver(ruleset=EARLY_CUT, single_source=True)
+    d.feed("controller.started", {"logic": table_logic})
+    d.shuffle(decks=1)
+    d.load()
+    d.tick(0.1)
+    starts = []
+    for number, cards in enumerate(SHOE_ROUNDS, start=1):
+        starts.append(len(d.events) if number > 1 else 0)
+        if d.table.phase != "betting":
+            d.tick(1.5)
+        if d.table.phase != "betting":
+            starts.pop()  # the shoe ended
+            break
+        d.bet(1, "p1", cid=f"bet-{number}")
+        d.tick(20)
+        for code in cards:
+            d.card(code)
+        d.decide(1, "stand", f"stand-{number}")
+    assert len(starts) == (3 if table_logic == 1 else 2)
+    for start, end in zip(starts, [*starts[1:], len(d.events)], strict=True):
+        events = d.events[start:end]
+        doc = {**document(events, table_logic), "ruleset": EARLY_CUT}
+        if table_logic in (2, 3):
+            before = d.events[:start]
+            loaded = [i for i, e in enumerate(before) if e["type"] == "shoe_loaded"]
+            dealt = sum(e["type"] == "card_dealt" for e in before[max(loaded, default=0) :])
+            doc.update(shoe_cards_dealt=dealt, new_shoe=dealt == 0)
+        result = next(e["data"]["result"] for e in events if e["type"] == "round_settled")
+        replay = replay_round(doc)
+        replay.pop("events")
+        assert replay == result
+    assert result["reshuffle_after_round"] is (table_logic > 1)  # the last round's
