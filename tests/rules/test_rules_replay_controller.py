@@ -350,3 +350,80 @@ def test_each_table_logics_rounds_replay_where_the_shoe_stood(table_logic: int) 
         replay.pop("events")
         assert replay == result
     assert result["reshuffle_after_round"] is (table_logic > 1)  # the last round's
+
+
+def _auto(d: Driver, cards: list[str], steps: list[Any]) -> None:
+    """Deal what is due from ``cards``; when a decision is due take the next step
+    (``(type, seat, action, player)`` or ``"timeout"``: the timer runs out), then timeouts."""
+    shoe = iter(cards)
+    for _ in range(60):
+        if d.table.phase != "dealing":
+            return
+        assert not d.table.paused, d.alerts[-1]["message"]
+        if d.table.next_card() is not None:
+            d.card(next(shoe))
+            continue
+        step = steps.pop(0) if steps else "timeout"
+        if step == "timeout":
+            d.tick(60)
+            continue
+        kind, seat, action, player = step
+        command = {"type": kind, "seat": seat, "player": player, "action": action}
+        d.feed("game.command", {"id": f"c{len(d.events)}", **command})
+
+
+SPLIT_DEAL = ["8H", "6C", "8D", "TS", "3C", "TC", "9H", "7D", "KD"]
+
+
+@pytest.mark.parametrize(
+    ("ruleset", "bets", "cards", "steps", "actions"),
+    [
+        (  # classic6: the timer's default is best strategy; seat 2 waits on seat 1's
+            "classic6",
+            [(1, "p1", {}), (2, "p2", {})],
+            ["5H", "9C", "6D", "7S", "8C", "TD", "4C", "9S", "2H", "3D", "KC"],
+            [("decision", 1, "hit", "p1"), "timeout"],
+            [["hit", "hit (timeout, best strategy)"], ["stand (timeout, best strategy)"]],
+        ),
+        (  # a bet behind that follows only the first hand of a split
+            "clubhouse",
+            [(1, "p1", {}), (1, "b1", {"behind": True, "behind_split": "first_hand"})],
+            SPLIT_DEAL,
+            [("decision", 1, "split", "p1"), ("decision", 1, "stand", "p1")],
+            [["split", "stand"], ["stand (timeout)"]],
+        ),
+        (  # Majority Rules: split, then double on the first hand, by votes
+            "majority_speed",
+            [(1, "p1", {"consent_auto": True}), (1, "p2", {"consent_auto": True}), (1, "p3", {})],
+            SPLIT_DEAL,
+            [("vote", 1, a, p) for a in ("split", "double", "stand") for p in ("p1", "p2")],
+            [["split (majority vote)", "double (majority vote)"], ["stand (majority vote)"]],
+        ),
+        (  # one player: Best Strategy mode, no decisions taken
+            "majority_speed",
+            [(1, "p1", {"consent_auto": True})],
+            SPLIT_DEAL,
+            [],
+            [["split (best strategy)", "double (best strategy)"], ["stand (best strategy)"]],
+        ),
+    ],
+)
+def test_more_controller_rounds_replay_to_their_settlement(
+    ruleset: str,
+    bets: list[tuple[int, str, dict[str, Any]]],
+    cards: list[str],
+    steps: list[Any],
+    actions: list[list[str]],
+) -> None:
+    d = Driver(ruleset, single_source=True)
+    d.shuffle(decks=6 if ruleset == "classic6" else 8)
+    d.load()
+    d.tick(0.1)
+    for seat, player, extra in bets:
+        d.bet(seat, player, cid=f"bet-{seat}-{player}", **extra)
+    d.tick(31)  # past every preset's betting time
+    _auto(d, cards, list(steps))
+    assert d.table.phase in ("settled", "shoe_change"), d.table.prompt()  # classic6 reshuffles
+    result = settled(d)
+    assert [h["actions"] for b in result["boxes"] for h in b["hands"]] == actions
+    assert replayed(d, 6) == result
