@@ -427,3 +427,24 @@ def test_more_controller_rounds_replay_to_their_settlement(
     result = settled(d)
     assert [h["actions"] for b in result["boxes"] for h in b["hands"]] == actions
     assert replayed(d, 6) == result
+
+
+@pytest.mark.parametrize("resolution", ["void", "correct"])
+def test_a_round_with_a_card_resolved_by_the_manager_replays(resolution: str) -> None:
+    """The dealer up card scanned with a serial already dealt (impossible, held): voided and
+    dealt again, or corrected to the card it was; the round's cards are those it kept."""
+    d = Driver(single_source=True)
+    opened(d)
+    d.bet(1, "p1")
+    d.tick(20)
+    d.card("TH", serial="X1")
+    d.card("7C", serial="X1")
+    alert = next(a for a in d.alerts if a["code"] == "impossible_card")
+    fix = {"card": "9C"} if resolution == "correct" else {}
+    d.manager(verb="resolve", alert_id=alert["alert_id"], resolution=resolution, reason="x", **fix)
+    for code in (["7D"] if resolution == "void" else []) + ["9D", "TS"]:
+        d.card(code)
+    d.decide(1, "stand", "c1")
+    result = settled(d)
+    assert result["dealer"]["cards"][0] == ("7D" if resolution == "void" else "9C")
+    assert replayed(d, 6) == result
