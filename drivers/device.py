@@ -88,6 +88,18 @@ class Publication:
     payload: BaseModel
 
 
+@dataclass(slots=True)
+class _Suspect:
+    """A frame that says the device restarted its numbering, not acted on until a second one
+    agrees: a corrupted frame passes the 16-bit checksum about once in 65,536."""
+
+    seq: int  # the device's last seq if it did restart
+    why: str
+    limit: int  # max(last, seen) when suspected: a HB/HELLO below it says "reset" too
+    deadline: float
+    event: Event | None = None  # the event that said so (another frame under its seq)
+
+
 @dataclass(frozen=True, slots=True)
 class _Replayable:
     seq: int
@@ -168,6 +180,11 @@ class DeviceDriver:
         # First contact without saved state: the seq of the device's last event then, fetched
         # once (not published) so its fingerprint can tell a later reset (see _on_hello).
         self._learn: int | None = None
+        # A reset claimed by one frame, and the frames that arrived since (handled once the
+        # claim is confirmed or refuted, in their order).
+        self._suspect: _Suspect | None = None
+        self._deferred: list[Message] = []
+        self._confirming = False  # handling a confirmed reset's frames: no second suspicion
         self._seen_seq = 0  # the highest seq the device claimed (events, heartbeats, HELLO)
         self._wrong_device: str | None = None  # another device answered on our port
         self._forgotten: str | None = None  # a learned wire id an operator cleared
@@ -339,6 +356,10 @@ class DeviceDriver:
         self.stats["connects"] += 1
         self.codec.reset()
         self._transport = transport
+        # A reset claimed on the last connection: the HELLO and the check of this one decide;
+        # what was held behind the claim is fetched again (none of it was published).
+        self._suspect = None
+        self._deferred = []
         try:
             before, after = await self._handshake(transport)
             # Online only once the device also sends a heartbeat or an event: a device
@@ -467,6 +488,70 @@ class DeviceDriver:
         if learned:
             await self._save_state_now()  # at once: a driver restart must know it too
 
+    async def _suspect_reset(self, seq: int, why: str, event: Event | None = None) -> None:
+        """One frame says the device restarted its numbering: ask the device (a RESEND of
+        that event's seq, or a HELLO) and hold what follows until a second frame agrees."""
+        self.stats["resets_suspected"] += 1
+        limit = max(self.last_device_seq, self._seen_seq)
+        deadline = asyncio.get_running_loop().time() + self.gap_timeout
+        self._suspect = _Suspect(seq, why, limit, deadline, event)
+        with contextlib.suppress(DeviceError):
+            if event is not None:
+                await self._send(ResendCommand(from_seq=event.seq))
+            else:
+                await self._send(HelloCommand(version=self.codec.version))
+
+    async def _judge(self, item: Message) -> None:
+        """A frame after a claimed reset: does it confirm the claim, refute it, or neither?"""
+        suspect = self._suspect
+        assert suspect is not None
+        verdict: bool | None = None
+        if isinstance(item, Heartbeat | Hello):
+            if suspect.event is None:
+                verdict = item.seq < suspect.limit
+            elif item.seq < suspect.limit:
+                verdict = True  # (a count at or above says nothing: the device may have dealt on)
+            if verdict is not None:
+                if verdict:
+                    self._deferred.append(item)
+                await self._settle(verdict)
+                if not verdict:
+                    await self._handle(item)
+                return
+        elif isinstance(item, Event):
+            fingerprint = self.codec.fingerprint(item)
+            if suspect.event is not None and item.seq == suspect.event.seq:
+                # The device's own answer for that seq: the same new frame again, or the one
+                # published (the claim was a corrupted frame).
+                published = self._fingerprints.get(item.seq)
+                await self._settle(fingerprint != published)
+                return
+            if item.seq <= suspect.limit and self._reused(item):
+                self._deferred.append(item)
+                await self._settle(True)  # a second event under a published seq
+                return
+        self._deferred.append(item)
+
+    async def _settle(self, confirmed: bool, *, unanswered: bool = False) -> None:
+        suspect = self._suspect
+        assert suspect is not None
+        self._suspect = None
+        deferred, self._deferred = self._deferred, []
+        if confirmed:
+            why = suspect.why + (" (no second frame to confirm it in time)" if unanswered else "")
+            self._confirming = True
+            try:
+                await self._restart_numbering(suspect.seq, why)
+                if suspect.event is not None:
+                    await self._on_event(suspect.event)
+            finally:
+                self._confirming = False
+        else:
+            self.stats["resets_refuted"] += 1
+            self._error(f"a frame said: {suspect.why}; not confirmed by the device, ignored")
+        for item in deferred:
+            await self._handle(item)
+
     async def _check_numbering(self, seq: int) -> None:
         """``seq`` is the device's last seq (HELLO, heartbeat): did it restart its numbering?"""
         if seq >= max(self.last_device_seq, self._seen_seq):
@@ -520,12 +605,16 @@ class DeviceDriver:
                 raise DeviceError(
                     f"silent for {silent_for:.1f}s (heartbeat timeout {self.settings.heartbeat_timeout}s)"
                 )
+            if self._suspect is not None and now >= self._suspect.deadline:
+                await self._settle(True, unanswered=True)
             if self._gap_deadline is not None and now >= self._gap_deadline and self._gap_heard:
                 if self._resend_acked or self._resend_tries >= RESEND_TRIES:
                     await self._give_up_gap()
                 else:
                     await self._request_resend(again=True)
             wait = self.settings.heartbeat_timeout - silent_for
+            if self._suspect is not None:
+                wait = min(wait, self._suspect.deadline - now)
             if self._gap_deadline is not None and self._gap_deadline > now:
                 wait = min(wait, self._gap_deadline - now)
             try:
@@ -561,6 +650,9 @@ class DeviceDriver:
             return
         if isinstance(item, Event | Heartbeat) and not self.online and self._transport is not None:
             await self._set_online(True, f"connected to {self._transport.name}")
+        if self._suspect is not None and not stale:
+            await self._judge(item)
+            return
         if isinstance(item, Event):
             await self._on_event(item)
         elif isinstance(item, Heartbeat | Hello):
@@ -572,6 +664,9 @@ class DeviceDriver:
             if stale:
                 # Handled after the answer, its older seq looked like a device that restarted
                 # its numbering: the offset moved and the whole buffer was fetched again.
+                return
+            if item.seq < max(self.last_device_seq, self._seen_seq):
+                await self._suspect_reset(item.seq, f"device restarted its numbering at {item.seq}")
                 return
             await self._check_numbering(item.seq)
             if item.seq > self.last_device_seq and self._gap_deadline is None:
@@ -611,11 +706,13 @@ class DeviceDriver:
         self._seen_seq = max(self._seen_seq, seq)
         if seq <= self.last_device_seq and self._reused(event):
             # Another event under a seq already published: the device restarted its numbering
-            # on a live link and sent new events before a heartbeat could say so. Taken for a
-            # duplicate, each was lost without a word.
-            await self._restart_numbering(
-                seq, f"device restarted its numbering (seq {seq} came again as another event)"
-            )
+            # on a live link and sent new events before a heartbeat could say so (taken for a
+            # duplicate, each was lost without a word), or a corrupted frame: confirmed first.
+            why = f"device restarted its numbering (seq {seq} came again as another event)"
+            if not self._confirming:
+                await self._suspect_reset(seq, why, event)
+                return
+            await self._restart_numbering(seq, why)
         if seq <= self.last_device_seq or seq in self._held:
             self.stats["duplicates"] += 1
             return
