@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from studio.cli import app
 from studio.store import Database, EventLog
-from studio.store.eventlog import events
+from studio.store.eventlog import canonical, chain_hash, events
 from studio.store.rounds import check_index, rounds
 
 
@@ -91,3 +91,37 @@ def test_audit_verify_reports_the_round_index(tmp_path: Path) -> None:
     assert bad.exit_code == 1, bad.output
     assert "round index: 1 of 3 rounds disagree with the event log" in bad.output
     assert "round bj-1-R1: status cancelled, the log says settled" in bad.output
+
+
+async def test_a_payout_rewritten_in_the_log_with_the_chain_recomputed_is_found(
+    database: Database,
+) -> None:
+    """The chain has no secret: whoever can write the database can change a settlement and
+    hash every later record again, and the chain verifies. The round index, written at the
+    time, still holds the payout paid."""
+    run = await _two_rounds(database)
+    records = await EventLog(database).read()
+    target = next(
+        r
+        for r in records
+        if r.round_id == "bj-1-R2"
+        and r.kind == "out.round_event"
+        and r.payload["type"] == "round_settled"
+    )
+    target.payload["data"]["result"]["totals"]["payouts"] = "0.00"
+    prev = next(r.hash for r in records if r.id == target.id - 1)
+    async with database.engine.begin() as conn:
+        for record in records[target.id - 1 :]:
+            payload = canonical(record.payload)
+            digest = chain_hash(
+                prev, record.id, record.ts, record.table_id, record.round_id, record.kind, payload
+            )
+            await conn.execute(
+                events.update()
+                .where(events.c.id == record.id)
+                .values(payload=payload, prev_hash=prev, hash=digest)
+            )
+            prev = digest
+    assert (await EventLog(database).verify()).ok
+    report = await check_index(database, run.log)
+    assert report.problems == [("bj-1-R2", "payouts 20.00, the log says 0.00")]
