@@ -12,7 +12,7 @@ import typer
 
 import studio
 from studio.config.loader import load_config
-from studio.errors import StudioError
+from studio.errors import StoreError, StudioError
 from studio.store.database import Database
 from studio.store.eventlog import ChainReport, EventLog, admin_events, parse_head
 from studio.store.rounds import IndexReport, check_index
@@ -134,12 +134,22 @@ def verify(
         metavar="ID:HASH",
         help="the same for the admin log (changes to console accounts)",
     ),
+    anchor_file: Path | None = typer.Option(
+        None,
+        "--anchor-file",
+        help="heads kept by earlier runs (on storage the database's writers cannot reach): "
+        "checked as --expect-head/--expect-admin-head, then replaced by this run's if all is OK",
+    ),
 ) -> None:
     """Walk the whole event log and admin log and check every record's hash and link;
     check each round of the round index (the history shown) against the event log."""
     try:
         expect = parse_head(expect_head) if expect_head is not None else None
         expect_admin = parse_head(expect_admin_head) if expect_admin_head is not None else None
+        if anchor_file is not None:
+            if expect is not None or expect_admin is not None:
+                raise StoreError("--anchor-file holds the expected heads: not with --expect-*")
+            expect, expect_admin = read_anchors(anchor_file)
         url = database or load_config(config).database.url
         *reports, index = asyncio.run(verify_chains(url, expect, expect_admin))
     except StudioError as exc:
@@ -169,6 +179,45 @@ def verify(
             typer.echo(f"  round {round_id}: {what}", err=True)
     if broken:
         raise typer.Exit(1)
+    if anchor_file is not None:
+        try:
+            write_anchors(anchor_file, reports[0].anchor, reports[1].anchor)
+        except OSError as exc:
+            typer.echo(f"error: cannot write {anchor_file}: {exc.strerror or exc}", err=True)
+            raise typer.Exit(2) from exc
+
+
+_ANCHOR_NAMES = ("event_log", "admin_log")
+
+
+def read_anchors(path: Path) -> tuple[tuple[int, str] | None, tuple[int, str] | None]:
+    """The heads an anchor file holds (``event_log ID:HASH`` and ``admin_log ID:HASH`` lines);
+    none before its first run (no file yet)."""
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        return None, None
+    except OSError as exc:
+        raise StoreError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    heads: dict[str, tuple[int, str]] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        name, _, head = line.strip().partition(" ")
+        if not line.strip():
+            continue
+        if name not in _ANCHOR_NAMES or name in heads:
+            raise StoreError(f"{path}:{number}: expected 'event_log ID:HASH' or 'admin_log ...'")
+        heads[name] = parse_head(head)
+    if set(heads) != set(_ANCHOR_NAMES):
+        # A file cut short must not pass for a first run.
+        raise StoreError(f"{path}: needs an event_log and an admin_log head")
+    return heads["event_log"], heads["admin_log"]
+
+
+def write_anchors(path: Path, events_head: str, admin_head: str) -> None:
+    """Replace the anchor file at once (a crash leaves the old one or the new one)."""
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(f"event_log {events_head}\nadmin_log {admin_head}\n")
+    partial.replace(path)
 
 
 @audit_app.command("digest")
