@@ -59,8 +59,12 @@ class SimDevice:
         resend_buffer: int = 4096,
         seed: int = 0,
         record_write_times: bool = False,
+        wire_id: str | None = None,
     ) -> None:
         self.device_id = device_id
+        # The id its frames carry (a serial number): unique per device, so a driver that
+        # learned it refuses another table's device on a renumbered port.
+        self.wire_id = wire_id or device_id
         self.heartbeat_interval = heartbeat_interval
         self.versions = versions
         self.faults = LineFaults()
@@ -139,7 +143,7 @@ class SimDevice:
         return int(time.time() * 1000) + self.faults.clock_skew_ms
 
     def _frame(self, seq: int, type_: str, *fields: str) -> bytes:
-        return frame(self.device_id, seq, self.now_ms(), type_, *fields)
+        return frame(self.wire_id, seq, self.now_ms(), type_, *fields)
 
     def emit(self, type_: str, *fields: str) -> int:
         """An event: it takes the next seq and goes into the resend buffer.

@@ -60,6 +60,15 @@ DEVICE_FAULTS: dict[str, tuple[str, ...]] = {
 }
 # Every table's devices: kind -> device id.
 DEVICE_IDS = {"shoe": "shoe-1", "shuffler": "shuffler-1", "cutcard": "cutcard-1"}
+
+
+def wire_id(table_id: str, device_id: str) -> str:
+    """A simulated device's serial number, the id its frames carry: unique across tables
+    (until 2026-12-03 every simulated shoe said ``shoe-1``, so a driver could not tell
+    table A's shoe from table B's on a renumbered port)."""
+    return f"SIM-{table_id}-{device_id}"
+
+
 # The parameters a fault takes (any other is refused by scenario validation).
 FAULT_PARAMS: dict[str, dict[str, type]] = {
     "garbage": {"size": int, "data": str},
@@ -137,17 +146,27 @@ class SimTable:
 
         shoe, shuffler, cutcard = DEVICE_IDS["shoe"], DEVICE_IDS["shuffler"], DEVICE_IDS["cutcard"]
         self.shoe = SimShoe(
-            shoe, link(shoe), tcp_port=tcp_ports.get("shoe"), barcoded=barcoded, **common
+            shoe,
+            link(shoe),
+            tcp_port=tcp_ports.get("shoe"),
+            barcoded=barcoded,
+            wire_id=wire_id(table_id, shoe),
+            **common,
         )
         self.shuffler = SimShuffler(
             shuffler,
             link(shuffler),
             tcp_port=tcp_ports.get("shuffler"),
             rng=self.rng,
+            wire_id=wire_id(table_id, shuffler),
             **common,
         )
         self.cutcard = SimCutCard(
-            cutcard, link(cutcard), tcp_port=tcp_ports.get("cutcard"), **common
+            cutcard,
+            link(cutcard),
+            tcp_port=tcp_ports.get("cutcard"),
+            wire_id=wire_id(table_id, cutcard),
+            **common,
         )
         self.shuffler.on_eject = self._load_shoe
 

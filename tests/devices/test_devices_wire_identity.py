@@ -16,6 +16,7 @@ from test_devices_robustness import recording, relink, shoe_config
 
 from drivers.cli import forget_device
 from drivers.runner import DriverSet
+from hwsim.table import Simulator
 from studio.config import BrokerSettings
 
 
@@ -99,3 +100,35 @@ async def test_without_a_state_dir_the_learned_id_still_guards_reconnects(
             await asyncio.sleep(0.5)
             assert driver.offset == 0
     assert [(c.seq, c.card) for c in rec.cards] == [(1, "KS")]
+
+
+async def test_simulated_shoes_of_two_tables_are_told_apart(
+    broker: BrokerSettings, table_id: str, tmp_path: Path
+) -> None:
+    other = f"{table_id}-b"
+    port = tmp_path / "ttyUSB0"
+    async with Simulator(
+        [table_id, other], seed=3, base_dir=tmp_path, heartbeat_interval=0.1
+    ) as sim:
+        ours, theirs = sim.table(table_id), sim.table(other)
+        relink(port, Path(ours.shoe.port))
+        dealt_elsewhere = [c.code for _ in range(3) for c in theirs.deal()]
+        async with (
+            recording(broker, table_id) as rec,
+            DriverSet(shoe_config(table_id, port), broker=broker) as ds,
+        ):
+            driver = ds.get(table_id, "shoe-1")
+            await ds.wait_online(20)
+            dealt = [c.code for _ in range(3) for c in ours.deal()]
+            await rec.wait(lambda: len(rec.cards) >= 3)
+            assert driver.wire_id == f"SIM-{table_id}-shoe-1"
+            await ours.shoe.unplug()  # a reboot renumbers the ports
+            relink(port, Path(theirs.shoe.port))
+            wrong = await rec.wait(
+                lambda: [h for h in rec.health("shoe-1") if "wrong device on port" in h.reason]
+            )
+            dealt_elsewhere += [c.code for _ in range(2) for c in theirs.deal()]
+            await asyncio.sleep(0.5)
+            assert not driver.online
+    assert f"'SIM-{other}-shoe-1' answered" in wrong[-1].reason
+    assert [c.card for c in rec.cards] == dealt and len(dealt_elsewhere) >= 5
