@@ -60,7 +60,9 @@ def forget_device(
         typer.echo(f"{table}/{device}: no learned wire id in {state.path}")
         return
     typer.echo(f"{table}/{device}: forgetting wire id {data['wire_id']!r} ({state.path})")
-    data["wire_id"] = None
+    # Kept until the driver learns the next device: another one is a replacement, whose
+    # numbering and earlier events are not this table's.
+    data["forgotten"], data["wire_id"] = data["wire_id"], None
     state.save(data)
 
 

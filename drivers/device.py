@@ -268,6 +268,7 @@ class DeviceDriver:
             verify = (int(check[0]), str(check[1])) if check is not None else None
             learned = state.get("wire_id")
             learned = str(learned) if learned is not None else None
+            forgotten = state.get("forgotten")  # written by forget-device
         except (ValueError, KeyError, TypeError, IndexError) as exc:
             assert self._state is not None
             _LOGGER.warning(
@@ -285,6 +286,8 @@ class DeviceDriver:
         self._acked_event = self._verify = verify
         if self.configured_wire_id is None:
             self.wire_id = learned
+            if learned is None and forgotten is not None:
+                self._forgotten = str(forgotten)
         self._saved_state = self._durable_state()
 
     def _reload_wire_id(self) -> None:

@@ -132,3 +132,37 @@ async def test_simulated_shoes_of_two_tables_are_told_apart(
             assert not driver.online
     assert f"'SIM-{other}-shoe-1' answered" in wrong[-1].reason
     assert [c.card for c in rec.cards] == dealt and len(dealt_elsewhere) >= 5
+
+
+async def test_a_device_replaced_while_the_driver_is_stopped_is_not_read_from_its_start(
+    broker: BrokerSettings, table_id: str, tmp_path: Path
+) -> None:
+    port = tmp_path / "ttyUSB0"
+    state_dir = tmp_path / "state"
+    config = shoe_config(table_id, port)
+    async with (
+        ScriptedShoe(tmp_path / "a" / "shoe-1", device="SN-A") as ours,
+        ScriptedShoe(tmp_path / "b" / "shoe-2", device="SN-B") as spare,
+        recording(broker, table_id) as rec,
+    ):
+        for code in ("QH", "7C", "AS"):
+            spare.card(code, "T2")  # the spare dealt elsewhere (more than ours has)
+        relink(port, ours.port.link)
+        async with DriverSet(config, broker=broker, state_dir=state_dir) as ds:
+            await ds.wait_online(20)
+            for code in ("KS", "KH"):
+                ours.card(code, "T1")
+            await rec.wait(lambda: len(rec.cards) >= 2)
+            await asyncio.sleep(0.3)  # acknowledged and saved
+        relink(port, spare.port.link)  # the shoe swapped for the spare, the driver stopped
+        forget_device(table=table_id, device="shoe-1", state_dir=state_dir)
+        async with DriverSet(config, broker=broker, state_dir=state_dir) as ds:
+            driver = ds.get(table_id, "shoe-1")
+            await ds.wait_online(20)
+            spare.card("9D", "T1")
+            await rec.wait(lambda: len(rec.cards) >= 3)
+            await asyncio.sleep(0.5)  # the spare's old cards, if published, show up now
+            assert driver.wire_id == "SN-B"
+    # Before: seq 2 of the spare was another event than the one published, taken for a
+    # reset, and the spare's earlier cards of another table published as this one's.
+    assert [(c.seq, c.card) for c in rec.cards] == [(1, "KS"), (2, "KH"), (6, "9D")]
