@@ -32,6 +32,11 @@ and a fingerprint of the last acknowledged event, so a restart also tells a devi
 that restarted its numbering while no driver ran, and moves the offset past every
 seq a consumer may have seen.
 
+On a live link such a reset is acted on only once a second frame confirms it (the
+device's resend of the seq, a HELLO, or another event under a published seq): a
+corrupted frame can pass the checksum. The device's wire id is configured or learned
+from its first HELLO (and saved), and another device on the port is refused.
+
 Health events have their own seq space: the Unix time in ms (bumped by one if
 two fall in the same ms), so they increase across driver restarts too.
 """
