@@ -471,6 +471,9 @@ class TableController:
             "round_opened",
             shoe=self.shoe.shoe_id,
             ruleset=self.ruleset.name,
+            # The whole rule set the round runs, overrides included: what `studio replay`
+            # needs from the log alone (the configuration file may have changed since).
+            rules=self.ruleset.model_dump(mode="json"),
             single_source=self.settings.single_source,
         )
         if self.shoe.cut_card_seen and self.logic >= 2:  # out between rounds: the shoe's last

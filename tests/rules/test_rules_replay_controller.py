@@ -13,6 +13,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parents[1] / "controller"))
 from test_controller_table import Driver
 
+from studio.controller.table import LOGIC
 from studio.rules.errors import ReplayInputError
 from studio.rules.replay import replay_round
 
@@ -89,7 +90,7 @@ def document(events: list[dict[str, Any]], table_logic: int) -> dict[str, Any]:
             if (seat, wager["player"]) in insurance:
                 wager["insurance"] = insurance[(seat, wager["player"])]
     return {
-        "ruleset": opened["ruleset"],
+        "ruleset": opened.get("rules", opened["ruleset"]),  # the whole rule set, or its name
         **closing.get("round_config", {}),
         # docs/replay.md: table logic 5 or earlier ran engine logic 1, 6 runs engine logic 2.
         "logic": 1 if table_logic <= 5 else 2,
@@ -448,3 +449,30 @@ def test_a_round_with_a_card_resolved_by_the_manager_replays(resolution: str) ->
     result = settled(d)
     assert result["dealer"]["cards"][0] == ("7D" if resolution == "void" else "9C")
     assert replayed(d, 6) == result
+
+
+def test_a_round_of_a_rule_set_with_overrides_replays_from_the_log_alone() -> None:
+    """One deck cut at a tenth: before, round_opened named the preset ("clubhouse") and
+    nothing in the log held the overrides, so the round past the cut point replayed as an
+    eight-deck round, reshuffle_after_round false where the table settled it true."""
+    d = Driver(ruleset=EARLY_CUT, single_source=True)
+    d.shuffle(decks=1)
+    d.load()
+    d.tick(0.1)
+    starts = []
+    for number, cards in enumerate(SHOE_ROUNDS[:2], start=1):
+        starts.append(len(d.events) if number > 1 else 0)  # before the round opens
+        if d.table.phase != "betting":
+            d.tick(1.5)
+        d.bet(1, "p1", cid=f"bet-{number}")
+        d.tick(20)
+        for code in cards:
+            d.card(code)
+        d.decide(1, "stand", f"stand-{number}")
+    for start, end in zip(starts, [*starts[1:], len(d.events)], strict=True):
+        events = d.events[start:end]
+        result = next(e["data"]["result"] for e in events if e["type"] == "round_settled")
+        replay = replay_round(document(events, LOGIC))
+        replay.pop("events")
+        assert replay == result
+    assert result["reshuffle_after_round"] is True
