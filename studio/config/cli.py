@@ -68,6 +68,24 @@ def missing_ports(config: StudioConfig) -> list[str]:
     ]
 
 
+def unstable_ports(config: StudioConfig) -> list[str]:
+    """A warning for each serial device that only its port tells apart: no ``wire_id`` and a
+    port a reboot may renumber (``/dev/ttyUSB0``), so table A's driver could open table B's
+    device. The driver learns the id on first contact (docs/devices.md 4.2), which helps
+    only if the devices' ids differ."""
+    return [
+        f"warning: tables[{t}].devices[{d}] ({table.id}/{device.id}): no options.wire_id and "
+        f"port {device.port} may be renumbered after a reboot; use /dev/serial/by-id/... "
+        "or set wire_id"
+        for t, table in enumerate(config.tables)
+        for d, device in enumerate(table.devices)
+        if device.kind != "camera"
+        and device.port.startswith("/dev/")
+        and not device.port.startswith(("/dev/serial/by-id/", "/dev/serial/by-path/"))
+        and not device.options.get("wire_id")
+    ]
+
+
 @config_app.command("check")
 def check(file: Path = typer.Argument(..., help="TOML configuration file")) -> None:
     """Validate FILE (plus STUDIO_* variables); print each mistake with its location.
@@ -84,7 +102,7 @@ def check(file: Path = typer.Argument(..., help="TOML configuration file")) -> N
     if mistakes:
         typer.echo("\n".join(f"{file}: {mistake}" for mistake in mistakes), err=True)
         raise typer.Exit(2)
-    for warning in warnings:
+    for warning in [*warnings, *unstable_ports(config)]:
         typer.echo(warning, err=True)
     broker = config.broker.url or (
         "embedded (demo and tests only: controller/drivers/camera run need broker.url)"

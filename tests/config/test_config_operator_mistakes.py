@@ -155,3 +155,20 @@ def test_a_serial_device_without_a_port_is_refused_by_the_check(tmp_path: Path) 
         'kind = "shoe"\n', 'kind = "shoe"\nport = "/dev/ttyUSB0"\n'
     )))  # fmt: skip
     assert code == 0, output
+
+
+def test_a_serial_device_told_apart_only_by_a_renumberable_port_is_warned_of(
+    tmp_path: Path,
+) -> None:
+    """/dev/ttyUSB0 after a reboot may be another table's shoe; a by-id path or a wire_id
+    tells the device itself."""
+    device = '[[tables.devices]]\nid = "shoe-1"\nkind = "shoe"\nport = "{port}"\n'
+    code, output = check(write(tmp_path, BROKER + TABLE + device.format(port="/dev/ttyUSB0")))
+    assert code == 0, output
+    assert "bj-1/shoe-1" in output and "/dev/serial/by-id/" in output
+    by_id = device.format(port="/dev/serial/by-id/usb-ACME_Shoe_SN123-if00")
+    code, output = check(write(tmp_path, BROKER + TABLE + by_id))
+    assert code == 0 and "renumbered" not in output, output
+    pinned = device.format(port="/dev/ttyUSB0") + 'options = { wire_id = "SN123" }\n'
+    code, output = check(write(tmp_path, BROKER + TABLE + pinned))
+    assert code == 0 and "renumbered" not in output, output
