@@ -13,7 +13,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from devices_rig import AckLosingLink, Recorder, ScriptedShoe
+from devices_rig import Recorder, ScriptedShoe
+from link_support import AckLosingLink
 from test_devices_robustness import lost_report, recording, shoe_config, until
 
 from drivers.runner import DriverSet

@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 from datetime import UTC, datetime
 
-from devices_rig import AckLosingLink
+from link_support import AckLosingLink
 from test_devices_robustness import until
 
 from studio.bus import MessageBus
