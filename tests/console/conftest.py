@@ -6,9 +6,11 @@ from collections.abc import AsyncIterator
 
 import httpx
 import pytest
+from chromium_support import CHROMIUM, CHROMIUM_ARGS, require_chromium
 from console_double import InMemoryController
 from console_helpers import PASSWORD, ROLES, TABLES, context, fast_hasher
 from fastapi import FastAPI
+from playwright.async_api import Browser, async_playwright
 
 from studio.console import UserStore
 from studio.store import Database
@@ -47,3 +49,17 @@ async def client(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as http:
         yield http
+
+
+@pytest.fixture
+async def browser() -> AsyncIterator[Browser]:
+    """Debian's Chromium, headless (the browser tests)."""
+    require_chromium()
+    async with async_playwright() as playwright:
+        chromium = await playwright.chromium.launch(
+            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True
+        )
+        try:
+            yield chromium
+        finally:
+            await chromium.close()

@@ -22,10 +22,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from chromium_support import CHROMIUM, CHROMIUM_ARGS, SCREENSHOTS, require_chromium
+from chromium_support import SCREENSHOTS
 from console_double import InMemoryController
 from console_helpers import PASSWORD, context, fast_hasher
-from playwright.async_api import Browser, BrowserContext, Page, async_playwright
+from playwright.async_api import Browser, BrowserContext, Page
 
 from drivers.runner import DriverSet
 from hwsim.table import SimTable
@@ -42,19 +42,6 @@ from studio.web import WebContext, WebServer, create_app
 pytestmark = [pytest.mark.browser, pytest.mark.parametrize("database", ["sqlite"], indirect=True)]
 
 TIMEOUT_MS = 20_000
-
-
-@pytest.fixture
-async def browser() -> AsyncIterator[Browser]:
-    require_chromium()
-    async with async_playwright() as playwright:
-        chromium = await playwright.chromium.launch(
-            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True
-        )
-        try:
-            yield chromium
-        finally:
-            await chromium.close()
 
 
 async def new_page(browser: Browser) -> tuple[BrowserContext, Page]:

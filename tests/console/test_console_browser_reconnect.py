@@ -7,13 +7,10 @@ fan-out, WebSocket and console.js.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import pytest
-from chromium_support import CHROMIUM, CHROMIUM_ARGS, require_chromium
 from console_double import InMemoryController
 from console_helpers import PASSWORD, context, fast_hasher
-from playwright.async_api import Browser, async_playwright
+from playwright.async_api import Browser
 
 from studio.console import UserStore
 from studio.store import Database
@@ -21,19 +18,6 @@ from studio.streams import Fanout
 from studio.web import WebServer, create_app
 
 pytestmark = [pytest.mark.browser, pytest.mark.parametrize("database", ["sqlite"], indirect=True)]
-
-
-@pytest.fixture
-async def browser() -> AsyncIterator[Browser]:
-    require_chromium()
-    async with async_playwright() as playwright:
-        chromium = await playwright.chromium.launch(
-            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True
-        )
-        try:
-            yield chromium
-        finally:
-            await chromium.close()
 
 
 async def test_a_page_whose_session_ended_while_its_socket_was_down_shows_the_login(
