@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable, Iterator
 import cv2
 import numpy as np
 import pytest
+from service_support import ServiceOutputs
 
 from calibration.deck_profile import DeckProfile
 from calibration.recogniser import Recogniser
@@ -27,7 +28,6 @@ from drivers.camera.service import CameraService
 from drivers.camera.sources import FrameSource, Image, VideoCaptureSource
 from hwsim.camera.virtual import VirtualCamera
 from studio.backoff import Backoff
-from studio.contract.messages import CameraCard
 
 
 class _BlockingSource:
@@ -79,24 +79,18 @@ def _service(
     source: FrameSource,
     calibration: TableCalibration,
     profile: DeckProfile,
-    availability: list[bool],
+    out: ServiceOutputs,
     *,
     open_timeout: float,
     frame_timeout: float,
 ) -> CameraService:
-    async def publish(message: CameraCard) -> None:
-        pass
-
-    async def announce(online: bool) -> None:
-        availability.append(online)
-
     return CameraService(
         source,
         Recogniser(profile, calibration),
-        publish,
+        out.publish,
         device="cam-1",
         backoff=Backoff(initial=0.01, maximum=0.02, rng=random.Random(1)),
-        on_availability=announce,
+        on_availability=out.announce,
         open_timeout=open_timeout,
         frame_timeout=frame_timeout,
     )
@@ -150,10 +144,8 @@ def test_an_open_that_blocks_is_given_up_at_its_deadline_and_not_run_twice(
     cam = VirtualCamera(level="easy", seed=12)
     source = _BlockingSource(cam, "blocking-open")
     source.open_blocks.set()
-    availability: list[bool] = []
-    service = _service(
-        source, cam.calibration(), profile, availability, open_timeout=0.2, frame_timeout=5.0
-    )
+    out = ServiceOutputs()
+    service = _service(source, cam.calibration(), profile, out, open_timeout=0.2, frame_timeout=5.0)
 
     async def body() -> None:
         # Each attempt gives up at the deadline and is retried through run_forever...
@@ -161,12 +153,12 @@ def test_an_open_that_blocks_is_given_up_at_its_deadline_and_not_run_twice(
         assert service.open_timeouts >= 4
         # ...waiting for the open still blocked instead of starting another beside it.
         assert source.opens == 1 and source.blocked == 1
-        assert availability == [] and not service.online  # offline all along
+        assert out.availability == [] and not service.online  # offline all along
         assert _threads_of(source) == 1
         source.open_blocks.clear()
         source.release.set()  # the camera answers at last: that open is used
         await _until(lambda: service.frames >= 3)
-        assert availability == [True]
+        assert out.availability == [True]
         assert source.opens == 1
 
     _run_camera(service, body, cleanup=source.release.set)
@@ -179,7 +171,9 @@ def test_a_camera_stopped_during_a_blocked_open_stops_and_closes_it_late(
     cam = VirtualCamera(level="easy", seed=12)
     source = _BlockingSource(cam, "stopped-in-open")
     source.open_blocks.set()
-    service = _service(source, cam.calibration(), profile, [], open_timeout=60.0, frame_timeout=5.0)
+    service = _service(
+        source, cam.calibration(), profile, ServiceOutputs(), open_timeout=60.0, frame_timeout=5.0
+    )
 
     async def body() -> None:
         await _until(lambda: source.blocked == 1)
@@ -196,22 +190,22 @@ def test_a_stream_that_stays_stalled_keeps_one_thread_across_reconnects(
 ) -> None:
     cam = VirtualCamera(level="easy", seed=12)
     source = _BlockingSource(cam, "stays-stalled")
-    availability: list[bool] = []
+    out = ServiceOutputs()
     service = _service(
-        source, cam.calibration(), profile, availability, open_timeout=0.05, frame_timeout=0.05
+        source, cam.calibration(), profile, out, open_timeout=0.05, frame_timeout=0.05
     )
 
     async def body() -> None:
         await _until(lambda: service.frames >= 2)
         source.read_blocks.set()  # the stream goes quiet and stays so
         await _until(lambda: service.reconnects >= 10)
-        assert availability == [True, False]  # offline, and not online in between
+        assert out.availability == [True, False]  # offline, and not online in between
         # One read blocked, waited for; no reader started beside it at each reconnect.
         assert source.blocked == 1 and _threads_of(source) == 1
         opens = source.opens
         source.read_blocks.clear()
         source.release.set()  # the stalled read returns (OpenCV's read timeout)
-        await _until(lambda: availability[-1:] == [True])
+        await _until(lambda: out.availability[-1:] == [True])
         assert source.opens == opens + 1
         assert _threads_of(source) == 1
 
@@ -260,15 +254,13 @@ def test_an_http_camera_that_never_answers_is_given_up_at_the_open_deadline(
     url, accepted = silent_http_server
     source = VideoCaptureSource(url, open_timeout=0.5, read_timeout=0.5)
     cam = VirtualCamera(level="easy", seed=12)
-    availability: list[bool] = []
-    service = _service(
-        source, cam.calibration(), profile, availability, open_timeout=0.5, frame_timeout=0.5
-    )
+    out = ServiceOutputs()
+    service = _service(source, cam.calibration(), profile, out, open_timeout=0.5, frame_timeout=0.5)
 
     async def body() -> None:
         # OpenCV alone would wait 30 s for the HTTP answer before its first retry.
         await _until(lambda: service.reconnects >= 3 and len(accepted) >= 3)
-        assert availability == [] and not service.online
+        assert out.availability == [] and not service.online
         assert _threads_of(source) <= 1
 
     _run_camera(service, body)
@@ -302,10 +294,8 @@ def test_an_http_stream_that_stalls_again_and_again_keeps_one_reader_thread(
     url, accepted = stalling_mjpeg_server
     source = VideoCaptureSource(url, open_timeout=2.0, read_timeout=1.0)
     cam = VirtualCamera(level="easy", seed=12)
-    availability: list[bool] = []
-    service = _service(
-        source, cam.calibration(), profile, availability, open_timeout=2.0, frame_timeout=0.2
-    )
+    out = ServiceOutputs()
+    service = _service(source, cam.calibration(), profile, out, open_timeout=2.0, frame_timeout=0.2)
     most_threads = 0
 
     async def body() -> None:
@@ -313,7 +303,7 @@ def test_an_http_stream_that_stalls_again_and_again_keeps_one_reader_thread(
         while not (service.stalls >= 3 and len(accepted) >= 3):
             most_threads = max(most_threads, _threads_of(source))
             await asyncio.sleep(0.01)
-        assert availability[:2] == [True, False]
+        assert out.availability[:2] == [True, False]
 
     _run_camera(service, body)
     assert most_threads == 1

@@ -13,6 +13,7 @@ import time
 
 import numpy as np
 import pytest
+from service_support import ServiceOutputs
 
 from calibration.deck_profile import DeckProfile
 from calibration.recogniser import Recogniser
@@ -20,7 +21,6 @@ from drivers.camera.service import CameraService
 from drivers.camera.sources import Image
 from hwsim.camera.virtual import VirtualCamera
 from studio.backoff import Backoff, run_forever
-from studio.contract.messages import CameraCard
 from studio.errors import VisionError
 
 
@@ -187,22 +187,16 @@ def test_the_camera_reconnects_through_run_forever_and_stops_at_once(
     attempts, and the source closed after every session."""
     cam = VirtualCamera(level="easy", seed=12)
     source = _FlakySource(cam)
-    availability: list[bool] = []
-
-    async def publish(message: CameraCard) -> None:
-        pass
-
-    async def announce(online: bool) -> None:
-        availability.append(online)
+    out = ServiceOutputs()
 
     async def scenario() -> CameraService:
         service = CameraService(
             source,
             Recogniser(profile, cam.calibration()),
-            publish,
+            out.publish,
             device="cam-1",
             backoff=Backoff(initial=0.01, maximum=0.02, rng=random.Random(1)),
-            on_availability=announce,
+            on_availability=out.announce,
         )
         task = asyncio.create_task(service.run())
         while service.frames < 2:
@@ -226,18 +220,15 @@ def test_the_camera_reconnects_through_run_forever_and_stops_at_once(
 
     service = asyncio.run(asyncio.wait_for(scenario(), 60))
     assert service.reconnects == 4
-    assert availability == [True, False, True, False]
+    assert out.availability == [True, False, True, False]
     assert source.opens == source.closes == 2  # every session that opened it closed it
 
 
 def test_a_finite_source_that_fails_stops_the_camera_with_its_error(profile: DeckProfile) -> None:
     cam = VirtualCamera(level="easy", seed=12)
-
-    async def publish(message: CameraCard) -> None:
-        pass
-
+    out = ServiceOutputs()
     service = CameraService(
-        _BrokenFile(), Recogniser(profile, cam.calibration()), publish, device="c"
+        _BrokenFile(), Recogniser(profile, cam.calibration()), out.publish, device="c"
     )
     with pytest.raises(VisionError, match="cannot decode"):
         asyncio.run(asyncio.wait_for(service.run(), 10))

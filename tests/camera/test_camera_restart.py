@@ -16,6 +16,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
+from service_support import ServiceOutputs
 
 from calibration.deck_profile import DeckProfile
 from calibration.recogniser import Recogniser
@@ -30,7 +31,7 @@ def _run(
     cam: VirtualCamera,
     profile: DeckProfile,
     state: StateFile,
-    got: list[CameraCard],
+    out: ServiceOutputs,
     *,
     frames: int,
     until: int | None = None,
@@ -38,14 +39,11 @@ def _run(
     """A camera service from ``state`` on ``cam`` for ``frames`` frames (or ``until``
     messages in all, then ``frames`` more), then stopped, as a process restart does."""
 
-    async def publish(message: CameraCard) -> None:
-        got.append(message)
-
     async def scenario() -> None:
         service = CameraService(
             VirtualCameraSource(cam),
             Recogniser(profile, cam.calibration()),
-            publish,
+            out.publish,
             device="cam-1",
             settle_frames=3,
             remove_frames=4,
@@ -53,7 +51,7 @@ def _run(
         )
         task = asyncio.create_task(service.run())
         if until is not None:
-            while len(got) < until:
+            while len(out.cards) < until:
                 await asyncio.sleep(0.01)
         start = service.frames
         while service.frames < start + frames:
@@ -70,50 +68,50 @@ def _seen(got: list[CameraCard]) -> list[tuple[int, str, str | None, str]]:
 
 def _two_cards_published(
     profile: DeckProfile, tmp_path: Path
-) -> tuple[VirtualCamera, StateFile, list[CameraCard]]:
+) -> tuple[VirtualCamera, StateFile, ServiceOutputs]:
     """A camera run that published KS on seat 6 and 3H on the dealer's spot, then stopped."""
     cam = VirtualCamera(level="easy", seed=12)
     state = StateFile(tmp_path / "cam.json")
     cam.place("KS", "seat:6")
     cam.place("3H", "dealer")
-    got: list[CameraCard] = []
-    _run(cam, profile, state, got, frames=2, until=2)
-    return cam, state, got
+    out = ServiceOutputs()
+    _run(cam, profile, state, out, frames=2, until=2)
+    return cam, state, out
 
 
 def test_a_restart_does_not_publish_the_cards_lying_on_the_layout_again(
     profile: DeckProfile, tmp_path: Path
 ) -> None:
-    cam, state, got = _two_cards_published(profile, tmp_path)
-    assert sorted(_seen(got)[i][1:] for i in range(2)) == [
+    cam, state, out = _two_cards_published(profile, tmp_path)
+    assert sorted(_seen(out.cards)[i][1:] for i in range(2)) == [
         ("placed", "3H", "dealer"),
         ("placed", "KS", "seat:6"),
     ]
-    _run(cam, profile, state, got, frames=15)  # restarted: the same two cards lie there
-    assert len(got) == 2, _seen(got)
+    _run(cam, profile, state, out, frames=15)  # restarted: the same two cards lie there
+    assert len(out.cards) == 2, _seen(out.cards)
     cam.clear()
-    _run(cam, profile, state, got, frames=2, until=4)  # restarted again; then cleared
-    assert [m.seq for m in got] == [1, 2, 3, 4]
-    assert sorted(_seen(got)[i][1:] for i in range(2, 4)) == [
+    _run(cam, profile, state, out, frames=2, until=4)  # restarted again; then cleared
+    assert [m.seq for m in out.cards] == [1, 2, 3, 4]
+    assert sorted(_seen(out.cards)[i][1:] for i in range(2, 4)) == [
         ("removed", "3H", "dealer"),
         ("removed", "KS", "seat:6"),
     ]
-    assert got[2].confidence > 0.5 and got[2].method == "index"
+    assert out.cards[2].confidence > 0.5 and out.cards[2].method == "index"
 
 
 def test_cards_taken_away_or_dealt_while_the_camera_was_down_are_published_after_it(
     profile: DeckProfile, tmp_path: Path
 ) -> None:
-    cam, state, got = _two_cards_published(profile, tmp_path)
+    cam, state, out = _two_cards_published(profile, tmp_path)
     cam.remove("3H")  # while no camera runs
     cam.place("7C", "seat:2")
-    _run(cam, profile, state, got, frames=15, until=4)
-    assert [m.seq for m in got] == [1, 2, 3, 4]
-    assert sorted(_seen(got)[i][1:] for i in range(2, 4)) == [
+    _run(cam, profile, state, out, frames=15, until=4)
+    assert [m.seq for m in out.cards] == [1, 2, 3, 4]
+    assert sorted(_seen(out.cards)[i][1:] for i in range(2, 4)) == [
         ("placed", "7C", "seat:2"),
         ("removed", "3H", "dealer"),
     ]
-    assert len(got) == 4  # KS, still there, is not published again
+    assert len(out.cards) == 4  # KS, still there, is not published again
 
 
 def test_a_card_exchanged_in_its_place_while_the_camera_was_down_is_published(
@@ -124,15 +122,15 @@ def test_a_card_exchanged_in_its_place_while_the_camera_was_down_is_published(
     cam = VirtualCamera(level="easy", seed=12)
     state = StateFile(tmp_path / "cam.json")
     cam.place("KS", "seat:6")
-    got: list[CameraCard] = []
-    _run(cam, profile, state, got, frames=2, until=1)
+    out = ServiceOutputs()
+    _run(cam, profile, state, out, frames=2, until=1)
     old = cam.cards[0].centre
     cam.remove("KS")
     cam.place("7C", "seat:6")  # the same slot
     new = cam.cards[0].centre
     assert math.hypot(new[0] - old[0], new[1] - old[1]) < 30  # mm: well within the old track
-    _run(cam, profile, state, got, frames=15, until=3)
-    assert _seen(got) == [
+    _run(cam, profile, state, out, frames=15, until=3)
+    assert _seen(out.cards) == [
         (1, "placed", "KS", "seat:6"),
         (2, "removed", "KS", "seat:6"),
         (3, "placed", "7C", "seat:6"),
@@ -148,40 +146,36 @@ def test_a_state_file_that_cannot_be_written_does_not_stop_the_camera(
     (tmp_path / "state").write_text("not a folder")
     cam = VirtualCamera(level="easy", seed=12)
     cam.place("KS", "seat:6")
-    got: list[CameraCard] = []
-    health: list[tuple[str, str]] = []
-
-    async def publish(message: CameraCard) -> None:
-        got.append(message)
-
-    async def report(status: str, reason: str) -> None:
-        health.append((status, reason))
+    out = ServiceOutputs()
 
     async def scenario() -> None:
         service = CameraService(
             VirtualCameraSource(cam),
             Recogniser(profile, cam.calibration()),
-            publish,
+            out.publish,
             device="cam-1",
             settle_frames=3,
             remove_frames=4,
             state=StateFile(tmp_path / "state" / "cam.json"),
-            on_health=report,
+            on_health=out.report,
         )
         task = asyncio.create_task(service.run())
-        while len(got) < 1 and not task.done():
+        while len(out.cards) < 1 and not task.done():
             await asyncio.sleep(0.01)
         cam.clear()
-        while len(got) < 2 and not task.done():
+        while len(out.cards) < 2 and not task.done():
             await asyncio.sleep(0.01)
         service.stop()
         await task
 
     with caplog.at_level(logging.ERROR, logger="drivers.camera.service"):
         asyncio.run(asyncio.wait_for(scenario(), 60))
-    assert [(m.seq, m.event, m.card) for m in got] == [(1, "placed", "KS"), (2, "removed", "KS")]
-    assert [status for status, _ in health] == ["degraded"]
-    assert "could not save the camera state" in health[0][1]
+    assert [(m.seq, m.event, m.card) for m in out.cards] == [
+        (1, "placed", "KS"),
+        (2, "removed", "KS"),
+    ]
+    assert out.statuses == ["degraded"]
+    assert "could not save the camera state" in out.health[0][1]
     errors = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
     assert len(errors) == 1 and "could not save the camera state" in errors[0], errors
 
@@ -204,26 +198,19 @@ def test_a_camera_degraded_before_a_restart_says_ok_when_it_reads_a_card_after_i
     cam = VirtualCamera(level="easy", seed=12)
     blurred = _Blurred(cam, 3.0)
     state = StateFile(tmp_path / "cam.json")
-    health: list[str] = []
-    got: list[CameraCard] = []
-
-    async def publish(message: CameraCard) -> None:
-        got.append(message)
-
-    async def report(status: str, reason: str) -> None:
-        health.append(status)
+    out = ServiceOutputs()
 
     async def run(until: int) -> None:
         service = CameraService(
             VirtualCameraSource(blurred),
             Recogniser(profile, cam.calibration()),
-            publish,
+            out.publish,
             device="cam-1",
             state=state,
-            on_health=report,
+            on_health=out.report,
         )
         task = asyncio.create_task(service.run())
-        while len(got) < until:
+        while len(out.cards) < until:
             await asyncio.sleep(0.01)
         service.stop()
         await task
@@ -232,9 +219,9 @@ def test_a_camera_degraded_before_a_restart_says_ok_when_it_reads_a_card_after_i
         cam.place(code, zone)
     cam.place("5S", "dealer")
     asyncio.run(asyncio.wait_for(run(5), 60))
-    assert [m.card for m in got] == [None] * 5 and health == ["degraded"]
+    assert [m.card for m in out.cards] == [None] * 5 and out.statuses == ["degraded"]
     blurred.sigma = 0.01  # refocused, and restarted
     cam.place("7H", "seat:5")
     asyncio.run(asyncio.wait_for(run(6), 60))
-    assert got[5].card == "7H"
-    assert health == ["degraded", "ok"]
+    assert out.cards[5].card == "7H"
+    assert out.statuses == ["degraded", "ok"]

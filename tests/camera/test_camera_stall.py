@@ -14,6 +14,7 @@ import time
 
 import numpy as np
 import pytest
+from service_support import ServiceOutputs
 
 from calibration.deck_profile import DeckProfile
 from calibration.recogniser import Recogniser
@@ -21,7 +22,6 @@ from drivers.camera.service import CameraService
 from drivers.camera.sources import Image, VideoCaptureSource
 from hwsim.camera.virtual import VirtualCamera
 from studio.backoff import Backoff
-from studio.contract.messages import CameraCard
 from studio.errors import VisionError
 
 
@@ -62,26 +62,19 @@ class _StallingSource:
 def _service(
     source: _StallingSource,
     profile: DeckProfile,
-    got: list[CameraCard],
-    availability: list[bool],
+    out: ServiceOutputs,
     *,
     frame_timeout: float,
 ) -> CameraService:
-    async def publish(message: CameraCard) -> None:
-        got.append(message)
-
-    async def announce(online: bool) -> None:
-        availability.append(online)
-
     return CameraService(
         source,
         Recogniser(profile, source.camera.calibration()),
-        publish,
+        out.publish,
         device="cam-1",
         settle_frames=3,
         remove_frames=4,
         backoff=Backoff(initial=0.01, maximum=0.02, rng=random.Random(1)),
-        on_availability=announce,
+        on_availability=out.announce,
         frame_timeout=frame_timeout,
     )
 
@@ -97,16 +90,15 @@ def test_a_stalled_stream_goes_offline_and_is_reopened(profile: DeckProfile) -> 
     cam = VirtualCamera(level="easy", seed=12)
     cam.place("KS", "seat:6")
     source = _StallingSource(cam)
-    got: list[CameraCard] = []
-    availability: list[bool] = []
-    service = _service(source, profile, got, availability, frame_timeout=0.3)
+    out = ServiceOutputs()
+    service = _service(source, profile, out, frame_timeout=0.3)
 
     async def scenario() -> None:
         task = asyncio.create_task(service.run())
         try:
-            await _until(lambda: len(got) == 1)
+            await _until(lambda: len(out.cards) == 1)
             source.stalled.set()  # the stream goes quiet: the next read never returns
-            await _until(lambda: availability[-1:] == [False])
+            await _until(lambda: out.availability[-1:] == [False])
             assert service.stalls == 1 and service.reconnects >= 1
             assert source.blocked == 1  # given up, still blocked; closed without waiting
             source.stalled.clear()
@@ -115,7 +107,7 @@ def test_a_stalled_stream_goes_offline_and_is_reopened(profile: DeckProfile) -> 
             source.release.set()
             frames = service.frames
             await _until(lambda: service.frames > frames + 3)
-            assert availability[-1] is True
+            assert out.availability[-1] is True
             service.stop()
             await asyncio.wait_for(task, 5)
         finally:
@@ -123,18 +115,17 @@ def test_a_stalled_stream_goes_offline_and_is_reopened(profile: DeckProfile) -> 
             source.release.set()
 
     asyncio.run(asyncio.wait_for(scenario(), 60))
-    assert availability[:3] == [True, False, True]
+    assert out.availability[:3] == [True, False, True]
     assert source.opens == source.closes >= 2
     # The stalled session's close came while its read was still blocked, not waiting for it.
     assert source.closed_while_blocked == 1
-    assert [(m.event, m.card) for m in got] == [("placed", "KS")]  # not published again
+    assert [(m.event, m.card) for m in out.cards] == [("placed", "KS")]  # not published again
 
 
 def test_a_camera_stopped_during_a_stalled_read_stops_at_once(profile: DeckProfile) -> None:
     cam = VirtualCamera(level="easy", seed=12)
     source = _StallingSource(cam)
-    availability: list[bool] = []
-    service = _service(source, profile, [], availability, frame_timeout=60.0)
+    service = _service(source, profile, ServiceOutputs(), frame_timeout=60.0)
 
     async def scenario() -> float:
         task = asyncio.create_task(service.run())
@@ -157,7 +148,7 @@ def test_a_camera_stopped_during_a_stalled_read_stops_at_once(profile: DeckProfi
 def test_the_frame_deadline_must_be_positive(profile: DeckProfile) -> None:
     cam = VirtualCamera(level="easy", seed=12)
     with pytest.raises(VisionError, match="frame_timeout"):
-        _service(_StallingSource(cam), profile, [], [], frame_timeout=0.0)
+        _service(_StallingSource(cam), profile, ServiceOutputs(), frame_timeout=0.0)
 
 
 class _HungCapture:

@@ -9,6 +9,7 @@ from collections import Counter
 import cv2
 import numpy as np
 import pytest
+from service_support import ServiceOutputs
 
 from calibration.deck_profile import DeckProfile
 from calibration.recogniser import Reading, Recogniser
@@ -18,7 +19,6 @@ from drivers.camera.sources import VirtualCameraSource
 from hwsim.camera import render
 from hwsim.camera.virtual import VirtualCamera
 from studio.backoff import Backoff
-from studio.contract.messages import CameraCard
 from studio.errors import VisionError
 
 
@@ -83,49 +83,42 @@ def test_a_brief_dropout_does_not_remove_the_card(profile: DeckProfile) -> None:
 def test_camera_service_publishes_contract_messages(profile: DeckProfile) -> None:
     cam = VirtualCamera(level="easy", seed=12)
     source = VirtualCameraSource(cam)
-    got: list[CameraCard] = []
-    availability: list[bool] = []
-
-    async def publish(message: CameraCard) -> None:
-        got.append(message)
-
-    async def announce(online: bool) -> None:
-        availability.append(online)
+    out = ServiceOutputs()
 
     async def scenario() -> None:
         service = CameraService(
             source,
             Recogniser(profile, cam.calibration()),
-            publish,
+            out.publish,
             device="cam-1",
             backoff=Backoff(initial=0.01, maximum=0.05),
-            on_availability=announce,
+            on_availability=out.announce,
         )
         task = asyncio.create_task(service.run())
         cam.place("KS", "seat:6")
         cam.place("3H", "seat:6")
-        while len(got) < 2:
+        while len(out.cards) < 2:
             await asyncio.sleep(0.01)
         source.dropped = True  # the stream drops: the service reconnects
         while service.reconnects == 0:
             await asyncio.sleep(0.01)
         source.dropped = False
         cam.clear()
-        while len(got) < 4:
+        while len(out.cards) < 4:
             await asyncio.sleep(0.01)
         service.stop()
         await asyncio.wait_for(task, 5)
 
     asyncio.run(asyncio.wait_for(scenario(), 60))
-    assert [m.seq for m in got] == [1, 2, 3, 4]
-    assert availability == [True, False, True]  # up, the stream lost, up again
-    assert {(m.card, m.zone, m.event) for m in got[:2]} == {
+    assert [m.seq for m in out.cards] == [1, 2, 3, 4]
+    assert out.availability == [True, False, True]  # up, the stream lost, up again
+    assert {(m.card, m.zone, m.event) for m in out.cards[:2]} == {
         ("KS", "seat:6", "placed"),
         ("3H", "seat:6", "placed"),
     }
-    assert {(m.card, m.event) for m in got[2:]} == {("KS", "removed"), ("3H", "removed")}
-    assert all(m.device == "cam-1" and m.confidence >= 0.5 for m in got)
-    wire = got[0].model_dump(mode="json")
+    assert {(m.card, m.event) for m in out.cards[2:]} == {("KS", "removed"), ("3H", "removed")}
+    assert all(m.device == "cam-1" and m.confidence >= 0.5 for m in out.cards)
+    wire = out.cards[0].model_dump(mode="json")
     assert wire["ts"].endswith("Z") and wire["method"] == "index"
 
 
@@ -148,14 +141,12 @@ def test_image_directory_source_ends_the_service(profile: DeckProfile, tmp_path)
     cv2.imwrite(str(tmp_path / "b.png"), cam.read())
     source = open_source(str(tmp_path), repeat=12)
     assert isinstance(source, ImageDirectorySource) and not source.live
-    got: list[CameraCard] = []
-
-    async def publish(message: CameraCard) -> None:
-        got.append(message)
-
-    service = CameraService(source, Recogniser(profile, cam.calibration()), publish, device="cam-2")
+    out = ServiceOutputs()
+    service = CameraService(
+        source, Recogniser(profile, cam.calibration()), out.publish, device="cam-2"
+    )
     asyncio.run(asyncio.wait_for(service.run(), 60))
-    assert [(m.event, m.card, m.zone) for m in got] == [
+    assert [(m.event, m.card, m.zone) for m in out.cards] == [
         ("placed", "JH", "seat:1"),
         ("removed", "JH", "seat:1"),
     ]
@@ -329,42 +320,35 @@ def test_a_camera_reading_no_card_says_so(
     log a warning with the reason; once focused, the first card read makes it "ok"."""
     cam = VirtualCamera(level="easy", seed=12)
     blurred = _Blurred(cam, 3.0)
-    got: list[CameraCard] = []
-    health: list[tuple[str, str]] = []
-
-    async def publish(message: CameraCard) -> None:
-        got.append(message)
-
-    async def report(status: str, reason: str) -> None:
-        health.append((status, reason))
+    out = ServiceOutputs()
 
     async def scenario() -> None:
         service = CameraService(
             VirtualCameraSource(blurred),
             Recogniser(profile, cam.calibration()),
-            publish,
+            out.publish,
             device="cam-9",
-            on_health=report,
+            on_health=out.report,
         )
         task = asyncio.create_task(service.run())
         for code, zone in [("KS", "seat:1"), ("3H", "seat:2"), ("9C", "seat:3")]:
             cam.place(code, zone)
         cam.place("QD", "seat:4")
         cam.place("5S", "dealer")
-        while len(got) < 5:
+        while len(out.cards) < 5:
             await asyncio.sleep(0.01)
         blurred.sigma = 0.01  # focused
         cam.place("7H", "seat:5")
-        while len(got) < 6:
+        while len(out.cards) < 6:
             await asyncio.sleep(0.01)
         service.stop()
         await asyncio.wait_for(task, 5)
 
     with caplog.at_level(logging.INFO, logger="drivers.camera.service"):
         asyncio.run(asyncio.wait_for(scenario(), 60))
-    assert [m.card for m in got] == [None] * 5 + ["7H"]
+    assert [m.card for m in out.cards] == [None] * 5 + ["7H"]
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert len(warnings) == 1, warnings
     assert "cam-9: 5 cards in a row unreadable (the last: out of focus" in warnings[0]
-    assert [status for status, _ in health] == ["degraded", "ok"]
-    assert health[0][1].startswith("5 cards in a row unreadable (the last: out of focus")
+    assert out.statuses == ["degraded", "ok"]
+    assert out.health[0][1].startswith("5 cards in a row unreadable (the last: out of focus")
