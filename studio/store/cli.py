@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import hashlib
+import importlib.metadata
 import importlib.util
 import marshal
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 import typer
@@ -77,23 +82,29 @@ def code_digest(roots: list[Path] | None = None) -> tuple[str, int]:
 
 
 def foreign_bytecode(roots: list[Path] | None = None) -> list[Path]:
-    """Cached bytecode (``__pycache__/*.pyc``) that Python would run instead of its source
-    but that is not the source compiled.
+    """Cached bytecode (``__pycache__/*.pyc``) of the product that Python would run
+    instead of its source but that is not the source compiled (see :func:`foreign_caches`)."""
+    roots = product_roots() if roots is None else roots
+    return foreign_caches(source for root in roots for source in sorted(root.rglob("*.py")))
+
+
+def foreign_caches(sources: Iterable[Path]) -> list[Path]:
+    """The cached bytecode of these sources that Python would run instead of them but that
+    is not the source compiled.
 
     The interpreter takes a timestamp ``.pyc`` whose recorded source time and size match
     the source's, and an unchecked hash-based one always, without reading the source: a
     ``.pyc`` rewritten with its header kept runs other code while the sources, and so
-    :func:`code_digest`, are unchanged. Each one this interpreter would use is compared
-    with its source compiled again (deterministic for one Python version and path).
+    the digests, are unchanged (pip lists no hash for the ``.pyc`` it writes). Each one
+    this interpreter would use is compared with its source compiled again (deterministic
+    for one Python version and path).
     """
-    roots = product_roots() if roots is None else roots
     found = []
-    for root in roots:
-        for source in sorted(root.rglob("*.py")):
-            for optimize, tag in ((-1, ""), (1, 1), (2, 2)):
-                cached = Path(importlib.util.cache_from_source(str(source), optimization=tag))
-                if cached.is_file() and not _is_source_compiled(source, cached, optimize):
-                    found.append(cached)
+    for source in sources:
+        for optimize, tag in ((-1, ""), (1, 1), (2, 2)):
+            cached = Path(importlib.util.cache_from_source(str(source), optimization=tag))
+            if cached.is_file() and not _is_source_compiled(source, cached, optimize):
+                found.append(cached)
     return found
 
 
@@ -115,7 +126,154 @@ def _is_source_compiled(source: Path, cached: Path, optimize: int) -> bool:
         again = compile(body, code.co_filename, "exec", dont_inherit=True, optimize=optimize)
     except (ValueError, EOFError, TypeError, AttributeError, SyntaxError):
         return False
-    return marshal.dumps(again) == data[16:]
+    # Compared as marshal version 2 writes them: every field, without the back-references
+    # of version 3+, which follow reference counts at the time of writing (pip's
+    # compileall wrote pycparser's c_parser.pyc with other ones than a compile here).
+    return marshal.dumps(again, 2) == marshal.dumps(code, 2)
+
+
+# Files a distribution's RECORD lists that describe this install rather than the
+# distribution: where it came from, which tool installed it, whether it was asked for, the
+# list itself and its signatures. They differ between two installs of the same wheel.
+_INSTALL_NOTES = frozenset(
+    ("RECORD", "RECORD.jws", "RECORD.p7s", "INSTALLER", "REQUESTED", "direct_url.json")
+)
+
+
+@dataclass(frozen=True)
+class DistributionDigest:
+    """One runtime dependency as installed: ``digest`` is the SHA-256 over each digested
+    file's path (relative to site-packages) and SHA-256, in path order."""
+
+    name: str  # normalized (PEP 503): lower case, runs of -_. as one -
+    version: str
+    digest: str
+    files: int
+    mismatched: tuple[str, ...]  # listed files whose bytes are not what RECORD says
+
+    @property
+    def line(self) -> str:
+        return f"{self.name} {self.version} {self.digest}"
+
+
+def runtime_distributions(
+    path: list[str] | None = None, root: str = "studio"
+) -> list[importlib.metadata.Distribution]:
+    """The distributions the installed program runs on: what ``root`` requires without
+    extras (not ``dev``), then what those require, with the extras asked for
+    (``uvicorn[standard]`` brings uvicorn's ``standard`` requirements), as the environment
+    markers select them for this interpreter and platform. Searched for in ``path``
+    (``sys.path`` by default), first found first, as imports are. Sorted by name.
+    """
+    try:
+        from packaging.requirements import InvalidRequirement, Requirement
+        from packaging.utils import canonicalize_name
+    except ImportError as exc:
+        raise StoreError("the dependency digest needs the 'packaging' distribution") from exc
+
+    def find(name: str, wanted_by: str | None) -> importlib.metadata.Distribution:
+        context = {"name": name} if path is None else {"name": name, "path": path}
+        found = next(iter(importlib.metadata.Distribution.discover(**context)), None)
+        if found is None:
+            by = f" (required by {wanted_by})" if wanted_by else ""
+            raise StoreError(f"{name}{by} is not installed")
+        return found
+
+    def required(dist: importlib.metadata.Distribution, extras: set[str]) -> list[Requirement]:
+        wanted = []
+        for text in dist.requires or []:
+            try:
+                requirement = Requirement(text)
+            except InvalidRequirement as exc:
+                raise StoreError(f"{dist.name}: cannot read requirement {text!r}") from exc
+            marker = requirement.marker
+            if marker is None or any(marker.evaluate({"extra": extra}) for extra in extras):
+                wanted.append(requirement)
+        return wanted
+
+    top = find(root, None)
+    found: dict[str, importlib.metadata.Distribution] = {}
+    extras_of: dict[str, set[str]] = {}
+    pending = [(requirement, root) for requirement in required(top, {""})]
+    while pending:
+        requirement, wanted_by = pending.pop()
+        name = canonicalize_name(requirement.name)
+        extras = {"", *requirement.extras}
+        if extras <= extras_of.get(name, set()):
+            continue  # seen with these extras already (and dependency cycles end here)
+        extras_of.setdefault(name, set()).update(extras)
+        if name not in found:
+            found[name] = find(requirement.name, wanted_by)
+        pending.extend((r, name) for r in required(found[name], extras))
+    found.pop(canonicalize_name(root), None)  # a cycle back to the program: its own digest
+    return [found[name] for name in sorted(found)]
+
+
+def distribution_digest(dist: importlib.metadata.Distribution) -> DistributionDigest:
+    """Hash every file the distribution's RECORD lists, inside site-packages, except
+    bytecode (pip writes it at install time, listed without a hash: :func:`foreign_caches`
+    checks it) and the installer's notes; check each against RECORD's hash."""
+    name = re.sub(r"[-_.]+", "-", dist.name or "").lower()  # PEP 503, as packaging does
+    if not name or dist.read_text("RECORD") is None or dist.files is None:
+        raise StoreError(f"{name or dist}: installed without a RECORD, its files cannot be checked")
+    digest = hashlib.sha256()
+    mismatched: list[str] = []
+    count = 0
+    for entry in sorted(dist.files, key=lambda entry: entry.as_posix()):
+        relative = entry.as_posix()
+        if (
+            not _in_site(entry)  # console scripts: they name this venv's interpreter
+            or entry.suffix == ".pyc"
+            or (entry.parent.name.endswith(".dist-info") and entry.name in _INSTALL_NOTES)
+        ):
+            continue
+        located = Path(str(entry.locate()))
+        try:
+            with located.open("rb") as file:
+                sha256 = hashlib.file_digest(file, "sha256").digest()
+                recorded = entry.hash
+                if recorded is not None and recorded.mode != "sha256":
+                    file.seek(0)
+                    actual = hashlib.file_digest(file, recorded.mode).digest()
+                else:
+                    actual = sha256
+        except FileNotFoundError:
+            mismatched.append(f"{relative} (missing)")
+            digest.update(f"{relative}\0\n".encode())
+            count += 1
+            continue
+        except (OSError, ValueError) as exc:
+            raise StoreError(f"{name}: cannot hash {located}: {exc}") from exc
+        if recorded is not None and _record_hash(actual) != recorded.value:
+            mismatched.append(relative)
+        digest.update(f"{relative}\0{sha256.hex()}\n".encode())
+        count += 1
+    return DistributionDigest(name, dist.version, digest.hexdigest(), count, tuple(mismatched))
+
+
+def _in_site(entry: importlib.metadata.PackagePath) -> bool:
+    return not entry.is_absolute() and ".." not in entry.parts
+
+
+def _record_hash(raw: bytes) -> str:
+    # RECORD's spelling of a hash (the wheel spec): URL-safe base64 without padding.
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+
+
+def dependencies_digest(digests: Iterable[DistributionDigest]) -> str:
+    """SHA-256 of the lines ``studio audit digest --list`` prints, each with its newline:
+    a person can recompute it from that list."""
+    return hashlib.sha256("".join(d.line + "\n" for d in digests).encode()).hexdigest()
+
+
+def dependency_sources(dists: Iterable[importlib.metadata.Distribution]) -> list[Path]:
+    """The Python sources the distributions' RECORDs list inside site-packages."""
+    return [
+        Path(str(entry.locate()))
+        for dist in dists
+        for entry in dist.files or []
+        if entry.suffix == ".py" and _in_site(entry)
+    ]
 
 
 @audit_app.command("verify")
@@ -221,15 +379,38 @@ def write_anchors(path: Path, events_head: str, admin_head: str) -> None:
 
 
 @audit_app.command("digest")
-def digest() -> None:
-    """Print the SHA-256 digest of the installed control program; fail on cached bytecode
-    that is not its source compiled."""
+def digest(
+    list_all: bool = typer.Option(
+        False, "--list", help="also list each runtime dependency: name, version, digest"
+    ),
+) -> None:
+    """Print the SHA-256 digest of the installed control program, and of the runtime
+    dependencies it runs on; fail on a dependency's file that is not what its RECORD says
+    and on cached bytecode that is not its source compiled."""
     value, count = code_digest()
     typer.echo(f"{value}  ({count} files, studio {studio.__version__})")
-    foreign = foreign_bytecode()
-    for path in foreign:
+    try:
+        dists = runtime_distributions()
+        deps = [distribution_digest(dist) for dist in dists]
+    except StoreError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    files = sum(dep.files for dep in deps)
+    typer.echo(f"{dependencies_digest(deps)}  ({len(deps)} runtime dependencies, {files} files)")
+    if list_all:
+        for dep in deps:
+            typer.echo(dep.line)
+    broken = False
+    for dep in deps:
+        for relative in dep.mismatched:
+            broken = True
+            typer.echo(
+                f"{dep.name} {dep.version}: {relative} is not what its RECORD says", err=True
+            )
+    for path in foreign_bytecode() + foreign_caches(dependency_sources(dists)):
+        broken = True
         typer.echo(f"bytecode is not its source compiled (runs instead of it): {path}", err=True)
-    if foreign:
+    if broken:
         raise typer.Exit(1)
 
 
