@@ -3,9 +3,12 @@
 Both send the same JSON objects: ``{"table", "channel", "data"}`` where channel is
 ``round_events``, ``round_state``, ``alerts``, ``dealer_prompt`` or ``devices``. A new
 connection first receives the latest state, prompt and device status (the fan-out's
-snapshots: ``round_state``, ``dealer_prompt``, ``devices``), then everything live. SSE
-events carry an id; a reconnect with ``Last-Event-ID`` gets what it missed instead of the
-snapshots, while the fan-out still holds all of it (``Fanout.listen(resume=)``).
+snapshots: ``round_state``, ``dealer_prompt``, ``devices``), then everything live. Each
+message has an event id (``{run}-{n}``): SSE sends it as the event's id, the table
+WebSocket as the frame's ``"id"`` key. A reconnect that names the last one it got (SSE:
+``Last-Event-ID``; WebSocket: ``?after=``) gets what it missed instead of the snapshots,
+while the fan-out still holds all of it (``Fanout.listen(resume=)``); an id it cannot
+resume from starts the stream afresh, as a new one.
 
 A stream ends when the client cannot keep up (its backlog overflows, or one message
 waits longer than ``SEND_TIMEOUT_SECONDS`` for the client to take it), when a console
@@ -21,7 +24,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hmac
+import json
 import logging
+import re
 from collections.abc import AsyncIterator
 from typing import Any, Literal
 
@@ -53,6 +58,9 @@ SEND_TIMEOUT_SECONDS = 10.0
 # WebSocket close codes (RFC 6455 registry) for a stream the fan-out ended.
 CLOSE_CODES = {EndReason.TOO_SLOW: 1013, EndReason.SHUTDOWN: 1012}  # try again later; restart
 Listener = Literal["platform", "session"]
+# An event id as the fan-out writes them (``{run}-{n}``, run in hex). Bounded: the fan-out
+# turns n into an int, and a 5,000-digit one is a ValueError there.
+_EVENT_ID = re.compile(r"[0-9a-f]{1,64}-[0-9]{1,18}", re.ASCII)
 
 
 async def stream_allowed(conn: HTTPConnection, ctx: WebContext) -> Listener | None:
@@ -123,6 +131,29 @@ def _unknown_table(ctx: WebContext, table: str) -> bool:
     return isinstance(controller, ControllerService) and table not in controller.tables
 
 
+def _resume_from(conn: HTTPConnection) -> tuple[str | None, str | None]:
+    """The WebSocket's ``?after=`` (None: a new stream), or why it is refused.
+
+    A malformed one is refused rather than ignored: ignored, the client would take the
+    snapshots it got for the messages it asked for. A well-formed id the fan-out cannot
+    resume from (too old, another run) starts afresh, as SSE does with it.
+    """
+    values = conn.query_params.getlist("after")
+    if not values:
+        return None, None
+    if len(values) > 1:
+        return None, "after: give one event id, not several"
+    if not _EVENT_ID.fullmatch(values[0]):
+        return None, "after: not an event id ({run}-{n}, the id of a frame this stream sent)"
+    return values[0], None
+
+
+def _with_id(text: str, event_id: str) -> str:
+    # The message's shared JSON text plus its "id" key. The id is the stream's (an opening
+    # snapshot is named by the stream's position), so it is appended, not encoded in.
+    return f'{text[:-1]}, "id": {json.dumps(event_id)}}}'
+
+
 def build_router(ctx: WebContext) -> APIRouter:
     router = APIRouter()
 
@@ -135,6 +166,10 @@ def build_router(ctx: WebContext) -> APIRouter:
         if _unknown_table(ctx, table):  # as REST answers; it would stay silent for good
             await websocket.send_denial_response(JSONResponse({"detail": "no such table"}, 404))
             return
+        after, refused = _resume_from(websocket)
+        if refused is not None:  # answered as the unknown table is: a reason the client can read
+            await websocket.send_denial_response(JSONResponse({"detail": refused}, 400))
+            return
         await websocket.accept()
         await send_stream(
             websocket,
@@ -143,6 +178,8 @@ def build_router(ctx: WebContext) -> APIRouter:
             name="ws",
             watch_session=allowed == "session",
             session_close_code=status.WS_1008_POLICY_VIOLATION,
+            resume=after,
+            event_ids=True,
         )
 
     @router.get("/api/tables/{table}/events")
@@ -205,6 +242,8 @@ async def send_stream(
     watch_session: bool,
     session_close_code: int,
     idle_ping: str | None = None,
+    resume: str | None = None,
+    event_ids: bool = False,
 ) -> None:
     """Send the fan-out's messages of ``table`` (None: every table) to an accepted socket.
 
@@ -213,10 +252,11 @@ async def send_stream(
     stops, when one message waits ``SEND_TIMEOUT_SECONDS`` for the client, and, with
     ``watch_session``, when the console session ends (``session_close_code``).
     ``idle_ping`` is sent after ``KEEPALIVE_SECONDS`` without a message. Its tasks are
-    named ``{name}-...``.
+    named ``{name}-...``. ``resume``: the event id to resume from (``Fanout.listen``);
+    ``event_ids``: each frame carries its event id as an ``"id"`` key.
     """
     label = table or "*"
-    async with fanout.listen(table) as listener:
+    async with fanout.listen(table, resume=resume) as listener:
         if _stopped(websocket):
             listener.end(EndReason.SHUTDOWN)
         # Wait on the client too: a client that leaves must not keep this handler
@@ -248,7 +288,11 @@ async def send_stream(
                     await _close(websocket, CLOSE_CODES[listener.ended])
                     break
                 else:
-                    text = message.text
+                    text = (
+                        _with_id(message.text, listener.event_id(message))
+                        if event_ids
+                        else message.text
+                    )
                 async with asyncio.timeout(SEND_TIMEOUT_SECONDS):
                     await websocket.send_text(text)
         except TimeoutError:
