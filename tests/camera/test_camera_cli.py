@@ -8,7 +8,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 from calibration.deck_profile import DeckProfile
 from calibration.table import default_layout
@@ -17,6 +17,20 @@ from hwsim.camera.virtual import VirtualCamera
 from studio.cli import app
 
 runner = CliRunner()
+
+
+def _calibrate_deck(examples: Path, out: Path, *options: str) -> Result:
+    """``studio calibrate deck --examples EXAMPLES --out OUT [options]``."""
+    return runner.invoke(
+        app, ["calibrate", "deck", "--examples", str(examples), "--out", str(out), *options]
+    )
+
+
+def _calibrate_table(image: Path, out: Path, *options: str) -> Result:
+    """``studio calibrate table --image IMAGE --out OUT [options]``."""
+    return runner.invoke(
+        app, ["calibrate", "table", "--image", str(image), "--out", str(out), *options]
+    )
 
 
 @pytest.fixture(scope="module")
@@ -32,9 +46,7 @@ def frames(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 def test_deck_table_recognise(examples_dir: Path, frames: dict[str, Path], tmp_path: Path) -> None:
     deck, table, check = tmp_path / "deck.json", tmp_path / "table.json", tmp_path / "check.png"
-    r = runner.invoke(
-        app, ["calibrate", "deck", "--examples", str(examples_dir), "--out", str(deck)]
-    )
+    r = _calibrate_deck(examples_dir, deck)
     assert r.exit_code == 0, r.output
     assert "16 used, 0 rejected" in r.output and "recognisable cards: 52 of 52" in r.output
     # The subset's 13 spades teach every number card's pip arrangement; 7H, QD, 3C the suits.
@@ -42,19 +54,7 @@ def test_deck_table_recognise(examples_dir: Path, frames: dict[str, Path], tmp_p
     assert "body pip suits: S H D C" in r.output
     # Our faces' court cards are a letter in a frame, not a picture.
     assert "court pictures: not used" in r.output
-    r = runner.invoke(
-        app,
-        [
-            "calibrate",
-            "table",
-            "--image",
-            str(frames["empty"]),
-            "--out",
-            str(table),
-            "--check",
-            str(check),
-        ],
-    )
+    r = _calibrate_table(frames["empty"], table, "--check", str(check))
     assert r.exit_code == 0, r.output
     assert "aruco" in r.output and check.stat().st_size > 0
     assert ", overhead" in r.output and "warning" not in r.output, r.output
@@ -96,50 +96,16 @@ def test_errors_exit_non_zero_with_one_line(tmp_path: Path, frames: dict[str, Pa
         app, ["recognise", "--deck", str(tmp_path / "none.json"), str(frames["round"])]
     )
     assert r.exit_code == 2 and "error:" in r.output and "not found" in r.output
-    r = runner.invoke(
-        app,
-        [
-            "calibrate",
-            "deck",
-            "--examples",
-            str(tmp_path / "nodir"),
-            "--out",
-            str(tmp_path / "d.json"),
-        ],
-    )
+    r = _calibrate_deck(tmp_path / "nodir", tmp_path / "d.json")
     assert r.exit_code == 2 and "error:" in r.output
     bad = tmp_path / "ex"
     bad.mkdir()
     cv2.imwrite(str(bad / "QH.png"), cv2.imread(str(frames["empty"])))
-    r = runner.invoke(
-        app, ["calibrate", "deck", "--examples", str(bad), "--out", str(tmp_path / "d.json")]
-    )
+    r = _calibrate_deck(bad, tmp_path / "d.json")
     assert r.exit_code == 2 and "error:" in r.output
-    r = runner.invoke(
-        app,
-        [
-            "calibrate",
-            "table",
-            "--image",
-            str(tmp_path / "none.png"),
-            "--out",
-            str(tmp_path / "t.json"),
-        ],
-    )
+    r = _calibrate_table(tmp_path / "none.png", tmp_path / "t.json")
     assert r.exit_code == 2 and "not found" in r.output
-    r = runner.invoke(
-        app,
-        [
-            "calibrate",
-            "table",
-            "--image",
-            str(frames["empty"]),
-            "--out",
-            str(tmp_path / "t.json"),
-            "--corners",
-            "1,2;3",
-        ],
-    )
+    r = _calibrate_table(frames["empty"], tmp_path / "t.json", "--corners", "1,2;3")
     assert r.exit_code == 2 and "corners" in r.output
 
 
@@ -148,22 +114,9 @@ def test_partial_deck_needs_allow_partial(tmp_path: Path) -> None:
 
     d = tmp_path / "few"
     write_examples(d, ["AS", "2S", "KH"], seed=4)
-    r = runner.invoke(
-        app, ["calibrate", "deck", "--examples", str(d), "--out", str(tmp_path / "p.json")]
-    )
+    r = _calibrate_deck(d, tmp_path / "p.json")
     assert r.exit_code == 2 and "no example for" in r.output
-    r = runner.invoke(
-        app,
-        [
-            "calibrate",
-            "deck",
-            "--examples",
-            str(d),
-            "--out",
-            str(tmp_path / "p.json"),
-            "--allow-partial",
-        ],
-    )
+    r = _calibrate_deck(d, tmp_path / "p.json", "--allow-partial")
     assert r.exit_code == 0 and "warning" in r.output and "recognisable cards: 6 of 52" in r.output
 
 
@@ -191,17 +144,7 @@ def test_calibrate_table_reports_an_angled_or_distant_camera(tmp_path: Path) -> 
         np.random.default_rng(3), "easy", [], size=size, camera=standing_camera(size, layout)
     )
     cv2.imwrite(str(tmp_path / "table.png"), scene.frame)
-    r = runner.invoke(
-        app,
-        [
-            "calibrate",
-            "table",
-            "--image",
-            str(tmp_path / "table.png"),
-            "--out",
-            str(tmp_path / "t.json"),
-        ],
-    )
+    r = _calibrate_table(tmp_path / "table.png", tmp_path / "t.json")
     assert r.exit_code == 0, r.output
     assert "at an angle" in r.output
     assert "warning: cards there are too small to read" in r.output
@@ -218,10 +161,7 @@ def test_calibrate_table_reports_a_camera_out_of_focus(
     cv2.imwrite(str(blurred), cv2.GaussianBlur(frame, (0, 0), 2.5))
     outputs = []
     for image in (sharp, blurred):
-        r = runner.invoke(
-            app,
-            ["calibrate", "table", "--image", str(image), "--out", str(tmp_path / "t.json")],
-        )
+        r = _calibrate_table(image, tmp_path / "t.json")
         assert r.exit_code == 0, r.output
         outputs.append(r.output)
     assert "focus: 4 card(s) measured" in outputs[0] and "warning" not in outputs[0]
