@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from dataclasses import fields, replace
+from dataclasses import fields
 from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
@@ -185,18 +185,9 @@ def side_bet_result(kind: SideBetKind, paytable: Any, rules: RuleSet) -> SideBet
             BusterLineSpec(ln.min_cards, ln.max_cards, ln.pays, ln.pays_with_player_blackjack)
             for ln in paytable.lines
         ]
-        result = buster_blackjack(decks, lines, hits_soft_17=rules.dealer.hits_soft_17, name=name)
-        if rules.dealer.draws_when_no_live_hand:
-            return result
-        # The engine follows the seeds: no dealer draw once every hand is bust or
-        # surrendered, so the bet cannot win then. The figure is the plays-out one
-        # (GAME-FACTS); a regulator must see that it is not the lone box's return.
-        note = (
-            "this rule set's dealer does not draw when every hand at the table is bust or "
-            "surrendered, and the bet then loses: the figure above assumes she plays out, "
-            "so a table with few boxes returns less (docs/certification.md)"
-        )
-        return replace(result, notes=(*result.notes, note))
+        # The figure has the dealer play out her hand; the engine (logic 3) does so while a
+        # Buster bet is live, even when every hand at the table is bust or surrendered.
+        return buster_blackjack(decks, lines, hits_soft_17=rules.dealer.hits_soft_17, name=name)
     raise RuleError(f"no certification math for side bet {kind.value!r}")
 
 

@@ -90,8 +90,10 @@ _CARD_FIELDS = frozenset({"card", "applied", "discarded", "to"})
 # could not read is not accepted (before: accepted, nothing was dealt) and voided counts out;
 # a dealt card is not corrected to a card the shoe has no copy of left; 6: the rules engine's
 # logic 2 (a Majority Rules vote is taken at once when the votes to come could at most tie the
-# leader and no action can pass 50%), where up to 5 the engine ran its logic 1.
-LOGIC: Final = 6
+# leader and no action can pass 50%), where up to 5 the engine ran its logic 1; 7: the rules
+# engine's logic 3 (the dealer plays out while a Buster Blackjack bet is live, even when
+# every hand is bust or surrendered).
+LOGIC: Final = 7
 FIRST_LOGIC: Final = 1
 
 
@@ -207,7 +209,7 @@ class TableController:
     @property
     def engine_logic(self) -> int:
         """The rules engine's logic (studio.rules.round.LOGIC) this table's logic runs."""
-        return 1 if self.logic <= 5 else 2
+        return 1 if self.logic <= 5 else self.logic - 4
 
     def _count_shoe_by_logic(self) -> None:
         # Up to logic 3 the shoe's count was the census's (see ShoeTracker.cards_dealt).

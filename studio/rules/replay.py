@@ -4,7 +4,7 @@ Input (see docs/replay.md)::
 
     {"ruleset": "majority_speed" | {"preset": "...", ...overrides},
      "shoe_cards_dealt": 0, "new_shoe": false,            # optional
-     "logic": 2,                          # optional: the engine logic the round ran (latest)
+     "logic": 3,                          # optional: the engine logic the round ran (latest)
      "boxes": [{"seat": 1, "wagers": [{"player": "p1", "stake": "10.00",
                 "side_bets": {"21+3": "1.00"}, "insurance": false,
                 "behind": false, "auto_consent": false,

@@ -195,7 +195,7 @@ def _dealer_outcome(rnd: Round) -> str:
     value, _ = total_and_soft(cards)
     if value > 21:
         return "bust"
-    if not rnd.any_live_hand() and not rnd.rules.dealer.draws_when_no_live_hand:
+    if not rnd.dealer_plays_out():
         return f"no draw: every player hand is bust or surrendered ({value})"
     return f"stands on {value}"
 

@@ -32,6 +32,7 @@ from studio.certification.sidebets import (
 )
 from studio.errors import RuleError
 from studio.rules.paytables import PairPaytable, SideBetKind
+from studio.rules.round import CardFor, NextCard, Round
 from studio.rules.ruleset import preset
 
 PP = {"perfect": 25, "coloured": 12, "mixed": 6}
@@ -273,14 +274,19 @@ def test_buster_probabilities_sum_to_dealer_bust_rate() -> None:
     assert 0.25 < float(sum(probs.values())) < 0.32
 
 
-def test_buster_says_when_the_dealer_does_not_play_out() -> None:
-    """The figure assumes the dealer plays out her hand; seed 004's dealer does not draw when
-    every hand at the table is bust, and then the bet loses: the report must say so."""
+def test_buster_figure_has_the_dealer_play_out_as_the_engine_does() -> None:
+    """The figure assumes the dealer plays out her hand. Seed 004's dealer does not draw when
+    every hand at the table is bust, but while a Buster bet is live the engine (logic 3)
+    has her play out, so the figure is the table's, whatever the number of boxes."""
     rules = preset("majority_speed")
     kind = SideBetKind.BUSTER_BLACKJACK
-    notes = side_bet_result(kind, rules.side_bets[kind].paytable, rules).notes
-    assert any("does not draw when every hand" in note for note in notes)
-    plays_out = rules.with_overrides({"dealer": {"draws_when_no_live_hand": True}})
-    result = side_bet_result(kind, plays_out.side_bets[kind].paytable, plays_out)
+    result = side_bet_result(kind, rules.side_bets[kind].paytable, rules)
+    assert "dealer stands on soft 17 and plays out her hand" in result.notes
     assert not any("does not draw" in note for note in result.notes)
-    assert result.rtp == side_bet_result(kind, rules.side_bets[kind].paytable, rules).rtp
+    rnd = Round(rules)
+    rnd.open_betting()
+    rnd.place_wager(1, "a", "10", side_bets={"buster_blackjack": "5"}, auto_consent=True)
+    rnd.close_betting()
+    for code in ["TC", "TH", "6C", "5H", "9S"]:  # the lone hand busts (16 v T hits)
+        rnd.deal(code)
+    assert not rnd.any_live_hand() and rnd.next_card() == NextCard(CardFor.DEALER_DRAW)

@@ -12,7 +12,8 @@ from decimal import Decimal
 import pytest
 
 from studio.rules.errors import RoundStateError
-from studio.rules.round import CardFor, NextCard, Phase, Round
+from studio.rules.hand import total_and_soft
+from studio.rules.round import LOGIC, CardFor, NextCard, Phase, Round
 from studio.rules.ruleset import RuleSet, preset
 
 EU = {"dealer": {"hole_card": "eu", "peek": "none"}}
@@ -166,6 +167,66 @@ def test_all_players_bust_the_dealer_does_not_draw_on_either_004_seat() -> None:
     assert rnd.next_card() == NextCard(CardFor.DEALER_DRAW)
 
 
+def _buster_table(rules: RuleSet, logic: int = LOGIC) -> Round:
+    """Seat 1 with a Buster Blackjack bet of 5, seat 2 without; both will bust."""
+    rnd = Round(rules, logic=logic)
+    rnd.open_betting()
+    rnd.place_wager(1, "a", "10", side_bets={"buster_blackjack": "5"}, auto_consent=True)
+    rnd.place_wager(2, "b", "10", auto_consent=True)
+    rnd.close_betting()
+    return rnd
+
+
+@pytest.mark.parametrize(("draw", "dealer", "buster"), [("8C", 23, "15.00"), ("2C", 17, "0")])
+def test_the_dealer_plays_out_for_a_live_buster_bet_when_every_hand_is_bust(
+    draw: str, dealer: int, buster: str
+) -> None:
+    """004's Buster Blackjack "awards you whenever the dealer busts", by the number of her
+    cards; GAME-FACTS' 93.866% has her play out. With every hand bust she would not draw
+    (the test above), and the bet could not win: while one rides, she plays out (engine
+    logic 3). 3 cards bust pays 2 to 1: 5 + 10 back."""
+    rnd = _buster_table(preset("majority_speed"))
+    for code in ["TC", "TD", "TH", "6C", "6D", "5H", "9S", "8S"]:  # both bust v T + 5
+        rnd.deal(code)
+    assert not rnd.any_live_hand() and rnd.next_card() == NextCard(CardFor.DEALER_DRAW)
+    rnd.deal(draw)
+    assert rnd.phase is Phase.COMPLETE and total_and_soft(rnd.dealer_cards)[0] == dealer
+    pays = paid(rnd)
+    assert pays[("a", "buster_blackjack")] == Decimal(buster)
+    assert pays[("a", "main")] == pays[("b", "main")] == Decimal("0")
+
+
+def test_engine_logic_2_rounds_keep_the_dealer_stopping_with_a_buster_bet() -> None:
+    """A round opened under logic 2 (before the rule above) plays and replays as it did."""
+    rnd = _buster_table(preset("majority_speed"), logic=2)
+    for code in ["TC", "TD", "TH", "6C", "6D", "5H", "9S", "8S"]:
+        rnd.deal(code)
+    assert rnd.phase is Phase.COMPLETE and len(rnd.dealer_cards) == 2
+    assert paid(rnd)[("a", "buster_blackjack")] == Decimal("0")
+    assert rnd.events[0] == {"type": "open_betting", "logic": 2}
+    replayed = Round.replay(preset("majority_speed"), [dict(e) for e in rnd.events])
+    assert replayed.events == rnd.events and len(replayed.dealer_cards) == 2
+
+
+def test_eu_dealer_takes_her_second_card_and_plays_out_for_a_buster_bet() -> None:
+    """EU: with every hand bust the dealer's second card is not dealt, unless something
+    still depends on it; a live Buster bet does (logic 3)."""
+    rules = preset("majority_speed").with_overrides(EU)
+    rnd = _buster_table(rules)
+    for code in ["TC", "TD", "TH", "6C", "6D", "9S", "8S"]:  # no hole card: both bust v T
+        rnd.deal(code)
+    assert rnd.next_card() == NextCard(CardFor.DEALER_HOLE)
+    rnd.deal("6H")  # T + 6 = 16: she draws
+    assert rnd.next_card() == NextCard(CardFor.DEALER_DRAW)
+    rnd.deal("KD")
+    assert rnd.phase is Phase.COMPLETE
+    assert paid(rnd)[("a", "buster_blackjack")] == Decimal("15.00")
+    old = _buster_table(rules, logic=2)
+    for code in ["TC", "TD", "TH", "6C", "6D", "9S", "8S"]:
+        old.deal(code)
+    assert old.phase is Phase.COMPLETE and len(old.dealer_cards) == 1
+
+
 def test_004_a_vote_that_no_other_action_can_surpass_is_taken_at_once() -> None:
     """004: "The most popular action is immediately taken ... when no action can exceed the
     50% threshold and votes given to any other action cannot surpass the score of the most
@@ -218,5 +279,5 @@ def test_a_round_replays_through_the_logic_it_was_played_with() -> None:
     assert Round.replay(preset("majority_speed"), events).events == old.events
     new = _tie_capable_vote(logic=2)
     assert Round.from_dict(new.to_dict()).boxes[1].hands[0].actions == ["hit (majority vote)"]
-    with pytest.raises(RoundStateError, match="unknown engine logic 3"):
-        Round(preset("majority_speed"), logic=3)
+    with pytest.raises(RoundStateError, match=f"unknown engine logic {LOGIC + 1}"):
+        Round(preset("majority_speed"), logic=LOGIC + 1)
