@@ -92,9 +92,19 @@ _CARD_FIELDS = frozenset({"card", "applied", "discarded", "to"})
 # logic 2 (a Majority Rules vote is taken at once when the votes to come could at most tie the
 # leader and no action can pass 50%), where up to 5 the engine ran its logic 1; 7: the rules
 # engine's logic 3 (the dealer plays out while a Buster Blackjack bet is live, even when
-# every hand is bust or surrendered).
-LOGIC: Final = 7
+# every hand is bust or surrendered); 8: a Majority Rules vote or an insurance answer does
+# not restart the decision timer (up to 7 each did, so the timer's end moved with every vote).
+LOGIC: Final = 8
 FIRST_LOGIC: Final = 1
+
+
+def _window(pending: dict[str, Any] | None) -> tuple[Any, ...] | None:
+    """The decision a timer runs for: the kind, box and hand, and the insurance round's
+    stage (early surrender first); not the votes or answers given so far."""
+    if pending is None:
+        return None
+    stage = "surrender" if pending["surrender_seats"] else "insurance"
+    return (pending["kind"], pending["seat"], pending["hand"], stage)
 
 
 class CommandRejected(StudioError):
@@ -209,7 +219,9 @@ class TableController:
     @property
     def engine_logic(self) -> int:
         """The rules engine's logic (studio.rules.round.LOGIC) this table's logic runs."""
-        return 1 if self.logic <= 5 else self.logic - 4
+        if self.logic <= 5:
+            return 1
+        return 2 if self.logic == 6 else 3
 
     def _count_shoe_by_logic(self) -> None:
         # Up to logic 3 the shoe's count was the census's (see ShoeTracker.cards_dealt).
@@ -1250,8 +1262,11 @@ class TableController:
             raise CommandRejected("a card is due before any decision")
         pending = self.engine.pending()
         result = self._apply_op(("command", command.model_dump(mode="json")))
-        if self.engine.pending() != pending:
-            # A new decision is due (a vote alone does not restart the action timer).
+        after = self.engine.pending()
+        # A new decision is due: its own timer. A vote or an insurance answer is not one
+        # (seed 004: "at the end of the action round" the most votes win); up to logic 7
+        # each of them restarted the timer, and late votes could keep a round open.
+        if (_window(after) != _window(pending)) if self.logic >= 8 else (after != pending):
             self.decision_deadline = None
         return result or {}
 

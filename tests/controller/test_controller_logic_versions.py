@@ -140,3 +140,81 @@ def test_the_rules_engine_runs_the_logic_of_the_tables_logic() -> None:
         assert d.table.engine is not None
         assert d.table.engine.round.logic == engine_logic
         assert d.table.engine.round.boxes[1].hands[0].actions[:1] == actions
+
+
+def _four_voters(logic: int) -> Driver:
+    """Majority Rules, four consenting players on seat 1 at 11 against 9: the action round
+    opens with the fourth card."""
+    d = Driver("majority_speed", single_source=True)
+    d.table.logic = logic
+    d.shuffle()
+    d.load()
+    d.tick(0.1)
+    for p in range(1, 5):
+        d.bet(1, f"p{p}", consent_auto=True)
+    d.tick(20)
+    for code in ["5H", "9C", "6D", "7S"]:
+        d.card(code)
+    return d
+
+
+def _vote(d: Driver, player: str, action: str) -> None:
+    d.feed(
+        "game.command",
+        {"id": f"v-{player}", "type": "vote", "seat": 1, "player": player, "action": action},
+    )
+
+
+def test_a_vote_does_not_restart_the_action_timer() -> None:
+    """Seed 004: "If by the end of the action round no action gets the majority vote,
+    everyone automatically takes the action that received the most votes". One vote for
+    double at 14 s of the 15: at the round's end double is the most voted and is taken,
+    for all four consenting stakes. Up to table logic 7 each vote restarted the timer, so
+    the vote at 14 s kept the round open 15 s more and two later votes for stand won."""
+    for logic, actions, stake in [
+        (LOGIC, ["double (timeout, most votes)"], 20),
+        (7, ["stand (timeout, most votes)"], 10),
+    ]:
+        d = _four_voters(logic)
+        opened = d.table.decision_deadline
+        assert opened is not None
+        d.tick(13.9)
+        _vote(d, "p1", "double")
+        assert (d.table.decision_deadline == opened) is (logic == LOGIC)
+        d.tick(2)  # past 15 s from the round's opening
+        _vote(d, "p2", "stand")
+        _vote(d, "p3", "stand")
+        d.tick(16)
+        assert d.table.engine is not None
+        box = d.table.engine.round.boxes[1]
+        assert box.hands[0].actions == actions, logic
+        assert [w.hand_stakes[0].total for w in box.wagers] == [stake] * 4
+
+
+def test_an_insurance_answer_does_not_restart_the_insurance_timer() -> None:
+    """Two players offered insurance (the dealer's ace up); one declines at 10 s: the other
+    still has until the round's 15 s, not 15 s more, and is then taken to decline."""
+    d = Driver("clubhouse", single_source=True)
+    d.shuffle()
+    d.load()
+    d.tick(0.1)
+    d.bet(1, "p1")
+    d.bet(2, "p2")
+    d.tick(20)
+    for code in ["9H", "TD", "AS", "7C", "8D", "6H"]:  # seats 1 and 2, the dealer's ace
+        d.card(code)
+        if d.table.decision_deadline is not None:
+            break
+    assert d.table.engine is not None
+    pending = d.table.engine.pending()
+    assert pending is not None and pending["kind"] == "insurance", pending
+    opened = d.table.decision_deadline
+    d.tick(10)
+    d.feed(
+        "game.command",
+        {"id": "i1", "type": "insurance", "seat": 1, "player": "p1", "take": False},
+    )
+    assert d.table.decision_deadline == opened
+    d.tick(6)
+    timeouts = [e for e in d.events if e["type"] == "timeout_default"]
+    assert len(timeouts) == 1 and timeouts[0]["data"]["pending"]["kind"] == "insurance"
