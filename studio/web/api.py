@@ -1,7 +1,8 @@
 """REST API: the game platform's commands, history, alerts and manager actions.
 
 Reads are open to a logged-in console user (viewer and up) or the game platform
-(``Authorization: Bearer <platform token>``). Commands from the game platform
+(``Authorization: Bearer <platform token>``): ``reader_dependency``, which the API docs
+(``/docs``, ``/redoc``, ``/openapi.json``) use too. Commands from the game platform
 need the platform token. Manager actions need a manager session (and the CSRF
 token the console middleware checks on every cookie-authenticated request) and a
 reason of at least 3 characters (422 without one).
@@ -10,6 +11,7 @@ reason of at least 3 characters (422 without one).
 from __future__ import annotations
 
 import hmac
+from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Request
@@ -51,9 +53,34 @@ def _chain(report: ChainReport) -> dict[str, Any]:
     }
 
 
+def _platform_ok(token: str | None, request: Request) -> bool:
+    header = request.headers.get("authorization", "")
+    # As bytes: compare_digest raises TypeError on a str with non-ASCII characters (a 500).
+    expected = f"Bearer {token}".encode()
+    return bool(token) and hmac.compare_digest(header.encode("utf-8", "replace"), expected)
+
+
+def reader_dependency(ctx: WebContext) -> Callable[[Request], Awaitable[str]]:
+    """The dependency of every read: the game platform (its bearer token) or a logged-in
+    console user of any role; 401 otherwise. Returns ``"platform"`` or the user's name.
+    The API docs (``studio.web.app``) use it too."""
+    token = ctx.extras.get("platform_token")
+
+    async def reader(request: Request) -> str:
+        if _platform_ok(token, request):
+            return "platform"
+        user = await current_user(request)
+        if user is None:
+            raise HTTPException(401, "log in, or send the platform token")
+        return user.username
+
+    return reader
+
+
 def build_router(ctx: WebContext) -> APIRouter:
     router = APIRouter(prefix="/api")
     token = ctx.extras.get("platform_token")
+    reader = reader_dependency(ctx)
 
     def controller() -> ControllerService:
         if ctx.controller is None:
@@ -61,24 +88,10 @@ def build_router(ctx: WebContext) -> APIRouter:
         service: ControllerService = ctx.controller
         return service
 
-    def platform_ok(request: Request) -> bool:
-        header = request.headers.get("authorization", "")
-        # As bytes: compare_digest raises TypeError on a str with non-ASCII characters (a 500).
-        expected = f"Bearer {token}".encode()
-        return bool(token) and hmac.compare_digest(header.encode("utf-8", "replace"), expected)
-
-    async def reader(request: Request) -> str:
-        if platform_ok(request):
-            return "platform"
-        user = await current_user(request)
-        if user is None:
-            raise HTTPException(401, "log in, or send the platform token")
-        return user.username
-
     def platform(request: Request) -> str:
         if not token:
             raise HTTPException(503, "the platform API is disabled: set web.platform_token")
-        if not platform_ok(request):
+        if not _platform_ok(token, request):
             raise HTTPException(401, "platform token missing or wrong")
         return "platform"
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
+from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
+from starlette.responses import HTMLResponse, JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from studio import __version__, console
@@ -45,11 +47,43 @@ class RefuseNul:
         await self.app(scope, receive, send)
 
 
+def _install_docs(app: FastAPI, ctx: WebContext) -> None:
+    """``/docs``, ``/redoc`` and ``/openapi.json`` for whoever may read the REST API.
+
+    FastAPI served them to anyone: the map of every route, parameter and body. They
+    take the REST reads' own dependency, so its answer too: 401 JSON for a stranger,
+    browser or not (they are API pages, outside the console and its login redirect).
+    """
+    reader = Depends(api.reader_dependency(ctx))
+    title = f"{app.title} API"
+
+    @app.get("/openapi.json", include_in_schema=False, dependencies=[reader])
+    async def openapi() -> JSONResponse:
+        return JSONResponse(app.openapi())
+
+    @app.get("/docs", include_in_schema=False, dependencies=[reader])
+    async def swagger() -> HTMLResponse:
+        return get_swagger_ui_html(openapi_url="/openapi.json", title=title)
+
+    @app.get("/redoc", include_in_schema=False, dependencies=[reader])
+    async def redoc() -> HTMLResponse:
+        return get_redoc_html(openapi_url="/openapi.json", title=title)
+
+
 def create_app(ctx: WebContext) -> FastAPI:
-    app = FastAPI(title="Studio controller", version=__version__, max_body_size=MAX_BODY_BYTES)
+    # FastAPI's own docs routes are open to anyone; _install_docs serves them instead.
+    app = FastAPI(
+        title="Studio controller",
+        version=__version__,
+        max_body_size=MAX_BODY_BYTES,
+        docs_url=None,
+        redoc_url=None,
+        openapi_url=None,
+    )
     app.state.ctx = ctx
     app.include_router(streams.build_router(ctx))
     app.include_router(api.build_router(ctx))
+    _install_docs(app, ctx)
     console.install(app, ctx)
     app.add_middleware(RefuseNul)
 
