@@ -10,7 +10,7 @@ import typer
 from drivers.runner import build_drivers, run_drivers
 from drivers.state import StateFile
 from studio.errors import StudioError
-from studio.process import load_process_config, run_process
+from studio.process import fail, load_process_config, run_process
 
 app = typer.Typer(
     help="Serial device drivers (card shoe, shuffler, cut-card sensor).", no_args_is_help=True
@@ -52,18 +52,23 @@ def forget_device(
 
     Until then the driver refuses any other device on the port (a renumbered port may lead
     to another table's shoe). Takes effect at the driver's next connect attempt; the
-    numbering continues past every seq already published."""
+    numbering continues past every seq already published. Safe while the driver runs:
+    both change the file under its lock, and the driver keeps the mark."""
     state = StateFile.of_device(state_dir, table, device)
     assert state is not None
-    data = state.load()
-    if data is None or data.get("wire_id") is None:
-        typer.echo(f"{table}/{device}: no learned wire id in {state.path}")
-        return
-    typer.echo(f"{table}/{device}: forgetting wire id {data['wire_id']!r} ({state.path})")
-    # Kept until the driver learns the next device: another one is a replacement, whose
-    # numbering and earlier events are not this table's.
-    data["forgotten"], data["wire_id"] = data["wire_id"], None
-    state.save(data)
+    try:
+        with state.locked():  # else a running driver's save between our read and write is lost
+            data = state.load()
+            if data is None or data.get("wire_id") is None:
+                typer.echo(f"{table}/{device}: no learned wire id in {state.path}")
+                return
+            typer.echo(f"{table}/{device}: forgetting wire id {data['wire_id']!r} ({state.path})")
+            # Kept until the driver learns the next device: another one is a replacement,
+            # whose numbering and earlier events are not this table's.
+            data["forgotten"], data["wire_id"] = data["wire_id"], None
+            state.save(data)
+    except OSError as exc:
+        fail(StudioError(f"{table}/{device}: could not forget the wire id: {exc}"))
 
 
 def register(root: typer.Typer) -> None:

@@ -72,7 +72,7 @@ from drivers.codecs import (
     codec_for,
 )
 from drivers.health import HealthStatus, health_report
-from drivers.state import StateFile
+from drivers.state import StateFile, wire_id_fields
 from drivers.transport import Transport, open_transport
 from studio.backoff import Backoff, run_forever
 from studio.bus import MessageBus
@@ -298,15 +298,18 @@ class DeviceDriver:
     def _reload_wire_id(self) -> None:
         """An operator may clear (``studio drivers forget-device``) the learned wire id while
         the driver refuses the device on its port: read it again before refusing."""
-        if self.configured_wire_id is not None or self._state is None:
+        file = self._state
+        if self.configured_wire_id is not None or file is None:
             return
-        state = self._state.load()
-        learned = state.get("wire_id") if state is not None else None
-        if learned != self.wire_id:
+        with self._save_lock:  # not between a save's base and its ``_saved_state``
+            state = file.load()
+            learned = state.get("wire_id") if state is not None else None
+            if learned == self.wire_id:
+                return
             _LOGGER.warning(
                 "%s: learned wire id changed in %s: %r -> %r",
                 self.device_id,
-                self._state.path,
+                file.path,
                 self.wire_id,
                 learned,
             )
@@ -328,15 +331,20 @@ class DeviceDriver:
             if self._state is None or state == self._saved_state or not self._connected_once:
                 return
             acked, offset, published, check, wire_id = state
-            self._state.save(
-                {
-                    "last_device_seq": acked,
-                    "offset": offset,
-                    "published": published,
-                    "check": list(check) if check is not None else None,
-                    "wire_id": wire_id,
-                }
-            )
+            base = self._saved_state[4] if self._saved_state is not None else None
+            # ``forget-device`` may write the file while we run: read it again under the
+            # lock, and keep a mark it left (it was lost to our next save, and the driver
+            # refused the replacement; or its write lost our newer seqs).
+            with self._state.locked():
+                self._state.save(
+                    {
+                        "last_device_seq": acked,
+                        "offset": offset,
+                        "published": published,
+                        "check": list(check) if check is not None else None,
+                        **wire_id_fields(wire_id, base, self._state.load()),
+                    }
+                )
             self._saved_state = state
 
     async def _run(self) -> None:
