@@ -12,6 +12,7 @@ change itself, with who made it (``by``: ``console:NAME``, ``shell:OSUSER``, ``d
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,7 +25,7 @@ from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from studio.errors import StudioError
+from studio.errors import ConfigError, StudioError
 from studio.store.database import Database, metadata
 from studio.store.eventlog import ADMIN_SCOPE, Entry, EventLog, LogRecord, admin_events
 
@@ -47,14 +48,31 @@ login_attempts_table = sa.Table(
     metadata,
     sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
     sa.Column("ts", sa.String(40), nullable=False, index=True),
-    sa.Column("username", sa.String(64), nullable=False, index=True),
+    sa.Column("username", sa.String(64), nullable=False),
     sa.Column("remote", sa.String(64), nullable=False, default=""),
     sa.Column("ok", sa.Boolean, nullable=False),
     sa.Column("reason", sa.String(64), nullable=False, default=""),
+    # Every login counts its address's recent failures; the users page lists a name's
+    # newest attempts. Without these, both scan the table, which a guessing run fills.
+    # (The ts index serves pruning.) Databases made before these existed get them from
+    # Database.create_all; they keep their older, now redundant, username index.
+    sa.Index("ix_login_attempts_remote_ts", "remote", "ts"),
+    sa.Index("ix_login_attempts_username_id", "username", "id"),
 )
+
+# Attempts are pruned on every PRUNE_EVERY-th attempt (by id: whatever the process), in
+# transactions of at most PRUNE_BATCH rows (other writers get their turn in between),
+# at most PRUNE_BATCHES of them per turn: 10,000 rows, a fifth of a second on the login
+# that prunes (benchmarks/login_attempts.py); 100 times as many as the attempts added
+# meanwhile, so a backlog (a guessing run 90 days old) goes over the following turns.
+PRUNE_EVERY = 100
+PRUNE_BATCH = 1_000
+PRUNE_BATCHES = 10
 
 # One answer for an unknown name, a wrong password and a locked account, so that
 # neither the text nor the time tells which names exist.
+_LOGGER = logging.getLogger(__name__)
+
 BAD_CREDENTIALS = (
     "invalid username or password (after repeated failures an account is locked "
     "for a while: try again later or ask an admin to unlock it)"
@@ -112,11 +130,23 @@ class LockoutPolicy:
 
     ``remote_max_failures`` failures from one address within ``lockout`` (whatever the
     usernames) refuse further attempts from that address for the rest of the window.
+
+    ``attempts_kept``: login attempts older than this are deleted (``None``: kept for ever).
+    At least ``lockout``, whose window the per-address count reads. The admin log is
+    never pruned.
     """
 
     max_failures: int = 5
     lockout: timedelta = timedelta(minutes=15)
     remote_max_failures: int = 50
+    attempts_kept: timedelta | None = timedelta(days=90)
+
+    def __post_init__(self) -> None:
+        if self.attempts_kept is not None and self.attempts_kept < self.lockout:
+            raise ConfigError(
+                f"attempts_kept ({self.attempts_kept}) must be at least the lockout window "
+                f"({self.lockout}): the per-address throttle counts the attempts within it"
+            )
 
 
 def default_hasher(
@@ -333,16 +363,61 @@ class UserStore:
         )
 
     async def _remote_failures(self, remote: str) -> int:
+        """Failures from ``remote`` within the lockout window, counted up to one past the limit.
+
+        Only whether the limit is passed matters, so an address sending thousands of
+        guesses costs no more to count than one at its limit.
+        """
         since = iso(self.clock() - self.policy.lockout)
+        attempts = login_attempts_table.c
+        failures = (
+            sa.select(attempts.id)
+            .where(attempts.remote == remote)
+            .where(attempts.ts >= since)
+            .where(attempts.ok.is_(False))
+            .limit(self.policy.remote_max_failures + 1)
+            .subquery()
+        )
         async with self.db.engine.connect() as conn:
-            query = (
-                sa.select(sa.func.count())
-                .select_from(login_attempts_table)
-                .where(login_attempts_table.c.remote == remote)
-                .where(login_attempts_table.c.ok.is_(False))
-                .where(login_attempts_table.c.ts >= since)
-            )
+            query = sa.select(sa.func.count()).select_from(failures)
             return int((await conn.execute(query)).scalar_one())
+
+    async def prune_attempts(self, *, batches: int = PRUNE_BATCHES) -> int:
+        """Delete login attempts older than ``policy.attempts_kept``; return how many.
+
+        Oldest first, at most ``batches`` transactions of :data:`PRUNE_BATCH` rows (the
+        rest at the next turn). Only ``login_attempts``: users and the admin log stay.
+        """
+        if self.policy.attempts_kept is None:
+            return 0
+        cutoff = iso(self.clock() - self.policy.attempts_kept)
+        attempts = login_attempts_table.c
+        oldest = (
+            sa.select(attempts.id)
+            .where(attempts.ts < cutoff)
+            .order_by(attempts.ts)
+            .limit(PRUNE_BATCH)
+            .scalar_subquery()
+        )
+        deleted = 0
+        for _ in range(batches):
+            async with self.db.engine.begin() as conn:
+                result = await conn.execute(
+                    login_attempts_table.delete().where(attempts.id.in_(oldest))
+                )
+            deleted += result.rowcount
+            if result.rowcount < PRUNE_BATCH:
+                break
+        return deleted
+
+    async def _prune_in_turn(self, attempt: int) -> None:
+        if attempt % PRUNE_EVERY != 0:
+            return
+        try:
+            await self.prune_attempts()
+        except sa.exc.SQLAlchemyError as exc:
+            # Housekeeping: a login is not refused because old records could not go now.
+            _LOGGER.warning("login attempts not pruned (next turn tries again): %s", exc)
 
     async def _reserve(self, user_id: int, now: datetime) -> int | None:
         """Count this attempt as a failure before verifying it; None while the account is locked.
@@ -378,6 +453,7 @@ class UserStore:
         name = username.strip().lower()[:64].replace("\x00", "\ufffd")
         now = self.clock()
         attempt = await self._start(name, remote)
+        await self._prune_in_turn(attempt)
         # This attempt is among the failures counted: more than the limit is one too many.
         if remote and await self._remote_failures(remote) > self.policy.remote_max_failures:
             await self._refuse(

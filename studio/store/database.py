@@ -13,6 +13,7 @@ import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
+from sqlalchemy.schema import CreateIndex
 
 from studio.errors import StoreError
 
@@ -117,7 +118,7 @@ class Database:
             async with self.engine.begin() as conn:
                 if self.schema and not self.is_sqlite:
                     await conn.execute(sa.text(f'CREATE SCHEMA IF NOT EXISTS "{self.schema}"'))
-                await conn.run_sync(metadata.create_all)
+                await conn.run_sync(_create_schema)
         except (OSError, sa.exc.SQLAlchemyError) as exc:
             raise StoreError(f"cannot open database {safe_url(self.url)}: {exc}") from exc
 
@@ -204,6 +205,21 @@ class Database:
         tb: TracebackType | None,
     ) -> None:
         await self.close()
+
+
+def _create_schema(conn: sa.Connection) -> None:
+    """Create the missing tables, then the missing indexes of every table.
+
+    ``metadata.create_all`` creates a table's indexes only with the table, so an index a
+    newer version declares on a table an older one created would never be made. ``IF NOT
+    EXISTS`` (by name, SQLite and PostgreSQL alike) leaves those already there alone: running
+    it again is harmless. The first start after such an upgrade builds the index over the
+    rows already in the table, holding its writes until done (seconds for millions of rows).
+    """
+    metadata.create_all(conn)
+    for table in metadata.sorted_tables:
+        for index in sorted(table.indexes, key=lambda index: str(index.name)):
+            conn.execute(CreateIndex(index, if_not_exists=True))
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:

@@ -5,8 +5,9 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
-from typing import Literal
+from typing import Any, Literal
 
 import pytest
 import sqlalchemy as sa
@@ -14,14 +15,20 @@ from argon2 import PasswordHasher
 
 from studio.console.users import (
     BAD_CREDENTIALS,
+    PRUNE_BATCH,
+    PRUNE_EVERY,
     LockoutPolicy,
     LoginError,
     Role,
     UserError,
     UserStore,
+    iso,
+    login_attempts_table,
     users_table,
 )
-from studio.store import Database
+from studio.errors import ConfigError
+from studio.store import Database, EventLog
+from studio.store.eventlog import admin_events
 
 PASSWORD = "a long enough password"
 
@@ -290,3 +297,124 @@ async def test_the_dummy_hash_of_an_unknown_name_is_made_off_the_event_loop(
             await store.authenticate("nobody", PASSWORD)
     assert len(hasher.threads) == 2  # lena's, then the dummy once
     assert threading.main_thread().name not in hasher.threads, hasher.threads
+
+
+async def _plans(database: Database, work: Callable[[], Awaitable[object]]) -> list[str]:
+    """The query plans of the login_attempts SELECTs ``work`` runs (as it ran them)."""
+    seen: list[tuple[str, Any]] = []
+
+    def record(_c: Any, _cur: Any, statement: str, params: Any, _ctx: Any, _many: bool) -> None:
+        if statement.lstrip().upper().startswith("SELECT") and "login_attempts" in statement:
+            seen.append((statement, params))
+
+    engine = database.engine.sync_engine
+    sa.event.listen(engine, "before_cursor_execute", record)
+    try:
+        await work()
+    finally:
+        sa.event.remove(engine, "before_cursor_execute", record)
+    assert seen
+    plans = []
+    async with database.engine.connect() as conn:
+        if database.is_sqlite:
+            explain = "EXPLAIN QUERY PLAN "
+        else:
+            # A few rows are cheaper to scan; the point is that an index can serve.
+            await conn.exec_driver_sql("SET enable_seqscan = off")
+            explain = "EXPLAIN "
+        for statement, params in seen:
+            rows = (await conn.exec_driver_sql(explain + statement, tuple(params))).all()
+            plans.append("\n".join(str(row[-1]) for row in rows))
+        await conn.rollback()
+    return plans
+
+
+async def test_the_login_attempt_queries_are_served_by_indexes(database: Database) -> None:
+    # Every login counts its address's recent failures; before, that scanned every
+    # attempt of the lockout window (a guessing run's too), or the whole table.
+    store = UserStore(database, hasher=cheap())
+    for name in ("olga", "pavel", "olga"):
+        with pytest.raises(LoginError):
+            await store.authenticate(name, "wrong password!", remote="192.0.2.44")
+    [count] = await _plans(database, lambda: store._remote_failures("192.0.2.44"))
+    assert "ix_login_attempts_remote_ts" in count, count
+    [listing] = await _plans(database, lambda: store.attempts("olga"))
+    assert "ix_login_attempts_username_id" in listing, listing
+    assert [a["username"] for a in await store.attempts("olga")] == ["olga", "olga"]
+
+
+async def test_the_address_count_stops_one_past_the_limit(database: Database) -> None:
+    store = UserStore(database, policy=LockoutPolicy(remote_max_failures=3), hasher=cheap())
+    for i in range(6):
+        with pytest.raises(LoginError):
+            await store.authenticate(f"nobody{i}", PASSWORD, remote="192.0.2.45")
+    assert await store._remote_failures("192.0.2.45") == 4  # enough to refuse
+    assert await store._remote_failures("192.0.2.46") == 0
+
+
+async def _old_attempts(database: Database, count: int, ts: datetime) -> None:
+    rows = [
+        {"ts": iso(ts), "username": "old", "remote": "192.0.2.1", "ok": False, "reason": "x"}
+        for _ in range(count)
+    ]
+    async with database.engine.begin() as conn:
+        await conn.execute(login_attempts_table.insert(), rows)
+
+
+async def test_attempts_older_than_the_kept_window_are_pruned(database: Database) -> None:
+    clock = Clock()
+    policy = LockoutPolicy(attempts_kept=timedelta(days=90))
+    store = UserStore(database, policy=policy, clock=clock, hasher=cheap())
+    await store.add("quinn", PASSWORD, "viewer", by="test")
+    await store.authenticate("quinn", PASSWORD)
+    with pytest.raises(LoginError):
+        await store.authenticate("quinn", "wrong password!")
+    clock.now += timedelta(days=90)
+    await store.authenticate("quinn", PASSWORD)  # exactly 90 days after the first two
+    assert await store.prune_attempts() == 0
+    clock.now += timedelta(days=1)
+    await store.set_role("quinn", "dealer", by="test")
+    assert await store.prune_attempts() == 2
+    assert [(a["ts"], a["reason"]) for a in await store.attempts()] == [
+        (iso(clock.now - timedelta(days=1)), "ok")
+    ]
+    # Only login attempts: the account and its admin log are as they were.
+    quinn = await store.get("quinn")
+    assert quinn is not None and quinn.role is Role.DEALER
+    assert [r.kind for r in await store.changes()] == ["user_role_set", "user_added"]
+    assert (await EventLog(database, admin_events).verify()).ok
+
+
+async def test_every_hundredth_attempt_prunes_and_none_keeps_all(database: Database) -> None:
+    clock = Clock()
+    store = UserStore(database, clock=clock, hasher=cheap())
+    # Ids 1-99, a year old: the login that takes id 100 prunes them, and keeps itself.
+    await _old_attempts(database, PRUNE_EVERY - 1, clock.now - timedelta(days=365))
+    await store.add("rita", PASSWORD, "viewer", by="test")
+    await store.authenticate("rita", PASSWORD)
+    assert [a["username"] for a in await store.attempts(limit=500)] == ["rita"]
+    # Kept for ever: the next hundredth prunes nothing.
+    keeper = UserStore(
+        database, policy=LockoutPolicy(attempts_kept=None), clock=clock, hasher=cheap()
+    )
+    await _old_attempts(database, PRUNE_EVERY - 1, clock.now - timedelta(days=365))
+    await keeper.authenticate("rita", PASSWORD)
+    assert len(await keeper.attempts(limit=500)) == PRUNE_EVERY + 1
+    assert await keeper.prune_attempts() == 0
+
+
+async def test_pruning_goes_in_batches_oldest_first(database: Database) -> None:
+    clock = Clock()
+    store = UserStore(database, clock=clock, hasher=cheap())
+    await _old_attempts(database, PRUNE_BATCH + 10, clock.now - timedelta(days=200))
+    await _old_attempts(database, 5, clock.now - timedelta(days=100))
+    await _old_attempts(database, 3, clock.now - timedelta(days=10))
+    assert await store.prune_attempts(batches=1) == PRUNE_BATCH
+    assert await store.prune_attempts() == 15
+    assert len(await store.attempts(limit=100)) == 3
+
+
+async def test_kept_attempts_must_cover_the_lockout_window() -> None:
+    with pytest.raises(ConfigError, match="at least the lockout window"):
+        LockoutPolicy(lockout=timedelta(hours=2), attempts_kept=timedelta(hours=1))
+    assert LockoutPolicy().attempts_kept == timedelta(days=90)
