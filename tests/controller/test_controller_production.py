@@ -159,9 +159,11 @@ async def test_a_round_through_the_production_processes(
                 _, err = await process.communicate()
             assert process.returncode == 0, err.decode()[-2000:]
             assert "Traceback" not in err.decode()
-        # The drivers saved where each device's numbering was on their way out.
+        # The drivers saved where each device's numbering was on their way out
+        # (each beside the lock file its saves are taken under).
         saved = {p.name for p in (tmp_path / "state").iterdir()}
-        assert saved == {f"{table_id}__{d}.json" for d in ("shoe-1", "shuffler-1", "cutcard-1")}
+        devices = ("shoe-1", "shuffler-1", "cutcard-1")
+        assert saved == {f"{table_id}__{d}.json{lock}" for d in devices for lock in ("", ".lock")}
     finally:
         for process in processes:
             if process.returncode is None:
