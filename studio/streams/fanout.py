@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 import secrets
 from collections import deque
 from collections.abc import AsyncIterator
@@ -27,6 +28,11 @@ from studio.bus import MessageBus
 from studio.contract import Topics
 
 _LOGGER = logging.getLogger(__name__)
+
+# An event id's number: ASCII digits only, at most 18 (the WebSocket's ``?after=`` check).
+# str.isdigit would pass "²", which int() refuses, and "١" (Arabic-Indic), which int()
+# reads as 1; int() also refuses more than 4300 digits.
+_NUMBER = re.compile(r"[0-9]{1,18}", re.ASCII)
 
 
 class Channel(StrEnum):
@@ -160,9 +166,10 @@ class Fanout:
 
     def _missed(self, table: str, resume: str) -> tuple[int, list[StreamMessage]] | None:
         """The table's messages after event id ``resume``; None when they are not all kept
-        (too far back, another run of the process) or it is no id of this fan-out's."""
+        (too far back, another run of the process) or it is no id of this fan-out's (a
+        malformed one included: a client's header must not fail the stream)."""
         run, _, number = resume.strip().rpartition("-")
-        if run != self.run or not number.isdigit():
+        if run != self.run or not _NUMBER.fullmatch(number):
             return None
         after = int(number)
         if after > self._last_ident or self._forgotten.get(table, 0) > after:

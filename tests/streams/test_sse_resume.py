@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import httpx
+import pytest
 
 from studio.contract import RoundEvent, RoundState
 from studio.streams import Channel, Fanout
@@ -141,3 +142,65 @@ async def test_a_resumed_stream_has_room_for_what_comes_live(table_id: str) -> N
         assert again.ended is None  # not cut as too slow the moment it resumed
         got = [again.queue.get_nowait() for _ in range(10)]
     assert [m.data["seq"] for m in got if m is not None] == list(range(2, 12))
+
+
+# Ids of this run whose number is no ASCII digits: "²" (a Latin-1 header byte, so a real
+# client can send it) passes str.isdigit but int() refuses it, as it refuses more than
+# 4300 digits; "١٢" (Arabic-Indic, sent as UTF-8) int() would read as 12.
+MALFORMED_NUMBERS = [
+    pytest.param(b"\xb2", id="superscript-two"),
+    pytest.param(b"1\xb2", id="1-superscript-two"),
+    pytest.param("١٢".encode(), id="arabic-indic-12"),
+    pytest.param(b"9" * 5000, id="5000-digits"),
+    pytest.param(b"9" * 19, id="19-digits"),
+    pytest.param(b"-1", id="negative"),
+    pytest.param(b"", id="empty"),
+    pytest.param(b"+1", id="plus-one"),
+    pytest.param(b"1_0", id="underscore"),
+]
+
+
+@pytest.mark.parametrize("number", MALFORMED_NUMBERS)
+async def test_a_malformed_last_event_id_of_this_run_starts_afresh(
+    table_id: str, number: bytes
+) -> None:
+    fanout = Fanout(bus=None)
+    await fanout.emit(table_id, Channel.ROUND_STATE, state(table_id, "betting"))
+    await fanout.emit(table_id, Channel.ROUND_EVENTS, event(table_id, 1))
+    ctx = WebContext(fanout=fanout, extras={"platform_token": TOKEN})
+    async with WebServer(create_app(ctx), port=0) as server:
+        url = f"/api/tables/{table_id}/events"
+        headers = {b"Last-Event-ID": f"{fanout.run}-".encode() + number}
+        async with httpx.AsyncClient(base_url=server.url, timeout=10, headers=AUTH) as http:
+            async with http.stream("GET", url, headers=headers) as again:
+                assert again.status_code == 200
+                (first,) = await take(again, 1)
+    # Not an id of this run's: the latest state, as a new connection gets.
+    assert first[1] == "round_state"
+    assert first[0] == f"{fanout.run}-2"
+
+
+@pytest.mark.parametrize(
+    "number",
+    ["²", "1²", "١", "9" * 5000, "9" * 19, "-1", "", "+1", " 1", "1_0"],
+    ids=[
+        "sup2",
+        "1sup2",
+        "arabic-1",
+        "5000-digits",
+        "19-digits",
+        "neg",
+        "empty",
+        "plus",
+        "sp",
+        "u",
+    ],
+)
+async def test_the_fanout_resumes_from_no_malformed_number(table_id: str, number: str) -> None:
+    # "١" (Arabic-Indic one) int() reads as 1: it must not resume from the state (id 1).
+    fanout = Fanout(bus=None)
+    await fanout.emit(table_id, Channel.ROUND_STATE, state(table_id, "betting"))
+    await fanout.emit(table_id, Channel.ROUND_EVENTS, event(table_id, 1))
+    async with fanout.listen(table_id, resume=f"{fanout.run}-{number}") as listener:
+        got = listener.queue.get_nowait()
+    assert got is not None and got.channel is Channel.ROUND_STATE
