@@ -70,6 +70,9 @@ class ConsoleSettings:
     idle_timeout: timedelta = timedelta(hours=2)
     max_failures: int = 5
     lockout: timedelta = timedelta(minutes=15)
+    # Login attempts older than this are deleted (None: kept for ever); at least `lockout`
+    # and positive, else ConfigError when the console is installed (LockoutPolicy).
+    attempts_kept: timedelta | None = timedelta(days=90)
     # argon2id cost of new hashes (RFC 9106 low-memory profile); older hashes are
     # upgraded at the next successful login.
     argon2_time_cost: int = 3

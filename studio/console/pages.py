@@ -863,7 +863,11 @@ def install(app: FastAPI, ctx: WebContext) -> None:
         _LOGGER.warning("no database in the web context: console and logins are disabled")
         return
     settings = _settings(ctx)
-    policy = LockoutPolicy(max_failures=settings.max_failures, lockout=settings.lockout)
+    policy = LockoutPolicy(
+        max_failures=settings.max_failures,
+        lockout=settings.lockout,
+        attempts_kept=settings.attempts_kept,
+    )
     auth = AuthState(
         users=UserStore(
             ctx.db,

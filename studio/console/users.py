@@ -132,8 +132,8 @@ class LockoutPolicy:
     usernames) refuse further attempts from that address for the rest of the window.
 
     ``attempts_kept``: login attempts older than this are deleted (``None``: kept for ever).
-    At least ``lockout``, whose window the per-address count reads. The admin log is
-    never pruned.
+    Positive, and at least ``lockout``, whose window the per-address count reads. The admin
+    log is never pruned. The console sets it from ``ConsoleSettings.attempts_kept``.
     """
 
     max_failures: int = 5
@@ -142,6 +142,10 @@ class LockoutPolicy:
     attempts_kept: timedelta | None = timedelta(days=90)
 
     def __post_init__(self) -> None:
+        if self.attempts_kept is not None and self.attempts_kept <= timedelta(0):
+            raise ConfigError(
+                f"attempts_kept ({self.attempts_kept}) must be positive (None keeps them for ever)"
+            )
         if self.attempts_kept is not None and self.attempts_kept < self.lockout:
             raise ConfigError(
                 f"attempts_kept ({self.attempts_kept}) must be at least the lockout window "
