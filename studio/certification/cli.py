@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 from dataclasses import replace
 from decimal import Decimal
@@ -37,12 +38,18 @@ def _table_ruleset(table: str, config: Path | None) -> tuple[Any, str]:
     """The rule-set spec a configured table runs, and where it was read, for the report."""
     from studio.config.loader import load_config
 
-    settings = load_config(config)
+    path = config or os.environ.get("STUDIO_CONFIG") or None
+    if path is None:
+        # Without a file load_config gives the defaults, which have no table at all.
+        raise ConfigError(
+            "--table reads the studio configuration, and none was given: "
+            "name it with --config FILE or the STUDIO_CONFIG variable"
+        )
+    settings = load_config(path)
     ids = [t.id for t in settings.tables]
     if table not in ids:
-        source = config or "the configuration"
-        raise ConfigError(f"no table {table!r} in {source}; tables: {', '.join(ids) or 'none'}")
-    return settings.table(table).ruleset, f" — table {table} of {config or '$STUDIO_CONFIG'}"
+        raise ConfigError(f"no table {table!r} in {path}; tables: {', '.join(ids) or 'none'}")
+    return settings.table(table).ruleset, f" — table {table} of {path}"
 
 
 def rtp(
@@ -53,7 +60,9 @@ def rtp(
         help="preset name or rule-set file (JSON/YAML); default majority_speed",
     ),
     table: str | None = typer.Option(
-        None, "--table", help="the rule set a configured table runs (with --config)"
+        None,
+        "--table",
+        help="the rule set a configured table runs (config: --config or $STUDIO_CONFIG)",
     ),
     config: Path | None = typer.Option(
         None, "--config", help="studio configuration for --table (default: $STUDIO_CONFIG)"

@@ -86,6 +86,87 @@ def unstable_ports(config: StudioConfig) -> list[str]:
     ]
 
 
+_RELATIVE = " (a relative path is from the config file's folder)"
+
+
+def _relative_note(configured: Path | str) -> str:
+    return "" if Path(configured).is_absolute() else _RELATIVE
+
+
+def _unreadable(path: Path, configured: Path) -> str | None:
+    """Why ``path`` cannot be read as a file, or ``None`` if it can."""
+    try:
+        with path.open("rb") as handle:
+            handle.read(1)
+    except FileNotFoundError:
+        return f"no such file: {path}{_relative_note(configured)}"
+    except IsADirectoryError:
+        return f"{path} is a folder, not a file"
+    except OSError as exc:
+        return f"cannot read {path}: {exc.strerror or exc}"
+    except ValueError as exc:  # a NUL character in the path
+        return f"not a usable path: {exc}"
+    return None
+
+
+def _missing(path: Path, configured: str) -> str | None:
+    """Why there is nothing at ``path``, or ``None`` if there is (a file, folder or device)."""
+    try:
+        path.stat()
+    except FileNotFoundError:
+        return f"no such file, folder or device: {path}{_relative_note(configured)}"
+    except OSError as exc:
+        return f"cannot reach {path}: {exc.strerror or exc}"
+    except ValueError as exc:
+        return f"not a usable path: {exc}"
+    return None
+
+
+def _is_path_source(source: str) -> bool:
+    """A file, folder or device path, as ``studio camera run`` tells them from the rest."""
+    virtual = source == "virtual" or source.startswith("virtual:")
+    return not (virtual or source.isdigit() or "://" in source)
+
+
+def missing_files(config: StudioConfig, base_dir: Path) -> list[str]:
+    """A mistake for each file a camera device names that cannot be read: its deck profile,
+    its table calibration, a video file, folder or device as its source.
+
+    Relative paths are from ``base_dir`` (the config file's folder), as `studio camera run`
+    reads them; it refuses a camera whose files are missing.
+    """
+    mistakes = []
+    for t, table in enumerate(config.tables):
+        for d, device in enumerate(table.devices):
+            if device.kind != "camera":
+                continue
+            options = device.camera
+            where = f"tables[{t}].devices[{d}].options"
+            for key, configured in (("deck", options.deck), ("table", options.table)):
+                if configured is None:
+                    continue
+                problem = _unreadable(base_dir / configured, configured)
+                if problem is not None:
+                    mistakes.append(f"{where}.{key}: {problem}")
+            source = options.source
+            if source and _is_path_source(source):
+                problem = _missing(base_dir / source, source)
+                if problem is not None:
+                    mistakes.append(f"{where}.source: {problem}")
+    return mistakes
+
+
+def no_tables(config: StudioConfig) -> list[str]:
+    """A warning when there is no table: valid (the console and the audit commands need
+    none), but the controller refuses to start."""
+    if config.tables:
+        return []
+    return [
+        "warning: no tables ([[tables]] in the file, or STUDIO_TABLES): "
+        "studio controller run refuses to start without one"
+    ]
+
+
 @config_app.command("check")
 def check(file: Path = typer.Argument(..., help="TOML configuration file")) -> None:
     """Validate FILE (plus STUDIO_* variables); print each mistake with its location.
@@ -98,11 +179,11 @@ def check(file: Path = typer.Argument(..., help="TOML configuration file")) -> N
     except ConfigError as exc:
         typer.echo(str(exc), err=True)
         raise typer.Exit(2) from exc
-    mistakes = missing_ports(config)
+    mistakes = missing_ports(config) + missing_files(config, file.parent)
     if mistakes:
         typer.echo("\n".join(f"{file}: {mistake}" for mistake in mistakes), err=True)
         raise typer.Exit(2)
-    for warning in [*warnings, *unstable_ports(config)]:
+    for warning in [*warnings, *no_tables(config), *unstable_ports(config)]:
         typer.echo(warning, err=True)
     broker = config.broker.url or (
         "embedded (demo and tests only: controller/drivers/camera run need broker.url)"

@@ -139,15 +139,36 @@ def explain_errors(
     return lines
 
 
+_UTF8_BOM = b"\xef\xbb\xbf"
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+
+
+def _text(data: bytes, path: Path) -> str:
+    """The file's text: UTF-8, as TOML is, with a byte-order mark (Notepad's) left out."""
+    skipped = len(_UTF8_BOM) if data.startswith(_UTF8_BOM) else 0
+    try:
+        return data[skipped:].decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if data.startswith(_UTF16_BOMS):
+            raise ConfigError(f"{path}: UTF-16 text, not UTF-8; save it as UTF-8") from None
+        position = skipped + exc.start  # counted from the file's first byte
+        line = data.count(b"\n", 0, position) + 1
+        raise ConfigError(
+            f"{path}: not UTF-8 text (byte 0x{data[position]:02x} at position {position}, "
+            f"line {line}); save it as UTF-8"
+        ) from None
+
+
 def read_toml(path: Path) -> dict[str, Any]:
     try:
-        with path.open("rb") as handle:
-            return tomllib.load(handle)
+        data = path.read_bytes()
     except FileNotFoundError as exc:
         raise ConfigError(f"{path}: no such file") from exc
     except OSError as exc:
         # A folder, a file the process may not read: what the operator has to fix.
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    try:
+        return tomllib.loads(_text(data, path))
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
 

@@ -90,7 +90,9 @@ def test_secrets_written_in_the_file_are_warned_about(tmp_path: Path) -> None:
     assert "STUDIO_BROKER__PASSWORD" in output
     assert "warning: web.platform_token is in the file" in output
     assert "Hunter2" not in output
-    code, output = check(write(tmp_path, BROKER), env={"STUDIO_BROKER__PASSWORD": "Hunter2Pw"})
+    code, output = check(
+        write(tmp_path, BROKER + TABLE), env={"STUDIO_BROKER__PASSWORD": "Hunter2Pw"}
+    )
     assert code == 0 and "warning" not in output and "Hunter2" not in output
 
 
