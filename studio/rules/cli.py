@@ -12,6 +12,27 @@ import typer
 from studio.errors import StudioError
 from studio.rules.replay import replay_round
 
+_UTF8_BOM = b"\xef\xbb\xbf"
+
+
+class _NotText(ValueError):
+    """The input is not UTF-8 text."""
+
+
+def _text(data: bytes, name: str) -> str:
+    """``data`` as UTF-8 text (JSON's), a byte-order mark left out; else :class:`_NotText`
+    naming the first bad byte, its position from the input's start and its line."""
+    skipped = len(_UTF8_BOM) if data.startswith(_UTF8_BOM) else 0
+    try:
+        return data[skipped:].decode("utf-8")
+    except UnicodeDecodeError as exc:
+        position = skipped + exc.start
+        line = data.count(b"\n", 0, position) + 1
+        raise _NotText(
+            f"{name} is not UTF-8 text (byte 0x{data[position]:02x} at position {position}, "
+            f"line {line}); save it as UTF-8"
+        ) from None
+
 
 def replay_command(
     file: Path = typer.Argument(..., help="round document (see docs/replay.md); '-' reads stdin"),
@@ -19,14 +40,21 @@ def replay_command(
 ) -> None:
     """Replay a recorded round through the rules engine and print the settlement as JSON."""
     try:
-        text = typer.get_text_stream("stdin").read() if str(file) == "-" else file.read_text()
+        raw = typer.get_binary_stream("stdin").read() if str(file) == "-" else file.read_bytes()
     except OSError as exc:
         typer.echo(f"error: cannot read {file}: {exc.strerror or exc}", err=True)
         raise typer.Exit(2) from None
     try:
-        data = json.loads(text)
+        data = json.loads(_text(raw, str(file)))
+    except _NotText as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
     except json.JSONDecodeError as exc:
-        typer.echo(f"error: {file} is not JSON: {exc.msg} (line {exc.lineno})", err=True)
+        where = f"line {exc.lineno}, column {exc.colno}"
+        typer.echo(f"error: {file} is not JSON: {exc.msg} ({where})", err=True)
+        raise typer.Exit(2) from None
+    except RecursionError:  # the decoder's own limit, ~1000 nested [ or {
+        typer.echo(f"error: {file} is not JSON: nested too deeply", err=True)
         raise typer.Exit(2) from None
     try:
         result = replay_round(data)
