@@ -185,6 +185,7 @@ class DeviceDriver:
         # First contact without saved state: the seq of the device's last event then, fetched
         # once (not published) so its fingerprint can tell a later reset (see _on_hello).
         self._learn: int | None = None
+        self._learn_ms = 0  # the device time of that HELLO: the reference cannot be later
         # A reset claimed by one frame, and the frames that arrived since (handled once the
         # claim is confirmed or refuted, in their order).
         self._suspect: _Suspect | None = None
@@ -478,7 +479,7 @@ class DeviceDriver:
             )
             self.last_device_seq = self._published = hello.seq
             self._acked = (hello.seq, self.offset)
-            self._learn = hello.seq if hello.seq > 0 else None
+            self._learn, self._learn_ms = (hello.seq if hello.seq > 0 else None), hello.time_ms
         self._forgotten = None
         self.hello = hello
         self._update_skew(hello.time_ms)
@@ -492,9 +493,21 @@ class DeviceDriver:
             # while the link was down that dealt as many events as before looked like the same
             # numbering, and its first new events were skipped without a word. Fetch the last
             # event once: its fingerprint is the reference (_verify on a reconnect, _reused).
-            self._learn = hello.seq if hello.seq > 0 else None
+            self._learn, self._learn_ms = (hello.seq if hello.seq > 0 else None), hello.time_ms
         else:
-            await self._check_numbering(hello.seq)
+            await self._check_numbering(hello.seq)  # (below the reference's seq: a reset)
+            if self._learn is not None and (
+                not self.codec.device_clock
+                or hello.time_ms < self._learn_ms - self.skew_tolerance_ms
+            ):
+                # Back before the reference came, and the reference will not tell a reset
+                # since: no device time on the frames, or the device's clock went back.
+                why = "no device clock" if not self.codec.device_clock else "device clock went back"
+                self._error(
+                    f"link back before the device's last event at first contact (seq "
+                    f"{self._learn}) was fetched; a reset meanwhile cannot be told ({why}): "
+                    "events dealt meanwhile may have been missed"
+                )
             if self._verify is None and self._fingerprints:
                 # A HELLO at or above our seq does not prove the same numbering: a device
                 # reset while the link was down may since have sent as many events as before
@@ -709,6 +722,19 @@ class DeviceDriver:
 
     async def _on_event(self, event: Event) -> None:
         if self._learn is not None and event.seq == self._learn:
+            if self.codec.device_clock and event.time_ms > self._learn_ms + self.skew_tolerance_ms:
+                # Stamped after the first HELLO: not the device's last event then, but one of
+                # a numbering the device restarted before it came (the link dropped, the
+                # device was power-cycled and dealt as many events). Taken as the reference,
+                # the new events up to it were counted as seen and lost without a word.
+                learn, self._learn = self._learn, None
+                await self._restart_behind(
+                    event,
+                    "device restarted its numbering before its last event at first contact "
+                    f"was fetched (seq {learn} came stamped "
+                    f"{event.time_ms - self._learn_ms} ms after the first HELLO)",
+                )
+                return
             # The device's last event at first contact: the reference, not published again.
             self._fingerprints[event.seq] = self.codec.fingerprint(event)
             self._learn = None
@@ -770,17 +796,22 @@ class DeviceDriver:
             await self._release_held()
             return
         # Another event under a seq already published: the device restarted its numbering
-        # while no driver ran (and has sent at least as many events since). Everything held
-        # belongs to the new numbering.
+        # while no driver ran (and has sent at least as many events since).
+        await self._restart_behind(
+            event,
+            f"device restarted its numbering while the driver or the link was down "
+            f"(seq {check_seq} is another event than the one published)",
+        )
+
+    async def _restart_behind(self, event: Event, why: str) -> None:
+        """``event``, fetched to check the numbering, belongs to a numbering the device
+        restarted while the driver or the link was down, and so does everything held:
+        publish them all, and what the device fetches from its first, after an offset."""
         new = [*self._held.values(), event]
         self._held.clear()
         self._seen_seq = max(self._published, self.last_device_seq)
         newest = max([self.hello.seq if self.hello else 0, *(e.seq for e in new)])
-        await self._restart_numbering(
-            newest,
-            f"device restarted its numbering while the driver or the link was down "
-            f"(seq {check_seq} is another event than the one published)",
-        )
+        await self._restart_numbering(newest, why)
         for item in sorted(new, key=lambda e: e.seq):
             await self._on_event(item)
 

@@ -73,6 +73,7 @@ def encode_stx(seq: int, type_: str, data: str = "") -> bytes:
 class AcmeStxShoeCodec(Codec):
     protocol: ClassVar[str] = "acme-stx-shoe"
     kind: ClassVar[str] = "shoe"
+    device_clock: ClassVar[bool] = False
 
     def __init__(self, host_id: str = "host", clock: Callable[[], float] = time.time) -> None:
         super().__init__(host_id)

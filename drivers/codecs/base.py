@@ -146,6 +146,8 @@ class Codec(ABC):
     kind: ClassVar[str]
     """Device kind this codec speaks for: ``shoe``, ``shuffler`` or ``cutcard``."""
     version: ClassVar[int] = 1
+    device_clock: ClassVar[bool] = True
+    """Whether ``time_ms`` is the device's own clock (else the host's on arrival)."""
 
     def __init__(self, host_id: str = "host") -> None:
         self.host_id = host_id
