@@ -40,7 +40,14 @@ from studio.contract import (
 from studio.contract.topics import device_of, table_of
 from studio.controller.alerts import Alert, AlertError, conceal, spellings
 from studio.controller.commands import GameCommand, ManagerAction, check_reason, game_command
-from studio.controller.table import FIRST_LOGIC, LOGIC, Input, Output, TableController
+from studio.controller.table import (
+    FIRST_LOGIC,
+    LOGIC,
+    ROUND_PHASES,
+    Input,
+    Output,
+    TableController,
+)
 from studio.errors import StoreError, StudioError
 from studio.rules.ruleset import RuleSet, ruleset_from_spec
 from studio.store import Entry, EventLog, RoundIndex
@@ -206,7 +213,7 @@ class ControllerService:
         """Record every round in progress as interrupted (clean shutdown)."""
         interrupted = []
         for table in self.tables.values():
-            if table.phase in ("betting", "dealing") and table.round_id:
+            if table.phase in ROUND_PHASES and table.round_id:
                 await self.log.append(
                     table.table,
                     "out.round_interrupted",

@@ -93,9 +93,15 @@ _CARD_FIELDS = frozenset({"card", "applied", "discarded", "to"})
 # leader and no action can pass 50%), where up to 5 the engine ran its logic 1; 7: the rules
 # engine's logic 3 (the dealer plays out while a Buster Blackjack bet is live, even when
 # every hand is bust or surrendered); 8: a Majority Rules vote or an insurance answer does
-# not restart the decision timer (up to 7 each did, so the timer's end moved with every vote).
-LOGIC: Final = 8
+# not restart the decision timer (up to 7 each did, so the timer's end moved with every vote);
+# 9: a round that burns a card (``shoe.burn``) opens with the burn, in phase ``burning``, and
+# betting opens once the burn card is out (seed 004: "right before the betting round starts");
+# up to 8 the round opened for bets, a card drawn then was refused as drawn before bets
+# closed, and the burn was asked for after betting, before the first card of the deal.
+LOGIC: Final = 9
 FIRST_LOGIC: Final = 1
+# The phases of a round in progress: its burn card (logic 9), its bets, its cards.
+ROUND_PHASES: Final = ("burning", "betting", "dealing")
 
 
 def _window(pending: dict[str, Any] | None) -> tuple[Any, ...] | None:
@@ -347,7 +353,7 @@ class TableController:
         """The next ``count`` targets of the round if that many cards came now (fewer when a
         decision comes first). Played on a copy of the engine with placeholder cards: the
         targets of the initial deal, where cards queue, do not depend on the cards' values."""
-        if self.engine is None or self.phase != "dealing":
+        if self.engine is None or self.phase not in ("burning", "dealing"):
             return []
         engine = EngineRound(self.ruleset, self.round_config, self.engine_logic)
         targets: list[dict[str, Any]] = []
@@ -376,7 +382,7 @@ class TableController:
 
     # ------------------------------------------------------------------ views
     def next_card(self) -> dict[str, Any] | None:
-        if self.engine is None or self.phase != "dealing":
+        if self.engine is None or self.phase not in ("burning", "dealing"):
             return None
         return self.engine.next_card()
 
@@ -478,8 +484,12 @@ class TableController:
         # From logic 5 a card dealt on the camera's sighting stays known until its window
         # ends: the shoe's late read of the round's last card may come after the next opened.
         self.crosscheck.clear(keep_accepted=self.logic >= 5)
-        self.phase = "betting"
-        self.betting_deadline = self.now + timedelta(seconds=self.ruleset.timeouts.betting_seconds)
+        due = self.engine.next_card()
+        burn_first = self.logic >= 9 and due is not None and due["kind"] == "burn"
+        if burn_first:
+            self.phase, self.betting_deadline = "burning", None
+        else:
+            self._open_betting()
         self.next_round_at = None
         self._event(
             "round_opened",
@@ -492,6 +502,10 @@ class TableController:
         )
         if self.shoe.cut_card_seen and self.logic >= 2:  # out between rounds: the shoe's last
             self._apply_op(("cut_card", None))
+
+    def _open_betting(self) -> None:
+        self.phase = "betting"
+        self.betting_deadline = self.now + timedelta(seconds=self.ruleset.timeouts.betting_seconds)
 
     def _apply_op(self, op: RoundOp) -> dict[str, Any] | None:
         assert self.engine is not None
@@ -623,7 +637,7 @@ class TableController:
         if self.shoe.cut_card_seen:
             return
         self.shoe.cut_card_seen = True
-        if self.logic >= 2 and self.engine is not None and self.phase in ("betting", "dealing"):
+        if self.logic >= 2 and self.engine is not None and self.phase in ROUND_PHASES:
             # The engine's result then says the shoe is changed after this round.
             self._apply_op(("cut_card", None))
 
@@ -656,7 +670,7 @@ class TableController:
     def _cancel_round(self, reason: str, user: str) -> dict[str, Any]:
         refunds: dict[str, Any] = {}
         placed: dict[str, Any] = {}
-        if self.engine is not None and self.phase in ("betting", "dealing"):
+        if self.engine is not None and self.phase in ROUND_PHASES:
             self._place_round_in_shoe()
             refunds = self.engine.cancel()
             placed = self._placed()
@@ -909,7 +923,7 @@ class TableController:
                 allowed=[Resolution.ACCEPT, Resolution.CANCEL],
             )
         elif event.event in _SHOE_FAULTS:
-            if event.event == "shoe_empty" and self.phase not in ("dealing", "betting"):
+            if event.event == "shoe_empty" and self.phase not in ROUND_PHASES:
                 self._event("shoe_empty")
                 return
             self._alert(
@@ -919,7 +933,7 @@ class TableController:
             self._event(f"shoe_{event.event}", **event.data)
 
     def _load_shoe(self, shoe_id: str, evidence: dict[str, Any], *, final: bool = False) -> None:
-        if self.phase in ("dealing", "betting"):
+        if self.phase in ROUND_PHASES:
             self._alert(
                 AlertCode.INTEGRITY,
                 f"shoe {shoe_id} loaded during round {self.round_id}",
@@ -1094,6 +1108,9 @@ class TableController:
             source=source,
             **({"face_down": True} if face_down else {}),
         )
+        if self.phase == "burning":  # the burn card is out: betting opens (logic 9)
+            self._open_betting()
+            self._event("betting_opened")
         if not self.settings.single_source and target.get("kind") != "burn":
             ref = {"index": index, **source}
             zone = zone_of(target)
@@ -1252,6 +1269,8 @@ class TableController:
         if self.engine is None:
             raise CommandRejected("no round is open")
         if isinstance(command, BetCommand):
+            if self.phase == "burning":
+                raise CommandRejected("betting opens once the burn card is out")
             if self.phase != "betting":
                 raise CommandRejected(f"bets are closed (phase {self.phase})")
         elif self.phase != "dealing":
@@ -1318,11 +1337,11 @@ class TableController:
             self.manual_pause = False
             return {}
         if action.verb == "cancel_round":
-            if self.phase not in ("betting", "dealing"):
+            if self.phase not in ROUND_PHASES:
                 raise AlertError("no round in progress to cancel")
             return {"refunds": self._cancel_round(action.reason, action.user)}
         if action.verb == "shoe_change":
-            if self.phase in ("betting", "dealing"):
+            if self.phase in ROUND_PHASES:
                 self._last_round_of_shoe()  # change after this round, as with the cut card
                 return {"deferred": True}
             self.phase = "shoe_change"
@@ -1357,7 +1376,7 @@ class TableController:
         held = alert.subject.get("held")  # before a correction names it otherwise
         detail: dict[str, Any] = {}
         if resolution is Resolution.CANCEL:
-            if self.phase in ("betting", "dealing"):
+            if self.phase in ROUND_PHASES:
                 detail["refunds"] = self._cancel_round(action.reason, action.user)
         elif resolution is Resolution.CORRECT:
             if action.card is None:

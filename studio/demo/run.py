@@ -32,6 +32,7 @@ from studio.config.models import (
 from studio.console.users import UserStore
 from studio.contract import Topics
 from studio.controller import ControllerService
+from studio.controller.table import ROUND_PHASES
 from studio.demo import api as demo_api
 from studio.demo.camera import CAMERA_ID, DemoCamera, learn_demo_profile
 from studio.demo.dealer import DealerBot
@@ -50,7 +51,11 @@ TABLE_KINDS: list[tuple[str, dict[str, Any]]] = [
     ("clubhouse", {}),
     ("classic6", {}),
     ("majority_speed", {}),
-    ("majority_speed", {"dealer": {"hole_card": "eu", "peek": "none"}}),
+    # Seed 004's provider option: a card burned right before each round's betting opens.
+    (
+        "majority_speed",
+        {"dealer": {"hole_card": "eu", "peek": "none"}, "shoe": {"burn": "each_round"}},
+    ),
 ]
 TABLE_NAMES = ["clubhouse", "classic6", "majority-us", "majority-eu"]
 
@@ -373,7 +378,7 @@ async def restart_tables(service: ControllerService) -> list[str]:
     cancelled = []
     for table_id in list(service.tables):
         table = service.tables[table_id]
-        if table.phase in ("betting", "dealing") and table.round_id:
+        if table.phase in ROUND_PHASES and table.round_id:
             cancelled.append(table.round_id)
             await service.cancel_round(table_id, user="demo", reason=RESTART_REASON)
         if service.tables[table_id].phase not in ("waiting_shoe", "shoe_change"):

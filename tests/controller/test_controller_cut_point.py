@@ -137,9 +137,11 @@ def test_burn_new_shoe_burns_in_the_first_round_of_each_shoe_only() -> None:
     d = Driver(single_source=True, ruleset=ruleset)
     cards = _deck(4)
     _one_deck_shoe(d)
+    assert (d.table.phase, d.table.next_card()) == ("burning", {"kind": "burn"})
+    d.card(next(cards))  # the burn, before betting opens (logic 9)
+    assert d.table.phase == "betting"
     d.bet(1, "p1")
     d.tick(20)
-    assert d.table.next_card() == {"kind": "burn"}  # the first card once betting closed
     first = _deal_and_stand(d, cards)
     assert len(first["data"]["result"]["burned"]) == 1
     second = _play_round(d, cards)

@@ -222,10 +222,11 @@ def test_burns_count_once() -> None:
     d.shuffle(decks=1)
     d.load()
     d.tick(0.1)
+    assert d.table.next_card() == {"kind": "burn"}  # before betting opens (logic 9)
+    d.card("5H")
     d.bet(1, "p1")
     d.tick(20)
-    assert d.table.next_card() == {"kind": "burn"}
-    ended = _deal_and_stand(d, iter(["5H", *FOUR_CARDS]))
+    ended = _deal_and_stand(d, iter(FOUR_CARDS))
     assert ended["data"]["result"]["burned"] == ["5H"]
     assert d.table.shoe.cards_dealt == 5
     assert ended["data"]["result"]["reshuffle_after_round"] is True

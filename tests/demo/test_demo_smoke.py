@@ -146,6 +146,14 @@ def test_demo_runs_alerts_resolve_and_stops_cleanly(tmp_path: Path) -> None:
             for table in table_ids:
                 rounds = client.get("/api/rounds", params={"table": table}).json()
                 assert rounds and not any(r["single_source"] for r in rounds), table
+            # majority-eu burns a card right before each round's betting opens (seed 004).
+            eu = client.get("/api/rounds", params={"table": "majority-eu"}).json()
+            settled = next(r for r in eu if r["status"] == "settled")
+            record = client.get(f"/api/rounds/{settled['round_id']}").json()
+            kinds = [e["type"] for e in record["events"] if "type" in e]  # round events
+            assert kinds[:3] == ["round_opened", "card_dealt", "betting_opened"], kinds
+            result = next(e for e in record["events"] if e.get("type") == "round_settled")
+            assert len(result["data"]["result"]["burned"]) == 1
 
             screenshot_overview(base, login.group(1), login.group(2), table_ids)
 
