@@ -3,15 +3,28 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import secrets
 import signal
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
+from urllib.parse import urlsplit
 
+import aiomqtt
 import typer
+from pydantic import ValidationError
 
+from studio.bus import MessageBus
+from studio.config.loader import load_config
+from studio.config.models import BrokerSettings, DatabaseSettings
 from studio.demo.run import DemoOptions, run_demo
-from studio.errors import StudioError
+from studio.errors import BusError, StoreError, StudioError
+from studio.store.database import async_url
+
+# Exit status of a demo stopped (Ctrl-C, SIGTERM) while it waited for the broker's first
+# answer: it did not run (a bad option or an unreachable broker is 2, a clean stop 0).
+NOT_STARTED = 1
 
 
 def demo(
@@ -21,7 +34,9 @@ def demo(
     ),
     seed: int = typer.Option(1, "--seed", help="same seed, same shoes and player choices"),
     broker: str | None = typer.Option(
-        None, "--broker", help="mqtt://host:port (default: embedded)"
+        None,
+        "--broker",
+        help="mqtt://HOST[:PORT] or mqtts://HOST[:PORT], reachable at start (default: embedded)",
     ),
     database: str | None = typer.Option(
         None, "--database", help="sqlite:///PATH or postgresql://... (default: var/studio.db)"
@@ -40,10 +55,23 @@ def demo(
     log_level: str = typer.Option("WARNING", "--log-level"),
 ) -> None:
     """Run a live studio on this machine: simulated tables, players, faults and the console."""
+    # Every option is checked before anything starts; a bad one is one line naming it.
     if faults not in ("on", "off"):
-        raise typer.BadParameter("--faults is on or off")
+        _refuse("--faults", f"expected on or off, got {faults!r}")
     if cameras not in ("on", "off"):
-        raise typer.BadParameter("--cameras is on or off")
+        _refuse("--cameras", f"expected on or off, got {cameras!r}")
+    levels = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+    if log_level.upper() not in levels:
+        _refuse("--log-level", f"expected {', '.join(levels)}, got {log_level!r}")
+    external = _broker_option(broker)
+    if database is not None:
+        _check_database(database)
+    try:
+        if external is None and config is not None:
+            external = load_config(config).broker
+    except StudioError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
     logging.basicConfig(
         level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
@@ -62,7 +90,10 @@ def demo(
         port=port,
     )
     try:
-        result = asyncio.run(_main(options))
+        result = asyncio.run(_main(options, external if external and external.url else None))
+    except _NotStarted as exc:
+        typer.echo(str(exc), err=True)
+        raise typer.Exit(NOT_STARTED) from exc
     except StudioError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
@@ -70,12 +101,98 @@ def demo(
     typer.echo(f"\nDemo stopped cleanly. Rounds per table: {rounds}")
 
 
-async def _main(options: DemoOptions) -> dict[str, Any]:
+def _refuse(option: str, reason: str) -> NoReturn:
+    typer.echo(f"error: {option}: {reason}", err=True)
+    raise typer.Exit(2)
+
+
+def _reason(exc: ValidationError) -> str:
+    """The first mistake a model found, as its validator worded it (no pydantic dressing)."""
+    error = exc.errors()[0]
+    cause = error.get("ctx", {}).get("error")
+    return str(cause) if cause is not None else str(error["msg"])
+
+
+def _broker_option(url: str | None) -> BrokerSettings | None:
+    if url is None:
+        return None
+    if "@" in urlsplit(url).netloc:
+        # Never echoed. The demo takes the broker's credentials from a configuration file
+        # only (--broker replaces its whole [broker] table).
+        _refuse(
+            "--broker",
+            "must not hold credentials: give the broker in a --config file instead "
+            "(broker.username there, the password in STUDIO_BROKER__PASSWORD)",
+        )
+    try:
+        return BrokerSettings(url=url)
+    except ValidationError as exc:
+        _refuse("--broker", f"{_reason(exc)} (expected mqtt://HOST[:PORT] or mqtts://HOST[:PORT])")
+
+
+def _check_database(url: str) -> None:
+    try:
+        DatabaseSettings(url=url)
+        async_url(url)  # what the database layer takes: sqlite:///PATH, not sqlite://PATH
+    except ValidationError as exc:
+        _refuse("--database", _reason(exc))
+    except StoreError as exc:
+        _refuse("--database", str(exc))
+
+
+class _NotStarted(StudioError):
+    """Stopped before the demo started (while it waited for the broker)."""
+
+
+async def reach_broker(settings: BrokerSettings, stop: asyncio.Event) -> None:
+    """Connect to the external broker once, as the demo's links will, before starting.
+
+    The links retry a lost broker for ever, by design: a broker that restarts is waited
+    for. One that cannot be reached when the demo starts is a mistake in ``--broker`` (or
+    the configuration), or a broker not running: the demo says so in one line instead of
+    running tables that wait for it, every link logging its retries. The connection has
+    the links' own timeout (5 s for the broker's answer). Raises :class:`BusError`, or
+    :class:`_NotStarted` when ``stop`` is set first.
+    """
+    url = settings.url
+    # The same client, TLS and credentials as the demo's links; its own client id.
+    client = MessageBus(settings, f"demo-probe-{secrets.token_hex(4)}")._make_client()
+
+    async def connect() -> None:
+        async with client:
+            pass
+
+    attempt = asyncio.create_task(connect(), name="demo:reach-broker")
+    stopped = asyncio.create_task(stop.wait(), name="demo:stop-while-connecting")
+    try:
+        await asyncio.wait((attempt, stopped), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stopped.cancel()
+        if not attempt.done():
+            attempt.cancel()
+            with contextlib.suppress(asyncio.CancelledError, aiomqtt.MqttError):
+                await attempt
+    if attempt.cancelled():
+        raise _NotStarted(
+            f"stopped before the MQTT broker at {url} answered: the demo did not start"
+        )
+    error = attempt.exception()
+    if isinstance(error, aiomqtt.MqttError):
+        raise BusError(
+            f"cannot reach the MQTT broker at {url} ({error}): the demo did not start"
+        ) from error
+    if error is not None:
+        raise error
+
+
+async def _main(options: DemoOptions, external: BrokerSettings | None) -> dict[str, Any]:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     try:
+        if external is not None:
+            await reach_broker(external, stop)
         return await run_demo(options, stop)
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):
