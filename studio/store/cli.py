@@ -18,7 +18,7 @@ import typer
 import studio
 from studio.config.loader import load_config
 from studio.errors import StoreError, StudioError
-from studio.store.database import Database
+from studio.store.database import Database, async_url, sqlite_file
 from studio.store.eventlog import ChainReport, EventLog, admin_events, parse_head
 from studio.store.rounds import IndexReport, check_index
 
@@ -309,6 +309,7 @@ def verify(
                 raise StoreError("--anchor-file holds the expected heads: not with --expect-*")
             expect, expect_admin = read_anchors(anchor_file)
         url = database or load_config(config).database.url
+        require_database(url)
         *reports, index = asyncio.run(verify_chains(url, expect, expect_admin))
     except StudioError as exc:
         typer.echo(f"error: {exc}", err=True)
@@ -343,6 +344,18 @@ def verify(
         except OSError as exc:
             typer.echo(f"error: cannot write {anchor_file}: {exc.strerror or exc}", err=True)
             raise typer.Exit(2) from exc
+
+
+def require_database(url: str) -> None:
+    """Refuse a SQLite database that is not there: opening it would create it (and its
+    directories), and its empty chains would pass the audit."""
+    path = sqlite_file(url)
+    if path is None:
+        if async_url(url).startswith("sqlite"):
+            raise StoreError("an in-memory database holds no log: nothing to verify")
+        return
+    if not path.exists():
+        raise StoreError(f"no database at {path}: nothing to verify")
 
 
 _ANCHOR_NAMES = ("event_log", "admin_log")

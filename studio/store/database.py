@@ -59,6 +59,16 @@ def async_url(url: str) -> str:
     )
 
 
+def sqlite_file(url: str) -> Path | None:
+    """The file a SQLite URL names, as SQLite opens it (a relative path is from the working
+    directory); None for PostgreSQL and for an in-memory database. Raises
+    :class:`StoreError` for a URL :func:`async_url` does not take."""
+    target = make_url(async_url(url))
+    if target.get_backend_name() != "sqlite" or target.database in (None, "", ":memory:"):
+        return None
+    return Path(target.database)
+
+
 class Database:
     """An async engine plus the schema; ``schema`` isolates a PostgreSQL namespace (tests)."""
 
