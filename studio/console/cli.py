@@ -8,15 +8,22 @@ import os
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import NoReturn, TypeVar
 
 import typer
 
 from studio.config.loader import load_config
 from studio.console.auth import ConsoleSettings, SessionStore
-from studio.console.users import Role, User, UserStore
+from studio.console.users import (
+    Role,
+    User,
+    UserError,
+    UserStore,
+    check_password,
+    check_username,
+)
 from studio.errors import StudioError
-from studio.store.database import Database
+from studio.store.database import Database, sqlite_file
 
 users_app = typer.Typer(
     help="Console users: roles viewer < dealer < manager < admin.", no_args_is_help=True
@@ -28,17 +35,35 @@ ConfigOption = typer.Option(None, "--config", "-c", help="configuration file")
 DatabaseOption = typer.Option(None, "--database", help="database URL (overrides the config)")
 
 
-def _run(config: Path | None, database: str | None, work: Callable[[UserStore], Awaitable[T]]) -> T:
+def _run(
+    config: Path | None,
+    database: str | None,
+    work: Callable[[UserStore], Awaitable[T]],
+    *,
+    existing: bool = False,
+) -> T:
+    """Run ``work`` on the users of the configured database. ``existing``: refuse a SQLite
+    database that is not there, rather than create it (and its directories) for a command
+    that can only fail on an empty one."""
+
     async def main() -> T:
         url = database or load_config(config).database.url
+        if existing:
+            path = sqlite_file(url)
+            if path is not None and not path.exists():
+                raise StudioError(f"no database at {path}: no users to change")
         async with Database(url) as db:
             return await work(UserStore(db))
 
     try:
         return asyncio.run(main())
     except StudioError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from exc
+        _fail(exc)
+
+
+def _fail(exc: StudioError) -> NoReturn:
+    typer.echo(f"error: {exc}", err=True)
+    raise typer.Exit(2) from exc
 
 
 def _shell_actor() -> str:
@@ -50,10 +75,30 @@ def _shell_actor() -> str:
     return f"shell:{name}"
 
 
+def _stdin_is_terminal() -> bool:
+    return sys.stdin.isatty()
+
+
 def _read_password(from_stdin: bool) -> str:
+    """The password from stdin, or prompted for twice on the terminal. Refused before the
+    database is opened: not a valid password, or no terminal to prompt on (the prompt fell
+    back to reading stdin, echoed, with a warning; an empty stdin was "Aborted.")."""
     if from_stdin:
-        return sys.stdin.readline().rstrip("\r\n")
-    return str(typer.prompt("Password", hide_input=True, confirmation_prompt=True))
+        password = sys.stdin.readline().rstrip("\r\n")
+    elif not _stdin_is_terminal():
+        _fail(
+            UserError(
+                "stdin is not a terminal, so the password cannot be prompted for: "
+                "give it on stdin with --password-stdin"
+            )
+        )
+    else:
+        password = str(typer.prompt("Password", hide_input=True, confirmation_prompt=True))
+    try:
+        check_password(password)
+    except StudioError as exc:
+        _fail(exc)
+    return password
 
 
 def _describe(user: User) -> str:
@@ -74,12 +119,15 @@ def add(
     config: Path | None = ConfigOption,
     database: str | None = DatabaseOption,
 ) -> None:
-    """Add a user (the first one is usually --role admin). Prompts for the password."""
+    """Add a user (the first one is usually --role admin). Prompts for the password on a
+    terminal; without one, give it with --password-stdin."""
+    # Everything that needs no database is checked first: a refused add leaves no database
+    # (nor its directories) behind. A successful one creates them (the first admin).
     try:
         level = Role.parse(role)
+        check_username(username)
     except StudioError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from exc
+        _fail(exc)
     password = _read_password(password_stdin)
     user = _run(
         config, database, lambda store: store.add(username, password, level, by=_shell_actor())
@@ -106,7 +154,12 @@ def set_role(
     database: str | None = DatabaseOption,
 ) -> None:
     """Change a user's role."""
-    user = _run(config, database, lambda store: store.set_role(username, role, by=_shell_actor()))
+    user = _run(
+        config,
+        database,
+        lambda store: store.set_role(username, role, by=_shell_actor()),
+        existing=True,
+    )
     typer.echo(f"{user.username} is now {user.role.label}")
 
 
@@ -119,7 +172,8 @@ def passwd(
     config: Path | None = ConfigOption,
     database: str | None = DatabaseOption,
 ) -> None:
-    """Set a new password (also clears a lockout)."""
+    """Set a new password (also clears a lockout). Prompts for it on a terminal; without
+    one, give it with --password-stdin."""
     password = _read_password(password_stdin)
 
     async def work(store: UserStore) -> tuple[User, int]:
@@ -127,7 +181,7 @@ def passwd(
         ended = await SessionStore(store.db, ConsoleSettings()).revoke_user(user.id)
         return user, ended
 
-    user, ended = _run(config, database, work)
+    user, ended = _run(config, database, work, existing=True)
     typer.echo(f"password of {user.username} changed; {ended} open session(s) ended")
 
 
@@ -136,7 +190,9 @@ def unlock(
     username: str, config: Path | None = ConfigOption, database: str | None = DatabaseOption
 ) -> None:
     """Lift a lockout after repeated failed logins."""
-    user = _run(config, database, lambda store: store.unlock(username, by=_shell_actor()))
+    user = _run(
+        config, database, lambda store: store.unlock(username, by=_shell_actor()), existing=True
+    )
     typer.echo(f"{user.username} unlocked")
 
 
@@ -146,7 +202,10 @@ def disable(
 ) -> None:
     """Stop a user from logging in (their open sessions end at their next request)."""
     user = _run(
-        config, database, lambda store: store.set_active(username, False, by=_shell_actor())
+        config,
+        database,
+        lambda store: store.set_active(username, False, by=_shell_actor()),
+        existing=True,
     )
     typer.echo(f"{user.username} disabled")
 
@@ -156,7 +215,12 @@ def enable(
     username: str, config: Path | None = ConfigOption, database: str | None = DatabaseOption
 ) -> None:
     """Let a disabled user log in again."""
-    user = _run(config, database, lambda store: store.set_active(username, True, by=_shell_actor()))
+    user = _run(
+        config,
+        database,
+        lambda store: store.set_active(username, True, by=_shell_actor()),
+        existing=True,
+    )
     typer.echo(f"{user.username} enabled")
 
 

@@ -6,9 +6,11 @@ import asyncio
 import getpass
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from studio.cli import app
+from studio.console import cli as console_cli
 from studio.console.auth import ConsoleSettings, SessionStore
 from studio.console.users import Role, UserStore
 from studio.store import Database
@@ -41,7 +43,11 @@ def test_add_first_admin_from_stdin_then_list_and_log_in(tmp_path: Path) -> None
     assert changes == [{"user": "chief", "by": f"shell:{getpass.getuser()}", "role": "admin"}]
 
 
-def test_add_prompts_twice_and_reads_the_config_file(tmp_path: Path) -> None:
+def test_add_prompts_twice_and_reads_the_config_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The runner's stdin stands for the terminal (without one, add asks for --password-stdin).
+    monkeypatch.setattr(console_cli, "_stdin_is_terminal", lambda: True)
     config = tmp_path / "studio.toml"
     config.write_text(f'[database]\nurl = "sqlite:///{tmp_path}/from-config.db"\n')
     result = runner.invoke(
