@@ -74,6 +74,10 @@ SCALE_MIN_OF_TEMPLATES: Final = 1.0
 # whose index corner reads this much better in the overlap is the one on top.
 OVERLAP_MIN: Final = 0.02
 STACK_MARGIN: Final = 0.1
+# A card's index corner in an overlap that does not read as the card (no index there, or
+# another one) while its other corner reads as it surely: that corner is covered, and the
+# other card lies on top (see Recogniser.stacking).
+COVERED: Final = -2.0
 # A card's outline is a step from paper down to what it lies on. Along its sides, this
 # share of points at least must be this much whiter (whiteness, see detect.whiteness) just
 # inside than just outside (3 % of the card's diagonal either side). A glare spot fades out
@@ -726,6 +730,10 @@ class Recogniser:
                 stack.above[j].add(i)
             elif sj is not None and sj > 0 and sj > (si or -1.0) + STACK_MARGIN:
                 stack.above[i].add(j)
+            elif (si == COVERED) != (sj == COVERED):
+                # The top card's own corner in the overlap may not read (its other corner
+                # under a third card, or too small), but the covered one shows it is covered.
+                stack.above[i if si == COVERED else j].add(j if si == COVERED else i)
             else:
                 stack.above[i].add(j)
                 stack.above[j].add(i)
@@ -768,6 +776,9 @@ class Recogniser:
             return -1.0  # both corners in the overlap: nothing to compare
         reads = corners()
         read_in, read_out = reads if inside[0] else reads[::-1]
+        if read_out is not None and read_out.rank.confidence >= self.threshold:
+            if read_in is None or read_in.code != read_out.code:
+                return COVERED
         if read_in is None or read_out is None or read_in.code != read_out.code:
             return -1.0
         # The rank's confidence: one small suit pip alone is never confident (see
