@@ -97,8 +97,10 @@ _CARD_FIELDS = frozenset({"card", "applied", "discarded", "to"})
 # 9: a round that burns a card (``shoe.burn``) opens with the burn, in phase ``burning``, and
 # betting opens once the burn card is out (seed 004: "right before the betting round starts");
 # up to 8 the round opened for bets, a card drawn then was refused as drawn before bets
-# closed, and the burn was asked for after betting, before the first card of the deal.
-LOGIC: Final = 9
+# closed, and the burn was asked for after betting, before the first card of the deal;
+# 10: a shoe card naming another shoe than the one loaded is held by an ``integrity`` alert
+# (up to 9 its ``shoe`` was not read, and a card of another shoe was dealt).
+LOGIC: Final = 10
 FIRST_LOGIC: Final = 1
 # The phases of a round in progress: its burn card (logic 9), its bets, its cards.
 ROUND_PHASES: Final = ("burning", "betting", "dealing")
@@ -999,6 +1001,17 @@ class TableController:
             )
             return
         secret = self._hole_secret(self.next_card(), card.card, card.serial, source)
+        loaded = self.shoe.shoe_id
+        if self.logic >= 10 and loaded is not None and card.shoe != loaded:
+            self._alert(
+                AlertCode.INTEGRITY,
+                f"{card.card} read from shoe {card.shoe!r}, but shoe {loaded!r} is in play",
+                [{"source": "shoe", **inp.data}, {"shoe": self.shoe.snapshot()}],
+                allowed=[Resolution.ACCEPT, Resolution.VOID, Resolution.CANCEL],
+                subject=held,
+                secret=secret,
+            )
+            return
         if self.paused:
             self._alert(
                 AlertCode.UNEXPECTED_CARD,

@@ -138,7 +138,13 @@ def generate(rounds: int, seed: int) -> tuple[list[dict[str, Any]], dict[str, An
             position["i"] += 1
             feed(
                 "shoe.card",
-                {"device": "shoe", "seq": seq("shoe"), "ts": ts(), "card": code, "shoe": "S"},
+                {
+                    "device": "shoe",
+                    "seq": seq("shoe"),
+                    "ts": ts(),
+                    "card": code,
+                    "shoe": table.shoe.shoe_id or "S",  # tagged with its load
+                },
             )
             target = prompt.target or {}
             if target.get("kind") != "burn":

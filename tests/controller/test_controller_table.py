@@ -95,7 +95,7 @@ class Driver:
                 "seq": self.device("shoe"),
                 "ts": self.ts(),
                 "card": code,
-                "shoe": "S1",
+                "shoe": self.table.shoe.shoe_id or "S1",  # tagged with the load, as a shoe does
                 "serial": serial,
             },
         )
