@@ -206,7 +206,9 @@ def test_a_stream_that_stays_stalled_keeps_one_thread_across_reconnects(
         source.read_blocks.clear()
         source.release.set()  # the stalled read returns (OpenCV's read timeout)
         await _until(lambda: out.availability[-1:] == [True])
-        assert source.opens == opens + 1
+        # Opened again (more than once on a loaded machine, where a 50 ms frame timeout
+        # lapses and reconnects), never beside a reader still running.
+        assert source.opens > opens
         assert _threads_of(source) == 1
 
     _run_camera(service, body, cleanup=source.release.set)
