@@ -99,8 +99,10 @@ _CARD_FIELDS = frozenset({"card", "applied", "discarded", "to"})
 # up to 8 the round opened for bets, a card drawn then was refused as drawn before bets
 # closed, and the burn was asked for after betting, before the first card of the deal;
 # 10: a shoe card naming another shoe than the one loaded is held by an ``integrity`` alert
-# (up to 9 its ``shoe`` was not read, and a card of another shoe was dealt).
-LOGIC: Final = 10
+# (up to 9 its ``shoe`` was not read, and a card of another shoe was dealt); 11: the betting
+# window stops while the round is paused and runs on for what was left of it on resume (up
+# to 10 bets closed on time during a pause).
+LOGIC: Final = 11
 FIRST_LOGIC: Final = 1
 # The phases of a round in progress: its burn card (logic 9), its bets, its cards.
 ROUND_PHASES: Final = ("burning", "betting", "dealing")
@@ -170,6 +172,8 @@ class TableController:
     ops: list[RoundOp] = field(default_factory=list)
     cards: list[_DealtCard] = field(default_factory=list)
     betting_deadline: datetime | None = None
+    # What was left of the betting window when the round paused during betting (logic 11).
+    betting_left: timedelta | None = None
     decision_deadline: datetime | None = None
     next_round_at: datetime | None = None
     shuffle_verified: bool = False
@@ -220,9 +224,22 @@ class TableController:
         if handler is None:
             raise StudioError(f"unknown input kind {inp.kind!r}")
         handler(inp)
+        self._hold_betting_while_paused()
         self._advance()
         self._publish_state()
         return self._out
+
+    def _hold_betting_while_paused(self) -> None:
+        """Logic 11: timers stop while the round is paused, the betting window too (up to
+        logic 10 bets closed on time during a pause, the manager still looking)."""
+        if self.logic < 11 or self.phase != "betting":
+            self.betting_left = None
+        elif self.paused and self.betting_deadline is not None:
+            self.betting_left = max(self.betting_deadline - self.now, timedelta(0))
+            self.betting_deadline = None
+        elif not self.paused and self.betting_left is not None:
+            self.betting_deadline = self.now + self.betting_left
+            self.betting_left = None
 
     @property
     def engine_logic(self) -> int:
