@@ -1019,21 +1019,18 @@ class TableController:
             return
         secret = self._hole_secret(self.next_card(), card.card, card.serial, source)
         loaded = self.shoe.shoe_id
+        evidence: list[dict[str, Any]] = [{"source": "shoe", **inp.data}]
+        hold: tuple[AlertCode, str] | None = None
         if self.logic >= 10 and loaded is not None and card.shoe != loaded:
+            other = f"read from shoe {card.shoe!r}, but shoe {loaded!r} is in play"
+            hold = (AlertCode.INTEGRITY, f"{card.card} {other}")
+            evidence.append({"shoe": self.shoe.snapshot()})
+        elif self.paused:
+            hold = (AlertCode.UNEXPECTED_CARD, f"{card.card} drawn while the round is paused")
+        if hold is not None:  # held for a manager, who may accept it as read
             self._alert(
-                AlertCode.INTEGRITY,
-                f"{card.card} read from shoe {card.shoe!r}, but shoe {loaded!r} is in play",
-                [{"source": "shoe", **inp.data}, {"shoe": self.shoe.snapshot()}],
-                allowed=[Resolution.ACCEPT, Resolution.VOID, Resolution.CANCEL],
-                subject=held,
-                secret=secret,
-            )
-            return
-        if self.paused:
-            self._alert(
-                AlertCode.UNEXPECTED_CARD,
-                f"{card.card} drawn while the round is paused",
-                [{"source": "shoe", **inp.data}],
+                *hold,
+                evidence,
                 allowed=[Resolution.ACCEPT, Resolution.VOID, Resolution.CANCEL],
                 subject=held,
                 secret=secret,

@@ -11,14 +11,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_config_operator_mistakes import BROKER, TABLE, check
 from typer.testing import CliRunner
 
 from studio.cli import app
 from studio.config import load_config
 from studio.errors import ConfigError
 
-TABLE = '[[tables]]\nid = "bj-1"\n'
-BROKER = '[broker]\nurl = "mqtt://127.0.0.1:1883"\n'
 CAMERA = '[[tables.devices]]\nid = "cam-1"\nkind = "camera"\n'
 
 
@@ -26,12 +25,6 @@ def write_bytes(tmp_path: Path, data: bytes, name: str = "studio.toml") -> Path:
     path = tmp_path / name
     path.write_bytes(data)
     return path
-
-
-def check(path: Path, env: dict[str, str] | None = None) -> tuple[int, str]:
-    result = CliRunner().invoke(app, ["config", "check", str(path)], env=env)
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
-    return result.exit_code, result.output
 
 
 # -- 1. a file that is not UTF-8 ----------------------------------------------------------

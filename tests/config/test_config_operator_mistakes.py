@@ -27,6 +27,7 @@ def write(tmp_path: Path, text: str, name: str = "studio.toml") -> Path:
 
 def check(path: Path, env: dict[str, str] | None = None) -> tuple[int, str]:
     result = CliRunner().invoke(app, ["config", "check", str(path)], env=env)
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
     return result.exit_code, result.output
 
 
