@@ -307,6 +307,16 @@ class MessageBus:
         with contextlib.suppress(aiomqtt.MqttError):
             await client.unsubscribe(topic_filter)
 
+    async def probe(self) -> None:
+        """Connect once, with these settings (TLS, credentials), and disconnect: no retry.
+        For a command that must not start against a broker it cannot reach (the demo);
+        a running bus waits for its broker instead. Raises :class:`BusError`."""
+        try:
+            async with self._make_client():
+                pass
+        except aiomqtt.MqttError as exc:
+            raise BusError(f"cannot reach the MQTT broker at {self.settings.url} ({exc})") from exc
+
     # -- the connection loop -------------------------------------------------------
     def _make_client(self) -> aiomqtt.Client:
         settings = self.settings

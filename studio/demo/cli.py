@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any, NoReturn
 from urllib.parse import urlsplit
 
-import aiomqtt
 import typer
 from pydantic import ValidationError
 
@@ -156,13 +155,8 @@ async def reach_broker(settings: BrokerSettings, stop: asyncio.Event) -> None:
     """
     url = settings.url
     # The same client, TLS and credentials as the demo's links; its own client id.
-    client = MessageBus(settings, f"demo-probe-{secrets.token_hex(4)}")._make_client()
-
-    async def connect() -> None:
-        async with client:
-            pass
-
-    attempt = asyncio.create_task(connect(), name="demo:reach-broker")
+    probe = MessageBus(settings, f"demo-probe-{secrets.token_hex(4)}").probe()
+    attempt = asyncio.create_task(probe, name="demo:reach-broker")
     stopped = asyncio.create_task(stop.wait(), name="demo:stop-while-connecting")
     try:
         await asyncio.wait((attempt, stopped), return_when=asyncio.FIRST_COMPLETED)
@@ -170,17 +164,15 @@ async def reach_broker(settings: BrokerSettings, stop: asyncio.Event) -> None:
         stopped.cancel()
         if not attempt.done():
             attempt.cancel()
-            with contextlib.suppress(asyncio.CancelledError, aiomqtt.MqttError):
+            with contextlib.suppress(asyncio.CancelledError, BusError):
                 await attempt
     if attempt.cancelled():
         raise _NotStarted(
             f"stopped before the MQTT broker at {url} answered: the demo did not start"
         )
     error = attempt.exception()
-    if isinstance(error, aiomqtt.MqttError):
-        raise BusError(
-            f"cannot reach the MQTT broker at {url} ({error}): the demo did not start"
-        ) from error
+    if isinstance(error, BusError):
+        raise BusError(f"{error}: the demo did not start") from error
     if error is not None:
         raise error
 

@@ -4,11 +4,14 @@ import asyncio
 import contextlib
 from datetime import UTC, datetime
 
+import pytest
+
 from studio.backoff import Backoff
 from studio.bus import MessageBus
 from studio.bus.embedded import free_port
 from studio.config import BrokerSettings
 from studio.contract import Availability, ShoeCard, Topics
+from studio.errors import BusError
 
 
 def card(seq: int, code: str = "QH") -> ShoeCard:
@@ -197,3 +200,10 @@ async def test_a_stopped_bus_still_delivers_what_it_had_queued(
             assert acked == list(range(1, 21))
             got = [(await asyncio.wait_for(sub.get(), 10)).payload.seq for _ in range(20)]
     assert sorted(got) == list(range(1, 21))
+
+
+async def test_probe_connects_once_or_says_why_not(broker: BrokerSettings) -> None:
+    await MessageBus(broker, "probe").probe()  # there: returns
+    nobody = BrokerSettings(url=f"mqtt://127.0.0.1:{free_port()}")
+    with pytest.raises(BusError, match=rf"^cannot reach the MQTT broker at {nobody.url} \("):
+        await MessageBus(nobody, "probe").probe()
