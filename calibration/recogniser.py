@@ -776,9 +776,12 @@ class Recogniser:
             return -1.0  # both corners in the overlap: nothing to compare
         reads = corners()
         read_in, read_out = reads if inside[0] else reads[::-1]
-        if read_out is not None and read_out.rank.confidence >= self.threshold:
-            if read_in is None or read_in.code != read_out.code:
-                return COVERED
+        if (
+            read_out is not None
+            and read_out.rank.confidence >= self.threshold
+            and (read_in is None or read_in.code != read_out.code)
+        ):
+            return COVERED  # the other corner reads surely, this one not as it: covered
         if read_in is None or read_out is None or read_in.code != read_out.code:
             return -1.0
         # The rank's confidence: one small suit pip alone is never confident (see
