@@ -52,6 +52,7 @@ from drivers.codecs.sdl1_shoe import (
     TamperCleared,
 )
 from studio.cards import parse_card
+from studio.contract import UNKNOWN_SHOE
 from studio.errors import CardCodeError, ProtocolError
 
 STX, ETX = 0x02, 0x03
@@ -79,7 +80,7 @@ class AcmeStxShoeCodec(Codec):
         super().__init__(host_id)
         self.clock = clock
         self.device = "acme"
-        self.shoe = "unknown"
+        self.shoe = UNKNOWN_SHOE  # card frames carry none: the last S frame's, once one came
         self._buf = bytearray()
         # In the rest of a frame already reported as too_long: 1 = up to its ETX, 2 = its LRC.
         self._skip = 0

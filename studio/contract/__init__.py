@@ -6,6 +6,7 @@ producers only ever emit what the models declare.
 """
 
 from studio.contract.messages import (
+    UNKNOWN_SHOE,
     Availability,
     CameraCard,
     DeviceEvent,
@@ -26,6 +27,7 @@ from studio.contract.rounds import (
 from studio.contract.topics import Topics
 
 __all__ = [
+    "UNKNOWN_SHOE",
     "AlertMessage",
     "Availability",
     "CameraCard",

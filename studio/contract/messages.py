@@ -41,6 +41,11 @@ class SourceEvent(Payload):
         return value.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+# A card's ``shoe`` when its driver has not seen the load (a protocol whose card frames carry
+# no shoe id, a driver started mid-shoe): no claim, so the controller does not check it.
+UNKNOWN_SHOE = "unknown"
+
+
 class ShoeCard(SourceEvent):
     """``studio/v1/tables/{table}/shoe/cards``: a card drawn from the shoe."""
 

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ValidationError
 from studio.cards import parse_card
 from studio.config.models import TableSettings
 from studio.contract import (
+    UNKNOWN_SHOE,
     CameraCard,
     DealerPrompt,
     DeviceEvent,
@@ -99,7 +100,8 @@ _CARD_FIELDS = frozenset({"card", "applied", "discarded", "to"})
 # up to 8 the round opened for bets, a card drawn then was refused as drawn before bets
 # closed, and the burn was asked for after betting, before the first card of the deal;
 # 10: a shoe card naming another shoe than the one loaded is held by an ``integrity`` alert
-# (up to 9 its ``shoe`` was not read, and a card of another shoe was dealt); 11: the betting
+# (up to 9 its ``shoe`` was not read, and a card of another shoe was dealt; ``unknown``, a
+# driver's "not seen the load", is not checked); 11: the betting
 # window stops while the round is paused and runs on for what was left of it on resume (up
 # to 10 bets closed on time during a pause).
 LOGIC: Final = 11
@@ -1021,7 +1023,7 @@ class TableController:
         loaded = self.shoe.shoe_id
         evidence: list[dict[str, Any]] = [{"source": "shoe", **inp.data}]
         hold: tuple[AlertCode, str] | None = None
-        if self.logic >= 10 and loaded is not None and card.shoe != loaded:
+        if self.logic >= 10 and loaded is not None and card.shoe not in (loaded, UNKNOWN_SHOE):
             other = f"read from shoe {card.shoe!r}, but shoe {loaded!r} is in play"
             hold = (AlertCode.INTEGRITY, f"{card.card} {other}")
             evidence.append({"shoe": self.shoe.snapshot()})

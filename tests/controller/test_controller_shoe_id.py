@@ -4,12 +4,15 @@ docs/protocol.md: a `ShoeCard`'s `shoe` is "the shoe (load) id, as in `shoe_load
 to logic 9 the controller never read it: a card tagged with another shoe's id (a shoe
 swapped without a load, a scanner that missed the load, another table's shoe) was dealt
 without a word. Now it is held by an `integrity` alert, which pauses the round; a manager
-accepts it (dealt as read), voids it (the dealer deals another) or cancels the round.
+accepts it (dealt as read), voids it (the dealer deals another) or cancels the round. A
+card whose driver has not seen the load says so (`unknown`) and is not checked.
 """
 
 from __future__ import annotations
 
 from test_controller_table import Driver, start_round
+
+from studio.contract import UNKNOWN_SHOE
 
 
 def _card_of_shoe(d: Driver, code: str, shoe: str) -> None:
@@ -66,4 +69,12 @@ def test_a_logic_9_run_dealt_it_as_it_was_played() -> None:
     d = _dealing()
     d.table.logic = 9  # the logic a replay runs for a run logged with it
     _card_of_shoe(d, "TH", "S0")
+    assert d.alerts == [] and [c.code for c in d.table.cards] == ["TH"]
+
+
+def test_a_card_whose_driver_has_not_seen_the_load_is_not_checked() -> None:
+    # An ACME-STX shoe's card frames carry no shoe id: a driver started mid-shoe tags its
+    # cards `unknown` until the next load (found by review: every card held, one by one).
+    d = _dealing()
+    _card_of_shoe(d, "TH", UNKNOWN_SHOE)
     assert d.alerts == [] and [c.code for c in d.table.cards] == ["TH"]
