@@ -102,8 +102,8 @@ _CARD_FIELDS = frozenset({"card", "applied", "discarded", "to"})
 # 10: a shoe card naming another shoe than the one loaded is held by an ``integrity`` alert
 # (up to 9 its ``shoe`` was not read, and a card of another shoe was dealt; ``unknown``, a
 # driver's "not seen the load", is not checked); 11: the betting
-# window stops while the round is paused and runs on for what was left of it on resume (up
-# to 10 bets closed on time during a pause).
+# window stops while the round is paused, and bets wait, and runs on for what was left of it
+# on resume (up to 10 bets were taken and closed on time during a pause).
 LOGIC: Final = 11
 FIRST_LOGIC: Final = 1
 # The phases of a round in progress: its burn card (logic 9), its bets, its cards.
@@ -1023,7 +1023,8 @@ class TableController:
         loaded = self.shoe.shoe_id
         evidence: list[dict[str, Any]] = [{"source": "shoe", **inp.data}]
         hold: tuple[AlertCode, str] | None = None
-        if self.logic >= 10 and loaded is not None and card.shoe not in (loaded, UNKNOWN_SHOE):
+        in_round = self.phase in ROUND_PHASES  # else nothing is due: an unexpected card
+        if self.logic >= 10 and in_round and card.shoe not in (loaded, UNKNOWN_SHOE):
             other = f"read from shoe {card.shoe!r}, but shoe {loaded!r} is in play"
             hold = (AlertCode.INTEGRITY, f"{card.card} {other}")
             evidence.append({"shoe": self.shoe.snapshot()})
@@ -1302,6 +1303,8 @@ class TableController:
                 raise CommandRejected("betting opens once the burn card is out")
             if self.phase != "betting":
                 raise CommandRejected(f"bets are closed (phase {self.phase})")
+            if self.paused and self.logic >= 11:  # its window waits too
+                raise CommandRejected("the round is paused")
         elif self.phase != "dealing":
             raise CommandRejected(f"no decision is possible in phase {self.phase}")
         elif self.paused:

@@ -56,3 +56,20 @@ def test_a_logic_10_run_closed_bets_on_time_as_it_was_played() -> None:
     d.manager(verb="pause", reason="supervisor check")
     d.tick(window)
     assert d.table.phase == "dealing"
+
+
+def test_bets_wait_while_the_round_is_paused() -> None:
+    d, _ = _betting()
+    d.manager(verb="pause", reason="supervisor check")
+    d.bet(2, "p2", cid="while-paused")
+    assert d.rejected("while-paused") == "the round is paused"
+    d.manager(verb="resume", reason="checked")
+    d.bet(2, "p2", cid="after")
+    assert "command_accepted" in d.types()[-3:]
+
+
+def test_a_logic_10_run_took_bets_while_paused() -> None:
+    d, _ = _betting(logic=10)
+    d.manager(verb="pause", reason="supervisor check")
+    d.bet(2, "p2", cid="while-paused")
+    assert not any(e["type"] == "command_rejected" for e in d.events)

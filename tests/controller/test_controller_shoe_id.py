@@ -78,3 +78,24 @@ def test_a_card_whose_driver_has_not_seen_the_load_is_not_checked() -> None:
     d = _dealing()
     _card_of_shoe(d, "TH", UNKNOWN_SHOE)
     assert d.alerts == [] and [c.code for c in d.table.cards] == ["TH"]
+
+
+def _next_shoes_card_between_rounds(logic: int | None = None) -> list[str]:
+    d = Driver(single_source=True)
+    if logic is not None:
+        d.table.logic = logic
+    d.shuffle()
+    d.load()
+    d.tick(0.1)
+    d.manager(verb="cancel_round", reason="table closing")
+    d.manager(verb="shoe_change", reason="new shoe")  # no round in progress: at once
+    assert d.table.phase == "shoe_change"
+    _card_of_shoe(d, "TH", "S2")  # the next shoe's, before its load: nothing is due
+    return [a["code"] for a in d.alerts]
+
+
+def test_between_rounds_a_card_of_the_next_shoe_is_not_taken_for_a_foreign_one() -> None:
+    # Not "S1 is in play" (S1 is out of play): nothing is due, as before logic 10.
+    assert _next_shoes_card_between_rounds() == _next_shoes_card_between_rounds(logic=9)
+    assert len(_next_shoes_card_between_rounds()) == 1
+    assert "integrity" not in _next_shoes_card_between_rounds()
