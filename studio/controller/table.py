@@ -101,9 +101,9 @@ _CARD_FIELDS = frozenset({"card", "applied", "discarded", "to"})
 # closed, and the burn was asked for after betting, before the first card of the deal;
 # 10: a shoe card naming another shoe than the one loaded is held by an ``integrity`` alert
 # (up to 9 its ``shoe`` was not read, and a card of another shoe was dealt; ``unknown``, a
-# driver's "not seen the load", is not checked); 11: the betting
-# window stops while the round is paused, and bets wait, and runs on for what was left of it
-# on resume (up to 10 bets were taken and closed on time during a pause).
+# driver's "not seen the load", is not checked); 11: while the round is paused bets wait and
+# the betting window stops, running on for what was left of it on resume (up to 10 bets were
+# taken, and closed on time, during a pause).
 LOGIC: Final = 11
 FIRST_LOGIC: Final = 1
 # The phases of a round in progress: its burn card (logic 9), its bets, its cards.
@@ -233,7 +233,8 @@ class TableController:
 
     def _hold_betting_while_paused(self) -> None:
         """Logic 11: timers stop while the round is paused, the betting window too (up to
-        logic 10 bets closed on time during a pause, the manager still looking)."""
+        logic 10 bets closed on time during a pause, the manager still looking); bets wait
+        meanwhile (:meth:`_apply_command`)."""
         if self.logic < 11 or self.phase != "betting":
             self.betting_left = None
         elif self.paused and self.betting_deadline is not None:
