@@ -68,6 +68,25 @@ def missing_ports(config: StudioConfig) -> list[str]:
     ]
 
 
+def incomplete_cameras(config: StudioConfig) -> list[str]:
+    """A mistake for each camera that `studio camera run` refuses whatever its files: no
+    ``source``, no ``table`` calibration, or nothing to identify cards with (no ``deck``
+    profile and ``barcodes = "off"``). Like a missing port, the model allows it."""
+    mistakes = []
+    for t, table in enumerate(config.tables):
+        for d, device in enumerate(table.devices):
+            if device.kind != "camera":
+                continue
+            options, where = device.camera, f"tables[{t}].devices[{d}].options"
+            if options.source is None:
+                mistakes.append(f"{where}.source: a camera needs one (0, a file, a URL)")
+            if options.table is None:
+                mistakes.append(f"{where}.table: a camera needs its table calibration")
+            if options.deck is None and options.barcodes == "off":
+                mistakes.append(f"{where}: nothing to identify cards with: give deck or barcodes")
+    return mistakes
+
+
 def unstable_ports(config: StudioConfig) -> list[str]:
     """A warning for each serial device that only its port tells apart: no ``wire_id`` and a
     port a reboot may renumber (``/dev/ttyUSB0``), so table A's driver could open table B's
@@ -179,7 +198,11 @@ def check(file: Path = typer.Argument(..., help="TOML configuration file")) -> N
     except ConfigError as exc:
         typer.echo(str(exc), err=True)
         raise typer.Exit(2) from exc
-    mistakes = missing_ports(config) + missing_files(config, file.parent)
+    mistakes = [
+        *missing_ports(config),
+        *incomplete_cameras(config),
+        *missing_files(config, file.parent),
+    ]
     if mistakes:
         typer.echo("\n".join(f"{file}: {mistake}" for mistake in mistakes), err=True)
         raise typer.Exit(2)

@@ -148,8 +148,10 @@ def test_a_malformed_device_port_is_caught_by_the_check(
 def test_a_serial_device_without_a_port_is_refused_by_the_check(tmp_path: Path) -> None:
     devices = (
         '[[tables.devices]]\nid = "shoe-1"\nkind = "shoe"\n'
-        '[[tables.devices]]\nid = "cam-1"\nkind = "camera"\noptions = { source = "0" }\n'
+        '[[tables.devices]]\nid = "cam-1"\nkind = "camera"\n'
+        'options = { source = "0", table = "table.json" }\n'
     )
+    (tmp_path / "table.json").write_text("{}")  # read by camera run, only found by the check
     code, output = check(write(tmp_path, BROKER + TABLE + devices))
     assert code == 2, output
     assert "tables[0].devices[0]: a shoe needs a port" in output
@@ -175,3 +177,13 @@ def test_a_serial_device_told_apart_only_by_a_renumberable_port_is_warned_of(
     pinned = device.format(port="/dev/ttyUSB0") + 'options = { wire_id = "SN123" }\n'
     code, output = check(write(tmp_path, BROKER + TABLE + pinned))
     assert code == 0 and "renumbered" not in output, output
+
+
+def test_a_camera_that_camera_run_would_refuse_is_refused_by_the_check(tmp_path: Path) -> None:
+    camera = '[[tables.devices]]\nid = "cam-1"\nkind = "camera"\noptions = { barcodes = "off" }\n'
+    code, output = check(write(tmp_path, BROKER + TABLE + camera))
+    assert code == 2, output
+    where = "tables[0].devices[0].options"
+    assert f"{where}.source: a camera needs one" in output
+    assert f"{where}.table: a camera needs its table calibration" in output
+    assert f"{where}: nothing to identify cards with" in output
