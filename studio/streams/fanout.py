@@ -29,10 +29,11 @@ from studio.contract import Topics
 
 _LOGGER = logging.getLogger(__name__)
 
-# An event id's number: ASCII digits only, at most 18 (the WebSocket's ``?after=`` check).
-# str.isdigit would pass "²", which int() refuses, and "١" (Arabic-Indic), which int()
-# reads as 1; int() also refuses more than 4300 digits.
-_NUMBER = re.compile(r"[0-9]{1,18}", re.ASCII)
+# An event id as this fan-out writes them, ``{run}-{n}`` (run in hex), for SSE's
+# Last-Event-ID and the WebSocket's ``?after=`` alike. ASCII digits only, at most 18:
+# str.isdigit would pass "²", which int() refuses, and "١" (Arabic-Indic), which int() reads
+# as 1; int() also refuses more than 4300 digits.
+EVENT_ID = re.compile(r"[0-9a-f]{1,64}-[0-9]{1,18}", re.ASCII)
 
 
 class Channel(StrEnum):
@@ -168,8 +169,9 @@ class Fanout:
         """The table's messages after event id ``resume``; None when they are not all kept
         (too far back, another run of the process) or it is no id of this fan-out's (a
         malformed one included: a client's header must not fail the stream)."""
-        run, _, number = resume.strip().rpartition("-")
-        if run != self.run or not _NUMBER.fullmatch(number):
+        resume = resume.strip()
+        run, _, number = resume.rpartition("-")
+        if run != self.run or not EVENT_ID.fullmatch(resume):
             return None
         after = int(number)
         if after > self._last_ident or self._forgotten.get(table, 0) > after:

@@ -26,7 +26,6 @@ import contextlib
 import hmac
 import json
 import logging
-import re
 from collections.abc import AsyncIterator
 from typing import Any, Literal
 
@@ -45,7 +44,7 @@ from starlette.responses import JSONResponse
 from starlette.types import Receive, Scope, Send
 
 from studio.controller import ControllerService
-from studio.streams import EndReason, Fanout
+from studio.streams import EVENT_ID, EndReason, Fanout
 from studio.web.context import WebContext
 
 _LOGGER = logging.getLogger(__name__)
@@ -58,9 +57,6 @@ SEND_TIMEOUT_SECONDS = 10.0
 # WebSocket close codes (RFC 6455 registry) for a stream the fan-out ended.
 CLOSE_CODES = {EndReason.TOO_SLOW: 1013, EndReason.SHUTDOWN: 1012}  # try again later; restart
 Listener = Literal["platform", "session"]
-# An event id as the fan-out writes them (``{run}-{n}``, run in hex). Bounded: the fan-out
-# turns n into an int, and a 5,000-digit one is a ValueError there.
-_EVENT_ID = re.compile(r"[0-9a-f]{1,64}-[0-9]{1,18}", re.ASCII)
 
 
 async def stream_allowed(conn: HTTPConnection, ctx: WebContext) -> Listener | None:
@@ -143,7 +139,7 @@ def _resume_from(conn: HTTPConnection) -> tuple[str | None, str | None]:
         return None, None
     if len(values) > 1:
         return None, "after: give one event id, not several"
-    if not _EVENT_ID.fullmatch(values[0]):
+    if not EVENT_ID.fullmatch(values[0]):
         return None, "after: not an event id ({run}-{n}, the id of a frame this stream sent)"
     return values[0], None
 
