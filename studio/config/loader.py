@@ -22,6 +22,7 @@ from pydantic import BaseModel, ValidationError
 
 from studio.config.models import StudioConfig
 from studio.errors import ConfigError
+from studio.text import NotUtf8Error, utf8_text
 
 ENV_PREFIX = "STUDIO_"
 
@@ -139,24 +140,17 @@ def explain_errors(
     return lines
 
 
-_UTF8_BOM = b"\xef\xbb\xbf"
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 
 
 def _text(data: bytes, path: Path) -> str:
     """The file's text: UTF-8, as TOML is, with a byte-order mark (Notepad's) left out."""
-    skipped = len(_UTF8_BOM) if data.startswith(_UTF8_BOM) else 0
+    if data.startswith(_UTF16_BOMS):  # never UTF-8: Notepad's "Unicode"
+        raise ConfigError(f"{path}: UTF-16 text, not UTF-8; save it as UTF-8")
     try:
-        return data[skipped:].decode("utf-8")
-    except UnicodeDecodeError as exc:
-        if data.startswith(_UTF16_BOMS):
-            raise ConfigError(f"{path}: UTF-16 text, not UTF-8; save it as UTF-8") from None
-        position = skipped + exc.start  # counted from the file's first byte
-        line = data.count(b"\n", 0, position) + 1
-        raise ConfigError(
-            f"{path}: not UTF-8 text (byte 0x{data[position]:02x} at position {position}, "
-            f"line {line}); save it as UTF-8"
-        ) from None
+        return utf8_text(data)
+    except NotUtf8Error as exc:
+        raise ConfigError(f"{path}: {exc}") from None
 
 
 def read_toml(path: Path) -> dict[str, Any]:

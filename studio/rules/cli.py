@@ -11,27 +11,7 @@ import typer
 
 from studio.errors import StudioError
 from studio.rules.replay import replay_round
-
-_UTF8_BOM = b"\xef\xbb\xbf"
-
-
-class _NotText(ValueError):
-    """The input is not UTF-8 text."""
-
-
-def _text(data: bytes, name: str) -> str:
-    """``data`` as UTF-8 text (JSON's), a byte-order mark left out; else :class:`_NotText`
-    naming the first bad byte, its position from the input's start and its line."""
-    skipped = len(_UTF8_BOM) if data.startswith(_UTF8_BOM) else 0
-    try:
-        return data[skipped:].decode("utf-8")
-    except UnicodeDecodeError as exc:
-        position = skipped + exc.start
-        line = data.count(b"\n", 0, position) + 1
-        raise _NotText(
-            f"{name} is not UTF-8 text (byte 0x{data[position]:02x} at position {position}, "
-            f"line {line}); save it as UTF-8"
-        ) from None
+from studio.text import NotUtf8Error, utf8_text
 
 
 def replay_command(
@@ -45,9 +25,9 @@ def replay_command(
         typer.echo(f"error: cannot read {file}: {exc.strerror or exc}", err=True)
         raise typer.Exit(2) from None
     try:
-        data = json.loads(_text(raw, str(file)))
-    except _NotText as exc:
-        typer.echo(f"error: {exc}", err=True)
+        data = json.loads(utf8_text(raw))
+    except NotUtf8Error as exc:
+        typer.echo(f"error: {file} is {exc}", err=True)
         raise typer.Exit(2) from None
     except json.JSONDecodeError as exc:
         where = f"line {exc.lineno}, column {exc.colno}"
