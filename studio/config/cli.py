@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +11,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
 from studio.config.loader import load_config, read_toml
-from studio.config.models import StudioConfig
+from studio.config.models import CameraOptions, StudioConfig
 from studio.errors import ConfigError
 from studio.store.database import safe_url
 
@@ -68,22 +69,26 @@ def missing_ports(config: StudioConfig) -> list[str]:
     ]
 
 
+def _cameras(config: StudioConfig) -> Iterator[tuple[str, CameraOptions]]:
+    """Each camera device's options, with where they are in the file."""
+    for t, table in enumerate(config.tables):
+        for d, device in enumerate(table.devices):
+            if device.kind == "camera":
+                yield f"tables[{t}].devices[{d}].options", device.camera
+
+
 def incomplete_cameras(config: StudioConfig) -> list[str]:
     """A mistake for each camera that `studio camera run` refuses whatever its files: no
     ``source``, no ``table`` calibration, or nothing to identify cards with (no ``deck``
     profile and ``barcodes = "off"``). Like a missing port, the model allows it."""
     mistakes = []
-    for t, table in enumerate(config.tables):
-        for d, device in enumerate(table.devices):
-            if device.kind != "camera":
-                continue
-            options, where = device.camera, f"tables[{t}].devices[{d}].options"
-            if options.source is None:
-                mistakes.append(f"{where}.source: a camera needs one (0, a file, a URL)")
-            if options.table is None:
-                mistakes.append(f"{where}.table: a camera needs its table calibration")
-            if options.deck is None and options.barcodes == "off":
-                mistakes.append(f"{where}: nothing to identify cards with: give deck or barcodes")
+    for where, options in _cameras(config):
+        if options.source is None:
+            mistakes.append(f"{where}.source: a camera needs one (0, a file, a URL)")
+        if options.table is None:
+            mistakes.append(f"{where}.table: a camera needs its table calibration")
+        if options.deck is None and options.barcodes == "off":
+            mistakes.append(f"{where}: nothing to identify cards with: give deck or barcodes")
     return mistakes
 
 
@@ -155,23 +160,18 @@ def missing_files(config: StudioConfig, base_dir: Path) -> list[str]:
     reads them; it refuses a camera whose files are missing.
     """
     mistakes = []
-    for t, table in enumerate(config.tables):
-        for d, device in enumerate(table.devices):
-            if device.kind != "camera":
+    for where, options in _cameras(config):
+        for key, configured in (("deck", options.deck), ("table", options.table)):
+            if configured is None:
                 continue
-            options = device.camera
-            where = f"tables[{t}].devices[{d}].options"
-            for key, configured in (("deck", options.deck), ("table", options.table)):
-                if configured is None:
-                    continue
-                problem = _unreadable(base_dir / configured, configured)
-                if problem is not None:
-                    mistakes.append(f"{where}.{key}: {problem}")
-            source = options.source
-            if source and _is_path_source(source):
-                problem = _missing(base_dir / source, source)
-                if problem is not None:
-                    mistakes.append(f"{where}.source: {problem}")
+            problem = _unreadable(base_dir / configured, configured)
+            if problem is not None:
+                mistakes.append(f"{where}.{key}: {problem}")
+        source = options.source
+        if source and _is_path_source(source):
+            problem = _missing(base_dir / source, source)
+            if problem is not None:
+                mistakes.append(f"{where}.source: {problem}")
     return mistakes
 
 
