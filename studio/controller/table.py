@@ -108,6 +108,8 @@ LOGIC: Final = 11
 FIRST_LOGIC: Final = 1
 # The phases of a round in progress: its burn card (logic 9), its bets, its cards.
 ROUND_PHASES: Final = ("burning", "betting", "dealing")
+# Those in which a card may be due: the burn, the deal.
+_CARD_PHASES: Final = ("burning", "dealing")
 
 
 def _window(pending: dict[str, Any] | None) -> tuple[Any, ...] | None:
@@ -375,7 +377,7 @@ class TableController:
         """The next ``count`` targets of the round if that many cards came now (fewer when a
         decision comes first). Played on a copy of the engine with placeholder cards: the
         targets of the initial deal, where cards queue, do not depend on the cards' values."""
-        if self.engine is None or self.phase not in ("burning", "dealing"):
+        if self.engine is None or self.phase not in _CARD_PHASES:
             return []
         engine = EngineRound(self.ruleset, self.round_config, self.engine_logic)
         targets: list[dict[str, Any]] = []
@@ -404,7 +406,7 @@ class TableController:
 
     # ------------------------------------------------------------------ views
     def next_card(self) -> dict[str, Any] | None:
-        if self.engine is None or self.phase not in ("burning", "dealing"):
+        if self.engine is None or self.phase not in _CARD_PHASES:
             return None
         return self.engine.next_card()
 
