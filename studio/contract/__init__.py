@@ -20,8 +20,10 @@ from studio.contract.rounds import (
     AlertMessage,
     DealerPrompt,
     DeviceStatus,
+    ResetReason,
     RoundEvent,
     RoundState,
+    StreamReset,
     TableDevices,
 )
 from studio.contract.topics import Topics
@@ -36,10 +38,12 @@ __all__ = [
     "DeviceHealth",
     "DeviceStatus",
     "ReplayRequest",
+    "ResetReason",
     "RoundEvent",
     "RoundState",
     "ShoeCard",
     "SourceEvent",
+    "StreamReset",
     "TableDevices",
     "Topics",
     "utc_now",

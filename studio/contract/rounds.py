@@ -106,3 +106,20 @@ class TableDevices(_Out):
     table: str
     ts: AwareDatetime
     devices: list[DeviceStatus] = Field(default_factory=list)
+
+
+# Why a stream that was asked to resume starts afresh instead (``StreamReset.reason``).
+ResetReason = Literal["unknown_run", "too_old", "not_sent", "not_an_id"]
+
+
+class StreamReset(BaseModel):
+    """The ``stream_reset`` stream channel (WebSocket/SSE only): the first message of a
+    stream asked to resume from an event id it cannot resume from. What follows is the
+    latest state, as a new stream starts; what came after ``after`` the client catches up
+    from REST. Not on MQTT, and named by no event id."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    table: str
+    reason: ResetReason
+    after: str

@@ -5,7 +5,8 @@ it on its MQTT topic (state and prompt retained, events not; device status has
 none) and hands it to every local listener (WebSocket and SSE connections). A
 listener that cannot keep up is cut off rather than allowed to slow the controller
 down; it reconnects and catches up from the REST history, or, over SSE, resumes from the
-last event id it got while the fan-out still holds what came after (``listen(resume=)``).
+last event id it got while the fan-out still holds what came after (``listen(resume=)``);
+when it no longer does, the stream says so (``stream_reset``) and starts afresh.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from studio.bus import MessageBus
-from studio.contract import Topics
+from studio.contract import ResetReason, StreamReset, Topics
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -42,6 +43,8 @@ class Channel(StrEnum):
     ALERTS = "alerts"
     DEALER_PROMPT = "dealer_prompt"
     DEVICES = "devices"
+    # No output: the first message of a stream asked to resume that starts afresh instead.
+    STREAM_RESET = "stream_reset"
 
 
 # Snapshots: a new listener starts with the latest of each, and those with an MQTT topic
@@ -65,6 +68,7 @@ class StreamMessage:
     channel: Channel
     data: dict[str, Any]
     # Its place in the fan-out's output (all tables), from 1: what an SSE event id names.
+    # 0: no place in it (a stream_reset), so no event id.
     ident: int = field(default=0, compare=False)
     # The JSON text every connection sends, encoded once rather than once per listener.
     text: str = field(init=False, repr=False, compare=False)
@@ -94,8 +98,12 @@ class _Listener:
         # what came after, never a snapshot again or the events before it.
         self._floor = floor
 
-    def event_id(self, message: StreamMessage) -> str:
-        """The SSE id of ``message`` on this stream: ``{run}-{n}``."""
+    def event_id(self, message: StreamMessage) -> str | None:
+        """The SSE id of ``message`` on this stream: ``{run}-{n}``; None for a message that
+        names no place in the output (a stream_reset): resuming from it could only mean
+        resuming from the id the client asked for, which is why it was sent."""
+        if not message.ident:
+            return None
         return f"{self._run}-{max(message.ident, self._floor)}"
 
     @property
@@ -165,18 +173,24 @@ class Fanout:
     def latest(self, table: str) -> list[StreamMessage]:
         return [m for (t, _), m in self._latest.items() if t == table]
 
-    def _missed(self, table: str, resume: str) -> tuple[int, list[StreamMessage]] | None:
-        """The table's messages after event id ``resume``; None when they are not all kept
-        (too far back, another run of the process) or it is no id of this fan-out's (a
-        malformed one included: a client's header must not fail the stream)."""
+    def _missed(self, table: str, resume: str) -> tuple[int, list[StreamMessage]] | ResetReason:
+        """The table's messages after event id ``resume``, or why they cannot be had: it is
+        no event id (a malformed one included: a client's header must not fail the stream),
+        another run's (the process restarted), past anything this run sent, or too far
+        back (some of them are no longer kept)."""
         resume = resume.strip()
+        if not EVENT_ID.fullmatch(resume):
+            return "not_an_id"
         run, _, number = resume.rpartition("-")
-        if run != self.run or not EVENT_ID.fullmatch(resume):
-            return None
+        if run != self.run:
+            return "unknown_run"
         after = int(number)
-        if after > self._last_ident or self._forgotten.get(table, 0) > after:
-            return None
-        return after, [m for m in self._history.get(table, ()) if m.ident > after]
+        if after > self._last_ident:
+            return "not_sent"
+        if self._forgotten.get(table, 0) > after:
+            return "too_old"
+        kept = self._history.get(table, ())
+        return after, [m for m in kept if m.ident > after]
 
     @asynccontextmanager
     async def listen(
@@ -186,15 +200,23 @@ class Fanout:
 
         It starts with the latest snapshots; with ``resume`` (an event id this stream's
         client got, SSE's ``Last-Event-ID``) instead with the table's messages after it,
-        when they are all still kept.
+        when they are all still kept, and when not with a ``stream_reset`` saying why
+        before the snapshots: without it a client could not tell them from what it asked
+        for, and would not know to catch up from REST. A stream that asked for nothing
+        gets none: it knows it starts afresh.
         """
         missed = self._missed(table, resume) if table is not None and resume else None
-        if missed is not None:
+        if isinstance(missed, tuple):
             listener = _Listener(table, self._limit, self.run, missed[0])
             for message in missed[1]:
                 listener.queue.put_nowait(message)
         else:
             listener = _Listener(table, self._limit, self.run, self._last_ident)
+            if missed is not None and table is not None and resume is not None:
+                reset = StreamReset(table=table, reason=missed, after=resume)
+                listener.queue.put_nowait(
+                    StreamMessage(table, Channel.STREAM_RESET, reset.model_dump(mode="json"))
+                )
             for message in self._latest.values():
                 if table is None or message.table == table:
                     listener.queue.put_nowait(message)

@@ -1,14 +1,16 @@
 """Live streams of one table: WebSocket ``/ws/tables/{table}`` and SSE ``/api/tables/{table}/events``.
 
 Both send the same JSON objects: ``{"table", "channel", "data"}`` where channel is
-``round_events``, ``round_state``, ``alerts``, ``dealer_prompt`` or ``devices``. A new
-connection first receives the latest state, prompt and device status (the fan-out's
-snapshots: ``round_state``, ``dealer_prompt``, ``devices``), then everything live. Each
-message has an event id (``{run}-{n}``): SSE sends it as the event's id, the table
-WebSocket as the frame's ``"id"`` key. A reconnect that names the last one it got (SSE:
-``Last-Event-ID``; WebSocket: ``?after=``) gets what it missed instead of the snapshots,
-while the fan-out still holds all of it (``Fanout.listen(resume=)``); an id it cannot
-resume from starts the stream afresh, as a new one.
+``round_events``, ``round_state``, ``alerts``, ``dealer_prompt``, ``devices`` or
+``stream_reset``. A new connection first receives the latest state, prompt and device
+status (the fan-out's snapshots: ``round_state``, ``dealer_prompt``, ``devices``), then
+everything live. Each message has an event id (``{run}-{n}``): SSE sends it as the event's
+id, the table WebSocket as the frame's ``"id"`` key. A reconnect that names the last one
+it got (SSE: ``Last-Event-ID``; WebSocket: ``?after=``) gets what it missed instead of the
+snapshots, while the fan-out still holds all of it (``Fanout.listen(resume=)``); an id it
+cannot resume from starts the stream afresh, as a new one, after a ``stream_reset``
+message saying why (it has no event id: SSE sends no ``id`` line, the WebSocket no
+``"id"`` key).
 
 A stream ends when the client cannot keep up (its backlog overflows, or one message
 waits longer than ``SEND_TIMEOUT_SECONDS`` for the client to take it), when a console
@@ -212,11 +214,11 @@ def build_router(ctx: WebContext) -> APIRouter:
                         message = getter.result()
                         if message is None:
                             return  # too slow, or the server is stopping
-                        yield {
-                            "id": listener.event_id(message),
-                            "event": message.channel.value,
-                            "data": message.text,
-                        }
+                        sent = {"event": message.channel.value, "data": message.text}
+                        # No id line for a stream_reset: the client keeps its last id.
+                        if (event_id := listener.event_id(message)) is not None:
+                            sent["id"] = event_id
+                        yield sent
                 finally:
                     for task in (getter, *ended):
                         if task is not None:
@@ -284,11 +286,8 @@ async def send_stream(
                     await _close(websocket, CLOSE_CODES[listener.ended])
                     break
                 else:
-                    text = (
-                        _with_id(message.text, listener.event_id(message))
-                        if event_ids
-                        else message.text
-                    )
+                    event_id = listener.event_id(message) if event_ids else None
+                    text = message.text if event_id is None else _with_id(message.text, event_id)
                 async with asyncio.timeout(SEND_TIMEOUT_SECONDS):
                     await websocket.send_text(text)
         except TimeoutError:

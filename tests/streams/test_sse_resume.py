@@ -105,7 +105,25 @@ async def test_a_reconnect_with_last_event_id_gets_what_it_missed_once(table_id:
     assert len({ident for ident, _, _ in got + resumed}) == 6
 
 
-async def test_a_last_event_id_it_cannot_resume_from_starts_afresh(table_id: str) -> None:
+def other_run(fanout: Fanout) -> str:
+    """A run prefix that is not ``fanout``'s (another run of the server)."""
+    return "0badc0de" if fanout.run != "0badc0de" else "c0ffee00"
+
+
+def stale_ids(fanout: Fanout, forgotten: str) -> list[Any]:
+    """(Last-Event-ID, the reason it cannot be resumed from) for each reason SSE says."""
+    return [
+        (forgotten, "too_old"),
+        (f"{other_run(fanout)}-7", "unknown_run"),
+        (f"{fanout.run}-999", "not_sent"),
+        ("garbage", "not_an_id"),
+        ("another-run-7", "not_an_id"),  # not hex: no run's id
+    ]
+
+
+async def test_a_last_event_id_it_cannot_resume_from_says_so_then_starts_afresh(
+    table_id: str,
+) -> None:
     fanout = Fanout(bus=None, listener_queue=3)
     await fanout.emit(table_id, Channel.ROUND_STATE, state(table_id, "betting"))
     ctx = WebContext(fanout=fanout, extras={"platform_token": TOKEN})
@@ -114,17 +132,37 @@ async def test_a_last_event_id_it_cannot_resume_from_starts_afresh(table_id: str
         async with httpx.AsyncClient(base_url=server.url, timeout=10, headers=AUTH) as http:
             async with http.stream("GET", url) as first:
                 (seen,) = await take(first, 1)
+            # A new connection asked for nothing: the latest state first, no reset.
+            assert seen[1] == "round_state"
             while fanout.listener_count:
                 await asyncio.sleep(0.01)
             for seq in range(1, 6):  # more than the table's kept history (3 // 2)
                 await fanout.emit(table_id, Channel.ROUND_EVENTS, event(table_id, seq))
-            for stale in (str(seen[0]), "another-run-7", "garbage"):
+            for stale, reason in stale_ids(fanout, str(seen[0])):
                 headers = {"Last-Event-ID": stale}
                 async with http.stream("GET", url, headers=headers) as again:
-                    (first_again,) = await take(again, 1)
-                # Too far back, from another run of the server, or not an id: the latest
-                # state, as a new connection gets (the client catches up from REST).
-                assert first_again[1] == "round_state", stale
+                    reset, latest = await take(again, 2)
+                # Before: the latest state alone, as a new connection gets, and the client
+                # could not tell that it had to catch up from REST.
+                assert reset == (
+                    None,  # no id: the client's last id stays the one it sent
+                    "stream_reset",
+                    {
+                        "table": table_id,
+                        "channel": "stream_reset",
+                        "data": {"table": table_id, "reason": reason, "after": stale},
+                    },
+                ), stale
+                # Then afresh: the latest state, named by the stream's position.
+                assert latest[:2] == (f"{fanout.run}-6", "round_state"), stale
+            # Resuming from the state it started afresh with is honoured: no reset.
+            headers = {"Last-Event-ID": f"{fanout.run}-6"}
+            async with http.stream("GET", url, headers=headers) as resumed:
+                await listening(fanout, 1)
+                await fanout.emit(table_id, Channel.ROUND_EVENTS, event(table_id, 6))
+                (after,) = await take(resumed, 1)
+    assert after[:2] == (f"{fanout.run}-7", "round_events")
+    assert after[2]["data"]["seq"] == 6
 
 
 async def test_a_resumed_stream_has_room_for_what_comes_live(table_id: str) -> None:
@@ -174,8 +212,10 @@ async def test_a_malformed_last_event_id_of_this_run_starts_afresh(
         async with httpx.AsyncClient(base_url=server.url, timeout=10, headers=AUTH) as http:
             async with http.stream("GET", url, headers=headers) as again:
                 assert again.status_code == 200
-                (first,) = await take(again, 1)
-    # Not an id of this run's: the latest state, as a new connection gets.
+                reset, first = await take(again, 2)
+    # Not an id of this run's: it says so, then the latest state, as a new connection gets.
+    assert reset[:2] == (None, "stream_reset")
+    assert reset[2]["data"]["reason"] == "not_an_id"
     assert first[1] == "round_state"
     assert first[0] == f"{fanout.run}-2"
 
@@ -202,5 +242,40 @@ async def test_the_fanout_resumes_from_no_malformed_number(table_id: str, number
     await fanout.emit(table_id, Channel.ROUND_STATE, state(table_id, "betting"))
     await fanout.emit(table_id, Channel.ROUND_EVENTS, event(table_id, 1))
     async with fanout.listen(table_id, resume=f"{fanout.run}-{number}") as listener:
+        reset = listener.queue.get_nowait()
         got = listener.queue.get_nowait()
+    assert reset is not None and reset.channel is Channel.STREAM_RESET
+    assert reset.data["reason"] == "not_an_id"
     assert got is not None and got.channel is Channel.ROUND_STATE
+
+
+async def test_the_fanout_says_why_it_does_not_resume_and_only_then(table_id: str) -> None:
+    fanout = Fanout(bus=None, listener_queue=4)  # keeps each table's last 2
+    await fanout.emit(table_id, Channel.ROUND_STATE, state(table_id, "betting"))  # 1
+    for seq in range(1, 4):  # 2, 3, 4: the state (1) and event 1 (2) are forgotten
+        await fanout.emit(table_id, Channel.ROUND_EVENTS, event(table_id, seq))
+    cases: list[tuple[str | None, str | None]] = [
+        (f"{fanout.run}-1", "too_old"),
+        (f"{other_run(fanout)}-3", "unknown_run"),
+        (f"{fanout.run}-5", "not_sent"),
+        (f"{fanout.run}-x", "not_an_id"),
+        (f"{fanout.run}-2", None),  # what came after it is all kept: honoured
+        (f"{fanout.run}-4", None),  # the newest: honoured, nothing missed
+        (None, None),  # a new stream asked for nothing
+    ]
+    for resume, reason in cases:
+        async with fanout.listen(table_id, resume=resume) as listener:
+            got = []
+            while not listener.queue.empty():
+                message = listener.queue.get_nowait()
+                assert message is not None
+                got.append(message)
+        resets = [m for m in got if m.channel is Channel.STREAM_RESET]
+        if reason is None:
+            assert not resets, resume
+            continue
+        assert got[0].channel is Channel.STREAM_RESET, resume
+        assert resets == got[:1], resume  # once, first
+        assert got[0].data == {"table": table_id, "reason": reason, "after": resume}
+        assert listener.event_id(got[0]) is None  # names no place in the output
+        assert [m.channel for m in got[1:]] == [Channel.ROUND_STATE], resume

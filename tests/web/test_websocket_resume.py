@@ -107,23 +107,46 @@ async def test_after_the_opening_snapshot_replays_only_what_came_after_it(table_
     assert seen([first]) == [("round_events", 1, None)]
 
 
-async def test_an_after_it_cannot_resume_from_starts_afresh_as_sse_does(table_id: str) -> None:
+async def test_an_after_it_cannot_resume_from_says_so_then_starts_afresh_as_sse_does(
+    table_id: str,
+) -> None:
     fanout = Fanout(bus=None, listener_queue=3)
     await fanout.emit(table_id, Channel.ROUND_STATE, state(table_id, "betting"))
+    other_run = "0badc0de" if fanout.run != "0badc0de" else "c0ffee00"
     async with WebServer(create_app(context(fanout)), port=0) as server:
         url = f"ws://127.0.0.1:{server.port}/ws/tables/{table_id}?token={TOKEN}"
         async with websockets.connect(url) as ws:
             (snapshot,) = await frames(ws, 1)
+        # A new socket asked for nothing: the latest state first, no reset.
+        assert snapshot["channel"] == "round_state"
         await until(lambda: fanout.listener_count == 0, "the socket closed")
         for seq in range(1, 6):  # more than the table's kept history (3 // 2)
             await fanout.emit(table_id, Channel.ROUND_EVENTS, event(table_id, seq))
-        # Too far back, from another run of the server, past anything this run sent.
-        for stale in (snapshot["id"], "0badc0de-7", f"{fanout.run}-999"):
+        stale_ids = [
+            (snapshot["id"], "too_old"),
+            (f"{other_run}-7", "unknown_run"),  # from before a restart
+            (f"{fanout.run}-999", "not_sent"),  # past anything this run sent
+        ]
+        for stale, reason in stale_ids:
             async with websockets.connect(f"{url}&after={stale}") as again:
-                (first,) = await frames(again, 1)
-            # The latest state, as a new socket gets (the client catches up from REST).
-            assert first["channel"] == "round_state", stale
-            assert first["id"] == f"{fanout.run}-6", stale
+                reset, latest = await frames(again, 2)
+            # Before: the latest state alone, as a new socket gets, and the client could
+            # not tell that it had to catch up from REST.
+            assert reset == {  # no "id": it names no place in the stream
+                "table": table_id,
+                "channel": "stream_reset",
+                "data": {"table": table_id, "reason": reason, "after": stale},
+            }, stale
+            # Then afresh: the latest state, as a new socket gets.
+            assert latest["channel"] == "round_state", stale
+            assert latest["id"] == f"{fanout.run}-6", stale
+        # Resuming from the state it started afresh with is honoured: no reset.
+        async with websockets.connect(f"{url}&after={fanout.run}-6") as resumed:
+            await until(lambda: fanout.listener_count == 1, "the resumed socket listens")
+            await fanout.emit(table_id, Channel.ROUND_EVENTS, event(table_id, 6))
+            (after,) = await frames(resumed, 1)
+    assert seen([after]) == [("round_events", 6, None)]
+    assert after["id"] == f"{fanout.run}-7"
 
 
 @pytest.mark.parametrize(
