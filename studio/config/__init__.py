@@ -3,6 +3,7 @@
 from studio.config.loader import explain_errors, load_config
 from studio.config.models import (
     BrokerSettings,
+    ConsoleSecurity,
     DatabaseSettings,
     DeviceSettings,
     StudioConfig,
@@ -13,6 +14,7 @@ from studio.config.models import (
 
 __all__ = [
     "BrokerSettings",
+    "ConsoleSecurity",
     "DatabaseSettings",
     "DeviceSettings",
     "StudioConfig",

@@ -135,6 +135,78 @@ class WebSettings(StrictModel):
         return value
 
 
+# Upper bounds of the console's durations: far past any sensible policy, and well inside
+# what a date can hold (a session's expiry and a lock's end are the time now plus these).
+_YEAR_MINUTES = 366 * 24 * 60
+_KEEP_DAYS_MAX = 100 * 366
+# A count the database compares and limits queries by: past it, no limit at all.
+_COUNT_MAX = 1_000_000
+FOREVER = "forever"
+
+
+class ConsoleSecurity(StrictModel):
+    """``[console]``: sessions, lockout and the login attempts' retention of the console.
+
+    Each duration's unit is in its name. The defaults are the console's own
+    (``studio.console.auth.ConsoleSettings``); see docs/security.md.
+    """
+
+    session_lifetime_hours: float = Field(
+        12.0, gt=0, le=_YEAR_MINUTES / 60, description="a session ends this long after login"
+    )
+    idle_timeout_minutes: float = Field(
+        120.0, gt=0, le=_YEAR_MINUTES, description="a session ends after this long unused"
+    )
+    max_failures: int = Field(
+        5, ge=1, le=_COUNT_MAX, description="wrong passwords in a row that lock an account"
+    )
+    lockout_minutes: float = Field(
+        15.0,
+        gt=0,
+        le=_YEAR_MINUTES,
+        description="how long a lock lasts; also the per-address window",
+    )
+    remote_max_failures: int = Field(
+        50,
+        ge=1,
+        le=_COUNT_MAX,
+        description="failures from one address within the lockout window that refuse it",
+    )
+    attempts_kept_days: float | None = Field(
+        90.0, description='days login attempts are kept, or "forever"'
+    )
+
+    @field_validator("attempts_kept_days", mode="before")
+    @classmethod
+    def _days_or_forever(cls, value: Any) -> float | None:
+        # TOML has no null: "forever" is how the file says "never delete them".
+        if value == FOREVER:
+            return None
+        try:
+            days = float(value) if isinstance(value, int | float | str) else None
+        except ValueError:
+            days = None
+        if days is None or not 0 < days <= _KEEP_DAYS_MAX:
+            raise ValueError(
+                f'a number of days (more than 0, at most {_KEEP_DAYS_MAX}), or "{FOREVER}" '
+                f"to keep them; got {value!r}"
+            )
+        return days
+
+    @model_validator(mode="after")
+    def _kept_through_the_lockout(self) -> ConsoleSecurity:
+        # The per-address throttle counts the failures within the lockout window: deleting
+        # them sooner would let an address start afresh.
+        kept = self.attempts_kept_days
+        if kept is not None and kept * 24 * 60 < self.lockout_minutes:
+            raise ValueError(
+                f"attempts_kept_days ({kept:g} days) must cover lockout_minutes "
+                f"({self.lockout_minutes:g}): the per-address throttle counts the failed "
+                "logins within the lockout window"
+            )
+        return self
+
+
 DeviceKind = Literal["shoe", "shuffler", "cutcard", "camera"]
 
 
@@ -270,6 +342,7 @@ class StudioConfig(StrictModel):
     broker: BrokerSettings = Field(default_factory=BrokerSettings)
     database: DatabaseSettings = Field(default_factory=DatabaseSettings)
     web: WebSettings = Field(default_factory=WebSettings)
+    console: ConsoleSecurity = Field(default_factory=ConsoleSecurity)
     tables: list[TableSettings] = Field(default_factory=list)
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
 

@@ -31,6 +31,7 @@ from starlette.requests import HTTPConnection
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from studio.config.models import StudioConfig
 from studio.console.users import Role, User, UserStore, iso, parse_iso, users_table, utc_now
 from studio.store.database import Database, metadata
 
@@ -63,13 +64,18 @@ sessions_table = sa.Table(
 
 @dataclass(frozen=True, slots=True)
 class ConsoleSettings:
-    """Knobs of the console's security; pass one as ``ctx.extras["console"]`` to change them."""
+    """Knobs of the console's security; pass one as ``ctx.extras["console"]`` to change them.
+
+    ``studio controller run`` makes them from the configuration (:func:`settings_from_config`).
+    """
 
     cookie_secure: bool = False
     session_lifetime: timedelta = timedelta(hours=12)
     idle_timeout: timedelta = timedelta(hours=2)
     max_failures: int = 5
     lockout: timedelta = timedelta(minutes=15)
+    # Failures from one client address within `lockout` that refuse it (LockoutPolicy).
+    remote_max_failures: int = 50
     # Login attempts older than this are deleted (None: kept for ever); at least `lockout`
     # and positive, else ConfigError when the console is installed (LockoutPolicy).
     attempts_kept: timedelta | None = timedelta(days=90)
@@ -80,6 +86,22 @@ class ConsoleSettings:
     argon2_parallelism: int = 4
     # How often a long-lived stream opened with a session (WebSocket, SSE) checks it again.
     session_recheck: timedelta = timedelta(seconds=20)
+
+
+def settings_from_config(config: StudioConfig) -> ConsoleSettings:
+    """The settings ``[web]`` and ``[console]`` of the configuration file ask for; the rest
+    (argon2 costs, how often streams check their session) keep their defaults."""
+    console = config.console
+    kept = console.attempts_kept_days
+    return ConsoleSettings(
+        cookie_secure=config.web.secure_cookies,
+        session_lifetime=timedelta(hours=console.session_lifetime_hours),
+        idle_timeout=timedelta(minutes=console.idle_timeout_minutes),
+        max_failures=console.max_failures,
+        lockout=timedelta(minutes=console.lockout_minutes),
+        remote_max_failures=console.remote_max_failures,
+        attempts_kept=None if kept is None else timedelta(days=kept),
+    )
 
 
 @dataclass(frozen=True, slots=True)

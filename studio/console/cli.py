@@ -21,15 +21,20 @@ from studio.console.users import (
     UserStore,
     check_password,
     check_username,
+    users_table,
 )
 from studio.errors import StudioError
-from studio.store.database import Database, sqlite_file
+from studio.store.database import Database, safe_url, sqlite_file
 
 users_app = typer.Typer(
     help="Console users: roles viewer < dealer < manager < admin.", no_args_is_help=True
 )
 
 T = TypeVar("T")
+
+# Why a command refuses a database without users (what `_run`'s ``existing`` says).
+NOTHING_TO_CHANGE = "no users to change"
+NO_USERS_YET = "no users yet (studio users add NAME --role admin creates the first)"
 
 ConfigOption = typer.Option(None, "--config", "-c", help="configuration file")
 DatabaseOption = typer.Option(None, "--database", help="database URL (overrides the config)")
@@ -40,20 +45,30 @@ def _run(
     database: str | None,
     work: Callable[[UserStore], Awaitable[T]],
     *,
-    existing: bool = False,
+    existing: str | None = None,
 ) -> T:
-    """Run ``work`` on the users of the configured database. ``existing``: refuse a SQLite
-    database that is not there, rather than create it (and its directories) for a command
-    that can only fail on an empty one."""
+    """Run ``work`` on the users of the configured database.
+
+    ``existing`` (what to say, e.g. "no users to change"): refuse a database without users,
+    rather than make one of it for a command that has nothing to do on an empty one: a
+    SQLite file that is not there (nor its directories) is not created, and a database
+    without the users table (PostgreSQL's, or a SQLite file) gets no studio tables.
+    """
 
     async def main() -> T:
         url = database or load_config(config).database.url
-        if existing:
+        if existing is not None:
             path = sqlite_file(url)
             if path is not None and not path.exists():
-                raise StudioError(f"no database at {path}: no users to change")
-        async with Database(url) as db:
+                raise StudioError(f"no database at {path}: {existing}")
+        db = Database(url)
+        try:
+            if existing is not None and users_table.name not in await db.table_names():
+                raise StudioError(f"database {safe_url(url)} has no console users: {existing}")
+            await db.create_all()  # a studio's database: brought up to this version's tables
             return await work(UserStore(db))
+        finally:
+            await db.close()
 
     try:
         return asyncio.run(main())
@@ -138,7 +153,7 @@ def add(
 @users_app.command("list")
 def list_users(config: Path | None = ConfigOption, database: str | None = DatabaseOption) -> None:
     """List every user with role, state and last login."""
-    users = _run(config, database, lambda store: store.all())
+    users = _run(config, database, lambda store: store.all(), existing=NO_USERS_YET)
     if not users:
         typer.echo("no users yet: studio users add NAME --role admin")
         return
@@ -158,7 +173,7 @@ def set_role(
         config,
         database,
         lambda store: store.set_role(username, role, by=_shell_actor()),
-        existing=True,
+        existing=NOTHING_TO_CHANGE,
     )
     typer.echo(f"{user.username} is now {user.role.label}")
 
@@ -181,7 +196,7 @@ def passwd(
         ended = await SessionStore(store.db, ConsoleSettings()).revoke_user(user.id)
         return user, ended
 
-    user, ended = _run(config, database, work, existing=True)
+    user, ended = _run(config, database, work, existing=NOTHING_TO_CHANGE)
     typer.echo(f"password of {user.username} changed; {ended} open session(s) ended")
 
 
@@ -191,7 +206,10 @@ def unlock(
 ) -> None:
     """Lift a lockout after repeated failed logins."""
     user = _run(
-        config, database, lambda store: store.unlock(username, by=_shell_actor()), existing=True
+        config,
+        database,
+        lambda store: store.unlock(username, by=_shell_actor()),
+        existing=NOTHING_TO_CHANGE,
     )
     typer.echo(f"{user.username} unlocked")
 
@@ -205,7 +223,7 @@ def disable(
         config,
         database,
         lambda store: store.set_active(username, False, by=_shell_actor()),
-        existing=True,
+        existing=NOTHING_TO_CHANGE,
     )
     typer.echo(f"{user.username} disabled")
 
@@ -219,7 +237,7 @@ def enable(
         config,
         database,
         lambda store: store.set_active(username, True, by=_shell_actor()),
-        existing=True,
+        existing=NOTHING_TO_CHANGE,
     )
     typer.echo(f"{user.username} enabled")
 

@@ -866,6 +866,7 @@ def install(app: FastAPI, ctx: WebContext) -> None:
     policy = LockoutPolicy(
         max_failures=settings.max_failures,
         lockout=settings.lockout,
+        remote_max_failures=settings.remote_max_failures,
         attempts_kept=settings.attempts_kept,
     )
     auth = AuthState(

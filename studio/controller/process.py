@@ -16,7 +16,8 @@ from contextlib import AsyncExitStack
 
 from studio.bus import MessageBus, require_shared_broker
 from studio.config.models import StudioConfig
-from studio.console import ConsoleSettings, UserStore  # (also registers the console's tables)
+from studio.console import UserStore  # (also registers the console's tables)
+from studio.console.auth import settings_from_config
 from studio.controller.service import ControllerService
 from studio.errors import ConfigError
 from studio.store import Database, EventLog
@@ -45,7 +46,7 @@ async def _serve(config: StudioConfig) -> None:
         fanout = Fanout(bus)
         service = await stack.enter_async_context(ControllerService(config, bus, log, fanout))
         ctx = WebContext(fanout=fanout, log=log, db=db, controller=service)
-        ctx.extras["console"] = ConsoleSettings(cookie_secure=config.web.secure_cookies)
+        ctx.extras["console"] = settings_from_config(config)
         if config.web.platform_token is not None:
             ctx.extras["platform_token"] = config.web.platform_token.get_secret_value()
         else:

@@ -9,7 +9,8 @@ import importlib.metadata
 import importlib.util
 import marshal
 import re
-from collections.abc import Iterable
+from collections.abc import AsyncIterator, Iterable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,9 +19,9 @@ import typer
 import studio
 from studio.config.loader import load_config
 from studio.errors import StoreError, StudioError
-from studio.store.database import Database, async_url, sqlite_file
-from studio.store.eventlog import ChainReport, EventLog, admin_events, parse_head
-from studio.store.rounds import IndexReport, check_index
+from studio.store.database import Database, async_url, safe_url, sqlite_file
+from studio.store.eventlog import ChainReport, EventLog, admin_events, events, parse_head
+from studio.store.rounds import IndexReport, check_index, rounds
 
 # Disagreements printed by ``studio audit verify``; the count of rounds says how many in all.
 SHOWN_PROBLEMS = 20
@@ -28,8 +29,37 @@ SHOWN_PROBLEMS = 20
 audit_app = typer.Typer(help="Audit: event-log chain and code integrity.", no_args_is_help=True)
 
 
+# The tables `studio audit verify` reads: the two chains and the round index.
+AUDITED_TABLES = (events.name, admin_events.name, rounds.name)
+
+
+@asynccontextmanager
+async def audited_database(url: str) -> AsyncIterator[Database]:
+    """The studio database at ``url`` as it is: refused, and nothing created in it, when it
+    lacks a table the audit reads (opening it as the studio does would create them all, and
+    their empty chains would pass)."""
+    db = Database(url)
+    try:
+        present = await db.table_names()
+        missing = [name for name in AUDITED_TABLES if name not in present]
+        if len(missing) == len(AUDITED_TABLES):
+            raise StoreError(
+                f"database {safe_url(url)} holds no studio audit log "
+                f"(no {events.name} table): nothing to verify"
+            )
+        if missing:
+            raise StoreError(
+                f"database {safe_url(url)} has no {' or '.join(missing)} table: made by an "
+                "older version? `studio controller run` creates what is missing at its start; "
+                "not verified"
+            )
+        yield db
+    finally:
+        await db.close()
+
+
 async def verify_chain(url: str, expect: tuple[int, str] | None = None) -> ChainReport:
-    async with Database(url) as db:
+    async with audited_database(url) as db:
         return await EventLog(db).verify(expect)
 
 
@@ -38,7 +68,7 @@ async def verify_chains(
 ) -> tuple[ChainReport, ChainReport, IndexReport]:
     """The event log's chain, the admin log's (user administration), and the round index
     (not chained) against the event log."""
-    async with Database(url) as db:
+    async with audited_database(url) as db:
         log = EventLog(db)
         return (
             await log.verify(expect),

@@ -132,6 +132,16 @@ class Database:
         except (OSError, sa.exc.SQLAlchemyError) as exc:
             raise StoreError(f"cannot open database {safe_url(self.url)}: {exc}") from exc
 
+    async def table_names(self) -> set[str]:
+        """The tables the database (its schema, on PostgreSQL) holds, creating nothing: for
+        commands that must not make a studio database of one that is not."""
+        try:
+            async with self.engine.connect() as conn:
+                names = await conn.run_sync(lambda sync: sa.inspect(sync).get_table_names())
+        except (OSError, sa.exc.SQLAlchemyError) as exc:
+            raise StoreError(f"cannot open database {safe_url(self.url)}: {exc}") from exc
+        return set(names)
+
     async def lock_writers(self, conn: AsyncConnection, name: str) -> None:
         """Hold the writers' lock ``name`` until ``conn``'s transaction ends.
 

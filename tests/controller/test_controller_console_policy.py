@@ -1,0 +1,76 @@
+"""``studio controller run`` applies the configuration file's ``[console]`` policy.
+
+Before, the process built the console's settings from ``web.secure_cookies`` alone: a
+``[console]`` section was an unknown key, and the per-address throttle was 50 failures
+whatever the studio wanted. The real process, on a real broker and SQLite.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import signal
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+
+from studio.bus.embedded import free_port
+from studio.config import BrokerSettings
+from studio.console.pages import LOGIN_PATH
+
+STUDIO = Path(sys.executable).parent / "studio"
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("broker", ["mosquitto"], indirect=True)
+async def test_the_per_address_limit_of_the_file_refuses_the_address(
+    broker: BrokerSettings, tmp_path: Path, table_id: str
+) -> None:
+    port = free_port()
+    config = tmp_path / "studio.toml"
+    config.write_text(
+        f'[broker]\nurl = "{broker.url}"\n'
+        f'[database]\nurl = "sqlite:///{tmp_path}/studio.db"\n'
+        f"[web]\nport = {port}\n"
+        "[console]\nremote_max_failures = 1\n"
+        f'[[tables]]\nid = "{table_id}"\n'
+    )
+    process = await asyncio.create_subprocess_exec(
+        str(STUDIO), "controller", "run", "--config", str(config),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=10) as client:
+            async with asyncio.timeout(60):
+                while True:
+                    assert process.returncode is None, "the controller process ended"
+                    try:
+                        if (await client.get("/api/health")).status_code == 200:
+                            break
+                    except httpx.TransportError:
+                        pass
+                    await asyncio.sleep(0.2)
+            page = await client.get(LOGIN_PATH)
+            token = re.search(r'name="csrf_token" value="([^"]+)"', page.text)
+            assert token, page.text
+            answers = []
+            for name in ("guess1", "guess2"):
+                answer = await client.post(
+                    LOGIN_PATH,
+                    data={"username": name, "password": "wrong", "csrf_token": token.group(1)},
+                )
+                assert answer.status_code == 401
+                answers.append(answer.text)
+        assert "invalid username or password" in answers[0]
+        # The second failure from this address is past the file's limit of 1 (before: 50).
+        assert "too many failed logins from this address" in answers[1]
+        process.send_signal(signal.SIGTERM)
+        async with asyncio.timeout(30):
+            _, err = await process.communicate()
+        assert process.returncode == 0, err.decode()[-2000:]
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
