@@ -53,7 +53,7 @@ from collections import Counter, deque
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from pydantic import BaseModel
 
@@ -110,6 +110,11 @@ class _Replayable:
     seq: int
     topic: str
     data: bytes
+
+
+# What is saved: (acked device seq, offset, published device seq, check event, wire id,
+# a subclass's own fields).
+_Durable = tuple[int, int, int, tuple[int, str] | None, str | None, dict[str, Any]]
 
 
 def _utc(ms: int) -> datetime:
@@ -231,7 +236,7 @@ class DeviceDriver:
         self._connected_once = False
         self.published = 0
         self._state = StateFile.of_device(state_dir, table_id, settings.id)
-        self._saved_state: tuple[int, int, int, tuple[int, str] | None, str | None] | None = None
+        self._saved_state: _Durable | None = None
 
     @property
     def published_seq(self) -> int:
@@ -241,6 +246,25 @@ class DeviceDriver:
     # -- device-specific -------------------------------------------------------------
     def publication(self, event: Event, seq: int, ts: datetime) -> Publication:
         raise NotImplementedError
+
+    def follow(self, event: Event, seq: int) -> None:
+        """``event`` (bus seq ``seq``) is the device's next event in the device's order: about
+        to be published, or fetched as the reference at first contact. A subclass keeps what
+        later events need from it (the shoe of a protocol whose cards name none)."""
+
+    def device_restarted(self) -> str | None:
+        """The device restarted its numbering (a reboot, a power cycle, another device on the
+        port): what a subclass kept from the old numbering's events may no longer hold.
+        Returns what the health report of the restart should add, if anything."""
+        return None
+
+    def state_fields(self) -> dict[str, Any]:
+        """A subclass's own fields for the state file (JSON values), saved with the seqs."""
+        return {}
+
+    def restore_state_fields(self, state: dict[str, Any], resume_after: int) -> None:
+        """Take :meth:`state_fields` back from a loaded state file, which may be older than
+        the fields. The events after bus seq ``resume_after`` are fetched and followed again."""
 
     def _device_event(self, topic: str, event: Event, seq: int, ts: datetime) -> Publication:
         return Publication(
@@ -294,6 +318,7 @@ class DeviceDriver:
             self.wire_id = learned
             if learned is None and forgotten is not None:
                 self._forgotten = str(forgotten)
+        self.restore_state_fields(state, acked + offset)
         self._saved_state = self._durable_state()
 
     def _reload_wire_id(self) -> None:
@@ -318,20 +343,21 @@ class DeviceDriver:
                 self._forgotten = self.wire_id
             self.wire_id = str(learned) if learned is not None else None
             if self._saved_state is not None:
-                self._saved_state = (*self._saved_state[:4], self.wire_id)
+                saved = self._saved_state
+                self._saved_state = (*saved[:4], self.wire_id, saved[5])
 
-    def _durable_state(self) -> tuple[int, int, int, tuple[int, str] | None, str | None]:
+    def _durable_state(self) -> _Durable:
         check = self._acked_event
         if check is None and self._in_flight:
             check = self._in_flight[0]  # nothing acknowledged under this offset yet
-        return (*self._acked, self._published, check, self.wire_id)
+        return (*self._acked, self._published, check, self.wire_id, self.state_fields())
 
     def _save_state(self) -> None:
         with self._save_lock:
             state = self._durable_state()
             if self._state is None or state == self._saved_state or not self._connected_once:
                 return
-            acked, offset, published, check, wire_id = state
+            acked, offset, published, check, wire_id, fields = state
             base = self._saved_state[4] if self._saved_state is not None else None
             # ``forget-device`` may write the file while we run: read it again under the
             # lock, and keep a mark it left (it was lost to our next save, and the driver
@@ -344,6 +370,7 @@ class DeviceDriver:
                         "published": published,
                         "check": list(check) if check is not None else None,
                         **wire_id_fields(wire_id, base, self._state.load()),
+                        **fields,
                     }
                 )
             self._saved_state = state
@@ -615,8 +642,10 @@ class DeviceDriver:
         # What the old numbering still has unacknowledged can never be fetched again, so a
         # driver restart continues from the new numbering.
         self._acked = (0, self.offset)
+        note = self.device_restarted()
         lost_text = f"; {lost} event(s) of the old numbering lost" if lost else ""
-        self._health_later("degraded", f"{why}; seq offset {self.offset}{lost_text}")
+        note_text = f"; {note}" if note else ""
+        self._health_later("degraded", f"{why}; seq offset {self.offset}{lost_text}{note_text}")
 
     async def _read_loop(self, transport: Transport) -> None:
         loop = asyncio.get_running_loop()
@@ -735,8 +764,10 @@ class DeviceDriver:
                     f"{event.time_ms - self._learn_ms} ms after the first HELLO)",
                 )
                 return
-            # The device's last event at first contact: the reference, not published again.
+            # The device's last event at first contact: the reference, not published again
+            # (but followed: a shoe loaded just before the driver came is the one in play).
             self._fingerprints[event.seq] = self.codec.fingerprint(event)
+            self.follow(event, event.seq + self.offset)
             self._learn = None
             if not self._held and self._seen_seq <= self.last_device_seq:
                 self._gap_deadline = None
@@ -928,6 +959,7 @@ class DeviceDriver:
     async def _publish(self, event: Event) -> None:
         self.last_device_seq = self._published = event.seq
         seq = event.seq + self.offset
+        self.follow(event, seq)
         pub = self.publication(event, seq, self.event_ts(event))
         data = pub.payload.model_dump_json().encode()
         self._replay.append(_Replayable(seq, pub.topic, data))

@@ -18,7 +18,9 @@ shoe loaded, ``C<card>`` card, ``M`` misread, ``D`` double pull, ``E`` shoe empt
 Host -> device: ``v<version>`` handshake, ``r<from-seq>`` resend.
 
 The device has no clock: frames are stamped with the host clock on arrival
-(``clock`` is injectable, so the codec stays deterministic under test).
+(``clock`` is injectable, so the codec stays deterministic under test). A card frame
+names no shoe: the codec sends cards with the shoe ``unknown`` and the shoe driver
+stamps them with the last load's (``cards_name_shoe = False``).
 """
 
 from __future__ import annotations
@@ -75,12 +77,12 @@ class AcmeStxShoeCodec(Codec):
     protocol: ClassVar[str] = "acme-stx-shoe"
     kind: ClassVar[str] = "shoe"
     device_clock: ClassVar[bool] = False
+    cards_name_shoe: ClassVar[bool] = False
 
     def __init__(self, host_id: str = "host", clock: Callable[[], float] = time.time) -> None:
         super().__init__(host_id)
         self.clock = clock
         self.device = "acme"
-        self.shoe = UNKNOWN_SHOE  # card frames carry none: the last S frame's, once one came
         self._buf = bytearray()
         # In the rest of a frame already reported as too_long: 1 = up to its ETX, 2 = its LRC.
         self._skip = 0
@@ -166,14 +168,16 @@ class AcmeStxShoeCodec(Codec):
             if type_ == "S":
                 if len(data) < 2:
                     raise ValueError("shoe frame needs decks and an id")
-                self.shoe = data[1:]
-                return ShoeLoaded(*common, shoe=self.shoe, decks=parse_count(data[0]))
+                return ShoeLoaded(*common, shoe=data[1:], decks=parse_count(data[0]))
             if type_ == "C":
                 try:
                     card = parse_card(data)
                 except CardCodeError as exc:
                     raise ValueError(str(exc)) from exc
-                return CardDrawn(*common, card=card, shoe=self.shoe)
+                # No shoe id on the wire: the driver stamps the card with the shoe of the
+                # last load it published (decoded here, a card held behind a lost S frame
+                # would take the shoe before it).
+                return CardDrawn(*common, card=card, shoe=UNKNOWN_SHOE)
             simple: dict[str, type[Message]] = {
                 "M": Misread,
                 "D": DoublePull,
@@ -190,8 +194,8 @@ class AcmeStxShoeCodec(Codec):
             return FrameError("malformed", str(exc), payload)
 
     def fingerprint(self, event: Event) -> str:
-        # No device clock (time_ms is the host's on arrival) and the shoe id of a card is the
-        # last S frame's, not the card frame's: neither tells one frame from another.
+        # No device clock (time_ms is the host's on arrival) and no shoe id on a card frame:
+        # neither tells one frame from another.
         wire = event.card.code if isinstance(event, CardDrawn) else ""
         if isinstance(event, ShoeLoaded):
             wire = f"{event.decks}{event.shoe}"

@@ -148,6 +148,10 @@ class Codec(ABC):
     version: ClassVar[int] = 1
     device_clock: ClassVar[bool] = True
     """Whether ``time_ms`` is the device's own clock (else the host's on arrival)."""
+    cards_name_shoe: ClassVar[bool] = True
+    """Shoe codecs: whether a card frame names its shoe. Else the codec sends each card
+    with the shoe ``unknown`` and the shoe driver stamps it with the shoe of the last load
+    it published, in the device's order (see ``drivers/shoe.py``)."""
 
     def __init__(self, host_id: str = "host") -> None:
         self.host_id = host_id
