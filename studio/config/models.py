@@ -184,7 +184,7 @@ class ConsoleSecurity(StrictModel):
             return None
         try:
             days = float(value) if isinstance(value, int | float | str) else None
-        except ValueError:
+        except (ValueError, OverflowError):  # an integer past a float: TOML's are unbounded
             days = None
         if days is None or not 0 < days <= _KEEP_DAYS_MAX:
             raise ValueError(
