@@ -249,8 +249,9 @@ class DeviceDriver:
 
     def follow(self, event: Event, seq: int) -> None:
         """``event`` (bus seq ``seq``) is the device's next event in the device's order: about
-        to be published, or fetched as the reference at first contact. A subclass keeps what
-        later events need from it (the shoe of a protocol whose cards name none)."""
+        to be published, or fetched as the reference at first contact (which may come after
+        newer events went out live: then older than them). A subclass keeps what later
+        events need from it (the shoe of a protocol whose cards name none)."""
 
     def device_restarted(self) -> str | None:
         """The device restarted its numbering (a reboot, a power cycle, another device on the

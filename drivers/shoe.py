@@ -46,7 +46,9 @@ class ShoeDriver(DeviceDriver):
         return self._device_event(self.topics.shoe_events, event, seq, ts)
 
     def follow(self, event: Event, seq: int) -> None:
-        if self.codec.cards_name_shoe:
+        # Older than the load or empty that set the shoe: the first contact's reference,
+        # fetched after newer events went out live, must not take the shoe back.
+        if self.codec.cards_name_shoe or seq < self._loaded_since:
             return
         if isinstance(event, ShoeLoaded):  # a new shoe, replacing any other
             self.loaded_shoe, self._loaded_since = event.shoe, seq
