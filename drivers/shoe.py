@@ -23,8 +23,13 @@ class ShoeDriver(DeviceDriver):
 
     # The shoe loaded, as the last load published said (None: not seen, or emptied since),
     # and the bus seq of the event that said so. Used only when card frames name no shoe.
-    loaded_shoe: str | None = None
-    _loaded_since = 0
+    # One attribute: the state is saved from another thread, which must never see a new
+    # shoe with the old seq.
+    _loaded: tuple[str | None, int] = (None, 0)
+
+    @property
+    def loaded_shoe(self) -> str | None:
+        return self._loaded[0]
 
     def publication(self, event: Event, seq: int, ts: datetime) -> Publication:
         if isinstance(event, CardDrawn):
@@ -48,12 +53,12 @@ class ShoeDriver(DeviceDriver):
     def follow(self, event: Event, seq: int) -> None:
         # Older than the load or empty that set the shoe: the first contact's reference,
         # fetched after newer events went out live, must not take the shoe back.
-        if self.codec.cards_name_shoe or seq < self._loaded_since:
+        if self.codec.cards_name_shoe or seq < self._loaded[1]:
             return
         if isinstance(event, ShoeLoaded):  # a new shoe, replacing any other
-            self.loaded_shoe, self._loaded_since = event.shoe, seq
+            self._loaded = (event.shoe, seq)
         elif isinstance(event, ShoeEmpty):  # its cards are out: the next shoe needs a load
-            self.loaded_shoe, self._loaded_since = None, seq
+            self._loaded = (None, seq)
 
     def device_restarted(self) -> str | None:
         # A reset (a power cycle, a reboot) may have come with a new shoe loaded while the
@@ -61,7 +66,8 @@ class ShoeDriver(DeviceDriver):
         # the device still has it; but none fetched does not mean the same shoe (the buffer
         # may no longer hold it, and ACME-STX cannot be asked which shoe it holds), so the
         # cards are 'unknown' until the next load rather than claimed for the old shoe.
-        shoe, self.loaded_shoe = self.loaded_shoe, None
+        shoe = self.loaded_shoe
+        self._loaded = (None, self._loaded[1])
         if shoe is None:
             return None
         return (
@@ -71,7 +77,8 @@ class ShoeDriver(DeviceDriver):
     def state_fields(self) -> dict[str, Any]:
         if self.codec.cards_name_shoe:
             return {}
-        return {"shoe": self.loaded_shoe, "shoe_seq": self._loaded_since}
+        shoe, since = self._loaded
+        return {"shoe": shoe, "shoe_seq": since}
 
     def restore_state_fields(self, state: dict[str, Any], resume_after: int) -> None:
         if self.codec.cards_name_shoe:
@@ -84,4 +91,4 @@ class ShoeDriver(DeviceDriver):
             # The load is fetched again (not acknowledged before the stop), and the cards
             # before it in the device's order belong to the shoe before, which is not saved.
             return
-        self.loaded_shoe, self._loaded_since = shoe, since
+        self._loaded = (shoe, since)
