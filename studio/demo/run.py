@@ -29,6 +29,7 @@ from studio.config.models import (
     StudioConfig,
     TableSettings,
 )
+from studio.console.auth import settings_from_config
 from studio.console.users import UserStore
 from studio.contract import Topics
 from studio.controller import ControllerService
@@ -175,6 +176,7 @@ async def run_demo(
             broker=broker,
             database=DatabaseSettings(url=database),
             web=base.web,
+            console=base.console,
             tables=tables,
         )
 
@@ -200,6 +202,7 @@ async def run_demo(
             await users.set_password(options.manager_user, password, by="demo")
         token = secrets.token_urlsafe(24)
         ctx = WebContext(fanout=fanout, log=log, db=db, controller=service)
+        ctx.extras["console"] = settings_from_config(config)  # as `studio controller run`
         ctx.extras["platform_token"] = token
         injector = FaultInjector(
             list(sims.values()),
