@@ -25,7 +25,9 @@ TOPIC_SEGMENT = r"^[A-Za-z0-9_.-]{1,64}$"
 
 
 class StrictModel(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # NaN and infinity are no setting: refused as such ("Input should be a finite number")
+    # rather than by a bound they slip past or fail with a misleading message.
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class TlsSettings(StrictModel):
