@@ -22,6 +22,7 @@ from studio.console.users import (
     check_password,
     check_username,
     users_table,
+    utc_now,
 )
 from studio.errors import StudioError
 from studio.store.database import Database, safe_url, sqlite_file
@@ -118,7 +119,7 @@ def _read_password(from_stdin: bool) -> str:
 
 def _describe(user: User) -> str:
     state = "active" if user.active else "disabled"
-    if user.locked_until is not None:
+    if user.locked_until is not None and user.locked_until > utc_now():  # not one run out
         state += f", locked until {user.locked_until:%Y-%m-%d %H:%M} UTC"
     last = f"{user.last_login:%Y-%m-%d %H:%M} UTC" if user.last_login else "never"
     return f"{user.username:<24} {user.role.label:<8} {state:<40} last login {last}"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import getpass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from studio.cli import app
 from studio.console import cli as console_cli
 from studio.console.auth import ConsoleSettings, SessionStore
 from studio.console.users import Role, UserStore
+from studio.errors import StudioError
 from studio.store import Database
 
 runner = CliRunner()
@@ -128,3 +130,27 @@ def test_role_change_disable_unlock_and_password(tmp_path: Path) -> None:
             return (await UserStore(db).authenticate("dana", "dana password 2")).username
 
     assert asyncio.run(check()) == "dana"
+
+
+def test_list_shows_a_lock_only_until_it_runs_out(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path}/studio.db"
+    hour = timedelta(hours=1)
+
+    async def lock(at: datetime) -> None:
+        # Five wrong passwords (the default policy) lock the account for 15 minutes from `at`.
+        async with Database(url) as db:
+            store = UserStore(db, clock=lambda: at)
+            if await store.get("floor1") is None:
+                await store.add("floor1", "manager password 1", "manager", by="test")
+            for _ in range(5):
+                with pytest.raises(StudioError):
+                    await store.authenticate("floor1", "wrong")
+
+    asyncio.run(lock(datetime.now(UTC) - 2 * hour))
+    listed = runner.invoke(app, ["users", "list", "--database", url])
+    assert listed.exit_code == 0, listed.output
+    # Before: "locked until" a time two hours gone; the account logs in.
+    assert "locked until" not in listed.output and "active" in listed.output
+    asyncio.run(lock(datetime.now(UTC)))
+    listed = runner.invoke(app, ["users", "list", "--database", url])
+    assert "locked until" in listed.output
