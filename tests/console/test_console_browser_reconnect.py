@@ -46,6 +46,9 @@ async def test_a_page_whose_session_ended_while_its_socket_was_down_shows_the_lo
         fanout.end_streams()  # the socket drops (1012), console.js reconnects after 1 s
         # Before: the reconnect was refused at the handshake, which the page saw as 1006
         # and retried every 10 s for good, frozen on "reconnecting".
-        await page.wait_for_url(f"{server.url}/console/login**", timeout=10_000)
-        assert await page.locator("#login-form").count() == 1
+        # Waited for by its form, not by the navigation: under CI load wait_for_url once
+        # failed on a navigation aborted (net::ERR_ABORTED), likely by a second one to the
+        # login (the socket's close and a fragment's refusal both send the page there).
+        await page.wait_for_selector("#login-form", timeout=10_000)
+        assert page.url.startswith(f"{server.url}/console/login")
         await ctx.close()
