@@ -711,20 +711,19 @@ class ControllerService:
         table = self.tables.get(summary["table"])
         in_progress = table is not None and table.round_id == round_id
         hidden = table.hidden_sources() if table and in_progress else []
-        # Alerts whose card is (or may be) the face-down hole card: what managers said
-        # about them (the card a correction names, a refusal's message) is hidden too.
+        # Alerts whose card is (or may be) a face-down card (the hole card, the burn card):
+        # what managers said about them (the card a correction names, a refusal's message)
+        # is hidden too.
         secret = (
             {a.alert_id: a for a in table.alerts.all() if table.conceals(a)}
             if table and in_progress
             else {}
         )
-        # A refusal may name the face-down card itself ("card 4 (5S) was dealt as the
+        # A refusal may name a face-down card itself ("card 4 (5S) was dealt as the
         # dealer's hole card but would then be ..."): its code and serial are hidden there.
-        hole = table.hidden_hole_source() if table and in_progress else None
         face_down = [
             word
-            for card in (table.cards if table and hole is not None else [])
-            if card.source == hole
+            for card in (table.face_down_cards() if table and in_progress else [])
             for word in (card.code, card.serial)
             if word
         ]

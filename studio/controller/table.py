@@ -343,25 +343,26 @@ class TableController:
         )
 
     def conceals(self, alert: Alert) -> bool:
-        """Whether ``alert`` holds the face-down hole card of the round in progress."""
-        return (
-            alert.secret is not None
-            and alert.round_id is not None
-            and alert.round_id == self.round_id
-            and self._hole_hidden()
-        )
+        """Whether ``alert`` holds a face-down card of the round in progress: the hole card
+        while it lies face down, the burn card until the round ends."""
+        if alert.secret is None or alert.round_id is None or alert.round_id != self.round_id:
+            return False
+        if alert.secret.get("as") == "burn":
+            return self.phase in ROUND_PHASES
+        return self._hole_hidden()
 
-    def _hole_secret(
+    def _face_down_secret(
         self, target: dict[str, Any] | None, code: str, serial: str | None, source: dict[str, Any]
     ) -> dict[str, Any] | None:
-        """The secret of an alert about ``code`` when it may be dealt as the face-down hole card.
+        """The secret of an alert about ``code`` when it may be dealt face down: as the hole
+        card still hidden, or as the burn card (seed 004: "discards it face down").
 
         ``target`` is the card due now. Cards drawn while the round is paused queue up:
         each open alert still holding one may be accepted before this card, so this card
-        may land that many targets further on. If the hole card is among them it is
+        may land that many targets further on. If a face-down card is among them it is
         concealed from the start; its code, once published, cannot be taken back.
         """
-        if not self._hole_hidden():
+        if self.phase not in _CARD_PHASES:
             return None
         ahead = sum(
             1
@@ -369,9 +370,12 @@ class TableController:
             if a.round_id == self.round_id and a.subject.get("held")
         )
         due = [target] if ahead == 0 else self._targets_ahead(ahead + 1)
-        if not any(t is not None and t.get("kind") == "dealer_hole" for t in due):
-            return None
-        return {"card": code, "serial": serial, "source": source}
+        kinds = {t.get("kind") for t in due if t is not None}
+        if "burn" in kinds:
+            return {"card": code, "serial": serial, "source": source, "as": "burn"}
+        if "dealer_hole" in kinds and self._hole_hidden():
+            return {"card": code, "serial": serial, "source": source, "as": "hole"}
+        return None
 
     def _targets_ahead(self, count: int) -> list[dict[str, Any]]:
         """The next ``count`` targets of the round if that many cards came now (fewer when a
@@ -571,26 +575,36 @@ class TableController:
     def _hole_card(self) -> _DealtCard | None:
         return next((c for c in self.cards if c.target.get("kind") == "dealer_hole"), None)
 
-    def hidden_hole_source(self) -> dict[str, Any] | None:
-        """The shoe event (device, seq) of the hole card while it lies face down, else None.
+    def _face_down(self, card: _DealtCard) -> bool:
+        """Does ``card`` lie face down now? The hole card until the dealer turns it over,
+        the burn card until its round ends (never turned over; the settlement names it)."""
+        kind = card.target.get("kind")
+        if kind == "burn":
+            return self.phase in ROUND_PHASES
+        return kind == "dealer_hole" and self._hole_hidden()
 
-        Records of the round in progress shown to anyone (REST, console) hide that card.
+    def face_down_cards(self) -> list[_DealtCard]:
+        """The cards of the round in progress lying face down now.
+
+        Records of the round in progress shown to anyone (REST, console) hide them.
         """
-        hole = self._hole_card() if self.hole_face_down and self._hole_hidden() else None
-        return hole.source if hole is not None else None
+        return [
+            c
+            for c in self.cards
+            if self._face_down(c) and (c.target.get("kind") == "burn" or self.hole_face_down)
+        ]
 
     def hidden_sources(self) -> list[dict[str, Any]]:
         """The shoe events (device, seq) a record of the round in progress must hide.
 
-        The face-down hole card's, and those of cards an alert held as the hole card.
+        Those of the face-down cards, and of cards an alert held as one of them.
         """
-        hole = self.hidden_hole_source()
         held = [
             a.secret["source"]
             for a in self.alerts.all()
             if a.secret is not None and self.conceals(a)
         ]
-        return ([hole] if hole is not None else []) + held
+        return [c.source for c in self.face_down_cards()] + held
 
     def _due(self, deadline: datetime | None) -> bool:
         return deadline is None or self.now >= deadline
@@ -1022,7 +1036,7 @@ class TableController:
                 allowed=[Resolution.VOID, Resolution.CANCEL],
             )
             return
-        secret = self._hole_secret(self.next_card(), card.card, card.serial, source)
+        secret = self._face_down_secret(self.next_card(), card.card, card.serial, source)
         loaded = self.shoe.shoe_id
         evidence: list[dict[str, Any]] = [{"source": "shoe", **inp.data}]
         hold: tuple[AlertCode, str] | None = None
@@ -1123,7 +1137,7 @@ class TableController:
                 f"{code} refused by the rules engine: {exc}",
                 [{"source": "shoe", **evidence}],
                 allowed=[Resolution.VOID, Resolution.CANCEL],
-                secret=self._hole_secret(target, code, serial, source),
+                secret=self._face_down_secret(target, code, serial, source),
             )
             return False
         self.shoe.record(code, serial)
@@ -1131,8 +1145,11 @@ class TableController:
         self.cards.append(_DealtCard(index, code, serial, target, source))
         # Under US rules the hole card lies face down until the dealer's turn: its code goes
         # out only then (`hole_card_revealed`), so no stream or record tells it to a player.
-        face_down = target.get("kind") == "dealer_hole" and self._hole_hidden()
-        self.hole_face_down = self.hole_face_down or face_down
+        # The burn card is discarded face down (seed 004): the settlement names it.
+        face_down = self._face_down(self.cards[-1])
+        self.hole_face_down = self.hole_face_down or (
+            face_down and target.get("kind") == "dealer_hole"
+        )
         self._event(
             "card_dealt",
             card="??" if face_down else code,
@@ -1356,10 +1373,7 @@ class TableController:
             "phase": self.phase,
             "paused": self.paused,
             "round_id": self.round_id,
-            "cards": [
-                "??" if c.target.get("kind") == "dealer_hole" and self._hole_hidden() else c.code
-                for c in self.cards
-            ],
+            "cards": ["??" if self._face_down(c) else c.code for c in self.cards],
             "open_alerts": [a.alert_id for a in self.alerts.open_alerts()],
         }
 

@@ -188,9 +188,9 @@ def test_the_hole_card_is_published_only_when_the_dealer_turns_it() -> None:
     d.card("5S")  # the hole card, face down
     hole = [e for e in d.events if e["type"] == "card_dealt"][-1]["data"]
     assert hole["card"] == "??" and hole["face_down"] is True
-    assert d.table.hidden_hole_source() == {"device": "shoe", "seq": hole["source"]["seq"]} | {
-        "ts": hole["source"]["ts"]
-    }
+    assert [c.source for c in d.table.face_down_cards()] == [
+        {"device": "shoe", "seq": hole["source"]["seq"], "ts": hole["source"]["ts"]}
+    ]
     d.manager(verb="pause", reason="look")  # a manager action's before/after hides it too
     action = [e for e in d.events if e["type"] == "manager_action"][-1]["data"]
     assert action["before"]["cards"][-1] == action["after"]["cards"][-1] == "??"
@@ -199,7 +199,7 @@ def test_the_hole_card_is_published_only_when_the_dealer_turns_it() -> None:
     d.decide(1, "stand", "c1")
     revealed = [e for e in d.events if e["type"] == "hole_card_revealed"]
     assert [r["data"] for r in revealed] == [{"card": "5S", "index": 4}]
-    assert d.table.hidden_hole_source() is None
+    assert d.table.face_down_cards() == []
 
 
 def test_a_dealer_blackjack_peeked_shows_the_hole_card_at_once() -> None:
@@ -221,7 +221,7 @@ def test_a_european_table_has_no_face_down_card() -> None:
     d.card("7C")
     d.card("9D")
     assert all(e["data"]["card"] != "??" for e in d.events if e["type"] == "card_dealt")
-    assert d.table.hidden_hole_source() is None
+    assert d.table.face_down_cards() == []
 
 
 def test_an_alert_holding_the_hole_card_conceals_it_from_readers() -> None:
@@ -299,7 +299,7 @@ def test_a_camera_sighting_is_never_paired_with_the_face_down_hole_card() -> Non
     assert shoe_reads_of(d.alerts, "5S") == []
     assert "due in dealer" not in str(d.alerts) + str(d.events)
     assert "shoe read 5S" not in str(d.alerts) + str(d.events)
-    assert d.table.hidden_hole_source() is not None  # still face down, still unconfirmed
+    assert d.table.face_down_cards() != []  # still face down, still unconfirmed
 
 
 def test_a_card_held_while_paused_that_becomes_the_hole_card_is_concealed() -> None:
