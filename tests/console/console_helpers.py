@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import httpx
 from argon2 import PasswordHasher
+from http_support import form_token
 
 import studio.console  # registers the users/sessions tables before create_all
 from studio.console import ConsoleSettings
@@ -41,12 +41,6 @@ def context(database: Database, fanout: Fanout, controller: Any, **changes: Any)
         controller=controller,
         extras={"console": settings(**changes)},
     )
-
-
-def form_token(html: str) -> str:
-    match = re.search(r'name="csrf_token" value="([^"]+)"', html)
-    assert match, "page has no CSRF field"
-    return match.group(1)
 
 
 async def login(http: httpx.AsyncClient, username: str, password: str = PASSWORD) -> str:

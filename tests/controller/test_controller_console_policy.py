@@ -8,13 +8,13 @@ whatever the studio wanted. The real process, on a real broker and SQLite.
 from __future__ import annotations
 
 import asyncio
-import re
 import signal
 import sys
 from pathlib import Path
 
 import httpx
 import pytest
+from http_support import form_token, wait_healthy
 
 from studio.bus.embedded import free_port
 from studio.config import BrokerSettings
@@ -43,23 +43,14 @@ async def test_the_per_address_limit_of_the_file_refuses_the_address(
     )  # fmt: skip
     try:
         async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=10) as client:
-            async with asyncio.timeout(60):
-                while True:
-                    assert process.returncode is None, "the controller process ended"
-                    try:
-                        if (await client.get("/api/health")).status_code == 200:
-                            break
-                    except httpx.TransportError:
-                        pass
-                    await asyncio.sleep(0.2)
+            await wait_healthy(client, process)
             page = await client.get(LOGIN_PATH)
-            token = re.search(r'name="csrf_token" value="([^"]+)"', page.text)
-            assert token, page.text
+            token = form_token(page.text)
             answers = []
             for name in ("guess1", "guess2"):
                 answer = await client.post(
                     LOGIN_PATH,
-                    data={"username": name, "password": "wrong", "csrf_token": token.group(1)},
+                    data={"username": name, "password": "wrong", "csrf_token": token},
                 )
                 assert answer.status_code == 401
                 answers.append(answer.text)

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import os
-import re
 import signal
 import sys
 from pathlib import Path
 
 import httpx
 import pytest
+from http_support import form_token, wait_healthy
 
 from studio.bus import MessageBus
 from studio.bus.embedded import free_port
@@ -62,28 +62,19 @@ async def test_the_controller_process_serves_and_stops_cleanly(
     try:
         base = f"http://127.0.0.1:{port}"
         async with httpx.AsyncClient(base_url=base, timeout=5) as client:
-            async with asyncio.timeout(60):
-                while True:
-                    assert process.returncode is None, "the controller process ended"
-                    try:
-                        if (await client.get("/api/health")).status_code == 200:
-                            break
-                    except httpx.TransportError:
-                        pass
-                    await asyncio.sleep(0.2)
+            await wait_healthy(client, process)
             platform = {"Authorization": "Bearer platform-secret-0123456789abcdef0123"}
             tables = (await client.get("/api/tables", headers=platform)).json()
             assert [t["table"] for t in tables] == [table_id]
             assert (await client.get("/api/tables")).status_code == 401
             page = await client.get(LOGIN_PATH)
-            token = re.search(r'name="csrf_token" value="([^"]+)"', page.text)
-            assert token, page.text
+            token = form_token(page.text)
             login = await client.post(
                 LOGIN_PATH,
                 data={
                     "username": "boss",
                     "password": "a long enough password 42",
-                    "csrf_token": token.group(1),
+                    "csrf_token": token,
                 },
             )
             assert login.status_code == 303, login.text

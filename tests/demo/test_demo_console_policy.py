@@ -9,20 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import io
-import re
 from pathlib import Path
 
 import httpx
+from http_support import form_token
 
 from studio.bus.embedded import free_port
 from studio.demo import DemoOptions, run_demo
 from studio.demo.run import DemoHandle
-
-
-def _csrf(html: str) -> str:
-    match = re.search(r'name="csrf_token" value="([^"]+)"', html)
-    assert match, "the login page has no CSRF field"
-    return match.group(1)
 
 
 async def test_the_demo_console_locks_as_the_configuration_file_says(tmp_path: Path) -> None:
@@ -45,7 +39,7 @@ async def test_the_demo_console_locks_as_the_configuration_file_says(tmp_path: P
         async with asyncio.timeout(120):
             handle = await ready.get()
         async with httpx.AsyncClient(base_url=handle.url) as http:
-            token = _csrf((await http.get("/console/login")).text)
+            token = form_token((await http.get("/console/login")).text)
 
             async def login(password: str) -> httpx.Response:
                 form = {"username": handle.manager_user, "password": password, "csrf_token": token}
