@@ -103,8 +103,10 @@ _CARD_FIELDS = frozenset({"card", "applied", "discarded", "to"})
 # (up to 9 its ``shoe`` was not read, and a card of another shoe was dealt; ``unknown``, a
 # driver's "not seen the load", is not checked); 11: while the round is paused bets wait and
 # the betting window stops, running on for what was left of it on resume (up to 10 bets were
-# taken, and closed on time, during a pause).
-LOGIC: Final = 11
+# taken, and closed on time, during a pause); 12: a card held as another shoe's (logic 10),
+# then voided, stays out of the loaded shoe's census (up to 11 it went in, as any voided
+# held card: in a one-deck shoe the loaded shoe's own copy of it was refused as impossible).
+LOGIC: Final = 12
 FIRST_LOGIC: Final = 1
 # The phases of a round in progress: its burn card (logic 9), its bets, its cards.
 ROUND_PHASES: Final = ("burning", "betting", "dealing")
@@ -1470,7 +1472,11 @@ class TableController:
         code, serial = held["card"], held.get("serial")
         # From logic 4, the other source's hold of this card voided put it in the census:
         # it is not a copy more, and goes in once.
-        counted = self.logic >= 4 and self._voided_twin(alert, held)
+        counted = (
+            self.logic >= 4
+            and self._voided_twin(alert, held)
+            and not (self.logic >= 12 and self._of_another_shoe(alert, held))
+        )
         why = self.shoe.impossible(code, serial, counted=counted)
         if why is not None:
             raise AlertError(f"cannot accept {code}: {why}")
@@ -1532,6 +1538,16 @@ class TableController:
             return
         self.shoe.take(str(source.get("device")), source["seq"])
 
+    def _of_another_shoe(self, alert: Alert, held: dict[str, Any]) -> bool:
+        """Whether the shoe read the card ``alert`` holds as another shoe's (logic 10's
+        ``integrity`` hold, this alert's or its twin's). Voided, such a card is not one of the
+        loaded shoe's: from logic 12 it stays out of its census (up to 11 it went in, and
+        in a one-deck shoe the shoe's own copy of it was then refused as impossible)."""
+        return any(
+            a.code is AlertCode.INTEGRITY and (a.subject.get("held") or {}).get("from") == "shoe"
+            for a in [alert, *self._other_holds(alert, held)]
+        )
+
     def _of_shoe_in_play(self, alert: Alert) -> bool:
         """Whether the card ``alert`` holds came out of the shoe in play. From logic 4, one
         raised before that shoe was loaded holds an earlier shoe's card: it counts in neither
@@ -1577,6 +1593,7 @@ class TableController:
                 and alert.code is not AlertCode.IMPOSSIBLE_CARD
                 and not self._applied_twin(alert, voided=self.logic >= 4)
                 and self._of_shoe_in_play(alert)
+                and not (self.logic >= 12 and self._of_another_shoe(alert, held))
             ):
                 # The card did leave the shoe: it counts against the shoe's composition
                 # (once: a twin already dealt, or from logic 4 voided, counted it).

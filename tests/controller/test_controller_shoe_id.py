@@ -6,6 +6,8 @@ swapped without a load, a scanner that missed the load, another table's shoe) wa
 without a word. Now it is held by an `integrity` alert, which pauses the round; a manager
 accepts it (dealt as read), voids it (the dealer deals another) or cancels the round. A
 card whose driver has not seen the load says so (`unknown`) and is not checked.
+Voided, it is not one of the loaded shoe's cards: from logic 12 it stays out of that shoe's
+census (up to 11 it went in, and in a one-deck shoe the shoe's own copy was then refused).
 """
 
 from __future__ import annotations
@@ -99,3 +101,72 @@ def test_between_rounds_a_card_of_the_next_shoe_is_not_taken_for_a_foreign_one()
     assert _next_shoes_card_between_rounds() == _next_shoes_card_between_rounds(logic=9)
     assert len(_next_shoes_card_between_rounds()) == 1
     assert "integrity" not in _next_shoes_card_between_rounds()
+
+
+ONE_DECK = {"preset": "clubhouse", "shoe": {"decks": 1}}
+
+
+def _one_deck_dealing(logic: int | None = None, *, camera: bool = False) -> Driver:
+    d = Driver(ruleset=ONE_DECK, single_source=not camera)
+    if logic is not None:
+        d.table.logic = logic
+    d.shuffle(decks=1)
+    d.load()
+    d.tick(0.1)
+    d.bet(1, "p1")
+    d.tick(20)
+    assert d.table.phase == "dealing"
+    return d
+
+
+def test_voided_it_stays_out_of_the_loaded_shoe_s_census() -> None:
+    # The loaded shoe's own TH is still in it: dealt, not refused as a second copy.
+    d = _one_deck_dealing()
+    _card_of_shoe(d, "TH", "S0")
+    _resolve(d, "void")
+    assert d.table.shoe.dealt["TH"] == 0
+    d.card("TH")
+    assert [a.code.value for a in d.table.alerts.all()] == ["integrity"]
+    assert [c.code for c in d.table.cards] == ["TH"]
+
+
+def test_a_logic_11_run_counted_it_as_it_was_played() -> None:
+    d = _one_deck_dealing(logic=11)
+    _card_of_shoe(d, "TH", "S0")
+    _resolve(d, "void")
+    d.card("TH")
+    assert [a.code.value for a in d.table.alerts.all()] == ["integrity", "impossible_card"]
+
+
+def test_its_camera_twin_voided_first_does_not_count_it_either() -> None:
+    # The camera saw the foreign card land: its sighting, never matched to a scan of the
+    # loaded shoe, is held as a misscan too. Voiding that one first must not count it.
+    d = _one_deck_dealing(camera=True)
+    _card_of_shoe(d, "TH", "S0")
+    d.camera("TH", "seat:1")
+    d.tick(5)  # the sighting's window ends: a misscan holding the camera's TH
+    codes = {a.code.value: a for a in d.table.alerts.open_alerts()}
+    assert set(codes) == {"integrity", "misscan"}, codes
+    for code in ("misscan", "integrity"):
+        d.manager(
+            verb="resolve", alert_id=codes[code].alert_id, resolution="void", reason="checked"
+        )
+    assert d.table.shoe.dealt["TH"] == 0 and not d.table.paused
+    d.card("TH")
+    d.camera("TH", "seat:1")
+    assert [c.code for c in d.table.cards] == ["TH"]
+    assert not d.table.alerts.open_alerts()
+
+
+def test_accepted_after_its_camera_twin_was_voided_it_counts_once() -> None:
+    d = _one_deck_dealing(camera=True)
+    _card_of_shoe(d, "TH", "S0")
+    d.camera("TH", "seat:1")
+    d.tick(5)
+    codes = {a.code.value: a for a in d.table.alerts.open_alerts()}
+    d.manager(verb="resolve", alert_id=codes["misscan"].alert_id, resolution="void", reason="x")
+    d.manager(
+        verb="resolve", alert_id=codes["integrity"].alert_id, resolution="accept", reason="ours"
+    )
+    assert [c.code for c in d.table.cards] == ["TH"]
+    assert d.table.shoe.dealt["TH"] == 1  # dealt: in the census, once
