@@ -102,10 +102,20 @@ def _where(location: Location) -> str:
 
 
 def _source(location: Location, default: str, env_sources: Mapping[Location, str]) -> str:
-    """The variable that set ``location`` (or a section holding it), else ``default``."""
+    """The variable that set ``location`` (or a section holding it), else ``default``.
+
+    A check of a whole section (settings weighed together, e.g. ``console``'s retention
+    against its lockout) names the variables that set any of them beside ``default``.
+    """
     for path, name in env_sources.items():
         if location[: len(path)] == path:
             return name
+    inside = [
+        name for path, name in env_sources.items() if location and path[: len(location)] == location
+    ]
+    if inside:
+        named = ", ".join(inside)
+        return named if default == "environment" else f"{default} with {named}"
     return default
 
 

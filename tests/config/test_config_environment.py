@@ -21,6 +21,30 @@ def test_a_mistake_in_the_environment_names_the_variable_not_the_file(tmp_path: 
     assert not any(line.startswith(str(path)) for line in lines)
 
 
+def test_a_section_check_failed_by_a_variable_names_it_beside_the_file(tmp_path: Path) -> None:
+    # console's retention is checked against its lockout: the file set one, the
+    # environment the other. Before, the line named the file alone.
+    path = tmp_path / "studio.toml"
+    path.write_text("[console]\nlockout_minutes = 15\n")
+    environ = {"STUDIO_CONSOLE__ATTEMPTS_KEPT_DAYS": "0.001", "STUDIO_WEB__PORT": "9000"}
+    with pytest.raises(ConfigError) as info:
+        load_config(path, environ=environ)
+    assert (
+        str(info.value)
+        .splitlines()[-1]
+        .startswith(
+            f"{path} with STUDIO_CONSOLE__ATTEMPTS_KEPT_DAYS: console: attempts_kept_days (0.001 "
+        )
+    )
+    with pytest.raises(ConfigError) as info:
+        load_config(None, environ=environ)  # no file: the variable alone
+    assert (
+        str(info.value)
+        .splitlines()[-1]
+        .startswith("STUDIO_CONSOLE__ATTEMPTS_KEPT_DAYS: console: attempts_kept_days (0.001 ")
+    )
+
+
 def test_a_single_underscore_variable_is_pointed_at_the_double_one() -> None:
     with pytest.raises(ConfigError, match=r"STUDIO_BROKER_URL: broker_url: unknown key.*__"):
         load_config(None, environ={"STUDIO_BROKER_URL": "mqtt://127.0.0.1:1883"})
