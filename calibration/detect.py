@@ -125,6 +125,10 @@ class CardQuad:
     by_edges: bool = False
     # Share of the outline's points on the quad's sides (as fitted; see quad_fit).
     support: float = field(default=1.0, compare=False)
+    # A card split out of a cascade (see calibration.cascade): the index in ``corners`` of
+    # the outline's corner it was built from (the others are its size laid off along the
+    # sides seen there); -1 for any other card.
+    anchor: int = field(default=-1, compare=False)
     centre: tuple[float, float] = field(init=False)
     diagonal: float = field(init=False)
 
@@ -768,7 +772,11 @@ def _cascade_at_full_resolution(
         outline = np.asarray(piece, np.int32)
         split = split_cascade(outline)
         # No outline to refine against: half of a lower card's outline is another card's.
-        cards = [CardQuad(order_corners(q + origin), True) for q in split]
+        cards = []
+        for q in split:
+            corners = order_corners(q + origin)
+            anchor = int(np.argmin(np.hypot(*(corners - (q[0] + origin)).T)))
+            cards.append(CardQuad(corners, True, anchor=anchor))
         if (
             cards
             and _steps_show_table(roi, outline)

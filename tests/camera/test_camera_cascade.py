@@ -7,9 +7,10 @@ import cv2
 import numpy as np
 import pytest
 
+from calibration import recogniser
 from calibration.cascade import split_cascade
 from calibration.deck_profile import DeckProfile, IndexMatch
-from calibration.detect import find_cards, warp_card
+from calibration.detect import CardQuad, find_cards, warp_card
 from calibration.recogniser import Recogniser, hide
 from calibration.table import default_layout
 from calibration.templates import PartMatch
@@ -284,3 +285,79 @@ def test_overlapping_cards_are_never_ordered_the_wrong_way_round(
             elif {lower, upper} <= stack.unclear:
                 counts["unclear"] += 1
     assert counts["wrong"] == 0 and counts["unclear"] <= 6, counts
+
+
+def test_cards_placed_at_their_true_size_order_pairs_their_corners_leave_unclear(
+    deck_profile: DeckProfile,
+) -> None:
+    """The frames of the test above: with the table calibration, the cards placed at their
+    true size on the layout order 2 of the 6 pairs the corners left unclear (measured), and
+    none the wrong way round; each card is still read from its own quad."""
+    frames = list(scenes("hard", 6, seed=7000, size=(1280, 720), cascade=2))
+    # 2C under AC: the pair was unclear, so the AC, wholly in view, was not read.
+    assert [c.code for c in frames[3].cards[2:4]] == ["2C", "AC"]
+    found = Recogniser(deck_profile, true_calibration(frames[3])).recognise(frames[3].frame)
+    assert "AC" in {f.reading.code for f in found}
+    counts = {"right": 0, "wrong": 0, "unclear": 0}
+    for scene in frames:
+        rec = Recogniser(deck_profile, true_calibration(scene))
+        quads = rec.find(scene.frame)
+        stack = rec.stacking(quads, [warp_card(scene.frame, q) for q in quads], scene.frame)
+        centres = np.array([q.centre for q in quads])
+        index = [
+            int(np.argmin(np.linalg.norm(centres - c.image_quad.mean(axis=0), axis=1)))
+            for c in scene.cards
+        ]
+        for lower, upper in zip(index[::2], index[1::2], strict=True):
+            if upper in stack.above[lower] and lower not in stack.above[upper]:
+                counts["right"] += 1
+            elif lower in stack.above[upper] and upper not in stack.above[lower]:
+                counts["wrong"] += 1
+            elif {lower, upper} <= stack.unclear:
+                counts["unclear"] += 1
+    assert counts["wrong"] == 0 and counts["unclear"] <= 4, counts
+
+
+def test_the_placed_cards_order_a_pair_only_with_a_clear_margin(
+    deck_profile: DeckProfile, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """2C under AC (hard, 720p): ordered by the placed cards only with a table calibration,
+    for cards split out of a cascade, with each index corner clearly inside or outside the
+    other card, and so in the split's quads too."""
+    scene = list(scenes("hard", 4, seed=7000, size=(1280, 720), cascade=2))[3]
+    assert [c.code for c in scene.cards[2:4]] == ["2C", "AC"]
+    rec = Recogniser(deck_profile, true_calibration(scene))
+    quads = rec.find(scene.frame)
+    centres = np.array([q.centre for q in quads])
+    lo, up = (
+        quads[int(np.argmin(np.linalg.norm(centres - c.image_quad.mean(axis=0), axis=1)))]
+        for c in scene.cards[2:4]
+    )
+    frame = scene.frame
+    assert rec._placed_order(frame, lo, up) == 1  # the second card, the AC, on top
+    # The placed cards lie nearer the true ones than the split's (corners, pixels).
+    for quad, card in ((lo, scene.cards[2]), (up, scene.cards[3])):
+        placed = rec.placed(quad)
+        assert placed is not None
+
+        def off(q: CardQuad, true: np.ndarray = card.image_quad) -> float:
+            return max(float(np.min(np.linalg.norm(true - c, axis=1))) for c in q.corners)
+
+        assert off(placed) < off(quad)
+    # No table calibration: nothing to place the cards on.
+    bare = Recogniser(deck_profile)
+    assert bare.placed(up) is None and bare._placed_order(frame, lo, up) is None
+    # A card not split out of a cascade has no corner to place it from.
+    assert rec._placed_order(frame, lo, CardQuad(up.corners, True)) is None
+    # The split's top card shrunk towards the corner it was built from: placed the same,
+    # but it no longer covers the lower card's index corner, which reading the lower card
+    # would then take for its own.
+    c = up.corners
+    shrunk = CardQuad(c[up.anchor] + 0.45 * (c - c[up.anchor]), True, anchor=up.anchor)
+    placed_up, placed_shrunk = rec.placed(up), rec.placed(shrunk)
+    assert placed_up is not None and placed_shrunk is not None
+    assert np.allclose(placed_shrunk.corners, placed_up.corners)
+    assert rec._placed_order(frame, lo, shrunk) is None
+    # An index corner nearer the other card's side than the margin (here 0.07 diagonals).
+    monkeypatch.setattr(recogniser, "PLACED_MARGIN", 0.1)
+    assert rec._placed_order(frame, lo, up) is None
