@@ -719,11 +719,15 @@ class ControllerService:
             if table and in_progress
             else {}
         )
-        # A refusal may name a face-down card itself ("card 4 (5S) was dealt as the
+        # A refusal may name the face-down hole card itself ("card 4 (5S) was dealt as the
         # dealer's hole card but would then be ..."): its code and serial are hidden there.
+        # Not the burn card's: no refusal names it (card 1 keeps its target; one about its
+        # own held alert is hidden above), and hiding its code in a refusal about another
+        # card of that code would tell the burn.
         face_down = [
             word
             for card in (table.face_down_cards() if table and in_progress else [])
+            if card.target.get("kind") == "dealer_hole"
             for word in (card.code, card.serial)
             if word
         ]

@@ -1351,18 +1351,21 @@ class TableController:
         before = self._brief()
         detail = {"card": action.card, **self._manager(action)}
         alert = self.alerts.find(action.alert_id)
+        why = action.reason
         if alert is not None and self.conceals(alert):
-            # The held card went (or goes back) face down: its code stays off the stream.
+            # The held card went (or goes back) face down: its code stays off the stream,
+            # in the manager's reason too (the alert's own copy of it is concealed).
             words = set(alert.secret_words())
             detail = {
                 k: "??" if k in _CARD_FIELDS and words.intersection(spellings(v)) else v
                 for k, v in detail.items()
             }
+            why = conceal(why, words)
         self._event(
             "manager_action",
             verb=action.verb,
             by=action.user,
-            why=action.reason,
+            why=why,
             alert_id=action.alert_id,
             resolution=action.resolution,
             before=before,
@@ -1472,11 +1475,7 @@ class TableController:
         code, serial = held["card"], held.get("serial")
         # From logic 4, the other source's hold of this card voided put it in the census:
         # it is not a copy more, and goes in once.
-        counted = (
-            self.logic >= 4
-            and self._voided_twin(alert, held)
-            and not (self.logic >= 12 and self._of_another_shoe(alert, held))
-        )
+        counted = self.logic >= 4 and self._voided_twin(alert, held)
         why = self.shoe.impossible(code, serial, counted=counted)
         if why is not None:
             raise AlertError(f"cannot accept {code}: {why}")
@@ -1567,7 +1566,10 @@ class TableController:
         counted = {Resolution.ACCEPT, Resolution.CORRECT} | ({Resolution.VOID} if voided else set())
         held = held or alert.subject.get("held") or {}
         for other in self._other_holds(alert, held):
-            if (other.resolution or {}).get("action") in counted:
+            action = (other.resolution or {}).get("action")
+            if action == Resolution.VOID and other.subject.get("kept_out"):
+                continue  # voided as another shoe's card (logic 12): it did not count it
+            if action in counted:
                 return other
         return None
 
@@ -1593,11 +1595,15 @@ class TableController:
                 and alert.code is not AlertCode.IMPOSSIBLE_CARD
                 and not self._applied_twin(alert, voided=self.logic >= 4)
                 and self._of_shoe_in_play(alert)
-                and not (self.logic >= 12 and self._of_another_shoe(alert, held))
             ):
-                # The card did leave the shoe: it counts against the shoe's composition
-                # (once: a twin already dealt, or from logic 4 voided, counted it).
-                self.shoe.record(held["card"], held.get("serial"))
+                if self.logic >= 12 and self._of_another_shoe(alert, held):
+                    # Not one of the loaded shoe's cards. Marked, so that its twin, accepted
+                    # or voided later, is counted (once) as no voided twin counted it.
+                    alert.subject["kept_out"] = True
+                else:
+                    # The card did leave the shoe: it counts against the shoe's composition
+                    # (once: a twin already dealt, or from logic 4 voided, counted it).
+                    self.shoe.record(held["card"], held.get("serial"))
             return {"discarded": held["card"] if held else None}
         after = [c.index for c in self.cards if c.index != index]
         removed = self._rebuild(lambda card: None if card.index == index else card.code)

@@ -17,6 +17,7 @@ from test_controller_table import Driver
 
 from studio.config import StudioConfig, TableSettings
 from studio.controller import ControllerService
+from studio.controller.alerts import AlertError
 from studio.store import Database, EventLog
 from studio.streams import Fanout
 
@@ -92,6 +93,21 @@ def test_a_burn_held_while_paused_is_concealed_until_the_round_ends() -> None:
     assert d.table.conceals(d.table.alerts.all()[0]) is False
 
 
+def test_a_manager_s_reason_naming_the_held_burn_is_concealed_on_the_stream() -> None:
+    # Found by review: the alert's copy of the reason was concealed, the round event's not.
+    d = Driver(ruleset=EACH_ROUND, single_source=True)
+    _shoe_in(d)
+    d.manager(verb="pause", reason="check the shoe")
+    d.card("5S", serial="b-1")
+    [alert] = d.alerts
+    d.manager(verb="resume", reason="go on")
+    reason = "the burn is the 5S, read right"
+    d.manager(alert_id=alert["alert_id"], verb="resolve", resolution="accept", reason=reason)
+    assert [c.code for c in d.table.cards] == ["5S"]
+    action = [e for e in d.events if e["type"] == "manager_action"][-1]["data"]
+    assert action["why"] == d.alerts[-1]["resolution"]["reason"] == "the burn is the ??, read right"
+
+
 def test_a_card_held_while_no_burn_is_due_is_not_concealed() -> None:
     d = Driver(ruleset=EACH_ROUND, single_source=True)
     _shoe_in(d)
@@ -99,6 +115,28 @@ def test_a_card_held_while_no_burn_is_due_is_not_concealed() -> None:
     d.card("9C")  # drawn before bets closed: shown (it is no face-down card)
     assert [a["code"] for a in d.alerts] == ["game_before_time"]
     assert "9C" in d.alerts[0]["message"]
+
+
+async def test_a_refusal_about_a_card_of_the_burn_s_code_is_shown(burning_table: Table) -> None:
+    # Found by review: the round record hid the burn's code in every refusal, so a refusal
+    # about a public card of that code showed "??" and told the burn.
+    table = burning_table
+    svc, round_id = table.svc, table.round_id
+    await table.card("5H", "b-1")  # the burn, face down
+    bet = {"id": "b1", "type": "bet", "seat": 1, "player": "p1", "stake": "10.00"}
+    await table.feed("game.command", bet)
+    await table.feed("timer", {}, dt=60)
+    await table.card("8S", "s1")
+    await svc.pause("bj1", user="boss", reason="look")
+    await table.card("5H", "s2")  # drawn while paused: held, public (the dealer's up card)
+    [alert] = svc.alerts(state="open")
+    assert alert["message"] == "5H drawn while the round is paused"
+    with pytest.raises(AlertError, match="cannot accept 5H now"):
+        await svc.resolve_alert(alert["alert_id"], "accept", user="boss", reason="as read")
+    record = await svc.round_record(round_id)
+    [refused] = [e["data"]["error"] for e in record["events"] if e["kind"] == "manager.refused"]
+    assert refused.startswith("cannot accept 5H now")
+    assert "b-1" not in str(record)  # the burn's own read stays hidden
 
 
 @pytest.fixture

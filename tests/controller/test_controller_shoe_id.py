@@ -15,6 +15,7 @@ from __future__ import annotations
 from test_controller_table import Driver, start_round
 
 from studio.contract import UNKNOWN_SHOE
+from studio.controller.table import LOGIC
 
 
 def _card_of_shoe(d: Driver, code: str, shoe: str) -> None:
@@ -170,3 +171,58 @@ def test_accepted_after_its_camera_twin_was_voided_it_counts_once() -> None:
     )
     assert [c.code for c in d.table.cards] == ["TH"]
     assert d.table.shoe.dealt["TH"] == 1  # dealt: in the census, once
+
+
+def _two_ths(logic: int) -> tuple[int, list[str]]:
+    """While paused, another shoe's TH (integrity) and the loaded shoe's own TH
+    (unexpected_card) are read; the camera's TH sighting becomes a misscan, a twin of both.
+    The manager voids the misscan and the foreign card, then accepts the shoe's own TH."""
+    d = _one_deck_dealing(logic, camera=True)
+    d.manager(verb="pause", reason="look")
+    _card_of_shoe(d, "TH", "S0")
+    d.card("TH")
+    d.camera("TH", "seat:1")
+    d.tick(5)
+    codes = {a.code.value: a for a in d.table.alerts.open_alerts()}
+    assert set(codes) == {"integrity", "unexpected_card", "misscan"}, codes
+    for code in ("misscan", "integrity"):
+        d.manager(verb="resolve", alert_id=codes[code].alert_id, resolution="void", reason="x")
+    d.manager(verb="resume", reason="go on")
+    d.manager(
+        verb="resolve", alert_id=codes["unexpected_card"].alert_id, resolution="accept", reason="ok"
+    )
+    assert [c.code for c in d.table.cards] == ["TH"]
+    census = d.table.shoe.dealt["TH"]
+    d.card("TH")  # a second TH of the one-deck shoe: impossible
+    return census, [a.code.value for a in d.table.alerts.all()]
+
+
+def test_the_own_copy_accepted_after_a_twin_of_both_was_voided_counts_once() -> None:
+    # Found by review: the own TH's accept took the voided misscan for one that counted it.
+    for logic in (11, LOGIC):
+        census, codes = _two_ths(logic)
+        assert census == 1, (logic, census)
+        assert codes[-1] == "impossible_card", (logic, codes)
+
+
+def _twin_voided_then_accepted(void_logic: int, accept_logic: int) -> list[str]:
+    d = _one_deck_dealing(camera=True)
+    d.feed("controller.started", {"logic": void_logic})
+    _card_of_shoe(d, "TH", "S0")
+    d.camera("TH", "seat:1")
+    d.tick(5)
+    codes = {a.code.value: a for a in d.table.alerts.open_alerts()}
+    d.manager(verb="resolve", alert_id=codes["misscan"].alert_id, resolution="void", reason="x")
+    d.feed("controller.started", {"logic": accept_logic})  # restarted, maybe upgraded
+    d.manager(
+        verb="resolve", alert_id=codes["integrity"].alert_id, resolution="accept", reason="ok"
+    )
+    assert d.table.shoe.dealt["TH"] == 1
+    return [c.code for c in d.table.cards]
+
+
+def test_a_twin_voided_by_logic_11_and_accepted_by_12_is_dealt() -> None:
+    # Found by review: the upgrade refused it as "copy 2 in a 1-deck shoe".
+    assert _twin_voided_then_accepted(11, 11) == ["TH"]
+    assert _twin_voided_then_accepted(LOGIC, LOGIC) == ["TH"]
+    assert _twin_voided_then_accepted(11, LOGIC) == ["TH"]
