@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tomllib
 import types
 import typing
@@ -101,21 +102,40 @@ def _where(location: Location) -> str:
     return text or "(top level)"
 
 
-def _source(location: Location, default: str, env_sources: Mapping[Location, str]) -> str:
+def _source(
+    location: Location,
+    default: str,
+    env_sources: Mapping[Location, str],
+    message: str = "",
+    *,
+    unknown: bool = False,
+) -> str:
     """The variable that set ``location`` (or a section holding it), else ``default``.
 
-    A check of a whole section (settings weighed together, e.g. ``console``'s retention
-    against its lockout) names the variables that set any of them beside ``default``.
+    A mistake in a whole section that variables reached into: an unknown section only they
+    made (``unknown``) is theirs alone; a check of settings weighed together (``console``'s
+    retention against its lockout) names, beside ``default``, those whose key ``message``
+    mentions.
     """
     for path, name in env_sources.items():
         if location[: len(path)] == path:
             return name
-    inside = [
-        name for path, name in env_sources.items() if location and path[: len(location)] == location
+    inside = {
+        path: name
+        for path, name in env_sources.items()
+        if location and path[: len(location)] == location
+    }
+    if inside and unknown:
+        return ", ".join(inside.values())
+    named = [
+        name
+        for path, name in inside.items()
+        if re.search(rf"\b{re.escape(str(path[-1]))}\b", message)
     ]
-    if inside:
-        named = ", ".join(inside)
-        return named if default == "environment" else f"{default} with {named}"
+    if named:
+        return (
+            ", ".join(named) if default == "environment" else f"{default} with {', '.join(named)}"
+        )
     return default
 
 
@@ -130,8 +150,12 @@ def explain_errors(
     lines = []
     for item in error.errors():
         location: Location = tuple(item["loc"])
-        origin = _source(location, source, env_sources or {})
         message = item["msg"]
+        if item["type"] == "value_error":
+            message = str(item.get("ctx", {}).get("error", message))  # without "Value error, "
+        # An unknown key, or a list addressed item by item: only variables can have made it.
+        unknown = item["type"] in ("extra_forbidden", "list_type")
+        origin = _source(location, source, env_sources or {}, message, unknown=unknown)
         if item["type"] == "extra_forbidden":
             message = "unknown key (check the spelling; see docs/operations.md)"
             if origin != source:
@@ -139,8 +163,11 @@ def explain_errors(
                     "unknown key (check the spelling; nested keys take a double underscore, "
                     "e.g. STUDIO_BROKER__URL)"
                 )
-        elif item["type"] == "value_error":
-            message = str(item.get("ctx", {}).get("error", message))  # without "Value error, "
+        elif item["type"] == "list_type" and origin != source:
+            message = (
+                f"{message}: a variable cannot set one item of a list; give the whole list "
+                'as JSON in one variable (STUDIO_TABLES=\'[{"id": "bj-1"}]\')'
+            )
         elif item["type"] == "list_type" and location == ("tables",):
             message = (
                 f"{message}: write each table as [[tables]] with its id, "

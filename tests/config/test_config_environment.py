@@ -45,6 +45,36 @@ def test_a_section_check_failed_by_a_variable_names_it_beside_the_file(tmp_path:
     )
 
 
+def _lines(path: Path | None, environ: dict[str, str]) -> list[str]:
+    with pytest.raises(ConfigError) as info:
+        load_config(path, environ=environ)
+    return str(info.value).splitlines()
+
+
+def test_a_section_check_names_only_the_variables_its_message_is_about(tmp_path: Path) -> None:
+    # Found by review: any variable of the section was named, one unrelated to the mistake.
+    path = tmp_path / "studio.toml"
+    path.write_text("[console]\nlockout_minutes = 15\nattempts_kept_days = 0.001\n")
+    [line] = _lines(path, {"STUDIO_CONSOLE__MAX_FAILURES": "7"})
+    assert line.startswith(f"{path}: console: attempts_kept_days (0.001 days) must cover")
+    path.write_text("[console]\nlockout_minutes = 15\n")
+    environ = {"STUDIO_CONSOLE__MAX_FAILURES": "7", "STUDIO_CONSOLE__ATTEMPTS_KEPT_DAYS": "0.001"}
+    [line] = _lines(path, environ)
+    assert line.startswith(f"{path} with STUDIO_CONSOLE__ATTEMPTS_KEPT_DAYS: console: ")
+
+
+def test_a_section_only_a_variable_made_names_the_variable_alone(tmp_path: Path) -> None:
+    path = tmp_path / "studio.toml"
+    path.write_text('[broker]\nurl = "mqtt://127.0.0.1:1883"\n')
+    [line] = _lines(path, {"STUDIO_WEBB__PORT": "9000"})
+    assert line.startswith("STUDIO_WEBB__PORT: webb: unknown key (check the spelling; nested")
+    # A list item addressed by a variable: the list wants the whole JSON.
+    path.write_text('[[tables]]\nid = "bj-1"\n')
+    [line] = _lines(path, {"STUDIO_TABLES__0__RULESET": "vegas"})
+    assert line.startswith("STUDIO_TABLES__0__RULESET: tables: Input should be a valid list: ")
+    assert "as JSON in one variable" in line
+
+
 def test_a_single_underscore_variable_is_pointed_at_the_double_one() -> None:
     with pytest.raises(ConfigError, match=r"STUDIO_BROKER_URL: broker_url: unknown key.*__"):
         load_config(None, environ={"STUDIO_BROKER_URL": "mqtt://127.0.0.1:1883"})
