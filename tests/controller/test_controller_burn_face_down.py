@@ -147,15 +147,7 @@ async def burning_table(database: Database) -> AsyncIterator[Table]:
     config = StudioConfig(tables=[settings])
     async with ControllerService(config, None, log, Fanout(None), clock=clock, timers=False) as svc:
         table = Table(svc, clock)
-        census = {r: 32 for r in "A23456789TJQK"}
-        shuffled = {"count": 416, "census": census}
-        await table.feed(
-            "shuffler.event",
-            {"device": "shuf", "seq": 1, "event": "shuffle_complete", "data": shuffled},
-        )
-        loaded = {"device": "shoe", "seq": next(table.seq), "event": "shoe_loaded"}
-        await table.feed("shoe.event", {**loaded, "data": {"shoe": "S1"}})
-        await table.feed("timer", {}, dt=3)
+        await table.load_shoe()
         round_id = svc.tables["bj1"].round_id
         assert round_id is not None and svc.tables["bj1"].phase == "burning"
         table.round_id = round_id

@@ -51,7 +51,8 @@ class Table:
         data = {"device": "cam", "seq": next(self.seq), "card": code, "zone": zone}
         await self.feed("camera.card", {**data, "confidence": 0.99})
 
-    async def open_round(self, decks: int = 8) -> str:
+    async def load_shoe(self, decks: int = 8) -> None:
+        """A shoe of ``decks`` shuffled, counted and loaded: the first round opens."""
         census = {r: 4 * decks for r in "A23456789TJQK"}
         shuffled = {"count": 52 * decks, "census": census}
         await self.feed(
@@ -61,6 +62,9 @@ class Table:
         loaded = {"device": "shoe", "seq": next(self.seq), "event": "shoe_loaded"}
         await self.feed("shoe.event", {**loaded, "data": {"shoe": "S1"}})
         await self.feed("timer", {}, dt=3)
+
+    async def open_round(self, decks: int = 8) -> str:
+        await self.load_shoe(decks)
         bet = {"id": "b1", "type": "bet", "seat": 1, "player": "p1", "stake": "10.00"}
         await self.feed("game.command", bet)
         await self.feed("timer", {}, dt=60)  # betting closes

@@ -111,12 +111,7 @@ def _one_deck_dealing(logic: int | None = None, *, camera: bool = False) -> Driv
     d = Driver(ruleset=ONE_DECK, single_source=not camera)
     if logic is not None:
         d.table.logic = logic
-    d.shuffle(decks=1)
-    d.load()
-    d.tick(0.1)
-    d.bet(1, "p1")
-    d.tick(20)
-    assert d.table.phase == "dealing"
+    start_round(d, 1, decks=1)
     return d
 
 

@@ -133,8 +133,8 @@ class Driver:
         return [e["type"] for e in self.events]
 
 
-def start_round(d: Driver, *seats: int) -> None:
-    d.shuffle()
+def start_round(d: Driver, *seats: int, decks: int = 8) -> None:
+    d.shuffle(decks)
     d.load()
     d.tick(0.1)
     assert d.table.phase == "betting"
