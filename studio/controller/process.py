@@ -41,6 +41,10 @@ async def run_controller(config: StudioConfig) -> None:
 async def _serve(config: StudioConfig) -> None:
     async with AsyncExitStack() as stack:
         db = await stack.enter_async_context(Database(config.database.url))
+        # One controller per event log: a second one would replay it, write its own starts
+        # into it (a replay then takes every device for restarted) and take over the first
+        # one's broker session. Held before anything is written or connected.
+        await stack.enter_async_context(db.exclusive("studio controller"))
         log = EventLog(db)
         bus = await stack.enter_async_context(MessageBus(config.broker, "controller"))
         fanout = Fanout(bus)

@@ -181,6 +181,7 @@ async def run_demo(
         )
 
         db = await stack.enter_async_context(Database(config.database.url))
+        await stack.enter_async_context(db.exclusive("studio controller"))  # see run_controller
         log = EventLog(db)
         bus = await stack.enter_async_context(MessageBus(broker, "controller"))
         fanout = Fanout(bus)

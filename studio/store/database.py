@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import fcntl
 import hashlib
 import logging
+import os
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Final
@@ -178,6 +182,48 @@ class Database:
                 "written, try again"
             ) from exc
 
+    @contextlib.asynccontextmanager
+    async def exclusive(self, name: str) -> AsyncIterator[None]:
+        """Hold the database's lock ``name`` while the block runs; raise :class:`StoreError`
+        at once if another process holds it (one controller per event log).
+
+        PostgreSQL: a session advisory lock on a connection kept for the block (committed:
+        the session sits idle, holding no snapshot); it goes with the connection, so a
+        process killed, or cut off from the database, leaves none behind. SQLite: an
+        ``flock`` on a file beside the database (``studio.db.studio-controller.lock``,
+        holding the pid), which the kernel releases when the process dies. An in-memory
+        database is one process's alone: nothing to hold.
+        """
+        if self.is_sqlite:
+            path = sqlite_file(self.url)
+            if path is None:
+                yield
+                return
+            lock = path.with_name(f"{path.name}.{'-'.join(name.split())}.lock")
+            with _file_lock(lock, name, safe_url(self.url)):
+                yield
+            return
+        key = self._lock_key(f"exclusive:{name}")
+        try:
+            conn = await self.engine.connect()
+        except (OSError, sa.exc.SQLAlchemyError) as exc:
+            raise StoreError(f"cannot open database {safe_url(self.url)}: {exc}") from exc
+        try:
+            got = (await conn.execute(sa.select(sa.func.pg_try_advisory_lock(key)))).scalar()
+            await conn.commit()
+            if not got:
+                raise StoreError(
+                    f"another {name} is running on database {safe_url(self.url)}: stop it first"
+                )
+            try:
+                yield
+            finally:
+                with contextlib.suppress(sa.exc.SQLAlchemyError, OSError):
+                    await conn.execute(sa.select(sa.func.pg_advisory_unlock(key)))
+                    await conn.commit()
+        finally:
+            await conn.close()
+
     def _lock_key(self, name: str) -> int:
         # Advisory locks are per database, not per schema: tests share one database.
         digest = hashlib.sha256(f"studio:{self.schema or ''}:{name}".encode()).digest()
@@ -240,6 +286,31 @@ def _create_schema(conn: sa.Connection) -> None:
     for table in metadata.sorted_tables:
         for index in sorted(table.indexes, key=lambda index: str(index.name)):
             conn.execute(CreateIndex(index, if_not_exists=True))
+
+
+@contextlib.contextmanager
+def _file_lock(path: Path, name: str, database: str) -> Iterator[None]:
+    """An exclusive ``flock`` on ``path`` while the block runs (see Database.exclusive)."""
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError as exc:
+        raise StoreError(f"cannot open {path} to lock database {database}: {exc}") from exc
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError as exc:
+            holder = os.pread(fd, 32, 0).decode(errors="replace").strip()
+            pid = f" (pid {holder})" if holder.isdigit() else ""
+            raise StoreError(
+                f"another {name}{pid} is running on database {database} (it holds {path}): "
+                "stop it first"
+            ) from exc
+        # The holder's pid, for the message above; the lock itself is the flock.
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        yield
+    finally:
+        os.close(fd)  # releases the flock
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:

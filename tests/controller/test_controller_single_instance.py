@@ -1,0 +1,74 @@
+"""A second ``studio controller run`` on the same database refuses to start.
+
+Found by an operator's walk-through: the second process replayed the event log, wrote its
+own ``controller.started`` records into it and took over the running controller's broker
+session, then failed on the web port (or hung). Every later start then replayed those
+records as restarts, raising device alerts nobody saw live. Now it stops, with status 2,
+before it writes or connects anything. The real processes, on a real broker and database.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+from http_support import wait_healthy
+
+from studio.bus.embedded import free_port
+from studio.config import BrokerSettings
+from studio.store import Database, EventLog
+
+STUDIO = Path(sys.executable).parent / "studio"
+
+
+async def _count_starts(url: str) -> int:
+    async with Database(url) as db:
+        return len([r async for r in EventLog(db).iterate(kinds=["controller.started"])])
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("broker", ["mosquitto"], indirect=True)
+async def test_a_second_controller_on_the_database_is_refused(
+    broker: BrokerSettings, tmp_path: Path, table_id: str
+) -> None:
+    port = free_port()
+    url = f"sqlite:///{tmp_path}/studio.db"
+    config = tmp_path / "studio.toml"
+    config.write_text(
+        f'[broker]\nurl = "{broker.url}"\n'
+        f'[database]\nurl = "{url}"\n'
+        f"[web]\nport = {port}\n"
+        f'[[tables]]\nid = "{table_id}"\n'
+    )
+    first = await asyncio.create_subprocess_exec(
+        str(STUDIO), "controller", "run", "--config", str(config),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=10) as client:
+            await wait_healthy(client, first)
+        second = await asyncio.create_subprocess_exec(
+            str(STUDIO), "controller", "run", "--config", str(config),
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        async with asyncio.timeout(60):
+            _, err = await second.communicate()
+        assert second.returncode == 2, err.decode()[-2000:]
+        message = err.decode().strip().splitlines()[-1]
+        assert message.startswith(f"error: another studio controller (pid {first.pid}) is ")
+        assert "stop it first" in message
+        assert first.returncode is None  # the first runs on
+        first.send_signal(signal.SIGTERM)
+        async with asyncio.timeout(30):
+            _, err = await first.communicate()
+        assert first.returncode == 0, err.decode()[-2000:]
+        # Before: 2 (the second process's start, replayed later as a restart).
+        assert await _count_starts(url) == 1
+    finally:
+        if first.returncode is None:
+            first.kill()
+            await first.wait()
