@@ -1,6 +1,6 @@
 """Typed configuration: pydantic models loaded from a TOML file plus ``STUDIO_*`` variables."""
 
-from studio.config.loader import explain_errors, load_config
+from studio.config.loader import default_database_hint, explain_errors, load_config
 from studio.config.models import (
     BrokerSettings,
     ConsoleSecurity,
@@ -21,6 +21,7 @@ __all__ = [
     "TableSettings",
     "TlsSettings",
     "WebSettings",
+    "default_database_hint",
     "explain_errors",
     "load_config",
 ]

@@ -204,6 +204,19 @@ def read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
 
 
+def default_database_hint(
+    path: Path | str | None, database: str | None, environ: Mapping[str, str] | None = None
+) -> str:
+    """What a command that opened the database adds to its message when it was given no
+    configuration at all (no ``--config``, ``--database``, ``STUDIO_CONFIG`` nor
+    ``STUDIO_DATABASE__URL``): it used the default database, likely not the studio's."""
+    environ = os.environ if environ is None else environ
+    given = path, database, environ.get("STUDIO_CONFIG"), environ.get("STUDIO_DATABASE__URL")
+    if any(given):
+        return ""
+    return " (no --config given: the default database; give the studio's with --config FILE)"
+
+
 def load_config(
     path: Path | str | None = None, environ: Mapping[str, str] | None = None
 ) -> StudioConfig:

@@ -12,7 +12,7 @@ from typing import NoReturn, TypeVar
 
 import typer
 
-from studio.config.loader import load_config
+from studio.config.loader import default_database_hint, load_config
 from studio.console.auth import ConsoleSettings, SessionStore
 from studio.console.users import (
     Role,
@@ -61,7 +61,8 @@ def _run(
         if existing is not None:
             path = sqlite_file(url)
             if path is not None and not path.exists():
-                raise StudioError(f"no database at {path}: {existing}")
+                hint = default_database_hint(config, database)
+                raise StudioError(f"no database at {path}: {existing}{hint}")
         db = Database(url)
         try:
             if existing is not None and users_table.name not in await db.table_names():
@@ -145,10 +146,17 @@ def add(
     except StudioError as exc:
         _fail(exc)
     password = _read_password(password_stdin)
-    user = _run(
-        config, database, lambda store: store.add(username, password, level, by=_shell_actor())
+
+    async def added(store: UserStore) -> tuple[User, str]:
+        user = await store.add(username, password, level, by=_shell_actor())
+        return user, safe_url(store.db.url)
+
+    user, where = _run(config, database, added)
+    # Where: without --config a user lands in the default database, not the studio's.
+    typer.echo(
+        f"added {user.username} ({user.role.label}) to {where}"
+        f"{default_database_hint(config, database)}"
     )
-    typer.echo(f"added {user.username} ({user.role.label})")
 
 
 @users_app.command("list")

@@ -17,7 +17,7 @@ from pathlib import Path
 import typer
 
 import studio
-from studio.config.loader import load_config
+from studio.config.loader import default_database_hint, load_config
 from studio.errors import StoreError, StudioError
 from studio.store.database import Database, async_url, safe_url, sqlite_file
 from studio.store.eventlog import ChainReport, EventLog, admin_events, events, parse_head
@@ -339,7 +339,7 @@ def verify(
                 raise StoreError("--anchor-file holds the expected heads: not with --expect-*")
             expect, expect_admin = read_anchors(anchor_file)
         url = database or load_config(config).database.url
-        require_database(url)
+        require_database(url, default_database_hint(config, database))
         *reports, index = asyncio.run(verify_chains(url, expect, expect_admin))
     except StudioError as exc:
         typer.echo(f"error: {exc}", err=True)
@@ -376,7 +376,7 @@ def verify(
             raise typer.Exit(2) from exc
 
 
-def require_database(url: str) -> None:
+def require_database(url: str, hint: str = "") -> None:
     """Refuse a SQLite database that is not there: opening it would create it (and its
     directories), and its empty chains would pass the audit."""
     path = sqlite_file(url)
@@ -385,7 +385,7 @@ def require_database(url: str) -> None:
             raise StoreError("an in-memory database holds no log: nothing to verify")
         return
     if not path.exists():
-        raise StoreError(f"no database at {path}: nothing to verify")
+        raise StoreError(f"no database at {path}: nothing to verify{hint}")
 
 
 _ANCHOR_NAMES = ("event_log", "admin_log")

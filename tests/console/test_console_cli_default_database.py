@@ -1,0 +1,58 @@
+"""`studio users` and `studio audit verify` say which database they used.
+
+Found by an operator's walk-through: `studio users add admin2 --role admin` without
+`--config` quietly made `./var/studio.db` and printed only `added admin2 (admin)`; the
+admin then could not log in to the console of the studio's PostgreSQL database. The
+errors of `users list` and `audit verify` there gave no hint at `--config` either.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from studio.cli import app
+
+HINT = " (no --config given: the default database; give the studio's with --config FILE)"
+
+
+@pytest.fixture
+def unconfigured(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("STUDIO_CONFIG", raising=False)
+    monkeypatch.delenv("STUDIO_DATABASE__URL", raising=False)
+    return tmp_path
+
+
+def _run(*args: str, stdin: str = "") -> tuple[int, str]:
+    result = CliRunner().invoke(app, list(args), input=stdin)
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    return result.exit_code, result.output.strip()
+
+
+def test_without_a_config_the_commands_name_the_default_database(unconfigured: Path) -> None:
+    code, output = _run("users", "list")
+    assert (code, output) == (
+        2,
+        "error: no database at var/studio.db: no users yet "
+        f"(studio users add NAME --role admin creates the first){HINT}",
+    )
+    code, output = _run("audit", "verify")
+    assert (code, output) == (2, f"error: no database at var/studio.db: nothing to verify{HINT}")
+    password = "a long enough password 42\n"
+    code, output = _run(
+        "users", "add", "chief", "--role", "admin", "--password-stdin", stdin=password
+    )
+    assert (code, output) == (0, f"added chief (admin) to sqlite:///var/studio.db{HINT}")
+
+
+def test_with_a_database_given_the_add_names_it_without_the_hint(unconfigured: Path) -> None:
+    url = f"sqlite:///{unconfigured}/studio.db"
+    password = "a long enough password 42\n"
+    code, output = _run(
+        "users", "add", "chief", "--role", "admin", "--password-stdin", "--database", url,
+        stdin=password,
+    )  # fmt: skip
+    assert (code, output) == (0, f"added chief (admin) to {url}")
