@@ -26,7 +26,6 @@ from pydantic import BaseModel, RootModel
 from studio.bus import MessageBus, SequenceTracker, SeqVerdict
 from studio.config.models import StudioConfig, TableSettings
 from studio.contract import (
-    AlertMessage,
     Availability,
     CameraCard,
     DeviceEvent,
@@ -51,6 +50,7 @@ from studio.controller.table import (
 from studio.errors import StoreError, StudioError
 from studio.rules.ruleset import RuleSet, ruleset_from_spec
 from studio.store import Entry, EventLog, RoundIndex
+from studio.store.rounds import alert_codes
 from studio.streams import Channel, Fanout
 
 _LOGGER = logging.getLogger(__name__)
@@ -252,7 +252,12 @@ class ControllerService:
         return replayed
 
     async def _reindex_tail(self, depth: int = 200) -> None:
-        """Redo the round index for each table's latest outputs (a crash may have cut it short)."""
+        """Redo the round index for each table's latest outputs (a crash may have cut it short).
+
+        Each field is set, never added to, so doing it again at every start changes nothing;
+        the alerts of each round these outputs name are counted again from the log, which
+        also mends a round whose alerts an older version counted once more at each start.
+        """
         for table_id, table in self.tables.items():
             records = await self.log.read(
                 table_id=table_id,
@@ -260,12 +265,15 @@ class ControllerService:
                 descending=True,
                 limit=depth,
             )
+            touched: dict[str, None] = {}
             for record in reversed(records):
-                channel = (
-                    Channel.ROUND_EVENTS if record.kind == "out.round_event" else Channel.ALERTS
-                )
-                model = RoundEvent if channel is Channel.ROUND_EVENTS else AlertMessage
-                await self._index(table, Output(channel, model.model_validate(record.payload)))
+                if record.round_id and record.round_id != "-":
+                    touched.setdefault(record.round_id)
+                if record.kind == "out.round_event":
+                    event = RoundEvent.model_validate(record.payload)
+                    await self._index(table, Output(Channel.ROUND_EVENTS, event))
+            for round_id in touched:
+                await self._index_alerts(table_id, round_id)
 
     # ------------------------------------------------------------------ inputs
     def table(self, table_id: str) -> TableController:
@@ -556,10 +564,7 @@ class ControllerService:
         if not round_id or round_id == "-":
             return
         if output.channel is Channel.ALERTS:
-            if data["state"] == "raised":
-                summary = await self.rounds.get(round_id)
-                codes = [*(summary or {}).get("alerts", []), data["code"]]
-                await self.rounds.upsert(round_id, table.table, alerts=codes)
+            await self._index_alerts(table.table, round_id)
             return
         kind = data["type"]
         if kind == "round_opened":
@@ -584,6 +589,16 @@ class ControllerService:
                 total_stake=totals.get("stakes", "0.00"),
                 total_payout=totals.get("payouts", "0.00"),
             )
+
+    async def _index_alerts(self, table_id: str, round_id: str) -> None:
+        """Set the round's alert codes from its logged alerts, one per alert id (an alert is
+        logged whole when raised, acknowledged and resolved), never added to what the index
+        held: indexing the same outputs again (each start re-indexes the latest) adds nothing."""
+        records = await self.log.read(table_id=table_id, round_id=round_id, kinds=["out.alert"])
+        if not records and await self.rounds.get(round_id) is None:
+            return  # no alert and no row: nothing to set, and no row to make for it
+        codes = alert_codes(record.payload for record in records)
+        await self.rounds.upsert(round_id, table_id, alerts=codes)
 
     # ------------------------------------------------------------------ queries (console, REST)
     def tables_summary(self) -> list[dict[str, Any]]:

@@ -6,7 +6,9 @@ The event log stays the source of truth; this index is rebuilt from it if lost.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -112,6 +114,17 @@ class RoundIndex:
             return [(str(h), int(n)) for h, n in (await conn.execute(query)).all()]
 
 
+def alert_codes(payloads: Iterable[dict[str, Any]]) -> list[str]:
+    """A round's alert codes as the index holds them: one per alert, by its id, in the order
+    the alerts were first logged. An alert is logged whole at each change of state (raised,
+    acknowledged, resolved) and a restart re-indexes what was logged: neither counts it again.
+    ``payloads``: the round's ``out.alert`` records, in log order."""
+    codes: dict[str, str] = {}
+    for payload in payloads:
+        codes.setdefault(str(payload.get("alert_id")), str(payload.get("code")))
+    return list(codes.values())
+
+
 def _row(row: sa.Row[Any]) -> dict[str, Any]:
     return {
         "round_id": row.round_id,
@@ -150,6 +163,8 @@ class _Logged:
     status: str | None = None
     total_stake: str | None = None
     total_payout: str | None = None
+    # Its out.alert records, each as its alert_id and code.
+    alerts: list[dict[str, Any]] = field(default_factory=list)
 
 
 async def check_index(db: Database, log: EventLog) -> IndexReport:
@@ -161,10 +176,17 @@ async def check_index(db: Database, log: EventLog) -> IndexReport:
     claims is checked: a round indexed as settled must be settled in the log, with the
     same time, totals and players; one the log has not settled yet may still be indexed as
     in progress (the index lags the log by one write, or a crash came between the two).
+    The round's alert codes must be those of its ``out.alert`` records, one per alert id
+    (:func:`alert_codes`), however many times each was published or re-indexed.
     """
     logged: dict[str, _Logged] = {}
-    async for record in log.iterate(kinds=["out.round_event"]):
+    alerts: dict[str, list[dict[str, Any]]] = {}
+    async for record in log.iterate(kinds=["out.round_event", "out.alert"]):
         if record.round_id is None:
+            continue
+        if record.kind == "out.alert":  # only what alert_codes reads: not the evidence
+            alert = {k: record.payload.get(k) for k in ("alert_id", "code")}
+            alerts.setdefault(record.round_id, []).append(alert)
             continue
         seen = logged.setdefault(record.round_id, _Logged(record.table_id))
         kind, data = record.payload.get("type"), record.payload.get("data") or {}
@@ -179,6 +201,9 @@ async def check_index(db: Database, log: EventLog) -> IndexReport:
             seen.status = "settled" if kind == "round_settled" else "cancelled"
             seen.total_stake = totals.get("stakes", "0.00")
             seen.total_payout = totals.get("payouts", "0.00")
+    for round_id, payloads in alerts.items():
+        if round_id in logged:
+            logged[round_id].alerts = payloads
     problems: list[tuple[str, str]] = []
     count = 0
     after: str | None = None
@@ -215,6 +240,16 @@ def _disagreements(row: sa.Row[Any], logged: dict[str, _Logged]) -> list[str]:
         out.append(f"players {row.players!r} is not JSON")
     if seen.players is not None and players and players != seen.players:
         out.append(f"players {players}, the log says {seen.players}")
+    try:
+        codes = json.loads(row.alerts or "[]")
+    except json.JSONDecodeError:
+        out.append(f"alerts {row.alerts!r} is not JSON")
+    else:
+        in_log = alert_codes(seen.alerts)
+        if not isinstance(codes, list) or Counter(map(str, codes)) != Counter(in_log):
+            out.append(
+                f"alerts {_tally(codes)}, the log has {_tally(in_log)} (each alert once, by id)"
+            )
     if row.status in ("settled", "cancelled"):
         if seen.status is None:
             out.append(f"{row.status}, but the log has no round_settled or round_cancelled")
@@ -225,3 +260,11 @@ def _disagreements(row: sa.Row[Any], logged: dict[str, _Logged]) -> list[str]:
             if mine != theirs:
                 out.append(f"{name} {mine}, the log says {theirs}")
     return out
+
+
+def _tally(codes: Any) -> str:
+    """Alert codes as ``misscan x21, timeout x1`` (by code), ``none`` for no alert."""
+    if not isinstance(codes, list):
+        return repr(codes)
+    counts = Counter(map(str, codes))
+    return ", ".join(f"{code} x{n}" for code, n in sorted(counts.items())) or "none"
