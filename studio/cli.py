@@ -3,6 +3,12 @@
 from __future__ import annotations
 
 import importlib
+import sys
+
+from studio import early_stop
+
+if early_stop.is_long_running(sys.argv[1:]):
+    early_stop.defer()  # before the imports below: most of a second
 
 import typer
 

@@ -9,19 +9,19 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import signal
 from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, NoReturn
 
 import typer
 
+from studio import early_stop
 from studio.bus import require_shared_broker
 from studio.config.loader import load_config
 from studio.config.models import StudioConfig
 from studio.errors import StudioError
 
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+STOP_SIGNALS = early_stop.STOP_SIGNALS
 
 
 def fail(exc: StudioError) -> NoReturn:
@@ -75,6 +75,8 @@ async def run_until_signalled(work: Coroutine[Any, Any, None], *, name: str) -> 
 
     for sig in STOP_SIGNALS:
         loop.add_signal_handler(sig, stop)
+    if early_stop.take():  # stopped while it was starting: it never begins
+        stop()
     try:
         await task
     except asyncio.CancelledError:

@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 import typer
 from pydantic import ValidationError
 
+from studio import early_stop
 from studio.bus import MessageBus
 from studio.config.loader import load_config
 from studio.config.models import BrokerSettings, DatabaseSettings
@@ -183,6 +184,8 @@ async def _main(options: DemoOptions, external: BrokerSettings | None) -> dict[s
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
+    if early_stop.take():  # stopped while it was starting
+        stop.set()
     try:
         if external is not None:
             await reach_broker(external, stop)
