@@ -221,6 +221,44 @@ async def check_index(db: Database, log: EventLog) -> IndexReport:
         after = rows[-1].round_id
 
 
+async def repair_alerts(db: Database, log: EventLog) -> list[tuple[str, list[str], list[str]]]:
+    """Set every indexed round's alert codes from the log (:func:`alert_codes`), where they
+    differ: the rows a version before 2026-12-05 inflated (each start added the alerts of the
+    latest rounds again). The index is derived from the log; nothing else changes.
+    Returns (round, codes before, codes after) per row changed."""
+    logged: dict[str, list[dict[str, Any]]] = {}
+    async for record in log.iterate(kinds=["out.alert"]):
+        if record.round_id is not None:
+            alert = {k: record.payload.get(k) for k in ("alert_id", "code")}
+            logged.setdefault(record.round_id, []).append(alert)
+    changed: list[tuple[str, list[str], list[str]]] = []
+    after: str | None = None
+    while True:  # in pages, as check_index
+        query = sa.select(rounds.c.round_id, rounds.c.alerts).order_by(rounds.c.round_id)
+        query = query.limit(5000)
+        if after is not None:
+            query = query.where(rounds.c.round_id > after)
+        async with db.engine.connect() as conn:
+            rows = (await conn.execute(query)).all()
+        if not rows:
+            return changed
+        for row in rows:
+            try:
+                before = json.loads(row.alerts or "[]")
+            except json.JSONDecodeError:
+                before = [str(row.alerts)]
+            codes = alert_codes(logged.get(row.round_id, []))
+            if before != codes:
+                async with db.engine.begin() as conn:
+                    await conn.execute(
+                        rounds.update()
+                        .where(rounds.c.round_id == row.round_id)
+                        .values(alerts=json.dumps(codes))
+                    )
+                changed.append((row.round_id, before, codes))
+        after = rows[-1].round_id
+
+
 _SETTLED = ("status", "ended", "stakes", "payouts")
 
 
