@@ -24,10 +24,13 @@ def run(
     state_dir: Path = typer.Option(
         Path("var/drivers"),
         "--state-dir",
-        help="last published seq per device, so a restart loses nothing",
+        help="last published seq per device, so a restart loses nothing; and each device's "
+        "run lock (a second process for a device is refused)",
     ),
 ) -> None:
-    """Run every shoe, shuffler and cut-card driver of the config in one process."""
+    """Run every shoe, shuffler and cut-card driver of the config in one process.
+
+    Refused (exit 2) if another process runs any of them (same state dir)."""
     settings = load_process_config(config)
 
     async def main() -> None:

@@ -72,6 +72,7 @@ from drivers.codecs import (
     codec_for,
 )
 from drivers.health import HealthStatus, health_report
+from drivers.run_lock import RunLock
 from drivers.state import StateFile, wire_id_fields
 from drivers.transport import Transport, open_transport
 from studio.backoff import Backoff, run_forever
@@ -237,6 +238,8 @@ class DeviceDriver:
         self.published = 0
         self._state = StateFile.of_device(state_dir, table_id, settings.id)
         self._saved_state: _Durable | None = None
+        # One process per device: held by run_drivers / DriverSet while this driver runs.
+        self.run_lock = RunLock.of_device(state_dir, table_id, settings.id)
 
     @property
     def published_seq(self) -> int:

@@ -5,6 +5,11 @@ For the CLI (``studio drivers run --config FILE``) and for in-process use::
     async with DriverSet(config) as drivers:      # drivers run in this event loop
         await drivers.wait_online()
         drivers.get("t1", "shoe-1").stats
+
+With a ``state_dir`` (the CLI always has one), each device's run lock
+(:mod:`drivers.run_lock`) is taken before any driver starts and held until they all
+stop: a device another process already serves refuses the whole set
+(:class:`~drivers.run_lock.DeviceBusyError`), before anything connects to the broker.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from typing import Any
 
 from drivers.cutcard import CutCardDriver
 from drivers.device import DeviceDriver
+from drivers.run_lock import run_locks
 from drivers.shoe import ShoeDriver
 from drivers.shuffler import ShufflerDriver
 from studio.config.models import BrokerSettings, StudioConfig
@@ -52,7 +58,15 @@ def build_drivers(
 
 
 async def run_drivers(drivers: list[DeviceDriver]) -> None:
-    """Run until cancelled; a bug in one driver stops them all (loudly), a dead port never does."""
+    """Run until cancelled; a bug in one driver stops them all (loudly), a dead port never does.
+
+    Raises :class:`~drivers.run_lock.DeviceBusyError` first if another process runs any
+    of the devices (see the module docstring)."""
+    with run_locks(d.run_lock for d in drivers):
+        await _serve(drivers)
+
+
+async def _serve(drivers: list[DeviceDriver]) -> None:
     async with asyncio.TaskGroup() as group:
         for driver in drivers:
             group.create_task(driver.run(), name=f"driver:{driver.table_id}/{driver.device_id}")
@@ -64,6 +78,7 @@ class DriverSet:
     ) -> None:
         self.drivers = build_drivers(config, broker=broker, **options)
         self._task: asyncio.Task[None] | None = None
+        self._locks = contextlib.ExitStack()
 
     def get(self, table_id: str, device_id: str) -> DeviceDriver:
         for driver in self.drivers:
@@ -84,7 +99,9 @@ class DriverSet:
                 await asyncio.sleep(0.02)
 
     async def __aenter__(self) -> DriverSet:
-        self._task = asyncio.create_task(run_drivers(self.drivers), name="drivers")
+        # Taken here, so that a busy device is refused by ``async with`` itself.
+        self._locks.enter_context(run_locks(d.run_lock for d in self.drivers))
+        self._task = asyncio.create_task(_serve(self.drivers), name="drivers")
         return self
 
     async def __aexit__(
@@ -93,7 +110,10 @@ class DriverSet:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+        try:
+            if self._task is not None:
+                self._task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await self._task
+        finally:
+            self._locks.close()  # a restart in this process takes them again

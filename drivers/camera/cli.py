@@ -23,10 +23,13 @@ def run(
     state_dir: Path = typer.Option(
         Path("var/camera"),
         "--state-dir",
-        help="last published seq per camera, so a restart continues the numbering",
+        help="last published seq per camera, so a restart continues the numbering; and each "
+        "camera's run lock (a second process for a camera is refused)",
     ),
 ) -> None:
-    """Run every camera device of the config: frames in, one message per card placement out."""
+    """Run every camera device of the config: frames in, one message per card placement out.
+
+    Refused (exit 2) if another process runs any of them (same state dir)."""
     settings = load_process_config(config)
     try:
         # Built before anything starts: a missing file or option is refused at once.

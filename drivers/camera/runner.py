@@ -5,6 +5,9 @@ its frame source, its deck profile and its table calibration. Each camera gets i
 :class:`MessageBus`, whose last will is the camera's availability: ``online`` while
 frames flow, ``offline`` while its stream is being reconnected or when it stops. Its
 last published seq is kept in ``STATE_DIR`` so that a restart continues the numbering.
+One process per camera: :func:`run_cameras` first takes each camera's run lock
+(``STATE_DIR/{table}__{device}.run.lock``, :mod:`drivers.run_lock`) and holds it until
+they stop; a camera another process already runs refuses them all before any connects.
 
     cameras = build_cameras(config, base_dir=Path("/etc/studio"), state_dir=Path("var/camera"))
     await run_cameras(cameras)
@@ -24,6 +27,7 @@ from calibration.table import TableCalibration
 from drivers.camera.service import CameraService, bus_publisher
 from drivers.camera.sources import open_source
 from drivers.health import HealthStatus, health_report
+from drivers.run_lock import RunLock, run_locks
 from drivers.state import StateFile
 from studio.bus import MessageBus
 from studio.bus.client import OFFLINE, ONLINE
@@ -74,6 +78,7 @@ class CameraRunner:
         except StudioError as exc:
             raise ConfigError(f"{where}: {exc}") from exc
         self.state = StateFile.of_device(state_dir, table_id, device.id)
+        self.run_lock = RunLock.of_device(state_dir, table_id, device.id)
         self.service: CameraService | None = None
         self._health_seq = 0
 
@@ -162,10 +167,14 @@ def build_cameras(
 
 
 async def run_cameras(cameras: list[CameraRunner]) -> None:
-    """Run until cancelled, or until every camera's finite source has ended."""
-    async with asyncio.TaskGroup() as group:
-        for camera in cameras:
-            group.create_task(camera.run(), name=f"camera:{camera.table_id}/{camera.device_id}")
+    """Run until cancelled, or until every camera's finite source has ended.
+
+    Raises :class:`~drivers.run_lock.DeviceBusyError` first, before any camera connects,
+    if another process runs any of them (same state dir)."""
+    with run_locks(camera.run_lock for camera in cameras):
+        async with asyncio.TaskGroup() as group:
+            for camera in cameras:
+                group.create_task(camera.run(), name=f"camera:{camera.table_id}/{camera.device_id}")
 
 
 def _barcode_reader(options: CameraOptions) -> BarcodeReader | None:

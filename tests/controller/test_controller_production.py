@@ -160,10 +160,11 @@ async def test_a_round_through_the_production_processes(
             assert process.returncode == 0, err.decode()[-2000:]
             assert "Traceback" not in err.decode()
         # The drivers saved where each device's numbering was on their way out
-        # (each beside the lock file its saves are taken under).
+        # (each beside the lock file its saves are taken under, and the device's run lock).
         saved = {p.name for p in (tmp_path / "state").iterdir()}
         devices = ("shoe-1", "shuffler-1", "cutcard-1")
-        assert saved == {f"{table_id}__{d}.json{lock}" for d in devices for lock in ("", ".lock")}
+        files = (".json", ".json.lock", ".run.lock")
+        assert saved == {f"{table_id}__{d}{file}" for d in devices for file in files}
     finally:
         for process in processes:
             if process.returncode is None:
