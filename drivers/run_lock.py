@@ -17,15 +17,11 @@ driver runs. Windows has no ``flock``: there the lock is a no-op.
 from __future__ import annotations
 
 import contextlib
-import os
-import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from studio.errors import StudioError
-
-if sys.platform != "win32":
-    import fcntl
+from studio.filelock import FileLock
 
 
 class DeviceBusyError(StudioError):
@@ -39,7 +35,7 @@ class RunLock:
         self.path = path
         self.table_id = table_id
         self.device_id = device_id
-        self._fd: int | None = None
+        self._file = FileLock(path)
 
     @classmethod
     def of_device(cls, state_dir: Path | None, table_id: str, device_id: str) -> RunLock | None:
@@ -50,39 +46,19 @@ class RunLock:
 
     @property
     def held(self) -> bool:
-        return self._fd is not None
+        return self._file.held
 
     def acquire(self) -> None:
         """Take the lock, or raise :class:`DeviceBusyError` at once if another holds it."""
-        if self._fd is not None or sys.platform == "win32":
-            return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)  # not inherited by children
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            raise DeviceBusyError(self._busy()) from None
-        except BaseException:
-            os.close(fd)
-            raise
-        self._fd = fd
-        # Who holds it, for the message of the next one refused (best effort).
-        with contextlib.suppress(OSError):
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        if not self._file.acquire():
+            raise DeviceBusyError(self._busy())
 
     def release(self) -> None:
-        fd, self._fd = self._fd, None
-        if fd is not None:
-            os.close(fd)  # releases the flock
+        self._file.release()
 
     def holder(self) -> int | None:
         """The pid the holder wrote in the file, if it can be read."""
-        try:
-            return int(self.path.read_text().strip())
-        except (OSError, ValueError):
-            return None
+        return self._file.holder()
 
     def _busy(self) -> str:
         pid = self.holder()

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import fcntl
 import hashlib
 import logging
-import os
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from types import TracebackType
@@ -20,6 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_en
 from sqlalchemy.schema import CreateIndex
 
 from studio.errors import StoreError
+from studio.filelock import FileLock
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -290,27 +289,23 @@ def _create_schema(conn: sa.Connection) -> None:
 
 @contextlib.contextmanager
 def _file_lock(path: Path, name: str, database: str) -> Iterator[None]:
-    """An exclusive ``flock`` on ``path`` while the block runs (see Database.exclusive)."""
+    """The :class:`FileLock` on ``path`` while the block runs (see Database.exclusive)."""
+    lock = FileLock(path)
     try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        taken = lock.acquire()
     except OSError as exc:
         raise StoreError(f"cannot open {path} to lock database {database}: {exc}") from exc
+    if not taken:
+        pid = lock.holder()
+        held = f" (pid {pid})" if pid is not None else ""
+        raise StoreError(
+            f"another {name}{held} is running on database {database} (it holds {path}): "
+            "stop it first"
+        )
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError as exc:
-            holder = os.pread(fd, 32, 0).decode(errors="replace").strip()
-            pid = f" (pid {holder})" if holder.isdigit() else ""
-            raise StoreError(
-                f"another {name}{pid} is running on database {database} (it holds {path}): "
-                "stop it first"
-            ) from exc
-        # The holder's pid, for the message above; the lock itself is the flock.
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         yield
     finally:
-        os.close(fd)  # releases the flock
+        lock.release()
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
