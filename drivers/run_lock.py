@@ -17,11 +17,14 @@ driver runs. Windows has no ``flock``: there the lock is a no-op.
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from studio.errors import StudioError
 from studio.filelock import FileLock
+
+_LOGGER = logging.getLogger(__name__)
 
 
 class DeviceBusyError(StudioError):
@@ -49,8 +52,23 @@ class RunLock:
         return self._file.held
 
     def acquire(self) -> None:
-        """Take the lock, or raise :class:`DeviceBusyError` at once if another holds it."""
-        if not self._file.acquire():
+        """Take the lock, or raise :class:`DeviceBusyError` at once if another holds it.
+
+        A state dir that cannot hold the lock file (not a directory, read-only) does not
+        stop the device: it is served without the lock, as it is without its saved state
+        (the driver reports that one as ``degraded``)."""
+        try:
+            taken = self._file.acquire()
+        except OSError as exc:
+            _LOGGER.warning(
+                "%s of table %s: cannot take its run lock %s (%s): served without it",
+                self.device_id,
+                self.table_id,
+                self.path,
+                exc.strerror or exc,
+            )
+            return
+        if not taken:
             raise DeviceBusyError(self._busy())
 
     def release(self) -> None:
