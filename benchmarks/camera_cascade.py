@@ -38,19 +38,32 @@ def cell(deck: str, size: tuple[int, int], level: str, args: argparse.Namespace)
         level, args.frames, seed=args.seed, size=size, cascade=args.cascade, faces=faces(deck)
     ):
         found = Recogniser(profile, true_calibration(scene)).recognise(scene.frame)
+        # Dealt and found cards are paired one to one, the nearest pairs first, within a
+        # third of the dealt card's diagonal: a found card stands for one dealt card at
+        # most, and a dealt card left without one was missed.
+        pairs = []
+        for i, card in enumerate(scene.cards):
+            centre = card.image_quad.mean(axis=0)
+            reach = float(np.linalg.norm(card.image_quad[0] - card.image_quad[2])) / 3
+            for j, f in enumerate(found):
+                d = float(np.linalg.norm(np.array(f.quad.centre) - centre))
+                if d <= reach:
+                    pairs.append((d, i, j))
+        match: dict[int, int] = {}
+        taken: set[int] = set()
+        for _, i, j in sorted(pairs):
+            if i not in match and j not in taken:
+                match[i] = j
+                taken.add(j)
         dealt: collections.Counter[str] = collections.Counter()
-        for card in scene.cards:  # in dealing order: the last of a zone lies on top
+        for i, card in enumerate(scene.cards):  # in dealing order: the last of a zone on top
             in_zone = sum(1 for c in scene.cards if c.zone == card.zone)
             place = "top" if dealt[card.zone] == in_zone - 1 else "lower"
             dealt[card.zone] += 1
-            centre = card.image_quad.mean(axis=0)
-            reach = float(np.linalg.norm(card.image_quad[0] - card.image_quad[2])) / 3
-            near = [f for f in found if np.linalg.norm(np.array(f.quad.centre) - centre) <= reach]
-            if not near:
+            if i not in match:
                 counts["missed"] += 1
                 continue
-            best = min(near, key=lambda f: float(np.linalg.norm(np.array(f.quad.centre) - centre)))
-            reading = best.reading
+            reading = found[match[i]].reading
             counts["cards"] += 1
             if reading.code == card.code:
                 counts[f"{place} read"] += 1

@@ -75,9 +75,11 @@ SCALE_MIN_OF_TEMPLATES: Final = 1.0
 # whose index corner reads this much better in the overlap is the one on top.
 OVERLAP_MIN: Final = 0.02
 STACK_MARGIN: Final = 0.1
-# A card's index corner in an overlap that does not read as the card (no index there, or
-# another one) while its other corner reads as it surely: that corner is covered, and the
-# other card lies on top (see Recogniser.stacking).
+# A card's index corner in an overlap that does not read as the card's rank (no index
+# there, or another rank) while its other corner reads its rank surely: that corner is
+# covered, and the other card lies on top (see Recogniser.stacking). Another suit of the
+# same rank does not count: suits are not sure at 720p (held-out seed 9200: a 3H on a QD
+# read 3H and 3D, was taken as covered, and the QD was read from the 3H's hearts as QH).
 COVERED: Final = -2.0
 # A pair of cascaded cards whose corners leave the order unclear may be told by the cards
 # placed at their true size (Recogniser._placed_order): each index corner must lie this
@@ -172,6 +174,14 @@ SHARPEN_FROM_PX: Final = 1.0
 # under a shadow 0.65 deep). Measured on generated hard frames: cards read right 0.14 off
 # at most (0.21 through an unknown lens of -0.12, 0.28 once under that shadow).
 CARD_SHAPE_MAX: Final = 0.3
+# With a table calibration a quad is a card only when it covers at most CARD_AREA_MAX
+# cards' area on the layout (besides its diagonal, 0.6-1.5 cards'). A hand that was not
+# split into its cards can be a card's shape with a diagonal just under 1.5 cards': a
+# French KS 9S QC cascade at 1080p hard (seed 9100) made a quad of 2.33 cards' area whose
+# corner read QS at 1.0. On generated frames (true calibrations) single cards cover 0.92-0.98
+# of a card's area (seed 7000, 648 quads), cards split out of three-card hands 0.90-1.06
+# (seed 9100, five designs, 3,212 quads); the hands left whole there 2.33-2.34.
+CARD_AREA_MAX: Final = 1.6
 PLANE_CARDS: Final = 5  # without a table calibration, the largest cards tell the plane
 TOP_DOWN_MAX: Final = 2.5
 TOP_DOWN_MAX_PX: Final = 4000
@@ -534,7 +544,9 @@ class Recogniser:
         cal = table or self.table
         assert cal is not None
         expected = cal.card_size_px(quad.centre)
-        return 0.6 * expected <= quad.diagonal <= 1.5 * expected
+        if not 0.6 * expected <= quad.diagonal <= 1.5 * expected:
+            return False
+        return card_areas(cal, quad.corners) <= CARD_AREA_MAX
 
     def zone_of(self, quad: CardQuad) -> tuple[str | None, float | None]:
         if self.table is None:
@@ -895,9 +907,12 @@ class Recogniser:
         if (
             read_out is not None
             and read_out.rank.confidence >= self.threshold
-            and (read_in is None or read_in.code != read_out.code)
+            and (read_in is None or read_in.rank.label != read_out.rank.label)
         ):
-            return COVERED  # the other corner reads surely, this one not as it: covered
+            # The other corner reads surely, this one not as its rank: covered. Only the
+            # rank is sure: a corner of the card's own rank whose unsure suit differs (a
+            # 3H's corners read 3H and 3D, both suits 0.0 sure) is no sign of a cover.
+            return COVERED
         if read_in is None or read_out is None or read_in.code != read_out.code:
             return -1.0
         # The rank's confidence: one small suit pip alone is never confident (see
@@ -954,6 +969,14 @@ def shape_skew(table: TableCalibration, corners: FloatArray) -> float:
     side = np.linalg.norm(np.roll(p, -1, axis=0) - p, axis=1)
     ratios = [min(side[i], side[i + 2]) / max(side[i], side[i + 2], 1e-9) for i in (0, 1)]
     return 1.0 - float(min(ratios))
+
+
+def card_areas(table: TableCalibration, corners: FloatArray) -> float:
+    """How many cards' area a quad (``corners`` in the table's image) covers on the layout
+    (see :data:`CARD_AREA_MAX`)."""
+    p = table.to_layout(np.asarray(corners, dtype=np.float64)).astype(np.float32)
+    cw, ch = table.layout.card_size
+    return float(cv2.contourArea(p)) / max(cw * ch, 1e-9)
 
 
 def sharpened(card: Image, scale: float) -> Image:
