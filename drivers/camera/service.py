@@ -51,6 +51,8 @@ from studio.contract.messages import CameraCard
 from studio.errors import VisionError
 
 _LOGGER = logging.getLogger(__name__)
+# Seconds a stopping camera waits for its source's call under way (a frame being read).
+FINISH_WAIT = 1.0
 
 # Cards the camera cannot read are accepted on the shoe's word (the controller's
 # cross-check), so a camera that reads none (out of focus, in the dark, moved since its
@@ -387,6 +389,10 @@ class CameraService:
             # a stream nobody will read: the thread closes it once it returns.
             last = calls.last
             calls.finish(close=last is not None and last.kind == "open" and not last.claimed)
+            # A read still under way runs native code (OpenCV): a process that exits under
+            # it may abort ("terminate called without an active exception", status -6,
+            # seen on SIGINT of `studio camera run`). Let it end; a stalled one is left.
+            await asyncio.to_thread(calls.join, FINISH_WAIT)
 
     async def _run_sessions(self) -> None:
         await run_forever(

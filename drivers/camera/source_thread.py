@@ -96,6 +96,10 @@ class SourceThread:
     def alive(self) -> bool:
         return self._thread.is_alive()
 
+    def join(self, timeout: float) -> None:
+        """Wait (blocking) up to ``timeout`` s for the thread to end after :meth:`finish`."""
+        self._thread.join(timeout)
+
     def _serve(self) -> None:
         while True:
             request = self._requests.get()

@@ -310,3 +310,36 @@ def test_an_http_stream_that_stalls_again_and_again_keeps_one_reader_thread(
     _run_camera(service, body)
     assert most_threads == 1
     assert service.frames >= 9  # 3 frames from each of the 3 connections
+
+
+class _SlowSource(_BlockingSource):
+    """Reads take ``read_seconds`` (native work under way when the camera stops)."""
+
+    read_seconds = 0.4
+    reading = False
+
+    def read(self) -> Image | None:
+        self.reading = True
+        time.sleep(self.read_seconds)
+        self.reading = False
+        return super().read()
+
+
+def test_a_stopped_camera_lets_the_read_under_way_end_before_it_returns(
+    profile: DeckProfile,
+) -> None:
+    # Found on CI: `studio camera run` stopped by SIGINT exited with -6 (abort) once; the
+    # source's daemon thread was still inside a read when the process exited. Now run()
+    # returns once that read has ended (a stalled one is given up after FINISH_WAIT).
+    cam = VirtualCamera(level="easy", seed=12)
+    source = _SlowSource(cam, "slow-read")
+    service = _service(
+        source, cam.calibration(), profile, ServiceOutputs(), open_timeout=5.0, frame_timeout=5.0
+    )
+
+    async def body() -> None:
+        await _until(lambda: service.frames >= 1)
+        await _until(lambda: source.reading)
+
+    _run_camera(service, body)
+    assert _threads_of(source) == 0  # before: still reading
