@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import hashlib
 import logging
+import re
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from types import TracebackType
@@ -47,6 +48,14 @@ def safe_url(url: str) -> str:
         # Not a URL SQLAlchemy can take apart: keep only the scheme, a password may be in there.
         scheme, sep, _ = url.partition("://")
         return f"{scheme}://***" if sep else "***"
+
+
+def reason(exc: BaseException) -> str:
+    """An error of the database as a person reads it: SQLAlchemy's wrapper class and its
+    "Background on this error at: https://sqlalche.me/..." line left out."""
+    text = str(exc)
+    text = re.sub(r"\s*\(Background on this error at: [^)]*\)", "", text)
+    return re.sub(r"^\((?:sqlalchemy|asyncpg|sqlite3)[\w.]*\) ", "", text).strip()
 
 
 def async_url(url: str) -> str:
@@ -97,7 +106,9 @@ class Database:
                 try:
                     Path(path).parent.mkdir(parents=True, exist_ok=True)
                 except OSError as exc:
-                    raise StoreError(f"cannot open database {safe_url(url)}: {exc}") from exc
+                    raise StoreError(
+                        f"cannot open database {safe_url(url)}: {reason(exc)}"
+                    ) from exc
         elif schema:
             connect_args["server_settings"] = {"search_path": schema}
         self.engine: AsyncEngine = create_async_engine(target, connect_args=connect_args)
@@ -133,7 +144,7 @@ class Database:
                     await conn.execute(sa.text(f'CREATE SCHEMA IF NOT EXISTS "{self.schema}"'))
                 await conn.run_sync(_create_schema)
         except (OSError, sa.exc.SQLAlchemyError) as exc:
-            raise StoreError(f"cannot open database {safe_url(self.url)}: {exc}") from exc
+            raise StoreError(f"cannot open database {safe_url(self.url)}: {reason(exc)}") from exc
 
     async def table_names(self) -> set[str]:
         """The tables the database (its schema, on PostgreSQL) holds, creating nothing: for
@@ -142,7 +153,7 @@ class Database:
             async with self.engine.connect() as conn:
                 names = await conn.run_sync(lambda sync: sa.inspect(sync).get_table_names())
         except (OSError, sa.exc.SQLAlchemyError) as exc:
-            raise StoreError(f"cannot open database {safe_url(self.url)}: {exc}") from exc
+            raise StoreError(f"cannot open database {safe_url(self.url)}: {reason(exc)}") from exc
         return set(names)
 
     async def lock_writers(self, conn: AsyncConnection, name: str) -> None:
@@ -206,7 +217,7 @@ class Database:
         try:
             conn = await self.engine.connect()
         except (OSError, sa.exc.SQLAlchemyError) as exc:
-            raise StoreError(f"cannot open database {safe_url(self.url)}: {exc}") from exc
+            raise StoreError(f"cannot open database {safe_url(self.url)}: {reason(exc)}") from exc
         try:
             got = (await conn.execute(sa.select(sa.func.pg_try_advisory_lock(key)))).scalar()
             await conn.commit()

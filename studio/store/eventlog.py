@@ -33,7 +33,7 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from studio.errors import StoreError
-from studio.store.database import Database, metadata
+from studio.store.database import Database, metadata, reason
 
 GENESIS = "0" * 64
 T = TypeVar("T")
@@ -294,9 +294,11 @@ class EventLog:
                     break
                 except _LostRace as exc:
                     if head is None:
-                        raise StoreError(f"event log append failed: {exc}") from exc.__cause__
+                        raise StoreError(
+                            f"event log append failed: {reason(exc)}"
+                        ) from exc.__cause__
                 except sa.exc.SQLAlchemyError as exc:
-                    raise StoreError(f"event log append failed: {exc}") from exc
+                    raise StoreError(f"event log append failed: {reason(exc)}") from exc
             self._head = (rows[-1]["id"], rows[-1]["hash"])
         return [_dict_to_record(row) for row in rows]
 
