@@ -70,6 +70,21 @@ class _Outgoing:
     on_acked: Callable[[], object] | None = None
 
 
+# What a broker answers to credentials it refuses (MQTT 3.1.1 and 5 reason strings).
+_CREDENTIALS_REFUSED = ("Not authorized", "Bad user name or password")
+
+
+def _explained(error: BaseException) -> BaseException:
+    """``error`` with where to look, when it is the broker refusing the credentials (the
+    link is retried for ever, and "Not authorized" alone does not say it is the config)."""
+    if isinstance(error, aiomqtt.MqttError) and any(w in str(error) for w in _CREDENTIALS_REFUSED):
+        return aiomqtt.MqttError(
+            f"{error}: the broker refused the credentials; check broker.username and "
+            "the password (STUDIO_BROKER__PASSWORD)"
+        )
+    return error
+
+
 class Subscription(Generic[M]):
     """An async iterator of validated messages for one topic filter.
 
@@ -372,7 +387,7 @@ class MessageBus:
             error: BaseException = down
             while isinstance(error, BaseExceptionGroup):
                 error = error.exceptions[0]
-            raise error from None
+            raise _explained(error) from None
         finally:
             self._client = None
             self._connected.clear()
