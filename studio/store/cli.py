@@ -337,6 +337,13 @@ def verify(
         if anchor_file is not None:
             if expect is not None or expect_admin is not None:
                 raise StoreError("--anchor-file holds the expected heads: not with --expect-*")
+            if not anchor_file.parent.is_dir():
+                # Not made here: the folder is storage the database's writers cannot reach
+                # (a share); made on the local disk, the heads would be kept beside the log.
+                raise StoreError(
+                    f"--anchor-file: no folder {anchor_file.parent} (is the storage that keeps "
+                    "the heads mounted?): nothing verified"
+                )
             expect, expect_admin = read_anchors(anchor_file)
         url = database or load_config(config).database.url
         require_database(url, default_database_hint(config, database))

@@ -75,3 +75,20 @@ def test_a_damaged_anchor_file_or_one_with_expect_head_is_an_error(tmp_path: Pat
     assert bad.exit_code == 2 and "expected ID:HASH" in bad.output
     both = runner.invoke(app, [*run, "--expect-head", first_line.split(" ")[1]])
     assert both.exit_code == 2 and "not with --expect-*" in both.output
+
+
+def test_an_anchor_file_in_a_missing_folder_is_refused_before_the_check(tmp_path: Path) -> None:
+    # Found by an operator's walk-through: the chains were verified and printed OK, then
+    # "error: cannot write ...: No such file or directory" (exit 2) came last.
+    url = f"sqlite:///{tmp_path}/studio.db"
+    _append(url, 1)
+    anchors = tmp_path / "unmounted" / "anchors"
+    result = CliRunner().invoke(
+        app, ["audit", "verify", "--database", url, "--anchor-file", str(anchors)]
+    )
+    assert result.exit_code == 2, result.output
+    assert result.output.strip() == (
+        f"error: --anchor-file: no folder {anchors.parent} (is the storage that keeps the "
+        "heads mounted?): nothing verified"
+    )
+    assert not anchors.parent.exists()
