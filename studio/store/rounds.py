@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -184,9 +184,8 @@ async def check_index(db: Database, log: EventLog) -> IndexReport:
     async for record in log.iterate(kinds=["out.round_event", "out.alert"]):
         if record.round_id is None:
             continue
-        if record.kind == "out.alert":  # only what alert_codes reads: not the evidence
-            alert = {k: record.payload.get(k) for k in ("alert_id", "code")}
-            alerts.setdefault(record.round_id, []).append(alert)
+        if record.kind == "out.alert":
+            alerts.setdefault(record.round_id, []).append(_alert_fields(record.payload))
             continue
         seen = logged.setdefault(record.round_id, _Logged(record.table_id))
         kind, data = record.payload.get("type"), record.payload.get("data") or {}
@@ -206,19 +205,32 @@ async def check_index(db: Database, log: EventLog) -> IndexReport:
             logged[round_id].alerts = payloads
     problems: list[tuple[str, str]] = []
     count = 0
+    async for row in _index_rows(db):
+        count += 1
+        problems.extend((row.round_id, what) for what in _disagreements(row, logged))
+    return IndexReport(count, problems)
+
+
+async def _index_rows(db: Database) -> AsyncIterator[sa.Row[Any]]:
+    """Every row of the round index, by round id, read in pages: it has a row per round
+    ever played."""
     after: str | None = None
-    while True:  # in pages: the index has a row per round ever played
+    while True:
         query = sa.select(rounds).order_by(rounds.c.round_id).limit(5000)
         if after is not None:
             query = query.where(rounds.c.round_id > after)
         async with db.engine.connect() as conn:
             rows = (await conn.execute(query)).all()
         if not rows:
-            return IndexReport(count, problems)
+            return
         for row in rows:
-            count += 1
-            problems.extend((row.round_id, what) for what in _disagreements(row, logged))
+            yield row
         after = rows[-1].round_id
+
+
+def _alert_fields(payload: dict[str, Any]) -> dict[str, Any]:
+    """Of a logged alert, only what :func:`alert_codes` reads: not its evidence."""
+    return {k: payload.get(k) for k in ("alert_id", "code")}
 
 
 async def repair_alerts(db: Database, log: EventLog) -> list[tuple[str, list[str], list[str]]]:
@@ -229,34 +241,23 @@ async def repair_alerts(db: Database, log: EventLog) -> list[tuple[str, list[str
     logged: dict[str, list[dict[str, Any]]] = {}
     async for record in log.iterate(kinds=["out.alert"]):
         if record.round_id is not None:
-            alert = {k: record.payload.get(k) for k in ("alert_id", "code")}
-            logged.setdefault(record.round_id, []).append(alert)
+            logged.setdefault(record.round_id, []).append(_alert_fields(record.payload))
     changed: list[tuple[str, list[str], list[str]]] = []
-    after: str | None = None
-    while True:  # in pages, as check_index
-        query = sa.select(rounds.c.round_id, rounds.c.alerts).order_by(rounds.c.round_id)
-        query = query.limit(5000)
-        if after is not None:
-            query = query.where(rounds.c.round_id > after)
-        async with db.engine.connect() as conn:
-            rows = (await conn.execute(query)).all()
-        if not rows:
-            return changed
-        for row in rows:
-            try:
-                before = json.loads(row.alerts or "[]")
-            except json.JSONDecodeError:
-                before = [str(row.alerts)]
-            codes = alert_codes(logged.get(row.round_id, []))
-            if before != codes:
-                async with db.engine.begin() as conn:
-                    await conn.execute(
-                        rounds.update()
-                        .where(rounds.c.round_id == row.round_id)
-                        .values(alerts=json.dumps(codes))
-                    )
-                changed.append((row.round_id, before, codes))
-        after = rows[-1].round_id
+    async for row in _index_rows(db):
+        try:
+            before = json.loads(row.alerts or "[]")
+        except json.JSONDecodeError:
+            before = [str(row.alerts)]
+        codes = alert_codes(logged.get(row.round_id, []))
+        if before != codes:
+            async with db.engine.begin() as conn:
+                await conn.execute(
+                    rounds.update()
+                    .where(rounds.c.round_id == row.round_id)
+                    .values(alerts=json.dumps(codes))
+                )
+            changed.append((row.round_id, before, codes))
+    return changed
 
 
 _SETTLED = ("status", "ended", "stakes", "payouts")
