@@ -157,6 +157,13 @@ def add(
         f"added {user.username} ({user.role.label}) to {where}"
         f"{default_database_hint(config, database)}"
     )
+    if user.username != username:
+        # Names are kept lower case (and trimmed), as the login looks them up: say so, or
+        # the operator hands out a name that is not the one in the list.
+        typer.echo(
+            f"note: the name {username!r} is stored as {user.username!r}; logins ignore case"
+            f" (log in as {username.strip()} or {user.username})"
+        )
 
 
 @users_app.command("list")

@@ -154,3 +154,34 @@ def test_list_shows_a_lock_only_until_it_runs_out(tmp_path: Path) -> None:
     asyncio.run(lock(datetime.now(UTC)))
     listed = runner.invoke(app, ["users", "list", "--database", url])
     assert "locked until" in listed.output
+
+
+def test_add_says_when_the_name_is_stored_otherwise_and_logins_ignore_case(
+    tmp_path: Path,
+) -> None:
+    url = f"sqlite:///{tmp_path}/studio.db"
+    result = runner.invoke(
+        app,
+        ["users", "add", "Bob", "--password-stdin", "--database", url],
+        input="bobs password 1\n",
+    )
+    assert result.exit_code == 0, result.output
+    assert "added bob (viewer)" in result.output
+    assert "'Bob' is stored as 'bob'" in result.output
+    assert "log in as Bob or bob" in result.output
+    # A name given as stored gets no such line.
+    same = runner.invoke(
+        app,
+        ["users", "add", "carol", "--password-stdin", "--database", url],
+        input="carols password 1\n",
+    )
+    assert same.exit_code == 0, same.output
+    assert "stored as" not in same.output
+
+    async def log_in(name: str) -> str:
+        async with Database(url) as db:
+            return (await UserStore(db).authenticate(name, "bobs password 1")).username
+
+    # What the line tells the operator is so: the login finds the account either way.
+    assert asyncio.run(log_in("Bob")) == "bob"
+    assert asyncio.run(log_in("BOB")) == "bob"
