@@ -7,6 +7,7 @@ from pathlib import Path
 
 import typer
 
+from drivers.run_lock import run_locks
 from drivers.runner import build_drivers, run_drivers
 from drivers.state import StateFile
 from studio.errors import StudioError
@@ -37,10 +38,13 @@ def run(
         drivers = build_drivers(settings, tables=table or None, state_dir=state_dir)
         if not drivers:
             raise StudioError("no shoe, shuffler or cutcard device in the config")
-        logging.getLogger(__name__).info(
-            "driving %d devices via %s", len(drivers), settings.broker.url
-        )
-        await run_drivers(drivers)
+        # Said once every run lock is ours, so a refused run never claims to drive;
+        # run_drivers finds them held and takes none twice.
+        with run_locks(d.run_lock for d in drivers):
+            logging.getLogger(__name__).info(
+                "driving %d devices via %s", len(drivers), settings.broker.url
+            )
+            await run_drivers(drivers)
 
     run_process(main, name="drivers")
 

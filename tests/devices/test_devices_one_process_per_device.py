@@ -165,3 +165,37 @@ async def test_in_process_a_driver_set_refuses_a_busy_device_and_a_stopped_one_l
         # the demo do).
         async with DriverSet(config, broker=broker, state_dir=state) as again:
             await again.wait_online(20)
+
+
+@pytest.mark.timeout(120)
+async def test_a_refused_drivers_run_never_says_it_is_driving(
+    broker: BrokerSettings, table_id: str, tmp_path: Path
+) -> None:
+    # Two ``studio drivers run`` on the same config: only the one that took the run locks
+    # says "driving" (before, the refused one said it too, just before its refusal).
+    state = tmp_path / "state"
+    async with Simulator(
+        [table_id], seed=8, base_dir=tmp_path, heartbeat_interval=HEARTBEAT
+    ) as sim:
+        toml = _write_toml(
+            sim.studio_config(broker.url, heartbeat_timeout=TIMEOUT), broker, tmp_path / "s.toml"
+        )
+        first = await asyncio.create_subprocess_exec(
+            str(STUDIO), "drivers", "run", "--config", str(toml), "--state-dir", str(state),
+            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        assert first.stderr is not None
+        try:
+            seen: list[str] = []
+            async with asyncio.timeout(20):
+                while not any("driving 3 devices" in line for line in seen):
+                    line = (await first.stderr.readline()).decode()
+                    assert line, "".join(seen)[-3000:]  # it ended without driving
+                    seen.append(line)
+            status, err = await _second_instance(toml, state)
+        finally:
+            first.terminate()
+            await first.communicate()
+    assert status == 2, err[-3000:]
+    assert "already run by another process" in err
+    assert "driving" not in err, err[-3000:]
