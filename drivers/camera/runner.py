@@ -31,6 +31,7 @@ from drivers.run_lock import RunLock, run_locks
 from drivers.state import StateFile
 from studio.bus import MessageBus
 from studio.bus.client import OFFLINE, ONLINE
+from studio.config.camera_files import camera_source, cameras, load_camera_file
 from studio.config.models import BrokerSettings, CameraOptions, DeviceSettings, StudioConfig
 from studio.contract import Topics
 from studio.errors import ConfigError, StudioError
@@ -49,31 +50,42 @@ class CameraRunner:
         *,
         base_dir: Path = Path("."),
         state_dir: Path | None = None,
+        key: str | None = None,
     ) -> None:
         self.table_id = table_id
         self.device_id = device.id
         self.broker = broker
         self.options = options = device.camera
-        where = f"tables[{table_id}].devices[{device.id}]"
+        # Where its options are in the file (build_cameras counts them, as config check does).
+        key = key or f"tables[{table_id}].devices[{device.id}].options"
+        where = key.removesuffix(".options")
         if options.source is None:
             raise ConfigError(f"{where}: options.source is required to run the camera")
         if options.table is None:
             raise ConfigError(
                 f"{where}: options.table (a table calibration) is required to attribute zones"
             )
+        # Each file's mistake is worded as config check words it (key and path).
+        profile = (
+            load_camera_file(f"{key}.deck", options.deck, base_dir, DeckProfile.from_dict)
+            if options.deck
+            else None
+        )
+        calibration = load_camera_file(
+            f"{key}.table", options.table, base_dir, TableCalibration.from_dict
+        )
+        source = camera_source(f"{key}.source", options.source, base_dir)
         try:
             self.recogniser = Recogniser(
-                DeckProfile.load(base_dir / options.deck) if options.deck else None,
-                TableCalibration.load(base_dir / options.table),
+                profile,
+                calibration,
                 threshold=options.threshold or DEFAULT_THRESHOLD,
                 barcodes=_barcode_reader(options),
             )
             if self.recogniser.profile is None and self.recogniser.barcodes is None:
                 raise ConfigError("nothing to identify cards with: give options.deck or barcodes")
             self.source = open_source(
-                _source_spec(options.source, base_dir),
-                open_timeout=options.open_timeout,
-                read_timeout=options.frame_timeout,
+                source, open_timeout=options.open_timeout, read_timeout=options.frame_timeout
             )
         except StudioError as exc:
             raise ConfigError(f"{where}: {exc}") from exc
@@ -160,9 +172,10 @@ def build_cameras(
 ) -> list[CameraRunner]:
     """A runner for every camera device of the selected tables (all of them by default)."""
     return [
-        CameraRunner(table_id, device, config.broker, base_dir=base_dir, state_dir=state_dir)
-        for table_id, device in config.devices(tables)
-        if device.kind == "camera"
+        CameraRunner(
+            table_id, device, config.broker, base_dir=base_dir, state_dir=state_dir, key=key
+        )
+        for key, table_id, device in cameras(config, tables)
     ]
 
 
@@ -183,11 +196,3 @@ def _barcode_reader(options: CameraOptions) -> BarcodeReader | None:
     if options.barcodes == "auto":
         return BarcodeReader("auto") if available_backends() else None
     return BarcodeReader(options.barcodes)  # says so when that backend is missing
-
-
-def _source_spec(spec: str, base_dir: Path) -> str:
-    """A relative file or folder is relative to the config file; indexes and URLs are as given."""
-    virtual = spec == "virtual" or spec.startswith("virtual:")
-    if virtual or spec.isdigit() or "://" in spec or Path(spec).is_absolute():
-        return spec
-    return str(base_dir / spec)

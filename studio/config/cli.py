@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -10,8 +9,9 @@ import typer
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
+from studio.config.camera_files import camera_file_mistakes, cameras
 from studio.config.loader import load_config, read_toml
-from studio.config.models import CameraOptions, StudioConfig
+from studio.config.models import StudioConfig
 from studio.errors import ConfigError
 from studio.store.database import safe_url
 
@@ -69,20 +69,13 @@ def missing_ports(config: StudioConfig) -> list[str]:
     ]
 
 
-def _cameras(config: StudioConfig) -> Iterator[tuple[str, CameraOptions]]:
-    """Each camera device's options, with where they are in the file."""
-    for t, table in enumerate(config.tables):
-        for d, device in enumerate(table.devices):
-            if device.kind == "camera":
-                yield f"tables[{t}].devices[{d}].options", device.camera
-
-
 def incomplete_cameras(config: StudioConfig) -> list[str]:
     """A mistake for each camera that `studio camera run` refuses whatever its files: no
     ``source``, no ``table`` calibration, or nothing to identify cards with (no ``deck``
     profile and ``barcodes = "off"``). Like a missing port, the model allows it."""
     mistakes = []
-    for where, options in _cameras(config):
+    for where, _, device in cameras(config):
+        options = device.camera
         if options.source is None:
             mistakes.append(f"{where}.source: a camera needs one (0, a file, a URL)")
         if options.table is None:
@@ -110,69 +103,19 @@ def unstable_ports(config: StudioConfig) -> list[str]:
     ]
 
 
-_RELATIVE = " (a relative path is from the config file's folder)"
-
-
-def _relative_note(configured: Path | str) -> str:
-    return "" if Path(configured).is_absolute() else _RELATIVE
-
-
-def _unreadable(path: Path, configured: Path) -> str | None:
-    """Why ``path`` cannot be read as a file, or ``None`` if it can."""
-    try:
-        with path.open("rb") as handle:
-            handle.read(1)
-    except FileNotFoundError:
-        return f"no such file: {path}{_relative_note(configured)}"
-    except IsADirectoryError:
-        return f"{path} is a folder, not a file"
-    except OSError as exc:
-        return f"cannot read {path}: {exc.strerror or exc}"
-    except ValueError as exc:  # a NUL character in the path
-        return f"not a usable path: {exc}"
-    return None
-
-
-def _missing(path: Path, configured: str) -> str | None:
-    """Why there is nothing at ``path``, or ``None`` if there is (a file, folder or device)."""
-    try:
-        path.stat()
-    except FileNotFoundError:
-        return f"no such file, folder or device: {path}{_relative_note(configured)}"
-    except OSError as exc:
-        return f"cannot reach {path}: {exc.strerror or exc}"
-    except ValueError as exc:
-        return f"not a usable path: {exc}"
-    return None
-
-
-def _is_path_source(source: str) -> bool:
-    """A file, folder or device path, as ``studio camera run`` tells them from the rest."""
-    virtual = source == "virtual" or source.startswith("virtual:")
-    return not (virtual or source.isdigit() or "://" in source)
-
-
 def missing_files(config: StudioConfig, base_dir: Path) -> list[str]:
-    """A mistake for each file a camera device names that cannot be read: its deck profile,
-    its table calibration, a video file, folder or device as its source.
+    """A mistake for each file a camera device names that cannot be read: its deck profile
+    and its table calibration (or either is not a JSON object), a video file, folder or
+    device as its source.
 
     Relative paths are from ``base_dir`` (the config file's folder), as `studio camera run`
-    reads them; it refuses a camera whose files are missing.
+    reads them; it refuses such a camera in the same words (``studio.config.camera_files``).
     """
-    mistakes = []
-    for where, options in _cameras(config):
-        for key, configured in (("deck", options.deck), ("table", options.table)):
-            if configured is None:
-                continue
-            problem = _unreadable(base_dir / configured, configured)
-            if problem is not None:
-                mistakes.append(f"{where}.{key}: {problem}")
-        source = options.source
-        if source and _is_path_source(source):
-            problem = _missing(base_dir / source, source)
-            if problem is not None:
-                mistakes.append(f"{where}.source: {problem}")
-    return mistakes
+    return [
+        mistake
+        for where, _, device in cameras(config)
+        for mistake in camera_file_mistakes(where, device.camera, base_dir)
+    ]
 
 
 def no_tables(config: StudioConfig) -> list[str]:

@@ -1,0 +1,128 @@
+"""The files a camera device's options name, read the one way for every command.
+
+``studio config check`` and ``studio camera run`` both read a camera's deck profile, table
+calibration and source path through these functions, so that a mistake is worded alike by
+both: the config key (``tables[0].devices[3].options.deck``, by position as in the file)
+and the path it resolves to (a relative one is from the config file's folder).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+from studio.config.models import CameraOptions, DeviceSettings, StudioConfig
+from studio.errors import ConfigError, StudioError
+
+T = TypeVar("T")
+
+_RELATIVE = " (a relative path is from the config file's folder)"
+
+
+def cameras(
+    config: StudioConfig, tables: Iterable[str] | None = None
+) -> Iterator[tuple[str, str, DeviceSettings]]:
+    """(options key, table id, device) of each camera of the tables named (all by default);
+    the key counts the file's tables and devices, as ``config check`` names every mistake."""
+    wanted = set(tables) if tables is not None else None
+    for t, table in enumerate(config.tables):
+        if wanted is not None and table.id not in wanted:
+            continue
+        for d, device in enumerate(table.devices):
+            if device.kind == "camera":
+                yield f"tables[{t}].devices[{d}].options", table.id, device
+
+
+def _relative_note(configured: Path | str) -> str:
+    return "" if Path(configured).is_absolute() else _RELATIVE
+
+
+def _read_json_object(path: Path, configured: Path | str) -> dict[str, Any]:
+    """The JSON object in ``path``; :class:`ConfigError` saying why not, naming ``path``."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError as exc:
+        raise ConfigError(f"no such file: {path}{_relative_note(configured)}") from exc
+    except IsADirectoryError as exc:
+        raise ConfigError(f"{path} is a folder, not a file") from exc
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path} is not valid JSON (not UTF-8 text: {exc.reason})") from exc
+    except ValueError as exc:  # a NUL character in the path
+        raise ConfigError(f"not a usable path: {exc}") from exc
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(
+            f"{path} is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})"
+        ) from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path} is not a JSON object")
+    return data
+
+
+def load_camera_file(
+    key: str, configured: Path | str, base_dir: Path, parse: Callable[[dict[str, Any]], T]
+) -> T:
+    """``parse`` of the JSON file that option ``key`` names (``configured``, relative to
+    ``base_dir``); any mistake raises :class:`ConfigError` starting ``KEY: ``."""
+    path = base_dir / configured
+    try:
+        data = _read_json_object(path, configured)
+    except ConfigError as exc:
+        raise ConfigError(f"{key}: {exc}") from exc
+    try:
+        return parse(data)
+    except StudioError as exc:  # the content: VisionError from the calibration's from_dict
+        raise ConfigError(f"{key}: {path}: {exc}") from exc
+
+
+def is_path_source(source: str) -> bool:
+    """A file, folder or device path, as against a capture index, a URL or the simulator."""
+    virtual = source == "virtual" or source.startswith("virtual:")
+    return not (virtual or source.isdigit() or "://" in source)
+
+
+def camera_source(key: str, source: str, base_dir: Path) -> str:
+    """The source as the camera opens it: a path made relative to ``base_dir`` and checked
+    to be there (else :class:`ConfigError` starting ``KEY: ``); others as given."""
+    if not is_path_source(source):
+        return source
+    path = base_dir / source
+    try:
+        path.stat()
+    except FileNotFoundError as exc:
+        raise ConfigError(
+            f"{key}: no such file, folder or device: {path}{_relative_note(source)}"
+        ) from exc
+    except OSError as exc:
+        raise ConfigError(f"{key}: cannot reach {path}: {exc.strerror or exc}") from exc
+    except ValueError as exc:
+        raise ConfigError(f"{key}: not a usable path: {exc}") from exc
+    return str(path)
+
+
+def _as_read(data: dict[str, Any]) -> dict[str, Any]:
+    return data
+
+
+def camera_file_mistakes(key: str, options: CameraOptions, base_dir: Path) -> list[str]:
+    """Every mistake in the files of the camera whose options are at ``key``: its deck
+    profile and table calibration (there, readable, a JSON object) and a path source
+    (there). Their content is the camera's to judge when it loads them."""
+    mistakes = []
+    for name, configured in (("deck", options.deck), ("table", options.table)):
+        if configured is not None:
+            try:
+                load_camera_file(f"{key}.{name}", configured, base_dir, _as_read)
+            except ConfigError as exc:
+                mistakes.append(str(exc))
+    if options.source:
+        try:
+            camera_source(f"{key}.source", options.source, base_dir)
+        except ConfigError as exc:
+            mistakes.append(str(exc))
+    return mistakes
