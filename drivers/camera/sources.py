@@ -15,7 +15,8 @@ up by itself in the end: :class:`VideoCaptureSource` tells OpenCV its ``open_tim
 ``open_source(spec)`` builds one from a string:
 
 ``virtual`` / ``virtual:hard``
-    the simulator's :class:`hwsim.camera.virtual.VirtualCamera` (a new one, empty layout);
+    the simulator's :class:`hwsim.camera.virtual.VirtualCamera` (a new one, empty layout,
+    which no shoe deals to: ``hwsim run --camera`` serves one in step with its shoe);
 a directory
     the images in it, sorted by name, each repeated ``repeat`` times (so that a still
     image can settle in the tracker);

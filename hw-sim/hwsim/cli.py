@@ -19,10 +19,13 @@ import typer
 from hwsim.control import ControlServer
 from hwsim.scenario import Scenario
 from hwsim.table import SimTable, Simulator
-from studio.config.models import StudioConfig
+from studio.bus import MessageBus
+from studio.config.models import BrokerSettings, DeviceSettings, StudioConfig
 from studio.errors import DeviceError, StudioError
 
 _LOGGER = logging.getLogger(__name__)
+
+DECK_FILE = "deck.json"  # beside --config-out, with each table's <table>.table.json
 
 app = typer.Typer(
     name="hwsim", help="Simulated card shoes, shufflers and cut-card sensors.", no_args_is_help=True
@@ -45,7 +48,35 @@ def config_toml(config: StudioConfig) -> str:
                 f"heartbeat_timeout = {device.heartbeat_timeout}",
                 "",
             ]
+            if device.options:
+                lines += ["[tables.devices.options]"]
+                lines += [f"{key} = {json.dumps(value)}" for key, value in device.options.items()]
+                lines += [""]
     return "\n".join(lines)
+
+
+def add_cameras(config: StudioConfig, sim: Simulator, control_url: str, folder: Path) -> None:
+    """Each table's camera into ``config``, its deck profile and calibrations into ``folder``.
+
+    The deck profile is learned as a studio learns its own (``studio calibrate deck``, from
+    photographs of a subset of the deck); the table calibration is the camera's own.
+    """
+    from hwsim.camera.sim_camera import CAMERA_ID, learn_table_deck
+
+    folder.mkdir(parents=True, exist_ok=True)
+    first = next(iter(sim.tables.values()))
+    typer.echo("learning the deck profile from 16 rendered photographs of the deck ...")
+    learn_table_deck(first.seed).save(folder / DECK_FILE)
+    for table in config.tables:
+        cam = sim.table(table.id).camera
+        assert cam is not None
+        cam.calibration().save(folder / f"{table.id}.table.json")
+        options = {
+            "source": f"{control_url}/tables/{table.id}/camera.mjpg",
+            "deck": DECK_FILE,
+            "table": f"{table.id}.table.json",
+        }
+        table.devices.append(DeviceSettings(id=CAMERA_ID, kind="camera", options=options))
 
 
 def _write(path: Path, text: str) -> None:
@@ -119,10 +150,21 @@ def run(
     deal_interval: float = typer.Option(
         0.0, "--deal-interval", help="deal a card every N s (0 = only on request)"
     ),
+    camera: bool = typer.Option(
+        False,
+        "--camera",
+        help="an overhead camera per table, served on the control API; dealt cards land on "
+        "it where the deal or (with --broker-url) the controller's dealer prompt says",
+    ),
+    seats: int = typer.Option(
+        7, "--seats", min=1, max=7, help="seats on the camera's layout (the rule set's)"
+    ),
 ) -> None:
     """Run simulated tables until interrupted."""
     if via not in ("pty", "tcp"):
         raise typer.BadParameter(f"--via is pty or tcp, not {via!r}")
+    if camera and not http_port:
+        raise typer.BadParameter("--camera serves its frames on the control API: give --http-port")
     if via == "tcp" and tcp_base_port is None:
         raise typer.BadParameter("--via tcp needs --tcp-base-port (0 = any free port)")
     logging.basicConfig(
@@ -134,7 +176,7 @@ def run(
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
     table_count = tables or (plan.tables if plan else None) or 1
-    rng_seed = seed if seed is not None else (plan.seed if plan else None) or 0
+    seed = seed if seed is not None else (plan.seed if plan else None) or 0
 
     async def main() -> None:
         stop = asyncio.Event()
@@ -145,7 +187,7 @@ def run(
             sim = await stack.enter_async_context(
                 Simulator(
                     table_count,
-                    seed=rng_seed,
+                    seed=seed,
                     base_dir=directory,
                     decks=decks,
                     heartbeat_interval=heartbeat,
@@ -156,13 +198,34 @@ def run(
                 for kind, device in table.devices.items():
                     tcp = f"  {device.tcp.url}" if device.tcp is not None else ""
                     typer.echo(f"{table.id} {kind:<9} {device.port}{tcp}")
-            if config_out is not None:
-                text = config_toml(sim.studio_config(broker_url, via=via))
-                await asyncio.to_thread(_write, config_out, text)
-                typer.echo(f"driver config written to {config_out}")
+            control_url = ""
             if http_port:
                 control = await stack.enter_async_context(ControlServer(sim, port=http_port))
-                typer.echo(f"control API on {control.url}")
+                control_url = control.url
+            if camera:
+                # Here, not at the top: OpenCV and the recogniser load only for a camera.
+                from hwsim.camera.sim_camera import SimCamera, following_prompts
+
+                for table in sim.tables.values():
+                    table.camera = SimCamera(table.id, seats=seats, seed=table.seed)
+                    typer.echo(f"{table.id} camera    {control_url}/tables/{table.id}/camera.mjpg")
+                if broker_url is not None:
+                    bus = MessageBus(BrokerSettings(url=broker_url), "hwsim-camera")
+                    await stack.enter_async_context(bus)
+                    cams = [t.camera for t in sim.tables.values() if t.camera is not None]
+                    await stack.enter_async_context(following_prompts(bus, cams))
+                    typer.echo(f"cameras follow the dealer prompts on {broker_url}")
+            if config_out is not None:
+                config = sim.studio_config(broker_url, via=via)
+                if camera:
+                    await asyncio.to_thread(
+                        add_cameras, config, sim, control_url, config_out.parent
+                    )
+                await asyncio.to_thread(_write, config_out, config_toml(config))
+                typer.echo(f"driver config written to {config_out}")
+            if control_url:
+                # Last: once it is printed, the config and the cameras are ready too.
+                typer.echo(f"control API on {control_url}")
             if plan is not None:
                 # Ctrl-C (or SIGTERM) stops a scenario half way, sleeps and repeats included.
                 playing = asyncio.create_task(plan.run(sim), name=f"scenario:{plan.name}")

@@ -18,7 +18,7 @@ import contextlib
 import random
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hwsim.cutcard import SimCutCard
 from hwsim.device import SimDevice
@@ -27,7 +27,10 @@ from hwsim.shoe import SimShoe
 from hwsim.shuffler import SimShuffler
 from studio.cards import Card, full_deck
 from studio.config.models import BrokerSettings, DeviceSettings, StudioConfig, TableSettings
-from studio.errors import DeviceError
+from studio.errors import DeviceError, VisionError
+
+if TYPE_CHECKING:  # OpenCV and the recogniser load only for a table with a camera
+    from hwsim.camera.sim_camera import SimCamera
 
 # Faults every device accepts (see docs/devices.md).
 LINE_FAULTS = (
@@ -130,6 +133,7 @@ class SimTable:
         self.id = table_id
         self.decks = decks
         self.penetration = penetration
+        self.seed = seed
         self.rng = random.Random(seed)
         self.shoes_loaded = 0
         self.cut_index: int | None = None
@@ -169,6 +173,8 @@ class SimTable:
             **common,
         )
         self.shuffler.on_eject = self._load_shoe
+        # The overhead camera (``hwsim run --camera``): dealt cards land on its layout.
+        self.camera: SimCamera | None = None
 
     @property
     def devices(self) -> dict[str, SimDevice]:
@@ -192,6 +198,8 @@ class SimTable:
     # -- the dealing flow ------------------------------------------------------------
     def new_shoe(self) -> str:
         """Fresh decks into the shuffler, shuffle (count + census), eject into the shoe."""
+        if self.camera is not None:
+            self.camera.clear()  # the cards on the table go back before a shuffle
         cards = [card for _ in range(self.decks) for card in full_deck()]
         # A deck rejected by a bad count leaves the table: the new shoe is fresh decks only.
         self.shuffler.loaded.clear()
@@ -212,6 +220,24 @@ class SimTable:
 
     def deal(self, fault: str | None = None) -> list[Card]:
         """Deal the next card (``fault``: misread, double_pull or wrong_order)."""
+        cards, _landed = self.deal_onto_layout(fault)
+        return cards
+
+    def deal_onto_layout(
+        self, fault: str | None = None, zone: str | None = None
+    ) -> tuple[list[Card], list[dict[str, Any]]]:
+        """Deal the next card and put it on the camera's layout (:mod:`hwsim.camera.sim_camera`).
+
+        ``zone``: where it lands, instead of where the dealer prompt asks; needs a camera.
+        Returns the cards and where each landed (nothing without a camera).
+        """
+        if zone is not None:
+            if self.camera is None:
+                raise DeviceError(f"table {self.id} has no camera (hwsim run --camera)")
+            try:
+                self.camera.virtual.layout.zone(zone)
+            except VisionError as exc:
+                raise DeviceError(f"table {self.id}: {exc}") from exc
         cards = self.shoe.deal(fault)
         if (
             self.cut_index is not None
@@ -219,7 +245,8 @@ class SimTable:
             and self.shoe.position >= self.cut_index
         ):
             self.cutcard.cut()
-        return cards
+        landed = self.camera.dealt(cards, zone) if self.camera is not None else []
+        return cards, landed
 
     def trigger_cut(self) -> None:
         self.cutcard.cut()

@@ -26,37 +26,23 @@ import random
 from typing import Any
 
 from calibration.barcode import BarcodeReader
-from calibration.deck_profile import DeckProfile, learn_profile
+from calibration.deck_profile import DeckProfile
 from calibration.recogniser import Recogniser
-from calibration.table import Layout, default_layout, wide_layout
 from drivers.camera.service import CameraService, bus_publisher
 from drivers.camera.sources import VirtualCameraSource
 from drivers.state import StateFile
-from hwsim.camera.dataset import example_images
-from hwsim.camera.render import TABLE_STYLE
-from hwsim.camera.virtual import TIGHT_SLOTS, SlotGrid, VirtualCamera
+from hwsim.camera.sim_camera import CAMERA_ID, NOISE_BANK, learn_table_deck
+from hwsim.camera.virtual import VirtualCamera, camera_setup
 from studio.bus import MessageBus
 from studio.cards import RANKS, SUITS
 
-CAMERA_ID = "cam-1"
-DEFAULT_LAYOUT_MAX_SEATS = 3  # beyond this the standard layout leaves a hand one column
-SMALL_FRAME = (1280, 720)
-WIDE_FRAME = (1600, 900)
-NOISE_BANK = 8  # noise fields per virtual camera (see hwsim.camera.virtual.VirtualCamera)
-
-
-def camera_setup(seats: int) -> tuple[Layout, SlotGrid, tuple[int, int]]:
-    """The layout, slot grid and frame size of a demo table's camera."""
-    if seats <= DEFAULT_LAYOUT_MAX_SEATS:
-        return default_layout(seats), TIGHT_SLOTS, SMALL_FRAME
-    return wide_layout(seats), TIGHT_SLOTS, WIDE_FRAME
+__all__ = ["CAMERA_ID", "DemoCamera", "learn_demo_profile"]
 
 
 def learn_demo_profile(seed: int) -> DeckProfile:
     # Photographs of the deck the virtual cameras see, as a studio calibrates with its own
     # deck (other photographs than any frame).
-    profile, _report = learn_profile(example_images(seed=seed, style=TABLE_STYLE), name="demo deck")
-    return profile
+    return learn_table_deck(seed, name="demo deck")
 
 
 class DemoCamera:

@@ -14,10 +14,10 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from hwsim.camera.sim_camera import landing_zone
 from hwsim.table import SimTable
 from studio.bus import MessageBus
 from studio.contract import DealerPrompt, Topics
-from studio.controller.crosscheck import zone_of
 from studio.errors import StudioError
 
 _LOGGER = logging.getLogger(__name__)
@@ -89,7 +89,8 @@ class DealerBot:
             target = prompt.target or {}
             for card in self.sim.deal():
                 self.cards_dealt += 1
-                if self.place_card is not None and target.get("kind") != "burn":
-                    self.place_card(card.code, zone_of(target))
+                zone = landing_zone(target)
+                if self.place_card is not None and zone is not None:
+                    self.place_card(card.code, zone)
         elif prompt.action == "collect" and self.clear_layout:
             self.clear_layout()

@@ -15,11 +15,10 @@ from typing import Any
 
 import pytest
 
-from hwsim.camera.virtual import TIGHT_SLOTS
+from hwsim.camera.virtual import TIGHT_SLOTS, camera_setup
 from studio.bus.embedded import free_port
 from studio.controller.crosscheck import zone_of
 from studio.demo import DemoOptions, run_demo
-from studio.demo.camera import camera_setup
 from studio.demo.run import TABLE_NAMES, DemoHandle, demo_tables
 from studio.rules.ruleset import ruleset_from_spec
 

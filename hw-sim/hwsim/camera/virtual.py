@@ -35,6 +35,7 @@ from calibration.table import (
     Layout,
     TableCalibration,
     default_layout,
+    wide_layout,
 )
 from hwsim.camera.render import (
     CARD_H_MM,
@@ -114,6 +115,22 @@ class SlotGrid:
 # Slots 90 x 110 mm for cards turned at most 5 degrees: what calibration.table.wide_layout()
 # is built for (7 seats: 2 x 3 per main hand); on default_layout(3) they give 3 x 2.
 TIGHT_SLOTS = SlotGrid(WIDE_SLOT, WIDE_MAX_TURN)
+
+STANDARD_LAYOUT_MAX_SEATS = 3  # beyond this the standard layout leaves a hand one column
+SMALL_FRAME = (1280, 720)
+WIDE_FRAME = (1600, 900)
+
+
+def camera_setup(seats: int) -> tuple[Layout, SlotGrid, tuple[int, int]]:
+    """The layout, slot grid and frame size of a table camera for ``seats`` seats.
+
+    Up to 3 seats the standard layout at 1280x720 (a card about 81 px wide); a bigger
+    table the wide layout at 1600x900 (about 74 px; at 720p it would be 61 px and more
+    cards would go unread). Cards lie in :data:`TIGHT_SLOTS`, side by side.
+    """
+    if seats <= STANDARD_LAYOUT_MAX_SEATS:
+        return default_layout(seats), TIGHT_SLOTS, SMALL_FRAME
+    return wide_layout(seats), TIGHT_SLOTS, WIDE_FRAME
 
 
 @dataclass(slots=True)

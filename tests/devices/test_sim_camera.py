@@ -1,0 +1,276 @@
+"""The simulator's overhead camera: dealt cards land where the deal or the dealer prompt says,
+and ``studio camera run`` reads them from the control API's stream as from a real camera."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import cv2
+import httpx
+import numpy as np
+import pytest
+from process_support import wait_line
+
+from hwsim.camera.sim_camera import SimCamera, following_prompts, learn_table_deck
+from hwsim.control import ControlServer, create_app
+from hwsim.table import Simulator
+from studio.bus import EmbeddedBroker, MessageBus
+from studio.bus.embedded import free_port
+from studio.cards import parse_card
+from studio.config import BrokerSettings
+from studio.contract import CameraCard, DealerPrompt, Topics
+from studio.errors import VisionError
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+
+
+def prompt(
+    table: str, action: str, target: dict[str, Any] | None = None, rnd: str = "R1"
+) -> DealerPrompt:
+    return DealerPrompt(
+        table=table, round_id=rnd, ts=datetime.now(UTC), action=action, text=action, target=target
+    )
+
+
+def deal(table: str, n: int, **target: Any) -> DealerPrompt:
+    return prompt(table, "deal", {**target, "n": n})
+
+
+def cards(*codes: str) -> list[Any]:
+    return [parse_card(code) for code in codes]
+
+
+def on_layout(cam: SimCamera) -> list[tuple[str, str]]:
+    return [(c.code, c.zone) for c in cam.virtual.cards]
+
+
+def test_a_card_lands_where_the_dealer_prompt_asks() -> None:
+    cam = SimCamera("t1", seats=3)
+    cam.follow(deal("t1", 1, kind="seat", seat=2, hand=0))
+    assert cam.dealt(cards("QH")) == [{"card": "QH", "zone": "seat:2"}]
+    cam.follow(deal("t1", 2, kind="dealer_up"))
+    cam.dealt(cards("7S"))
+    cam.follow(deal("t1", 3, kind="seat", seat=2, hand=1))  # the second hand of a split
+    cam.dealt(cards("8D"))
+    assert on_layout(cam) == [("QH", "seat:2"), ("7S", "dealer"), ("8D", "seat:2:h2")]
+
+
+def test_a_card_dealt_before_the_next_prompt_lands_where_that_prompt_asks() -> None:
+    cam = SimCamera("t1", seats=3)
+    cam.follow(deal("t1", 1, kind="seat", seat=1, hand=0))
+    cam.dealt(cards("QH"))
+    # Dealt again before the controller prompted for card 2: not into seat 1 again.
+    assert cam.dealt(cards("5C")) == [{"card": "5C", "zone": None, "waiting": True}]
+    assert on_layout(cam) == [("QH", "seat:1")]
+    cam.follow(deal("t1", 1, kind="seat", seat=1, hand=0))  # the same prompt, sent again
+    assert on_layout(cam) == [("QH", "seat:1")]
+    cam.follow(deal("t1", 2, kind="dealer_up"))
+    assert on_layout(cam) == [("QH", "seat:1"), ("5C", "dealer")]
+    assert cam.state()["waiting"] == []
+
+
+def test_a_card_asked_for_again_after_a_pause_lands_again() -> None:
+    # A refused card (an alert paused the round, the manager voided it) is asked for again
+    # by the same prompt: the card dealt then lands.
+    cam = SimCamera("t1", seats=3)
+    cam.follow(deal("t1", 1, kind="seat", seat=3, hand=0))
+    cam.dealt(cards("QH"))
+    cam.follow(prompt("t1", "paused"))
+    cam.follow(deal("t1", 1, kind="seat", seat=3, hand=0))
+    assert cam.dealt(cards("2D")) == [{"card": "2D", "zone": "seat:3"}]
+
+
+def test_the_burn_card_is_not_on_the_layout_and_collect_clears_it() -> None:
+    cam = SimCamera("t1", seats=3)
+    cam.follow(deal("t1", 1, kind="burn"))
+    assert cam.dealt(cards("KS")) == [{"card": "KS", "zone": None, "burned": True}]
+    cam.follow(deal("t1", 2, kind="seat", seat=1, hand=0))
+    cam.dealt(cards("AH"))
+    cam.dealt(cards("9H"))  # waits for a prompt that never comes
+    cam.follow(prompt("t1", "collect"))
+    assert on_layout(cam) == [] and cam.state()["waiting"] == []
+
+
+def test_a_zone_given_with_the_deal_wins_and_nothing_lands_without_either() -> None:
+    cam = SimCamera("t1", seats=3)
+    assert cam.dealt(cards("QH")) == [{"card": "QH", "zone": None}]  # no controller, no zone
+    cam.follow(deal("t1", 1, kind="seat", seat=1, hand=0))
+    cam.dealt(cards("JC", "JD"), zone="seat:3")  # a double pull, both where the deal says
+    assert on_layout(cam) == [("JC", "seat:3"), ("JD", "seat:3")]
+    with pytest.raises(VisionError, match="unknown zone 'seat:7'"):
+        cam.dealt(cards("2C"), zone="seat:7")  # a 3-seat layout
+
+
+def test_another_tables_prompt_is_ignored() -> None:
+    # The embedded broker hands a client retained messages of topics it never asked for.
+    cam = SimCamera("t1", seats=3)
+    cam.follow(deal("t2", 1, kind="seat", seat=1, hand=0))
+    assert cam.prompt is None and cam.dealt(cards("QH")) == [{"card": "QH", "zone": None}]
+
+
+async def test_control_api_deals_onto_the_layout_and_serves_frames(tmp_path: Path) -> None:
+    async with Simulator(["t1", "t2"], pty=False, base_dir=tmp_path) as sim:
+        table = sim.table("t1")
+        table.camera = SimCamera("t1", seats=3, seed=4)
+        transport = httpx.ASGITransport(app=create_app(sim))
+        async with httpx.AsyncClient(transport=transport, base_url="http://hwsim") as client:
+            remaining = table.shoe.remaining
+            bad = await client.post("/tables/t1/deal", json={"zone": "seat:9"})
+            assert bad.status_code == 400 and "unknown zone 'seat:9'" in bad.json()["detail"]
+            assert table.shoe.remaining == remaining  # refused before a card left the shoe
+            dealt = (await client.post("/tables/t1/deal", json={"zone": "seat:2"})).json()
+            bare = (await client.post("/tables/t1/deal")).json()  # no body: one card
+            assert len(bare["cards"]) == 1 and table.shoe.remaining == remaining - 2
+            assert dealt["landed"] == [{"card": dealt["cards"][0], "zone": "seat:2"}]
+            placed = await client.post(
+                "/tables/t1/camera/place", json={"card": "qs", "zone": "dealer"}
+            )
+            assert placed.json() == {"card": "QS", "zone": "dealer"}
+            assert (
+                await client.post("/tables/t1/camera/place", json={"card": "1X", "zone": "dealer"})
+            ).status_code == 400
+            state = (await client.get("/tables/t1/camera")).json()
+            assert state["cards"] == [dealt["landed"][0], {"card": "QS", "zone": "dealer"}]
+            frame = (await client.get("/tables/t1/camera.jpg")).content
+            image = cv2.imdecode(np.frombuffer(frame, np.uint8), cv2.IMREAD_COLOR)
+            assert image.shape == (720, 1280, 3)
+            assert (await client.post("/tables/t1/camera/clear")).json()["cards"] == []
+            # A table without a camera: the camera's paths are not found, a deal has no landing.
+            assert (await client.get("/tables/t2/camera.jpg")).status_code == 404
+            assert (
+                await client.post("/tables/t2/deal", json={"zone": "dealer"})
+            ).status_code == 404
+            assert "landed" not in (await client.post("/tables/t2/deal", json={})).json()
+
+
+async def test_the_stream_is_read_by_opencv_and_the_recogniser(tmp_path: Path) -> None:
+    from calibration.recogniser import Recogniser
+
+    async with Simulator(["t1"], pty=False, base_dir=tmp_path) as sim:
+        cam = sim.table("t1").camera = SimCamera("t1", seats=3, seed=9)
+        cam.place("QH", "seat:1")
+        cam.place("7C", "dealer")
+        async with ControlServer(sim, port=free_port()) as server:
+            url = f"{server.url}/tables/t1/camera.mjpg?fps=5"
+
+            def read_two() -> list[Any]:
+                capture = cv2.VideoCapture(url)
+                try:
+                    return [capture.read()[1] for _ in range(2)]
+                finally:
+                    capture.release()
+
+            frames = await asyncio.to_thread(read_two)
+        profile = await asyncio.to_thread(learn_table_deck, 9)
+    recogniser = Recogniser(profile, cam.calibration())
+    for frame in frames:
+        assert frame is not None and frame.shape == (720, 1280, 3)
+        found = sorted((c.reading.code, c.zone) for c in recogniser.recognise(frame))
+        assert found == [("7C", "dealer"), ("QH", "seat:1")]
+
+
+async def test_the_camera_follows_the_dealer_prompt_over_the_bus(
+    broker: BrokerSettings, table_id: str
+) -> None:
+    cam = SimCamera(table_id, seats=3)
+    topics = Topics(table_id)
+    async with (
+        MessageBus(broker, f"ctl-{table_id}") as controller,
+        MessageBus(broker, f"sim-{table_id}") as sim_bus,
+    ):
+        await controller.publish(
+            topics.dealer_prompt, deal(table_id, 1, kind="seat", seat=3, hand=0), retain=True
+        )
+        await controller.flush()
+        async with following_prompts(sim_bus, [cam]):
+            async with asyncio.timeout(20):
+                while cam.prompt is None:  # the retained prompt, as a late-starting simulator
+                    await asyncio.sleep(0.02)
+            assert cam.dealt(cards("TD")) == [{"card": "TD", "zone": "seat:3"}]
+            await controller.publish(
+                topics.dealer_prompt, deal(table_id, 2, kind="dealer_up"), retain=True
+            )
+            async with asyncio.timeout(20):
+                while cam.prompt is None or cam.prompt.target != {"kind": "dealer_up", "n": 2}:
+                    await asyncio.sleep(0.02)
+            cam.dealt(cards("4S"))
+    assert on_layout(cam) == [("TD", "seat:3"), ("4S", "dealer")]
+
+
+def test_hwsim_camera_needs_the_control_api(tmp_path: Path) -> None:
+    import subprocess
+
+    done = subprocess.run(
+        [str(BIN / "hwsim"), "run", "--camera", "--http-port", "0", "--dir", str(tmp_path)],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert "--camera serves its frames on the control API" in done.stderr
+
+
+async def test_hwsim_camera_and_studio_camera_run_as_processes(tmp_path: Path) -> None:
+    """hwsim writes the camera into the drivers' config; `studio camera run` reads its stream
+    and publishes each dealt card in the zone it was dealt to."""
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    http_port = free_port()
+    config = tmp_path / "sim" / "studio.toml"
+    procs: list[asyncio.subprocess.Process] = []
+    # A broker of its own: the CLI's table ids are fixed ("t1").
+    async with EmbeddedBroker() as embedded:
+        try:
+            sim = await asyncio.create_subprocess_exec(
+                str(BIN / "hwsim"), "run", "--camera", "--seats", "3", "--dir", str(tmp_path / "pty"),
+                "--http-port", str(http_port), "--config-out", str(config), "--broker-url", embedded.url,
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, env=env,
+            )  # fmt: skip
+            procs.append(sim)
+            assert sim.stdout is not None
+            await wait_line(sim.stdout, "control API on")
+            assert (config.parent / "deck.json").exists() and (
+                config.parent / "t1.table.json"
+            ).exists()
+            check = await asyncio.create_subprocess_exec(
+                str(BIN / "studio"), "config", "check", str(config),
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, env=env,
+            )  # fmt: skip
+            out, _ = await check.communicate()
+            assert check.returncode == 0, out.decode()
+            settings = BrokerSettings(url=embedded.url)
+            async with (
+                MessageBus(settings, "test-listener") as bus,
+                bus.subscribe(Topics("t1").camera_cards, CameraCard) as seen,
+            ):
+                camera = await asyncio.create_subprocess_exec(
+                    str(BIN / "studio"), "camera", "run", "--config", str(config),
+                    "--state-dir", str(tmp_path / "state"),
+                    stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, env=env,
+                )  # fmt: skip
+                procs.append(camera)
+                assert camera.stdout is not None
+                await wait_line(camera.stdout, "online")
+                async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{http_port}") as client:
+                    first = (await client.post("/tables/t1/deal", json={"zone": "seat:2"})).json()
+                    second = (await client.post("/tables/t1/deal", json={"zone": "dealer"})).json()
+                wanted = {(first["cards"][0], "seat:2"), (second["cards"][0], "dealer")}
+                got: set[tuple[str | None, str]] = set()
+                async with asyncio.timeout(60):
+                    while got != wanted:
+                        card = (await seen.get()).payload
+                        assert card.event == "placed" and (card.card, card.zone) in wanted
+                        got.add((card.card, card.zone))
+        finally:
+            for proc in reversed(procs):
+                if proc.returncode is None:
+                    proc.send_signal(signal.SIGINT)
+                    try:
+                        await asyncio.wait_for(proc.wait(), 30)
+                    except TimeoutError:
+                        proc.kill()
+                        await proc.wait()
