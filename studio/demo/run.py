@@ -17,6 +17,7 @@ from typing import Any, TextIO
 import httpx
 
 import studio.console  # registers the console's tables before create_all
+from drivers.run_lock import RunLock, run_locks
 from drivers.runner import DriverSet
 from drivers.state import StateFile
 from hwsim.table import SimTable
@@ -182,6 +183,17 @@ async def run_demo(
 
         db = await stack.enter_async_context(Database(config.database.url))
         await stack.enter_async_context(db.exclusive("studio controller"))  # see run_controller
+        devices_state = device_state_dir(database) or workdir / "devices"
+        # The cameras run in this process (not in a DriverSet): each holds its run lock for
+        # the demo's life, as `studio camera run` does, so that one started on this state
+        # dir is refused rather than run beside the demo's, and one running refuses the demo.
+        stack.enter_context(
+            run_locks(
+                RunLock.of_device(devices_state, table.id, CAMERA_ID)
+                for table in tables
+                if not table.single_source
+            )
+        )
         log = EventLog(db)
         bus = await stack.enter_async_context(MessageBus(broker, "controller"))
         fanout = Fanout(bus)
@@ -190,7 +202,6 @@ async def run_demo(
         )
         await restart_tables(service)
         stack.push_async_callback(service.interrupt_rounds, "demo stopped")
-        devices_state = device_state_dir(database) or workdir / "devices"
         drivers = await stack.enter_async_context(
             DriverSet(config, broker=broker, state_dir=devices_state)
         )
