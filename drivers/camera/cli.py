@@ -8,6 +8,7 @@ from pathlib import Path
 import typer
 
 from drivers.camera.runner import build_cameras, run_cameras
+from studio.config.camera_files import unfed_virtual_cameras
 from studio.errors import StudioError
 from studio.process import fail, load_process_config, run_process
 
@@ -42,9 +43,10 @@ def run(
         fail(exc)
 
     async def main() -> None:
-        logging.getLogger(__name__).info(
-            "running %d cameras via %s", len(cameras), settings.broker.url
-        )
+        logger = logging.getLogger(__name__)
+        for warning in unfed_virtual_cameras(settings, table or None):
+            logger.warning("%s", warning.removeprefix("warning: "))
+        logger.info("running %d cameras via %s", len(cameras), settings.broker.url)
         await run_cameras(cameras)
 
     run_process(main, name="cameras")

@@ -80,10 +80,28 @@ def load_camera_file(
         raise ConfigError(f"{key}: {path}: {exc}") from exc
 
 
+def is_virtual_source(source: str) -> bool:
+    """The simulator's virtual camera (``virtual``, ``virtual:hard``)."""
+    return source == "virtual" or source.startswith("virtual:")
+
+
 def is_path_source(source: str) -> bool:
     """A file, folder or device path, as against a capture index, a URL or the simulator."""
-    virtual = source == "virtual" or source.startswith("virtual:")
-    return not (virtual or source.isdigit() or "://" in source)
+    return not (is_virtual_source(source) or source.isdigit() or "://" in source)
+
+
+def unfed_virtual_cameras(config: StudioConfig, tables: Iterable[str] | None = None) -> list[str]:
+    """A warning for each ``virtual`` camera of a cross-checked table: a layout of its own
+    that no shoe deals to, so the controller would see every card the shoe deals go
+    unseen (a ``misscan`` each). ``hwsim run --camera`` serves one in step with its shoe."""
+    cross_checked = {table.id for table in config.tables if not table.single_source}
+    return [
+        f"warning: {key}.source: {device.camera.source!r} is a simulated camera that no shoe "
+        f"deals to: every card dealt at table {table_id} would be a misscan; for a simulated "
+        "table use `hwsim run --camera` (its --config-out writes the camera)"
+        for key, table_id, device in cameras(config, tables)
+        if table_id in cross_checked and is_virtual_source(device.camera.source or "")
+    ]
 
 
 def camera_source(key: str, source: str, base_dir: Path) -> str:

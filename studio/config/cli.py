@@ -9,7 +9,7 @@ import typer
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
-from studio.config.camera_files import camera_file_mistakes, cameras
+from studio.config.camera_files import camera_file_mistakes, cameras, unfed_virtual_cameras
 from studio.config.loader import load_config, read_toml
 from studio.config.models import StudioConfig
 from studio.errors import ConfigError
@@ -149,7 +149,12 @@ def check(file: Path = typer.Argument(..., help="TOML configuration file")) -> N
     if mistakes:
         typer.echo("\n".join(f"{file}: {mistake}" for mistake in mistakes), err=True)
         raise typer.Exit(2)
-    for warning in [*warnings, *no_tables(config), *unstable_ports(config)]:
+    for warning in [
+        *warnings,
+        *no_tables(config),
+        *unstable_ports(config),
+        *unfed_virtual_cameras(config),
+    ]:
         typer.echo(warning, err=True)
     broker = config.broker.url or (
         "embedded (demo and tests only: controller/drivers/camera run need broker.url)"

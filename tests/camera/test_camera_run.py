@@ -9,12 +9,14 @@ and a second run continues the numbering from its state file.
 from __future__ import annotations
 
 import asyncio
+import signal
 import sys
 from pathlib import Path
 
 import cv2
 import pytest
 from camera_health import health_reports
+from process_support import wait_line
 
 from calibration.deck_profile import DeckProfile
 from drivers.camera.runner import build_cameras
@@ -188,6 +190,30 @@ async def test_a_frame_that_cannot_be_read_stops_the_camera_with_the_reason(
     assert process.returncode == 2, log
     assert "000.png is not a readable image" in log
     assert "Traceback" not in log
+
+
+async def test_a_virtual_camera_of_a_cross_checked_table_is_warned_of_when_it_runs(
+    broker: BrokerSettings, tmp_path: Path, table_id: str, deck_profile: DeckProfile
+) -> None:
+    config = _write_setup(tmp_path, deck_profile, broker, table_id)
+    config.write_text(config.read_text().replace('source = "frames"', 'source = "virtual"'))
+    process = await asyncio.create_subprocess_exec(
+        str(STUDIO), "camera", "run", "--config", str(config),
+        "--state-dir", str(tmp_path / "state"),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+    )  # fmt: skip
+    assert process.stdout is not None
+    try:
+        seen: list[str] = []
+        await wait_line(process.stdout, "running 1 cameras", seen)
+    finally:
+        process.send_signal(signal.SIGINT)
+        await asyncio.wait_for(process.wait(), 30)
+    warning = next((line for line in seen if "WARNING" in line), "")
+    assert (
+        f"options.source: 'virtual' is a simulated camera that no shoe deals to: every card "
+        f"dealt at table {table_id} would be a misscan" in warning
+    ), seen
 
 
 @pytest.mark.timeout(180)

@@ -144,6 +144,26 @@ def test_a_missing_video_file_source_is_a_mistake_a_url_or_index_is_not(tmp_path
         assert code == 0, (source, output)
 
 
+def test_a_virtual_camera_on_a_cross_checked_table_is_warned_of(tmp_path: Path) -> None:
+    # QA ran a `virtual` camera beside hwsim: no shoe deals to its layout, so every card
+    # the shoe dealt was a misscan, and nothing had said so.
+    (tmp_path / "table.json").write_text("{}")
+    path = camera_config(tmp_path, 'source = "virtual:hard", table = "table.json"')
+    code, output = check(path)
+    assert code == 0, output
+    assert output.splitlines()[0] == (
+        "warning: tables[0].devices[0].options.source: 'virtual:hard' is a simulated camera "
+        "that no shoe deals to: every card dealt at table bj-1 would be a misscan; for a "
+        "simulated table use `hwsim run --camera` (its --config-out writes the camera)"
+    )
+    single = tmp_path / "single.toml"
+    single.write_text(
+        path.read_text().replace('id = "bj-1"\n', 'id = "bj-1"\nsingle_source = true\n')
+    )
+    code, output = check(single)
+    assert code == 0 and "warning" not in output, output
+
+
 def test_camera_files_that_are_there_pass(tmp_path: Path) -> None:
     (tmp_path / "deck.json").write_text("{}")
     (tmp_path / "frames").mkdir()
