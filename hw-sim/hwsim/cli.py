@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
 import signal
 from pathlib import Path
 
@@ -25,6 +26,7 @@ from studio.errors import DeviceError, StudioError
 
 _LOGGER = logging.getLogger(__name__)
 
+PROMPTS_WAIT = 5.0  # seconds hwsim run waits for the broker before it says it is up
 DECK_FILE = "deck.json"  # beside --config-out, with each table's <table>.table.json
 
 app = typer.Typer(
@@ -157,7 +159,7 @@ def run(
         "it where the deal or (with --broker-url) the controller's dealer prompt says",
     ),
     seats: int = typer.Option(
-        7, "--seats", min=1, max=7, help="seats on the camera's layout (the rule set's)"
+        7, "--seats", min=1, max=7, help="with --camera: seats on its layout (the rule set's)"
     ),
 ) -> None:
     """Run simulated tables until interrupted."""
@@ -210,10 +212,21 @@ def run(
                     table.camera = SimCamera(table.id, seats=seats, seed=table.seed)
                     typer.echo(f"{table.id} camera    {control_url}/tables/{table.id}/camera.mjpg")
                 if broker_url is not None:
-                    bus = MessageBus(BrokerSettings(url=broker_url), "hwsim-camera")
+                    # Its own session: two simulators on one broker must not take turns.
+                    client_id = f"hwsim-camera-{os.getpid()}"
+                    bus = MessageBus(BrokerSettings(url=broker_url), client_id)
                     await stack.enter_async_context(bus)
                     cams = [t.camera for t in sim.tables.values() if t.camera is not None]
                     await stack.enter_async_context(following_prompts(bus, cams))
+                    try:
+                        async with asyncio.timeout(PROMPTS_WAIT):
+                            await bus.wait_connected()
+                    except TimeoutError:
+                        _LOGGER.warning(
+                            "broker %s not reached yet: cards dealt meanwhile wait for "
+                            "the first dealer prompt",
+                            broker_url,
+                        )
                     typer.echo(f"cameras follow the dealer prompts on {broker_url}")
             if config_out is not None:
                 config = sim.studio_config(broker_url, via=via)

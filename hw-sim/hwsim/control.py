@@ -14,6 +14,7 @@ GET  /tables/{table}/camera                    the cards on its layout, where th
 GET  /tables/{table}/camera.jpg                one frame
 GET  /tables/{table}/camera.mjpg?fps=10        the live stream (MJPEG), for `studio camera run`
 POST /tables/{table}/camera/place  {"card": "QH", "zone": "seat:3"}   a card the shoe never dealt
+POST /tables/{table}/camera/remove {"card": "QH"}   the dealer takes a (voided) card back
 POST /tables/{table}/camera/clear              the cards are collected
 """
 
@@ -46,6 +47,10 @@ class DealRequest(BaseModel):
 class PlaceRequest(BaseModel):
     card: str
     zone: str
+
+
+class RemoveRequest(BaseModel):
+    card: str
 
 
 MJPEG_BOUNDARY = "frame"
@@ -162,7 +167,7 @@ def create_app(sim: Simulator) -> FastAPI:
 
     @app.get("/tables/{table_id}/camera.mjpg")
     async def camera_stream(
-        table_id: str, request: Request, fps: float = Query(10.0, gt=0, le=30)
+        table_id: str, request: Request, fps: float = Query(10.0, ge=1, le=30)
     ) -> StreamingResponse:
         cam = camera(table_id)
 
@@ -195,6 +200,17 @@ def create_app(sim: Simulator) -> FastAPI:
             return cam.place(request.card, request.zone)
         except StudioError as exc:  # not a card code
             raise HTTPException(400, str(exc)) from exc
+
+    @app.post("/tables/{table_id}/camera/remove")
+    async def camera_remove(table_id: str, request: RemoveRequest) -> dict[str, Any]:
+        cam = camera(table_id)
+        try:
+            removed = cam.remove(request.card)
+        except StudioError as exc:  # not a card code
+            raise HTTPException(400, str(exc)) from exc
+        if not removed:
+            raise HTTPException(404, f"{request.card} is not on the layout of table {table_id}")
+        return cam.state()
 
     @app.post("/tables/{table_id}/camera/clear")
     async def camera_clear(table_id: str) -> dict[str, Any]:

@@ -78,13 +78,78 @@ def test_a_card_dealt_before_the_next_prompt_lands_where_that_prompt_asks() -> N
 
 def test_a_card_asked_for_again_after_a_pause_lands_again() -> None:
     # A refused card (an alert paused the round, the manager voided it) is asked for again
-    # by the same prompt: the card dealt then lands.
+    # by the same prompt: the card dealt then lands, once the dealer took the first back.
     cam = SimCamera("t1", seats=3)
     cam.follow(deal("t1", 1, kind="seat", seat=3, hand=0))
     cam.dealt(cards("QH"))
     cam.follow(prompt("t1", "paused"))
+    assert cam.remove("QH") and not cam.remove("QH")
     cam.follow(deal("t1", 1, kind="seat", seat=3, hand=0))
     assert cam.dealt(cards("2D")) == [{"card": "2D", "zone": "seat:3"}]
+    assert on_layout(cam) == [("2D", "seat:3")]
+
+
+def test_the_card_due_before_a_pause_lands_where_it_was_due() -> None:
+    # Review: a card dealt during a pause waited for the next deal prompt and landed one
+    # place late (and every later card after it).
+    cam = SimCamera("t1", seats=3)
+    cam.follow(deal("t1", 2, kind="seat", seat=2, hand=0))
+    cam.follow(prompt("t1", "paused"))  # a device went offline, say
+    assert cam.dealt(cards("5C")) == [{"card": "5C", "zone": "seat:2"}]
+    cam.follow(deal("t1", 3, kind="seat", seat=3, hand=0))  # the manager accepted it
+    cam.dealt(cards("9D"))
+    assert on_layout(cam) == [("5C", "seat:2"), ("9D", "seat:3")]
+    # Voided instead: the same card is asked for again, and the next one lands there.
+    cam.follow(prompt("t1", "paused"))
+    cam.follow(deal("t1", 3, kind="seat", seat=3, hand=0))
+    cam.dealt(cards("KD"))
+    cam.follow(deal("t1", 4, kind="dealer_hole"))
+    cam.dealt(cards("4C"))
+    assert on_layout(cam)[2:] == [("KD", "seat:3"), ("4C", "dealer")]
+
+
+def test_a_card_dealt_when_none_is_due_does_not_land() -> None:
+    cam = SimCamera("t1", seats=3)
+    cam.follow(prompt("t1", "wait_bets"))
+    assert cam.dealt(cards("QH")) == [
+        {"card": "QH", "zone": None, "reason": "no card is due: the dealer prompt is 'wait_bets'"}
+    ]
+    cam.follow(deal("t1", 1, kind="seat", seat=1, hand=0))  # the round's first card
+    cam.dealt(cards("3S"))
+    cam.dealt(cards("8S"))  # one too many: waits ...
+    cam.follow(prompt("t1", "wait_decisions", {"seat": 1}))  # ... and no card is due
+    cam.follow(deal("t1", 2, kind="seat", seat=1, hand=0))  # a hit
+    assert on_layout(cam) == [("3S", "seat:1")] and cam.state()["waiting"] == []
+    cam.dealt(cards("2S"))
+    assert on_layout(cam) == [("3S", "seat:1"), ("2S", "seat:1")]
+
+
+def test_of_a_double_pull_only_the_card_asked_for_lands() -> None:
+    cam = SimCamera("t1", seats=3)
+    cam.follow(deal("t1", 1, kind="seat", seat=1, hand=0))
+    landed = cam.dealt(cards("JC", "JD"))
+    assert landed[0] == {"card": "JC", "zone": "seat:1"}
+    assert landed[1]["zone"] is None and "double pull" in landed[1]["reason"]
+    assert on_layout(cam) == [("JC", "seat:1")]
+
+
+def test_cards_dealt_before_the_first_prompt_arrives_land_where_it_asks() -> None:
+    # Following the bus, before the retained prompt has come: the card waits for it.
+    cam = SimCamera("t1", seats=3)
+    cam.following = True
+    assert cam.dealt(cards("6H")) == [{"card": "6H", "zone": None, "waiting": True}]
+    cam.follow(deal("t1", 3, kind="seat", seat=2, hand=0))
+    assert on_layout(cam) == [("6H", "seat:2")]
+
+
+def test_a_prompt_naming_no_place_leaves_the_card_off() -> None:
+    cam = SimCamera("t1", seats=3)
+    cam.follow(deal("t1", 1, kind="seat"))  # no seat: the simulator must not stop
+    [landed] = cam.dealt(cards("6H"))
+    assert landed["zone"] is None and "names no place" in landed["reason"]
+    cam.follow(deal("t1", 2, kind="seat", seat=3, hand=3))  # a third split hand
+    [landed] = cam.dealt(cards("7H"))
+    assert "unknown zone 'seat:3:h4'" in landed["reason"] and on_layout(cam) == []
 
 
 def test_the_burn_card_is_not_on_the_layout_and_collect_clears_it() -> None:
@@ -100,7 +165,9 @@ def test_the_burn_card_is_not_on_the_layout_and_collect_clears_it() -> None:
 
 def test_a_zone_given_with_the_deal_wins_and_nothing_lands_without_either() -> None:
     cam = SimCamera("t1", seats=3)
-    assert cam.dealt(cards("QH")) == [{"card": "QH", "zone": None}]  # no controller, no zone
+    assert cam.dealt(cards("QH")) == [  # no controller, no zone
+        {"card": "QH", "zone": None, "reason": "no zone given and no dealer prompt followed"}
+    ]
     cam.follow(deal("t1", 1, kind="seat", seat=1, hand=0))
     cam.dealt(cards("JC", "JD"), zone="seat:3")  # a double pull, both where the deal says
     assert on_layout(cam) == [("JC", "seat:3"), ("JD", "seat:3")]
@@ -112,7 +179,7 @@ def test_another_tables_prompt_is_ignored() -> None:
     # The embedded broker hands a client retained messages of topics it never asked for.
     cam = SimCamera("t1", seats=3)
     cam.follow(deal("t2", 1, kind="seat", seat=1, hand=0))
-    assert cam.prompt is None and cam.dealt(cards("QH")) == [{"card": "QH", "zone": None}]
+    assert cam.prompt is None and cam.dealt(cards("QH"))[0]["zone"] is None
 
 
 async def test_control_api_deals_onto_the_layout_and_serves_frames(tmp_path: Path) -> None:
@@ -141,6 +208,11 @@ async def test_control_api_deals_onto_the_layout_and_serves_frames(tmp_path: Pat
             frame = (await client.get("/tables/t1/camera.jpg")).content
             image = cv2.imdecode(np.frombuffer(frame, np.uint8), cv2.IMREAD_COLOR)
             assert image.shape == (720, 1280, 3)
+            removed = await client.post("/tables/t1/camera/remove", json={"card": "QS"})
+            assert removed.json()["cards"] == [dealt["landed"][0]]
+            again = await client.post("/tables/t1/camera/remove", json={"card": "QS"})
+            assert again.status_code == 404 and "QS is not on the layout" in again.json()["detail"]
+            assert (await client.get("/tables/t1/camera.mjpg?fps=0.05")).status_code == 422
             assert (await client.post("/tables/t1/camera/clear")).json()["cards"] == []
             # A table without a camera: the camera's paths are not found, a deal has no landing.
             assert (await client.get("/tables/t2/camera.jpg")).status_code == 404
@@ -224,6 +296,11 @@ async def test_hwsim_camera_and_studio_camera_run_as_processes(tmp_path: Path) -
     procs: list[asyncio.subprocess.Process] = []
     # A broker of its own: the CLI's table ids are fixed ("t1").
     async with EmbeddedBroker() as embedded:
+        settings = BrokerSettings(url=embedded.url)
+        async with MessageBus(settings, "test-controller") as controller:
+            due = deal("t1", 1, kind="seat", seat=2, hand=0)
+            await controller.publish(Topics("t1").dealer_prompt, due, retain=True)
+            await controller.flush()
         try:
             sim = await asyncio.create_subprocess_exec(
                 str(BIN / "hwsim"), "run", "--camera", "--seats", "3", "--dir", str(tmp_path / "pty"),
@@ -242,7 +319,6 @@ async def test_hwsim_camera_and_studio_camera_run_as_processes(tmp_path: Path) -
             )  # fmt: skip
             out, _ = await check.communicate()
             assert check.returncode == 0, out.decode()
-            settings = BrokerSettings(url=embedded.url)
             async with (
                 MessageBus(settings, "test-listener") as bus,
                 bus.subscribe(Topics("t1").camera_cards, CameraCard) as seen,
@@ -256,7 +332,9 @@ async def test_hwsim_camera_and_studio_camera_run_as_processes(tmp_path: Path) -
                 assert camera.stdout is not None
                 await wait_line(camera.stdout, "online")
                 async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{http_port}") as client:
-                    first = (await client.post("/tables/t1/deal", json={"zone": "seat:2"})).json()
+                    # The first where the (retained) dealer prompt asks, the second where
+                    # the deal says.
+                    first = (await client.post("/tables/t1/deal")).json()
                     second = (await client.post("/tables/t1/deal", json={"zone": "dealer"})).json()
                 wanted = {(first["cards"][0], "seat:2"), (second["cards"][0], "dealer")}
                 got: set[tuple[str | None, str]] = set()
@@ -274,3 +352,42 @@ async def test_hwsim_camera_and_studio_camera_run_as_processes(tmp_path: Path) -
                     except TimeoutError:
                         proc.kill()
                         await proc.wait()
+
+
+def test_placing_a_card_does_not_wait_for_a_frame_being_drawn(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Review: the simulator's event loop placed cards while the stream's thread drew a
+    # frame under the layout's lock, and waited for it (80-250 ms a change).
+    import threading
+
+    import hwsim.camera.virtual as virtual
+
+    drawing, release = threading.Event(), threading.Event()
+    real_compose = virtual.compose
+
+    def slow_compose(*args: Any, **kwargs: Any) -> Any:
+        drawing.set()
+        release.wait(30)
+        return real_compose(*args, **kwargs)
+
+    cam = SimCamera("t1", seats=3, seed=2)
+    cam.place("QH", "seat:1")
+    monkeypatch.setattr(virtual, "compose", slow_compose)
+    reader = threading.Thread(target=cam.virtual.read, daemon=True)
+    reader.start()
+    assert drawing.wait(30)
+    placer = threading.Thread(target=cam.place, args=("7C", "dealer"), daemon=True)
+    placer.start()
+    placer.join(10)
+    placed_meanwhile = not placer.is_alive()
+    release.set()
+    reader.join(30)
+    assert placed_meanwhile, "place() waited for the frame being drawn"
+    monkeypatch.setattr(virtual, "compose", real_compose)
+    # The frame drawn before the change is not kept: the next one shows both cards.
+    profile = learn_table_deck(2)
+    from calibration.recogniser import Recogniser
+
+    found = Recogniser(profile, cam.calibration()).recognise(cam.virtual.read())
+    assert sorted((c.reading.code, c.zone) for c in found) == [("7C", "dealer"), ("QH", "seat:1")]

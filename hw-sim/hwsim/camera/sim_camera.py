@@ -8,13 +8,18 @@ reads a real camera's stream. A card lands where a dealer would put it:
 * in the zone the controller's dealer prompt asks for, followed over MQTT
   (``hwsim run --broker-url``), as :class:`studio.demo.dealer.DealerBot` does in the demo;
 * with neither (a person dealing by hand without a controller) it is not put on the layout,
-  and the deal's answer says so.
+  and the deal's answer says why.
 
-The prompt names one card (``target.n``). A card dealt once that prompt's card has already
-landed (two deals before the controller has prompted again) waits for the next ``deal``
-prompt and lands where it asks: the controller prompts card by card, in dealing order. A
-burn card is discarded face down, off the layout. The layout is cleared when the dealer is
-told to collect or to change the shoe, and when a new shoe is made.
+The prompt names one card (``target.n``). A card dealt once that card has landed (two deals
+before the controller has prompted again) waits for the next ``deal`` prompt and lands where
+it asks: the controller prompts card by card, in dealing order. A card dealt while no card
+is due (betting, decisions) does not land, and neither do the cards waiting when such a
+prompt comes: the controller holds them in an alert. During a pause the card asked for
+before it is still due. Of a double pull only the first card lands (the prompt names one);
+``/camera/place`` puts the other where the manager decides. A burn card is discarded face
+down, off the layout. The layout is cleared when the dealer is told to collect or to change
+the shoe, and when a new shoe is made. The hole card lies face up here (a real camera sees
+its back until it is turned over).
 """
 
 from __future__ import annotations
@@ -74,8 +79,9 @@ class SimCamera:
         self.virtual = VirtualCamera(
             level=level, seed=seed, layout=layout, slots=slots, size=size, noise_bank=NOISE_BANK
         )
+        self.following = False  # set while the dealer prompts are followed over the bus
         self.prompt: DealerPrompt | None = None
-        self._spent: tuple[Any, ...] | None = None  # the prompt whose card has landed
+        self._due: DealerPrompt | None = None  # the deal prompt whose card has not landed
         self._waiting: deque[str] = deque()  # dealt cards waiting for their prompt
 
     # -- where cards land ----------------------------------------------------------
@@ -83,62 +89,94 @@ class SimCamera:
         """The shoe dealt ``cards`` (one, or two on a double pull): put them down.
 
         Returns one ``{"card", "zone"}`` per card; ``zone`` is ``None`` for a card that is
-        not on the layout (yet: ``"waiting": true`` when it waits for the next prompt).
+        not on the layout, with ``"waiting": true`` when it waits for the next prompt, else
+        the ``reason``.
         """
         if zone is not None:
             self.virtual.layout.zone(zone)  # an unknown zone is refused before any card lands
+            self._due = None  # this is the card due, if one is
             return [self.place(card.code, zone) for card in cards]
-        key = self._prompt_key()
-        if key is None or key == self._spent:
-            if self.prompt is None:
-                return [{"card": card.code, "zone": None} for card in cards]
-            self._waiting.extend(card.code for card in cards)
-            return [{"card": card.code, "zone": None, "waiting": True} for card in cards]
-        self._spent = key
-        return [self._land(card.code) for card in cards]
+        codes = [card.code for card in cards]
+        if self._due is not None:
+            due, self._due = self._due, None
+            # A double pull: the prompt names one card; the other is the manager's to place.
+            extra = "a second card of one deal (double pull): /camera/place puts it"
+            return [self._land(codes[0], due), *(self._off(code, extra) for code in codes[1:])]
+        if self._deal_prompt() is not None or (self.prompt is None and self.following):
+            # Dealt before the controller prompted for it (or before the first prompt came
+            # over the bus): it lands where the next deal prompt asks.
+            self._waiting.extend(codes)
+            return [{"card": code, "zone": None, "waiting": True} for code in codes]
+        if self.prompt is None:
+            return [
+                self._off(code, "no zone given and no dealer prompt followed") for code in codes
+            ]
+        reason = f"no card is due: the dealer prompt is {self.prompt.action!r}"
+        return [self._off(code, reason) for code in codes]
 
     def follow(self, prompt: DealerPrompt) -> None:
         """The table's dealer prompt changed."""
         if prompt.table != self.table_id:
             return  # an embedded broker delivers retained messages of other topics too
-        self.prompt = prompt
+        before, self.prompt = self._deal_prompt(), prompt
         if prompt.action in CLEARING_ACTIONS:
             self.clear()
-        key = self._prompt_key()
-        if key is None:
-            # Any other prompt in between (paused, say) makes the next one for the same
-            # card a new one: the card it asked for was refused and is dealt again.
-            self._spent = None
+        current = self._deal_prompt()
+        if current is None:
+            if self._waiting:
+                # Dealt when no card was due: the controller holds them (an alert), and a
+                # later prompt is for another card.
+                _LOGGER.info(
+                    "%s camera: %s not placed: no card due", self.table_id, list(self._waiting)
+                )
+                self._waiting.clear()
+            if prompt.action != "paused":
+                self._due = None  # a pause keeps the card asked for due: it may come meanwhile
             return
-        if key != self._spent and self._waiting:
-            self._spent = key
-            self._land(self._waiting.popleft())
+        if before is not None and _card_of(before) == _card_of(current):
+            return  # the same prompt again (retained, or re-published on a restart)
+        self._due = current
+        if self._waiting:
+            self._due = None
+            self._land(self._waiting.popleft(), current)
 
-    def _prompt_key(self) -> tuple[Any, ...] | None:
+    def _deal_prompt(self) -> DealerPrompt | None:
         prompt = self.prompt
         if prompt is None or prompt.action != "deal" or prompt.target is None:
             return None
-        return (prompt.round_id, prompt.target.get("n"))
+        return prompt
 
-    def _land(self, code: str) -> dict[str, Any]:
-        assert self.prompt is not None and self.prompt.target is not None
-        zone = landing_zone(self.prompt.target)
+    def _land(self, code: str, prompt: DealerPrompt) -> dict[str, Any]:
+        assert prompt.target is not None
+        try:
+            zone = landing_zone(prompt.target)
+        except (KeyError, TypeError, ValueError) as exc:
+            return self._off(code, f"the dealer prompt names no place ({exc!r}): {prompt.target}")
         if zone is None:
             return {"card": code, "zone": None, "burned": True}
         try:
             return self.place(code, zone)
-        except VisionError as exc:  # a zone this layout lacks (more seats than the camera's)
-            _LOGGER.warning("%s camera: %s not placed: %s", self.table_id, code, exc)
-            return {"card": code, "zone": None}
+        except VisionError as exc:  # a zone this layout lacks (a third split hand, say)
+            return self._off(code, str(exc))
 
     def place(self, code: str, zone: str) -> dict[str, Any]:
         """Put ``code`` on the layout in ``zone`` (the next free slot)."""
         placed = self.virtual.place(code, zone)
         return {"card": placed.code, "zone": placed.zone}
 
+    def _off(self, code: str, reason: str) -> dict[str, Any]:
+        """A card that does not land on the layout, and why."""
+        _LOGGER.info("%s camera: %s not placed: %s", self.table_id, code, reason)
+        return {"card": code, "zone": None, "reason": reason}
+
+    def remove(self, code: str) -> bool:
+        """Take a card off the layout (a voided card the dealer takes back)."""
+        return self.virtual.remove(code)
+
     def clear(self) -> None:
         """The cards are collected: the layout is empty, nothing waits to land."""
         self._waiting.clear()
+        self._due = None
         self.virtual.clear()
 
     # -- what it shows -------------------------------------------------------------
@@ -164,14 +202,24 @@ class SimCamera:
         return bytes(encoded.tobytes())
 
 
+def _card_of(prompt: DealerPrompt) -> tuple[Any, ...]:
+    """The card a deal prompt asks for: its round and its number in the round."""
+    assert prompt.target is not None
+    return (prompt.round_id, prompt.target.get("n"))
+
+
 @contextlib.asynccontextmanager
 async def following_prompts(bus: MessageBus, cameras: Iterable[SimCamera]) -> AsyncIterator[None]:
     """Within the block each camera follows its table's dealer prompt on ``bus``."""
 
     async def follow(cam: SimCamera) -> None:
         async with bus.subscribe(Topics(cam.table_id).dealer_prompt, DealerPrompt) as prompts:
-            while True:
-                cam.follow((await prompts.get()).payload)
+            cam.following = True
+            try:
+                while True:
+                    cam.follow((await prompts.get()).payload)
+            finally:
+                cam.following = False
 
     async with asyncio.TaskGroup() as group:
         tasks = [

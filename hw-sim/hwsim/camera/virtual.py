@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -191,6 +191,8 @@ class VirtualCamera:
         self._slides: list[_Slide] = []
         self._frame: Image | None = None
         self._lock = threading.Lock()
+        self._version = 0  # counts layout changes: a frame drawn meanwhile is not kept
+        self._noise_lock = threading.Lock()
         self._light_seed = int(self._rng.integers(0, 2**31))
         # Its own stream: the poses drawn from ``_rng`` stay those of the seed.
         self._exposures = np.random.default_rng([seed, 1])
@@ -245,7 +247,7 @@ class VirtualCamera:
             if slide_frames > 0:
                 self._slides.append(_Slide(placed, centre, SHOE_POSITION_MM, slide_frames))
                 placed.centre = SHOE_POSITION_MM
-            self._frame = None
+            self._changed()
             return placed
 
     def _slot_centres(self, zone: str) -> list[tuple[float, float]]:
@@ -269,7 +271,7 @@ class VirtualCamera:
                     where = self._slot_of.pop(id(c), None)
                     if where is not None:
                         self._slots[where[0]].remove(where[1])
-                    self._frame = None
+                    self._changed()
                     return True
             return False
 
@@ -280,12 +282,16 @@ class VirtualCamera:
             self._slots.clear()
             self._slot_of.clear()
             self._slides.clear()
-            self._frame = None
+            self._changed()
 
     # ----------------------------------------------------------------- frames
 
     def read(self) -> Image:
-        """The next frame (BGR, ``size``)."""
+        """The next frame (BGR, ``size``).
+
+        The layout is rendered from a copy taken under the lock, not under it: a caller
+        placing a card (the simulator's event loop) waited for a frame being drawn (77-257 ms).
+        """
         with self._lock:
             moving = bool(self._slides)
             for s in self._slides:
@@ -296,33 +302,47 @@ class VirtualCamera:
                     s.start[1] + (s.target[1] - s.start[1]) * t,
                 )
             self._slides = [s for s in self._slides if s.done < s.frames]
-            if self._frame is None or moving:
-                composed = compose(
-                    self._base,
-                    self._cards,
-                    self.homography,
-                    style=self.style,
-                    barcode=self.barcodes,
-                    faces=self.faces,
-                )
-                # Lighting and blur stay fixed for this camera; noise and compression
-                # change with every frame.
-                self._frame = optics(composed, self.level, np.random.default_rng(self._light_seed))
-            frame = self._frame
+            frame = None if moving else self._frame
+            cards = list(self._cards)
+            drawn = [replace(card) for card in cards] if frame is None else []
+            version = self._version
             self.frames_read += 1
             seed = int(self._exposures.integers(0, 2**31))
-            noise = self._banked_noise(seed) if self.noise_bank else None
+        if frame is None:
+            composed = compose(
+                self._base,
+                drawn,
+                self.homography,
+                style=self.style,
+                barcode=self.barcodes,
+                faces=self.faces,
+            )
+            # Lighting and blur stay fixed for this camera; noise and compression change
+            # with every frame.
+            frame = optics(composed, self.level, np.random.default_rng(self._light_seed))
+            with self._lock:
+                for card, copy in zip(cards, drawn, strict=True):
+                    card.image_quad = copy.image_quad  # where it was drawn: ground truth
+                if self._version == version and not moving:
+                    self._frame = frame
+        noise = self._banked_noise(seed) if self.noise_bank else None
         return sensor(frame, self.level, np.random.default_rng(seed), noise)
+
+    def _changed(self) -> None:
+        """The layout changed (call under the lock): the next frame is drawn afresh."""
+        self._frame = None
+        self._version += 1
 
     def _banked_noise(self, seed: int) -> Noise | None:
         """One of the bank's noise fields (drawn on first use), chosen by the frame's seed."""
         sigma = LEVEL_PARAMS[self.level].noise_sigma
         if sigma <= 0:
             return None
-        if not self._noise:
-            shape = (self.size[1], self.size[0], 3)
-            seeds = self._noise_rng.integers(0, 2**31, self.noise_bank)
-            self._noise = [noise_field(shape, sigma, int(s)) for s in seeds]
+        with self._noise_lock:  # not the layout's lock: drawing the bank takes 100-250 ms
+            if not self._noise:
+                shape = (self.size[1], self.size[0], 3)
+                seeds = self._noise_rng.integers(0, 2**31, self.noise_bank)
+                self._noise = [noise_field(shape, sigma, int(s)) for s in seeds]
         return self._noise[seed % len(self._noise)]
 
     def calibration(self) -> TableCalibration:
