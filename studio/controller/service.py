@@ -726,6 +726,7 @@ class ControllerService:
         table = self.tables.get(summary["table"])
         in_progress = table is not None and table.round_id == round_id
         hidden = table.hidden_sources() if table and in_progress else []
+        sighting_hidden = table.hides_sighting if table and in_progress else None
         # Alerts whose card is (or may be) a face-down card (the hole card, the burn card):
         # what managers said about them (the card a correction names, a refusal's message)
         # is hidden too.
@@ -760,7 +761,10 @@ class ControllerService:
                     if r.kind == "out.round_event"
                     else {
                         "data": _hide_held(
-                            r.kind, _hide_hole(r.kind, r.payload, hidden), secret, face_down
+                            r.kind,
+                            _hide_hole(r.kind, r.payload, hidden, sighting_hidden),
+                            secret,
+                            face_down,
                         )
                     }
                 ),
@@ -790,12 +794,20 @@ class ControllerService:
         }
 
 
-def _hide_hole(kind: str, payload: dict[str, Any], hidden: list[dict[str, Any]]) -> dict[str, Any]:
-    """The shoe's read of a hole card still face down, with its card and serial hidden."""
+def _hide_hole(
+    kind: str,
+    payload: dict[str, Any],
+    hidden: list[dict[str, Any]],
+    sighting_hidden: Callable[[dict[str, Any]], bool] | None,
+) -> dict[str, Any]:
+    """The shoe's read of a hole card still face down, and a camera's sighting of its face,
+    with the card and serial hidden."""
     if kind == "shoe.card" and any(
         (payload.get("device"), payload.get("seq")) == (source.get("device"), source.get("seq"))
         for source in hidden
     ):
+        return {**payload, "card": "??", "serial": None}
+    if kind == "camera.card" and sighting_hidden is not None and sighting_hidden(payload):
         return {**payload, "card": "??", "serial": None}
     return payload
 

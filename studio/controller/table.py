@@ -608,6 +608,35 @@ class TableController:
         ]
         return [c.source for c in self.face_down_cards()] + held
 
+    def hides_sighting(self, sighting: dict[str, Any]) -> bool:
+        """Must a record of the round in progress hide this camera message (its payload)?
+
+        A camera that sees the face of the hole card (one not flat on the cloth, a camera at
+        an angle, the simulator's, which draws it face up) names it: its code in the
+        dealer's zone, unless the camera's sighting of a face-up card of that code there.
+        So does a sighting of a card an alert holds as the hole card.
+        """
+        zone, code = sighting.get("zone"), sighting.get("card")
+        if not isinstance(zone, str) or not isinstance(code, str):
+            return False
+        down = [c for c in self.face_down_cards() if c.target.get("kind") == "dealer_hole"]
+        held = [
+            a.secret["card"]
+            for a in self.alerts.all()
+            if a.secret is not None and a.secret.get("as") == "hole" and self.conceals(a)
+        ]
+        if code not in {c.code for c in down}.union(held) or not zones_match("dealer", zone):
+            return False
+        hidden = {c.index for c in down}
+        face_up = {
+            (pair.camera.ref.get("device"), pair.camera.ref.get("seq"))
+            for pair in [*self.crosscheck.seen, *self.crosscheck.lifted]
+            if pair.camera is not None
+            and pair.shoe is not None
+            and pair.shoe.ref.get("index") not in hidden
+        }
+        return (sighting.get("device"), sighting.get("seq")) not in face_up
+
     def _due(self, deadline: datetime | None) -> bool:
         return deadline is None or self.now >= deadline
 

@@ -208,3 +208,29 @@ async def test_a_refusal_that_names_the_face_down_hole_card_is_hidden_in_the_rou
     )
     await table.stand()  # turned over: the record shows everything again
     assert "card 4 (5S) was dealt as" in str(await svc.round_record(round_id))
+
+
+async def test_a_camera_that_sees_the_hole_cards_face_is_hidden_in_the_round_record(
+    camera_table: Table,
+) -> None:
+    # QA: the simulator's camera draws the hole card face up; the round record hid the
+    # shoe's read of it but showed the camera's ("camera.card ... 2S ... dealer") to any
+    # reader while the round was open.
+    table = camera_table
+    svc, round_id = table.svc, table.round_id
+    await table.card("7C", "s4")  # the hole card: the same code as the up card
+    await table.camera("7C", "dealer")
+    await table.feed(
+        "camera.card",
+        {"device": "cam", "seq": 50, "card": "7C", "zone": "dealer", "event": "removed"},
+    )  # the dealer lifts it to peek
+    record = await svc.round_record(round_id)
+    sightings = [e["data"] for e in record["events"] if e["kind"] == "camera.card"]
+    # The up card's sighting (paired with it) still shows; the hole card's two do not.
+    assert [(s["card"], s["zone"]) for s in sightings] == [
+        ("TH", "seat:1"), ("7C", "dealer"), ("8D", "seat:1"), ("??", "dealer"), ("??", "dealer"),
+    ]  # fmt: skip
+    await table.stand()  # turned over: the record shows everything again
+    record = await svc.round_record(round_id)
+    sightings = [e["data"] for e in record["events"] if e["kind"] == "camera.card"]
+    assert [s["card"] for s in sightings] == ["TH", "7C", "8D", "7C", "7C"]
