@@ -53,6 +53,8 @@ from calibration.templates import AUGMENT_SCALES
 from studio.cards import SUITS
 from studio.errors import StudioError, VisionError
 
+RESIDUAL_WARN_MM = 2.5  # a marker fit this far off: the layout given is likely not the cloth's
+
 calibrate_app = typer.Typer(
     help="Calibrate the camera: learn a deck profile, fit the table.", no_args_is_help=True
 )
@@ -253,8 +255,18 @@ def calibrate_table(
         raise _fail(exc) from exc
     how = f"markers {cal.markers_used}" if cal.method == "aruco" else "4 declared corners"
     typer.echo(f"method: {cal.method} ({how})")
+    seats = sum(1 for name in lay.zone_names if name.count(":") == 1)
+    where = layout if layout is not None else "the default: --layout gives another cloth"
+    typer.echo(f"layout: {lay.width:g} x {lay.height:g} mm, {seats} seats ({where})")
     if cal.method == "aruco":
         typer.echo(f"fit residual: {cal.residual_mm:.2f} mm RMS")
+        if cal.residual_mm > RESIDUAL_WARN_MM:
+            # The right layout fits generated frames to 0.15-1.14 mm (hard level included);
+            # the 7-seat default on a wide cloth's markers to 3.9-6.1 mm.
+            typer.echo(
+                f"warning: the markers fit the layout only to {cal.residual_mm:.1f} mm: is "
+                "it this cloth's layout (--layout), with its marker ids, places and sizes?"
+            )
     else:  # four points fit a homography exactly, right or wrong
         typer.echo("fit residual: none (four corners fit exactly): check the zones on --check")
     for warning in warnings:

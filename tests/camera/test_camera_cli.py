@@ -13,7 +13,7 @@ from typer.testing import CliRunner, Result
 from calibration.deck_profile import DeckProfile
 from calibration.table import default_layout
 from hwsim.camera.render import render_example_photo, render_scene, standing_camera
-from hwsim.camera.virtual import VirtualCamera
+from hwsim.camera.virtual import VirtualCamera, camera_setup
 from studio.cli import app
 
 runner = CliRunner()
@@ -42,6 +42,24 @@ def frames(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         cam.place(code, zone)
     cv2.imwrite(str(d / "round.png"), cam.read())
     return {"empty": d / "empty.png", "round": d / "round.png", "dir": d}
+
+
+def test_a_table_fitted_with_another_clothes_layout_is_warned_of(tmp_path: Path) -> None:
+    # QA: a frame of `hwsim run --camera` (the wide layout) fitted without --layout took
+    # the 7-seat default silently, and every card went to a wrong box.
+    layout, slots, size = camera_setup(7)
+    cam = VirtualCamera(level="medium", seed=5, layout=layout, slots=slots, size=size)
+    frame = tmp_path / "wide.png"
+    cv2.imwrite(str(frame), cam.read())
+    r = _calibrate_table(frame, tmp_path / "t.json")
+    assert r.exit_code == 0, r.output
+    assert "layout: 980 x 551 mm, 7 seats (the default: --layout gives another cloth)" in r.output
+    assert "warning: the markers fit the layout only to 5." in r.output, r.output
+    cam.calibration().save(tmp_path / "truth.json")  # a table file serves as --layout
+    r = _calibrate_table(frame, tmp_path / "t.json", "--layout", str(tmp_path / "truth.json"))
+    assert r.exit_code == 0, r.output
+    assert f"layout: 1280 x 740 mm, 7 seats ({tmp_path / 'truth.json'})" in r.output
+    assert "warning" not in r.output, r.output
 
 
 def test_deck_table_recognise(examples_dir: Path, frames: dict[str, Path], tmp_path: Path) -> None:
