@@ -44,6 +44,7 @@ M = TypeVar("M", bound=BaseModel)
 
 ONLINE = b"online"
 OFFLINE = b"offline"
+UNSUBSCRIBE_WAIT = 1.0  # seconds a closing bus waits for the UNSUBACKs still due
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,6 +218,11 @@ class MessageBus:
                 async with asyncio.timeout(5 if exc_type is None else 2):
                     await self.flush()
                     answered = True
+            if self._unsubscribing and answered:
+                # Owners that just left (a subscription closed on the way out): their
+                # UNSUBACKs come in milliseconds. Cancelled first, an UNSUBACK arriving
+                # after made aiomqtt log a KeyError traceback ("Unexpected message ID").
+                await asyncio.wait(set(self._unsubscribing), timeout=UNSUBSCRIBE_WAIT)
             client = self._client
             if client is not None and self.availability is not None:
                 # A clean exit is not a crash, but the device is gone all the same. Its ack
