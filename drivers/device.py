@@ -154,9 +154,10 @@ class DeviceDriver:
         # now leads to another table's device is refused, not published as this one.
         self.configured_wire_id: str | None = options.get("wire_id")
         self.wire_id: str | None = self.configured_wire_id
+        client_id = f"drv-{table_id}-{settings.id}"
         self.bus = MessageBus(
             broker,
-            f"drv-{table_id}-{settings.id}",
+            client_id,
             availability=self.topics.availability(settings.id),
         )
         self.bus.availability_state = OFFLINE  # until the device answers the handshake
@@ -239,7 +240,9 @@ class DeviceDriver:
         self._state = StateFile.of_device(state_dir, table_id, settings.id)
         self._saved_state: _Durable | None = None
         # One process per device: held by run_drivers / DriverSet while this driver runs.
-        self.run_lock = RunLock.of_device(state_dir, table_id, settings.id)
+        self.run_lock = RunLock.of_device(
+            state_dir, table_id, settings.id, broker=broker, client_id=client_id
+        )
 
     @property
     def published_seq(self) -> int:

@@ -9,6 +9,10 @@ refused (:class:`DeviceBusyError`, naming the holder's pid, which the holder wri
 the file). The kernel releases a ``flock`` when its process dies, even by ``kill -9``,
 so there is never a stale lock to remove, and the file itself is left in place.
 
+The state dir is relative to the working directory by default, so a second instance run
+from another folder would find its own lock free: a second lock, for this machine, is
+named by the broker and the MQTT client id (:func:`machine_lock_path`).
+
 It is not the state file's own lock (``{table}__{device}.json.lock``, taken for a few
 milliseconds by each save and by ``forget-device``): that one must stay free while the
 driver runs. Windows has no ``flock``: there the lock is a no-op.
@@ -18,9 +22,13 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
+import re
+import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from studio.config.models import BrokerSettings
 from studio.errors import StudioError
 from studio.filelock import FileLock
 
@@ -32,59 +40,91 @@ class DeviceBusyError(StudioError):
 
 
 class RunLock:
-    """The run lock of one device (``table_id``/``device_id``) in ``state_dir``."""
+    """The run lock of one device (``table_id``/``device_id``) in ``state_dir``.
 
-    def __init__(self, path: Path, table_id: str, device_id: str) -> None:
+    With ``machine_path`` also a lock for this machine named by the broker and the MQTT
+    client id (:func:`machine_lock_path`): a second instance run from another folder (or
+    with another ``--state-dir``) finds no lock in its own state dir, but would take over
+    the same client ids on the same broker all the same.
+    """
+
+    def __init__(
+        self, path: Path, table_id: str, device_id: str, machine_path: Path | None = None
+    ) -> None:
         self.path = path
         self.table_id = table_id
         self.device_id = device_id
-        self._file = FileLock(path)
+        self._files = [FileLock(path)] + ([FileLock(machine_path)] if machine_path else [])
+        self._taken: list[FileLock] = []
 
     @classmethod
-    def of_device(cls, state_dir: Path | None, table_id: str, device_id: str) -> RunLock | None:
-        """Beside the device's state file; none without a state dir (in-process use)."""
+    def of_device(
+        cls,
+        state_dir: Path | None,
+        table_id: str,
+        device_id: str,
+        *,
+        broker: BrokerSettings | None = None,
+        client_id: str | None = None,
+    ) -> RunLock | None:
+        """Beside the device's state file (and, given its broker and client id, for the
+        machine); none without a state dir (in-process use)."""
         if not state_dir:
             return None
-        return cls(Path(state_dir) / f"{table_id}__{device_id}.run.lock", table_id, device_id)
+        machine = machine_lock_path(broker, client_id) if broker and client_id else None
+        path = Path(state_dir) / f"{table_id}__{device_id}.run.lock"
+        return cls(path, table_id, device_id, machine)
 
     @property
     def held(self) -> bool:
-        return self._file.held
+        return bool(self._taken)
 
     def acquire(self) -> None:
-        """Take the lock, or raise :class:`DeviceBusyError` at once if another holds it.
+        """Take the locks, or raise :class:`DeviceBusyError` at once if another holds one.
 
-        A state dir that cannot hold the lock file (not a directory, read-only) does not
-        stop the device: it is served without the lock, as it is without its saved state
+        A lock that cannot be made (a state dir that is not a directory, read-only) does not
+        stop the device: it is served without that lock, as it is without its saved state
         (the driver reports that one as ``degraded``)."""
-        try:
-            taken = self._file.acquire()
-        except OSError as exc:
-            _LOGGER.warning(
-                "%s of table %s: cannot take its run lock %s (%s): served without it",
-                self.device_id,
-                self.table_id,
-                self.path,
-                exc.strerror or exc,
-            )
-            return
-        if not taken:
-            raise DeviceBusyError(self._busy())
+        for lock in self._files:
+            try:
+                taken = lock.acquire()
+            except OSError as exc:
+                _LOGGER.warning(
+                    "%s of table %s: cannot take its run lock %s (%s): served without it",
+                    self.device_id,
+                    self.table_id,
+                    lock.path,
+                    exc.strerror or exc,
+                )
+                continue
+            if not taken:
+                self.release()
+                raise DeviceBusyError(self._busy(lock))
+            self._taken.append(lock)
 
     def release(self) -> None:
-        self._file.release()
+        while self._taken:
+            self._taken.pop().release()
 
     def holder(self) -> int | None:
-        """The pid the holder wrote in the file, if it can be read."""
-        return self._file.holder()
+        """The pid the holder of the state dir's lock wrote in the file, if it can be read."""
+        return self._files[0].holder()
 
-    def _busy(self) -> str:
-        pid = self.holder()
+    def _busy(self, lock: FileLock) -> str:
+        pid = lock.holder()
         by = f"held by pid {pid}" if pid is not None else "held"
+        same = "" if lock is self._files[0] else ", the same broker and MQTT client id"
         return (
             f"{self.device_id} of table {self.table_id} is already run by another process "
-            f"(lock {self.path} {by})"
+            f"(lock {lock.path} {by}{same})"
         )
+
+
+def machine_lock_path(broker: BrokerSettings, client_id: str) -> Path:
+    """This machine's lock of a client id on a broker (in the temporary folder, per user)."""
+    name = f"{broker.host}_{broker.port}__{broker.client_id_prefix}-{client_id}"
+    folder = Path(tempfile.gettempdir()) / f"studio-run-locks-{getattr(os, 'getuid', int)()}"
+    return folder / (re.sub(r"[^A-Za-z0-9._-]", "_", name) + ".run.lock")
 
 
 @contextlib.contextmanager

@@ -55,6 +55,7 @@ class CameraRunner:
         self.table_id = table_id
         self.device_id = device.id
         self.broker = broker
+        self.client_id = f"cam-{table_id}-{device.id}"
         self.options = options = device.camera
         # Where its options are in the file (build_cameras counts them, as config check does).
         key = key or f"tables[{table_id}].devices[{device.id}].options"
@@ -90,7 +91,9 @@ class CameraRunner:
         except StudioError as exc:
             raise ConfigError(f"{where}: {exc}") from exc
         self.state = StateFile.of_device(state_dir, table_id, device.id)
-        self.run_lock = RunLock.of_device(state_dir, table_id, device.id)
+        self.run_lock = RunLock.of_device(
+            state_dir, table_id, device.id, broker=broker, client_id=self.client_id
+        )
         self.service: CameraService | None = None
         self._health_seq = 0
 
@@ -98,9 +101,7 @@ class CameraRunner:
         """Serve the camera until cancelled (or until a file or folder source ends)."""
         topics = Topics(self.table_id)
         availability = topics.availability(self.device_id)
-        bus = MessageBus(
-            self.broker, f"cam-{self.table_id}-{self.device_id}", availability=availability
-        )
+        bus = MessageBus(self.broker, self.client_id, availability=availability)
         bus.availability_state = OFFLINE  # until the first frame
 
         async def announce(online: bool) -> None:

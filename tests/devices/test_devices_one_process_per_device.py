@@ -199,3 +199,31 @@ async def test_a_refused_drivers_run_never_says_it_is_driving(
     assert status == 2, err[-3000:]
     assert "already run by another process" in err
     assert "driving" not in err, err[-3000:]
+
+
+@pytest.mark.timeout(120)
+async def test_a_second_drivers_run_from_another_state_dir_is_refused_too(
+    broker: BrokerSettings, table_id: str, tmp_path: Path
+) -> None:
+    # QA: a second `studio drivers run` of the same config started from another folder
+    # found no lock in its own var/drivers, took over the running drivers' MQTT client ids
+    # (21 device_offline alerts, the table paused) and left the devices' health offline.
+    async with Simulator(
+        [table_id], seed=9, base_dir=tmp_path, heartbeat_interval=HEARTBEAT
+    ) as sim:
+        config = sim.studio_config(broker.url, heartbeat_timeout=TIMEOUT)
+        toml = _write_toml(config, broker, tmp_path / "studio.toml")
+        async with MessageBus(broker, "rec") as bus, asyncio.TaskGroup() as group:
+            rec: Recorder = await start_recorder(bus, topics := Topics(table_id), group)
+            async with DriverSet(config, broker=broker, state_dir=tmp_path / "here") as first:
+                await first.wait_online(20)
+                await asyncio.sleep(0.5)  # the start's health reports are out
+                before = len(rec.messages)
+                status, err = await _second_instance(toml, tmp_path / "elsewhere")
+                await asyncio.sleep(1.0)
+                assert status == 2, err[-3000:]
+                assert f"shoe-1 of table {table_id} is already run by another process" in err
+                assert f"held by pid {os.getpid()}, the same broker and MQTT client id" in err
+                assert rec.messages[before:] == [], topics
+                assert all(d.bus.stats.connects == 1 for d in first.drivers)
+            rec.stop()
