@@ -1020,6 +1020,10 @@ class DeviceDriver:
         if status == "ok" and pending is not None and pending[0] != "ok":
             # Not "ok" over a problem not yet reported: the ticker says ok once errors stop.
             return
+        if status == "degraded":
+            # Every problem starts the 5 s the ticker waits before "ok" (a restart of the
+            # device's numbering was followed by "no errors for 5s" a quarter second later).
+            self._last_error = time.monotonic()
         self._health_pending = (status, reason)
 
     async def _publish_health(

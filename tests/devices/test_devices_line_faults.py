@@ -11,7 +11,7 @@ from drivers.runner import DriverSet
 from hwsim.table import Simulator
 from studio.bus import MessageBus
 from studio.config import BrokerSettings
-from studio.contract import Topics
+from studio.contract import DeviceHealth, Topics
 
 
 async def test_unplug_replug_loses_and_duplicates_no_card(rig: Rig) -> None:
@@ -173,6 +173,27 @@ async def test_device_power_cycle_keeps_published_seqs_increasing(rig: Rig) -> N
     await rig.rec.wait(
         lambda: [h for h in rig.rec.health("shoe-1") if "restarted its numbering" in h.reason]
     )
+
+
+async def test_a_device_restart_is_not_called_error_free_at_once(rig: Rig) -> None:
+    # QA: "shoe-1 degraded: device restarted its numbering at 1; seq offset 38", then 0.25 s
+    # later "shoe-1 ok: no errors for 5s": the restart did not count as an error.
+    rig.table.deal()
+    await rig.rec.wait(lambda: len(rig.rec.cards) >= 1)
+    await rig.table.fault("shoe", "power_cycle")
+
+    def restarted() -> list[DeviceHealth]:
+        return [h for h in rig.rec.health("shoe-1") if "restarted its numbering" in h.reason]
+
+    [degraded] = await rig.rec.wait(restarted)
+    ok = await rig.rec.wait(
+        lambda: [
+            h
+            for h in rig.rec.health("shoe-1")
+            if h.reason == "no errors for 5s" and h.ts > degraded.ts
+        ]
+    )
+    assert (ok[0].ts - degraded.ts).total_seconds() >= 5.0, (degraded, ok[0])
 
 
 async def test_driver_restart_with_state_dir_loses_no_card(
