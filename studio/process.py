@@ -22,6 +22,7 @@ from studio.config.models import StudioConfig
 from studio.errors import StudioError
 
 STOP_SIGNALS = early_stop.STOP_SIGNALS
+_LOGGER = logging.getLogger(__name__)
 
 
 def fail(exc: StudioError) -> NoReturn:
@@ -42,10 +43,15 @@ def load_process_config(path: Path) -> StudioConfig:
     return config
 
 
-def run_process(work: Callable[[], Coroutine[Any, Any, None]], *, name: str) -> None:
-    """Run ``work()`` until it ends or a stop signal; a ``StudioError`` exits with status 2."""
+def run_process(
+    work: Callable[[], Coroutine[Any, Any, None]], *, name: str, say_stopped: bool = True
+) -> None:
+    """Run ``work()`` until it ends or a stop signal; a ``StudioError`` exits with status 2.
+
+    Stopped by a signal, it logs ``NAME stopped`` (``say_stopped=False``: ``work`` says it)."""
     try:
-        asyncio.run(run_until_signalled(work(), name=name))
+        if asyncio.run(run_until_signalled(work(), name=name)) and say_stopped:
+            _LOGGER.info("%s stopped", name)
     except StudioError as exc:
         fail(exc)
     except ExceptionGroup as group:

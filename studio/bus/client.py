@@ -45,6 +45,7 @@ M = TypeVar("M", bound=BaseModel)
 ONLINE = b"online"
 OFFLINE = b"offline"
 UNSUBSCRIBE_WAIT = 1.0  # seconds a closing bus waits for the UNSUBACKs still due
+CONNECT_FINISH = 2.0  # seconds a stop lets a connect under way finish, to close it cleanly
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,6 +161,40 @@ class Subscription(Generic[M]):
         tb: TracebackType | None,
     ) -> None:
         await self.bus._remove(self)
+
+
+class _Connecting:
+    """``async with _Connecting(client) as client``: aiomqtt's client, its connect finished
+    even when a stop comes in the middle of it.
+
+    Cancelled while it connects (in a thread), aiomqtt left paho's socket open, to be
+    closed when the process exited, after the event loop: ``ERROR mqtt: Caught exception
+    in on_socket_close: Event loop is closed``, a traceback and ``Task was destroyed but it
+    is pending`` (``studio camera run`` stopped by Ctrl-C just as it started). So the
+    connect is let finish, for ``CONNECT_FINISH`` s at most, and then left cleanly.
+    """
+
+    def __init__(self, client: aiomqtt.Client) -> None:
+        self.client = client
+
+    async def __aenter__(self) -> aiomqtt.Client:
+        entering = asyncio.ensure_future(self.client.__aenter__())
+        try:
+            return await asyncio.shield(entering)
+        except asyncio.CancelledError:
+            done, _ = await asyncio.wait({entering}, timeout=CONNECT_FINISH)
+            if done and not entering.cancelled() and entering.exception() is None:
+                with contextlib.suppress(aiomqtt.MqttError):
+                    await self.client.__aexit__(None, None, None)
+            raise
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.client.__aexit__(exc_type, exc, tb)
 
 
 class MessageBus:
@@ -381,7 +416,7 @@ class MessageBus:
 
     async def _connection(self) -> None:
         try:
-            async with self._make_client() as client:
+            async with _Connecting(self._make_client()) as client:
                 await self._session(client)
         except* aiomqtt.MqttError as down:
             # _session's TaskGroup wraps a dropped link in an ExceptionGroup; anything in it

@@ -19,7 +19,8 @@ def run(config: Path = typer.Option(..., "--config", "-c", help="studio TOML con
     from studio.controller.process import run_controller
 
     settings = load_process_config(config)
-    run_process(lambda: run_controller(settings), name="controller")
+    # run_controller says "controller stopped" on any exit.
+    run_process(lambda: run_controller(settings), name="controller", say_stopped=False)
 
 
 def register(root: typer.Typer) -> None:

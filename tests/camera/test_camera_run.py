@@ -208,7 +208,10 @@ async def test_a_virtual_camera_of_a_cross_checked_table_is_warned_of_when_it_ru
         await wait_line(process.stdout, "running 1 cameras", seen)
     finally:
         process.send_signal(signal.SIGINT)
-        await asyncio.wait_for(process.wait(), 30)
+        rest, _ = await asyncio.wait_for(process.communicate(), 30)
+    stopping = rest.decode()
+    assert "INFO studio.process: cameras stopped" in stopping, stopping[-3000:]
+    assert "ERROR" not in stopping and "Traceback" not in stopping, stopping[-3000:]
     warning = next((line for line in seen if "WARNING" in line), "")
     assert (
         f"options.source: 'virtual' is a simulated camera that no shoe deals to: every card "
