@@ -96,8 +96,17 @@ class CrossCheck:
     # it is a wrong box. Only the table's logic 5 on reports removals.
     seen: list[Outcome] = field(default_factory=list)
     lifted: list[Outcome] = field(default_factory=list)
+    # A card face down is not compared with the camera until it is turned over (logic 13):
+    # no sighting is paired with it, and a sighting in its zone waits for the turn. Before, a
+    # camera that saw its face confirmed it at once (`card_confirmed`: a lifted and re-laid up
+    # card of the same code confirmed the hole card, telling it), and one that misread it
+    # raised a misscan naming the misread code when its window ended.
+    hole_waits: bool = False
 
     def on_shoe(self, sighting: Sighting) -> Outcome | None:
+        if sighting.face_down and self.hole_waits:
+            self.shoe_waiting.append(sighting)
+            return None
         sure = self._sure_partner(sighting, self.camera_waiting)
         if sure is None:
             self.shoe_waiting.append(sighting)
@@ -107,7 +116,8 @@ class CrossCheck:
         return self._seen(Outcome(verdict, sighting, camera))
 
     def on_camera(self, sighting: Sighting) -> Outcome | None:
-        sure = self._sure_partner(sighting, self.shoe_waiting)
+        partners = [s for s in self.shoe_waiting if not (s.face_down and self.hole_waits)]
+        sure = self._sure_partner(sighting, partners)
         if sure is not None:
             verdict, shoe = sure
             self.shoe_waiting.remove(shoe)
@@ -211,15 +221,35 @@ class CrossCheck:
         """Is any sighting, of either source, still waiting for its partner or its verdict?"""
         return bool(self.shoe_waiting or self.camera_waiting)
 
+    def _waits_for_turn(self, camera: Sighting) -> bool:
+        """A camera sighting in the zone of a card still face down waits for it (logic 13)."""
+        return self.hole_waits and any(
+            s.face_down and zones_match(s.zone, camera.zone) for s in self.shoe_waiting
+        )
+
     def next_deadline(self) -> datetime | None:
-        times = [s.at for s in self.shoe_waiting + self.camera_waiting if not s.face_down]
+        times = [s.at for s in self.shoe_waiting if not s.face_down] + [
+            c.at for c in self.camera_waiting if not self._waits_for_turn(c)
+        ]
         return min(times) + timedelta(seconds=self.window) if times else None
 
-    def reveal(self, now: datetime) -> None:
-        """The face-down cards were turned over: their windows start ``now``."""
-        self.shoe_waiting = [
-            replace(s, at=now, face_down=False) if s.face_down else s for s in self.shoe_waiting
-        ]
+    def reveal(self, now: datetime) -> list[Outcome]:
+        """The face-down cards were turned over: their windows start ``now``; a sighting
+        that waited for one (logic 13) is paired with it now if it is surely that card."""
+        turned = [replace(s, at=now, face_down=False) for s in self.shoe_waiting if s.face_down]
+        self.shoe_waiting = [s for s in self.shoe_waiting if not s.face_down] + turned
+        out: list[Outcome] = []
+        if not self.hole_waits:
+            return out
+        for camera in list(self.camera_waiting):
+            sure = self._sure_partner(camera, turned)
+            if sure is not None:
+                verdict, shoe = sure
+                turned.remove(shoe)
+                self.shoe_waiting.remove(shoe)
+                self.camera_waiting.remove(camera)
+                out.append(self._seen(Outcome(verdict, shoe, camera)))
+        return out
 
     def expire(self, now: datetime) -> list[Outcome]:
         """Decide every sighting whose window has ended: a disagreement or a missed card."""
@@ -238,7 +268,9 @@ class CrossCheck:
         # A camera sighting is never settled against a card still face down: pairing them
         # (a mismatch "shoe read ..." or a wrong box "... was due in dealer") would publish
         # the hole card. That card is compared once it is turned over.
-        for camera in [c for c in self.camera_waiting if c.at <= limit]:
+        for camera in [
+            c for c in self.camera_waiting if c.at <= limit and not self._waits_for_turn(c)
+        ]:
             self.camera_waiting.remove(camera)
             face_up = [s for s in self.shoe_waiting if not s.face_down]
             outcome = self._settle(camera, face_up, shoe_side=False)

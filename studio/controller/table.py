@@ -105,8 +105,12 @@ _CARD_FIELDS = frozenset({"card", "applied", "discarded", "to"})
 # the betting window stops, running on for what was left of it on resume (up to 10 bets were
 # taken, and closed on time, during a pause); 12: a card held as another shoe's (logic 10),
 # then voided, stays out of the loaded shoe's census (up to 11 it went in, as any voided
-# held card: in a one-deck shoe the loaded shoe's own copy of it was refused as impossible).
-LOGIC: Final = 12
+# held card: in a one-deck shoe the loaded shoe's own copy of it was refused as impossible);
+# 13: the hole card is compared with the camera only once turned over (a sighting in its zone
+# waits; none is paired with it), and an alert naming what the camera saw conceals it while
+# the hole card lies face down (up to 12 a camera that saw its face confirmed it at once, and
+# a misread of it went out in a misscan's message: the hole card's rank to every reader).
+LOGIC: Final = 13
 FIRST_LOGIC: Final = 1
 # The phases of a round in progress: its burn card (logic 9), its bets, its cards.
 ROUND_PHASES: Final = ("burning", "betting", "dealing")
@@ -260,6 +264,7 @@ class TableController:
         self.shoe.counts_cards_out = self.logic >= 4
         # Up to logic 4 a card alerted as a wrong box or a mismatch was forgotten.
         self.crosscheck.keeps_alerted = self.logic >= 5
+        self.crosscheck.hole_waits = self.logic >= 13
 
     @property
     def now(self) -> datetime:
@@ -551,7 +556,9 @@ class TableController:
             if hole is not None:  # none when it was voided and the round then cancelled
                 self._event("hole_card_revealed", card=hole.code, index=hole.index)
         if self.phase == "dealing" and self.engine is not None and self.engine.hole_card_shown():
-            self.crosscheck.reveal(self.now)  # the dealer turned the hole card over
+            # The dealer turned the hole card over: it is compared with the camera now.
+            for outcome in self.crosscheck.reveal(self.now):
+                self._crosscheck_outcome(outcome)
         if self.phase == "dealing" and self.engine is not None and not self.paused:
             # Every card must be confirmed by the camera (or alerted), and every card the
             # camera saw matched to a scan (or alerted), before money moves.
@@ -572,6 +579,16 @@ class TableController:
             self.ruleset.dealer.hole_card is HoleCard.US
             and self.engine is not None
             and not self.engine.hole_card_shown()
+        )
+
+    def _hole_out(self) -> bool:
+        """Is the hole card out of the shoe and face down: dealt, or drawn and held by an
+        alert as it? (The camera may have seen it.)"""
+        if any(c.target.get("kind") == "dealer_hole" for c in self.face_down_cards()):
+            return True
+        return any(
+            a.secret is not None and a.secret.get("as") == "hole" and self.conceals(a)
+            for a in self.alerts.open_alerts()
         )
 
     def _hole_card(self) -> _DealtCard | None:
@@ -611,29 +628,21 @@ class TableController:
     def hides_sighting(self, sighting: dict[str, Any]) -> bool:
         """Must a record of the round in progress hide this camera message (its payload)?
 
-        A camera that sees the face of the hole card (one not flat on the cloth, a camera at
-        an angle, the simulator's, which draws it face up) names it: its code in the
-        dealer's zone, unless the camera's sighting of a face-up card of that code there.
-        So does a sighting of a card an alert holds as the hole card.
+        While the hole card lies face down (dealt, or drawn and held by an alert), every one
+        that is not the sighting of a face-up card: a camera that sees the hole card's face (a
+        card not flat, a camera at an angle, the simulator's, which draws it face up) names
+        it, or a misreading of it, in the dealer's zone or beside it; hiding only those of
+        its code would tell it (a face-up card of the same code).
         """
-        zone, code = sighting.get("zone"), sighting.get("card")
-        if not isinstance(zone, str) or not isinstance(code, str):
+        if not self._hole_out():
             return False
-        down = [c for c in self.face_down_cards() if c.target.get("kind") == "dealer_hole"]
-        held = [
-            a.secret["card"]
-            for a in self.alerts.all()
-            if a.secret is not None and a.secret.get("as") == "hole" and self.conceals(a)
-        ]
-        if code not in {c.code for c in down}.union(held) or not zones_match("dealer", zone):
-            return False
-        hidden = {c.index for c in down}
+        down = {c.index for c in self.face_down_cards()}
         face_up = {
             (pair.camera.ref.get("device"), pair.camera.ref.get("seq"))
             for pair in [*self.crosscheck.seen, *self.crosscheck.lifted]
             if pair.camera is not None
             and pair.shoe is not None
-            and pair.shoe.ref.get("index") not in hidden
+            and pair.shoe.ref.get("index") not in down
         }
         return (sighting.get("device"), sighting.get("seq")) not in face_up
 
@@ -1275,6 +1284,14 @@ class TableController:
                 "card_confirmed", index=shoe.ref["index"], camera=outcome.verdict.value, **late
             )
             return
+        # While the hole card lies face down what the camera saw is concealed (logic 13), in
+        # every alert alike: it may be the hole card, seen or misread (hiding only the hole
+        # card's code would tell it).
+        unseen = (
+            {"card": camera.code, "serial": None, "source": camera.ref, "as": "hole"}
+            if camera is not None and camera.code and self.logic >= 13 and self._hole_out()
+            else None
+        )
         if outcome.verdict is Verdict.MISMATCH:
             assert shoe is not None and camera is not None
             self._alert(
@@ -1283,6 +1300,7 @@ class TableController:
                 evidence,
                 allowed=[Resolution.ACCEPT, Resolution.CORRECT, Resolution.VOID, Resolution.CANCEL],
                 subject={**subject, "camera_card": camera.code},
+                secret=unseen,
             )
         elif outcome.verdict is Verdict.WRONG_BOX:
             assert shoe is not None and camera is not None
@@ -1312,6 +1330,7 @@ class TableController:
                 AlertCode.MISSCAN,
                 f"card {camera.code or '(unreadable)'} on {camera.zone} was not scanned by the shoe",
                 evidence,
+                secret=unseen,
                 allowed=([] if unread else [Resolution.ACCEPT])
                 + [Resolution.VOID, Resolution.CANCEL],
                 subject={

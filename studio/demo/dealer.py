@@ -89,7 +89,7 @@ class DealerBot:
             target = prompt.target or {}
             for card in self.sim.deal():
                 self.cards_dealt += 1
-                zone = landing_zone(target)
+                zone = landing_zone(target) if self.place_card is not None else None
                 if self.place_card is not None and zone is not None:
                     self.place_card(card.code, zone)
         elif prompt.action == "collect" and self.clear_layout:

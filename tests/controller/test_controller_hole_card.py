@@ -78,7 +78,7 @@ class Table:
 
 
 async def _dealt_table(
-    database: Database, decks: int, *, camera: bool = False
+    database: Database, decks: int, *, camera: bool = False, misread: bool = True
 ) -> AsyncIterator[Table]:
     ruleset: Any = "clubhouse" if decks == 8 else {"preset": "clubhouse", "shoe": {"decks": decks}}
     settings = TableSettings(id="bj1", ruleset=ruleset, single_source=not camera)
@@ -94,7 +94,7 @@ async def _dealt_table(
             await table.card(code, serial)
             if camera:
                 # The camera reads seat 1's second card wrong: a card_mismatch to resolve.
-                await table.camera("8D" if code == "9D" else code, zone)
+                await table.camera("8D" if code == "9D" and misread else code, zone)
         yield table
 
 
@@ -109,6 +109,13 @@ async def table(database: Database) -> AsyncIterator[Table]:
 async def camera_table(database: Database) -> AsyncIterator[Table]:
     """The same with a camera: it read seat 1's second card (9D) as 8D."""
     async for dealt in _dealt_table(database, 8, camera=True):
+        yield dealt
+
+
+@pytest.fixture
+async def seen_table(database: Database) -> AsyncIterator[Table]:
+    """A US-rules table with a camera that read every card right: TH, 9D on seat 1, 7C up."""
+    async for dealt in _dealt_table(database, 8, camera=True, misread=False):
         yield dealt
 
 
@@ -226,11 +233,107 @@ async def test_a_camera_that_sees_the_hole_cards_face_is_hidden_in_the_round_rec
     )  # the dealer lifts it to peek
     record = await svc.round_record(round_id)
     sightings = [e["data"] for e in record["events"] if e["kind"] == "camera.card"]
-    # The up card's sighting (paired with it) still shows; the hole card's two do not.
+    # The face-up cards' sightings (paired with them) still show; every other one is hidden
+    # while the hole card lies face down, whatever its code (8D: seat 1's 9D misread).
     assert [(s["card"], s["zone"]) for s in sightings] == [
-        ("TH", "seat:1"), ("7C", "dealer"), ("8D", "seat:1"), ("??", "dealer"), ("??", "dealer"),
+        ("TH", "seat:1"), ("7C", "dealer"), ("??", "seat:1"), ("??", "dealer"), ("??", "dealer"),
     ]  # fmt: skip
     await table.stand()  # turned over: the record shows everything again
     record = await svc.round_record(round_id)
     sightings = [e["data"] for e in record["events"] if e["kind"] == "camera.card"]
     assert [s["card"] for s in sightings] == ["TH", "7C", "8D", "7C", "7C"]
+
+
+def _public(table: Table, alerts: list[dict[str, Any]]) -> str:
+    return str(alerts) + str(table.streamed)
+
+
+async def test_the_hole_card_seen_by_the_camera_is_confirmed_only_once_turned_over(
+    seen_table: Table,
+) -> None:
+    # Logic 13. Before, the camera's sighting of its face confirmed it at once.
+    table = seen_table
+    svc = table.svc
+    await table.card("5S", "s4")  # the hole card
+    await table.camera("5S", "dealer")  # a camera that sees its face
+    await table.feed("timer", {}, dt=3.5)
+    confirmed = [e["data"]["index"] for e in table.streamed if e.get("type") == "card_confirmed"]
+    assert confirmed == [1, 2, 3] and svc.alerts(state="open") == []
+    await table.stand()
+    await table.feed("timer", {}, dt=3.5)
+    confirmed = [e["data"]["index"] for e in table.streamed if e.get("type") == "card_confirmed"]
+    assert confirmed == [1, 2, 3, 4] and svc.alerts(state="open") == []
+
+
+async def test_a_misread_of_the_face_down_hole_card_is_not_told_before_it_is_turned(
+    seen_table: Table,
+) -> None:
+    # Review: the camera read the hole card 7H as 7D; 3 s later a misscan "card 7D on dealer
+    # was not scanned by the shoe" went to every reader, telling the hole card's rank.
+    table = seen_table
+    svc = table.svc
+    await table.card("7H", "s4")
+    await table.camera("7D", "dealer")
+    await table.feed("timer", {}, dt=3.5)
+    assert svc.alerts(state="open") == []  # it waits for the card to be turned over
+    assert "7D" not in _public(table, svc.alerts()) + str(await svc.round_record(table.round_id))
+    await table.stand()
+    await table.feed("timer", {}, dt=3.5)
+    [alert] = svc.alerts(state="open")
+    assert alert["message"] == "shoe read 7H, camera saw 7D in dealer"
+
+
+async def test_what_the_camera_saw_elsewhere_is_concealed_while_the_hole_card_is_down(
+    seen_table: Table,
+) -> None:
+    # A sighting outside the dealer's zone that no shoe read explains may be the hole card
+    # (laid over the line, misattributed): every such alert conceals the camera's card.
+    table = seen_table
+    svc = table.svc
+    await table.card("7H", "s4")
+    await table.camera("KC", "seat:3")
+    await table.feed("timer", {}, dt=3.5)
+    [public] = svc.alerts(state="open")
+    assert public["code"] == "misscan" and "KC" not in _public(table, svc.alerts())
+    assert public["message"] == "card ?? on seat:3 was not scanned by the shoe"
+    [managers] = svc.alerts(state="open", reveal=True)
+    assert managers["message"] == "card KC on seat:3 was not scanned by the shoe"
+
+
+async def test_an_up_card_laid_again_does_not_confirm_a_hole_card_of_its_code(
+    seen_table: Table,
+) -> None:
+    # Review: hole card 7C under an up card 7C; the dealer lifted the up card and laid it
+    # again: the new sighting was paired with the face-down hole card's read, and the
+    # stream said card 4 (the hole card) was confirmed, only when the codes were equal.
+    table = seen_table
+    await table.card("7C", "s4")  # the hole card, face down: the camera sees its back
+    lift = {"device": "cam", "seq": 60, "card": "7C", "zone": "dealer", "event": "removed"}
+    await table.feed("camera.card", {**lift, "confidence": 0.99})
+    await table.camera("7C", "dealer")  # the up card laid again
+    await table.feed("timer", {}, dt=3.5)
+    confirmed = [e["data"] for e in table.streamed if e.get("type") == "card_confirmed"]
+    assert [c["index"] for c in confirmed] == [1, 2, 3, 2]  # the up card, moved
+    assert confirmed[-1]["camera"] == "moved"
+
+
+async def test_the_cameras_sighting_of_a_hole_card_held_while_paused_is_concealed(
+    seen_table: Table,
+) -> None:
+    # Second walk-through: the hole card drawn during a pause is held (concealed), but the
+    # camera's misscan of it, "card 2C on dealer was not scanned by the shoe", went to the
+    # platform with the card in its evidence, and the void's manager_action said "discarded".
+    table = seen_table
+    svc, round_id = table.svc, table.round_id
+    await svc.pause("bj1", user="boss", reason="manager check")
+    await table.card("2C", "s4")  # held: due as the face-down hole card
+    await table.camera("2C", "dealer")
+    await table.feed("timer", {}, dt=3.5)
+    codes = sorted(a["code"] for a in svc.alerts(state="open", reveal=True))
+    assert codes == ["misscan", "unexpected_card"]
+    misscan = next(a for a in svc.alerts(state="open") if a["code"] == "misscan")
+    assert misscan["message"] == "card ?? on dealer was not scanned by the shoe"
+    await svc.resume("bj1", user="boss", reason="go on")
+    await svc.resolve_alert(misscan["alert_id"], "void", user="boss", reason="the held card")
+    public = _public(table, svc.alerts()) + str(await svc.round_record(round_id))
+    assert "2C" not in public and "s4" not in public
