@@ -11,7 +11,7 @@ so there is never a stale lock to remove, and the file itself is left in place.
 
 The state dir is relative to the working directory by default, so a second instance run
 from another folder would find its own lock free: a second lock, for this machine, is
-named by the broker and the MQTT client id (:func:`machine_lock_path`).
+named by the broker and the MQTT client id (:mod:`studio.bus.session_lock`).
 
 It is not the state file's own lock (``{table}__{device}.json.lock``, taken for a few
 milliseconds by each save and by ``forget-device``): that one must stay free while the
@@ -22,12 +22,10 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
-import re
-import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from studio.bus.session_lock import session_lock
 from studio.config.models import BrokerSettings
 from studio.errors import StudioError
 from studio.filelock import FileLock
@@ -42,19 +40,19 @@ class DeviceBusyError(StudioError):
 class RunLock:
     """The run lock of one device (``table_id``/``device_id``) in ``state_dir``.
 
-    With ``machine_path`` also a lock for this machine named by the broker and the MQTT
-    client id (:func:`machine_lock_path`): a second instance run from another folder (or
-    with another ``--state-dir``) finds no lock in its own state dir, but would take over
-    the same client ids on the same broker all the same.
+    With ``machine`` also the lock for this machine named by the broker and the MQTT client
+    id (:mod:`studio.bus.session_lock`): a second instance run from another folder (or with
+    another ``--state-dir``) finds no lock in its own state dir, but would take over the
+    same client ids on the same broker all the same.
     """
 
     def __init__(
-        self, path: Path, table_id: str, device_id: str, machine_path: Path | None = None
+        self, path: Path, table_id: str, device_id: str, machine: FileLock | None = None
     ) -> None:
         self.path = path
         self.table_id = table_id
         self.device_id = device_id
-        self._files = [FileLock(path)] + ([FileLock(machine_path)] if machine_path else [])
+        self._files = [FileLock(path)] + ([machine] if machine is not None else [])
         self._taken: list[FileLock] = []
 
     @classmethod
@@ -71,7 +69,7 @@ class RunLock:
         machine); none without a state dir (in-process use)."""
         if not state_dir:
             return None
-        machine = machine_lock_path(broker, client_id) if broker and client_id else None
+        machine = session_lock(broker, client_id) if broker and client_id else None
         path = Path(state_dir) / f"{table_id}__{device_id}.run.lock"
         return cls(path, table_id, device_id, machine)
 
@@ -118,13 +116,6 @@ class RunLock:
             f"{self.device_id} of table {self.table_id} is already run by another process "
             f"(lock {lock.path} {by}{same})"
         )
-
-
-def machine_lock_path(broker: BrokerSettings, client_id: str) -> Path:
-    """This machine's lock of a client id on a broker (in the temporary folder, per user)."""
-    name = f"{broker.host}_{broker.port}__{broker.client_id_prefix}-{client_id}"
-    folder = Path(tempfile.gettempdir()) / f"studio-run-locks-{getattr(os, 'getuid', int)()}"
-    return folder / (re.sub(r"[^A-Za-z0-9._-]", "_", name) + ".run.lock")
 
 
 @contextlib.contextmanager

@@ -19,11 +19,16 @@ if sys.platform != "win32":
 
 
 class FileLock:
-    """The lock on ``path`` (created, with its directories, when first taken)."""
+    """The lock on ``path`` (created, with its directories, when first taken).
 
-    def __init__(self, path: Path) -> None:
+    ``follow=False``: a symbolic link at ``path`` is refused (``OSError``), not written
+    through (a lock in a folder others could have written to).
+    """
+
+    def __init__(self, path: Path, *, follow: bool = True) -> None:
         self.path = path
         self._fd: int | None = None
+        self._flags = os.O_RDWR | os.O_CREAT | (0 if follow else getattr(os, "O_NOFOLLOW", 0))
 
     @property
     def held(self) -> bool:
@@ -35,7 +40,7 @@ class FileLock:
         if self._fd is not None or sys.platform == "win32":
             return True
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)  # not inherited by children
+        fd = os.open(self.path, self._flags, 0o644)  # not inherited by children
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import inspect
 import os
+import shutil
 import socket
 import sys
+import tempfile
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -23,6 +26,13 @@ from studio.store import Database
 # hypothesis's pytest plugin imports the package lazily at session end, deep in pytest's
 # stack, where CPython 3.11.7's parser can fail with "AST constructor recursion depth
 # mismatch" while pytest rewrites it. Importing it here, at the top, avoids that.
+
+# The session locks (studio.bus.session_lock) of this run in a folder of its own, which its
+# processes inherit: every test's client ids are its own, and in the machine's folder their
+# lock files would pile up run after run.
+_SESSION_LOCKS = tempfile.mkdtemp(prefix="studio-test-locks-")
+os.environ.setdefault("LIVESTUDIO_LOCK_DIR", _SESSION_LOCKS)
+atexit.register(shutil.rmtree, _SESSION_LOCKS, True)
 
 MOSQUITTO_URL = os.environ.get("TEST_MOSQUITTO_URL", "mqtt://127.0.0.1:1883")
 POSTGRES_URL = os.environ.get("TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")

@@ -8,6 +8,7 @@ from pathlib import Path
 import typer
 
 from drivers.camera.runner import build_cameras, run_cameras
+from drivers.run_lock import run_locks
 from studio.config.camera_files import unfed_virtual_cameras
 from studio.errors import StudioError
 from studio.process import fail, load_process_config, run_process
@@ -46,8 +47,10 @@ def run(
         logger = logging.getLogger(__name__)
         for warning in unfed_virtual_cameras(settings, table or None):
             logger.warning("%s", warning.removeprefix("warning: "))
-        logger.info("running %d cameras via %s", len(cameras), settings.broker.url)
-        await run_cameras(cameras)
+        # Said once the run locks are taken: a refused run never says it is running.
+        with run_locks(camera.run_lock for camera in cameras):
+            logger.info("running %d cameras via %s", len(cameras), settings.broker.url)
+            await run_cameras(cameras)
 
     run_process(main, name="cameras")
 

@@ -22,6 +22,7 @@ from drivers.runner import DriverSet
 from drivers.state import StateFile
 from hwsim.table import SimTable
 from studio.bus import MessageBus, broker_for
+from studio.bus.session_lock import held_session
 from studio.config.loader import load_config
 from studio.config.models import (
     BrokerSettings,
@@ -34,6 +35,7 @@ from studio.console.auth import settings_from_config
 from studio.console.users import UserStore
 from studio.contract import Topics
 from studio.controller import ControllerService
+from studio.controller.process import CONTROLLER_CLIENT_ID
 from studio.controller.table import ROUND_PHASES
 from studio.demo import api as demo_api
 from studio.demo.camera import CAMERA_ID, DemoCamera, learn_demo_profile
@@ -183,6 +185,7 @@ async def run_demo(
 
         db = await stack.enter_async_context(Database(config.database.url))
         await stack.enter_async_context(db.exclusive("studio controller"))  # see run_controller
+        stack.enter_context(held_session(broker, CONTROLLER_CLIENT_ID, "studio controller"))
         devices_state = device_state_dir(database) or workdir / "devices"
         # The cameras run in this process (not in a DriverSet): each holds its run lock for
         # the demo's life, as `studio camera run` does, so that one started on this state
@@ -195,7 +198,7 @@ async def run_demo(
             )
         )
         log = EventLog(db)
-        bus = await stack.enter_async_context(MessageBus(broker, "controller"))
+        bus = await stack.enter_async_context(MessageBus(broker, CONTROLLER_CLIENT_ID))
         fanout = Fanout(bus)
         service = await stack.enter_async_context(
             ControllerService(config, bus, log, fanout, round_gap=max(0.5, options.pace * 3))

@@ -125,5 +125,6 @@ async def test_a_second_camera_run_refuses_and_the_first_runs_on_undisturbed(
         f"(lock {lock} held by pid {first.pid}); stop it first"
     ) in err
     assert "Traceback" not in err
+    assert "running 1 cameras" not in err  # said only once its locks are taken
     assert after == []  # nothing from the second, and the first never went offline
     assert first.returncode == 0  # it ran until told to stop

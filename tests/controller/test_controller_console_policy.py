@@ -31,7 +31,7 @@ async def test_the_per_address_limit_of_the_file_refuses_the_address(
     port = free_port()
     config = tmp_path / "studio.toml"
     config.write_text(
-        f'[broker]\nurl = "{broker.url}"\n'
+        f'[broker]\nurl = "{broker.url}"\nclient_id_prefix = "{broker.client_id_prefix}"\n'
         f'[database]\nurl = "sqlite:///{tmp_path}/studio.db"\n'
         f"[web]\nport = {port}\n"
         "[console]\nremote_max_failures = 1\n"

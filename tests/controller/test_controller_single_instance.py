@@ -39,7 +39,7 @@ async def test_a_second_controller_on_the_database_is_refused(
     url = f"sqlite:///{tmp_path}/studio.db"
     config = tmp_path / "studio.toml"
     config.write_text(
-        f'[broker]\nurl = "{broker.url}"\n'
+        f'[broker]\nurl = "{broker.url}"\nclient_id_prefix = "{broker.client_id_prefix}"\n'
         f'[database]\nurl = "{url}"\n'
         f"[web]\nport = {port}\n"
         f'[[tables]]\nid = "{table_id}"\n'
@@ -72,3 +72,53 @@ async def test_a_second_controller_on_the_database_is_refused(
         if first.returncode is None:
             first.kill()
             await first.wait()
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("broker", ["mosquitto"], indirect=True)
+async def test_a_second_controller_on_another_database_and_the_same_broker_is_refused(
+    broker: BrokerSettings, tmp_path: Path, table_id: str
+) -> None:
+    # Second walk-through: a controller started from another folder opened its own
+    # var/studio.db, so the database lock let it in; it took the running controller's broker
+    # session in turn (each dropped 6-7 times in 15 s) and overwrote the table's retained
+    # prompt with its own.
+    def config(folder: Path, port: int) -> Path:
+        folder.mkdir()
+        path = folder / "studio.toml"
+        path.write_text(
+            f'[broker]\nurl = "{broker.url}"\nclient_id_prefix = "{broker.client_id_prefix}"\n'
+            f'[database]\nurl = "sqlite:///{folder}/studio.db"\n'
+            f"[web]\nport = {port}\n"
+            f'[[tables]]\nid = "{table_id}"\n'
+        )
+        return path
+
+    port = free_port()
+    first = await asyncio.create_subprocess_exec(
+        str(STUDIO), "controller", "run", "--config", str(config(tmp_path / "here", port)),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=10) as client:
+            await wait_healthy(client, first)
+        second = await asyncio.create_subprocess_exec(
+            str(STUDIO), "controller", "run", "--config", str(config(tmp_path / "there", free_port())),
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        async with asyncio.timeout(60):
+            _, err = await second.communicate()
+        assert second.returncode == 2, err.decode()[-2000:]
+        message = err.decode().strip().splitlines()[-1]
+        assert message.startswith(
+            "error: another studio controller on this machine uses client id "
+            f"{broker.client_id_prefix}-controller on broker {broker.host}:{broker.port} (lock "
+        ), message
+        assert f"held by pid {first.pid})" in message and message.endswith("stop it first")
+        assert first.returncode is None  # the first runs on
+        # The second wrote nothing: it stopped before its event log had a start in it.
+        assert await _count_starts(f"sqlite:///{tmp_path}/there/studio.db") == 0
+    finally:
+        first.send_signal(signal.SIGTERM)
+        async with asyncio.timeout(30):
+            await first.communicate()

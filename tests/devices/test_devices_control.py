@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import sys
@@ -117,6 +118,11 @@ async def test_hwsim_and_studio_drivers_run_as_processes(
         seen: list[str] = []
         await wait_line(sim.stdout, "control API on", seen)
         assert config.exists()
+        # This test's own client ids (hwsim writes the default prefix): the drivers of an
+        # hwsim walk-through on the shared Mosquitto use "studio-drv-t1-...".
+        url = f"url = {json.dumps(str(broker.url))}"
+        prefix = f"client_id_prefix = {json.dumps(broker.client_id_prefix)}"
+        config.write_text(config.read_text().replace(url, f"{url}\n{prefix}", 1))
         topics = Topics("t1")
         # Unique topics are not possible with the CLI's fixed table ids ("t1"), so the
         # recorder starts before the drivers and only counts what arrives afterwards.
@@ -124,8 +130,12 @@ async def test_hwsim_and_studio_drivers_run_as_processes(
             rec = await start_recorder(bus, topics, group)
             drivers = await asyncio.create_subprocess_exec(
                 str(bin_dir / "studio"), "drivers", "run", "--config", str(config), "--state-dir", str(tmp_path / "state"),
-                stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL, env=env,
+                stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE, env=env,
             )  # fmt: skip
+            assert drivers.stderr is not None
+            await wait_line(drivers.stderr, "driving 3 devices")  # ends at once if refused
+            # Read on (into nothing kept) so a full pipe never stops the drivers.
+            draining = asyncio.create_task(drivers.stderr.read(), name="drivers-stderr")
             await rec.wait(lambda: rec.availability("shoe-1")[-1:] == ["online"], timeout=60)
             before = len(rec.cards)
             async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{http_port}") as client:
@@ -134,6 +144,7 @@ async def test_hwsim_and_studio_drivers_run_as_processes(
             assert [c.card for c in cards] == dealt
             drivers.send_signal(signal.SIGINT)
             await asyncio.wait_for(drivers.wait(), 30)
+            await draining
             await rec.wait(lambda: rec.availability("shoe-1")[-1:] == ["offline"])
             rec.stop()
     finally:
