@@ -1527,7 +1527,10 @@ class TableController:
         why = self.shoe.impossible(code, serial, counted=counted)
         if why is not None:
             raise AlertError(f"cannot accept {code}: {why}")
-        if self.manual_pause or any(
+        if self.manual_pause:
+            # Said as it is (QA: "resolve the other open alerts first" with none open).
+            raise AlertError(f"cannot accept {code} now: the table is paused; resume it first")
+        if any(
             a is not alert and not self.alerts.held_after(a, alert) for a in self.alerts.pausing()
         ):
             raise AlertError(f"cannot accept {code} now: resolve the other open alerts first")

@@ -163,7 +163,8 @@ def test_a_refused_correction_changes_nothing_and_replays_the_same() -> None:
     d.card("7C", serial="X1")  # a repeated serial: held as impossible
     alert_id = d.alerts[-1]["alert_id"]
     d.manager(verb="pause", reason="look")
-    with pytest.raises(AlertError, match="cannot accept 9C now"):  # paused by hand: refused
+    # Paused by hand: refused, saying so (it said "resolve the other open alerts first").
+    with pytest.raises(AlertError, match="cannot accept 9C now: the table is paused; resume it"):
         d.manager(
             verb="resolve", alert_id=alert_id, resolution="correct", card="9C", reason="a typo"
         )
