@@ -127,7 +127,8 @@ class _Track:
     zone_distance_mm: float | None = None
     history: list[tuple[float, float]] = field(default_factory=list)
     # A published card to read again once still (exchanged?): its look when published,
-    # and the readings of the check in progress.
+    # and the readings of the check in progress. (A track judged not a card keeps its look
+    # then: changed, it is judged again.)
     look: _Look | None = None
     verify: bool = False
     verify_attempts: int = 0
@@ -217,6 +218,15 @@ class CardTracker:
                     self._disturbed(track)
                 if track.verify:
                     events += self._verify(frame, track)
+            if (
+                track.published is None
+                and track.look is not None
+                and track.stable + 1 >= self.settle_frames
+                and self._look_changed(frame, track)
+            ):
+                # Judged not a card, it looks otherwise now: a card turned face up where its
+                # back lay (the hole card, turned in place), or a card laid where a paper was.
+                track.attempts, track.look = 0, None
             if track.published is None and track.stable + 1 >= self.settle_frames:
                 ev = self._identify(frame, track)
                 if ev is not None:
@@ -375,8 +385,10 @@ class CardTracker:
         if track.attempts == 0:
             others = [t.quad for t in self._tracks if t is not track]
             if not self.recogniser.is_card(frame, quad, card, others):
-                # Not a card (a glare spot, a paper): never publish it.
+                # Not a card (a glare spot, a paper, a card's back): never publish it, unless
+                # its look changes (see update).
                 track.attempts = self.read_attempts
+                track.look = _look(frame, track.quad)
                 return None
         track.attempts += 1
         # Cards dealt later lie on top of this one (a cascaded hand).

@@ -630,7 +630,7 @@ class TableController:
 
         While the hole card lies face down (dealt, or drawn and held by an alert), every one
         that is not the sighting of a face-up card: a camera that sees the hole card's face (a
-        card not flat, a camera at an angle, the simulator's, which draws it face up) names
+        card not flat, a camera at an angle, the simulator's until it drew backs) names
         it, or a misreading of it, in the dealer's zone or beside it; hiding only those of
         its code would tell it (a face-up card of the same code).
         """

@@ -87,7 +87,7 @@ class DemoCamera:
         """Stop after the frame being read: what it saw is published, then :meth:`run` ends."""
         self.service.stop()
 
-    def place(self, code: str, zone: str) -> None:
+    def place(self, code: str, zone: str, face_down: bool = False) -> None:
         if self.mismatch_next:
             # Fault: the card on the layout is not the one the shoe read (a foreign or
             # swapped card); the controller sees the two sources disagree.
@@ -96,7 +96,11 @@ class DemoCamera:
             seen = self._rng.choice(others)
             self.injected.append({"shoe": code, "camera": seen, "zone": zone})
             code = seen
-        self.virtual.place(code, zone)
+        self.virtual.place(code, zone, face_down=face_down)
+
+    def turn_over(self) -> None:
+        """The dealer's turn: the hole card face up."""
+        self.virtual.turn_over()
 
     def clear(self) -> None:
         self.virtual.clear()

@@ -14,7 +14,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from hwsim.camera.sim_camera import landing_zone
+from hwsim.camera.sim_camera import landing_zone, lands_face_down, turns_hole_over
 from hwsim.table import SimTable
 from studio.bus import MessageBus
 from studio.contract import DealerPrompt, Topics
@@ -22,7 +22,7 @@ from studio.errors import StudioError
 
 _LOGGER = logging.getLogger(__name__)
 
-PlaceCard = Callable[[str, str], None]
+PlaceCard = Callable[[str, str, bool], None]  # code, zone, face down
 
 
 class DealerBot:
@@ -34,12 +34,14 @@ class DealerBot:
         pace: float,
         place_card: PlaceCard | None = None,
         clear_layout: Callable[[], None] | None = None,
+        turn_over: Callable[[], None] | None = None,
     ) -> None:
         self.bus = bus
         self.sim = table
         self.pace = pace
         self.place_card = place_card
         self.clear_layout = clear_layout
+        self.turn_over = turn_over
         self.cards_dealt = 0
         self.shoes = 0
         self._handled: tuple[Any, ...] | None = None
@@ -73,6 +75,8 @@ class DealerBot:
                     await asyncio.sleep(self.pace)
 
     async def act(self, prompt: DealerPrompt) -> None:
+        if self.turn_over is not None and turns_hole_over(prompt):
+            self.turn_over()  # the dealer's turn: the hole card face up
         if prompt.action in ("shuffle", "change_shoe", "load_shoe"):
             if self._shoe_made:
                 # Made for a shoe prompt already; a second one would be loaded during the
@@ -91,6 +95,6 @@ class DealerBot:
                 self.cards_dealt += 1
                 zone = landing_zone(target) if self.place_card is not None else None
                 if self.place_card is not None and zone is not None:
-                    self.place_card(card.code, zone)
+                    self.place_card(card.code, zone, lands_face_down(target))
         elif prompt.action == "collect" and self.clear_layout:
             self.clear_layout()

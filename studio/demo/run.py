@@ -272,6 +272,7 @@ async def run_demo(
                 pace=options.pace,
                 place_card=camera.place if camera else None,
                 clear_layout=camera.clear if camera else None,
+                turn_over=camera.turn_over if camera else None,
             )
             if camera is not None:
                 camera_task = group.create_task(camera.run(), name=f"camera:{table.id}")

@@ -31,6 +31,23 @@ def _events(
     return out
 
 
+@pytest.mark.parametrize("level", ["easy", "medium", "hard"])
+def test_a_card_turned_face_up_where_its_back_lay_is_published(
+    profile: DeckProfile, level: str
+) -> None:
+    # The US hole card lies face down, then the dealer turns it over where it lies. Its back
+    # is judged not a card; the card it became was never looked at again, so every hole card
+    # was a "camera did not see" misscan once the simulator drew backs.
+    cam = VirtualCamera(level=level, seed=6)
+    tracker = CardTracker(Recogniser(profile, cam.calibration()), settle_frames=3, remove_frames=4)
+    cam.place("TC", "dealer")
+    cam.place("3D", "dealer", face_down=True)
+    assert _events(tracker, cam, 12) == [("placed", "TC", "dealer")]  # the back: nothing
+    assert cam.turn_over() == [c for c in cam.cards if c.code == "3D"]
+    assert _events(tracker, cam, 12) == [("placed", "3D", "dealer")]
+    assert _events(tracker, cam, 30) == []  # once
+
+
 def test_each_placement_is_published_once_and_removed_once(profile: DeckProfile) -> None:
     cam = VirtualCamera(level="medium", seed=4)
     tracker = CardTracker(Recogniser(profile, cam.calibration()), settle_frames=5, remove_frames=8)

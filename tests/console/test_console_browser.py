@@ -79,7 +79,9 @@ class SimCamera:
         self.injected: tuple[str, str, str] | None = None
         self._tasks: set[asyncio.Task[None]] = set()
 
-    def place(self, code: str, zone: str) -> None:
+    def place(self, code: str, zone: str, face_down: bool = False) -> None:
+        # Reported face down too: a camera that sees the hole card's face (the controller
+        # compares it once it is turned over).
         seen = code
         if self.misread_next:
             self.misread_next = False

@@ -391,3 +391,33 @@ def test_placing_a_card_does_not_wait_for_a_frame_being_drawn(
 
     found = Recogniser(profile, cam.calibration()).recognise(cam.virtual.read())
     assert sorted((c.reading.code, c.zone) for c in found) == [("7C", "dealer"), ("QH", "seat:1")]
+
+
+def test_the_hole_card_lies_face_down_until_the_dealers_turn() -> None:
+    # The simulator drew the hole card face up: the camera named it while players acted.
+    from calibration.recogniser import Recogniser
+
+    cam = SimCamera("t1", seats=3, seed=11)
+    for n, (code, target) in enumerate(
+        [
+            ("9H", {"kind": "seat", "seat": 1, "hand": 0}),
+            ("7C", {"kind": "dealer_up"}),
+            ("5D", {"kind": "seat", "seat": 1, "hand": 0}),
+            ("KS", {"kind": "dealer_hole"}),
+        ],
+        start=1,
+    ):
+        cam.follow(deal("t1", n, **target))
+        [landed] = cam.dealt(cards(code))
+    assert landed == {"card": "KS", "zone": "dealer", "face_down": True}
+    recogniser = Recogniser(learn_table_deck(11), cam.calibration())
+
+    def seen() -> list[tuple[str | None, str | None]]:
+        return sorted((c.reading.code, c.zone) for c in recogniser.recognise(cam.virtual.read()))
+
+    # Its back is no card to the recogniser (no quad found there, not even an unreadable one).
+    assert seen() == [("5D", "seat:1"), ("7C", "dealer"), ("9H", "seat:1")]
+    cam.follow(prompt("t1", "wait_decisions", {"seat": 1}))
+    assert cam.state()["cards"][-1] == {"card": "KS", "zone": "dealer", "face_down": True}
+    cam.follow(deal("t1", 5, kind="dealer_draw"))  # the dealer's turn: turned over
+    assert seen() == [("5D", "seat:1"), ("7C", "dealer"), ("9H", "seat:1"), ("KS", "dealer")]

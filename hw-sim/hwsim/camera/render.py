@@ -344,6 +344,7 @@ class PlacedCard:
         None  # card-frame x,y mm, axes, angle
     )
     image_quad: FloatArray = field(default_factory=lambda: np.zeros((4, 2)))
+    face_down: bool = False  # its back up (the US hole card until it is turned over)
 
     def layout_quad(self) -> FloatArray:
         """Card corners on the layout (mm): TL, TR, BR, BL of the face."""
@@ -764,6 +765,27 @@ def face(code: str, style: CardStyle, barcode: bool, serial: int) -> Image:
 
 Faces = Mapping[str, Image]  # card code -> face image (FACE_W x FACE_H): another deck
 
+BACK_BORDER_MM: Final = 4.0
+BACK_COLOUR: Final = (40, 40, 150)  # BGR: a casino red
+_BACK: list[Image] = []
+
+
+def card_back() -> Image:
+    """A card's back (``FACE_W`` x ``FACE_H``): a white border round a red lattice, as a
+    casino deck's; no index, no pips."""
+    if not _BACK:
+        img = np.full((FACE_H, FACE_W, 3), 245, np.uint8)
+        border = round(BACK_BORDER_MM * PX_PER_MM)
+        inner = img[border:-border, border:-border]
+        inner[:] = BACK_COLOUR
+        step = round(5 * PX_PER_MM)
+        height, width = inner.shape[:2]
+        for offset in range(-height, width, step):  # a diamond lattice of thin light lines
+            cv2.line(inner, (offset, 0), (offset + height, height), (90, 90, 200), 2)
+            cv2.line(inner, (offset + height, 0), (offset, height), (90, 90, 200), 2)
+        _BACK.append(img)
+    return _BACK[0]
+
 
 def compose(
     base: Image,
@@ -799,7 +821,12 @@ def compose(
     camera = camera_over(homography, size) if worn else None
     used = rng.spawn(1)[0] if worn and wear is not None and wear.used else None
     for placed in cards:
-        img = faces[placed.code] if faces else face(placed.code, style, barcode, placed.serial)
+        if placed.face_down:
+            img = card_back()
+        elif faces:
+            img = faces[placed.code]
+        else:
+            img = face(placed.code, style, barcode, placed.serial)
         curl: Curl | None = None
         sheen: Sheen | None = None
         if worn and wear is not None:

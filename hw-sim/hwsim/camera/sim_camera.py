@@ -17,9 +17,10 @@ is due (betting, decisions) does not land, and neither do the cards waiting when
 prompt comes: the controller holds them in an alert. During a pause the card asked for
 before it is still due. Of a double pull only the first card lands (the prompt names one);
 ``/camera/place`` puts the other where the manager decides. A burn card is discarded face
-down, off the layout. The layout is cleared when the dealer is told to collect or to change
-the shoe, and when a new shoe is made. The hole card lies face up here (a real camera sees
-its back until it is turned over).
+down, off the layout. The US hole card lands face down (its back drawn,
+:func:`hwsim.camera.render.card_back`) and is turned over on the dealer's turn: a prompt to
+draw for the dealer, or to wait (for the camera). The layout is cleared when the dealer is
+told to collect or to change the shoe, and when a new shoe is made.
 """
 
 from __future__ import annotations
@@ -51,6 +52,9 @@ NOISE_BANK = 8  # noise fields per camera (see hwsim.camera.virtual.VirtualCamer
 JPEG_QUALITY = 90  # a frame already carries the level's own compression
 # Prompts on which the dealer clears the layout: the round's cards are collected.
 CLEARING_ACTIONS = frozenset({"collect", "shuffle", "change_shoe", "load_shoe"})
+# Prompts of the dealer's turn, when the hole card is turned face up: the dealer draws, or
+# the round waits for the camera (the dealer stands, or the round ended early).
+TURNING_ACTIONS = frozenset({"wait_camera", "wait"})
 
 
 def landing_zone(target: dict[str, Any]) -> str | None:
@@ -58,6 +62,19 @@ def landing_zone(target: dict[str, Any]) -> str | None:
     if target.get("kind") == "burn":
         return None
     return zone_of(target)
+
+
+def lands_face_down(target: dict[str, Any]) -> bool:
+    """Does the card a ``deal`` prompt asks for lie face down (the US hole card)?"""
+    return target.get("kind") == "dealer_hole"
+
+
+def turns_hole_over(prompt: DealerPrompt) -> bool:
+    """Is ``prompt`` one of the dealer's turn, when the hole card is turned face up?"""
+    target = prompt.target or {}
+    return prompt.action in TURNING_ACTIONS or (
+        prompt.action == "deal" and target.get("kind") == "dealer_draw"
+    )
 
 
 def learn_table_deck(seed: int, name: str = "sim deck") -> DeckProfile:
@@ -122,6 +139,8 @@ class SimCamera:
         if prompt.action in CLEARING_ACTIONS:
             self.clear()
         current = self._deal_prompt()
+        if turns_hole_over(prompt):
+            self.virtual.turn_over()
         if current is None:
             if self._waiting:
                 # Dealt when no card was due: the controller holds them (an alert), and a
@@ -155,14 +174,18 @@ class SimCamera:
         if zone is None:
             return {"card": code, "zone": None, "burned": True}
         try:
-            return self.place(code, zone)
+            return self.place(code, zone, face_down=lands_face_down(prompt.target))
         except VisionError as exc:  # a zone this layout lacks (a third split hand, say)
             return self._off(code, str(exc))
 
-    def place(self, code: str, zone: str) -> dict[str, Any]:
+    def place(self, code: str, zone: str, *, face_down: bool = False) -> dict[str, Any]:
         """Put ``code`` on the layout in ``zone`` (the next free slot)."""
-        placed = self.virtual.place(code, zone)
-        return {"card": placed.code, "zone": placed.zone}
+        placed = self.virtual.place(code, zone, face_down=face_down)
+        return {
+            "card": placed.code,
+            "zone": placed.zone,
+            **({"face_down": True} if face_down else {}),
+        }
 
     def _off(self, code: str, reason: str) -> dict[str, Any]:
         """A card that does not land on the layout, and why."""
@@ -184,7 +207,10 @@ class SimCamera:
         prompt = self.prompt
         return {
             "size": list(self.virtual.size),
-            "cards": [{"card": c.code, "zone": c.zone} for c in self.virtual.cards],
+            "cards": [
+                {"card": c.code, "zone": c.zone, **({"face_down": True} if c.face_down else {})}
+                for c in self.virtual.cards
+            ],
             "waiting": list(self._waiting),
             "prompt": None if prompt is None else prompt.model_dump(mode="json"),
         }

@@ -209,8 +209,10 @@ class VirtualCamera:
         with self._lock:
             return list(self._cards)
 
-    def place(self, code: str, zone: str, *, slide_frames: int = 0) -> PlacedCard:
-        """Put a card in the next free slot of ``zone``.
+    def place(
+        self, code: str, zone: str, *, slide_frames: int = 0, face_down: bool = False
+    ) -> PlacedCard:
+        """Put a card in the next free slot of ``zone`` (``face_down``: its back up).
 
         When every slot of the zone is taken the card is fanned over the zone's last card
         (:data:`FAN_OFFSET_MM`, kept inside the zone), like a long hand. Kept inside the zone
@@ -239,7 +241,13 @@ class VirtualCamera:
                 random_occluder(self._rng) if self.occlusion and self._rng.random() < 0.3 else None
             )
             placed = PlacedCard(
-                card_code, zone, centre, angle, int(self._rng.integers(0, 999999)), occ
+                card_code,
+                zone,
+                centre,
+                angle,
+                int(self._rng.integers(0, 999999)),
+                occ,
+                face_down=face_down,
             )
             self._cards.append(placed)
             if slot is not None:
@@ -274,6 +282,16 @@ class VirtualCamera:
                     self._changed()
                     return True
             return False
+
+    def turn_over(self) -> list[PlacedCard]:
+        """Turn every face-down card face up (the dealer shows the hole card)."""
+        with self._lock:
+            turned = [c for c in self._cards if c.face_down]
+            for card in turned:
+                card.face_down = False
+            if turned:
+                self._changed()
+            return turned
 
     def clear(self) -> None:
         """Round end: every card leaves the layout."""
