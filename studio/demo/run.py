@@ -134,7 +134,8 @@ async def run_demo(
     stop: asyncio.Event,
     on_ready: Callable[[DemoHandle], Awaitable[None] | None] | None = None,
 ) -> dict[str, Any]:
-    base = load_config(options.config) if options.config else StudioConfig()
+    # The file, if any, and the environment (STUDIO_WEB__PLATFORM_TOKEN ...), as every process.
+    base = load_config(options.config)
     broker = BrokerSettings(url=options.broker) if options.broker else base.broker
     database = options.database or (base.database.url if options.config else DatabaseSettings().url)
     tables = base.tables or demo_tables(options.tables, options.pace, camera=options.camera)
@@ -215,7 +216,9 @@ async def run_demo(
             await users.add(options.manager_user, password, "manager", by="demo")
         else:
             await users.set_password(options.manager_user, password, by="demo")
-        token = secrets.token_urlsafe(24)
+        # The configured platform token, else one made for this run: the banner shows it.
+        configured = base.web.platform_token
+        token = configured.get_secret_value() if configured else secrets.token_urlsafe(24)
         ctx = WebContext(fanout=fanout, log=log, db=db, controller=service)
         ctx.extras["console"] = settings_from_config(config)  # as `studio controller run`
         ctx.extras["platform_token"] = token
@@ -477,6 +480,7 @@ def _print_banner(options: DemoOptions, handle: DemoHandle, config: StudioConfig
         f"  console        {handle.url}/console/\n"
         f"  dealer screens {handle.url}/console/dealer/<table>\n"
         f"  manager login  {handle.manager_user} / {handle.manager_password}\n"
+        f"  platform token {handle.platform_token}   (REST and streams: Authorization: Bearer ...)\n"
         f"  REST / streams {handle.url}/api/tables   ws://{options.host}:{options.port}/ws/tables/<table>\n"
         f"  MQTT broker    {broker}\n"
         f"  database       {safe_url(config.database.url)}\n"

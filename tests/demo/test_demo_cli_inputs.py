@@ -193,7 +193,14 @@ def test_stopped_while_waiting_for_the_broker(tmp_path: Path) -> None:
     assert not db.exists()
 
 
-async def test_a_reachable_broker_runs_and_stops_cleanly(tmp_path: Path) -> None:
+@pytest.mark.parametrize("token", [None, "a-platform-token-of-32-characters!"])
+async def test_a_reachable_broker_runs_and_stops_cleanly(tmp_path: Path, token: str | None) -> None:
+    # Given STUDIO_WEB__PLATFORM_TOKEN the demo takes it (it made its own whatever it was
+    # given, and never showed it: an integrator could not call its API); either way the
+    # banner shows the token in force.
+    env = {k: v for k, v in os.environ.items() if k != "STUDIO_WEB__PLATFORM_TOKEN"}
+    if token is not None:
+        env["STUDIO_WEB__PLATFORM_TOKEN"] = token
     async with EmbeddedBroker() as broker:
         assert broker.url is not None
         process = await asyncio.create_subprocess_exec(
@@ -215,11 +222,14 @@ async def test_a_reachable_broker_runs_and_stops_cleanly(tmp_path: Path) -> None
             stderr=asyncio.subprocess.PIPE,
             stdin=asyncio.subprocess.DEVNULL,
             cwd=tmp_path,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            env={**env, "PYTHONUNBUFFERED": "1"},
         )
         try:
             assert process.stdout is not None and process.stderr is not None
-            await wait_line(process.stdout, "Ctrl-C stops the demo")
+            banner: list[str] = []
+            await wait_line(process.stdout, "Ctrl-C stops the demo", banner)
+            [shown] = [line.split()[2] for line in banner if "platform token" in line]
+            assert shown == token if token is not None else len(shown) >= 32
             process.send_signal(signal.SIGINT)
             async with asyncio.timeout(60):
                 out, err = await process.communicate()

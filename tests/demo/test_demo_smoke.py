@@ -118,8 +118,15 @@ def test_demo_runs_alerts_resolve_and_stops_cleanly(tmp_path: Path) -> None:
         assert tables
         table_ids = [t.strip() for t in tables.group(1).split(",")]
         assert table_ids == ["clubhouse", "classic6", "majority-us", "majority-eu"]
+        # The platform token is shown (an integrator could not get it), and it works.
+        token = re.search(r"platform token\s+(\S+)", banner)
+        assert token, banner
 
         base = f"http://127.0.0.1:{port}"
+        bearer = {"Authorization": f"Bearer {token.group(1)}"}
+        assert (
+            httpx.get(f"{base}/api/tables/classic6", headers=bearer, timeout=10).status_code == 200
+        )
         with httpx.Client(base_url=base, timeout=10, follow_redirects=False) as client:
             client.get("/console/login")
             response = client.post(
