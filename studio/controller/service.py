@@ -41,7 +41,6 @@ from studio.controller.alerts import Alert, AlertError, conceal, spellings
 from studio.controller.commands import GameCommand, ManagerAction, check_reason, game_command
 from studio.controller.table import (
     FIRST_LOGIC,
-    LOGIC,
     ROUND_PHASES,
     Input,
     Output,
@@ -150,7 +149,7 @@ class ControllerService:
         for table_id in self.tables:
             # Logged like any input, so a later replay knows where each run began; like
             # any input, it publishes the table's state and dealer prompt.
-            await self.submit(table_id, "controller.started", {"logic": LOGIC})
+            await self.submit(table_id, "controller.started", self.tables[table_id].started_data())
         self._stack = AsyncExitStack()
         group = await self._stack.enter_async_context(asyncio.TaskGroup())
         self._tasks = []

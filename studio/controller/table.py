@@ -214,6 +214,7 @@ class TableController:
 
     def __post_init__(self) -> None:
         self.table = self.settings.id
+        self.configured = self.settings  # as the configuration gives them; see started_data
         self.shoe = ShoeTracker(decks=self.ruleset.shoe.decks)
         self.alerts = AlertBook(self.table)
         self.crosscheck = CrossCheck(window=self.settings.camera_window_seconds)
@@ -843,6 +844,14 @@ class TableController:
         # The logic of the run that began here (a start logged without it: the first).
         self.logic = int(inp.data.get("logic", FIRST_LOGIC))
         self._count_shoe_by_logic()
+        # And the table's settings that run had: a replay decides its inputs as that run
+        # did, whatever the configuration says now (which takes effect at the start it
+        # logs). Before, a table started again with its camera cross-check turned on
+        # replayed its whole log with it: every round of the run without cameras raised
+        # camera alerts anew, under alert ids the first run had given other alerts.
+        recorded = inp.data.get("table")
+        if isinstance(recorded, dict):
+            self._play_with(recorded)
         # What the last run knew of each device is stale. Its drivers may have stopped with
         # it, leaving a retained `offline` that is not news, and be on their way back; so a
         # device that was online is awaited for `restart_grace`, not alerted at once.
@@ -851,6 +860,27 @@ class TableController:
             device.availability, device.awaited = "unknown", True
         self._devices_published = None  # each run's streams start with the device status
         self.devices_due = self.now + timedelta(seconds=self.restart_grace) if awaited else None
+
+    def started_data(self) -> dict[str, Any]:
+        """What a ``controller.started`` input logs: the logic and the configured settings
+        (not those a replay left in force: the last run's)."""
+        return {
+            "logic": LOGIC,
+            "table": {
+                "single_source": self.configured.single_source,
+                "camera_window_seconds": self.configured.camera_window_seconds,
+            },
+        }
+
+    def _play_with(self, recorded: dict[str, Any]) -> None:
+        """Take the settings a run logged at its start (see :meth:`started_data`)."""
+        update: dict[str, Any] = {
+            key: recorded[key]
+            for key in ("single_source", "camera_window_seconds")
+            if key in recorded
+        }
+        self.settings = self.settings.model_copy(update=update)
+        self.crosscheck.window = self.settings.camera_window_seconds
 
     def _check_awaited_devices(self, now: datetime) -> None:
         if self.devices_due is None or now < self.devices_due:
