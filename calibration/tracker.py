@@ -134,6 +134,9 @@ class _Track:
     verify_attempts: int = 0
     verify_codes: list[str] = field(default_factory=list)
     read_at: int = 0  # frame of the last reading of the published card (for the audit)
+    # Judged not a card, then judged again as its look changed: published only if read (a
+    # glare spot or a hand that passed for a card then must not become an unreadable card).
+    rejudged: bool = False
 
 
 class CardTracker:
@@ -226,7 +229,8 @@ class CardTracker:
             ):
                 # Judged not a card, it looks otherwise now: a card turned face up where its
                 # back lay (the hole card, turned in place), or a card laid where a paper was.
-                track.attempts, track.look = 0, None
+                track.attempts, track.look, track.rejudged = 0, None, True
+                track.best, track.guesses, track.disagreement = None, [], None
             if track.published is None and track.stable + 1 >= self.settle_frames:
                 ev = self._identify(frame, track)
                 if ev is not None:
@@ -405,6 +409,9 @@ class CardTracker:
         if not (reading.readable or track.attempts >= self.read_attempts):
             return None
         published = track.best if track.best is not None else reading
+        if track.rejudged and not published.readable:
+            track.look = _look(frame, track.quad)  # not a card after all, until it changes
+            return None
         if track.disagreement is not None and not published.readable:
             published = replace(published, reason=track.disagreement)
         track.published = published

@@ -28,8 +28,8 @@ from studio.store import Database
 # mismatch" while pytest rewrites it. Importing it here, at the top, avoids that.
 
 # The session locks (studio.bus.session_lock) of this run in a folder of its own, which its
-# processes inherit: every test's client ids are its own, and in the machine's folder their
-# lock files would pile up run after run.
+# processes (pytest-xdist's workers too) inherit: in the machine's folder the lock files of
+# every test's own client ids would pile up run after run.
 _SESSION_LOCKS = tempfile.mkdtemp(prefix="studio-test-locks-")
 os.environ.setdefault("LIVESTUDIO_LOCK_DIR", _SESSION_LOCKS)
 atexit.register(shutil.rmtree, _SESSION_LOCKS, True)

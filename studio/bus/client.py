@@ -45,7 +45,9 @@ M = TypeVar("M", bound=BaseModel)
 ONLINE = b"online"
 OFFLINE = b"offline"
 UNSUBSCRIBE_WAIT = 1.0  # seconds a closing bus waits for the UNSUBACKs still due
-CONNECT_FINISH = 2.0  # seconds a stop lets a connect under way finish, to close it cleanly
+# Seconds a stop lets a connect under way finish, to close it cleanly: longer than the
+# client's own timeout (5 s), so that the connect has ended, connected or failed.
+CONNECT_FINISH = 7.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,7 +173,7 @@ class _Connecting:
     closed when the process exited, after the event loop: ``ERROR mqtt: Caught exception
     in on_socket_close: Event loop is closed``, a traceback and ``Task was destroyed but it
     is pending`` (``studio camera run`` stopped by Ctrl-C just as it started). So the
-    connect is let finish, for ``CONNECT_FINISH`` s at most, and then left cleanly.
+    connect is let finish (a broker that never answers: aiomqtt's 5 s), and then left.
     """
 
     def __init__(self, client: aiomqtt.Client) -> None:
@@ -182,11 +184,29 @@ class _Connecting:
         try:
             return await asyncio.shield(entering)
         except asyncio.CancelledError:
-            done, _ = await asyncio.wait({entering}, timeout=CONNECT_FINISH)
-            if done and not entering.cancelled() and entering.exception() is None:
-                with contextlib.suppress(aiomqtt.MqttError):
-                    await self.client.__aexit__(None, None, None)
+            await self._finish(entering)
             raise
+
+    async def _finish(self, entering: asyncio.Future[aiomqtt.Client]) -> None:
+        """Let the connect end (aiomqtt's own timeout bounds it: ``CONNECT_FINISH`` is
+        longer), through further cancellations too, then leave a session it opened."""
+        deadline = asyncio.get_running_loop().time() + CONNECT_FINISH
+        while not entering.done():
+            left = deadline - asyncio.get_running_loop().time()
+            if left <= 0:
+                entering.cancel()  # not seen to happen: aiomqtt gives up first
+                break
+            with contextlib.suppress(asyncio.CancelledError):  # a second stop: the same
+                await asyncio.wait({entering}, timeout=left)
+        if entering.done() and not entering.cancelled() and entering.exception() is None:
+            with contextlib.suppress(aiomqtt.MqttError, asyncio.CancelledError):
+                await self.client.__aexit__(None, None, None)
+        else:
+            # A connect that failed (a broker that never answered) leaves paho's socket, and
+            # aiomqtt's task serving it, open until the process ends, after the event loop.
+            close = getattr(getattr(self.client, "_client", None), "_sock_close", None)
+            if callable(close):
+                close()
 
     async def __aexit__(
         self,

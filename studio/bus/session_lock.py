@@ -46,6 +46,10 @@ def lock_dir() -> Path | None:
     try:
         folder.mkdir(mode=0o700, parents=bool(configured), exist_ok=True)
         info = os.lstat(folder)
+        if stat.S_ISDIR(info.st_mode) and info.st_uid == uid and info.st_mode & 0o077:
+            # Ours, made looser (by an earlier release, under the user's umask): tightened.
+            os.chmod(folder, 0o700, follow_symlinks=False)
+            info = os.lstat(folder)
     except OSError as exc:
         _LOGGER.warning("session locks: cannot use %s (%s)", folder, exc.strerror or exc)
         return None

@@ -122,12 +122,16 @@ class CrossCheck:
             verdict, shoe = sure
             self.shoe_waiting.remove(shoe)
             return self._seen(Outcome(verdict, shoe, sighting))
-        late = self._sure_partner(sighting, self.missed)
+        waits = self._waits_for_turn(sighting)
+        # A sighting that waits for the hole card's turn may be that card (its face, or its
+        # back unread): not the late read of a card missed there (logic 13), nor, unread, a
+        # lifted card laid again (it "confirmed" the up card with the hole card's back).
+        late = None if waits else self._sure_partner(sighting, self.missed)
         if late is not None:
             _, shoe = late
             self.missed.remove(shoe)
             return self._seen(Outcome(Verdict.LATE_MATCH, shoe, sighting))
-        moved = self._moved(sighting)
+        moved = None if waits and sighting.code is None else self._moved(sighting)
         if moved is not None:
             return moved
         self.camera_waiting.append(sighting)
@@ -236,11 +240,25 @@ class CrossCheck:
     def reveal(self, now: datetime) -> list[Outcome]:
         """The face-down cards were turned over: their windows start ``now``; a sighting
         that waited for one (logic 13) is paired with it now if it is surely that card."""
-        turned = [replace(s, at=now, face_down=False) for s in self.shoe_waiting if s.face_down]
-        self.shoe_waiting = [s for s in self.shoe_waiting if not s.face_down] + turned
+        # In place: the order of the waiting cards decides the order of their alerts (and
+        # so their ids) when several windows end at once; a replay must keep it.
+        turned: list[Sighting] = []
+        waiting: list[Sighting] = []
+        for sighting in self.shoe_waiting:
+            if sighting.face_down:
+                sighting = replace(sighting, at=now, face_down=False)
+                turned.append(sighting)
+            waiting.append(sighting)
+        self.shoe_waiting = waiting
         out: list[Outcome] = []
-        if not self.hole_waits:
+        if not self.hole_waits or not turned:
             return out
+        # A sighting that waited for the turn gets a window of its own from it: the camera
+        # may still be reading the card turned over (a misread of it was alerted at once).
+        self.camera_waiting = [
+            replace(c, at=now) if any(zones_match(t.zone, c.zone) for t in turned) else c
+            for c in self.camera_waiting
+        ]
         for camera in list(self.camera_waiting):
             sure = self._sure_partner(camera, turned)
             if sure is not None:
@@ -257,7 +275,12 @@ class CrossCheck:
         out: list[Outcome] = []
         for shoe in [s for s in self.shoe_waiting if s.at <= limit and not s.face_down]:
             self.shoe_waiting.remove(shoe)
-            outcome = self._settle(shoe, self.camera_waiting, shoe_side=True)
+            # Not against a sighting that waits for the hole card's turn (logic 13): a wrong
+            # box with it ("AS was due in seat:1 but landed in dealer") told the hole card.
+            free = [c for c in self.camera_waiting if not self._waits_for_turn(c)]
+            outcome = self._settle(shoe, free, shoe_side=True)
+            if outcome.camera is not None:
+                self.camera_waiting.remove(outcome.camera)
             if outcome.verdict is Verdict.CAMERA_MISSED:
                 self.missed.append(shoe)
                 if shoe.elsewhere is not None:

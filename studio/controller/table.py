@@ -1316,9 +1316,10 @@ class TableController:
             return
         # While the hole card lies face down what the camera saw is concealed (logic 13), in
         # every alert alike: it may be the hole card, seen or misread (hiding only the hole
-        # card's code would tell it).
+        # card's code would tell it). "seen", not "hole": it holds no card of the round, so
+        # it does not keep the hole card "out" (_hole_out) once that is turned or voided.
         unseen = (
-            {"card": camera.code, "serial": None, "source": camera.ref, "as": "hole"}
+            {"card": camera.code, "serial": None, "source": camera.ref, "as": "seen"}
             if camera is not None and camera.code and self.logic >= 13 and self._hole_out()
             else None
         )

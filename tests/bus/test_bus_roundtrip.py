@@ -4,6 +4,7 @@ import asyncio
 import contextlib
 import logging
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 
@@ -230,3 +231,50 @@ async def test_a_closing_bus_lets_the_unsubscribes_just_sent_finish(
     assert not any(task.cancelled() for task in unsubscribing)
     errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
     assert errors == [], [r.getMessage() for r in errors]
+
+
+@pytest.mark.parametrize("stops", [1, 2])
+async def test_a_bus_stopped_while_a_silent_broker_takes_its_connect_leaves_nothing(
+    stops: int,
+) -> None:
+    # Review: stopped during a connect that did not end within 2 s (a broker that accepts the
+    # link and never answers), or stopped twice (SIGTERM, then Ctrl-C), the bus left the
+    # connect running: aiomqtt's tasks were still pending when the process ended.
+    silent: list[asyncio.StreamWriter] = []
+
+    async def accept(_reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        silent.append(writer)  # never answers CONNECT
+
+    server = await asyncio.start_server(accept, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        bus = MessageBus(BrokerSettings(url=f"mqtt://127.0.0.1:{port}"), "silent")
+        runner = asyncio.create_task(_enter_and_wait(bus), name="bus-user")
+        async with asyncio.timeout(10):
+            while not silent:
+                await asyncio.sleep(0.05)
+        for _ in range(stops):
+            runner.cancel()
+            await asyncio.sleep(0.1)
+        async with asyncio.timeout(15):
+            with contextlib.suppress(asyncio.CancelledError):
+                await runner
+        for _ in range(3):
+            await asyncio.sleep(0)  # a task cancelled by a closed socket ends on the next turn
+        left = [t for t in asyncio.all_tasks() if "aiomqtt" in _source_of(t)]
+        assert left == []
+    finally:
+        for writer in silent:
+            writer.close()
+        server.close()
+        await server.wait_closed()
+
+
+async def _enter_and_wait(bus: MessageBus) -> None:
+    async with bus:
+        await asyncio.Event().wait()
+
+
+def _source_of(task: asyncio.Task[Any]) -> str:
+    code = getattr(task.get_coro(), "cr_code", None)
+    return str(code.co_filename) if code is not None else ""

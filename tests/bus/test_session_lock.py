@@ -41,19 +41,31 @@ def test_a_second_holder_of_a_session_is_refused_naming_the_first(locks: Path) -
         pass  # released with the block
 
 
-def test_a_folder_others_can_write_is_not_used(
-    locks: Path, caplog: pytest.LogCaptureFixture
+def test_a_folder_that_is_a_link_is_not_used(
+    locks: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    # A lock file is written (the holder's pid): in a folder another user can write to, a
-    # link they put there would have it write through to one of this user's files.
-    locks.mkdir()
-    locks.chmod(0o777)
+    # A lock file is written (the holder's pid): through a link someone else put in the
+    # temporary folder, it would write where they chose.
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir(mode=0o700)
+    locks.symlink_to(elsewhere)
     broker = BrokerSettings(url="mqtt://127.0.0.1", client_id_prefix="studio")
     with caplog.at_level(logging.WARNING):
         assert session_lock_path(broker, "controller") is None
         with held_session(broker, "controller", "studio controller"):
             pass  # goes on without it
     assert "is not a folder of this user's that only it can write" in caplog.text
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_a_folder_of_ours_made_looser_is_made_private(locks: Path) -> None:
+    # An earlier release made the folder under the user's umask (0775 under umask 002): the
+    # check then refused it for good, and no second instance was refused on that machine.
+    locks.mkdir()
+    locks.chmod(0o775)
+    broker = BrokerSettings(url="mqtt://127.0.0.1", client_id_prefix="studio")
+    assert session_lock_path(broker, "controller") is not None
+    assert locks.stat().st_mode & 0o777 == 0o700
 
 
 def test_a_link_in_place_of_the_lock_is_not_written_through(

@@ -181,3 +181,57 @@ def test_a_late_read_pairs_only_within_the_window_and_with_the_same_serial() -> 
     check.on_accepted_camera_card(accepted("8S", 30.0))
     check.clear()  # a new round
     assert check.late_shoe_read("8S", None, at(30.5)) is None
+
+
+# -- logic 13: the hole card compared only once turned over (after review) ----------------
+
+
+def _hole_waits() -> CrossCheck:
+    check = CrossCheck(window=2.0, hole_waits=True)
+    check.on_shoe(Sighting("shoe", "AS", "dealer", T0, {"index": 4}, face_down=True))
+    return check
+
+
+def test_a_face_up_card_missed_elsewhere_is_not_paired_with_the_hole_cards_sighting() -> None:
+    # Hole card AS seen face up by the camera; a player's AS missed by the camera: its window
+    # ended in a wrong box with the hole card's sighting, "AS was due in seat:1 but landed
+    # in dealer", telling every reader the hole card.
+    check = _hole_waits()
+    assert check.on_camera(cam("AS", "dealer", 0.2)) is None  # waits for the turn
+    check.on_shoe(shoe("AS", "seat:1", 1.0, index=5))
+    [missed] = check.expire(at(3.5))
+    assert missed.verdict is Verdict.CAMERA_MISSED and missed.camera is None
+    [confirmed] = check.reveal(at(10))
+    assert confirmed.verdict is Verdict.MATCH and confirmed.shoe is not None
+    assert confirmed.shoe.ref["index"] == 4
+
+
+def test_the_turn_keeps_the_waiting_cards_in_their_order() -> None:
+    # Review: the turned card went to the end of the list, so its alert and a later card's
+    # swapped ids when their windows ended together: a logic-12 log replayed otherwise.
+    check = CrossCheck(window=2.0)
+    check.on_shoe(Sighting("shoe", "5S", "dealer", T0, {"index": 4}, face_down=True))
+    check.on_shoe(shoe("9D", "seat:1", 1.0, index=5))
+    check.reveal(at(1.0))
+    out = check.expire(at(10))
+    assert [o.shoe.ref["index"] for o in out if o.shoe is not None] == [4, 5]
+
+
+def test_an_unread_sighting_waiting_for_the_turn_confirms_no_other_card() -> None:
+    # Review: the up card's window ended unseen; the hole card's back, reported unreadable
+    # in the dealer's zone, was taken for the up card's late read ("confirmed" by a back).
+    check = _hole_waits()
+    check.on_shoe(shoe("7C", "dealer", -1.0, index=2))  # the up card (before the hole card)
+    check.expire(at(3.0))  # its window ends unseen: a missed scan
+    assert check.on_camera(cam(None, "dealer", 3.5)) is None  # the back: it waits
+    assert check.missed and check.camera_waiting
+
+
+def test_a_sighting_that_waited_has_a_window_of_its_own_from_the_turn() -> None:
+    # Review: a misread of the hole card (7D for AS) kept its old time and was alerted the
+    # moment the card was turned, before the camera could read it turned.
+    check = _hole_waits()
+    check.on_camera(cam("7D", "dealer", 0.5))
+    assert check.reveal(at(30)) == []
+    assert check.expire(at(31)) == []  # within the new window: the camera may read it yet
+    assert check.next_deadline() == at(32)

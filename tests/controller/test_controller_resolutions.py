@@ -306,8 +306,8 @@ def test_a_camera_sighting_is_never_paired_with_the_face_down_hole_card() -> Non
     stray = d.alerts[0]["alert_id"]
     d.manager(verb="resolve", alert_id=stray, resolution="void", reason="a stray card")
     d.decide(1, "stand", "c1")  # turned over: now it is compared, and named
-    d.tick(0.1)
     assert [e["data"]["card"] for e in d.events if e["type"] == "hole_card_revealed"] == ["5S"]
+    d.tick(3.5)  # once the camera has had its window to read the card turned over
     assert "shoe read 5S, camera saw 8H in dealer" in str(d.alerts)
 
 
