@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_serializer, field_validator
 
 from studio.cards import normalise_code
+from studio.contract.rounds import rfc3339
 
 ZONE_PATTERN = r"^(dealer|seat:[1-9][0-9]?(:h[1-9])?)$"
 
@@ -38,7 +39,7 @@ class SourceEvent(Payload):
 
     @field_serializer("ts")
     def _rfc3339(self, value: datetime) -> str:
-        return value.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        return rfc3339(value)
 
 
 # A card's ``shoe`` when its driver has not seen the load (a protocol whose card frames carry

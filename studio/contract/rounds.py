@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_serializer
 
 
-def _rfc3339(value: datetime) -> str:
-    return value.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+def rfc3339(value: datetime) -> str:
+    """A time as the contract writes it: RFC 3339, UTC, milliseconds (``...12.345Z``)."""
+    return value.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 class _Out(BaseModel):
@@ -17,7 +18,7 @@ class _Out(BaseModel):
 
     @field_serializer("ts", check_fields=False)
     def _ts(self, value: datetime) -> str:
-        return _rfc3339(value)
+        return rfc3339(value)
 
 
 class RoundEvent(_Out):
@@ -95,7 +96,7 @@ class DeviceStatus(_Out):
 
     @field_serializer("last_seen")
     def _last_seen(self, value: datetime | None) -> str | None:
-        return None if value is None else _rfc3339(value)
+        return None if value is None else rfc3339(value)
 
 
 class TableDevices(_Out):

@@ -28,6 +28,7 @@ from studio.contract import (
     ShoeCard,
     TableDevices,
 )
+from studio.contract.rounds import rfc3339
 from studio.controller.alerts import (
     Alert,
     AlertBook,
@@ -1531,7 +1532,7 @@ class TableController:
         alert.resolution = {
             "action": resolution.value,
             "by": action.user,
-            "at": self.now.isoformat(),
+            "at": rfc3339(self.now),  # as every time the contract carries (was +00:00, us)
             "reason": action.reason,
             "card": action.card,
             "before": before,

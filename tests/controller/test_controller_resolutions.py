@@ -7,6 +7,7 @@ state, a voided card that no longer counted against the shoe, the hole card stre
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -378,3 +379,12 @@ def test_a_card_held_for_a_repeated_serial_can_be_corrected() -> None:
     assert [e["data"]["card"] for e in d.events if e["type"] == "card_dealt"] == ["TH", "7C"]
     # Before, the repeated serial was kept and refused every correction the alert offered.
     assert d.table.shoe.serials == {"X1"}
+
+
+def test_a_resolutions_time_is_written_as_every_contract_time() -> None:
+    # An integrator's walk-through: `resolution.at` was "2026-12-05T10:22:34.490900+00:00"
+    # where protocol.md promises RFC 3339 UTC with milliseconds, as every other time.
+    d, alert_id = impossible_hole_card()
+    d.manager(verb="resolve", alert_id=alert_id, resolution="void", reason="misdealt")
+    [resolved] = [a for a in d.alerts if a["alert_id"] == alert_id and a["resolution"]]
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", resolved["resolution"]["at"])
