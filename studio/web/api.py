@@ -118,6 +118,14 @@ def build_router(ctx: WebContext) -> APIRouter:
 
     async def command(table: str, body: dict[str, Any], kind: str | None) -> dict[str, Any]:
         if kind is not None:
+            given = body.get("type", kind)
+            if given != kind:
+                # Said, not replaced: a decision posted to /bets was validated as a bet, and
+                # refused for a missing stake and an extra action (an integrator's walk-through).
+                raise HTTPException(
+                    422,
+                    f"type {given!r} does not match this endpoint's {kind!r}: post it to /commands",
+                )
             body = {**body, "type": kind}
         try:
             result = await controller().submit_command(table, body)
