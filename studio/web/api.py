@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import hmac
 from collections.abc import Awaitable, Callable
+from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Request
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import AwareDatetime, BaseModel, ConfigDict, ValidationError
 
 from studio.console.auth import current_user, require_role
 from studio.console.users import Role, User
+from studio.contract.rounds import rfc3339
 from studio.controller import ControllerService, UnknownTable
 from studio.controller.alerts import AlertError
 from studio.controller.commands import Reason
@@ -28,6 +30,18 @@ from studio.web.context import WebContext
 
 # The statistics' longest window: ten years (a longer one overflowed the date, a 500).
 MAX_STATS_HOURS = 10 * 366 * 24
+MAX_ROUNDS = 1000  # rounds one search returns at most (the index's own cap)
+
+# Round searches: times as RFC 3339 with a zone, a limit of 1 to MAX_ROUNDS. Before, any
+# text passed ("since=yesterday" found nothing, 200) and limit=0 or -1 gave rounds.
+Since = Annotated[AwareDatetime | None, Query(description="rounds started at or after")]
+Until = Annotated[AwareDatetime | None, Query(description="rounds started before")]
+Limit = Annotated[int, Query(ge=1, le=MAX_ROUNDS)]
+
+
+def _stamp(moment: datetime | None) -> str | None:
+    """As the round index writes its times (compared as text)."""
+    return rfc3339(moment) if moment is not None else None
 
 
 class ResolveBody(BaseModel):
@@ -164,11 +178,11 @@ def build_router(ctx: WebContext) -> APIRouter:
     @router.get("/tables/{table}/rounds")
     async def table_rounds(
         table: str,
-        since: str | None = None,
-        until: str | None = None,
+        since: Since = None,
+        until: Until = None,
         player: str | None = None,
         alert: str | None = None,
-        limit: int = 100,
+        limit: Limit = 100,
         _: str = Depends(reader),
     ) -> list[dict[str, Any]]:
         try:
@@ -176,21 +190,31 @@ def build_router(ctx: WebContext) -> APIRouter:
         except StudioError as exc:
             raise fail(exc) from exc
         return await controller().rounds_search(
-            table=table, since=since, until=until, player=player, alert_code=alert, limit=limit
+            table=table,
+            since=_stamp(since),
+            until=_stamp(until),
+            player=player,
+            alert_code=alert,
+            limit=limit,
         )
 
     @router.get("/rounds")
     async def rounds(
         table: str | None = None,
-        since: str | None = None,
-        until: str | None = None,
+        since: Since = None,
+        until: Until = None,
         player: str | None = None,
         alert: str | None = None,
-        limit: int = 100,
+        limit: Limit = 100,
         _: str = Depends(reader),
     ) -> list[dict[str, Any]]:
         return await controller().rounds_search(
-            table=table, since=since, until=until, player=player, alert_code=alert, limit=limit
+            table=table,
+            since=_stamp(since),
+            until=_stamp(until),
+            player=player,
+            alert_code=alert,
+            limit=limit,
         )
 
     @router.get("/rounds/{round_id}")

@@ -183,3 +183,21 @@ async def test_a_command_posted_to_another_commands_endpoint_is_refused_as_such(
         200,
         409,
     )  # the matching type is taken as before
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["since=yesterday", "until=2026-13-01", "since=2026-12-05T10:00:00", "limit=0", "limit=-1"],
+)
+async def test_a_round_search_it_cannot_read_is_422(http: httpx.AsyncClient, query: str) -> None:
+    # An integrator's walk-through: since=yesterday answered 200 [] (nothing matched the
+    # text), limit=0 answered one round and limit=-1 a list. A time needs its zone.
+    for path in ("/api/rounds", "/api/tables/bj1/rounds"):
+        sent = await http.get(f"{path}?{query}", headers=PLATFORM)
+        assert sent.status_code == 422, (path, query, sent.text)
+
+
+async def test_a_round_search_takes_times_with_their_zone(http: httpx.AsyncClient) -> None:
+    for query in ("since=2026-12-05T10:00:00Z", "until=2026-12-05T12:00:00%2B02:00", "limit=1"):
+        sent = await http.get(f"/api/rounds?{query}", headers=PLATFORM)
+        assert sent.status_code == 200 and isinstance(sent.json(), list), (query, sent.text)
