@@ -175,6 +175,23 @@ def build_router(ctx: WebContext) -> APIRouter:
             f"/tables/{{table}}/{path}", make(), methods=["POST"], name=f"post_{path}"
         )
 
+    async def search_rounds(
+        table: str | None,
+        since: datetime | None,
+        until: datetime | None,
+        player: str | None,
+        alert: str | None,
+        limit: int,
+    ) -> list[dict[str, Any]]:
+        return await controller().rounds_search(
+            table=table,
+            since=_stamp(since),
+            until=_stamp(until),
+            player=player,
+            alert_code=alert,
+            limit=limit,
+        )
+
     @router.get("/tables/{table}/rounds")
     async def table_rounds(
         table: str,
@@ -189,14 +206,7 @@ def build_router(ctx: WebContext) -> APIRouter:
             controller().table(table)
         except StudioError as exc:
             raise fail(exc) from exc
-        return await controller().rounds_search(
-            table=table,
-            since=_stamp(since),
-            until=_stamp(until),
-            player=player,
-            alert_code=alert,
-            limit=limit,
-        )
+        return await search_rounds(table, since, until, player, alert, limit)
 
     @router.get("/rounds")
     async def rounds(
@@ -208,14 +218,7 @@ def build_router(ctx: WebContext) -> APIRouter:
         limit: Limit = 100,
         _: str = Depends(reader),
     ) -> list[dict[str, Any]]:
-        return await controller().rounds_search(
-            table=table,
-            since=_stamp(since),
-            until=_stamp(until),
-            player=player,
-            alert_code=alert,
-            limit=limit,
-        )
+        return await search_rounds(table, since, until, player, alert, limit)
 
     @router.get("/rounds/{round_id}")
     async def round_record(round_id: str, _: str = Depends(reader)) -> dict[str, Any]:
