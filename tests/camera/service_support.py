@@ -8,7 +8,9 @@ CameraService(source, recogniser, out.publish, device="cam-1",
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
+from studio.config import BrokerSettings
 from studio.contract.messages import CameraCard
 
 
@@ -33,3 +35,25 @@ class ServiceOutputs:
     def statuses(self) -> list[str]:
         """The health reports' statuses alone."""
         return [status for status, _ in self.health]
+
+
+def camera_config(folder: Path, broker: BrokerSettings, table: str, options: str) -> Path:
+    """``folder/studio.toml`` with one table and its camera ``cam-1`` (``options``: the
+    inline table's contents), on the test's broker and client id prefix."""
+    config = folder / "studio.toml"
+    config.write_text(
+        f"""
+[broker]
+url = "{broker.url}"
+client_id_prefix = "{broker.client_id_prefix}"
+
+[[tables]]
+id = "{table}"
+
+[[tables.devices]]
+id = "cam-1"
+kind = "camera"
+options = {{ {options} }}
+"""
+    )
+    return config

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from service_support import camera_config
 
 from calibration.deck_profile import DeckProfile
 from hwsim.camera.virtual import VirtualCamera
@@ -33,23 +34,8 @@ def _write_setup(
     # "virtual" is the simulator's live camera with seed 0: the table calibration is its own.
     VirtualCamera(level="easy", seed=0).calibration().save(tmp_path / "table.json")
     deck_profile.save(tmp_path / "deck.json")
-    config = tmp_path / "studio.toml"
-    config.write_text(
-        f"""
-[broker]
-url = "{broker.url}"
-client_id_prefix = "{broker.client_id_prefix}"
-
-[[tables]]
-id = "{table}"
-
-[[tables.devices]]
-id = "cam-1"
-kind = "camera"
-options = {{ source = "virtual", deck = "deck.json", table = "table.json", max_fps = 5 }}
-"""
-    )
-    return config
+    options = 'source = "virtual", deck = "deck.json", table = "table.json", max_fps = 5'
+    return camera_config(tmp_path, broker, table, options)
 
 
 def _command(config: Path, state_dir: Path) -> list[str]:

@@ -17,6 +17,7 @@ import cv2
 import pytest
 from camera_health import health_reports
 from process_support import wait_line
+from service_support import camera_config
 
 from calibration.deck_profile import DeckProfile
 from drivers.camera.runner import build_cameras
@@ -58,23 +59,8 @@ def _write_setup(
     cam.clear()
     for i in range(8, 16):
         write(i)
-    config = tmp_path / "studio.toml"
-    config.write_text(
-        f"""
-[broker]
-url = "{broker.url}"
-client_id_prefix = "{broker.client_id_prefix}"
-
-[[tables]]
-id = "{table}"
-
-[[tables.devices]]
-id = "cam-1"
-kind = "camera"
-options = {{ source = "frames", deck = "deck.json", table = "table.json", settle_frames = 3, remove_frames = 4 }}
-"""
-    )
-    return config
+    options = 'source = "frames", deck = "deck.json", table = "table.json", settle_frames = 3, remove_frames = 4'
+    return camera_config(tmp_path, broker, table, options)
 
 
 async def _run_camera(config: Path, state_dir: Path) -> None:

@@ -9,18 +9,15 @@ from __future__ import annotations
 
 import asyncio
 import signal
-import sys
 from pathlib import Path
 
 import httpx
 import pytest
-from http_support import form_token, wait_healthy
+from http_support import controller_config, form_token, start_controller, wait_healthy
 
 from studio.bus.embedded import free_port
 from studio.config import BrokerSettings
 from studio.console.pages import LOGIN_PATH
-
-STUDIO = Path(sys.executable).parent / "studio"
 
 
 @pytest.mark.timeout(120)
@@ -29,18 +26,8 @@ async def test_the_per_address_limit_of_the_file_refuses_the_address(
     broker: BrokerSettings, tmp_path: Path, table_id: str
 ) -> None:
     port = free_port()
-    config = tmp_path / "studio.toml"
-    config.write_text(
-        f'[broker]\nurl = "{broker.url}"\nclient_id_prefix = "{broker.client_id_prefix}"\n'
-        f'[database]\nurl = "sqlite:///{tmp_path}/studio.db"\n'
-        f"[web]\nport = {port}\n"
-        "[console]\nremote_max_failures = 1\n"
-        f'[[tables]]\nid = "{table_id}"\n'
-    )
-    process = await asyncio.create_subprocess_exec(
-        str(STUDIO), "controller", "run", "--config", str(config),
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
+    extra = "[console]\nremote_max_failures = 1\n"
+    process = await start_controller(controller_config(tmp_path, broker, table_id, port, extra))
     try:
         async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=10) as client:
             await wait_healthy(client, process)

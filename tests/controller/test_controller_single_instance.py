@@ -11,18 +11,15 @@ from __future__ import annotations
 
 import asyncio
 import signal
-import sys
 from pathlib import Path
 
 import httpx
 import pytest
-from http_support import wait_healthy
+from http_support import controller_config, start_controller, wait_healthy
 
 from studio.bus.embedded import free_port
 from studio.config import BrokerSettings
 from studio.store import Database, EventLog
-
-STUDIO = Path(sys.executable).parent / "studio"
 
 
 async def _count_starts(url: str) -> int:
@@ -37,24 +34,12 @@ async def test_a_second_controller_on_the_database_is_refused(
 ) -> None:
     port = free_port()
     url = f"sqlite:///{tmp_path}/studio.db"
-    config = tmp_path / "studio.toml"
-    config.write_text(
-        f'[broker]\nurl = "{broker.url}"\nclient_id_prefix = "{broker.client_id_prefix}"\n'
-        f'[database]\nurl = "{url}"\n'
-        f"[web]\nport = {port}\n"
-        f'[[tables]]\nid = "{table_id}"\n'
-    )
-    first = await asyncio.create_subprocess_exec(
-        str(STUDIO), "controller", "run", "--config", str(config),
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
+    config = controller_config(tmp_path, broker, table_id, port)
+    first = await start_controller(config)
     try:
         async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=10) as client:
             await wait_healthy(client, first)
-        second = await asyncio.create_subprocess_exec(
-            str(STUDIO), "controller", "run", "--config", str(config),
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-        )  # fmt: skip
+        second = await start_controller(config)
         async with asyncio.timeout(60):
             _, err = await second.communicate()
         assert second.returncode == 2, err.decode()[-2000:]
@@ -83,29 +68,13 @@ async def test_a_second_controller_on_another_database_and_the_same_broker_is_re
     # var/studio.db, so the database lock let it in; it took the running controller's broker
     # session in turn (each dropped 6-7 times in 15 s) and overwrote the table's retained
     # prompt with its own.
-    def config(folder: Path, port: int) -> Path:
-        folder.mkdir()
-        path = folder / "studio.toml"
-        path.write_text(
-            f'[broker]\nurl = "{broker.url}"\nclient_id_prefix = "{broker.client_id_prefix}"\n'
-            f'[database]\nurl = "sqlite:///{folder}/studio.db"\n'
-            f"[web]\nport = {port}\n"
-            f'[[tables]]\nid = "{table_id}"\n'
-        )
-        return path
-
     port = free_port()
-    first = await asyncio.create_subprocess_exec(
-        str(STUDIO), "controller", "run", "--config", str(config(tmp_path / "here", port)),
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
+    first = await start_controller(controller_config(tmp_path / "here", broker, table_id, port))
     try:
         async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=10) as client:
             await wait_healthy(client, first)
-        second = await asyncio.create_subprocess_exec(
-            str(STUDIO), "controller", "run", "--config", str(config(tmp_path / "there", free_port())),
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-        )  # fmt: skip
+        there = controller_config(tmp_path / "there", broker, table_id, free_port())
+        second = await start_controller(there)
         async with asyncio.timeout(60):
             _, err = await second.communicate()
         assert second.returncode == 2, err.decode()[-2000:]
