@@ -110,9 +110,10 @@ class SimCamera:
         the ``reason``.
         """
         if zone is not None:
-            self.virtual.layout.zone(zone)  # an unknown zone is refused before any card lands
-            self._due = None  # this is the card due, if one is
-            return [self.place(card.code, zone) for card in cards]
+            # An unknown zone: place() refuses the first card, before any lands.
+            landed = [self.place(card.code, zone) for card in cards]
+            self._due = None  # this was the card due, if one was
+            return landed
         codes = [card.code for card in cards]
         if self._due is not None:
             due, self._due = self._due, None
