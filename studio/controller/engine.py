@@ -67,7 +67,7 @@ class EngineRound:
         command = game_command.validate_python(data)
         rnd = self.round
         if isinstance(command, BetCommand):
-            rnd.place_wager(
+            wager_id = rnd.place_wager(
                 command.seat,
                 command.player,
                 command.stake,
@@ -78,6 +78,15 @@ class EngineRound:
                 behind_split=command.behind_split,
                 allow_bet_behind=command.allow_bet_behind,
             )
+            if rnd.logic >= 4:
+                # What the rule set took, rounded: the platform debits this, not what it sent.
+                wager = next(w for w in rnd.boxes[command.seat].wagers if w.id == wager_id)
+                return {
+                    "taken": {
+                        "stake": str(wager.stake),
+                        "side_bets": {k.value: str(v) for k, v in wager.side_bets.items()},
+                    }
+                }
         elif isinstance(command, DecisionCommand):
             if command.action == "surrender" and rnd.phase is Phase.INSURANCE:
                 rnd.early_surrender(command.seat, True, player=command.player)

@@ -43,6 +43,7 @@ from studio.controller.table import (
     FIRST_LOGIC,
     ROUND_PHASES,
     Input,
+    InputFailed,
     Output,
     TableController,
 )
@@ -312,6 +313,13 @@ class ControllerService:
                 refused = {**data, "error": str(exc)}
                 await self.log.append(table_id, "manager.refused", refused, round_id=round_before)
                 raise
+            except Exception as exc:
+                # A fault of ours on one input (it once was a side bet of 1e27): that input
+                # is not applied, and the rest go on. Escaping, it ended the consumer's task
+                # group and with it every table's inputs.
+                _LOGGER.exception("input %s on %s failed; not applied", kind, table_id)
+                await self._rebuild_table(table_id)
+                raise InputFailed(f"{kind} could not be applied: {exc!r}") from exc
             if kind in ("shoe.card", "camera.card"):
                 elapsed = (asyncio.get_running_loop().time() - started) * 1000
                 self.stats.validation_ms.append(elapsed)

@@ -110,8 +110,11 @@ _CARD_FIELDS = frozenset({"card", "applied", "discarded", "to"})
 # 13: the hole card is compared with the camera only once turned over (a sighting in its zone
 # waits; none is paired with it), and an alert naming what the camera saw conceals it while
 # the hole card lies face down (up to 12 a camera that saw its face confirmed it at once, and
-# a misread of it went out in a misscan's message: the hole card's rank to every reader).
-LOGIC: Final = 13
+# a misread of it went out in a misscan's message: the hole card's rank to every reader);
+# 14: the rules engine's logic 4 (a side bet that rounds down to nothing is refused, not
+# dropped), and an accepted bet says what was taken (``taken``: the stake and side bets as
+# the rule set rounded them; up to 13 the platform saw only what it had sent).
+LOGIC: Final = 14
 FIRST_LOGIC: Final = 1
 # The phases of a round in progress: its burn card (logic 9), its bets, its cards.
 ROUND_PHASES: Final = ("burning", "betting", "dealing")
@@ -130,6 +133,10 @@ def _window(pending: dict[str, Any] | None) -> tuple[Any, ...] | None:
 
 class CommandRejected(StudioError):
     """A game command that cannot be applied now (wrong phase, illegal, over the limit)."""
+
+
+class InputFailed(StudioError):
+    """An input that could not be applied for a fault of the controller's own (logged)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,7 +266,9 @@ class TableController:
         """The rules engine's logic (studio.rules.round.LOGIC) this table's logic runs."""
         if self.logic <= 5:
             return 1
-        return 2 if self.logic == 6 else 3
+        if self.logic == 6:
+            return 2
+        return 3 if self.logic <= 13 else 4
 
     def _count_shoe_by_logic(self) -> None:
         # Up to logic 3 the shoe's count was the census's (see ShoeTracker.cards_dealt).

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 from enum import StrEnum
 from typing import Any, Final, Literal
 
@@ -50,8 +50,10 @@ from studio.rules.strategy import Action, best_action, strategy_for
 # 004; under logic 1 the vote stayed open and a tie then fell to best strategy). 3: the dealer
 # plays her hand out while a Buster Blackjack bet is live, even when every hand is bust or
 # surrendered (under logic 2 she stopped, and the bet lost without her drawing: a lone box's
-# Buster returned about 82% against the certified 93.87%, which assumes she plays out).
-LOGIC: Final = 3
+# Buster returned about 82% against the certified 93.87%, which assumes she plays out). 4: a
+# side bet that rounds down to nothing (0.001) is refused as below its minimum (up to 3 it
+# was dropped and the main bet taken without it, the player never told).
+LOGIC: Final = 4
 FIRST_LOGIC: Final = 1
 
 
@@ -345,6 +347,14 @@ class Round:
         self.phase = Phase.BETTING
         self._log({"type": "open_betting", "logic": self.logic})
 
+    def _stake(self, value: Decimal | str | int) -> Decimal:
+        """An amount as the rule set rounds it; one too large to round is refused."""
+        try:
+            return self.rules.quantize_stake(_money(value))
+        except InvalidOperation:
+            # Decimal's context holds 28 digits: 1e26 and above cannot be rounded to cents.
+            raise WagerError(f"not an amount of money a table takes: {value!r}") from None
+
     def place_wager(
         self,
         seat: int,
@@ -366,7 +376,7 @@ class Round:
             raise WagerError(f"no seat {seat!r}: the table has seats 1..{table.seats}")
         if not player:
             raise WagerError("a wager needs a player id")
-        amount = self.rules.quantize_stake(_money(stake))
+        amount = self._stake(stake)
         if amount < table.min_bet or amount > table.max_bet:
             raise WagerError(
                 f"stake {amount} outside the table limits {table.min_bet}..{table.max_bet}"
@@ -380,12 +390,14 @@ class Round:
             rules = self.rules.side_bets.get(kind)
             if rules is None:
                 raise WagerError(f"side bet {key!r} is not offered by {self.rules.name}")
-            side = self.rules.quantize_stake(_money(value))
-            if side == 0:
-                continue
+            side = self._stake(value)
+            if side == 0 and (self.logic < 4 or _money(value) == 0):
+                continue  # "no side bet"
             if side < rules.min_bet or side > rules.max_bet:
+                asked = f" ({value} asked)" if self.logic >= 4 and side != _money(value) else ""
                 raise WagerError(
-                    f"side bet {key!r} of {side} outside its limits {rules.min_bet}..{rules.max_bet}"
+                    f"side bet {key!r} of {side}{asked} outside its limits "
+                    f"{rules.min_bet}..{rules.max_bet}"
                 )
             sides[kind] = side
         box = self.boxes.setdefault(seat, Box(seat))

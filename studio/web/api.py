@@ -24,6 +24,7 @@ from studio.contract.rounds import rfc3339
 from studio.controller import ControllerService, UnknownTable
 from studio.controller.alerts import AlertError
 from studio.controller.commands import Reason
+from studio.controller.table import InputFailed
 from studio.errors import StudioError
 from studio.store.eventlog import ChainReport
 from studio.web.context import WebContext
@@ -117,6 +118,8 @@ def build_router(ctx: WebContext) -> APIRouter:
             return HTTPException(404, str(exc.args[0]) if exc.args else "not found")
         if isinstance(exc, ValidationError):
             return HTTPException(422, exc.errors(include_url=False, include_context=False))
+        if isinstance(exc, InputFailed):
+            return HTTPException(500, str(exc))  # ours, not the request's: logged
         return HTTPException(409, str(exc))
 
     @router.get("/tables")

@@ -431,3 +431,34 @@ def test_settle_too_early() -> None:
     rnd.close_betting()
     with pytest.raises(RoundStateError, match="next card is for seat_hand"):
         rnd.settle()
+
+
+@pytest.mark.parametrize("logic", [1, 4])
+def test_an_amount_too_large_to_round_is_refused_as_money(logic: int) -> None:
+    # Decimal's 28 digits cannot round 1e26 to cents: it raised InvalidOperation, which is
+    # not a RuleError, and the controller's command consumer died of it.
+    rnd = Round(preset("clubhouse"), logic=logic)
+    rnd.open_betting()
+    with pytest.raises(WagerError, match="not an amount of money"):
+        rnd.place_wager(1, "p1", "1e30")
+    with pytest.raises(WagerError, match="not an amount of money"):
+        rnd.place_wager(1, "p1", "10", {"perfect_pairs": "1e27"})
+    with pytest.raises(WagerError, match="limits"):
+        rnd.place_wager(1, "p1", "10", {"perfect_pairs": "1e25"})  # rounds; over the limit
+    assert rnd.boxes == {}
+
+
+def test_a_side_bet_rounding_to_nothing_is_refused_not_dropped() -> None:
+    rnd = new_round("clubhouse")
+    with pytest.raises(WagerError, match=r"'perfect_pairs' of 0\.00 \(0\.001 asked\) outside"):
+        rnd.place_wager(1, "p1", "1.00", {"perfect_pairs": "0.001"})
+    assert rnd.boxes == {}
+    rnd.place_wager(1, "p1", "1.00", {"perfect_pairs": "0", "21+3": "1.009"})
+    (wager,) = rnd.boxes[1].wagers
+    assert {k.value: v for k, v in wager.side_bets.items()} == {"21+3": Decimal("1.00")}
+    # Engine logic 3 and before dropped it, taking the main bet alone: a log of then
+    # replays so.
+    old = Round(preset("clubhouse"), logic=3)
+    old.open_betting()
+    old.place_wager(1, "p1", "1.00", {"perfect_pairs": "0.001"})
+    assert old.boxes[1].wagers[0].side_bets == {}

@@ -1,0 +1,151 @@
+"""What a bet's amounts become: refused when they are not money a table takes, and an
+accepted bet says what the rule set took (rounded down at the cent by seed 004).
+
+A side bet of 1e27 passed the command's validation (only the stake was bounded), and
+rounding it to cents raised ``decimal.InvalidOperation`` in the rules engine: not a
+refusal but an exception that ended the controller's command consumer. A side bet of
+0.001 was dropped, the bet accepted without it and the platform not told.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+from test_controller_table import Driver
+
+from studio.bus import MessageBus
+from studio.config import BrokerSettings, StudioConfig, TableSettings
+from studio.contract.topics import Topics
+from studio.controller import ControllerService, TableController
+from studio.controller.table import InputFailed
+from studio.store import Database, EventLog
+from studio.streams import Fanout
+
+
+async def _open_betting(service: ControllerService, table_id: str) -> None:
+    census = {r: 32 for r in "A23456789TJQK"}
+    shuffled = {"count": 416, "census": census}
+    for kind, event, data in [
+        ("shuffler.event", "shuffle_complete", shuffled),
+        ("shoe.event", "shoe_loaded", {"shoe": "S1"}),
+    ]:
+        device = "shuf" if kind == "shuffler.event" else "shoe"
+        body = {"device": device, "seq": 1, "ts": "2026-12-05T12:00:00+00:00", "event": event}
+        await service.submit(table_id, kind, {**body, "data": data})
+    assert service.tables[table_id].phase == "betting"
+
+
+def _betting(d: Driver) -> None:
+    d.shuffle()
+    d.load()
+    d.tick(0.1)
+    assert d.table.phase == "betting"
+
+
+def _accepted(d: Driver, cid: str) -> dict[str, Any]:
+    return next(
+        e["data"] for e in d.events if e["type"] == "command_accepted" and e["data"]["id"] == cid
+    )
+
+
+def test_an_accepted_bet_says_what_the_rule_set_took() -> None:
+    d = Driver(single_source=True)
+    _betting(d)
+    d.bet(1, "p1", "10.009", side_bets={"perfect_pairs": "1.009", "21+3": "0"})
+    accepted = _accepted(d, "bet-1-p1")
+    assert accepted["taken"] == {"stake": "10.00", "side_bets": {"perfect_pairs": "1.00"}}
+    assert accepted["command"]["stake"] == "10.009"  # what was sent, as before
+    assert d.table.commands_seen["bet-1-p1"]["taken"]["stake"] == "10.00"
+
+
+def test_a_side_bet_that_rounds_to_nothing_or_cannot_be_rounded_is_refused() -> None:
+    d = Driver(single_source=True)
+    _betting(d)
+    d.bet(1, "p1", "10", cid="tiny", side_bets={"perfect_pairs": "0.009"})
+    assert "'perfect_pairs' of 0.00 (0.009 asked) outside its limits" in d.rejected("tiny")
+    d.bet(1, "p1", "10", cid="huge", side_bets={"perfect_pairs": "1e27"})
+    assert "not an amount of money" in d.rejected("huge")
+    d.bet(1, "p1", "10", cid="fine")
+    assert _accepted(d, "fine")["taken"]["stake"] == "10.00"
+
+
+def test_a_log_of_logic_13_replays_the_dropped_side_bet_as_it_was() -> None:
+    d = Driver(single_source=True)
+    d.table.logic = 13  # the logic a replay runs for a run logged with it
+    _betting(d)
+    d.bet(1, "p1", "10", cid="tiny", side_bets={"perfect_pairs": "0.009"})
+    assert "taken" not in _accepted(d, "tiny")
+    assert d.table.engine is not None
+    assert d.table.engine.round.boxes[1].wagers[0].side_bets == {}
+
+
+async def test_a_command_the_engine_refuses_over_mqtt_leaves_the_consumer_running(
+    broker: BrokerSettings, database: Database, table_id: str
+) -> None:
+    config = StudioConfig(
+        broker=broker,
+        tables=[TableSettings(id=table_id, ruleset="clubhouse", single_source=True)],
+    )
+    async with (
+        MessageBus(broker, f"controller-{table_id}") as bus,
+        MessageBus(broker, f"platform-{table_id}") as platform,
+        ControllerService(config, bus, EventLog(database), Fanout(bus)) as service,
+    ):
+        await _open_betting(service, table_id)
+        table = service.tables[table_id]
+        bet = {"type": "bet", "seat": 1, "player": "p1", "stake": "10"}
+        topic = Topics(table_id).game_commands
+        await platform.publish(
+            topic, json.dumps({**bet, "id": "huge", "side_bets": {"21+3": "1e27"}})
+        )
+        await platform.publish(topic, json.dumps({**bet, "id": "fine"}))
+        async with asyncio.timeout(20):
+            while "fine" not in table.commands_seen:
+                await asyncio.sleep(0.02)
+        assert table.commands_seen["huge"]["accepted"] is False
+        assert table.commands_seen["fine"]["accepted"] is True
+        assert all(not task.done() for task in service._tasks)
+
+
+async def test_an_input_that_fails_for_a_fault_of_ours_is_not_applied_and_the_rest_go_on(
+    broker: BrokerSettings, database: Database, table_id: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Whatever the next such fault is, one input must not end every table's consumers.
+    real = TableController._apply_command
+
+    def faulty(self: TableController, command: Any) -> dict[str, Any]:
+        if command.id.startswith("boom"):
+            raise ArithmeticError("a fault of ours")
+        return real(self, command)
+
+    monkeypatch.setattr(TableController, "_apply_command", faulty)
+    config = StudioConfig(
+        broker=broker,
+        tables=[TableSettings(id=table_id, ruleset="clubhouse", single_source=True)],
+    )
+    async with (
+        MessageBus(broker, f"controller-{table_id}") as bus,
+        MessageBus(broker, f"platform-{table_id}") as platform,
+        ControllerService(config, bus, EventLog(database), Fanout(bus)) as service,
+    ):
+        await _open_betting(service, table_id)
+        bet = {"type": "bet", "seat": 1, "player": "p1", "stake": "10"}
+        with pytest.raises(InputFailed, match="a fault of ours"):
+            await service.submit_command(table_id, {**bet, "id": "boom-rest"})
+        topic = Topics(table_id).game_commands
+        await platform.publish(topic, json.dumps({**bet, "id": "boom-mqtt"}))
+        await platform.publish(topic, json.dumps({**bet, "id": "fine"}))
+        async with asyncio.timeout(20):
+            while "fine" not in service.tables[table_id].commands_seen:
+                await asyncio.sleep(0.02)
+        table = service.tables[table_id]  # rebuilt from the log after each fault
+        assert table.commands_seen["fine"]["accepted"] is True
+        assert "boom-rest" not in table.commands_seen
+        assert "boom-mqtt" not in table.commands_seen
+        assert all(not task.done() for task in service._tasks)
+        logged = [r.payload.get("id") for r in await service.log.read(table_id=table_id)]
+        assert "fine" in logged
+        assert not {"boom-rest", "boom-mqtt"} & set(logged)
