@@ -10,12 +10,14 @@ from typing import Any
 import typer
 
 from studio.errors import StudioError
-from studio.rules.replay import replay_round
+from studio.rules.replay import replay_round, scenario_parts, unmet_expectations
 from studio.text import NotUtf8Error, utf8_text
 
 
 def replay_command(
-    file: Path = typer.Argument(..., help="round document (see docs/replay.md); '-' reads stdin"),
+    file: Path = typer.Argument(
+        ..., help="round document or scenario file (see docs/replay.md); '-' reads stdin"
+    ),
     compact: bool = typer.Option(False, "--compact", help="one-line JSON"),
 ) -> None:
     """Replay a recorded round through the rules engine and print the settlement as JSON."""
@@ -37,11 +39,22 @@ def replay_command(
         typer.echo(f"error: {file} is not JSON: nested too deeply", err=True)
         raise typer.Exit(2) from None
     try:
-        result = replay_round(data)
+        # A scenario file (docs/replay.md, Worked examples) replays its round and checks
+        # its expectations; any other document is a round.
+        scenario = scenario_parts(data)
+        result = replay_round(data if scenario is None else scenario[0])
     except StudioError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None
     typer.echo(json.dumps(result) if compact else pretty_json(result))
+    if scenario is not None and scenario[1]:
+        unmet = unmet_expectations(result, scenario[1])
+        for line in unmet:
+            typer.echo(f"expectation not met: {line}", err=True)
+        held = len(scenario[1]) - len(unmet)
+        typer.echo(f"scenario: {held} of {len(scenario[1])} expectations hold", err=True)
+        if unmet:
+            raise typer.Exit(1)
 
 
 _FLAT_LIST = re.compile(

@@ -288,6 +288,37 @@ def _action_round(rnd: Round, seat: int) -> tuple[int, int, int, int] | None:
     return seat, now.hand, len(box.hands), len(box.hands[now.hand].actions)
 
 
+# A scenario file (tests/rules/scenarios/): a round with the seed text it illustrates and
+# what its result must hold, as ``"dotted.path": value`` (``boxes.0.hands.1.outcome``).
+SCENARIO_KEYS = {"round", "seed", "text", "expect"}
+
+
+def scenario_parts(data: Any) -> tuple[Mapping[str, Any], Mapping[str, Any]] | None:
+    """A scenario document's round and expectations; None when ``data`` is a bare round."""
+    if not isinstance(data, Mapping) or "round" not in data or set(data) - SCENARIO_KEYS:
+        return None
+    expect = data.get("expect", {})
+    _require(isinstance(data["round"], Mapping), "a scenario's round must be an object")
+    _require(isinstance(expect, Mapping), "a scenario's expect must be an object")
+    return data["round"], expect
+
+
+def unmet_expectations(result: Any, expect: Mapping[str, Any]) -> list[str]:
+    """Each expectation the result does not hold, as ``path: expected X, got Y``."""
+    unmet = []
+    for path, expected in expect.items():
+        found: Any = result
+        try:
+            for part in str(path).split("."):
+                found = found[int(part)] if isinstance(found, list) else found[part]
+        except (KeyError, IndexError, ValueError, TypeError):
+            unmet.append(f"{path}: expected {expected!r}, the result has no such field")
+            continue
+        if found != expected:
+            unmet.append(f"{path}: expected {expected!r}, got {found!r}")
+    return unmet
+
+
 def replay_round(data: Mapping[str, Any]) -> dict[str, Any]:
     """Replay and settle a round document; return the JSON-able result.
 

@@ -143,3 +143,29 @@ def test_worked_examples_in_the_docs_are_the_real_output() -> None:
     assert len(pairs) == 3  # one per seed
     for given, printed in pairs:
         assert replay_round(json.loads(given)) == json.loads(printed)
+
+
+def test_a_scenario_file_replays_its_round_and_checks_what_it_expects(tmp_path: Path) -> None:
+    # docs/replay.md's worked examples are scenario files: `studio replay` on one said
+    # "unknown field(s) ['expect', 'round', 'seed', 'text']" (an auditor's first try).
+    runner = CliRunner()
+    scenarios = Path(__file__).parent / "scenarios"
+    ok = runner.invoke(app, ["replay", str(scenarios / "clubhouse_split_aces.json")])
+    assert ok.exit_code == 0, ok.output
+    assert json.loads(ok.stdout)["boxes"][0]["hands"][0]["outcome"] == "win"
+    assert "scenario: 13 of 13 expectations hold" in ok.stderr
+    scenario = json.loads((scenarios / "clubhouse_split_aces.json").read_text())
+    scenario["expect"]["dealer.total"] = 18
+    scenario["expect"]["boxes.0.hands.7.total"] = 21
+    wrong = tmp_path / "wrong.json"
+    wrong.write_text(json.dumps(scenario))
+    res = runner.invoke(app, ["replay", str(wrong)])
+    assert res.exit_code == 1
+    assert "expectation not met: dealer.total: expected 18, got 17" in res.stderr
+    assert "boxes.0.hands.7.total: expected 21, the result has no such field" in res.stderr
+    assert "scenario: 12 of 14 expectations hold" in res.stderr
+    # A round document with a "round" field among others is still a round (and refused).
+    mixed = tmp_path / "mixed.json"
+    mixed.write_text(json.dumps({**doc(), "round": scenario["round"]}))
+    res = runner.invoke(app, ["replay", str(mixed)])
+    assert res.exit_code == 1 and "unknown field(s) ['round']" in res.output
