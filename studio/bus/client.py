@@ -127,14 +127,18 @@ class Subscription(Generic[M]):
             # A model may declare a non-JSON wire form (availability is a bare word).
             from_wire = getattr(self.model, "from_wire", None)
             payload = from_wire(bytes(data)) if from_wire else self.model.model_validate_json(data)
-        except ValidationError as exc:
+        except Exception as exc:
+            # Any payload, whatever a validator raises on it (an OverflowError once passed
+            # through validation and ended the controller), is at worst malformed.
             topic = message.topic.value
             self.bus.stats.malformed[topic] += 1
             _LOGGER.warning(
                 "malformed payload on %s dropped (%d so far): %s",
                 topic,
                 self.bus.stats.malformed[topic],
-                exc.errors(include_url=False)[:3],
+                exc.errors(include_url=False)[:3]
+                if isinstance(exc, ValidationError)
+                else repr(exc),
             )
             return None
         return Received(message.topic.value, payload, bool(message.retain))

@@ -13,7 +13,7 @@ from typing import Any, Literal
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_serializer, field_validator
 
 from studio.cards import normalise_code
-from studio.contract.rounds import rfc3339
+from studio.contract.rounds import rfc3339, to_utc
 
 ZONE_PATTERN = r"^(dealer|seat:[1-9][0-9]?(:h[1-9])?)$"
 
@@ -35,7 +35,7 @@ class SourceEvent(Payload):
     @field_validator("ts")
     @classmethod
     def _to_utc(cls, value: datetime) -> datetime:
-        return value.astimezone(UTC)
+        return to_utc(value)
 
     @field_serializer("ts")
     def _rfc3339(self, value: datetime) -> str:

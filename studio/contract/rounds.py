@@ -3,9 +3,23 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_serializer
+from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, field_serializer
+
+
+def to_utc(value: datetime) -> datetime:
+    """An aware time in UTC. One that falls outside the years 1-9999 there (9999-12-31T23:59
+    at -05:00) is refused as a ValueError, which pydantic reports as invalid: its
+    OverflowError passed through validation and ended the controller's consumer."""
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:
+        raise ValueError("the time falls outside the years 1 to 9999 in UTC") from None
+
+
+# A time with a zone, held in UTC (queries and payloads).
+UtcDatetime = Annotated[AwareDatetime, AfterValidator(to_utc)]
 
 
 def rfc3339(value: datetime) -> str:

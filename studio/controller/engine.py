@@ -71,7 +71,11 @@ class EngineRound:
                 command.seat,
                 command.player,
                 command.stake,
-                {k: v for k, v in command.side_bets.items() if v > 0},
+                # From engine logic 4 the engine judges every one (a negative amount, an
+                # unknown name); up to 3 those of 0 or less were dropped here, unjudged.
+                command.side_bets
+                if rnd.logic >= 4
+                else {k: v for k, v in command.side_bets.items() if v > 0},
                 behind=command.behind,
                 auto_consent=command.consent_auto,
                 behind_double=command.behind_double,

@@ -74,6 +74,9 @@ HEALTH_SUFFIX = "#health"
 # the order they are drawn). A camera's sightings are paired by card and zone, not order,
 # and a camera answers no replay: holding them would only make them late.
 ORDERED_KINDS = {"shoe.card", "shoe.event", "shuffler.event", "cutcard.event"}
+# How far ahead of what the controller has a device's seq may be: far beyond any real
+# hole (a driver keeps 4,096 events to re-send; a shoe holds 416 cards).
+MAX_SEQ_JUMP = 100_000
 _LOGGED_OUTPUTS = {Channel.ROUND_EVENTS: "out.round_event", Channel.ALERTS: "out.alert"}
 
 
@@ -92,6 +95,7 @@ class ControllerStats:
     gaps_requested: int = 0
     tails_requested: int = 0
     held_overflows: int = 0
+    implausible_seqs: int = 0  # events dropped for a seq far beyond their device's
     validation_ms: list[float] = field(default_factory=list)
 
 
@@ -407,6 +411,8 @@ class ControllerService:
         (a replay) or given up (``device.gap``), then applied in seq order.
         """
         async with self._order[table_id]:
+            if self._implausible_seq(table_id, kind, data):
+                return
             if self._observe_seq(table_id, kind, data) is SeqVerdict.DUPLICATE:
                 self.stats.duplicates += 1
                 return
@@ -431,6 +437,31 @@ class ControllerService:
                     )
                     await self._record_gap(table_id, device, tracker.missing(device))
             await self._release(table_id, device)
+
+    def _implausible_seq(self, table_id: str, kind: str, data: dict[str, Any]) -> bool:
+        """A seq too far ahead of its device's to be its numbering: dropped, never a hole.
+
+        Taken, seq 2**63 opened a hole the gap repair gave up 1,000 seqs at a time (an
+        integrity alert every ~11 s, for ever), and the device's real events that came
+        after a given-up range were dropped as duplicates.
+        """
+        if kind == "device.health":
+            return False  # its seqs are Unix milliseconds
+        device, seq = data["device"], data["seq"]
+        last = self._trackers[table_id].last_contiguous(device)
+        if not last or seq - last <= MAX_SEQ_JUMP:
+            return False
+        self.stats.implausible_seqs += 1
+        _LOGGER.error(
+            "%s/%s: %s seq %d is %d ahead of the device's last (%d): not its numbering; dropped",
+            table_id,
+            device,
+            kind,
+            seq,
+            seq - last,
+            last,
+        )
+        return True
 
     async def _apply(self, table_id: str, kind: str, data: dict[str, Any]) -> None:
         try:

@@ -957,9 +957,8 @@ class TableController:
         if not self._device_ok(event.device, "shuffler", inp.data):
             return
         if event.event == "shuffle_complete":
-            count = int(event.data.get("count", -1))
-            census = {str(k): int(v) for k, v in dict(event.data.get("census", {})).items()}
-            problems = census_problems(count, census, self.ruleset.shoe.decks)
+            count, census, unreadable = self._shuffler_count(event.data)
+            problems = unreadable or census_problems(count, census, self.ruleset.shoe.decks)
             self.shuffle_verified = not problems
             self._event("shuffle_verified" if not problems else "shuffle_rejected", count=count)
             if problems:
@@ -979,7 +978,42 @@ class TableController:
                 [{"source": "shuffler", **inp.data}],
             )
         else:
-            self._event(f"shuffler_{event.event}", **event.data)
+            self._pass_on("shuffler", event)
+
+    def _shuffler_count(self, data: dict[str, Any]) -> tuple[int, dict[str, int], list[str]]:
+        """A ``shuffle_complete``'s count and census, and what of them cannot be read.
+
+        From logic 14 they must be whole numbers as sent (up to 13 ``int()`` made 416.9 and
+        "416" a count of 416, and ``"abc"`` or a census that was no mapping raised): a
+        count that cannot be read is a count that does not verify.
+        """
+        raw_count, raw_census = data.get("count", -1), data.get("census", {})
+        if self.logic < 14:
+            return int(raw_count), {str(k): int(v) for k, v in dict(raw_census).items()}, []
+
+        def whole(value: Any) -> bool:
+            return isinstance(value, int) and not isinstance(value, bool)
+
+        if not whole(raw_count):
+            return -1, {}, [f"count {str(raw_count)[:32]!r} is not a whole number"]
+        if not isinstance(raw_census, dict) or not all(whole(v) for v in raw_census.values()):
+            return raw_count, {}, [f"census {str(raw_census)[:64]!r} is not ranks and counts"]
+        return raw_count, {str(k): v for k, v in raw_census.items()}, []
+
+    def _pass_on(self, source: str, event: DeviceEvent) -> None:
+        """A device event the controller has no rule for, passed on as it came.
+
+        From logic 14 as ``device_event`` with the device's name, event and data apart
+        from the controller's own fields: up to 13 it went out as ``{source}_{event}`` with
+        the device's data as its fields, so a shoe's ``loaded`` event with data of its
+        choosing read as the controller's ``shoe_loaded``, and a data key ``type_`` raised.
+        """
+        if self.logic < 14:
+            self._event(f"{source}_{event.event}", **event.data)
+            return
+        self._event(
+            "device_event", source=source, device=event.device, event=event.event, data=event.data
+        )
 
     def _count_mismatch(self, evidence: dict[str, Any], why: str) -> None:
         self.shoe.out_of_play = True
@@ -1018,7 +1052,7 @@ class TableController:
                 AlertCode.INTEGRITY, "cut-card sensor fault", [{"source": "cutcard", **inp.data}]
             )
         else:
-            self._event(f"cutcard_{event.event}", **event.data)
+            self._pass_on("cutcard", event)
 
     def _on_shoe_event(self, inp: Input) -> None:
         event = DeviceEvent.model_validate(inp.data)
@@ -1048,7 +1082,7 @@ class TableController:
                 AlertCode.INTEGRITY, _SHOE_FAULTS[event.event], [{"source": "shoe", **inp.data}]
             )
         else:
-            self._event(f"shoe_{event.event}", **event.data)
+            self._pass_on("shoe", event)
 
     def _load_shoe(self, shoe_id: str, evidence: dict[str, Any], *, final: bool = False) -> None:
         if self.phase in ROUND_PHASES:

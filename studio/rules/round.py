@@ -386,7 +386,7 @@ class Round:
             try:
                 kind = SideBetKind(key)
             except ValueError:
-                raise WagerError(f"unknown side bet {key!r}") from None
+                raise WagerError(f"unknown side bet {str(key)[:40]!r}") from None
             rules = self.rules.side_bets.get(kind)
             if rules is None:
                 raise WagerError(f"side bet {key!r} is not offered by {self.rules.name}")

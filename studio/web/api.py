@@ -16,11 +16,11 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Request
-from pydantic import AwareDatetime, BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from studio.console.auth import current_user, require_role
 from studio.console.users import Role, User
-from studio.contract.rounds import rfc3339
+from studio.contract.rounds import UtcDatetime, rfc3339
 from studio.controller import ControllerService, UnknownTable
 from studio.controller.alerts import AlertError
 from studio.controller.commands import Reason
@@ -35,8 +35,8 @@ MAX_ROUNDS = 1000  # rounds one search returns at most (the index's own cap)
 
 # Round searches: times as RFC 3339 with a zone, a limit of 1 to MAX_ROUNDS. Before, any
 # text passed ("since=yesterday" found nothing, 200) and limit=0 or -1 gave rounds.
-Since = Annotated[AwareDatetime | None, Query(description="rounds started at or after")]
-Until = Annotated[AwareDatetime | None, Query(description="rounds started before")]
+Since = Annotated[UtcDatetime | None, Query(description="rounds started at or after")]
+Until = Annotated[UtcDatetime | None, Query(description="rounds started before")]
 Limit = Annotated[int, Query(ge=1, le=MAX_ROUNDS)]
 
 
@@ -117,7 +117,10 @@ def build_router(ctx: WebContext) -> APIRouter:
             # Its message, not str(): a KeyError's str() quotes it ('"no table \'x\'"').
             return HTTPException(404, str(exc.args[0]) if exc.args else "not found")
         if isinstance(exc, ValidationError):
-            return HTTPException(422, exc.errors(include_url=False, include_context=False))
+            # Without the input: NaN or a lone surrogate in it made the answer a 500.
+            return HTTPException(
+                422, exc.errors(include_url=False, include_context=False, include_input=False)
+            )
         if isinstance(exc, InputFailed):
             return HTTPException(500, str(exc))  # ours, not the request's: logged
         return HTTPException(409, str(exc))

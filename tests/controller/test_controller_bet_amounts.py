@@ -149,3 +149,23 @@ async def test_an_input_that_fails_for_a_fault_of_ours_is_not_applied_and_the_re
         logged = [r.payload.get("id") for r in await service.log.read(table_id=table_id)]
         assert "fine" in logged
         assert not {"boom-rest", "boom-mqtt"} & set(logged)
+
+
+def test_a_negative_or_unknown_side_bet_is_refused_not_dropped() -> None:
+    # The controller dropped side bets of 0 or less before the engine saw them, so
+    # {"perfect_pairs": "-3"} or {"nonexistent": "-3"} was accepted as a plain bet.
+    d = Driver(single_source=True)
+    _betting(d)
+    d.bet(1, "p1", "10", cid="neg", side_bets={"perfect_pairs": "-3"})
+    assert "not an amount of money" in d.rejected("neg")
+    d.bet(1, "p1", "10", cid="ghost", side_bets={"nonexistent": "-3"})
+    assert "unknown side bet 'nonexistent'" in d.rejected("ghost")
+    d.bet(1, "p1", "10", cid="long", side_bets={"x" * 5000: "1"})
+    assert len(d.rejected("long")) < 80  # the name is cut, not echoed whole
+    d.bet(1, "p1", "10", cid="zero", side_bets={"perfect_pairs": "-0.00"})
+    assert _accepted(d, "zero")["taken"]["side_bets"] == {}
+    old = Driver(single_source=True)
+    old.table.logic = 13
+    _betting(old)
+    old.bet(1, "p1", "10", cid="neg", side_bets={"perfect_pairs": "-3"})
+    assert _accepted(old, "neg")["command"]["side_bets"] == {"perfect_pairs": "-3"}

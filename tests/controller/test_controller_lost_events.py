@@ -358,3 +358,34 @@ async def test_events_held_when_the_controller_stops_are_asked_for_at_the_next_s
             ("shoe.event", 2),
             ("shoe.event", 3),
         ]
+
+
+async def test_a_seq_far_beyond_its_device_s_numbering_is_dropped_not_a_hole(
+    broker: BrokerSettings, database: Database, table_id: str
+) -> None:
+    """A fuzzing review: shoe event seq 2**63 after seq 1 opened a hole given up 1,000 seqs
+    at a time (an integrity alert every ~11 s), and the device's real events after a
+    given-up range were dropped as duplicates."""
+    config = StudioConfig(
+        broker=broker,
+        tables=[TableSettings(id=table_id, devices=[{"id": "shoe-1", "kind": "shoe"}])],
+    )
+    topics = Topics(table_id)
+    async with (
+        MessageBus(broker, f"dev-{table_id}") as device,
+        MessageBus(broker, f"ctl-{table_id}") as bus,
+        ControllerService(config, bus, EventLog(database), Fanout(bus), gap_requests=2) as service,
+    ):
+        await device.wait_connected()
+        await asyncio.sleep(0.5)  # the controller's subscriptions are in place
+        for seq, event in [(1, "door_closed"), (2**63, "jam_cleared"), (2, "misread")]:
+            sent = DeviceEvent(device="shoe-1", seq=seq, ts=datetime.now(UTC), event=event)
+            await device.publish(topics.shoe_events, sent)
+        table = service.tables[table_id]
+        await until(lambda: service.received(table_id, "shoe-1") == 2)
+        await asyncio.sleep(3.5)  # what two requests for a hole and giving it up would take
+        assert service.stats.implausible_seqs == 1
+        assert [a.code.value for a in service.tables[table_id].alerts.all()] == ["misscan"]
+        assert service.stats.gaps_requested == 0
+        assert await EventLog(database).read(table_id=table_id, kinds=["device.gap"]) == []
+        assert table is service.tables[table_id]  # never rebuilt

@@ -187,7 +187,16 @@ async def test_a_command_posted_to_another_commands_endpoint_is_refused_as_such(
 
 @pytest.mark.parametrize(
     "query",
-    ["since=yesterday", "until=2026-13-01", "since=2026-12-05T10:00:00", "limit=0", "limit=-1"],
+    [
+        "since=yesterday",
+        "until=2026-13-01",
+        "since=2026-12-05T10:00:00",
+        "limit=0",
+        "limit=-1",
+        # Outside the years 1-9999 once in UTC: converting them overflowed, a 500.
+        "since=0001-01-01T00:00:00%2B05:00",
+        "until=9999-12-31T23:59:59-05:00",
+    ],
 )
 async def test_a_round_search_it_cannot_read_is_422(http: httpx.AsyncClient, query: str) -> None:
     # An integrator's walk-through: since=yesterday answered 200 [] (nothing matched the
@@ -201,3 +210,23 @@ async def test_a_round_search_takes_times_with_their_zone(http: httpx.AsyncClien
     for query in ("since=2026-12-05T10:00:00Z", "until=2026-12-05T12:00:00%2B02:00", "limit=1"):
         sent = await http.get(f"/api/rounds?{query}", headers=PLATFORM)
         assert sent.status_code == 200 and isinstance(sent.json(), list), (query, sent.text)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        '{"id": "n1", "player": "p", "seat": 1, "stake": NaN}',
+        '{"id": "n2", "player": "p", "seat": 1, "stake": 1e999999}',
+        '{"id": "n3", "player": "p", "seat": 1, "stake": "10", "side_bets": {"21+3": Infinity}}',
+        '{"id": "n4", "player": "\\u0000\\ud800", "seat": 1, "stake": "10", "oops": 1}',
+    ],
+)
+async def test_a_command_whose_values_json_cannot_echo_is_422_not_500(
+    http: httpx.AsyncClient, body: str
+) -> None:
+    # The 422 echoed each error's input: NaN, infinity or a lone surrogate in it could not
+    # be written as JSON, and the answer was a 500.
+    headers = {**PLATFORM, "Content-Type": "application/json"}
+    sent = await http.post("/api/tables/bj1/bets", content=body, headers=headers)
+    assert sent.status_code == 422, sent.text
+    assert all("input" not in error for error in sent.json()["detail"])
