@@ -94,9 +94,9 @@ class RoundIndex:
         if until:
             query = query.where(rounds.c.started <= until)
         if player:
-            query = query.where(rounds.c.players.contains(json.dumps(player)))
+            query = query.where(_holds(rounds.c.players, player))
         if alert_code:
-            query = query.where(rounds.c.alerts.contains(json.dumps(alert_code)))
+            query = query.where(_holds(rounds.c.alerts, alert_code))
         query = query.limit(max(1, min(limit, 1000)))
         async with self.db.engine.connect() as conn:
             rows = (await conn.execute(query)).all()
@@ -112,6 +112,25 @@ class RoundIndex:
         )
         async with self.db.engine.connect() as conn:
             return [(str(h), int(n)) for h, n in (await conn.execute(query)).all()]
+
+
+# One JSON string as json.dumps writes it (the index's own encoding, ASCII only): any
+# character but a quote or a backslash, or an escape.
+_JSON_STRING = r'"(?:[^"\\]|\\["\\/bfnrtu])*"'
+
+
+def _holds(column: sa.Column[str], item: str) -> sa.ColumnElement[bool]:
+    """The rows whose list ``column`` (JSON, as :meth:`RoundIndex.upsert` writes it) has
+    ``item`` itself as one of its strings.
+
+    A regular expression over the whole list, element by element from its ``[``, so a match
+    is a whole element: the same on SQLite (Python's ``re``, which SQLAlchemy registers as
+    ``REGEXP``) and PostgreSQL (``~``), and no row's text can make it fail. Until 2026-12-05
+    it was ``LIKE '%"item"%'``: ``_`` and ``%`` in the item were wildcards (``p_1`` found the
+    rounds of ``p-1``, ``%`` every round) and ``", "`` matched between two players."""
+    element = "".join(c if c.isascii() and c.isalnum() else "\\" + c for c in json.dumps(item))
+    pattern = rf"\A\[(?:{_JSON_STRING}, )*{element}(?:, {_JSON_STRING})*\]\Z"
+    return column.regexp_match(pattern)
 
 
 def alert_codes(payloads: Iterable[dict[str, Any]]) -> list[str]:
@@ -171,18 +190,22 @@ async def check_index(db: Database, log: EventLog) -> IndexReport:
     """Each indexed round against the round events of the event log.
 
     The index is not chained: a row edited (a payout changed in the history the console
-    shows) or one left behind by records cut off the log's end would otherwise go unseen.
-    The controller logs a round event before it indexes it, so only what the index
-    claims is checked: a round indexed as settled must be settled in the log, with the
-    same time, totals and players; one the log has not settled yet may still be indexed as
-    in progress (the index lags the log by one write, or a crash came between the two).
-    The round's alert codes must be those of its ``out.alert`` records, one per alert id
-    (:func:`alert_codes`), however many times each was published or re-indexed.
+    shows), deleted, or left behind by records cut off the log's end would otherwise go
+    unseen. Every round the log opened or ended must have a row, with its table, start and
+    players (none before its bets closed); a round the log settled or cancelled must be
+    indexed as such, with the same time and totals; one the log has not ended may only be
+    indexed as in progress or interrupted, with no totals. The round's alert codes must be
+    those of its ``out.alert`` records, one per alert id (:func:`alert_codes`), however
+    many times each was published or re-indexed. The controller logs a round event before
+    it indexes it: a crash between the two leaves the row behind the log (reported) until
+    the next start re-indexes each table's latest outputs. Until 2026-12-05 only what a row
+    claimed was checked: a settled round indexed as in progress (its payout changed), a
+    row's players emptied, or a row deleted, passed.
     """
     logged: dict[str, _Logged] = {}
     alerts: dict[str, list[dict[str, Any]]] = {}
     async for record in log.iterate(kinds=["out.round_event", "out.alert"]):
-        if record.round_id is None:
+        if record.round_id is None or record.round_id == "-":  # "-": between rounds
             continue
         if record.kind == "out.alert":
             alerts.setdefault(record.round_id, []).append(_alert_fields(record.payload))
@@ -204,11 +227,21 @@ async def check_index(db: Database, log: EventLog) -> IndexReport:
         if round_id in logged:
             logged[round_id].alerts = payloads
     problems: list[tuple[str, str]] = []
-    count = 0
+    indexed: set[str] = set()
     async for row in _index_rows(db):
-        count += 1
+        indexed.add(row.round_id)
         problems.extend((row.round_id, what) for what in _disagreements(row, logged))
-    return IndexReport(count, problems)
+    # In log order. Only a round the log opened or ended: the controller indexes each of
+    # those events (a round event naming a round before its opening makes no row).
+    missing = [
+        (round_id, seen)
+        for round_id, seen in logged.items()
+        if round_id not in indexed and (seen.started is not None or seen.status is not None)
+    ]
+    for round_id, seen in missing:
+        what = f"{seen.status}" if seen.status else "opened"
+        problems.append((round_id, f"{what} in the event log, but not in the round index"))
+    return IndexReport(len(indexed) + len(missing), problems)
 
 
 async def _index_rows(db: Database) -> AsyncIterator[sa.Row[Any]]:
@@ -261,6 +294,9 @@ async def repair_alerts(db: Database, log: EventLog) -> list[tuple[str, list[str
 
 
 _SETTLED = ("status", "ended", "stakes", "payouts")
+# What a round the log has not ended may be indexed as: ``interrupted`` on a clean stop
+# (``out.round_interrupted``), until the next start resumes it.
+_NOT_OVER = ("in_progress", "interrupted")
 
 
 def _disagreements(row: sa.Row[Any], logged: dict[str, _Logged]) -> list[str]:
@@ -277,8 +313,10 @@ def _disagreements(row: sa.Row[Any], logged: dict[str, _Logged]) -> list[str]:
     except json.JSONDecodeError:
         players = None
         out.append(f"players {row.players!r} is not JSON")
-    if seen.players is not None and players and players != seen.players:
-        out.append(f"players {players}, the log says {seen.players}")
+    # No players until its bets closed (the index's default, an empty list).
+    logged_players = seen.players if seen.players is not None else []
+    if players is not None and players != logged_players:
+        out.append(f"players {players}, the log says {logged_players}")
     try:
         codes = json.loads(row.alerts or "[]")
     except json.JSONDecodeError:
@@ -289,15 +327,22 @@ def _disagreements(row: sa.Row[Any], logged: dict[str, _Logged]) -> list[str]:
             out.append(
                 f"alerts {_tally(codes)}, the log has {_tally(in_log)} (each alert once, by id)"
             )
-    if row.status in ("settled", "cancelled"):
-        if seen.status is None:
-            out.append(f"{row.status}, but the log has no round_settled or round_cancelled")
-            return out
+    if seen.status is not None:
+        # Over in the log: the row must say so, whatever it claims.
         claimed = (row.status, row.ended, row.total_stake, row.total_payout)
         truth = (seen.status, seen.ended, seen.total_stake, seen.total_payout)
         for name, mine, theirs in zip(_SETTLED, claimed, truth, strict=True):
             if mine != theirs:
                 out.append(f"{name} {mine}, the log says {theirs}")
+    elif row.status in ("settled", "cancelled"):
+        out.append(f"{row.status}, but the log has no round_settled or round_cancelled")
+    elif row.status not in _NOT_OVER:
+        out.append(f"status {row.status}, the log has not ended it")
+    else:
+        # In progress or interrupted: not settled, so no totals yet.
+        for name, mine in (("stakes", row.total_stake), ("payouts", row.total_payout)):
+            if mine != "0.00":
+                out.append(f"{name} {mine}, the log has not ended it")
     return out
 
 
