@@ -14,7 +14,10 @@ class ShoeTracker:
     decks: int = 8
     verified: bool = False  # the shuffler reported a correct count for this shoe
     out_of_play: bool = False
+    # This shoe's last round is under way or done: the cut card came out, or a manager
+    # asked for a shoe change (``change_requested_by``), which the cut card then is not.
     cut_card_seen: bool = False
+    change_requested_by: str | None = None
     # The census: the codes (and serials) of the cards known to have left the shoe, as read
     # or as corrected; what makes a card impossible. A card whose code was refused as
     # impossible is not in it; a voided card stays in it (it did leave the shoe).
@@ -54,6 +57,7 @@ class ShoeTracker:
         self.verified = verified
         self.out_of_play = not verified
         self.cut_card_seen = False
+        self.change_requested_by = None
         self.dealt.clear()
         self.serials.clear()
         self.cards_recorded = 0
@@ -100,7 +104,9 @@ class ShoeTracker:
             "decks": self.decks,
             "verified": self.verified,
             "out_of_play": self.out_of_play,
-            "cut_card_seen": self.cut_card_seen,
+            # Until 2026-12-05 a manager's shoe change showed as "cut card: seen".
+            "cut_card_seen": self.cut_card_seen and self.change_requested_by is None,
+            "change_requested_by": self.change_requested_by,
             "cards_dealt": self.cards_dealt,
             "cards_left": self.cards_left,
         }

@@ -476,7 +476,14 @@ class TableController:
         target = self.next_card()
         if target is not None:
             # ``n`` numbers the card in the round, so two "Dealer draws" prompts differ.
-            return "deal", _describe_target(target), {**target, "n": len(self.cards) + 1}
+            shown = {**target, "n": len(self.cards) + 1}
+            if target.get("kind") != "dealer_hole":
+                return "deal", _describe_target(target), shown
+            # Under EU rules the dealer's second card comes after the players', face up:
+            # not a hole card (the prompt said "hole card", and the demo laid it face down).
+            face_down = self.ruleset.dealer.hole_card is HoleCard.US
+            text = _describe_target(target) if face_down else "Deal the dealer's second card"
+            return "deal", text, {**shown, "face_down": face_down}
         pending = self.engine.pending() if self.engine is not None else None
         if pending is None and self.crosscheck.undecided() and self.phase == "dealing":
             return "wait_camera", "Wait: camera confirming the cards", None
@@ -700,7 +707,12 @@ class TableController:
             self.phase = "shoe_change"
             self.shoe.out_of_play = True
             self.shuffle_verified = False
-            self._event("shoe_change_due", cut_card=self.shoe.cut_card_seen)
+            by = self.shoe.change_requested_by
+            if self.logic >= 14 and by is not None:
+                # A manager's request, not the cut card (up to 13 said {"cut_card": true}).
+                self._event("shoe_change_due", cut_card=False, requested_by=by)
+            else:
+                self._event("shoe_change_due", cut_card=self.shoe.cut_card_seen)
             self.next_round_at = None
         else:
             self.next_round_at = self.now + timedelta(seconds=self.round_gap)
@@ -720,12 +732,13 @@ class TableController:
             allowed=[Resolution.ACCEPT],
         )
 
-    def _last_round_of_shoe(self) -> None:
-        """The cut card is out (or a manager asked for a shoe change): the shoe is changed
-        after the round in progress, or after the next one when none is."""
+    def _last_round_of_shoe(self, requested_by: str | None = None) -> None:
+        """The cut card is out (or a manager, ``requested_by``, asked for a shoe change):
+        the shoe is changed after the round in progress, or after the next one when none is."""
         if self.shoe.cut_card_seen:
             return
         self.shoe.cut_card_seen = True
+        self.shoe.change_requested_by = requested_by
         if self.logic >= 2 and self.engine is not None and self.phase in ROUND_PHASES:
             # The engine's result then says the shoe is changed after this round.
             self._apply_op(("cut_card", None))
@@ -1472,7 +1485,8 @@ class TableController:
         # the service logs only actions that succeeded as inputs.
         action = ManagerAction.model_validate(inp.data)
         before = self._brief()
-        detail = {"card": action.card, **self._manager(action)}
+        named = self.logic < 14 or action.resolution == Resolution.CORRECT.value
+        detail = {"card": action.card if named else None, **self._manager(action)}
         alert = self.alerts.find(action.alert_id)
         why = action.reason
         if alert is not None and self.conceals(alert):
@@ -1511,16 +1525,23 @@ class TableController:
             self.decision_deadline = None
             return {}
         if action.verb == "resume":
+            pausing = [a.alert_id for a in self.alerts.pausing()]
+            if self.logic >= 14 and not self.manual_pause:
+                # Up to 13 it was taken and said "resumed" while alerts kept the table paused.
+                why = (
+                    f"open alerts pause it: {', '.join(pausing)}" if pausing else "it is not paused"
+                )
+                raise AlertError(f"not paused by a manager: {why}")
             self.manual_pause = False
-            return {}
+            return {"still_paused_by": pausing} if self.logic >= 14 and pausing else {}
         if action.verb == "cancel_round":
             if self.phase not in ROUND_PHASES:
                 raise AlertError("no round in progress to cancel")
             return {"refunds": self._cancel_round(action.reason, action.user)}
         if action.verb == "shoe_change":
             if self.phase in ROUND_PHASES:
-                self._last_round_of_shoe()  # change after this round, as with the cut card
-                return {"deferred": True}
+                self._last_round_of_shoe(action.user)  # after this round, as a cut card
+                return {"deferred": True, "after_round": self.round_id}
             self.phase = "shoe_change"
             self.shoe.out_of_play = True
             self.next_round_at = None
@@ -1529,6 +1550,11 @@ class TableController:
         if action.alert_id is None:
             raise AlertError(f"{action.verb} needs an alert_id")
         if action.verb == "acknowledge":
+            seen = self.alerts.get(action.alert_id)
+            if self.logic >= 14 and seen.state == "acknowledged":
+                # Up to 13 a second acknowledgement replaced the first one's name.
+                by = seen.acknowledged_by
+                raise AlertError(f"alert {seen.alert_id} is already acknowledged by {by}")
             alert = self.alerts.acknowledge(action.alert_id, action.user)
             self._publish_alert(alert)
             return {}
@@ -1551,9 +1577,14 @@ class TableController:
         before = self._brief()
         resolution = Resolution(action.resolution)
         held = alert.subject.get("held")  # before a correction names it otherwise
+        over = self.logic >= 14 and self._round_over(alert)
+        if over:
+            self._check_round_over(alert, resolution)
         detail: dict[str, Any] = {}
         if resolution is Resolution.CANCEL:
-            if self.phase in ROUND_PHASES:
+            if over:
+                detail["round_over"] = alert.round_id  # nothing to cancel
+            elif self.phase in ROUND_PHASES:
                 detail["refunds"] = self._cancel_round(action.reason, action.user)
         elif resolution is Resolution.CORRECT:
             if action.card is None:
@@ -1577,7 +1608,9 @@ class TableController:
             "by": action.user,
             "at": rfc3339(self.now),  # as every time the contract carries (was +00:00, us)
             "reason": action.reason,
-            "card": action.card,
+            # From logic 14 only a correction names a card: the console sends its card box
+            # with every resolution, and an accept showed "accept -> QS" for a card never dealt.
+            "card": action.card if self.logic < 14 or resolution is Resolution.CORRECT else None,
             "before": before,
             "after": self._brief(),
         }
@@ -1586,7 +1619,52 @@ class TableController:
             # are held until it completes or is voided) and the shoe changes after it.
             self.phase = "shoe_change"
         self._publish_alert(alert)
+        if self.logic >= 14:
+            self._close_escalations(alert, action)
         return detail
+
+    def _round_over(self, alert: Alert) -> bool:
+        """Whether ``alert`` is of a round that has ended (settled or cancelled)."""
+        in_progress = self.phase in ROUND_PHASES and alert.round_id == self.round_id
+        return alert.round_id is not None and not in_progress
+
+    def _check_round_over(self, alert: Alert, resolution: Resolution) -> None:
+        """From logic 14, what an alert of a round that has ended can still do: close, and
+        put a card it holds that was never dealt out of the shoe (void). Up to 13 its cancel
+        cancelled the round then in progress (a timeout alert outlives its round: a
+        manager tidying up cancelled the next round and refunded it), its accept dealt its
+        card into that round, and void or correct changed that round's cards by index."""
+        rid = alert.round_id
+        if resolution is Resolution.CORRECT or (
+            resolution is Resolution.VOID and alert.subject.get("index") is not None
+        ):
+            raise AlertError(
+                f"round {rid} is over: its cards can no longer change; cancel closes this alert"
+            )
+        if resolution is Resolution.ACCEPT and alert.subject.get("held"):
+            raise AlertError(
+                f"round {rid} is over: its card cannot be dealt into another round; void it "
+                "(it left the shoe) or cancel"
+            )
+
+    def _close_escalations(self, alert: Alert, action: ManagerAction) -> None:
+        """Resolve the open ``timeout`` alerts that escalated ``alert``, now resolved: up to
+        logic 13 they stayed open after it (and after its round), each offering a cancel."""
+        for other in self.alerts.open_alerts():
+            escalated = other.evidence[0].get("alert_id") if other.evidence else None
+            if other.code is not AlertCode.TIMEOUT or escalated != alert.alert_id:
+                continue
+            other.state = "resolved"
+            other.resolution = {
+                "action": Resolution.ACCEPT.value,
+                "by": action.user,
+                "at": rfc3339(self.now),
+                "reason": f"{alert.alert_id} resolved",
+                "card": None,
+                "before": self._brief(),
+                "after": self._brief(),
+            }
+            self._publish_alert(other)
 
     def _accept(self, alert: Alert, held: dict[str, Any] | None = None) -> dict[str, Any]:
         """Deal the card an alert holds (``held``: as corrected), or nothing if it holds none."""

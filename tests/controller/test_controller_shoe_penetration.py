@@ -263,7 +263,8 @@ def _next_shoe_with_a_held_card_left_open(held_from: str, logic: int = LOGIC) ->
     d.manager(verb="shoe_change", reason="end of the shoe")
     d.shuffle(decks=1)
     d.load("S2")
-    d.manager(verb="resume", reason="new shoe")
+    if held_from == "shoe":  # paused by a manager (logic 14 refuses a resume of no pause)
+        d.manager(verb="resume", reason="new shoe")
     assert d.table.shoe.shoe_id == "S2" and d.table.shoe.cards_out == 0
     return d
 

@@ -65,8 +65,12 @@ def landing_zone(target: dict[str, Any]) -> str | None:
 
 
 def lands_face_down(target: dict[str, Any]) -> bool:
-    """Does the card a ``deal`` prompt asks for lie face down (the US hole card)?"""
-    return target.get("kind") == "dealer_hole"
+    """Does the card a ``deal`` prompt asks for lie face down (the US hole card)?
+
+    The prompt says so (``face_down``); one without it (a controller before 2026-12-05)
+    meant the dealer's second card, face down under EU rules too.
+    """
+    return target.get("kind") == "dealer_hole" and target.get("face_down", True) is not False
 
 
 def turns_hole_over(prompt: DealerPrompt) -> bool:
