@@ -6,14 +6,12 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError
 
 from studio.config.camera_files import camera_file_mistakes, cameras, unfed_virtual_cameras
 from studio.config.loader import load_config, read_toml
 from studio.config.models import StudioConfig
 from studio.errors import ConfigError
-from studio.store.database import safe_url
+from studio.store.database import safe_url, url_holds_secret
 
 config_app = typer.Typer(help="Configuration files.", no_args_is_help=True)
 
@@ -32,13 +30,6 @@ def _lookup(data: dict[str, Any], path: tuple[str, ...]) -> Any:
     return node
 
 
-def _has_password(url: Any) -> bool:
-    try:
-        return isinstance(url, str) and make_url(url).password is not None
-    except ArgumentError:
-        return False
-
-
 def secrets_in_file(data: dict[str, Any]) -> list[str]:
     """A warning for each secret written in the file itself (their values never shown)."""
     warnings = [
@@ -46,7 +37,9 @@ def secrets_in_file(data: dict[str, Any]) -> list[str]:
         for path, variable in _SECRETS
         if _lookup(data, path) is not None
     ]
-    if _has_password(_lookup(data, ("database", "url"))):
+    url = _lookup(data, ("database", "url"))
+    # A password in the user part or a query parameter (?password=..., ?sslpassword=...).
+    if isinstance(url, str) and url_holds_secret(url):
         warnings.append(
             "warning: database.url holds a password in the file: "
             "set the whole URL through STUDIO_DATABASE__URL instead"

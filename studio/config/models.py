@@ -19,6 +19,7 @@ from pydantic import (
 
 from studio.rules.errors import RuleSetError
 from studio.rules.ruleset import ruleset_from_spec
+from studio.store.database import url_problem
 
 # A topic segment: no MQTT wildcards or separators, so ids are safe inside topics.
 TOPIC_SEGMENT = r"^[A-Za-z0-9_.-]{1,64}$"
@@ -105,11 +106,16 @@ class DatabaseSettings(StrictModel):
     @field_validator("url")
     @classmethod
     def _check_url(cls, value: str) -> str:
-        scheme = value.split("://", 1)[0]
+        scheme, sep, _ = value.partition("://")
         if scheme not in ("sqlite", "postgresql", "postgres"):
-            raise ValueError(
-                f"database url must be sqlite:///PATH or postgresql://..., got {scheme!r}"
-            )
+            # Without "://" the whole value would be the "scheme": never shown, a
+            # password may be in it.
+            got = f", got {scheme!r}" if sep and "@" not in scheme else ""
+            raise ValueError(f"database url must be sqlite:///PATH or postgresql://...{got}")
+        # The words name no part of it: the rest of a password may be anywhere.
+        problem = url_problem(value)
+        if problem is not None:
+            raise ValueError(f"database url {problem}")
         return value
 
 

@@ -10,6 +10,9 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import NoReturn, TypeVar
 
+if sys.platform != "win32":
+    import pwd
+
 import typer
 
 from studio.config.loader import default_database_hint, load_config
@@ -84,12 +87,23 @@ def _fail(exc: StudioError) -> NoReturn:
 
 
 def _shell_actor() -> str:
-    """Who ran the command, for the admin log: ``shell:OSUSER``."""
-    try:
+    """Who ran the command, for the admin log: ``shell:OSUSER``, the account the process
+    runs as (its real uid), with ``(sudo: NAME)`` after it when ``SUDO_USER`` is set
+    (sudo sets it to the account that ran sudo; it is only what the environment says).
+
+    Until 2026-12-05 it was ``getpass.getuser()``, which takes LOGNAME or USER first:
+    ``LOGNAME=ceo studio users unlock ...`` was recorded as made by ``shell:ceo``.
+    """
+    if sys.platform == "win32":  # no uid there: the name the environment gives
         name = getpass.getuser()
-    except (OSError, KeyError):  # no user name in the environment or the password file
-        name = f"uid{os.getuid()}"
-    return f"shell:{name}"
+    else:
+        uid = os.getuid()
+        try:
+            name = pwd.getpwuid(uid).pw_name
+        except KeyError:  # a uid without an entry in the password file (a container)
+            name = f"uid{uid}"
+    sudo = os.environ.get("SUDO_USER")
+    return f"shell:{name} (sudo: {sudo})" if sudo else f"shell:{name}"
 
 
 def _stdin_is_terminal() -> bool:

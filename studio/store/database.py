@@ -11,10 +11,11 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Final
+from urllib.parse import quote_plus
 
 import sqlalchemy as sa
 from sqlalchemy import event
-from sqlalchemy.engine import make_url
+from sqlalchemy.engine import URL, make_url
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 from sqlalchemy.schema import CreateIndex
 
@@ -40,14 +41,73 @@ _LOCK_NOT_AVAILABLE: Final = "55P03"
 CLOSE_MARGIN: Final = 5.0
 
 
-def safe_url(url: str) -> str:
-    """``url`` with its password masked (``postgresql://studio:***@host/db``), for messages."""
+# A query parameter whose name says it holds a secret (``password``, ``sslpassword``,
+# ``auth_token``, ...): its value is masked as a password is.
+_SECRET_PARAMETER: Final = re.compile(r"pass|pwd|secret|token|key|cred|auth", re.IGNORECASE)
+
+# What to write instead of a character a user name or password cannot hold as it is.
+_PERCENT_ENCODE: Final = (
+    "a '@', ':', '/' or '?' in its user name or password, and an '@' after them, must be "
+    "percent-encoded (%40, %3A, %2F, %3F), and a port is a number"
+)
+
+
+def _taken_apart(url: str) -> URL | None:
+    """``url`` as SQLAlchemy takes it apart, or None when it cannot, or not cleanly.
+
+    SQLAlchemy ends a password at its first ``@``: the rest of a password holding an
+    unescaped ``@`` went to the host, port, database or query (``studio:p@ssw0rd@db``
+    has the password ``p`` and the host ``ssw0rd@db``), or made the port no number
+    (``ValueError``). After a password, any ``@`` is taken for such a one: no host
+    holds one, and a database name or a query value can write it ``%40``. (A user
+    name may hold one, ``user@server``: it ends at the first ``:``.)
+    """
     try:
-        return make_url(url).render_as_string(hide_password=True)
-    except sa.exc.ArgumentError:
-        # Not a URL SQLAlchemy can take apart: keep only the scheme, a password may be in there.
+        parsed = make_url(url)
+    except (sa.exc.ArgumentError, ValueError):
+        return None
+    if parsed.password is None:
+        return parsed
+    # The user name holds no ':' and the password no '@' (SQLAlchemy's pattern).
+    after_password = url.partition("://")[2].partition(":")[2].partition("@")[2]
+    return None if "@" in after_password else parsed
+
+
+def url_problem(url: str) -> str | None:
+    """Why ``url`` cannot be used as it is written (no secret in the words), or None."""
+    if _taken_apart(url) is None:
+        return f"cannot be taken apart as a URL: {_PERCENT_ENCODE}"
+    return None
+
+
+def url_holds_secret(url: str) -> bool:
+    """Whether ``url`` holds a password: in its user part or a query parameter whose name
+    says so. A URL that cannot be taken apart cleanly is taken to hold one."""
+    parsed = _taken_apart(url)
+    if parsed is None:
+        return True
+    return parsed.password is not None or any(_SECRET_PARAMETER.search(k) for k in parsed.query)
+
+
+def safe_url(url: str) -> str:
+    """``url`` with its secrets masked, for messages: its password
+    (``postgresql://studio:***@host/db``) and the value of each query parameter whose name
+    says it is one (``?password=***``). A URL that cannot be taken apart cleanly (an
+    unescaped ``@`` in the password) is masked whole but for its scheme (``postgresql://***``).
+    """
+    parsed = _taken_apart(url)
+    if parsed is None:
         scheme, sep, _ = url.partition("://")
-        return f"{scheme}://***" if sep else "***"
+        return f"{scheme}://***" if sep and "@" not in scheme else "***"
+    text = parsed.set(query={}).render_as_string(hide_password=True)
+    if not parsed.query:
+        return text
+    query = "&".join(
+        f"{quote_plus(key)}={'***' if _SECRET_PARAMETER.search(key) else quote_plus(value)}"
+        for key, values in parsed.query.items()
+        for value in ((values,) if isinstance(values, str) else values)
+    )
+    return f"{text}?{query}"
 
 
 def reason(exc: BaseException) -> str:
@@ -56,6 +116,12 @@ def reason(exc: BaseException) -> str:
     text = str(exc)
     text = re.sub(r"\s*\(Background on this error at: [^)]*\)", "", text)
     return re.sub(r"^\((?:sqlalchemy|asyncpg|sqlite3)[\w.]*\) ", "", text).strip()
+
+
+def _check_url(url: str) -> None:
+    problem = url_problem(url)
+    if problem is not None:
+        raise StoreError(f"database url {safe_url(url)} {problem}")
 
 
 def async_url(url: str) -> str:
@@ -74,8 +140,11 @@ def async_url(url: str) -> str:
 def sqlite_file(url: str) -> Path | None:
     """The file a SQLite URL names, as SQLite opens it (a relative path is from the working
     directory); None for PostgreSQL and for an in-memory database. Raises
-    :class:`StoreError` for a URL :func:`async_url` does not take."""
-    target = make_url(async_url(url))
+    :class:`StoreError` for a URL :func:`async_url` does not take, or one that cannot be
+    taken apart (:func:`url_problem`)."""
+    target_url = async_url(url)
+    _check_url(url)
+    target = make_url(target_url)
     if target.get_backend_name() != "sqlite" or target.database in (None, "", ":memory:"):
         return None
     return Path(target.database)
@@ -98,7 +167,10 @@ class Database:
                 f"writers_lock_timeout is a number of seconds > 0, not {writers_lock_timeout}"
             )
         self.writers_lock_timeout = writers_lock_timeout
+        # Refused, not tried: SQLAlchemy raised a ValueError holding the rest of the
+        # password, or connected to a "host" that was the rest of it.
         target = async_url(url)
+        _check_url(url)
         connect_args: dict[str, Any] = {}
         if target.startswith("sqlite"):
             path = target.split(":///", 1)[1]
@@ -209,6 +281,9 @@ class Database:
             if path is None:
                 yield
                 return
+            # Beside the file itself: through a symbolic link to it (or a link in its
+            # path, or a relative path) it is the same lock (see _real_file).
+            path = _real_file(path, safe_url(self.url))
             lock = path.with_name(f"{path.name}.{'-'.join(name.split())}.lock")
             with _file_lock(lock, name, safe_url(self.url)):
                 yield
@@ -296,6 +371,21 @@ def _create_schema(conn: sa.Connection) -> None:
     for table in metadata.sorted_tables:
         for index in sorted(table.indexes, key=lambda index: str(index.name)):
             conn.execute(CreateIndex(index, if_not_exists=True))
+
+
+def _real_file(path: Path, database: str) -> Path:
+    """``path`` with every symbolic link in it resolved (the file SQLite opens), made
+    absolute from the working directory; a file not there yet is where it will be made.
+
+    The lock was named from the path as given: a controller on ``link.db``, a symbolic
+    link to ``studio.db``, took ``link.db.studio-controller.lock`` while another held
+    ``studio.db.studio-controller.lock``, and both appended to one event log. A hard link
+    is another name of the same file that no path resolves to: it is not covered.
+    """
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError) as exc:  # a loop of links (RuntimeError until 3.13)
+        raise StoreError(f"cannot open database {database}: {exc}") from exc
 
 
 @contextlib.contextmanager

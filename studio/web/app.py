@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from fastapi import Depends, FastAPI
+from fastapi import Depends, FastAPI, HTTPException, Request
 from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
 from starlette.responses import HTMLResponse, JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -87,8 +87,18 @@ def create_app(ctx: WebContext) -> FastAPI:
     console.install(app, ctx)
     app.add_middleware(RefuseNul)
 
+    reader = api.reader_dependency(ctx)
+
     @app.get("/api/health")
-    async def health() -> dict[str, object]:
+    async def health(request: Request) -> dict[str, object]:
+        """Liveness for anyone (a load balancer, monitoring): ``{"status": "ok"}``. The
+        details, the build and the number of open streams, for whoever may read the REST
+        API (a console session or the platform token), as every other read. Until
+        2026-12-05 anyone had them."""
+        try:
+            await reader(request)
+        except HTTPException:
+            return {"status": "ok"}
         return {"status": "ok", "version": __version__, "listeners": ctx.fanout.listener_count}
 
     return app

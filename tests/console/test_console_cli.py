@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-import getpass
+import os
+import pwd
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -41,8 +42,10 @@ def test_add_first_admin_from_stdin_then_list_and_log_in(tmp_path: Path) -> None
 
     role, changes = asyncio.run(check())
     assert role is Role.ADMIN
-    # Recorded in the admin log as done on the shell, by this machine's user.
-    assert changes == [{"user": "chief", "by": f"shell:{getpass.getuser()}", "role": "admin"}]
+    # Recorded in the admin log as done on the shell, by the account the process runs as.
+    me = pwd.getpwuid(os.getuid()).pw_name
+    sudo = f" (sudo: {os.environ['SUDO_USER']})" if os.environ.get("SUDO_USER") else ""
+    assert changes == [{"user": "chief", "by": f"shell:{me}{sudo}", "role": "admin"}]
 
 
 def test_add_prompts_twice_and_reads_the_config_file(
