@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
-from urllib.parse import quote, urlencode
+from urllib.parse import parse_qsl, quote, urlencode
 
 from fastapi import APIRouter, Depends, FastAPI, Form, Query, Request, WebSocket
 from fastapi.exception_handlers import http_exception_handler
@@ -181,8 +181,11 @@ def _wants_json(request: Request) -> bool:
 
 
 def _with_message(path: str, key: str, text: str) -> str:
-    base = path.split("?", 1)[0]
-    return f"{base}?{urlencode({key: text[:300]})}"
+    """``path`` with the message to show: its query kept (an alert list's ``table``
+    filter), a message it already carried replaced."""
+    base, _, query = path.partition("?")
+    kept = [(k, v) for k, v in parse_qsl(query) if k not in ("notice", "error")]
+    return f"{base}?{urlencode([*kept, (key, text[:300])])}"
 
 
 def _csv_cell(value: Any) -> str:
@@ -214,6 +217,39 @@ def _parse_when(text: str | None) -> str | None:
         raise StudioError(f"not a date and time: {text!r} (use YYYY-MM-DDTHH:MM)") from None
     moment = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S")
+
+
+def with_results(state: dict[str, Any], events: list[dict[str, Any]]) -> dict[str, Any]:
+    """``state`` with each hand's result (``outcome``, ``reason``) once its round is over.
+
+    The live round state is the engine's snapshot of the cards: it carries no result. The
+    settlement is in the round's ``round_settled`` event (``result``), a cancelled round's
+    in ``round_cancelled`` (``refunds``, every hand ``void``): ``events`` is the round's
+    record, which the table and dealer pages read anyway for the timeline.
+    """
+    closing = {"round_settled": "result", "round_cancelled": "refunds"}
+    result: Any = None
+    for event in reversed(events):
+        key = closing.get(str(event.get("type")))
+        if key is not None:
+            result = (event.get("data") or {}).get(key)
+            break
+    if not isinstance(result, Mapping):
+        return state
+    by_seat: dict[Any, dict[int, Mapping[str, Any]]] = {}
+    for box in result.get("boxes") or []:
+        hands = box.get("hands") or []
+        by_seat[box.get("seat")] = {
+            int(h.get("hand", n + 1)) - 1: h for n, h in enumerate(hands) if isinstance(h, Mapping)
+        }
+    for box in state.get("boxes") or []:
+        results = by_seat.get(box.get("seat"), {})
+        for index, hand in enumerate(box.get("hands") or []):
+            found = results.get(index)
+            if found and found.get("outcome") and not hand.get("outcome"):
+                hand["outcome"] = found["outcome"]
+                hand["reason"] = found.get("reason", "")
+    return state
 
 
 def alert_count(value: Any) -> int:
@@ -297,8 +333,10 @@ class Console:
         ]
         return sorted(alerts, key=alert_sort_key)
 
-    def resolved_alerts(self, limit: int = 50, user: User | None = None) -> list[dict[str, Any]]:
-        alerts = self.controller.alerts(state="resolved", reveal=_reveals(user))
+    def resolved_alerts(
+        self, limit: int = 50, user: User | None = None, table: str | None = None
+    ) -> list[dict[str, Any]]:
+        alerts = self.controller.alerts(state="resolved", table=table, reveal=_reveals(user))
         alerts.sort(
             key=lambda a: str((a.get("resolution") or {}).get("at", a.get("ts", ""))), reverse=True
         )
@@ -419,7 +457,7 @@ def build_router(console: Console) -> APIRouter:
             "alerts.html",
             user=user,
             alerts=console.open_alerts(table, user),
-            resolved=console.resolved_alerts(user=user),
+            resolved=console.resolved_alerts(user=user, table=table),
             filter_table=table or "",
             tables=console.table_names(),
         )
@@ -431,8 +469,18 @@ def build_router(console: Console) -> APIRouter:
             "_alerts.html",
             user=user,
             alerts=console.open_alerts(table, user),
-            resolved=console.resolved_alerts(user=user),
+            resolved=console.resolved_alerts(user=user, table=table),
+            filter_table=table or "",
         )
+
+    def alerts_back(next: str, table: str) -> str:
+        """Where an alert's form returns: ``next`` (a console path), else the alert list,
+        filtered by ``table`` when it names a known table (nothing else goes in the URL)."""
+        if next:
+            return _local_path(next, f"{PREFIX}/alerts")
+        if table and table in console.table_names():
+            return f"{PREFIX}/alerts?{urlencode({'table': table})}"
+        return f"{PREFIX}/alerts"
 
     def known_alert(alert_id: str) -> None:
         # An unknown alert is a 404 (the service says so with the AlertError it raises for
@@ -442,9 +490,13 @@ def build_router(console: Console) -> APIRouter:
 
     @router.post("/alerts/{alert_id}/acknowledge")
     async def acknowledge(
-        request: Request, alert_id: str, user: Dealer, next: Annotated[str, Form()] = ""
+        request: Request,
+        alert_id: str,
+        user: Dealer,
+        next: Annotated[str, Form()] = "",
+        table: Annotated[str, Form()] = "",
     ) -> Response:
-        back = _local_path(next, f"{PREFIX}/alerts")
+        back = alerts_back(next, table)
 
         async def run() -> Any:
             known_alert(alert_id)
@@ -461,8 +513,9 @@ def build_router(console: Console) -> APIRouter:
         reason: Annotated[str, Form()] = "",
         card: Annotated[str, Form()] = "",
         next: Annotated[str, Form()] = "",
+        table: Annotated[str, Form()] = "",
     ) -> Response:
-        back = _local_path(next, f"{PREFIX}/alerts")
+        back = alerts_back(next, table)
 
         async def run() -> Any:
             known_alert(alert_id)
@@ -486,9 +539,10 @@ def build_router(console: Console) -> APIRouter:
             state = console.controller.table_state(table)
         except KeyError:
             raise StarletteHTTPException(404, f"no table {table!r}") from None
+        timeline = await console.timeline(state)
         return {
-            "t": state,
-            "timeline": await console.timeline(state),
+            "t": with_results(state, timeline),
+            "timeline": timeline,
             "table_alerts": console.open_alerts(table, user),
         }
 

@@ -31,7 +31,7 @@ from studio.config.models import (
     StudioConfig,
     TableSettings,
 )
-from studio.console.auth import settings_from_config
+from studio.console.auth import SessionStore, settings_from_config
 from studio.console.users import UserStore
 from studio.contract import Topics
 from studio.controller import ControllerService
@@ -211,16 +211,20 @@ async def run_demo(
         )
 
         users = UserStore(db)
+        console_settings = settings_from_config(config)  # as `studio controller run`
         password = options.manager_password or secrets.token_urlsafe(9)
         if await users.get(options.manager_user) is None:
             await users.add(options.manager_user, password, "manager", by="demo")
         else:
-            await users.set_password(options.manager_user, password, by="demo")
+            manager = await users.set_password(options.manager_user, password, by="demo")
+            # As the console's users page and `studio users passwd`: a new password ends the
+            # user's sessions (an open console closes with 4401 and shows the login form).
+            await SessionStore(db, console_settings).revoke_user(manager.id)
         # The configured platform token, else one made for this run: the banner shows it.
         configured = base.web.platform_token
         token = configured.get_secret_value() if configured else secrets.token_urlsafe(24)
         ctx = WebContext(fanout=fanout, log=log, db=db, controller=service)
-        ctx.extras["console"] = settings_from_config(config)  # as `studio controller run`
+        ctx.extras["console"] = console_settings
         ctx.extras["platform_token"] = token
         injector = FaultInjector(
             list(sims.values()),

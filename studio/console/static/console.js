@@ -15,6 +15,8 @@
 
   // ---------------------------------------------------------------- sound
   let audio = null;
+  // A click in this page has asked the browser for sound (its autoplay policy wants one).
+  let unlockAsked = false;
   const soundButton = document.getElementById("sound-toggle");
 
   function soundWanted() {
@@ -24,11 +26,19 @@
   function ensureAudio() {
     if (!audio && window.AudioContext) {
       audio = new AudioContext();
+      body.dataset.audio = audio.state; // read by the browser tests
+      audio.addEventListener("statechange", () => { body.dataset.audio = audio.state; });
     }
     if (audio && audio.state === "suspended") {
       audio.resume().catch(() => {});
     }
     return audio;
+  }
+
+  function unlockSound() {
+    unlockAsked = true;
+    ensureAudio();
+    renderSoundButton();
   }
 
   function beep() {
@@ -54,22 +64,30 @@
   function renderSoundButton() {
     if (!soundButton) return;
     const on = soundWanted();
-    soundButton.textContent = on ? "♪ sound on" : "sound off";
+    const state = !on ? "off" : unlockAsked ? "on" : "locked";
+    soundButton.textContent = { off: "sound off", on: "♪ sound on", locked: "♪ enable sound" }[state];
+    soundButton.dataset.sound = state;
     soundButton.classList.toggle("off", !on);
   }
 
   if (soundButton) {
     soundButton.addEventListener("click", () => {
-      localStorage.setItem("studio-sound", soundWanted() ? "off" : "on");
-      if (soundWanted()) {
-        ensureAudio();
+      // Sound wanted but not yet unlocked in this page: the first click unlocks it and
+      // leaves it on. Afterwards a click turns it off or on (remembered across pages).
+      if (!(soundWanted() && !unlockAsked)) {
+        localStorage.setItem("studio-sound", soundWanted() ? "off" : "on");
       }
-      renderSoundButton();
+      if (soundWanted()) {
+        unlockSound();
+      } else {
+        renderSoundButton();
+      }
     });
     renderSoundButton();
   }
-  // Any click unlocks audio for later alerts (autoplay policy).
-  document.addEventListener("click", () => { if (soundWanted()) ensureAudio(); }, { once: true });
+  // Any click unlocks audio for later alerts (autoplay policy). The sound button's own
+  // listener runs first, so its first click still counts as the unlocking one.
+  document.addEventListener("click", () => { if (soundWanted()) unlockSound(); }, { once: true });
 
   // ---------------------------------------------------------------- alert cue
   const banner = document.getElementById("alert-banner");
@@ -109,16 +127,37 @@
   const inflight = new Set();
 
   function keyedSwap(container, html) {
-    // Keep alert cards a user is typing into: same key and a dirty/focused form.
+    // Keep what a user is typing into an alert card: a card is keyed by its alert id
+    // (data-key), and a form of it that is dirty or holds the focus is carried over into
+    // the fresh card, which shows the alert's new state (acknowledged, say) around it.
     const fresh = document.createElement("div");
     fresh.innerHTML = html;
+    const active = document.activeElement;
+    const selection =
+      active && typeof active.selectionStart === "number"
+        ? [active.selectionStart, active.selectionEnd, active.selectionDirection]
+        : null;
     fresh.querySelectorAll("[data-key]").forEach((node) => {
       const old = container.querySelector('[data-key="' + CSS.escape(node.dataset.key) + '"]');
-      if (old && (old.querySelector("form.dirty") || old.contains(document.activeElement))) {
-        node.replaceWith(old);
-      }
+      if (!old) return;
+      node.querySelectorAll("form[action]").forEach((form) => {
+        const action = form.getAttribute("action");
+        const kept = Array.from(old.querySelectorAll("form[action]")).find(
+          (f) => f.getAttribute("action") === action,
+        );
+        if (kept && (kept.classList.contains("dirty") || kept.contains(active))) {
+          form.replaceWith(kept);
+        }
+      });
     });
     container.replaceChildren(...fresh.childNodes);
+    // Moving the field out and back in took its focus: give it back, caret included.
+    if (active && active !== document.activeElement && active.isConnected && container.contains(active)) {
+      active.focus({ preventScroll: true });
+      if (selection) {
+        try { active.setSelectionRange(...selection); } catch (err) { /* not a text field */ }
+      }
+    }
   }
 
   async function refresh(el) {
