@@ -12,7 +12,7 @@ import csv
 import io
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
@@ -361,8 +361,11 @@ class Console:
         done = await chains.check(force=force)
         return done.events, done.admin
 
-    async def act(self, request: Request, back: str, action: Any, done: str) -> Response:
-        """Run a controller action; answer JSON to scripts, redirect-with-message to forms."""
+    async def act(
+        self, request: Request, back: str, action: Any, done: str | Callable[[Any], str]
+    ) -> Response:
+        """Run a controller action; answer JSON to scripts, redirect-with-message to forms.
+        ``done``: the notice, or what makes it from the action's result."""
         try:
             result = await action
         except KeyError as exc:
@@ -371,6 +374,8 @@ class Console:
             return self._action_error(request, back, message, 404)
         except StudioError as exc:
             return self._action_error(request, back, str(exc), 400)
+        if callable(done):
+            done = done(result)
         if _wants_json(request):
             return JSONResponse({"ok": True, "message": done, "result": result})
         return RedirectResponse(_with_message(back, "notice", done), status_code=303)
@@ -557,7 +562,12 @@ def build_router(console: Console) -> APIRouter:
         )
 
     async def _table_action(
-        request: Request, table: str, method: str, user: User, reason: str, done: str
+        request: Request,
+        table: str,
+        method: str,
+        user: User,
+        reason: str,
+        done: str | Callable[[Any], str],
     ) -> Response:
         back = f"{PREFIX}/tables/{quote(table)}"
 
@@ -565,7 +575,8 @@ def build_router(console: Console) -> APIRouter:
             why = _reason(reason)
             return await getattr(console.controller, method)(table, user=user.username, reason=why)
 
-        return await console.act(request, back, run(), f"{table}: {done}")
+        said = (lambda result: f"{table}: {done(result)}") if callable(done) else f"{table}: {done}"
+        return await console.act(request, back, run(), said)
 
     @router.post("/tables/{table}/pause")
     async def table_pause(
@@ -577,15 +588,26 @@ def build_router(console: Console) -> APIRouter:
     async def table_resume(
         request: Request, table: str, user: Manager, reason: Annotated[str, Form()] = ""
     ) -> Response:
-        return await _table_action(request, table, "resume", user, reason, "resumed")
+        def resumed(result: Any) -> str:
+            # The controller refuses a resume of no pause; alerts may still pause the table.
+            still = (result or {}).get("still_paused_by") or []
+            return (
+                f"resumed; still paused by open alerts {', '.join(still)}" if still else "resumed"
+            )
+
+        return await _table_action(request, table, "resume", user, reason, resumed)
 
     @router.post("/tables/{table}/shoe")
     async def table_shoe(
         request: Request, table: str, user: Manager, reason: Annotated[str, Form()] = ""
     ) -> Response:
-        return await _table_action(
-            request, table, "request_shoe_change", user, reason, "shoe change requested"
-        )
+        def requested(result: Any) -> str:
+            after = (result or {}).get("after_round")
+            return (
+                f"shoe change requested: after round {after}" if after else "shoe change requested"
+            )
+
+        return await _table_action(request, table, "request_shoe_change", user, reason, requested)
 
     @router.post("/tables/{table}/cancel")
     async def table_cancel(

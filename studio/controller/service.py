@@ -50,7 +50,7 @@ from studio.controller.table import (
 from studio.errors import StoreError, StudioError
 from studio.rules.ruleset import RuleSet, ruleset_from_spec
 from studio.store import Entry, EventLog, RoundIndex
-from studio.store.rounds import alert_codes
+from studio.store.rounds import alert_codes, round_players
 from studio.streams import Channel, Fanout
 
 _LOGGER = logging.getLogger(__name__)
@@ -614,11 +614,12 @@ class ControllerService:
                 single_source=bool(data["data"].get("single_source")),
             )
         elif kind == "betting_closed":
-            players = sorted({w["player"] for w in data["data"].get("wagers", [])})
+            players = round_players(kind, data["data"]) or []
             await self.rounds.upsert(round_id, table.table, players=players)
         elif kind in ("round_settled", "round_cancelled"):
             result = data["data"].get("result") or data["data"].get("refunds") or {}
             totals = result.get("totals", {})
+            named = round_players(kind, data["data"])
             await self.rounds.upsert(
                 round_id,
                 table.table,
@@ -626,6 +627,7 @@ class ControllerService:
                 status="settled" if kind == "round_settled" else "cancelled",
                 total_stake=totals.get("stakes", "0.00"),
                 total_payout=totals.get("payouts", "0.00"),
+                **({"players": named} if named is not None else {}),
             )
 
     async def _index_alerts(self, table_id: str, round_id: str) -> None:

@@ -21,7 +21,7 @@ from studio.config.loader import default_database_hint, load_config
 from studio.errors import StoreError, StudioError
 from studio.store.database import Database, async_url, safe_url, sqlite_file
 from studio.store.eventlog import ChainReport, EventLog, admin_events, events, parse_head
-from studio.store.rounds import IndexReport, check_index, repair_alerts, rounds
+from studio.store.rounds import IndexReport, check_index, repair_alerts, repair_players, rounds
 
 # Disagreements printed by ``studio audit verify``; the count of rounds says how many in all.
 SHOWN_PROBLEMS = 20
@@ -433,23 +433,29 @@ def repair_index(
     config: Path | None = typer.Option(None, "--config", "-c", help="configuration file"),
     database: str | None = typer.Option(None, "--database", help="database URL (overrides config)"),
 ) -> None:
-    """Set each round's alert codes in the round index from the event log, where they
-    differ (rows a version before 2026-12-05 counted again at each start)."""
+    """Set each round's alert codes and players in the round index from the event log, where
+    they differ (rows a version before 2026-12-05 counted alerts again at each start, and
+    indexed a round cancelled while betting with no players)."""
 
-    async def run(url: str) -> list[tuple[str, list[str], list[str]]]:
+    Changes = list[tuple[str, list[str], list[str]]]
+
+    async def run(url: str) -> tuple[Changes, Changes]:
         async with audited_database(url) as db:
-            return await repair_alerts(db, EventLog(db))
+            return await repair_alerts(db, EventLog(db)), await repair_players(db, EventLog(db))
 
     try:
         url = database or load_config(config).database.url
         require_database(url, default_database_hint(config, database))
-        changed = asyncio.run(run(url))
+        alerts, players = asyncio.run(run(url))
     except StudioError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
-    for round_id, before, after in changed:
+    for round_id, before, after in alerts:
         typer.echo(f"round {round_id}: alerts {len(before)} -> {len(after)} (as the log has them)")
-    typer.echo(f"round index: {len(changed)} rounds repaired")
+    for round_id, before, after in players:
+        typer.echo(f"round {round_id}: players {before} -> {after} (as the log has them)")
+    repaired = {round_id for round_id, _, _ in alerts + players}
+    typer.echo(f"round index: {len(repaired)} rounds repaired")
 
 
 @audit_app.command("digest")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -171,6 +171,29 @@ class IndexReport:
         return not self.problems
 
 
+def round_players(kind: str | None, data: Mapping[str, Any]) -> list[str] | None:
+    """The players a round event names, for the index: the wagers when betting closed, or
+    the refunds of a cancelled round (of one cancelled while betting, the only record of
+    its players: until 2026-12-05 such a round was indexed with none, and a search by a
+    refunded player did not find it). None: the event names no players."""
+    if kind == "betting_closed":
+        return sorted({w["player"] for w in data.get("wagers", [])})
+    if kind == "round_cancelled":
+        boxes = (data.get("refunds") or {}).get("boxes", [])
+        return sorted({w["player"] for box in boxes for w in box.get("wagers", [])})
+    return None
+
+
+def _fold_players(
+    players: list[str] | None, kind: Any, data: Mapping[str, Any]
+) -> list[str] | None:
+    """A round's players, as the log has them so far, after one more of its events."""
+    named = round_players(kind, data)
+    if named is not None and (kind == "betting_closed" or players is None):
+        return named
+    return players
+
+
 @dataclass
 class _Logged:
     """What the log says of one round (its ``out.round_event`` records)."""
@@ -214,9 +237,8 @@ async def check_index(db: Database, log: EventLog) -> IndexReport:
         kind, data = record.payload.get("type"), record.payload.get("data") or {}
         if kind == "round_opened":
             seen.started = record.payload.get("ts")
-        elif kind == "betting_closed":
-            seen.players = sorted({w["player"] for w in data.get("wagers", [])})
-        elif kind in ("round_settled", "round_cancelled"):
+        seen.players = _fold_players(seen.players, kind, data)
+        if kind in ("round_settled", "round_cancelled"):
             # As the controller indexes it (studio.controller.service's _index).
             totals = (data.get("result") or data.get("refunds") or {}).get("totals", {})
             seen.ended = record.payload.get("ts")
@@ -290,6 +312,34 @@ async def repair_alerts(db: Database, log: EventLog) -> list[tuple[str, list[str
                     .values(alerts=json.dumps(codes))
                 )
             changed.append((row.round_id, before, codes))
+    return changed
+
+
+async def repair_players(db: Database, log: EventLog) -> list[tuple[str, list[str], list[str]]]:
+    """Set every indexed round's players from the log where they differ: a round cancelled
+    while betting was indexed with none before 2026-12-05 (``round_players``). Returns
+    (round, players before, players after) per row changed."""
+    logged: dict[str, list[str] | None] = {}
+    async for record in log.iterate(kinds=["out.round_event"]):
+        if record.round_id is None or record.round_id == "-":
+            continue
+        kind, data = record.payload.get("type"), record.payload.get("data") or {}
+        logged[record.round_id] = _fold_players(logged.get(record.round_id), kind, data)
+    changed: list[tuple[str, list[str], list[str]]] = []
+    async for row in _index_rows(db):
+        try:
+            before = json.loads(row.players or "[]")
+        except json.JSONDecodeError:
+            before = [str(row.players)]
+        players = logged.get(row.round_id) or []
+        if before != players:
+            async with db.engine.begin() as conn:
+                await conn.execute(
+                    rounds.update()
+                    .where(rounds.c.round_id == row.round_id)
+                    .values(players=json.dumps(players))
+                )
+            changed.append((row.round_id, before, players))
     return changed
 
 

@@ -126,3 +126,20 @@ async def test_a_cancelled_round_shows_its_hands_void(
     await login(http, "viewer")
     box = seat((await http.get("/console/tables/bj1")).text, 1)
     assert 'class="hand outcome-void"' in box and ">void</span>" in box
+
+
+async def test_a_shoe_change_asked_mid_round_says_after_which_round(
+    dealt: tuple[Round, httpx.AsyncClient],
+) -> None:
+    # A walk-through: the table page showed "Cut card: seen" at once, and the notice did
+    # not say that the change waits for the round in progress.
+    _, http = dealt
+    token = await login(http, "manager")
+    form = {"reason": "worn cards", "csrf_token": token}
+    asked = await http.post(
+        "/console/tables/bj1/shoe", data=form, headers={"accept": "application/json"}
+    )
+    assert asked.json()["message"] == "bj1: shoe change requested: after round bj1-R1"
+    page = (await http.get("/console/tables/bj1")).text
+    assert '<dt>Cut card</dt><dd class="">not yet</dd>' in page
+    assert 'data-field="change-requested">after this round (asked by manager)' in page

@@ -70,3 +70,23 @@ async def test_an_unknown_alert_is_404(manager: tuple[httpx.AsyncClient, str]) -
         answer = await http.post(url, data=data, headers=JSON)
         assert answer.status_code == 404, answer.text
         assert answer.json()["detail"] == "no alert 'bj1-A9'"
+
+
+async def test_resume_says_what_still_pauses_the_table(
+    service: ControllerService, manager: tuple[httpx.AsyncClient, str]
+) -> None:
+    # A walk-through: "Resume" answered "bj1: resumed" while the tamper alert kept the
+    # table paused, and when no manager had paused it at all.
+    http, token = manager
+    (alert,) = service.alerts()
+    form = {"reason": "checked it", "csrf_token": token}
+    refused = await http.post("/console/tables/bj1/resume", data=form, headers=JSON)
+    assert refused.status_code == 400
+    assert refused.json()["detail"] == (
+        f"not paused by a manager: open alerts pause it: {alert['alert_id']}"
+    )
+    assert (await http.post("/console/tables/bj1/pause", data=form)).status_code == 303
+    resumed = await http.post("/console/tables/bj1/resume", data=form, headers=JSON)
+    assert resumed.json()["message"] == (
+        f"bj1: resumed; still paused by open alerts {alert['alert_id']}"
+    )
