@@ -70,6 +70,19 @@ class SequenceTracker:
             state.ahead.update(range(seq + 1, state.contiguous + 1))
             state.contiguous = seq - 1
 
+    def skip(self, source: str, upto: int) -> None:
+        """Take every seq up to ``upto`` as seen (a numbering that jumped past them: they are
+        not waited for)."""
+        state = self._sources.setdefault(source, _SourceState())
+        if upto <= state.contiguous:
+            return
+        state.contiguous = upto
+        state.highest = max(state.highest, upto)
+        state.ahead = {s for s in state.ahead if s > upto}
+        while state.contiguous + 1 in state.ahead:
+            state.contiguous += 1
+            state.ahead.remove(state.contiguous)
+
     def last_contiguous(self, source: str) -> int:
         state = self._sources.get(source)
         return 0 if state is None else state.contiguous

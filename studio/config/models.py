@@ -106,11 +106,11 @@ class DatabaseSettings(StrictModel):
     @field_validator("url")
     @classmethod
     def _check_url(cls, value: str) -> str:
-        scheme, sep, _ = value.partition("://")
+        scheme = value.partition("://")[0]
         if scheme not in ("sqlite", "postgresql", "postgres"):
-            # Without "://" the whole value would be the "scheme": never shown, a
-            # password may be in it.
-            got = f", got {scheme!r}" if sep and "@" not in scheme else ""
+            # Without "://" the whole value is the "scheme": shown only when it cannot
+            # hold a password (no "@" or ":"), as a bare "foo" or "mysql".
+            got = f", got {scheme!r}" if "@" not in scheme and ":" not in scheme else ""
             raise ValueError(f"database url must be sqlite:///PATH or postgresql://...{got}")
         # The words name no part of it: the rest of a password may be anywhere.
         problem = url_problem(value)

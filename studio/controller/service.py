@@ -74,9 +74,9 @@ HEALTH_SUFFIX = "#health"
 # the order they are drawn). A camera's sightings are paired by card and zone, not order,
 # and a camera answers no replay: holding them would only make them late.
 ORDERED_KINDS = {"shoe.card", "shoe.event", "shuffler.event", "cutcard.event"}
-# How far ahead of what the controller has a device's seq may be: far beyond any real
-# hole (a driver keeps 4,096 events to re-send; a shoe holds 416 cards).
-MAX_SEQ_JUMP = 100_000
+# A device's seq this far ahead of what the controller has is a jump of its numbering, not
+# a hole to ask for: no driver keeps that many events to re-send (4,096 by default).
+MAX_SEQ_JUMP = 10_000
 _LOGGED_OUTPUTS = {Channel.ROUND_EVENTS: "out.round_event", Channel.ALERTS: "out.alert"}
 
 
@@ -95,7 +95,7 @@ class ControllerStats:
     gaps_requested: int = 0
     tails_requested: int = 0
     held_overflows: int = 0
-    implausible_seqs: int = 0  # events dropped for a seq far beyond their device's
+    seq_jumps: int = 0  # device numberings that jumped past MAX_SEQ_JUMP (device.gap skipped)
     validation_ms: list[float] = field(default_factory=list)
 
 
@@ -365,6 +365,8 @@ class ControllerService:
 
     def _observe_seq(self, table_id: str, kind: str, payload: dict[str, Any]) -> SeqVerdict | None:
         tracker = self._trackers[table_id]
+        if kind == "device.gap" and payload.get("skipped"):
+            tracker.skip(str(payload["device"]), int(payload["skipped"][1]))
         verdict = None
         for source, seq in _seqs_of(kind, payload):
             verdict = tracker.observe(source, seq)
@@ -411,8 +413,7 @@ class ControllerService:
         (a replay) or given up (``device.gap``), then applied in seq order.
         """
         async with self._order[table_id]:
-            if self._implausible_seq(table_id, kind, data):
-                return
+            await self._numbering_jump(table_id, kind, data)
             if self._observe_seq(table_id, kind, data) is SeqVerdict.DUPLICATE:
                 self.stats.duplicates += 1
                 return
@@ -438,30 +439,36 @@ class ControllerService:
                     await self._record_gap(table_id, device, tracker.missing(device))
             await self._release(table_id, device)
 
-    def _implausible_seq(self, table_id: str, kind: str, data: dict[str, Any]) -> bool:
-        """A seq too far ahead of its device's to be its numbering: dropped, never a hole.
+    async def _numbering_jump(self, table_id: str, kind: str, data: dict[str, Any]) -> None:
+        """A seq more than MAX_SEQ_JUMP ahead of its device's: the seqs between are recorded
+        as skipped (a logged ``device.gap`` with ``skipped``, one ``integrity`` alert) and
+        not asked for, and the event is taken as the next of its device.
 
-        Taken, seq 2**63 opened a hole the gap repair gave up 1,000 seqs at a time (an
-        integrity alert every ~11 s, for ever), and the device's real events that came
-        after a given-up range were dropped as duplicates.
+        A replaced device's driver counts on from the new device's own number, and no driver
+        can re-send so many. Before, such a hole was asked for and given up 1,000 seqs at a
+        time, an alert every ~11 s (for ever, for a seq of 2**63).
         """
         if kind == "device.health":
-            return False  # its seqs are Unix milliseconds
+            return  # its seqs are Unix milliseconds
         device, seq = data["device"], data["seq"]
         last = self._trackers[table_id].last_contiguous(device)
         if not last or seq - last <= MAX_SEQ_JUMP:
-            return False
-        self.stats.implausible_seqs += 1
+            return
+        self.stats.seq_jumps += 1
+        gap = {"device": device, "seqs": [], "skipped": [last + 1, seq - 1], "requests": 0}
         _LOGGER.error(
-            "%s/%s: %s seq %d is %d ahead of the device's last (%d): not its numbering; dropped",
+            "%s/%s: numbering jumped from %d to %d; the events between are not asked for",
             table_id,
             device,
-            kind,
-            seq,
-            seq - last,
             last,
+            seq,
         )
-        return True
+        try:
+            await self.submit(table_id, "device.gap", gap)
+        except StudioError as exc:  # not logged: the next event of the device tries again
+            _LOGGER.error("the jump of %s on %s not recorded: %s", device, table_id, exc)
+            return
+        self._observe_seq(table_id, "device.gap", gap)
 
     async def _apply(self, table_id: str, kind: str, data: dict[str, Any]) -> None:
         try:

@@ -262,13 +262,17 @@ class TableController:
             self.betting_left = None
 
     @property
+    def _round_logic(self) -> int:
+        """The rules engine's logic of the round in progress, which its rebuilds replay with:
+        a round opened before an upgrade plays on with the logic it opened with (rebuilt
+        with the new one, a side bet its logic dropped was refused, and the round could
+        neither settle nor be cancelled)."""
+        return self.engine.round.logic if self.engine is not None else self.engine_logic
+
+    @property
     def engine_logic(self) -> int:
         """The rules engine's logic (studio.rules.round.LOGIC) this table's logic runs."""
-        if self.logic <= 5:
-            return 1
-        if self.logic == 6:
-            return 2
-        return 3 if self.logic <= 13 else 4
+        return engine_logic_of(self.logic)
 
     def _count_shoe_by_logic(self) -> None:
         # Up to logic 3 the shoe's count was the census's (see ShoeTracker.cards_dealt).
@@ -401,7 +405,7 @@ class TableController:
         targets of the initial deal, where cards queue, do not depend on the cards' values."""
         if self.engine is None or self.phase not in _CARD_PHASES:
             return []
-        engine = EngineRound(self.ruleset, self.round_config, self.engine_logic)
+        engine = EngineRound(self.ruleset, self.round_config, self._round_logic)
         targets: list[dict[str, Any]] = []
         try:
             for op in self.ops:
@@ -754,7 +758,7 @@ class TableController:
         if others == self.round_config.shoe_cards_dealt:
             return
         self.round_config = replace(self.round_config, shoe_cards_dealt=others)
-        engine = EngineRound(self.ruleset, self.round_config, self.engine_logic)
+        engine = EngineRound(self.ruleset, self.round_config, self._round_logic)
         for op in self.ops:
             engine.apply(op)
         self.engine = engine
@@ -944,15 +948,31 @@ class TableController:
         device_id, seqs = str(inp.data["device"]), list(inp.data["seqs"])
         device = self.devices.get(device_id)
         kind = device.kind if device is not None else "device"
-        self._event("device_gap", device=device_id, seqs=seqs)
+        skipped = inp.data.get("skipped")  # [first, last]: a numbering that jumped
+        self._event(
+            "device_gap", device=device_id, seqs=seqs, **({"skipped": skipped} if skipped else {})
+        )
         if kind == "camera":
             return  # a lost sighting leaves its card unconfirmed: the cross-check says so
-        lost = f"{seqs[0]}" if len(seqs) == 1 else f"{seqs[0]}..{seqs[-1]} ({len(seqs)})"
+        if skipped:
+            first, last = int(skipped[0]), int(skipped[1])
+            message = (
+                f"{kind} {device_id}: its numbering jumped from {first - 1} to {last + 1}; "
+                f"the {last - first + 1} events between are more than a driver keeps to "
+                "re-send and are not asked for (a replaced device, whose driver counts on "
+                "from the new device's number, or events lost): check the device, the "
+                "layout and the discards"
+            )
+        else:
+            lost = f"{seqs[0]}" if len(seqs) == 1 else f"{seqs[0]}..{seqs[-1]} ({len(seqs)})"
+            message = (
+                f"{kind} {device_id}: event {lost} never arrived, though asked for again "
+                f"{inp.data.get('requests', '?')} times; a card or a device event may be "
+                "unaccounted for: check the layout and the discards"
+            )
         self._alert(
             AlertCode.INTEGRITY,
-            f"{kind} {device_id}: event {lost} never arrived, though asked for again "
-            f"{inp.data.get('requests', '?')} times; a card or a device event may be "
-            "unaccounted for: check the layout and the discards",
+            message,
             [dict(inp.data)],
             allowed=[Resolution.ACCEPT, Resolution.CANCEL],
         )
@@ -1060,6 +1080,9 @@ class TableController:
                     [{"source": "cutcard", **inp.data}],
                     allowed=[Resolution.ACCEPT],
                 )
+            elif self.shoe.change_requested_by is not None:
+                # Asked for by a manager, and now the cut card is out too: it was seen.
+                self.shoe.change_requested_by = None
         elif event.event == "sensor_fault":
             self._alert(
                 AlertCode.INTEGRITY, "cut-card sensor fault", [{"source": "cutcard", **inp.data}]
@@ -1857,7 +1880,7 @@ class TableController:
         make the engine deal a later card to another target (voiding a card that others
         followed, or a correction that changes who draws) is refused, not applied.
         """
-        engine = EngineRound(self.ruleset, self.round_config, self.engine_logic)
+        engine = EngineRound(self.ruleset, self.round_config, self._round_logic)
         new_cards: list[_DealtCard] = []
         removed: list[str] = []
         recoded: list[tuple[_DealtCard, str]] = []
@@ -1909,6 +1932,15 @@ def _camera_ref(evidence: dict[str, Any]) -> dict[str, Any]:
 
 def _when(pending: dict[str, Any] | None) -> datetime | None:
     return datetime.fromisoformat(pending["at"]) if pending else None
+
+
+def engine_logic_of(table_logic: int) -> int:
+    """The rules engine's logic a table logic runs (docs/replay.md, ``logic``)."""
+    if table_logic <= 5:
+        return 1
+    if table_logic == 6:
+        return 2
+    return 3 if table_logic <= 13 else 4
 
 
 def _describe_target(target: dict[str, Any]) -> str:

@@ -383,6 +383,8 @@ class Round:
             )
         sides: dict[SideBetKind, Decimal] = {}
         for key, value in (side_bets or {}).items():
+            if self.logic >= 4 and _money(value) == 0:
+                continue  # "no side bet", whatever its name: a platform may send every field
             try:
                 kind = SideBetKind(key)
             except ValueError:

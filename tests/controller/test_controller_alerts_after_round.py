@@ -202,3 +202,22 @@ def test_the_dealer_s_second_card_is_a_hole_card_under_us_rules_only(
         "dealer_hole",
         face_down,
     )
+
+
+def test_a_cut_card_out_after_a_manager_asked_for_the_change_is_seen() -> None:
+    d = Driver(single_source=True)
+    start_round(d, 1)
+    d.card("TH")
+    d.manager(verb="shoe_change", reason="worn cards")
+    d.feed(
+        "cutcard.event",
+        {
+            "device": "cut",
+            "seq": d.device("cut"),
+            "ts": d.ts(),
+            "event": "cut_card_detected",
+            "data": {},
+        },
+    )
+    shoe = d.table.shoe.snapshot()
+    assert (shoe["cut_card_seen"], shoe["change_requested_by"]) == (True, None)

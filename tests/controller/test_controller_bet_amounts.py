@@ -159,7 +159,9 @@ def test_a_negative_or_unknown_side_bet_is_refused_not_dropped() -> None:
     d.bet(1, "p1", "10", cid="neg", side_bets={"perfect_pairs": "-3"})
     assert "not an amount of money" in d.rejected("neg")
     d.bet(1, "p1", "10", cid="ghost", side_bets={"nonexistent": "-3"})
-    assert "unknown side bet 'nonexistent'" in d.rejected("ghost")
+    assert "not an amount of money" in d.rejected("ghost")
+    d.bet(1, "p1", "10", cid="named", side_bets={"nonexistent": "1"})
+    assert "unknown side bet 'nonexistent'" in d.rejected("named")
     d.bet(1, "p1", "10", cid="long", side_bets={"x" * 5000: "1"})
     assert len(d.rejected("long")) < 80  # the name is cut, not echoed whole
     d.bet(1, "p1", "10", cid="zero", side_bets={"perfect_pairs": "-0.00"})
@@ -169,3 +171,13 @@ def test_a_negative_or_unknown_side_bet_is_refused_not_dropped() -> None:
     _betting(old)
     old.bet(1, "p1", "10", cid="neg", side_bets={"perfect_pairs": "-3"})
     assert _accepted(old, "neg")["command"]["side_bets"] == {"perfect_pairs": "-3"}
+
+
+def test_a_side_bet_of_zero_is_no_side_bet_whatever_its_name() -> None:
+    # A platform that sends every side bet's field, zero where none is placed: up to logic
+    # 13 the controller dropped them; the engine must not refuse a bet for them.
+    d = Driver(single_source=True)
+    _betting(d)
+    zeros = {"lucky_lucky": "0", "nonexistent": "0.00", "perfect_pairs": "0"}
+    d.bet(1, "p1", "10", cid="zeros", side_bets=zeros)
+    assert _accepted(d, "zeros")["taken"] == {"stake": "10.00", "side_bets": {}}

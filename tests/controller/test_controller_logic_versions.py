@@ -218,3 +218,31 @@ def test_an_insurance_answer_does_not_restart_the_insurance_timer() -> None:
     d.tick(6)
     timeouts = [e for e in d.events if e["type"] == "timeout_default"]
     assert len(timeouts) == 1 and timeouts[0]["data"]["pending"]["kind"] == "insurance"
+
+
+def test_a_round_opened_before_an_upgrade_is_rebuilt_with_its_own_engine_logic() -> None:
+    """A round opened under table logic 13 (engine logic 3), whose bet carried a side bet
+    that logic drops ("0.009"), then a start of logic 14 mid-round: a correction rebuilds
+    the round's engine. Rebuilt with the new engine logic, the replayed bet was refused and
+    the round could neither be corrected, settled nor cancelled (a code review)."""
+    d = Driver()  # cross-checked by a camera
+    d.table.logic = 13
+    d.shuffle()
+    d.load()
+    d.tick(0.1)
+    d.bet(1, "p1", "10", cid="b1", side_bets={"perfect_pairs": "0.009"})
+    d.tick(20)
+    d.feed("controller.started", {"logic": LOGIC})
+    assert d.table.engine is not None and d.table.engine.round.logic == 3
+    d.card("TH")
+    d.camera("TD", "seat:1")
+    d.card("7C")
+    d.camera("7C", "dealer")
+    d.tick(3.5)
+    (mismatch,) = d.table.alerts.open_alerts()
+    d.manager(
+        verb="resolve", alert_id=mismatch.alert_id, resolution="correct", card="TD", reason="x"
+    )
+    assert [c.code for c in d.table.cards] == ["TD", "7C"]
+    d.manager(verb="cancel_round", reason="test")
+    assert d.table.phase != "dealing"

@@ -13,7 +13,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parents[1] / "controller"))
 from test_controller_table import Driver
 
-from studio.controller.table import LOGIC
+from studio.controller.table import LOGIC, engine_logic_of
 from studio.rules.errors import ReplayInputError
 from studio.rules.replay import replay_round
 
@@ -92,8 +92,8 @@ def document(events: list[dict[str, Any]], table_logic: int) -> dict[str, Any]:
     return {
         "ruleset": opened.get("rules", opened["ruleset"]),  # the whole rule set, or its name
         **closing.get("round_config", {}),
-        # docs/replay.md: table logic 5 or earlier ran engine logic 1, 6 runs engine logic 2.
-        "logic": 1 if table_logic <= 5 else 2,
+        # docs/replay.md: the engine logic each table logic runs.
+        "logic": engine_logic_of(table_logic),
         "boxes": [{"seat": seat, "wagers": wagers} for seat, wagers in sorted(boxes.items())],
         "cards": [
             code
