@@ -5,11 +5,19 @@ from __future__ import annotations
 import asyncio
 import re
 import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import httpx
+from argon2 import PasswordHasher
 
-from studio.config import BrokerSettings
+import studio.console  # registers the users/sessions tables before create_all
+from studio.config import BrokerSettings, StudioConfig, TableSettings
+from studio.controller import ControllerService
+from studio.store import Database, EventLog
+from studio.streams import Fanout
+from studio.web import WebContext, create_app
 
 STUDIO = Path(sys.executable).parent / "studio"
 
@@ -57,3 +65,36 @@ async def start_controller(config: Path) -> asyncio.subprocess.Process:
         str(STUDIO), "controller", "run", "--config", str(config),
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
     )  # fmt: skip
+
+
+PASSWORD = "correct horse battery"
+PLATFORM_TOKEN = "s3cret-token"
+PLATFORM = {"Authorization": f"Bearer {PLATFORM_TOKEN}"}
+
+
+@asynccontextmanager
+async def app_client(database: Database, table_id: str) -> AsyncIterator[httpx.AsyncClient]:
+    """The web app on a real controller service (table ``table_id``: clubhouse, a shoe and
+    a camera) and database, a manager ``boss`` (PASSWORD) and the platform token; a server
+    error is answered 500, as uvicorn would, instead of raised into the test."""
+    hasher = PasswordHasher(time_cost=1, memory_cost=8 * 1024, parallelism=1)
+    await studio.console.UserStore(database, hasher=hasher).add(
+        "boss", PASSWORD, "manager", by="test"
+    )
+    devices = [{"id": "shoe", "kind": "shoe"}, {"id": "cam", "kind": "camera"}]
+    config = StudioConfig(tables=[TableSettings(id=table_id, ruleset="clubhouse", devices=devices)])
+    log, fanout = EventLog(database), Fanout(bus=None)
+    console = studio.console.ConsoleSettings(
+        argon2_time_cost=1, argon2_memory_kib=8 * 1024, argon2_parallelism=1
+    )
+    async with ControllerService(config, None, log, fanout, timers=False) as controller:
+        ctx = WebContext(
+            fanout=fanout,
+            log=log,
+            db=database,
+            controller=controller,
+            extras={"console": console, "platform_token": PLATFORM_TOKEN},
+        )
+        transport = httpx.ASGITransport(app=create_app(ctx), raise_app_exceptions=False)
+        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+            yield client

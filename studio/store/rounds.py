@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -297,22 +297,7 @@ async def repair_alerts(db: Database, log: EventLog) -> list[tuple[str, list[str
     async for record in log.iterate(kinds=["out.alert"]):
         if record.round_id is not None:
             logged.setdefault(record.round_id, []).append(_alert_fields(record.payload))
-    changed: list[tuple[str, list[str], list[str]]] = []
-    async for row in _index_rows(db):
-        try:
-            before = json.loads(row.alerts or "[]")
-        except json.JSONDecodeError:
-            before = [str(row.alerts)]
-        codes = alert_codes(logged.get(row.round_id, []))
-        if before != codes:
-            async with db.engine.begin() as conn:
-                await conn.execute(
-                    rounds.update()
-                    .where(rounds.c.round_id == row.round_id)
-                    .values(alerts=json.dumps(codes))
-                )
-            changed.append((row.round_id, before, codes))
-    return changed
+    return await _set_lists(db, "alerts", lambda rid: alert_codes(logged.get(rid, [])))
 
 
 async def repair_players(db: Database, log: EventLog) -> list[tuple[str, list[str], list[str]]]:
@@ -325,21 +310,30 @@ async def repair_players(db: Database, log: EventLog) -> list[tuple[str, list[st
             continue
         kind, data = record.payload.get("type"), record.payload.get("data") or {}
         logged[record.round_id] = _fold_players(logged.get(record.round_id), kind, data)
+    return await _set_lists(db, "players", lambda rid: logged.get(rid) or [])
+
+
+async def _set_lists(
+    db: Database, column: str, truth: Callable[[str], list[str]]
+) -> list[tuple[str, list[str], list[str]]]:
+    """Set the JSON list ``column`` of every indexed round to ``truth(round_id)`` where it
+    differs; return (round, before, after) per row changed."""
     changed: list[tuple[str, list[str], list[str]]] = []
     async for row in _index_rows(db):
+        raw = getattr(row, column)
         try:
-            before = json.loads(row.players or "[]")
+            before = json.loads(raw or "[]")
         except json.JSONDecodeError:
-            before = [str(row.players)]
-        players = logged.get(row.round_id) or []
-        if before != players:
+            before = [str(raw)]
+        after = truth(row.round_id)
+        if before != after:
             async with db.engine.begin() as conn:
                 await conn.execute(
                     rounds.update()
                     .where(rounds.c.round_id == row.round_id)
-                    .values(players=json.dumps(players))
+                    .values({column: json.dumps(after)})
                 )
-            changed.append((row.round_id, before, players))
+            changed.append((row.round_id, before, after))
     return changed
 
 

@@ -27,16 +27,7 @@ def _resolve(d: Driver, alert_id: str, resolution: str, **extra: Any) -> None:
 
 
 def _misread(d: Driver) -> str:
-    d.feed(
-        "shoe.event",
-        {
-            "device": "shoe",
-            "seq": d.device("shoe"),
-            "ts": d.ts(),
-            "event": "misread",
-            "data": {},
-        },
-    )
+    d.device_event("shoe.event", "shoe", "misread")
     return d.table.alerts.open_alerts()[-1].alert_id
 
 
@@ -209,15 +200,6 @@ def test_a_cut_card_out_after_a_manager_asked_for_the_change_is_seen() -> None:
     start_round(d, 1)
     d.card("TH")
     d.manager(verb="shoe_change", reason="worn cards")
-    d.feed(
-        "cutcard.event",
-        {
-            "device": "cut",
-            "seq": d.device("cut"),
-            "ts": d.ts(),
-            "event": "cut_card_detected",
-            "data": {},
-        },
-    )
+    d.device_event("cutcard.event", "cut", "cut_card_detected")
     shoe = d.table.shoe.snapshot()
     assert (shoe["cut_card_seen"], shoe["change_requested_by"]) == (True, None)

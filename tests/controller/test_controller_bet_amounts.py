@@ -14,15 +14,14 @@ import json
 from typing import Any
 
 import pytest
+from bus_support import controller_on_bus
 from test_controller_table import Driver
 
-from studio.bus import MessageBus
-from studio.config import BrokerSettings, StudioConfig, TableSettings
+from studio.config import BrokerSettings
 from studio.contract.topics import Topics
 from studio.controller import ControllerService, TableController
 from studio.controller.table import InputFailed
-from studio.store import Database, EventLog
-from studio.streams import Fanout
+from studio.store import Database
 
 
 async def _open_betting(service: ControllerService, table_id: str) -> None:
@@ -85,15 +84,7 @@ def test_a_log_of_logic_13_replays_the_dropped_side_bet_as_it_was() -> None:
 async def test_a_command_the_engine_refuses_over_mqtt_leaves_the_consumer_running(
     broker: BrokerSettings, database: Database, table_id: str
 ) -> None:
-    config = StudioConfig(
-        broker=broker,
-        tables=[TableSettings(id=table_id, ruleset="clubhouse", single_source=True)],
-    )
-    async with (
-        MessageBus(broker, f"controller-{table_id}") as bus,
-        MessageBus(broker, f"platform-{table_id}") as platform,
-        ControllerService(config, bus, EventLog(database), Fanout(bus)) as service,
-    ):
+    async with controller_on_bus(broker, database, table_id) as (service, platform):
         await _open_betting(service, table_id)
         table = service.tables[table_id]
         bet = {"type": "bet", "seat": 1, "player": "p1", "stake": "10"}
@@ -122,15 +113,7 @@ async def test_an_input_that_fails_for_a_fault_of_ours_is_not_applied_and_the_re
         return real(self, command)
 
     monkeypatch.setattr(TableController, "_apply_command", faulty)
-    config = StudioConfig(
-        broker=broker,
-        tables=[TableSettings(id=table_id, ruleset="clubhouse", single_source=True)],
-    )
-    async with (
-        MessageBus(broker, f"controller-{table_id}") as bus,
-        MessageBus(broker, f"platform-{table_id}") as platform,
-        ControllerService(config, bus, EventLog(database), Fanout(bus)) as service,
-    ):
+    async with controller_on_bus(broker, database, table_id) as (service, platform):
         await _open_betting(service, table_id)
         bet = {"type": "bet", "seat": 1, "player": "p1", "stake": "10"}
         with pytest.raises(InputFailed, match="a fault of ours"):

@@ -59,16 +59,7 @@ def _one_deck_shoe(d: Driver) -> None:
 
 
 def _cut_card(d: Driver) -> None:
-    d.feed(
-        "cutcard.event",
-        {
-            "device": "cut",
-            "seq": d.device("cut"),
-            "ts": d.ts(),
-            "event": "cut_card_detected",
-            "data": {},
-        },
-    )
+    d.device_event("cutcard.event", "cut", "cut_card_detected")
 
 
 def test_a_round_the_cut_card_ends_says_so_in_its_result() -> None:

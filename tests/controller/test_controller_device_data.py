@@ -16,14 +16,12 @@ import json
 from typing import Any
 
 import pytest
+from bus_support import controller_on_bus
 from test_controller_table import Driver
 
-from studio.bus import MessageBus
-from studio.config import BrokerSettings, StudioConfig, TableSettings
+from studio.config import BrokerSettings
 from studio.contract.topics import Topics
-from studio.controller import ControllerService
-from studio.store import Database, EventLog
-from studio.streams import Fanout
+from studio.store import Database
 
 
 def _shuffled(d: Driver, data: dict[str, Any]) -> None:
@@ -76,21 +74,14 @@ def test_a_logic_13_log_reads_the_count_as_it_did() -> None:
     assert d.table.shuffle_verified
 
 
-def _device_event(d: Driver, kind: str, device: str, event: str, data: dict[str, Any]) -> None:
-    d.feed(
-        kind,
-        {"device": device, "seq": d.device(device), "ts": d.ts(), "event": event, "data": data},
-    )
-
-
 def test_a_device_event_without_a_rule_goes_out_as_a_device_event() -> None:
     d = Driver()
     d.shuffle()
     d.load("S1")
     before = len(d.events)
-    _device_event(d, "shoe.event", "shoe", "loaded", {"shoe": "FAKE", "verified": True})
-    _device_event(d, "shuffler.event", "shuf", "ready", {"type_": 1, "seq": 99})
-    _device_event(d, "cutcard.event", "cut", "cut_card_cleared", {})
+    d.device_event("shoe.event", "shoe", "loaded", {"shoe": "FAKE", "verified": True})
+    d.device_event("shuffler.event", "shuf", "ready", {"type_": 1, "seq": 99})
+    d.device_event("cutcard.event", "cut", "cut_card_cleared", {})
     passed = [(e["type"], e["data"]) for e in d.events[before:]]
     assert passed == [
         (
@@ -122,7 +113,7 @@ def test_a_device_event_without_a_rule_goes_out_as_a_device_event() -> None:
 def test_a_logic_13_log_passes_device_events_on_as_it_did() -> None:
     d = Driver()
     d.table.logic = 13
-    _device_event(d, "cutcard.event", "cut", "cut_card_cleared", {"at": 3})
+    d.device_event("cutcard.event", "cut", "cut_card_cleared", {"at": 3})
     assert (d.events[-1]["type"], d.events[-1]["data"]) == ("cutcard_cut_card_cleared", {"at": 3})
 
 
@@ -132,18 +123,12 @@ async def test_a_time_outside_the_calendar_in_utc_is_malformed_not_fatal(
     # 9999-12-31T23:59:59-05:00 is a valid time with a zone, but not in UTC: converting it
     # raised OverflowError, which pydantic does not make a validation error, and it ended
     # the controller (every table) from one device message.
-    config = StudioConfig(
-        broker=broker,
-        tables=[TableSettings(id=table_id, ruleset="clubhouse", single_source=True)],
-    )
     topics = Topics(table_id)
     late = {"device": "cam-1", "seq": 1, "ts": "9999-12-31T23:59:59-05:00"}
     early = {"device": "shoe-1", "seq": 1, "ts": "0001-01-01T00:00:00+05:00"}
-    async with (
-        MessageBus(broker, f"controller-{table_id}") as bus,
-        MessageBus(broker, f"device-{table_id}") as device,
-        ControllerService(config, bus, EventLog(database), Fanout(bus)) as service,
-    ):
+    async with controller_on_bus(broker, database, table_id) as (service, device):
+        bus = service.bus
+        assert bus is not None
 
         async def sent(cid: str) -> None:  # and seen: the subscriptions are in place
             command = {"id": cid, "type": "bet", "seat": 1, "player": "p1", "stake": "10"}

@@ -69,6 +69,21 @@ class Driver:
             },
         )
 
+    def device_event(
+        self, kind: str, device: str, event: str, data: dict[str, Any] | None = None
+    ) -> None:
+        """A device's event (``kind``: shoe.event, shuffler.event, cutcard.event)."""
+        self.feed(
+            kind,
+            {
+                "device": device,
+                "seq": self.device(device),
+                "ts": self.ts(),
+                "event": event,
+                "data": data or {},
+            },
+        )
+
     def tick(self, seconds: float) -> None:
         self.feed("timer", {}, dt=seconds)
 

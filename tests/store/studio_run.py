@@ -75,3 +75,15 @@ class Run:
             await self.feed("game.command", {"id": f"d-{self.now}", **command})
         assert table.phase == "settled", table.prompt()
         await self.feed("timer", {}, dt=1.5)
+
+
+async def two_rounds(database: Database) -> Run:
+    """A shoe and two rounds played to the end: R1 with p1 and p2, R2 with p1."""
+    run = Run(database)
+    async with run.service:
+        await run.open_shoe()
+        # Seat 1 19, seat 2 18 against 7 + 5, the dealer draws a king: bust.
+        await run.round({1: "p1", 2: "p2"}, ["TH", "8C", "7C", "9D", "TS", "5S", "KD"], [1, 2])
+        # Seat 1 20 against 10 + 7: wins.
+        await run.round({1: "p1"}, ["QH", "TC", "KS", "7D"], [1])
+    return run

@@ -7,12 +7,10 @@ link.db``) took ``link.db.studio-controller.lock`` and appended to the same even
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from lock_support import lock_held, try_lock
 
 from studio.errors import StoreError
 from studio.store import Database
@@ -94,49 +92,6 @@ async def test_a_loop_of_links_is_refused_in_words(tmp_path: Path) -> None:
 def test_a_controller_through_a_link_is_refused_by_another_process(tmp_path: Path) -> None:
     """As the review ran it: one process holds the lock, another comes through the link."""
     (tmp_path / "link.db").symlink_to("demo.db")
-    url = f"sqlite:///{tmp_path}/demo.db"
-    holder = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "import asyncio, sys\n"
-            "from studio.store import Database\n"
-            "async def main():\n"
-            f"    async with Database({url!r}) as db:\n"
-            "        async with db.exclusive('studio controller'):\n"
-            "            print('held', flush=True)\n"
-            "            sys.stdin.readline()\n"
-            "asyncio.run(main())\n",
-        ],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
-        script = (
-            "import asyncio\n"
-            "from studio.errors import StoreError\n"
-            "from studio.store import Database\n"
-            "async def main():\n"
-            f"    async with Database('sqlite:///{tmp_path}/link.db') as db:\n"
-            "        try:\n"
-            "            async with db.exclusive('studio controller'):\n"
-            "                print('held')\n"
-            "        except StoreError as exc:\n"
-            "            print('refused:', exc)\n"
-            "asyncio.run(main())\n"
-        )
-        done = subprocess.run(
-            [sys.executable, "-c", script],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            env=os.environ,
-        )
-        assert done.returncode == 0, done.stderr
-        assert done.stdout.startswith(f"refused: another studio controller (pid {holder.pid})")
-    finally:
-        if holder.stdin is not None:
-            holder.stdin.close()
-        holder.wait(timeout=30)
+    with lock_held(f"sqlite:///{tmp_path}/demo.db") as holder:
+        refused = try_lock(f"sqlite:///{tmp_path}/link.db")
+        assert refused.startswith(f"refused: another studio controller (pid {holder.pid})")

@@ -7,7 +7,7 @@ import asyncio
 from pathlib import Path
 
 import sqlalchemy as sa
-from studio_run import Run
+from studio_run import two_rounds
 from typer.testing import CliRunner
 
 from studio.cli import app
@@ -16,26 +16,15 @@ from studio.store.eventlog import canonical, chain_hash, events
 from studio.store.rounds import check_index, rounds
 
 
-async def _two_rounds(database: Database) -> Run:
-    run = Run(database)
-    async with run.service:
-        await run.open_shoe()
-        # Seat 1 19, seat 2 18 against 7 + 5, the dealer draws a king: bust.
-        await run.round({1: "p1", 2: "p2"}, ["TH", "8C", "7C", "9D", "TS", "5S", "KD"], [1, 2])
-        # Seat 1 20 against 10 + 7: wins.
-        await run.round({1: "p1"}, ["QH", "TC", "KS", "7D"], [1])
-    return run
-
-
 async def test_an_honest_index_agrees_with_the_log(database: Database) -> None:
-    run = await _two_rounds(database)
+    run = await two_rounds(database)
     report = await check_index(database, run.log)
     assert report.ok and report.rounds == 3, report.problems  # R3 is open for bets
     assert (await EventLog(database).verify()).ok
 
 
 async def test_an_edited_round_record_is_found(database: Database) -> None:
-    run = await _two_rounds(database)
+    run = await two_rounds(database)
     async with database.engine.begin() as conn:
         await conn.execute(
             rounds.update().where(rounds.c.round_id == "bj-1-R1").values(total_payout="400.00")
@@ -56,7 +45,7 @@ async def test_the_log_cut_after_the_first_round_is_found_by_the_index(
 ) -> None:
     """Records deleted from the log's end leave an intact chain (only an anchor kept off the
     machine shows it): the index still lists the round whose records went."""
-    run = await _two_rounds(database)
+    run = await two_rounds(database)
     async with database.engine.connect() as conn:
         query = sa.select(sa.func.min(events.c.id)).where(events.c.round_id == "bj-1-R2")
         first_of_r2 = (await conn.execute(query)).scalar_one()
@@ -73,7 +62,7 @@ def test_audit_verify_reports_the_round_index(tmp_path: Path) -> None:
 
     async def play() -> None:
         async with Database(url) as db:
-            await _two_rounds(db)
+            await two_rounds(db)
 
     async def edit() -> None:
         async with Database(url) as db, db.engine.begin() as conn:
@@ -99,7 +88,7 @@ async def test_a_payout_rewritten_in_the_log_with_the_chain_recomputed_is_found(
     """The chain has no secret: whoever can write the database can change a settlement and
     hash every later record again, and the chain verifies. The round index, written at the
     time, still holds the payout paid."""
-    run = await _two_rounds(database)
+    run = await two_rounds(database)
     records = await EventLog(database).read()
     target = next(
         r

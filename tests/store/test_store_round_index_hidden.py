@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
-from studio_run import Run
+from studio_run import two_rounds
 from typer.testing import CliRunner
 
 from studio.cli import app
@@ -20,17 +20,6 @@ from studio.store import Database, EventLog
 from studio.store.rounds import check_index, rounds
 
 R1_PLAYERS = "['p1', 'p2']"
-
-
-async def _two_rounds(database: Database) -> Run:
-    run = Run(database)
-    async with run.service:
-        await run.open_shoe()
-        # Seat 1 19, seat 2 18 against 7 + 5, the dealer draws a king: bust.
-        await run.round({1: "p1", 2: "p2"}, ["TH", "8C", "7C", "9D", "TS", "5S", "KD"], [1, 2])
-        # Seat 1 20 against 10 + 7: wins.
-        await run.round({1: "p1"}, ["QH", "TC", "KS", "7D"], [1])
-    return run
 
 
 async def _edit(database: Database, round_id: str, **values: Any) -> None:
@@ -45,13 +34,13 @@ async def _row(database: Database, round_id: str) -> Any:
 
 
 async def test_an_untampered_index_passes(database: Database) -> None:
-    run = await _two_rounds(database)
+    run = await two_rounds(database)
     report = await check_index(database, run.log)
     assert report.ok and report.rounds == 3, report.problems
 
 
 async def test_a_settled_round_indexed_as_in_progress_is_found(database: Database) -> None:
-    run = await _two_rounds(database)
+    run = await two_rounds(database)
     settled = await _row(database, "bj-1-R1")
     assert (settled.status, settled.total_payout) == ("settled", "40.00")
     await _edit(database, "bj-1-R1", status="in_progress", total_payout="999999.00", ended=None)
@@ -65,14 +54,14 @@ async def test_a_settled_round_indexed_as_in_progress_is_found(database: Databas
 
 
 async def test_a_settled_rounds_players_emptied_are_found(database: Database) -> None:
-    run = await _two_rounds(database)
+    run = await two_rounds(database)
     await _edit(database, "bj-1-R1", players="[]")
     report = await check_index(database, run.log)
     assert report.problems == [("bj-1-R1", f"players [], the log says {R1_PLAYERS}")]
 
 
 async def test_a_deleted_row_is_found(database: Database) -> None:
-    run = await _two_rounds(database)
+    run = await two_rounds(database)
     async with database.engine.begin() as conn:
         await conn.execute(sa.delete(rounds).where(rounds.c.round_id == "bj-1-R1"))
     report = await check_index(database, run.log)
@@ -85,7 +74,7 @@ async def test_a_deleted_row_is_found(database: Database) -> None:
 async def test_an_open_round_may_only_be_indexed_as_not_over(database: Database) -> None:
     """bj-1-R3 is open for bets: in progress or interrupted (a clean stop), no players, no
     totals."""
-    run = await _two_rounds(database)
+    run = await two_rounds(database)
     await _edit(database, "bj-1-R3", status="interrupted", ended="2026-12-05T10:00:00Z")
     assert (await check_index(database, run.log)).ok
     await _edit(database, "bj-1-R3", status="void", players='["p9"]', total_payout="5.00")
@@ -108,7 +97,7 @@ def test_audit_verify_reports_each_hidden_round(tmp_path: Path) -> None:
 
     async def play() -> None:
         async with Database(url) as db:
-            await _two_rounds(db)
+            await two_rounds(db)
 
     async def tamper() -> None:
         async with Database(url) as db:

@@ -11,44 +11,19 @@ from collections.abc import AsyncIterator
 
 import httpx
 import pytest
-from argon2 import PasswordHasher
+from http_support import PASSWORD, PLATFORM, app_client
 
 import studio.console  # registers the users/sessions tables before create_all
-from studio.config import StudioConfig, TableSettings
-from studio.console import ConsoleSettings, UserStore
-from studio.controller import ControllerService
-from studio.store import Database, EventLog
-from studio.streams import Fanout
-from studio.web import WebContext, create_app
+from studio.store import Database
 from studio.web.app import MAX_BODY_BYTES
 
 assert studio.console.install is not None
 
-PASSWORD = "correct horse battery"
-TOKEN = "s3cret-token"
-PLATFORM = {"Authorization": f"Bearer {TOKEN}"}
-DEVICES = [{"id": "shoe", "kind": "shoe"}, {"id": "cam", "kind": "camera"}]
-SETTINGS = ConsoleSettings(argon2_time_cost=1, argon2_memory_kib=8 * 1024, argon2_parallelism=1)
-
 
 @pytest.fixture
 async def http(database: Database) -> AsyncIterator[httpx.AsyncClient]:
-    hasher = PasswordHasher(time_cost=1, memory_cost=8 * 1024, parallelism=1)
-    await UserStore(database, hasher=hasher).add("boss", PASSWORD, "manager", by="test")
-    log, fanout = EventLog(database), Fanout(bus=None)
-    config = StudioConfig(tables=[TableSettings(id="bj1", ruleset="clubhouse", devices=DEVICES)])
-    async with ControllerService(config, None, log, fanout, timers=False) as controller:
-        ctx = WebContext(
-            fanout=fanout,
-            log=log,
-            db=database,
-            controller=controller,
-            extras={"console": SETTINGS, "platform_token": TOKEN},
-        )
-        # A server error is answered 500, as uvicorn would, instead of raised into the test.
-        transport = httpx.ASGITransport(app=create_app(ctx), raise_app_exceptions=False)
-        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
-            yield client
+    async with app_client(database, "bj1") as client:
+        yield client
 
 
 async def login(http: httpx.AsyncClient, username: str = "boss") -> httpx.Response:
