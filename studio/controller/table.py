@@ -1564,7 +1564,9 @@ class TableController:
         if action.verb == "shoe_change":
             if self.phase in ROUND_PHASES:
                 self._last_round_of_shoe(action.user)  # after this round, as a cut card
-                return {"deferred": True, "after_round": self.round_id}
+                # (From logic 14 it says which round: a replay of 13 outputs as logged.)
+                after = {"after_round": self.round_id} if self.logic >= 14 else {}
+                return {"deferred": True, **after}
             self.phase = "shoe_change"
             self.shoe.out_of_play = True
             self.next_round_at = None

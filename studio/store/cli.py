@@ -373,6 +373,15 @@ def verify(
         )
         for round_id, what in index.problems[:SHOWN_PROBLEMS]:
             typer.echo(f"  round {round_id}: {what}", err=True)
+        if any(what.startswith(("alerts ", "players [],")) for _, what in index.problems):
+            # What versions before 2026-12-05 wrote (alerts counted again at each start, a
+            # round cancelled while betting without players): the log has the truth.
+            typer.echo(
+                "  (a version before 2026-12-05 wrote alerts counted twice and rounds cancelled "
+                "while betting without players; `studio audit repair-index` sets alerts and "
+                "players from the event log: look into any row you cannot explain so first)",
+                err=True,
+            )
     if broken:
         raise typer.Exit(1)
     if anchor_file is not None:

@@ -203,3 +203,12 @@ def test_a_cut_card_out_after_a_manager_asked_for_the_change_is_seen() -> None:
     d.device_event("cutcard.event", "cut", "cut_card_detected")
     shoe = d.table.shoe.snapshot()
     assert (shoe["cut_card_seen"], shoe["change_requested_by"]) == (True, None)
+
+
+def test_a_logic_13_shoe_change_replays_its_manager_action_as_logged() -> None:
+    d = Driver(single_source=True)
+    d.table.logic = 13
+    start_round(d, 1)
+    d.manager(verb="shoe_change", reason="worn cards")
+    action = [e for e in d.events if e["type"] == "manager_action"][-1]["data"]
+    assert action["deferred"] is True and "after_round" not in action

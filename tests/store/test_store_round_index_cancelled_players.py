@@ -65,6 +65,7 @@ def test_an_older_row_without_them_is_reported_and_repaired(tmp_path: Path) -> N
     bad = runner.invoke(app, ["audit", "verify", "--database", url])
     assert bad.exit_code == 1, bad.output
     assert "round bj-1-R1: players [], the log says ['p1', 'p2']" in bad.output
+    assert "`studio audit repair-index` sets alerts and players from the event log" in bad.output
     fixed = runner.invoke(app, ["audit", "repair-index", "--database", url])
     assert fixed.exit_code == 0, fixed.output
     assert fixed.output.splitlines() == [
