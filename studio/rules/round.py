@@ -52,7 +52,8 @@ from studio.rules.strategy import Action, best_action, strategy_for
 # surrendered (under logic 2 she stopped, and the bet lost without her drawing: a lone box's
 # Buster returned about 82% against the certified 93.87%, which assumes she plays out). 4: a
 # side bet that rounds down to nothing (0.001) is refused as below its minimum (up to 3 it
-# was dropped and the main bet taken without it, the player never told).
+# was dropped and the main bet taken without it, the player never told); a side bet of 0 is
+# none, whatever its name; a wager's side bets are placed in the order of their names.
 LOGIC: Final = 4
 FIRST_LOGIC: Final = 1
 
@@ -382,7 +383,12 @@ class Round:
                 f"stake {amount} outside the table limits {table.min_bet}..{table.max_bet}"
             )
         sides: dict[SideBetKind, Decimal] = {}
-        for key, value in (side_bets or {}).items():
+        given = list((side_bets or {}).items())
+        if self.logic >= 4:
+            # By name: the event log keeps a command's keys sorted, so a replay placed them
+            # so, and its settlement listed side-bet lines in another order than played.
+            given.sort(key=lambda item: str(item[0]))
+        for key, value in given:
             if self.logic >= 4 and _money(value) == 0:
                 continue  # "no side bet", whatever its name: a platform may send every field
             try:

@@ -462,3 +462,16 @@ def test_a_side_bet_rounding_to_nothing_is_refused_not_dropped() -> None:
     old.open_betting()
     old.place_wager(1, "p1", "1.00", {"perfect_pairs": "0.001"})
     assert old.boxes[1].wagers[0].side_bets == {}
+
+
+def test_side_bets_are_placed_in_the_order_of_their_names() -> None:
+    # The event log keeps a command's keys sorted: a replay placed them so, and listed the
+    # settlement's side-bet lines in another order than the round played (an upgrade test).
+    sent = {"perfect_pairs": "1", "21+3": "1"}
+    rnd = new_round("clubhouse")
+    rnd.place_wager(1, "p1", "10", sent)
+    assert [k.value for k in rnd.boxes[1].wagers[0].side_bets] == ["21+3", "perfect_pairs"]
+    old = Round(preset("clubhouse"), logic=3)
+    old.open_betting()
+    old.place_wager(1, "p1", "10", sent)
+    assert [k.value for k in old.boxes[1].wagers[0].side_bets] == ["perfect_pairs", "21+3"]
