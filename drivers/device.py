@@ -55,7 +55,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ClassVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from drivers.codecs import (
     Ack,
@@ -463,6 +463,13 @@ class DeviceDriver:
                 items = self.codec.feed(data)
                 for index, item in enumerate(items):
                     if isinstance(item, Hello):
+                        if item.version != self.codec.version:
+                            # Taken before, the device went online "ok" in a protocol the
+                            # codec may misread (a fuzzing review).
+                            raise DeviceError(
+                                f"{self.device_id}: the device speaks protocol version "
+                                f"{item.version}, this driver {self.codec.version}"
+                            )
                         await self._on_hello(item)
                         # What followed the answer in the same read is the device's too
                         # (a card dealt as the driver attached).
@@ -966,8 +973,18 @@ class DeviceDriver:
     async def _publish(self, event: Event) -> None:
         self.last_device_seq = self._published = event.seq
         seq = event.seq + self.offset
+        try:
+            pub = self.publication(event, seq, self.event_ts(event))
+        except ValidationError as exc:
+            # A frame the codec took whose fields the contract refuses: not published (its
+            # seq is a hole the controller asks for, then reports lost: an integrity
+            # alert). Raised, it ended every driver of the process, and again at each
+            # restart, which fetched the frame again (a fuzzing review).
+            self.stats["unpublishable"] += 1
+            problem = exc.errors(include_url=False)[0]
+            self._error(f"event seq {event.seq} not published: {problem['msg']}")
+            return
         self.follow(event, seq)
-        pub = self.publication(event, seq, self.event_ts(event))
         data = pub.payload.model_dump_json().encode()
         self._replay.append(_Replayable(seq, pub.topic, data))
         fingerprint = self.codec.fingerprint(event)

@@ -42,6 +42,7 @@ from drivers.codecs.base import (
     Message,
     Nak,
     ResendCommand,
+    check_shoe_id,
     parse_count,
 )
 from drivers.codecs.sdl1_shoe import (
@@ -168,7 +169,7 @@ class AcmeStxShoeCodec(Codec):
             if type_ == "S":
                 if len(data) < 2:
                     raise ValueError("shoe frame needs decks and an id")
-                return ShoeLoaded(*common, shoe=data[1:], decks=parse_count(data[0]))
+                return ShoeLoaded(*common, shoe=check_shoe_id(data[1:]), decks=parse_count(data[0]))
             if type_ == "C":
                 try:
                     card = parse_card(data)

@@ -36,6 +36,26 @@ def parse_count(text: str) -> int:
     return int(text)
 
 
+# A shoe id as the contract takes it (``ShoeCard.shoe``: 1-64 characters); ``unknown`` is
+# the driver's own word for "no load seen", which a device may not claim: it would turn
+# the controller's check of the card's shoe off.
+MAX_SHOE_ID = 64
+RESERVED_SHOE_IDS = frozenset({"unknown"})
+
+
+def check_shoe_id(text: str) -> str:
+    """A shoe id from a frame. Raises ``ValueError`` (a ``malformed`` frame): an id over 64
+    characters passed decoding and failed the contract when published, which ended every
+    driver of the process (a fuzzing review)."""
+    if not text:
+        raise ValueError("empty shoe id")
+    if len(text) > MAX_SHOE_ID:
+        raise ValueError(f"shoe id of {len(text)} characters (at most {MAX_SHOE_ID})")
+    if text in RESERVED_SHOE_IDS:
+        raise ValueError(f"shoe id {text!r} is reserved")
+    return text
+
+
 @dataclass(frozen=True, slots=True)
 class FrameError:
     """Bytes that are not a valid frame: reported as a health event, never raised."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from drivers.codecs.base import Event, Jam, JamCleared, parse_count
+from drivers.codecs.base import Event, Jam, JamCleared, check_shoe_id, parse_count
 from drivers.codecs.sdl1 import RawFrame, SDL1Codec
 from studio.cards import Card, parse_card
 from studio.errors import CardCodeError
@@ -84,17 +84,17 @@ def _card(raw: RawFrame) -> CardDrawn:
         card = parse_card(f[0])
     except CardCodeError as exc:
         raise ValueError(str(exc)) from exc
-    if not f[1]:
-        raise ValueError("empty shoe id")
     return CardDrawn(
-        *_common(raw), card=card, shoe=f[1], serial=(f[2] or None) if len(f) > 2 else None
+        *_common(raw),
+        card=card,
+        shoe=check_shoe_id(f[1]),
+        serial=(f[2] or None) if len(f) > 2 else None,
     )
 
 
 def _shoe(raw: RawFrame) -> ShoeLoaded:
-    if not raw.fields[0]:
-        raise ValueError("empty shoe id")
-    return ShoeLoaded(*_common(raw), shoe=raw.fields[0], decks=parse_count(raw.fields[1]))
+    shoe = check_shoe_id(raw.fields[0])
+    return ShoeLoaded(*_common(raw), shoe=shoe, decks=parse_count(raw.fields[1]))
 
 
 class ShoeCodec(SDL1Codec):

@@ -14,8 +14,10 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
 from devices_rig import TIMEOUT, Recorder, ScriptedShoe, start_recorder
 
+from drivers.codecs.base import check_shoe_id
 from drivers.device import DeviceDriver
 from drivers.runner import DriverSet
 from drivers.shoe import ShoeDriver
@@ -247,3 +249,57 @@ async def test_a_gap_only_a_heartbeat_revealed_is_reported_lost(
             cards = await rec.wait(lambda: len(rec.cards) >= 2 and rec.cards)
     assert report[0].status == "degraded" and "device seq 2..2 lost" in report[0].reason
     assert [(c.seq, c.card) for c in cards] == [(1, "QH"), (3, "AS")]
+
+
+async def test_a_shoe_id_the_contract_refuses_is_a_malformed_frame_not_the_end_of_the_driver(
+    broker: BrokerSettings, table_id: str, tmp_path: Path
+) -> None:
+    """A fuzzing review: a card frame naming a shoe of 100 characters decoded, failed the
+    contract when published, and ended every driver of the process (again at each restart,
+    which fetched the frame again); a load naming 200 characters was published, and every
+    card of that shoe then did the same; a shoe named ``unknown`` would turn the
+    controller's check of the card's shoe off."""
+    async with online_shoe(broker, table_id, tmp_path) as (shoe, rec, driver):
+        shoe.card("QH")
+        shoe.card("7C", "S" * 100)
+        shoe.event("SHOE", "L" * 200, "8")
+        shoe.card("9D", "unknown")
+        shoe.card("AS")
+        cards = await rec.wait(lambda: len(rec.cards) >= 2 and rec.cards)
+        assert [(c.card, c.shoe) for c in cards] == [("QH", "S1"), ("AS", "S1")]
+        assert driver.online
+        assert driver.stats["frame_malformed"] >= 3
+        reasons = [h.reason or "" for h in rec.health("shoe-1")]
+        assert any(r.startswith("malformed frame: ") for r in reasons), reasons  # coalesced
+        assert rec.events(Topics(table_id).shoe_events, "shoe_loaded") == []
+
+
+def test_the_shoe_codecs_refuse_shoe_ids_the_contract_refuses() -> None:
+    for bad in ("", "S" * 65, "unknown"):
+        with pytest.raises(ValueError):
+            check_shoe_id(bad)
+    assert check_shoe_id("S" * 64) == "S" * 64
+
+
+async def test_a_device_answering_another_protocol_version_stays_offline(
+    broker: BrokerSettings, table_id: str, tmp_path: Path
+) -> None:
+    # A fuzzing review: a HELLO answer of version 7 was taken, the device went online "ok".
+    async with ScriptedShoe(tmp_path / "shoe-1") as shoe, recording(broker, table_id) as rec:
+        framed = shoe.frame
+        shoe.frame = (
+            lambda seq, type_, *fields: framed(  # type: ignore[method-assign]
+                seq, type_, *(("7", *fields[1:]) if type_ == "HELLO" else fields)
+            )
+        )
+        config = shoe_config(table_id, shoe.port.link)
+        async with DriverSet(config, broker=broker) as drivers:
+            driver = drivers.get(table_id, "shoe-1")
+            await rec.wait(
+                lambda: any(
+                    "speaks protocol version 7, this driver 1" in (h.reason or "")
+                    for h in rec.health("shoe-1")
+                )
+            )
+            assert not driver.online
+            assert "online" not in rec.availability("shoe-1")
