@@ -747,7 +747,16 @@ class DeviceDriver:
                 await self._request_resend()
         elif isinstance(item, Nak):
             self.stats["naks"] += 1
-            if item.code == "E04" and item.text.isdigit():
+            claimed = max(self._seen_seq, self.last_device_seq)
+            if item.code == "E04" and item.text.isdigit() and int(item.text) > claimed + 1:
+                # "Oldest buffered" above anything the device ever counted: skipping to it
+                # took a numbering restart and published the buffer again under new seqs
+                # (a fuzzing review). A corrupted or foreign frame: ignored.
+                self._error(
+                    f"NAK E04 says the oldest buffered seq is {item.text}, above the "
+                    f"device's own count {claimed}: ignored"
+                )
+            elif item.code == "E04" and item.text.isdigit():
                 oldest = int(item.text)
                 if self._verify is not None and oldest > self._verify[0]:
                     await self._unverified(f"seq {self._verify[0]} no longer buffered")

@@ -303,3 +303,20 @@ async def test_a_device_answering_another_protocol_version_stays_offline(
             )
             assert not driver.online
             assert "online" not in rec.availability("shoe-1")
+
+
+async def test_a_nak_naming_seqs_the_device_never_counted_republishes_nothing(
+    broker: BrokerSettings, table_id: str, tmp_path: Path
+) -> None:
+    # A fuzzing review: NAK E04 "oldest buffered 500000" from a device at seq 3 was skipped
+    # to, taken for a numbering restart, and QH 7C AS were published again under new seqs.
+    async with online_shoe(broker, table_id, tmp_path) as (shoe, rec, driver):
+        for code in ("QH", "7C", "AS"):
+            shoe.card(code)
+        await rec.wait(lambda: len(rec.cards) >= 3)
+        shoe.port.write(shoe.frame(shoe.seq, "NAK", "999", "E04", "500000"))
+        shoe.card("2D")
+        cards = await rec.wait(lambda: len(rec.cards) >= 4 and rec.cards)
+        await asyncio.sleep(1.5)  # anything published again would come by now
+        assert [(c.seq, c.card) for c in rec.cards] == [(1, "QH"), (2, "7C"), (3, "AS"), (4, "2D")]
+        assert cards and driver.offset == 0
