@@ -914,7 +914,16 @@ class DeviceDriver:
             self._unlearned(f"seq {self._learn} not sent again in time")
         if self._verify is not None:
             await self._unverified(f"seq {self._verify[0]} not sent again in time")
-        if self._held:
+        if self._held and self._resend_acked:
+            # The device answered the RESEND and sent what it still had: every hole below
+            # what is held is lost, all at once. One hole a gap_timeout made a device that
+            # skips every other seq publish a card a second, its backlog growing (a
+            # fuzzing review).
+            while self._held:
+                await self._lose_until(min(self._held), "resend did not fill the gap in time")
+            if self._seen_seq > self.last_device_seq:
+                await self._lose_until(self._seen_seq + 1, "resend did not fill the gap in time")
+        elif self._held:
             await self._skip_to(min(self._held), "resend did not fill the gap in time")
         elif self._seen_seq > self.last_device_seq:
             # Only a heartbeat told of these events, and the device did not send them again:

@@ -320,3 +320,22 @@ async def test_a_nak_naming_seqs_the_device_never_counted_republishes_nothing(
         await asyncio.sleep(1.5)  # anything published again would come by now
         assert [(c.seq, c.card) for c in rec.cards] == [(1, "QH"), (2, "7C"), (3, "AS"), (4, "2D")]
         assert cards and driver.offset == 0
+
+
+async def test_a_device_that_skips_seqs_has_its_holes_given_up_together(
+    broker: BrokerSettings, table_id: str, tmp_path: Path
+) -> None:
+    """A fuzzing review: a device numbering 3, 5, 7 ... answered each RESEND with what it
+    had, and the driver gave up one hole per gap_timeout, asking again each time: one card
+    a second reached the bus, the backlog growing. Now the holes an answered RESEND left
+    are lost together (each reported), and what is held goes out."""
+    async with online_shoe(broker, table_id, tmp_path) as (shoe, rec, driver):
+        shoe.card("QH")
+        await rec.wait(lambda: len(rec.cards) >= 1)
+        for _ in range(10):
+            shoe.seq += 1  # a number the device skips
+            shoe.card("7C")
+        await rec.wait(lambda: len(rec.cards) >= 11)
+        assert driver.stats["resend_requests"] == 1
+        assert driver.stats["frames_lost"] == 10
+        assert [c.seq for c in rec.cards] == [1, *range(3, 22, 2)]
