@@ -567,7 +567,7 @@ def build_router(console: Console) -> APIRouter:
         method: str,
         user: User,
         reason: str,
-        done: str | Callable[[Any], str],
+        done: Callable[[Any], str],
     ) -> Response:
         back = f"{PREFIX}/tables/{quote(table)}"
 
@@ -575,14 +575,13 @@ def build_router(console: Console) -> APIRouter:
             why = _reason(reason)
             return await getattr(console.controller, method)(table, user=user.username, reason=why)
 
-        said = (lambda result: f"{table}: {done(result)}") if callable(done) else f"{table}: {done}"
-        return await console.act(request, back, run(), said)
+        return await console.act(request, back, run(), lambda result: f"{table}: {done(result)}")
 
     @router.post("/tables/{table}/pause")
     async def table_pause(
         request: Request, table: str, user: Dealer, reason: Annotated[str, Form()] = ""
     ) -> Response:
-        return await _table_action(request, table, "pause", user, reason, "paused")
+        return await _table_action(request, table, "pause", user, reason, lambda _: "paused")
 
     @router.post("/tables/{table}/resume")
     async def table_resume(
@@ -621,7 +620,9 @@ def build_router(console: Console) -> APIRouter:
             back = f"{PREFIX}/tables/{quote(table)}"
             message = "cancelling a round needs the confirmation box ticked"
             return console._action_error(request, back, message, 400)
-        return await _table_action(request, table, "cancel_round", user, reason, "round cancelled")
+        return await _table_action(
+            request, table, "cancel_round", user, reason, lambda _: "round cancelled"
+        )
 
     # ------------------------------------------------------------ dealer display
 

@@ -113,7 +113,12 @@ _CARD_FIELDS = frozenset({"card", "applied", "discarded", "to"})
 # a misread of it went out in a misscan's message: the hole card's rank to every reader);
 # 14: the rules engine's logic 4 (a side bet that rounds down to nothing is refused, not
 # dropped), and an accepted bet says what was taken (``taken``: the stake and side bets as
-# the rule set rounded them; up to 13 the platform saw only what it had sent).
+# the rule set rounded them; up to 13 the platform saw only what it had sent); a shuffler's
+# count must be whole numbers as sent; a device event without a rule goes out as
+# ``device_event``; an alert of a round that has ended changes neither it nor the next, and
+# a timeout alert closes with the alert it escalated; only a correction records a card;
+# a resume or a second acknowledgement that would do nothing is refused; a manager's shoe
+# change is not the cut card (docs/controller.md, Logic versions).
 LOGIC: Final = 14
 FIRST_LOGIC: Final = 1
 # The phases of a round in progress: its burn card (logic 9), its bets, its cards.
@@ -1508,8 +1513,7 @@ class TableController:
         # the service logs only actions that succeeded as inputs.
         action = ManagerAction.model_validate(inp.data)
         before = self._brief()
-        named = self.logic < 14 or action.resolution == Resolution.CORRECT.value
-        detail = {"card": action.card if named else None, **self._manager(action)}
+        detail = {"card": self._card_named(action), **self._manager(action)}
         alert = self.alerts.find(action.alert_id)
         why = action.reason
         if alert is not None and self.conceals(alert):
@@ -1627,18 +1631,9 @@ class TableController:
         seq = unread.get("seq")
         if resolution is Resolution.VOID and isinstance(seq, int) and self._of_shoe_in_play(alert):
             self.shoe.take(str(unread.get("device")), seq)
-        alert.state = "resolved"
-        alert.resolution = {
-            "action": resolution.value,
-            "by": action.user,
-            "at": rfc3339(self.now),  # as every time the contract carries (was +00:00, us)
-            "reason": action.reason,
-            # From logic 14 only a correction names a card: the console sends its card box
-            # with every resolution, and an accept showed "accept -> QS" for a card never dealt.
-            "card": action.card if self.logic < 14 or resolution is Resolution.CORRECT else None,
-            "before": before,
-            "after": self._brief(),
-        }
+        self._mark_resolved(
+            alert, resolution, action.user, action.reason, self._card_named(action), before
+        )
         if alert.code is AlertCode.SHUFFLER_COUNT_MISMATCH and self.phase == "settled":
             # Between rounds the shoe changes now; a round in progress plays on (its wagers
             # are held until it completes or is voided) and the shoe changes after it.
@@ -1647,6 +1642,34 @@ class TableController:
         if self.logic >= 14:
             self._close_escalations(alert, action)
         return detail
+
+    def _card_named(self, action: ManagerAction) -> str | None:
+        """The card a manager action records. From logic 14 only a correction names one:
+        the console sends its card box with every resolution, and an accept showed
+        "accept -> QS" for a card never dealt."""
+        if self.logic < 14 or action.resolution == Resolution.CORRECT.value:
+            return action.card
+        return None
+
+    def _mark_resolved(
+        self,
+        alert: Alert,
+        resolution: Resolution,
+        by: str,
+        reason: str,
+        card: str | None,
+        before: dict[str, Any],
+    ) -> None:
+        alert.state = "resolved"
+        alert.resolution = {
+            "action": resolution.value,
+            "by": by,
+            "at": rfc3339(self.now),  # as every time the contract carries (was +00:00, us)
+            "reason": reason,
+            "card": card,
+            "before": before,
+            "after": self._brief(),
+        }
 
     def _round_over(self, alert: Alert) -> bool:
         """Whether ``alert`` is of a round that has ended (settled or cancelled)."""
@@ -1679,16 +1702,8 @@ class TableController:
             escalated = other.evidence[0].get("alert_id") if other.evidence else None
             if other.code is not AlertCode.TIMEOUT or escalated != alert.alert_id:
                 continue
-            other.state = "resolved"
-            other.resolution = {
-                "action": Resolution.ACCEPT.value,
-                "by": action.user,
-                "at": rfc3339(self.now),
-                "reason": f"{alert.alert_id} resolved",
-                "card": None,
-                "before": self._brief(),
-                "after": self._brief(),
-            }
+            reason = f"{alert.alert_id} resolved"
+            self._mark_resolved(other, Resolution.ACCEPT, action.user, reason, None, self._brief())
             self._publish_alert(other)
 
     def _accept(self, alert: Alert, held: dict[str, Any] | None = None) -> dict[str, Any]:

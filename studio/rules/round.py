@@ -399,8 +399,8 @@ class Round:
             if rules is None:
                 raise WagerError(f"side bet {key!r} is not offered by {self.rules.name}")
             side = self._stake(value)
-            if side == 0 and (self.logic < 4 or _money(value) == 0):
-                continue  # "no side bet"
+            if side == 0 and self.logic < 4:
+                continue  # "no side bet" (from logic 4 one of 0 was skipped above)
             if side < rules.min_bet or side > rules.max_bet:
                 asked = f" ({value} asked)" if self.logic >= 4 and side != _money(value) else ""
                 raise WagerError(
