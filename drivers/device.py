@@ -104,6 +104,9 @@ class _Suspect:
     limit: int  # max(last, seen) when suspected: a HB/HELLO below it says "reset" too
     deadline: float
     event: Event | None = None  # the event that said so (another frame under its seq)
+    # Not a reset: a count at or above everything published but below what one frame
+    # claimed (an event held beyond a gap, or a heartbeat). Confirmed, that claim is dropped.
+    overclaim: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,6 +202,14 @@ class DeviceDriver:
         self._deferred: list[Message] = []
         self._confirming = False  # handling a confirmed reset's frames: no second suspicion
         self._seen_seq = 0  # the highest seq the device claimed (events, heartbeats, HELLO)
+        # The highest seq the device stands behind: a count its HELLO or a heartbeat stated,
+        # or a held event it sent again unchanged. A frame that arrived beyond a gap is
+        # published only up to it: one frame (a corrupted one passes the checksum about once
+        # in 65,536) may claim any seq, and taken, it pushed the device's real events aside.
+        self._vouched = 0
+        # The device's count stated since the last RESEND (None: not yet). A gap is given up
+        # only after one, so what it leaves out is known to be the device's.
+        self._count_since_resend: int | None = None
         self._wrong_device: str | None = None  # another device answered on our port
         self._forgotten: str | None = None  # a learned wire id an operator cleared
         self._save_error: str | None = None
@@ -529,6 +540,7 @@ class DeviceDriver:
             # count. Events the device sent while no driver ran are not replayed.
             self._connected_once = True
             self.last_device_seq = self._seen_seq = self._published = hello.seq
+            self._vouched = hello.seq
             self._acked = (hello.seq, self.offset)
             # Nothing published yet, so nothing to check a later HELLO against: a device reset
             # while the link was down that dealt as many events as before looked like the same
@@ -558,13 +570,16 @@ class DeviceDriver:
         if learned:
             await self._save_state_now()  # at once: a driver restart must know it too
 
-    async def _suspect_reset(self, seq: int, why: str, event: Event | None = None) -> None:
-        """One frame says the device restarted its numbering: ask the device (a RESEND of
-        that event's seq, or a HELLO) and hold what follows until a second frame agrees."""
-        self.stats["resets_suspected"] += 1
+    async def _suspect_reset(
+        self, seq: int, why: str, event: Event | None = None, *, overclaim: bool = False
+    ) -> None:
+        """One frame says the device restarted its numbering (or, ``overclaim``, that its
+        count is below what an earlier frame claimed): ask the device (a RESEND of that
+        event's seq, or a HELLO) and hold what follows until a second frame agrees."""
+        self.stats["claims_suspected" if overclaim else "resets_suspected"] += 1
         limit = max(self.last_device_seq, self._seen_seq)
         deadline = asyncio.get_running_loop().time() + self.gap_timeout
-        self._suspect = _Suspect(seq, why, limit, deadline, event)
+        self._suspect = _Suspect(seq, why, limit, deadline, event, overclaim)
         with contextlib.suppress(DeviceError):
             if event is not None:
                 await self._send(ResendCommand(from_seq=event.seq))
@@ -607,7 +622,9 @@ class DeviceDriver:
         assert suspect is not None
         self._suspect = None
         deferred, self._deferred = self._deferred, []
-        if confirmed:
+        if confirmed and suspect.overclaim:
+            self._drop_claims_above(suspect.seq, suspect.limit)
+        elif confirmed:
             why = suspect.why + (" (no second frame to confirm it in time)" if unanswered else "")
             self._confirming = True
             try:
@@ -624,8 +641,15 @@ class DeviceDriver:
 
     async def _check_numbering(self, seq: int) -> None:
         """``seq`` is the device's last seq (HELLO, heartbeat): did it restart its numbering?"""
+        if self.last_device_seq <= seq < self._seen_seq:
+            # Below only what a frame claimed beyond a gap: that frame was not the device's.
+            self._drop_claims_above(seq, self._seen_seq)
         if seq >= max(self.last_device_seq, self._seen_seq):
             self._seen_seq = seq
+            self._count_since_resend = seq
+            if seq > self._vouched:
+                self._vouched = seq
+                await self._release_held()
             return
         # It went back: a reboot, even if the link stayed up (a USB adapter or ser2net in
         # between), or while no driver ran.
@@ -639,14 +663,14 @@ class DeviceDriver:
         lost = self.stats["frames_lost"]
         for first in sorted(self._held):
             if first in self._held:  # not published by an earlier step
-                await self._lose_until(first, why)
+                await self._lose_until(first, why, unvouched=True)
         self._held.clear()
         if self._seen_seq > self.last_device_seq:
             await self._lose_until(self._seen_seq + 1, why)
         lost = self.stats["frames_lost"] - lost
         self.offset += max(self.last_device_seq, self._published)
         self.last_device_seq = self._published = 0
-        self._seen_seq = seq
+        self._seen_seq = self._vouched = seq
         self._gap_deadline = None
         self._verify = self._acked_event = None
         self._learn = None
@@ -737,8 +761,16 @@ class DeviceDriver:
                 # Handled after the answer, its older seq looked like a device that restarted
                 # its numbering: the offset moved and the whole buffer was fetched again.
                 return
-            if item.seq < max(self.last_device_seq, self._seen_seq):
+            if item.seq < self.last_device_seq:
                 await self._suspect_reset(item.seq, f"device restarted its numbering at {item.seq}")
+                return
+            if item.seq < self._seen_seq:
+                await self._suspect_reset(
+                    item.seq,
+                    f"the device's count {item.seq} is below seq {self._seen_seq}, which one "
+                    "frame claimed",
+                    overclaim=True,
+                )
                 return
             await self._check_numbering(item.seq)
             if item.seq > self.last_device_seq and self._gap_deadline is None:
@@ -809,21 +841,31 @@ class DeviceDriver:
                 await self._suspect_reset(seq, why, event)
                 return
             await self._restart_numbering(seq, why)
-        if seq <= self.last_device_seq or seq in self._held:
+        if seq <= self.last_device_seq:
             self.stats["duplicates"] += 1
             return
+        if seq in self._held:
+            if self.codec.fingerprint(self._held[seq]) == self.codec.fingerprint(event):
+                self.stats["duplicates"] += 1  # the device sent it again: its own
+                self._vouched = max(self._vouched, seq)
+            else:
+                # Two frames under one seq beyond a gap: the later is the device's answer to
+                # the RESEND or its next event in order; the earlier one, a corrupted frame.
+                self.stats["held_replaced"] += 1
+                self._held[seq] = event
+            if seq != self.last_device_seq + 1:
+                await self._release_held()
+                return
         if seq != self.last_device_seq + 1:
             self._held[seq] = event
             if self._gap_deadline is None:
                 self.stats["gaps"] += 1
                 await self._request_resend()
             return
+        self._held.pop(seq, None)
         await self._publish(event)
-        while self.last_device_seq + 1 in self._held:
-            await self._publish(self._held.pop(self.last_device_seq + 1))
-        if not self._held:
-            self._gap_deadline = None
-        elif self._gap_deadline is not None:
+        await self._release_held()
+        if self._held and self._gap_deadline is not None:
             # Filling, frame by frame (a slow link): the device gets gap_timeout per frame.
             self._gap_deadline = asyncio.get_running_loop().time() + self.gap_timeout
 
@@ -840,6 +882,7 @@ class DeviceDriver:
         check_seq, fingerprint = self._verify
         if event.seq > check_seq:
             self._seen_seq = max(self._seen_seq, event.seq)
+            self._vouched = max(self._vouched, event.seq)  # the RESEND's answer, in order
             self._held.setdefault(event.seq, event)
             if self._gap_deadline is None:
                 await self._request_resend()
@@ -883,20 +926,42 @@ class DeviceDriver:
         )
         self._learn = None
 
-    async def _release_held(self) -> None:
-        """Publish what was held and now follows on; drop what was held but is not new."""
+    async def _release_held(self, *, unvouched: bool = False) -> None:
+        """Publish what was held and now follows on, as far as the device vouched for it
+        (``unvouched``: all of it, a restarted numbering's last frames); drop what was held
+        but is not new."""
         for seq in [s for s in self._held if s <= self.last_device_seq]:
             del self._held[seq]
             self.stats["duplicates"] += 1
-        while self.last_device_seq + 1 in self._held:
-            await self._publish(self._held.pop(self.last_device_seq + 1))
+        while (next_seq := self.last_device_seq + 1) in self._held and (
+            unvouched or next_seq <= self._vouched
+        ):
+            await self._publish(self._held.pop(next_seq))
         if not self._held:
+            self._gap_deadline = None
+
+    def _drop_claims_above(self, count: int, claimed: int) -> None:
+        """The device's count is ``count`` (a new connection's HELLO, or said twice): the
+        seq ``claimed`` above it, and any event held above it, were not the device's."""
+        dropped = [seq for seq in self._held if seq > count]
+        for seq in dropped:
+            del self._held[seq]
+        self.stats["frames_beyond_count"] += len(dropped)
+        self._seen_seq = max([count, self.last_device_seq, *self._held])
+        self._vouched = min(self._vouched, count)
+        held = f"; {len(dropped)} event frame(s) held above it dropped" if dropped else ""
+        self._error(
+            f"seq {claimed}, claimed by one frame, is above the device's own count {count}: "
+            f"not the device's (a corrupted frame or another device's), ignored{held}"
+        )
+        if not self._held and self._verify is None and self._learn is None:
             self._gap_deadline = None
 
     async def _request_resend(self, *, again: bool = False) -> None:
         self._gap_deadline = asyncio.get_running_loop().time() + self.gap_timeout
         self._gap_heard = False
         self._resend_acked = False
+        self._count_since_resend = None
         self._resend_tries = self._resend_tries + 1 if again else 1
         first = self.last_device_seq + 1
         if self._verify is not None:
@@ -909,6 +974,14 @@ class DeviceDriver:
         self.stats["resend_requests"] += 1
 
     async def _give_up_gap(self) -> None:
+        if (self._held or self._seen_seq > self.last_device_seq) and (
+            self._suspect is not None or self._count_since_resend is None
+        ):
+            # No count from the device since the RESEND: what it left out may be a frame
+            # that was never the device's. Its next heartbeat (or the reconnect's HELLO)
+            # says, within heartbeat_timeout.
+            self._gap_deadline = asyncio.get_running_loop().time() + self.gap_timeout
+            return
         self._gap_deadline = None
         if self._learn is not None:
             self._unlearned(f"seq {self._learn} not sent again in time")
@@ -924,15 +997,17 @@ class DeviceDriver:
                 if first <= self.last_device_seq:  # passed already (a verify's hold)
                     del self._held[first]
                     continue
+                if first > self._vouched:
+                    break  # not vouched for: the device's next count tells
                 await self._lose_until(first, "resend did not fill the gap in time")
-            if self._seen_seq > self.last_device_seq:
-                await self._lose_until(self._seen_seq + 1, "resend did not fill the gap in time")
+            if (top := min(self._seen_seq, self._vouched)) > self.last_device_seq:
+                await self._lose_until(top + 1, "resend did not fill the gap in time")
         elif self._held:
             await self._skip_to(min(self._held), "resend did not fill the gap in time")
-        elif self._seen_seq > self.last_device_seq:
+        elif (top := min(self._seen_seq, self._vouched)) > self.last_device_seq:
             # Only a heartbeat told of these events, and the device did not send them again:
             # say they are lost, so the controller learns of it.
-            await self._skip_to(self._seen_seq + 1, "resend did not fill the gap in time")
+            await self._skip_to(top + 1, "resend did not fill the gap in time")
 
     async def _skip_to(self, first: int, why: str) -> None:
         """Accept that device seqs below ``first`` are lost; publish what is held after them."""
@@ -944,7 +1019,7 @@ class DeviceDriver:
         else:
             self._gap_deadline = None
 
-    async def _lose_until(self, first: int, why: str) -> None:
+    async def _lose_until(self, first: int, why: str, *, unvouched: bool = False) -> None:
         """Count device seqs up to ``first`` as lost; publish the held ones that follow."""
         if first > self.last_device_seq + 1:
             self.stats["frames_lost"] += first - self.last_device_seq - 1
@@ -958,8 +1033,7 @@ class DeviceDriver:
                 self._lost_after.append((self._in_flight[-1][0], first - 1))
             else:
                 self._acked = (first - 1, self.offset)
-        while self.last_device_seq + 1 in self._held:
-            await self._publish(self._held.pop(self.last_device_seq + 1))
+        await self._release_held(unvouched=unvouched)
 
     def _update_skew(self, device_ms: int) -> None:
         skew = device_ms - int(time.time() * 1000)

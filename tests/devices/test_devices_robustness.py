@@ -339,3 +339,82 @@ async def test_a_device_that_skips_seqs_has_its_holes_given_up_together(
         assert driver.stats["resend_requests"] == 1
         assert driver.stats["frames_lost"] == 10
         assert [c.seq for c in rec.cards] == [1, *range(3, 22, 2)]
+
+
+def beyond_count_report(rec: Recorder) -> list[str]:
+    return [h.reason for h in rec.health("shoe-1") if "above the device's own count" in h.reason]
+
+
+async def test_a_card_frame_claiming_a_seq_the_device_never_reached_is_dropped(
+    broker: BrokerSettings, table_id: str, tmp_path: Path
+) -> None:
+    """A fuzzing review: one card frame (a valid checksum) claiming seq 1,000,000 from a
+    shoe at 3 was published once the RESEND was answered, seqs 4..999,999 reported lost;
+    the shoe's next heartbeat (3) then read as a numbering restart and its whole buffer
+    went out again under new seqs. The device's own count refutes such a frame."""
+    async with online_shoe(broker, table_id, tmp_path) as (shoe, rec, driver):
+        for code in ("QH", "7C", "AS"):
+            shoe.card(code)
+        await rec.wait(lambda: len(rec.cards) >= 3)
+        shoe.port.write(shoe.frame(1_000_000, "CARD", "KD", "S1"))
+        await until(lambda: driver.stats["frames_beyond_count"] >= 1, TIMEOUT * 4)
+        shoe.card("2D")
+        await rec.wait(lambda: len(rec.cards) >= 4)
+        await asyncio.sleep(1.5)  # anything published again would come by now
+        assert [(c.seq, c.card) for c in rec.cards] == [(1, "QH"), (2, "7C"), (3, "AS"), (4, "2D")]
+        assert driver.offset == 0 and driver.stats["frames_lost"] == 0
+        await until(lambda: bool(beyond_count_report(rec)))
+
+
+async def test_a_card_frame_a_few_seqs_ahead_does_not_take_the_real_cards_place(
+    broker: BrokerSettings, table_id: str, tmp_path: Path
+) -> None:
+    # Held as seq 6 and given up to once the RESEND was answered, KD went out as seq 6 and
+    # the shoe's real 4, 5 and 6 were dropped as duplicates.
+    async with online_shoe(broker, table_id, tmp_path) as (shoe, rec, driver):
+        for code in ("QH", "7C", "AS"):
+            shoe.card(code)
+        await rec.wait(lambda: len(rec.cards) >= 3)
+        shoe.port.write(shoe.frame(6, "CARD", "KD", "S1"))
+        await until(lambda: driver.stats["frames_beyond_count"] >= 1, TIMEOUT * 4)
+        for code in ("2D", "3D", "4D"):
+            shoe.card(code)
+        await rec.wait(lambda: len(rec.cards) >= 6)
+        await asyncio.sleep(1.0)
+        assert [c.card for c in rec.cards] == ["QH", "7C", "AS", "2D", "3D", "4D"]
+        assert [c.seq for c in rec.cards] == [1, 2, 3, 4, 5, 6]
+
+
+async def test_a_heartbeat_claiming_a_count_the_device_never_reached_is_ignored(
+    broker: BrokerSettings, table_id: str, tmp_path: Path
+) -> None:
+    async with online_shoe(broker, table_id, tmp_path) as (shoe, rec, driver):
+        for code in ("QH", "7C", "AS"):
+            shoe.card(code)
+        await rec.wait(lambda: len(rec.cards) >= 3)
+        shoe.port.write(shoe.frame(1_000_000, "HB", "OK"))
+        await until(lambda: bool(beyond_count_report(rec)), TIMEOUT * 4)
+        shoe.card("2D")
+        await rec.wait(lambda: len(rec.cards) >= 4)
+        await asyncio.sleep(1.5)
+        assert [(c.seq, c.card) for c in rec.cards] == [(1, "QH"), (2, "7C"), (3, "AS"), (4, "2D")]
+        assert driver.offset == 0 and driver.stats["frames_lost"] == 0
+
+
+async def test_the_shoes_own_cards_dealt_right_after_a_frame_claiming_a_later_seq_win(
+    broker: BrokerSettings, table_id: str, tmp_path: Path
+) -> None:
+    # The shoe deals its 4, 5 and 6 before its next heartbeat could refute a frame that
+    # claimed 6: before, the held KD went out as 6 once 5 was published, and the shoe's
+    # own 6 then read as a numbering restart.
+    async with online_shoe(broker, table_id, tmp_path) as (shoe, rec, driver):
+        for code in ("QH", "7C", "AS"):
+            shoe.card(code)
+        await rec.wait(lambda: len(rec.cards) >= 3)
+        bogus = shoe.frame(6, "CARD", "KD", "S1")
+        real = [shoe.card(code, send=False) for code in ("2D", "3D", "4D")]
+        shoe.port.write(bogus + b"".join(real))
+        await rec.wait(lambda: len(rec.cards) >= 6)
+        await asyncio.sleep(1.0)
+        assert [(c.seq, c.card) for c in rec.cards][3:] == [(4, "2D"), (5, "3D"), (6, "4D")]
+        assert driver.offset == 0 and driver.stats["held_replaced"] == 1
