@@ -187,3 +187,10 @@ class ScriptedShoe:
             await asyncio.sleep(HEARTBEAT)
             if self.heartbeats:
                 self.port.write(self.frame(self.seq, "HB", "OK"))
+
+
+async def deal_first_three(shoe: ScriptedShoe, rec: Recorder) -> None:
+    """Deal QH, 7C and AS (the shoe's seqs 1-3) and wait until the bus has them."""
+    for code in ("QH", "7C", "AS"):
+        shoe.card(code)
+    await rec.wait(lambda: len(rec.cards) >= 3)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from devices_rig import deal_first_three
 from test_devices_robustness import online_shoe
 
 from studio.config import BrokerSettings
@@ -17,9 +18,7 @@ async def test_new_events_under_published_seqs_are_not_taken_for_duplicates(
     broker: BrokerSettings, table_id: str, tmp_path: Path
 ) -> None:
     async with online_shoe(broker, table_id, tmp_path) as (shoe, rec, driver):
-        for code in ("QH", "7C", "AS"):
-            shoe.card(code)
-        await rec.wait(lambda: len(rec.cards) >= 3)
+        await deal_first_three(shoe, rec)
         shoe.restart()  # the link stays up; numbering from 1 again
         shoe.event("SHOE", "S2", "8")  # seq 1 again
         shoe.card("KD", "S2")  # seq 2 again
@@ -41,9 +40,7 @@ async def test_a_resend_of_published_frames_is_still_a_duplicate(
     broker: BrokerSettings, table_id: str, tmp_path: Path
 ) -> None:
     async with online_shoe(broker, table_id, tmp_path) as (shoe, rec, driver):
-        for code in ("QH", "7C", "AS"):
-            shoe.card(code)
-        await rec.wait(lambda: len(rec.cards) >= 3)
+        await deal_first_three(shoe, rec)
         for seq in (1, 2, 3):
             shoe.port.write(shoe.sent[seq])  # the same frames again (a resend)
         shoe.card("2D")

@@ -10,6 +10,7 @@ import asyncio
 import time
 from pathlib import Path
 
+from devices_rig import deal_first_three
 from test_devices_robustness import online_shoe
 
 from studio.config import BrokerSettings
@@ -19,9 +20,7 @@ async def test_a_forged_event_under_a_published_seq_is_not_a_reset(
     broker: BrokerSettings, table_id: str, tmp_path: Path
 ) -> None:
     async with online_shoe(broker, table_id, tmp_path) as (shoe, rec, driver):
-        for code in ("QH", "7C", "AS"):
-            shoe.card(code)
-        await rec.wait(lambda: len(rec.cards) >= 3)
+        await deal_first_three(shoe, rec)
         shoe.port.write(shoe.frame(2, "CARD", "5H", "S1"))  # garbled, yet a valid checksum
         await asyncio.sleep(0.3)
         shoe.card("2D")
@@ -39,9 +38,7 @@ async def test_a_forged_heartbeat_with_a_lower_seq_is_not_a_reset(
     broker: BrokerSettings, table_id: str, tmp_path: Path
 ) -> None:
     async with online_shoe(broker, table_id, tmp_path) as (shoe, rec, driver):
-        for code in ("QH", "7C", "AS"):
-            shoe.card(code)
-        await rec.wait(lambda: len(rec.cards) >= 3)
+        await deal_first_three(shoe, rec)
         shoe.port.write(shoe.frame(1, "HB", "OK"))
         await asyncio.sleep(0.3)
         shoe.card("2D")
@@ -55,9 +52,7 @@ async def test_a_genuine_reset_with_one_new_event_is_confirmed_at_once(
     broker: BrokerSettings, table_id: str, tmp_path: Path
 ) -> None:
     async with online_shoe(broker, table_id, tmp_path) as (shoe, rec, driver):
-        for code in ("QH", "7C", "AS"):
-            shoe.card(code)
-        await rec.wait(lambda: len(rec.cards) >= 3)
+        await deal_first_three(shoe, rec)
         shoe.heartbeats = False  # nothing but the event itself says the device reset
         shoe.restart()
         started = time.monotonic()
@@ -76,9 +71,7 @@ async def test_an_unconfirmed_reset_is_acted_on_after_gap_timeout(
     broker: BrokerSettings, table_id: str, tmp_path: Path
 ) -> None:
     async with online_shoe(broker, table_id, tmp_path) as (shoe, rec, driver):
-        for code in ("QH", "7C", "AS"):
-            shoe.card(code)
-        await rec.wait(lambda: len(rec.cards) >= 3)
+        await deal_first_three(shoe, rec)
         shoe.heartbeats = False
         shoe.answer_resend = False  # the device answers nothing: no second frame comes
         shoe.restart()

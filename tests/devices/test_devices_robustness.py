@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from devices_rig import TIMEOUT, Recorder, ScriptedShoe, start_recorder
+from devices_rig import TIMEOUT, Recorder, ScriptedShoe, deal_first_three, start_recorder
 
 from drivers.codecs.base import check_shoe_id
 from drivers.device import DeviceDriver
@@ -311,9 +311,7 @@ async def test_a_nak_naming_seqs_the_device_never_counted_republishes_nothing(
     # A fuzzing review: NAK E04 "oldest buffered 500000" from a device at seq 3 was skipped
     # to, taken for a numbering restart, and QH 7C AS were published again under new seqs.
     async with online_shoe(broker, table_id, tmp_path) as (shoe, rec, driver):
-        for code in ("QH", "7C", "AS"):
-            shoe.card(code)
-        await rec.wait(lambda: len(rec.cards) >= 3)
+        await deal_first_three(shoe, rec)
         shoe.port.write(shoe.frame(shoe.seq, "NAK", "999", "E04", "500000"))
         shoe.card("2D")
         cards = await rec.wait(lambda: len(rec.cards) >= 4 and rec.cards)
@@ -353,9 +351,7 @@ async def test_a_card_frame_claiming_a_seq_the_device_never_reached_is_dropped(
     the shoe's next heartbeat (3) then read as a numbering restart and its whole buffer
     went out again under new seqs. The device's own count refutes such a frame."""
     async with online_shoe(broker, table_id, tmp_path) as (shoe, rec, driver):
-        for code in ("QH", "7C", "AS"):
-            shoe.card(code)
-        await rec.wait(lambda: len(rec.cards) >= 3)
+        await deal_first_three(shoe, rec)
         shoe.port.write(shoe.frame(1_000_000, "CARD", "KD", "S1"))
         await until(lambda: driver.stats["frames_beyond_count"] >= 1, TIMEOUT * 4)
         shoe.card("2D")
@@ -372,9 +368,7 @@ async def test_a_card_frame_a_few_seqs_ahead_does_not_take_the_real_cards_place(
     # Held as seq 6 and given up to once the RESEND was answered, KD went out as seq 6 and
     # the shoe's real 4, 5 and 6 were dropped as duplicates.
     async with online_shoe(broker, table_id, tmp_path) as (shoe, rec, driver):
-        for code in ("QH", "7C", "AS"):
-            shoe.card(code)
-        await rec.wait(lambda: len(rec.cards) >= 3)
+        await deal_first_three(shoe, rec)
         shoe.port.write(shoe.frame(6, "CARD", "KD", "S1"))
         await until(lambda: driver.stats["frames_beyond_count"] >= 1, TIMEOUT * 4)
         for code in ("2D", "3D", "4D"):
@@ -389,9 +383,7 @@ async def test_a_heartbeat_claiming_a_count_the_device_never_reached_is_ignored(
     broker: BrokerSettings, table_id: str, tmp_path: Path
 ) -> None:
     async with online_shoe(broker, table_id, tmp_path) as (shoe, rec, driver):
-        for code in ("QH", "7C", "AS"):
-            shoe.card(code)
-        await rec.wait(lambda: len(rec.cards) >= 3)
+        await deal_first_three(shoe, rec)
         shoe.port.write(shoe.frame(1_000_000, "HB", "OK"))
         await until(lambda: bool(beyond_count_report(rec)), TIMEOUT * 4)
         shoe.card("2D")
@@ -408,9 +400,7 @@ async def test_the_shoes_own_cards_dealt_right_after_a_frame_claiming_a_later_se
     # claimed 6: before, the held KD went out as 6 once 5 was published, and the shoe's
     # own 6 then read as a numbering restart.
     async with online_shoe(broker, table_id, tmp_path) as (shoe, rec, driver):
-        for code in ("QH", "7C", "AS"):
-            shoe.card(code)
-        await rec.wait(lambda: len(rec.cards) >= 3)
+        await deal_first_three(shoe, rec)
         bogus = shoe.frame(6, "CARD", "KD", "S1")
         real = [shoe.card(code, send=False) for code in ("2D", "3D", "4D")]
         shoe.port.write(bogus + b"".join(real))
