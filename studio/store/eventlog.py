@@ -337,9 +337,11 @@ class EventLog:
                 yield record
             after = chunk[-1].id
 
-    async def _raw_rows(self, batch: int = 5000) -> AsyncIterator[sa.Row[Any]]:
-        """Every row as stored (the payload as its text), in id order, ids below 1 too."""
-        after: int | None = None
+    async def _raw_rows(
+        self, batch: int = 5000, after: int | None = None
+    ) -> AsyncIterator[sa.Row[Any]]:
+        """Every row as stored (the payload as its text), in id order, ids below 1 too
+        (only those after ``after``, if given)."""
         while True:
             query = sa.select(self.table).order_by(self.table.c.id).limit(batch)
             if after is not None:
@@ -352,7 +354,9 @@ class EventLog:
                 yield row
             after = rows[-1].id
 
-    async def verify(self, expect: tuple[int, str] | None = None) -> ChainReport:
+    async def verify(
+        self, expect: tuple[int, str] | None = None, *, resume: tuple[int, str] | None = None
+    ) -> ChainReport:
         """Walk the whole chain; report the first record whose hash or link is wrong.
 
         Each record's hash is checked over its payload exactly as stored: the text that was
@@ -362,11 +366,36 @@ class EventLog:
 
         ``expect`` is a head ``(id, hash)`` recorded earlier: the chain must still hold that
         record with that hash, which an intact but truncated (or rewritten) tail does not.
+
+        ``resume`` is the head ``(id, hash)`` of an earlier walk that found the chain sound:
+        the log must still hold that record with that hash, and only what follows it is
+        walked. It does not see a record before that head changed without its hash (a full
+        walk does), nor ids below 1 written since.
         """
         prev = GENESIS
         expected_id = 1
         count = 0
-        async for record in self._raw_rows():
+        walk_after: int | None = None  # (the whole log, ids below 1 too)
+        if resume is not None and resume[0] > 0:
+            head_id, head = resume
+            async with self.db.engine.connect() as conn:
+                query = sa.select(self.table.c.hash).where(self.table.c.id == head_id)
+                stored = (await conn.execute(query)).scalar_one_or_none()
+            if stored is None:
+                reason = (
+                    f"record {head_id}, the head an earlier check found sound, is gone: "
+                    "records were deleted from the log's end"
+                )
+                return ChainReport(False, 0, head_id, reason, GENESIS)
+            if stored != head:
+                reason = (
+                    f"record {head_id} differs from the head an earlier check found sound: "
+                    "the log was cut there and written again"
+                )
+                return ChainReport(False, 0, head_id, reason, GENESIS)
+            prev, expected_id, count = head, head_id + 1, head_id
+            walk_after = head_id
+        async for record in self._raw_rows(after=walk_after):
             if record.id < 1:
                 reason = f"record {record.id} is before the first record (1): not in the chain"
                 return ChainReport(False, count, record.id, reason, prev)

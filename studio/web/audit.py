@@ -1,8 +1,11 @@
 """The chains' check shared by every reader: the console's audit page and GET /api/audit/chain.
 
-A check walks the whole event log and admin log, hashing every record on the event loop
-(a 50,000-record log: 1.2 s, the loop stalled up to 233 ms at a time), so it runs at most
-once per ``CACHE_SECONDS`` and one at a time: readers who ask meanwhile share its result.
+A walk hashes records on the event loop (a 50,000-record log: 1.2 s, the loop stalled up
+to 233 ms at a time), so a check runs at most once per ``CACHE_SECONDS`` and one at a
+time: readers who ask meanwhile share its result. Between walks of the whole log (at
+most ``FULL_SECONDS`` apart, and whenever a manager asks) a check walks only what was
+appended since the last sound one, from its head: a log that grows all shift no longer
+makes every check longer (52,000 records took 1.1 s a check, 30 s apart).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from datetime import UTC, datetime
 from studio.store.eventlog import ChainReport, EventLog, admin_events
 
 CACHE_SECONDS = 30.0
+FULL_SECONDS = 3600.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,31 +26,68 @@ class ChainCheck:
     events: ChainReport
     admin: ChainReport
     checked_at: datetime
+    # When the whole of both logs was last walked: what this check adds to is that walk's.
+    full_checked_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class _Sound:
+    """The heads of the last check that found both chains sound, and its full walk."""
+
+    events: tuple[int, str]
+    admin: tuple[int, str]
+    full_at: datetime
+    full_monotonic: float
 
 
 class SharedChainCheck:
-    def __init__(self, log: EventLog) -> None:
+    def __init__(self, log: EventLog, *, full_seconds: float = FULL_SECONDS) -> None:
         self.log = log
+        self.full_seconds = full_seconds
         self._last: tuple[float, ChainCheck] | None = None
         self._running: asyncio.Task[ChainCheck] | None = None
+        self._sound: _Sound | None = None
 
     async def check(self, *, force: bool = False) -> ChainCheck:
-        """The latest check if under ``CACHE_SECONDS`` old (and not ``force``), else a new one;
-        a check under way is joined, forced or not."""
+        """The latest check if under ``CACHE_SECONDS`` old (and not ``force``), else a new one
+        (``force``: a walk of the whole log); a check under way is joined, forced or not."""
         if self._running is None:
             fresh = self._last is not None and time.monotonic() - self._last[0] < CACHE_SECONDS
             if fresh and not force:
                 assert self._last is not None
                 return self._last[1]
-            self._running = asyncio.create_task(self._walk(), name="audit-chain-check")
+            self._running = asyncio.create_task(self._walk(full=force), name="audit-chain-check")
         # Shielded: a reader that goes away must not cancel the walk the others wait for.
         return await asyncio.shield(self._running)
 
-    async def _walk(self) -> ChainCheck:
+    async def _walk(self, *, full: bool) -> ChainCheck:
         try:
-            events = await self.log.verify()
-            admin = await EventLog(self.log.db, admin_events).verify()
-            result = ChainCheck(events, admin, datetime.now(UTC))
+            sound = self._sound
+            if sound is not None and (
+                full or time.monotonic() - sound.full_monotonic >= self.full_seconds
+            ):
+                sound = None
+            admin_log = EventLog(self.log.db, admin_events)
+            if sound is None:
+                started = time.monotonic()
+                events = await self.log.verify()
+                admin = await admin_log.verify()
+                full_at, full_monotonic = datetime.now(UTC), started
+            else:
+                events = await self.log.verify(resume=sound.events)
+                admin = await admin_log.verify(resume=sound.admin)
+                full_at, full_monotonic = sound.full_at, sound.full_monotonic
+            result = ChainCheck(events, admin, datetime.now(UTC), full_at)
+            self._sound = (
+                _Sound(
+                    (events.head_id, events.head),
+                    (admin.head_id, admin.head),
+                    full_at,
+                    full_monotonic,
+                )
+                if events.ok and admin.ok
+                else None  # a problem is walked in full again each time, from the start
+            )
             self._last = (time.monotonic(), result)
             return result
         finally:
