@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import socket
 from collections.abc import Generator
 from types import TracebackType
 
 import uvicorn
 from fastapi import FastAPI
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from studio.errors import StudioError
-from studio.web.streams import stop_streams
+from studio.web.streams import TRANSPORT_EXTENSION, stop_streams
+
+_LOGGER = logging.getLogger(__name__)
 
 # How long a stopping server waits for its connections before cancelling their handlers.
 GRACEFUL_SHUTDOWN_SECONDS = 5
@@ -20,6 +24,46 @@ GRACEFUL_SHUTDOWN_SECONDS = 5
 # send but a close, so a big frame is refused (1009) instead of buffered. At uvicorn's
 # 16 MiB, twelve clients sending 15 MiB frames took the server from 77 to 479 MB.
 WS_MAX_FRAME_BYTES = 64 * 1024
+
+
+def _connection_transport(send: Send) -> asyncio.Transport | None:
+    """The transport of the connection ``send`` answers on, or None if it cannot be found.
+
+    Relies on uvicorn's internals (0.55; its httptools and h11 protocols alike): the
+    ``send`` it hands the app is the bound ``send`` of its ``RequestResponseCycle``, which
+    keeps the connection's transport as ``transport``. ASGI offers no way to reach the
+    connection, and only the transport can drop an SSE client that stopped reading:
+    uvicorn ends such a response with ``transport.close()``, which waits for the client to
+    read what is buffered, so the connection stayed open for good.
+    """
+    transport = getattr(getattr(send, "__self__", None), "transport", None)
+    if callable(getattr(transport, "abort", None)) and callable(
+        getattr(transport, "get_extra_info", None)
+    ):
+        return transport
+    return None
+
+
+class _WithTransport:
+    """The app, with each HTTP request's transport in its scope's extensions
+    (``TRANSPORT_EXTENSION``): for the SSE streams, which drop a client too slow."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+        self._missing_logged = False
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            transport = _connection_transport(send)
+            if transport is not None:
+                scope.setdefault("extensions", {})[TRANSPORT_EXTENSION] = transport
+            elif not self._missing_logged:
+                self._missing_logged = True
+                _LOGGER.warning(
+                    "uvicorn does not expose the connection's transport: an SSE client "
+                    "that stops reading will keep its connection open"
+                )
+        await self.app(scope, receive, send)
 
 
 class _QuietServer(uvicorn.Server):
@@ -56,7 +100,7 @@ class WebServer:
             raise StudioError(f"cannot listen on {host}:{port}: {exc.strerror}") from exc
         self.port = int(self._sock.getsockname()[1])
         config = uvicorn.Config(
-            app,
+            _WithTransport(app),
             log_level="warning",
             lifespan="off",
             ws="websockets-sansio",

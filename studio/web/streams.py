@@ -15,7 +15,8 @@ message saying why (it has no event id: SSE sends no ``id`` line, the WebSocket 
 A stream ends when the client cannot keep up (its backlog overflows, or one message
 waits longer than ``SEND_TIMEOUT_SECONDS`` for the client to take it), when a console
 user's session ends, and when the server stops; a WebSocket says which with its close
-code (``CLOSE_CODES``, 1008 for the session).
+code (``CLOSE_CODES``, 1008 for the session). An SSE client too slow has its connection
+reset (``_drop``), with the transport the web server puts in the scope.
 
 Only the game platform (its token) or a logged-in console user may listen: the
 stream carries every bet and card of the table.
@@ -28,6 +29,8 @@ import contextlib
 import hmac
 import json
 import logging
+import socket
+import struct
 from collections.abc import AsyncIterator
 from typing import Any, Literal
 
@@ -43,7 +46,7 @@ from fastapi import (
 from sse_starlette.sse import EventSourceResponse, SendTimeoutError
 from starlette.requests import HTTPConnection
 from starlette.responses import JSONResponse
-from starlette.types import Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from studio.controller import ControllerService
 from studio.streams import EVENT_ID, EndReason, Fanout
@@ -56,6 +59,13 @@ KEEPALIVE_SECONDS = 15.0
 # it a client that stopped reading held its handler for good, since a full socket never
 # drains and the close frame cannot be sent either.
 SEND_TIMEOUT_SECONDS = 10.0
+# An SSE connection's socket send buffer. Left to the kernel's autotuning it grew to ~3.7 MB
+# for a client that stopped reading, so the stream found it too slow only once that was full
+# (3 min 40 s at 20 KB/s; 27 s now) rather than SEND_TIMEOUT_SECONDS after it stopped.
+SSE_SEND_BUFFER_BYTES = 64 * 1024
+# Where the web server (studio.web.server) puts the connection's transport in an HTTP
+# request's scope extensions; absent under another ASGI server or a test client.
+TRANSPORT_EXTENSION = "studio.transport"
 # WebSocket close codes (RFC 6455 registry) for a stream the fan-out ended.
 CLOSE_CODES = {EndReason.TOO_SLOW: 1013, EndReason.SHUTDOWN: 1012}  # try again later; restart
 Listener = Literal["platform", "session"]
@@ -114,12 +124,71 @@ async def _close(websocket: WebSocket, code: int) -> None:
             await websocket.close(code=code)
 
 
+def _transport(scope: Scope) -> asyncio.Transport | None:
+    """The connection's transport, where the web server gave it (``TRANSPORT_EXTENSION``)."""
+    transport: asyncio.Transport | None = (scope.get("extensions") or {}).get(TRANSPORT_EXTENSION)
+    return transport
+
+
+def _set_socket_option(transport: asyncio.Transport, option: int, value: int | bytes) -> None:
+    sock = transport.get_extra_info("socket")
+    if sock is not None:
+        with contextlib.suppress(OSError):
+            sock.setsockopt(socket.SOL_SOCKET, option, value)
+
+
 class _EventStream(EventSourceResponse):
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        transport = _transport(scope)
+        if transport is not None:
+            _set_socket_option(transport, socket.SO_SNDBUF, SSE_SEND_BUFFER_BYTES)
         try:
-            await super().__call__(scope, receive, send)
+            await super().__call__(scope, receive, self._bounded(send))
         except SendTimeoutError:
             _LOGGER.warning("SSE client of %s too slow; disconnecting it", scope.get("path"))
+            if transport is not None:
+                await _drop(transport)
+
+    def _bounded(self, send: Send) -> Send:
+        """``send``, with the end of the response bounded as every other message is.
+
+        sse-starlette sends the end with no deadline: a stream that ended (too slow for its
+        backlog, logged out) while its client had stopped reading waited for that client
+        for good, its connection open. Now it is too slow there too, and dropped.
+        """
+        timeout = self.send_timeout
+
+        async def send_bounded(message: Message) -> None:
+            if (
+                timeout is None
+                or message["type"] != "http.response.body"
+                or message.get("more_body")
+            ):
+                await send(message)
+                return
+            try:
+                async with asyncio.timeout(timeout):
+                    await send(message)
+            except TimeoutError:
+                raise SendTimeoutError() from None
+
+        return send_bounded
+
+
+async def _drop(transport: asyncio.Transport) -> None:
+    """Drop the connection of a client that stopped reading, now: a reset, fd released.
+
+    Not close(), which waits for the client to read what is buffered (it never does):
+    uvicorn closes a response the app left unfinished that way, so the connection stayed
+    open, its send buffer full, for as long as the client did. Lingering zero makes the
+    kernel reset it rather than keep the unsent bytes of an orphaned socket.
+    """
+    _set_socket_option(transport, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    transport.abort()
+    # Let uvicorn see the connection lost before the app returns: it then takes the
+    # unfinished response for the client's doing and logs no "ASGI callable returned
+    # without completing response".
+    await asyncio.sleep(0)
 
 
 def _unknown_table(ctx: WebContext, table: str) -> bool:
