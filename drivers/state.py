@@ -93,10 +93,22 @@ class StateFile:
         return data
 
     def save(self, data: dict[str, Any]) -> None:
+        """Write the state so that a power cut leaves the old file or the new one, whole:
+        the data reaches the disk before the rename, and the rename before we return (a
+        file that came back empty or old was ignored, and a device reset meanwhile could
+        then not be told: its new events dropped as duplicates)."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_suffix(f".{os.getpid()}.tmp")  # the CLI may write it too
-        tmp.write_text(json.dumps(data))
+        with tmp.open("w") as file:
+            file.write(json.dumps(data))
+            file.flush()
+            os.fsync(file.fileno())
         os.replace(tmp, self.path)
+        folder = os.open(self.path.parent, os.O_RDONLY)
+        try:
+            os.fsync(folder)
+        finally:
+            os.close(folder)
 
 
 def wire_id_fields(

@@ -410,10 +410,11 @@ def _file_lock(path: Path, name: str, database: str) -> Iterator[None]:
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
-    # WAL keeps readers (console, REST) off the writer's back; NORMAL is durable across
-    # a process crash (kill -9), which is the failure the controller must survive.
+    # WAL keeps readers (console, REST) off the writer's back. FULL syncs the WAL at every
+    # commit: NORMAL survives a process crash (kill -9) but a power cut or an OS crash
+    # may roll back the last commits, whose outputs (a settlement) were already published.
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")
-    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute("PRAGMA synchronous=FULL")
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.close()
