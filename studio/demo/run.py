@@ -407,7 +407,12 @@ async def restart_tables(service: ControllerService) -> list[str]:
         if table.phase in ROUND_PHASES and table.round_id:
             cancelled.append(table.round_id)
             await service.cancel_round(table_id, user="demo", reason=RESTART_REASON)
-        if service.tables[table_id].phase not in ("waiting_shoe", "shoe_change"):
+        table = service.tables[table_id]
+        # Waiting for a shoe with one loaded (or its load waiting for the count) is waiting
+        # on the last run's shoe: a round opened on it once its alerts were resolved, and
+        # the new simulator, which never loaded it, could deal no card (a crash review).
+        no_shoe = table.shoe.shoe_id is None and table.pending_load is None
+        if table.phase != "shoe_change" and not (table.phase == "waiting_shoe" and no_shoe):
             await service.request_shoe_change(table_id, user="demo", reason=RESTART_REASON)
     if cancelled:
         _LOGGER.warning("rounds left in progress by the last run cancelled: %s", cancelled)
