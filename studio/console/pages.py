@@ -12,6 +12,7 @@ import csv
 import io
 import json
 import logging
+import re
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -119,6 +120,12 @@ class SecurityHeaders:
 def alert_sort_key(alert: Mapping[str, Any]) -> tuple[int, str]:
     """Most severe first; within a severity, the oldest (longest waiting) first."""
     return (SEVERITY_ORDER.get(str(alert.get("severity")), 3), str(alert.get("ts", "")))
+
+
+def _raised_number(alert: Mapping[str, Any]) -> int:
+    """The counter that ends an alert id (``bj1-A12``: 12): the order its table raised it in."""
+    number = re.search(r"(\d+)$", str(alert.get("alert_id", "")))
+    return int(number.group(1)) if number else 0
 
 
 def card_view(code: Any) -> dict[str, str]:
@@ -325,22 +332,44 @@ class Console:
     def open_alerts(
         self, table: str | None = None, user: User | None = None
     ) -> list[dict[str, Any]]:
+        # Asked for by state: the controller builds only the open ones (all of them, every
+        # alert ever raised, on every page until 2026-12-05). Put back in the order the
+        # controller lists them (table by table, each in the order raised) before the sort,
+        # so alerts that sort alike keep the order they had.
         reveal = _reveals(user)
         alerts = [
-            a
-            for a in self.controller.alerts(table=table, reveal=reveal)
-            if a.get("state") != "resolved"
+            *self.controller.alerts(state="raised", table=table, reveal=reveal),
+            *self.controller.alerts(state="acknowledged", table=table, reveal=reveal),
         ]
+        tables: dict[str, int] = {}
+        for alert in alerts:
+            tables.setdefault(str(alert.get("table")), len(tables))
+        alerts.sort(key=lambda a: (tables[str(a.get("table"))], _raised_number(a)))
         return sorted(alerts, key=alert_sort_key)
 
     def resolved_alerts(
         self, limit: int = 50, user: User | None = None, table: str | None = None
     ) -> list[dict[str, Any]]:
-        alerts = self.controller.alerts(state="resolved", table=table, reveal=_reveals(user))
+        """The last ``limit`` alerts resolved, the last first."""
+        reveal = _reveals(user)
+        method = getattr(self.controller, "resolved_alerts", None)
+        if callable(method):  # the service picks them before building them
+            return list(method(table=table, reveal=reveal, limit=limit))
+        alerts = self.controller.alerts(state="resolved", table=table, reveal=reveal)
         alerts.sort(
             key=lambda a: str((a.get("resolution") or {}).get("at", a.get("ts", ""))), reverse=True
         )
         return list(alerts[:limit])
+
+    def alert_exists(self, alert_id: str) -> bool:
+        find = getattr(self.controller, "find_alert_table", None)
+        if callable(find):  # the service looks it up by its id
+            try:
+                find(alert_id)
+            except StudioError:
+                return False
+            return True
+        return any(a.get("alert_id") == alert_id for a in self.controller.alerts())
 
     async def timeline(self, state: Mapping[str, Any]) -> list[dict[str, Any]]:
         round_id = state.get("round_id")
@@ -490,7 +519,7 @@ def build_router(console: Console) -> APIRouter:
     def known_alert(alert_id: str) -> None:
         # An unknown alert is a 404 (the service says so with the AlertError it raises for
         # any refusal, which act() answers 400).
-        if not any(a.get("alert_id") == alert_id for a in console.controller.alerts()):
+        if not console.alert_exists(alert_id):
             raise KeyError(f"no alert {alert_id!r}")
 
     @router.post("/alerts/{alert_id}/acknowledge")

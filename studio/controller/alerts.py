@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -11,7 +11,7 @@ from typing import Any
 
 from studio.cards import parse_card
 from studio.contract import AlertMessage
-from studio.contract.rounds import Severity
+from studio.contract.rounds import Severity, rfc3339
 from studio.errors import CardCodeError, StudioError
 
 
@@ -118,6 +118,18 @@ class Alert:
     # face down (TableController.conceals).
     secret: dict[str, Any] | None = None
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        # The book that holds the alert keeps its open ones apart (AlertBook._moved): it is
+        # told whenever the state changes, wherever the change is made.
+        if name != "state":
+            object.__setattr__(self, name, value)
+            return
+        before = self.__dict__.get("state")
+        object.__setattr__(self, name, value)
+        book = self.__dict__.get("_book")
+        if value != before and book is not None:
+            book._moved(self)
+
     @property
     def severity(self) -> Severity:
         return SEVERITY[self.code]
@@ -158,12 +170,28 @@ class Alert:
         )
 
 
+def resolved_at(alert: Alert) -> str:
+    """When ``alert`` was resolved, as the contract writes times (when raised if it holds no
+    such time): what the console orders its resolved alerts by."""
+    resolution = alert.resolution or {}
+    return str(resolution["at"]) if "at" in resolution else rfc3339(alert.ts)
+
+
 class AlertBook:
-    """The alerts of one table. Ids are deterministic (table + counter) so a replay rebuilds them."""
+    """The alerts of one table. Ids are deterministic (table + counter) so a replay rebuilds them.
+
+    Every alert the table ever raised stays here (a start replays them all from the log), so
+    the book also keeps the open ones apart, in the order raised, and the resolved ones in the
+    order resolved: what the controller, the console and the REST API ask for most is the open
+    alerts and the newest few, and finding them no longer walks the whole history.
+    """
 
     def __init__(self, table: str) -> None:
         self.table = table
         self._alerts: dict[str, Alert] = {}
+        self._open: dict[str, Alert] = {}
+        self._resolved: dict[str, Alert] = {}
+        self._position: dict[str, int] = {}
         self._counter = 0
 
     def raise_alert(
@@ -192,7 +220,21 @@ class AlertBook:
             secret=secret,
         )
         self._alerts[alert.alert_id] = alert
+        self._open[alert.alert_id] = alert
+        self._position[alert.alert_id] = self._counter
+        object.__setattr__(alert, "_book", self)
         return alert
+
+    def _moved(self, alert: Alert) -> None:
+        """``alert`` changed state (:meth:`Alert.__setattr__`)."""
+        if not alert.open:
+            self._open.pop(alert.alert_id, None)
+            self._resolved[alert.alert_id] = alert
+        elif alert.alert_id not in self._open:
+            # Not a change the controller makes (an alert stays resolved), but if one were
+            # opened again it would take its place among the open ones, in the order raised.
+            self._resolved.pop(alert.alert_id, None)
+            self._open = {key: a for key, a in self._alerts.items() if a.open}
 
     def get(self, alert_id: str) -> Alert:
         try:
@@ -212,10 +254,35 @@ class AlertBook:
         return alert
 
     def open_alerts(self) -> list[Alert]:
-        return [a for a in self._alerts.values() if a.open]
+        return list(self._open.values())
 
     def pausing(self) -> list[Alert]:
-        return [a for a in self._alerts.values() if a.open and a.pauses]
+        return [a for a in self._open.values() if a.pauses]
+
+    def _in_state(self, state: str | None, *, newest_first: bool) -> Iterator[Alert]:
+        """The alerts in ``state`` (``open``: raised or acknowledged; None: all)."""
+        pool = self._open if state in ("open", "raised", "acknowledged") else self._alerts
+        order = reversed(pool.values()) if newest_first else iter(pool.values())
+        for alert in order:
+            if state in (None, "open") or alert.state == state:
+                yield alert
+
+    def matching(self, state: str | None = None) -> list[Alert]:
+        """The alerts in ``state`` (``open``: raised or acknowledged; None: all), in the
+        order raised."""
+        return list(self._in_state(state, newest_first=False))
+
+    def newest(self, state: str | None = None) -> Iterator[Alert]:
+        """The alerts in ``state``, the last raised first: as many as are read, no more."""
+        return self._in_state(state, newest_first=True)
+
+    def in_raised_order(self, alerts: Iterable[Alert]) -> list[Alert]:
+        """``alerts`` (of this book) in the order they were raised."""
+        return sorted(alerts, key=lambda a: self._position[a.alert_id])
+
+    def last_resolved(self) -> Iterator[Alert]:
+        """The resolved alerts, the last resolved first."""
+        return reversed(self._resolved.values())
 
     def held_after(self, alert: Alert, first: Alert) -> bool:
         """Whether ``alert`` holds a card drawn after ``first`` was raised.
@@ -223,9 +290,9 @@ class AlertBook:
         Cards drawn while a round is paused queue behind each other: a manager accepts them in
         the order they left the shoe, so a later held card does not block an earlier one.
         """
-        order = list(self._alerts)
-        return bool(alert.subject.get("held")) and order.index(alert.alert_id) > order.index(
-            first.alert_id
+        position = self._position
+        return (
+            bool(alert.subject.get("held")) and position[alert.alert_id] > position[first.alert_id]
         )
 
     def all(self) -> list[Alert]:

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import heapq
+import itertools
 import logging
 from collections import Counter
 from collections.abc import Callable
@@ -37,7 +39,7 @@ from studio.contract import (
     utc_now,
 )
 from studio.contract.topics import device_of, table_of
-from studio.controller.alerts import Alert, AlertError, conceal, spellings
+from studio.controller.alerts import Alert, AlertError, conceal, resolved_at, spellings
 from studio.controller.commands import GameCommand, ManagerAction, check_reason, game_command
 from studio.controller.table import (
     FIRST_LOGIC,
@@ -669,21 +671,71 @@ class ControllerService:
         return [await self.committed_table_state(t) for t in self.tables]
 
     def alerts(
-        self, state: str | None = None, table: str | None = None, *, reveal: bool = False
+        self,
+        state: str | None = None,
+        table: str | None = None,
+        *,
+        reveal: bool = False,
+        limit: int | None = None,
     ) -> list[dict[str, Any]]:
-        """Alerts as readers see them; ``reveal`` (the console's managers) shows held hole cards."""
-        out = []
-        for controller in self.tables.values():
-            if table is not None and controller.table != table:
+        """Alerts as readers see them; ``reveal`` (the console's managers) shows held hole cards.
+
+        Listed table by table, each table's in the order raised. ``limit``: only the newest
+        that many (the last raised; across tables, by when raised). Only the alerts listed
+        are built: every alert ever raised stays in memory, and building them all cost 75 ms
+        at 5,000 alerts, on every console page.
+        """
+        controllers = [c for c in self.tables.values() if table is None or c.table == table]
+        if limit is None:
+            chosen = [(c, c.alerts.matching(state)) for c in controllers]
+        else:
+            newest = heapq.merge(
+                *(
+                    zip(itertools.repeat(i), c.alerts.newest(state))
+                    for i, c in enumerate(controllers)
+                ),
+                key=lambda pair: pair[1].ts,
+                reverse=True,
+            )
+            picked: list[list[Alert]] = [[] for _ in controllers]
+            for i, alert in itertools.islice(newest, max(limit, 0)):
+                picked[i].append(alert)
+            chosen = [(c, picked[i][::-1]) for i, c in enumerate(controllers)]
+        return [
+            alert.message_model(concealed=not reveal and c.conceals(alert)).model_dump(mode="json")
+            for c, alerts in chosen
+            for alert in alerts
+        ]
+
+    def resolved_alerts(
+        self, table: str | None = None, *, reveal: bool = False, limit: int = 50
+    ) -> list[dict[str, Any]]:
+        """The last ``limit`` alerts resolved, the last first (by the time of the resolution,
+        ties in the order of :meth:`alerts`): the console's list of resolved alerts, which
+        until 2026-12-05 built every resolved alert to keep 50.
+
+        Each table's alerts are taken in the order resolved, which is the order of their
+        resolution times, until ``limit`` are taken and the next is resolved earlier than the
+        last taken; only those are sorted and built.
+        """
+        if limit <= 0:
+            return []
+        candidates: list[tuple[TableController, Alert]] = []
+        for c in self.tables.values():
+            if table is not None and c.table != table:
                 continue
-            for alert in controller.alerts.all():
-                if state == "open" and not alert.open:
-                    continue
-                if state not in (None, "open") and alert.state != state:
-                    continue
-                concealed = not reveal and controller.conceals(alert)
-                out.append(alert.message_model(concealed=concealed).model_dump(mode="json"))
-        return out
+            taken: list[Alert] = []
+            for alert in c.alerts.last_resolved():
+                if len(taken) >= limit and resolved_at(alert) != resolved_at(taken[-1]):
+                    break
+                taken.append(alert)
+            candidates.extend((c, alert) for alert in c.alerts.in_raised_order(taken))
+        # Sorted as the console sorted all of them: stable, ties in the order of alerts().
+        candidates.sort(key=lambda pair: resolved_at(pair[1]), reverse=True)
+        return [
+            alert.message_model(concealed=not reveal and c.conceals(alert)).model_dump(mode="json")
+            for c, alert in candidates[:limit]
+        ]
 
     def _alert_view(self, table: str, alert_id: str) -> dict[str, Any]:
         controller = self.tables[table]
@@ -692,7 +744,7 @@ class ControllerService:
 
     def find_alert_table(self, alert_id: str) -> str:
         for table_id, controller in self.tables.items():
-            if any(a.alert_id == alert_id for a in controller.alerts.all()):
+            if controller.alerts.find(alert_id) is not None:
                 return table_id
         raise AlertError(f"no alert {alert_id!r}")
 

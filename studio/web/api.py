@@ -38,6 +38,10 @@ MAX_ROUNDS = 1000  # rounds one search returns at most (the index's own cap)
 Since = Annotated[UtcDatetime | None, Query(description="rounds started at or after")]
 Until = Annotated[UtcDatetime | None, Query(description="rounds started before")]
 Limit = Annotated[int, Query(ge=1, le=MAX_ROUNDS)]
+MAX_ALERTS = 1000  # alerts one read of /api/alerts returns at most
+AlertLimit = Annotated[
+    int, Query(ge=1, le=MAX_ALERTS, description="the newest that many alerts (by when raised)")
+]
 
 
 def _stamp(moment: datetime | None) -> str | None:
@@ -237,9 +241,12 @@ def build_router(ctx: WebContext) -> APIRouter:
     async def alerts(
         state: Literal["open", "raised", "acknowledged", "resolved"] | None = None,
         table: str | None = None,
+        limit: AlertLimit = 100,
         _: str = Depends(reader),
     ) -> list[dict[str, Any]]:
-        return controller().alerts(state=state, table=table)
+        # The newest ``limit`` (by when raised), listed table by table, each in the order
+        # raised. Until 2026-12-05 every alert the studio ever raised came back.
+        return controller().alerts(state=state, table=table, limit=limit)
 
     def known_alert(alert_id: str) -> None:
         # An alert that does not exist is a 404, not a 409 (which says the action came at

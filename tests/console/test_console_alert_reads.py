@@ -1,0 +1,128 @@
+"""The console's alert reads on the real controller build only the alerts they show.
+
+Until 2026-12-05 every page and fragment (the alert badge on each) built every alert the
+studio ever raised, resolved ones too, to count the open ones; the alerts page built every
+resolved alert to show the last 50; and an alert action built them all to check the alert
+existed. Counted here (``Alert.message_model`` calls), not timed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import httpx
+import pytest
+from console_helpers import context, login
+
+from studio.config import StudioConfig, TableSettings
+from studio.console import UserStore
+from studio.contract.rounds import rfc3339
+from studio.controller import ControllerService
+from studio.controller.alerts import Alert, AlertCode
+from studio.store import Database, EventLog
+from studio.streams import Fanout
+from studio.web import create_app
+
+T0 = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
+DEVICES = [{"id": "shoe", "kind": "shoe"}]
+
+
+@pytest.fixture
+async def service(database: Database, people: UserStore) -> AsyncIterator[ControllerService]:
+    tables = [TableSettings(id=t, ruleset="clubhouse", devices=DEVICES) for t in ("bj1", "bj2")]
+    async with ControllerService(
+        StudioConfig(tables=tables), None, EventLog(database), Fanout(bus=None), timers=False
+    ) as svc:
+        yield svc
+
+
+@pytest.fixture
+async def http(database: Database, service: ControllerService) -> AsyncIterator[httpx.AsyncClient]:
+    app = create_app(context(database, service.fanout, service))
+    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+        yield client
+
+
+@pytest.fixture
+def built(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    ids: list[str] = []
+    original = Alert.message_model
+
+    def spy(self: Alert, *, concealed: bool = False) -> Any:
+        ids.append(self.alert_id)
+        return original(self, concealed=concealed)
+
+    monkeypatch.setattr(Alert, "message_model", spy)
+    yield ids
+
+
+def raise_alert(svc: ControllerService, table: str, second: int, code: AlertCode) -> Alert:
+    return svc.tables[table].alerts.raise_alert(
+        code, f"{code} seen", ts=T0 + timedelta(seconds=second), round_id=None, evidence=[]
+    )
+
+
+def resolve(alert: Alert, second: int) -> None:
+    alert.state = "resolved"
+    alert.resolution = {
+        "action": "accept",
+        "by": "boss",
+        "at": rfc3339(T0 + timedelta(seconds=second)),
+        "reason": "checked it",
+        "card": None,
+        "before": {},
+    }
+
+
+async def test_pages_build_the_open_alerts_and_the_last_resolved_only(
+    service: ControllerService, http: httpx.AsyncClient, built: list[str]
+) -> None:
+    old = [raise_alert(service, "bj1", i, AlertCode.CUT_CARD) for i in range(120)]
+    for i, alert in enumerate(old):
+        resolve(alert, 1000 + i)
+    late = raise_alert(service, "bj2", 5, AlertCode.TIMEOUT)  # resolved last of all
+    resolve(late, 5000)
+    waiting = [
+        raise_alert(service, "bj2", 200, AlertCode.CUT_CARD_MISSING),  # warning
+        raise_alert(service, "bj1", 300, AlertCode.TIMEOUT),  # info
+        raise_alert(service, "bj1", 200, AlertCode.CUT_CARD_MISSING),  # warning, same time
+    ]
+    service.tables["bj1"].alerts.acknowledge(waiting[2].alert_id, "dealer")
+    opened = {a.alert_id for a in waiting}
+    token = await login(http, "manager")
+
+    built.clear()
+    badge = await http.get("/console/fragments/alert-count")
+    assert badge.text == "3"
+    assert set(built) == opened  # before: all 124 alerts built
+
+    built.clear()
+    page = await http.get("/console/alerts")
+    assert page.status_code == 200
+    # Most severe first, the oldest first within a severity, bj1's before bj2's at one time.
+    shown = [a.alert_id for a in (waiting[2], waiting[0], waiting[1])]
+    at = [page.text.index(f'data-key="{alert_id}"') for alert_id in shown]
+    assert at == sorted(at), page.text
+    # The last 50 resolved, the last resolved first: the old alert resolved last leads.
+    assert page.text.index(f"resolved-{late.alert_id}") < page.text.index(
+        f"resolved-{old[-1].alert_id}"
+    )
+    assert f'resolved-{old[-50].alert_id}"' not in page.text
+    assert f'resolved-{old[-49].alert_id}"' in page.text
+    resolved_built = [alert_id for alert_id in built if alert_id not in opened]
+    # The page builds the open alerts twice (the badge and the list) and the last 50.
+    assert len(resolved_built) == 50, len(resolved_built)  # before: 121 resolved, twice
+
+    built.clear()
+    form = {"csrf_token": token}
+    acknowledged = await http.post(f"/console/alerts/{waiting[0].alert_id}/acknowledge", data=form)
+    assert acknowledged.status_code == 303
+    assert service.tables["bj2"].alerts.get(waiting[0].alert_id).state == "acknowledged"
+    missing = await http.post(
+        "/console/alerts/bj1-A999/acknowledge", data=form, headers={"accept": "application/json"}
+    )
+    assert missing.status_code == 404
+    assert not set(built) - opened  # before: every alert built to look one up
