@@ -41,6 +41,7 @@ from studio.contract import (
 from studio.contract.topics import device_of, table_of
 from studio.controller.alerts import Alert, AlertError, conceal, resolved_at, spellings
 from studio.controller.commands import GameCommand, ManagerAction, check_reason, game_command
+from studio.controller.conflicts import EventIdentities, identity
 from studio.controller.table import (
     FIRST_LOGIC,
     ROUND_PHASES,
@@ -67,6 +68,7 @@ INPUT_KINDS = [
     "device.health",
     "controller.started",
     "device.gap",
+    "device.conflict",
     "game.command",
     "manager.action",
     "timer",
@@ -98,6 +100,7 @@ class ControllerStats:
     tails_requested: int = 0
     held_overflows: int = 0
     seq_jumps: int = 0  # device numberings that jumped past MAX_SEQ_JUMP (device.gap skipped)
+    seq_conflicts: int = 0  # duplicates that were another event than the one logged
     validation_ms: list[float] = field(default_factory=list)
 
 
@@ -144,6 +147,10 @@ class ControllerService:
         self._held: dict[tuple[str, str], dict[int, tuple[str, dict[str, Any]]]] = {}
         self._order = {table: asyncio.Lock() for table in self.tables}
         self._gap_asks: Counter[tuple[str, str, int]] = Counter()
+        self._identities = EventIdentities()
+        # (table, device) whose numbering conflicts with the log: alerted once, until the
+        # device sends a fresh seq again.
+        self._conflicting: set[tuple[str, str]] = set()
         self._last_emitted: dict[tuple[str, Channel], Any] = {}
         self._stack: AsyncExitStack | None = None
         # Inputs being applied and logged (shielded from their caller's cancellation): a stop
@@ -372,6 +379,8 @@ class ControllerService:
         verdict = None
         for source, seq in _seqs_of(kind, payload):
             verdict = tracker.observe(source, seq)
+            if verdict is SeqVerdict.FRESH and kind in ORDERED_KINDS:
+                self._identities.record(table_id, source, seq, identity(kind, payload))
         # Given up for lost (device.gap): seen, so nobody asks for them again (after a restart too).
         return None if kind == "device.gap" else verdict
 
@@ -380,6 +389,7 @@ class ControllerService:
         delivery (QoS 1, a replay) is taken, and until then it is a gap asked for again."""
         for source, seq in _seqs_of(kind, payload):
             self._trackers[table_id].forget(source, seq)
+            self._identities.forget(table_id, source, seq)
 
     async def _consume(self, kind: str, topic: str, model: type[BaseModel]) -> None:
         assert self.bus is not None
@@ -418,8 +428,10 @@ class ControllerService:
             await self._numbering_jump(table_id, kind, data)
             if self._observe_seq(table_id, kind, data) is SeqVerdict.DUPLICATE:
                 self.stats.duplicates += 1
+                await self._check_conflict(table_id, kind, data)
                 return
             device, seq = data["device"], data["seq"]
+            self._conflicting.discard((table_id, device))
             tracker = self._trackers[table_id]
             if kind not in ORDERED_KINDS:
                 await self._apply(table_id, kind, data)
@@ -440,6 +452,44 @@ class ControllerService:
                     )
                     await self._record_gap(table_id, device, tracker.missing(device))
             await self._release(table_id, device)
+
+    async def _check_conflict(self, table_id: str, kind: str, data: dict[str, Any]) -> None:
+        """A duplicate ``(device, seq)``: the same event again (a re-send, dropped), or another
+        one under a seq the log holds (``device.conflict``: an ``integrity`` alert, once
+        until the device's numbering is fresh again)."""
+        if kind not in ORDERED_KINDS:
+            return
+        device, seq = str(data["device"]), int(data["seq"])
+        last = self._trackers[table_id].last_contiguous(device)
+        received = identity(kind, data)
+        conflict, logged = self._identities.conflict(table_id, device, seq, received, last)
+        if not conflict:
+            return
+        self.stats.seq_conflicts += 1
+        _LOGGER.warning(
+            "%s/%s: seq %d came again as another event (%s; logged: %s): dropped",
+            table_id,
+            device,
+            seq,
+            received,
+            logged or "no longer remembered",
+        )
+        if (table_id, device) in self._conflicting:
+            return
+        self._conflicting.add((table_id, device))
+        described = {"logged": _short(logged)} if logged is not None else {}
+        conflict_data = {
+            "device": device,
+            "seq": seq,
+            "last": last,
+            "received": _short(received),
+            **described,
+        }
+        try:
+            await self.submit(table_id, "device.conflict", conflict_data)
+        except StudioError as exc:  # not logged: the device's next conflicting event tries again
+            self._conflicting.discard((table_id, device))
+            _LOGGER.error("%s/%s: conflict not recorded: %s", table_id, device, exc)
 
     async def _numbering_jump(self, table_id: str, kind: str, data: dict[str, Any]) -> None:
         """A seq more than MAX_SEQ_JUMP ahead of its device's: the seqs between are recorded
@@ -942,8 +992,15 @@ def _seqs_of(kind: str, payload: dict[str, Any]) -> list[tuple[str, int]]:
         return []
     if kind == "device.gap":
         return [(device, int(lost)) for lost in payload.get("seqs", [])]
+    if kind == "device.conflict":
+        return []  # about a seq already seen, not a new one
     if not isinstance(seq, int):
         return []
     # One sequence space per device for its events (a device numbers all its frames
     # together); health reports have their own, time-based one (docs/devices.md).
     return [(f"{device}{HEALTH_SUFFIX}" if kind == "device.health" else device, seq)]
+
+
+def _short(event: str, limit: int = 120) -> str:
+    """An event's identity as an alert shows it."""
+    return event if len(event) <= limit else event[: limit - 1] + "…"

@@ -982,6 +982,28 @@ class TableController:
             allowed=[Resolution.ACCEPT, Resolution.CANCEL],
         )
 
+    def _on_device_conflict(self, inp: Input) -> None:
+        """A device sent another event under a seq the log holds: its numbering went back
+        below what was logged (a device reset whose driver lost its state), and every
+        event it sends under a logged seq is dropped as a duplicate. Before, silently:
+        the round waited on a card that had left the shoe (a crash-consistency review)."""
+        data = inp.data
+        device_id = str(data["device"])
+        device = self.devices.get(device_id)
+        kind = device.kind if device is not None else "device"
+        self._event("device_conflict", **data)
+        self._alert(
+            AlertCode.INTEGRITY,
+            f"{kind} {device_id} sent seq {data['seq']} again as another event (the log "
+            f"holds seq {data['seq']} as {data.get('logged', '?')}, now "
+            f"{data.get('received', '?')}): its numbering went back below the "
+            f"{data.get('last', '?')} the log holds, and what it sends under those seqs is "
+            "dropped as a duplicate (a device reset whose driver lost its state?): check "
+            "the driver's state folder, the layout and the discards",
+            [dict(data)],
+            allowed=[Resolution.ACCEPT, Resolution.CANCEL],
+        )
+
     def _on_device_health(self, inp: Input) -> None:
         device = self.devices.get(str(inp.data.get("device")))
         if device is not None:
