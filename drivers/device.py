@@ -641,9 +641,6 @@ class DeviceDriver:
 
     async def _check_numbering(self, seq: int) -> None:
         """``seq`` is the device's last seq (HELLO, heartbeat): did it restart its numbering?"""
-        if self.last_device_seq <= seq < self._seen_seq:
-            # Below only what a frame claimed beyond a gap: that frame was not the device's.
-            self._drop_claims_above(seq, self._seen_seq)
         if seq >= max(self.last_device_seq, self._seen_seq):
             self._seen_seq = seq
             self._count_since_resend = seq
@@ -882,7 +879,6 @@ class DeviceDriver:
         check_seq, fingerprint = self._verify
         if event.seq > check_seq:
             self._seen_seq = max(self._seen_seq, event.seq)
-            self._vouched = max(self._vouched, event.seq)  # the RESEND's answer, in order
             self._held.setdefault(event.seq, event)
             if self._gap_deadline is None:
                 await self._request_resend()
@@ -1003,7 +999,10 @@ class DeviceDriver:
             if (top := min(self._seen_seq, self._vouched)) > self.last_device_seq:
                 await self._lose_until(top + 1, "resend did not fill the gap in time")
         elif self._held:
-            await self._skip_to(min(self._held), "resend did not fill the gap in time")
+            # Only as far as the device vouched: a frame beyond is its next count's to judge
+            # (skipped to, a frame claiming seq 1,000,000 took the driver there: a review).
+            first = min(min(self._held), self._vouched + 1)
+            await self._skip_to(first, "resend did not fill the gap in time")
         elif (top := min(self._seen_seq, self._vouched)) > self.last_device_seq:
             # Only a heartbeat told of these events, and the device did not send them again:
             # say they are lost, so the controller learns of it.

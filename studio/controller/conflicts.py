@@ -16,8 +16,11 @@ KEPT = 4096
 
 def identity(kind: str, payload: dict[str, Any]) -> str:
     """What the event says, without its seq and time (a re-send may carry another corrected
-    time for the same event)."""
-    fields = {k: v for k, v in payload.items() if k not in ("device", "seq", "ts")}
+    time for the same event), nor a card's shoe: a shoe whose card frames name none
+    (ACME-STX) has it stamped by its driver, which after a crash may not know it again
+    (``unknown``) when it re-sends the card (a review)."""
+    left_out = ("device", "seq", "ts", "shoe") if kind == "shoe.card" else ("device", "seq", "ts")
+    fields = {k: v for k, v in payload.items() if k not in left_out}
     return f"{kind} {json.dumps(fields, sort_keys=True, separators=(',', ':'))}"
 
 

@@ -369,8 +369,9 @@ class EventLog:
 
         ``resume`` is the head ``(id, hash)`` of an earlier walk that found the chain sound:
         the log must still hold that record with that hash, and only what follows it is
-        walked. It does not see a record before that head changed without its hash (a full
-        walk does), nor ids below 1 written since.
+        walked, once the number of records up to it is still its id. It does not see a record
+        before that head changed (its hash rewritten or not) or swapped for another (a full
+        walk does).
         """
         prev = GENESIS
         expected_id = 1
@@ -391,6 +392,18 @@ class EventLog:
                 reason = (
                     f"record {head_id} differs from the head an earlier check found sound: "
                     "the log was cut there and written again"
+                )
+                return ChainReport(False, 0, head_id, reason, GENESIS)
+            async with self.db.engine.connect() as conn:
+                query = sa.select(sa.func.count()).where(self.table.c.id <= head_id)
+                held = int((await conn.execute(query)).scalar_one())
+            if held != head_id:
+                # Cheap beside a walk: a record deleted before the head, or one added below
+                # id 1, since the sound check (the next full walk says where).
+                reason = (
+                    f"the log holds {held} records up to record {head_id}, the head an "
+                    f"earlier check found sound (it held {head_id}): records were deleted "
+                    "or added before it"
                 )
                 return ChainReport(False, 0, head_id, reason, GENESIS)
             prev, expected_id, count = head, head_id + 1, head_id

@@ -11,6 +11,7 @@ makes every check longer (52,000 records took 1.1 s a check, 30 s apart).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -46,27 +47,36 @@ class SharedChainCheck:
         self.full_seconds = full_seconds
         self._last: tuple[float, ChainCheck] | None = None
         self._running: asyncio.Task[ChainCheck] | None = None
+        self._running_full = False
         self._sound: _Sound | None = None
 
     async def check(self, *, force: bool = False) -> ChainCheck:
         """The latest check if under ``CACHE_SECONDS`` old (and not ``force``), else a new one
-        (``force``: a walk of the whole log); a check under way is joined, forced or not."""
+        (``force``: a walk of the whole log); a check under way is joined (forced, only a
+        full walk: a short one is waited for, then the whole log walked)."""
+        if force and self._running is not None and not self._running_full:
+            # A short check under way: a manager who asked for a full walk gets one after it.
+            with contextlib.suppress(Exception):
+                await asyncio.shield(self._running)
         if self._running is None:
             fresh = self._last is not None and time.monotonic() - self._last[0] < CACHE_SECONDS
             if fresh and not force:
                 assert self._last is not None
                 return self._last[1]
-            self._running = asyncio.create_task(self._walk(full=force), name="audit-chain-check")
+            sound = self._sound
+            self._running_full = (
+                force
+                or sound is None
+                or time.monotonic() - sound.full_monotonic >= self.full_seconds
+            )
+            walk = self._walk(None if self._running_full else sound)
+            self._running = asyncio.create_task(walk, name="audit-chain-check")
         # Shielded: a reader that goes away must not cancel the walk the others wait for.
         return await asyncio.shield(self._running)
 
-    async def _walk(self, *, full: bool) -> ChainCheck:
+    async def _walk(self, sound: _Sound | None) -> ChainCheck:
+        """Both chains from the heads of ``sound`` (None: the whole of both logs)."""
         try:
-            sound = self._sound
-            if sound is not None and (
-                full or time.monotonic() - sound.full_monotonic >= self.full_seconds
-            ):
-                sound = None
             admin_log = EventLog(self.log.db, admin_events)
             if sound is None:
                 started = time.monotonic()

@@ -17,6 +17,7 @@ from bus_support import controller_on_bus
 from studio.config import BrokerSettings
 from studio.contract.topics import Topics
 from studio.controller import ControllerService
+from studio.controller.conflicts import identity
 from studio.store import Database
 
 FULL = {r: 32 for r in "A23456789TJQK"}
@@ -84,3 +85,16 @@ async def test_another_event_under_a_logged_seq_is_an_alert_once(
         await device.publish(topics.shoe_events, _event("shoe-1", 3, "lid_opened"))
         await _until(lambda: service.stats.duplicates > duplicates)
         assert service.stats.seq_conflicts == 1
+
+
+def test_a_card_sent_again_under_another_shoe_stamp_is_the_same_event() -> None:
+    # ACME-STX cards name no shoe: their driver stamps the one loaded, and after a crash it
+    # may re-send a card as shoe "unknown" (a review): not another event.
+    logged = {"device": "shoe-1", "seq": 5, "ts": TS, "card": "QH", "shoe": "S1"}
+    again = {**logged, "shoe": "unknown", "ts": "2026-12-05T12:00:09Z"}
+    assert identity("shoe.card", logged) == identity("shoe.card", again)
+    assert identity("shoe.card", logged) != identity("shoe.card", {**logged, "card": "QS"})
+    loaded = {"device": "shoe-1", "seq": 1, "ts": TS, "event": "shoe_loaded"}
+    assert identity("shoe.event", {**loaded, "data": {"shoe": "S1"}}) != identity(
+        "shoe.event", {**loaded, "data": {"shoe": "S2"}}
+    )

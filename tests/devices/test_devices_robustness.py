@@ -408,3 +408,31 @@ async def test_the_shoes_own_cards_dealt_right_after_a_frame_claiming_a_later_se
         await asyncio.sleep(1.0)
         assert [(c.seq, c.card) for c in rec.cards][3:] == [(4, "2D"), (5, "3D"), (6, "4D")]
         assert driver.offset == 0 and driver.stats["held_replaced"] == 1
+
+
+async def test_a_gap_given_up_unanswered_skips_no_further_than_the_device_vouched(
+    broker: BrokerSettings, table_id: str, tmp_path: Path
+) -> None:
+    # A review: with the RESENDs unanswered (a device that ignores them, or ACME-STX, which
+    # has no ACK), the give-up skipped to the lowest held frame whatever the device had
+    # counted: a frame claiming seq 1,000,000 just before the deadline went out as KD,
+    # 999,996 seqs reported lost, and the shoe's next heartbeat read as a numbering restart.
+    async with online_shoe(broker, table_id, tmp_path, gap_timeout=0.5) as (shoe, rec, driver):
+        await deal_first_three(shoe, rec)
+        shoe.ignore_resends = 10**6
+        shoe.card("2D", send=False)  # seqs 4 and 5 lost on the line; the heartbeat says 5
+        shoe.card("3D", send=False)
+        loop = asyncio.get_running_loop()
+        await until(
+            lambda: (
+                driver._resend_tries >= 3
+                and driver._count_since_resend is not None
+                and driver._gap_deadline is not None
+                and loop.time() > driver._gap_deadline - 0.04
+            )
+        )
+        shoe.port.write(shoe.frame(1_000_000, "CARD", "KD", "S1"))
+        await until(lambda: driver.stats["frames_lost"] >= 2)
+        await asyncio.sleep(1.5)
+        assert [c.card for c in rec.cards] == ["QH", "7C", "AS"]
+        assert driver.offset == 0 and driver.stats["frames_lost"] == 2

@@ -5,6 +5,7 @@ cannot see, a full walk (hourly, or a manager's re-verify) does."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -98,3 +99,30 @@ async def test_an_old_record_edited_is_found_by_the_full_walk(database: Database
     assert not forced.events.ok and forced.events.first_bad_id == 3
     chains = SharedChainCheck(EventLog(database), full_seconds=0.0)
     assert not (await chains.check()).events.ok
+
+
+async def test_a_record_deleted_before_the_head_is_found_by_the_short_check(
+    database: Database,
+) -> None:
+    # A review: the short check looked at the head and what followed only.
+    await _grown(database, 10)
+    chains = SharedChainCheck(EventLog(database))
+    assert (await chains.check()).events.ok
+    async with database.engine.begin() as conn:
+        await conn.execute(sa.delete(events).where(events.c.id == 4))
+    short = await chains.check()
+    assert not short.events.ok and "holds 9 records up to record 10" in short.events.reason
+
+
+async def test_a_manager_asking_during_a_short_check_gets_a_full_walk(database: Database) -> None:
+    # A review: a forced check joined the short one under way and answered with it.
+    await _grown(database, 10)
+    chains = SharedChainCheck(EventLog(database))
+    assert (await chains.check()).events.ok
+    async with database.engine.begin() as conn:
+        await conn.execute(sa.update(events).where(events.c.id == 3).values(payload='{"n": 9}'))
+    short = asyncio.create_task(chains.check())
+    await asyncio.sleep(0)  # under way
+    forced = await chains.check(force=True)
+    assert (await short).events.ok  # it cannot see record 3
+    assert not forced.events.ok and forced.events.first_bad_id == 3
