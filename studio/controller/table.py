@@ -9,8 +9,10 @@ state: that is how the controller recovers after ``kill -9``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
+from types import MappingProxyType
 from typing import Any, Final
 
 from pydantic import BaseModel, ValidationError
@@ -69,6 +71,7 @@ _SHOE_FAULTS = {
 _SHUFFLER_FAULTS = {"jam": "shuffler jammed", "door_open": "shuffler door open"}
 # A manager action's fields that may name the card a resolution dealt or discarded.
 _CARD_FIELDS = frozenset({"card", "applied", "discarded", "to"})
+_ACCEPTED: Mapping[str, Any] = MappingProxyType({"accepted": True})
 
 
 # The table logic's version, logged with every start (``controller.started``'s ``logic``):
@@ -232,7 +235,9 @@ class TableController:
         self.alerts = AlertBook(self.table)
         self.crosscheck = CrossCheck(window=self.settings.camera_window_seconds)
         self.devices: dict[str, _Device] = {d.id: _Device(d.kind) for d in self.settings.devices}
-        self.commands_seen: dict[str, dict[str, Any]] = {}
+        # Every game command's id and answer, for the table's life (rebuilt from the log at a
+        # start): a command sent again under its id, however late, is never applied twice.
+        self.commands_seen: dict[str, Mapping[str, Any]] = {}
         self._out: list[Output] = []
         self._now: datetime | None = None
         # The device status last published (None: publish it after the next input).
@@ -1495,7 +1500,9 @@ class TableController:
             self.commands_seen[command.id] = {"accepted": False, "reason": str(exc)}
             self._event("command_rejected", id=command.id, type=command.type, reason=str(exc))
             return
-        self.commands_seen[command.id] = {"accepted": True, **result}
+        # Most answers say no more than that (decisions, votes, insurance): one shared,
+        # read-only answer for them keeps the ids of a long-lived table small.
+        self.commands_seen[command.id] = {"accepted": True, **result} if result else _ACCEPTED
         self._event(
             "command_accepted",
             id=command.id,
