@@ -8,33 +8,23 @@ existed. Counted here (``Alert.message_model`` calls), not timed.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
-from datetime import UTC, datetime, timedelta
-from typing import Any
+from collections.abc import AsyncIterator
 
 import httpx
 import pytest
+from alert_support import count_built, raise_alert, resolve, two_tables
 from console_helpers import context, login
 
-from studio.config import StudioConfig, TableSettings
 from studio.console import UserStore
-from studio.contract.rounds import rfc3339
 from studio.controller import ControllerService
-from studio.controller.alerts import Alert, AlertCode
-from studio.store import Database, EventLog
-from studio.streams import Fanout
+from studio.controller.alerts import AlertCode
+from studio.store import Database
 from studio.web import create_app
-
-T0 = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
-DEVICES = [{"id": "shoe", "kind": "shoe"}]
 
 
 @pytest.fixture
 async def service(database: Database, people: UserStore) -> AsyncIterator[ControllerService]:
-    tables = [TableSettings(id=t, ruleset="clubhouse", devices=DEVICES) for t in ("bj1", "bj2")]
-    async with ControllerService(
-        StudioConfig(tables=tables), None, EventLog(database), Fanout(bus=None), timers=False
-    ) as svc:
+    async with two_tables(database) as svc:
         yield svc
 
 
@@ -47,34 +37,8 @@ async def http(database: Database, service: ControllerService) -> AsyncIterator[
 
 
 @pytest.fixture
-def built(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
-    ids: list[str] = []
-    original = Alert.message_model
-
-    def spy(self: Alert, *, concealed: bool = False) -> Any:
-        ids.append(self.alert_id)
-        return original(self, concealed=concealed)
-
-    monkeypatch.setattr(Alert, "message_model", spy)
-    yield ids
-
-
-def raise_alert(svc: ControllerService, table: str, second: int, code: AlertCode) -> Alert:
-    return svc.tables[table].alerts.raise_alert(
-        code, f"{code} seen", ts=T0 + timedelta(seconds=second), round_id=None, evidence=[]
-    )
-
-
-def resolve(alert: Alert, second: int) -> None:
-    alert.state = "resolved"
-    alert.resolution = {
-        "action": "accept",
-        "by": "boss",
-        "at": rfc3339(T0 + timedelta(seconds=second)),
-        "reason": "checked it",
-        "card": None,
-        "before": {},
-    }
+def built(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    return count_built(monkeypatch)
 
 
 async def test_pages_build_the_open_alerts_and_the_last_resolved_only(

@@ -9,67 +9,28 @@ not timed: how many alerts are built for each read.
 from __future__ import annotations
 
 import random
-from collections.abc import AsyncIterator, Iterator
-from datetime import UTC, datetime, timedelta
+from collections.abc import AsyncIterator
+from datetime import timedelta
 from typing import Any
 
 import pytest
+from alert_support import T0, count_built, raise_alert, resolve, two_tables
 
-from studio.config import StudioConfig, TableSettings
-from studio.contract.rounds import rfc3339
 from studio.controller import ControllerService
 from studio.controller.alerts import Alert, AlertBook, AlertCode
-from studio.store import Database, EventLog
-from studio.streams import Fanout
-
-T0 = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
-DEVICES = [{"id": "shoe", "kind": "shoe"}]
+from studio.store import Database
 
 
 @pytest.fixture
 async def service(database: Database) -> AsyncIterator[ControllerService]:
-    tables = [TableSettings(id=t, ruleset="clubhouse", devices=DEVICES) for t in ("bj1", "bj2")]
-    config = StudioConfig(tables=tables)
-    async with ControllerService(
-        config, None, EventLog(database), Fanout(bus=None), timers=False
-    ) as svc:
+    async with two_tables(database) as svc:
         yield svc
 
 
 @pytest.fixture
-def built(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+def built(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The ids of the alerts whose message is built, in order."""
-    ids: list[str] = []
-    original = Alert.message_model
-
-    def spy(self: Alert, *, concealed: bool = False) -> Any:
-        ids.append(self.alert_id)
-        return original(self, concealed=concealed)
-
-    monkeypatch.setattr(Alert, "message_model", spy)
-    yield ids
-
-
-def raise_alert(svc: ControllerService, table: str, second: int) -> Alert:
-    return svc.tables[table].alerts.raise_alert(
-        AlertCode.CUT_CARD,  # information: pauses nothing
-        "cut card seen",
-        ts=T0 + timedelta(seconds=second),
-        round_id=None,
-        evidence=[{"shoe": {"cards_left": 60}}],
-    )
-
-
-def resolve(alert: Alert, second: int) -> None:
-    alert.state = "resolved"
-    alert.resolution = {
-        "action": "accept",
-        "by": "boss",
-        "at": rfc3339(T0 + timedelta(seconds=second)),
-        "reason": "seen",
-        "card": None,
-        "before": {},
-    }
+    return count_built(monkeypatch)
 
 
 def history(svc: ControllerService, resolved: int, open_: int) -> list[Alert]:

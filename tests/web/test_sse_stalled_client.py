@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import socket
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
@@ -61,6 +62,20 @@ def open_stalled(port: int, table: str, sockets: list[socket.socket]) -> int:
     return int(sock.getsockname()[1])
 
 
+@asynccontextmanager
+async def stalled_client(
+    table: str, sockets: list[socket.socket], fanout: Fanout
+) -> AsyncIterator[tuple[WebServer, int]]:
+    """A real server of ``fanout`` and a client of ``table``'s stream that never reads,
+    listening: (the server, the client's port)."""
+    ctx = WebContext(fanout=fanout)
+    ctx.extras["platform_token"] = TOKEN
+    async with WebServer(create_app(ctx), port=0) as server:
+        client_port = open_stalled(server.port, table, sockets)
+        await until(lambda: fanout.listener_count == 1, "the client listens")
+        yield server, client_port
+
+
 async def stall_until_given_up(
     fanout: Fanout, table: str, server_port: int, client_port: int
 ) -> int:
@@ -96,11 +111,7 @@ async def test_a_stalled_sse_client_is_dropped_and_its_socket_released(
 ) -> None:
     monkeypatch.setattr(web_streams, "SEND_TIMEOUT_SECONDS", 0.3)
     fanout = Fanout(bus=None)
-    ctx = WebContext(fanout=fanout)
-    ctx.extras["platform_token"] = TOKEN
-    async with WebServer(create_app(ctx), port=0) as server:
-        client_port = open_stalled(server.port, table_id, stalled)
-        await until(lambda: fanout.listener_count == 1, "the client listens")
+    async with stalled_client(table_id, stalled, fanout) as (server, client_port):
         assert server_side(server.port, client_port) == (ESTABLISHED, 0)
         await stall_until_given_up(fanout, table_id, server.port, client_port)
         # Dropped: no socket left on the server's side (not even one the kernel still
@@ -120,11 +131,7 @@ async def test_an_sse_connection_queues_little_for_a_client_that_stopped_reading
     # once that was full; capped, it is found with a small fraction of it queued.
     monkeypatch.setattr(web_streams, "SEND_TIMEOUT_SECONDS", 0.3)
     fanout = Fanout(bus=None)
-    ctx = WebContext(fanout=fanout)
-    ctx.extras["platform_token"] = TOKEN
-    async with WebServer(create_app(ctx), port=0) as server:
-        client_port = open_stalled(server.port, table_id, stalled)
-        await until(lambda: fanout.listener_count == 1, "the client listens")
+    async with stalled_client(table_id, stalled, fanout) as (server, client_port):
         most = await stall_until_given_up(fanout, table_id, server.port, client_port)
     # At most the 64 KiB asked for, which the kernel doubles for its bookkeeping: 256 KiB
     # leaves room. Left to autotuning, the queue grew past 1 MB here.
@@ -138,11 +145,7 @@ async def test_a_stalled_sse_client_too_slow_for_its_backlog_is_dropped(
     # end cannot be sent either. It used to wait for the client for good.
     monkeypatch.setattr(web_streams, "SEND_TIMEOUT_SECONDS", 0.3)
     fanout = Fanout(bus=None, listener_queue=3)
-    ctx = WebContext(fanout=fanout)
-    ctx.extras["platform_token"] = TOKEN
-    async with WebServer(create_app(ctx), port=0) as server:
-        client_port = open_stalled(server.port, table_id, stalled)
-        await until(lambda: fanout.listener_count == 1, "the client listens")
+    async with stalled_client(table_id, stalled, fanout) as (server, client_port):
         # One event far bigger than every buffer on the way: its send fills them.
         await fanout.emit(table_id, Channel.ROUND_EVENTS, event(table_id, 1, 8_000_000))
         await until(

@@ -7,31 +7,21 @@ event loop (237 ms at 20,000 alerts), however few the reader wanted.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime, timedelta
 
 import httpx
 import pytest
+from alert_support import raise_alert, resolve, two_tables
 from http_support import PLATFORM, PLATFORM_TOKEN
 
-from studio.config import StudioConfig, TableSettings
-from studio.contract.rounds import rfc3339
 from studio.controller import ControllerService
-from studio.controller.alerts import AlertCode
-from studio.store import Database, EventLog
-from studio.streams import Fanout
+from studio.store import Database
 from studio.web import create_app
 from studio.web.context import WebContext
-
-T0 = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
-DEVICES = [{"id": "shoe", "kind": "shoe"}]
 
 
 @pytest.fixture
 async def service(database: Database) -> AsyncIterator[ControllerService]:
-    tables = [TableSettings(id=t, ruleset="clubhouse", devices=DEVICES) for t in ("bj1", "bj2")]
-    async with ControllerService(
-        StudioConfig(tables=tables), None, EventLog(database), Fanout(bus=None), timers=False
-    ) as svc:
+    async with two_tables(database) as svc:
         yield svc
 
 
@@ -52,17 +42,9 @@ def alerts(service: ControllerService, count: int) -> list[str]:
     """``count`` alerts a second apart, bj1 and bj2 in turn; every third resolved."""
     ids = []
     for i in range(count):
-        table = "bj1" if i % 2 == 0 else "bj2"
-        alert = service.tables[table].alerts.raise_alert(
-            AlertCode.CUT_CARD,
-            "cut card seen",
-            ts=T0 + timedelta(seconds=i),
-            round_id=None,
-            evidence=[],
-        )
+        alert = raise_alert(service, "bj1" if i % 2 == 0 else "bj2", i)
         if i % 3 == 0:
-            alert.state = "resolved"
-            alert.resolution = {"action": "accept", "at": rfc3339(T0), "by": "m", "reason": "ok"}
+            resolve(alert, 0)
         ids.append(alert.alert_id)
     return ids
 
