@@ -106,6 +106,9 @@ class LogRecord:
     hash: str
 
 
+VERIFY_BATCH = 500  # records a chain walk reads (and hashes) between two turns of the loop
+
+
 @dataclass(frozen=True, slots=True)
 class ChainReport:
     ok: bool
@@ -408,7 +411,10 @@ class EventLog:
                 return ChainReport(False, 0, head_id, reason, GENESIS)
             prev, expected_id, count = head, head_id + 1, head_id
             walk_after = head_id
-        async for record in self._raw_rows(after=walk_after):
+        # Small batches: the walk shares the event loop with the controller (the console's
+        # audit page), and hashing 5,000 records held it up to 77 ms at a time; 500, 8 ms
+        # (56,622 records: 0.81 s and 0.84 s in all).
+        async for record in self._raw_rows(VERIFY_BATCH, after=walk_after):
             if record.id < 1:
                 reason = f"record {record.id} is before the first record (1): not in the chain"
                 return ChainReport(False, count, record.id, reason, prev)
