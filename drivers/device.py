@@ -937,8 +937,9 @@ class DeviceDriver:
             self._gap_deadline = None
 
     def _drop_claims_above(self, count: int, claimed: int) -> None:
-        """The device's count is ``count`` (a new connection's HELLO, or said twice): the
-        seq ``claimed`` above it, and any event held above it, were not the device's."""
+        """The device's count is ``count`` (a heartbeat's, confirmed by the answer to a
+        HELLO): the seq ``claimed`` above it, and any event held above it, were not the
+        device's."""
         dropped = [seq for seq in self._held if seq > count]
         for seq in dropped:
             del self._held[seq]
