@@ -10,7 +10,9 @@ One :class:`DeviceDriver` serves one device over its own :class:`MessageBus`
   clock, corrected if it is skewed;
 * keeps the device's events in order: a frame that arrives after a gap is held
   while the device is asked to ``RESEND`` the missing ones; if they never come
-  the gap is reported (health) and skipped;
+  the gap is reported (health) and skipped; a held frame goes out only once the
+  device vouches for it (sends it again, or counts up to it in a heartbeat): one
+  corrupted frame may claim any seq;
 * runs a heartbeat watchdog: a device silent for ``heartbeat_timeout`` is
   ``offline`` (retained availability + a health event) and the port is reopened;
 * reports garbled frames, checksum errors and lost frames as health events and
