@@ -292,15 +292,18 @@ class ControllerService:
             for round_id in touched:
                 await self._index_alerts(table_id, round_id)
 
-    async def _publish_last_outputs(self, table_id: str, depth: int = 200) -> None:
-        """Publish again what the table's last logged input put out (round events, alerts).
+    async def _publish_last_outputs(self, table_id: str, depth: int = 1000) -> None:
+        """Publish again on MQTT what the table's last logged input put out (round events,
+        alerts; the WebSocket and SSE streams start anew with each run).
 
         Outputs are published once their input and they are committed: a crash between the
-        two lost them from every stream for good (a settlement among them; a crash review
-        saw 3 of 5,853 round events so lost). Consumers drop what they already have, by the
-        round events' seq and the alerts' id and state.
+        two lost them for good (a settlement among them; a crash review saw 3 of 5,853
+        round events so lost). Consumers drop what they already have, by the round events'
+        seq and the alerts' id and state. Not covered: outputs of earlier inputs still in
+        the bus's outbox (the broker away) when the process died.
         """
-        records = await self.log.read(table_id=table_id, descending=True, limit=depth)
+        kinds = [*INPUT_KINDS, *_LOGGED_OUTPUTS.values()]  # (not manager.refused records)
+        records = await self.log.read(table_id=table_id, kinds=kinds, descending=True, limit=depth)
         outputs: list[Output] = []
         for record in records:
             if record.kind in INPUT_KINDS:
