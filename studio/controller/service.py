@@ -53,7 +53,7 @@ from studio.controller.table import (
 )
 from studio.errors import StoreError, StudioError
 from studio.rules.ruleset import RuleSet, ruleset_from_spec
-from studio.store import Entry, EventLog, RoundIndex
+from studio.store import Entry, EventLog, RoundIndex, StreamMarks
 from studio.store.rounds import alert_codes, round_players
 from studio.streams import Channel, Fanout
 
@@ -83,6 +83,9 @@ ORDERED_KINDS = {"shoe.card", "shoe.event", "shuffler.event", "cutcard.event"}
 # a hole to ask for: no driver keeps that many events to re-send (4,096 by default).
 MAX_SEQ_JUMP = 10_000
 _LOGGED_OUTPUTS = {Channel.ROUND_EVENTS: "out.round_event", Channel.ALERTS: "out.alert"}
+# Outputs published again at a start at most, per table (those the broker had not
+# acknowledged when the last run ended; the bus's outbox holds up to 100,000).
+REPUBLISH_LIMIT = 20_000
 
 
 class UnknownTable(StudioError, KeyError):
@@ -153,6 +156,11 @@ class ControllerService:
         # (table, device) whose numbering conflicts with the log: alerted once, until the
         # device sends a fresh seq again.
         self._conflicting: set[tuple[str, str]] = set()
+        # Per table, the last log record whose outputs the broker acknowledged (in memory,
+        # and as saved): a start publishes again what the log holds after it.
+        self.marks = StreamMarks(log.db)
+        self._acked_through: dict[str, int] = {}
+        self._marks_saved: dict[str, int] = {}
         self._last_emitted: dict[tuple[str, Channel], Any] = {}
         self._stack: AsyncExitStack | None = None
         # Inputs being applied and logged (shielded from their caller's cancellation): a stop
@@ -162,8 +170,15 @@ class ControllerService:
     # ------------------------------------------------------------------ lifecycle
     async def __aenter__(self) -> ControllerService:
         await self.recover()
+        marks = await self.marks.load()
+        self._marks_saved = dict(marks)
         for table_id in self.tables:
-            await self._publish_last_outputs(table_id)
+            if table_id in marks:
+                await self._publish_unacknowledged(table_id, marks[table_id])
+            else:  # a new table, or a database from before the marks: marked from now on
+                mark = await self._publish_last_outputs(table_id)
+                self._acked_through[table_id] = max(self._acked_through.get(table_id, 0), mark)
+        await self._save_marks_once()
         for table_id in self.tables:
             # Logged like any input, so a later replay knows where each run began; like
             # any input, it publishes the table's state and dealer prompt.
@@ -190,6 +205,7 @@ class ControllerService:
                     group.create_task(self._consume(kind, topic, model), name=f"controller:{kind}")
                 )
             self._tasks.append(group.create_task(self._repair_gaps(), name="controller:gaps"))
+            self._tasks.append(group.create_task(self._save_marks(), name="controller:marks"))
         return self
 
     async def __aexit__(
@@ -204,6 +220,8 @@ class ControllerService:
         with contextlib.suppress(asyncio.CancelledError):
             await self._stack.aclose()
         await self._settle()
+        with contextlib.suppress(StoreError):  # behind is harmless: outputs repeated
+            await self._save_marks_once()
         for where, seqs in self.held().items():
             # Not logged, so not lost: the next start asks the drivers for them again.
             _LOGGER.warning("%s: events %s held above a hole were not applied", where, seqs)
@@ -292,31 +310,87 @@ class ControllerService:
             for round_id in touched:
                 await self._index_alerts(table_id, round_id)
 
-    async def _publish_last_outputs(self, table_id: str, depth: int = 1000) -> None:
+    def _acked_callback(self, table_id: str, record_id: int) -> Callable[[], None]:
+        """Called when the broker has the last logged output of record ``record_id``'s batch
+        (in publish order): every output up to that record is out."""
+
+        def acked() -> None:
+            if record_id > self._acked_through.get(table_id, 0):
+                self._acked_through[table_id] = record_id
+
+        return acked
+
+    async def _save_marks(self, every: float = 1.0) -> None:
+        while True:
+            await asyncio.sleep(every)
+            try:
+                await self._save_marks_once()
+            except StoreError as exc:  # tried again at the next tick
+                _LOGGER.warning("stream marks not saved: %s", exc)
+
+    async def _save_marks_once(self) -> None:
+        changed = {t: r for t, r in self._acked_through.items() if self._marks_saved.get(t) != r}
+        if changed:
+            await self.marks.save(changed)
+            self._marks_saved.update(changed)
+
+    async def _publish_unacknowledged(self, table_id: str, mark: int) -> None:
+        """Publish again the outputs the log holds after ``mark``, the last record whose
+        outputs the broker had acknowledged: those still in the outbox (or on their way)
+        when the last run ended. At most REPUBLISH_LIMIT, the newest."""
+        kinds = list(_LOGGED_OUTPUTS.values())
+        records = await self.log.read(
+            table_id=table_id, kinds=kinds, after_id=mark, descending=True, limit=REPUBLISH_LIMIT
+        )
+        if len(records) == REPUBLISH_LIMIT:
+            _LOGGER.warning(
+                "%s: more than %d outputs were not acknowledged by the broker when the last "
+                "run ended; the newest %d are published again (the rounds of the others: REST)",
+                table_id,
+                REPUBLISH_LIMIT,
+                REPUBLISH_LIMIT,
+            )
+        for n, record in enumerate(reversed(records), 1):
+            model: type[BaseModel] = (
+                RoundEvent if record.kind == "out.round_event" else AlertMessage
+            )
+            channel = Channel.ROUND_EVENTS if record.kind == "out.round_event" else Channel.ALERTS
+            acked = self._acked_callback(table_id, record.id) if n == len(records) else None
+            await self.fanout.emit(
+                table_id, channel, model.model_validate(record.payload), on_acked=acked
+            )
+        self.stats.republished += len(records)
+
+    async def _publish_last_outputs(self, table_id: str, depth: int = 1000) -> int:
         """Publish again on MQTT what the table's last logged input put out (round events,
-        alerts; the WebSocket and SSE streams start anew with each run).
+        alerts; the WebSocket and SSE streams start anew with each run), for a table with no
+        mark (a new one, or a database from before the marks). Returns the record its mark
+        starts at: the last input's (0 when there is none).
 
         Outputs are published once their input and they are committed: a crash between the
         two lost them for good (a settlement among them; a crash review saw 3 of 5,853
         round events so lost). Consumers drop what they already have, by the round events'
-        seq and the alerts' id and state. Not covered: outputs of earlier inputs still in
-        the bus's outbox (the broker away) when the process died.
+        seq and the alerts' id and state.
         """
         kinds = [*INPUT_KINDS, *_LOGGED_OUTPUTS.values()]  # (not manager.refused records)
         records = await self.log.read(table_id=table_id, kinds=kinds, descending=True, limit=depth)
-        outputs: list[Output] = []
+        outputs: list[tuple[int, Output]] = []
+        last_input = 0
         for record in records:
             if record.kind in INPUT_KINDS:
+                last_input = record.id
                 break
             if record.kind == "out.round_event":
                 payload: BaseModel = RoundEvent.model_validate(record.payload)
-                outputs.append(Output(Channel.ROUND_EVENTS, payload))
+                outputs.append((record.id, Output(Channel.ROUND_EVENTS, payload)))
             elif record.kind == "out.alert":
                 payload = AlertMessage.model_validate(record.payload)
-                outputs.append(Output(Channel.ALERTS, payload))
-        for output in reversed(outputs):
-            await self.fanout.emit(table_id, output.channel, output.payload)
+                outputs.append((record.id, Output(Channel.ALERTS, payload)))
+        for n, (record_id, output) in enumerate(reversed(outputs), 1):
+            acked = self._acked_callback(table_id, record_id) if n == len(outputs) else None
+            await self.fanout.emit(table_id, output.channel, output.payload, on_acked=acked)
         self.stats.republished += len(outputs)
+        return last_input
 
     # ------------------------------------------------------------------ inputs
     def table(self, table_id: str) -> TableController:
@@ -375,15 +449,19 @@ class ControllerService:
                     body = output.payload.model_dump(mode="json")
                     entries.append(Entry(table_id, logged_kind, body, body.get("round_id"), inp.ts))
             try:
-                await self.log.append_batch(entries)
+                records = await self.log.append_batch(entries)
             except StoreError:
                 await self._rebuild_table(table_id)  # memory must match the log
                 raise
             self.stats.inputs[kind] += 1
-            for output in published:
+            last_logged = max(
+                (i for i, o in enumerate(published) if o.channel in _LOGGED_OUTPUTS), default=-1
+            )
+            for i, output in enumerate(published):
                 if output.channel in _LOGGED_OUTPUTS:
                     await self._index(table, output)
-                await self.fanout.emit(table.table, output.channel, output.payload)
+                acked = self._acked_callback(table_id, records[-1].id) if i == last_logged else None
+                await self.fanout.emit(table.table, output.channel, output.payload, on_acked=acked)
             return outputs
 
     async def _rebuild_table(self, table_id: str) -> None:

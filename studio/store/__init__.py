@@ -3,6 +3,7 @@
 from studio.store.database import Database, async_url, safe_url
 from studio.store.eventlog import ChainReport, Entry, EventLog, LogRecord
 from studio.store.rounds import RoundIndex
+from studio.store.stream_marks import StreamMarks
 
 __all__ = [
     "ChainReport",
@@ -11,6 +12,7 @@ __all__ = [
     "EventLog",
     "LogRecord",
     "RoundIndex",
+    "StreamMarks",
     "async_url",
     "safe_url",
 ]

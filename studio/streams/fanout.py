@@ -17,7 +17,7 @@ import logging
 import re
 import secrets
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -137,7 +137,16 @@ class Fanout:
         self._history: dict[str, deque[StreamMessage]] = {}
         self._forgotten: dict[str, int] = {}
 
-    async def emit(self, table: str, channel: Channel, payload: BaseModel) -> None:
+    async def emit(
+        self,
+        table: str,
+        channel: Channel,
+        payload: BaseModel,
+        *,
+        on_acked: Callable[[], object] | None = None,
+    ) -> None:
+        """Hand ``payload`` to the streams and MQTT. ``on_acked``: called once the broker has
+        it (at once when there is no broker or the channel has no topic)."""
         data = payload.model_dump(mode="json")
         self._last_ident += 1
         message = StreamMessage(table, channel, data, self._last_ident)
@@ -152,10 +161,12 @@ class Fanout:
         if channel in _SNAPSHOTS:
             self._latest[(table, channel)] = message
         self._deliver(message)
-        if self.bus is not None:
-            topic = _topic(Topics(table), channel)
-            if topic is not None:
-                await self.bus.publish(topic, payload, qos=1, retain=channel in _SNAPSHOTS)
+        topic = _topic(Topics(table), channel) if self.bus is not None else None
+        if self.bus is not None and topic is not None:
+            retain = channel in _SNAPSHOTS
+            await self.bus.publish(topic, payload, qos=1, retain=retain, on_acked=on_acked)
+        elif on_acked is not None:
+            on_acked()
 
     def _deliver(self, message: StreamMessage) -> None:
         for listener in list(self._listeners):

@@ -1,68 +1,151 @@
-"""A start publishes again what each table's last logged input put out: outputs are
-published once they and their input are committed, so a crash between the two lost them
-from every stream for good (a crash-consistency review saw 3 of 5,853 round events so
-lost: two `command_accepted` and a `card_dealt`). Consumers drop what they already have
-by seq (round events) and by id and state (alerts)."""
+"""A start publishes again the outputs the broker had not acknowledged when the last run
+ended. Outputs are published once they and their input are committed, through the bus's
+outbox (one message at a time); a controller killed between the two, or with outputs still
+queued (the broker away), lost them from MQTT for good (a crash-consistency review saw 3 of
+5,853 round events so lost; a code review, 15 queued and gone). Each table's mark (the
+last record whose outputs the broker acknowledged) is saved every second; consumers drop
+what they already have, by seq (round events) and by id and state (alerts)."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+import asyncio
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import sqlalchemy as sa
 from pydantic import BaseModel
 
-from studio.config import StudioConfig, TableSettings
+from studio.bus import MessageBus
+from studio.bus.embedded import free_port
+from studio.config import BrokerSettings, StudioConfig, TableSettings
+from studio.contract import RoundEvent, Topics
 from studio.controller import ControllerService
 from studio.store import Database, EventLog
+from studio.store.stream_marks import stream_marks
 from studio.streams import Channel, Fanout
 
 T0 = datetime(2026, 12, 5, 12, 0, tzinfo=UTC)
 CENSUS = {rank: 32 for rank in "A23456789TJQK"}
 
 
-class RecordingFanout(Fanout):
+class Broker(Fanout):
+    """Stands in for the bus: acknowledges what it is handed while ``up``; what it is handed
+    while down stays unacknowledged (in the outbox when the process dies)."""
+
     def __init__(self) -> None:
         super().__init__(None)
-        self.emitted: list[tuple[Channel, dict[str, Any]]] = []
+        self.up = True
+        self.events: list[dict[str, Any]] = []
 
-    async def emit(self, table: str, channel: Channel, payload: BaseModel) -> None:
-        self.emitted.append((channel, payload.model_dump(mode="json")))
-        await super().emit(table, channel, payload)
+    async def emit(
+        self, table: str, channel: Channel, payload: BaseModel, *, on_acked: Any = None
+    ) -> None:
+        if channel == Channel.ROUND_EVENTS:
+            self.events.append(payload.model_dump(mode="json"))
+        await super().emit(table, channel, payload, on_acked=on_acked if self.up else None)
 
 
-def _service(db: Database, fanout: Fanout, now: list[datetime]) -> ControllerService:
+def _service(db: Database, fanout: Fanout) -> ControllerService:
     config = StudioConfig(tables=[TableSettings(id="t1", single_source=True)])
-    return ControllerService(config, None, EventLog(db), fanout, clock=lambda: now[0], timers=False)
+    return ControllerService(config, None, EventLog(db), fanout, clock=lambda: T0, timers=False)
 
 
-async def test_a_start_publishes_the_last_inputs_outputs_again(tmp_path: Path) -> None:
-    now = [T0]
+async def _bets(service: ControllerService, *ids: str) -> None:
+    for cid in ids:
+        n = int(cid[1:])  # b1 on seat 1 for p1, b2 on seat 2 for p2 ...
+        bet = {"id": cid, "type": "bet", "seat": n, "player": f"p{n}", "stake": "10"}
+        await service.submit("t1", "game.command", bet)
+
+
+async def _open(service: ControllerService) -> None:
+    shuffled = {"event": "shuffle_complete", "data": {"count": 416, "census": CENSUS}}
+    await service.submit(
+        "t1", "shuffler.event", {"device": "shuf", "seq": 1, "ts": T0.isoformat(), **shuffled}
+    )
+    loaded = {"device": "shoe", "seq": 1, "ts": T0.isoformat(), "event": "shoe_loaded"}
+    await service.submit("t1", "shoe.event", {**loaded, "data": {"shoe": "S1"}})
+    assert service.tables["t1"].phase == "betting"
+
+
+def _accepted(events: list[dict[str, Any]]) -> list[str]:
+    return [e["data"]["id"] for e in events if e["type"] == "command_accepted"]
+
+
+async def test_what_the_broker_had_not_acknowledged_is_published_again(tmp_path: Path) -> None:
     async with Database(f"sqlite:///{tmp_path}/studio.db") as db:
         await db.create_all()
-        async with _service(db, Fanout(None), now) as service:
+        broker = Broker()
+        async with _service(db, broker) as service:
+            await _open(service)
+            await _bets(service, "b1")
+            broker.up = False  # the broker goes away: b2 and b3 stay in the outbox
+            await _bets(service, "b2", "b3")
+        # The next start: b2's and b3's answers again, in order; b1's not.
+        broker = Broker()
+        async with _service(db, broker) as again:
+            assert _accepted(broker.events)[:2] == ["b2", "b3"]
+            assert "b1" not in _accepted(broker.events)
+            assert again.stats.republished == 2
+        # Acknowledged this time: the start after that repeats nothing.
+        broker = Broker()
+        async with _service(db, broker) as third:
+            assert _accepted(broker.events) == [] and third.stats.republished == 0
+
+
+async def test_a_database_without_marks_gets_its_last_inputs_outputs_again(
+    tmp_path: Path,
+) -> None:
+    async with Database(f"sqlite:///{tmp_path}/studio.db") as db:
+        await db.create_all()
+        async with _service(db, Broker()) as service:
+            await _open(service)
+            await _bets(service, "b1", "b2")
+        async with db.engine.begin() as conn:  # as a database from before the marks
+            await conn.execute(sa.delete(stream_marks))
+        broker = Broker()
+        async with _service(db, broker) as again:
+            assert _accepted(broker.events) == ["b2"] and again.stats.republished == 1
+
+
+async def test_outputs_left_in_the_outbox_reach_a_real_broker_after_a_restart(
+    broker: BrokerSettings, database: Database, table_id: str
+) -> None:
+    # A code review's probe: 15 messages were in the outbox (the broker away) when the
+    # controller stopped; the start published one of them again.
+    config = StudioConfig(tables=[TableSettings(id=table_id, single_source=True)])
+    away = BrokerSettings(url=f"mqtt://127.0.0.1:{free_port()}")
+    async with MessageBus(away, f"away-{table_id}") as dead:
+        async with ControllerService(
+            config, None, EventLog(database), Fanout(dead), clock=lambda: T0, timers=False
+        ) as service:
             shuffled = {"event": "shuffle_complete", "data": {"count": 416, "census": CENSUS}}
             device = {"device": "shuf", "seq": 1, "ts": T0.isoformat()}
-            await service.submit("t1", "shuffler.event", {**device, **shuffled})
+            await service.submit(table_id, "shuffler.event", {**device, **shuffled})
             loaded = {"device": "shoe", "seq": 1, "ts": T0.isoformat(), "event": "shoe_loaded"}
-            await service.submit("t1", "shoe.event", {**loaded, "data": {"shoe": "S1"}})
-            assert service.tables["t1"].phase == "betting"
-            now[0] += timedelta(seconds=1)
-            bet = {"id": "b1", "type": "bet", "seat": 1, "player": "p1", "stake": "10"}
-            await service.submit("t1", "game.command", bet)
-            now[0] += timedelta(seconds=1)
-            bet = {"id": "b2", "type": "bet", "seat": 2, "player": "p2", "stake": "25"}
-            last = await service.submit("t1", "game.command", bet)
-        last_events = [
-            o.payload.model_dump(mode="json") for o in last if o.channel == Channel.ROUND_EVENTS
-        ]
-        assert [e["type"] for e in last_events] == ["command_accepted"]
+            await service.submit(table_id, "shoe.event", {**loaded, "data": {"shoe": "S1"}})
+            for n in (1, 2, 3):
+                bet = {"id": f"b{n}", "type": "bet", "seat": n, "player": f"p{n}", "stake": "10"}
+                await service.submit(table_id, "game.command", bet)
+    logged = await EventLog(database).read(table_id=table_id, kinds=["out.round_event"])
+    got: list[int] = []
+    async with (
+        MessageBus(broker, f"sub-{table_id}") as client,
+        client.subscribe(Topics(table_id).round_events, RoundEvent) as subscription,
+        MessageBus(broker, f"ctl-{table_id}") as bus,
+    ):
 
-        fanout = RecordingFanout()
-        async with _service(db, fanout, now) as again:
-            round_events = [p for c, p in fanout.emitted if c == Channel.ROUND_EVENTS]
-            # The last input's round event first, as it was logged; then the start's own.
-            assert round_events[0] == last_events[0]
-            assert round_events[0]["data"]["id"] == "b2"
-            assert not any(e["data"].get("id") == "b1" for e in round_events)
-            assert again.stats.republished == 1
+        async def collect() -> None:
+            async for message in subscription:
+                got.append(message.payload.seq)
+
+        async with asyncio.TaskGroup() as group:
+            task = group.create_task(collect(), name="collect")
+            async with ControllerService(
+                config, bus, EventLog(database), Fanout(bus), clock=lambda: T0, timers=False
+            ):
+                async with asyncio.timeout(20):
+                    while len(got) < len(logged):
+                        await asyncio.sleep(0.05)
+            task.cancel()
+    assert got[: len(logged)] == [r.payload["seq"] for r in logged] == [1, 2, 3, 4, 5, 6]
