@@ -86,6 +86,7 @@ _LOGGED_OUTPUTS = {Channel.ROUND_EVENTS: "out.round_event", Channel.ALERTS: "out
 # Outputs published again at a start at most, per table (those the broker had not
 # acknowledged when the last run ended; the bus's outbox holds up to 100,000).
 REPUBLISH_LIMIT = 20_000
+MARK_FLUSH_SECONDS = 2.0  # a stop waits this long for the broker to take what is queued
 
 
 class UnknownTable(StudioError, KeyError):
@@ -220,7 +221,13 @@ class ControllerService:
         with contextlib.suppress(asyncio.CancelledError):
             await self._stack.aclose()
         await self._settle()
-        with contextlib.suppress(StoreError):  # behind is harmless: outputs repeated
+        if self.bus is not None:
+            # Let what is queued reach the broker, so the mark saved says so (a mark behind
+            # is harmless: the next start repeats those outputs).
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(MARK_FLUSH_SECONDS):
+                    await self.bus.flush()
+        with contextlib.suppress(StoreError):
             await self._save_marks_once()
         for where, seqs in self.held().items():
             # Not logged, so not lost: the next start asks the drivers for them again.
