@@ -363,6 +363,13 @@ class MessageBus:
             with contextlib.suppress(aiomqtt.MqttError):
                 # If this fails the reconnect path subscribes again.
                 await client.subscribe(sub.filter, qos=sub.qos)
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                # aiomqtt waits for the SUBACK with asyncio.wait_for, which on Python 3.11
+                # drops a cancellation that lands as the SUBACK arrives: the owner then went
+                # on to wait for messages and its stop hung for ever (seen on CI: a
+                # controller stopped while it was subscribing).
+                raise asyncio.CancelledError
 
     async def _remove(self, sub: Subscription[M]) -> None:
         with contextlib.suppress(ValueError):
