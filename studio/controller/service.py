@@ -53,7 +53,7 @@ from studio.controller.table import (
 )
 from studio.errors import StoreError, StudioError
 from studio.rules.ruleset import RuleSet, ruleset_from_spec
-from studio.store import Entry, EventLog, RoundIndex, StreamMarks
+from studio.store import Entry, EventLog, LogRecord, RoundIndex, StreamMarks
 from studio.store.rounds import alert_codes, round_players
 from studio.streams import Channel, Fanout
 
@@ -82,7 +82,13 @@ ORDERED_KINDS = {"shoe.card", "shoe.event", "shuffler.event", "cutcard.event"}
 # A device's seq this far ahead of what the controller has is a jump of its numbering, not
 # a hole to ask for: no driver keeps that many events to re-send (4,096 by default).
 MAX_SEQ_JUMP = 10_000
-_LOGGED_OUTPUTS = {Channel.ROUND_EVENTS: "out.round_event", Channel.ALERTS: "out.alert"}
+# The outputs logged with their input: by record kind, their channel and model (to publish
+# one again from its record).
+_LOGGED_MODELS: dict[str, tuple[Channel, type[BaseModel]]] = {
+    "out.round_event": (Channel.ROUND_EVENTS, RoundEvent),
+    "out.alert": (Channel.ALERTS, AlertMessage),
+}
+_LOGGED_OUTPUTS = {channel: kind for kind, (channel, _) in _LOGGED_MODELS.items()}
 # Outputs published again at a start at most, per table (those the broker had not
 # acknowledged when the last run ended; the bus's outbox holds up to 100,000).
 REPUBLISH_LIMIT = 20_000
@@ -357,16 +363,7 @@ class ControllerService:
                 REPUBLISH_LIMIT,
                 REPUBLISH_LIMIT,
             )
-        for n, record in enumerate(reversed(records), 1):
-            model: type[BaseModel] = (
-                RoundEvent if record.kind == "out.round_event" else AlertMessage
-            )
-            channel = Channel.ROUND_EVENTS if record.kind == "out.round_event" else Channel.ALERTS
-            acked = self._acked_callback(table_id, record.id) if n == len(records) else None
-            await self.fanout.emit(
-                table_id, channel, model.model_validate(record.payload), on_acked=acked
-            )
-        self.stats.republished += len(records)
+        await self._publish_again(table_id, records[::-1])
 
     async def _publish_last_outputs(self, table_id: str, depth: int = 1000) -> int:
         """Publish again on MQTT what the table's last logged input put out (round events,
@@ -381,23 +378,20 @@ class ControllerService:
         """
         kinds = [*INPUT_KINDS, *_LOGGED_OUTPUTS.values()]  # (not manager.refused records)
         records = await self.log.read(table_id=table_id, kinds=kinds, descending=True, limit=depth)
-        outputs: list[tuple[int, Output]] = []
-        last_input = 0
-        for record in records:
-            if record.kind in INPUT_KINDS:
-                last_input = record.id
-                break
-            if record.kind == "out.round_event":
-                payload: BaseModel = RoundEvent.model_validate(record.payload)
-                outputs.append((record.id, Output(Channel.ROUND_EVENTS, payload)))
-            elif record.kind == "out.alert":
-                payload = AlertMessage.model_validate(record.payload)
-                outputs.append((record.id, Output(Channel.ALERTS, payload)))
-        for n, (record_id, output) in enumerate(reversed(outputs), 1):
-            acked = self._acked_callback(table_id, record_id) if n == len(outputs) else None
-            await self.fanout.emit(table_id, output.channel, output.payload, on_acked=acked)
-        self.stats.republished += len(outputs)
-        return last_input
+        outputs = list(itertools.takewhile(lambda r: r.kind not in INPUT_KINDS, records))
+        await self._publish_again(table_id, outputs[::-1])
+        return records[len(outputs)].id if len(records) > len(outputs) else 0
+
+    async def _publish_again(self, table_id: str, records: list[LogRecord]) -> None:
+        """Publish logged outputs (oldest first) again; the broker's acknowledgement of the
+        last one moves the table's mark."""
+        for n, record in enumerate(records, 1):
+            channel, model = _LOGGED_MODELS[record.kind]
+            acked = self._acked_callback(table_id, record.id) if n == len(records) else None
+            await self.fanout.emit(
+                table_id, channel, model.model_validate(record.payload), on_acked=acked
+            )
+        self.stats.republished += len(records)
 
     # ------------------------------------------------------------------ inputs
     def table(self, table_id: str) -> TableController:
