@@ -10,6 +10,7 @@ import os
 import socket
 from collections.abc import Callable
 from datetime import UTC, datetime
+from pathlib import Path
 from types import TracebackType
 
 import pytest
@@ -18,6 +19,11 @@ from websockets.asyncio.client import ClientConnection
 
 from studio.contract import RoundEvent
 from studio.streams import Channel, Fanout
+
+# The kernel's TCP sockets (Linux): it also lists a socket the process has closed but the
+# kernel still holds (to send the rest of what was written).
+PROC_TCP = Path("/proc/net/tcp")
+ESTABLISHED = "01"
 
 
 def event(table: str, seq: int, pad: int = 0) -> RoundEvent:
@@ -39,6 +45,49 @@ async def until(condition: object, what: str) -> None:
             return
         await asyncio.sleep(0.01)
     raise AssertionError(f"never happened: {what}")
+
+
+def server_side(server_port: int, client_port: int) -> tuple[str, int] | None:
+    """(state, send queue bytes) of the server's socket of this connection; None: none left."""
+    for line in PROC_TCP.read_text().splitlines()[1:]:
+        fields = line.split()
+        local, remote = fields[1], fields[2]
+        if (int(local.split(":")[1], 16), int(remote.split(":")[1], 16)) == (
+            server_port,
+            client_port,
+        ):
+            return fields[3], int(fields[4].split(":")[0], 16)
+    return None
+
+
+async def read_until_closed(sock: socket.socket) -> str:
+    """Read what the client was sent until the connection ends (at most 10 s): how it ended."""
+    sock.setblocking(False)
+    async with asyncio.timeout(10):
+        while True:
+            try:
+                if not sock.recv(1 << 20):
+                    return "eof"
+            except BlockingIOError:
+                await asyncio.sleep(0.01)
+            except ConnectionResetError:
+                return "reset"
+
+
+async def stall_until_given_up(
+    fanout: Fanout, table: str, server_port: int, client_port: int
+) -> int:
+    """Emit 32 KB events until the server gives up on the stalled client (at most 16 MB);
+    the most its socket had queued for the client meanwhile."""
+    most = 0
+    for seq in range(1, 513):
+        await fanout.emit(table, Channel.ROUND_EVENTS, event(table, seq, 32_000))
+        await asyncio.sleep(0.005)
+        if (side := server_side(server_port, client_port)) is not None:
+            most = max(most, side[1])
+        if fanout.listener_count == 0:
+            return most
+    raise AssertionError("the server never gave up on the stalled client")
 
 
 def websocket_upgrade(path: str, headers: str = "") -> str:

@@ -12,9 +12,10 @@ from types import TracebackType
 import uvicorn
 from fastapi import FastAPI
 from starlette.types import ASGIApp, Receive, Scope, Send
+from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 
 from studio.errors import StudioError
-from studio.web.streams import TRANSPORT_EXTENSION, stop_streams
+from studio.web.streams import TRANSPORT_EXTENSION, reset_connection, stop_streams
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -24,6 +25,10 @@ GRACEFUL_SHUTDOWN_SECONDS = 5
 # send but a close, so a big frame is refused (1009) instead of buffered. At uvicorn's
 # 16 MiB, twelve clients sending 15 MiB frames took the server from 77 to 479 MB.
 WS_MAX_FRAME_BYTES = 64 * 1024
+# The WebSocket keepalive (uvicorn's defaults): a ping every 20 s, 20 s for its pong, or the
+# connection is reset (_WebSocketProtocol).
+WS_PING_INTERVAL_SECONDS = 20.0
+WS_PING_TIMEOUT_SECONDS = 20.0
 
 
 def _connection_transport(send: Send) -> asyncio.Transport | None:
@@ -31,10 +36,12 @@ def _connection_transport(send: Send) -> asyncio.Transport | None:
 
     Relies on uvicorn's internals (0.55; its httptools and h11 protocols alike): the
     ``send`` it hands the app is the bound ``send`` of its ``RequestResponseCycle``, which
-    keeps the connection's transport as ``transport``. ASGI offers no way to reach the
-    connection, and only the transport can drop an SSE client that stopped reading:
-    uvicorn ends such a response with ``transport.close()``, which waits for the client to
-    read what is buffered, so the connection stayed open for good.
+    keeps the connection's transport as ``transport``; its WebSocket protocol
+    (websockets-sansio) is the ``send``'s own object, with the same ``transport``. ASGI
+    offers no way to reach the connection, and only the transport can drop a client that
+    stopped reading: uvicorn ends such a response, or a WebSocket whose handler returned,
+    with ``transport.close()``, which waits for the client to read what is buffered, so the
+    connection stayed open for good.
     """
     transport = getattr(getattr(send, "__self__", None), "transport", None)
     if callable(getattr(transport, "abort", None)) and callable(
@@ -45,25 +52,51 @@ def _connection_transport(send: Send) -> asyncio.Transport | None:
 
 
 class _WithTransport:
-    """The app, with each HTTP request's transport in its scope's extensions
-    (``TRANSPORT_EXTENSION``): for the SSE streams, which drop a client too slow."""
+    """The app, with each HTTP request's and WebSocket's transport in its scope's extensions
+    (``TRANSPORT_EXTENSION``): for the streams, SSE and WebSocket, which drop a client too
+    slow."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
         self._missing_logged = False
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
+        if scope["type"] in ("http", "websocket"):
             transport = _connection_transport(send)
             if transport is not None:
                 scope.setdefault("extensions", {})[TRANSPORT_EXTENSION] = transport
             elif not self._missing_logged:
                 self._missing_logged = True
                 _LOGGER.warning(
-                    "uvicorn does not expose the connection's transport: an SSE client "
+                    "uvicorn does not expose the connection's transport: a stream client "
                     "that stops reading will keep its connection open"
                 )
         await self.app(scope, receive, send)
+
+
+class _WebSocketProtocol(WebSocketsSansIOProtocol):
+    """uvicorn's WebSocket protocol (websockets-sansio), but a client that leaves a ping
+    unanswered (``WS_PING_TIMEOUT_SECONDS``) is logged and its connection reset.
+
+    uvicorn closes it (1011) gracefully, without a word in the log: the kernel then kept
+    the socket with what it could not send for minutes, and a close with bytes still in
+    the transport waited for the client to read them, for good. It is the only way a
+    client that stopped reading is found on a quiet table, where the stream's own send
+    deadline never runs out. Until 2026-12-05 it was closed so.
+    """
+
+    def keepalive_timeout(self) -> None:
+        dropping = not (self.close_sent or self.transport.is_closing())
+        super().keepalive_timeout()
+        if dropping:
+            client = "?" if self.client is None else f"{self.client[0]}:{self.client[1]}"
+            _LOGGER.warning(
+                "WebSocket client %s of %s did not answer a ping in %g s; disconnecting it",
+                client,
+                self.scope["path"],
+                self.ping_timeout,
+            )
+            reset_connection(self.transport)
 
 
 class _QuietServer(uvicorn.Server):
@@ -103,8 +136,10 @@ class WebServer:
             _WithTransport(app),
             log_level="warning",
             lifespan="off",
-            ws="websockets-sansio",
+            ws=_WebSocketProtocol,
             ws_max_size=WS_MAX_FRAME_BYTES,
+            ws_ping_interval=WS_PING_INTERVAL_SECONDS,
+            ws_ping_timeout=WS_PING_TIMEOUT_SECONDS,
             timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
         )
         self._server = _QuietServer(config, app)

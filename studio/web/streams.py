@@ -15,8 +15,9 @@ message saying why (it has no event id: SSE sends no ``id`` line, the WebSocket 
 A stream ends when the client cannot keep up (its backlog overflows, or one message
 waits longer than ``SEND_TIMEOUT_SECONDS`` for the client to take it), when a console
 user's session ends, and when the server stops; a WebSocket says which with its close
-code (``CLOSE_CODES``, 1008 for the session). An SSE client too slow has its connection
-reset (``_drop``), with the transport the web server puts in the scope.
+code (``CLOSE_CODES``, 1008 for the session). A client too slow, SSE or WebSocket, is
+logged and has its connection reset (``_drop``), with the transport the web server puts
+in the scope; the web server resets a WebSocket whose client stops answering its pings.
 
 Only the game platform (its token) or a logged-in console user may listen: the
 stream carries every bet and card of the table.
@@ -59,12 +60,14 @@ KEEPALIVE_SECONDS = 15.0
 # it a client that stopped reading held its handler for good, since a full socket never
 # drains and the close frame cannot be sent either.
 SEND_TIMEOUT_SECONDS = 10.0
-# An SSE connection's socket send buffer. Left to the kernel's autotuning it grew to ~3.7 MB
-# for a client that stopped reading, so the stream found it too slow only once that was full
-# (3 min 40 s at 20 KB/s; 27 s now) rather than SEND_TIMEOUT_SECONDS after it stopped.
-SSE_SEND_BUFFER_BYTES = 64 * 1024
+# A stream's socket send buffer (SSE; WebSocket since 2026-12-05). Left to the kernel's
+# autotuning it grew to ~3.7 MB for a client that stopped reading, so the stream found it
+# too slow only once that was full (SSE: 3 min 40 s at 20 KB/s; 27 s now) rather than
+# SEND_TIMEOUT_SECONDS after it stopped.
+STREAM_SEND_BUFFER_BYTES = 64 * 1024
 # Where the web server (studio.web.server) puts the connection's transport in an HTTP
-# request's scope extensions; absent under another ASGI server or a test client.
+# request's or a WebSocket's scope extensions; absent under another ASGI server or a test
+# client.
 TRANSPORT_EXTENSION = "studio.transport"
 # WebSocket close codes (RFC 6455 registry) for a stream the fan-out ended.
 CLOSE_CODES = {EndReason.TOO_SLOW: 1013, EndReason.SHUTDOWN: 1012}  # try again later; restart
@@ -118,8 +121,9 @@ def _stopped(conn: HTTPConnection) -> bool:
 
 
 async def _close(websocket: WebSocket, code: int) -> None:
-    # Bounded: a client that does not read cannot take a close frame either.
-    with contextlib.suppress(TimeoutError, WebSocketDisconnect, RuntimeError):
+    # Bounded: a client that does not read cannot take a close frame either. Its
+    # TimeoutError is the caller's: that client is too slow, and dropped.
+    with contextlib.suppress(WebSocketDisconnect, RuntimeError):
         async with asyncio.timeout(SEND_TIMEOUT_SECONDS):
             await websocket.close(code=code)
 
@@ -141,7 +145,7 @@ class _EventStream(EventSourceResponse):
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         transport = _transport(scope)
         if transport is not None:
-            _set_socket_option(transport, socket.SO_SNDBUF, SSE_SEND_BUFFER_BYTES)
+            _set_socket_option(transport, socket.SO_SNDBUF, STREAM_SEND_BUFFER_BYTES)
         try:
             await super().__call__(scope, receive, self._bounded(send))
         except SendTimeoutError:
@@ -175,16 +179,22 @@ class _EventStream(EventSourceResponse):
         return send_bounded
 
 
-async def _drop(transport: asyncio.Transport) -> None:
+def reset_connection(transport: asyncio.Transport) -> None:
     """Drop the connection of a client that stopped reading, now: a reset, fd released.
 
     Not close(), which waits for the client to read what is buffered (it never does):
-    uvicorn closes a response the app left unfinished that way, so the connection stayed
-    open, its send buffer full, for as long as the client did. Lingering zero makes the
-    kernel reset it rather than keep the unsent bytes of an orphaned socket.
+    uvicorn closes a response the app left unfinished (or a WebSocket whose handler
+    returned) that way, so the connection stayed open, its send buffer full, for as long
+    as the client did. Lingering zero makes the kernel reset it rather than keep the
+    unsent bytes of an orphaned socket for minutes.
     """
     _set_socket_option(transport, socket.SO_LINGER, struct.pack("ii", 1, 0))
     transport.abort()
+
+
+async def _drop(transport: asyncio.Transport) -> None:
+    """``reset_connection``, from the app."""
+    reset_connection(transport)
     # Let uvicorn see the connection lost before the app returns: it then takes the
     # unfinished response for the client's doing and logs no "ASGI callable returned
     # without completing response".
@@ -321,8 +331,17 @@ async def send_stream(
     ``idle_ping`` is sent after ``KEEPALIVE_SECONDS`` without a message. Its tasks are
     named ``{name}-...``. ``resume``: the event id to resume from (``Fanout.listen``);
     ``event_ids``: each frame carries its event id as an ``"id"`` key.
+
+    A client too slow (a message, or the close frame, waited ``SEND_TIMEOUT_SECONDS``) is
+    logged and its connection reset (``_drop``) where the web server gave the transport:
+    the handler's return let uvicorn close it gracefully, and its close waited for the
+    client to read what was buffered, for good. The socket's send buffer is
+    ``STREAM_SEND_BUFFER_BYTES``, as an SSE connection's.
     """
     label = table or "*"
+    transport = _transport(websocket.scope)
+    if transport is not None:
+        _set_socket_option(transport, socket.SO_SNDBUF, STREAM_SEND_BUFFER_BYTES)
     async with fanout.listen(table, resume=resume) as listener:
         if _stopped(websocket):
             listener.end(EndReason.SHUTDOWN)
@@ -360,13 +379,25 @@ async def send_stream(
                 async with asyncio.timeout(SEND_TIMEOUT_SECONDS):
                     await websocket.send_text(text)
         except TimeoutError:
-            _LOGGER.warning("WebSocket client (%s) of %s too slow; disconnecting it", name, label)
+            _LOGGER.warning(
+                "WebSocket client %s (%s) of %s too slow; disconnecting it",
+                _client(websocket),
+                name,
+                label,
+            )
+            if transport is not None:
+                await _drop(transport)
         except (WebSocketDisconnect, RuntimeError):
             pass
         finally:
             for task in (getter, closed, *ended):
                 if task is not None:
                     task.cancel()
+
+
+def _client(conn: HTTPConnection) -> str:
+    client = conn.client
+    return "?" if client is None else f"{client.host}:{client.port}"
 
 
 async def _drain_client(websocket: WebSocket) -> None:

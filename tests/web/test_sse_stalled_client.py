@@ -8,39 +8,28 @@ process has closed but the kernel still holds.
 
 from __future__ import annotations
 
-import asyncio
 import socket
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
-from pathlib import Path
 
 import pytest
-from stream_support import event, until
+from stream_support import (
+    ESTABLISHED,
+    PROC_TCP,
+    event,
+    read_until_closed,
+    server_side,
+    stall_until_given_up,
+    until,
+)
 
 from studio.streams import Channel, Fanout
 from studio.web import WebContext, WebServer, create_app
 from studio.web import streams as web_streams
 
 TOKEN = "test-platform-token"
-PROC_TCP = Path("/proc/net/tcp")
 
 pytestmark = pytest.mark.skipif(not PROC_TCP.exists(), reason="reads /proc/net/tcp (Linux)")
-
-
-def server_side(server_port: int, client_port: int) -> tuple[str, int] | None:
-    """(state, send queue bytes) of the server's socket of this connection; None: none left."""
-    for line in PROC_TCP.read_text().splitlines()[1:]:
-        fields = line.split()
-        local, remote = fields[1], fields[2]
-        if (int(local.split(":")[1], 16), int(remote.split(":")[1], 16)) == (
-            server_port,
-            client_port,
-        ):
-            return fields[3], int(fields[4].split(":")[0], 16)
-    return None
-
-
-ESTABLISHED = "01"
 
 
 @pytest.fixture
@@ -74,36 +63,6 @@ async def stalled_client(
         client_port = open_stalled(server.port, table, sockets)
         await until(lambda: fanout.listener_count == 1, "the client listens")
         yield server, client_port
-
-
-async def stall_until_given_up(
-    fanout: Fanout, table: str, server_port: int, client_port: int
-) -> int:
-    """Emit 32 KB events until the server gives up on the stalled client (at most 16 MB);
-    the most its socket had queued for the client meanwhile."""
-    most = 0
-    for seq in range(1, 513):
-        await fanout.emit(table, Channel.ROUND_EVENTS, event(table, seq, 32_000))
-        await asyncio.sleep(0.005)
-        if (side := server_side(server_port, client_port)) is not None:
-            most = max(most, side[1])
-        if fanout.listener_count == 0:
-            return most
-    raise AssertionError("the server never gave up on the stalled client")
-
-
-async def read_until_closed(sock: socket.socket) -> str:
-    """Read what the client was sent until the connection ends (at most 10 s): how it ended."""
-    sock.setblocking(False)
-    async with asyncio.timeout(10):
-        while True:
-            try:
-                if not sock.recv(1 << 20):
-                    return "eof"
-            except BlockingIOError:
-                await asyncio.sleep(0.01)
-            except ConnectionResetError:
-                return "reset"
 
 
 async def test_a_stalled_sse_client_is_dropped_and_its_socket_released(
