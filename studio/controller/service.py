@@ -41,8 +41,24 @@ from studio.contract import (
 )
 from studio.contract.topics import device_of, table_of
 from studio.controller.alerts import Alert, AlertError, conceal, resolved_at, spellings
+from studio.controller.checkpoint import (
+    CHECKPOINT_INPUTS,
+    CHECKPOINT_KIND,
+    CheckpointError,
+    digest,
+    dumps,
+    fingerprint,
+    loads,
+)
 from studio.controller.commands import GameCommand, ManagerAction, check_reason, game_command
 from studio.controller.conflicts import EventIdentities, identity
+from studio.controller.replay import (
+    HEALTH_SUFFIX,
+    ORDERED_KINDS,
+    TableReplay,
+    observe_seqs,
+    seqs_of,
+)
 from studio.controller.table import (
     FIRST_LOGIC,
     ROUND_PHASES,
@@ -53,7 +69,7 @@ from studio.controller.table import (
 )
 from studio.errors import StoreError, StudioError
 from studio.rules.ruleset import RuleSet, ruleset_from_spec
-from studio.store import Entry, EventLog, LogRecord, RoundIndex, StreamMarks
+from studio.store import Checkpoints, Entry, EventLog, LogRecord, RoundIndex, StreamMarks
 from studio.store.rounds import alert_codes, round_players
 from studio.streams import Channel, Fanout
 
@@ -74,11 +90,6 @@ INPUT_KINDS = [
     "manager.action",
     "timer",
 ]
-HEALTH_SUFFIX = "#health"
-# Device events the table must take in the device's order (a shoe's cards go to targets in
-# the order they are drawn). A camera's sightings are paired by card and zone, not order,
-# and a camera answers no replay: holding them would only make them late.
-ORDERED_KINDS = {"shoe.card", "shoe.event", "shuffler.event", "cutcard.event"}
 # A device's seq this far ahead of what the controller has is a jump of its numbering, not
 # a hole to ask for: no driver keeps that many events to re-send (4,096 by default).
 MAX_SEQ_JUMP = 10_000
@@ -93,6 +104,10 @@ _LOGGED_OUTPUTS = {channel: kind for kind, (channel, _) in _LOGGED_MODELS.items(
 # acknowledged when the last run ended; the bus's outbox holds up to 100,000).
 REPUBLISH_LIMIT = 20_000
 MARK_FLUSH_SECONDS = 2.0  # a stop waits this long for the broker to take what is queued
+CHECKPOINT_CHECK_SECONDS = 30.0  # how often the tables are looked at for a checkpoint due
+# Log records read (and replayed) at a time while the tables take inputs: the event loop
+# is held ~25 ms a batch here (a start, which takes no inputs yet, reads 5,000 at a time).
+REPLAY_BATCH = 200
 
 
 class UnknownTable(StudioError, KeyError):
@@ -113,6 +128,8 @@ class ControllerStats:
     seq_jumps: int = 0  # device numberings that jumped past MAX_SEQ_JUMP (device.gap skipped)
     seq_conflicts: int = 0  # duplicates that were another event than the one logged
     republished: int = 0  # outputs of each table's last input published again at the start
+    checkpoints: int = 0  # checkpoints saved
+    checkpoints_refused: int = 0  # checkpoints not read back: altered, or unreadable
     validation_ms: list[float] = field(default_factory=list)
 
 
@@ -131,6 +148,8 @@ class ControllerService:
         timers: bool = True,
         gap_requests: int = 10,
         hold_limit: int = 1000,
+        checkpoint_inputs: int = CHECKPOINT_INPUTS,
+        checkpoint_check: float = CHECKPOINT_CHECK_SECONDS,
     ) -> None:
         self.config = config
         self.bus = bus
@@ -144,6 +163,10 @@ class ControllerService:
         self.gap_requests = gap_requests
         # Events held above a hole, per device, before the hole is given up at once.
         self.hold_limit = hold_limit
+        # A table is checkpointed once this many inputs were logged since its last one.
+        self.checkpoint_inputs = checkpoint_inputs
+        self.checkpoint_check = checkpoint_check  # seconds between two looks
+        self.checkpoints = Checkpoints(log.db)
         self.stats = ControllerStats()
         self.tables: dict[str, TableController] = {}
         for settings in config.tables:
@@ -159,7 +182,7 @@ class ControllerService:
         self._held: dict[tuple[str, str], dict[int, tuple[str, dict[str, Any]]]] = {}
         self._order = {table: asyncio.Lock() for table in self.tables}
         self._gap_asks: Counter[tuple[str, str, int]] = Counter()
-        self._identities = EventIdentities()
+        self._identities = {table: EventIdentities() for table in self.tables}
         # (table, device) whose numbering conflicts with the log: alerted once, until the
         # device sends a fresh seq again.
         self._conflicting: set[tuple[str, str]] = set()
@@ -168,6 +191,7 @@ class ControllerService:
         self.marks = StreamMarks(log.db)
         self._acked_through: dict[str, int] = {}
         self._marks_saved: dict[str, int] = {}
+        self._since_checkpoint: Counter[str] = Counter()
         self._last_emitted: dict[tuple[str, Channel], Any] = {}
         self._stack: AsyncExitStack | None = None
         # Inputs being applied and logged (shielded from their caller's cancellation): a stop
@@ -195,6 +219,7 @@ class ControllerService:
         self._tasks = []
         if self.timers:
             self._tasks.append(group.create_task(self._timers(), name="controller:timers"))
+        self._tasks.append(group.create_task(self._checkpoints(), name="controller:checkpoints"))
         if self.bus is not None:
             topics = Topics("+")
             consumers: list[tuple[str, str, type[BaseModel]]] = [
@@ -279,25 +304,131 @@ class ControllerService:
 
     # ------------------------------------------------------------------ recovery
     async def recover(self) -> int:
-        """Rebuild every table by replaying its logged inputs; return how many were replayed."""
+        """Rebuild every table from its checkpoint and the inputs logged after it (or from
+        its whole log); return how many inputs were replayed."""
         replayed = 0
-        for controller in self.tables.values():
-            controller.logic = FIRST_LOGIC  # until the log says which logic its runs had
-        async for record in self.log.iterate(kinds=INPUT_KINDS):
-            table = self.tables.get(record.table_id)
-            if table is None:
-                continue
-            ts = datetime.fromisoformat(record.ts)
-            self._observe_seq(record.table_id, record.kind, record.payload)
-            try:
-                table.handle(Input(record.kind, record.payload, ts))
-            except StudioError as exc:  # a logged input must replay; say so loudly if not
-                _LOGGER.error("replay of record %d failed: %s", record.id, exc)
-            replayed += 1
+        for table_id in self.tables:
+            replay, count = await self._replay_log(table_id, batch=5000)
+            replayed += count
+            self._since_checkpoint[table_id] = count
+            if count >= self.checkpoint_inputs:
+                # Saved before the table takes its first input: what a replay built.
+                try:
+                    await self._save_checkpoint(table_id, replay)
+                except CheckpointError as exc:  # a start without one is only slower
+                    _LOGGER.error("%s: checkpoint %s", table_id, exc)
+            self.tables[table_id] = replay.table
+            self._trackers[table_id] = replay.tracker
+            self._identities[table_id] = replay.identities
         await self._reindex_tail()
         if replayed:
             _LOGGER.info("recovered %d tables from %d logged inputs", len(self.tables), replayed)
         return replayed
+
+    def _fresh(self, table_id: str) -> TableController:
+        """The table as configured, before its first input."""
+        old = self.tables[table_id]
+        return TableController(
+            old.configured,
+            old.ruleset,
+            round_gap=old.round_gap,
+            escalate_after=old.escalate_after,
+            load_grace=old.load_grace,
+            restart_grace=old.restart_grace,
+            logic=FIRST_LOGIC,  # until the log says which logic its runs had
+        )
+
+    async def _replay_log(
+        self, table_id: str, batch: int = REPLAY_BATCH
+    ) -> tuple[TableReplay, int]:
+        """The table as its log builds it: its checkpoint (if it has one this code and
+        configuration may use), then the inputs logged after it. Returns it and how many
+        inputs were replayed."""
+        fresh = self._fresh(table_id)
+        replay = await self._checkpointed(fresh) or TableReplay(fresh)
+        count = 0
+        async for record in self.log.iterate(
+            batch, after=replay.through, table_id=table_id, kinds=INPUT_KINDS
+        ):
+            replay.apply(record)
+            count += 1
+        return replay, count
+
+    async def _checkpointed(self, fresh: TableController) -> TableReplay | None:
+        """The table's checkpoint, if it has one that its record in the log vouches for and
+        that this code and configuration wrote; else None (the whole log is replayed)."""
+        table_id = fresh.table
+        stored = await self.checkpoints.load(table_id)
+        if stored is None:
+            return None
+        found = await self.log.read(after_id=stored.record_id - 1, limit=1)
+        record = found[0] if found else None
+        if (
+            record is None
+            or (record.id, record.kind, record.table_id)
+            != (stored.record_id, CHECKPOINT_KIND, table_id)
+            or record.payload.get("digest") != digest(stored.state)
+        ):
+            self.stats.checkpoints_refused += 1
+            _LOGGER.error(
+                "%s: the checkpoint does not match its record %d in the log; the table's whole "
+                "log is replayed",
+                table_id,
+                stored.record_id,
+            )
+            return None
+        if record.payload.get("fingerprint") != fingerprint(fresh):
+            _LOGGER.info(
+                "%s: the code or the table's configuration changed since its checkpoint; the "
+                "table's whole log is replayed",
+                table_id,
+            )
+            return None
+        try:
+            replay = loads(stored.state)
+        except CheckpointError as exc:
+            self.stats.checkpoints_refused += 1
+            _LOGGER.error("%s: checkpoint %s; the table's whole log is replayed", table_id, exc)
+            return None
+        if (replay.table.table, replay.through) != (table_id, record.payload.get("through")):
+            self.stats.checkpoints_refused += 1
+            _LOGGER.error("%s: the checkpoint is not the one its record names", table_id)
+            return None
+        return replay
+
+    async def _save_checkpoint(self, table_id: str, replay: TableReplay) -> None:
+        """Save ``replay`` (which nothing else touches while this runs) as the table's
+        checkpoint: its record in the log first, with its digest, then the bytes."""
+        state = await asyncio.to_thread(dumps, replay)
+        made = {
+            "through": replay.through,
+            "digest": digest(state),
+            "fingerprint": fingerprint(replay.table),
+            "bytes": len(state),
+        }
+        record = await self.log.append(table_id, CHECKPOINT_KIND, made)
+        await self.checkpoints.save(table_id, record.id, state)
+        self.stats.checkpoints += 1
+        _LOGGER.info("%s: checkpoint at record %d (%d bytes)", table_id, replay.through, len(state))
+
+    async def checkpoint(self, table_id: str) -> None:
+        """Rebuild the table from its log, as a start would, and save that as its checkpoint."""
+        counted = self._since_checkpoint[table_id]
+        replay, _ = await self._replay_log(table_id)
+        await self._save_checkpoint(table_id, replay)
+        # Inputs logged while it was built count towards the next one.
+        self._since_checkpoint[table_id] -= counted
+
+    async def _checkpoints(self) -> None:
+        while True:
+            await asyncio.sleep(self.checkpoint_check)
+            for table_id in self.tables:
+                if self._since_checkpoint[table_id] < self.checkpoint_inputs:
+                    continue
+                try:
+                    await self.checkpoint(table_id)
+                except Exception:  # a checkpoint only saves time at a start: play goes on
+                    _LOGGER.exception("%s: checkpoint not saved (tried again later)", table_id)
 
     async def _reindex_tail(self, depth: int = 200) -> None:
         """Redo the round index for each table's latest outputs (a crash may have cut it short).
@@ -455,6 +586,7 @@ class ControllerService:
                 await self._rebuild_table(table_id)  # memory must match the log
                 raise
             self.stats.inputs[kind] += 1
+            self._since_checkpoint[table_id] += 1
             last_logged = max(
                 (i for i, o in enumerate(published) if o.channel in _LOGGED_OUTPUTS), default=-1
             )
@@ -466,39 +598,21 @@ class ControllerService:
             return outputs
 
     async def _rebuild_table(self, table_id: str) -> None:
-        old = self.tables[table_id]
-        fresh = TableController(
-            old.settings,
-            old.ruleset,
-            round_gap=old.round_gap,
-            escalate_after=old.escalate_after,
-            load_grace=old.load_grace,
-            restart_grace=old.restart_grace,
-            logic=FIRST_LOGIC,  # until the log says which logic its runs had
-        )
-        async for record in self.log.iterate(table_id=table_id, kinds=INPUT_KINDS):
-            fresh.handle(Input(record.kind, record.payload, datetime.fromisoformat(record.ts)))
-        self.tables[table_id] = fresh
+        # The seqs stay as they are: the input's own are forgotten by its caller.
+        replay, _ = await self._replay_log(table_id)
+        self.tables[table_id] = replay.table
         _LOGGER.error("table %s rebuilt from the event log after a failed input", table_id)
 
     def _observe_seq(self, table_id: str, kind: str, payload: dict[str, Any]) -> SeqVerdict | None:
-        tracker = self._trackers[table_id]
-        if kind == "device.gap" and payload.get("skipped"):
-            tracker.skip(str(payload["device"]), int(payload["skipped"][1]))
-        verdict = None
-        for source, seq in _seqs_of(kind, payload):
-            verdict = tracker.observe(source, seq)
-            if verdict is SeqVerdict.FRESH and kind in ORDERED_KINDS:
-                self._identities.record(table_id, source, seq, identity(kind, payload))
-        # Given up for lost (device.gap): seen, so nobody asks for them again (after a restart too).
-        return None if kind == "device.gap" else verdict
+        tracker, identities = self._trackers[table_id], self._identities[table_id]
+        return observe_seqs(tracker, identities, table_id, kind, payload)
 
     def _forget_seq(self, table_id: str, kind: str, payload: dict[str, Any]) -> None:
         """An input that was not applied is not logged either: un-see it, so that its next
         delivery (QoS 1, a replay) is taken, and until then it is a gap asked for again."""
-        for source, seq in _seqs_of(kind, payload):
+        for source, seq in seqs_of(kind, payload):
             self._trackers[table_id].forget(source, seq)
-            self._identities.forget(table_id, source, seq)
+            self._identities[table_id].forget(table_id, source, seq)
 
     async def _consume(self, kind: str, topic: str, model: type[BaseModel]) -> None:
         assert self.bus is not None
@@ -571,7 +685,8 @@ class ControllerService:
         device, seq = str(data["device"]), int(data["seq"])
         last = self._trackers[table_id].last_contiguous(device)
         received = identity(kind, data)
-        conflict, logged = self._identities.conflict(table_id, device, seq, received, last)
+        identities = self._identities[table_id]
+        conflict, logged = identities.conflict(table_id, device, seq, received, last)
         if not conflict:
             return
         self.stats.seq_conflicts += 1
@@ -1092,22 +1207,6 @@ def _hide_held(
 
 def _ruleset(settings: TableSettings) -> RuleSet:
     return ruleset_from_spec(settings.ruleset)
-
-
-def _seqs_of(kind: str, payload: dict[str, Any]) -> list[tuple[str, int]]:
-    """The (source, seq) pairs an input accounts for in the sequence trackers."""
-    device, seq = payload.get("device"), payload.get("seq")
-    if not isinstance(device, str):
-        return []
-    if kind == "device.gap":
-        return [(device, int(lost)) for lost in payload.get("seqs", [])]
-    if kind == "device.conflict":
-        return []  # about a seq already seen, not a new one
-    if not isinstance(seq, int):
-        return []
-    # One sequence space per device for its events (a device numbers all its frames
-    # together); health reports have their own, time-based one (docs/devices.md).
-    return [(f"{device}{HEALTH_SUFFIX}" if kind == "device.health" else device, seq)]
 
 
 def _short(event: str, limit: int = 120) -> str:

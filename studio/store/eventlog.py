@@ -330,8 +330,11 @@ class EventLog:
             rows = (await conn.execute(query)).all()
         return [_row_to_record(row) for row in rows]
 
-    async def iterate(self, batch: int = 5000, **filters: Any) -> AsyncIterator[LogRecord]:
-        after = 0
+    async def iterate(
+        self, batch: int = 5000, *, after: int = 0, **filters: Any
+    ) -> AsyncIterator[LogRecord]:
+        """The records after id ``after`` that ``filters`` (those of :meth:`read`) match, in
+        id order, read ``batch`` at a time."""
         while True:
             chunk = await self.read(after_id=after, limit=batch, **filters)
             if not chunk:
