@@ -15,6 +15,8 @@ a checkpoint altered in the database is not run as code.
 
 from __future__ import annotations
 
+import dataclasses
+import enum
 import functools
 import hashlib
 import io
@@ -22,8 +24,11 @@ import json
 import pickle
 import sys
 from collections.abc import Iterator
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
+
+from pydantic import BaseModel
 
 import studio
 from studio.controller import table as table_module
@@ -36,7 +41,20 @@ CHECKPOINT_KIND = "controller.checkpoint"
 # replays at most about this many (7,000 a second here), and a table at 60 rounds an hour
 # (about 17 inputs a round) is checkpointed about once an hour.
 CHECKPOINT_INPUTS = 1000
-# What a checkpoint may build besides the studio's own classes (which are plain data).
+# The packages whose classes a table's state holds: a checkpoint may build their data
+# classes (dataclasses, pydantic models, enums, and the few plain classes named below),
+# whose constructors only keep what they are given, and nothing else of theirs.
+_STATE_PACKAGES = (
+    "studio.bus.sequence",
+    "studio.cards",
+    "studio.config.models",
+    "studio.contract",
+    "studio.controller",
+    "studio.rules",
+    "studio.streams.fanout",
+)
+_PLAIN_CLASSES = {"AlertBook", "EventIdentities", "EngineRound", "Round"}
+# And the standard types it may build.
 _ALLOWED = {
     ("builtins", "set"),
     ("builtins", "frozenset"),
@@ -60,9 +78,12 @@ class CheckpointError(StudioError):
 
 @functools.cache
 def code_digest() -> str:
-    """SHA-256 over the studio package's source: a checkpoint is read by the code that wrote
-    it, or not at all (a start after an upgrade replays the whole log)."""
-    digest = hashlib.sha256(f"{sys.version_info[:2]}".encode())
+    """SHA-256 over the studio package's source (and Python's and pydantic's versions): a
+    checkpoint is read by the code that wrote it, or not at all (a start after an upgrade
+    replays the whole log)."""
+    # The pickled models' own code too: pydantic's and pydantic-core's versions.
+    versions = [str(sys.version_info[:2]), *(version(p) for p in ("pydantic", "pydantic-core"))]
+    digest = hashlib.sha256(" ".join(versions).encode())
     root = Path(studio.__file__).parent
     for path in sorted(_sources(root)):
         digest.update(str(path.relative_to(root)).encode() + b"\0")
@@ -113,9 +134,22 @@ class _Unpickler(pickle.Unpickler):
             raise pickle.UnpicklingError(f"unknown shared object {pid!r}") from None
 
     def find_class(self, module: str, name: str) -> Any:
-        if module == "studio" or module.startswith("studio.") or (module, name) in _ALLOWED:
+        if (module, name) in _ALLOWED:
             return super().find_class(module, name)
+        # A dotted name would reach through a module's imports (``os.system``).
+        if "." not in name and module.startswith(_STATE_PACKAGES):
+            found = super().find_class(module, name)
+            if isinstance(found, type) and found.__module__ == module and _is_data(found):
+                return found
         raise pickle.UnpicklingError(f"a checkpoint may not build {module}.{name}")
+
+
+def _is_data(cls: type) -> bool:
+    return (
+        dataclasses.is_dataclass(cls)
+        or issubclass(cls, (BaseModel, enum.Enum))
+        or cls.__name__ in _PLAIN_CLASSES
+    )
 
 
 def dumps(replay: TableReplay) -> bytes:

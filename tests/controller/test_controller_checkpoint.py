@@ -255,6 +255,13 @@ async def test_a_checkpoint_builds_nothing_but_plain_state(
         loads(evil)
     with pytest.raises(CheckpointError, match="holds a list"):
         loads(pickle.dumps([1, 2]))
+    # Nor through a state module's imports (a dotted name), nor another class of its own.
+    reach = b"\x80\x04cstudio.controller.checkpoint\nsys.getrecursionlimit\n)R."
+    with pytest.raises(CheckpointError, match=r"may not build .*sys\.getrecursionlimit"):
+        loads(reach)
+    service_class = b"\x80\x04cstudio.controller.service\nControllerService\n."
+    with pytest.raises(CheckpointError, match=r"may not build .*ControllerService"):
+        loads(service_class)
     async with database("sqlite", tmp_path) as log:
         async with service(log) as first:
             await play(first, INPUTS[:200])
