@@ -315,6 +315,7 @@ class ControllerService:
                 # Saved before the table takes its first input: what a replay built.
                 try:
                     await self._save_checkpoint(table_id, replay)
+                    self._since_checkpoint[table_id] = 0
                 except CheckpointError as exc:  # a start without one is only slower
                     _LOGGER.error("%s: checkpoint %s", table_id, exc)
             self.tables[table_id] = replay.table

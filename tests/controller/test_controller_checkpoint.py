@@ -31,11 +31,12 @@ import sqlalchemy as sa
 from pydantic import BaseModel
 
 from studio.config.models import StudioConfig, TableSettings
-from studio.controller import ControllerService, Input
-from studio.controller.checkpoint import CHECKPOINT_KIND, CheckpointError, loads
+from studio.controller import ControllerService, Input, TableController
+from studio.controller.checkpoint import CHECKPOINT_KIND, CheckpointError, fingerprint, loads
 from studio.controller.service import INPUT_KINDS
 from studio.controller.table import _ACCEPTED as ACCEPTED
 from studio.errors import StudioError
+from studio.rules.ruleset import ruleset_from_spec
 from studio.store import Database, EventLog
 from studio.store.checkpoints import checkpoints
 from studio.streams import Fanout
@@ -195,6 +196,7 @@ async def test_a_long_replay_at_a_start_is_saved_as_a_checkpoint_before_the_firs
         again = service(log, checkpoint_inputs=100)
         assert await again.recover() == 301  # the script's inputs and one start
         assert again.stats.checkpoints == 1
+        assert again._since_checkpoint["crash"] == 0  # not taken again 30 s later
         assert await service(log).recover() == 0
         (record,) = await log.read(kinds=[CHECKPOINT_KIND])
         (last_input,) = await log.read(kinds=INPUT_KINDS, descending=True, limit=1)
@@ -297,3 +299,16 @@ async def test_another_configuration_replays_the_whole_log(
         assert replayed == 301
         assert "configuration changed since its checkpoint" in caplog.text
         assert await service(log, checkpoint_inputs=10**9).recover() == 0
+
+
+def test_where_a_device_is_plugged_in_is_no_change_of_the_table() -> None:
+    def made(**device: Any) -> TableController:
+        shoe = {"id": "shoe-1", "kind": "shoe", "port": "/dev/pts/3", **device}
+        settings = TableSettings(id="t1", devices=[shoe])
+        return TableController(settings, ruleset_from_spec(settings.ruleset))
+
+    same = fingerprint(made())
+    assert fingerprint(made(port="/dev/pts/9", baudrate=9600, options={"gap_timeout": 2.0})) == same
+    assert fingerprint(made(heartbeat_timeout=9.0)) == same
+    assert fingerprint(made(id="shoe-2")) != same
+    assert fingerprint(made(kind="shuffler")) != same
