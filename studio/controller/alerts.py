@@ -192,6 +192,9 @@ class AlertBook:
         self._open: dict[str, Alert] = {}
         self._resolved: dict[str, Alert] = {}
         self._position: dict[str, int] = {}
+        # By round, in the order raised: a resolution looks for the other alerts of its round
+        # holding the same card, and a round's record for those concealing a card.
+        self._by_round: dict[str | None, list[Alert]] = {}
         self._counter = 0
 
     def raise_alert(
@@ -222,8 +225,22 @@ class AlertBook:
         self._alerts[alert.alert_id] = alert
         self._open[alert.alert_id] = alert
         self._position[alert.alert_id] = self._counter
+        self._by_round.setdefault(round_id, []).append(alert)
         object.__setattr__(alert, "_book", self)
         return alert
+
+    @property
+    def raised(self) -> int:
+        """How many alerts the table has raised (none is ever removed)."""
+        return self._counter
+
+    def position(self, alert: Alert) -> int:
+        """How many alerts had been raised before ``alert``."""
+        return self._position[alert.alert_id] - 1
+
+    def of_round(self, round_id: str | None) -> list[Alert]:
+        """The alerts raised during round ``round_id``, in the order raised."""
+        return list(self._by_round.get(round_id, ()))
 
     def _moved(self, alert: Alert) -> None:
         """``alert`` changed state (:meth:`Alert.__setattr__`)."""

@@ -652,7 +652,7 @@ class TableController:
         """
         held = [
             a.secret["source"]
-            for a in self.alerts.all()
+            for a in self.alerts.of_round(self.round_id)  # only the round's may conceal
             if a.secret is not None and self.conceals(a)
         ]
         return [c.source for c in self.face_down_cards()] + held
@@ -1173,7 +1173,7 @@ class TableController:
         self.shoe.load(shoe_id, self.ruleset.shoe.decks, verified=verified)
         if self.logic >= 5:
             self.crosscheck.forget_accepted()  # no later read is an earlier shoe's card
-        self.shoe_first_alert = len(self.alerts.all())
+        self.shoe_first_alert = self.alerts.raised
         self.shuffle_verified = False  # every shoe needs its own verified count
         self._event("shoe_loaded", shoe=shoe_id, verified=verified)
         if not verified:
@@ -1824,7 +1824,7 @@ class TableController:
         """Whether the card ``alert`` holds came out of the shoe in play. From logic 4, one
         raised before that shoe was loaded holds an earlier shoe's card: it counts in neither
         the census nor the penetration of this one (up to logic 3 it went into the census)."""
-        return self.logic < 4 or self.alerts.all().index(alert) >= self.shoe_first_alert
+        return self.logic < 4 or self.alerts.position(alert) >= self.shoe_first_alert
 
     def _applied_twin(
         self, alert: Alert, held: dict[str, Any] | None = None, *, voided: bool = False
@@ -1852,9 +1852,8 @@ class TableController:
         (an unexpected card) and the camera's sighting (a missed scan)."""
         return [
             other
-            for other in self.alerts.all()
+            for other in self.alerts.of_round(alert.round_id)
             if other is not alert
-            and other.round_id == alert.round_id
             and (other.subject.get("held") or {}).get("card") == held.get("card")
             and (other.subject.get("held") or {}).get("from") != held.get("from")
         ]

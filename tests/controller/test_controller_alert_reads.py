@@ -8,17 +8,25 @@ not timed: how many alerts are built for each read.
 
 from __future__ import annotations
 
+import contextlib
 import random
+import sys
 from collections.abc import AsyncIterator
-from datetime import timedelta
+from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
 from alert_support import T0, count_built, raise_alert, resolve, two_tables
 
-from studio.controller import ControllerService
+from studio.controller import ControllerService, Input, TableController
 from studio.controller.alerts import Alert, AlertBook, AlertCode
+from studio.errors import StudioError
+from studio.rules.ruleset import ruleset_from_spec
 from studio.store import Database
+
+sys.path.insert(0, str(Path(__file__).parent))
+from crash_harness import TABLE, generate, snapshot
 
 
 @pytest.fixture
@@ -154,3 +162,24 @@ def test_the_book_keeps_its_open_alerts_apart_whatever_changes_them() -> None:
     assert list(book.newest("acknowledged")) == [
         a for a in reversed(book.all()) if a.state == "acknowledged"
     ]
+
+
+def test_a_table_deciding_never_walks_its_alert_history(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Resolutions (void, accept, correct) and shoe loads look at the round's own alerts
+    and at counters; until 2026-12-05 each built the list of every alert ever raised, and
+    one looked an alert up in it by equality of all its fields."""
+    inputs, expected = generate(200, seed=11)
+
+    def walked(book: AlertBook) -> list[Alert]:
+        raise AssertionError("the table walked every alert it ever raised")
+
+    monkeypatch.setattr(AlertBook, "all", walked)
+    table = TableController(TABLE, ruleset_from_spec(TABLE.ruleset), round_gap=1.0)
+    resolutions = 0
+    for item in inputs:
+        resolutions += item["data"].get("verb") == "resolve"
+        with contextlib.suppress(StudioError):  # a request the script knows is refused
+            table.handle(Input(item["kind"], item["data"], datetime.fromisoformat(item["ts"])))
+    monkeypatch.undo()
+    assert resolutions > 10
+    assert snapshot(table) == expected
