@@ -23,7 +23,6 @@ import io
 import json
 import pickle
 import sys
-from collections.abc import Iterator
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -31,6 +30,7 @@ from typing import Any
 from pydantic import BaseModel
 
 import studio
+from studio.code_digest import code_digest
 from studio.controller import table as table_module
 from studio.controller.replay import TableReplay
 from studio.controller.table import TableController
@@ -81,22 +81,13 @@ class CheckpointError(StudioError):
 
 
 @functools.cache
-def code_digest() -> str:
-    """SHA-256 over the studio package's source (and Python's and pydantic's versions): a
-    checkpoint is read by the code that wrote it, or not at all (a start after an upgrade
-    replays the whole log)."""
-    # The pickled models' own code too: pydantic's and pydantic-core's versions.
+def code_version() -> str:
+    """The studio package's installed files (the product's code digest), and Python's and
+    pydantic's versions: a checkpoint is read by the code that wrote it, or not at all (a
+    start after an upgrade replays the whole log)."""
+    digest, _ = code_digest([Path(studio.__file__).parent])
     versions = [str(sys.version_info[:2]), *(version(p) for p in ("pydantic", "pydantic-core"))]
-    digest = hashlib.sha256(" ".join(versions).encode())
-    root = Path(studio.__file__).parent
-    for path in sorted(_sources(root)):
-        digest.update(str(path.relative_to(root)).encode() + b"\0")
-        digest.update(path.read_bytes() + b"\0")
-    return digest.hexdigest()
-
-
-def _sources(root: Path) -> Iterator[Path]:
-    return (p for p in root.rglob("*.py") if "__pycache__" not in p.parts)
+    return " ".join([digest, *versions])
 
 
 def fingerprint(table: TableController) -> str:
@@ -107,7 +98,7 @@ def fingerprint(table: TableController) -> str:
         for key in _DRIVER_SETTINGS:
             device.pop(key, None)
     made_with = {
-        "code": code_digest(),
+        "code": code_version(),
         "settings": settings,
         "ruleset": table.ruleset.model_dump(mode="json"),
         "timings": [

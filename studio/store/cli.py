@@ -17,6 +17,7 @@ from pathlib import Path
 import typer
 
 import studio
+from studio.code_digest import code_digest, product_roots
 from studio.config.loader import default_database_hint, load_config
 from studio.errors import StoreError, StudioError
 from studio.store.database import Database, async_url, safe_url, sqlite_file
@@ -75,40 +76,6 @@ async def verify_chains(
             await EventLog(db, admin_events).verify(expect_admin),
             await check_index(db, log),
         )
-
-
-def product_roots() -> list[Path]:
-    """The installed packages of the product: studio, drivers, calibration, hwsim."""
-    roots = [Path(studio.__file__).parent]
-    for name in ("drivers", "calibration", "hwsim"):
-        try:
-            module = __import__(name)
-        except ImportError:
-            continue
-        if module.__file__:
-            roots.append(Path(module.__file__).parent)
-    return roots
-
-
-def _shipped(root: Path) -> list[Path]:
-    # Every file but the interpreter's cache: the console's templates and scripts decide
-    # what the pit sees and sends as much as the Python does.
-    return [p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts]
-
-
-def code_digest(roots: list[Path] | None = None) -> tuple[str, int]:
-    """SHA-256 over every installed file of the product, in a stable order."""
-    roots = product_roots() if roots is None else roots
-    digest = hashlib.sha256()
-    files = sorted(
-        (path.relative_to(root.parent).as_posix(), path)
-        for root in roots
-        for path in _shipped(root)
-    )
-    for name, path in files:
-        # The name is hashed too, so moving code between files changes the digest.
-        digest.update(name.encode() + b"\0" + path.read_bytes())
-    return digest.hexdigest(), len(files)
 
 
 def foreign_bytecode(roots: list[Path] | None = None) -> list[Path]:
