@@ -15,17 +15,20 @@ a checkpoint altered in the database is not run as code.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import enum
 import functools
+import gc
 import hashlib
 import io
 import json
 import pickle
 import sys
+from collections.abc import Callable, Iterator
 from importlib.metadata import version
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import BaseModel
 
@@ -70,6 +73,8 @@ _ALLOWED = {
     ("datetime", "timedelta"),
     ("datetime", "timezone"),
     ("decimal", "Decimal"),
+    # The time zone of a time pydantic parsed (a fixed offset).
+    ("pydantic_core._pydantic_core", "TzInfo"),
 }
 # The shared answer of a bare acceptance (commands_seen) is kept shared, by name: it is a
 # read-only mapping, which pickle cannot copy anyway.
@@ -93,12 +98,16 @@ def code_version() -> str:
 def fingerprint(table: TableController) -> str:
     """What a checkpoint of ``table`` is valid for: this code, and the table as configured
     (settings, rule set, timings). Any change and the whole log is replayed."""
+    try:
+        code = code_version()
+    except OSError as exc:  # a file of the package unreadable: no checkpoint, not no start
+        raise CheckpointError(f"the code's digest: {exc}") from exc
     settings = table.configured.model_dump(mode="json")
     for device in settings["devices"]:
         for key in _DRIVER_SETTINGS:
             device.pop(key, None)
     made_with = {
-        "code": code_version(),
+        "code": code,
         "settings": settings,
         "ruleset": table.ruleset.model_dump(mode="json"),
         "timings": [
@@ -125,7 +134,22 @@ class _Pickler(pickle.Pickler):
         return None
 
 
-class _Unpickler(pickle.Unpickler):
+class _Unpickler(pickle._Unpickler):
+    """Python's own unpickler (the C one cannot be told what BUILD may change), which builds
+    only the state's data classes and a few standard types, and changes only what it built:
+    BUILD on a class or an enum member (a shared singleton) would change it for the whole
+    process (a review: ``Alert.pauses`` set to False, then taken by a start)."""
+
+    dispatch: ClassVar[dict[int, Callable[[Any], None]]] = dict(pickle._Unpickler.dispatch)
+
+    def load_build(self) -> None:
+        built = self.stack[-2]  # type: ignore[attr-defined]
+        if isinstance(built, (type, enum.Enum)):
+            raise pickle.UnpicklingError(f"a checkpoint may not change {built!r}")
+        super().load_build()  # type: ignore[misc]
+
+    dispatch[pickle.BUILD[0]] = load_build
+
     def persistent_load(self, pid: Any) -> Any:
         try:
             return _SHARED[pid]
@@ -136,11 +160,15 @@ class _Unpickler(pickle.Unpickler):
         if (module, name) in _ALLOWED:
             return super().find_class(module, name)
         # A dotted name would reach through a module's imports (``os.system``).
-        if "." not in name and module.startswith(_STATE_PACKAGES):
+        if "." not in name and _of_state(module):
             found = super().find_class(module, name)
             if isinstance(found, type) and found.__module__ == module and _is_data(found):
                 return found
         raise pickle.UnpicklingError(f"a checkpoint may not build {module}.{name}")
+
+
+def _of_state(module: str) -> bool:
+    return any(module == p or module.startswith(f"{p}.") for p in _STATE_PACKAGES)
 
 
 def _is_data(cls: type) -> bool:
@@ -151,20 +179,37 @@ def _is_data(cls: type) -> bool:
     )
 
 
+@contextlib.contextmanager
+def _no_cycle_collection() -> Iterator[None]:
+    """Python's cycle collector held off: each full collection that a long history's
+    millions of objects set off walked every object of the process with the event loop's
+    thread waiting (a 1,000,000-command history: up to 351 ms each, ever more of them)."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
+
+
 def dumps(replay: TableReplay) -> bytes:
     """The replay as bytes (run it on a replay nothing else touches: pickling takes a while
     on a long history, and may run in a thread)."""
     out = io.BytesIO()
     try:
-        _Pickler(out, protocol=pickle.HIGHEST_PROTOCOL).dump(replay)
+        with _no_cycle_collection():
+            _Pickler(out, protocol=pickle.HIGHEST_PROTOCOL).dump(replay)
     except Exception as exc:  # an attribute pickle cannot take, a structure too deep
         raise CheckpointError(f"table {replay.table.table}: not saved: {exc!r}") from exc
     return out.getvalue()
 
 
 def loads(state: bytes) -> TableReplay:
+    """The replay ``state`` holds (slow on a long history: run it in a thread)."""
     try:
-        replay = _Unpickler(io.BytesIO(state)).load()
+        with _no_cycle_collection():
+            replay = _Unpickler(io.BytesIO(state)).load()
     except Exception as exc:  # a damaged or foreign pickle fails in many ways
         raise CheckpointError(f"unreadable: {exc}") from exc
     if not isinstance(replay, TableReplay):

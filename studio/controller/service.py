@@ -368,7 +368,7 @@ class ControllerService:
             record is None
             or (record.id, record.kind, record.table_id)
             != (stored.record_id, CHECKPOINT_KIND, table_id)
-            or record.payload.get("digest") != digest(stored.state)
+            or record.payload.get("digest") != await asyncio.to_thread(digest, stored.state)
         ):
             self.stats.checkpoints_refused += 1
             _LOGGER.error(
@@ -378,7 +378,12 @@ class ControllerService:
                 stored.record_id,
             )
             return None
-        if record.payload.get("fingerprint") != fingerprint(fresh):
+        try:
+            made_for = fingerprint(fresh)
+        except CheckpointError as exc:
+            _LOGGER.error("%s: checkpoint not used: %s", table_id, exc)
+            return None
+        if record.payload.get("fingerprint") != made_for:
             _LOGGER.info(
                 "%s: the code or the table's configuration changed since its checkpoint; the "
                 "table's whole log is replayed",
@@ -386,7 +391,7 @@ class ControllerService:
             )
             return None
         try:
-            replay = loads(stored.state)
+            replay = await asyncio.to_thread(loads, stored.state)
         except CheckpointError as exc:
             self.stats.checkpoints_refused += 1
             _LOGGER.error("%s: checkpoint %s; the table's whole log is replayed", table_id, exc)
@@ -395,6 +400,7 @@ class ControllerService:
             self.stats.checkpoints_refused += 1
             _LOGGER.error("%s: the checkpoint is not the one its record names", table_id)
             return None
+        replay.table.plugged_in(fresh.configured)
         return replay
 
     async def _save_checkpoint(self, table_id: str, replay: TableReplay) -> None:
@@ -403,7 +409,7 @@ class ControllerService:
         state = await asyncio.to_thread(dumps, replay)
         made = {
             "through": replay.through,
-            "digest": digest(state),
+            "digest": await asyncio.to_thread(digest, state),
             "fingerprint": fingerprint(replay.table),
             "bytes": len(state),
         }

@@ -72,6 +72,8 @@ _SHUFFLER_FAULTS = {"jam": "shuffler jammed", "door_open": "shuffler door open"}
 # A manager action's fields that may name the card a resolution dealt or discarded.
 _CARD_FIELDS = frozenset({"card", "applied", "discarded", "to"})
 _ACCEPTED: Mapping[str, Any] = MappingProxyType({"accepted": True})
+# The settings each run logs at its start, and a replay of its inputs takes.
+_PLAYED_SETTINGS = ("single_source", "camera_window_seconds")
 
 
 # The table logic's version, logged with every start (``controller.started``'s ``logic``):
@@ -248,15 +250,19 @@ class TableController:
         """Apply one input; return what to publish. Never raises for bad device data."""
         self._out = []
         self._now = inp.ts
-        self._count_shoe_by_logic()
-        handler = getattr(self, f"_on_{inp.kind.replace('.', '_')}", None)
-        if handler is None:
-            raise StudioError(f"unknown input kind {inp.kind!r}")
-        handler(inp)
-        self._hold_betting_while_paused()
-        self._advance()
-        self._publish_state()
-        return self._out
+        try:
+            self._count_shoe_by_logic()
+            handler = getattr(self, f"_on_{inp.kind.replace('.', '_')}", None)
+            if handler is None:
+                raise StudioError(f"unknown input kind {inp.kind!r}")
+            handler(inp)
+            self._hold_betting_while_paused()
+            self._advance()
+            self._publish_state()
+        finally:
+            # Between inputs the table holds no outputs (nor does a checkpoint of it).
+            outputs, self._out = self._out, []
+        return outputs
 
     def _hold_betting_while_paused(self) -> None:
         """Logic 11: timers stop while the round is paused, the betting window too (up to
@@ -911,13 +917,19 @@ class TableController:
 
     def _play_with(self, recorded: dict[str, Any]) -> None:
         """Take the settings a run logged at its start (see :meth:`started_data`)."""
-        update: dict[str, Any] = {
-            key: recorded[key]
-            for key in ("single_source", "camera_window_seconds")
-            if key in recorded
-        }
+        update = {key: recorded[key] for key in _PLAYED_SETTINGS if key in recorded}
         self.settings = self.settings.model_copy(update=update)
         self.crosscheck.window = self.settings.camera_window_seconds
+
+    def plugged_in(self, configured: TableSettings) -> None:
+        """Take ``configured``, the settings as they are now, which differ from those the table
+        was built with at most in what only the drivers read (where a device is plugged in;
+        see ``studio.controller.checkpoint``): the table as a replay of its log builds it."""
+        played = {key: getattr(self.settings, key) for key in _PLAYED_SETTINGS}
+        replayed = self.settings is not self.configured
+        self.configured = self.settings = configured
+        if replayed:
+            self._play_with(played)
 
     def _check_awaited_devices(self, now: datetime) -> None:
         if self.devices_due is None or now < self.devices_due:
