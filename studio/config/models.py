@@ -98,10 +98,27 @@ class BrokerSettings(StrictModel):
         return self.tls is not None or (self.url or "").startswith("mqtts://")
 
 
+CHECKPOINT_KEY_MIN = 32
+
+
 class DatabaseSettings(StrictModel):
     """The event log. SQLite by default; ``postgresql://...`` for PostgreSQL."""
 
     url: str = "sqlite:///var/studio.db"
+    # Signs the controller's checkpoints (HMAC-SHA256), so that someone who can write the
+    # database cannot have a start take a table's state of their own (docs/security.md); set
+    # it through the environment (STUDIO_DATABASE__CHECKPOINT_KEY), never in a committed file.
+    checkpoint_key: SecretStr | None = None
+
+    @field_validator("checkpoint_key")
+    @classmethod
+    def _key_long_enough(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and len(value.get_secret_value()) < CHECKPOINT_KEY_MIN:
+            raise ValueError(
+                f"must be at least {CHECKPOINT_KEY_MIN} characters (make one with: openssl "
+                "rand -hex 32)"
+            )
+        return value
 
     @field_validator("url")
     @classmethod

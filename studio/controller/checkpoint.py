@@ -21,6 +21,7 @@ import enum
 import functools
 import gc
 import hashlib
+import hmac
 import io
 import json
 import pickle
@@ -122,8 +123,12 @@ def fingerprint(table: TableController) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def digest(state: bytes) -> str:
-    return hashlib.sha256(state).hexdigest()
+def digest(state: bytes, key: bytes | None = None) -> str:
+    """SHA-256 of ``state``, or its HMAC-SHA256 under ``key`` (``hmac:``...): a keyed digest
+    cannot be made by someone who has the database but not the key."""
+    if key is None:
+        return hashlib.sha256(state).hexdigest()
+    return "hmac:" + hmac.new(key, state, hashlib.sha256).hexdigest()
 
 
 class _Pickler(pickle.Pickler):

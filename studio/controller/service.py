@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import heapq
+import hmac
 import itertools
 import logging
 from collections import Counter
@@ -167,6 +168,8 @@ class ControllerService:
         self.checkpoint_inputs = checkpoint_inputs
         self.checkpoint_check = checkpoint_check  # seconds between two looks
         self.checkpoints = Checkpoints(log.db)
+        key = config.database.checkpoint_key
+        self._checkpoint_key = key.get_secret_value().encode() if key is not None else None
         self.stats = ControllerStats()
         self.tables: dict[str, TableController] = {}
         for settings in config.tables:
@@ -368,12 +371,15 @@ class ControllerService:
             record is None
             or (record.id, record.kind, record.table_id)
             != (stored.record_id, CHECKPOINT_KIND, table_id)
-            or record.payload.get("digest") != await asyncio.to_thread(digest, stored.state)
+            or not hmac.compare_digest(
+                str(record.payload.get("digest")),
+                await asyncio.to_thread(digest, stored.state, self._checkpoint_key),
+            )
         ):
             self.stats.checkpoints_refused += 1
             _LOGGER.error(
-                "%s: the checkpoint does not match its record %d in the log; the table's whole "
-                "log is replayed",
+                "%s: the checkpoint does not match its record %d in the log (altered, or signed "
+                "with another checkpoint key or none); the table's whole log is replayed",
                 table_id,
                 stored.record_id,
             )
@@ -409,7 +415,7 @@ class ControllerService:
         state = await asyncio.to_thread(dumps, replay)
         made = {
             "through": replay.through,
-            "digest": await asyncio.to_thread(digest, state),
+            "digest": await asyncio.to_thread(digest, state, self._checkpoint_key),
             "fingerprint": fingerprint(replay.table),
             "bytes": len(state),
         }

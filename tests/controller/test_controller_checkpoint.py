@@ -72,10 +72,12 @@ async def database(backend: str, tmp_path: Path) -> AsyncIterator[EventLog]:
         yield EventLog(db)
 
 
-def service(log: EventLog, *, table: TableSettings = TABLE, **options: Any) -> ControllerService:
+def service(
+    log: EventLog, *, table: TableSettings = TABLE, key: str | None = None, **options: Any
+) -> ControllerService:
     clock = {"t": datetime.fromisoformat(INPUTS[0]["ts"])}
     made = ControllerService(
-        StudioConfig(tables=[table]),
+        StudioConfig(tables=[table], database={"checkpoint_key": key}),
         None,
         log,
         Fanout(None),
@@ -479,3 +481,43 @@ def test_a_checkpoint_changes_no_class_nor_enum_member() -> None:
     finally:  # (on the code before, for the tests after this one)
         Alert.pauses = pauses  # type: ignore[method-assign]
         AlertCode.CARD_MISMATCH._value_ = "card_mismatch"
+
+
+KEY = "k" * 32
+
+
+async def test_a_signed_checkpoint_is_taken_only_under_its_key(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A review forged a checkpoint by appending a record of its own at the log's head, its
+    digest matching: the chain verified and the start took it. Under a key it cannot."""
+    async with database("sqlite", tmp_path) as log:
+        async with service(log, key=KEY) as first:
+            await play(first, INPUTS[:300])
+            await first.checkpoint("crash")
+        (record,) = await log.read(kinds=[CHECKPOINT_KIND])
+        assert record.payload["digest"].startswith("hmac:")
+        assert await service(log, key=KEY, checkpoint_inputs=10**9).recover() == 0
+        for other in (None, "x" * 32):
+            with caplog.at_level(logging.ERROR):
+                refused = service(log, key=other, checkpoint_inputs=10**9)
+                assert await refused.recover() == 301
+            assert refused.stats.checkpoints_refused == 1
+            assert "signed with another checkpoint key or none" in caplog.text
+        # The forgery: a state of one's own, its record appended at the head with its
+        # (unkeyed) digest, the table's row pointed at it.
+        async with log.db.engine.begin() as conn:
+            row = (await conn.execute(sa.select(checkpoints))).one()
+        forged = bytes(row.state).replace(b"crash-R", b"crash-Q", 1)
+        payload = {**record.payload, "digest": hashlib.sha256(forged).hexdigest()}
+        appended = await log.append("crash", CHECKPOINT_KIND, payload)
+        async with log.db.engine.begin() as conn:
+            values = {"record_id": appended.id, "state": forged}
+            await conn.execute(sa.update(checkpoints).values(**values))
+        assert (await log.verify()).ok  # the chain cannot tell
+        taken = service(log, checkpoint_inputs=10**9)
+        assert await taken.recover() == 0  # without a key, the forged state is taken
+        assert taken.stats.checkpoints_refused == 0
+        keyed = service(log, key=KEY, checkpoint_inputs=10**9)
+        assert await keyed.recover() == 301
+        assert keyed.stats.checkpoints_refused == 1
