@@ -20,6 +20,7 @@ config_app = typer.Typer(help="Configuration files.", no_args_is_help=True)
 _SECRETS = (
     (("broker", "password"), "STUDIO_BROKER__PASSWORD"),
     (("web", "platform_token"), "STUDIO_WEB__PLATFORM_TOKEN"),
+    (("database", "checkpoint_key"), "STUDIO_DATABASE__CHECKPOINT_KEY"),
 )
 
 

@@ -123,12 +123,28 @@ def fingerprint(table: TableController) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def digest(state: bytes, key: bytes | None = None) -> str:
-    """SHA-256 of ``state``, or its HMAC-SHA256 under ``key`` (``hmac:``...): a keyed digest
-    cannot be made by someone who has the database but not the key."""
+def seal(state: bytes, key: bytes | None, *, table: str, through: int, made_for: str) -> str:
+    """What a checkpoint's record holds to vouch for it: a digest of the state bound to its
+    table, the record it stands at and its fingerprint (an old state cannot be passed off
+    under a newer record), SHA-256, or HMAC-SHA256 under ``key`` (``hmac:...``), which
+    someone who has the database but not the key cannot make."""
+    bound = {
+        "table": table,
+        "through": through,
+        "fingerprint": made_for,
+        "state": hashlib.sha256(state).hexdigest(),
+    }
+    message = json.dumps(bound, sort_keys=True, separators=(",", ":")).encode()
     if key is None:
-        return hashlib.sha256(state).hexdigest()
-    return "hmac:" + hmac.new(key, state, hashlib.sha256).hexdigest()
+        return hashlib.sha256(message).hexdigest()
+    return "hmac:" + hmac.new(key, message, hashlib.sha256).hexdigest()
+
+
+def sealed(recorded: object, expected: str) -> bool:
+    """Does a record's seal (any JSON value: the database is not trusted) match?"""
+    if not isinstance(recorded, str):
+        return False
+    return hmac.compare_digest(recorded.encode("utf-8", "surrogatepass"), expected.encode())
 
 
 class _Pickler(pickle.Pickler):

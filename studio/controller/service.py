@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import heapq
-import hmac
 import itertools
 import logging
 from collections import Counter
@@ -46,10 +45,11 @@ from studio.controller.checkpoint import (
     CHECKPOINT_INPUTS,
     CHECKPOINT_KIND,
     CheckpointError,
-    digest,
     dumps,
     fingerprint,
     loads,
+    seal,
+    sealed,
 )
 from studio.controller.commands import GameCommand, ManagerAction, check_reason, game_command
 from studio.controller.conflicts import EventIdentities, identity
@@ -361,34 +361,28 @@ class ControllerService:
     async def _checkpointed(self, fresh: TableController) -> TableReplay | None:
         """The table's checkpoint, if it has one that its record in the log vouches for and
         that this code and configuration wrote; else None (the whole log is replayed)."""
+        try:
+            return await self._checkpoint_of(fresh)
+        except Exception:  # from the database, so anything: a checkpoint only saves time
+            self.stats.checkpoints_refused += 1
+            _LOGGER.exception("%s: checkpoint not used; the whole log is replayed", fresh.table)
+            return None
+
+    async def _checkpoint_of(self, fresh: TableController) -> TableReplay | None:
         table_id = fresh.table
         stored = await self.checkpoints.load(table_id)
         if stored is None:
             return None
         found = await self.log.read(after_id=stored.record_id - 1, limit=1)
         record = found[0] if found else None
-        if (
-            record is None
-            or (record.id, record.kind, record.table_id)
-            != (stored.record_id, CHECKPOINT_KIND, table_id)
-            or not hmac.compare_digest(
-                str(record.payload.get("digest")),
-                await asyncio.to_thread(digest, stored.state, self._checkpoint_key),
-            )
+        if record is None or (record.id, record.kind, record.table_id) != (
+            stored.record_id,
+            CHECKPOINT_KIND,
+            table_id,
         ):
-            self.stats.checkpoints_refused += 1
-            _LOGGER.error(
-                "%s: the checkpoint does not match its record %d in the log (altered, or signed "
-                "with another checkpoint key or none); the table's whole log is replayed",
-                table_id,
-                stored.record_id,
-            )
+            self._refused(table_id, f"its record {stored.record_id} is not in the log")
             return None
-        try:
-            made_for = fingerprint(fresh)
-        except CheckpointError as exc:
-            _LOGGER.error("%s: checkpoint not used: %s", table_id, exc)
-            return None
+        made_for = fingerprint(fresh)
         if record.payload.get("fingerprint") != made_for:
             _LOGGER.info(
                 "%s: the code or the table's configuration changed since its checkpoint; the "
@@ -396,27 +390,57 @@ class ControllerService:
                 table_id,
             )
             return None
+        through = record.payload.get("through")
+        if not isinstance(through, int):
+            self._refused(table_id, f"its record {record.id} names no record")
+            return None
+        expected = await asyncio.to_thread(
+            seal,
+            stored.state,
+            self._checkpoint_key,
+            table=table_id,
+            through=through,
+            made_for=made_for,
+        )
+        if not sealed(record.payload.get("digest"), expected):
+            self._refused(
+                table_id,
+                f"it does not match its record {record.id} (altered, or signed with another "
+                "checkpoint key or none)",
+            )
+            return None
         try:
             replay = await asyncio.to_thread(loads, stored.state)
         except CheckpointError as exc:
-            self.stats.checkpoints_refused += 1
-            _LOGGER.error("%s: checkpoint %s; the table's whole log is replayed", table_id, exc)
+            self._refused(table_id, str(exc))
             return None
-        if (replay.table.table, replay.through) != (table_id, record.payload.get("through")):
-            self.stats.checkpoints_refused += 1
-            _LOGGER.error("%s: the checkpoint is not the one its record names", table_id)
+        if (replay.table.table, replay.through) != (table_id, through):
+            self._refused(table_id, "it is not the one its record names")
             return None
         replay.table.plugged_in(fresh.configured)
         return replay
+
+    def _refused(self, table_id: str, why: str) -> None:
+        self.stats.checkpoints_refused += 1
+        _LOGGER.error("%s: checkpoint not used: %s; the whole log is replayed", table_id, why)
 
     async def _save_checkpoint(self, table_id: str, replay: TableReplay) -> None:
         """Save ``replay`` (which nothing else touches while this runs) as the table's
         checkpoint: its record in the log first, with its digest, then the bytes."""
         state = await asyncio.to_thread(dumps, replay)
+        made_for = fingerprint(replay.table)
+        vouched = await asyncio.to_thread(
+            seal,
+            state,
+            self._checkpoint_key,
+            table=table_id,
+            through=replay.through,
+            made_for=made_for,
+        )
         made = {
             "through": replay.through,
-            "digest": await asyncio.to_thread(digest, state, self._checkpoint_key),
-            "fingerprint": fingerprint(replay.table),
+            "digest": vouched,
+            "fingerprint": made_for,
             "bytes": len(state),
         }
         record = await self.log.append(table_id, CHECKPOINT_KIND, made)

@@ -97,6 +97,20 @@ def test_secrets_written_in_the_file_are_warned_about(tmp_path: Path) -> None:
     assert code == 0 and "warning" not in output and "Hunter2" not in output
 
 
+def test_a_checkpoint_key_in_the_file_is_warned_about_and_a_short_one_refused(
+    tmp_path: Path,
+) -> None:
+    key = "Hunter2-" + "0" * 32
+    code, output = check(write(tmp_path, f'[database]\ncheckpoint_key = "{key}"\n' + TABLE))
+    assert code == 0, output
+    assert "warning: database.checkpoint_key is in the file" in output
+    assert "STUDIO_DATABASE__CHECKPOINT_KEY" in output and "Hunter2" not in output
+    code, output = check(
+        write(tmp_path, TABLE), env={"STUDIO_DATABASE__CHECKPOINT_KEY": "Hunter2-short"}
+    )
+    assert code != 0 and "at least 32 characters" in output and "Hunter2" not in output
+
+
 def test_a_config_without_a_broker_url_is_said_to_be_for_the_demo_only(tmp_path: Path) -> None:
     code, output = check(write(tmp_path, TABLE))
     assert code == 0, output

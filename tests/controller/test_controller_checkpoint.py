@@ -11,7 +11,6 @@ taken at arbitrary points, mid-round among them.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import logging
 import os
@@ -41,6 +40,7 @@ from studio.controller.checkpoint import (
     dumps,
     fingerprint,
     loads,
+    seal,
 )
 from studio.controller.replay import TableReplay
 from studio.controller.service import INPUT_KINDS
@@ -139,7 +139,7 @@ def assert_same(a: Any, b: Any, path: str = "state") -> None:
             assert _atom(a) == _atom(b), f"{path}: {a!r} != {b!r}"
             return
         if isinstance(a, frozenset):
-            assert type(a) is type(b) and a == b, f"{path}: {a!r} != {b!r}"
+            assert type(a) is type(b) and _members(a) == _members(b), f"{path}: {a!r} != {b!r}"
             return
         if id(a) in pairs or id(b) in back:  # shared: shared alike on both sides
             assert pairs.get(id(a)) == id(b) and back.get(id(b)) == id(a), f"{path}: sharing"
@@ -147,18 +147,24 @@ def assert_same(a: Any, b: Any, path: str = "state") -> None:
         pairs[id(a)], back[id(b)] = id(b), id(a)
         alive.extend((a, b))  # an id is an object's only while the object lives
         assert type(a) is type(b), f"{path}: {type(a).__name__} != {type(b).__name__}"
+        if isinstance(a, (dict, list, set, deque)) and getattr(a, "__dict__", None):
+            same(vars(a), vars(b), f"{path}.__dict__")  # a container subclass's own attributes
         if isinstance(a, MappingProxyType):
             a, b = dict(a), dict(b)
         if isinstance(a, dict):
-            assert list(a) == list(b), f"{path}: keys {list(a)[:6]} != {list(b)[:6]}"
+            keys = [_atom(k) for k in a], [_atom(k) for k in b]
+            assert keys[0] == keys[1], f"{path}: keys {list(a)[:6]} != {list(b)[:6]}"
             for key in a:
                 same(a[key], b[key], f"{path}[{key!r}]")
         elif isinstance(a, (list, tuple, deque)):
             assert len(a) == len(b), f"{path}: {len(a)} != {len(b)} items"
+            if isinstance(a, deque):
+                assert a.maxlen == b.maxlen, f"{path}: maxlen {a.maxlen} != {b.maxlen}"
             for i, (x, y) in enumerate(zip(a, b, strict=True)):
                 same(x, y, f"{path}[{i}]")
         elif isinstance(a, set):
-            assert a == b, f"{path}: {a} != {b}"
+            # By members only: the table asks a set what it holds, never its order.
+            assert _members(a) == _members(b), f"{path}: {a} != {b}"
         else:
             mine, theirs = _attributes(a), _attributes(b)
             assert list(mine) == list(theirs), f"{path}: attributes {set(mine) ^ set(theirs)}"
@@ -167,6 +173,11 @@ def assert_same(a: Any, b: Any, path: str = "state") -> None:
                 same(mine[name], theirs[name], f"{path}.{name}")
 
     same(a, b, path)
+
+
+def _members(items: set[Any] | frozenset[Any]) -> list[str]:
+    """A set's members by type and spelling ({1} is not {1.0}, nor {True})."""
+    return sorted(repr(_atom(item)) for item in items)
 
 
 def _attributes(obj: Any) -> dict[str, Any]:
@@ -322,7 +333,7 @@ async def test_a_checkpoint_builds_nothing_but_plain_state(
         await _tamper(log, lambda state: evil)
         (record,) = await log.read(kinds=[CHECKPOINT_KIND])
         async with log.db.engine.begin() as conn:
-            payload = {**record.payload, "digest": hashlib.sha256(evil).hexdigest()}
+            payload = {**record.payload, "digest": unkeyed_seal(evil, record.payload)}
             await conn.execute(
                 sa.update(log.table)
                 .where(log.table.c.id == record.id)
@@ -486,6 +497,11 @@ def test_a_checkpoint_changes_no_class_nor_enum_member() -> None:
 KEY = "k" * 32
 
 
+def unkeyed_seal(state: bytes, made: dict[str, Any]) -> str:
+    """The seal anyone who can read the database can make for ``state``, without the key."""
+    return seal(state, None, table="crash", through=made["through"], made_for=made["fingerprint"])
+
+
 async def test_a_signed_checkpoint_is_taken_only_under_its_key(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -509,7 +525,7 @@ async def test_a_signed_checkpoint_is_taken_only_under_its_key(
         async with log.db.engine.begin() as conn:
             row = (await conn.execute(sa.select(checkpoints))).one()
         forged = bytes(row.state).replace(b"crash-R", b"crash-Q", 1)
-        payload = {**record.payload, "digest": hashlib.sha256(forged).hexdigest()}
+        payload = {**record.payload, "digest": unkeyed_seal(forged, record.payload)}
         appended = await log.append("crash", CHECKPOINT_KIND, payload)
         async with log.db.engine.begin() as conn:
             values = {"record_id": appended.id, "state": forged}
@@ -521,3 +537,46 @@ async def test_a_signed_checkpoint_is_taken_only_under_its_key(
         keyed = service(log, key=KEY, checkpoint_inputs=10**9)
         assert await keyed.recover() == 301
         assert keyed.stats.checkpoints_refused == 1
+
+
+async def test_an_old_signed_checkpoint_is_not_taken_under_a_newer_record(tmp_path: Path) -> None:
+    """A review: the signature covered the state only, so a state signed before the rule set
+    changed, put under a copy of the new checkpoint's record, was taken, and the table
+    played on under the old rules. It covers the table, the record and the fingerprint."""
+    slower = TABLE.model_copy(update={"ruleset": {"preset": "clubhouse"}})
+    async with database("sqlite", tmp_path) as log:
+        async with service(log, key=KEY) as first:
+            await play(first, INPUTS[:300])
+            await first.checkpoint("crash")
+        async with log.db.engine.begin() as conn:
+            old_state = bytes((await conn.execute(sa.select(checkpoints))).one().state)
+        renewed = service(log, table=slower, key=KEY, checkpoint_inputs=1)
+        assert await renewed.recover() == 301  # another rule set: the whole log, signed anew
+        new_record = (await log.read(kinds=[CHECKPOINT_KIND], descending=True, limit=1))[0]
+        copied = await log.append("crash", CHECKPOINT_KIND, new_record.payload)
+        async with log.db.engine.begin() as conn:
+            values = {"record_id": copied.id, "state": old_state}
+            await conn.execute(sa.update(checkpoints).values(**values))
+        restarted = service(log, table=slower, key=KEY, checkpoint_inputs=10**9)
+        assert await restarted.recover() == 301
+        assert restarted.stats.checkpoints_refused == 1
+
+
+async def test_a_record_s_seal_of_any_kind_only_has_the_whole_log_replayed(
+    tmp_path: Path,
+) -> None:
+    """A review: a seal with a character outside ASCII made the comparison raise, and the
+    controller could not start at all."""
+    async with database("sqlite", tmp_path) as log:
+        async with service(log) as first:
+            await play(first, INPUTS[:200])
+            await first.checkpoint("crash")
+        (record,) = await log.read(kinds=[CHECKPOINT_KIND])
+        for seal_value in ("é" * 64, 12, None, ["x"]):
+            payload = json.dumps({**record.payload, "digest": seal_value})
+            async with log.db.engine.begin() as conn:
+                where = log.table.c.id == record.id
+                await conn.execute(sa.update(log.table).where(where).values(payload=payload))
+            restarted = service(log, checkpoint_inputs=10**9)
+            assert await restarted.recover() == 201
+            assert restarted.stats.checkpoints_refused == 1
