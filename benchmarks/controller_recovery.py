@@ -27,41 +27,26 @@ from typing import Any
 import sqlalchemy as sa
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "controller"))
-from crash_harness import TABLE, generate
+from crash_harness import controller as harness_controller
+from crash_harness import feed, generate
 
-from studio.config.models import StudioConfig
 from studio.controller import ControllerService
-from studio.errors import StudioError
 from studio.store import Database, EventLog
 from studio.store.checkpoints import checkpoints
-from studio.streams import Fanout
 
 
 def controller(log: EventLog, clock: dict[str, datetime]) -> ControllerService:
-    return ControllerService(
-        StudioConfig(tables=[TABLE]),
-        None,
-        log,
-        Fanout(None),
-        clock=lambda: clock["t"],
-        timers=False,
-        round_gap=1.0,
-        checkpoint_inputs=10**9,  # only when asked
-    )
+    return harness_controller(log, clock, checkpoint_inputs=10**9)  # only when asked
 
 
 async def play(
     service: ControllerService, inputs: list[dict[str, Any]], clock: dict[str, datetime]
 ) -> None:
-    for n, item in enumerate(inputs, 1):
-        clock["t"] = datetime.fromisoformat(item["ts"])
-        try:
-            await service.submit("crash", item["kind"], item["data"])
-        except StudioError:
-            if item["kind"] != "manager.action":
-                raise
+    async def progress(n: int) -> None:
         if n % 2000 == 0:
             print(f"  played {n:,} of {len(inputs):,} inputs", flush=True)
+
+    await feed(service, inputs, clock, after_each=progress)
 
 
 async def timed_start(log: EventLog, clock: dict[str, datetime]) -> tuple[float, int]:

@@ -14,6 +14,7 @@ import asyncio
 import json
 import random
 import sys
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -219,6 +220,46 @@ def snapshot(table: TableController) -> dict[str, Any]:
     }
 
 
+def controller(
+    log: EventLog,
+    clock: dict[str, datetime],
+    *,
+    table: TableSettings = TABLE,
+    checkpoint_key: str | None = None,
+    **options: Any,
+) -> ControllerService:
+    """A controller of the script's table over ``log``, on the script's clock (``clock["t"]``)."""
+    return ControllerService(
+        StudioConfig(tables=[table], database={"checkpoint_key": checkpoint_key}),
+        None,
+        log,
+        Fanout(None),
+        clock=lambda: clock["t"],
+        timers=False,
+        round_gap=1.0,
+        **options,
+    )
+
+
+async def feed(
+    service: ControllerService,
+    inputs: list[dict[str, Any]],
+    clock: dict[str, datetime],
+    *,
+    after_each: Callable[[int], Awaitable[None]] | None = None,
+) -> None:
+    """Submit the script's inputs, each at its time (``after_each(n)`` after the n-th)."""
+    for n, item in enumerate(inputs, 1):
+        clock["t"] = datetime.fromisoformat(item["ts"])
+        try:
+            await service.submit("crash", item["kind"], item["data"])
+        except StudioError:
+            if item["kind"] != "manager.action":
+                raise  # only a manager's request may be refused
+        if after_each is not None:
+            await after_each(n)
+
+
 async def run(inputs_path: Path, db_url: str, result_path: Path, schema: str | None) -> None:
     inputs = [json.loads(line) for line in inputs_path.read_text().splitlines()]
     clock = {"t": T0}
@@ -231,25 +272,11 @@ async def run(inputs_path: Path, db_url: str, result_path: Path, schema: str | N
             clock["t"] = datetime.fromisoformat(
                 last[0].ts
             )  # a restart happens after the last input
-        service = ControllerService(
-            StudioConfig(tables=[TABLE]),
-            None,
-            log,
-            Fanout(None),
-            clock=lambda: clock["t"],
-            timers=False,
-            round_gap=1.0,
-        )
+        service = controller(log, clock)
         async with service:
             # A refused manager action is logged as manager.refused, not as an input.
             done = len(await log.read(kinds=[*scripted, "manager.refused"]))
-            for item in inputs[done:]:
-                clock["t"] = datetime.fromisoformat(item["ts"])
-                try:
-                    await service.submit("crash", item["kind"], item["data"])
-                except StudioError:
-                    if item["kind"] != "manager.action":
-                        raise  # only a manager's request may be refused
+            await feed(service, inputs[done:], clock)
             rounds = await service.rounds_search(table="crash", limit=1000)
             chain = await log.verify()
         result = snapshot(service.tables["crash"])

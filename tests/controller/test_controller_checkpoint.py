@@ -31,7 +31,7 @@ import pytest
 import sqlalchemy as sa
 from pydantic import BaseModel
 
-from studio.config.models import DeviceSettings, StudioConfig, TableSettings
+from studio.config.models import DeviceSettings, TableSettings
 from studio.controller import ControllerService, Input, TableController
 from studio.controller.alerts import Alert, AlertCode
 from studio.controller.checkpoint import (
@@ -50,12 +50,11 @@ from studio.errors import StudioError
 from studio.rules.ruleset import ruleset_from_spec
 from studio.store import Database, EventLog, LogRecord
 from studio.store.checkpoints import checkpoints
-from studio.streams import Fanout
 
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
-from crash_harness import TABLE, generate  # noqa: E402
+from crash_harness import TABLE, controller, feed, generate  # noqa: E402
 from postgres_support import fresh_database  # noqa: E402
 
 Play = list[dict[str, Any]]
@@ -76,34 +75,21 @@ def service(
     log: EventLog, *, table: TableSettings = TABLE, key: str | None = None, **options: Any
 ) -> ControllerService:
     clock = {"t": datetime.fromisoformat(INPUTS[0]["ts"])}
-    made = ControllerService(
-        StudioConfig(tables=[table], database={"checkpoint_key": key}),
-        None,
-        log,
-        Fanout(None),
-        clock=lambda: clock["t"],
-        timers=False,
-        round_gap=1.0,
-        **options,
-    )
+    made = controller(log, clock, table=table, checkpoint_key=key, **options)
     made.test_clock = clock  # type: ignore[attr-defined]
     return made
 
 
 async def play(
-    controller: ControllerService, inputs: Play, *, every: Callable[[int], bool] = lambda n: False
+    service: ControllerService, inputs: Play, *, every: Callable[[int], bool] = lambda n: False
 ) -> None:
-    """Submit ``inputs`` (a refused manager action is part of the script); checkpoint after
-    each input number ``every`` picks."""
-    for n, item in enumerate(inputs, 1):
-        controller.test_clock["t"] = datetime.fromisoformat(item["ts"])  # type: ignore[attr-defined]
-        try:
-            await controller.submit("crash", item["kind"], item["data"])
-        except StudioError:
-            if item["kind"] != "manager.action":
-                raise
+    """Submit ``inputs``; checkpoint after each input number ``every`` picks."""
+
+    async def checkpoint(n: int) -> None:
         if every(n):
-            await controller.checkpoint("crash")
+            await service.checkpoint("crash")
+
+    await feed(service, inputs, service.test_clock, after_each=checkpoint)  # type: ignore[attr-defined]
 
 
 async def rebuilt(log: EventLog, *, use_checkpoint: bool) -> tuple[ControllerService, int]:
