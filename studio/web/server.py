@@ -12,6 +12,7 @@ from types import TracebackType
 import uvicorn
 from fastapi import FastAPI
 from starlette.types import ASGIApp, Receive, Scope, Send
+from uvicorn._types import ASGISendEvent
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 
 from studio.errors import StudioError
@@ -29,6 +30,8 @@ WS_MAX_FRAME_BYTES = 64 * 1024
 # connection is reset (_WebSocketProtocol).
 WS_PING_INTERVAL_SECONDS = 20.0
 WS_PING_TIMEOUT_SECONDS = 20.0
+# How long a client has to answer the server's close (uvicorn's 10 s), or it is reset.
+WS_CLOSE_TIMEOUT_SECONDS = 10.0
 
 
 def _connection_transport(send: Send) -> asyncio.Transport | None:
@@ -89,14 +92,29 @@ class _WebSocketProtocol(WebSocketsSansIOProtocol):
         dropping = not (self.close_sent or self.transport.is_closing())
         super().keepalive_timeout()
         if dropping:
-            client = "?" if self.client is None else f"{self.client[0]}:{self.client[1]}"
-            _LOGGER.warning(
-                "WebSocket client %s of %s did not answer a ping in %g s; disconnecting it",
-                client,
-                self.scope["path"],
-                self.ping_timeout,
+            self._drop(f"did not answer a ping in {self.ping_timeout:g} s")
+
+    async def send(self, message: ASGISendEvent) -> None:
+        await super().send(message)
+        if message["type"] == "websocket.close" and self.close_timer is not None:
+            # uvicorn then closes gracefully if the client has not answered the close in
+            # time, which waits for a client that stopped reading for good (a review: a
+            # stream ended with a small backlog kept its connection open, with no limit).
+            self.close_timer.cancel()
+            self.close_timer = self.loop.call_later(
+                WS_CLOSE_TIMEOUT_SECONDS, self._close_unanswered
             )
-            reset_connection(self.transport)
+
+    def _close_unanswered(self) -> None:
+        self._drop(f"did not answer the close in {WS_CLOSE_TIMEOUT_SECONDS:g} s")
+
+    def _drop(self, why: str) -> None:
+        client = self.scope.get("client")  # as the app sees it (behind a trusted proxy too)
+        named = f"{client[0]}:{client[1]}" if client else "?"
+        _LOGGER.warning(
+            "WebSocket client %s of %s %s; disconnecting it", named, self.scope["path"], why
+        )
+        reset_connection(self.transport)
 
 
 class _QuietServer(uvicorn.Server):

@@ -173,6 +173,31 @@ async def test_a_websocket_client_that_stops_answering_pings_is_dropped_and_logg
     assert warned(warnings, "ping", table_id, f":{client_port}")
 
 
+async def test_a_stalled_websocket_client_whose_stream_ends_is_dropped_and_logged(
+    table_id: str,
+    stalled: list[socket.socket],
+    warnings: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A review: a stream ended (a shutdown, a logout) while its client, which had stopped
+    # reading, had little queued: the close frame went into the buffer, the handler
+    # returned, and uvicorn's close waited for the client to read, with no limit.
+    monkeypatch.setattr(web_server, "WS_CLOSE_TIMEOUT_SECONDS", 0.5, raising=False)
+    fanout = Fanout(bus=None)
+    async with stalled_client(table_id, stalled, fanout) as (server, client_port):
+        for seq in range(1, 9):  # more than the client's kernel takes unread, little more
+            await fanout.emit(table_id, Channel.ROUND_EVENTS, event(table_id, seq, 32_000))
+        fanout.end_streams()
+        await until(lambda: fanout.listener_count == 0, "the stream ends")
+        await until(
+            lambda: server_side(server.port, client_port) is None,
+            "the server's socket of the stalled client is gone",
+        )
+        ended = await read_until_closed(stalled[0])
+    assert ended == "reset"
+    assert warned(warnings, "did not answer the close", table_id, f":{client_port}")
+
+
 async def test_a_websocket_client_that_reads_is_never_dropped(
     table_id: str, warnings: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
