@@ -74,6 +74,16 @@ async def read_until_closed(sock: socket.socket) -> str:
                 return "reset"
 
 
+async def released(server_port: int, client_port: int, sock: socket.socket) -> str:
+    """Wait until the server holds no socket of this connection (not even one the kernel
+    keeps to send the rest), then read the client's side to its end: how it ended."""
+    await until(
+        lambda: server_side(server_port, client_port) is None,
+        "the server's socket of the stalled client is gone",
+    )
+    return await read_until_closed(sock)
+
+
 async def stall_until_given_up(
     fanout: Fanout, table: str, server_port: int, client_port: int
 ) -> int:

@@ -92,6 +92,13 @@ async def play(
     await feed(service, inputs, service.test_clock, after_each=checkpoint)  # type: ignore[attr-defined]
 
 
+async def played_and_checkpointed(log: EventLog, inputs: Play, **options: Any) -> None:
+    """A run that plays ``inputs`` and takes a checkpoint at their end, then stops."""
+    async with service(log, **options) as first:
+        await play(first, inputs)
+        await first.checkpoint("crash")
+
+
 async def rebuilt(log: EventLog, *, use_checkpoint: bool) -> tuple[ControllerService, int]:
     """A controller rebuilt from the log as a start does (nothing submitted), and how many
     inputs it replayed."""
@@ -215,9 +222,7 @@ async def test_a_table_restored_from_a_checkpoint_plays_on_as_the_whole_log_woul
 ) -> None:
     half = len(INPUTS) // 2
     async with database("sqlite", tmp_path) as log:
-        async with service(log) as first:
-            await play(first, INPUTS[:half])
-            await first.checkpoint("crash")
+        await played_and_checkpointed(log, INPUTS[:half])
         from_checkpoint, tail = await rebuilt(log, use_checkpoint=True)
         whole, _ = await rebuilt(log, use_checkpoint=False)
         assert tail == 0
@@ -276,9 +281,7 @@ async def test_an_altered_checkpoint_is_not_read_back(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     async with database("sqlite", tmp_path) as log:
-        async with service(log) as first:
-            await play(first, INPUTS[:400])
-            await first.checkpoint("crash")
+        await played_and_checkpointed(log, INPUTS[:400])
         # Another round number, same length: the digest in the chained record differs.
         await _tamper(log, lambda state: state.replace(b"crash-R", b"crash-Q", 1))
         with caplog.at_level(logging.ERROR):
@@ -312,9 +315,7 @@ async def test_a_checkpoint_builds_nothing_but_plain_state(
     with pytest.raises(CheckpointError, match=r"may not build .*ControllerService"):
         loads(service_class)
     async with database("sqlite", tmp_path) as log:
-        async with service(log) as first:
-            await play(first, INPUTS[:200])
-            await first.checkpoint("crash")
+        await played_and_checkpointed(log, INPUTS[:200])
         # Written by someone who could also write its record's digest: still not run.
         await _tamper(log, lambda state: evil)
         (record,) = await log.read(kinds=[CHECKPOINT_KIND])
@@ -337,9 +338,7 @@ async def test_another_configuration_replays_the_whole_log(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     async with database("sqlite", tmp_path) as log:
-        async with service(log) as first:
-            await play(first, INPUTS[:300])
-            await first.checkpoint("crash")
+        await played_and_checkpointed(log, INPUTS[:300])
         changed = TABLE.model_copy(update={"camera_window_seconds": 9.0})
         with caplog.at_level(logging.INFO):
             replayed = await service(log, table=changed, checkpoint_inputs=10**9).recover()
@@ -494,9 +493,7 @@ async def test_a_signed_checkpoint_is_taken_only_under_its_key(
     """A review forged a checkpoint by appending a record of its own at the log's head, its
     digest matching: the chain verified and the start took it. Under a key it cannot."""
     async with database("sqlite", tmp_path) as log:
-        async with service(log, key=KEY) as first:
-            await play(first, INPUTS[:300])
-            await first.checkpoint("crash")
+        await played_and_checkpointed(log, INPUTS[:300], key=KEY)
         (record,) = await log.read(kinds=[CHECKPOINT_KIND])
         assert record.payload["digest"].startswith("hmac:")
         assert await service(log, key=KEY, checkpoint_inputs=10**9).recover() == 0
@@ -531,9 +528,7 @@ async def test_an_old_signed_checkpoint_is_not_taken_under_a_newer_record(tmp_pa
     played on under the old rules. It covers the table, the record and the fingerprint."""
     slower = TABLE.model_copy(update={"ruleset": {"preset": "clubhouse"}})
     async with database("sqlite", tmp_path) as log:
-        async with service(log, key=KEY) as first:
-            await play(first, INPUTS[:300])
-            await first.checkpoint("crash")
+        await played_and_checkpointed(log, INPUTS[:300], key=KEY)
         async with log.db.engine.begin() as conn:
             old_state = bytes((await conn.execute(sa.select(checkpoints))).one().state)
         renewed = service(log, table=slower, key=KEY, checkpoint_inputs=1)
@@ -554,9 +549,7 @@ async def test_a_record_s_seal_of_any_kind_only_has_the_whole_log_replayed(
     """A review: a seal with a character outside ASCII made the comparison raise, and the
     controller could not start at all."""
     async with database("sqlite", tmp_path) as log:
-        async with service(log) as first:
-            await play(first, INPUTS[:200])
-            await first.checkpoint("crash")
+        await played_and_checkpointed(log, INPUTS[:200])
         (record,) = await log.read(kinds=[CHECKPOINT_KIND])
         for seal_value in ("é" * 64, 12, None, ["x"]):
             payload = json.dumps({**record.payload, "digest": seal_value})

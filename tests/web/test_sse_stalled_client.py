@@ -17,7 +17,7 @@ from stream_support import (
     ESTABLISHED,
     PROC_TCP,
     event,
-    read_until_closed,
+    released,
     server_side,
     stall_until_given_up,
     until,
@@ -75,11 +75,7 @@ async def test_a_stalled_sse_client_is_dropped_and_its_socket_released(
         await stall_until_given_up(fanout, table_id, server.port, client_port)
         # Dropped: no socket left on the server's side (not even one the kernel still
         # holds to send the rest), while the server keeps running.
-        await until(
-            lambda: server_side(server.port, client_port) is None,
-            "the server's socket of the stalled client is gone",
-        )
-        ended = await read_until_closed(stalled[0])
+        ended = await released(server.port, client_port, stalled[0])
     assert ended == "reset"
 
 
@@ -114,9 +110,5 @@ async def test_a_stalled_sse_client_too_slow_for_its_backlog_is_dropped(
         for seq in range(2, 12):  # no await between them: the backlog overflows
             await fanout.emit(table_id, Channel.ROUND_EVENTS, event(table_id, seq))
         assert fanout.listener_count == 0
-        await until(
-            lambda: server_side(server.port, client_port) is None,
-            "the server's socket of the stalled client is gone",
-        )
-        ended = await read_until_closed(stalled[0])
+        ended = await released(server.port, client_port, stalled[0])
     assert ended == "reset"

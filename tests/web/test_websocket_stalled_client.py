@@ -23,7 +23,7 @@ from stream_support import (
     ESTABLISHED,
     PROC_TCP,
     event,
-    read_until_closed,
+    released,
     server_side,
     stall_until_given_up,
     until,
@@ -95,11 +95,7 @@ async def test_a_stalled_websocket_client_is_dropped_logged_and_its_socket_relea
         await stall_until_given_up(fanout, table_id, server.port, client_port)
         # Dropped: no socket left on the server's side (not even one the kernel still
         # holds to send the rest), while the server keeps running.
-        await until(
-            lambda: server_side(server.port, client_port) is None,
-            "the server's socket of the stalled client is gone",
-        )
-        ended = await read_until_closed(stalled[0])
+        ended = await released(server.port, client_port, stalled[0])
     assert ended == "reset"
     assert warned(warnings, "too slow", table_id, f":{client_port}")
 
@@ -139,11 +135,7 @@ async def test_a_stalled_websocket_client_too_slow_for_its_backlog_is_dropped(
         for seq in range(2, 12):  # no await between them: the backlog overflows
             await fanout.emit(table_id, Channel.ROUND_EVENTS, event(table_id, seq))
         assert fanout.listener_count == 0
-        await until(
-            lambda: server_side(server.port, client_port) is None,
-            "the server's socket of the stalled client is gone",
-        )
-        ended = await read_until_closed(stalled[0])
+        ended = await released(server.port, client_port, stalled[0])
     assert ended == "reset"
     assert warned(warnings, "WebSocket client", "too slow", table_id, f":{client_port}")
 
@@ -164,11 +156,7 @@ async def test_a_websocket_client_that_stops_answering_pings_is_dropped_and_logg
         for seq in range(1, 9):
             await fanout.emit(table_id, Channel.ROUND_EVENTS, event(table_id, seq, 32_000))
         await until(lambda: fanout.listener_count == 0, "the server lets the client go")
-        await until(
-            lambda: server_side(server.port, client_port) is None,
-            "the server's socket of the silent client is gone",
-        )
-        ended = await read_until_closed(stalled[0])
+        ended = await released(server.port, client_port, stalled[0])
     assert ended == "reset"
     assert warned(warnings, "ping", table_id, f":{client_port}")
 
@@ -189,11 +177,7 @@ async def test_a_stalled_websocket_client_whose_stream_ends_is_dropped_and_logge
             await fanout.emit(table_id, Channel.ROUND_EVENTS, event(table_id, seq, 32_000))
         fanout.end_streams()
         await until(lambda: fanout.listener_count == 0, "the stream ends")
-        await until(
-            lambda: server_side(server.port, client_port) is None,
-            "the server's socket of the stalled client is gone",
-        )
-        ended = await read_until_closed(stalled[0])
+        ended = await released(server.port, client_port, stalled[0])
     assert ended == "reset"
     assert warned(warnings, "did not answer the close", table_id, f":{client_port}")
 
