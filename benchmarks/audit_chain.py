@@ -13,38 +13,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import tempfile
-import time
-from collections.abc import Awaitable
 from pathlib import Path
-from typing import TypeVar
+
+from bench_common import timed
 
 from studio.store import Database, EventLog
 from studio.store.eventlog import Entry
 from studio.web import audit
 from studio.web.audit import SharedChainCheck
-
-T = TypeVar("T")
-
-
-async def timed(work: Awaitable[T]) -> tuple[T, float, float]:
-    """``work``'s result, its seconds, and the longest the loop was held meanwhile (s)."""
-    held, done = 0.0, False
-
-    async def ticker() -> None:
-        nonlocal held
-        last = time.perf_counter()
-        while not done:
-            await asyncio.sleep(0.001)
-            now = time.perf_counter()
-            held, last = max(held, now - last - 0.001), now
-
-    tick = asyncio.create_task(ticker(), name="ticker")
-    started = time.perf_counter()
-    result = await work
-    elapsed = time.perf_counter() - started
-    done = True
-    await tick
-    return result, elapsed, held
 
 
 async def one_size(folder: Path, records: int) -> None:

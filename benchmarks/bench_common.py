@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import time
+from collections.abc import Awaitable
 from datetime import datetime
+from typing import TypeVar
 
 from hwsim.table import SimTable
 from studio.controller import ControllerService, TableController
@@ -12,6 +15,7 @@ from studio.streams import Fanout
 from studio.web import WebContext
 
 TOKEN = "benchmark-token"
+T = TypeVar("T")
 
 
 def bench_context(
@@ -37,3 +41,24 @@ async def load_shoe_if_asked(sim: SimTable, table: TableController, now: datetim
         async with asyncio.timeout(10):
             while table.shoe.shoe_id == loaded:
                 await asyncio.sleep(0.01)
+
+
+async def timed(work: Awaitable[T]) -> tuple[T, float, float]:
+    """``work``'s result, its seconds, and the longest the loop was held meanwhile (s)."""
+    held, done = 0.0, False
+
+    async def ticker() -> None:
+        nonlocal held
+        last = time.perf_counter()
+        while not done:
+            await asyncio.sleep(0.001)
+            now = time.perf_counter()
+            held, last = max(held, now - last - 0.001), now
+
+    tick = asyncio.create_task(ticker(), name="ticker")
+    started = time.perf_counter()
+    result = await work
+    elapsed = time.perf_counter() - started
+    done = True
+    await tick
+    return result, elapsed, held

@@ -27,6 +27,7 @@ from typing import Any
 import sqlalchemy as sa
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "controller"))
+from bench_common import timed
 from crash_harness import controller as harness_controller
 from crash_harness import feed, generate
 
@@ -55,29 +56,6 @@ async def timed_start(log: EventLog, clock: dict[str, datetime]) -> tuple[float,
     return time.perf_counter() - started, replayed
 
 
-async def held_loop_during(work: Any) -> tuple[float, float]:
-    """Run ``work`` (a coroutine); return its seconds and the longest the loop was held."""
-    longest = 0.0
-    done = False
-
-    async def ticker() -> None:
-        nonlocal longest
-        last = time.perf_counter()
-        while not done:
-            await asyncio.sleep(0.001)
-            now = time.perf_counter()
-            longest = max(longest, now - last)
-            last = now
-
-    tick = asyncio.create_task(ticker())
-    started = time.perf_counter()
-    await work
-    elapsed = time.perf_counter() - started
-    done = True
-    await tick
-    return elapsed, longest
-
-
 async def main(rounds: int, tail: int) -> None:
     print(f"generating {rounds:,} rounds ...", flush=True)
     inputs, _ = generate(rounds, seed=7)
@@ -90,7 +68,7 @@ async def main(rounds: int, tail: int) -> None:
             service = controller(log, clock)
             async with service:
                 await play(service, head, clock)
-                seconds, held = await held_loop_during(service.checkpoint("crash"))
+                _, seconds, held = await timed(service.checkpoint("crash"))
                 (record,) = await log.read(kinds=["controller.checkpoint"])
                 print(
                     f"first checkpoint (the whole log replayed): {seconds * 1000:.0f} ms "
@@ -102,7 +80,7 @@ async def main(rounds: int, tail: int) -> None:
             records = len(await log.read())
             with_tail, tail_replayed = await timed_start(log, clock)
             async with controller(log, clock) as again:  # one at the log's end
-                seconds, held = await held_loop_during(again.checkpoint("crash"))
+                _, seconds, held = await timed(again.checkpoint("crash"))
             print(
                 f"next checkpoint (from the first, {tail_replayed + 1:,} inputs after it): "
                 f"{seconds * 1000:.0f} ms, event loop held up to {held * 1000:.0f} ms"
