@@ -12,11 +12,14 @@ import socket
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import create_async_engine
+
+from studio.store import Database, EventLog
 
 POSTGRES_URL = os.environ.get("TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
 
@@ -61,3 +64,14 @@ async def table_names(url: str) -> set[str]:
             return set(await conn.run_sync(lambda sync: sa.inspect(sync).get_table_names()))
     finally:
         await engine.dispose()
+
+
+@asynccontextmanager
+async def backend_log(backend: str, tmp_path: Path) -> AsyncIterator[EventLog]:
+    """An event log on a new database: SQLite in ``tmp_path``, or PostgreSQL ("postgres")."""
+    if backend == "sqlite":
+        async with Database(f"sqlite:///{tmp_path}/studio.db") as db:
+            yield EventLog(db)
+        return
+    async with fresh_database() as url, Database(url) as db:
+        yield EventLog(db)

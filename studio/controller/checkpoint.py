@@ -35,7 +35,6 @@ from pydantic import BaseModel
 
 import studio
 from studio.code_digest import code_digest
-from studio.controller import table as table_module
 from studio.controller.replay import TableReplay
 from studio.controller.table import TableController
 from studio.errors import StudioError
@@ -77,9 +76,6 @@ _ALLOWED = {
     # The time zone of a time pydantic parsed (a fixed offset).
     ("pydantic_core._pydantic_core", "TzInfo"),
 }
-# The shared answer of a bare acceptance (commands_seen) is kept shared, by name: it is a
-# read-only mapping, which pickle cannot copy anyway.
-_SHARED = {"accepted": table_module._ACCEPTED}
 
 
 class CheckpointError(StudioError):
@@ -147,14 +143,6 @@ def sealed(recorded: object, expected: str) -> bool:
     return hmac.compare_digest(recorded.encode("utf-8", "surrogatepass"), expected.encode())
 
 
-class _Pickler(pickle.Pickler):
-    def persistent_id(self, obj: Any) -> str | None:
-        for name, shared in _SHARED.items():
-            if obj is shared:
-                return name
-        return None
-
-
 class _Unpickler(pickle._Unpickler):
     """Python's own unpickler (the C one cannot be told what BUILD may change), which builds
     only the state's data classes and a few standard types, and changes only what it built:
@@ -170,12 +158,6 @@ class _Unpickler(pickle._Unpickler):
         super().load_build()  # type: ignore[misc]
 
     dispatch[pickle.BUILD[0]] = load_build
-
-    def persistent_load(self, pid: Any) -> Any:
-        try:
-            return _SHARED[pid]
-        except (KeyError, TypeError):
-            raise pickle.UnpicklingError(f"unknown shared object {pid!r}") from None
 
     def find_class(self, module: str, name: str) -> Any:
         if (module, name) in _ALLOWED:
@@ -220,7 +202,7 @@ def dumps(replay: TableReplay) -> bytes:
     out = io.BytesIO()
     try:
         with _no_cycle_collection():
-            _Pickler(out, protocol=pickle.HIGHEST_PROTOCOL).dump(replay)
+            pickle.Pickler(out, protocol=pickle.HIGHEST_PROTOCOL).dump(replay)
     except Exception as exc:  # an attribute pickle cannot take, a structure too deep
         raise CheckpointError(f"table {replay.table.table}: not saved: {exc!r}") from exc
     return out.getvalue()

@@ -23,6 +23,17 @@ HEALTH_SUFFIX = "#health"
 # the order they are drawn). A camera's sightings are paired by card and zone, not order,
 # and a camera answers no replay: holding them would only make them late.
 ORDERED_KINDS = {"shoe.card", "shoe.event", "shuffler.event", "cutcard.event"}
+# What a game command logged again under an id its table had taken replays as.
+REPEATED_COMMAND = "game.command.repeated"
+
+
+def repeated(record: LogRecord, firsts: dict[str, int]) -> bool:
+    """Is ``record`` a game command logged again under an id taken before? ``firsts``: the
+    record of each id's first command (GameCommands.first_records)."""
+    if record.kind != "game.command":
+        return False
+    first = firsts.get(str(record.payload.get("id")))
+    return first is not None and first < record.id
 
 
 def seqs_of(kind: str, payload: dict[str, Any]) -> list[tuple[str, int]]:
@@ -69,11 +80,14 @@ class TableReplay:
     identities: EventIdentities = field(default_factory=EventIdentities)
     through: int = 0  # the last log record applied (0: none)
 
-    def apply(self, record: LogRecord) -> None:
+    def apply(self, record: LogRecord, *, repeat: bool = False) -> None:
+        """Apply a logged input (``repeat``: a game command logged again, see
+        :func:`repeated`, which is not taken again)."""
         observe_seqs(self.tracker, self.identities, record.table_id, record.kind, record.payload)
         ts = datetime.fromisoformat(record.ts)
+        kind = REPEATED_COMMAND if repeat else record.kind
         try:
-            self.table.handle(Input(record.kind, record.payload, ts))
+            self.table.handle(Input(kind, record.payload, ts))
         except StudioError as exc:  # a logged input must replay; say so loudly if not
             _LOGGER.error("replay of record %d failed: %s", record.id, exc)
         self.through = record.id

@@ -51,6 +51,7 @@ from studio.controller.checkpoint import (
     seal,
     sealed,
 )
+from studio.controller.command_index import answer_in, catch_up
 from studio.controller.commands import GameCommand, ManagerAction, check_reason, game_command
 from studio.controller.conflicts import EventIdentities, identity
 from studio.controller.replay import (
@@ -58,6 +59,7 @@ from studio.controller.replay import (
     ORDERED_KINDS,
     TableReplay,
     observe_seqs,
+    repeated,
     seqs_of,
 )
 from studio.controller.table import (
@@ -70,7 +72,17 @@ from studio.controller.table import (
 )
 from studio.errors import StoreError, StudioError
 from studio.rules.ruleset import RuleSet, ruleset_from_spec
-from studio.store import Checkpoints, Entry, EventLog, LogRecord, RoundIndex, StreamMarks
+from studio.store import (
+    Checkpoints,
+    Entry,
+    EventLog,
+    GameCommands,
+    LogRecord,
+    RoundIndex,
+    StreamMarks,
+)
+from studio.store.eventlog import AppendHook
+from studio.store.game_commands import indexing
 from studio.store.rounds import alert_codes, round_players
 from studio.streams import Channel, Fanout
 
@@ -128,6 +140,7 @@ class ControllerStats:
     held_overflows: int = 0
     seq_jumps: int = 0  # device numberings that jumped past MAX_SEQ_JUMP (device.gap skipped)
     seq_conflicts: int = 0  # duplicates that were another event than the one logged
+    commands_repeated: int = 0  # game commands sent again under an id taken: answered, not applied
     republished: int = 0  # outputs of each table's last input published again at the start
     checkpoints: int = 0  # checkpoints saved
     checkpoints_refused: int = 0  # checkpoints not read back: altered, or unreadable
@@ -168,6 +181,7 @@ class ControllerService:
         self.checkpoint_inputs = checkpoint_inputs
         self.checkpoint_check = checkpoint_check  # seconds between two looks
         self.checkpoints = Checkpoints(log.db)
+        self.commands = GameCommands(log.db)
         key = config.database.checkpoint_key
         self._checkpoint_key = key.get_secret_value().encode() if key is not None else None
         self.stats = ControllerStats()
@@ -309,6 +323,9 @@ class ControllerService:
     async def recover(self) -> int:
         """Rebuild every table from its checkpoint and the inputs logged after it (or from
         its whole log); return how many inputs were replayed."""
+        # The commands logged that the index does not hold yet (a version without it ran):
+        # a replay and the commands to come are told apart from those taken by it.
+        await catch_up(self.log, self.commands)
         replayed = 0
         for table_id in self.tables:
             replay, count = await self._replay_log(table_id, batch=5000)
@@ -350,12 +367,16 @@ class ControllerService:
         inputs were replayed."""
         fresh = self._fresh(table_id)
         replay = await self._checkpointed(fresh) or TableReplay(fresh)
-        count = 0
-        async for record in self.log.iterate(
-            batch, after=replay.through, table_id=table_id, kinds=INPUT_KINDS
+        count, after = 0, replay.through
+        while records := await self.log.read(
+            after_id=after, limit=batch, table_id=table_id, kinds=INPUT_KINDS
         ):
-            replay.apply(record)
-            count += 1
+            ids = [str(r.payload.get("id")) for r in records if r.kind == "game.command"]
+            firsts = await self.commands.first_records(table_id, ids) if ids else {}
+            for record in records:
+                replay.apply(record, repeat=repeated(record, firsts))
+            count += len(records)
+            after = records[-1].id
         return replay, count
 
     async def _checkpointed(self, fresh: TableController) -> TableReplay | None:
@@ -585,12 +606,17 @@ class ControllerService:
 
     async def _submit(self, table_id: str, kind: str, data: dict[str, Any]) -> list[Output]:
         async with self._locks[table_id]:
+            # Under the lock, so a command sent twice at once is taken once.
+            if kind == "game.command" and await self.commands.answer(table_id, data["id"]):
+                self.stats.commands_repeated += 1
+                return []
             table = self.tables[table_id]
             inp = Input(kind, data, self.clock())
             round_before = table.round_id
             started = asyncio.get_running_loop().time()
             try:
                 outputs = table.handle(inp)
+                index = self._indexer(table_id, kind, data, outputs)
             except StudioError as exc:
                 if kind != "manager.action":
                     await self._rebuild_table(table_id)  # never keep a half-applied input
@@ -618,7 +644,7 @@ class ControllerService:
                     body = output.payload.model_dump(mode="json")
                     entries.append(Entry(table_id, logged_kind, body, body.get("round_id"), inp.ts))
             try:
-                records = await self.log.append_batch(entries)
+                records = await self.log.append_batch(entries, also=index)
             except StoreError:
                 await self._rebuild_table(table_id)  # memory must match the log
                 raise
@@ -633,6 +659,17 @@ class ControllerService:
                 acked = self._acked_callback(table_id, records[-1].id) if i == last_logged else None
                 await self.fanout.emit(table.table, output.channel, output.payload, on_acked=acked)
             return outputs
+
+    def _indexer(
+        self, table_id: str, kind: str, data: dict[str, Any], outputs: list[Output]
+    ) -> AppendHook | None:
+        """A game command's row of the index, to be written with its log records."""
+        if kind != "game.command":
+            return None
+        answer = answer_in(outputs, data["id"])
+        if answer is None:  # every command taken is answered (table.py)
+            raise AssertionError(f"game command {data['id']!r} was not answered")
+        return indexing(table_id, data["id"], answer)
 
     async def _rebuild_table(self, table_id: str) -> None:
         # The seqs stay as they are: the input's own are forgotten by its caller.
@@ -1118,12 +1155,12 @@ class ControllerService:
     async def submit_command(self, table_id: str, data: dict[str, Any]) -> dict[str, Any]:
         """A game-platform command (REST); idempotent by its ``id``."""
         command = game_command.validate_python(data)
-        previous = self.table(table_id).commands_seen.get(command.id)
-        if previous is None:
-            await self.submit(table_id, "game.command", command.model_dump(mode="json"))
-            # Look the table up again: a failed input may have rebuilt it from the log.
-            previous = self.tables[table_id].commands_seen[command.id]
-        return {"id": command.id, **previous}
+        outputs = await self.submit(table_id, "game.command", command.model_dump(mode="json"))
+        # Taken now, or before (its first answer, from the index).
+        answer = answer_in(outputs, command.id) or await self.commands.answer(table_id, command.id)
+        if answer is None:
+            raise InputFailed(f"game command {command.id!r} was not answered")
+        return {"id": command.id, **answer}
 
     async def rounds_search(self, **filters: Any) -> list[dict[str, Any]]:
         return await self.rounds.search(**filters)

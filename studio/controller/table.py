@@ -9,10 +9,8 @@ state: that is how the controller recovers after ``kill -9``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
-from types import MappingProxyType
 from typing import Any, Final
 
 from pydantic import BaseModel, ValidationError
@@ -71,7 +69,6 @@ _SHOE_FAULTS = {
 _SHUFFLER_FAULTS = {"jam": "shuffler jammed", "door_open": "shuffler door open"}
 # A manager action's fields that may name the card a resolution dealt or discarded.
 _CARD_FIELDS = frozenset({"card", "applied", "discarded", "to"})
-_ACCEPTED: Mapping[str, Any] = MappingProxyType({"accepted": True})
 # The settings each run logs at its start, and a replay of its inputs takes.
 _PLAYED_SETTINGS = ("single_source", "camera_window_seconds")
 
@@ -237,9 +234,6 @@ class TableController:
         self.alerts = AlertBook(self.table)
         self.crosscheck = CrossCheck(window=self.settings.camera_window_seconds)
         self.devices: dict[str, _Device] = {d.id: _Device(d.kind) for d in self.settings.devices}
-        # Every game command's id and answer, for the table's life (rebuilt from the log at a
-        # start): a command sent again under its id, however late, is never applied twice.
-        self.commands_seen: dict[str, Mapping[str, Any]] = {}
         self._out: list[Output] = []
         self._now: datetime | None = None
         # The device status last published (None: publish it after the next input).
@@ -1502,25 +1496,27 @@ class TableController:
             )
 
     # ------------------------------------------------------------------ game commands
+    # A command sent again under an id the table took is never given to it: the controller
+    # answers it from its index of the commands taken (studio/store/game_commands.py; until
+    # 2026-12-05 every id and answer was kept here, for the table's life).
     def _on_game_command(self, inp: Input) -> None:
         command = game_command.validate_python(inp.data)
-        if command.id in self.commands_seen:
-            return
         try:
             result = self._apply_command(command)
         except (CommandRejected, RuleError) as exc:
-            self.commands_seen[command.id] = {"accepted": False, "reason": str(exc)}
             self._event("command_rejected", id=command.id, type=command.type, reason=str(exc))
             return
-        # Most answers say no more than that (decisions, votes, insurance): one shared,
-        # read-only answer for them keeps the ids of a long-lived table small.
-        self.commands_seen[command.id] = {"accepted": True, **result} if result else _ACCEPTED
         self._event(
             "command_accepted",
             id=command.id,
             command=command.model_dump(mode="json"),
             **result,
         )
+
+    def _on_game_command_repeated(self, inp: Input) -> None:
+        """A command logged again under an id the table had taken (by a version before
+        2026-12-05, which logged every delivery; ``TableReplay``): it changed nothing but
+        what every input does (the table's clock and timers), so its replay changes that."""
 
     def _apply_command(self, command: GameCommand) -> dict[str, Any]:
         if self.engine is None:

@@ -3,6 +3,7 @@
 from studio.store.checkpoints import Checkpoints, StoredCheckpoint
 from studio.store.database import Database, async_url, safe_url
 from studio.store.eventlog import ChainReport, Entry, EventLog, LogRecord
+from studio.store.game_commands import GameCommands, TakenCommand
 from studio.store.rounds import RoundIndex
 from studio.store.stream_marks import StreamMarks
 
@@ -12,10 +13,12 @@ __all__ = [
     "Database",
     "Entry",
     "EventLog",
+    "GameCommands",
     "LogRecord",
     "RoundIndex",
     "StoredCheckpoint",
     "StreamMarks",
+    "TakenCommand",
     "async_url",
     "safe_url",
 ]

@@ -182,6 +182,10 @@ class _LostRace(Exception):
     """Another writer appended the id this transaction wanted; run it again."""
 
 
+# Work an append does in its own transaction, given the records appended.
+AppendHook = Callable[[AsyncConnection, list[LogRecord]], Awaitable[object]]
+
+
 class EventLog:
     """Append-only hash chain; many readers, and writers in any number of processes.
 
@@ -273,15 +277,26 @@ class EventLog:
     ) -> LogRecord:
         return (await self.append_batch([Entry(table_id, kind, payload, round_id, ts)]))[0]
 
-    async def append_batch(self, entries: list[Entry]) -> list[LogRecord]:
+    async def append_batch(
+        self,
+        entries: list[Entry],
+        *,
+        also: AppendHook | None = None,
+    ) -> list[LogRecord]:
         """Append several records in ONE transaction: all of them are durable, or none.
+        ``also`` runs in that transaction once they are in (an index of them that must
+        never disagree with the log: it commits with them, or neither does).
 
         Shielded from cancellation: a caller cancelled mid-write (a shutdown) must not
         leave the transaction committed but the cached chain head behind it.
         """
-        return await asyncio.shield(self._append_batch(entries))
+        return await asyncio.shield(self._append_batch(entries, also))
 
-    async def _append_batch(self, entries: list[Entry]) -> list[LogRecord]:
+    async def _append_batch(
+        self,
+        entries: list[Entry],
+        also: AppendHook | None,
+    ) -> list[LogRecord]:
         if not entries:
             return []
         async with self._lock:
@@ -294,6 +309,8 @@ class EventLog:
                     async with self.db.engine.begin() as conn:
                         await self._lock_chain(conn)
                         rows = await self._insert_at_head(conn, entries, head)
+                        if also is not None:
+                            await also(conn, [_dict_to_record(row) for row in rows])
                     break
                 except _LostRace as exc:
                     if head is None:

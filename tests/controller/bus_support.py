@@ -3,8 +3,10 @@ publishes what a game platform or a device would."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 from studio.bus import MessageBus
 from studio.config import BrokerSettings, StudioConfig, TableSettings
@@ -28,3 +30,11 @@ async def controller_on_bus(
         ControllerService(config, bus, EventLog(database), Fanout(bus)) as service,
     ):
         yield service, client
+
+
+async def answered(service: ControllerService, table_id: str, cid: str) -> dict[str, Any]:
+    """The answer to game command ``cid`` once the table has taken it."""
+    async with asyncio.timeout(20):
+        while (answer := await service.commands.answer(table_id, cid)) is None:
+            await asyncio.sleep(0.02)
+    return answer

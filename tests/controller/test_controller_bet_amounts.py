@@ -9,17 +9,17 @@ refusal but an exception that ended the controller's command consumer. A side be
 
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import Any
 
 import pytest
-from bus_support import controller_on_bus
+from bus_support import answered, controller_on_bus
 from test_controller_table import Driver
 
 from studio.config import BrokerSettings
 from studio.contract.topics import Topics
 from studio.controller import ControllerService, TableController
+from studio.controller.command_index import answer_of
 from studio.controller.table import InputFailed
 from studio.store import Database
 
@@ -57,7 +57,8 @@ def test_an_accepted_bet_says_what_the_rule_set_took() -> None:
     accepted = _accepted(d, "bet-1-p1")
     assert accepted["taken"] == {"stake": "10.00", "side_bets": {"perfect_pairs": "1.00"}}
     assert accepted["command"]["stake"] == "10.009"  # what was sent, as before
-    assert d.table.commands_seen["bet-1-p1"]["taken"]["stake"] == "10.00"
+    answer = answer_of("command_accepted", accepted)  # what /commands answers
+    assert answer == {"accepted": True, "taken": accepted["taken"]}
 
 
 def test_a_side_bet_that_rounds_to_nothing_or_cannot_be_rounded_is_refused() -> None:
@@ -86,18 +87,14 @@ async def test_a_command_the_engine_refuses_over_mqtt_leaves_the_consumer_runnin
 ) -> None:
     async with controller_on_bus(broker, database, table_id) as (service, platform):
         await _open_betting(service, table_id)
-        table = service.tables[table_id]
         bet = {"type": "bet", "seat": 1, "player": "p1", "stake": "10"}
         topic = Topics(table_id).game_commands
         await platform.publish(
             topic, json.dumps({**bet, "id": "huge", "side_bets": {"21+3": "1e27"}})
         )
         await platform.publish(topic, json.dumps({**bet, "id": "fine"}))
-        async with asyncio.timeout(20):
-            while "fine" not in table.commands_seen:
-                await asyncio.sleep(0.02)
-        assert table.commands_seen["huge"]["accepted"] is False
-        assert table.commands_seen["fine"]["accepted"] is True
+        assert (await answered(service, table_id, "fine"))["accepted"] is True
+        assert (await answered(service, table_id, "huge"))["accepted"] is False
         assert all(not task.done() for task in service._tasks)
 
 
@@ -121,13 +118,9 @@ async def test_an_input_that_fails_for_a_fault_of_ours_is_not_applied_and_the_re
         topic = Topics(table_id).game_commands
         await platform.publish(topic, json.dumps({**bet, "id": "boom-mqtt"}))
         await platform.publish(topic, json.dumps({**bet, "id": "fine"}))
-        async with asyncio.timeout(20):
-            while "fine" not in service.tables[table_id].commands_seen:
-                await asyncio.sleep(0.02)
-        table = service.tables[table_id]  # rebuilt from the log after each fault
-        assert table.commands_seen["fine"]["accepted"] is True
-        assert "boom-rest" not in table.commands_seen
-        assert "boom-mqtt" not in table.commands_seen
+        assert (await answered(service, table_id, "fine"))["accepted"] is True
+        assert await service.commands.answer(table_id, "boom-rest") is None
+        assert await service.commands.answer(table_id, "boom-mqtt") is None
         assert all(not task.done() for task in service._tasks)
         logged = [r.payload.get("id") for r in await service.log.read(table_id=table_id)]
         assert "fine" in logged

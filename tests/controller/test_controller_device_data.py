@@ -133,7 +133,7 @@ async def test_a_time_outside_the_calendar_in_utc_is_malformed_not_fatal(
         async def sent(cid: str) -> None:  # and seen: the subscriptions are in place
             command = {"id": cid, "type": "bet", "seat": 1, "player": "p1", "stake": "10"}
             async with asyncio.timeout(20):
-                while cid not in service.tables[table_id].commands_seen:
+                while await service.commands.answer(table_id, cid) is None:
                     await device.publish(topics.game_commands, json.dumps(command))
                     await asyncio.sleep(0.2)
 

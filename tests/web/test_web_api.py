@@ -133,9 +133,9 @@ async def test_rest_table_state_is_read_once_the_input_is_logged(database: Datab
         written = asyncio.Event()
         real_append = log.append_batch
 
-        async def append_when_let(entries: Any) -> Any:
+        async def append_when_let(entries: Any, **options: Any) -> Any:
             await written.wait()  # the database write, held back until the test lets it go
-            return await real_append(entries)
+            return await real_append(entries, **options)
 
         log.append_batch = append_when_let  # type: ignore[method-assign]
         ctx = WebContext(fanout=fanout, log=log, db=database, controller=controller)

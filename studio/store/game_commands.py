@@ -1,0 +1,149 @@
+"""Every game command each table took, by its id, with its first answer: a command sent again
+under its id, however late, is answered with that and never applied twice.
+
+Until 2026-12-05 the ids and answers were part of each table's state in the controller's
+memory, growing with its history for as long as it ran (and in every checkpoint). Now they
+are here: a command's row is written in the same transaction as its log records
+(:func:`indexing`), so the log holds a command taken and its row, or neither.
+``through`` says how far the index accounts for the log: a start indexes the records after
+it first (a log written by a version that kept no index, or that ran in between), from the
+log's own answers (``studio/controller/command_index.py``).
+
+Not chained: an index of the chained log, rebuilt from it (a row's ``record_id`` is the log
+record of the command's input, or of the answer logged with it, for rows built from the log).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from studio.store.database import Database, metadata
+from studio.store.eventlog import AppendHook, LogRecord
+
+game_commands = sa.Table(
+    "game_commands",
+    metadata,
+    sa.Column("table_id", sa.String(64), primary_key=True),
+    sa.Column("command_id", sa.String(128), primary_key=True),
+    sa.Column("record_id", sa.BigInteger, nullable=False),
+    sa.Column("answer", sa.Text, nullable=False),
+)
+# One row (id 1): the last log record the index accounts for.
+game_commands_through = sa.Table(
+    "game_commands_through",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("record_id", sa.BigInteger, nullable=False),
+)
+
+# Ids looked up at a time (well under SQLite's bound parameters).
+LOOKUP_BATCH = 500
+
+
+@dataclass(frozen=True)
+class TakenCommand:
+    table_id: str
+    command_id: str
+    record_id: int
+    answer: Mapping[str, Any]
+
+
+@dataclass
+class GameCommands:
+    db: Database
+
+    async def answer(self, table_id: str, command_id: str) -> dict[str, Any] | None:
+        """The first answer to the table's command ``command_id``; None if it never took one."""
+        where = (game_commands.c.table_id == table_id) & (game_commands.c.command_id == command_id)
+        async with self.db.engine.connect() as conn:
+            row = (await conn.execute(sa.select(game_commands.c.answer).where(where))).first()
+        return dict(json.loads(row.answer)) if row else None
+
+    async def first_records(self, table_id: str, command_ids: Iterable[str]) -> dict[str, int]:
+        """The log record of each id's first command (ids never taken are left out)."""
+        wanted = sorted(set(command_ids))
+        found: dict[str, int] = {}
+        async with self.db.engine.connect() as conn:
+            for start in range(0, len(wanted), LOOKUP_BATCH):
+                query = sa.select(game_commands.c.command_id, game_commands.c.record_id).where(
+                    (game_commands.c.table_id == table_id)
+                    & game_commands.c.command_id.in_(wanted[start : start + LOOKUP_BATCH])
+                )
+                found.update(
+                    (row.command_id, int(row.record_id)) for row in await conn.execute(query)
+                )
+        return found
+
+    async def through(self) -> int:
+        async with self.db.engine.connect() as conn:
+            return await _through_in(conn)
+
+    async def add(self, taken: list[TakenCommand], through: int) -> int:
+        """Index ``taken`` (the ids already indexed are left as they are: the first answer
+        stands) and move ``through`` on, in one transaction; return how many were new."""
+        async with self.db.engine.begin() as conn:
+            return await _add_in(conn, taken, through)
+
+
+def indexing(table_id: str, command_id: str, answer: Mapping[str, Any]) -> AppendHook:
+    """What the append of a command's log records runs to index it in their transaction
+    (its input is the first of them)."""
+
+    async def add(conn: AsyncConnection, records: list[LogRecord]) -> int:
+        taken = TakenCommand(table_id, command_id, records[0].id, answer)
+        return await _add_in(conn, [taken], records[-1].id)
+
+    return add
+
+
+async def _through_in(conn: AsyncConnection) -> int:
+    query = sa.select(game_commands_through.c.record_id).where(game_commands_through.c.id == 1)
+    found = (await conn.execute(query)).scalar()
+    return int(found) if found is not None else 0
+
+
+async def _add_in(conn: AsyncConnection, taken: list[TakenCommand], through: int) -> int:
+    new = 0
+    by_table: dict[str, list[TakenCommand]] = {}
+    for command in taken:
+        by_table.setdefault(command.table_id, []).append(command)
+    for table_id, commands in by_table.items():
+        ids = sorted({c.command_id for c in commands})
+        known: set[str] = set()
+        for start in range(0, len(ids), LOOKUP_BATCH):
+            query = sa.select(game_commands.c.command_id).where(
+                (game_commands.c.table_id == table_id)
+                & game_commands.c.command_id.in_(ids[start : start + LOOKUP_BATCH])
+            )
+            known.update(row.command_id for row in await conn.execute(query))
+        rows = []
+        for command in commands:
+            if command.command_id in known:
+                continue
+            known.add(command.command_id)
+            rows.append(
+                {
+                    "table_id": table_id,
+                    "command_id": command.command_id,
+                    "record_id": command.record_id,
+                    "answer": json.dumps(command.answer, sort_keys=True, separators=(",", ":")),
+                }
+            )
+        if rows:
+            await conn.execute(game_commands.insert(), rows)
+        new += len(rows)
+    row = game_commands_through.c
+    moved = await conn.execute(
+        game_commands_through.update()
+        .where((row.id == 1) & (row.record_id < through))
+        .values(record_id=through)
+    )
+    if not moved.rowcount and not await _through_in(conn):
+        await conn.execute(game_commands_through.insert().values(id=1, record_id=through))
+    return new

@@ -1,0 +1,185 @@
+"""A game command sent again under its id, however late (after a restart too), is answered
+with its first answer and never applied twice; the controller finds the ids it took in the
+database's index of them (studio/store/game_commands.py), not in its memory.
+
+Until 2026-12-05 every id and answer was part of each table's state for the table's life
+(rebuilt from the log at each start, and in every checkpoint): ~270 bytes an id, a table
+dealing around the clock took megabytes more a day. The crash-recovery harness's scripted
+play is logged through a real controller and database.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import sys
+from pathlib import Path
+from types import FunctionType, ModuleType
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+
+from studio.controller import ControllerService
+from studio.controller.command_index import answer_of, catch_up
+from studio.store import EventLog
+from studio.store.game_commands import game_commands, game_commands_through
+
+HERE = Path(__file__).parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))
+from crash_harness import generate  # noqa: E402
+from postgres_support import backend_log  # noqa: E402
+from test_controller_checkpoint import play, service  # noqa: E402
+
+INPUTS, _ = generate(12, seed=41)
+# A bet in the ninth round, and the input number it is: its round's betting is open.
+BET_AT = next(
+    n
+    for n, item in enumerate(INPUTS)
+    if n > len(INPUTS) * 2 // 3 and item["kind"] == "game.command" and item["data"]["type"] == "bet"
+)
+BET = INPUTS[BET_AT]["data"]
+FIRST = next(item["data"] for item in INPUTS if item["kind"] == "game.command")
+
+
+def free_seat() -> int:
+    """A seat with no bet in BET's round so far."""
+    taken = set()
+    for item in reversed(INPUTS[: BET_AT + 1]):
+        if item["kind"] != "game.command" or item["data"]["type"] != "bet":
+            break
+        taken.add(item["data"]["seat"])
+    return min(set(range(1, 8)) - taken)
+
+
+async def first_answer(log: EventLog, cid: str) -> dict[str, Any]:
+    """The answer the log holds for ``cid`` (its command event)."""
+    for record in await log.read(kinds=["out.round_event"]):
+        answer = answer_of(record.payload["type"], record.payload["data"])
+        if answer is not None and record.payload["data"]["id"] == cid:
+            return answer
+    raise AssertionError(f"no answer to {cid} logged")
+
+
+async def logged_commands(log: EventLog, cid: str) -> int:
+    return sum(r.payload["id"] == cid for r in await log.read(kinds=["game.command"]))
+
+
+def wagers_at(made: ControllerService, seat: int) -> int:
+    engine = made.tables["crash"].engine
+    assert engine is not None and made.tables["crash"].phase == "betting"
+    box = engine.round.boxes.get(seat)
+    return len(box.wagers) if box else 0
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+async def test_a_command_sent_again_gets_its_first_answer_and_is_not_applied(
+    tmp_path: Path, backend: str
+) -> None:
+    seat = free_seat()
+    again = {**BET, "seat": seat, "player": f"p{seat}"}  # its id, another bet
+    async with backend_log(backend, tmp_path) as log:
+        async with service(log) as first:
+            await play(first, INPUTS[: BET_AT + 1])
+            records = len(await log.read())
+            for command in (FIRST, again):  # from the first round, and from this one
+                answer = await first.submit_command("crash", command)
+                assert answer == {"id": command["id"], **await first_answer(log, command["id"])}
+            assert first.stats.commands_repeated == 2
+            assert len(await log.read()) == records
+            assert wagers_at(first, seat) == 0
+        async with service(log) as second:  # however late: after a restart too
+            second.test_clock["t"] = first.test_clock["t"]  # type: ignore[attr-defined]
+            for command in (FIRST, again):
+                answer = await second.submit_command("crash", command)
+                assert answer == {"id": command["id"], **await first_answer(log, command["id"])}
+            assert wagers_at(second, seat) == 0
+            assert await logged_commands(log, again["id"]) == 1
+
+
+async def test_a_command_sent_twice_at_once_is_taken_once(tmp_path: Path) -> None:
+    seat = free_seat()
+    bet = {**BET, "id": "twice", "seat": seat, "player": f"p{seat}"}
+    async with backend_log("sqlite", tmp_path) as log, service(log) as made:
+        await play(made, INPUTS[: BET_AT + 1])
+        answers = await asyncio.gather(*(made.submit_command("crash", bet) for _ in range(3)))
+        assert answers[0]["accepted"] is True and answers.count(answers[0]) == 3
+        assert await logged_commands(log, "twice") == 1
+        assert wagers_at(made, seat) == 1
+        assert made.stats.commands_repeated == 2
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+async def test_a_log_of_a_version_without_the_index_is_indexed_and_replayed_as_it_was(
+    tmp_path: Path, backend: str
+) -> None:
+    """Earlier versions kept the ids in memory only, and logged every command delivered
+    (an MQTT re-delivery too), those sent again included, which took nothing."""
+    seat = free_seat()
+    again = {**BET, "seat": seat, "player": f"p{seat}"}
+    async with backend_log(backend, tmp_path) as log:
+        async with service(log) as first:
+            await play(first, INPUTS[: BET_AT + 1])
+            round_id = first.tables["crash"].round_id
+            at = first.test_clock["t"]  # type: ignore[attr-defined]
+        async with log.db.engine.begin() as conn:  # as such a version left the database
+            await conn.execute(sa.delete(game_commands))
+            await conn.execute(sa.delete(game_commands_through))
+        await log.append("crash", "game.command", again, round_id=round_id, ts=at)
+        taken = {r.payload["id"] for r in await log.read(kinds=["game.command"])}
+        async with service(log) as second:
+            assert wagers_at(second, seat) == 0  # replayed as it was: not taken
+            answer = await second.submit_command("crash", again)
+            assert answer == {"id": again["id"], **await first_answer(log, again["id"])}
+            assert await logged_commands(log, again["id"]) == 2  # the old one only
+            for cid in taken:
+                assert await second.commands.answer("crash", cid) == await first_answer(log, cid)
+        # Indexed once: the next start reads only what was logged since.
+        assert await catch_up(log, second.commands) == 0
+
+
+async def test_indexing_an_old_log_goes_in_steps(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("studio.controller.command_index.CATCH_UP_BATCH", 7)
+    async with backend_log("sqlite", tmp_path) as log:
+        async with service(log) as first:
+            await play(first, INPUTS[:400])
+        async with log.db.engine.begin() as conn:
+            expected = len((await conn.execute(sa.select(game_commands))).all())
+            await conn.execute(sa.delete(game_commands))
+            await conn.execute(sa.delete(game_commands_through))
+        assert expected > 20
+        assert await catch_up(log, first.commands) == expected
+        last_event = (await log.read(kinds=["out.round_event"], descending=True, limit=1))[0]
+        assert await first.commands.through() == last_event.id
+
+
+def strings_in(root: object) -> set[str]:
+    """Every string an object holds, all the way down."""
+    found: set[str] = set()
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        obj = stack.pop()
+        if id(obj) in seen or isinstance(obj, (type, ModuleType, FunctionType)):
+            continue
+        seen.add(id(obj))
+        if isinstance(obj, str):
+            found.add(obj)
+        elif isinstance(obj, dict):  # the collector skips a dict's keys when all are strings
+            stack.extend([*obj.keys(), *obj.values()])
+        else:
+            stack.extend(gc.get_referents(obj))
+    return found
+
+
+async def test_a_table_keeps_no_ids_of_the_commands_of_its_past_rounds(tmp_path: Path) -> None:
+    async with backend_log("sqlite", tmp_path) as log, service(log) as made:
+        await play(made, INPUTS)
+        table = made.tables["crash"]
+        assert table.round_no > 10
+        ids = [item["data"]["id"] for item in INPUTS[:BET_AT] if item["kind"] == "game.command"]
+        assert len(ids) > 50
+        assert not set(ids) & strings_in(table)
