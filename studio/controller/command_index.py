@@ -5,29 +5,19 @@ with the command."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any
 
 from studio.contract import RoundEvent
 from studio.controller.table import Output
 from studio.store import EventLog, GameCommands, TakenCommand
+from studio.store.game_commands import ANSWER_EVENTS, answer_of, answered
 
 _LOGGER = logging.getLogger(__name__)
 
-ANSWER_EVENTS = ("command_accepted", "command_rejected")
 # Log records read at a time while indexing, and how often (in records) progress is logged.
 CATCH_UP_BATCH = 5000
 PROGRESS_EVERY = 100_000
-
-
-def answer_of(event_type: str, data: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The answer a command's event gives (what ``/commands`` answers), or None for an
-    event that answers no command."""
-    if event_type == "command_accepted":
-        return {"accepted": True, **{k: v for k, v in data.items() if k not in ("id", "command")}}
-    if event_type == "command_rejected":
-        return {"accepted": False, "reason": data.get("reason")}
-    return None
 
 
 def answer_in(outputs: Iterable[Output], command_id: str) -> dict[str, Any] | None:
@@ -51,13 +41,11 @@ async def catch_up(log: EventLog, commands: GameCommands) -> int:
         records = await log.read(after_id=after, limit=CATCH_UP_BATCH, kinds=["out.round_event"])
         if not records:
             break
-        taken = []
-        for record in records:
-            payload = record.payload
-            data = payload.get("data")
-            answer = answer_of(str(payload.get("type")), data) if isinstance(data, dict) else None
-            if answer is not None and isinstance(data, dict) and isinstance(data.get("id"), str):
-                taken.append(TakenCommand(record.table_id, data["id"], record.id, answer))
+        taken = [
+            TakenCommand(record.table_id, found[0], record.id, found[1])
+            for record in records
+            if (found := answered(record)) is not None
+        ]
         after = records[-1].id
         new += await commands.add(taken, after)
         read += len(records)

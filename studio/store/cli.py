@@ -22,6 +22,7 @@ from studio.config.loader import default_database_hint, load_config
 from studio.errors import StoreError, StudioError
 from studio.store.database import Database, async_url, safe_url, sqlite_file
 from studio.store.eventlog import ChainReport, EventLog, admin_events, events, parse_head
+from studio.store.game_commands import CommandIndexReport, check_commands, game_commands
 from studio.store.rounds import IndexReport, check_index, repair_alerts, repair_players, rounds
 
 # Disagreements printed by ``studio audit verify``; the count of rounds says how many in all.
@@ -30,8 +31,8 @@ SHOWN_PROBLEMS = 20
 audit_app = typer.Typer(help="Audit: event-log chain and code integrity.", no_args_is_help=True)
 
 
-# The tables `studio audit verify` reads: the two chains and the round index.
-AUDITED_TABLES = (events.name, admin_events.name, rounds.name)
+# The tables `studio audit verify` reads: the two chains, the round index, the command index.
+AUDITED_TABLES = (events.name, admin_events.name, rounds.name, game_commands.name)
 
 
 @asynccontextmanager
@@ -66,15 +67,16 @@ async def verify_chain(url: str, expect: tuple[int, str] | None = None) -> Chain
 
 async def verify_chains(
     url: str, expect: tuple[int, str] | None, expect_admin: tuple[int, str] | None
-) -> tuple[ChainReport, ChainReport, IndexReport]:
+) -> tuple[ChainReport, ChainReport, IndexReport, CommandIndexReport]:
     """The event log's chain, the admin log's (user administration), and the round index
-    (not chained) against the event log."""
+    and the game commands' index (not chained) against the event log."""
     async with audited_database(url) as db:
         log = EventLog(db)
         return (
             await log.verify(expect),
             await EventLog(db, admin_events).verify(expect_admin),
             await check_index(db, log),
+            await check_commands(db, log),
         )
 
 
@@ -314,7 +316,7 @@ def verify(
             expect, expect_admin = read_anchors(anchor_file)
         url = database or load_config(config).database.url
         require_database(url, default_database_hint(config, database))
-        *reports, index = asyncio.run(verify_chains(url, expect, expect_admin))
+        *reports, index, commands = asyncio.run(verify_chains(url, expect, expect_admin))
     except StudioError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
@@ -349,6 +351,7 @@ def verify(
                 "players from the event log: look into any row you cannot explain so first)",
                 err=True,
             )
+    broken = not _commands_agree(commands) or broken
     if broken:
         raise typer.Exit(1)
     if anchor_file is not None:
@@ -357,6 +360,28 @@ def verify(
         except OSError as exc:
             typer.echo(f"error: cannot write {anchor_file}: {exc.strerror or exc}", err=True)
             raise typer.Exit(2) from exc
+
+
+def _commands_agree(report: CommandIndexReport) -> bool:
+    pending = (
+        f" ({report.pending} answered since the index's last record: the controller's next "
+        "start indexes them)"
+        if report.pending
+        else ""
+    )
+    if report.ok:
+        typer.echo(
+            f"command index OK: {report.commands} commands agree with the event log{pending}"
+        )
+        return True
+    typer.echo(
+        f"command index: {len(report.problems)} disagreements with the event log "
+        f"({report.commands} commands){pending}",
+        err=True,
+    )
+    for name, what in report.problems[:SHOWN_PROBLEMS]:
+        typer.echo(f"  command {name}: {what}", err=True)
+    return False
 
 
 def require_database(url: str, hint: str = "") -> None:

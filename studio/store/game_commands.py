@@ -16,15 +16,15 @@ record of the command's input, or of the answer logged with it, for rows built f
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from studio.store.database import Database, metadata
-from studio.store.eventlog import AppendHook, LogRecord
+from studio.store.eventlog import AppendHook, EventLog, LogRecord
 
 game_commands = sa.Table(
     "game_commands",
@@ -44,6 +44,28 @@ game_commands_through = sa.Table(
 
 # Ids looked up at a time (well under SQLite's bound parameters).
 LOOKUP_BATCH = 500
+# A command's answer is its round event (studio/controller/table.py), logged with it.
+ANSWER_EVENTS = ("command_accepted", "command_rejected")
+
+
+def answer_of(event_type: str, data: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The answer a command's event gives (what ``/commands`` answers), or None for an
+    event that answers no command."""
+    if event_type == "command_accepted":
+        return {"accepted": True, **{k: v for k, v in data.items() if k not in ("id", "command")}}
+    if event_type == "command_rejected":
+        return {"accepted": False, "reason": data.get("reason")}
+    return None
+
+
+def answered(record: LogRecord) -> tuple[str, dict[str, Any]] | None:
+    """The command id a logged round event answers, and its answer (None: answers none)."""
+    data = record.payload.get("data")
+    if record.kind != "out.round_event" or not isinstance(data, dict):
+        return None
+    answer = answer_of(str(record.payload.get("type")), data)
+    cid = data.get("id")
+    return (cid, answer) if answer is not None and isinstance(cid, str) else None
 
 
 @dataclass(frozen=True)
@@ -132,7 +154,7 @@ async def _add_in(conn: AsyncConnection, taken: list[TakenCommand], through: int
                     "table_id": table_id,
                     "command_id": command.command_id,
                     "record_id": command.record_id,
-                    "answer": json.dumps(command.answer, sort_keys=True, separators=(",", ":")),
+                    "answer": _json(command.answer),
                 }
             )
         if rows:
@@ -147,3 +169,87 @@ async def _add_in(conn: AsyncConnection, taken: list[TakenCommand], through: int
     if not moved.rowcount and not await _through_in(conn):
         await conn.execute(game_commands_through.insert().values(id=1, record_id=through))
     return new
+
+
+@dataclass
+class CommandIndexReport:
+    commands: int = 0  # commands the log answered, up to the index's ``through``
+    # Answered after it (an older version ran since): the controller's next start indexes them.
+    pending: int = 0
+    problems: list[tuple[str, str]] = field(default_factory=list)  # (table/id, what)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+async def check_commands(db: Database, log: EventLog) -> CommandIndexReport:
+    """The index against the log: each command the log answered must be indexed, with that
+    answer and a record between its input and its answer (a replay tells a command logged
+    again by it), and nothing else. Not chained, the index could otherwise be edited unseen:
+    a row deleted lets a command sent again be taken again; a row added refuses one never
+    taken; a row's record moved has a replay skip the command."""
+    report = CommandIndexReport()
+    through = await GameCommands(db).through()
+    last_input: dict[str, tuple[int, object]] = {}  # each table's last game command logged
+    logged: dict[tuple[str, str], tuple[int, int, dict[str, Any]]] = {}
+    async for record in log.iterate(kinds=["game.command", "out.round_event"]):
+        if record.kind == "game.command":
+            last_input[record.table_id] = (record.id, record.payload.get("id"))
+            continue
+        found = answered(record)
+        if found is None:
+            continue
+        if record.id > through:
+            report.pending += 1
+            continue
+        cid, answer = found
+        key = (record.table_id, cid)
+        if key in logged:
+            report.problems.append((f"{record.table_id}/{cid}", f"answered again at {record.id}"))
+            continue
+        input_id, input_cid = last_input.get(record.table_id, (record.id, None))
+        logged[key] = (input_id if input_cid == cid else record.id, record.id, answer)
+    report.commands = len(logged)
+    async for row in _rows(db):
+        key = (row.table_id, row.command_id)
+        expected = logged.pop(key, None)
+        name = f"{row.table_id}/{row.command_id}"
+        if expected is None:
+            report.problems.append((name, f"indexed (record {row.record_id}), never answered"))
+        elif not expected[0] <= row.record_id <= expected[1]:
+            report.problems.append(
+                (name, f"indexed at record {row.record_id}, logged at {expected[0]}")
+            )
+        elif json.loads(row.answer) != expected[2]:
+            logged_answer = _json(expected[2])
+            report.problems.append((name, f"indexed answer {row.answer}, logged {logged_answer}"))
+    for (table_id, cid), (input_id, _, _) in logged.items():
+        report.problems.append(
+            (
+                f"{table_id}/{cid}",
+                f"taken at record {input_id}, not indexed: it would be taken again",
+            )
+        )
+    return report
+
+
+def _json(answer: Mapping[str, Any]) -> str:
+    return json.dumps(answer, sort_keys=True, separators=(",", ":"))
+
+
+async def _rows(db: Database) -> AsyncIterator[sa.Row[Any]]:
+    """Every row of the index, read in pages."""
+    after: tuple[str, str] | None = None
+    columns = game_commands.c
+    while True:
+        query = sa.select(game_commands).order_by(columns.table_id, columns.command_id).limit(5000)
+        if after is not None:
+            query = query.where(sa.tuple_(columns.table_id, columns.command_id) > after)
+        async with db.engine.connect() as conn:
+            rows = (await conn.execute(query)).all()
+        if not rows:
+            return
+        for row in rows:
+            yield row
+        after = (rows[-1].table_id, rows[-1].command_id)

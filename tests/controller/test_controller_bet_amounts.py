@@ -19,9 +19,9 @@ from test_controller_table import Driver
 from studio.config import BrokerSettings
 from studio.contract.topics import Topics
 from studio.controller import ControllerService, TableController
-from studio.controller.command_index import answer_of
 from studio.controller.table import InputFailed
 from studio.store import Database
+from studio.store.game_commands import answer_of
 
 
 async def _open_betting(service: ControllerService, table_id: str) -> None:

@@ -21,9 +21,9 @@ import pytest
 import sqlalchemy as sa
 
 from studio.controller import ControllerService
-from studio.controller.command_index import answer_of, catch_up
+from studio.controller.command_index import catch_up
 from studio.store import EventLog
-from studio.store.game_commands import game_commands, game_commands_through
+from studio.store.game_commands import answer_of, game_commands, game_commands_through
 
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))

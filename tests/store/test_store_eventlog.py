@@ -104,8 +104,9 @@ def test_audit_verify_prints_the_head_and_checks_an_expected_one(tmp_path: Path)
     runner = CliRunner()
     ok = runner.invoke(app, ["audit", "verify", "--database", url])
     assert ok.exit_code == 0, ok.output
-    chain, admin, index = ok.output.splitlines()
+    chain, admin, index, commands = ok.output.splitlines()
     assert index == "round index OK: 0 rounds agree with the event log"
+    assert commands == "command index OK: 0 commands agree with the event log"
     head = chain.split("head ")[1]
     assert head.startswith("5:") and len(head) == 2 + 64
     assert admin == f"admin log OK: 0 records, head 0:{GENESIS}"  # no account changed yet
