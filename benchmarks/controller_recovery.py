@@ -8,7 +8,9 @@ takes a checkpoint before the last ``--tail`` inputs, plays those, then times:
 - a start that replays the whole log (checkpoints removed),
 - a checkpoint taken in the background (rebuild, pickle, save) and the longest the event
   loop was held meanwhile,
-- a start from the checkpoint with the tail to replay, and one with none.
+- a start from the checkpoint with the tail to replay, and one with none;
+- indexing the log's game commands as the first start after an upgrade from a version
+  without the index does (its rows removed first).
 
     .venv/bin/python benchmarks/controller_recovery.py [--rounds 1000] [--tail 1000]
 """
@@ -32,8 +34,10 @@ from crash_harness import controller as harness_controller
 from crash_harness import feed, generate
 
 from studio.controller import ControllerService
-from studio.store import Database, EventLog
+from studio.controller.command_index import catch_up
+from studio.store import Database, EventLog, GameCommands
 from studio.store.checkpoints import checkpoints
+from studio.store.game_commands import game_commands, game_commands_through
 
 
 def controller(log: EventLog, clock: dict[str, datetime]) -> ControllerService:
@@ -95,6 +99,15 @@ async def main(rounds: int, tail: int) -> None:
                 f"start from the checkpoint, {tail_replayed:,} inputs after it: {with_tail:.2f} s"
             )
             print(f"start from the checkpoint, {none_replayed:,} inputs after it: {none:.2f} s")
+            async with db.engine.begin() as conn:
+                await conn.execute(sa.delete(game_commands))
+                await conn.execute(sa.delete(game_commands_through))
+            started = time.perf_counter()
+            indexed = await catch_up(log, GameCommands(db))
+            print(
+                f"indexing the log's {indexed:,} game commands (a start after the upgrade): "
+                f"{time.perf_counter() - started:.2f} s"
+            )
 
 
 if __name__ == "__main__":
