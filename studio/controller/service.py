@@ -214,6 +214,9 @@ class ControllerService:
         # Inputs being applied and logged (shielded from their caller's cancellation): a stop
         # waits for them, or the database and the bus would close under them.
         self._in_flight: set[asyncio.Task[list[Output]]] = set()
+        # Tables whose memory may hold an input the log does not (their rebuild from the log
+        # failed too): each is rebuilt before its next input, which is refused until then.
+        self._stale: set[str] = set()
 
     # ------------------------------------------------------------------ lifecycle
     async def __aenter__(self) -> ControllerService:
@@ -606,6 +609,8 @@ class ControllerService:
 
     async def _submit(self, table_id: str, kind: str, data: dict[str, Any]) -> list[Output]:
         async with self._locks[table_id]:
+            if table_id in self._stale:
+                await self._rebuild_table(table_id)
             # Under the lock, so a command sent twice at once is taken once.
             if kind == "game.command" and await self.commands.answer(table_id, data["id"]):
                 self.stats.commands_repeated += 1
@@ -673,8 +678,10 @@ class ControllerService:
 
     async def _rebuild_table(self, table_id: str) -> None:
         # The seqs stay as they are: the input's own are forgotten by its caller.
+        self._stale.add(table_id)  # until it is rebuilt (the database may be away too)
         replay, _ = await self._replay_log(table_id)
         self.tables[table_id] = replay.table
+        self._stale.discard(table_id)
         _LOGGER.error("table %s rebuilt from the event log after a failed input", table_id)
 
     def _observe_seq(self, table_id: str, kind: str, payload: dict[str, Any]) -> SeqVerdict | None:

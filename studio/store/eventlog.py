@@ -343,8 +343,13 @@ class EventLog:
             query = query.where(columns.kind.in_(kinds))
         if limit is not None:
             query = query.limit(limit)
-        async with self.db.engine.connect() as conn:
-            rows = (await conn.execute(query)).all()
+        try:
+            async with self.db.engine.connect() as conn:
+                rows = (await conn.execute(query)).all()
+        except (OSError, sa.exc.SQLAlchemyError) as exc:
+            # A StudioError, as an append's: a table rebuilt with the database away failed
+            # with the driver's own error, which ended the MQTT consumer that asked for it.
+            raise StoreError(f"event log read failed: {reason(exc)}") from exc
         return [_row_to_record(row) for row in rows]
 
     async def iterate(

@@ -11,26 +11,31 @@ log's own answers (``studio/controller/command_index.py``).
 
 Not chained: an index of the chained log, rebuilt from it (a row's ``record_id`` is the log
 record of the command's input, or of the answer logged with it, for rows built from the log).
+An id is kept as its JSON string (ASCII): any id the log can hold, NUL among them, which
+PostgreSQL's text refuses (a review: a bet under such an id over MQTT ended the controller).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from studio.store.database import Database, metadata
+from studio.errors import StoreError
+from studio.store.database import Database, metadata, reason
 from studio.store.eventlog import AppendHook, EventLog, LogRecord
 
 game_commands = sa.Table(
     "game_commands",
     metadata,
     sa.Column("table_id", sa.String(64), primary_key=True),
-    sa.Column("command_id", sa.String(128), primary_key=True),
+    # The id as a JSON string: up to 128 characters, each at most 12 escaped.
+    sa.Column("command_id", sa.String(1600), primary_key=True),
     sa.Column("record_id", sa.BigInteger, nullable=False),
     sa.Column("answer", sa.Text, nullable=False),
 )
@@ -76,50 +81,72 @@ class TakenCommand:
     answer: Mapping[str, Any]
 
 
+def key(command_id: str) -> str:
+    """How an id is kept: its JSON string, ASCII (``"c1"``, ``"nul\\u0000"``)."""
+    return json.dumps(command_id)
+
+
+@contextlib.contextmanager
+def _store_errors(doing: str) -> Iterator[None]:
+    """The database's errors as :class:`StoreError`: a caller refuses the input, as when the
+    log cannot be written (a dropped connection ended the MQTT consumer, a review found)."""
+    try:
+        yield
+    except (OSError, sa.exc.SQLAlchemyError) as exc:
+        raise StoreError(f"game commands: {doing}: {reason(exc)}") from exc
+
+
 @dataclass
 class GameCommands:
     db: Database
 
     async def answer(self, table_id: str, command_id: str) -> dict[str, Any] | None:
         """The first answer to the table's command ``command_id``; None if it never took one."""
-        where = (game_commands.c.table_id == table_id) & (game_commands.c.command_id == command_id)
-        async with self.db.engine.connect() as conn:
-            row = (await conn.execute(sa.select(game_commands.c.answer).where(where))).first()
+        columns = game_commands.c
+        where = (columns.table_id == table_id) & (columns.command_id == key(command_id))
+        with _store_errors("look-up"):
+            async with self.db.engine.connect() as conn:
+                row = (await conn.execute(sa.select(columns.answer).where(where))).first()
         return dict(json.loads(row.answer)) if row else None
 
     async def first_records(self, table_id: str, command_ids: Iterable[str]) -> dict[str, int]:
         """The log record of each id's first command (ids never taken are left out)."""
-        wanted = sorted(set(command_ids))
+        keys = {key(cid): cid for cid in command_ids}
+        wanted = sorted(keys)
         found: dict[str, int] = {}
-        async with self.db.engine.connect() as conn:
-            for start in range(0, len(wanted), LOOKUP_BATCH):
-                query = sa.select(game_commands.c.command_id, game_commands.c.record_id).where(
-                    (game_commands.c.table_id == table_id)
-                    & game_commands.c.command_id.in_(wanted[start : start + LOOKUP_BATCH])
-                )
-                found.update(
-                    (row.command_id, int(row.record_id)) for row in await conn.execute(query)
-                )
+        columns = game_commands.c
+        with _store_errors("look-up"):
+            async with self.db.engine.connect() as conn:
+                for start in range(0, len(wanted), LOOKUP_BATCH):
+                    query = sa.select(columns.command_id, columns.record_id).where(
+                        (columns.table_id == table_id)
+                        & columns.command_id.in_(wanted[start : start + LOOKUP_BATCH])
+                    )
+                    for row in await conn.execute(query):
+                        found[keys[row.command_id]] = int(row.record_id)
         return found
 
     async def through(self) -> int:
-        async with self.db.engine.connect() as conn:
-            return await _through_in(conn)
+        with _store_errors("reading how far they are indexed"):
+            async with self.db.engine.connect() as conn:
+                return await _through_in(conn)
 
     async def add(self, taken: list[TakenCommand], through: int) -> int:
         """Index ``taken`` (the ids already indexed are left as they are: the first answer
         stands) and move ``through`` on, in one transaction; return how many were new."""
-        async with self.db.engine.begin() as conn:
-            return await _add_in(conn, taken, through)
+        with _store_errors("indexing"):
+            async with self.db.engine.begin() as conn:
+                return await _add_in(conn, taken, through)
 
 
 def indexing(table_id: str, command_id: str, answer: Mapping[str, Any]) -> AppendHook:
     """What the append of a command's log records runs to index it in their transaction
-    (its input is the first of them)."""
+    (its input is the first of them). The controller looked the id up under the table's
+    lock just before: it is new."""
 
     async def add(conn: AsyncConnection, records: list[LogRecord]) -> int:
         taken = TakenCommand(table_id, command_id, records[0].id, answer)
-        return await _add_in(conn, [taken], records[-1].id)
+        return await _add_in(conn, [taken], records[-1].id, new=True)
 
     return add
 
@@ -130,36 +157,38 @@ async def _through_in(conn: AsyncConnection) -> int:
     return int(found) if found is not None else 0
 
 
-async def _add_in(conn: AsyncConnection, taken: list[TakenCommand], through: int) -> int:
-    new = 0
+async def _add_in(
+    conn: AsyncConnection, taken: list[TakenCommand], through: int, *, new: bool = False
+) -> int:
+    """Index ``taken`` (``new``: none is indexed yet) and move ``through`` on."""
+    rows: list[dict[str, Any]] = []
     by_table: dict[str, list[TakenCommand]] = {}
     for command in taken:
         by_table.setdefault(command.table_id, []).append(command)
     for table_id, commands in by_table.items():
-        ids = sorted({c.command_id for c in commands})
+        keys = sorted({key(c.command_id) for c in commands})
         known: set[str] = set()
-        for start in range(0, len(ids), LOOKUP_BATCH):
+        for start in range(0, 0 if new else len(keys), LOOKUP_BATCH):
             query = sa.select(game_commands.c.command_id).where(
                 (game_commands.c.table_id == table_id)
-                & game_commands.c.command_id.in_(ids[start : start + LOOKUP_BATCH])
+                & game_commands.c.command_id.in_(keys[start : start + LOOKUP_BATCH])
             )
             known.update(row.command_id for row in await conn.execute(query))
-        rows = []
         for command in commands:
-            if command.command_id in known:
+            command_key = key(command.command_id)
+            if command_key in known:
                 continue
-            known.add(command.command_id)
+            known.add(command_key)
             rows.append(
                 {
                     "table_id": table_id,
-                    "command_id": command.command_id,
+                    "command_id": command_key,
                     "record_id": command.record_id,
                     "answer": _json(command.answer),
                 }
             )
-        if rows:
-            await conn.execute(game_commands.insert(), rows)
-        new += len(rows)
+    if rows:
+        await conn.execute(game_commands.insert(), rows)
     row = game_commands_through.c
     moved = await conn.execute(
         game_commands_through.update()
@@ -168,7 +197,7 @@ async def _add_in(conn: AsyncConnection, taken: list[TakenCommand], through: int
     )
     if not moved.rowcount and not await _through_in(conn):
         await conn.execute(game_commands_through.insert().values(id=1, record_id=through))
-    return new
+    return len(rows)
 
 
 @dataclass
@@ -191,6 +220,7 @@ async def check_commands(db: Database, log: EventLog) -> CommandIndexReport:
     taken; a row's record moved has a replay skip the command."""
     report = CommandIndexReport()
     through = await GameCommands(db).through()
+    # (table, key) -> (its input's record, its answer's record, the answer)
     last_input: dict[str, tuple[int, object]] = {}  # each table's last game command logged
     logged: dict[tuple[str, str], tuple[int, int, dict[str, Any]]] = {}
     async for record in log.iterate(kinds=["game.command", "out.round_event"]):
@@ -204,16 +234,15 @@ async def check_commands(db: Database, log: EventLog) -> CommandIndexReport:
             report.pending += 1
             continue
         cid, answer = found
-        key = (record.table_id, cid)
-        if key in logged:
-            report.problems.append((f"{record.table_id}/{cid}", f"answered again at {record.id}"))
+        at = (record.table_id, key(cid))
+        if at in logged:
+            report.problems.append((f"{at[0]}/{at[1]}", f"answered again at {record.id}"))
             continue
         input_id, input_cid = last_input.get(record.table_id, (record.id, None))
-        logged[key] = (input_id if input_cid == cid else record.id, record.id, answer)
+        logged[at] = (input_id if input_cid == cid else record.id, record.id, answer)
     report.commands = len(logged)
     async for row in _rows(db):
-        key = (row.table_id, row.command_id)
-        expected = logged.pop(key, None)
+        expected = logged.pop((row.table_id, row.command_id), None)
         name = f"{row.table_id}/{row.command_id}"
         if expected is None:
             report.problems.append((name, f"indexed (record {row.record_id}), never answered"))
@@ -224,10 +253,10 @@ async def check_commands(db: Database, log: EventLog) -> CommandIndexReport:
         elif json.loads(row.answer) != expected[2]:
             logged_answer = _json(expected[2])
             report.problems.append((name, f"indexed answer {row.answer}, logged {logged_answer}"))
-    for (table_id, cid), (input_id, _, _) in logged.items():
+    for (table_id, command_key), (input_id, _, _) in logged.items():
         report.problems.append(
             (
-                f"{table_id}/{cid}",
+                f"{table_id}/{command_key}",
                 f"taken at record {input_id}, not indexed: it would be taken again",
             )
         )
@@ -235,7 +264,8 @@ async def check_commands(db: Database, log: EventLog) -> CommandIndexReport:
 
 
 def _json(answer: Mapping[str, Any]) -> str:
-    return json.dumps(answer, sort_keys=True, separators=(",", ":"))
+    # In the order given: an answer sent again reads as the first did.
+    return json.dumps(answer, separators=(",", ":"))
 
 
 async def _rows(db: Database) -> AsyncIterator[sa.Row[Any]]:

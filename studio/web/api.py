@@ -25,7 +25,7 @@ from studio.controller import ControllerService, UnknownTable
 from studio.controller.alerts import AlertError
 from studio.controller.commands import Reason
 from studio.controller.table import InputFailed
-from studio.errors import StudioError
+from studio.errors import StoreError, StudioError
 from studio.store.eventlog import ChainReport
 from studio.web.context import WebContext
 
@@ -127,6 +127,9 @@ def build_router(ctx: WebContext) -> APIRouter:
             )
         if isinstance(exc, InputFailed):
             return HTTPException(500, str(exc))  # ours, not the request's: logged
+        if isinstance(exc, StoreError):
+            # The database's, not the request's: the same request may be sent again.
+            return HTTPException(503, str(exc))
         return HTTPException(409, str(exc))
 
     @router.get("/tables")

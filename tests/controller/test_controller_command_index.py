@@ -19,11 +19,18 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
+import sqlalchemy.ext.asyncio as sa_async
 
 from studio.controller import ControllerService
 from studio.controller.command_index import catch_up
+from studio.errors import StoreError
 from studio.store import EventLog
-from studio.store.game_commands import answer_of, game_commands, game_commands_through
+from studio.store.game_commands import (
+    answer_of,
+    check_commands,
+    game_commands,
+    game_commands_through,
+)
 
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
@@ -183,3 +190,96 @@ async def test_a_table_keeps_no_ids_of_the_commands_of_its_past_rounds(tmp_path:
         ids = [item["data"]["id"] for item in INPUTS[:BET_AT] if item["kind"] == "game.command"]
         assert len(ids) > 50
         assert not set(ids) & strings_in(table)
+
+
+ODD_IDS = ["nul\u0000", "é" * 128, "\U0001f600" * 128, 'quote"back\\slash', "\\u0000"]
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+async def test_any_id_the_contract_takes_is_kept(tmp_path: Path, backend: str) -> None:
+    """A NUL in an id passed the contract and the log (escaped JSON), but not PostgreSQL's
+    text: a review's bet under such an id over MQTT ended the controller."""
+    seat = free_seat()
+    async with backend_log(backend, tmp_path) as log, service(log) as made:
+        await play(made, INPUTS[: BET_AT + 1])
+        bets = [{**BET, "id": cid, "seat": seat, "player": f"p{seat}"} for cid in ODD_IDS]
+        first = [await made.submit_command("crash", bet) for bet in bets]
+        assert [a["accepted"] for a in first] == [True] + [False] * (len(ODD_IDS) - 1)
+        assert [await made.submit_command("crash", bet) for bet in bets] == first
+        assert made.stats.commands_repeated == len(ODD_IDS)
+        firsts = await made.commands.first_records("crash", ODD_IDS)
+        assert sorted(firsts) == sorted(ODD_IDS)
+        assert (await check_commands(log.db, log)).ok
+    async with backend_log(backend, tmp_path / "again") as log:
+        # And an older version's log holding them is indexed at a start.
+        async with service(log) as made:
+            await play(made, INPUTS[: BET_AT + 1])
+            for bet in bets:
+                await made.submit_command("crash", bet)
+        async with log.db.engine.begin() as conn:
+            await conn.execute(sa.delete(game_commands))
+            await conn.execute(sa.delete(game_commands_through))
+        async with service(log) as made:
+            assert [await made.submit_command("crash", bet) for bet in bets] == first
+
+
+async def test_the_database_away_refuses_a_command_and_the_consumer_goes_on(
+    tmp_path: Path,
+) -> None:
+    """The look-up of a command's id raised the driver's own error when the connections
+    were cut (a server restart, a failover): it ended the MQTT consumer, and with it the
+    controller. Now the command is refused, as when the log cannot be written."""
+    seat = free_seat()
+    async with backend_log("postgres", tmp_path) as log, service(log) as made:
+        await play(made, INPUTS[: BET_AT + 1])
+        engine = sa_async.create_async_engine(
+            log.db.engine.url.set(database="postgres"), isolation_level="AUTOCOMMIT"
+        )
+        try:
+            async with engine.connect() as conn:
+                cut = await conn.scalar(
+                    sa.text(
+                        "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                        "WHERE datname = :name AND pid <> pg_backend_pid()"
+                    ),
+                    {"name": log.db.engine.url.database},
+                )
+        finally:
+            await engine.dispose()
+        assert cut >= 1
+        bet = {**BET, "id": "after-the-cut", "seat": seat, "player": f"p{seat}"}
+        for _ in range(10):  # each pooled connection cut fails once
+            await made._apply("crash", "game.command", bet)  # what the consumer calls
+            if await made.commands.answer("crash", bet["id"]) is not None:
+                break
+        answer = await made.commands.answer("crash", bet["id"])
+        assert answer is not None and answer["accepted"] is True
+        assert wagers_at(made, seat) == 1
+        assert all(not task.done() for task in made._tasks)
+
+
+async def test_a_table_whose_rebuild_failed_is_rebuilt_before_its_next_input(
+    tmp_path: Path,
+) -> None:
+    """A command's append failed and so did the table's rebuild (the database away): the
+    table's memory kept the command that the log does not have. Sent again, a review's
+    bet was refused as a second bet on the seat (a decision would have been applied twice).
+    The failures are injected into the real log."""
+    seat = free_seat()
+    bet = {**BET, "id": "while-away", "seat": seat, "player": f"p{seat}"}
+    async with backend_log("sqlite", tmp_path) as log, service(log) as made:
+        await play(made, INPUTS[: BET_AT + 1])
+        real_append, real_read = log.append_batch, log.read
+
+        async def away(*args: Any, **options: Any) -> Any:
+            raise StoreError("the database is away")
+
+        log.append_batch = log.read = away  # type: ignore[method-assign]
+        with pytest.raises(StoreError):
+            await made.submit_command("crash", bet)
+        assert wagers_at(made, seat) == 1  # in memory only: the rebuild failed too
+        log.append_batch, log.read = real_append, real_read  # type: ignore[method-assign]
+        answer = await made.submit_command("crash", bet)
+        assert answer["accepted"] is True, answer
+        assert wagers_at(made, seat) == 1
+        assert await logged_commands(log, "while-away") == 1

@@ -6,6 +6,7 @@ a replay skip the command."""
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 from pathlib import Path
 
@@ -59,7 +60,7 @@ async def test_an_honest_index_agrees_and_each_kind_of_edit_is_found(database: D
         "would be taken again",
         f"crash/{second.command_id}": f"indexed at record 1, logged at {second.record_id}",
         f"crash/{third.command_id}": 'indexed answer {"accepted":false,"reason":"no"}, logged '
-        f'{{"accepted":true,"taken":{{"side_bets":{{}},"stake":"{stake[third.command_id]}"}}}}',
+        f'{{"accepted":true,"taken":{{"side_bets":{{}},"stake":"{stake[json.loads(third.command_id)]}"}}}}',
         "crash/never": "indexed (record 2), never answered",
     }
 
