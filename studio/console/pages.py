@@ -56,7 +56,7 @@ from studio.console.users import (
     default_hasher,
 )
 from studio.controller.commands import check_reason
-from studio.errors import StudioError
+from studio.errors import StoreError, StudioError
 from studio.store.eventlog import ChainReport
 from studio.web.context import WebContext
 from studio.web.streams import send_stream
@@ -377,6 +377,8 @@ class Console:
             return []
         try:
             record = await self.controller.round_record(round_id)
+        except StoreError:
+            raise  # the database's: an error page, not a round without events
         except (KeyError, StudioError):
             return []
         return list(record.get("events", []))

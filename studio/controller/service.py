@@ -121,6 +121,7 @@ CHECKPOINT_CHECK_SECONDS = 30.0  # how often the tables are looked at for a chec
 # Log records read (and replayed) at a time while the tables take inputs: the event loop
 # is held ~25 ms a batch here (a start, which takes no inputs yet, reads 5,000 at a time).
 REPLAY_BATCH = 200
+STALE_RETRY_SECONDS = 5.0  # a table whose rebuild failed is tried again this often while idle
 
 
 class UnknownTable(StudioError, KeyError):
@@ -215,8 +216,9 @@ class ControllerService:
         # waits for them, or the database and the bus would close under them.
         self._in_flight: set[asyncio.Task[list[Output]]] = set()
         # Tables whose memory may hold an input the log does not (their rebuild from the log
-        # failed too): each is rebuilt before its next input, which is refused until then.
-        self._stale: set[str] = set()
+        # failed too), with when the timers try again: each is rebuilt before it takes an
+        # input or is read, which are refused until then.
+        self._stale: dict[str, datetime] = {}
 
     # ------------------------------------------------------------------ lifecycle
     async def __aenter__(self) -> ControllerService:
@@ -305,7 +307,14 @@ class ControllerService:
     async def interrupt_rounds(self, reason: str) -> list[str]:
         """Record every round in progress as interrupted (clean shutdown)."""
         interrupted = []
-        for table in self.tables.values():
+        for table_id in self.tables:
+            try:
+                async with self._locks[table_id]:
+                    await self._refresh(table_id)
+            except StudioError as exc:
+                _LOGGER.error("%s: no round recorded as interrupted: %s", table_id, exc)
+                continue
+            table = self.tables[table_id]
             if table.phase in ROUND_PHASES and table.round_id:
                 await self.log.append(
                     table.table,
@@ -609,8 +618,7 @@ class ControllerService:
 
     async def _submit(self, table_id: str, kind: str, data: dict[str, Any]) -> list[Output]:
         async with self._locks[table_id]:
-            if table_id in self._stale:
-                await self._rebuild_table(table_id)
+            await self._refresh(table_id)
             # Under the lock, so a command sent twice at once is taken once.
             if kind == "game.command" and await self.commands.answer(table_id, data["id"]):
                 self.stats.commands_repeated += 1
@@ -660,7 +668,7 @@ class ControllerService:
             )
             for i, output in enumerate(published):
                 if output.channel in _LOGGED_OUTPUTS:
-                    await self._index(table, output)
+                    await self._index_logged(table, output)
                 acked = self._acked_callback(table_id, records[-1].id) if i == last_logged else None
                 await self.fanout.emit(table.table, output.channel, output.payload, on_acked=acked)
             return outputs
@@ -678,11 +686,19 @@ class ControllerService:
 
     async def _rebuild_table(self, table_id: str) -> None:
         # The seqs stay as they are: the input's own are forgotten by its caller.
-        self._stale.add(table_id)  # until it is rebuilt (the database may be away too)
+        retry = self.clock() + timedelta(seconds=STALE_RETRY_SECONDS)
+        self._stale[table_id] = retry  # until it is rebuilt (the database may be away too)
         replay, _ = await self._replay_log(table_id)
         self.tables[table_id] = replay.table
-        self._stale.discard(table_id)
+        del self._stale[table_id]
         _LOGGER.error("table %s rebuilt from the event log after a failed input", table_id)
+
+    async def _refresh(self, table_id: str) -> None:
+        """Rebuild the table if its last rebuild failed (under its lock): its memory is not
+        to be used before (a review: the state read, and a round recorded as interrupted at
+        a stop, that the log never opened)."""
+        if table_id in self._stale:
+            await self._rebuild_table(table_id)
 
     def _observe_seq(self, table_id: str, kind: str, payload: dict[str, Any]) -> SeqVerdict | None:
         tracker, identities = self._trackers[table_id], self._identities[table_id]
@@ -851,6 +867,8 @@ class ControllerService:
         return {f"{t}/{d}": sorted(seqs) for (t, d), seqs in self._held.items() if seqs}
 
     def _unchanged_availability(self, table_id: str, data: dict[str, Any]) -> bool:
+        if table_id in self._stale:
+            return False  # its memory is not the log's: the input rebuilds it first
         device = self.tables[table_id].devices.get(data["device"])
         return device is None or device.availability == data["state"]
 
@@ -933,7 +951,16 @@ class ControllerService:
     async def _timers(self) -> None:
         while True:
             now = self.clock()
+            for table_id, retry in list(self._stale.items()):
+                if now >= retry:
+                    try:
+                        async with self._locks[table_id]:
+                            await self._refresh(table_id)
+                    except StudioError as exc:
+                        _LOGGER.error("%s: not rebuilt from the log: %s", table_id, exc)
             for table_id, table in self.tables.items():
+                if table_id in self._stale:
+                    continue  # its memory is not the log's: tried again above, in time
                 deadline = table.next_deadline()
                 if deadline is not None and now >= deadline:
                     try:
@@ -959,6 +986,17 @@ class ControllerService:
     async def _emit(self, table: TableController, outputs: list[Output]) -> None:
         for output in self._changed(table, outputs):
             await self.fanout.emit(table.table, output.channel, output.payload)
+
+    async def _index_logged(self, table: TableController, output: Output) -> None:
+        """Index an output its input was logged with. The input is in the log: a failure
+        here must not refuse it (a review: a device event refused so was sent again by its
+        driver and logged twice), nor stop its other outputs; the index is behind the log
+        until the next start re-indexes each table's latest outputs (`studio audit verify`
+        reports what is still missing)."""
+        try:
+            await self._index(table, output)
+        except Exception:  # from the database, so anything
+            _LOGGER.exception("%s: the round index missed an output the log holds", table.table)
 
     async def _index(self, table: TableController, output: Output) -> None:
         data = output.payload.model_dump(mode="json")
@@ -1019,6 +1057,7 @@ class ControllerService:
         progress (or show what a failed write then rolls back)."""
         self.table(table_id)  # an unknown table is refused, not waited for
         async with self._locks[table_id]:
+            await self._refresh(table_id)
             return self.table_state(table_id)
 
     async def committed_tables_summary(self) -> list[dict[str, Any]]:

@@ -331,10 +331,13 @@ class EventLog:
         after_id: int = 0,
         limit: int | None = None,
         descending: bool = False,
+        ids: list[int] | None = None,
     ) -> list[LogRecord]:
         columns = self.table.c
         order = columns.id.desc() if descending else columns.id
         query = sa.select(self.table).where(columns.id > after_id).order_by(order)
+        if ids is not None:
+            query = query.where(columns.id.in_(ids))
         if table_id is not None:
             query = query.where(columns.table_id == table_id)
         if round_id is not None:

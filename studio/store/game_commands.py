@@ -49,6 +49,7 @@ game_commands_through = sa.Table(
 
 # Ids looked up at a time (well under SQLite's bound parameters).
 LOOKUP_BATCH = 500
+AUDIT_BATCH = 5000  # log records the audit reads at a time
 # A command's answer is its round event (studio/controller/table.py), logged with it.
 ANSWER_EVENTS = ("command_accepted", "command_rejected")
 
@@ -217,50 +218,128 @@ async def check_commands(db: Database, log: EventLog) -> CommandIndexReport:
     answer and a record between its input and its answer (a replay tells a command logged
     again by it), and nothing else. Not chained, the index could otherwise be edited unseen:
     a row deleted lets a command sent again be taken again; a row added refuses one never
-    taken; a row's record moved has a replay skip the command."""
+    taken; a row's record moved has a replay skip the command.
+
+    Read a batch at a time, each batch's commands looked up in the index: it keeps no
+    command of the log in memory (a first version kept them all, about 1 KB each). What
+    was taken after its start (a live studio's commands) is not looked at.
+    """
     report = CommandIndexReport()
     through = await GameCommands(db).through()
-    # (table, key) -> (its input's record, its answer's record, the answer)
     last_input: dict[str, tuple[int, object]] = {}  # each table's last game command logged
-    logged: dict[tuple[str, str], tuple[int, int, dict[str, Any]]] = {}
-    async for record in log.iterate(kinds=["game.command", "out.round_event"]):
-        if record.kind == "game.command":
-            last_input[record.table_id] = (record.id, record.payload.get("id"))
-            continue
-        found = answered(record)
-        if found is None:
-            continue
-        if record.id > through:
-            report.pending += 1
-            continue
-        cid, answer = found
-        at = (record.table_id, key(cid))
-        if at in logged:
-            report.problems.append((f"{at[0]}/{at[1]}", f"answered again at {record.id}"))
-            continue
-        input_id, input_cid = last_input.get(record.table_id, (record.id, None))
-        logged[at] = (input_id if input_cid == cid else record.id, record.id, answer)
-    report.commands = len(logged)
-    async for row in _rows(db):
-        expected = logged.pop((row.table_id, row.command_id), None)
-        name = f"{row.table_id}/{row.command_id}"
-        if expected is None:
-            report.problems.append((name, f"indexed (record {row.record_id}), never answered"))
-        elif not expected[0] <= row.record_id <= expected[1]:
-            report.problems.append(
-                (name, f"indexed at record {row.record_id}, logged at {expected[0]}")
-            )
-        elif json.loads(row.answer) != expected[2]:
-            logged_answer = _json(expected[2])
-            report.problems.append((name, f"indexed answer {row.answer}, logged {logged_answer}"))
-    for (table_id, command_key), (input_id, _, _) in logged.items():
-        report.problems.append(
-            (
-                f"{table_id}/{command_key}",
-                f"taken at record {input_id}, not indexed: it would be taken again",
-            )
-        )
+    found = 0  # commands of the log whose row was found
+    named: set[tuple[str, str]] = set()  # rows already reported (a few)
+    after = 0
+    while records := await log.read(
+        after_id=after, limit=AUDIT_BATCH, kinds=["game.command", "out.round_event"]
+    ):
+        after = records[-1].id
+        # (table, key) -> (its input's record, its answer's record, the answer)
+        logged: list[tuple[tuple[str, str], int, int, dict[str, Any]]] = []
+        for record in records:
+            if record.kind == "game.command":
+                last_input[record.table_id] = (record.id, record.payload.get("id"))
+                continue
+            answer = answered(record)
+            if answer is None:
+                continue
+            if record.id > through:
+                report.pending += 1
+                continue
+            cid, said = answer
+            input_id, input_cid = last_input.get(record.table_id, (record.id, None))
+            at = (record.table_id, key(cid))
+            logged.append((at, input_id if input_cid == cid else record.id, record.id, said))
+        rows = await _rows_of(db, [at for at, *_ in logged])
+        for at, first, last, said in logged:
+            report.commands += 1
+            row = rows.get(at)
+            problem = _disagreement(row, first, last, said)
+            found += row is not None
+            if problem is not None:
+                named.add(at)
+                report.problems.append((f"{at[0]}/{at[1]}", problem))
+    if await _rows_through(db, through) > found:
+        report.problems.extend(await _never_answered(db, log, through, named))
     return report
+
+
+def _disagreement(
+    row: sa.Row[Any] | None, first: int, last: int, said: dict[str, Any]
+) -> str | None:
+    if row is None:
+        return f"taken at record {first}, not indexed: it would be taken again"
+    if not first <= row.record_id <= last:
+        return f"indexed at record {row.record_id}, logged at {first}"
+    if json.loads(row.answer) != said:
+        return f"indexed answer {row.answer}, logged {_json(said)}"
+    return None
+
+
+async def _rows_of(db: Database, wanted: list[tuple[str, str]]) -> dict[tuple[str, str], Any]:
+    found: dict[tuple[str, str], Any] = {}
+    columns = game_commands.c
+    by_table: dict[str, list[str]] = {}
+    for table_id, command_key in wanted:
+        by_table.setdefault(table_id, []).append(command_key)
+    async with db.engine.connect() as conn:
+        for table_id, keys in by_table.items():
+            for start in range(0, len(keys), LOOKUP_BATCH):
+                query = sa.select(game_commands).where(
+                    (columns.table_id == table_id)
+                    & columns.command_id.in_(keys[start : start + LOOKUP_BATCH])
+                )
+                for row in await conn.execute(query):
+                    found[(row.table_id, row.command_id)] = row
+    return found
+
+
+async def _rows_through(db: Database, through: int) -> int:
+    query = sa.select(sa.func.count()).where(game_commands.c.record_id <= through)
+    async with db.engine.connect() as conn:
+        return int((await conn.execute(query)).scalar() or 0)
+
+
+async def _never_answered(
+    db: Database, log: EventLog, through: int, named: set[tuple[str, str]]
+) -> list[tuple[str, str]]:
+    """The rows whose record is neither their command's input nor its answer (looked for
+    only when there are more rows than commands the log answered)."""
+    problems = []
+    page: list[sa.Row[Any]] = []
+
+    async def check(page: list[sa.Row[Any]]) -> None:
+        records = {r.id: r for r in await log.read(ids=[int(row.record_id) for row in page])}
+        for row in page:
+            if (row.table_id, row.command_id) in named:
+                continue
+            record = records.get(row.record_id)
+            if record is None or record.table_id != row.table_id or not _names(record, row):
+                problems.append(
+                    (
+                        f"{row.table_id}/{row.command_id}",
+                        f"indexed (record {row.record_id}), never answered",
+                    )
+                )
+
+    async for row in _rows(db):
+        if row.record_id > through:
+            continue  # taken after the audit began
+        page.append(row)
+        if len(page) == LOOKUP_BATCH:
+            await check(page)
+            page = []
+    if page:
+        await check(page)
+    return problems
+
+
+def _names(record: LogRecord, row: sa.Row[Any]) -> bool:
+    """Is ``record`` the input or the answer of the command of ``row``?"""
+    if record.kind == "game.command":
+        return bool(key(str(record.payload.get("id"))) == row.command_id)
+    answer = answered(record)
+    return answer is not None and bool(key(answer[0]) == row.command_id)
 
 
 def _json(answer: Mapping[str, Any]) -> str:

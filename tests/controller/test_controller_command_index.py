@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import sys
+from datetime import datetime
 from pathlib import Path
 from types import FunctionType, ModuleType
 from typing import Any
@@ -263,7 +264,8 @@ async def test_a_table_whose_rebuild_failed_is_rebuilt_before_its_next_input(
 ) -> None:
     """A command's append failed and so did the table's rebuild (the database away): the
     table's memory kept the command that the log does not have. Sent again, a review's
-    bet was refused as a second bet on the seat (a decision would have been applied twice).
+    bet was refused as a second bet on the seat (a decision would have been applied twice);
+    its state was read, and a stop recorded its round as interrupted, from that memory.
     The failures are injected into the real log."""
     seat = free_seat()
     bet = {**BET, "id": "while-away", "seat": seat, "player": f"p{seat}"}
@@ -278,8 +280,50 @@ async def test_a_table_whose_rebuild_failed_is_rebuilt_before_its_next_input(
         with pytest.raises(StoreError):
             await made.submit_command("crash", bet)
         assert wagers_at(made, seat) == 1  # in memory only: the rebuild failed too
+        with pytest.raises(StoreError):  # not read from that memory (REST: 503)
+            await made.committed_table_state("crash")
+        assert await made.interrupt_rounds("stop") == []  # nor recorded from it
         log.append_batch, log.read = real_append, real_read  # type: ignore[method-assign]
+        assert await made.committed_table_state("crash")  # rebuilt first
+        assert wagers_at(made, seat) == 0
         answer = await made.submit_command("crash", bet)
         assert answer["accepted"] is True, answer
         assert wagers_at(made, seat) == 1
         assert await logged_commands(log, "while-away") == 1
+
+
+async def test_an_input_logged_is_not_refused_when_the_round_index_fails(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The round index is written after the input and its outputs are logged: a failure
+    there refused the input, so its device seq was forgotten, the driver sent it again, and
+    a review's card was logged twice. The failure is injected into the index's writer."""
+    cards = [n for n, item in enumerate(INPUTS) if item["kind"] == "shoe.card"]
+    at = cards[len(cards) // 2]
+    card = INPUTS[at]["data"]
+    async with backend_log("sqlite", tmp_path) as log:
+        async with service(log) as first:
+            await play(first, INPUTS[:at])
+        async with service(log) as made:  # its device seqs are the log's
+            made.test_clock["t"] = datetime.fromisoformat(INPUTS[at]["ts"])  # type: ignore[attr-defined]
+            real = made._index
+            failed = []
+
+            async def index_once(*args: Any) -> None:
+                if not failed:
+                    failed.append(True)
+                    raise StoreError("the database is away")
+                await real(*args)
+
+            monkeypatch.setattr(made, "_index", index_once)
+            await made._device_input("crash", "shoe.card", card)
+            assert failed
+            assert made.received("crash", card["device"]) == card["seq"]
+            await made._device_input("crash", "shoe.card", card)  # the driver's re-send
+            assert made.stats.duplicates == 1
+        same = [
+            r
+            for r in await log.read(kinds=["shoe.card"])
+            if (r.payload["device"], r.payload["seq"]) == (card["device"], card["seq"])
+        ]
+        assert len(same) == 1
