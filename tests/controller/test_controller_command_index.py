@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import sys
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from types import FunctionType, ModuleType
 from typing import Any
@@ -22,8 +22,10 @@ import pytest
 import sqlalchemy as sa
 import sqlalchemy.ext.asyncio as sa_async
 
+from studio.config.models import StudioConfig
 from studio.controller import ControllerService
 from studio.controller.command_index import catch_up
+from studio.controller.service import STALE_RETRY_SECONDS
 from studio.errors import StoreError
 from studio.store import EventLog
 from studio.store.game_commands import (
@@ -32,11 +34,12 @@ from studio.store.game_commands import (
     game_commands,
     game_commands_through,
 )
+from studio.streams import Fanout
 
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
-from crash_harness import generate  # noqa: E402
+from crash_harness import TABLE, generate  # noqa: E402
 from postgres_support import backend_log  # noqa: E402
 from test_controller_checkpoint import play, service  # noqa: E402
 
@@ -327,3 +330,44 @@ async def test_an_input_logged_is_not_refused_when_the_round_index_fails(
             if (r.payload["device"], r.payload["seq"]) == (card["device"], card["seq"])
         ]
         assert len(same) == 1
+
+
+async def test_an_idle_table_whose_rebuild_failed_is_rebuilt_by_the_timers(tmp_path: Path) -> None:
+    seat = free_seat()
+    bet = {**BET, "id": "while-away", "seat": seat, "player": f"p{seat}"}
+    async with backend_log("sqlite", tmp_path) as log:
+        async with service(log) as first:
+            await play(first, INPUTS[: BET_AT + 1])
+        clock = {"t": first.test_clock["t"]}  # type: ignore[attr-defined]
+        made = ControllerService(
+            StudioConfig(tables=[TABLE]),
+            None,
+            log,
+            Fanout(None),
+            clock=lambda: clock["t"],
+            round_gap=1.0,
+            tick=0.01,
+        )
+        async with made:
+            real_append, real_read = log.append_batch, log.read
+
+            async def away(*args: Any, **options: Any) -> Any:
+                raise StoreError("the database is away")
+
+            log.append_batch = log.read = away  # type: ignore[method-assign]
+            with pytest.raises(StoreError):
+                await made.submit_command("crash", bet)
+            await asyncio.sleep(0.1)  # the timers try, in vain, the database still away
+            assert "crash" in made._stale
+            log.append_batch, log.read = real_append, real_read  # type: ignore[method-assign]
+            await asyncio.sleep(0.1)
+            assert "crash" in made._stale  # not before its time
+            clock["t"] += timedelta(seconds=STALE_RETRY_SECONDS)
+            async with asyncio.timeout(10):
+                while "crash" in made._stale:
+                    await asyncio.sleep(0.01)
+            assert await logged_commands(log, "while-away") == 0
+            engine = made.tables["crash"].engine
+            assert engine is not None  # the round, rebuilt from the log: no such bet
+            box = engine.round.boxes.get(seat)
+            assert box is None or not box.wagers
