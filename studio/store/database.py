@@ -358,6 +358,25 @@ class Database:
         await self.close()
 
 
+async def rows_in_pages(
+    db: Database, table: sa.Table, keys: list[sa.Column[Any]], size: int = 5000
+) -> AsyncIterator[sa.Row[Any]]:
+    """Every row of ``table`` in the order of ``keys`` (its primary key), read ``size`` at a
+    time: an index with a row per round or command ever played is not read whole."""
+    after: tuple[Any, ...] | None = None
+    while True:
+        query = sa.select(table).order_by(*keys).limit(size)
+        if after is not None:
+            query = query.where(sa.tuple_(*keys) > sa.tuple_(*after))
+        async with db.engine.connect() as conn:
+            rows = (await conn.execute(query)).all()
+        if not rows:
+            return
+        for row in rows:
+            yield row
+        after = tuple(getattr(rows[-1], key.name) for key in keys)
+
+
 def _create_schema(conn: sa.Connection) -> None:
     """Create the missing tables, then the missing indexes of every table.
 

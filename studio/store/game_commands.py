@@ -27,7 +27,7 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from studio.errors import StoreError
-from studio.store.database import Database, metadata, reason
+from studio.store.database import Database, metadata, reason, rows_in_pages
 from studio.store.eventlog import AppendHook, EventLog, LogRecord
 
 game_commands = sa.Table(
@@ -347,18 +347,6 @@ def _json(answer: Mapping[str, Any]) -> str:
     return json.dumps(answer, separators=(",", ":"))
 
 
-async def _rows(db: Database) -> AsyncIterator[sa.Row[Any]]:
+def _rows(db: Database) -> AsyncIterator[sa.Row[Any]]:
     """Every row of the index, read in pages."""
-    after: tuple[str, str] | None = None
-    columns = game_commands.c
-    while True:
-        query = sa.select(game_commands).order_by(columns.table_id, columns.command_id).limit(5000)
-        if after is not None:
-            query = query.where(sa.tuple_(columns.table_id, columns.command_id) > after)
-        async with db.engine.connect() as conn:
-            rows = (await conn.execute(query)).all()
-        if not rows:
-            return
-        for row in rows:
-            yield row
-        after = (rows[-1].table_id, rows[-1].command_id)
+    return rows_in_pages(db, game_commands, [game_commands.c.table_id, game_commands.c.command_id])

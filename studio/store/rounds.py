@@ -14,7 +14,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from studio.store.database import Database, metadata
+from studio.store.database import Database, metadata, rows_in_pages
 from studio.store.eventlog import EventLog
 
 rounds = sa.Table(
@@ -266,21 +266,10 @@ async def check_index(db: Database, log: EventLog) -> IndexReport:
     return IndexReport(len(indexed) + len(missing), problems)
 
 
-async def _index_rows(db: Database) -> AsyncIterator[sa.Row[Any]]:
+def _index_rows(db: Database) -> AsyncIterator[sa.Row[Any]]:
     """Every row of the round index, by round id, read in pages: it has a row per round
     ever played."""
-    after: str | None = None
-    while True:
-        query = sa.select(rounds).order_by(rounds.c.round_id).limit(5000)
-        if after is not None:
-            query = query.where(rounds.c.round_id > after)
-        async with db.engine.connect() as conn:
-            rows = (await conn.execute(query)).all()
-        if not rows:
-            return
-        for row in rows:
-            yield row
-        after = rows[-1].round_id
+    return rows_in_pages(db, rounds, [rounds.c.round_id])
 
 
 def _alert_fields(payload: dict[str, Any]) -> dict[str, Any]:

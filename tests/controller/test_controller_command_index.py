@@ -13,6 +13,8 @@ from __future__ import annotations
 import asyncio
 import gc
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime, timedelta
 from pathlib import Path
 from types import FunctionType, ModuleType
@@ -262,6 +264,21 @@ async def test_the_database_away_refuses_a_command_and_the_consumer_goes_on(
         assert all(not task.done() for task in made._tasks)
 
 
+@contextmanager
+def database_away(log: EventLog) -> Iterator[None]:
+    """The log's appends and reads fail while the block runs, as with the database away."""
+    real_append, real_read = log.append_batch, log.read
+
+    async def away(*args: Any, **options: Any) -> Any:
+        raise StoreError("the database is away")
+
+    log.append_batch = log.read = away  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        log.append_batch, log.read = real_append, real_read  # type: ignore[method-assign]
+
+
 async def test_a_table_whose_rebuild_failed_is_rebuilt_before_its_next_input(
     tmp_path: Path,
 ) -> None:
@@ -274,19 +291,13 @@ async def test_a_table_whose_rebuild_failed_is_rebuilt_before_its_next_input(
     bet = {**BET, "id": "while-away", "seat": seat, "player": f"p{seat}"}
     async with backend_log("sqlite", tmp_path) as log, service(log) as made:
         await play(made, INPUTS[: BET_AT + 1])
-        real_append, real_read = log.append_batch, log.read
-
-        async def away(*args: Any, **options: Any) -> Any:
-            raise StoreError("the database is away")
-
-        log.append_batch = log.read = away  # type: ignore[method-assign]
-        with pytest.raises(StoreError):
-            await made.submit_command("crash", bet)
-        assert wagers_at(made, seat) == 1  # in memory only: the rebuild failed too
-        with pytest.raises(StoreError):  # not read from that memory (REST: 503)
-            await made.committed_table_state("crash")
-        assert await made.interrupt_rounds("stop") == []  # nor recorded from it
-        log.append_batch, log.read = real_append, real_read  # type: ignore[method-assign]
+        with database_away(log):
+            with pytest.raises(StoreError):
+                await made.submit_command("crash", bet)
+            assert wagers_at(made, seat) == 1  # in memory only: the rebuild failed too
+            with pytest.raises(StoreError):  # not read from that memory (REST: 503)
+                await made.committed_table_state("crash")
+            assert await made.interrupt_rounds("stop") == []  # nor recorded from it
         assert await made.committed_table_state("crash")  # rebuilt first
         assert wagers_at(made, seat) == 0
         answer = await made.submit_command("crash", bet)
@@ -349,17 +360,11 @@ async def test_an_idle_table_whose_rebuild_failed_is_rebuilt_by_the_timers(tmp_p
             tick=0.01,
         )
         async with made:
-            real_append, real_read = log.append_batch, log.read
-
-            async def away(*args: Any, **options: Any) -> Any:
-                raise StoreError("the database is away")
-
-            log.append_batch = log.read = away  # type: ignore[method-assign]
-            with pytest.raises(StoreError):
-                await made.submit_command("crash", bet)
-            await asyncio.sleep(0.1)  # the timers try, in vain, the database still away
-            assert "crash" in made._stale
-            log.append_batch, log.read = real_append, real_read  # type: ignore[method-assign]
+            with database_away(log):
+                with pytest.raises(StoreError):
+                    await made.submit_command("crash", bet)
+                await asyncio.sleep(0.1)  # the timers try, in vain, the database still away
+                assert "crash" in made._stale
             await asyncio.sleep(0.1)
             assert "crash" in made._stale  # not before its time
             clock["t"] += timedelta(seconds=STALE_RETRY_SECONDS)

@@ -10,7 +10,8 @@ import pytest
 
 from studio.errors import StoreError
 from studio.store import Database, Entry, EventLog, GameCommands, LogRecord, TakenCommand
-from studio.store.game_commands import indexing
+from studio.store.database import rows_in_pages
+from studio.store.game_commands import game_commands, indexing, key
 
 
 def command(cid: str) -> list[Entry]:
@@ -50,3 +51,22 @@ async def test_the_first_answer_stands(database: Database) -> None:
     assert await commands.answer("t1", "c2") == other.answer
     assert await commands.first_records("t1", ["c1", "c2"]) == {"c1": 5, "c2": 12}
     assert await commands.through() == 9  # never back
+
+
+async def test_the_index_is_read_in_pages_in_key_order(database: Database) -> None:
+    commands = GameCommands(database)
+    taken = [
+        TakenCommand(table, f"c{n}", n, {"accepted": True})
+        for n, table in enumerate(["t2", "t1", "t2", "t1", "t1", "t3", "t2"], 1)
+    ]
+    await commands.add(taken, through=7)
+    columns = game_commands.c
+    rows = [
+        r
+        async for r in rows_in_pages(
+            database, game_commands, [columns.table_id, columns.command_id], size=2
+        )
+    ]
+    assert [(r.table_id, r.command_id) for r in rows] == sorted(
+        (c.table_id, key(c.command_id)) for c in taken
+    )
