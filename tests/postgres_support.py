@@ -7,6 +7,8 @@ empty database instead, dropped afterwards.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
 import socket
 import uuid
@@ -75,3 +77,52 @@ async def backend_log(backend: str, tmp_path: Path) -> AsyncIterator[EventLog]:
         return
     async with fresh_database() as url, Database(url) as db:
         yield EventLog(db)
+
+
+class PostgresProxy:
+    """A TCP proxy to PostgreSQL that a test cuts (the server gone: its connections reset,
+    new ones refused) and restores, so that the controller meets a database away for real."""
+
+    def __init__(self) -> None:
+        self.port = 0
+        self._server: asyncio.Server | None = None
+        self._writers: list[asyncio.StreamWriter] = []
+
+    def url(self, url: str) -> str:
+        return make_url(url).set(port=self.port).render_as_string(hide_password=False)
+
+    async def start(self) -> None:
+        target = make_url(POSTGRES_URL)
+        host, port = target.host or "127.0.0.1", target.port or 5432
+
+        async def pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            with contextlib.suppress(OSError):
+                while data := await reader.read(65536):
+                    writer.write(data)
+                    await writer.drain()
+            writer.close()
+
+        async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            up_reader, up_writer = await asyncio.open_connection(host, port)
+            self._writers += [writer, up_writer]
+            await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
+
+        self._server = await asyncio.start_server(handle, "127.0.0.1", self.port)
+        self.port = self._server.sockets[0].getsockname()[1]
+
+    async def cut(self) -> None:
+        assert self._server is not None
+        self._server.close()
+        await self._server.wait_closed()
+        for writer in self._writers:
+            writer.transport.abort()
+        self._writers.clear()
+
+    async def __aenter__(self) -> PostgresProxy:
+        require_postgres()
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._server is not None and self._server.is_serving():
+            await self.cut()

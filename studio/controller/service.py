@@ -122,6 +122,7 @@ CHECKPOINT_CHECK_SECONDS = 30.0  # how often the tables are looked at for a chec
 # is held ~25 ms a batch here (a start, which takes no inputs yet, reads 5,000 at a time).
 REPLAY_BATCH = 200
 STALE_RETRY_SECONDS = 5.0  # a table whose rebuild failed is tried again this often while idle
+REBUILD_CHECK_SECONDS = 0.5  # how often the tables due a rebuild are looked for
 
 
 class UnknownTable(StudioError, KeyError):
@@ -242,6 +243,7 @@ class ControllerService:
         if self.timers:
             self._tasks.append(group.create_task(self._timers(), name="controller:timers"))
         self._tasks.append(group.create_task(self._checkpoints(), name="controller:checkpoints"))
+        self._tasks.append(group.create_task(self._rebuilds(), name="controller:rebuilds"))
         if self.bus is not None:
             topics = Topics("+")
             consumers: list[tuple[str, str, type[BaseModel]]] = [
@@ -396,6 +398,8 @@ class ControllerService:
         that this code and configuration wrote; else None (the whole log is replayed)."""
         try:
             return await self._checkpoint_of(fresh)
+        except StoreError:
+            raise  # the database away: the log cannot be read either (not a checkpoint refused)
         except Exception:  # from the database, so anything: a checkpoint only saves time
             self.stats.checkpoints_refused += 1
             _LOGGER.exception("%s: checkpoint not used; the whole log is replayed", fresh.table)
@@ -693,12 +697,17 @@ class ControllerService:
         del self._stale[table_id]
         _LOGGER.error("table %s rebuilt from the event log after a failed input", table_id)
 
-    async def _refresh(self, table_id: str) -> None:
+    async def _refresh(self, table_id: str, *, in_time: bool = False) -> None:
         """Rebuild the table if its last rebuild failed (under its lock): its memory is not
         to be used before (a review: the state read, and a round recorded as interrupted at
-        a stop, that the log never opened)."""
-        if table_id in self._stale:
-            await self._rebuild_table(table_id)
+        a stop, that the log never opened). ``in_time``: not before its next try (a read:
+        each would try the database again)."""
+        retry = self._stale.get(table_id)
+        if retry is None:
+            return
+        if in_time and self.clock() < retry:
+            raise StoreError(f"table {table_id} is being rebuilt from the event log; try again")
+        await self._rebuild_table(table_id)
 
     def _observe_seq(self, table_id: str, kind: str, payload: dict[str, Any]) -> SeqVerdict | None:
         tracker, identities = self._trackers[table_id], self._identities[table_id]
@@ -951,16 +960,9 @@ class ControllerService:
     async def _timers(self) -> None:
         while True:
             now = self.clock()
-            for table_id, retry in list(self._stale.items()):
-                if now >= retry:
-                    try:
-                        async with self._locks[table_id]:
-                            await self._refresh(table_id)
-                    except StudioError as exc:
-                        _LOGGER.error("%s: not rebuilt from the log: %s", table_id, exc)
             for table_id, table in self.tables.items():
                 if table_id in self._stale:
-                    continue  # its memory is not the log's: tried again above, in time
+                    continue  # its memory is not the log's (_rebuilds tries again, in time)
                 deadline = table.next_deadline()
                 if deadline is not None and now >= deadline:
                     try:
@@ -968,6 +970,20 @@ class ControllerService:
                     except StudioError as exc:
                         _LOGGER.error("timer on %s failed: %s", table_id, exc)
             await asyncio.sleep(self.tick)
+
+    async def _rebuilds(self) -> None:
+        """Rebuild the tables whose rebuild failed, each when its next try is due. A task of
+        its own: a database that does not answer holds it (and the table's lock), not the
+        other tables' timers."""
+        while True:
+            for table_id, retry in list(self._stale.items()):
+                if self.clock() >= retry:
+                    try:
+                        async with self._locks[table_id]:
+                            await self._refresh(table_id)
+                    except StudioError as exc:
+                        _LOGGER.error("%s: not rebuilt from the event log yet: %s", table_id, exc)
+            await asyncio.sleep(REBUILD_CHECK_SECONDS)
 
     # ------------------------------------------------------------------ outputs
     def _changed(self, table: TableController, outputs: list[Output]) -> list[Output]:
@@ -1057,7 +1073,7 @@ class ControllerService:
         progress (or show what a failed write then rolls back)."""
         self.table(table_id)  # an unknown table is refused, not waited for
         async with self._locks[table_id]:
-            await self._refresh(table_id)
+            await self._refresh(table_id, in_time=True)
             return self.table_state(table_id)
 
     async def committed_tables_summary(self) -> list[dict[str, Any]]:

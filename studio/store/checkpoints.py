@@ -11,7 +11,8 @@ from dataclasses import dataclass
 
 import sqlalchemy as sa
 
-from studio.store.database import Database, metadata
+from studio.errors import StoreError
+from studio.store.database import Database, metadata, reason
 
 checkpoints = sa.Table(
     "checkpoints",
@@ -34,8 +35,11 @@ class Checkpoints:
 
     async def load(self, table_id: str) -> StoredCheckpoint | None:
         query = sa.select(checkpoints).where(checkpoints.c.table_id == table_id)
-        async with self.db.engine.connect() as conn:
-            row = (await conn.execute(query)).first()
+        try:
+            async with self.db.engine.connect() as conn:
+                row = (await conn.execute(query)).first()
+        except (OSError, sa.exc.SQLAlchemyError) as exc:
+            raise StoreError(f"checkpoint of {table_id} not read: {reason(exc)}") from exc
         return StoredCheckpoint(int(row.record_id), bytes(row.state)) if row else None
 
     async def save(self, table_id: str, record_id: int, state: bytes) -> None:

@@ -240,7 +240,7 @@ class EventLog:
                     why = _driver_message(cause) if isinstance(cause, Exception) else str(exc)
                     raise StoreError(f"{self.table.name}: the change was not made: {why}") from None
                 await asyncio.sleep(random.uniform(0.005, 0.05) * (attempt + 1))
-            except sa.exc.SQLAlchemyError as exc:
+            except (OSError, sa.exc.SQLAlchemyError) as exc:
                 why = _driver_message(exc)
                 raise StoreError(f"{self.table.name}: the change was not made: {why}") from None
         raise AssertionError("unreachable")
@@ -317,7 +317,10 @@ class EventLog:
                         raise StoreError(
                             f"event log append failed: {reason(exc)}"
                         ) from exc.__cause__
-                except sa.exc.SQLAlchemyError as exc:
+                except (OSError, sa.exc.SQLAlchemyError) as exc:
+                    # The driver's own connection errors too (PostgreSQL refusing them): a
+                    # StoreError has the controller rebuild the table (a review: the input
+                    # stayed applied in memory only, and the error ended the controller).
                     raise StoreError(f"event log append failed: {reason(exc)}") from exc
             self._head = (rows[-1]["id"], rows[-1]["hash"])
         return [_dict_to_record(row) for row in rows]

@@ -225,9 +225,10 @@ async def check_commands(db: Database, log: EventLog) -> CommandIndexReport:
     was taken after its start (a live studio's commands) is not looked at.
     """
     report = CommandIndexReport()
-    through = await GameCommands(db).through()
+    index = GameCommands(db)
+    through = await index.through()
     last_input: dict[str, tuple[int, object]] = {}  # each table's last game command logged
-    found = 0  # commands of the log whose row was found
+    found = 0  # commands of the log whose row agrees
     named: set[tuple[str, str]] = set()  # rows already reported (a few)
     after = 0
     while records := await log.read(
@@ -255,11 +256,21 @@ async def check_commands(db: Database, log: EventLog) -> CommandIndexReport:
             report.commands += 1
             row = rows.get(at)
             problem = _disagreement(row, first, last, said)
-            found += row is not None
+            found += problem is None
             if problem is not None:
                 named.add(at)
                 report.problems.append((f"{at[0]}/{at[1]}", problem))
-    if await _rows_through(db, through) > found:
+    # Rows of no command taken: no row is ever past `through` (it moves with each row) but
+    # those taken while this ran; and the rows up to it are the commands found, unless a
+    # row disagrees (each then named above) or one more is there.
+    for row in await _rows_after(db, await index.through()):
+        report.problems.append(
+            (
+                f"{row.table_id}/{row.command_id}",
+                f"indexed at record {row.record_id}, past the index",
+            )
+        )
+    if report.problems or await _rows_through(db, through) > found:
         report.problems.extend(await _never_answered(db, log, through, named))
     return report
 
@@ -292,6 +303,12 @@ async def _rows_of(db: Database, wanted: list[tuple[str, str]]) -> dict[tuple[st
                 for row in await conn.execute(query):
                     found[(row.table_id, row.command_id)] = row
     return found
+
+
+async def _rows_after(db: Database, through: int) -> list[sa.Row[Any]]:
+    query = sa.select(game_commands).where(game_commands.c.record_id > through).limit(100)
+    async with db.engine.connect() as conn:
+        return list((await conn.execute(query)).all())
 
 
 async def _rows_through(db: Database, through: int) -> int:

@@ -286,7 +286,8 @@ async def test_a_table_whose_rebuild_failed_is_rebuilt_before_its_next_input(
     table's memory kept the command that the log does not have. Sent again, a review's
     bet was refused as a second bet on the seat (a decision would have been applied twice);
     its state was read, and a stop recorded its round as interrupted, from that memory.
-    The failures are injected into the real log."""
+    The failures are injected into the real log, after the command's look-up (the database
+    away for real: test_controller_database_away.py)."""
     seat = free_seat()
     bet = {**BET, "id": "while-away", "seat": seat, "player": f"p{seat}"}
     async with backend_log("sqlite", tmp_path) as log, service(log) as made:
@@ -298,6 +299,7 @@ async def test_a_table_whose_rebuild_failed_is_rebuilt_before_its_next_input(
             with pytest.raises(StoreError):  # not read from that memory (REST: 503)
                 await made.committed_table_state("crash")
             assert await made.interrupt_rounds("stop") == []  # nor recorded from it
+        made.test_clock["t"] += timedelta(seconds=STALE_RETRY_SECONDS)  # type: ignore[attr-defined]
         assert await made.committed_table_state("crash")  # rebuilt first
         assert wagers_at(made, seat) == 0
         answer = await made.submit_command("crash", bet)

@@ -1,0 +1,52 @@
+"""PostgreSQL going away under the controller, for real: a TCP proxy in front of it is cut
+(its connections reset, new ones refused) and restored.
+
+The driver's own connection errors (``ConnectionRefusedError``) passed the event log's
+append as they were: the controller did not rebuild the table, whose memory kept an input
+the log never had, and from the timers or an MQTT consumer the error ended the controller
+(a review)."""
+
+from __future__ import annotations
+
+import sys
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from studio.controller.service import STALE_RETRY_SECONDS
+from studio.errors import StoreError
+from studio.store import Database, EventLog
+
+HERE = Path(__file__).parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))
+from postgres_support import PostgresProxy, fresh_database  # noqa: E402
+from test_controller_checkpoint import play, service  # noqa: E402
+from test_controller_command_index import BET_AT, INPUTS  # noqa: E402
+
+
+async def test_an_input_the_database_refused_is_not_kept_and_the_table_is_rebuilt() -> None:
+    async with PostgresProxy() as proxy, fresh_database() as url:
+        async with Database(proxy.url(url)) as db:
+            log = EventLog(db)
+            async with service(log) as made:
+                await play(made, INPUTS[: BET_AT + 1])
+                assert not made.table_state("crash")["paused"]
+                await proxy.cut()
+                await db.engine.dispose()  # no connection kept: each one is refused
+                with pytest.raises(StoreError):
+                    await made.pause("crash", user="m", reason="a test")
+                assert "crash" in made._stale  # its memory holds the pause the log lacks
+                with pytest.raises(StoreError):  # REST: 503, not the pause
+                    await made.committed_table_state("crash")
+                await proxy.start()
+                with pytest.raises(StoreError, match="being rebuilt"):  # not before its time
+                    await made.committed_table_state("crash")
+                made.test_clock["t"] += timedelta(seconds=STALE_RETRY_SECONDS)  # type: ignore[attr-defined]
+                assert not (await made.committed_table_state("crash"))["paused"]
+                assert "crash" not in made._stale
+                actions = [r.payload.get("verb") for r in await log.read(kinds=["manager.action"])]
+                assert "pause" not in actions
+                await made.pause("crash", user="m", reason="a test")  # the database back
+                assert (await made.committed_table_state("crash"))["paused"]
