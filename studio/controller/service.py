@@ -983,6 +983,8 @@ class ControllerService:
                             await self._refresh(table_id)
                     except StudioError as exc:
                         _LOGGER.error("%s: not rebuilt from the event log yet: %s", table_id, exc)
+                    except Exception:  # ending here would end every table's task group
+                        _LOGGER.exception("%s: not rebuilt from the event log yet", table_id)
             await asyncio.sleep(REBUILD_CHECK_SECONDS)
 
     # ------------------------------------------------------------------ outputs
