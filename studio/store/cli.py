@@ -22,7 +22,12 @@ from studio.config.loader import default_database_hint, load_config
 from studio.errors import StoreError, StudioError
 from studio.store.database import Database, async_url, safe_url, sqlite_file
 from studio.store.eventlog import ChainReport, EventLog, admin_events, events, parse_head
-from studio.store.game_commands import CommandIndexReport, check_commands, game_commands
+from studio.store.game_commands import (
+    CommandIndexReport,
+    check_commands,
+    game_commands,
+    game_commands_through,
+)
 from studio.store.rounds import IndexReport, check_index, repair_alerts, repair_players, rounds
 
 # Disagreements printed by ``studio audit verify``; the count of rounds says how many in all.
@@ -32,7 +37,13 @@ audit_app = typer.Typer(help="Audit: event-log chain and code integrity.", no_ar
 
 
 # The tables `studio audit verify` reads: the two chains, the round index, the command index.
-AUDITED_TABLES = (events.name, admin_events.name, rounds.name, game_commands.name)
+AUDITED_TABLES = (
+    events.name,
+    admin_events.name,
+    rounds.name,
+    game_commands.name,
+    game_commands_through.name,
+)
 
 
 @asynccontextmanager
@@ -299,7 +310,8 @@ def verify(
     ),
 ) -> None:
     """Walk the whole event log and admin log and check every record's hash and link;
-    check each round of the round index (the history shown) against the event log."""
+    check each round of the round index (the history shown) and each game command of the
+    command index (commands sent again are answered from it) against the event log."""
     try:
         expect = parse_head(expect_head) if expect_head is not None else None
         expect_admin = parse_head(expect_admin_head) if expect_admin_head is not None else None
@@ -364,8 +376,8 @@ def verify(
 
 def _commands_agree(report: CommandIndexReport) -> bool:
     pending = (
-        f" ({report.pending} answered since the index's last record: the controller's next "
-        "start indexes them)"
+        f" ({report.pending} answered after the index's last record: taken while this ran, or "
+        "by an older version, which the controller's next start indexes)"
         if report.pending
         else ""
     )

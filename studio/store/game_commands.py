@@ -263,7 +263,7 @@ async def check_commands(db: Database, log: EventLog) -> CommandIndexReport:
     # Rows of no command taken: no row is ever past `through` (it moves with each row) but
     # those taken while this ran; and the rows up to it are the commands found, unless a
     # row disagrees (each then named above) or one more is there.
-    for row in await _rows_after(db, await index.through()):
+    for row in await _rows_past_the_index(db):
         report.problems.append(
             (
                 f"{row.table_id}/{row.command_id}",
@@ -305,8 +305,12 @@ async def _rows_of(db: Database, wanted: list[tuple[str, str]]) -> dict[tuple[st
     return found
 
 
-async def _rows_after(db: Database, through: int) -> list[sa.Row[Any]]:
-    query = sa.select(game_commands).where(game_commands.c.record_id > through).limit(100)
+async def _rows_past_the_index(db: Database) -> list[sa.Row[Any]]:
+    """The rows past ``through`` as it stands (one statement: a command taken in between
+    moves both)."""
+    through = sa.select(game_commands_through.c.record_id).where(game_commands_through.c.id == 1)
+    past = sa.func.coalesce(through.scalar_subquery(), 0)  # none: every row is past it
+    query = sa.select(game_commands).where(game_commands.c.record_id > past)
     async with db.engine.connect() as conn:
         return list((await conn.execute(query)).all())
 

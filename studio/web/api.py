@@ -134,7 +134,10 @@ def build_router(ctx: WebContext) -> APIRouter:
 
     @router.get("/tables")
     async def tables(_: str = Depends(reader)) -> list[dict[str, Any]]:
-        return await controller().committed_tables_summary()
+        try:
+            return await controller().committed_tables_summary()
+        except StudioError as exc:  # a table being rebuilt from the log: 503
+            raise fail(exc) from exc
 
     @router.get("/tables/{table}")
     async def table_state(table: str, _: str = Depends(reader)) -> dict[str, Any]:

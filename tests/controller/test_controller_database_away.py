@@ -9,14 +9,20 @@ the log never had, and from the timers or an MQTT consumer the error ended the c
 from __future__ import annotations
 
 import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import timedelta
 from pathlib import Path
 
+import httpx
 import pytest
 
+from studio.controller import ControllerService
 from studio.controller.service import STALE_RETRY_SECONDS
 from studio.errors import StoreError
 from studio.store import Database, EventLog
+from studio.streams import Fanout
+from studio.web import WebContext, create_app
 
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
@@ -24,6 +30,17 @@ sys.path.insert(0, str(HERE.parent))
 from postgres_support import PostgresProxy, fresh_database  # noqa: E402
 from test_controller_checkpoint import play, service  # noqa: E402
 from test_controller_command_index import BET_AT, INPUTS  # noqa: E402
+
+AUTH = {"Authorization": "Bearer s3cret-token"}
+
+
+@asynccontextmanager
+async def rest(controller: ControllerService, log: EventLog) -> AsyncIterator[httpx.AsyncClient]:
+    ctx = WebContext(fanout=Fanout(None), log=log, db=log.db, controller=controller)
+    ctx.extras["platform_token"] = "s3cret-token"
+    transport = httpx.ASGITransport(app=create_app(ctx))
+    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as http:
+        yield http
 
 
 async def test_an_input_the_database_refused_is_not_kept_and_the_table_is_rebuilt() -> None:
@@ -40,6 +57,10 @@ async def test_an_input_the_database_refused_is_not_kept_and_the_table_is_rebuil
                 assert "crash" in made._stale  # its memory holds the pause the log lacks
                 with pytest.raises(StoreError):  # REST: 503, not the pause
                     await made.committed_table_state("crash")
+                async with rest(made, log) as http:  # and not a 500 for the list
+                    for path in ("/api/tables", "/api/tables/crash"):
+                        answer = await http.get(path, headers=AUTH)
+                        assert answer.status_code == 503, (path, answer.text)
                 await proxy.start()
                 with pytest.raises(StoreError, match="being rebuilt"):  # not before its time
                     await made.committed_table_state("crash")
