@@ -113,19 +113,10 @@ class GameCommands:
     async def first_records(self, table_id: str, command_ids: Iterable[str]) -> dict[str, int]:
         """The log record of each id's first command (ids never taken are left out)."""
         keys = {key(cid): cid for cid in command_ids}
-        wanted = sorted(keys)
-        found: dict[str, int] = {}
-        columns = game_commands.c
         with _store_errors("look-up"):
             async with self.db.engine.connect() as conn:
-                for start in range(0, len(wanted), LOOKUP_BATCH):
-                    query = sa.select(columns.command_id, columns.record_id).where(
-                        (columns.table_id == table_id)
-                        & columns.command_id.in_(wanted[start : start + LOOKUP_BATCH])
-                    )
-                    for row in await conn.execute(query):
-                        found[keys[row.command_id]] = int(row.record_id)
-        return found
+                rows = await _rows_in(conn, table_id, keys)
+        return {keys[row.command_id]: int(row.record_id) for row in rows}
 
     async def through(self) -> int:
         with _store_errors("reading how far they are indexed"):
@@ -167,14 +158,8 @@ async def _add_in(
     for command in taken:
         by_table.setdefault(command.table_id, []).append(command)
     for table_id, commands in by_table.items():
-        keys = sorted({key(c.command_id) for c in commands})
-        known: set[str] = set()
-        for start in range(0, 0 if new else len(keys), LOOKUP_BATCH):
-            query = sa.select(game_commands.c.command_id).where(
-                (game_commands.c.table_id == table_id)
-                & game_commands.c.command_id.in_(keys[start : start + LOOKUP_BATCH])
-            )
-            known.update(row.command_id for row in await conn.execute(query))
+        keys = {key(c.command_id) for c in commands}
+        known = set() if new else {row.command_id for row in await _rows_in(conn, table_id, keys)}
         for command in commands:
             command_key = key(command.command_id)
             if command_key in known:
@@ -287,22 +272,30 @@ def _disagreement(
     return None
 
 
-async def _rows_of(db: Database, wanted: list[tuple[str, str]]) -> dict[tuple[str, str], Any]:
-    found: dict[tuple[str, str], Any] = {}
+async def _rows_in(conn: AsyncConnection, table_id: str, keys: Iterable[str]) -> list[sa.Row[Any]]:
+    """The table's rows of these keys (ids as kept), looked up LOOKUP_BATCH at a time."""
+    wanted = sorted(set(keys))
     columns = game_commands.c
+    rows: list[sa.Row[Any]] = []
+    for start in range(0, len(wanted), LOOKUP_BATCH):
+        query = sa.select(game_commands).where(
+            (columns.table_id == table_id)
+            & columns.command_id.in_(wanted[start : start + LOOKUP_BATCH])
+        )
+        rows.extend(await conn.execute(query))
+    return rows
+
+
+async def _rows_of(db: Database, wanted: list[tuple[str, str]]) -> dict[tuple[str, str], Any]:
     by_table: dict[str, list[str]] = {}
     for table_id, command_key in wanted:
         by_table.setdefault(table_id, []).append(command_key)
     async with db.engine.connect() as conn:
-        for table_id, keys in by_table.items():
-            for start in range(0, len(keys), LOOKUP_BATCH):
-                query = sa.select(game_commands).where(
-                    (columns.table_id == table_id)
-                    & columns.command_id.in_(keys[start : start + LOOKUP_BATCH])
-                )
-                for row in await conn.execute(query):
-                    found[(row.table_id, row.command_id)] = row
-    return found
+        return {
+            (row.table_id, row.command_id): row
+            for table_id, keys in by_table.items()
+            for row in await _rows_in(conn, table_id, keys)
+        }
 
 
 async def _rows_past_the_index(db: Database) -> list[sa.Row[Any]]:
