@@ -12,15 +12,17 @@ import contextlib
 import os
 import socket
 import uuid
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 import sqlalchemy as sa
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import create_async_engine
 
+from studio.errors import StoreError
 from studio.store import Database, EventLog
 
 POSTGRES_URL = os.environ.get("TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
@@ -126,3 +128,18 @@ class PostgresProxy:
     async def __aexit__(self, *exc: object) -> None:
         if self._server is not None and self._server.is_serving():
             await self.cut()
+
+
+@contextmanager
+def database_away(log: EventLog) -> Iterator[None]:
+    """The log's appends and reads fail while the block runs, as with the database away."""
+    real_append, real_read = log.append_batch, log.read
+
+    async def away(*args: Any, **options: Any) -> Any:
+        raise StoreError("the database is away")
+
+    log.append_batch = log.read = away  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        log.append_batch, log.read = real_append, real_read  # type: ignore[method-assign]

@@ -294,13 +294,19 @@ class Console:
         context.setdefault("now", datetime.now(UTC))
         if "open_alert_count" not in context:
             context["open_alert_count"] = (
-                len(self.open_alerts())
+                self._open_alert_count()
                 if self.ctx.controller is not None and context["user"]
                 else None
             )
         response = self.templates.TemplateResponse(request, name, context, status_code=status_code)
         assert isinstance(response, HTMLResponse)
         return response
+
+    def _open_alert_count(self) -> int | None:
+        try:
+            return len(self.open_alerts())
+        except StoreError:
+            return None  # the database is away: the page says so, without the count
 
     # The controller contract names (tables/rounds/stats) are preferred; the service's
     # own names (tables_summary/rounds_search/stats_summary) are used when those are
@@ -403,6 +409,8 @@ class Console:
             text = str(exc.args[0]) if exc.args else ""
             message = text if text.startswith("no ") else f"not found: {text}"
             return self._action_error(request, back, message, 404)
+        except StoreError as exc:  # the database's: the same action may be sent again
+            return self._action_error(request, back, str(exc), 503)
         except StudioError as exc:
             return self._action_error(request, back, str(exc), 400)
         if callable(done):
@@ -1032,6 +1040,12 @@ def install(app: FastAPI, ctx: WebContext) -> None:
                 message=str(exc.detail),
             )
         return await http_exception_handler(request, exc)
+
+    @app.exception_handler(StoreError)
+    async def store_error(request: Request, exc: StoreError) -> Response:
+        # The database is away (or a table waits for its rebuild from the log): a page
+        # saying so, as the platform API's 503, not an Internal Server Error.
+        return await http_error(request, StarletteHTTPException(503, str(exc)))
 
     @app.exception_handler(Forbidden)
     async def forbidden(request: Request, exc: Forbidden) -> Response:

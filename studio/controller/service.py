@@ -129,6 +129,10 @@ class UnknownTable(StudioError, KeyError):
     """No table with that id is configured."""
 
 
+def _being_rebuilt(table_id: str) -> StoreError:
+    return StoreError(f"table {table_id} is being rebuilt from the event log; try again")
+
+
 class GameCommandPayload(RootModel[GameCommand]):
     pass
 
@@ -706,8 +710,16 @@ class ControllerService:
         if retry is None:
             return
         if in_time and self.clock() < retry:
-            raise StoreError(f"table {table_id} is being rebuilt from the event log; try again")
+            raise _being_rebuilt(table_id)
         await self._rebuild_table(table_id)
+
+    def _readable(self, table_id: str) -> TableController:
+        """The table, to be read without its lock; refused while its memory may hold an
+        input the log does not (its rebuild failed: the database is away). The console's
+        pages and the alert lists read the same table the REST state does, or none."""
+        if table_id in self._stale:
+            raise _being_rebuilt(table_id)
+        return self.table(table_id)
 
     def _observe_seq(self, table_id: str, kind: str, payload: dict[str, Any]) -> SeqVerdict | None:
         tracker, identities = self._trackers[table_id], self._identities[table_id]
@@ -1063,10 +1075,10 @@ class ControllerService:
     # ------------------------------------------------------------------ queries (console, REST)
     def tables_summary(self) -> list[dict[str, Any]]:
         now = self.clock()
-        return [t.at(now).summary() for t in self.tables.values()]
+        return [self._readable(t).at(now).summary() for t in self.tables]
 
     def table_state(self, table_id: str) -> dict[str, Any]:
-        return self.table(table_id).at(self.clock()).summary()
+        return self._readable(table_id).at(self.clock()).summary()
 
     async def committed_table_state(self, table_id: str) -> dict[str, Any]:
         """The table once the input being applied is committed. An input changes the table
@@ -1097,7 +1109,7 @@ class ControllerService:
         are built: every alert ever raised stays in memory, and building them all cost 75 ms
         at 5,000 alerts, on every console page.
         """
-        controllers = [c for c in self.tables.values() if table is None or c.table == table]
+        controllers = [self._readable(t) for t in self.tables if table is None or t == table]
         if limit is None:
             chosen = [(c, c.alerts.matching(state)) for c in controllers]
         else:
@@ -1133,9 +1145,7 @@ class ControllerService:
         if limit <= 0:
             return []
         candidates: list[tuple[TableController, Alert]] = []
-        for c in self.tables.values():
-            if table is not None and c.table != table:
-                continue
+        for c in [self._readable(t) for t in self.tables if table is None or t == table]:
             taken: list[Alert] = []
             for alert in c.alerts.last_resolved():
                 if len(taken) >= limit and resolved_at(alert) != resolved_at(taken[-1]):

@@ -43,6 +43,7 @@ from studio.demo.dealer import DealerBot
 from studio.demo.faults import FaultInjector
 from studio.demo.players import PlayerBots
 from studio.demo.status import show_status
+from studio.errors import StoreError
 from studio.rules.ruleset import ruleset_from_spec
 from studio.store import Database, EventLog, safe_url
 from studio.streams import Fanout
@@ -442,7 +443,11 @@ async def auto_resolve(service: ControllerService, after: float) -> None:
     while True:
         await asyncio.sleep(0.5)
         now = service.clock()
-        for alert in service.alerts(state="open"):
+        try:
+            open_alerts = service.alerts(state="open")
+        except StoreError:
+            continue  # a table waits for its rebuild from the log (the database is away)
+        for alert in open_alerts:
             age = (now - _parse(alert["ts"])).total_seconds()
             if age < after:
                 continue

@@ -252,7 +252,10 @@ def build_router(ctx: WebContext) -> APIRouter:
     ) -> list[dict[str, Any]]:
         # The newest ``limit`` (by when raised), listed table by table, each in the order
         # raised. Until 2026-12-05 every alert the studio ever raised came back.
-        return controller().alerts(state=state, table=table, limit=limit)
+        try:
+            return controller().alerts(state=state, table=table, limit=limit)
+        except StudioError as exc:  # a table being rebuilt from the log: 503
+            raise fail(exc) from exc
 
     def known_alert(alert_id: str) -> None:
         # An alert that does not exist is a 404, not a 409 (which says the action came at

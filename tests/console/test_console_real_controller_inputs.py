@@ -9,10 +9,12 @@ from datetime import UTC, datetime
 import httpx
 import pytest
 from console_helpers import context, login
+from postgres_support import database_away
 
 from studio.config import StudioConfig, TableSettings
 from studio.console import UserStore
 from studio.controller import ControllerService
+from studio.errors import StoreError
 from studio.store import Database, EventLog
 from studio.streams import Fanout
 from studio.web import create_app
@@ -90,3 +92,40 @@ async def test_resume_says_what_still_pauses_the_table(
     assert resumed.json()["message"] == (
         f"bj1: resumed; still paused by open alerts {alert['alert_id']}"
     )
+
+
+async def test_a_table_waiting_for_its_rebuild_is_not_shown_from_its_memory(
+    database: Database, service: ControllerService, manager: tuple[httpx.AsyncClient, str]
+) -> None:
+    """A pause failed to be logged and the table's rebuild failed too (the database away):
+    its memory holds a pause the log does not. The platform's table state answered 503,
+    but the console's pages and the alert lists (console and GET /api/alerts) showed that
+    memory (a review)."""
+    http, token = manager
+    platform = context(database, service.fanout, service)
+    platform.extras["platform_token"] = "platform-token"
+    transport = httpx.ASGITransport(app=create_app(platform))
+    api = httpx.AsyncClient(transport=transport, base_url="http://testserver")
+    (alert,) = service.alerts()
+    acknowledge = f"/console/alerts/{alert['alert_id']}/acknowledge"
+    with database_away(service.log):
+        with pytest.raises(StoreError):
+            await service.pause("bj1", user="manager", reason="a test")
+        assert "bj1" in service._stale and service.tables["bj1"].manual_pause
+        for page in ("/console/", "/console/tables/bj1", "/console/alerts"):
+            answer = await http.get(page, headers={"accept": "text/html"})
+            assert answer.status_code == 503, (page, answer.text)
+            assert "being rebuilt from the event log" in answer.text
+        async with api:
+            listed = await api.get(
+                "/api/alerts", headers={"Authorization": "Bearer platform-token"}
+            )
+        assert listed.status_code == 503, listed.text
+        answer = await http.post(acknowledge, data={"csrf_token": token}, headers=JSON)
+        assert answer.status_code == 503, answer.text  # the database's: send it again
+    # The database back: the next action rebuilds the table first, without the pause.
+    answer = await http.post(acknowledge, data={"csrf_token": token}, headers=JSON)
+    assert answer.status_code == 200, answer.text
+    assert "bj1" not in service._stale and not service.tables["bj1"].manual_pause
+    page = await http.get("/console/tables/bj1", headers={"accept": "text/html"})
+    assert page.status_code == 200

@@ -13,8 +13,6 @@ from __future__ import annotations
 import asyncio
 import gc
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import datetime, timedelta
 from pathlib import Path
 from types import FunctionType, ModuleType
@@ -42,7 +40,7 @@ HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 from crash_harness import TABLE, generate  # noqa: E402
-from postgres_support import backend_log  # noqa: E402
+from postgres_support import backend_log, database_away  # noqa: E402
 from test_controller_checkpoint import play, service  # noqa: E402
 
 INPUTS, _ = generate(12, seed=41)
@@ -262,21 +260,6 @@ async def test_the_database_away_refuses_a_command_and_the_consumer_goes_on(
         assert answer is not None and answer["accepted"] is True
         assert wagers_at(made, seat) == 1
         assert all(not task.done() for task in made._tasks)
-
-
-@contextmanager
-def database_away(log: EventLog) -> Iterator[None]:
-    """The log's appends and reads fail while the block runs, as with the database away."""
-    real_append, real_read = log.append_batch, log.read
-
-    async def away(*args: Any, **options: Any) -> Any:
-        raise StoreError("the database is away")
-
-    log.append_batch = log.read = away  # type: ignore[method-assign]
-    try:
-        yield
-    finally:
-        log.append_batch, log.read = real_append, real_read  # type: ignore[method-assign]
 
 
 async def test_a_table_whose_rebuild_failed_is_rebuilt_before_its_next_input(
