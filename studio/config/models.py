@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, Literal
@@ -13,6 +14,7 @@ from pydantic import (
     Field,
     SecretStr,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -265,6 +267,11 @@ class CameraOptions(StrictModel):
     )
 
 
+# SDL/1's device field (docs/devices.md, section 1): the id in every frame, the host's
+# (``host_id``) as the device's (``wire_id``).
+WIRE_ID = re.compile(r"^[A-Za-z0-9_.-]{1,32}$")
+
+
 class SerialOptions(StrictModel):
     """The ``options`` of a ``shoe``, ``shuffler`` or ``cutcard`` device (docs/devices.md).
 
@@ -278,10 +285,30 @@ class SerialOptions(StrictModel):
     gap_timeout: float | None = Field(None, gt=0, description="seconds before a gap is asked for")
     skew_tolerance: float | None = Field(None, ge=0, description="seconds of clock skew allowed")
 
+    @field_validator("wire_id", "host_id")
+    @classmethod
+    def _sdl1_id(cls, value: str | None, info: ValidationInfo) -> str | None:
+        # Unchecked, a host id the device cannot parse ("a,b") had every HELLO go
+        # unanswered, retried for ever, and a long one ("frame too long") the same; a wire
+        # id no frame can carry refused every device on the port.
+        if value is not None and not WIRE_ID.match(value):
+            whose = (
+                "the host's id in every frame it sends"
+                if info.field_name == "host_id"
+                else ("the device's id in every frame, which the driver compares")
+            )
+            raise ValueError(
+                f"{value[:40]!r}{'...' if len(value) > 40 else ''} is not an SDL/1 device id "
+                f"({whose}): 1 to 32 letters, digits, '_', '.' or '-' (docs/devices.md, 1)"
+            )
+        return value
+
 
 def _options_mistakes(error: ValidationError) -> str:
     return "; ".join(
-        f"options.{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in error.errors()
+        f"options.{'.'.join(str(p) for p in e['loc'])}: "
+        + (str(e["ctx"]["error"]) if e["type"] == "value_error" else e["msg"])
+        for e in error.errors()
     )
 
 
