@@ -407,6 +407,34 @@ class StudioConfig(StrictModel):
             raise ValueError(f"table ids must be unique: {', '.join(dupes)}")
         return tables
 
+    @field_validator("tables")
+    @classmethod
+    def _distinct_device_names(cls, tables: list[TableSettings]) -> list[TableSettings]:
+        # Both names are derived by joining table and device id, which may hold the joint
+        # themselves: tables "a-b"/"a" with devices "c"/"b-c" were both MQTT client
+        # drv-a-b-c (each connection knocked the other off the broker, or a start was
+        # refused naming its own pid). The names are kept as running systems know them.
+        mistakes = []
+        first: dict[tuple[str, str, str], str] = {}
+        for t, table in enumerate(tables):
+            for d, device in enumerate(table.devices):
+                family = "cam" if device.kind == "camera" else "drv"
+                where = f"tables[{t}].devices[{d}] ({table.id}/{device.id})"
+                for what, derived in (
+                    ("MQTT client id", f"{family}-{table.id}-{device.id}"),
+                    ("state file", f"{table.id}__{device.id}.json"),
+                ):
+                    if (family, what, derived) in first:
+                        mistakes.append(
+                            f"{first[family, what, derived]} and {where} would have the same {what} "
+                            f"{derived!r}: rename a table or a device"
+                        )
+                    else:
+                        first[family, what, derived] = where
+        if mistakes:
+            raise ValueError("; ".join(mistakes))
+        return tables
+
     def devices(self, tables: Iterable[str] | None = None) -> Iterator[tuple[str, DeviceSettings]]:
         """Every device of the tables named (all of them by default), with its table's id."""
         wanted = set(tables) if tables is not None else None

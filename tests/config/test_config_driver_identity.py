@@ -15,6 +15,8 @@ import pytest
 from typer.testing import CliRunner
 
 from studio.cli import app
+from studio.config import load_config
+from studio.errors import ConfigError
 
 BROKER = '[broker]\nurl = "mqtt://127.0.0.1:1883"\n'
 
@@ -61,3 +63,41 @@ def test_ids_within_the_grammar_are_taken(tmp_path: Path) -> None:
         tmp_path, table("t1", device("shoe-1", "/dev/serial/by-id/a", options=options))
     )
     assert code == 0, output
+
+
+def test_devices_whose_client_ids_or_state_files_collide_are_refused(tmp_path: Path) -> None:
+    # Before: "OK"; both drivers then connected as studio-drv-rvw-a-b-c, each knocking the
+    # other off the broker (with a state dir the start was refused naming its own pid).
+    code, output = check(
+        tmp_path,
+        table("rvw-a-b", device("c", "/dev/serial/by-id/a"))
+        + table("rvw-a", device("b-c", "/dev/serial/by-id/b")),
+    )
+    assert code == 2, output
+    assert (
+        "tables[0].devices[0] (rvw-a-b/c) and tables[1].devices[0] (rvw-a/b-c) would have "
+        "the same MQTT client id 'drv-rvw-a-b-c'"
+    ) in output
+    code, output = check(
+        tmp_path,
+        table("a__b", device("c", "/dev/serial/by-id/a"))
+        + table("a", device("b__c", "/dev/serial/by-id/b")),
+    )
+    assert code == 2, output
+    assert "(a__b/c) and tables[1].devices[0] (a/b__c) would have the same state file" in output
+    assert "'a__b__c.json'" in output
+    # Config load refuses it too: every process reads the file through it.
+    path = tmp_path / "studio.toml"
+    with pytest.raises(ConfigError, match=r"tables: tables\[0\]\.devices\[0\] \(a__b/c\) and"):
+        load_config(path, environ={})
+
+
+def test_a_camera_and_a_serial_device_may_share_the_joined_name(tmp_path: Path) -> None:
+    # Their client ids differ (cam-, drv-), and drivers and cameras have state dirs of
+    # their own.
+    path = tmp_path / "studio.toml"
+    camera = '[[tables.devices]]\nid = "c"\nkind = "camera"\n'
+    path.write_text(
+        BROKER + table("a-b", camera) + table("a", device("b-c", "/dev/serial/by-id/b"))
+    )
+    assert len(list(load_config(path, environ={}).devices())) == 2
