@@ -270,6 +270,8 @@ class CameraOptions(StrictModel):
 # SDL/1's device field (docs/devices.md, section 1): the id in every frame, the host's
 # (``host_id``) as the device's (``wire_id``).
 WIRE_ID = re.compile(r"^[A-Za-z0-9_.-]{1,32}$")
+# The least clock skew a device may be allowed, in seconds (the driver's default is 2).
+SKEW_TOLERANCE_MIN = 0.5
 
 
 class SerialOptions(StrictModel):
@@ -283,7 +285,23 @@ class SerialOptions(StrictModel):
     host_id: str | None = Field(None, description="the host's id in its frames")
     handshake_timeout: float | None = Field(None, gt=0, description="seconds, HELLO answer")
     gap_timeout: float | None = Field(None, gt=0, description="seconds before a gap is asked for")
-    skew_tolerance: float | None = Field(None, ge=0, description="seconds of clock skew allowed")
+    skew_tolerance: float | None = Field(None, description="seconds of clock skew allowed")
+
+    @field_validator("skew_tolerance")
+    @classmethod
+    def _skew_above_the_line_delay(cls, value: float | None) -> float | None:
+        # 0 was taken: every heartbeat's few ms of delay then read as a skew and the next
+        # as none (health ok/degraded by turns), and a card stamped a ms ahead of the host
+        # went out with host time as "not a possible time".
+        if value is not None and value < SKEW_TOLERANCE_MIN:
+            raise ValueError(
+                f"must be at least {SKEW_TOLERANCE_MIN} seconds, not {value:g}: the skew is "
+                "the device's time minus the host's on a frame's arrival, so it holds the "
+                "line's delay (a 256-byte frame takes 0.27 s at 9600 baud) and both clocks' "
+                "error; a tolerance below them has health flap between ok and degraded and "
+                "sound cards stamped with host time"
+            )
+        return value
 
     @field_validator("wire_id", "host_id")
     @classmethod

@@ -101,3 +101,23 @@ def test_a_camera_and_a_serial_device_may_share_the_joined_name(tmp_path: Path) 
         BROKER + table("a-b", camera) + table("a", device("b-c", "/dev/serial/by-id/b"))
     )
     assert len(list(load_config(path, environ={}).devices())) == 2
+
+
+@pytest.mark.parametrize("tolerance", ["0", "0.1", "-1"])
+def test_a_skew_tolerance_below_the_line_delay_is_refused(tmp_path: Path, tolerance: str) -> None:
+    # Before: 0 was "OK"; the driver's health then flapped ok/degraded with each heartbeat
+    # and stamped sound cards as "not a possible time".
+    code, output = check(
+        tmp_path,
+        table(
+            "t1", device("shoe-1", "/dev/serial/by-id/a", options=f"skew_tolerance = {tolerance}")
+        ),
+    )
+    assert code == 2, output
+    assert "options.skew_tolerance: must be at least 0.5 seconds" in output
+    assert "health flap" in output
+    code, output = check(
+        tmp_path,
+        table("t1", device("shoe-1", "/dev/serial/by-id/a", options="skew_tolerance = 0.5")),
+    )
+    assert code == 0, output
