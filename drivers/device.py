@@ -27,7 +27,9 @@ an event with the same ``(device, seq)`` and consumers deduplicate it. If a
 device restarts its numbering (a reboot, seen in its HELLO or a heartbeat whose
 seq went back) while this driver runs, the driver publishes what it held of the
 old numbering, counts the rest as lost, and adds an offset so published seqs keep
-increasing (and says so in a health event). With a ``state_dir`` the driver saves
+increasing (and says so in a health event); what the broker had not acknowledged of the
+old numbering is kept (and saved) until it does, and published again at the next start.
+With a ``state_dir`` the driver saves
 the seq the broker has acknowledged (not merely queued), so a restart fetches
 again whatever was still on its way; it saves too the highest seq handed to the bus
 and a fingerprint of the last acknowledged event, so a restart also tells a device
@@ -119,8 +121,10 @@ class _Replayable:
 
 
 # What is saved: (acked device seq, offset, published device seq, check event, wire id,
-# a subclass's own fields).
-_Durable = tuple[int, int, int, tuple[int, str] | None, str | None, dict[str, Any]]
+# a subclass's own fields, the unacknowledged events of numberings the device restarted).
+_Durable = tuple[
+    int, int, int, tuple[int, str] | None, str | None, dict[str, Any], tuple[_Replayable, ...]
+]
 
 
 def _utc(ms: int) -> datetime:
@@ -184,10 +188,15 @@ class DeviceDriver:
         # that after a device reset a restarted driver moves the offset past every seq that
         # may have reached a consumer, acknowledged or not.
         self._published = 0
-        # (device seq, fingerprint) of the events handed to the bus and not yet acknowledged,
-        # and the losses to count as acknowledged once what precedes them is:
+        # (device seq, fingerprint, payload) of the events handed to the bus and not yet
+        # acknowledged, and the losses to count as acknowledged once what precedes them is:
         # (last published seq before the loss, last lost seq).
-        self._in_flight: deque[tuple[int, str]] = deque()
+        self._in_flight: deque[tuple[int, str, _Replayable]] = deque()
+        # Bus seq -> payload of the events of a numbering the device has since restarted that
+        # the broker has not acknowledged: the device can no longer send them again, so they
+        # are saved with the state and published again when the driver starts (a driver
+        # restarted while the broker was away lost them without a word: a review).
+        self._unacked: dict[int, _Replayable] = {}
         self._lost_after: deque[tuple[int, int]] = deque()
         # (device seq, fingerprint) of the last acknowledged event: saved, and checked against
         # the device's resend after a restart (``_verify``) to tell a device that restarted its
@@ -319,6 +328,10 @@ class DeviceDriver:
             learned = state.get("wire_id")
             learned = str(learned) if learned is not None else None
             forgotten = state.get("forgotten")  # written by forget-device
+            unacked = [
+                _Replayable(int(seq), str(topic), str(data).encode())
+                for seq, topic, data in state.get("unacked") or []
+            ]
         except (ValueError, KeyError, TypeError, IndexError) as exc:
             assert self._state is not None
             _LOGGER.warning(
@@ -334,6 +347,7 @@ class DeviceDriver:
         # reset, and after one the offset moves past them all.
         self._published = self._seen_seq = published
         self._acked_event = self._verify = verify
+        self._unacked = {item.seq: item for item in sorted(unacked, key=lambda u: u.seq)}
         if self.configured_wire_id is None:
             self.wire_id = learned
             if learned is None and forgotten is not None:
@@ -364,20 +378,27 @@ class DeviceDriver:
             self.wire_id = str(learned) if learned is not None else None
             if self._saved_state is not None:
                 saved = self._saved_state
-                self._saved_state = (*saved[:4], self.wire_id, saved[5])
+                self._saved_state = (*saved[:4], self.wire_id, *saved[5:])
 
     def _durable_state(self) -> _Durable:
         check = self._acked_event
         if check is None and self._in_flight:
-            check = self._in_flight[0]  # nothing acknowledged under this offset yet
-        return (*self._acked, self._published, check, self.wire_id, self.state_fields())
+            check = self._in_flight[0][:2]  # nothing acknowledged under this offset yet
+        return (
+            *self._acked,
+            self._published,
+            check,
+            self.wire_id,
+            self.state_fields(),
+            tuple(self._unacked.values()),
+        )
 
     def _save_state(self) -> None:
         with self._save_lock:
             state = self._durable_state()
             if self._state is None or state == self._saved_state or not self._connected_once:
                 return
-            acked, offset, published, check, wire_id, fields = state
+            acked, offset, published, check, wire_id, fields, unacked = state
             base = self._saved_state[4] if self._saved_state is not None else None
             # ``forget-device`` may write the file while we run: read it again under the
             # lock, and keep a mark it left (it was lost to our next save, and the driver
@@ -390,6 +411,7 @@ class DeviceDriver:
                         "published": published,
                         "check": list(check) if check is not None else None,
                         **wire_id_fields(wire_id, base, self._state.load()),
+                        "unacked": [[u.seq, u.topic, u.data.decode()] for u in unacked],
                         **fields,
                     }
                 )
@@ -397,6 +419,14 @@ class DeviceDriver:
 
     async def _run(self) -> None:
         async with self.bus:
+            # First, in bus-seq order: the events of an old numbering the broker never
+            # acknowledged (the device cannot send them again). Queued before anything the
+            # device sends now.
+            for item in list(self._unacked.values()):
+                self._replay.append(item)  # (a consumer's ReplayRequest finds it too)
+                acked = functools.partial(self._unacked.pop, item.seq, None)
+                await self.bus.publish(item.topic, item.data, qos=1, on_acked=acked)
+                self.stats["unacked_republished"] += 1
             async with asyncio.TaskGroup() as group:
                 name = f"{self.table_id}/{self.device_id}"
                 group.create_task(
@@ -667,6 +697,24 @@ class DeviceDriver:
         if self._seen_seq > self.last_device_seq:
             await self._lose_until(self._seen_seq + 1, why)
         lost = self.stats["frames_lost"] - lost
+        # What the old numbering still has unacknowledged can never be fetched again: kept
+        # (and saved) until the broker acknowledges it, so a driver restart publishes it
+        # again; and the restart continues from the new numbering.
+        for _, _, item in self._in_flight:
+            self._unacked[item.seq] = item
+        kept = self._replay.maxlen or len(self._unacked)
+        if len(self._unacked) > kept:
+            # Bounded as the replay buffer is: the oldest beyond it are reported lost.
+            dropped = sorted(self._unacked)[: len(self._unacked) - kept]
+            for bus_seq in dropped:
+                del self._unacked[bus_seq]
+            self.stats["frames_lost"] += len(dropped)
+            loss = (
+                f"seq {dropped[0]}..{dropped[-1]} lost: {len(dropped)} event(s) of the old "
+                "numbering never acknowledged by the broker, beyond what the driver keeps"
+            )
+            self._losses.append(loss)
+            self._error(loss)
         self.offset += max(self.last_device_seq, self._published)
         self.last_device_seq = self._published = 0
         self._seen_seq = self._vouched = seq
@@ -676,13 +724,13 @@ class DeviceDriver:
         self._in_flight.clear()
         self._lost_after.clear()
         self._fingerprints.clear()
-        # What the old numbering still has unacknowledged can never be fetched again, so a
-        # driver restart continues from the new numbering.
         self._acked = (0, self.offset)
         note = self.device_restarted()
         lost_text = f"; {lost} event(s) of the old numbering lost" if lost else ""
         note_text = f"; {note}" if note else ""
         self._health_later("degraded", f"{why}; seq offset {self.offset}{lost_text}{note_text}")
+        if self._unacked:
+            await self._save_state_now()  # what the device can no longer send: kept at once
 
     async def _read_loop(self, transport: Transport) -> None:
         loop = asyncio.get_running_loop()
@@ -1084,9 +1132,10 @@ class DeviceDriver:
             return
         self.follow(event, seq)
         data = pub.payload.model_dump_json().encode()
-        self._replay.append(_Replayable(seq, pub.topic, data))
+        item = _Replayable(seq, pub.topic, data)
+        self._replay.append(item)
         fingerprint = self.codec.fingerprint(event)
-        self._in_flight.append((event.seq, fingerprint))
+        self._in_flight.append((event.seq, fingerprint, item))
         self._fingerprints[event.seq] = fingerprint
         if len(self._fingerprints) > self._fingerprints_size:
             del self._fingerprints[next(iter(self._fingerprints))]
@@ -1103,6 +1152,7 @@ class DeviceDriver:
 
     def _on_acked(self, device_seq: int, offset: int, fingerprint: str) -> None:
         if offset != self.offset:  # an event of a numbering the device has since restarted
+            self._unacked.pop(device_seq + offset, None)
             return
         while self._in_flight and self._in_flight[0][0] <= device_seq:
             self._in_flight.popleft()
