@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -408,6 +409,15 @@ class TableSettings(StrictModel):
         return devices
 
 
+def _port_key(port: str) -> tuple[str, ...]:
+    """What tells two ports apart: a socket URL's host (any case) and port, else the path
+    as written, normalised (``/dev//ttyUSB0`` is ``/dev/ttyUSB0``; links are not followed)."""
+    if port.startswith("socket://"):
+        parts = urlsplit(port)
+        return ("socket", (parts.hostname or "").lower(), str(parts.port))
+    return ("path", os.path.normpath(port))
+
+
 class StudioConfig(StrictModel):
     broker: BrokerSettings = Field(default_factory=BrokerSettings)
     database: DatabaseSettings = Field(default_factory=DatabaseSettings)
@@ -449,6 +459,31 @@ class StudioConfig(StrictModel):
                         )
                     else:
                         first[family, what, derived] = where
+        if mistakes:
+            raise ValueError("; ".join(mistakes))
+        return tables
+
+    @field_validator("tables")
+    @classmethod
+    def _one_device_per_port(cls, tables: list[TableSettings]) -> list[TableSettings]:
+        # Accepted before: one driver took the port and the other kept failing, or both
+        # read it and one table's shoe cards were published as the other table's.
+        mistakes = []
+        first: dict[tuple[str, ...], str] = {}
+        for t, table in enumerate(tables):
+            for d, device in enumerate(table.devices):
+                if device.kind == "camera" or not device.port:
+                    continue
+                key = _port_key(device.port)
+                where = f"tables[{t}].devices[{d}] ({table.id}/{device.id})"
+                if key in first:
+                    mistakes.append(
+                        f"{first[key]} and {where} have the same port {device.port!r}: a port "
+                        "is one device's (the second driver would fail to open it, or take "
+                        "the other's frames for its own device's)"
+                    )
+                else:
+                    first[key] = where
         if mistakes:
             raise ValueError("; ".join(mistakes))
         return tables

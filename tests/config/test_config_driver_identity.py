@@ -121,3 +121,48 @@ def test_a_skew_tolerance_below_the_line_delay_is_refused(tmp_path: Path, tolera
         table("t1", device("shoe-1", "/dev/serial/by-id/a", options="skew_tolerance = 0.5")),
     )
     assert code == 0, output
+
+
+def test_one_port_given_to_two_devices_is_refused(tmp_path: Path) -> None:
+    # Before: "OK"; at run time one driver took the port and the other kept failing, or
+    # one table's shoe cards went out as the other table's.
+    code, output = check(
+        tmp_path,
+        table(
+            "t1",
+            device("shoe-1", "/dev/ttyUSB0"),
+            device("shuffler-1", "/dev//ttyUSB0", "shuffler"),
+        )
+        + table("t2", device("shoe-1", "/dev/ttyUSB0")),
+    )
+    assert code == 2, output
+    assert (
+        "tables[0].devices[0] (t1/shoe-1) and tables[0].devices[1] (t1/shuffler-1) have the "
+        "same port '/dev//ttyUSB0'"
+    ) in output
+    assert "tables[0].devices[0] (t1/shoe-1) and tables[1].devices[0] (t2/shoe-1)" in output
+    code, output = check(
+        tmp_path,
+        table("t1", device("shoe-1", "socket://Adapter.local:7001"))
+        + table("t2", device("shoe-1", "socket://adapter.local:7001")),
+    )
+    assert code == 2, output
+    assert "(t1/shoe-1) and tables[1].devices[0] (t2/shoe-1) have the same port" in output
+    path = tmp_path / "studio.toml"
+    with pytest.raises(ConfigError, match="have the same port"):
+        load_config(path, environ={})
+
+
+def test_other_ports_and_portless_devices_are_taken(tmp_path: Path) -> None:
+    path = tmp_path / "studio.toml"
+    camera = '[[tables.devices]]\nid = "cam-1"\nkind = "camera"\n'
+    path.write_text(
+        BROKER
+        + table(
+            "t1", device("shoe-1", "socket://adapter:7001"), device("cut-1", "", "cutcard"), camera
+        )
+        + table(
+            "t2", device("shoe-1", "socket://adapter:7002"), device("cut-1", "", "cutcard"), camera
+        )
+    )
+    assert len(list(load_config(path, environ={}).devices())) == 6
