@@ -40,5 +40,14 @@ class StoreError(StudioError):
     """The event log could not be read or written, or its chain is broken."""
 
 
+class AppendUnconfirmed(StoreError):
+    """An append's commit got no answer and the log could not be read to tell whether it
+    committed: records ``first_id`` .. ``last_id`` (the last with ``last_hash``) may be in it."""
+
+    def __init__(self, message: str, first_id: int, last_id: int, last_hash: str) -> None:
+        super().__init__(message)
+        self.first_id, self.last_id, self.last_hash = first_id, last_id, last_hash
+
+
 class VisionError(StudioError):
     """The camera pipeline could not read a frame, a profile or a calibration."""

@@ -70,7 +70,7 @@ from studio.controller.table import (
     Output,
     TableController,
 )
-from studio.errors import StoreError, StudioError
+from studio.errors import AppendUnconfirmed, StoreError, StudioError
 from studio.rules.ruleset import RuleSet, ruleset_from_spec
 from studio.store import (
     Checkpoints,
@@ -224,6 +224,12 @@ class ControllerService:
         # failed too), with when the timers try again: each is rebuilt before it takes an
         # input or is read, which are refused until then.
         self._stale: dict[str, datetime] = {}
+        # A stale table's input whose commit got no answer: the rebuild finds out whether
+        # the log holds it (only one per table: no input is taken before the rebuild).
+        self._unconfirmed: dict[str, tuple[str, dict[str, Any], AppendUnconfirmed]] = {}
+        # (table, device) -> the seq of such an input the log did not hold: its device's
+        # later events wait for it (see _above_a_hole).
+        self._unlogged: dict[tuple[str, str], int] = {}
 
     # ------------------------------------------------------------------ lifecycle
     async def __aenter__(self) -> ControllerService:
@@ -627,6 +633,10 @@ class ControllerService:
     async def _submit(self, table_id: str, kind: str, data: dict[str, Any]) -> list[Output]:
         async with self._locks[table_id]:
             await self._refresh(table_id)
+            if self._above_a_hole(table_id, kind, data):
+                # An earlier event of its device, whose commit got no answer, turned out not
+                # to be logged (found by a rebuild): it is asked for again, and this one after.
+                raise StoreError(f"{kind} not applied: an earlier event of its device is missing")
             # Under the lock, so a command sent twice at once is taken once.
             if kind == "game.command" and await self.commands.answer(table_id, data["id"]):
                 self.stats.commands_repeated += 1
@@ -666,6 +676,17 @@ class ControllerService:
                     entries.append(Entry(table_id, logged_kind, body, body.get("round_id"), inp.ts))
             try:
                 records = await self.log.append_batch(entries, also=index)
+            except AppendUnconfirmed as exc:
+                # The commit got no answer and the log could not tell: the input may be in
+                # it. Taken as logged or not once the log answers (its seqs kept till then:
+                # a re-send of a logged event is not taken twice).
+                self._unconfirmed[table_id] = (kind, data, exc)
+                try:
+                    records = await self._rebuild_table(table_id)
+                except StoreError:
+                    raise exc from None
+                if not records:
+                    raise StoreError("event log append failed: its commit got no answer") from exc
             except StoreError:
                 await self._rebuild_table(table_id)  # memory must match the log
                 raise
@@ -692,14 +713,44 @@ class ControllerService:
             raise AssertionError(f"game command {data['id']!r} was not answered")
         return indexing(table_id, data["id"], answer)
 
-    async def _rebuild_table(self, table_id: str) -> None:
-        # The seqs stay as they are: the input's own are forgotten by its caller.
+    async def _rebuild_table(self, table_id: str) -> list[LogRecord]:
+        """Rebuild the table from its log after a failed input, and settle an input of it
+        whose commit got no answer (:class:`AppendUnconfirmed`): returns its records if the
+        log holds them, else none. The seqs stay as they are:
+        a failed input's own are forgotten by its caller, or here for an unconfirmed one
+        that the log turns out not to hold."""
         retry = self.clock() + timedelta(seconds=STALE_RETRY_SECONDS)
         self._stale[table_id] = retry  # until it is rebuilt (the database may be away too)
         replay, _ = await self._replay_log(table_id)
+        landed: list[LogRecord] = []
+        if (unconfirmed := self._unconfirmed.get(table_id)) is not None:
+            kind, data, exc = unconfirmed
+            landed = await self.log.holds(exc.first_id, exc.last_id, exc.last_hash)
+            del self._unconfirmed[table_id]
+            if not landed:
+                self._forget_seq(table_id, kind, data)  # its next delivery is taken
+                for source, seq in seqs_of(kind, data):
+                    self._unlogged[(table_id, source)] = seq
+            _LOGGER.error(
+                "%s on %s, whose commit got no answer, %s",
+                kind,
+                table_id,
+                "was logged after all" if landed else "was not logged",
+            )
         self.tables[table_id] = replay.table
         del self._stale[table_id]
         _LOGGER.error("table %s rebuilt from the event log after a failed input", table_id)
+        return landed
+
+    async def _logged_after_all(self, table_id: str, records: list[LogRecord]) -> None:
+        """An input whose commit got no answer was in the log after all, found once the
+        table was rebuilt: its outputs are indexed and published now."""
+        outputs = [record for record in records if record.kind in _LOGGED_MODELS]
+        table = self.tables[table_id]
+        for record in outputs:
+            channel, model = _LOGGED_MODELS[record.kind]
+            await self._index_logged(table, Output(channel, model.model_validate(record.payload)))
+        await self._publish_again(table_id, outputs)
 
     async def _refresh(self, table_id: str, *, in_time: bool = False) -> None:
         """Rebuild the table if its last rebuild failed (under its lock): its memory is not
@@ -711,7 +762,8 @@ class ControllerService:
             return
         if in_time and self.clock() < retry:
             raise _being_rebuilt(table_id)
-        await self._rebuild_table(table_id)
+        if landed := await self._rebuild_table(table_id):
+            await self._logged_after_all(table_id, landed)
 
     def _readable(self, table_id: str) -> TableController:
         """The table, to be read without its lock; refused while its memory may hold an
@@ -720,6 +772,23 @@ class ControllerService:
         if table_id in self._stale:
             raise _being_rebuilt(table_id)
         return self.table(table_id)
+
+    def _above_a_hole(self, table_id: str, kind: str, data: dict[str, Any]) -> bool:
+        """An ordered device event above one of its device whose commit got no answer and
+        that the log turned out not to hold (its seq was forgotten, maybe after this one
+        was seen): not to be applied before it."""
+        if kind not in ORDERED_KINDS:
+            return False
+        tracker = self._trackers[table_id]
+        for source, seq in seqs_of(kind, data):
+            hole = self._unlogged.get((table_id, source))
+            if hole is None:
+                continue
+            if tracker.last_contiguous(source) >= hole:
+                del self._unlogged[(table_id, source)]  # taken since
+            elif seq > hole:
+                return True
+        return False
 
     def _observe_seq(self, table_id: str, kind: str, payload: dict[str, Any]) -> SeqVerdict | None:
         tracker, identities = self._trackers[table_id], self._identities[table_id]
@@ -867,6 +936,8 @@ class ControllerService:
     async def _apply(self, table_id: str, kind: str, data: dict[str, Any]) -> None:
         try:
             await self.submit(table_id, kind, data)
+        except AppendUnconfirmed as exc:  # its seqs are settled with the table's rebuild
+            _LOGGER.warning("input %s on %s not confirmed: %s", kind, table_id, exc)
         except StudioError as exc:
             self._forget_seq(table_id, kind, data)
             _LOGGER.warning("input %s on %s refused: %s", kind, table_id, exc)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import logging
 import random
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
@@ -32,8 +33,10 @@ from typing import Any, TypeVar
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from studio.errors import StoreError
+from studio.errors import AppendUnconfirmed, StoreError
 from studio.store.database import Database, metadata, reason
+
+_LOGGER = logging.getLogger(__name__)
 
 GENESIS = "0" * 64
 T = TypeVar("T")
@@ -305,6 +308,7 @@ class EventLog:
             # taken and the append runs again, at the head read under the chain's lock.
             cached, self._head = self._head, None
             for head in (cached, None) if cached else (None,):
+                rows: list[dict[str, Any]] = []
                 try:
                     async with self.db.engine.begin() as conn:
                         await self._lock_chain(conn)
@@ -318,12 +322,50 @@ class EventLog:
                             f"event log append failed: {reason(exc)}"
                         ) from exc.__cause__
                 except (OSError, sa.exc.SQLAlchemyError) as exc:
+                    # The connection may have dropped as the commit went out: the records
+                    # may be in the log all the same. Taken as failed, the controller's
+                    # caller would send the input again and it would be logged twice.
+                    if rows and await self._landed(rows, exc):
+                        _LOGGER.warning(
+                            "event log append: the commit's answer was lost (%s), but "
+                            "records %d-%d are in the log",
+                            reason(exc),
+                            rows[0]["id"],
+                            rows[-1]["id"],
+                        )
+                        break
                     # The driver's own connection errors too (PostgreSQL refusing them): a
                     # StoreError has the controller rebuild the table (a review: the input
                     # stayed applied in memory only, and the error ended the controller).
                     raise StoreError(f"event log append failed: {reason(exc)}") from exc
             self._head = (rows[-1]["id"], rows[-1]["hash"])
         return [_dict_to_record(row) for row in rows]
+
+    async def _landed(self, rows: list[dict[str, Any]], failure: BaseException) -> bool:
+        """Whether an append that failed committed all the same: its last record is in
+        the log, with its hash. :class:`AppendUnconfirmed` when the log cannot tell."""
+        last = rows[-1]
+        query = sa.select(self.table.c.hash).where(self.table.c.id == last["id"])
+        try:
+            async with self.db.engine.connect() as conn:
+                found = (await conn.execute(query)).scalar_one_or_none()
+        except (OSError, sa.exc.SQLAlchemyError) as exc:
+            raise AppendUnconfirmed(
+                f"event log append failed: {reason(failure)}; whether it committed is not "
+                f"known ({reason(exc)})",
+                rows[0]["id"],
+                last["id"],
+                last["hash"],
+            ) from failure
+        return bool(found == last["hash"])
+
+    async def holds(self, first_id: int, last_id: int, last_hash: str) -> list[LogRecord]:
+        """Records ``first_id`` .. ``last_id`` if the last of them has ``last_hash`` (an
+        append :class:`AppendUnconfirmed` committed), else none."""
+        records = await self.read(ids=list(range(first_id, last_id + 1)))
+        if not records or records[-1].id != last_id or records[-1].hash != last_hash:
+            return []
+        return records
 
     async def read(
         self,
