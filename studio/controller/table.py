@@ -120,8 +120,9 @@ _PLAYED_SETTINGS = ("single_source", "camera_window_seconds")
 # ``device_event``; an alert of a round that has ended changes neither it nor the next, and
 # a timeout alert closes with the alert it escalated; only a correction records a card;
 # a resume or a second acknowledgement that would do nothing is refused; a manager's shoe
-# change is not the cut card (docs/controller.md, Logic versions).
-LOGIC: Final = 14
+# change is not the cut card (docs/controller.md, Logic versions); 15: the rules engine's
+# logic 5 (a Majority Rules hand is voted on only by the seated players with money on it).
+LOGIC: Final = 15
 FIRST_LOGIC: Final = 1
 # The phases of a round in progress: its burn card (logic 9), its bets, its cards.
 ROUND_PHASES: Final = ("burning", "betting", "dealing")
@@ -1993,7 +1994,9 @@ def engine_logic_of(table_logic: int) -> int:
         return 1
     if table_logic == 6:
         return 2
-    return 3 if table_logic <= 13 else 4
+    if table_logic <= 13:
+        return 3
+    return 4 if table_logic == 14 else 5
 
 
 def _describe_target(target: dict[str, Any]) -> str:

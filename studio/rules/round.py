@@ -53,8 +53,13 @@ from studio.rules.strategy import Action, best_action, strategy_for
 # Buster returned about 82% against the certified 93.87%, which assumes she plays out). 4: a
 # side bet that rounds down to nothing (0.001) is refused as below its minimum (up to 3 it
 # was dropped and the main bet taken without it, the player never told); a side bet of 0 is
-# none, whatever its name; a wager's side bets are placed in the order of their names.
-LOGIC: Final = 4
+# none, whatever its name; a wager's side bets are placed in the order of their names. 5: a
+# Majority Rules hand is voted on only by the seated players with money on it: after a
+# split, a player who neither consented nor voted for it follows the right hand (seed 004)
+# and has no vote on the other, nor counts among its voters; a hand nobody on the seat has
+# money on is played by best strategy at once (up to 4 every seated player could vote on
+# every hand, and one with nothing on it decided, at the timer, a double the others paid).
+LOGIC: Final = 5
 FIRST_LOGIC: Final = 1
 
 
@@ -639,8 +644,20 @@ class Round:
             legal=tuple(legal),
             mode=box.mode,
             votes=tuple(box.votes.items()),
-            eligible_voters=len(box.seat_wagers) if box.mode is BoxMode.MAJORITY else 0,
+            eligible_voters=len(self._voters(box, index)) if box.mode is BoxMode.MAJORITY else 0,
         )
+
+    def _voters(self, box: Box, index: int) -> list[Wager]:
+        """The seated wagers whose players vote on ``box``'s hand ``index`` (Majority Rules).
+
+        Seed 004, *Automatic Split or Double*: a player who has not agreed to automatic
+        split and did not vote for it "will automatically follow the right hand", and the
+        seat's vote is "applied to all the players on the seat": the hand's own players.
+        From logic 5 only the wagers with money on the hand vote on it (and count toward
+        its majority); up to logic 4 every seated wager did, on every hand."""
+        if self.logic < 5:
+            return box.seat_wagers
+        return [w for w in box.seat_wagers if w.hand_stakes[index].total > 0]
 
     # --- cards -------------------------------------------------------------------
 
@@ -911,6 +928,12 @@ class Round:
                         box, index, self._best(box, index), voted=set(), source="best strategy"
                     )
                     continue
+                if box.mode is BoxMode.MAJORITY and not self._voters(box, index):
+                    # Logic 5: a split hand nobody on the seat has money on (best strategy
+                    # split it, nobody consenting) has no voter; no vote is waited for.
+                    source = "no stake on the hand, best strategy"
+                    self._apply(box, index, self._best(box, index), voted=set(), source=source)
+                    continue
                 return
             if self.phase is Phase.DEALER:
                 if self.dealer_hole is None:
@@ -1012,6 +1035,12 @@ class Round:
             raise IllegalActionError(f"seat {seat} does not play Majority Rules")
         if not any(w.player == player for w in box.seat_wagers):
             raise IllegalActionError(f"{player} has no bet on seat {seat} and cannot vote")
+        voters = self._voters(box, index)
+        if not any(w.player == player for w in voters):
+            raise IllegalActionError(
+                f"{player} has no stake on seat {seat} hand {index + 1} and cannot vote on it: "
+                "a player who did not take the split follows the right hand"
+            )
         if player in box.votes:
             raise IllegalActionError(f"{player} already voted in this action round")
         legal = self._legal(box, index)
@@ -1019,7 +1048,7 @@ class Round:
             raise IllegalActionError(self._illegal_message(box, index, action, legal))
         box.votes[player] = action
         self._log({"type": "vote", "seat": seat, "player": player, "action": action.value})
-        eligible = len(box.seat_wagers)
+        eligible = len(voters)
         winner = voting.decided_now(box.votes, eligible, may_tie=self.logic >= 2)
         if winner is None and voting.everyone_voted(box.votes, eligible):
             winner = voting.plurality(box.votes)

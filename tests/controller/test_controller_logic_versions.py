@@ -132,10 +132,16 @@ def _seven_of_eight_voted(logic: int) -> Driver:
 def test_the_rules_engine_runs_the_logic_of_the_tables_logic() -> None:
     """Seed 004 takes the most popular action at once when no action can pass 50 % and the
     votes to come cannot surpass it (the rules engine's logic 2, table logic 6): hit, with
-    one vote of eight to come (table logic 7 runs the engine's logic 3, 14 its logic 4). Up to table logic 5
+    one vote of eight to come (table logic 7 runs the engine's logic 3, 14 its logic 4, 15 its logic 5). Up to table logic 5
     the engine ran its logic 1, where the vote stayed open (a last 'stand' would tie, and best strategy would decide)."""
     hit = ["hit (majority vote)"]
-    for logic, engine_logic, actions in [(LOGIC, 4, hit), (13, 3, hit), (6, 2, hit), (5, 1, [])]:
+    for logic, engine_logic, actions in [
+        (LOGIC, 5, hit),
+        (14, 4, hit),
+        (13, 3, hit),
+        (6, 2, hit),
+        (5, 1, []),
+    ]:
         d = _seven_of_eight_voted(logic)
         assert d.table.engine is not None
         assert d.table.engine.round.logic == engine_logic
