@@ -1255,14 +1255,21 @@ class DeviceDriver:
         """Publish again every buffered event in the requested range; return how many."""
         self.stats["replay_requests"] += 1
         to_seq = request.to_seq or (1 << 62)
-        if (
-            self._replay
-            and request.from_seq < self._replay[0].seq
-            and len(self._replay) == self._replay.maxlen
-        ):
+        # Seqs handed to the bus (up to published_seq) below the buffer's first cannot be
+        # served: gone from a full buffer, or published before this driver started (a restart
+        # empties it). Reported only when the buffer was full before, so a consumer asking
+        # after a driver restart got nothing and no word (a review). The device's RESEND is
+        # not used for them: its frames carry the current numbering's seqs only, and a shoe
+        # whose cards name no shoe would stamp an old card with the shoe loaded now.
+        first = self._replay[0].seq if self._replay else self.published_seq + 1
+        top = min(to_seq, first - 1, self.published_seq)
+        if request.from_seq <= top:
+            self.stats["replay_unavailable"] += 1
+            held = f"only seq >= {first} is still buffered" if self._replay else "none is buffered"
             self._error(
-                f"replay from {request.from_seq} asked by {request.requester or '?'}: "
-                f"only seq >= {self._replay[0].seq} is still buffered"
+                f"replay of seq {request.from_seq}..{top} asked by {request.requester or '?'} "
+                f"cannot be served: {held} (the replay buffer keeps the last "
+                f"{self._replay.maxlen} events since the driver started)"
             )
         count = 0
         for item in list(self._replay):
