@@ -1282,6 +1282,25 @@ class DeviceDriver:
     async def _serve_commands(self) -> None:
         async with self.bus.subscribe(self.topics.commands(self.device_id), DeviceCommand) as sub:
             async for received in sub:
+                if received.retain:
+                    # Commands are never retained (docs/protocol.md): one left on the topic
+                    # (mosquitto_pub -r) was handed to every driver start and ran again each
+                    # time (a second shuffle). Dropped, never executed.
+                    self.stats["retained_commands"] += 1
+                    _LOGGER.warning(
+                        "%s/%s: retained command %r (id %r) on %s dropped: commands are not "
+                        "retained; clear it with an empty retained message",
+                        self.table_id,
+                        self.device_id,
+                        received.payload.command,
+                        received.payload.id,
+                        received.topic,
+                    )
+                    self._error(
+                        f"retained command {received.payload.command!r} dropped, not sent: "
+                        "commands are never retained"
+                    )
+                    continue
                 await self.command(received.payload)
 
     async def command(self, request: DeviceCommand) -> None:
