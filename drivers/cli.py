@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import logging
+import os
 from pathlib import Path
 
 import typer
 
 from drivers.run_lock import run_locks
-from drivers.runner import build_drivers, run_drivers
+from drivers.runner import DRIVERS, build_drivers, run_drivers
 from drivers.state import StateFile
+from studio.config.models import StudioConfig
 from studio.errors import StudioError
 from studio.process import fail, load_process_config, run_process
 
@@ -18,31 +20,74 @@ app = typer.Typer(
 )
 
 
+# The default --state-dir, in the config file's folder (as a camera's files are): from the
+# working directory, a driver started from another folder found no state, numbered afresh,
+# and after a device reset re-used seqs that consumers dropped as duplicates.
+DEFAULT_STATE_DIR = Path("var/drivers")
+
+
+def state_dir_of(config: Path, state_dir: Path | None) -> Path:
+    """``--state-dir`` as given, else ``var/drivers`` in ``config``'s folder; absolute."""
+    chosen = state_dir if state_dir is not None else config.parent / DEFAULT_STATE_DIR
+    return chosen.absolute()
+
+
+def _left_in_the_old_default(
+    settings: StudioConfig, tables: list[str] | None, state_dir: Path
+) -> StudioError | None:
+    """Refusal of a default state dir that lacks a device's state file which the old default
+    (``var/drivers`` in the working directory) holds: taken, the numbering would restart."""
+    old = DEFAULT_STATE_DIR.absolute()
+    if old == state_dir:
+        return None
+    left = [
+        f"{table_id}/{device.id}"
+        for table_id, device in settings.devices(tables)
+        if device.kind in DRIVERS
+        and (old / f"{table_id}__{device.id}.json").exists()
+        and not (state_dir / f"{table_id}__{device.id}.json").exists()
+    ]
+    if not left:
+        return None
+    return StudioError(
+        f"the state of {', '.join(left)} is in {old} (var/drivers in the working directory, "
+        f"the default until 2026-12-05) and not in the default state dir {state_dir} (beside "
+        f"the config file): give --state-dir {old} to go on with it, or move its files there"
+    )
+
+
 @app.command("run")
 def run(
     config: Path = typer.Option(..., "--config", "-c", help="studio TOML config"),
     table: list[str] = typer.Option(None, "--table", "-t", help="only these tables (repeatable)"),
-    state_dir: Path = typer.Option(
-        Path("var/drivers"),
+    state_dir: Path | None = typer.Option(
+        None,
         "--state-dir",
         help="last published seq per device, so a restart loses nothing; and each device's "
-        "run lock (a second process for a device is refused)",
+        "run lock (a second process for a device is refused) [default: var/drivers in the "
+        "config file's folder]",
+        show_default=False,
     ),
 ) -> None:
     """Run every shoe, shuffler and cut-card driver of the config in one process.
 
     Refused (exit 2) if another process runs any of them (same state dir)."""
     settings = load_process_config(config)
+    state = state_dir_of(config, state_dir)
+    if state_dir is None:
+        moved = _left_in_the_old_default(settings, table or None, state)
+        if moved is not None:
+            fail(moved)
 
     async def main() -> None:
-        drivers = build_drivers(settings, tables=table or None, state_dir=state_dir)
+        drivers = build_drivers(settings, tables=table or None, state_dir=state)
         if not drivers:
             raise StudioError("no shoe, shuffler or cutcard device in the config")
         # Said once every run lock is ours, so a refused run never claims to drive;
         # run_drivers finds them held and takes none twice.
         with run_locks(d.run_lock for d in drivers):
             logging.getLogger(__name__).info(
-                "driving %d devices via %s", len(drivers), settings.broker.url
+                "driving %d devices via %s, state in %s", len(drivers), settings.broker.url, state
             )
             await run_drivers(drivers)
 
@@ -53,7 +98,20 @@ def run(
 def forget_device(
     table: str = typer.Option(..., "--table", "-t", help="table id"),
     device: str = typer.Option(..., "--device", "-d", help="device id (as in the config)"),
-    state_dir: Path = typer.Option(Path("var/drivers"), "--state-dir", help="as for run"),
+    state_dir: Path | None = typer.Option(
+        None,
+        "--state-dir",
+        help="as for run [default: var/drivers in the folder of --config]",
+        show_default=False,
+    ),
+    config: Path | None = typer.Option(
+        None,
+        "--config",
+        "-c",
+        help="the studio TOML config the drivers run with (default: STUDIO_CONFIG), for "
+        "the default state dir",
+        show_default=False,
+    ),
 ) -> None:
     """Clear the wire id a driver learned from its device, after replacing that device.
 
@@ -61,6 +119,18 @@ def forget_device(
     to another table's shoe). Takes effect at the driver's next connect attempt; the
     numbering continues past every seq already published. Safe while the driver runs:
     both change the file under its lock, and the driver keeps the mark."""
+    if state_dir is None:
+        config = config or (
+            Path(os.environ["STUDIO_CONFIG"]) if os.environ.get("STUDIO_CONFIG") else None
+        )
+        if config is None:
+            fail(
+                StudioError(
+                    "give --config FILE (the state dir is then var/drivers in its folder, as "
+                    "for drivers run) or --state-dir DIR"
+                )
+            )
+        state_dir = state_dir_of(config, None)
     state = StateFile.of_device(state_dir, table, device)
     assert state is not None
     try:
