@@ -195,9 +195,11 @@ class PlayerBots:
         )
         mode = pending.get("mode")
         if mode == "majority":
-            eligible = pending.get("eligible_voters") or len(box["players"])
+            # Only those with money on the hand vote on it (a split's second hand).
+            voters = pending.get("voters") or box["players"]
+            eligible = pending.get("eligible_voters") or len(voters)
             votes = {p: Action(a) for p, a in (pending.get("votes") or {}).items()}
-            for player in box["players"]:
+            for player in voters:
                 if voting.decided_now(votes, eligible) is not None:
                     # The seat has decided (an action has won at once): the controller has
                     # applied it, and a vote still sent would be refused as too late.

@@ -206,6 +206,7 @@ class Decision:
     surrender_seats: tuple[int, ...] = ()  # seats still to answer early surrender
     votes: tuple[tuple[str, Action], ...] = ()
     eligible_voters: int = 0
+    voters: tuple[str, ...] = ()  # who may vote on the hand (Majority Rules), seat order
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -218,6 +219,7 @@ class Decision:
             "surrender_seats": list(self.surrender_seats),
             "votes": {p: a.value for p, a in self.votes},
             "eligible_voters": self.eligible_voters,
+            "voters": list(self.voters),
         }
 
 
@@ -637,6 +639,7 @@ class Round:
         legal = self._legal(box, index)
         if not legal:
             return None
+        voters = self._voters(box, index) if box.mode is BoxMode.MAJORITY else []
         return Decision(
             kind="action",
             seat=box.seat,
@@ -644,7 +647,8 @@ class Round:
             legal=tuple(legal),
             mode=box.mode,
             votes=tuple(box.votes.items()),
-            eligible_voters=len(self._voters(box, index)) if box.mode is BoxMode.MAJORITY else 0,
+            eligible_voters=len(voters),
+            voters=tuple(dict.fromkeys(w.player for w in voters)),
         )
 
     def _voters(self, box: Box, index: int) -> list[Wager]:

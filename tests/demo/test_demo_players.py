@@ -23,7 +23,7 @@ from studio.rules.strategy import Action
 PLAYERS = [f"maj-s1-p{n}" for n in range(1, 6)]
 
 
-def _state(votes: dict[str, str]) -> dict[str, Any]:
+def _state(votes: dict[str, str], voters: list[str] | None = None) -> dict[str, Any]:
     pending = {
         "kind": "action",
         "seat": 1,
@@ -31,7 +31,8 @@ def _state(votes: dict[str, str]) -> dict[str, Any]:
         "mode": "majority",
         "legal": ["hit", "stand", "double"],
         "votes": votes,
-        "eligible_voters": len(PLAYERS),
+        "eligible_voters": len(voters or PLAYERS),
+        "voters": voters or PLAYERS,
     }
     return {
         "round_id": "maj-R1",
@@ -43,7 +44,9 @@ def _state(votes: dict[str, str]) -> dict[str, Any]:
     }
 
 
-async def _votes_sent(seed: int, earlier: dict[str, str]) -> list[tuple[str, Action]]:
+async def _votes_sent(
+    seed: int, earlier: dict[str, str], voters: list[str] | None = None
+) -> list[tuple[str, Action]]:
     sent: list[tuple[str, Action]] = []
 
     def platform(request: httpx.Request) -> httpx.Response:
@@ -57,7 +60,7 @@ async def _votes_sent(seed: int, earlier: dict[str, str]) -> list[tuple[str, Act
         transport=httpx.MockTransport(platform), base_url="http://platform"
     ) as client:
         bots = PlayerBots(client, "maj", rules, seed=seed, pace=0.1, skip_rate=0.0)
-        await bots.step(_state(earlier))
+        await bots.step(_state(earlier, voters))
     return sent
 
 
@@ -84,6 +87,15 @@ async def test_votes_already_cast_count_and_their_players_do_not_vote_again() ->
     # A seat already decided by the votes cast gets no vote at all.
     decided = {p: "hit" for p in PLAYERS[:3]}
     assert await _votes_sent(0, decided) == []
+
+
+async def test_only_the_players_with_money_on_the_hand_vote_on_it() -> None:
+    """A split's second hand: the players who did not take the split have nothing on it
+    and may not vote (their votes were sent and refused)."""
+    voters = PLAYERS[:2]
+    for seed in range(10):
+        sent = await _votes_sent(seed, {}, voters)
+        assert sent and {player for player, _ in sent} <= set(voters), sent
 
 
 async def test_the_bots_answer_early_surrender_and_skip_insurance_where_they_surrendered() -> None:

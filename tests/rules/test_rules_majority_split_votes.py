@@ -56,6 +56,8 @@ def test_a_player_with_nothing_on_a_split_hand_cannot_vote_on_it() -> None:
     decision = rnd.pending_decision()
     assert decision is not None and decision.hand == 1
     assert decision.eligible_voters == 2
+    assert decision.voters == ("p1", "p2")  # named in the dealer prompt's target
+    assert decision.as_dict()["voters"] == ["p1", "p2"]
     assert _stakes_on_hand_2(rnd) == {"p1": 10, "p2": 10, "p3": 0}
     with pytest.raises(IllegalActionError, match="p3 has no stake on seat 1 hand 2"):
         rnd.vote(1, "p3", "double")
@@ -84,6 +86,7 @@ def test_a_round_of_logic_4_still_lets_every_seated_player_vote() -> None:
     rnd = _split_eights(logic=4)
     decision = rnd.pending_decision()
     assert decision is not None and decision.eligible_voters == 3
+    assert decision.voters == ("p1", "p2", "p3")
     rnd.vote(1, "p3", "double")
     rnd.timeout()
     assert rnd.boxes[1].hands[1].actions == ["double (timeout, most votes)"]

@@ -151,7 +151,8 @@ def play(rules: RuleSet, data: st.DataObject, stop_at: int | None = None) -> tup
             elif box.mode is BoxMode.MAJORITY:
                 marker = (decision.seat, decision.hand, len(box.hands[decision.hand or 0].actions))
 
-                for w in list(box.seat_wagers):
+                # Only those with money on the hand vote on it (after a split, logic 5).
+                for w in [w for w in box.seat_wagers if w.player in decision.voters]:
                     if (
                         not _still_open(rnd, box, marker)
                         or w.player in box.votes
