@@ -12,6 +12,17 @@ def crc16(data: bytes) -> int:
 
 
 MAX_FRAME = 256  # bytes from "$" to LF
+MAX_NUMBER = 10**15 - 1  # seq and time are 1 to 15 digits
+
+
+def check_time(time_ms: int) -> int:
+    """``time_ms`` as an SDL/1 time (ValueError if it has a sign or more than 15 digits)."""
+    if not 0 <= time_ms <= MAX_NUMBER:
+        raise ValueError(
+            f"time {time_ms} ms cannot be in an SDL/1 frame: 0 to {MAX_NUMBER} "
+            "(1 to 15 digits, ms since 1970)"
+        )
+    return time_ms
 
 
 def check_field(text: str) -> str:
@@ -28,6 +39,9 @@ def frame(device: str, seq: int, time_ms: int, type_: str, *fields: str) -> byte
     """One SDL/1 frame; ValueError for a field or a length the protocol does not allow."""
     for field in (device, type_, *fields):
         check_field(field)
+    if not 0 <= seq <= MAX_NUMBER:
+        raise ValueError(f"seq {seq} cannot be in an SDL/1 frame: 0 to {MAX_NUMBER}")
+    check_time(time_ms)
     body = ",".join([device, str(seq), str(time_ms), type_, *fields]).encode("ascii")
     data = b"$%s*%04X\r\n" % (body, crc16(body))
     if len(data) > MAX_FRAME:

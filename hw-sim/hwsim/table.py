@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import contextlib
 import random
+import time
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from hwsim.cutcard import SimCutCard
 from hwsim.device import SimDevice
-from hwsim.framing import check_field
+from hwsim.framing import MAX_NUMBER, check_field, check_time
 from hwsim.shoe import SimShoe
 from hwsim.shuffler import SimShuffler
 from studio.cards import Card, full_deck
@@ -31,6 +32,8 @@ from studio.errors import DeviceError, VisionError
 
 if TYPE_CHECKING:  # OpenCV and the recogniser load only for a table with a camera
     from hwsim.camera.sim_camera import SimCamera
+
+DEFAULT_SKEW_MS = 60_000  # a clock_skew fault without ms: a minute ahead
 
 # Faults every device accepts (see docs/devices.md).
 LINE_FAULTS = (
@@ -113,6 +116,23 @@ def check_fault(device: str, fault: str, params: dict[str, Any]) -> None:
             check_field(value)
         if name == "data":
             value.encode("latin-1")  # UnicodeEncodeError is a ValueError
+    if fault == "clock_skew":
+        check_skew(params.get("ms", DEFAULT_SKEW_MS))
+
+
+def check_skew(ms: int) -> None:
+    """ValueError unless a device clock ``ms`` off the host's stamps frames SDL/1 allows
+    (times of 1 to 15 digits): before, ``ms=10**16`` put 17 digits in every frame, and
+    a negative time a sign."""
+    now = int(time.time() * 1000)
+    try:
+        check_time(now + ms)
+    except ValueError as exc:
+        raise ValueError(
+            f"clock_skew ms {ms} would stamp frames with a time of {now + ms} ms, which SDL/1 "
+            f"does not allow (0 to {MAX_NUMBER}, ms since 1970): give ms from {-now} to "
+            f"{MAX_NUMBER - now}"
+        ) from exc
 
 
 class SimTable:
@@ -285,7 +305,7 @@ class SimTable:
         elif name in ("mute", "unmute"):
             faults.mute = name == "mute"
         elif name == "clock_skew":
-            faults.clock_skew_ms = int(params.get("ms", 60_000))
+            faults.clock_skew_ms = int(params.get("ms", DEFAULT_SKEW_MS))
         elif isinstance(dev, SimShoe):
             self._shoe_fault(dev, name)
         elif isinstance(dev, SimShuffler):
