@@ -7,7 +7,8 @@
   must send the session's CSRF token in the ``X-CSRF-Token`` header or the
   ``csrf_token`` form field. The same token is in the readable ``studio_csrf`` cookie
   (double submit) and is checked against the copy stored with the session
-  (synchronizer token). Before login, the token is the random ``studio_csrf`` cookie.
+  (synchronizer token). Before login, and on the login form whatever session cookie
+  comes along, the token is the random ``studio_csrf`` cookie the login page set.
   A cross-site ``Origin`` header is refused outright.
 * :func:`require_role` is the FastAPI dependency every protected route uses.
 """
@@ -23,12 +24,12 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 import sqlalchemy as sa
 from fastapi import HTTPException, Request
 from starlette.requests import HTTPConnection
-from starlette.responses import Response
+from starlette.responses import RedirectResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from studio.config.models import StudioConfig
@@ -378,17 +379,33 @@ class CsrfMiddleware:
             return
         token = conn.headers.get(CSRF_HEADER)
         body: bytes | None = None
+        form: dict[str, list[str]] = {}
         content_type = conn.headers.get("content-type", "")
         if token is None and content_type.startswith("application/x-www-form-urlencoded"):
             body = await _read_body(receive)
             if body is None:
                 await _refuse(scope, receive, send, "form too large", status=413)
                 return
-            values = parse_qs(body.decode("latin-1"), keep_blank_values=True).get(CSRF_FIELD)
+            form = parse_qs(body.decode("latin-1"), keep_blank_values=True)
+            values = form.get(CSRF_FIELD)
             token = values[0] if values else None
-        session = await current_session(conn) if session_cookie is not None else None
-        expected = session.csrf_token if session is not None else conn.cookies.get(CSRF_COOKIE)
+        login = scope["path"] == LOGIN_PATH
+        if login:
+            # The login form carries the pre-login token (the studio_csrf cookie its page
+            # set), whether or not a session cookie comes along: a live session's cookie
+            # stays in the browser when a cross-site link (no cookies sent: SameSite=Strict)
+            # showed the login form, which replaced studio_csrf. The login ends that session.
+            expected = conn.cookies.get(CSRF_COOKIE)
+        else:
+            session = await current_session(conn) if session_cookie is not None else None
+            expected = session.csrf_token if session is not None else conn.cookies.get(CSRF_COOKIE)
         if not token or not expected or not hmac.compare_digest(token.encode(), expected.encode()):
+            if login and "text/html" in conn.headers.get("accept", ""):
+                # A login form gone stale (a second tab's, after the first logged in, which
+                # changed studio_csrf): the form again, not a bare 403. Nothing was changed;
+                # the login page sends a live session on to where it was going.
+                await _login_again(scope, receive, send, form)
+                return
             await _refuse(scope, receive, send, "CSRF token missing or invalid: reload the page")
             return
         if body is None:
@@ -404,6 +421,31 @@ class CsrfMiddleware:
             return await receive()
 
         await self.app(scope, replay, send)
+
+
+def local_console_path(target: str | None) -> str | None:
+    """``target`` when it is a path of this site's console (a safe redirect), else None."""
+    if (
+        target
+        and target.startswith("/console")
+        and not target.startswith("//")
+        and "\\" not in target
+        and not any(ord(c) < 32 for c in target)
+    ):
+        return target
+    return None
+
+
+async def _login_again(
+    scope: Scope, receive: Receive, send: Send, form: dict[str, list[str]]
+) -> None:
+    query = {"error": "the login form had expired: log in again"}
+    next_values = form.get("next")
+    target = local_console_path(next_values[0] if next_values else None)
+    if target:
+        query["next"] = target
+    response = RedirectResponse(f"{LOGIN_PATH}?{urlencode(query)}", status_code=303)
+    await response(scope, receive, send)
 
 
 async def _read_body(receive: Receive) -> bytes | None:
