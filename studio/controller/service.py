@@ -230,6 +230,10 @@ class ControllerService:
         # (table, device) -> the seq of such an input the log did not hold: its device's
         # later events wait for it (see _above_a_hole).
         self._unlogged: dict[tuple[str, str], int] = {}
+        # Tables whose round index missed an output the log holds, from which record on
+        # (mended by _rebuilds), and when it next tries after a failed try.
+        self._index_behind: dict[str, int] = {}
+        self._index_retry: dict[str, datetime] = {}
 
     # ------------------------------------------------------------------ lifecycle
     async def __aenter__(self) -> ControllerService:
@@ -528,15 +532,20 @@ class ControllerService:
                 descending=True,
                 limit=depth,
             )
-            touched: dict[str, None] = {}
-            for record in reversed(records):
-                if record.round_id and record.round_id != "-":
-                    touched.setdefault(record.round_id)
-                if record.kind == "out.round_event":
-                    event = RoundEvent.model_validate(record.payload)
-                    await self._index(table, Output(Channel.ROUND_EVENTS, event))
-            for round_id in touched:
-                await self._index_alerts(table_id, round_id)
+            await self._reindex(table, records[::-1])
+
+    async def _reindex(self, table: TableController, records: list[LogRecord]) -> None:
+        """Index logged outputs again (oldest first): their round events, and the alerts
+        of each round they name, counted again from the log."""
+        touched: dict[str, None] = {}
+        for record in records:
+            if record.round_id and record.round_id != "-":
+                touched.setdefault(record.round_id)
+            if record.kind == "out.round_event":
+                event = RoundEvent.model_validate(record.payload)
+                await self._index(table, Output(Channel.ROUND_EVENTS, event))
+        for round_id in touched:
+            await self._index_alerts(table.table, round_id)
 
     def _acked_callback(self, table_id: str, record_id: int) -> Callable[[], None]:
         """Called when the broker has the last logged output of record ``record_id``'s batch
@@ -697,7 +706,7 @@ class ControllerService:
             )
             for i, output in enumerate(published):
                 if output.channel in _LOGGED_OUTPUTS:
-                    await self._index_logged(table, output)
+                    await self._index_logged(table, output, records[0].id)
                 acked = self._acked_callback(table_id, records[-1].id) if i == last_logged else None
                 await self.fanout.emit(table.table, output.channel, output.payload, on_acked=acked)
             return outputs
@@ -749,7 +758,8 @@ class ControllerService:
         table = self.tables[table_id]
         for record in outputs:
             channel, model = _LOGGED_MODELS[record.kind]
-            await self._index_logged(table, Output(channel, model.model_validate(record.payload)))
+            payload = model.model_validate(record.payload)
+            await self._index_logged(table, Output(channel, payload), record.id)
         await self._publish_again(table_id, outputs)
 
     async def _refresh(self, table_id: str, *, in_time: bool = False) -> None:
@@ -1068,6 +1078,16 @@ class ControllerService:
                         _LOGGER.error("%s: not rebuilt from the event log yet: %s", table_id, exc)
                     except Exception:  # ending here would end every table's task group
                         _LOGGER.exception("%s: not rebuilt from the event log yet", table_id)
+            for table_id in list(self._index_behind):
+                now = self.clock()
+                if now < self._index_retry.get(table_id, now):
+                    continue
+                self._index_retry[table_id] = now + timedelta(seconds=STALE_RETRY_SECONDS)
+                try:
+                    async with self._locks[table_id]:
+                        await self._mend_index(table_id)
+                except Exception:  # from the database, so anything: tried again in time
+                    _LOGGER.exception("%s: the round index is not mended yet", table_id)
             await asyncio.sleep(REBUILD_CHECK_SECONDS)
 
     # ------------------------------------------------------------------ outputs
@@ -1088,16 +1108,35 @@ class ControllerService:
         for output in self._changed(table, outputs):
             await self.fanout.emit(table.table, output.channel, output.payload)
 
-    async def _index_logged(self, table: TableController, output: Output) -> None:
-        """Index an output its input was logged with. The input is in the log: a failure
-        here must not refuse it (a review: a device event refused so was sent again by its
-        driver and logged twice), nor stop its other outputs; the index is behind the log
-        until the next start re-indexes each table's latest outputs (`studio audit verify`
-        reports what is still missing)."""
+    async def _index_logged(self, table: TableController, output: Output, record_id: int) -> None:
+        """Index an output its input was logged with (record ``record_id`` or after it). The
+        input is in the log: a failure here must not refuse it (a review: a device event
+        refused so was sent again by its driver and logged twice), nor stop its other
+        outputs; the index is behind the log until :meth:`_mend_index` re-indexes the
+        table's outputs from that record on."""
         try:
             await self._index(table, output)
         except Exception:  # from the database, so anything
             _LOGGER.exception("%s: the round index missed an output the log holds", table.table)
+            self._index_behind.setdefault(table.table, record_id)
+
+    async def _mend_index(self, table_id: str) -> None:
+        """Index again, in the log's order, every output of the table from the first record
+        the round index missed (the database away a moment) to the log's head, under the
+        table's lock (no newer output is indexed meanwhile, so each round ends as its last
+        output left it). Until 2026-12-05 the next start mended only each table's latest
+        200 outputs, and older ones stayed wrong in the round search."""
+        after = self._index_behind[table_id] - 1
+        table = self.tables[table_id]
+        kinds = list(_LOGGED_OUTPUTS.values())
+        while records := await self.log.read(
+            table_id=table_id, kinds=kinds, after_id=after, limit=REPLAY_BATCH
+        ):
+            await self._reindex(table, records)
+            after = records[-1].id
+        del self._index_behind[table_id]
+        self._index_retry.pop(table_id, None)
+        _LOGGER.warning("%s: the round index has the outputs it missed", table_id)
 
     async def _index(self, table: TableController, output: Output) -> None:
         data = output.payload.model_dump(mode="json")
