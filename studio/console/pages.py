@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
-from urllib.parse import parse_qsl, quote, urlencode
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
 from fastapi import APIRouter, Depends, FastAPI, Form, Query, Request, WebSocket
 from fastapi.exception_handlers import http_exception_handler
@@ -165,6 +165,18 @@ def _local_path(target: str | None, default: str) -> str:
     if target and target.startswith(PREFIX) and not target.startswith("//") and "\\" not in target:
         return target
     return default
+
+
+def _referring_page(request: Request) -> str | None:
+    """The console page of this site a form was sent from (its ``Referer``), or None."""
+    referer = urlsplit(request.headers.get("referer", ""))
+    host = request.headers.get("host", "")
+    if not host or referer.netloc.lower() != host.lower() or not referer.path:
+        return None
+    # Without the message the page showed then (a notice of an earlier action).
+    kept = urlencode([(k, v) for k, v in parse_qsl(referer.query) if k not in ("notice", "error")])
+    page = referer.path + (f"?{kept}" if kept else "")
+    return _local_path(page, "") or None
 
 
 def _reveals(user: User | None) -> bool:
@@ -1017,9 +1029,18 @@ def install(app: FastAPI, ctx: WebContext) -> None:
 
     @app.exception_handler(NotAuthenticated)
     async def not_authenticated(request: Request, exc: NotAuthenticated) -> Response:
-        if request.method == "GET" and "text/html" in request.headers.get("accept", ""):
+        html = "text/html" in request.headers.get("accept", "")
+        if request.method == "GET" and html:
             target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
             return RedirectResponse(f"{LOGIN_PATH}?{urlencode({'next': target})}", status_code=303)
+        if request.method == "POST" and html and request.url.path.startswith(PREFIX):
+            # A console form sent after the session ended (expired, idle, logged out in
+            # another tab): the login form, which returns to the form's page, not a JSON 401.
+            query = {"error": "your session ended: log in and submit the form again"}
+            came_from = _referring_page(request)
+            if came_from:
+                query["next"] = came_from
+            return RedirectResponse(f"{LOGIN_PATH}?{urlencode(query)}", status_code=303)
         return JSONResponse({"detail": exc.detail}, status_code=401)
 
     @app.exception_handler(StarletteHTTPException)
