@@ -28,6 +28,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 
 import sqlalchemy as sa
 from fastapi import HTTPException, Request
+from sqlalchemy.ext.asyncio import AsyncConnection
 from starlette.requests import HTTPConnection
 from starlette.responses import RedirectResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -134,24 +135,31 @@ class SessionStore:
         self.settings = settings
         self.clock = clock
 
-    async def create(self, user: User, *, remote: str = "") -> tuple[str, Session]:
-        """Start a session; return the cookie value (shown once) and the session."""
+    async def create(
+        self, user: User, *, remote: str = "", conn: AsyncConnection | None = None
+    ) -> tuple[str, Session]:
+        """Start a session; return the cookie value (shown once) and the session.
+
+        With ``conn``, in that transaction (the login's: see ``UserStore.authenticate``).
+        """
         token = secrets.token_urlsafe(32)
         csrf = secrets.token_urlsafe(32)
         now = self.clock()
         expires = now + self.settings.session_lifetime
-        async with self.db.engine.begin() as conn:
-            await conn.execute(
-                sessions_table.insert().values(
-                    token_hash=_digest(token),
-                    user_id=user.id,
-                    csrf_token=csrf,
-                    created_at=iso(now),
-                    last_seen=iso(now),
-                    expires_at=iso(expires),
-                    remote=remote[:64],
-                )
-            )
+        insert = sessions_table.insert().values(
+            token_hash=_digest(token),
+            user_id=user.id,
+            csrf_token=csrf,
+            created_at=iso(now),
+            last_seen=iso(now),
+            expires_at=iso(expires),
+            remote=remote[:64],
+        )
+        if conn is not None:
+            await conn.execute(insert)
+        else:
+            async with self.db.engine.begin() as own:
+                await own.execute(insert)
         return token, Session(_digest(token), user, csrf, now, expires)
 
     async def lookup(self, token: str | None) -> Session | None:

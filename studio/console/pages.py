@@ -24,6 +24,7 @@ from fastapi.exception_handlers import http_exception_handler
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
+from sqlalchemy.ext.asyncio import AsyncConnection
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -35,6 +36,7 @@ from studio.console.auth import (
     CsrfMiddleware,
     Forbidden,
     NotAuthenticated,
+    Session,
     SessionStore,
     clear_session_cookies,
     csrf_token,
@@ -463,8 +465,17 @@ def build_router(console: Console) -> APIRouter:
         next: Annotated[str, Form()] = "",
     ) -> Response:
         remote = request.client.host if request.client else ""
+        started: list[tuple[str, Session]] = []
+
+        async def start_session(conn: AsyncConnection, user: User) -> None:
+            # In the login's own transaction: a password set meanwhile refuses the login,
+            # one set just after finds this session and ends it.
+            started.append(await console.auth.sessions.create(user, remote=remote, conn=conn))
+
         try:
-            user = await console.auth.users.authenticate(username, password, remote=remote)
+            user = await console.auth.users.authenticate(
+                username, password, remote=remote, then=start_session
+            )
         except LoginError as exc:
             page = console.render(
                 request, "login.html", status_code=401, error=str(exc), next=_local_path(next, "")
@@ -474,7 +485,7 @@ def build_router(console: Console) -> APIRouter:
         old = request.cookies.get(SESSION_COOKIE)
         if old:
             await console.auth.sessions.revoke(old)
-        token, session = await console.auth.sessions.create(user, remote=remote)
+        token, session = started[0]
         default = f"{PREFIX}/dealer" if user.role == Role.DEALER else f"{PREFIX}/"
         response = RedirectResponse(_local_path(next, default), status_code=303)
         set_session_cookies(response, token, session, console.auth.settings.cookie_secure)

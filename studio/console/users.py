@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from enum import IntEnum
@@ -447,11 +447,23 @@ class UserStore:
             query = sa.select(users.failed_logins).where(users.id == user_id)
             return int((await conn.execute(query)).scalar_one())
 
-    async def authenticate(self, username: str, password: str, *, remote: str = "") -> User:
+    async def authenticate(
+        self,
+        username: str,
+        password: str,
+        *,
+        remote: str = "",
+        then: Callable[[AsyncConnection, User], Awaitable[object]] | None = None,
+    ) -> User:
         """Return the user or raise :class:`LoginError`; every attempt is recorded.
 
         Each attempt is counted (against the address and the account) before the slow
         password check, so a burst of parallel guesses gets no more tries than one by one.
+
+        The success is written only if the account still has the hash that was verified
+        and is still active: a password set (or the account disabled) while the slow
+        check ran refuses the login. ``then`` (the console's session) runs in that same
+        transaction, so a password set just after it finds the session and ends it.
         """
         # A NUL cannot be in a user name, and PostgreSQL refuses it in the attempt's record.
         name = username.strip().lower()[:64].replace("\x00", "\ufffd")
@@ -487,13 +499,27 @@ class UserStore:
         values = {"failed_logins": 0, "locked_until": None, "last_login": iso(now)}
         if self.hasher.check_needs_rehash(row.password_hash):
             values["password_hash"] = await asyncio.to_thread(self.hasher.hash, password)
+        found = _row_to_user(row)
+        user = User(found.id, found.username, found.role, True, None, now)
+        users = users_table.c
         async with self.db.engine.begin() as conn:
-            await conn.execute(
-                users_table.update().where(users_table.c.id == row.id).values(**values)
+            # Conditional: a password set meanwhile is not undone by this login's rehash,
+            # and the old password's login does not outlive the reset.
+            result = await conn.execute(
+                users_table.update()
+                .where(users.id == row.id)
+                .where(users.password_hash == row.password_hash)
+                .where(users.active == sa.true())
+                .values(**values)
             )
-            await self._finish(conn, attempt, True, "ok")
-        user = _row_to_user(row)
-        return User(user.id, user.username, user.role, True, None, now)
+            changed = result.rowcount == 0
+            if not changed:
+                await self._finish(conn, attempt, True, "ok")
+                if then is not None:
+                    await then(conn, user)
+        if changed:
+            await self._refuse(attempt, "changed-during-login", BAD_CREDENTIALS)
+        return user
 
     async def _refuse(self, attempt: int, reason: str, message: str) -> NoReturn:
         async with self.db.engine.begin() as conn:
