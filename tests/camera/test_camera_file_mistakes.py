@@ -28,11 +28,12 @@ def _config(tmp_path: Path, options: str) -> Path:
     # A shoe before the camera and a table before its table: a key by id or by a count of
     # cameras would not be this one.
     device = '[[tables.devices]]\nid = "{id}"\nkind = "{kind}"\n'
-    shoe = device.format(id="shoe-1", kind="shoe") + 'port = "socket://127.0.0.1:9"\n'
+    shoe = device.format(id="shoe-1", kind="shoe") + 'port = "socket://127.0.0.1:{port}"\n'
     path = tmp_path / "studio.toml"
     path.write_text(
         '[broker]\nurl = "mqtt://127.0.0.1:1883"\n'
-        '[[tables]]\nid = "bj-1"\n' + shoe + '[[tables]]\nid = "bj-2"\n' + shoe
+        '[[tables]]\nid = "bj-1"\n' + shoe.format(port=9)
+        + '[[tables]]\nid = "bj-2"\n' + shoe.format(port=10)
         + device.format(id="cam-1", kind="camera") + f"options = {{ {options} }}\n"
     )  # fmt: skip
     return path
