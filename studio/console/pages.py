@@ -868,7 +868,7 @@ def build_router(console: Console) -> APIRouter:
         async def work() -> None:
             if _is_self(username, user):
                 raise UserError("you cannot change your own role")
-            await console.auth.users.set_role(username, role, by=_by(user))
+            await console.auth.users.set_role(username, role, by=_by(user), keep_an_admin=True)
 
         return await _user_action(request, work(), f"{username} is now {role}")
 
@@ -882,7 +882,9 @@ def build_router(console: Console) -> APIRouter:
                 raise UserError(f"active must be yes or no, not {active!r}")
             if _is_self(username, user):
                 raise UserError("you cannot disable yourself")
-            changed = await console.auth.users.set_active(username, active == "yes", by=_by(user))
+            changed = await console.auth.users.set_active(
+                username, active == "yes", by=_by(user), keep_an_admin=True
+            )
             if not changed.active:
                 await console.auth.sessions.revoke_user(changed.id)
 

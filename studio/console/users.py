@@ -205,6 +205,17 @@ def check_password(password: str) -> None:
         raise UserError("password must not start or end with white space")
 
 
+async def _active_admins(conn: AsyncConnection) -> int:
+    users = users_table.c
+    query = (
+        sa.select(sa.func.count())
+        .select_from(users_table)
+        .where(users.role == Role.ADMIN.label)
+        .where(users.active == sa.true())
+    )
+    return int((await conn.execute(query)).scalar_one())
+
+
 class UserStore:
     """Users and login attempts in the studio database (SQLite or PostgreSQL)."""
 
@@ -298,7 +309,14 @@ class UserStore:
             )
 
     async def _update(
-        self, username: str, kind: str, by: str, details: dict[str, Any], **values: Any
+        self,
+        username: str,
+        kind: str,
+        by: str,
+        details: dict[str, Any],
+        *,
+        keep_an_admin: bool = False,
+        **values: Any,
     ) -> User:
         name = username.strip().lower()
 
@@ -308,21 +326,41 @@ class UserStore:
             )
             if result.rowcount == 0:
                 raise UserError(f"no user {name!r}")
+            if keep_an_admin and await _active_admins(conn) == 0:
+                # Counted in the change's own transaction, which holds the admin log's
+                # lock (every admin change takes it): two admins demoting or disabling
+                # each other at once are one after the other here, and the second sees
+                # the first. Raising rolls the change back.
+                raise UserError(f"{name} is the last active admin: make another admin first")
 
         await self.audit.append_with(update, lambda _: self._entry(kind, name, by, **details))
         user = await self.get(name)
         assert user is not None
         return user
 
-    async def set_role(self, username: str, role: Role | str, *, by: str) -> User:
+    async def set_role(
+        self, username: str, role: Role | str, *, by: str, keep_an_admin: bool = False
+    ) -> User:
+        """Set the role. ``keep_an_admin`` (the console): refuse the change, with a
+        :class:`UserError`, if it would leave no active admin (``studio users`` may)."""
         level = role if isinstance(role, Role) else Role.parse(role)
         return await self._update(
-            username, "user_role_set", by, {"role": level.label}, role=level.label
+            username,
+            "user_role_set",
+            by,
+            {"role": level.label},
+            keep_an_admin=keep_an_admin,
+            role=level.label,
         )
 
-    async def set_active(self, username: str, active: bool, *, by: str) -> User:
+    async def set_active(
+        self, username: str, active: bool, *, by: str, keep_an_admin: bool = False
+    ) -> User:
+        """Enable or disable; ``keep_an_admin`` as :meth:`set_role`'s."""
         kind = "user_enabled" if active else "user_disabled"
-        return await self._update(username, kind, by, {}, active=active)
+        return await self._update(
+            username, kind, by, {}, keep_an_admin=keep_an_admin, active=active
+        )
 
     async def set_password(self, username: str, password: str, *, by: str) -> User:
         check_password(password)
