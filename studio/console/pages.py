@@ -237,7 +237,16 @@ def _parse_when(text: str | None) -> str | None:
     except ValueError:
         raise StudioError(f"not a date and time: {text!r} (use YYYY-MM-DDTHH:MM)") from None
     moment = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S")
+    try:
+        utc = moment.astimezone(UTC)
+    except OverflowError:
+        # 0001-01-01T00:00+01:00 is before the first representable instant in UTC,
+        # 9999-12-31T23:59-01:00 after the last: a 500 before.
+        raise StudioError(
+            f"date and time out of range in UTC: {text!r} (years 1 to 9999)"
+        ) from None
+    # Not strftime: its %Y writes year 1 as "1", which sorts after "2026" as text.
+    return utc.replace(tzinfo=None).isoformat(timespec="seconds")
 
 
 def with_results(state: dict[str, Any], events: list[dict[str, Any]]) -> dict[str, Any]:
