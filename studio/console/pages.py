@@ -90,7 +90,7 @@ def _settings(ctx: WebContext) -> ConsoleSettings:
 
 
 class SecurityHeaders:
-    """CSP and friends on every console response (the API docs keep their own headers)."""
+    """CSP and friends on every console response (other paths keep their own headers)."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app

@@ -1,8 +1,8 @@
 """REST API: the game platform's commands, history, alerts and manager actions.
 
 Reads are open to a logged-in console user (viewer and up) or the game platform
-(``Authorization: Bearer <platform token>``): ``reader_dependency``, which the API docs
-(``/docs``, ``/redoc``, ``/openapi.json``) use too. Commands from the game platform
+(``Authorization: Bearer <platform token>``): ``reader_dependency``, which the API's
+description (``/openapi.json``) uses too. Commands from the game platform
 need the platform token. Manager actions need a manager session (and the CSRF
 token the console middleware checks on every cookie-authenticated request) and a
 reason of at least 3 characters (422 without one).
@@ -82,7 +82,7 @@ def _platform_ok(token: str | None, request: Request) -> bool:
 def reader_dependency(ctx: WebContext) -> Callable[[Request], Awaitable[str]]:
     """The dependency of every read: the game platform (its bearer token) or a logged-in
     console user of any role; 401 otherwise. Returns ``"platform"`` or the user's name.
-    The API docs (``studio.web.app``) use it too."""
+    ``/openapi.json`` (``studio.web.app``) uses it too."""
     token = ctx.extras.get("platform_token")
 
     async def reader(request: Request) -> str:

@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 
 from fastapi import Depends, FastAPI, HTTPException, Request
-from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
-from starlette.responses import HTMLResponse, JSONResponse
+from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from studio import __version__, console
@@ -48,30 +47,24 @@ class RefuseNul:
 
 
 def _install_docs(app: FastAPI, ctx: WebContext) -> None:
-    """``/docs``, ``/redoc`` and ``/openapi.json`` for whoever may read the REST API.
+    """``/openapi.json`` (the REST API's description) for whoever may read the REST API.
 
-    FastAPI served them to anyone: the map of every route, parameter and body. They
-    take the REST reads' own dependency, so its answer too: 401 JSON for a stranger,
-    browser or not (they are API pages, outside the console and its login redirect).
+    FastAPI served it to anyone: the map of every route, parameter and body. It takes
+    the REST reads' own dependency, so its answer too: 401 JSON for a stranger, browser
+    or not. There are no HTML doc pages (``/docs``, ``/redoc``): FastAPI's load their
+    scripts from a CDN (cdn.jsdelivr.net) on the console's origin, without an integrity
+    check, and studio machines have no internet anyway. Feed the JSON to a local viewer.
     """
     reader = Depends(api.reader_dependency(ctx))
-    title = f"{app.title} API"
 
     @app.get("/openapi.json", include_in_schema=False, dependencies=[reader])
     async def openapi() -> JSONResponse:
         return JSONResponse(app.openapi())
 
-    @app.get("/docs", include_in_schema=False, dependencies=[reader])
-    async def swagger() -> HTMLResponse:
-        return get_swagger_ui_html(openapi_url="/openapi.json", title=title)
-
-    @app.get("/redoc", include_in_schema=False, dependencies=[reader])
-    async def redoc() -> HTMLResponse:
-        return get_redoc_html(openapi_url="/openapi.json", title=title)
-
 
 def create_app(ctx: WebContext) -> FastAPI:
-    # FastAPI's own docs routes are open to anyone; _install_docs serves them instead.
+    # FastAPI's own docs routes are open to anyone (and its HTML pages load a CDN's
+    # scripts): _install_docs serves the JSON alone, to readers of the API.
     app = FastAPI(
         title="Studio controller",
         version=__version__,
