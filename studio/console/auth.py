@@ -346,6 +346,23 @@ def clear_session_cookies(response: Response, secure: bool) -> None:
     response.delete_cookie(CSRF_COOKIE, path="/", samesite="strict", secure=secure)
 
 
+def bearer_matches(authorization: str | None, token: str | None) -> bool:
+    """Whether an ``Authorization`` header value is ``Bearer <token>``.
+
+    The scheme is case-insensitive (RFC 7235 2.1: "bearer x" is as good as "Bearer x");
+    the credentials are compared in constant time, as bytes (``compare_digest`` raises
+    TypeError on a str with non-ASCII characters). No ``token`` configured: never. The
+    REST API's and the streams' platform checks both use this.
+    """
+    if not token or not authorization:
+        return False
+    scheme, _, credentials = authorization.partition(" ")
+    if scheme.lower() != "bearer":
+        return False
+    given = credentials.strip(" \t").encode("utf-8", "replace")
+    return hmac.compare_digest(given, token.encode("utf-8", "replace"))
+
+
 def _same_origin(origin: str, scope: Scope) -> bool:
     if origin == "null":
         return False

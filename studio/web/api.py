@@ -10,7 +10,6 @@ reason of at least 3 characters (422 without one).
 
 from __future__ import annotations
 
-import hmac
 from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import Annotated, Any, Literal
@@ -18,7 +17,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from studio.console.auth import current_user, require_role
+from studio.console.auth import bearer_matches, current_user, require_role
 from studio.console.users import Role, User
 from studio.contract.rounds import UtcDatetime, rfc3339
 from studio.controller import ControllerService, UnknownTable
@@ -73,10 +72,7 @@ def _chain(report: ChainReport) -> dict[str, Any]:
 
 
 def _platform_ok(token: str | None, request: Request) -> bool:
-    header = request.headers.get("authorization", "")
-    # As bytes: compare_digest raises TypeError on a str with non-ASCII characters (a 500).
-    expected = f"Bearer {token}".encode()
-    return bool(token) and hmac.compare_digest(header.encode("utf-8", "replace"), expected)
+    return bearer_matches(request.headers.get("authorization"), token)
 
 
 def reader_dependency(ctx: WebContext) -> Callable[[Request], Awaitable[str]]:

@@ -77,13 +77,14 @@ Listener = Literal["platform", "session"]
 async def stream_allowed(conn: HTTPConnection, ctx: WebContext) -> Listener | None:
     """The game platform (its token, as a bearer header or ``?token=``) or a console user
     on a page of this site (the cookie alone does not say which site opened the stream)."""
+    from studio.console.auth import bearer_matches
+
     token = ctx.extras.get("platform_token")
     if token:
         # As bytes: compare_digest refuses str with non-ASCII characters (a TypeError,
         # so a stranger's "?token=é" was a server error instead of a refusal).
-        header = conn.headers.get("authorization", "").encode()
-        query = conn.query_params.get("token", "").encode()
-        if hmac.compare_digest(header, f"Bearer {token}".encode()) or hmac.compare_digest(
+        query = conn.query_params.get("token", "").encode("utf-8", "replace")
+        if bearer_matches(conn.headers.get("authorization"), token) or hmac.compare_digest(
             query, token.encode()
         ):
             return "platform"
