@@ -398,6 +398,12 @@ class CsrfMiddleware:
             # No session: nothing a forged request could ride on. require_role refuses it.
             await self.app(scope, receive, send)
             return
+        if bearer_matches(conn.headers.get("authorization"), _platform_token(conn)):
+            # The game platform's own request (a browser never adds this header by itself,
+            # nor, cross-site, without a CORS preflight this app refuses): whatever cookie
+            # its client kept (a stale studio_session) is no forgery to guard against.
+            await self.app(scope, receive, send)
+            return
         origin = conn.headers.get("origin")
         if origin is not None and not _same_origin(origin, scope):
             await _refuse(scope, receive, send, "cross-site request refused")
@@ -471,6 +477,13 @@ async def _login_again(
         query["next"] = target
     response = RedirectResponse(f"{LOGIN_PATH}?{urlencode(query)}", status_code=303)
     await response(scope, receive, send)
+
+
+def _platform_token(conn: HTTPConnection) -> str | None:
+    """The platform token the app was given (``WebContext.extras``), if any."""
+    ctx = getattr(conn.app.state, "ctx", None)
+    token = getattr(ctx, "extras", {}).get("platform_token")
+    return token if isinstance(token, str) else None
 
 
 async def _read_body(receive: Receive) -> bytes | None:
