@@ -11,7 +11,7 @@ import typer
 from drivers.run_lock import run_locks
 from drivers.runner import DRIVERS, build_drivers, run_drivers
 from drivers.state import StateFile
-from studio.config.models import StudioConfig
+from drivers.state_dir import left_in_the_old_default, state_dir_of
 from studio.errors import StudioError
 from studio.process import fail, load_process_config, run_process
 
@@ -20,40 +20,7 @@ app = typer.Typer(
 )
 
 
-# The default --state-dir, in the config file's folder (as a camera's files are): from the
-# working directory, a driver started from another folder found no state, numbered afresh,
-# and after a device reset re-used seqs that consumers dropped as duplicates.
-DEFAULT_STATE_DIR = Path("var/drivers")
-
-
-def state_dir_of(config: Path, state_dir: Path | None) -> Path:
-    """``--state-dir`` as given, else ``var/drivers`` in ``config``'s folder; absolute."""
-    chosen = state_dir if state_dir is not None else config.parent / DEFAULT_STATE_DIR
-    return chosen.absolute()
-
-
-def _left_in_the_old_default(
-    settings: StudioConfig, tables: list[str] | None, state_dir: Path
-) -> StudioError | None:
-    """Refusal of a default state dir that lacks a device's state file which the old default
-    (``var/drivers`` in the working directory) holds: taken, the numbering would restart."""
-    old = DEFAULT_STATE_DIR.absolute()
-    if old == state_dir:
-        return None
-    left = [
-        f"{table_id}/{device.id}"
-        for table_id, device in settings.devices(tables)
-        if device.kind in DRIVERS
-        and (old / f"{table_id}__{device.id}.json").exists()
-        and not (state_dir / f"{table_id}__{device.id}.json").exists()
-    ]
-    if not left:
-        return None
-    return StudioError(
-        f"the state of {', '.join(left)} is in {old} (var/drivers in the working directory, "
-        f"the default until 2026-12-05) and not in the default state dir {state_dir} (beside "
-        f"the config file): give --state-dir {old} to go on with it, or move its files there"
-    )
+DEFAULT_STATE_DIR = Path("var/drivers")  # in the config file's folder (drivers.state_dir)
 
 
 @app.command("run")
@@ -73,9 +40,10 @@ def run(
 
     Refused (exit 2) if another process runs any of them (same state dir)."""
     settings = load_process_config(config)
-    state = state_dir_of(config, state_dir)
+    state = state_dir_of(config, state_dir, DEFAULT_STATE_DIR)
     if state_dir is None:
-        moved = _left_in_the_old_default(settings, table or None, state)
+        ours = [(t, d.id) for t, d in settings.devices(table or None) if d.kind in DRIVERS]
+        moved = left_in_the_old_default(ours, state, DEFAULT_STATE_DIR)
         if moved is not None:
             fail(moved)
 
@@ -130,7 +98,7 @@ def forget_device(
                     "for drivers run) or --state-dir DIR"
                 )
             )
-        state_dir = state_dir_of(config, None)
+        state_dir = state_dir_of(config, None, DEFAULT_STATE_DIR)
     state = StateFile.of_device(state_dir, table, device)
     assert state is not None
     try:

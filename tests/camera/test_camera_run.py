@@ -63,20 +63,24 @@ def _write_setup(
     return camera_config(tmp_path, broker, table, options)
 
 
-async def _run_camera(config: Path, state_dir: Path) -> None:
+async def _run_camera(
+    config: Path, state_dir: Path | None, *, cwd: Path | None = None, status: int = 0
+) -> str:
+    given = ["--state-dir", str(state_dir)] if state_dir is not None else []
     process = await asyncio.create_subprocess_exec(
         str(STUDIO),
         "camera",
         "run",
         "--config",
         str(config),
-        "--state-dir",
-        str(state_dir),
+        *given,
+        cwd=cwd,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
     _, err = await process.communicate()
-    assert process.returncode == 0, err.decode()[-2000:]
+    assert process.returncode == status, err.decode()[-2000:]
+    return err.decode()
 
 
 @pytest.mark.timeout(180)
@@ -124,6 +128,30 @@ async def test_a_camera_of_the_config_publishes_each_card_once_and_says_when_it_
     # leaves offline behind it.
     changes = [s for i, s in enumerate(states) if i == 0 or states[i - 1] != s]
     assert changes == ["offline", "online", "offline", "online", "offline"]
+
+
+@pytest.mark.timeout(180)
+async def test_the_default_state_dir_is_beside_the_config_wherever_the_camera_starts(
+    broker: BrokerSettings, tmp_path: Path, table_id: str, deck_profile: DeckProfile
+) -> None:
+    """Until 2026-12-05 it was var/camera in the working directory: started from another
+    folder, a camera numbered afresh, and the controller dropped its cards as repeats."""
+    config = _write_setup(tmp_path, deck_profile, broker, table_id)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    err = await _run_camera(config, None, cwd=elsewhere)
+    state = tmp_path / "var" / "camera"
+    assert f"state in {state}" in err
+    assert (state / f"{table_id}__cam-1.json").is_file()
+    assert not (elsewhere / "var").exists()
+    # The state left in the old default (the working directory's var/camera) is not
+    # passed over: the run is refused, naming it, until it is given or moved.
+    old = elsewhere / "var" / "camera"
+    old.mkdir(parents=True)
+    (state / f"{table_id}__cam-1.json").rename(old / f"{table_id}__cam-1.json")
+    err = await _run_camera(config, None, cwd=elsewhere, status=2)
+    assert f"the state of {table_id}/cam-1 is in {old}" in err
+    assert f"--state-dir {old}" in err
 
 
 def test_a_camera_without_what_it_needs_is_refused_with_the_reason(tmp_path: Path) -> None:
