@@ -22,9 +22,9 @@ from studio.console.users import Role, User
 from studio.contract.rounds import UtcDatetime, rfc3339
 from studio.controller import ControllerService, UnknownTable
 from studio.controller.alerts import AlertError
-from studio.controller.commands import Reason
+from studio.controller.commands import Reason, ReasonError
 from studio.controller.table import InputFailed
-from studio.errors import StoreError, StudioError
+from studio.errors import CardCodeError, StoreError, StudioError
 from studio.store.eventlog import ChainReport
 from studio.web.context import WebContext
 
@@ -121,6 +121,10 @@ def build_router(ctx: WebContext) -> APIRouter:
             return HTTPException(
                 422, exc.errors(include_url=False, include_context=False, include_input=False)
             )
+        if isinstance(exc, (CardCodeError, ReasonError)):
+            # What the request said is wrong (card "ZZ"), not when it came: 422, as a body
+            # that fails validation. A 409 says the action came at the wrong time.
+            return HTTPException(422, str(exc))
         if isinstance(exc, InputFailed):
             return HTTPException(500, str(exc))  # ours, not the request's: logged
         if isinstance(exc, StoreError):
