@@ -808,8 +808,14 @@ def build_router(console: Console) -> APIRouter:
         return _export(fmt, events, ["seq", "ts", "type", "data"], f"round-{round_id}")
 
     @router.get("/audit", response_class=HTMLResponse)
-    async def audit_page(request: Request, user: Viewer, refresh: int = 0) -> Response:
-        reports = await console.audit_status(force=bool(refresh) and user.role >= Role.MANAGER)
+    async def audit_page(request: Request, user: Viewer, refresh: str = "") -> Response:
+        # Text, not int: ?refresh=abc was FastAPI's raw 422 JSON in place of the page.
+        # The page's button sends refresh=1; anything but a number other than 0 is none.
+        try:
+            again = int(refresh) != 0
+        except ValueError:
+            again = False
+        reports = await console.audit_status(force=again and user.role >= Role.MANAGER)
         chains = list(zip(("Event log", "Admin log"), reports, strict=True)) if reports else []
         return console.render(request, "audit.html", user=user, chains=chains)
 
