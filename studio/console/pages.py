@@ -13,7 +13,7 @@ import io
 import json
 import logging
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
@@ -852,15 +852,20 @@ def build_router(console: Console) -> APIRouter:
             now=datetime.now(UTC),
         )
 
-    async def _user_action(request: Request, work: Any, done: str) -> Response:
+    async def _user_action(
+        request: Request, work: Awaitable[User], done: Callable[[User], str]
+    ) -> Response:
+        """Run ``work``; ``done`` makes the notice from the account it changed, so that the
+        notice names it as stored ("newguy", not the "NewGuy" the form said)."""
         back = f"{PREFIX}/users"
         try:
-            await work
+            changed = await work
         except (UserError, StudioError) as exc:
             return console._action_error(request, back, str(exc), 400)
+        notice = done(changed)
         if _wants_json(request):
-            return JSONResponse({"ok": True, "message": done})
-        return RedirectResponse(_with_message(back, "notice", done), status_code=303)
+            return JSONResponse({"ok": True, "message": notice})
+        return RedirectResponse(_with_message(back, "notice", notice), status_code=303)
 
     @router.post("/users")
     async def add_user(
@@ -873,25 +878,29 @@ def build_router(console: Console) -> APIRouter:
         return await _user_action(
             request,
             console.auth.users.add(username, password, role, by=_by(user)),
-            f"user {username} added",
+            lambda added: f"user {added.username} added",
         )
 
     @router.post("/users/{username}/role")
     async def set_role(
         request: Request, username: str, user: Admin, role: Annotated[str, Form()] = ""
     ) -> Response:
-        async def work() -> None:
+        async def work() -> User:
             if _is_self(username, user):
                 raise UserError("you cannot change your own role")
-            await console.auth.users.set_role(username, role, by=_by(user), keep_an_admin=True)
+            return await console.auth.users.set_role(
+                username, role, by=_by(user), keep_an_admin=True
+            )
 
-        return await _user_action(request, work(), f"{username} is now {role}")
+        return await _user_action(
+            request, work(), lambda changed: f"{changed.username} is now {changed.role.label}"
+        )
 
     @router.post("/users/{username}/active")
     async def set_active(
         request: Request, username: str, user: Admin, active: Annotated[str, Form()] = ""
     ) -> Response:
-        async def work() -> None:
+        async def work() -> User:
             if active not in ("yes", "no"):
                 # Not "anything but yes disables": a script's active=true disabled the user.
                 raise UserError(f"active must be yes or no, not {active!r}")
@@ -902,22 +911,27 @@ def build_router(console: Console) -> APIRouter:
             )
             if not changed.active:
                 await console.auth.sessions.revoke_user(changed.id)
+            return changed
 
         return await _user_action(
-            request, work(), f"{username} {'enabled' if active == 'yes' else 'disabled'}"
+            request,
+            work(),
+            lambda changed: f"{changed.username} {'enabled' if changed.active else 'disabled'}",
         )
 
     @router.post("/users/{username}/unlock")
     async def unlock(request: Request, username: str, user: Admin) -> Response:
         return await _user_action(
-            request, console.auth.users.unlock(username, by=_by(user)), f"{username} unlocked"
+            request,
+            console.auth.users.unlock(username, by=_by(user)),
+            lambda changed: f"{changed.username} unlocked",
         )
 
     @router.post("/users/{username}/password")
     async def set_password(
         request: Request, username: str, user: Admin, password: Annotated[str, Form()] = ""
     ) -> Response:
-        async def work() -> None:
+        async def work() -> User:
             changed = await console.auth.users.set_password(username, password, by=_by(user))
             # All of that user's sessions end; an admin setting their own keeps only this one
             # (the others may be what the new password is meant to shut out).
@@ -925,8 +939,11 @@ def build_router(console: Console) -> APIRouter:
             if changed.id == user.id and (session := await current_session(request)):
                 keep = session.token_hash
             await console.auth.sessions.revoke_user(changed.id, keep=keep)
+            return changed
 
-        return await _user_action(request, work(), f"password of {username} changed")
+        return await _user_action(
+            request, work(), lambda changed: f"password of {changed.username} changed"
+        )
 
     # ------------------------------------------------------------ live stream
 
