@@ -121,8 +121,11 @@ _PLAYED_SETTINGS = ("single_source", "camera_window_seconds")
 # a timeout alert closes with the alert it escalated; only a correction records a card;
 # a resume or a second acknowledgement that would do nothing is refused; a manager's shoe
 # change is not the cut card (docs/controller.md, Logic versions); 15: the rules engine's
-# logic 5 (a Majority Rules hand is voted on only by the seated players with money on it).
-LOGIC: Final = 15
+# logic 5 (a Majority Rules hand is voted on only by the seated players with money on it);
+# 16: a correction or a void that would take a round whose hole card was shown (the dealer's
+# turn) back to the players' decisions is refused (up to 15 it was taken: a player decided
+# again knowing the hole card) (docs/controller.md, Logic versions).
+LOGIC: Final = 16
 FIRST_LOGIC: Final = 1
 # The phases of a round in progress: its burn card (logic 9), its bets, its cards.
 ROUND_PHASES: Final = ("burning", "betting", "dealing")
@@ -1970,6 +1973,15 @@ class TableController:
                 f"the change makes later events of the round impossible ({exc}); "
                 "cancel the round instead"
             ) from exc
+        shown = self.engine is not None and self.engine.hole_card_shown()
+        if self.logic >= 16 and shown and not engine.hole_card_shown():
+            # The dealer's turn had begun, the hole card shown: rebuilt before it, a player
+            # would decide again (or draw again) knowing the hole card. Up to logic 15 the
+            # change was taken, and the hole card went back to '??' once published.
+            raise AlertError(
+                "the dealer's turn has begun and the hole card was shown: the change would "
+                "give a player a decision back; cancel the round instead"
+            )
         # A removed card did leave the shoe and still counts against it; a corrected one
         # counts as what it really was.
         for card, code in recoded:
