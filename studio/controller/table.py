@@ -1807,7 +1807,9 @@ class TableController:
         return None
 
     def _voided_twin(self, alert: Alert, held: dict[str, Any]) -> bool:
-        """Whether the other source's hold of this card (see ``_applied_twin``) was voided."""
+        """Whether the other source's hold of this card (see ``_applied_twin``) was voided,
+        putting the card in the census (from logic 16 only such a void: one of an impossible
+        card put nothing there)."""
         twin = self._applied_twin(alert, held, voided=True)
         return twin is not None and (twin.resolution or {}).get("action") == Resolution.VOID
 
@@ -1854,6 +1856,11 @@ class TableController:
             action = (other.resolution or {}).get("action")
             if action == Resolution.VOID and other.subject.get("kept_out"):
                 continue  # voided as another shoe's card (logic 12): it did not count it
+            if action == Resolution.VOID and self.logic >= 16 and not other.subject.get("counted"):
+                # Voided without going into the census (an impossible card): up to logic 15
+                # it was taken to have counted the card, and its twin accepted was uncounted
+                # (the card dealt, out of the census) or voided without counting it.
+                continue
             if action in counted:
                 return other
         return None
@@ -1888,6 +1895,7 @@ class TableController:
                     # The card did leave the shoe: it counts against the shoe's composition
                     # (once: a twin already dealt, or from logic 4 voided, counted it).
                     self.shoe.record(held["card"], held.get("serial"))
+                    alert.subject["counted"] = True  # its twin is not counted again
             return {"discarded": held["card"] if held else None}
         after = [c.index for c in self.cards if c.index != index]
         removed = self._rebuild(lambda card: None if card.index == index else card.code)
