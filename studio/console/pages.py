@@ -1078,9 +1078,15 @@ def install(app: FastAPI, ctx: WebContext) -> None:
         if request.method == "GET" and html:
             target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
             return RedirectResponse(f"{LOGIN_PATH}?{urlencode({'next': target})}", status_code=303)
-        if request.method == "POST" and html and request.url.path.startswith(PREFIX):
+        if (
+            request.method == "POST"
+            and html
+            and request.url.path.startswith(PREFIX)
+            and not foreign_origin(request)
+        ):
             # A console form sent after the session ended (expired, idle, logged out in
             # another tab): the login form, which returns to the form's page, not a JSON 401.
+            # Not another site's form (SameSite=Strict: it came without the session).
             query = {"error": "your session ended: log in and submit the form again"}
             came_from = _referring_page(request)
             if came_from:

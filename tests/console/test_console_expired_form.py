@@ -84,6 +84,22 @@ async def test_next_is_only_a_console_page_of_this_site(
         assert "session ended" in query["error"][0]
 
 
+async def test_another_sites_form_keeps_the_401(client: httpx.AsyncClient) -> None:
+    # No cookies: another site's form (SameSite=Strict), or a browser whose cookie expired.
+    forged = await client.post(
+        "/console/tables/bj1/pause",
+        data={"reason": "forged"},
+        headers={**HTML, "origin": "http://evil.example"},
+    )
+    assert forged.status_code == 401 and forged.json() == {"detail": "login required"}
+    own = await client.post(
+        "/console/tables/bj1/pause",
+        data={"reason": "long break"},
+        headers={**HTML, "origin": "http://testserver"},
+    )
+    assert own.status_code == 303 and own.headers["location"].startswith("/console/login?")
+
+
 async def test_scripts_and_the_rest_api_keep_the_401(
     app: FastAPI, client: httpx.AsyncClient
 ) -> None:
