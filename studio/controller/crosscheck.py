@@ -8,7 +8,8 @@ though a camera that does see it pairs with it before. A shoe card whose window 
 unseen stays known for the round, so that the camera's late sighting of it is that card
 (:attr:`Verdict.LATE_MATCH`), not one the shoe never scanned. A card dealt on the camera's own
 sighting (a manager accepted a card the shoe did not scan) is confirmed already; the shoe's
-read of it arriving within the window after it was dealt is that card
+read of it arriving within the window after it was dealt, or from table logic 16 at any
+time in its round unless the shoe has since read a card drawn before it, is that card
 (:meth:`CrossCheck.late_shoe_read`), not a second one. A confirmed card the camera saw leave
 its spot (``removed``) and then laid again is that card moved (:meth:`CrossCheck.on_camera_removed`).
 Pure: times are passed in, so a replay from the log decides the same.
@@ -83,6 +84,11 @@ class CrossCheck:
     # Cards dealt on the camera's own sighting (a card the shoe did not scan, accepted by a
     # manager), each at the time it was dealt: the shoe's late read of one is that card.
     accepted: list[Sighting] = field(default_factory=list)
+    # From table logic 16 a card dealt on the camera's sighting stays matchable by the shoe's
+    # late read for its whole round (a lost event asked for again may come long after the
+    # accept), not only for ``window`` seconds; a read is a new card when the same shoe has
+    # read, since the accept, a card with a lower seq (see :meth:`late_shoe_read`).
+    keeps_accepted: bool = False
     # A shoe card decided as a wrong box or a mismatch is kept in ``missed`` too: the camera
     # seeing it later in its own zone (the dealer moved it there, or the camera read it again
     # and now agrees) is that card, not one the shoe never scanned, whose accept would deal
@@ -206,19 +212,53 @@ class CrossCheck:
     def on_accepted_camera_card(self, sighting: Sighting) -> None:
         """A card was dealt on the camera's sighting (``sighting.at``: when it was dealt;
         ``ref["serial"]``: its serial, if known). Nothing waits for it: the camera saw it."""
-        self.accepted.append(sighting)
+        ref = {**sighting.ref, "this_round": True, "read_since": {}}
+        self.accepted.append(replace(sighting, ref=ref))
 
-    def late_shoe_read(self, code: str, serial: str | None, now: datetime) -> Sighting | None:
+    def on_shoe_read(self, device: str, seq: int) -> None:
+        """A shoe read that is no late read of an accepted card (a new card): each card
+        accepted before it keeps the lowest seq its shoe read since (logic 16)."""
+        for sighting in self.accepted:
+            since: dict[str, int] = sighting.ref.setdefault("read_since", {})
+            since[device] = min(seq, since.get(device, seq))
+
+    def late_shoe_read(
+        self,
+        code: str,
+        serial: str | None,
+        now: datetime,
+        *,
+        device: str | None = None,
+        seq: int | None = None,
+    ) -> Sighting | None:
         """The card dealt on the camera's sighting that this shoe read is, if any: the same
         code, the same serial when both carry one, dealt at most ``window`` seconds before
-        ``now``. It is taken (one read per card); older ones are forgotten."""
+        ``now``. It is taken (one read per card); older ones are forgotten.
+
+        From table logic 16 (``keeps_accepted``) a card of the round in progress is not
+        forgotten after its window: the read comes when it comes (a lost event asked for
+        again). The rule for another card of that code (eight decks hold eight): cards leave
+        the shoe in its order, numbered by its ``seq``, and are dealt in the order drawn. A
+        card the shoe read after the accept was dealt after the accepted one, so drawn after
+        it: a read whose seq is above that card's was drawn later still, a new card, not the
+        accepted one's read. A read with the same serial as the accepted card's is that
+        card whatever its seq; with another serial it is never."""
         limit = now - timedelta(seconds=self.window)
-        self.accepted = [s for s in self.accepted if s.at >= limit]
+        self.accepted = [
+            s
+            for s in self.accepted
+            if s.at >= limit or (self.keeps_accepted and s.ref.get("this_round"))
+        ]
         for sighting in self.accepted:
             theirs = sighting.ref.get("serial")
-            if sighting.code == code and (serial is None or theirs is None or theirs == serial):
-                self.accepted.remove(sighting)
-                return sighting
+            if sighting.code != code or not (serial is None or theirs is None or theirs == serial):
+                continue
+            if self.keeps_accepted and not (serial is not None and theirs == serial):
+                since = (sighting.ref.get("read_since") or {}).get(device)
+                if isinstance(since, int) and isinstance(seq, int) and seq > since:
+                    continue  # drawn after a card dealt after it: a new card
+            self.accepted.remove(sighting)
+            return sighting
         return None
 
     def undecided(self) -> bool:
@@ -351,6 +391,8 @@ class CrossCheck:
         self.lifted.clear()
         if not keep_accepted:
             self.accepted.clear()
+        # Those of the round that ended are the late read's for their window only.
+        self.accepted = [replace(s, ref={**s.ref, "this_round": False}) for s in self.accepted]
 
     def forget_accepted(self) -> None:
         """A shoe was loaded: no read from now on is the late read of an earlier shoe's card

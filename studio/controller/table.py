@@ -294,6 +294,9 @@ class TableController:
         # Up to logic 4 a card alerted as a wrong box or a mismatch was forgotten.
         self.crosscheck.keeps_alerted = self.logic >= 5
         self.crosscheck.hole_waits = self.logic >= 13
+        # Up to logic 15 a card dealt on the camera's sighting was forgotten `window` seconds
+        # after it was dealt: the shoe's read of it later still was dealt as a second card.
+        self.crosscheck.keeps_accepted = self.logic >= 16
 
     @property
     def now(self) -> datetime:
@@ -1213,6 +1216,8 @@ class TableController:
             return
         if self.logic >= 4 and self._late_read_of_accepted(card, inp.data):
             return
+        if self.logic >= 16:  # a new card: the accepted cards drawn before it know its seq
+            self.crosscheck.on_shoe_read(card.device, card.seq)
         # Out of the shoe, whatever becomes of it: the cut point counts it now.
         self.shoe.take(card.device, card.seq)
         source = {"device": card.device, "seq": card.seq, "ts": inp.data.get("ts")}
@@ -1268,7 +1273,9 @@ class TableController:
         it was a second card: refused as impossible, or dealt to the next target."""
         if card.serial is not None and card.serial in self.shoe.serials:
             return False  # a serial dealt already: not that card (an impossible card)
-        seen = self.crosscheck.late_shoe_read(card.card, card.serial, self.now)
+        seen = self.crosscheck.late_shoe_read(
+            card.card, card.serial, self.now, device=card.device, seq=card.seq
+        )
         if seen is None:
             return False
         dealt = next((c for c in self.cards if c.source == seen.ref["source"]), None)

@@ -121,7 +121,9 @@ def test_a_run_of_logic_3_replays_the_late_read_as_a_second_card() -> None:
 
 
 def test_a_read_after_the_window_or_of_another_card_is_a_new_card() -> None:
-    late = _accepted_camera_card()
+    # Up to logic 15: from 16 the accepted card is the late read's for its whole round, and
+    # a new card of its code is told by the shoe's order (test_controller_late_shoe_read_round).
+    late = _accepted_camera_card(logic=15)
     late.tick(WINDOW + 0.5)
     late.card("8S")  # the window after the accepted card is over: another 8S of 8 decks
     other = _accepted_camera_card()
