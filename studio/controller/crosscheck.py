@@ -12,6 +12,8 @@ read of it arriving within the window after it was dealt, or from table logic 16
 time in its round unless the shoe has since read a card drawn before it, is that card
 (:meth:`CrossCheck.late_shoe_read`), not a second one. A confirmed card the camera saw leave
 its spot (``removed``) and then laid again is that card moved (:meth:`CrossCheck.on_camera_removed`).
+From table logic 16 a card corrected is that card as corrected (:meth:`CrossCheck.recode`), and
+a card voided stays known for the round: the camera's sighting of it is ``Verdict.VOIDED``.
 Pure: times are passed in, so a replay from the log decides the same.
 """
 
@@ -31,6 +33,7 @@ class Verdict(StrEnum):
     CAMERA_MISSED = "camera_missed"  # shoe card never seen on the layout
     LATE_MATCH = "late_match"  # seen after its window ended (already a missed scan)
     MOVED = "moved"  # a confirmed card the camera saw leave its spot, laid again in its zone
+    VOIDED = "voided"  # a card voided from its round, seen (again) where it was dealt
     SHOE_MISSED = "shoe_missed"  # card on the layout never scanned by the shoe
 
 
@@ -108,6 +111,11 @@ class CrossCheck:
     # card of the same code confirmed the hole card, telling it), and one that misread it
     # raised a misscan naming the misread code when its window ended.
     hole_waits: bool = False
+    # Shoe cards voided from the round (table logic 16), each with its ``index`` None and the
+    # one it had as ``voided``: the camera's sighting of one where it was dealt (a camera
+    # lagging behind the void of a card it "did not see") is that card, not one the shoe
+    # never scanned, whose accept would deal the voided card again. Kept for the round.
+    voided: list[Sighting] = field(default_factory=list)
 
     def on_shoe(self, sighting: Sighting) -> Outcome | None:
         if sighting.face_down and self.hole_waits:
@@ -137,11 +145,26 @@ class CrossCheck:
             _, shoe = late
             self.missed.remove(shoe)
             return self._seen(Outcome(Verdict.LATE_MATCH, shoe, sighting))
+        voided = None if waits else self._voided_one(sighting)
+        if voided is not None:
+            self.voided.remove(voided)
+            return Outcome(Verdict.VOIDED, voided, sighting)
         moved = None if waits and sighting.code is None else self._moved(sighting)
         if moved is not None:
             return moved
         self.camera_waiting.append(sighting)
         return None
+
+    def _voided_one(self, camera: Sighting) -> Sighting | None:
+        """The voided card ``camera`` is a sighting of: the same code, where it was dealt."""
+        return next(
+            (
+                v
+                for v in self.voided
+                if camera.code and v.code == camera.code and zones_match(v.zone, camera.zone)
+            ),
+            None,
+        )
 
     def _seen(self, outcome: Outcome) -> Outcome:
         self.seen.append(outcome)
@@ -362,14 +385,43 @@ class CrossCheck:
             return Outcome(Verdict.CAMERA_MISSED, item, None)
         return Outcome(Verdict.SHOE_MISSED, None, item)
 
-    def forget_shoe(self, ref_index: int) -> None:
-        """Drop a waiting shoe card (it was voided or the round was cancelled)."""
+    def forget_shoe(self, ref_index: int, *, keep_voided: bool = False) -> None:
+        """Drop a waiting shoe card (it was voided or the round was cancelled).
+        ``keep_voided`` (table logic 16): the camera's later sighting of it is that card
+        (:attr:`voided`); before, a sighting of it was a card the shoe never scanned."""
+        if keep_voided:
+            pairs = [p.shoe for p in self.seen + self.lifted if p.shoe is not None]
+            mine = self.shoe_waiting + self.missed + pairs
+            card = next((s for s in mine if s.ref.get("index") == ref_index), None)
+            if card is not None:
+                ref = {**card.ref, "index": None, "voided": ref_index}
+                self.voided.append(replace(card, ref=ref, face_down=False, elsewhere=None))
         self.shoe_waiting = [s for s in self.shoe_waiting if s.ref.get("index") != ref_index]
         self.missed = [s for s in self.missed if s.ref.get("index") != ref_index]
         self.seen = [p for p in self.seen if p.shoe is None or p.shoe.ref.get("index") != ref_index]
         self.lifted = [
             p for p in self.lifted if p.shoe is None or p.shoe.ref.get("index") != ref_index
         ]
+
+    def recode(self, ref_index: int, code: str) -> list[Outcome]:
+        """A dealt card was corrected to ``code`` (table logic 16): its kept sighting takes it,
+        so that the camera's sighting of the card as corrected is that card (a late match),
+        not one the shoe never scanned. A camera sighting waiting now is paired at once."""
+        pairs = [p.shoe for p in self.seen + self.lifted if p.shoe is not None]
+        for sighting in self.shoe_waiting + self.missed + pairs:
+            if sighting.ref.get("index") == ref_index:
+                sighting.code = code
+        out: list[Outcome] = []
+        for camera in list(self.camera_waiting):
+            if self._waits_for_turn(camera):
+                continue
+            late = self._sure_partner(camera, [s for s in self.missed if s.code == code])
+            if late is not None and camera.code == code:
+                _, shoe = late
+                self.missed.remove(shoe)
+                self.camera_waiting.remove(camera)
+                out.append(self._seen(Outcome(Verdict.LATE_MATCH, shoe, camera)))
+        return out
 
     def renumber(self, numbers: dict[int, int]) -> None:
         """The round's cards were numbered anew (one was voided): ``numbers`` old -> new."""
@@ -389,6 +441,7 @@ class CrossCheck:
         self.missed.clear()
         self.seen.clear()
         self.lifted.clear()
+        self.voided.clear()
         if not keep_accepted:
             self.accepted.clear()
         # Those of the round that ended are the late read's for their window only.

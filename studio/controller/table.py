@@ -124,7 +124,13 @@ _PLAYED_SETTINGS = ("single_source", "camera_window_seconds")
 # logic 5 (a Majority Rules hand is voted on only by the seated players with money on it);
 # 16: a correction or a void that would take a round whose hole card was shown (the dealer's
 # turn) back to the players' decisions is refused (up to 15 it was taken: a player decided
-# again knowing the hole card) (docs/controller.md, Logic versions).
+# again knowing the hole card); a twin voided as an impossible card did not count its card
+# (up to 15 its accepted twin was uncounted); the shoe's late read of a card dealt on the
+# camera's sighting is that card for its whole round, a new card told by the shoe's order
+# (up to 15 only within the window); a corrected card's sighting takes its corrected code, a
+# voided card's stays known for the round, and a card held from the camera is accepted only
+# into the zone it was seen in (up to 15 each dealt one card twice) (docs/controller.md,
+# Logic versions).
 LOGIC: Final = 16
 FIRST_LOGIC: Final = 1
 # The phases of a round in progress: its burn card (logic 9), its bets, its cards.
@@ -1429,6 +1435,18 @@ class TableController:
             if s is not None
         ]
         subject = {"index": shoe.ref["index"]} if shoe is not None else {}
+        if outcome.verdict is Verdict.VOIDED:
+            # A card voided from the round, seen where it was dealt (logic 16): that card, not
+            # one the shoe never scanned (a misscan whose accept dealt it again). Its code is
+            # not told: it may have been the hole card.
+            assert shoe is not None and camera is not None
+            self._event(
+                "voided_card_seen",
+                voided=shoe.ref.get("voided"),
+                zone=camera.zone,
+                late_seconds=round((camera.at - shoe.at).total_seconds(), 3),
+            )
+            return
         confirmed = (Verdict.MATCH, Verdict.CAMERA_UNREADABLE, Verdict.LATE_MATCH, Verdict.MOVED)
         if outcome.verdict in confirmed:
             assert shoe is not None and camera is not None
@@ -1775,13 +1793,23 @@ class TableController:
             a is not alert and not self.alerts.held_after(a, alert) for a in self.alerts.pausing()
         ):
             raise AlertError(f"cannot accept {code} now: resolve the other open alerts first")
-        if self.next_card() is None:
+        due = self.next_card()
+        if due is None:
             raise AlertError(f"{code} is not due now: void it instead")
         twin = self._applied_twin(alert, held)
         if twin is not None:
             raise AlertError(
                 f"{code} was already dealt when alert {twin.alert_id} was resolved "
                 "(the shoe and the camera held the same card): void this one"
+            )
+        seen_in = self._seen_zone(alert) if held.get("from") == "camera" else None
+        if self.logic >= 16 and seen_in is not None and not zones_match(zone_of(due), seen_in):
+            # A card only the camera saw lies where it was seen: dealt elsewhere, it was a
+            # card of another box (or one dealt already, seen again). Up to 15 it was dealt
+            # to the target due, and a card seen on the dealer's spot became seat 1's.
+            raise AlertError(
+                f"{code} was seen on {seen_in}, but the card due now is "
+                f"{_target_name(due)}: void it or cancel the round instead"
             )
         alert.subject["held"] = held
         alert.state = "resolved"
@@ -1811,6 +1839,14 @@ class TableController:
             for item in holder.evidence:
                 if item.get("source") == "camera" and item.get("card") == code:
                     return item
+        return None
+
+    @staticmethod
+    def _seen_zone(alert: Alert) -> str | None:
+        """The zone where the camera saw the card ``alert`` holds from its sighting."""
+        for item in alert.evidence:
+            if item.get("source") == "camera" and item.get("zone") is not None:
+                return str(item["zone"])
         return None
 
     def _voided_twin(self, alert: Alert, held: dict[str, Any]) -> bool:
@@ -1906,7 +1942,7 @@ class TableController:
             return {"discarded": held["card"] if held else None}
         after = [c.index for c in self.cards if c.index != index]
         removed = self._rebuild(lambda card: None if card.index == index else card.code)
-        self.crosscheck.forget_shoe(index)
+        self.crosscheck.forget_shoe(index, keep_voided=self.logic >= 16)
         if self.logic >= 5:
             self._renumber(dict(zip(after, [c.index for c in self.cards], strict=True)))
         return {"voided": removed}
@@ -1943,6 +1979,12 @@ class TableController:
             if why is not None:
                 raise AlertError(f"cannot correct card {index} to {code}: {why}")
         self._rebuild(lambda card: code if card.index == index else card.code)
+        if self.logic >= 16:
+            # The card's kept sighting is the card as corrected: the camera's sighting of it
+            # is that card (up to 15 it kept the code read, and a sighting of the corrected
+            # code was a card the shoe never scanned, whose accept dealt it twice).
+            for outcome in self.crosscheck.recode(index, code):
+                self._crosscheck_outcome(outcome)
         return {"corrected": index, "to": code}
 
     def _rebuild(self, recode: Any) -> list[str]:

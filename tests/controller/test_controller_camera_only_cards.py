@@ -208,8 +208,9 @@ def _accepted_in_another_zone(logic: int = LOGIC) -> Driver:
 
 def test_a_card_accepted_from_another_zone_is_a_wrong_box_when_not_moved() -> None:
     """The camera did see the card, on seat 2: not "camera did not see 8S in seat:1" (a
-    warning, as if the card were missing) but the card in the wrong box (critical)."""
-    d = _accepted_in_another_zone()
+    warning, as if the card were missing) but the card in the wrong box (critical). Up to
+    logic 15: from 16 such an accept is refused (test_controller_resolved_card_sightings)."""
+    d = _accepted_in_another_zone(15)
     d.tick(WINDOW + 0.5)
     assert _raised(d)[-1] == "8S was due in seat:1 but landed in seat:2"
     wrong = d.alerts[-1]
@@ -235,7 +236,7 @@ def test_a_card_accepted_from_another_zone_is_a_wrong_box_when_not_moved() -> No
 
 
 def test_a_card_accepted_from_another_zone_and_moved_there_is_confirmed() -> None:
-    d = _accepted_in_another_zone()
+    d = _accepted_in_another_zone(15)  # from logic 16 refused: seen on seat 2, seat 1 due
     d.camera("8S", "seat:1")  # the dealer moved it to seat 1
     d.tick(WINDOW + 0.5)
     assert _raised(d) == ["card 8S on seat:2 was not scanned by the shoe"]
