@@ -48,6 +48,11 @@ class AppendUnconfirmed(StoreError):
         super().__init__(message)
         self.first_id, self.last_id, self.last_hash = first_id, last_id, last_hash
 
+    @property
+    def records(self) -> tuple[int, int, str]:
+        """``first_id``, ``last_id``, ``last_hash``: what :meth:`EventLog.holds` takes."""
+        return self.first_id, self.last_id, self.last_hash
+
 
 class VisionError(StudioError):
     """The camera pipeline could not read a frame, a profile or a calibration."""

@@ -83,12 +83,20 @@ async def backend_log(backend: str, tmp_path: Path) -> AsyncIterator[EventLog]:
 
 class PostgresProxy:
     """A TCP proxy to PostgreSQL that a test cuts (the server gone: its connections reset,
-    new ones refused) and restores, so that the controller meets a database away for real."""
+    new ones refused) and restores, so that the controller meets a database away for real.
+
+    ``lose_commit(delay)``: the next COMMIT's client is reset at once, and the COMMIT itself
+    reaches the server ``delay`` seconds later (on its way on the network), so that the
+    transaction commits but its answer is lost."""
 
     def __init__(self) -> None:
         self.port = 0
         self._server: asyncio.Server | None = None
         self._writers: list[asyncio.StreamWriter] = []
+        self._commit_delay: float | None = None
+
+    def lose_commit(self, delay: float = 0.0) -> None:
+        self._commit_delay = delay
 
     def url(self, url: str) -> str:
         return make_url(url).set(port=self.port).render_as_string(hide_password=False)
@@ -97,9 +105,22 @@ class PostgresProxy:
         target = make_url(POSTGRES_URL)
         host, port = target.host or "127.0.0.1", target.port or 5432
 
-        async def pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        async def pipe(
+            reader: asyncio.StreamReader,
+            writer: asyncio.StreamWriter,
+            client: asyncio.StreamWriter | None = None,
+        ) -> None:
             with contextlib.suppress(OSError):
                 while data := await reader.read(65536):
+                    delay = self._commit_delay
+                    if client is not None and delay is not None and _is_commit(data):
+                        self._commit_delay = None
+                        client.transport.abort()  # the client: reset, no answer
+                        await asyncio.sleep(delay)
+                        writer.write(data)  # the COMMIT, late
+                        await writer.drain()
+                        await asyncio.sleep(0.05)
+                        break
                     writer.write(data)
                     await writer.drain()
             writer.close()
@@ -107,7 +128,7 @@ class PostgresProxy:
         async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
             up_reader, up_writer = await asyncio.open_connection(host, port)
             self._writers += [writer, up_writer]
-            await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
+            await asyncio.gather(pipe(reader, up_writer, writer), pipe(up_reader, writer))
 
         self._server = await asyncio.start_server(handle, "127.0.0.1", self.port)
         self.port = self._server.sockets[0].getsockname()[1]
@@ -128,6 +149,11 @@ class PostgresProxy:
     async def __aexit__(self, *exc: object) -> None:
         if self._server is not None and self._server.is_serving():
             await self.cut()
+
+
+def _is_commit(data: bytes) -> bool:
+    """A simple-query ("Q") COMMIT of the PostgreSQL wire protocol (asyncpg's)."""
+    return data[:1] == b"Q" and b"COMMIT" in data.upper()
 
 
 @contextmanager

@@ -219,7 +219,7 @@ class ControllerService:
         self._stack: AsyncExitStack | None = None
         # Inputs being applied and logged (shielded from their caller's cancellation): a stop
         # waits for them, or the database and the bus would close under them.
-        self._in_flight: set[asyncio.Task[list[Output]]] = set()
+        self._in_flight: set[asyncio.Task[Any]] = set()
         # Tables whose memory may hold an input the log does not (their rebuild from the log
         # failed too), with when the timers try again: each is rebuilt before it takes an
         # input or is read, which are refused until then.
@@ -730,16 +730,22 @@ class ControllerService:
         that the log turns out not to hold."""
         retry = self.clock() + timedelta(seconds=STALE_RETRY_SECONDS)
         self._stale[table_id] = retry  # until it is rebuilt (the database may be away too)
-        replay, _ = await self._replay_log(table_id)
         landed: list[LogRecord] = []
-        if (unconfirmed := self._unconfirmed.get(table_id)) is not None:
-            kind, data, exc = unconfirmed
-            landed = await self.log.holds(exc.first_id, exc.last_id, exc.last_hash)
+        unconfirmed = self._unconfirmed.get(table_id)
+        if unconfirmed is not None:  # settled first: the replay then has it, or never will
+            landed = await self.log.holds(*unconfirmed[2].records)
+        replay, _ = await self._replay_log(table_id)
+        if unconfirmed is not None:
+            kind, data, _exc = unconfirmed
             del self._unconfirmed[table_id]
-            if not landed:
+            if landed:
+                self._observe_seq(table_id, kind, data)  # a gap's skip, given up as lost
+            else:
                 self._forget_seq(table_id, kind, data)  # its next delivery is taken
                 for source, seq in seqs_of(kind, data):
                     self._unlogged[(table_id, source)] = seq
+                if kind == "device.conflict":
+                    self._conflicting.discard((table_id, str(data["device"])))
             _LOGGER.error(
                 "%s on %s, whose commit got no answer, %s",
                 kind,
@@ -747,6 +753,9 @@ class ControllerService:
                 "was logged after all" if landed else "was not logged",
             )
         self.tables[table_id] = replay.table
+        # The snapshots of the input that failed were taken as published; they were not.
+        for channel in (Channel.ROUND_STATE, Channel.DEALER_PROMPT):
+            self._last_emitted.pop((table_id, channel), None)
         del self._stale[table_id]
         _LOGGER.error("table %s rebuilt from the event log after a failed input", table_id)
         return landed
@@ -761,6 +770,12 @@ class ControllerService:
             payload = model.model_validate(record.payload)
             await self._index_logged(table, Output(channel, payload), record.id)
         await self._publish_again(table_id, outputs)
+        now = table.at(self.clock())
+        snapshots = [
+            Output(Channel.ROUND_STATE, now.state()),
+            Output(Channel.DEALER_PROMPT, now.prompt()),
+        ]
+        await self._emit(table, snapshots)
 
     async def _refresh(self, table_id: str, *, in_time: bool = False) -> None:
         """Rebuild the table if its last rebuild failed (under its lock): its memory is not
@@ -908,6 +923,8 @@ class ControllerService:
         }
         try:
             await self.submit(table_id, "device.conflict", conflict_data)
+        except AppendUnconfirmed as exc:  # not held, the table's rebuild lifts the mark
+            _LOGGER.error("%s/%s: conflict not confirmed: %s", table_id, device, exc)
         except StudioError as exc:  # not logged: the device's next conflicting event tries again
             self._conflicting.discard((table_id, device))
             _LOGGER.error("%s/%s: conflict not recorded: %s", table_id, device, exc)
@@ -923,6 +940,12 @@ class ControllerService:
         """
         if kind == "device.health":
             return  # its seqs are Unix milliseconds
+        if table_id in self._unconfirmed:
+            # An earlier jump's record may be in the log: settled first, it is not recorded
+            # twice (held, its skip is taken; else this one records it).
+            with contextlib.suppress(StudioError):
+                async with self._locks[table_id]:
+                    await self._refresh(table_id)
         device, seq = data["device"], data["seq"]
         last = self._trackers[table_id].last_contiguous(device)
         if not last or seq - last <= MAX_SEQ_JUMP:
@@ -938,6 +961,9 @@ class ControllerService:
         )
         try:
             await self.submit(table_id, "device.gap", gap)
+        except AppendUnconfirmed as exc:  # held, the table's rebuild takes its skip
+            _LOGGER.error("the jump of %s on %s not confirmed: %s", device, table_id, exc)
+            return
         except StudioError as exc:  # not logged: the next event of the device tries again
             _LOGGER.error("the jump of %s on %s not recorded: %s", device, table_id, exc)
             return
@@ -1046,6 +1072,8 @@ class ControllerService:
         self._observe_seq(table_id, "device.gap", data)
         try:
             await self.submit(table_id, "device.gap", data)
+        except AppendUnconfirmed as exc:  # settled with the table's rebuild
+            _LOGGER.warning("lost events of %s on %s not confirmed: %s", device, table_id, exc)
         except StudioError as exc:
             self._forget_seq(table_id, "device.gap", data)  # still missing: given up again
             _LOGGER.error("lost events of %s on %s not recorded: %s", device, table_id, exc)
@@ -1196,6 +1224,14 @@ class ControllerService:
         between, the state could say a round was settled while its record still said in
         progress (or show what a failed write then rolls back)."""
         self.table(table_id)  # an unknown table is refused, not waited for
+        # Shielded, as an input is: the rebuild it may run settles an unconfirmed input and
+        # publishes its outputs, which a client hanging up must not cut short (a review).
+        task = asyncio.ensure_future(self._committed_state(table_id))
+        self._in_flight.add(task)
+        task.add_done_callback(self._in_flight.discard)
+        return await asyncio.shield(task)
+
+    async def _committed_state(self, table_id: str) -> dict[str, Any]:
         async with self._locks[table_id]:
             await self._refresh(table_id, in_time=True)
             return self.table_state(table_id)

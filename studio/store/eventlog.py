@@ -344,25 +344,39 @@ class EventLog:
     async def _landed(self, rows: list[dict[str, Any]], failure: BaseException) -> bool:
         """Whether an append that failed committed all the same: its last record is in
         the log, with its hash. :class:`AppendUnconfirmed` when the log cannot tell."""
-        last = rows[-1]
-        query = sa.select(self.table.c.hash).where(self.table.c.id == last["id"])
         try:
-            async with self.db.engine.connect() as conn:
-                found = (await conn.execute(query)).scalar_one_or_none()
-        except (OSError, sa.exc.SQLAlchemyError) as exc:
+            return bool(await self._held(rows[0]["id"], rows[-1]["id"], rows[-1]["hash"]))
+        except StoreError as exc:
             raise AppendUnconfirmed(
                 f"event log append failed: {reason(failure)}; whether it committed is not "
-                f"known ({reason(exc)})",
+                f"known ({exc})",
                 rows[0]["id"],
-                last["id"],
-                last["hash"],
+                rows[-1]["id"],
+                rows[-1]["hash"],
             ) from failure
-        return bool(found == last["hash"])
 
     async def holds(self, first_id: int, last_id: int, last_hash: str) -> list[LogRecord]:
         """Records ``first_id`` .. ``last_id`` if the last of them has ``last_hash`` (an
         append :class:`AppendUnconfirmed` committed), else none."""
-        records = await self.read(ids=list(range(first_id, last_id + 1)))
+        return await self._held(first_id, last_id, last_hash)
+
+    async def _held(self, first_id: int, last_id: int, last_hash: str) -> list[LogRecord]:
+        # Read under the chain's lock: a transaction whose answer was lost may still hold
+        # it, its COMMIT on its way (PostgreSQL keeps the lock until the COMMIT or the lost
+        # connection ends it); read before, the records would not be there yet and be
+        # taken as never written (a review, with a proxy that delayed the COMMIT 20 ms).
+        query = (
+            sa.select(self.table)
+            .where(self.table.c.id.between(first_id, last_id))
+            .order_by(self.table.c.id)
+        )
+        try:
+            async with self.db.engine.begin() as conn:
+                await self._lock_chain(conn)
+                rows = (await conn.execute(query)).all()
+        except (OSError, sa.exc.SQLAlchemyError) as exc:
+            raise StoreError(f"event log read failed: {reason(exc)}") from exc
+        records = [_row_to_record(row) for row in rows]
         if not records or records[-1].id != last_id or records[-1].hash != last_hash:
             return []
         return records

@@ -8,10 +8,11 @@ the log never had, and from the timers or an MQTT consumer the error ended the c
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import httpx
@@ -30,6 +31,13 @@ sys.path.insert(0, str(HERE.parent))
 from postgres_support import PostgresProxy, fresh_database  # noqa: E402
 from test_controller_checkpoint import play, service  # noqa: E402
 from test_controller_command_index import BET_AT, INPUTS  # noqa: E402
+from test_controller_unconfirmed_commit import (  # noqa: E402
+    CARD,
+    CARD_AT,
+    cards_in_round,
+    logged_cards,
+)
+from test_controller_unconfirmed_commit import INPUTS as PLAY  # noqa: E402
 
 AUTH = {"Authorization": "Bearer s3cret-token"}
 
@@ -71,3 +79,25 @@ async def test_an_input_the_database_refused_is_not_kept_and_the_table_is_rebuil
                 assert "pause" not in actions
                 await made.pause("crash", user="m", reason="a test")  # the database back
                 assert (await made.committed_table_state("crash"))["paused"]
+
+
+@pytest.mark.parametrize("delay", [0.0, 0.3], ids=["commit-at-once", "commit-300ms-late"])
+async def test_a_card_whose_commit_answer_was_lost_is_dealt_once(delay: float) -> None:
+    """PostgreSQL commits a card whose answer the controller never gets. Read back before
+    the COMMIT reached the server (on its way, 300 ms late), the card was taken as not
+    logged: its seq forgotten, the driver's re-send dealt it a second time (a review of
+    6bc73c5). The read waits for the chain's lock, which the transaction holds until
+    its COMMIT ends it."""
+    async with PostgresProxy() as proxy, fresh_database() as url:
+        async with Database(proxy.url(url)) as db:
+            log = EventLog(db)
+            async with service(log) as made:
+                await play(made, PLAY[:CARD_AT])
+                made.test_clock["t"] = datetime.fromisoformat(PLAY[CARD_AT]["ts"])  # type: ignore[attr-defined]
+                before = cards_in_round(made)
+                proxy.lose_commit(delay)
+                await made._device_input("crash", "shoe.card", CARD)
+                await asyncio.sleep(delay + 0.5)  # the COMMIT has reached the server
+                await made._device_input("crash", "shoe.card", CARD)  # the driver's re-send
+                assert cards_in_round(made) == before + 1
+                assert await logged_cards(log, CARD["seq"]) == 1

@@ -8,6 +8,7 @@ commits and then raises, and whose reads can fail, as with the database away."""
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -36,31 +37,38 @@ CARD = INPUTS[CARD_AT]["data"]
 
 
 class LostAnswers:
-    """The database's engine, but a commit's answer is lost while ``lose`` (the commit
-    happens, or not while ``refuse``), and connections fail while ``away``."""
+    """The database's engine, but the next transaction's commit answer is lost (``lose``:
+    it commits) or it fails before its commit (``refuse``), once; with ``then_away``
+    every connection fails from then on, as with the database away, until ``away`` is
+    cleared."""
 
     def __init__(self, engine: AsyncEngine) -> None:
         self.engine = engine
-        self.lose = self.refuse = self.away = False
+        self.lose = self.refuse = self.then_away = self.away = False
+
+    def _check(self) -> None:
+        if self.away:
+            raise OSError("connection refused")
 
     def begin(self) -> Any:
         @asynccontextmanager
         async def transaction() -> AsyncIterator[AsyncConnection]:
-            if self.away:
-                raise OSError("connection refused")
+            self._check()
             lose, refuse = self.lose, self.refuse
+            self.lose = self.refuse = False
             async with self.engine.begin() as conn:
                 yield conn
                 if refuse:
+                    self.away = self.then_away
                     raise OSError("connection reset before the commit")
             if lose:
+                self.away = self.then_away
                 raise OSError("connection reset as the commit went out")
 
         return transaction()
 
     def connect(self) -> Any:
-        if self.away:
-            raise OSError("connection refused")
+        self._check()
         return self.engine.connect()
 
     def __getattr__(self, name: str) -> Any:
@@ -94,7 +102,6 @@ async def test_an_append_whose_answer_was_lost_is_found_in_the_log(
         await log.append("t", "note", {"n": 1})
         lossy.lose = True
         (record,) = await log.append_batch([_entry("t", {"n": 2})])
-        lossy.lose = False
         assert record.payload == {"n": 2}
         assert "commit's answer was lost" in caplog.text
         await log.append("t", "note", {"n": 3})  # on the chain's head, as cached
@@ -114,20 +121,13 @@ async def test_an_append_refused_before_its_commit_is_an_error(tmp_path: Path) -
 async def test_an_append_the_log_cannot_confirm_says_which_records(tmp_path: Path) -> None:
     async with lossy_log(tmp_path) as (log, lossy):
         await log.append("t", "note", {"n": 1})
-        lossy.lose = True
-
-        real_connect = lossy.connect
-
-        def away() -> Any:
-            raise OSError("connection refused")
-
-        lossy.connect = away  # type: ignore[method-assign]
+        lossy.lose = lossy.then_away = True
         with pytest.raises(AppendUnconfirmed) as unconfirmed:
             await log.append_batch([_entry("t", {"n": 2}), _entry("t", {"n": 3})])
-        lossy.connect, lossy.lose = real_connect, False  # type: ignore[method-assign]
+        lossy.away = False
         exc = unconfirmed.value
         assert (exc.first_id, exc.last_id) == (2, 3)
-        held = await log.holds(exc.first_id, exc.last_id, exc.last_hash)
+        held = await log.holds(*exc.records)
         assert [r.payload["n"] for r in held] == [2, 3]
         assert await log.holds(exc.first_id, exc.last_id, "0" * 64) == []
 
@@ -139,7 +139,6 @@ async def test_a_card_whose_commit_answer_was_lost_is_taken_once(tmp_path: Path)
         before = cards_in_round(made)
         lossy.lose = True
         await made._device_input("crash", "shoe.card", CARD)  # what the consumer calls
-        lossy.lose = False
         assert cards_in_round(made) == before + 1
         await made._device_input("crash", "shoe.card", CARD)  # the driver sends it again
         assert made.stats.duplicates == 1
@@ -159,19 +158,12 @@ async def test_a_card_the_log_could_not_confirm_is_settled_by_the_rebuild(
         await play(made, INPUTS[:CARD_AT])
         made.test_clock["t"] = datetime.fromisoformat(INPUTS[CARD_AT]["ts"])  # type: ignore[attr-defined]
         before = cards_in_round(made)
-        lossy.lose, lossy.refuse = committed, not committed
-
-        def away() -> Any:
-            raise OSError("connection refused")
-
-        real_connect = lossy.connect
-        lossy.connect = away  # type: ignore[method-assign]
+        lossy.lose, lossy.refuse, lossy.then_away = committed, not committed, True
         await made._device_input("crash", "shoe.card", CARD)
-        lossy.lose = lossy.refuse = False
         assert "crash" in made._stale  # its rebuild could not read the log either
         await made._device_input("crash", "shoe.card", CARD)  # sent again meanwhile
         assert made.stats.duplicates == 1  # not taken: the log may hold it
-        lossy.connect = real_connect  # type: ignore[method-assign]
+        lossy.away = False
         made.test_clock["t"] += timedelta(seconds=STALE_RETRY_SECONDS)  # type: ignore[attr-defined]
         await made._refresh("crash")
         assert "crash" not in made._stale
@@ -189,11 +181,15 @@ async def test_a_card_the_log_could_not_confirm_is_settled_by_the_rebuild(
         assert await logged_cards(log, CARD["seq"]) == 1
 
 
+@pytest.mark.parametrize("settled", ["before", "after"])
 async def test_a_later_event_waits_for_an_earlier_one_the_log_did_not_hold(
-    tmp_path: Path,
+    tmp_path: Path, settled: str
 ) -> None:
-    """The next card came while the unconfirmed one was pending: the rebuild it starts
-    finds the earlier not logged; the later is not taken before it."""
+    """The next card came while the unconfirmed one was pending; the table's rebuild finds
+    the earlier not logged. Settled before the later is seen (its consumer settles first),
+    the later is held above the hole; settled after it was seen (another task's rebuild in
+    between), the later is refused and asked for again. Either way it is not taken before
+    the earlier."""
     following = next(
         item["data"]
         for item in INPUTS[CARD_AT + 1 :]
@@ -204,20 +200,20 @@ async def test_a_later_event_waits_for_an_earlier_one_the_log_did_not_hold(
         await play(made, INPUTS[:CARD_AT])
         made.test_clock["t"] = datetime.fromisoformat(INPUTS[CARD_AT]["ts"])  # type: ignore[attr-defined]
         before = cards_in_round(made)
-        lossy.refuse = True
-
-        def away() -> Any:
-            raise OSError("connection refused")
-
-        real_connect = lossy.connect
-        lossy.connect = away  # type: ignore[method-assign]
+        lossy.refuse = lossy.then_away = True
         await made._device_input("crash", "shoe.card", CARD)
-        lossy.refuse = False
-        lossy.connect = real_connect  # type: ignore[method-assign]
-        await made._device_input("crash", "shoe.card", following)
+        lossy.away = False
+        if settled == "before":
+            await made._device_input("crash", "shoe.card", following)
+            assert made.held() == {f"crash/{CARD['device']}": [following["seq"]]}
+        else:
+            made._observe_seq("crash", "shoe.card", following)  # what _device_input does
+            await made._apply("crash", "shoe.card", following)  # the rebuild settles here
         assert cards_in_round(made) == before  # neither: the earlier is asked for again
         missing = made._trackers["crash"].missing(CARD["device"])
-        assert missing == [CARD["seq"], following["seq"]]
+        assert missing == (
+            [CARD["seq"]] if settled == "before" else [CARD["seq"], following["seq"]]
+        )
         await made._device_input("crash", "shoe.card", CARD)
         await made._device_input("crash", "shoe.card", following)
         assert cards_in_round(made) == before + 2
@@ -229,3 +225,83 @@ def _entry(table: str, payload: dict[str, Any]) -> Any:
     from studio.store.eventlog import Entry
 
     return Entry(table, "note", payload)
+
+
+def recorder(made: ControllerService) -> list[str]:
+    """The channels the controller emits from now on."""
+    seen: list[str] = []
+    real = made.fanout.emit
+
+    async def emit(table: str, channel: Any, payload: Any, **options: Any) -> Any:
+        seen.append(str(channel))
+        return await real(table, channel, payload, **options)
+
+    made.fanout.emit = emit  # type: ignore[method-assign]
+    return seen
+
+
+async def test_a_card_found_in_the_log_later_has_its_state_and_prompt_published(
+    tmp_path: Path,
+) -> None:
+    """The round state and the dealer prompt of the input were taken as published before
+    its append, which failed: found in the log at the rebuild, only its round events went
+    out, and the dealer's prompt stayed a card behind (a review)."""
+    async with lossy_log(tmp_path) as (log, lossy), service(log) as made:
+        await play(made, INPUTS[:CARD_AT])
+        made.test_clock["t"] = datetime.fromisoformat(INPUTS[CARD_AT]["ts"])  # type: ignore[attr-defined]
+        lossy.lose = lossy.then_away = True
+        await made._device_input("crash", "shoe.card", CARD)
+        lossy.away = False
+        seen = recorder(made)
+        made.test_clock["t"] += timedelta(seconds=STALE_RETRY_SECONDS)  # type: ignore[attr-defined]
+        await made._refresh("crash")
+        assert {"round_events", "round_state", "dealer_prompt"} <= {str(c) for c in seen}, seen
+
+
+async def test_a_lost_event_given_up_whose_commit_got_no_answer_is_recorded_once(
+    tmp_path: Path,
+) -> None:
+    """A ``device.gap`` (events given up as lost) whose commit got no answer: its seqs were
+    forgotten though the log held it, asked for again and given up again, an alert each
+    time (a review)."""
+    async with lossy_log(tmp_path) as (log, lossy), service(log) as made:
+        await play(made, INPUTS[:CARD_AT])
+        made.test_clock["t"] = datetime.fromisoformat(INPUTS[CARD_AT]["ts"])  # type: ignore[attr-defined]
+        device, seq = CARD["device"], CARD["seq"]
+        lossy.lose = lossy.then_away = True
+        await made._give_up_gap("crash", device, [seq])  # what the gap repair does
+        lossy.away = False
+        made.test_clock["t"] += timedelta(seconds=STALE_RETRY_SECONDS)  # type: ignore[attr-defined]
+        await made._refresh("crash")
+        assert made._trackers["crash"].missing(device) == []
+        gaps = [r for r in await log.read(kinds=["device.gap"]) if seq in r.payload["seqs"]]
+        assert len(gaps) == 1
+
+
+async def test_a_reader_that_hangs_up_does_not_cut_the_settling_short(tmp_path: Path) -> None:
+    """The REST read of a table that waits for its rebuild settles an unconfirmed input and
+    publishes its outputs; cancelled half-way (a client that hung up), the outputs were
+    never published (a review). The read is shielded, as an input is."""
+    async with lossy_log(tmp_path) as (log, lossy), service(log) as made:
+        await play(made, INPUTS[:CARD_AT])
+        made.test_clock["t"] = datetime.fromisoformat(INPUTS[CARD_AT]["ts"])  # type: ignore[attr-defined]
+        lossy.lose = lossy.then_away = True
+        await made._device_input("crash", "shoe.card", CARD)
+        lossy.away = False
+        made.test_clock["t"] += timedelta(seconds=STALE_RETRY_SECONDS)  # type: ignore[attr-defined]
+        seen = recorder(made)
+        slow, real = asyncio.Event(), made.fanout.emit
+
+        async def slow_emit(*args: Any, **options: Any) -> Any:
+            slow.set()
+            await asyncio.sleep(0.2)  # a slow subscriber
+            return await real(*args, **options)
+
+        made.fanout.emit = slow_emit  # type: ignore[method-assign]
+        reader = asyncio.create_task(made.committed_table_state("crash"))
+        await slow.wait()
+        reader.cancel()
+        await asyncio.gather(reader, return_exceptions=True)
+        await made.quiesce()  # what a stop waits for
+        assert "round_events" in seen and "round_state" in seen, seen
+        assert "crash" not in made._stale and not made._unconfirmed
