@@ -354,6 +354,12 @@ class Console:
 
     def table_names(self) -> list[str]:
         try:
+            configured = getattr(self.controller, "tables", None)
+            if isinstance(configured, Mapping):
+                # The service's tables by id: named whether or not one waits for its
+                # rebuild from the log (its state would be refused, and with it pages that
+                # show none, such as the rounds', read from the database).
+                return [str(table_id) for table_id in configured]
             return [str(t["table"]) for t in self.tables()]
         except StarletteHTTPException:
             return []

@@ -116,6 +116,9 @@ async def test_a_table_waiting_for_its_rebuild_is_not_shown_from_its_memory(
             answer = await http.get(page, headers={"accept": "text/html"})
             assert answer.status_code == 503, (page, answer.text)
             assert "being rebuilt from the event log" in answer.text
+        for page in ("/console/dealer", "/console/rounds"):  # they show no table's memory
+            answer = await http.get(page, headers={"accept": "text/html"})
+            assert answer.status_code == 200, (page, answer.text)
         async with api:
             listed = await api.get(
                 "/api/alerts", headers={"Authorization": "Bearer platform-token"}
