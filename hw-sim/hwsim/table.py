@@ -15,6 +15,7 @@ This is the Python API for tests, the demo and the round controller::
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import random
 import time
 from pathlib import Path
@@ -71,8 +72,16 @@ DEVICE_IDS = {"shoe": "shoe-1", "shuffler": "shuffler-1", "cutcard": "cutcard-1"
 def wire_id(table_id: str, device_id: str) -> str:
     """A simulated device's serial number, the id its frames carry: unique across tables
     (until 2026-12-03 every simulated shoe said ``shoe-1``, so a driver could not tell
-    table A's shoe from table B's on a renumbered port)."""
-    return f"SIM-{table_id}-{device_id}"
+    table A's shoe from table B's on a renumbered port). An SDL/1 id has at most 32
+    characters: a longer one is ``SIM-`` and a digest of both ids (until 2026-12-05 a
+    table id of 18 characters or more gave frames the driver refused as malformed)."""
+    plain = f"SIM-{table_id}-{device_id}"
+    if len(plain) <= WIRE_ID_MAX:
+        return plain
+    return f"SIM-{hashlib.sha256(f'{table_id}/{device_id}'.encode()).hexdigest()[:24]}"
+
+
+WIRE_ID_MAX = 32  # SDL/1's device id (docs/devices.md, section 1)
 
 
 # The parameters a fault takes (any other is refused by scenario validation).

@@ -16,7 +16,7 @@ from test_devices_robustness import recording, relink, shoe_config
 
 from drivers.cli import forget_device
 from drivers.runner import DriverSet
-from hwsim.table import Simulator
+from hwsim.table import Simulator, wire_id
 from studio.config import BrokerSettings
 
 
@@ -166,3 +166,26 @@ async def test_a_device_replaced_while_the_driver_is_stopped_is_not_read_from_it
     # Before: seq 2 of the spare was another event than the one published, taken for a
     # reset, and the spare's earlier cards of another table published as this one's.
     assert [(c.seq, c.card) for c in rec.cards] == [(1, "KS"), (2, "KH"), (6, "9D")]
+
+
+async def test_a_simulated_table_with_a_long_id_comes_online(
+    broker: BrokerSettings, table_id: str, tmp_path: Path
+) -> None:
+    """An SDL/1 device id has at most 32 characters: ``SIM-{table}-shuffler-1`` passed it
+    for a table id of 18 characters or more, and the driver refused every frame as
+    malformed (a review). Such a device says a digest of its ids instead."""
+    long_id = f"{table_id}-with-a-long-name"
+    assert len(wire_id(long_id, "shuffler-1")) <= 32
+    assert wire_id(long_id, "shuffler-1") != wire_id(long_id, "shoe-1")
+    port = tmp_path / "ttyUSB0"
+    async with Simulator([long_id], seed=3, base_dir=tmp_path, heartbeat_interval=0.1) as sim:
+        relink(port, Path(sim.table(long_id).shoe.port))
+        async with (
+            recording(broker, long_id) as rec,
+            DriverSet(shoe_config(long_id, port), broker=broker) as ds,
+        ):
+            await ds.wait_online(20)
+            dealt = [c.code for _ in range(2) for c in sim.table(long_id).deal()]
+            await rec.wait(lambda: len(rec.cards) >= 2)
+            assert ds.get(long_id, "shoe-1").wire_id == wire_id(long_id, "shoe-1")
+    assert [c.card for c in rec.cards] == dealt
