@@ -11,7 +11,7 @@ from studio.config.camera_files import camera_file_mistakes, cameras, unfed_virt
 from studio.config.loader import load_config, read_toml
 from studio.config.models import StudioConfig
 from studio.errors import ConfigError
-from studio.store.database import safe_url, url_holds_secret
+from studio.store.database import IN_MEMORY, kept_nowhere, safe_url, url_holds_secret
 
 config_app = typer.Typer(help="Configuration files.", no_args_is_help=True)
 
@@ -136,6 +136,7 @@ def check(file: Path = typer.Argument(..., help="TOML configuration file")) -> N
         typer.echo(str(exc), err=True)
         raise typer.Exit(2) from exc
     mistakes = [
+        *([IN_MEMORY] if kept_nowhere(config.database.url) else []),
         *missing_ports(config),
         *incomplete_cameras(config),
         *missing_files(config, file.parent),

@@ -22,6 +22,7 @@ from studio.console.auth import settings_from_config
 from studio.controller.service import ControllerService
 from studio.errors import ConfigError
 from studio.store import Database, EventLog
+from studio.store.database import IN_MEMORY, kept_nowhere
 from studio.streams import Fanout
 from studio.web import WebContext, WebServer, create_app
 
@@ -35,6 +36,8 @@ async def run_controller(config: StudioConfig) -> None:
     require_shared_broker(config.broker)
     if not config.tables:
         raise ConfigError("no tables in the config: nothing to control")
+    if kept_nowhere(config.database.url):
+        raise ConfigError(IN_MEMORY)
     try:
         await _serve(config)
     finally:

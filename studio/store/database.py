@@ -150,6 +150,22 @@ def sqlite_file(url: str) -> Path | None:
     return Path(target.database)
 
 
+IN_MEMORY = (
+    "database.url is a SQLite database in memory: the event log, every round and alert "
+    "would be lost when the controller stops; give a file (sqlite:///PATH) or PostgreSQL"
+)
+
+
+def kept_nowhere(url: str) -> bool:
+    """A SQLite database in memory (``sqlite:///:memory:``, or no path): it ends with the
+    process, and every record of play with it. The demo may take one; the controller not."""
+    try:
+        target = make_url(async_url(url))
+    except (StoreError, ValueError):
+        return False  # refused elsewhere, in its own words
+    return target.get_backend_name() == "sqlite" and target.database in (None, "", ":memory:")
+
+
 class Database:
     """An async engine plus the schema; ``schema`` isolates a PostgreSQL namespace (tests)."""
 
