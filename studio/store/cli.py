@@ -28,7 +28,17 @@ from studio.store.game_commands import (
     game_commands,
     game_commands_through,
 )
-from studio.store.rounds import IndexReport, check_index, repair_alerts, repair_players, rounds
+from studio.store.rounds import (
+    IndexRepair,
+    IndexReport,
+    apply_repair,
+    check_index,
+    plan_repair,
+    rounds,
+)
+
+# The lock a controller holds on its database (studio/controller/process.py): one at a time.
+CONTROLLER_LOCK = "studio controller"
 
 # Disagreements printed by ``studio audit verify``; the count of rounds says how many in all.
 SHOWN_PROBLEMS = 20
@@ -448,27 +458,56 @@ def repair_index(
 ) -> None:
     """Set each round's alert codes and players in the round index from the event log, where
     they differ (rows a version before 2026-12-05 counted alerts again at each start, and
-    indexed a round cancelled while betting with no players)."""
+    indexed a round cancelled while betting with no players). Refused while a controller
+    runs on the database, and unless the event log's and the admin log's chains verify; a
+    round the log has no round event of is left as it is."""
 
-    Changes = list[tuple[str, list[str], list[str]]]
-
-    async def run(url: str) -> tuple[Changes, Changes]:
-        async with audited_database(url) as db:
-            return await repair_alerts(db, EventLog(db)), await repair_players(db, EventLog(db))
+    async def run(url: str) -> tuple[list[str], IndexRepair | None]:
+        async with audited_database(url) as db, db.exclusive(CONTROLLER_LOCK):
+            log = EventLog(db)
+            broken = [
+                f"{name} BROKEN at record {report.first_bad_id}: {report.reason}"
+                for name, report in (
+                    ("chain", await log.verify()),
+                    ("admin log", await EventLog(db, admin_events).verify()),
+                )
+                if not report.ok
+            ]
+            if broken:
+                return broken, None
+            plan = await plan_repair(db, log)
+            await apply_repair(db, plan)
+            return [], plan
 
     try:
         url = database or load_config(config).database.url
         require_database(url, default_database_hint(config, database))
-        alerts, players = asyncio.run(run(url))
+        broken, plan = asyncio.run(run(url))
     except StudioError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
-    for round_id, before, after in alerts:
-        typer.echo(f"round {round_id}: alerts {len(before)} -> {len(after)} (as the log has them)")
-    for round_id, before, after in players:
+    if plan is None:
+        for line in broken:
+            typer.echo(line, err=True)
+        typer.echo(
+            "refused: the index is set from the event log only when its chain and the admin "
+            "log's verify (`studio audit verify`); nothing was changed",
+            err=True,
+        )
+        raise typer.Exit(1)
+    for round_id, before, after in plan.alerts:
+        typer.echo(f"round {round_id}: alerts {before} -> {after} (as the log has them)")
+    for round_id, before, after in plan.players:
         typer.echo(f"round {round_id}: players {before} -> {after} (as the log has them)")
-    repaired = {round_id for round_id, _, _ in alerts + players}
-    typer.echo(f"round index: {len(repaired)} rounds repaired")
+    for round_id in plan.unlogged:
+        typer.echo(
+            f"round {round_id}: left as it is: the event log has no round event of it "
+            "(records deleted?); the index's row may be the only record of it left",
+            err=True,
+        )
+    typer.echo(f"round index: {len(plan.repaired)} rounds repaired")
+    if plan.unlogged:
+        typer.echo(f"round index: {len(plan.unlogged)} rounds not in the event log, left", err=True)
 
 
 @audit_app.command("digest")

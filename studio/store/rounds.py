@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -277,53 +277,72 @@ def _alert_fields(payload: dict[str, Any]) -> dict[str, Any]:
     return {k: payload.get(k) for k in ("alert_id", "code")}
 
 
-async def repair_alerts(db: Database, log: EventLog) -> list[tuple[str, list[str], list[str]]]:
-    """Set every indexed round's alert codes from the log (:func:`alert_codes`), where they
-    differ: the rows a version before 2026-12-05 inflated (each start added the alerts of the
-    latest rounds again). The index is derived from the log; nothing else changes.
-    Returns (round, codes before, codes after) per row changed."""
-    logged: dict[str, list[dict[str, Any]]] = {}
-    async for record in log.iterate(kinds=["out.alert"]):
-        if record.round_id is not None:
-            logged.setdefault(record.round_id, []).append(_alert_fields(record.payload))
-    return await _set_lists(db, "alerts", lambda rid: alert_codes(logged.get(rid, [])))
+@dataclass
+class IndexRepair:
+    """What ``studio audit repair-index`` changes: (round, before, after) per list changed,
+    and the indexed rounds the log has no round event of (left as they are: the row may be
+    the last record of a round whose records were cut off the log)."""
+
+    alerts: list[tuple[str, list[str], list[str]]] = field(default_factory=list)
+    players: list[tuple[str, list[str], list[str]]] = field(default_factory=list)
+    unlogged: list[str] = field(default_factory=list)
+
+    @property
+    def repaired(self) -> set[str]:
+        return {round_id for round_id, _, _ in self.alerts + self.players}
 
 
-async def repair_players(db: Database, log: EventLog) -> list[tuple[str, list[str], list[str]]]:
-    """Set every indexed round's players from the log where they differ: a round cancelled
-    while betting was indexed with none before 2026-12-05 (``round_players``). Returns
-    (round, players before, players after) per row changed."""
-    logged: dict[str, list[str] | None] = {}
-    async for record in log.iterate(kinds=["out.round_event"]):
+async def plan_repair(db: Database, log: EventLog) -> IndexRepair:
+    """Each indexed round's alert codes (:func:`alert_codes`: the rows a version before
+    2026-12-05 inflated) and players (``round_players``: a round cancelled while betting was
+    indexed with none) as the log has them, where they differ; nothing is written. A row
+    whose round has no round event in the log is not changed but reported: until
+    2026-12-05 its players were emptied (after records cut off the log's end, the index's
+    row was the last record of who played)."""
+    alerts: dict[str, list[dict[str, Any]]] = {}
+    players: dict[str, list[str] | None] = {}
+    async for record in log.iterate(kinds=["out.round_event", "out.alert"]):
         if record.round_id is None or record.round_id == "-":
             continue
-        kind, data = record.payload.get("type"), record.payload.get("data") or {}
-        logged[record.round_id] = _fold_players(logged.get(record.round_id), kind, data)
-    return await _set_lists(db, "players", lambda rid: logged.get(rid) or [])
-
-
-async def _set_lists(
-    db: Database, column: str, truth: Callable[[str], list[str]]
-) -> list[tuple[str, list[str], list[str]]]:
-    """Set the JSON list ``column`` of every indexed round to ``truth(round_id)`` where it
-    differs; return (round, before, after) per row changed."""
-    changed: list[tuple[str, list[str], list[str]]] = []
+        if record.kind == "out.alert":
+            alerts.setdefault(record.round_id, []).append(_alert_fields(record.payload))
+            continue
+        kind, data = record.payload.get("type"), _data(record.payload)
+        players[record.round_id] = _fold_players(players.get(record.round_id), kind, data)
+    plan = IndexRepair()
     async for row in _index_rows(db):
-        raw = getattr(row, column)
-        try:
-            before = json.loads(raw or "[]")
-        except json.JSONDecodeError:
-            before = [str(raw)]
-        after = truth(row.round_id)
-        if before != after:
-            async with db.engine.begin() as conn:
+        if row.round_id not in players:
+            plan.unlogged.append(row.round_id)
+            continue
+        for column, after, changes in (
+            ("alerts", alert_codes(alerts.get(row.round_id, [])), plan.alerts),
+            ("players", players[row.round_id] or [], plan.players),
+        ):
+            raw = getattr(row, column)
+            try:
+                before = json.loads(raw or "[]")
+            except json.JSONDecodeError:
+                before = [str(raw)]
+            if before != after:
+                changes.append((row.round_id, before, after))
+    return plan
+
+
+async def apply_repair(db: Database, plan: IndexRepair) -> None:
+    """Write what :func:`plan_repair` found, in one transaction."""
+    async with db.engine.begin() as conn:
+        for column, changes in (("alerts", plan.alerts), ("players", plan.players)):
+            for round_id, _, after in changes:
                 await conn.execute(
                     rounds.update()
-                    .where(rounds.c.round_id == row.round_id)
+                    .where(rounds.c.round_id == round_id)
                     .values({column: json.dumps(after)})
                 )
-            changed.append((row.round_id, before, after))
-    return changed
+
+
+def _data(payload: Mapping[str, Any]) -> Mapping[str, Any]:
+    data = payload.get("data")
+    return data if isinstance(data, dict) else {}
 
 
 _SETTLED = ("status", "ended", "stakes", "payouts")

@@ -144,7 +144,7 @@ def test_audit_verify_exits_1_on_an_inflated_round_until_repair_index(tmp_path: 
     fixed = runner.invoke(app, ["audit", "repair-index", "--database", url])
     assert fixed.exit_code == 0, fixed.output
     assert fixed.output.splitlines() == [
-        "round bj-1-R1: alerts 3 -> 1 (as the log has them)",
+        "round bj-1-R1: alerts ['misscan', 'misscan', 'misscan'] -> ['misscan'] (as the log has them)",
         "round index: 1 rounds repaired",
     ]
     again = runner.invoke(app, ["audit", "repair-index", "--database", url])
