@@ -62,6 +62,7 @@ class BusStats:
     connects: int = 0
     published: int = 0
     received: int = 0
+    republished_retained: int = 0  # retained messages sent again at reconnects
     malformed: Counter[str] = field(default_factory=Counter)
 
 
@@ -244,6 +245,11 @@ class MessageBus:
         self.stats = BusStats()
         self._backoff = backoff or Backoff(initial=0.05, maximum=5.0)
         self._outbox: deque[_Outgoing] = deque()
+        # The last retained message this client queued per topic (a table's state and
+        # prompt): published again at each reconnect, since a broker restarted without
+        # persistence has lost it, and a consumer that connects then "sees the present at
+        # once" (docs/protocol.md) only if it is there. Bounded by the retained topics.
+        self._retained: dict[str, tuple[bytes, int]] = {}
         self._outbox_limit = outbox_limit
         self._outbox_changed = asyncio.Condition()
         self._subs: list[Subscription[BaseModel]] = []
@@ -333,6 +339,10 @@ class MessageBus:
             # Back-pressure instead of dropping: a producer waits while the broker is away too long.
             await self._outbox_changed.wait_for(lambda: len(self._outbox) < self._outbox_limit)
             self._outbox.append(_Outgoing(topic, data, qos, retain, on_acked))
+            if retain and data:
+                self._retained[topic] = (data, qos)
+            elif retain:
+                self._retained.pop(topic, None)  # an empty retained message clears it
             self._outbox_changed.notify_all()
 
     async def flush(self) -> None:
@@ -470,6 +480,8 @@ class MessageBus:
             await client.subscribe(sub.filter, qos=sub.qos)
         if self.availability is not None:
             await client.publish(self.availability, self.availability_state, qos=1, retain=True)
+        if self.stats.connects:
+            await self._republish_retained(client)
         self.stats.connects += 1
         self._connected.set()
         _LOGGER.info(
@@ -478,6 +490,15 @@ class MessageBus:
         async with asyncio.TaskGroup() as group:
             group.create_task(self._drain(client), name=f"bus-drain:{self.client_id}")
             group.create_task(self._dispatch(client), name=f"bus-dispatch:{self.client_id}")
+
+    async def _republish_retained(self, client: aiomqtt.Client) -> None:
+        """A reconnect: each retained topic's last message again, unless a later one waits
+        in the outbox (sent next, it is the present)."""
+        waiting = {message.topic for message in self._outbox if message.retain}
+        for topic, (data, qos) in list(self._retained.items()):
+            if topic not in waiting:
+                await client.publish(topic, data, qos=qos, retain=True)
+                self.stats.republished_retained += 1
 
     async def _drain(self, client: aiomqtt.Client) -> None:
         while True:
