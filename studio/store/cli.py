@@ -86,18 +86,33 @@ async def verify_chain(url: str, expect: tuple[int, str] | None = None) -> Chain
         return await EventLog(db).verify(expect)
 
 
+@dataclass(frozen=True)
+class Audit:
+    """What ``studio audit verify`` found."""
+
+    chain: ChainReport
+    admin: ChainReport
+    index: IndexReport
+    commands: CommandIndexReport
+    # Records of the event log whose payload is not a JSON object: (id, what), by id. The
+    # index checks leave them out.
+    bad_payloads: list[tuple[int, str]]
+
+
 async def verify_chains(
     url: str, expect: tuple[int, str] | None, expect_admin: tuple[int, str] | None
-) -> tuple[ChainReport, ChainReport, IndexReport, CommandIndexReport]:
+) -> Audit:
     """The event log's chain, the admin log's (user administration), and the round index
     and the game commands' index (not chained) against the event log."""
     async with audited_database(url) as db:
-        log = EventLog(db)
-        return (
+        bad: dict[int, str] = {}
+        log = EventLog(db, bad_payloads=bad)
+        return Audit(
             await log.verify(expect),
             await EventLog(db, admin_events).verify(expect_admin),
             await check_index(db, log),
             await check_commands(db, log),
+            sorted(bad.items()),
         )
 
 
@@ -338,10 +353,11 @@ def verify(
             expect, expect_admin = read_anchors(anchor_file)
         url = database or load_config(config).database.url
         require_database(url, default_database_hint(config, database))
-        *reports, index, commands = asyncio.run(verify_chains(url, expect, expect_admin))
+        audit = asyncio.run(verify_chains(url, expect, expect_admin))
     except StudioError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
+    reports, index, commands = (audit.chain, audit.admin), audit.index, audit.commands
     broken = False
     for name, report in zip(("chain", "admin log"), reports, strict=True):
         if report.ok:
@@ -354,6 +370,15 @@ def verify(
             f"({report.records} records verified before it)",
             err=True,
         )
+    if audit.bad_payloads:
+        broken = True
+        typer.echo(
+            f"event log: {len(audit.bad_payloads)} records whose payload is not a JSON object "
+            "(left out of the index checks below)",
+            err=True,
+        )
+        for record_id, what in audit.bad_payloads[:SHOWN_PROBLEMS]:
+            typer.echo(f"  record {record_id}: {what}", err=True)
     if index.ok:
         typer.echo(f"round index OK: {index.rounds} rounds agree with the event log")
     else:
@@ -475,7 +500,10 @@ def repair_index(
             ]
             if broken:
                 return broken, None
-            plan = await plan_repair(db, log)
+            bad: dict[int, str] = {}
+            plan = await plan_repair(db, EventLog(db, bad_payloads=bad))
+            if bad:
+                return [f"event log record {i}: {what}" for i, what in sorted(bad.items())], None
             await apply_repair(db, plan)
             return [], plan
 
@@ -491,7 +519,8 @@ def repair_index(
             typer.echo(line, err=True)
         typer.echo(
             "refused: the index is set from the event log only when its chain and the admin "
-            "log's verify (`studio audit verify`); nothing was changed",
+            "log's verify and every payload is a JSON object (`studio audit verify`); "
+            "nothing was changed",
             err=True,
         )
         raise typer.Exit(1)

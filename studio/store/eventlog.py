@@ -158,6 +158,23 @@ def _chain_row(entry: Entry, record_id: int, prev_hash: str) -> dict[str, Any]:
     }
 
 
+_JSON_KINDS = {list: "array", str: "string", int: "number", float: "number", bool: "boolean"}
+_JSON_KINDS[type(None)] = "null"
+
+
+def payload_problem(text: str) -> str | None:
+    """What is wrong with a stored payload, or None: every record's is a JSON object."""
+    try:
+        value = json.loads(text)
+    except (TypeError, ValueError) as exc:  # (JSONDecodeError, UnicodeDecodeError)
+        shown = text if len(text) <= 40 else text[:40] + "..."
+        return f"payload {shown!r} is not JSON ({exc})"
+    if not isinstance(value, dict):
+        kind = _JSON_KINDS.get(type(value), type(value).__name__)
+        return f"payload is a JSON {kind}, not an object"
+    return None
+
+
 def _dict_to_record(row: dict[str, Any]) -> LogRecord:
     return LogRecord(**{**row, "payload": json.loads(row["payload"])})
 
@@ -198,9 +215,18 @@ class EventLog:
     another that appends while it reads the head.
     """
 
-    def __init__(self, db: Database, table: sa.Table = events) -> None:
+    def __init__(
+        self,
+        db: Database,
+        table: sa.Table = events,
+        *,
+        bad_payloads: dict[int, str] | None = None,
+    ) -> None:
         self.db = db
         self.table = table
+        # For the audit: a record whose payload is not a JSON object is put here (its id,
+        # what is wrong) and left out of what is read, instead of failing the read.
+        self.bad_payloads = bad_payloads
         # This instance's appends go in the order they were asked for.
         self._lock = asyncio.Lock()
         self._head: tuple[int, str] | None = None
@@ -412,7 +438,16 @@ class EventLog:
             # A StudioError, as an append's: a table rebuilt with the database away failed
             # with the driver's own error, which ended the MQTT consumer that asked for it.
             raise StoreError(f"event log read failed: {reason(exc)}") from exc
-        return [_row_to_record(row) for row in rows]
+        if self.bad_payloads is None:
+            return [_row_to_record(row) for row in rows]
+        records = []
+        for row in rows:
+            problem = payload_problem(row.payload)
+            if problem is None:
+                records.append(_row_to_record(row))
+            else:
+                self.bad_payloads.setdefault(row.id, problem)
+        return records
 
     async def iterate(
         self, batch: int = 5000, *, after: int = 0, **filters: Any

@@ -267,7 +267,11 @@ def _disagreement(
         return f"taken at record {first}, not indexed: it would be taken again"
     if not first <= row.record_id <= last:
         return f"indexed at record {row.record_id}, logged at {first}"
-    if json.loads(row.answer) != said:
+    try:
+        indexed = json.loads(row.answer)
+    except (TypeError, ValueError):
+        return f"indexed answer {row.answer!r} is not JSON, logged {_json(said)}"
+    if indexed != said:
         return f"indexed answer {row.answer}, logged {_json(said)}"
     return None
 

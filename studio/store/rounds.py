@@ -234,7 +234,7 @@ async def check_index(db: Database, log: EventLog) -> IndexReport:
             alerts.setdefault(record.round_id, []).append(_alert_fields(record.payload))
             continue
         seen = logged.setdefault(record.round_id, _Logged(record.table_id))
-        kind, data = record.payload.get("type"), record.payload.get("data") or {}
+        kind, data = record.payload.get("type"), _data(record.payload)
         if kind == "round_opened":
             seen.started = record.payload.get("ts")
         seen.players = _fold_players(seen.players, kind, data)
