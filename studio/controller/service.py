@@ -121,6 +121,8 @@ CHECKPOINT_CHECK_SECONDS = 30.0  # how often the tables are looked at for a chec
 # Log records read (and replayed) at a time while the tables take inputs: the event loop
 # is held ~25 ms a batch here (a start, which takes no inputs yet, reads 5,000 at a time).
 REPLAY_BATCH = 200
+OFFLINE_GRACE_SECONDS = 3.0  # a device's `offline` taken back by its `online` within it
+OFFLINE_CHECK_SECONDS = 0.25
 STALE_RETRY_SECONDS = 5.0  # a table whose rebuild failed is tried again this often while idle
 REBUILD_CHECK_SECONDS = 0.5  # how often the tables due a rebuild are looked for
 
@@ -170,6 +172,7 @@ class ControllerService:
         hold_limit: int = 1000,
         checkpoint_inputs: int = CHECKPOINT_INPUTS,
         checkpoint_check: float = CHECKPOINT_CHECK_SECONDS,
+        offline_grace: float = OFFLINE_GRACE_SECONDS,
     ) -> None:
         self.config = config
         self.bus = bus
@@ -186,6 +189,11 @@ class ControllerService:
         # A table is checkpointed once this many inputs were logged since its last one.
         self.checkpoint_inputs = checkpoint_inputs
         self.checkpoint_check = checkpoint_check  # seconds between two looks
+        self.offline_grace = offline_grace
+        # A device's `offline` from the broker, taken once its grace has passed (loop time)
+        # unless its `online` came first; and those being taken now (see _hold_offline).
+        self._offline_due: dict[tuple[str, str], tuple[float, dict[str, Any]]] = {}
+        self._offline_taking: set[tuple[str, str]] = set()
         self.checkpoints = Checkpoints(log.db)
         self.commands = GameCommands(log.db)
         key = config.database.checkpoint_key
@@ -259,6 +267,9 @@ class ControllerService:
         self._tasks.append(group.create_task(self._checkpoints(), name="controller:checkpoints"))
         self._tasks.append(group.create_task(self._rebuilds(), name="controller:rebuilds"))
         if self.bus is not None:
+            self._tasks.append(
+                group.create_task(self._offline_after_grace(), name="controller:offline-grace")
+            )
             topics = Topics("+")
             consumers: list[tuple[str, str, type[BaseModel]]] = [
                 ("shoe.card", topics.shoe_cards, ShoeCard),
@@ -840,7 +851,10 @@ class ControllerService:
                     data = payload.root.model_dump(mode="json")
                 elif isinstance(payload, Availability):
                     data = {"device": device_of(received.topic), "state": payload.state}
-                    if self._unchanged_availability(table_id, data):
+                    if self._hold_offline(table_id, data):
+                        continue
+                    taking = (table_id, data["device"]) in self._offline_taking
+                    if not taking and self._unchanged_availability(table_id, data):
                         continue
                 else:
                     await self._device_input(table_id, kind, payload.model_dump(mode="json"))
@@ -993,6 +1007,42 @@ class ControllerService:
     def held(self) -> dict[str, list[int]]:
         """Events held above a hole, as ``table/device: [seq, ...]``."""
         return {f"{t}/{d}": sorted(seqs) for (t, d), seqs in self._held.items() if seqs}
+
+    def _hold_offline(self, table_id: str, data: dict[str, Any]) -> bool:
+        """Hold a device's ``offline`` for ``offline_grace`` seconds; its ``online`` within
+        them takes it back. A broker stopping hands out every client's last will: the
+        controller, still connected, took each driver's ``offline`` as an outage, raised
+        ``device_offline`` and paused the table, its alerts still open once the drivers were
+        back seconds later (a review, with Mosquitto stopped by SIGTERM)."""
+        key = (table_id, data["device"])
+        if data["state"] == "online":
+            self._offline_due.pop(key, None)
+            return False
+        if self.offline_grace <= 0:
+            return False
+        due = asyncio.get_running_loop().time() + self.offline_grace
+        self._offline_due.setdefault(key, (due, data))
+        return True
+
+    async def _offline_after_grace(self) -> None:
+        """Take each held ``offline`` whose grace has passed (its device still away)."""
+        while True:
+            now = asyncio.get_running_loop().time()
+            for key, (due, data) in list(self._offline_due.items()):
+                if now < due:
+                    continue
+                del self._offline_due[key]
+                table_id = key[0]
+                if self._unchanged_availability(table_id, data):
+                    continue
+                # An `online` arriving meanwhile is applied after it (the table's lock is
+                # taken in order), not dropped as unchanged.
+                self._offline_taking.add(key)
+                try:
+                    await self._apply(table_id, "device.availability", data)
+                finally:
+                    self._offline_taking.discard(key)
+            await asyncio.sleep(OFFLINE_CHECK_SECONDS)
 
     def _unchanged_availability(self, table_id: str, data: dict[str, Any]) -> bool:
         if table_id in self._stale:
