@@ -57,11 +57,12 @@ AUDITED_TABLES = (
 
 
 @asynccontextmanager
-async def audited_database(url: str) -> AsyncIterator[Database]:
+async def audited_database(url: str, *, read_only: bool = True) -> AsyncIterator[Database]:
     """The studio database at ``url`` as it is: refused, and nothing created in it, when it
     lacks a table the audit reads (opening it as the studio does would create them all, and
-    their empty chains would pass)."""
-    db = Database(url)
+    their empty chains would pass). ``read_only``: a SQLite file is opened read-only, the
+    file audited left as it was (:class:`Database`)."""
+    db = Database(url, read_only=read_only)
     try:
         present = await db.table_names()
         missing = [name for name in AUDITED_TABLES if name not in present]
@@ -488,7 +489,7 @@ def repair_index(
     round the log has no round event of is left as it is."""
 
     async def run(url: str) -> tuple[list[str], IndexRepair | None]:
-        async with audited_database(url) as db, db.exclusive(CONTROLLER_LOCK):
+        async with audited_database(url, read_only=False) as db, db.exclusive(CONTROLLER_LOCK):
             log = EventLog(db)
             broken = [
                 f"{name} BROKEN at record {report.first_bad_id}: {report.reason}"

@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Final
-from urllib.parse import quote_plus
+from urllib.parse import quote, quote_plus
 
 import sqlalchemy as sa
 from sqlalchemy import event
@@ -175,9 +175,15 @@ class Database:
         *,
         schema: str | None = None,
         writers_lock_timeout: float = WRITERS_LOCK_TIMEOUT,
+        read_only: bool = False,
     ) -> None:
+        """``read_only`` (the audit's reads): a SQLite file is opened read-only (SQLite's
+        ``mode=ro``) and without the pragmas that write (``journal_mode=WAL`` turned a
+        backup in ``delete`` mode into WAL, its checksum changed), nor its folder made; a
+        read-only copy can be read. PostgreSQL: no difference (the audit only reads)."""
         self.url = url
         self.schema = schema
+        self.read_only = read_only
         if not writers_lock_timeout > 0:  # PostgreSQL's lock_timeout 0 is no bound at all
             raise StoreError(
                 f"writers_lock_timeout is a number of seconds > 0, not {writers_lock_timeout}"
@@ -188,7 +194,10 @@ class Database:
         target = async_url(url)
         _check_url(url)
         connect_args: dict[str, Any] = {}
-        if target.startswith("sqlite"):
+        engine_url: str | URL = target
+        if target.startswith("sqlite") and read_only:
+            engine_url = _read_only_sqlite(target)
+        elif target.startswith("sqlite"):
             path = target.split(":///", 1)[1]
             if path and path != ":memory:":
                 try:
@@ -199,9 +208,9 @@ class Database:
                     ) from exc
         elif schema:
             connect_args["server_settings"] = {"search_path": schema}
-        self.engine: AsyncEngine = create_async_engine(target, connect_args=connect_args)
+        self.engine: AsyncEngine = create_async_engine(engine_url, connect_args=connect_args)
         self.is_sqlite = target.startswith("sqlite")
-        if self.is_sqlite:
+        if self.is_sqlite and not read_only:
             event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)
         # The pool's connections handed out and not yet given back (a set: a failed connect
         # is checked in without having been checked out).
@@ -442,6 +451,19 @@ def _file_lock(path: Path, name: str, database: str) -> Iterator[None]:
         yield
     finally:
         lock.release()
+
+
+def _read_only_sqlite(target: str) -> URL:
+    """The SQLite URL ``target`` (``sqlite+aiosqlite:///PATH``) as a read-only SQLite URI
+    (``file:PATH?mode=ro``, the path percent-encoded); an in-memory database as it is."""
+    parsed = make_url(target)
+    path = parsed.database
+    if not path or path == ":memory:" or parsed.query.get("uri"):
+        return parsed
+    return parsed.set(
+        database="file:" + quote(str(Path(path).absolute()), safe="/"),
+        query={**parsed.query, "mode": "ro", "uri": "true"},
+    )
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
