@@ -352,6 +352,13 @@ def verify(
                     "the heads mounted?): nothing verified"
                 )
             expect, expect_admin = read_anchors(anchor_file)
+            if expect is None:
+                # Said, not taken silently: a file lost or renamed must not pass unseen.
+                typer.echo(
+                    f"notice: no anchor file {anchor_file}: taken for a first run, no earlier "
+                    "heads compared; it is created with this run's heads if all is OK",
+                    err=True,
+                )
         url = database or load_config(config).database.url
         require_database(url, default_database_hint(config, database))
         audit = asyncio.run(verify_chains(url, expect, expect_admin))
