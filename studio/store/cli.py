@@ -359,7 +359,7 @@ def verify(
                     "heads compared; it is created with this run's heads if all is OK",
                     err=True,
                 )
-        url = database or load_config(config).database.url
+        url = database_url(config, database)
         require_database(url, default_database_hint(config, database))
         audit = asyncio.run(verify_chains(url, expect, expect_admin))
     except StudioError as exc:
@@ -439,6 +439,16 @@ def _commands_agree(report: CommandIndexReport) -> bool:
     return False
 
 
+def database_url(config: Path | None, database: str | None) -> str:
+    """The database to audit: ``--database``, else the configuration's. A ``--config`` that
+    is not there is refused with ``--database`` too (it was ignored: a typo went unseen)."""
+    if database:
+        if config is not None and not config.is_file():
+            raise StoreError(f"no configuration file {config} (--config): nothing done")
+        return database
+    return load_config(config).database.url
+
+
 def require_database(url: str, hint: str = "") -> None:
     """Refuse a SQLite database that is not there: opening it would create it (and its
     directories), and its empty chains would pass the audit."""
@@ -516,7 +526,7 @@ def repair_index(
             return [], plan
 
     try:
-        url = database or load_config(config).database.url
+        url = database_url(config, database)
         require_database(url, default_database_hint(config, database))
         broken, plan = asyncio.run(run(url))
     except StudioError as exc:

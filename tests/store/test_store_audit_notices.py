@@ -39,3 +39,13 @@ def test_a_missing_anchor_file_is_said_to_be_a_first_run(tmp_path: Path) -> None
     second = CliRunner().invoke(app, run)
     assert second.exit_code == 0, second.output
     assert "notice:" not in second.output
+
+
+def test_a_config_file_that_is_not_there_is_refused_beside_database(tmp_path: Path) -> None:
+    url = _played(tmp_path)
+    for command in ("verify", "repair-index"):
+        result = CliRunner().invoke(
+            app, ["audit", command, "--database", url, "--config", str(tmp_path / "nope.toml")]
+        )
+        assert result.exit_code == 2, result.output
+        assert f"no configuration file {tmp_path / 'nope.toml'} (--config)" in result.output
