@@ -352,19 +352,19 @@ def verify(
                     "the heads mounted?): nothing verified"
                 )
             expect, expect_admin = read_anchors(anchor_file)
-            if expect is None:
-                # Said, not taken silently: a file lost or renamed must not pass unseen.
-                typer.echo(
-                    f"notice: no anchor file {anchor_file}: taken for a first run, no earlier "
-                    "heads compared; it is created with this run's heads if all is OK",
-                    err=True,
-                )
         url = database_url(config, database)
         require_database(url, default_database_hint(config, database))
         audit = asyncio.run(verify_chains(url, expect, expect_admin))
     except StudioError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
+    if anchor_file is not None and expect is None:
+        # Said, not taken silently: a file lost or renamed must not pass unseen.
+        typer.echo(
+            f"notice: no anchor file {anchor_file}: taken for a first run, no earlier "
+            "heads compared; it is created with this run's heads if all is OK",
+            err=True,
+        )
     reports, index, commands = (audit.chain, audit.admin), audit.index, audit.commands
     broken = False
     for name, report in zip(("chain", "admin log"), reports, strict=True):
