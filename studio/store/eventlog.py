@@ -127,6 +127,18 @@ class ChainReport:
         return f"{self.head_id}:{self.head}"
 
 
+def _unlinked(record_id: int) -> str:
+    """Why a record whose prev_hash is not its predecessor's hash breaks the chain: the
+    break is between the two (the predecessor altered with its own hash recomputed, or
+    this record's link changed), not in this record alone."""
+    if record_id == 1:
+        return "prev_hash does not link: record 1's prev_hash is not the chain's start"
+    return (
+        f"prev_hash does not link: record {record_id - 1} altered (its hash recomputed) or "
+        f"record {record_id} relinked: the break is between them"
+    )
+
+
 def parse_head(text: str) -> tuple[int, str]:
     """``ID:HASH`` (as :attr:`ChainReport.anchor` prints it) to ``(id, hash)``."""
     record_id, _, digest = text.strip().lower().partition(":")
@@ -543,7 +555,7 @@ class EventLog:
             if record.id != expected_id:
                 return ChainReport(False, count, record.id, f"gap: expected id {expected_id}", prev)
             if record.prev_hash != prev:
-                return ChainReport(False, count, record.id, "prev_hash does not link", prev)
+                return ChainReport(False, count, record.id, _unlinked(record.id), prev)
             digest = chain_hash(
                 prev,
                 record.id,
@@ -558,7 +570,10 @@ class EventLog:
             if expect is not None and record.id == expect[0] and digest != expect[1]:
                 reason = (
                     f"record {record.id} differs from the expected head {expect[0]}:{expect[1]}: "
-                    "the log was cut there and written again, or is another log"
+                    "it no longer has that hash, so the log up to it was written again (cut "
+                    "there or earlier, the records after the cut rehashed), or this is another "
+                    "log; the records before it link to each other, and which one changed "
+                    "first cannot be told without a copy of the log as it was"
                 )
                 return ChainReport(False, count, record.id, reason, prev, count)
             prev = record.hash
