@@ -9,11 +9,13 @@ import importlib.metadata
 import importlib.util
 import marshal
 import re
-from collections.abc import AsyncIterator, Iterable
+import time
+from collections.abc import AsyncIterator, Iterable, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+import sqlalchemy as sa
 import typer
 
 import studio
@@ -100,21 +102,59 @@ class Audit:
     bad_payloads: list[tuple[int, str]]
 
 
+# Seconds of silence after which a long audit says how far it is (on the error stream).
+PROGRESS_SECONDS = 2.0
+
+
+class Progress:
+    """Lines on the error stream while a long audit runs: at most one per
+    :data:`PROGRESS_SECONDS`, none for an audit shorter than that (300,000 records took
+    10 s in silence)."""
+
+    def __init__(self) -> None:
+        self.last = time.monotonic()
+        self.step = ""
+        self.of = 0
+        self.unit = "record"
+
+    def start(self, step: str, of: int = 0, unit: str = "record") -> None:
+        self.step, self.of, self.unit = step, of, unit
+
+    def at(self, number: int) -> None:
+        now = time.monotonic()
+        if now - self.last < PROGRESS_SECONDS:
+            return
+        self.last = now
+        of = f" of {self.of:,}" if self.of else ""
+        typer.echo(f"audit: {self.step}: {self.unit} {number:,}{of}", err=True)
+
+
+async def _last_id(db: Database, table: sa.Table) -> int:
+    async with db.engine.connect() as conn:
+        return int((await conn.execute(sa.select(sa.func.max(table.c.id)))).scalar() or 0)
+
+
 async def verify_chains(
     url: str, expect: tuple[int, str] | None, expect_admin: tuple[int, str] | None
 ) -> Audit:
     """The event log's chain, the admin log's (user administration), and the round index
     and the game commands' index (not chained) against the event log."""
+    progress = Progress()
     async with audited_database(url) as db:
         bad: dict[int, str] = {}
         log = EventLog(db, bad_payloads=bad)
-        return Audit(
-            await log.verify(expect),
-            await EventLog(db, admin_events).verify(expect_admin),
-            await check_index(db, log),
-            await check_commands(db, log),
-            sorted(bad.items()),
-        )
+        admin = EventLog(db, admin_events)
+        log.progress = admin.progress = progress.at
+        last = await _last_id(db, events)
+        progress.start("event log chain", last)
+        chain = await log.verify(expect)
+        progress.start("admin log chain", await _last_id(db, admin_events))
+        admin_report = await admin.verify(expect_admin)
+        progress.start("round index against the event log", last)
+        index = await check_index(db, log)
+        progress.start("command index against the event log", last)
+        commands = await check_commands(db, log)
+        return Audit(chain, admin_report, index, commands, sorted(bad.items()))
 
 
 def foreign_bytecode(roots: list[Path] | None = None) -> list[Path]:
@@ -566,11 +606,16 @@ def digest(
     """Print the SHA-256 digest of the installed control program, and of the runtime
     dependencies it runs on; fail on a dependency's file that is not what its RECORD says
     and on cached bytecode that is not its source compiled."""
+    progress = Progress()
     value, count = code_digest()
     typer.echo(f"{value}  ({count} files, studio {studio.__version__})")
     try:
         dists = runtime_distributions()
-        deps = [distribution_digest(dist) for dist in dists]
+        progress.start("hashing runtime dependencies", len(dists), "dependency")
+        deps = []
+        for number, dist in enumerate(dists, start=1):
+            deps.append(distribution_digest(dist))
+            progress.at(number)
     except StoreError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
@@ -586,7 +631,15 @@ def digest(
             typer.echo(
                 f"{dep.name} {dep.version}: {relative} is not what its RECORD says", err=True
             )
-    for path in foreign_bytecode() + foreign_caches(dependency_sources(dists)):
+    sources = dependency_sources(dists)
+    progress.start("comparing cached bytecode with its source", len(sources), "file")
+
+    def ticking(paths: list[Path]) -> Iterator[Path]:
+        for number, path in enumerate(paths, start=1):
+            progress.at(number)
+            yield path
+
+    for path in foreign_bytecode() + foreign_caches(ticking(sources)):
         broken = True
         typer.echo(f"bytecode is not its source compiled (runs instead of it): {path}", err=True)
     if broken:

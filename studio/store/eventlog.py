@@ -239,6 +239,8 @@ class EventLog:
         # For the audit: a record whose payload is not a JSON object is put here (its id,
         # what is wrong) and left out of what is read, instead of failing the read.
         self.bad_payloads = bad_payloads
+        # For the audit's progress lines: told the last id of each batch read.
+        self.progress: Callable[[int], None] | None = None
         # This instance's appends go in the order they were asked for.
         self._lock = asyncio.Lock()
         self._head: tuple[int, str] | None = None
@@ -450,6 +452,8 @@ class EventLog:
             # A StudioError, as an append's: a table rebuilt with the database away failed
             # with the driver's own error, which ended the MQTT consumer that asked for it.
             raise StoreError(f"event log read failed: {reason(exc)}") from exc
+        if self.progress is not None and rows:
+            self.progress(rows[-1].id)
         if self.bad_payloads is None:
             return [_row_to_record(row) for row in rows]
         records = []
@@ -490,6 +494,8 @@ class EventLog:
             for row in rows:
                 yield row
             after = rows[-1].id
+            if self.progress is not None:
+                self.progress(after)
 
     async def verify(
         self, expect: tuple[int, str] | None = None, *, resume: tuple[int, str] | None = None
