@@ -240,6 +240,7 @@ class TableController:
     def __post_init__(self) -> None:
         self.table = self.settings.id
         self.configured = self.settings  # as the configuration gives them; see started_data
+        self.configured_ruleset = self.ruleset
         self.shoe = ShoeTracker(decks=self.ruleset.shoe.decks)
         self.alerts = AlertBook(self.table)
         self.crosscheck = CrossCheck(window=self.settings.camera_window_seconds)
@@ -902,6 +903,7 @@ class TableController:
         recorded = inp.data.get("table")
         if isinstance(recorded, dict):
             self._play_with(recorded)
+        self.ruleset = self._played_ruleset(inp.data.get("ruleset"))
         # What the last run knew of each device is stale. Its drivers may have stopped with
         # it, leaving a retained `offline` that is not news, and be on their way back; so a
         # device that was online is awaited for `restart_grace`, not alerted at once.
@@ -913,14 +915,29 @@ class TableController:
 
     def started_data(self) -> dict[str, Any]:
         """What a ``controller.started`` input logs: the logic and the configured settings
-        (not those a replay left in force: the last run's)."""
+        and rule set (not those a replay left in force: the last run's)."""
         return {
             "logic": LOGIC,
             "table": {
                 "single_source": self.configured.single_source,
                 "camera_window_seconds": self.configured.camera_window_seconds,
             },
+            "ruleset": self.configured_ruleset.model_dump(mode="json"),
         }
+
+    def _played_ruleset(self, recorded: object) -> RuleSet:
+        """The rule set a run logged at its start, which its inputs are replayed with. Until
+        2026-12-05 a start logged none, and a replay took the configuration's rule set of
+        now for the whole log: a demo restarted at another pace (its betting and decision
+        times) replayed its earlier rounds with them, refused bets the first run took, and
+        raised hundreds of alerts that paused every table (a review). A start logged
+        without one (an older version) plays the configuration's, as then."""
+        if not isinstance(recorded, dict):
+            return self.configured_ruleset
+        try:
+            return RuleSet.model_validate(recorded)
+        except ValidationError:  # a later version's rule set, replayed after a downgrade
+            return self.configured_ruleset
 
     def _play_with(self, recorded: dict[str, Any]) -> None:
         """Take the settings a run logged at its start (see :meth:`started_data`)."""
