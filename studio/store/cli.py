@@ -12,7 +12,7 @@ import re
 import time
 from collections.abc import AsyncIterator, Iterable, Iterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import sqlalchemy as sa
@@ -22,6 +22,7 @@ import studio
 from studio.code_digest import code_digest, product_roots
 from studio.config.loader import default_database_hint, load_config
 from studio.errors import StoreError, StudioError
+from studio.store.accounts import AccountsReport, check_accounts
 from studio.store.database import Database, async_url, safe_url, sqlite_file
 from studio.store.eventlog import ChainReport, EventLog, admin_events, events, parse_head
 from studio.store.game_commands import (
@@ -100,6 +101,9 @@ class Audit:
     # Records of the event log whose payload is not a JSON object: (id, what), by id. The
     # index checks leave them out.
     bad_payloads: list[tuple[int, str]]
+    # The console accounts against the admin log (None: the database has no users table).
+    accounts: AccountsReport | None = None
+    admin_bad_payloads: list[tuple[int, str]] = field(default_factory=list)
 
 
 # Seconds of silence after which a long audit says how far it is (on the error stream).
@@ -154,7 +158,20 @@ async def verify_chains(
         index = await check_index(db, log)
         progress.start("command index against the event log", last)
         commands = await check_commands(db, log)
-        return Audit(chain, admin_report, index, commands, sorted(bad.items()))
+        accounts = None
+        admin_bad: dict[int, str] = {}
+        if "users" in await db.table_names():
+            progress.start("accounts against the admin log")
+            accounts = await check_accounts(db, EventLog(db, admin_events, bad_payloads=admin_bad))
+        return Audit(
+            chain,
+            admin_report,
+            index,
+            commands,
+            sorted(bad.items()),
+            accounts,
+            sorted(admin_bad.items()),
+        )
 
 
 def foreign_bytecode(roots: list[Path] | None = None) -> list[Path]:
@@ -447,6 +464,7 @@ def verify(
                 err=True,
             )
     broken = not _commands_agree(commands) or broken
+    broken = not _accounts_agree(audit) or broken
     if broken:
         raise typer.Exit(1)
     if anchor_file is not None:
@@ -455,6 +473,33 @@ def verify(
         except OSError as exc:
             typer.echo(f"error: cannot write {anchor_file}: {exc.strerror or exc}", err=True)
             raise typer.Exit(2) from exc
+
+
+def _accounts_agree(audit: Audit) -> bool:
+    report = audit.accounts
+    agree = True
+    if audit.admin_bad_payloads:
+        agree = False
+        typer.echo(
+            f"admin log: {len(audit.admin_bad_payloads)} records whose payload is not a JSON "
+            "object (left out of the accounts' check)",
+            err=True,
+        )
+        for record_id, what in audit.admin_bad_payloads[:SHOWN_PROBLEMS]:
+            typer.echo(f"  record {record_id}: {what}", err=True)
+    if report is None:
+        return agree
+    if report.ok:
+        typer.echo(f"accounts OK: {report.accounts} accounts agree with the admin log")
+        return agree
+    typer.echo(
+        f"accounts: {len(report.problems)} disagreements with the admin log "
+        f"({report.accounts} accounts)",
+        err=True,
+    )
+    for name, what in report.problems[:SHOWN_PROBLEMS]:
+        typer.echo(f"  account {name}: {what}", err=True)
+    return False
 
 
 def _commands_agree(report: CommandIndexReport) -> bool:
