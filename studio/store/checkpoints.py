@@ -7,12 +7,13 @@ checkpoint altered here is not read back (a start replays the whole log instead)
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import sqlalchemy as sa
 
 from studio.errors import StoreError
 from studio.store.database import Database, metadata, reason
+from studio.store.eventlog import EventLog
 
 checkpoints = sa.Table(
     "checkpoints",
@@ -51,3 +52,59 @@ class Checkpoints:
             done = await conn.execute(checkpoints.update().where(where).values(**values))
             if not done.rowcount:
                 await conn.execute(checkpoints.insert().values(table_id=table_id, **values))
+
+
+@dataclass
+class CheckpointReport:
+    """Each table's checkpoint against the log record that vouches for it (as a controller's
+    start checks it: studio/controller/service.py's ``_checkpoint_of``)."""
+
+    checkpoints: int = 0
+    problems: list[tuple[str, str]] = field(default_factory=list)  # (table, what)
+    # Sealed with a checkpoint key (HMAC) that this check was not given: not checked.
+    unchecked: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+async def check_checkpoints(db: Database, log: EventLog, key: bytes | None) -> CheckpointReport:
+    """Each row of ``checkpoints``: the record it names must be that table's checkpoint
+    record in the event log, and the row's bytes must match the seal that record holds,
+    under ``key`` (the configured ``checkpoint_key``) for a seal made with one. Until
+    2026-12-05 ``studio audit verify`` did not look at them: a forged row passed (a start
+    refuses it and replays the whole log, but the audit said nothing)."""
+    from studio.controller.checkpoint import CHECKPOINT_KIND, seal, sealed
+
+    report = CheckpointReport()
+    async with db.engine.connect() as conn:
+        rows = (await conn.execute(sa.select(checkpoints).order_by(checkpoints.c.table_id))).all()
+    for row in rows:
+        report.checkpoints += 1
+        table_id, record_id = str(row.table_id), int(row.record_id)
+        found = await log.read(ids=[record_id])
+        record = found[0] if found else None
+        if record is None or (record.kind, record.table_id) != (CHECKPOINT_KIND, table_id):
+            report.problems.append(
+                (table_id, f"names record {record_id}, which is not its checkpoint record")
+            )
+            continue
+        digest, through = record.payload.get("digest"), record.payload.get("through")
+        made_for = record.payload.get("fingerprint")
+        if not isinstance(through, int) or not isinstance(made_for, str):
+            report.problems.append((table_id, f"its record {record_id} names no record"))
+            continue
+        if isinstance(digest, str) and digest.startswith("hmac:") and key is None:
+            report.unchecked.append(table_id)
+            continue
+        expected = seal(bytes(row.state), key, table=table_id, through=through, made_for=made_for)
+        if not sealed(digest, expected):
+            report.problems.append(
+                (
+                    table_id,
+                    f"does not match its record {record_id} (altered, or sealed with another "
+                    "checkpoint key or none)",
+                )
+            )
+    return report

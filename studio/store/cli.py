@@ -23,6 +23,7 @@ from studio.code_digest import code_digest, product_roots
 from studio.config.loader import default_database_hint, load_config
 from studio.errors import StoreError, StudioError
 from studio.store.accounts import AccountsReport, check_accounts
+from studio.store.checkpoints import CheckpointReport, check_checkpoints, checkpoints
 from studio.store.database import Database, async_url, safe_url, sqlite_file
 from studio.store.eventlog import ChainReport, EventLog, admin_events, events, parse_head
 from studio.store.game_commands import (
@@ -104,6 +105,8 @@ class Audit:
     # The console accounts against the admin log (None: the database has no users table).
     accounts: AccountsReport | None = None
     admin_bad_payloads: list[tuple[int, str]] = field(default_factory=list)
+    # Each table's checkpoint against its record (None: no checkpoints table).
+    checkpoints: CheckpointReport | None = None
 
 
 # Seconds of silence after which a long audit says how far it is (on the error stream).
@@ -139,7 +142,10 @@ async def _last_id(db: Database, table: sa.Table) -> int:
 
 
 async def verify_chains(
-    url: str, expect: tuple[int, str] | None, expect_admin: tuple[int, str] | None
+    url: str,
+    expect: tuple[int, str] | None,
+    expect_admin: tuple[int, str] | None,
+    checkpoint_key: bytes | None = None,
 ) -> Audit:
     """The event log's chain, the admin log's (user administration), and the round index
     and the game commands' index (not chained) against the event log."""
@@ -158,9 +164,13 @@ async def verify_chains(
         index = await check_index(db, log)
         progress.start("command index against the event log", last)
         commands = await check_commands(db, log)
-        accounts = None
+        accounts = checkpoint_report = None
         admin_bad: dict[int, str] = {}
-        if "users" in await db.table_names():
+        present = await db.table_names()
+        if checkpoints.name in present:
+            progress.start("checkpoints against their records")
+            checkpoint_report = await check_checkpoints(db, log, checkpoint_key)
+        if "users" in present:
             progress.start("accounts against the admin log")
             accounts = await check_accounts(db, EventLog(db, admin_events, bad_payloads=admin_bad))
         return Audit(
@@ -171,6 +181,7 @@ async def verify_chains(
             sorted(bad.items()),
             accounts,
             sorted(admin_bad.items()),
+            checkpoint_report,
         )
 
 
@@ -409,9 +420,9 @@ def verify(
                     "the heads mounted?): nothing verified"
                 )
             expect, expect_admin = read_anchors(anchor_file)
-        url = database_url(config, database)
+        url, key = audit_target(config, database)
         require_database(url, default_database_hint(config, database))
-        audit = asyncio.run(verify_chains(url, expect, expect_admin))
+        audit = asyncio.run(verify_chains(url, expect, expect_admin, key))
     except StudioError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
@@ -465,6 +476,7 @@ def verify(
             )
     broken = not _commands_agree(commands) or broken
     broken = not _accounts_agree(audit) or broken
+    broken = not _checkpoints_agree(audit.checkpoints) or broken
     if broken:
         raise typer.Exit(1)
     if anchor_file is not None:
@@ -473,6 +485,29 @@ def verify(
         except OSError as exc:
             typer.echo(f"error: cannot write {anchor_file}: {exc.strerror or exc}", err=True)
             raise typer.Exit(2) from exc
+
+
+def _checkpoints_agree(report: CheckpointReport | None) -> bool:
+    if report is None:
+        return True
+    for table_id in report.unchecked:
+        typer.echo(
+            f"notice: checkpoint of {table_id}: sealed with a checkpoint key, not checked "
+            "(give --config with the database's checkpoint_key)",
+            err=True,
+        )
+    if report.ok:
+        checked = report.checkpoints - len(report.unchecked)
+        typer.echo(f"checkpoints OK: {checked} of {report.checkpoints} match their records")
+        return True
+    typer.echo(
+        f"checkpoints: {len(report.problems)} of {report.checkpoints} do not match their "
+        "records (a start does not use them: it replays the table's whole log)",
+        err=True,
+    )
+    for table_id, what in report.problems[:SHOWN_PROBLEMS]:
+        typer.echo(f"  checkpoint of {table_id}: {what}", err=True)
+    return False
 
 
 def _accounts_agree(audit: Audit) -> bool:
@@ -527,11 +562,20 @@ def _commands_agree(report: CommandIndexReport) -> bool:
 def database_url(config: Path | None, database: str | None) -> str:
     """The database to audit: ``--database``, else the configuration's. A ``--config`` that
     is not there is refused with ``--database`` too (it was ignored: a typo went unseen)."""
+    return audit_target(config, database)[0]
+
+
+def audit_target(config: Path | None, database: str | None) -> tuple[str, bytes | None]:
+    """The database to audit (:func:`database_url`) and the configured checkpoint key, if
+    any: that of ``--config``, also beside ``--database``, else none with ``--database``."""
     if database:
-        if config is not None and not config.is_file():
+        if config is None:
+            return database, None
+        if not config.is_file():
             raise StoreError(f"no configuration file {config} (--config): nothing done")
-        return database
-    return load_config(config).database.url
+    loaded = load_config(config).database
+    key = loaded.checkpoint_key
+    return database or loaded.url, key.get_secret_value().encode() if key is not None else None
 
 
 def require_database(url: str, hint: str = "") -> None:

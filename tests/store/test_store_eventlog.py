@@ -104,8 +104,9 @@ def test_audit_verify_prints_the_head_and_checks_an_expected_one(tmp_path: Path)
     runner = CliRunner()
     ok = runner.invoke(app, ["audit", "verify", "--database", url])
     assert ok.exit_code == 0, ok.output
-    chain, admin, index, commands, accounts = ok.output.splitlines()
+    chain, admin, index, commands, accounts, checkpoints = ok.output.splitlines()
     assert accounts == "accounts OK: 0 accounts agree with the admin log"
+    assert checkpoints == "checkpoints OK: 0 of 0 match their records"
     assert index == "round index OK: 0 rounds agree with the event log"
     assert commands == "command index OK: 0 commands agree with the event log"
     head = chain.split("head ")[1]
