@@ -103,3 +103,24 @@ def test_an_account_deleted_in_sql_is_found(tmp_path: Path) -> None:
     code, output = _verify(url)
     assert code == 1, output
     assert "  account bob: added in the admin log, not in the users table" in output
+
+
+async def test_each_database_replays_the_same(database: Database) -> None:
+    """SQLite and PostgreSQL (its ``active`` a boolean, SQLite's an integer)."""
+    from studio.store import EventLog
+    from studio.store.accounts import check_accounts
+
+    store = UserStore(
+        database, hasher=PasswordHasher(time_cost=1, memory_cost=8 * 1024, parallelism=1)
+    )
+    await store.add("ann", "a long password 2", "dealer", by="boss")
+    await store.set_active("ann", False, by="boss")
+    report = await check_accounts(database, EventLog(database, admin_events))
+    assert report.ok and report.accounts == 1, report.problems
+    async with database.engine.begin() as conn:
+        await conn.execute(sa.update(users_table).values(role="admin", active=True))
+    report = await check_accounts(database, EventLog(database, admin_events))
+    assert report.problems == [
+        ("ann", "role admin, the admin log says dealer"),
+        ("ann", "enabled, the admin log says disabled"),
+    ]

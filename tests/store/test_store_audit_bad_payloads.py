@@ -87,3 +87,26 @@ def test_payload_problem() -> None:
     assert payload_problem('{"a": 1}') is None
     assert payload_problem("null") == "payload is a JSON null, not an object"
     assert payload_problem("1.5") == "payload is a JSON number, not an object"
+
+
+@pytest.mark.parametrize("payload", ['"str"', "[1,2]", "{not json"])
+async def test_the_audits_reads_name_a_bad_payload_on_each_database(
+    database: Database, payload: str
+) -> None:
+    """SQLite and PostgreSQL: the record is left out of the index checks and named."""
+    from studio.store import EventLog
+    from studio.store.game_commands import check_commands
+    from studio.store.rounds import check_index
+
+    await two_rounds(database)
+    async with database.engine.connect() as conn:
+        query = sa.select(sa.func.min(events.c.id)).where(events.c.kind == "out.round_event")
+        record = int((await conn.execute(query)).scalar_one())
+    async with database.engine.begin() as conn:
+        await conn.execute(sa.update(events).where(events.c.id == record).values(payload=payload))
+    bad: dict[int, str] = {}
+    log = EventLog(database, bad_payloads=bad)
+    await check_index(database, log)
+    await check_commands(database, log)
+    assert list(bad) == [record]
+    assert not (await log.verify()).ok
