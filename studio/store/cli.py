@@ -681,6 +681,12 @@ def repair_index(
             "(records deleted?); the index's row may be the only record of it left",
             err=True,
         )
+    for round_id, before in plan.unnamed:
+        typer.echo(
+            f"round {round_id}: players {before} left as they are: no event of the log names "
+            "this round's players (its records from the closing of bets on deleted?)",
+            err=True,
+        )
     typer.echo(f"round index: {len(plan.repaired)} rounds repaired")
     if plan.unlogged:
         typer.echo(f"round index: {len(plan.unlogged)} rounds not in the event log, left", err=True)

@@ -286,6 +286,9 @@ class IndexRepair:
     alerts: list[tuple[str, list[str], list[str]]] = field(default_factory=list)
     players: list[tuple[str, list[str], list[str]]] = field(default_factory=list)
     unlogged: list[str] = field(default_factory=list)
+    # Indexed with players the log names none of (its records from the closing of bets on
+    # gone, or never logged): (round, players), left as they are.
+    unnamed: list[tuple[str, list[str]]] = field(default_factory=list)
 
     @property
     def repaired(self) -> set[str]:
@@ -314,17 +317,24 @@ async def plan_repair(db: Database, log: EventLog) -> IndexRepair:
         if row.round_id not in players:
             plan.unlogged.append(row.round_id)
             continue
+        named = players[row.round_id]
         for column, after, changes in (
             ("alerts", alert_codes(alerts.get(row.round_id, [])), plan.alerts),
-            ("players", players[row.round_id] or [], plan.players),
+            ("players", named or [], plan.players),
         ):
             raw = getattr(row, column)
             try:
                 before = json.loads(raw or "[]")
             except json.JSONDecodeError:
                 before = [str(raw)]
-            if before != after:
-                changes.append((row.round_id, before, after))
+            if before == after:
+                continue
+            if column == "players" and named is None:
+                # No event of the log names its players: they are not emptied (the index
+                # may be the last record of who played a round cut short in the log).
+                plan.unnamed.append((row.round_id, before))
+                continue
+            changes.append((row.round_id, before, after))
     return plan
 
 

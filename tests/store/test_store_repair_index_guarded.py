@@ -100,3 +100,24 @@ def test_full_values_before_and_after(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["audit", "repair-index", "--database", url])
     assert result.exit_code == 0, result.output
     assert "round bj-1-R1: alerts ['misscan'] -> [] (as the log has them)" in result.output
+
+
+def test_players_the_log_no_longer_names_are_kept(tmp_path: Path) -> None:
+    """The log cut after a round's opening, before its bets closed: the round has events,
+    but none names its players; the index's are the last record of them."""
+    url = _played(tmp_path)
+    before = _index(url)
+
+    async def closing() -> int:
+        async with Database(url) as db, db.engine.connect() as conn:
+            query = sa.select(sa.func.min(events.c.id)).where(
+                (events.c.round_id == "bj-1-R2") & events.c.payload.contains('"betting_closed"')
+            )
+            return int((await conn.execute(query)).scalar_one())
+
+    _sql(url, sa.delete(events).where(events.c.id >= asyncio.run(closing())))
+    result = CliRunner().invoke(app, ["audit", "repair-index", "--database", url])
+    assert result.exit_code == 0, result.output
+    assert _index(url)["bj-1-R2"] == before["bj-1-R2"]
+    assert "round bj-1-R2: players " in result.output
+    assert "left as they are: no event of the log names this round's players" in result.output
