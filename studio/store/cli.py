@@ -627,12 +627,21 @@ def write_anchors(path: Path, events_head: str, admin_head: str) -> None:
 def repair_index(
     config: Path | None = typer.Option(None, "--config", "-c", help="configuration file"),
     database: str | None = typer.Option(None, "--database", help="database URL (overrides config)"),
+    anchor_file: Path | None = typer.Option(
+        None,
+        "--anchor-file",
+        help="the heads `audit verify --anchor-file` keeps: the log must still hold them "
+        "(a tail cut leaves an intact chain); read, never written here",
+    ),
 ) -> None:
     """Set each round's alert codes and players in the round index from the event log, where
     they differ (rows a version before 2026-12-05 counted alerts again at each start, and
     indexed a round cancelled while betting with no players). Refused while a controller
-    runs on the database, and unless the event log's and the admin log's chains verify; a
-    round the log has no round event of is left as it is."""
+    runs on the database, and unless the event log's and the admin log's chains verify
+    (up to the heads of --anchor-file, if given); a round the log has no round event of,
+    or no players of, is left as it is."""
+    expect: tuple[int, str] | None = None
+    expect_admin: tuple[int, str] | None = None
 
     async def run(url: str) -> tuple[list[str], IndexRepair | None]:
         async with audited_database(url, read_only=False) as db, db.exclusive(CONTROLLER_LOCK):
@@ -640,8 +649,8 @@ def repair_index(
             broken = [
                 f"{name} BROKEN at record {report.first_bad_id}: {report.reason}"
                 for name, report in (
-                    ("chain", await log.verify()),
-                    ("admin log", await EventLog(db, admin_events).verify()),
+                    ("chain", await log.verify(expect)),
+                    ("admin log", await EventLog(db, admin_events).verify(expect_admin)),
                 )
                 if not report.ok
             ]
@@ -655,6 +664,10 @@ def repair_index(
             return [], plan
 
     try:
+        if anchor_file is not None:
+            if not anchor_file.is_file():
+                raise StoreError(f"--anchor-file: no file {anchor_file}: nothing repaired")
+            expect, expect_admin = read_anchors(anchor_file)
         url = database_url(config, database)
         require_database(url, default_database_hint(config, database))
         broken, plan = asyncio.run(run(url))

@@ -121,3 +121,20 @@ def test_players_the_log_no_longer_names_are_kept(tmp_path: Path) -> None:
     assert _index(url)["bj-1-R2"] == before["bj-1-R2"]
     assert "round bj-1-R2: players " in result.output
     assert "left as they are: no event of the log names this round's players" in result.output
+
+
+def test_with_the_anchor_file_a_tail_cut_is_refused(tmp_path: Path) -> None:
+    url = _played(tmp_path)
+    anchors = tmp_path / "anchors"
+    run = ["audit", "verify", "--database", url, "--anchor-file", str(anchors)]
+    assert CliRunner().invoke(app, run).exit_code == 0
+    before = _index(url)
+    _sql(url, sa.delete(events).where(events.c.id >= _first_record_of(url, "bj-1-R2")))
+    repair = ["audit", "repair-index", "--database", url, "--anchor-file", str(anchors)]
+    result = CliRunner().invoke(app, repair)
+    assert result.exit_code == 1, result.output
+    assert "records were deleted from its end" in result.output
+    assert "nothing was changed" in result.output
+    assert _index(url) == before
+    missing = CliRunner().invoke(app, [*repair[:-1], str(tmp_path / "nope")])
+    assert missing.exit_code == 2 and "no file" in missing.output
