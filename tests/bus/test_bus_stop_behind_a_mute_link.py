@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 
-from link_support import AckLosingLink
+from link_support import BrokerLink
 from test_bus_roundtrip import card
 
 from studio.bus import MessageBus
@@ -28,7 +28,7 @@ async def test_a_stop_behind_a_mute_link_leaves_offline_retained(
     acked: list[int] = []
     running = asyncio.Event()
 
-    async def device(link: AckLosingLink) -> None:
+    async def device(link: BrokerLink) -> None:
         async with MessageBus(link.settings, "muted", availability=avail) as bus:
             await bus.wait_connected()
             await bus.publish(topics.shoe_cards, card(1), on_acked=lambda: acked.append(1))
@@ -39,7 +39,7 @@ async def test_a_stop_behind_a_mute_link_leaves_offline_retained(
             running.set()
             await asyncio.Event().wait()
 
-    async with AckLosingLink(broker) as link:
+    async with BrokerLink(broker) as link:
         task = asyncio.create_task(device(link))
         async with asyncio.timeout(20):
             await running.wait()

@@ -4,75 +4,21 @@ longer be fetched from the device, so the driver keeps them (in its state file) 
 publishes them again when it starts, under the seqs they were given.
 
 The shoe is the scripted one (``ScriptedShoe``, a real pty); the broker is real, reached
-through :class:`CuttableLink`, which stands for a broker that went away."""
+through :class:`BrokerLink`, which stands for a broker that went away."""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 from pathlib import Path
 
 from devices_rig import ScriptedShoe
+from link_support import BrokerLink
 from test_devices_restart_numbering import seqs_of
 from test_devices_robustness import lost_report, recording, shoe_config, until
 
 from drivers.runner import DriverSet
 from studio.config import BrokerSettings
-
-
-class CuttableLink:
-    """A TCP hop to the real broker that can be cut: while cut, every connection through it
-    is closed and new ones are closed at once, as if the broker were away."""
-
-    def __init__(self, upstream: BrokerSettings) -> None:
-        self.upstream = upstream
-        self.cut = False
-        self.port = 0
-        self._server: asyncio.Server | None = None
-        self._writers: list[asyncio.StreamWriter] = []
-
-    @property
-    def settings(self) -> BrokerSettings:
-        return self.upstream.model_copy(update={"url": f"mqtt://127.0.0.1:{self.port}"})
-
-    async def __aenter__(self) -> CuttableLink:
-        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
-        self.port = self._server.sockets[0].getsockname()[1]
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        assert self._server is not None
-        self._server.close()
-        self._close_all()
-        await self._server.wait_closed()
-
-    def break_link(self) -> None:
-        self.cut = True
-        self._close_all()
-
-    def _close_all(self) -> None:
-        for writer in self._writers:
-            writer.close()
-        self._writers.clear()
-
-    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        if self.cut:
-            writer.close()
-            return
-        up_reader, up_writer = await asyncio.open_connection(self.upstream.host, self.upstream.port)
-        self._writers += [writer, up_writer]
-
-        async def pump(src: asyncio.StreamReader, dst: asyncio.StreamWriter) -> None:
-            with contextlib.suppress(OSError, asyncio.IncompleteReadError):
-                while data := await src.read(65536):
-                    if self.cut:
-                        break
-                    dst.write(data)
-                    await dst.drain()
-            dst.close()
-
-        await asyncio.gather(pump(reader, up_writer), pump(up_reader, writer))
 
 
 async def test_a_reset_while_the_broker_is_away_loses_nothing_over_a_driver_restart(
@@ -82,7 +28,7 @@ async def test_a_reset_while_the_broker_is_away_loses_nothing_over_a_driver_rest
     async with (
         ScriptedShoe(tmp_path / "shoe-1") as shoe,
         recording(broker, table_id) as rec,
-        CuttableLink(broker) as link,
+        BrokerLink(broker) as link,
     ):
         config = shoe_config(table_id, shoe.port.link)
         async with DriverSet(config, broker=link.settings, state_dir=state) as drivers:

@@ -3,7 +3,7 @@ after it gave up a gap: no seq may be used for two different events, no event of
 numbering may be skipped, and a loss is reported once.
 
 The shoe is the scripted one (``ScriptedShoe``, a real pty); the broker is real, reached
-through :class:`AckLosingLink` where the broker must deliver an event whose
+through :class:`BrokerLink` where the broker must deliver an event whose
 acknowledgement never comes back to the driver."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from devices_rig import Recorder, ScriptedShoe
-from link_support import AckLosingLink
+from link_support import BrokerLink
 from test_devices_robustness import lost_report, recording, shoe_config, until
 
 from drivers.runner import DriverSet
@@ -27,7 +27,7 @@ async def deal_with_the_last_delivered_but_unacknowledged(
     """QH, 7C acknowledged; AS delivered to subscribers but its PUBACK lost; 2D still in the
     bus's outbox when the driver stops."""
     config = shoe_config(table_id, shoe.port.link)
-    async with AckLosingLink(broker) as link:
+    async with BrokerLink(broker) as link:
         async with DriverSet(config, broker=link.settings, state_dir=state) as drivers:
             driver = drivers.get(table_id, "shoe-1")
             await drivers.wait_online(20)

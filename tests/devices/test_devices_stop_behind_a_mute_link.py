@@ -1,5 +1,5 @@
 """Leaving a subscription behind a link that no longer passes the broker's answers (a
-half-dead connection, as :class:`AckLosingLink` makes one): the owner must not wait for an
+half-dead connection, as :class:`BrokerLink` makes one): the owner must not wait for an
 UNSUBACK that never comes, or a driver's stop waits the client's 5 s per subscription
 before its bus even starts its bounded flush."""
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 from datetime import UTC, datetime
 
-from link_support import AckLosingLink
+from link_support import BrokerLink
 from test_devices_robustness import until
 
 from studio.bus import MessageBus
@@ -22,7 +22,7 @@ async def test_leaving_a_subscription_does_not_wait_for_the_brokers_answer(
     broker: BrokerSettings, table_id: str
 ) -> None:
     topic = Topics(table_id).shoe_cards
-    async with AckLosingLink(broker) as link, MessageBus(link.settings, "leaver") as bus:
+    async with BrokerLink(broker) as link, MessageBus(link.settings, "leaver") as bus:
         await bus.wait_connected()
         sub = bus.subscribe(topic, ShoeCard)
         await sub.__aenter__()  # subscribed: the SUBACK came through
