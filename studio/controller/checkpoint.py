@@ -106,7 +106,7 @@ def fingerprint(table: TableController) -> str:
     made_with = {
         "code": code,
         "settings": settings,
-        "ruleset": table.ruleset.model_dump(mode="json"),
+        "ruleset": table.configured_ruleset.model_dump(mode="json"),  # not a replay's
         "timings": [
             table.round_gap,
             table.escalate_after,

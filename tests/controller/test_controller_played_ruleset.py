@@ -67,3 +67,16 @@ async def test_a_start_logged_without_a_rule_set_plays_the_configured_one(tmp_pa
         again = service(log, table=SLOW)
         await again.recover()
         assert again.tables["crash"].ruleset.timeouts.betting_seconds == 30
+
+
+async def test_a_checkpoint_after_a_change_of_rule_set_is_taken_at_the_next_start(
+    tmp_path: Path,
+) -> None:
+    """A checkpoint is valid for the configuration: the replay's table plays the logged
+    rule set, and its checkpoint was taken for that one, so every start after a change
+    replayed the whole log again (CI: test_an_old_signed_checkpoint_... caught it)."""
+    async with backend_log("sqlite", tmp_path) as log:
+        async with service(log) as first:
+            await play(first, INPUTS[:300])
+        assert await service(log, table=SLOW, checkpoint_inputs=1).recover() == 301
+        assert await service(log, table=SLOW, checkpoint_inputs=1).recover() == 0
