@@ -10,7 +10,7 @@ import importlib.util
 import marshal
 import re
 import time
-from collections.abc import AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -453,8 +453,7 @@ def verify(
             "(left out of the index checks below)",
             err=True,
         )
-        for record_id, what in audit.bad_payloads[:SHOWN_PROBLEMS]:
-            typer.echo(f"  record {record_id}: {what}", err=True)
+        _list_problems("record", audit.bad_payloads)
     if index.ok:
         typer.echo(f"round index OK: {index.rounds} rounds agree with the event log")
     else:
@@ -463,8 +462,7 @@ def verify(
         typer.echo(
             f"round index: {wrong} of {index.rounds} rounds disagree with the event log", err=True
         )
-        for round_id, what in index.problems[:SHOWN_PROBLEMS]:
-            typer.echo(f"  round {round_id}: {what}", err=True)
+        _list_problems("round", index.problems)
         if any(what.startswith(("alerts ", "players [],")) for _, what in index.problems):
             # What versions before 2026-12-05 wrote (alerts counted again at each start, a
             # round cancelled while betting without players): the log has the truth.
@@ -487,6 +485,12 @@ def verify(
             raise typer.Exit(2) from exc
 
 
+def _list_problems(noun: str, problems: Sequence[tuple[object, str]]) -> None:
+    """The first SHOWN_PROBLEMS of a check's problems, one line each, on stderr."""
+    for name, what in problems[:SHOWN_PROBLEMS]:
+        typer.echo(f"  {noun} {name}: {what}", err=True)
+
+
 def _checkpoints_agree(report: CheckpointReport | None) -> bool:
     if report is None:
         return True
@@ -505,8 +509,7 @@ def _checkpoints_agree(report: CheckpointReport | None) -> bool:
         "records (a start does not use them: it replays the table's whole log)",
         err=True,
     )
-    for table_id, what in report.problems[:SHOWN_PROBLEMS]:
-        typer.echo(f"  checkpoint of {table_id}: {what}", err=True)
+    _list_problems("checkpoint of", report.problems)
     return False
 
 
@@ -520,8 +523,7 @@ def _accounts_agree(audit: Audit) -> bool:
             "object (left out of the accounts' check)",
             err=True,
         )
-        for record_id, what in audit.admin_bad_payloads[:SHOWN_PROBLEMS]:
-            typer.echo(f"  record {record_id}: {what}", err=True)
+        _list_problems("record", audit.admin_bad_payloads)
     if report is None:
         return agree
     if report.ok:
@@ -532,8 +534,7 @@ def _accounts_agree(audit: Audit) -> bool:
         f"({report.accounts} accounts)",
         err=True,
     )
-    for name, what in report.problems[:SHOWN_PROBLEMS]:
-        typer.echo(f"  account {name}: {what}", err=True)
+    _list_problems("account", report.problems)
     return False
 
 
@@ -554,8 +555,7 @@ def _commands_agree(report: CommandIndexReport) -> bool:
         f"({report.commands} commands){pending}",
         err=True,
     )
-    for name, what in report.problems[:SHOWN_PROBLEMS]:
-        typer.echo(f"  command {name}: {what}", err=True)
+    _list_problems("command", report.problems)
     return False
 
 
