@@ -9,6 +9,7 @@ from pathlib import Path
 
 import sqlalchemy as sa
 from argon2 import PasswordHasher
+from sql_support import run_sql
 from typer.testing import CliRunner
 
 from studio.cli import app
@@ -37,14 +38,6 @@ def _accounts(tmp_path: Path) -> str:
     return url
 
 
-def _sql(url: str, statement: sa.Executable) -> None:
-    async def run() -> None:
-        async with Database(url) as db, db.engine.begin() as conn:
-            await conn.execute(statement)
-
-    asyncio.run(run())
-
-
 def _verify(url: str) -> tuple[int, str]:
     result = CliRunner().invoke(app, ["audit", "verify", "--database", url])
     return result.exit_code, result.output
@@ -59,8 +52,8 @@ def test_accounts_made_through_the_console_agree(tmp_path: Path) -> None:
 def test_a_role_set_in_sql_is_found(tmp_path: Path) -> None:
     url = _accounts(tmp_path)
     users = users_table.c
-    _sql(url, sa.update(users_table).where(users.username == "ann").values(role="admin"))
-    _sql(url, sa.update(users_table).where(users.username == "bob").values(active=True))
+    run_sql(url, sa.update(users_table).where(users.username == "ann").values(role="admin"))
+    run_sql(url, sa.update(users_table).where(users.username == "bob").values(active=True))
     code, output = _verify(url)
     assert code == 1, output
     assert "accounts: 2 disagreements with the admin log (3 accounts)" in output
@@ -70,7 +63,7 @@ def test_a_role_set_in_sql_is_found(tmp_path: Path) -> None:
 
 def test_an_account_inserted_in_sql_is_found(tmp_path: Path) -> None:
     url = _accounts(tmp_path)
-    _sql(
+    run_sql(
         url,
         users_table.insert().values(
             username="mallory",
@@ -90,7 +83,7 @@ def test_an_account_inserted_in_sql_is_found(tmp_path: Path) -> None:
 
 def test_an_emptied_admin_log_is_found(tmp_path: Path) -> None:
     url = _accounts(tmp_path)
-    _sql(url, sa.delete(admin_events))
+    run_sql(url, sa.delete(admin_events))
     code, output = _verify(url)
     assert code == 1, output
     assert "admin log OK: 0 records" in output  # the chain alone cannot tell
@@ -99,7 +92,7 @@ def test_an_emptied_admin_log_is_found(tmp_path: Path) -> None:
 
 def test_an_account_deleted_in_sql_is_found(tmp_path: Path) -> None:
     url = _accounts(tmp_path)
-    _sql(url, sa.delete(users_table).where(users_table.c.username == "bob"))
+    run_sql(url, sa.delete(users_table).where(users_table.c.username == "bob"))
     code, output = _verify(url)
     assert code == 1, output
     assert "  account bob: added in the admin log, not in the users table" in output

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
+from sql_support import run_sql
 from studio_run import two_rounds
 from typer.testing import CliRunner
 
@@ -28,14 +29,6 @@ def _played(tmp_path: Path) -> str:
 
     asyncio.run(play())
     return url
-
-
-def _sql(url: str, statement: sa.Executable) -> None:
-    async def run() -> None:
-        async with Database(url) as db, db.engine.begin() as conn:
-            await conn.execute(statement)
-
-    asyncio.run(run())
 
 
 def _a_round_event(url: str) -> int:
@@ -61,7 +54,7 @@ def test_a_payload_that_is_no_json_object_is_named(
 ) -> None:
     url = _played(tmp_path)
     record = _a_round_event(url)
-    _sql(url, sa.update(events).where(events.c.id == record).values(payload=payload))
+    run_sql(url, sa.update(events).where(events.c.id == record).values(payload=payload))
     result = CliRunner().invoke(app, ["audit", command, "--database", url])
     assert result.exit_code == 1, result.output
     assert result.exception is None or isinstance(result.exception, SystemExit), result.output
@@ -76,7 +69,7 @@ def test_a_payload_that_is_no_json_object_is_named(
 
 def test_an_indexed_answer_that_is_not_json_is_named(tmp_path: Path) -> None:
     url = _played(tmp_path)
-    _sql(url, sa.update(game_commands).values(answer="garbage"))
+    run_sql(url, sa.update(game_commands).values(answer="garbage"))
     result = CliRunner().invoke(app, ["audit", "verify", "--database", url])
     assert result.exit_code == 1, result.output
     assert result.exception is None or isinstance(result.exception, SystemExit), result.output

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import sqlalchemy as sa
+from sql_support import run_sql
 from typer.testing import CliRunner
 
 from studio.cli import app
@@ -33,21 +34,13 @@ def _checkpointed(tmp_path: Path, key: str | None = None) -> str:
     return url
 
 
-def _sql(url: str, statement: sa.Executable) -> None:
-    async def run() -> None:
-        async with Database(url) as db, db.engine.begin() as conn:
-            await conn.execute(statement)
-
-    asyncio.run(run())
-
-
 def test_a_forged_checkpoint_is_reported(tmp_path: Path) -> None:
     url = _checkpointed(tmp_path)
     ok = CliRunner().invoke(app, ["audit", "verify", "--database", url])
     assert ok.exit_code == 0, ok.output
     assert "checkpoints OK: 1 of 1 match their records" in ok.output
-    _sql(url, sa.update(checkpoints).values(state=b"forged"))
-    _sql(url, sa.insert(checkpoints).values(table_id="nope", record_id=999999, state=b"x"))
+    run_sql(url, sa.update(checkpoints).values(state=b"forged"))
+    run_sql(url, sa.insert(checkpoints).values(table_id="nope", record_id=999999, state=b"x"))
     bad = CliRunner().invoke(app, ["audit", "verify", "--database", url])
     assert bad.exit_code == 1, bad.output
     assert "checkpoints: 2 of 2 do not match their records" in bad.output

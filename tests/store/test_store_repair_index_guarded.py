@@ -10,6 +10,7 @@ from pathlib import Path
 
 import sqlalchemy as sa
 from lock_support import lock_held
+from sql_support import run_sql
 from studio_run import two_rounds
 from typer.testing import CliRunner
 
@@ -28,15 +29,6 @@ def _played(tmp_path: Path) -> str:
 
     asyncio.run(play())
     return url
-
-
-def _sql(url: str, *statements: sa.Executable) -> None:
-    async def run() -> None:
-        async with Database(url) as db, db.engine.begin() as conn:
-            for statement in statements:
-                await conn.execute(statement)
-
-    asyncio.run(run())
 
 
 def _index(url: str) -> dict[str, tuple[str, str]]:
@@ -61,7 +53,7 @@ def test_rows_of_rounds_cut_off_the_log_are_left_and_reported(tmp_path: Path) ->
     url = _played(tmp_path)
     before = _index(url)
     assert json.loads(before["bj-1-R2"][0])  # R2 had players
-    _sql(url, sa.delete(events).where(events.c.id >= _first_record_of(url, "bj-1-R2")))
+    run_sql(url, sa.delete(events).where(events.c.id >= _first_record_of(url, "bj-1-R2")))
     result = CliRunner().invoke(app, ["audit", "repair-index", "--database", url])
     assert result.exit_code == 0, result.output
     assert _index(url) == before  # the last record of who played R2 is kept
@@ -73,7 +65,7 @@ def test_a_broken_chain_is_refused_and_nothing_written(tmp_path: Path) -> None:
     url = _played(tmp_path)
     before = _index(url)
     first = _first_record_of(url, "bj-1-R2")
-    _sql(url, sa.update(events).where(events.c.id == first).values(payload='{"forged": 1}'))
+    run_sql(url, sa.update(events).where(events.c.id == first).values(payload='{"forged": 1}'))
     result = CliRunner().invoke(app, ["audit", "repair-index", "--database", url])
     assert result.exit_code == 1, result.output
     assert f"chain BROKEN at record {first}" in result.output
@@ -83,7 +75,7 @@ def test_a_broken_chain_is_refused_and_nothing_written(tmp_path: Path) -> None:
 
 def test_refused_while_a_controller_runs_on_the_database(tmp_path: Path) -> None:
     url = _played(tmp_path)
-    _sql(url, sa.update(rounds).where(rounds.c.round_id == "bj-1-R1").values(players="[]"))
+    run_sql(url, sa.update(rounds).where(rounds.c.round_id == "bj-1-R1").values(players="[]"))
     with lock_held(url):
         result = CliRunner().invoke(app, ["audit", "repair-index", "--database", url])
     assert result.exit_code == 2, result.output
@@ -93,7 +85,7 @@ def test_refused_while_a_controller_runs_on_the_database(tmp_path: Path) -> None
 
 def test_full_values_before_and_after(tmp_path: Path) -> None:
     url = _played(tmp_path)
-    _sql(
+    run_sql(
         url,
         sa.update(rounds).where(rounds.c.round_id == "bj-1-R1").values(alerts='["misscan"]'),
     )
@@ -115,7 +107,7 @@ def test_players_the_log_no_longer_names_are_kept(tmp_path: Path) -> None:
             )
             return int((await conn.execute(query)).scalar_one())
 
-    _sql(url, sa.delete(events).where(events.c.id >= asyncio.run(closing())))
+    run_sql(url, sa.delete(events).where(events.c.id >= asyncio.run(closing())))
     result = CliRunner().invoke(app, ["audit", "repair-index", "--database", url])
     assert result.exit_code == 0, result.output
     assert _index(url)["bj-1-R2"] == before["bj-1-R2"]
@@ -129,7 +121,7 @@ def test_with_the_anchor_file_a_tail_cut_is_refused(tmp_path: Path) -> None:
     run = ["audit", "verify", "--database", url, "--anchor-file", str(anchors)]
     assert CliRunner().invoke(app, run).exit_code == 0
     before = _index(url)
-    _sql(url, sa.delete(events).where(events.c.id >= _first_record_of(url, "bj-1-R2")))
+    run_sql(url, sa.delete(events).where(events.c.id >= _first_record_of(url, "bj-1-R2")))
     repair = ["audit", "repair-index", "--database", url, "--anchor-file", str(anchors)]
     result = CliRunner().invoke(app, repair)
     assert result.exit_code == 1, result.output
