@@ -24,6 +24,23 @@ from studio.errors import StudioError
 STOP_SIGNALS = early_stop.STOP_SIGNALS
 _LOGGER = logging.getLogger(__name__)
 
+# Libraries whose DEBUG records carry (or may carry) the secrets the studio handles:
+# aiosqlite and SQLAlchemy log each statement with its parameters (a user's argon2 hash, a
+# session's CSRF token); the others a connection's or request's traffic (a session cookie, a
+# bearer token). They log at WARNING and above whatever ``log_level`` says. Until 2026-12-06
+# a DEBUG log held both users' password hashes and the CSRF token after one console login
+# and one user added.
+QUIET_LOGGERS = (
+    "aiosqlite",
+    "sqlalchemy",
+    "asyncpg",
+    "websockets",
+    "httpx",
+    "httpcore",
+    "multipart",
+    "python_multipart",
+)
+
 
 def fail(exc: StudioError) -> NoReturn:
     typer.echo(f"error: {exc}", err=True)
@@ -37,10 +54,16 @@ def load_process_config(path: Path) -> StudioConfig:
         require_shared_broker(config.broker)
     except StudioError as exc:
         fail(exc)
-    logging.basicConfig(
-        level=config.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+    configure_logging(config.log_level)
     return config
+
+
+def configure_logging(level: str) -> None:
+    """Log to stderr at ``level``; the ``QUIET_LOGGERS`` at WARNING at the most detailed."""
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    quiet = max(logging.WARNING, logging.getLevelName(level))
+    for name in QUIET_LOGGERS:
+        logging.getLogger(name).setLevel(quiet)
 
 
 def run_process(
