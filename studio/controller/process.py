@@ -11,8 +11,8 @@ own; all of them meet on the configured broker.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from contextlib import AsyncExitStack
 
 from studio.bus import MessageBus, require_shared_broker
 from studio.bus.session_lock import held_session
@@ -25,6 +25,7 @@ from studio.store import Database, EventLog
 from studio.store.database import IN_MEMORY, kept_nowhere
 from studio.streams import Fanout
 from studio.web import WebContext, WebServer, create_app
+from studio.web.server import listening_socket
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -45,7 +46,7 @@ async def run_controller(config: StudioConfig) -> None:
 
 
 async def _serve(config: StudioConfig) -> None:
-    async with AsyncExitStack() as stack:
+    async with contextlib.AsyncExitStack() as stack:
         db = await stack.enter_async_context(Database(config.database.url))
         # One controller per event log: a second one would replay it, write its own starts
         # into it (a replay then takes every device for restarted) and take over the first
@@ -55,6 +56,13 @@ async def _serve(config: StudioConfig) -> None:
         # another folder, where the default SQLite file is another) would take this one's
         # session on the broker in turn (QA: each dropped the other 6-7 times in 15 s).
         stack.enter_context(held_session(config.broker, CONTROLLER_CLIENT_ID, "studio controller"))
+        # And its web port, before it connects to the broker or logs its start: one it cannot
+        # listen on stopped it only after its start was in the event log and its tables'
+        # retained state on the broker, at every restart of its supervisor (an operator's
+        # walk-through, with web.port taken). Served once the app is built, below.
+        sock = stack.enter_context(
+            contextlib.closing(listening_socket(config.web.host, config.web.port))
+        )
         log = EventLog(db)
         bus = await stack.enter_async_context(MessageBus(config.broker, CONTROLLER_CLIENT_ID))
         fanout = Fanout(bus)
@@ -71,7 +79,7 @@ async def _serve(config: StudioConfig) -> None:
                 "`studio users add NAME --role admin --config FILE`"
             )
         web = await stack.enter_async_context(
-            WebServer(create_app(ctx), config.web.host, config.web.port)
+            WebServer(create_app(ctx), config.web.host, config.web.port, sock=sock)
         )
         _LOGGER.info(
             "controller running: %d tables (%s), console on %s, broker %s",

@@ -136,19 +136,41 @@ class _QuietServer(uvicorn.Server):
         yield
 
 
-class WebServer:
-    """``async with WebServer(app, host, port)``: serves until the block exits."""
+def listening_socket(host: str, port: int) -> socket.socket:
+    """A TCP socket bound to ``host:port`` and listening (port 0: a free one), for a
+    ``WebServer``; a ``StudioError`` if it cannot be had (a port taken, an address that is
+    not this machine's).
 
-    def __init__(self, app: FastAPI, host: str = "127.0.0.1", port: int = 8000) -> None:
+    A process takes it before anything else it does can be seen (the controller: before its
+    broker and its event log), so that a port clash stops it having touched nothing."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        # Listening holds the port: two sockets merely bound with SO_REUSEADDR share it.
+        sock.listen(2048)  # uvicorn's backlog
+    except OSError as exc:
+        sock.close()
+        raise StudioError(f"cannot listen on {host}:{port}: {exc.strerror}") from exc
+    return sock
+
+
+class WebServer:
+    """``async with WebServer(app, host, port)``: serves until the block exits.
+
+    ``sock``: a socket from ``listening_socket(host, port)`` to serve on (the server then
+    owns it); without it, the server takes its own at once."""
+
+    def __init__(
+        self,
+        app: FastAPI,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        *,
+        sock: socket.socket | None = None,
+    ) -> None:
         self.host = host
-        self.port = port
-        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            self._sock.bind((host, port))
-        except OSError as exc:
-            self._sock.close()
-            raise StudioError(f"cannot listen on {host}:{port}: {exc.strerror}") from exc
+        self._sock = listening_socket(host, port) if sock is None else sock
         self.port = int(self._sock.getsockname()[1])
         config = uvicorn.Config(
             _WithTransport(app),
