@@ -2,16 +2,34 @@
 
 from __future__ import annotations
 
+import os
+import re
+import stat
 from pathlib import Path
 from typing import Any
 
 import typer
 
-from studio.config.camera_files import camera_file_mistakes, cameras, unfed_virtual_cameras
+from studio.config.camera_files import (
+    camera_file_mistakes,
+    cameras,
+    is_path_source,
+    unfed_virtual_cameras,
+)
 from studio.config.loader import load_config, read_toml
 from studio.config.models import StudioConfig
-from studio.errors import ConfigError
-from studio.store.database import IN_MEMORY, kept_nowhere, safe_url, url_holds_secret
+from studio.errors import ConfigError, StoreError
+from studio.store.database import (
+    IN_MEMORY,
+    kept_nowhere,
+    safe_url,
+    sqlite_file,
+    url_holds_secret,
+)
+from studio.text import NotUtf8Error, utf8_text
+
+# A variable's name in an EnvironmentFile.
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 config_app = typer.Typer(help="Configuration files.", no_args_is_help=True)
 
@@ -123,15 +141,155 @@ def no_tables(config: StudioConfig) -> list[str]:
     ]
 
 
+def _unquoted(value: str) -> str:
+    """A value of an EnvironmentFile line as systemd takes it: quotes around it removed
+    (and, in double quotes, a backslash before a quote or backslash)."""
+    if len(value) >= 2 and value[0] == value[-1] == "'":
+        return value[1:-1]
+    if len(value) >= 2 and value[0] == value[-1] == '"':
+        return re.sub(r'\\(["\\])', r"\1", value[1:-1])
+    return value
+
+
+def read_env_file(path: Path) -> dict[str, str]:
+    """The variables of a systemd ``EnvironmentFile`` (the subset the unit needs):
+    ``KEY=VALUE`` lines, blank lines and comment lines (``#`` or ``;``), a value optionally
+    in quotes. A line that is none of these raises :class:`ConfigError` naming its number,
+    never its text (it may hold a secret)."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    try:
+        text = utf8_text(data)
+    except NotUtf8Error as exc:
+        raise ConfigError(f"{path}: {exc}") from None
+    variables: dict[str, str] = {}
+    for number, line in enumerate(text.splitlines(), 1):
+        line = line.strip()
+        if not line or line.startswith(("#", ";")):
+            continue
+        key, sep, value = line.partition("=")
+        key = key.strip()
+        if not sep or not _ENV_NAME.match(key):
+            raise ConfigError(f"{path}: line {number}: not a KEY=VALUE line")
+        variables[key] = _unquoted(value.strip())
+    return variables
+
+
+def env_file_warnings(path: Path) -> list[str]:
+    """A warning when the file of secrets may be read by others than its owner."""
+    try:
+        mode = stat.S_IMODE(path.stat().st_mode)
+    except OSError:
+        return []
+    if mode & 0o077:
+        return [f"warning: {path} is mode {mode:04o}: it holds secrets; chmod 600 it"]
+    return []
+
+
+_PEM_BEGIN = b"-----BEGIN "
+
+
+def insecure_settings(config: StudioConfig) -> list[str]:
+    """A warning for each secret left unset and each way the settings expose one."""
+    warnings = []
+    web, broker = config.web, config.broker
+    if web.platform_token is None:
+        warnings.append(
+            "warning: no web.platform_token (STUDIO_WEB__PLATFORM_TOKEN): the platform "
+            "REST API is disabled (every request answered 503)"
+        )
+    if config.database.checkpoint_key is None:
+        warnings.append(
+            "warning: no database.checkpoint_key (STUDIO_DATABASE__CHECKPOINT_KEY): "
+            "checkpoints are not signed, so whoever can write the database can have a "
+            "start take a table's state of their own (docs/security.md)"
+        )
+    if broker.password is not None and broker.url is not None and not broker.uses_tls:
+        warnings.append(
+            f"warning: broker.password is sent in clear over {broker.url}: use mqtts:// "
+            "or [broker.tls]"
+        )
+    if broker.tls is not None and broker.tls.insecure:
+        warnings.append(
+            "warning: broker.tls.insecure = true: the broker's host name is not verified, "
+            "so anyone on the path can pose as it (lab use only)"
+        )
+    if not web.secure_cookies and not (web.host == "localhost" or web.host.startswith("127.")):
+        warnings.append(
+            f"warning: web.host {web.host} is reachable from other machines and "
+            "web.secure_cookies is false: serve the console over HTTPS and set "
+            "secure_cookies = true, or the session cookie may travel in clear"
+        )
+    if broker.tls is not None:
+        for key in ("ca_certs", "certfile", "keyfile"):
+            path = getattr(broker.tls, key)
+            if path is None:
+                continue
+            try:
+                head = path.read_bytes()[:4096]
+            except OSError as exc:
+                warnings.append(f"warning: broker.tls.{key}: cannot read {path}: {exc.strerror}")
+                continue
+            if not head.strip():
+                warnings.append(f"warning: broker.tls.{key}: {path} is empty")
+            elif _PEM_BEGIN not in head:
+                warnings.append(f"warning: broker.tls.{key}: {path} holds no PEM block")
+    return warnings
+
+
+def resolved_paths(config: StudioConfig, base_dir: Path) -> list[str]:
+    """A note for each relative path the check looked at: the absolute path it stands for,
+    and what it is relative to (they differ: the working directory or the file's folder)."""
+    notes = []
+    cwd = "relative to the working directory"
+    for key in ("ca_certs", "certfile", "keyfile"):
+        path = getattr(config.broker.tls, key) if config.broker.tls is not None else None
+        if path is not None and not path.is_absolute():
+            notes.append(f"note: broker.tls.{key}: {path} is {path.absolute()} ({cwd})")
+    try:
+        database = sqlite_file(config.database.url)
+    except StoreError:
+        database = None
+    if database is not None and not database.is_absolute():
+        notes.append(f"note: database.url: {database} is {database.absolute()} ({cwd})")
+    for where, _, device in cameras(config):
+        options = device.camera
+        named = [("deck", options.deck), ("table", options.table)]
+        if options.source is not None and is_path_source(options.source):
+            named.append(("source", Path(options.source)))
+        for key, path in named:
+            if path is not None and not path.is_absolute():
+                notes.append(
+                    f"note: {where}.{key}: {path} is {(base_dir / path).absolute()} "
+                    "(relative to the configuration file's folder)"
+                )
+    return notes
+
+
 @config_app.command("check")
-def check(file: Path = typer.Argument(..., help="TOML configuration file")) -> None:
+def check(
+    file: Path = typer.Argument(..., help="TOML configuration file"),
+    env_file: Path | None = typer.Option(
+        None,
+        "--env-file",
+        help="load KEY=VALUE lines (the unit's EnvironmentFile) over the environment first",
+    ),
+) -> None:
     """Validate FILE (plus STUDIO_* variables); print each mistake with its location.
 
-    Exits 2 on a mistake; warns about secrets in the file; connects to nothing.
+    Exits 2 on a mistake; warns about secrets in the file, secrets unset and insecure
+    settings; connects to nothing.
     """
     try:
-        config = load_config(file)
-        warnings = secrets_in_file(read_toml(file))
+        environ = dict(os.environ)
+        env_warnings: list[str] = []
+        if env_file is not None:
+            environ.update(read_env_file(env_file))
+            env_warnings = env_file_warnings(env_file)
+        config = load_config(file, environ=environ)
+        warnings = [*env_warnings, *secrets_in_file(read_toml(file))]
     except ConfigError as exc:
         typer.echo(str(exc), err=True)
         raise typer.Exit(2) from exc
@@ -149,8 +307,11 @@ def check(file: Path = typer.Argument(..., help="TOML configuration file")) -> N
         *no_tables(config),
         *unstable_ports(config),
         *unfed_virtual_cameras(config),
+        *insecure_settings(config),
     ]:
         typer.echo(warning, err=True)
+    for note in resolved_paths(config, file.parent):
+        typer.echo(note)
     broker = config.broker.url or (
         "embedded (demo and tests only: controller/drivers/camera run need broker.url)"
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
 from collections.abc import Iterable, Iterator
@@ -20,9 +21,10 @@ from pydantic import (
     model_validator,
 )
 
+from studio.errors import StoreError
 from studio.rules.errors import RuleSetError
 from studio.rules.ruleset import ruleset_from_spec
-from studio.store.database import url_problem
+from studio.store.database import sqlite_file, url_problem
 
 # A topic segment: no MQTT wildcards or separators, so ids are safe inside topics.
 TOPIC_SEGMENT = r"^[A-Za-z0-9_.-]{1,64}$"
@@ -32,6 +34,35 @@ class StrictModel(BaseModel):
     # NaN and infinity are no setting: refused as such ("Input should be a finite number")
     # rather than by a bound they slip past or fail with a misleading message.
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+
+# A host name: dot-separated labels of letters, digits, '-' (not at either end) and '_'.
+_HOSTNAME = re.compile(
+    r"^(?=.{1,253}\.?$)[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?"
+    r"(?:\.[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?)*\.?$"
+)
+
+
+def _ip(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    try:
+        return ipaddress.ip_address(host)
+    except ValueError:
+        return None
+
+
+def _is_host(host: str) -> bool:
+    """An IP address or a host name (no port, scheme, path or space)."""
+    return _ip(host) is not None or bool(_HOSTNAME.match(host))
+
+
+# What names this machine for a server listening on it: a loopback address binds only on
+# it, a wildcard on every address.
+_WILDCARDS = ("0.0.0.0", "::")
+
+
+def _is_loopback(host: str) -> bool:
+    address = _ip(host)
+    return host.lower().rstrip(".") == "localhost" or (address is not None and address.is_loopback)
 
 
 class TlsSettings(StrictModel):
@@ -81,10 +112,20 @@ class BrokerSettings(StrictModel):
             raise ValueError(f"broker url must start with mqtt:// or mqtts://, got {value!r}")
         if not parts.hostname:
             raise ValueError(f"broker url has no host: {value!r}")
+        if not _is_host(parts.hostname):
+            raise ValueError(f"broker url has a bad host {parts.hostname!r}: {value!r}")
         try:
-            _ = parts.port
+            port = parts.port
         except ValueError as exc:
             raise ValueError(f"broker url has a bad port: {value!r}") from exc
+        if port == 0:
+            raise ValueError(f"broker url has port 0, which no broker listens on: {value!r}")
+        if parts.path not in ("", "/") or parts.query or parts.fragment:
+            # The client takes the host and port alone: a path was dropped without a word.
+            raise ValueError(
+                f"broker url is mqtt(s)://host:port, with no path or query: {value!r} "
+                "(topics are not configured here)"
+            )
         return value
 
     @property
@@ -132,10 +173,23 @@ class DatabaseSettings(StrictModel):
             # hold a password (no "@" or ":"), as a bare "foo" or "mysql".
             got = f", got {scheme!r}" if "@" not in scheme and ":" not in scheme else ""
             raise ValueError(f"database url must be sqlite:///PATH or postgresql://...{got}")
+        if scheme == "sqlite" and not value.startswith("sqlite:///"):
+            # SQLAlchemy reads "sqlite://var/studio.db" as a host, "sqlite://" as a database
+            # in memory; every process refused both ("unsupported database url").
+            raise ValueError(
+                "database url sqlite:// takes a third slash before a relative path "
+                "(sqlite:///var/studio.db) and a fourth before an absolute one "
+                "(sqlite:////var/lib/studio/studio.db)"
+                + (f", got {value!r}" if "@" not in value else "")
+            )
         # The words name no part of it: the rest of a password may be anywhere.
         problem = url_problem(value)
         if problem is not None:
             raise ValueError(f"database url {problem}")
+        try:  # what every process opens it with
+            sqlite_file(value)
+        except StoreError as exc:
+            raise ValueError(str(exc)) from exc
         return value
 
 
@@ -149,6 +203,19 @@ class WebSettings(StrictModel):
     # environment (STUDIO_WEB__PLATFORM_TOKEN), never in a committed file.
     platform_token: SecretStr | None = None
     secure_cookies: bool = Field(False, description="mark cookies Secure (behind HTTPS)")
+
+    @field_validator("host")
+    @classmethod
+    def _listening_host(cls, host: str) -> str:
+        # Taken before, the console then failed to listen ("127.0.0.1:8000",
+        # "htp://0.0.0.0"): the server binds an IPv4 address.
+        address = _ip(host)
+        if isinstance(address, ipaddress.IPv6Address) or not _is_host(host):
+            raise ValueError(
+                f"{host!r} is not an IPv4 address or a host name (the port goes in "
+                "web.port; 0.0.0.0 listens on every address)"
+            )
+        return host
 
     @field_validator("platform_token")
     @classmethod
@@ -425,6 +492,23 @@ class StudioConfig(StrictModel):
     console: ConsoleSecurity = Field(default_factory=ConsoleSecurity)
     tables: list[TableSettings] = Field(default_factory=list)
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+
+    @model_validator(mode="after")
+    def _web_port_not_the_brokers(self) -> StudioConfig:
+        # Taken before: the controller connected, published its state, then could not
+        # listen (the broker's address was in use).
+        broker, web = self.broker, self.web
+        if broker.url is None or web.port != broker.port:
+            return self
+        same = broker.host.lower() == web.host.lower() or (
+            _is_loopback(broker.host) and (_is_loopback(web.host) or web.host in _WILDCARDS)
+        )
+        if same:
+            raise ValueError(
+                f"web.port {web.port} is the broker's port on the same machine "
+                f"({broker.url}): the console could not listen; give web.port another"
+            )
+        return self
 
     @field_validator("tables")
     @classmethod

@@ -6,12 +6,13 @@ import asyncio
 import contextlib
 import hashlib
 import logging
+import os
 import re
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Final
-from urllib.parse import quote, quote_plus
+from urllib.parse import quote, quote_plus, urlencode
 
 import sqlalchemy as sa
 from sqlalchemy import event
@@ -73,10 +74,88 @@ def _taken_apart(url: str) -> URL | None:
     return None if "@" in after_password else parsed
 
 
+# PostgreSQL URL options. libpq's TLS and session options (postgresql.org/docs/current/
+# libpq-connect.html), which asyncpg reads from a DSN as libpq does; SQLAlchemy's dialect
+# passed each one to asyncpg.connect() as a keyword, and every command that opened the
+# database ended in "TypeError: connect() got an unexpected keyword argument 'sslmode'".
+_LIBPQ_OPTIONS: Final = (
+    "sslmode",
+    "sslrootcert",
+    "sslcert",
+    "sslkey",
+    "sslpassword",
+    "sslcrl",
+    "ssl_min_protocol_version",
+    "ssl_max_protocol_version",
+    "sslnegotiation",
+    "target_session_attrs",
+    "passfile",
+    "krbsrvname",
+    "gsslib",
+)
+# Translated: libpq's connect timeout (asyncpg's ``timeout``) and application name (a
+# server setting).
+_TRANSLATED_OPTIONS: Final = ("connect_timeout", "application_name")
+# Taken by SQLAlchemy's asyncpg dialect as they are (``ssl`` is asyncpg's own spelling of
+# ``sslmode``; ``host`` a socket folder or several hosts).
+_DRIVER_OPTIONS: Final = ("host", "user", "password", "ssl")
+POSTGRES_OPTIONS: Final = (*_LIBPQ_OPTIONS, *_TRANSLATED_OPTIONS, *_DRIVER_OPTIONS)
+SSL_MODES: Final = ("disable", "allow", "prefer", "require", "verify-ca", "verify-full")
+
+
+def _is_postgres(url: str) -> bool:
+    return url.startswith(("postgresql://", "postgres://", "postgresql+asyncpg://"))
+
+
+def _postgres_options(parsed: URL) -> tuple[URL, dict[str, Any]]:
+    """``parsed`` (a PostgreSQL URL) without the options the driver does not take as
+    keywords, and asyncpg's connect arguments for them. Raises ``ValueError`` for an
+    option not supported, given twice, or with a value it cannot take, in words naming the
+    option but never its value (it may be a secret)."""
+    single: dict[str, str] = {}
+    for key, values in parsed.query.items():
+        if key not in POSTGRES_OPTIONS:
+            raise ValueError(
+                f"has the option {key!r}, not supported: a PostgreSQL URL takes "
+                f"{', '.join(POSTGRES_OPTIONS)} (docs/security.md)"
+            )
+        if not isinstance(values, str):
+            raise ValueError(f"gives the option {key!r} more than once")
+        single[key] = values
+    for key in ("sslmode", "ssl"):
+        if key in single and single[key] not in SSL_MODES:
+            raise ValueError(f"has a bad {key}: it takes {', '.join(SSL_MODES)}")
+    if "sslmode" in single and "ssl" in single:
+        raise ValueError("has both sslmode and ssl: give one")
+    connect_args: dict[str, Any] = {}
+    libpq = {key: value for key, value in single.items() if key in _LIBPQ_OPTIONS}
+    if libpq:
+        # Host, user and database come from the URL: asyncpg takes the DSN's query only.
+        connect_args["dsn"] = "postgresql://?" + urlencode(libpq)
+    if "connect_timeout" in single:
+        try:
+            seconds = float(single["connect_timeout"])
+        except ValueError:
+            seconds = 0.0
+        if not 0 < seconds < float("inf"):
+            raise ValueError("has a bad connect_timeout: a number of seconds > 0")
+        connect_args["timeout"] = seconds
+    if "application_name" in single:
+        connect_args["server_settings"] = {"application_name": single["application_name"]}
+    kept = {key: value for key, value in single.items() if key in _DRIVER_OPTIONS}
+    return parsed.set(query=kept), connect_args
+
+
 def url_problem(url: str) -> str | None:
     """Why ``url`` cannot be used as it is written (no secret in the words), or None."""
-    if _taken_apart(url) is None:
+    parsed = _taken_apart(url)
+    if parsed is None:
         return f"cannot be taken apart as a URL: {_PERCENT_ENCODE}"
+    if _is_postgres(url):
+        try:
+            _postgres_options(parsed)
+        except ValueError as exc:
+            return str(exc)
     return None
 
 
@@ -206,12 +285,22 @@ class Database:
                     raise StoreError(
                         f"cannot open database {safe_url(url)}: {reason(exc)}"
                     ) from exc
-        elif schema:
-            connect_args["server_settings"] = {"search_path": schema}
+        else:
+            engine_url, connect_args = _postgres_options(make_url(target))
+            if schema:
+                connect_args["server_settings"] = {
+                    **connect_args.get("server_settings", {}),
+                    "search_path": schema,
+                }
         self.engine: AsyncEngine = create_async_engine(engine_url, connect_args=connect_args)
         self.is_sqlite = target.startswith("sqlite")
         if self.is_sqlite and not read_only:
             event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)
+            file = sqlite_file(url)
+            if file is not None:
+                event.listen(
+                    self.engine.sync_engine, "do_connect", lambda *_: _create_private(file)
+                )
         # The pool's connections handed out and not yet given back (a set: a failed connect
         # is checked in without having been checked out).
         self._in_use: set[object] = set()
@@ -464,6 +553,15 @@ def _read_only_sqlite(target: str) -> URL:
         database="file:" + quote(str(Path(path).absolute()), safe="/"),
         query={**parsed.query, "mode": "ro", "uri": "true"},
     )
+
+
+def _create_private(path: Path) -> None:
+    """Create the SQLite file ``path``, if missing, readable by its owner alone (0600): it
+    holds the console's password hashes and session tokens, and SQLite made it 0644 (the
+    umask's). SQLite gives its ``-wal`` and ``-shm`` files the database file's mode. A file
+    already there keeps its own."""
+    with contextlib.suppress(FileExistsError):
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
