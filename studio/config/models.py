@@ -57,7 +57,7 @@ def _is_host(host: str) -> bool:
 
 # What names this machine for a server listening on it: a loopback address binds only on
 # it, a wildcard on every address.
-_WILDCARDS = ("0.0.0.0", "::")
+_WILDCARDS = ("0.0.0.0", "::", "")
 
 
 def _is_loopback(host: str) -> bool:
@@ -210,7 +210,7 @@ class WebSettings(StrictModel):
         # Taken before, the console then failed to listen ("127.0.0.1:8000",
         # "htp://0.0.0.0"): the server binds an IPv4 address.
         address = _ip(host)
-        if isinstance(address, ipaddress.IPv6Address) or not _is_host(host):
+        if host and (isinstance(address, ipaddress.IPv6Address) or not _is_host(host)):
             raise ValueError(
                 f"{host!r} is not an IPv4 address or a host name (the port goes in "
                 "web.port; 0.0.0.0 listens on every address)"

@@ -66,6 +66,7 @@ def test_the_libpq_options_pass(tmp_path: Path) -> None:
         ('[web]\nhost = "::1"\n', "is not an IPv4 address or a host name"),
         ("[web]\nport = 1883\n", "web.port 1883 is the broker's port on the same machine"),
         ('[web]\nhost = "0.0.0.0"\nport = 1883\n', "is the broker's port"),
+        ('[web]\nhost = ""\nport = 1883\n', "is the broker's port"),
     ],
 )
 def test_a_web_address_the_console_cannot_listen_on_is_refused(
