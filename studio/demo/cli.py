@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import secrets
 import signal
 from pathlib import Path
@@ -20,6 +19,7 @@ from studio.config.loader import load_config
 from studio.config.models import BrokerSettings, DatabaseSettings
 from studio.demo.run import DemoOptions, run_demo
 from studio.errors import BusError, StoreError, StudioError
+from studio.process import configure_logging
 from studio.store.database import async_url
 
 # Exit status of a demo stopped (Ctrl-C, SIGTERM) while it waited for the broker's first
@@ -72,9 +72,9 @@ def demo(
     except StudioError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
-    logging.basicConfig(
-        level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+    # The demo's SQLite log and console take logins: at DEBUG, aiosqlite's statements carry
+    # password hashes and CSRF tokens (studio.process keeps such libraries at WARNING).
+    configure_logging(log_level.upper())
     options = DemoOptions(
         tables=tables,
         pace=pace,
