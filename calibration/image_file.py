@@ -4,11 +4,16 @@ OpenCV decodes JPEG (turned by its EXIF orientation), PNG, TIFF, WebP, BMP and G
 saves HEIC/HEIF by default (an iPhone's camera) and some save AVIF, which OpenCV's
 wheels do not decode: those go through Pillow, with pillow-heif's HEIF opener; libheif
 applies the photograph's rotation itself, and any EXIF orientation left is applied too.
+
+:func:`read_image` reads an image's size from its header before decoding it and refuses one
+of more than :data:`MAX_IMAGE_PIXELS`: decoded, a 12000 x 12000 PNG (a few hundred
+kilobytes of one colour) took a gigabyte.
 """
 
 from __future__ import annotations
 
 import io
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
@@ -37,6 +42,11 @@ IMAGE_SUFFIXES: Final = (
     ".gif",
 )
 
+
+# The most pixels an image read by the camera tools may have: a phone's 48 or 50 MP photograph
+# (8160 x 6120) passes; its 108 and 200 MP modes and a decompression bomb do not. Decoded
+# in BGR a 50 MP image takes 150 MB, and the tools make copies of it.
+MAX_IMAGE_PIXELS: Final = 50_000_000
 
 # A camera's RAW files: OpenCV and Pillow do not develop them, a person exports them.
 RAW_SUFFIXES: Final = (".dng", ".cr2", ".cr3", ".nef", ".arw", ".raf", ".orf", ".rw2")
@@ -138,10 +148,48 @@ def read_image(path: Path) -> Image:
         raise VisionError(f"{path} is a directory, not an image") from exc
     except OSError as exc:
         raise VisionError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    check_image_size(data, str(path))
     img = decode_image(data)
     if img is None:
         raise VisionError(f"{path} is not a readable image (formats: {_formats()})")
     return img
+
+
+def image_size(data: bytes) -> tuple[int, int] | None:
+    """An encoded image's ``(width, height)`` read from its header, without decoding its
+    pixels; ``None`` when Pillow does not know the format (OpenCV may still decode it).
+    Pillow's ``DecompressionBombError`` (an image of over twice its own limit) goes up."""
+    from PIL import Image as PILImage
+    from PIL import UnidentifiedImageError
+    from pillow_heif import register_heif_opener
+
+    register_heif_opener()  # idempotent: Pillow keeps one opener per format
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PILImage.DecompressionBombWarning)
+            with PILImage.open(io.BytesIO(data)) as opened:  # reads the header only
+                width, height = opened.size
+    except (UnidentifiedImageError, OSError, ValueError, SyntaxError):
+        return None
+    return int(width), int(height)
+
+
+def check_image_size(data: bytes, name: str) -> None:
+    """Refuse (:class:`VisionError`) an image of more than :data:`MAX_IMAGE_PIXELS`, from its
+    header, before it is decoded."""
+    from PIL import Image as PILImage
+
+    limit = f"the {MAX_IMAGE_PIXELS // 1_000_000} megapixels the camera tools read"
+    advice = "save it smaller (a camera frame, or a phone's 12 or 48 MP setting)"
+    try:
+        size = image_size(data)
+    except PILImage.DecompressionBombError as exc:  # far above our limit too
+        raise VisionError(f"{name} has far more than {limit}; {advice}") from exc
+    if size is None:
+        return
+    width, height = size
+    if width * height > MAX_IMAGE_PIXELS:
+        raise VisionError(f"{name} is {width} x {height} pixels: more than {limit}; {advice}")
 
 
 def _decode_with_pillow(data: bytes) -> Image | None:

@@ -17,8 +17,12 @@ Each zone is a named polygon on the layout: ``dealer``, ``seat:1`` .. ``seat:N``
 is the first seat the dealer deals to, on the dealer's left, i.e. the camera's right in
 the default layout) and ``seat:N:h2`` for the second hand of a split at seat ``N`` (a
 further split is ``seat:N:h3``). A point is attributed to the smallest zone that contains
-it; a point outside every zone goes to the nearest zone, and the distance is reported so
-that a caller can refuse far-away cards.
+it; a point outside every zone goes to the nearest zone, with its distance
+(:meth:`Layout.attribute`). A card is in a zone (:meth:`TableCalibration.zone_of`) when its
+centre is inside it or at most the layout's ``zone_margin_mm`` outside it (by default half
+the card's shorter side: the card then still reaches into the zone however it is turned);
+farther, it is outside every zone (a dropped or burnt card, one by the shoe or the discard
+tray) and is no sighting of a hand.
 """
 
 from __future__ import annotations
@@ -51,6 +55,9 @@ CARD_SIZE_MM: Final = (63.0, 88.0)
 ARUCO_DICT: Final = "DICT_4X4_50"
 LENS_MARKERS: Final = 3  # markers it takes to tell a lens's bend from the camera's angle
 LENS_GAIN: Final = 0.5  # a fitted lens is kept when it halves the markers' residual
+# A saved homography whose condition number is above this is singular as far as floating
+# point goes (every fitted one so far: 3e2 to 2e4; pixels to millimetres keeps it small).
+HOMOGRAPHY_MAX_COND: Final = 1e10
 
 FloatArray = NDArray[np.float64]
 
@@ -107,6 +114,9 @@ class Layout:
     zones: tuple[Zone, ...]
     markers: tuple[Marker, ...] = ()
     card_size: tuple[float, float] = CARD_SIZE_MM
+    # How far outside every zone a card's centre may lie and still be in the nearest;
+    # None: half the card's shorter side (:attr:`margin_mm`).
+    zone_margin_mm: float | None = None
 
     def zone(self, name: str) -> Zone:
         for z in self.zones:
@@ -126,6 +136,21 @@ class Layout:
         best = max(self.zones, key=lambda z: z.signed_distance(x, y))
         return best.name, -best.signed_distance(x, y)
 
+    @property
+    def margin_mm(self) -> float:
+        """How far (mm) outside every zone a card's centre may lie and still count as in
+        the nearest one: ``zone_margin_mm``, by default half the card's shorter side (31.5
+        mm), within which the card reaches into that zone however it is turned."""
+        if self.zone_margin_mm is not None:
+            return self.zone_margin_mm
+        return min(self.card_size) / 2
+
+    def zone_at(self, x: float, y: float) -> tuple[str | None, float]:
+        """:meth:`attribute`, but ``(None, distance_mm)`` for a point more than
+        :attr:`margin_mm` outside every zone: no hand's card lies there."""
+        name, distance = self.attribute(x, y)
+        return (name if distance <= self.margin_mm else None), distance
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "units": "mm",
@@ -137,6 +162,8 @@ class Layout:
             "markers": [
                 {"id": m.id, "centre": list(m.centre), "size": m.size} for m in self.markers
             ],
+            # Written only when set, so that a file without it reads as before.
+            **({} if self.zone_margin_mm is None else {"zone_margin_mm": self.zone_margin_mm}),
         }
 
     @classmethod
@@ -144,6 +171,10 @@ class Layout:
         """A layout from its JSON object; anything a person may get wrong writing one by
         hand (a misspelt key, centimetres, a zone off the cloth, a name the published
         message refuses) raises :class:`VisionError` saying what to change."""
+        if not isinstance(data, dict):
+            raise VisionError(
+                f"invalid layout: a layout is a JSON object with size and zones, not {data!r}"
+            )
         _known_keys(data, _LAYOUT_KEYS, "the layout")
         units = data.get("units", "mm")
         if units != "mm":
@@ -165,8 +196,16 @@ class Layout:
             )
             cs = data.get("card_size", CARD_SIZE_MM)
             card = (float(cs[0]), float(cs[1]))
+            margin = data.get("zone_margin_mm")
+            margin = None if margin is None else float(margin)
         except (KeyError, TypeError, ValueError, IndexError) as exc:
             raise VisionError(f"invalid layout: {exc}") from exc
+        if margin is not None and not 0 <= margin <= max(w, h):
+            raise VisionError(
+                f"invalid layout: zone_margin_mm {margin:g}; how far (mm) outside every zone a "
+                "card's centre may lie and still be in the nearest: 0 or more (default: half "
+                "the card's shorter side)"
+            )
         if not (w > 0 and h > 0):
             raise VisionError(f"invalid layout: size {w:g} x {h:g} mm; both must be positive")
         if not zones:
@@ -177,12 +216,12 @@ class Layout:
                 raise VisionError(f"invalid layout: zone {name!r} is declared twice")
         for z in zones:
             _check_zone(z, w, h)
-        return cls(w, h, zones, markers, card)
+        return cls(w, h, zones, markers, card, margin)
 
 
 # What a layout object and one of its zones may hold: a misspelt key ("zone", "polygone")
 # is refused rather than read as absent.
-_LAYOUT_KEYS: Final = ("units", "size", "card_size", "zones", "markers")
+_LAYOUT_KEYS: Final = ("units", "size", "card_size", "zones", "markers", "zone_margin_mm")
 _ZONE_KEYS: Final = ("name", "polygon")
 # The published message's zone names: a zone named otherwise would have every card in it
 # refused when published.
@@ -351,7 +390,10 @@ class TableCalibration:
     inverse: FloatArray = field(init=False, repr=False)  # layout mm -> ideal image pixels
 
     def __post_init__(self) -> None:
-        self.inverse = np.asarray(np.linalg.inv(self.homography), dtype=np.float64)
+        try:
+            self.inverse = np.asarray(np.linalg.inv(self.homography), dtype=np.float64)
+        except np.linalg.LinAlgError as exc:
+            raise VisionError(f"the homography has no inverse ({exc}): not a table's") from exc
 
     def to_layout(self, points: FloatArray) -> FloatArray:
         pts = undistort(points, self.lens_k1, self.image_size).reshape(-1, 1, 2)
@@ -362,10 +404,12 @@ class TableCalibration:
         ideal = np.asarray(cv2.perspectiveTransform(pts, self.inverse), np.float64)
         return distort(ideal.reshape(-1, 2), self.lens_k1, self.image_size)
 
-    def zone_of(self, image_xy: tuple[float, float]) -> tuple[str, float]:
-        """Zone name and distance (mm, 0 inside) of an image point."""
+    def zone_of(self, image_xy: tuple[float, float]) -> tuple[str | None, float]:
+        """Zone name and distance (mm, 0 inside) of an image point: the zone ``None`` when
+        the point lies farther than the layout's :attr:`Layout.margin_mm` outside every
+        zone."""
         lx, ly = self.to_layout(np.array([image_xy], dtype=np.float64))[0]
-        return self.layout.attribute(float(lx), float(ly))
+        return self.layout.zone_at(float(lx), float(ly))
 
     def card_size_px(self, image_xy: tuple[float, float]) -> float:
         """Approximate card diagonal in pixels near an image point."""
@@ -451,15 +495,31 @@ class TableCalibration:
             raise VisionError(f"unsupported table calibration version {data.get('version')!r}")
         try:
             h = np.asarray(data["homography_image_to_layout"], dtype=np.float64)
-            size = (int(data["image_size"][0]), int(data["image_size"][1]))
+            raw_size = data["image_size"]
+            size = (int(raw_size[0]), int(raw_size[1]))
             method = str(data["method"])
             # Files written before the lens model have none: a lens-free camera.
             lens = data.get("lens", {"model": "radial-k1", "k1": 0.0})
             model, k1 = lens["model"], float(lens["k1"])
+            residual = float(data.get("residual_mm", 0.0))
+            used = [int(i) for i in data.get("markers_used", [])]
         except (KeyError, TypeError, ValueError, IndexError) as exc:
             raise VisionError(f"invalid table calibration: {exc}") from exc
         if h.shape != (3, 3) or not np.all(np.isfinite(h)):
             raise VisionError("invalid table calibration: homography must be 3x3 and finite")
+        if not np.linalg.cond(h) <= HOMOGRAPHY_MAX_COND:
+            raise VisionError(
+                "invalid table calibration: the homography is singular (it maps the image onto "
+                "a line or a point, not the table): calibrate the table again "
+                "(studio calibrate table)"
+            )
+        if len(raw_size) != 2 or not (size[0] > 0 and size[1] > 0):
+            raise VisionError(
+                f"invalid table calibration: image_size {raw_size!r}; the calibration frame's "
+                "width and height in pixels"
+            )
+        if "layout" not in data:
+            raise VisionError("invalid table calibration: no 'layout' (its zones)")
         if model != "radial-k1":
             raise VisionError(f"invalid table calibration: unknown lens model {model!r}")
         if not abs(k1) <= K1_BOUND:
@@ -471,8 +531,8 @@ class TableCalibration:
             Layout.from_dict(data["layout"]),
             size,
             method,
-            float(data.get("residual_mm", 0.0)),
-            [int(i) for i in data.get("markers_used", [])],
+            residual,
+            used,
             k1,
         )
 
@@ -485,8 +545,15 @@ class TableCalibration:
             data = json.loads(Path(path).read_text(encoding="utf-8"))
         except FileNotFoundError as exc:
             raise VisionError(f"table calibration {path} not found") from exc
-        except (OSError, json.JSONDecodeError) as exc:
-            raise VisionError(f"cannot read table calibration {path}: {exc}") from exc
+        except IsADirectoryError as exc:
+            raise VisionError(f"table calibration {path} is a directory, not a file") from exc
+        except OSError as exc:
+            raise VisionError(
+                f"cannot read table calibration {path}: {exc.strerror or exc}"
+            ) from exc
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            # A photograph or any other binary file given where the JSON belongs.
+            raise VisionError(f"cannot read table calibration {path}: not JSON ({exc})") from exc
         if not isinstance(data, dict):
             raise VisionError(f"table calibration {path} is not a JSON object")
         return cls.from_dict(data)
@@ -772,8 +839,12 @@ def load_layout(path: Path | None) -> Layout:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
         raise VisionError(f"layout {path} not found") from exc
-    except (OSError, json.JSONDecodeError) as exc:
-        raise VisionError(f"cannot read layout {path}: {exc}") from exc
+    except IsADirectoryError as exc:
+        raise VisionError(f"layout {path} is a directory, not a file") from exc
+    except OSError as exc:
+        raise VisionError(f"cannot read layout {path}: {exc.strerror or exc}") from exc
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise VisionError(f"cannot read layout {path}: not JSON ({exc})") from exc
     if isinstance(data, dict) and "layout" in data:
         data = data["layout"]
     if not isinstance(data, dict):

@@ -161,6 +161,9 @@ class CameraRunner:
             # frame_timeout): a camera that keeps hanging, not merely reconnecting.
             "open_timeouts": service.open_timeouts,
             "stalls": service.stalls,
+            # Cards placed outside every zone (not published): many mean a camera moved
+            # since its calibration, or a layout whose zones miss where cards are dealt.
+            "outside_zones": service.outside_zones,
         }
 
 

@@ -163,6 +163,7 @@ class CameraService:
         self.online = False
         self.frames = 0
         self.reconnects = 0
+        self.outside_zones = 0  # cards placed outside every zone, not published
         # Placed cards unreadable in a row, kept across a restart: the controller keeps the
         # last health it was told, so a camera degraded before it must say "ok" after it.
         self.unreadable_run = _saved_count(saved, "unreadable_run")
@@ -198,7 +199,15 @@ class CameraService:
         out = []
         for ev in events:
             if ev.zone is None:
-                _LOGGER.warning("camera %s: card outside every zone ignored", self.label)
+                # Farther than the layout's zone_margin_mm from every zone (a dropped or
+                # burnt card, one by the shoe): no hand's card, so no sighting.
+                if ev.event == "placed":
+                    self.outside_zones += 1
+                    _LOGGER.warning(
+                        "camera %s: card outside every zone ignored (%s mm from the nearest)",
+                        self.label,
+                        "?" if ev.zone_distance_mm is None else f"{ev.zone_distance_mm:.0f}",
+                    )
                 continue
             if ev.event == "placed":
                 await self._note_reading(ev)

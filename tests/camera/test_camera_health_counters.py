@@ -91,4 +91,11 @@ async def test_a_camera_whose_open_timed_out_says_so_in_its_health_counters(
     counters = reports[0].counters
     assert counters["open_timeouts"] >= 1
     assert counters["stalls"] == 0
-    assert set(counters) == {"frames", "reconnects", "unreadable_run", "open_timeouts", "stalls"}
+    assert set(counters) == {
+        "frames",
+        "reconnects",
+        "unreadable_run",
+        "open_timeouts",
+        "stalls",
+        "outside_zones",
+    }
