@@ -12,7 +12,7 @@ from typing import Any
 
 import typer
 
-from studio.errors import ConfigError, StudioError
+from studio.errors import ConfigError, RuleError, StudioError
 
 NO_CONSENT_STRATEGY = "engine basic strategy, without consent"
 NO_CONSENT_NOTE = (
@@ -81,13 +81,15 @@ def rtp(
 ) -> None:
     """Exact RTP of the main game and of every side bet of a rule set."""
     from studio.certification import report
-    from studio.certification.main_game import analyse
+    from studio.certification.main_game import GameRules, analyse
     from studio.certification.rulesets import (
+        base_preset,
         claim_basis,
         describe_main_rules,
         engine_policy,
         game_rules,
         load_ruleset,
+        read_ruleset_spec,
         rules_digest,
         side_bet_result,
         with_decks,
@@ -103,8 +105,12 @@ def rtp(
             spec, where = _table_ruleset(table, config)
             rules = with_decks(ruleset_from_spec(spec), decks)  # as the controller does
         else:
+            spec = read_ruleset_spec(ruleset or "majority_speed")
             rules = with_decks(load_ruleset(ruleset or "majority_speed"), decks)
             where = ""
+        # The preset the spec builds on: its claims are the ones inherited, whatever name
+        # the spec gives the rule set (a renamed 2-deck majority_speed is not the seed's game).
+        base = base_preset(spec)
         do_side = side_bets or not main
         do_main = main or not side_bets
         digest = rules_digest(rules)
@@ -133,7 +139,7 @@ def rtp(
                         result,
                         time.perf_counter() - started,
                         _published(sb),
-                        claim_basis(rules, kind),
+                        claim_basis(rules, kind, base=base),
                     )
                 )
             out["side_bets"] = [report.side_bet_json(i) for i in items]
@@ -141,9 +147,18 @@ def rtp(
                 texts.append("No side bets in this rule set.")
             texts.extend(report.format_side_bet(i) for i in items)
         main_results = []
+        g: GameRules | None = None
         if do_main or simulate:
-            g = game_rules(rules)
-        if do_main:
+            try:
+                g = game_rules(rules)
+            except RuleError as exc:
+                if not do_side:
+                    raise  # the main game alone was asked for: that is the error
+                # A valid rule set the analysis does not cover: the side bets still stand.
+                out["main_game"] = None
+                out["main_game_error"] = str(exc)
+                texts.append(f"Main game not computed: {' '.join(str(exc).split())}")
+        if do_main and g is not None:
             main_results.append(
                 analyse(g, engine_policy(rules), name="engine basic strategy (total-dependent)")
             )
@@ -154,7 +169,7 @@ def rtp(
                 without = analyse(g, engine_policy(rules), name=NO_CONSENT_STRATEGY, consent=False)
                 main_results.append(replace(without, notes=(NO_CONSENT_NOTE,)))
             out["main_game"] = [report.main_json(r) for r in main_results]
-            claim, basis = _published(rules), claim_basis(rules)
+            claim, basis = _published(rules), claim_basis(rules, base=base)
             out["published_rtp"] = None if claim is None else str(claim)
             out["published_applies"] = None if claim is None else basis is None
             out["published_basis"] = basis
@@ -162,8 +177,13 @@ def rtp(
         if simulate:
             from studio.certification.simulate import format_simulation, run_simulation
 
-            sim = run_simulation(rules, simulate, workers=workers, seed=seed, progress=not as_json)
-            exact = main_results[0].rtp if main_results else analyse(g, engine_policy(rules)).rtp
+            # Progress goes to stderr, so --json (stdout) keeps it as the text output does.
+            sim = run_simulation(rules, simulate, workers=workers, seed=seed)
+            exact: float | None = None
+            if main_results:
+                exact = main_results[0].rtp
+            elif g is not None:
+                exact = analyse(g, engine_policy(rules)).rtp
             out["simulation"] = sim.as_json(exact)
             texts.append(format_simulation(sim, exact))
     except (StudioError, ValueError) as exc:

@@ -408,15 +408,42 @@ RULE_SETS: Mapping[str, Mapping[str, Any]] = {
 }
 
 
+def _deck_count(text: str) -> int:
+    try:
+        decks = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if not 1 <= decks <= 8:
+        raise argparse.ArgumentTypeError(f"a shoe holds 1..8 decks, not {decks}")
+    return decks
+
+
+def _tolerance(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not value >= 0:  # also refuses nan
+        raise argparse.ArgumentTypeError(f"must be 0 or more, not {text}")
+    return value
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m studio.certification.engine_exact",
         description="Exact EV of initial deals through the rules engine against the math.",
     )
     parser.add_argument(
-        "--rules", nargs="*", default=list(RULE_SETS), help=f"of {', '.join(RULE_SETS)}"
+        "--rules",
+        nargs="*",
+        default=list(RULE_SETS),
+        choices=list(RULE_SETS),
+        metavar="RULES",
+        help=f"of {', '.join(RULE_SETS)} (default: all)",
     )
-    parser.add_argument("--decks", type=int, default=None, help="override the deck count")
+    parser.add_argument(
+        "--decks", type=_deck_count, default=None, help="override the deck count (1..8)"
+    )
     parser.add_argument(
         "--full-shoe", action="store_true", help="every situation on the full shoe (slow)"
     )
@@ -426,14 +453,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         default="all",
         help="the engine strategy's own decisions, forced first actions, or both",
     )
-    parser.add_argument("--tolerance", type=float, default=1e-9)
+    parser.add_argument("--tolerance", type=_tolerance, default=1e-9)
     args = parser.parse_args(argv)
     worst = 0.0
     for name in args.rules:
         spec = dict(RULE_SETS[name])
         if args.decks is not None:
             spec["shoe"] = {"decks": args.decks}
-        rules = ruleset_from_spec(spec)
+        try:
+            rules = ruleset_from_spec(spec)
+        except RuleError as exc:  # e.g. a deck count the rule set refuses
+            parser.error(f"--rules {name}: {' '.join(str(exc).split())}")
         print(f"{name}: {rules.shoe.decks} deck(s)", flush=True)
         lists = {
             "all": STANDARD_CHECK + FORCED_CHECK,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Mapping
 from dataclasses import fields
 from decimal import Decimal
@@ -59,22 +60,63 @@ SIDE_BET_NAMES: dict[SideBetKind, str] = {
 }
 
 
+#: Suffixes that make a ``--ruleset`` argument a file (as does a path separator).
+RULESET_FILE_SUFFIXES = (".json", ".yaml", ".yml")
+
+
+def read_ruleset_spec(arg: str) -> str | dict[str, Any]:
+    """What ``--ruleset ARG`` names: a preset name, or the object a rule-set file holds.
+
+    A known preset name is the preset, whatever the current directory holds. Any
+    other argument is a file when it ends in ``.json``, ``.yaml`` or ``.yml`` or
+    holds a path separator (``./majority_speed`` is the file); else it is taken as
+    a preset name, and an unknown one is an error naming the presets.
+    """
+    if arg in PRESETS:
+        return arg
+    path = Path(arg)
+    separators = [sep for sep in (os.sep, os.altsep) if sep]
+    if path.suffix.lower() not in RULESET_FILE_SUFFIXES and not any(s in arg for s in separators):
+        return arg
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read rule set file {arg}: {exc.strerror}") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"rule set file {arg} is not UTF-8 text: {exc.reason}") from exc
+    try:
+        data: Any = json.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
+    except (json.JSONDecodeError, yaml.YAMLError) as exc:
+        raise ConfigError(f"rule set file {arg} is not valid JSON/YAML: {exc}") from exc
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"rule set file {arg} must hold an object")
+    return dict(data)
+
+
 def load_ruleset(spec: str) -> RuleSet:
     """A preset name, or a JSON/YAML file holding a rule set or ``{"preset": ..., overrides}``."""
-    path = Path(spec)
-    if path.suffix.lower() in {".json", ".yaml", ".yml"} or path.exists():
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise ConfigError(f"cannot read rule set file {spec}: {exc.strerror}") from exc
-        try:
-            data: Any = json.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
-        except (json.JSONDecodeError, yaml.YAMLError) as exc:
-            raise ConfigError(f"rule set file {spec} is not valid JSON/YAML: {exc}") from exc
-        if not isinstance(data, Mapping):
-            raise ConfigError(f"rule set file {spec} must hold an object")
-        return ruleset_from_spec(data)
-    return ruleset_from_spec(spec)
+    read = read_ruleset_spec(spec)
+    if isinstance(read, str) and read not in PRESETS:
+        known = ", ".join(sorted(PRESETS))
+        raise ConfigError(
+            f"unknown preset {spec!r}; presets are {known} (a rule-set file needs a "
+            f"{'/'.join(RULESET_FILE_SUFFIXES)} suffix or a path such as ./{spec})"
+        )
+    return ruleset_from_spec(read)
+
+
+def base_preset(spec: Any) -> RuleSet | None:
+    """The preset a rule-set spec is built on (``"name"`` or ``{"preset": name, ...}``).
+
+    Its published claims are the ones the rule set inherits, whatever ``name`` the
+    spec gives the result. ``None`` for a complete rule set (no ``preset``).
+    """
+    if isinstance(spec, str):
+        return PRESETS.get(spec)
+    if isinstance(spec, Mapping):
+        name = spec.get("preset")
+        return PRESETS.get(name) if isinstance(name, str) else None
+    return None
 
 
 def with_decks(rules: RuleSet, decks: int | None) -> RuleSet:
@@ -206,7 +248,9 @@ def _differences(here: GameRules, there: GameRules) -> list[str]:
     return out
 
 
-def claim_basis(rules: RuleSet, kind: SideBetKind | None = None) -> str | None:
+def claim_basis(
+    rules: RuleSet, kind: SideBetKind | None = None, *, base: RuleSet | None = None
+) -> str | None:
     """What a published claim on ``rules`` was made for, when that is not the game certified.
 
     ``None``: the claim (of the main game, or of side bet ``kind``) is comparable
@@ -214,8 +258,13 @@ def claim_basis(rules: RuleSet, kind: SideBetKind | None = None) -> str | None:
     game; a rule set built on the preset with another shoe, paytable or rule
     inherits the claim but not the game, so the report must not set one beside
     the other. A claim the rule set states itself is taken as its own.
+
+    ``base`` is the preset the rule set was built from (:func:`base_preset` of its
+    spec): a spec may rename the rule set, so its name does not tell. Without it,
+    the preset of the rule set's own name, if any.
     """
-    base = PRESETS.get(rules.name)
+    if base is None:
+        base = PRESETS.get(rules.name)
     if base is None:
         return None
     if kind is None:

@@ -153,6 +153,17 @@ class ShoeReport:
     flagged: bool
     reasons: tuple[str, ...]
 
+    @property
+    def tested(self) -> bool:
+        """False: too few cards for any test and nothing impossible seen: no verdict."""
+        return bool(self.tests) or self.flagged
+
+    @property
+    def verdict(self) -> str:
+        if self.flagged:
+            return "FLAGGED"
+        return "ok" if self.tests else "not tested"
+
     def p_value(self, name: str) -> float | None:
         for t in self.tests:
             if t.name == name:
@@ -167,6 +178,7 @@ class AggregateReport:
     flagged: int
     tests: tuple[TestResult, ...]
     flag_rate_p_value: float
+    untested: int = 0  # shoes too short for any test (not in the flag rate)
 
 
 @dataclass(frozen=True, slots=True)
@@ -336,12 +348,14 @@ def _report(
             df = 2 * len(ps)
             agg_tests.append(TestResult(f"{name} (Fisher)", stat, df, chi2_sf(stat, df)))
     flagged = sum(1 for r in reports if r.flagged)
+    untested = sum(1 for r in reports if not r.tested)
     agg = AggregateReport(
         shoes=len(reports),
         cards=total,
         flagged=flagged,
         tests=tuple(agg_tests),
-        flag_rate_p_value=_binomial_upper_tail(flagged, len(reports), alpha),
+        flag_rate_p_value=_binomial_upper_tail(flagged, len(reports) - untested, alpha),
+        untested=untested,
     )
     return ShoeStatsReport(alpha, decks, tuple(reports), agg, notes)
 
@@ -375,7 +389,10 @@ def read_jsonl(path: Path) -> tuple[dict[str, list[str]], tuple[str, ...]]:
             code = parse_card(obj["card"]).code
         except CardCodeError as exc:
             raise StoreError(f"{path}:{lineno}: {exc}") from exc
-        shoe = str(obj["shoe"])
+        shoe = obj["shoe"]
+        if not isinstance(shoe, str) or not shoe.strip():
+            # str(None) would be a shoe called "None", and 5 and "5" one shoe
+            raise StoreError(f"{path}:{lineno}: shoe must be a non-empty string, got {shoe!r}")
         key = (str(obj.get("device", "")), seq)
         seen = events[shoe].get(key)
         if seen is not None and seen != code:
@@ -421,8 +438,7 @@ def format_report(report: ShoeStatsReport, *, all_shoes: bool = True) -> str:
         for n in names:
             p = r.p_value(n)
             cells += f"{'-' if p is None else f'{p:.4f}':>13}"
-        verdict = "FLAGGED" if r.flagged else "ok"
-        out.append(f"{r.shoe[:19]:<20}{r.cards:>6}{cells}  {verdict}")
+        out.append(f"{r.shoe[:19]:<20}{r.cards:>6}{cells}  {r.verdict}")
         for reason in r.reasons:
             out.append(f"{'':<26}- {reason}")
     agg = report.aggregate
@@ -430,11 +446,15 @@ def format_report(report: ShoeStatsReport, *, all_shoes: bool = True) -> str:
     out.append("Aggregate")
     for t in agg.tests:
         out.append(f"  {t.name:<22} chi2={t.statistic:>10.2f}  df={t.df:<5} p={t.p_value:.4g}")
-    expected = report.alpha * agg.shoes
+    tested = agg.shoes - agg.untested
+    expected = report.alpha * tested
     out.append(
-        f"  flagged shoes: {agg.flagged} of {agg.shoes} (at most {expected:.2f} expected "
+        f"  flagged shoes: {agg.flagged} of {tested}{' tested' if agg.untested else ''} "
+        f"(at most {expected:.2f} expected "
         f"from fair shoes; P(>= {agg.flagged}) = {agg.flag_rate_p_value:.4g})"
     )
+    if agg.untested:
+        out.append(f"  not tested: {agg.untested} shoe(s) with too few cards for any test")
     for note in report.notes:
         out.append(f"note: {note}")
     return "\n".join(out)
@@ -452,6 +472,7 @@ def report_json(report: ShoeStatsReport) -> dict[str, Any]:
                 "shoe": r.shoe,
                 "cards": r.cards,
                 "flagged": r.flagged,
+                "verdict": r.verdict,
                 "reasons": list(r.reasons),
                 "tests": [test(t) for t in r.tests],
             }
@@ -461,6 +482,7 @@ def report_json(report: ShoeStatsReport) -> dict[str, Any]:
             "shoes": report.aggregate.shoes,
             "cards": report.aggregate.cards,
             "flagged": report.aggregate.flagged,
+            "untested": report.aggregate.untested,
             "flag_rate_p_value": report.aggregate.flag_rate_p_value,
             "tests": [test(t) for t in report.aggregate.tests],
         },

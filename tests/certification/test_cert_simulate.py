@@ -61,7 +61,7 @@ def test_rtp_json_records_the_simulation_seed() -> None:
         runner.invoke(
             app,
             ["rtp", "-r", "classic6", "--main", "--json", "--simulate", "20", "--workers", "1"],
-        ).output
+        ).stdout  # the progress (stderr) is shown with --json too
     )
     assert isinstance(data["simulation"]["seed"], int)
     assert data["simulation"]["rounds"] == 20
