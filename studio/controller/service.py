@@ -84,7 +84,7 @@ from studio.store import (
 from studio.store.eventlog import AppendHook
 from studio.store.game_commands import indexing
 from studio.store.rounds import alert_codes, round_players
-from studio.streams import Channel, Fanout
+from studio.streams import Channel, Emission, Fanout
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -617,15 +617,19 @@ class ControllerService:
         await self._publish_again(table_id, outputs[::-1])
         return records[len(outputs)].id if len(records) > len(outputs) else 0
 
-    async def _publish_again(self, table_id: str, records: list[LogRecord]) -> None:
-        """Publish logged outputs (oldest first) again; the broker's acknowledgement of the
-        last one moves the table's mark."""
+    async def _publish_again(
+        self, table_id: str, records: list[LogRecord], then: list[Output] | None = None
+    ) -> None:
+        """Publish logged outputs (oldest first) again, and ``then`` (snapshots), all in one
+        hand-over to the streams; the broker's acknowledgement of the last record moves the
+        table's mark."""
+        emissions = []
         for n, record in enumerate(records, 1):
             channel, model = _LOGGED_MODELS[record.kind]
             acked = self._acked_callback(table_id, record.id) if n == len(records) else None
-            await self.fanout.emit(
-                table_id, channel, model.model_validate(record.payload), on_acked=acked
-            )
+            emissions.append(Emission(channel, model.model_validate(record.payload), acked))
+        emissions += [Emission(output.channel, output.payload) for output in then or []]
+        await self.fanout.emit_many(table_id, emissions)
         self.stats.republished += len(records)
 
     # ------------------------------------------------------------------ inputs
@@ -715,11 +719,21 @@ class ControllerService:
             last_logged = max(
                 (i for i, o in enumerate(published) if o.channel in _LOGGED_OUTPUTS), default=-1
             )
-            for i, output in enumerate(published):
+            # Indexed first, all of them, then handed to the streams in one step: a stream
+            # opened during an index write between two of them started with the state from
+            # before the input and missed the events already out (a review).
+            for output in published:
                 if output.channel in _LOGGED_OUTPUTS:
                     await self._index_logged(table, output, records[0].id)
-                acked = self._acked_callback(table_id, records[-1].id) if i == last_logged else None
-                await self.fanout.emit(table.table, output.channel, output.payload, on_acked=acked)
+            emissions = [
+                Emission(
+                    output.channel,
+                    output.payload,
+                    self._acked_callback(table_id, records[-1].id) if i == last_logged else None,
+                )
+                for i, output in enumerate(published)
+            ]
+            await self.fanout.emit_many(table.table, emissions)
             return outputs
 
     def _indexer(
@@ -780,13 +794,12 @@ class ControllerService:
             channel, model = _LOGGED_MODELS[record.kind]
             payload = model.model_validate(record.payload)
             await self._index_logged(table, Output(channel, payload), record.id)
-        await self._publish_again(table_id, outputs)
         now = table.at(self.clock())
         snapshots = [
             Output(Channel.ROUND_STATE, now.state()),
             Output(Channel.DEALER_PROMPT, now.prompt()),
         ]
-        await self._emit(table, snapshots)
+        await self._publish_again(table_id, outputs, then=self._changed(table, snapshots))
 
     async def _refresh(self, table_id: str, *, in_time: bool = False) -> None:
         """Rebuild the table if its last rebuild failed (under its lock): its memory is not
@@ -1183,8 +1196,8 @@ class ControllerService:
         return kept
 
     async def _emit(self, table: TableController, outputs: list[Output]) -> None:
-        for output in self._changed(table, outputs):
-            await self.fanout.emit(table.table, output.channel, output.payload)
+        emissions = [Emission(o.channel, o.payload) for o in self._changed(table, outputs)]
+        await self.fanout.emit_many(table.table, emissions)
 
     async def _index_logged(self, table: TableController, output: Output, record_id: int) -> None:
         """Index an output its input was logged with (record ``record_id`` or after it). The

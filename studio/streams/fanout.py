@@ -1,10 +1,10 @@
 """Fan-out of controller outputs.
 
-The controller calls :meth:`Fanout.emit` once per output; the fan-out publishes
-it on its MQTT topic (state and prompt retained, events not; device status has
-none) and hands it to every local listener (WebSocket and SSE connections). A
-listener that cannot keep up is cut off rather than allowed to slow the controller
-down; it reconnects and catches up from the REST history, or, over SSE, resumes from the
+The controller hands each input's outputs to :meth:`Fanout.emit_many` together; the
+fan-out gives them all to every local listener (WebSocket and SSE connections) in one
+step, then publishes each on its MQTT topic (state and prompt retained, events not;
+device status has none). A listener that cannot keep up is cut off rather than allowed
+to slow the controller down; it reconnects and catches up from the REST history, or, over SSE, resumes from the
 last event id it got while the fan-out still holds what came after (``listen(resume=)``);
 when it no longer does, the stream says so (``stream_reset``) and starts afresh.
 """
@@ -17,7 +17,7 @@ import logging
 import re
 import secrets
 from collections import deque
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -78,6 +78,15 @@ class StreamMessage:
 
     def as_json_obj(self) -> dict[str, Any]:
         return {"table": self.table, "channel": self.channel.value, "data": self.data}
+
+
+@dataclass(frozen=True, slots=True)
+class Emission:
+    """One output for :meth:`Fanout.emit_many`: its channel, payload and ``on_acked``."""
+
+    channel: Channel
+    payload: BaseModel
+    on_acked: Callable[[], object] | None = None
 
 
 class EndReason(StrEnum):
@@ -147,6 +156,30 @@ class Fanout:
     ) -> None:
         """Hand ``payload`` to the streams and MQTT. ``on_acked``: called once the broker has
         it (at once when there is no broker or the channel has no topic)."""
+        await self.emit_many(table, [Emission(channel, payload, on_acked)])
+
+    async def emit_many(self, table: str, emissions: Sequence[Emission]) -> None:
+        """Hand several outputs of ``table`` (one input's, in order) to the streams in one
+        step, then publish them on MQTT in that order.
+
+        Nothing awaits until every one of them is in the snapshots and the listeners'
+        queues: a listener joining in between would otherwise start with a snapshot from
+        before them and miss the events handed over before it joined (a review: a stream
+        opened while one input's outputs went out one by one started with the previous
+        round state, then got the round's settlement, two events later, with no word)."""
+        messages = [self._post(table, e.channel, e.payload) for e in emissions]
+        for emission, message in zip(emissions, messages, strict=True):
+            topic = _topic(Topics(table), message.channel) if self.bus is not None else None
+            if self.bus is not None and topic is not None:
+                retain = message.channel in _SNAPSHOTS
+                await self.bus.publish(
+                    topic, emission.payload, qos=1, retain=retain, on_acked=emission.on_acked
+                )
+            elif emission.on_acked is not None:
+                emission.on_acked()
+
+    def _post(self, table: str, channel: Channel, payload: BaseModel) -> StreamMessage:
+        """Number an output, keep it for resuming streams, and hand it to the listeners."""
         data = payload.model_dump(mode="json")
         self._last_ident += 1
         message = StreamMessage(table, channel, data, self._last_ident)
@@ -161,12 +194,7 @@ class Fanout:
         if channel in _SNAPSHOTS:
             self._latest[(table, channel)] = message
         self._deliver(message)
-        topic = _topic(Topics(table), channel) if self.bus is not None else None
-        if self.bus is not None and topic is not None:
-            retain = channel in _SNAPSHOTS
-            await self.bus.publish(topic, payload, qos=1, retain=retain, on_acked=on_acked)
-        elif on_acked is not None:
-            on_acked()
+        return message
 
     def _deliver(self, message: StreamMessage) -> None:
         for listener in list(self._listeners):

@@ -9,12 +9,12 @@ what they already have, by seq (round events) and by id and state (alerts)."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
-from pydantic import BaseModel
 
 from studio.bus import MessageBus
 from studio.bus.embedded import free_port
@@ -23,7 +23,7 @@ from studio.contract import RoundEvent, Topics
 from studio.controller import ControllerService
 from studio.store import Database, EventLog
 from studio.store.stream_marks import stream_marks
-from studio.streams import Channel, Fanout
+from studio.streams import Channel, Emission, Fanout
 
 T0 = datetime(2026, 12, 5, 12, 0, tzinfo=UTC)
 CENSUS = {rank: 32 for rank in "A23456789TJQK"}
@@ -38,12 +38,13 @@ class Broker(Fanout):
         self.up = True
         self.events: list[dict[str, Any]] = []
 
-    async def emit(
-        self, table: str, channel: Channel, payload: BaseModel, *, on_acked: Any = None
-    ) -> None:
-        if channel == Channel.ROUND_EVENTS:
-            self.events.append(payload.model_dump(mode="json"))
-        await super().emit(table, channel, payload, on_acked=on_acked if self.up else None)
+    async def emit_many(self, table: str, emissions: Sequence[Emission]) -> None:
+        for e in emissions:
+            if e.channel == Channel.ROUND_EVENTS:
+                self.events.append(e.payload.model_dump(mode="json"))
+        if not self.up:
+            emissions = [Emission(e.channel, e.payload) for e in emissions]
+        await super().emit_many(table, emissions)
 
 
 def _service(db: Database, fanout: Fanout) -> ControllerService:

@@ -230,13 +230,13 @@ def _entry(table: str, payload: dict[str, Any]) -> Any:
 def recorder(made: ControllerService) -> list[str]:
     """The channels the controller emits from now on."""
     seen: list[str] = []
-    real = made.fanout.emit
+    real = made.fanout.emit_many
 
-    async def emit(table: str, channel: Any, payload: Any, **options: Any) -> Any:
-        seen.append(str(channel))
-        return await real(table, channel, payload, **options)
+    async def emit_many(table: str, emissions: Any) -> Any:
+        seen.extend(str(emission.channel) for emission in emissions)
+        return await real(table, emissions)
 
-    made.fanout.emit = emit  # type: ignore[method-assign]
+    made.fanout.emit_many = emit_many  # type: ignore[method-assign]
     return seen
 
 
@@ -290,14 +290,14 @@ async def test_a_reader_that_hangs_up_does_not_cut_the_settling_short(tmp_path: 
         lossy.away = False
         made.test_clock["t"] += timedelta(seconds=STALE_RETRY_SECONDS)  # type: ignore[attr-defined]
         seen = recorder(made)
-        slow, real = asyncio.Event(), made.fanout.emit
+        slow, real = asyncio.Event(), made.fanout.emit_many
 
         async def slow_emit(*args: Any, **options: Any) -> Any:
             slow.set()
             await asyncio.sleep(0.2)  # a slow subscriber
             return await real(*args, **options)
 
-        made.fanout.emit = slow_emit  # type: ignore[method-assign]
+        made.fanout.emit_many = slow_emit  # type: ignore[method-assign]
         reader = asyncio.create_task(made.committed_table_state("crash"))
         await slow.wait()
         reader.cancel()
