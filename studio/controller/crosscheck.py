@@ -14,6 +14,10 @@ time in its round unless the shoe has since read a card drawn before it, is that
 its spot (``removed``) and then laid again is that card moved (:meth:`CrossCheck.on_camera_removed`).
 From table logic 16 a card corrected is that card as corrected (:meth:`CrossCheck.recode`), and
 a card voided stays known for the round: the camera's sighting of it is ``Verdict.VOIDED``.
+From table logic 17 (``pairs_waiting``) a face-up card whose window ends unseen in the zone of a
+card still face down is settled against a sighting there that waits for the turn (the up card
+misread: one mismatch), and a sighting that waited, left unpaired after the turn, is paired
+with a card of its zone whose window ended unseen, not taken for one the shoe never scanned.
 Pure: times are passed in, so a replay from the log decides the same.
 """
 
@@ -66,6 +70,10 @@ class Sighting:
     # to: that sighting. Unless the camera sees it where it is dealt (the dealer moved it),
     # its window ends in a wrong box, not a missed scan: the camera did see it.
     elsewhere: Sighting | None = None
+    # A camera sighting that waited for a face-down card of its zone to be turned over (set
+    # at the turn): left unpaired after it, it is paired with a card of its zone whose window
+    # ended unseen (table logic 17, ``CrossCheck.pairs_waiting``).
+    waited: bool = False
 
 
 @dataclass
@@ -116,6 +124,19 @@ class CrossCheck:
     # lagging behind the void of a card it "did not see") is that card, not one the shoe
     # never scanned, whose accept would deal the voided card again. Kept for the round.
     voided: list[Sighting] = field(default_factory=list)
+    # From table logic 17 a sighting waiting for the turn (logic 13) is compared with the
+    # face-up cards of its zone when their windows end, and once more after the turn. The
+    # camera sees the hole card's back, which it does not take for a card: a sighting in the
+    # dealer's zone while the hole card lies face down is the up card's. Up to 16 the up card
+    # misread (the shoe 6H, the camera 5H) was a misscan, "camera did not see 6H" (no
+    # correction offered), and its sighting, left after the turn, "a card the shoe never
+    # scanned", whose accept dealt 5H, a card never in the shoe, as the dealer's draw (or, when
+    # the hole card's window ended with it, a mismatch pinned on the hole card). Now the up
+    # card's window ending is a mismatch naming both reads (the table conceals the camera's
+    # while the hole card lies face down: it may be a misread of the hole card), and a
+    # sighting that waited and is left unpaired after the turn is the late read of a card of
+    # its zone whose window ended (its code: a late match; another: a mismatch).
+    pairs_waiting: bool = False
 
     def on_shoe(self, sighting: Sighting) -> Outcome | None:
         if sighting.face_down and self.hole_waits:
@@ -319,7 +340,9 @@ class CrossCheck:
         # A sighting that waited for the turn gets a window of its own from it: the camera
         # may still be reading the card turned over (a misread of it was alerted at once).
         self.camera_waiting = [
-            replace(c, at=now) if any(zones_match(t.zone, c.zone) for t in turned) else c
+            replace(c, at=now, waited=True)
+            if any(zones_match(t.zone, c.zone) for t in turned)
+            else c
             for c in self.camera_waiting
         ]
         for camera in list(self.camera_waiting):
@@ -340,7 +363,13 @@ class CrossCheck:
             self.shoe_waiting.remove(shoe)
             # Not against a sighting that waits for the hole card's turn (logic 13): a wrong
             # box with it ("AS was due in seat:1 but landed in dealer") told the hole card.
-            free = [c for c in self.camera_waiting if not self._waits_for_turn(c)]
+            # From logic 17 a face-up card of its zone is (a mismatch: the up card misread).
+            free = [
+                c
+                for c in self.camera_waiting
+                if not self._waits_for_turn(c)
+                or (self.pairs_waiting and zones_match(shoe.zone, c.zone))
+            ]
             outcome = self._settle(shoe, free, shoe_side=True)
             if outcome.camera is not None:
                 self.camera_waiting.remove(outcome.camera)
@@ -361,13 +390,27 @@ class CrossCheck:
             face_up = [s for s in self.shoe_waiting if not s.face_down]
             outcome = self._settle(camera, face_up, shoe_side=False)
             if outcome.verdict is Verdict.SHOE_MISSED:
-                outcome = self._moved(camera, here=False) or outcome
+                outcome = self._moved(camera, here=False) or self._missed_here(camera) or outcome
             elif outcome.shoe is not None:
                 self.shoe_waiting.remove(outcome.shoe)
                 if self.keeps_alerted:
                     self.missed.append(outcome.shoe)  # a mismatch or a wrong box
             out.append(outcome)
         return out
+
+    def _missed_here(self, camera: Sighting) -> Outcome | None:
+        """A sighting that waited for the turn (logic 17), left unpaired after it: the late
+        read of a card of its zone whose window ended (kept in ``missed``), not a card the
+        shoe never scanned. Its code: a late match; another: a mismatch (the card stays kept,
+        as any card alerted as a mismatch). An unread one confirms no card (it may be a back)."""
+        if not (self.pairs_waiting and camera.waited and camera.code):
+            return None
+        here = [s for s in self.missed if zones_match(s.zone, camera.zone)]
+        same = next((s for s in here if s.code == camera.code), None)
+        if same is not None:
+            self.missed.remove(same)
+            return self._seen(Outcome(Verdict.LATE_MATCH, same, camera))
+        return Outcome(Verdict.MISMATCH, here[0], camera) if here else None
 
     @staticmethod
     def _settle(item: Sighting, others: list[Sighting], *, shoe_side: bool) -> Outcome:

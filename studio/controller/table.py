@@ -130,8 +130,15 @@ _PLAYED_SETTINGS = ("single_source", "camera_window_seconds")
 # (up to 15 only within the window); a corrected card's sighting takes its corrected code, a
 # voided card's stays known for the round, and a card held from the camera is accepted only
 # into the zone it was seen in (up to 15 each dealt one card twice) (docs/controller.md,
-# Logic versions).
-LOGIC: Final = 16
+# Logic versions); 17: the dealer's up card misread by the camera while the hole card lies
+# face down is one mismatch when its window ends, and a sighting that waited for the turn,
+# left after it, is paired with a card of its zone the camera missed (up to 16 a misscan,
+# then "a card the shoe never scanned", whose accept dealt a card never in the shoe); a card
+# naming another shoe, read during betting, is held by an ``integrity`` alert and stays out
+# of the census (up to 16 a ``game_before_time``, counted in the loaded shoe's census); a
+# camera sighting outside the deal is logged as ``camera_card_outside_deal`` (up to 16
+# dropped unsaid) (docs/controller.md, Logic versions).
+LOGIC: Final = 17
 FIRST_LOGIC: Final = 1
 # The phases of a round in progress: its burn card (logic 9), its bets, its cards.
 ROUND_PHASES: Final = ("burning", "betting", "dealing")
@@ -304,6 +311,9 @@ class TableController:
         # Up to logic 15 a card dealt on the camera's sighting was forgotten `window` seconds
         # after it was dealt: the shoe's read of it later still was dealt as a second card.
         self.crosscheck.keeps_accepted = self.logic >= 16
+        # Up to logic 16 a sighting waiting for the hole card's turn was compared with no
+        # face-up card of its zone: the up card misread raised two alerts.
+        self.crosscheck.pairs_waiting = self.logic >= 17
 
     @property
     def now(self) -> datetime:
@@ -1247,6 +1257,22 @@ class TableController:
         held = {
             "held": {"card": card.card, "serial": card.serial, "source": source, "from": "shoe"}
         }
+        loaded = self.shoe.shoe_id
+        foreign = loaded is not None and card.shoe not in (loaded, UNKNOWN_SHOE)
+        if self.logic >= 17 and self.phase == "betting" and foreign:
+            # Another shoe's card read during betting: not one of the loaded shoe's (in play:
+            # a round is open), it stays out of its census, as one held in the deal does
+            # (logic 12); nothing is due, so it cannot be accepted. Up to 16 it was a card
+            # drawn before bets closed, counted: in a one-deck shoe the loaded shoe's own copy
+            # was then refused as impossible. (Between rounds the loaded shoe may be out of
+            # play, the next one's cards read before its load: nothing is due, as before.)
+            self._alert(
+                AlertCode.INTEGRITY,
+                f"{card.card} read from shoe {card.shoe!r}, but shoe {loaded!r} is in play",
+                [{"source": "shoe", **inp.data}, {"shoe": self.shoe.snapshot()}],
+                allowed=[Resolution.VOID, Resolution.CANCEL],
+            )
+            return
         if self.phase == "betting":
             self.shoe.record(card.card, card.serial)
             self._alert(
@@ -1257,7 +1283,6 @@ class TableController:
             )
             return
         secret = self._face_down_secret(self.next_card(), card.card, card.serial, source)
-        loaded = self.shoe.shoe_id
         evidence: list[dict[str, Any]] = [{"source": "shoe", **inp.data}]
         hold: tuple[AlertCode, str] | None = None
         in_round = self.phase in ROUND_PHASES  # else nothing is due: an unexpected card
@@ -1429,7 +1454,22 @@ class TableController:
             return
         if not self._device_ok(seen.device, "camera", inp.data):
             return
-        if self.settings.single_source or self.phase != "dealing":
+        if self.settings.single_source:
+            return
+        if self.phase != "dealing":
+            # No card of a deal lies there to compare it with. From logic 17 a card laid is
+            # logged (a card pulled during betting that the shoe missed left no trace); no
+            # alert: the shoe's read of it, if any, is one (``game_before_time``), and the
+            # camera also sees cards collected or squared up between rounds. During the burn
+            # its code is not told: a camera that saw the burn card's face would tell it.
+            if self.logic >= 17 and seen.event == "placed":
+                self._event(
+                    "camera_card_outside_deal",
+                    card="??" if self.phase == "burning" else seen.card,
+                    zone=seen.zone,
+                    phase=self.phase,
+                    source={"device": seen.device, "seq": seen.seq, "ts": inp.data.get("ts")},
+                )
             return
         ref = {"device": seen.device, "seq": seen.seq, "confidence": seen.confidence}
         sighting = Sighting("camera", seen.card, seen.zone, self.now, ref)
