@@ -15,6 +15,13 @@ import typer
 from studio.errors import ConfigError, RuleError, StudioError
 
 NO_CONSENT_STRATEGY = "engine basic strategy, without consent"
+BEHIND_STRATEGY = "bet behind (no double, first split hand only)"
+BEHIND_NOTE = (
+    "bet behind with behind_double false and behind_split first_hand: the seated player "
+    "plays the engine strategy; the behind stake is not doubled (the hand takes one card) "
+    "and stays on the first hand of a split, as a wager without consent (the engine's "
+    "same rule); a behind bet that follows every double and split is the first line"
+)
 NO_CONSENT_NOTE = (
     "without consent (a Majority Rules or Best Strategy wager's default): the box plays the "
     "engine strategy, but a double is one card at the original stake (hit, then stand) and "
@@ -168,6 +175,11 @@ def rtp(
                 # (the wager's default) is not charged for them: another game.
                 without = analyse(g, engine_policy(rules), name=NO_CONSENT_STRATEGY, consent=False)
                 main_results.append(replace(without, notes=(NO_CONSENT_NOTE,)))
+            if rules.table.bet_behind:
+                # A behind bet that does not double along and stays on the first split
+                # hand is paid by the engine exactly as a wager without consent.
+                behind = analyse(g, engine_policy(rules), name=BEHIND_STRATEGY, consent=False)
+                main_results.append(replace(behind, notes=(BEHIND_NOTE,)))
             out["main_game"] = [report.main_json(r) for r in main_results]
             claim, basis = _published(rules), claim_basis(rules, base=base)
             out["published_rtp"] = None if claim is None else str(claim)

@@ -244,3 +244,53 @@ def test_a_shoe_too_short_for_any_test_is_not_tested(tmp_path: Path) -> None:
     assert out["shoes"][0]["verdict"] == "not tested"
     assert out["shoes"][0]["flagged"] is False
     assert out["aggregate"]["untested"] == 1
+
+
+# 4. A bet behind that neither doubles along nor follows a split: the no-consent figure.
+
+BEHIND = "behind"
+
+
+def _bet_behind(rnd: Any, consent: bool = True) -> None:
+    """The seated box (its player consents) and a behind bet on it: no double, first hand."""
+    from studio.certification.simulate import PLAYER, SEAT, STAKE
+
+    rnd.place_wager(SEAT, PLAYER, STAKE, {}, auto_consent=True)
+    rnd.place_wager(
+        SEAT, BEHIND, STAKE, {}, behind=True, behind_double=False, behind_split="first_hand"
+    )
+    rnd.close_betting()
+
+
+def _behind_net(rnd: Any) -> float:
+    from studio.certification.simulate import STAKE
+
+    (wager,) = [w for w in rnd.settle().wagers if w.behind]
+    return float(wager.payout - wager.stake) / float(STAKE)
+
+
+def test_bet_behind_without_double_or_split_is_the_no_consent_game_through_the_engine(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from studio.certification.main_game import analyse
+    from studio.certification.rulesets import engine_policy, game_rules
+
+    rules = ruleset_from_spec({"preset": "clubhouse"})  # early surrender too
+    shoe = (3, 0, 0, 0, 0, 2, 0, 2, 0, 5)  # pairs, doubles and naturals on 14 cards
+    policy = engine_policy(rules)
+    exact = analyse(game_rules(rules), policy, shoe=shoe, consent=False).expected_value
+    monkeypatch.setattr(engine_exact, "bet", _bet_behind)
+    monkeypatch.setattr(engine_exact, "net_result", _behind_net)
+    assert engine_exact.engine_value(rules, None, shoe) == pytest.approx(exact, abs=1e-9)
+    assert exact < analyse(game_rules(rules), policy, shoe=shoe).expected_value
+
+
+def test_rtp_prints_the_bet_behind_line_for_a_table_with_bet_behind() -> None:
+    result = runner.invoke(app, ["rtp", "-r", "clubhouse", "--main", "--json"])
+    assert result.exit_code == 0, result.output
+    lines = {m["strategy"]: m for m in json.loads(result.stdout)["main_game"]}
+    behind = lines["bet behind (no double, first split hand only)"]
+    engine = lines["engine basic strategy (total-dependent)"]
+    assert behind["rtp"] < engine["rtp"]
+    result = runner.invoke(app, ["rtp", "-r", "majority_speed", "--main"])
+    assert "bet behind" not in result.output  # no bet behind at Majority Rules tables
