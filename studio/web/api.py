@@ -208,6 +208,16 @@ def build_router(ctx: WebContext) -> APIRouter:
             limit=limit,
         )
 
+    def known_table(table: str | None) -> None:
+        # An unknown table is a 404 wherever it is named (`?table=` too: until 2026-12-05
+        # /api/rounds and /api/alerts answered it with an empty list).
+        if table is None:
+            return
+        try:
+            controller().table(table)
+        except StudioError as exc:
+            raise fail(exc) from exc
+
     @router.get("/tables/{table}/rounds")
     async def table_rounds(
         table: str,
@@ -218,10 +228,7 @@ def build_router(ctx: WebContext) -> APIRouter:
         limit: Limit = 100,
         _: str = Depends(reader),
     ) -> list[dict[str, Any]]:
-        try:
-            controller().table(table)
-        except StudioError as exc:
-            raise fail(exc) from exc
+        known_table(table)
         return await search_rounds(table, since, until, player, alert, limit)
 
     @router.get("/rounds")
@@ -234,6 +241,7 @@ def build_router(ctx: WebContext) -> APIRouter:
         limit: Limit = 100,
         _: str = Depends(reader),
     ) -> list[dict[str, Any]]:
+        known_table(table)
         return await search_rounds(table, since, until, player, alert, limit)
 
     @router.get("/rounds/{round_id}")
@@ -252,6 +260,7 @@ def build_router(ctx: WebContext) -> APIRouter:
     ) -> list[dict[str, Any]]:
         # The newest ``limit`` (by when raised), listed table by table, each in the order
         # raised. Until 2026-12-05 every alert the studio ever raised came back.
+        known_table(table)
         try:
             return controller().alerts(state=state, table=table, limit=limit)
         except StudioError as exc:  # a table being rebuilt from the log: 503

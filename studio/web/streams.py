@@ -83,7 +83,10 @@ async def stream_allowed(conn: HTTPConnection, ctx: WebContext) -> Listener | No
     if token:
         # As bytes: compare_digest refuses str with non-ASCII characters (a TypeError,
         # so a stranger's "?token=é" was a server error instead of a refusal).
-        query = conn.query_params.get("token", "").encode("utf-8", "replace")
+        # A token given twice is none: only the last was compared, so "?token=bad&token=GOOD"
+        # was let in (until 2026-12-05).
+        given = conn.query_params.getlist("token")
+        query = given[0].encode("utf-8", "replace") if len(given) == 1 else b""
         if bearer_matches(conn.headers.get("authorization"), token) or hmac.compare_digest(
             query, token.encode()
         ):
@@ -270,6 +273,10 @@ def build_router(ctx: WebContext) -> APIRouter:
 
         # A reconnecting EventSource sends the id of the last event it got.
         resume = request.headers.get("last-event-id")
+        if resume is not None:
+            # Headers are read as Latin-1: a stream_reset's `after` echoed a UTF-8 id's
+            # non-ASCII characters garbled ("Ã©" for "é"; until 2026-12-05).
+            resume = resume.encode("latin-1").decode("utf-8", "replace")
 
         async def stream() -> AsyncIterator[dict[str, str]]:
             async with ctx.fanout.listen(table, resume=resume) as listener:

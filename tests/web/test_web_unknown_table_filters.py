@@ -1,0 +1,33 @@
+"""An unknown table named in `?table=` is a 404, as in the path: /api/rounds and
+/api/alerts answered `?table=nope` with 200 and an empty list (a review)."""
+
+from __future__ import annotations
+
+import httpx
+
+from studio.config import StudioConfig, TableSettings
+from studio.controller import ControllerService
+from studio.store import Database, EventLog
+from studio.streams import Fanout
+from studio.web import WebContext, create_app
+
+AUTH = {"Authorization": "Bearer s3cret-token"}
+
+
+async def test_an_unknown_table_in_the_query_is_a_404(database: Database) -> None:
+    log, fanout = EventLog(database), Fanout(bus=None)
+    config = StudioConfig(tables=[TableSettings(id="bj1", ruleset="clubhouse")])
+    async with ControllerService(config, None, log, fanout, timers=False) as controller:
+        ctx = WebContext(fanout=fanout, log=log, db=database, controller=controller)
+        ctx.extras["platform_token"] = "s3cret-token"
+        transport = httpx.ASGITransport(app=create_app(ctx))
+        async with httpx.AsyncClient(
+            transport=transport, base_url="http://testserver", headers=AUTH
+        ) as http:
+            path = await http.get("/api/tables/nope/rounds")
+            assert path.status_code == 404
+            for url in ("/api/rounds?table=nope", "/api/alerts?table=nope"):
+                answer = await http.get(url)
+                assert (answer.status_code, answer.json()) == (404, path.json()), url
+            for url in ("/api/rounds?table=bj1", "/api/alerts?table=bj1", "/api/rounds"):
+                assert (await http.get(url)).status_code == 200, url
