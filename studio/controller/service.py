@@ -1195,10 +1195,6 @@ class ControllerService:
             kept.append(output)
         return kept
 
-    async def _emit(self, table: TableController, outputs: list[Output]) -> None:
-        emissions = [Emission(o.channel, o.payload) for o in self._changed(table, outputs)]
-        await self.fanout.emit_many(table.table, emissions)
-
     async def _index_logged(self, table: TableController, output: Output, record_id: int) -> None:
         """Index an output its input was logged with (record ``record_id`` or after it). The
         input is in the log: a failure here must not refuse it (a review: a device event
