@@ -127,15 +127,29 @@ def _as_read(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
+def _table_calibration(data: dict[str, Any]) -> object:
+    """The table calibration as ``studio camera run`` loads it (imported here: only a
+    config with a camera needs OpenCV)."""
+    from calibration.table import TableCalibration
+
+    return TableCalibration.from_dict(data)
+
+
 def camera_file_mistakes(key: str, options: CameraOptions, base_dir: Path) -> list[str]:
     """Every mistake in the files of the camera whose options are at ``key``: its deck
-    profile and table calibration (there, readable, a JSON object) and a path source
-    (there). Their content is the camera's to judge when it loads them."""
+    profile (there, readable, a JSON object), its table calibration (read as ``studio
+    camera run`` reads it: a singular homography or a layout that is no object is refused
+    by both) and a path source (there). The deck profile's content is the camera's to
+    judge when it loads it."""
     mistakes = []
-    for name, configured in (("deck", options.deck), ("table", options.table)):
+    parsers: tuple[tuple[str, Path | None, Callable[[dict[str, Any]], object]], ...] = (
+        ("deck", options.deck, _as_read),
+        ("table", options.table, _table_calibration),
+    )
+    for name, configured, parse in parsers:
         if configured is not None:
             try:
-                load_camera_file(f"{key}.{name}", configured, base_dir, _as_read)
+                load_camera_file(f"{key}.{name}", configured, base_dir, parse)
             except ConfigError as exc:
                 mistakes.append(str(exc))
     if options.source:

@@ -6,12 +6,13 @@ not there, a config without tables, `studio rtp --table` without a config at all
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from test_config_operator_mistakes import BROKER, TABLE, check
+from test_config_operator_mistakes import BROKER, TABLE, check, write_table
 from typer.testing import CliRunner
 
 from studio.cli import app
@@ -120,7 +121,7 @@ def test_a_missing_deck_profile_and_table_calibration_are_mistakes(tmp_path: Pat
 
 def test_a_folder_given_as_a_camera_file_is_a_mistake(tmp_path: Path) -> None:
     (tmp_path / "deck.json").mkdir()
-    (tmp_path / "table.json").write_text("{}")
+    write_table(tmp_path / "table.json")
     path = camera_config(tmp_path, 'source = "0", deck = "deck.json", table = "table.json"')
     code, output = check(path)
     assert code == 2, output
@@ -131,7 +132,7 @@ def test_a_folder_given_as_a_camera_file_is_a_mistake(tmp_path: Path) -> None:
 
 
 def test_a_missing_video_file_source_is_a_mistake_a_url_or_index_is_not(tmp_path: Path) -> None:
-    (tmp_path / "table.json").write_text("{}")
+    write_table(tmp_path / "table.json")
     path = camera_config(tmp_path, 'source = "clips/round.mp4", table = "table.json"')
     code, output = check(path)
     assert code == 2, output
@@ -147,7 +148,7 @@ def test_a_missing_video_file_source_is_a_mistake_a_url_or_index_is_not(tmp_path
 def test_a_virtual_camera_on_a_cross_checked_table_is_warned_of(tmp_path: Path) -> None:
     # QA ran a `virtual` camera beside hwsim: no shoe deals to its layout, so every card
     # the shoe dealt was a misscan, and nothing had said so.
-    (tmp_path / "table.json").write_text("{}")
+    write_table(tmp_path / "table.json")
     path = camera_config(tmp_path, 'source = "virtual:hard", table = "table.json"')
     code, output = check(path)
     assert code == 0, output
@@ -167,7 +168,7 @@ def test_a_virtual_camera_on_a_cross_checked_table_is_warned_of(tmp_path: Path) 
 def test_camera_files_that_are_there_pass(tmp_path: Path) -> None:
     (tmp_path / "deck.json").write_text("{}")
     (tmp_path / "frames").mkdir()
-    (tmp_path / "table.json").write_text("{}")
+    write_table(tmp_path / "table.json")
     path = camera_config(tmp_path, 'source = "frames", deck = "deck.json", table = "table.json"')
     code, output = check(path)
     assert code == 0, output
@@ -219,3 +220,28 @@ def test_rtp_table_reads_the_config_studio_config_names(tmp_path: Path) -> None:
     )
     assert result.exit_code == 2, result.output
     assert result.output.strip() == f"error: no table 'bj-2' in {path}; tables: bj-1"
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "said"),
+    [
+        ("layout", None, "invalid layout: a layout is a JSON object with size and zones"),
+        ("homography_image_to_layout", [[0, 0, 0]] * 3, "the homography is singular"),
+    ],
+)
+def test_a_table_calibration_camera_run_would_refuse_is_a_mistake(
+    tmp_path: Path, key: str, value: object, said: str
+) -> None:
+    # Both passed the check and ended `studio camera run` in a traceback: the check now
+    # reads the table calibration as camera run does.
+    table = tmp_path / "table.json"
+    write_table(table)
+    data = json.loads(table.read_text())
+    data[key] = value
+    table.write_text(json.dumps(data))
+    path = camera_config(tmp_path, 'source = "0", table = "table.json"')
+    code, output = check(path)
+    assert code == 2, output
+    [line] = output.splitlines()
+    assert line.startswith(f"{path}: tables[0].devices[0].options.table: {table}: "), line
+    assert said in line

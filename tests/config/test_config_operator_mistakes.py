@@ -8,15 +8,22 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+from calibration.table import TableCalibration, default_layout
 from studio.cli import app
 from studio.config import load_config
 from studio.errors import ConfigError
 
 TABLE = '[[tables]]\nid = "bj-1"\n'
 BROKER = '[broker]\nurl = "mqtt://127.0.0.1:1883"\n'
+
+
+def write_table(path: Path) -> None:
+    """A table calibration a camera can run with (config check reads it as camera run does)."""
+    TableCalibration(np.eye(3), default_layout(), (1280, 720), "corners").save(path)
 
 
 def write(tmp_path: Path, text: str, name: str = "studio.toml") -> Path:
@@ -165,7 +172,7 @@ def test_a_serial_device_without_a_port_is_refused_by_the_check(tmp_path: Path) 
         '[[tables.devices]]\nid = "cam-1"\nkind = "camera"\n'
         'options = { source = "0", table = "table.json" }\n'
     )
-    (tmp_path / "table.json").write_text("{}")  # read by camera run, only found by the check
+    write_table(tmp_path / "table.json")  # read as camera run reads it
     code, output = check(write(tmp_path, BROKER + TABLE + devices))
     assert code == 2, output
     assert "tables[0].devices[0]: a shoe needs a port" in output
