@@ -38,7 +38,12 @@ from numpy.typing import NDArray
 from calibration.body_pips import PIP_COUNT, BodyModel, BodyReading, learn_body
 from calibration.colour import white_balanced
 from calibration.detect import CANON_H, CANON_W, CardQuad, find_cards, order_corners, warp_card
-from calibration.image_file import decode_image, no_images_message, scan_directory
+from calibration.image_file import (
+    check_image_size,
+    decode_image,
+    no_images_message,
+    scan_directory,
+)
 from calibration.index_reader import (
     LEARN_REGION,
     RANK_SIZE,
@@ -506,8 +511,10 @@ def learn_profile(
         try:
             code = example_code(Path(fname))
             if image.size == 0:
+                why = examples.unreadable.get(fname) if isinstance(examples, ExampleFiles) else None
                 raise VisionError(
-                    "not a readable image (cut short, corrupt, or not the format its name says)"
+                    why
+                    or "not a readable image (cut short, corrupt, or not the format its name says)"
                 )
             image = white_balanced(image)
             quad = locate_card(image)
@@ -677,16 +684,24 @@ class ExampleFiles:
         self.files = found.images
         self.skipped = found.skipped  # file name -> why it is not an example
         self.hidden = found.hidden
+        self.unreadable: dict[str, str] = {}  # file name -> why it was not decoded
 
     def __len__(self) -> int:
         return len(self.files)
 
     def __iter__(self) -> Iterator[tuple[str, Image]]:
         for path in self.files:
+            img = None
             try:
-                img = decode_image(path.read_bytes())
+                data = path.read_bytes()
+                # As every other image the tools read: one of a few hundred megapixels
+                # took gigabytes decoded; refused from its header, it is a rejected example.
+                check_image_size(data, path.name)
+                img = decode_image(data)
             except OSError:
-                img = None
+                pass
+            except VisionError as exc:
+                self.unreadable[path.name] = str(exc)
             yield path.name, img if img is not None else np.zeros((0, 0, 3), np.uint8)
 
 

@@ -24,8 +24,8 @@ import pytest
 from service_support import ServiceOutputs
 from typer.testing import CliRunner
 
-from calibration import image_file
-from calibration.deck_profile import DeckProfile
+from calibration import deck_profile, image_file
+from calibration.deck_profile import DeckProfile, learn_profile, load_examples
 from calibration.image_file import read_image
 from calibration.recogniser import Recogniser
 from calibration.table import Layout, TableCalibration, default_layout, load_layout
@@ -244,3 +244,22 @@ def test_an_image_within_the_limit_is_read(tmp_path: Path) -> None:
     unknown = tmp_path / "frame.pgm"  # a format Pillow may not size: OpenCV decodes it
     assert cv2.imwrite(str(unknown), np.full((48, 64), 200, np.uint8))
     assert read_image(unknown).shape == (48, 64, 3)
+
+
+def test_a_deck_example_of_too_many_pixels_is_rejected_before_it_is_decoded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    examples = tmp_path / "examples"
+    examples.mkdir()
+    side = 7100
+    assert cv2.imwrite(str(examples / "QH.png"), np.zeros((side, side), np.uint8))
+
+    def decoded(data: bytes) -> None:
+        raise AssertionError("decoded before its size was checked")
+
+    monkeypatch.setattr(deck_profile, "decode_image", decoded)
+    with pytest.raises(VisionError):  # no usable example: nothing to learn
+        learn_profile(load_examples(examples))
+    files = load_examples(examples)
+    assert [(name, img.size) for name, img in files] == [("QH.png", 0)]
+    assert "QH.png is 7100 x 7100 pixels: more than the 50 megapixels" in files.unreadable["QH.png"]
