@@ -188,17 +188,40 @@ def payload_problem(text: str) -> str | None:
 
 
 def _dict_to_record(row: dict[str, Any]) -> LogRecord:
+    # The text this process just wrote from the entry's dict (not read back): always JSON.
     return LogRecord(**{**row, "payload": json.loads(row["payload"])})
 
 
-def _row_to_record(row: sa.Row[Any]) -> LogRecord:
+def _stored_payload(table: str, row: sa.Row[Any]) -> dict[str, Any]:
+    """A stored record's payload, or a :class:`StoreError` that names the record.
+
+    A payload changed by hand (or a damaged file) failed a start with a bare
+    JSONDecodeError traceback that named neither the record nor the log (a review). The
+    text itself is not shown: an admin log record's may hold a password's hash.
+    """
+    try:
+        value = json.loads(row.payload)
+    except (TypeError, ValueError) as exc:  # (JSONDecodeError, UnicodeDecodeError)
+        problem = f"its payload is not JSON ({exc})"
+    else:
+        if isinstance(value, dict):
+            return value
+        kind = _JSON_KINDS.get(type(value), type(value).__name__)
+        problem = f"its payload is a JSON {kind}, not an object"
+    raise StoreError(
+        f"{table}: record {row.id} (kind {row.kind}, table {row.table_id}) cannot be read: "
+        f"{problem}; the log is damaged: run `studio audit verify` on this database"
+    )
+
+
+def _row_to_record(table: str, row: sa.Row[Any]) -> LogRecord:
     return LogRecord(
         id=row.id,
         ts=row.ts,
         table_id=row.table_id,
         round_id=row.round_id,
         kind=row.kind,
-        payload=json.loads(row.payload),
+        payload=_stored_payload(table, row),
         prev_hash=row.prev_hash,
         hash=row.hash,
     )
@@ -416,7 +439,7 @@ class EventLog:
                 rows = (await conn.execute(query)).all()
         except (OSError, sa.exc.SQLAlchemyError) as exc:
             raise StoreError(f"event log read failed: {reason(exc)}") from exc
-        records = [_row_to_record(row) for row in rows]
+        records = [_row_to_record(self.table.name, row) for row in rows]
         if not records or records[-1].id != last_id or records[-1].hash != last_hash:
             return []
         return records
@@ -455,12 +478,12 @@ class EventLog:
         if self.progress is not None and rows:
             self.progress(rows[-1].id)
         if self.bad_payloads is None:
-            return [_row_to_record(row) for row in rows]
+            return [_row_to_record(self.table.name, row) for row in rows]
         records = []
         for row in rows:
             problem = payload_problem(row.payload)
             if problem is None:
-                records.append(_row_to_record(row))
+                records.append(_row_to_record(self.table.name, row))
             else:
                 self.bad_payloads.setdefault(row.id, problem)
         return records
