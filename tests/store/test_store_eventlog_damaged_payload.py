@@ -1,7 +1,7 @@
 """A record whose payload was changed by hand into something that is not a JSON object: a
 read of it is a StoreError that names the log, the record, its kind and table, and tells
 the operator to run ``studio audit verify``; a controller start on such a log ends with
-exit status 2 and one error line. Until 2026-12-08 the read raised json's own
+exit status 2 and one error line. Until 2026-12-06 the read raised json's own
 JSONDecodeError, and ``studio controller run`` (and ``studio demo``) ended with its
 traceback, which named neither the record nor the log (a review of replay and restarts)."""
 
