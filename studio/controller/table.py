@@ -137,13 +137,27 @@ _PLAYED_SETTINGS = ("single_source", "camera_window_seconds")
 # naming another shoe, read during betting, is held by an ``integrity`` alert and stays out
 # of the census (up to 16 a ``game_before_time``, counted in the loaded shoe's census); a
 # camera sighting outside the deal is logged as ``camera_card_outside_deal`` (up to 16
-# dropped unsaid) (docs/controller.md, Logic versions).
+# dropped unsaid); a timeout names the decision it defaulted, and a rebuild where that is no
+# longer pending drops it (up to 16 it defaulted whatever was pending); a shoe loaded during a
+# round is held by its alert with its count: cancelled, it is in play at once; accepted, the
+# old shoe plays the round out and is changed (up to 16 the load was dropped either way, its
+# count left to vouch for a later load); a wrong shuffler count while a shoe is in play is the
+# next shoe's (up to 16 it took the shoe in play out of play) (docs/controller.md, Logic
+# versions).
 LOGIC: Final = 17
 FIRST_LOGIC: Final = 1
 # The phases of a round in progress: its burn card (logic 9), its bets, its cards.
 ROUND_PHASES: Final = ("burning", "betting", "dealing")
 # Those in which a card may be due: the burn, the deal.
 _CARD_PHASES: Final = ("burning", "dealing")
+
+
+def _decided(pending: dict[str, Any] | None) -> dict[str, Any] | None:
+    """What a ``timeout`` op records of the decision it defaulted, from logic 17: its kind,
+    box and hand (up to 16 nothing, and a rebuild applied it to whatever was pending)."""
+    if pending is None:
+        return None
+    return {"kind": pending["kind"], "seat": pending["seat"], "hand": pending["hand"]}
 
 
 def _window(pending: dict[str, Any] | None) -> tuple[Any, ...] | None:
@@ -870,7 +884,10 @@ class TableController:
             self.decision_deadline = None
             pending = self.engine.pending()
             if pending is not None:
-                applied = self._apply_op(("timeout", None))
+                # From logic 17 the op names the decision it defaulted: a rebuild where that
+                # decision is no longer the one pending drops it (see _rebuild).
+                decided = _decided(pending) if self.logic >= 17 else None
+                applied = self._apply_op(("timeout", decided))
                 self._event("timeout_default", pending=pending, applied=applied)
 
     def _close_betting(self) -> None:
@@ -1073,15 +1090,16 @@ class TableController:
             self.shuffle_verified = not problems
             self._event("shuffle_verified" if not problems else "shuffle_rejected", count=count)
             if problems:
-                self.pending_load = None
-                self._count_mismatch(inp.data, "; ".join(problems))
+                for_load, self.pending_load = self.pending_load is not None, None
+                self._count_mismatch(inp.data, "; ".join(problems), for_load=for_load)
             elif self.pending_load is not None:
                 shoe_id, evidence = self.pending_load["shoe"], self.pending_load["evidence"]
                 self.pending_load = None
                 self._load_shoe(shoe_id, evidence)
         elif event.event == "count_mismatch":
             self.shuffle_verified = False
-            self._count_mismatch(inp.data, str(event.data.get("reason", "count mismatch")))
+            why = str(event.data.get("reason", "count mismatch"))
+            self._count_mismatch(inp.data, why, for_load=self.pending_load is not None)
         elif event.event in _SHUFFLER_FAULTS:
             self._alert(
                 AlertCode.INTEGRITY,
@@ -1126,7 +1144,27 @@ class TableController:
             "device_event", source=source, device=event.device, event=event.event, data=event.data
         )
 
-    def _count_mismatch(self, evidence: dict[str, Any], why: str) -> None:
+    def _count_mismatch(self, evidence: dict[str, Any], why: str, *, for_load: bool) -> None:
+        """A wrong shuffler count. ``for_load``: a shoe's load waits for it (pending_load).
+
+        From logic 17 a count while a shoe is in play (loaded with its own verified count,
+        not out of play) and no load waits for one is the next shoe's: the shuffler counts
+        the cards it shuffles, and the shoe in play left it before its load. The alert names
+        those cards; the shoe in play plays on (no count verifies, so the next load is out
+        of play until a fresh one does). Up to 16 it took the shoe in play out of play, and
+        accepted between rounds changed it at once."""
+        shoe = self.shoe
+        if self.logic >= 17 and not for_load and shoe.shoe_id is not None and not shoe.out_of_play:
+            self._alert(
+                AlertCode.SHUFFLER_COUNT_MISMATCH,
+                f"shuffler count wrong ({why}): the cards being shuffled for the next shoe "
+                f"are not to be loaded; replace them and investigate (shoe {shoe.shoe_id} "
+                "in play plays on)",
+                [{"source": "shuffler", **evidence}],
+                allowed=[Resolution.ACCEPT],
+                subject={"next_shoe": True},
+            )
+            return
         self.shoe.out_of_play = True
         self._alert(
             AlertCode.SHUFFLER_COUNT_MISMATCH,
@@ -1200,12 +1238,19 @@ class TableController:
 
     def _load_shoe(self, shoe_id: str, evidence: dict[str, Any], *, final: bool = False) -> None:
         if self.phase in ROUND_PHASES:
-            self._alert(
-                AlertCode.INTEGRITY,
-                f"shoe {shoe_id} loaded during round {self.round_id}",
-                [evidence],
-                allowed=[Resolution.ACCEPT, Resolution.CANCEL],
-            )
+            if self.logic < 17:
+                # Up to 16 the load was dropped however the alert was resolved: the table
+                # stayed on the old shoe (its census, its penetration), the next round opened
+                # on it with the new shoe in the shoe, and the count that verified the new
+                # shoe stayed to vouch for a later load.
+                self._alert(
+                    AlertCode.INTEGRITY,
+                    f"shoe {shoe_id} loaded during round {self.round_id}",
+                    [evidence],
+                    allowed=[Resolution.ACCEPT, Resolution.CANCEL],
+                )
+                return
+            self._load_during_round(shoe_id, evidence)
             return
         verified = self.shuffle_verified
         if not verified and self.pending_load is None and not final:
@@ -1232,6 +1277,51 @@ class TableController:
             return
         self.phase = "waiting_shoe"
         self.next_round_at = None
+
+    def _load_during_round(self, shoe_id: str, evidence: dict[str, Any]) -> None:
+        """Logic 17: a shoe loaded while a round is dealt. The alert holds the load, and the
+        shuffler's count that verified it (spent on it: it vouches for no later load).
+        Cancelled, the round is refunded and the new shoe, in the shoe now, is the shoe in
+        play at once (``_apply_held_load``). Accepted, the old shoe is back in the shoe and the
+        round plays on from it; nothing vouches for that shoe's cards any more (they left the
+        shoe, or a shoe went in on top of them), so it is changed after the round, and the new
+        shoe is loaded again after a fresh count (``_held_load_refused``)."""
+        verified, self.shuffle_verified = self.shuffle_verified, False
+        old = self.shoe.shoe_id
+        self._alert(
+            AlertCode.INTEGRITY,
+            f"shoe {shoe_id} loaded during round {self.round_id}: cancel if shoe {shoe_id} "
+            f"stays in (the round is refunded, {shoe_id} is in play); accept only if shoe "
+            f"{old} is back in the shoe (the round plays on from it, and the shoe is changed "
+            f"after the round; {shoe_id} needs a fresh count)",
+            [evidence],
+            allowed=[Resolution.ACCEPT, Resolution.CANCEL],
+            subject={"load": {"shoe": shoe_id, "evidence": evidence, "verified": verified}},
+        )
+
+    def _apply_held_load(self, alert: Alert) -> dict[str, Any]:
+        """A shoe loaded during a round (logic 17), its alert cancelled: the new shoe is the
+        one in the shoe, in play now with the count that verified it (or out of play without
+        one); the cancelled round is behind it."""
+        load = alert.subject["load"]
+        self.pending_load = None
+        self.shuffle_verified = bool(load.get("verified"))
+        self._load_shoe(str(load["shoe"]), dict(load.get("evidence") or {}), final=True)
+        return {"loaded": load["shoe"]}
+
+    def _held_load_refused(self, alert: Alert, user: str) -> dict[str, Any]:
+        """A shoe loaded during a round (logic 17), its alert accepted: the old shoe is back
+        and plays this round out, then is changed (as a manager's shoe change); the new shoe
+        is loaded again after a fresh count."""
+        if self.phase in ROUND_PHASES and alert.round_id == self.round_id:
+            self._last_round_of_shoe(user)
+            return {"shoe_change": "after_round"}
+        if self.phase != "shoe_change":
+            self.phase = "shoe_change"
+            self.shoe.out_of_play = True
+            self.next_round_at = None
+            self._event("shoe_change_due", requested_by=user)
+        return {"shoe_change": "now"}
 
     # ------------------------------------------------------------------ cards
     def _on_shoe_card(self, inp: Input) -> None:
@@ -1747,6 +1837,11 @@ class TableController:
             detail = self._void(alert)
         elif resolution is Resolution.ACCEPT:
             detail = self._accept(alert)
+        if self.logic >= 17 and alert.subject.get("load"):  # a shoe loaded during a round
+            if resolution is Resolution.CANCEL:
+                detail.update(self._apply_held_load(alert))
+            else:
+                detail.update(self._held_load_refused(alert, action.user))
         if held and resolution is not Resolution.CANCEL:
             self._unscanned_card_out(alert, held)
         # An unreadable card only the camera saw, voided, did leave the shoe (logic 5).
@@ -1757,7 +1852,12 @@ class TableController:
         self._mark_resolved(
             alert, resolution, action.user, action.reason, self._card_named(action), before
         )
-        if alert.code is AlertCode.SHUFFLER_COUNT_MISMATCH and self.phase == "settled":
+        next_shoe = alert.subject.get("next_shoe")  # logic 17: not the shoe in play's count
+        if (
+            alert.code is AlertCode.SHUFFLER_COUNT_MISMATCH
+            and self.phase == "settled"
+            and not next_shoe
+        ):
             # Between rounds the shoe changes now; a round in progress plays on (its wagers
             # are held until it completes or is voided) and the shoe changes after it.
             self.phase = "shoe_change"
@@ -2057,8 +2157,17 @@ class TableController:
         recoded: list[tuple[_DealtCard, str]] = []
         card_iter = iter(self.cards)
         new_ops: list[RoundOp] = []
+        dropped = False
         try:
             for op in self.ops:
+                timed_out = op[1] if op[0] == "timeout" else None
+                if timed_out is not None and _decided(engine.pending()) != timed_out:
+                    # The decision the timer ran out on is not the one pending now (an up card
+                    # corrected from an ace: no insurance was ever asked): dropped, the decision
+                    # pending has its own timer. Up to logic 16 a timeout named none, and
+                    # defaulted whatever was pending, though nobody had been asked it.
+                    dropped = True
+                    continue
                 if op[0] != "card":
                     engine.apply(op)
                     new_ops.append(op)
@@ -2102,6 +2211,8 @@ class TableController:
             self.shoe.unrecord(card.code, card.serial)
             self.shoe.record(code, card.serial)
         self.engine, self.ops, self.cards = engine, new_ops, new_cards
+        if dropped:
+            self.decision_deadline = None  # the decision pending starts its full timer
         return removed
 
 

@@ -31,7 +31,9 @@ def count_mismatch(d: Driver) -> None:
 
 
 def test_a_count_mismatch_accepted_mid_round_lets_the_round_finish_then_changes_the_shoe() -> None:
+    # Up to logic 16 (from 17 it is the next shoe's count: test_controller_next_shoe_count.py).
     d = Driver(single_source=True)
+    d.table.logic = 16
     start_round(d, 1)
     d.card("TH")
     count_mismatch(d)
@@ -50,7 +52,9 @@ def test_a_count_mismatch_accepted_mid_round_lets_the_round_finish_then_changes_
 
 
 def test_a_count_mismatch_between_rounds_changes_the_shoe_at_once() -> None:
+    # Up to logic 16 (from 17 it is the next shoe's count: test_controller_next_shoe_count.py).
     d = Driver(single_source=True)
+    d.table.logic = 16
     start_round(d, 1)
     for code in ["TH", "7C", "9D", "TS"]:
         d.card(code)
