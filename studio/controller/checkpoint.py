@@ -107,13 +107,7 @@ def fingerprint(table: TableController) -> str:
         "code": code,
         "settings": settings,
         "ruleset": table.configured_ruleset.model_dump(mode="json"),  # not a replay's
-        "timings": [
-            table.round_gap,
-            table.escalate_after,
-            table.load_grace,
-            table.restart_grace,
-            table.cut_card_grace,
-        ],
+        "timings": table.configured_timings,  # not a replay's (each run logs its own)
     }
     text = json.dumps(made_with, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(text.encode()).hexdigest()

@@ -368,6 +368,7 @@ class ControllerService:
         replayed = 0
         for table_id in self.tables:
             replay, count = await self._replay_log(table_id, batch=5000)
+            await self._check_replay(replay)
             replayed += count
             self._since_checkpoint[table_id] = count
             if count >= self.checkpoint_inputs:
@@ -385,16 +386,42 @@ class ControllerService:
             _LOGGER.info("recovered %d tables from %d logged inputs", len(self.tables), replayed)
         return replayed
 
+    async def _check_replay(self, replay: TableReplay) -> None:
+        """Refuse a table whose replay does not end on the round event its log ends on.
+
+        Each round event is logged with the input that made it, so a replay that decides
+        the inputs as they were decided ends there too. One that does not would take the
+        game on from a history that was not played: a review's replay with a device and a
+        round gap the log did not hold reopened rounds settled live, and the manager's
+        cancel refunded them. What a run's inputs were decided with is logged at its start
+        (``started_data``); a mismatch left is a log changed, or an upgrade's bug."""
+        table = replay.table
+        logged = await self.log.read(
+            table_id=table.table, kinds=["out.round_event"], descending=True, limit=1
+        )
+        if not logged:
+            return
+        payload = logged[0].payload
+        theirs = (payload.get("seq"), payload.get("type"), payload.get("round_id"))
+        ours = table.last_event
+        if ours is not None and theirs == ours:
+            return
+        said = "none" if ours is None else f"#{ours[0]} {ours[1]} of round {ours[2]}"
+        raise StoreError(
+            f"table {table.table}: replaying its log does not give what was played: the log "
+            f"ends on round event #{theirs[0]} {theirs[1]} of round {theirs[2]} (record "
+            f"{logged[0].id}), the replay on {said}. Nothing was started: check the log "
+            "(studio audit verify) and start with the configuration and version it was "
+            "played with (docs/replay.md)"
+        )
+
     def _fresh(self, table_id: str) -> TableController:
         """The table as configured, before its first input."""
         old = self.tables[table_id]
         return TableController(
             old.configured,
-            old.ruleset,
-            round_gap=old.round_gap,
-            escalate_after=old.escalate_after,
-            load_grace=old.load_grace,
-            restart_grace=old.restart_grace,
+            old.configured_ruleset,
+            **old.configured_timings,  # type: ignore[arg-type]
             logic=FIRST_LOGIC,  # until the log says which logic its runs had
         )
 

@@ -71,6 +71,11 @@ _SHUFFLER_FAULTS = {"jam": "shuffler jammed", "door_open": "shuffler door open"}
 _CARD_FIELDS = frozenset({"card", "applied", "discarded", "to"})
 # The settings each run logs at its start, and a replay of its inputs takes.
 _PLAYED_SETTINGS = ("single_source", "camera_window_seconds")
+# And the table's timings (seconds), which its service sets (the demo's round gap follows
+# its pace): a replay with another round gap opened the next round at another time, and
+# every input after it was decided in another state (a review: a demo restarted at another
+# pace came back at R1 with hundreds of alerts, and cancelled rounds settled live).
+_PLAYED_TIMINGS = ("round_gap", "escalate_after", "load_grace", "restart_grace", "cut_card_grace")
 
 
 # The table logic's version, logged with every start (``controller.started``'s ``logic``):
@@ -257,11 +262,15 @@ class TableController:
     # How many alerts had been raised when the shoe in play was loaded: a card one of them
     # holds (its round cancelled, the alert left open) came out of an earlier shoe.
     shoe_first_alert: int = 0
+    # (seq, type, round id) of the last round event: a start checks that its replay of the
+    # log ends on the round event the log ends on (studio.controller.service.recover).
+    last_event: tuple[int, str, str] | None = None
 
     def __post_init__(self) -> None:
         self.table = self.settings.id
         self.configured = self.settings  # as the configuration gives them; see started_data
         self.configured_ruleset = self.ruleset
+        self.configured_timings = {key: float(getattr(self, key)) for key in _PLAYED_TIMINGS}
         self.shoe = ShoeTracker(decks=self.ruleset.shoe.decks)
         self.alerts = AlertBook(self.table)
         self.crosscheck = CrossCheck(window=self.settings.camera_window_seconds)
@@ -366,6 +375,7 @@ class TableController:
     # ------------------------------------------------------------------ outputs
     def _event(self, type_: str, **data: Any) -> None:
         self.event_seq += 1
+        self.last_event = (self.event_seq, type_, self.round_id or "-")
         self._out.append(
             Output(
                 Channel.ROUND_EVENTS,
@@ -906,7 +916,8 @@ class TableController:
     # ------------------------------------------------------------------ devices
     def _device_ok(self, device: str, kind: str, evidence: dict[str, Any]) -> bool:
         known = self.devices.get(device)
-        if self.settings.devices and (known is None or known.kind != kind):
+        # The devices of the run that took the input (see _play_devices), not the configured.
+        if self.devices and (known is None or known.kind != kind):
             self._alert(
                 AlertCode.INTEGRITY,
                 f"unauthorised {kind} device {device!r} on table {self.table}",
@@ -948,6 +959,8 @@ class TableController:
             "table": {
                 "single_source": self.configured.single_source,
                 "camera_window_seconds": self.configured.camera_window_seconds,
+                "devices": [[d.id, d.kind] for d in self.configured.devices],
+                "timings": dict(self.configured_timings),
             },
             "ruleset": self.configured_ruleset.model_dump(mode="json"),
         }
@@ -971,6 +984,37 @@ class TableController:
         update = {key: recorded[key] for key in _PLAYED_SETTINGS if key in recorded}
         self.settings = self.settings.model_copy(update=update)
         self.crosscheck.window = self.settings.camera_window_seconds
+        timings = recorded.get("timings")
+        if isinstance(timings, dict):
+            for key in _PLAYED_TIMINGS:
+                if isinstance(timings.get(key), int | float):
+                    setattr(self, key, float(timings[key]))
+        devices = recorded.get("devices")
+        if isinstance(devices, list):
+            self._play_devices(devices)
+
+    def _play_devices(self, recorded: list[Any]) -> None:
+        """Take the devices a run had (``[[id, kind], ...]``, logged at its start since
+        2026-12-06): each input is judged against them, and what the table knew of one that
+        stayed is kept. Before, a replay judged every run's inputs against the configured
+        devices: a database played with cameras, started without them, replayed each old
+        sighting as an "unauthorised camera device" (thousands of alerts, both tables paused
+        at R1, and rounds settled live cancelled and refunded: a review)."""
+        played: dict[str, str] = {}
+        for entry in recorded:
+            if (
+                isinstance(entry, list)
+                and len(entry) == 2
+                and all(isinstance(v, str) for v in entry)
+            ):
+                played[entry[0]] = entry[1]
+        self.devices = {
+            device_id: known
+            if (known := self.devices.get(device_id)) is not None and known.kind == kind
+            else _Device(kind)
+            for device_id, kind in played.items()
+        }
+        self._devices_published = None
 
     def plugged_in(self, configured: TableSettings) -> None:
         """Take ``configured``, the settings as they are now, which differ from those the table
