@@ -151,6 +151,7 @@ class ControllerStats:
     commands_repeated: int = 0  # game commands sent again under an id taken: answered, not applied
     republished: int = 0  # outputs of each table's last input published again at the start
     checkpoints: int = 0  # checkpoints saved
+    orphaned_rounds: int = 0  # unfinished rounds of tables no longer configured, at the start
     checkpoints_refused: int = 0  # checkpoints not read back: altered, or unreadable
     validation_ms: list[float] = field(default_factory=list)
 
@@ -384,7 +385,25 @@ class ControllerService:
         await self._reindex_tail()
         if replayed:
             _LOGGER.info("recovered %d tables from %d logged inputs", len(self.tables), replayed)
+        await self._report_orphaned_rounds()
         return replayed
+
+    async def _report_orphaned_rounds(self) -> None:
+        """Say which rounds of tables no longer configured were left unfinished: no start
+        replays such a table, so their stakes are neither paid nor refunded until it is
+        configured again (a review: the round was marked interrupted, and then nothing)."""
+        orphaned = await self.rounds.unfinished(besides=self.tables)
+        self.stats.orphaned_rounds = len(orphaned)
+        for row in orphaned:
+            _LOGGER.error(
+                "round %s of table %s is %s, and the table is not in the configuration: "
+                "its stakes (%s so far) are neither settled nor refunded; configure the table again "
+                "to settle or cancel the round (docs/operations.md)",
+                row["round_id"],
+                row["table"],
+                row["status"].replace("_", " "),
+                row.get("total_stake"),
+            )
 
     async def _check_replay(self, replay: TableReplay) -> None:
         """Refuse a table whose replay does not end on the round event its log ends on.

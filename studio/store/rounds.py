@@ -102,6 +102,18 @@ class RoundIndex:
             rows = (await conn.execute(query)).all()
         return [_row(row) for row in rows]
 
+    async def unfinished(self, *, besides: Iterable[str]) -> list[dict[str, Any]]:
+        """The rounds neither settled nor cancelled (in progress or interrupted) of the
+        tables not in ``besides``, oldest first."""
+        query = (
+            sa.select(rounds)
+            .where(rounds.c.status.in_(_NOT_OVER), rounds.c.table_id.not_in(list(besides)))
+            .order_by(rounds.c.started)
+        )
+        async with self.db.engine.connect() as conn:
+            rows = (await conn.execute(query)).all()
+        return [_row(row) for row in rows]
+
     async def count_by_hour(self, since: str) -> list[tuple[str, int]]:
         hour = sa.func.substr(rounds.c.started, 1, 13)
         query = (
