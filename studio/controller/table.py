@@ -1077,8 +1077,9 @@ class TableController:
                 f"{kind} {device_id}: its numbering jumped from {first - 1} to {last + 1}; "
                 f"the {last - first + 1} events between are more than a driver keeps to "
                 "re-send and are not asked for (a replaced device, whose driver counts on "
-                "from the new device's number, or events lost): check the device, the "
-                "layout and the discards"
+                "from the new device's number; a driver that lost its state, which numbers "
+                "from the Unix time in ms; or events lost): check the device, the layout and "
+                "the discards"
             )
         else:
             lost = f"{seqs[0]}" if len(seqs) == 1 else f"{seqs[0]}..{seqs[-1]} ({len(seqs)})"
