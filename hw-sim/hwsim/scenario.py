@@ -164,14 +164,17 @@ async def _apply(step: Step, table: SimTable) -> dict[str, Any]:
         cards = [c.code for _ in range(step.deal) for c in table.deal(fault=fault)]
         return {"action": "deal", "fault": fault, "cards": cards}
     if step.new_shoe:
-        fault = table.shuffler.armed_fault
+        shuffler = table.shuffler
+        fault = "jam" if shuffler.jammed else "door_open" if shuffler.door_open else None
+        fault = fault or shuffler.armed_fault
         try:
             return {"action": "new_shoe", "shoe": table.new_shoe()}
         except DeviceError as exc:
             if fault is None:
                 raise
-            # The count fault the scenario armed: the shuffler reports it (ERR E40/E41/E42)
-            # and the shoe is not loaded; the scenario goes on, as the table would.
+            # A fault the scenario injected: a jammed shuffler or an open door refuses to
+            # run, an armed count fault is reported (ERR E40/E41/E42); the shoe is not
+            # loaded and the scenario goes on, as the table would.
             return {"action": "new_shoe", "shoe": None, "fault": fault, "refused": str(exc)}
     if step.cut:
         table.trigger_cut()

@@ -226,7 +226,14 @@ class SimTable:
 
     # -- the dealing flow ------------------------------------------------------------
     def new_shoe(self) -> str:
-        """Fresh decks into the shuffler, shuffle (count + census), eject into the shoe."""
+        """Fresh decks into the shuffler, shuffle (count + census), eject into the shoe.
+
+        DeviceError, and nothing shuffled, while the shuffler cannot run (jammed, door open),
+        as its SHUFFLE and EJECT commands are refused (``NAK E06``); until 2026-12-06 it made a
+        new shoe all the same."""
+        why = self.shuffler.can_run()
+        if why is not None:
+            raise DeviceError(f"{self.id}: {self.shuffler.device_id} {why}; no new shoe")
         if self.camera is not None:
             self.camera.clear()  # the cards on the table go back before a shuffle
         cards = [card for _ in range(self.decks) for card in full_deck()]
