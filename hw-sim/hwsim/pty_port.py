@@ -128,13 +128,15 @@ class PtyPort:
 class TcpPort:
     """One client at a time (a new one replaces the old), as ser2net's default."""
 
+    CLOSE_WAIT = 1.0  # how long close() waits for a dropped client's handler to end
+
     def __init__(self, host: str, port: int, on_data: OnData) -> None:
         self.host = host
         self.port = port
         self.on_data = on_data
         self._server: asyncio.Server | None = None
         self._writer: asyncio.StreamWriter | None = None
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self._clients: dict[asyncio.Task[Any], asyncio.StreamWriter] = {}
 
     @property
     def url(self) -> str:
@@ -150,31 +152,47 @@ class TcpPort:
             self.port = self._server.sockets[0].getsockname()[1]
 
     async def close(self) -> None:
+        """The adapter goes: no new clients, each client's connection is cut (abort: what
+        was not sent is lost, as when the cable is pulled) and its handler ends on the
+        end of its stream. Until 2026-12-06 the handlers were cancelled, and asyncio (3.11)
+        logged each as an "Exception in callback ... CancelledError" with a traceback."""
         server, self._server = self._server, None
-        if self._writer is not None:
-            self._writer.close()
-            self._writer = None
-        for task in list(self._tasks):
-            task.cancel()
         if server is not None:
             server.close()
+        self._writer = None
+        clients = dict(self._clients)
+        for writer in clients.values():
+            writer.transport.abort()
+        if clients:
+            _done, late = await asyncio.wait(clients, timeout=self.CLOSE_WAIT)
+            for task in late:  # should not happen; the handler ends quietly all the same
+                task.cancel()
+        if server is not None:
             with contextlib.suppress(Exception):
                 await server.wait_closed()
 
     async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if self._server is None:  # accepted as the adapter went
+            writer.transport.abort()
+            return
         if self._writer is not None:
             self._writer.close()
         self._writer = writer
         task = asyncio.current_task()
         assert task is not None
-        self._tasks.add(task)
+        self._clients[task] = writer
         try:
             while data := await reader.read(4096):
                 self.on_data(data)
         except ConnectionError:
             pass
+        except asyncio.CancelledError:
+            # Cancelled (close() gave up waiting, or the event loop is shutting down): end
+            # normally. asyncio's own done callback for this task asks task.exception(),
+            # which on a cancelled task raises, and it logs that as an error.
+            pass
         finally:
-            self._tasks.discard(task)
+            self._clients.pop(task, None)
             if self._writer is writer:
                 self._writer = None
             writer.close()
