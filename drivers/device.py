@@ -34,7 +34,11 @@ the seq the broker has acknowledged (not merely queued), so a restart fetches
 again whatever was still on its way; it saves too the highest seq handed to the bus
 and a fingerprint of the last acknowledged event, so a restart also tells a device
 that restarted its numbering while no driver ran, and moves the offset past every
-seq a consumer may have seen.
+seq a consumer may have seen. A driver with a ``state_dir`` but no state file there (lost:
+a new host, a wiped disk) cannot tell what an earlier run published: its offset starts at
+the Unix time in ms at first contact, above any seq an earlier run can have reached (at
+fewer than 1,000 events a second), and consumers see one jump of the numbering. Without
+a ``state_dir`` the offset starts at 0 (bus seq = device seq).
 
 On a live link such a reset is acted on only once a second frame confirms it (the
 device's resend of the seq, a HELLO, or another event under a published seq): a
@@ -568,9 +572,17 @@ class DeviceDriver:
         self.hello = hello
         self._update_skew(hello.time_ms)
         if not self._connected_once:
-            # First contact and no saved state (``state_dir``): continue from the device's
-            # count. Events the device sent while no driver ran are not replayed.
+            # First contact and no saved state: continue from the device's count. Events the
+            # device sent while no driver ran are not replayed.
             self._connected_once = True
+            if self._state is not None:
+                # A state dir but no state file (lost: a new host, a wiped disk): an earlier
+                # run may have published seqs up to any count, and the device may have
+                # restarted its numbering since (a power cycle), so its count would repeat
+                # them (dropped by consumers as duplicates). Start above any seq an earlier
+                # run can have reached: the Unix time in ms (fewer than 1,000 events a second
+                # per device), saved with the state from now on. Consumers see one jump.
+                self.offset = max(self.offset, int(time.time() * 1000))
             self.last_device_seq = self._seen_seq = self._published = hello.seq
             self._vouched = hello.seq
             self._acked = (hello.seq, self.offset)

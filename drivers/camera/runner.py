@@ -4,7 +4,9 @@ Each camera device's ``options`` (:class:`studio.config.models.CameraOptions`) n
 its frame source, its deck profile and its table calibration. Each camera gets its own
 :class:`MessageBus`, whose last will is the camera's availability: ``online`` while
 frames flow, ``offline`` while its stream is being reconnected or when it stops. Its
-last published seq is kept in ``STATE_DIR`` so that a restart continues the numbering.
+last published seq is kept in ``STATE_DIR`` so that a restart continues the numbering
+(a camera whose state file is missing starts at the Unix time in ms, above any seq an
+earlier run can have reached).
 One process per camera: :func:`run_cameras` first takes each camera's run lock
 (``STATE_DIR/{table}__{device}.run.lock``, :mod:`drivers.run_lock`) and holds it until
 they stop; a camera another process already runs refuses them all before any connects.

@@ -7,7 +7,8 @@
 for the topic ``studio/v1/tables/{table}/camera/cards`` (see :func:`bus_publisher`).
 Message fields (contract v1, ``CameraCard``):
 
-``device``      the camera's id;  ``seq`` 1, 2, 3... per device;  ``ts`` RFC 3339 UTC.
+``device``      the camera's id;  ``seq`` increasing per device (1, 2, 3... without a
+                state dir; see :func:`_saved_seq`);  ``ts`` RFC 3339 UTC.
 ``card``        ``"QH"``, or ``null`` when the card was seen but not read confidently.
 ``zone``        ``"dealer"``, ``"seat:N"`` or ``"seat:N:h2"`` (second hand of a split).
 ``confidence``  0..1 of the published reading (0 for an unreadable card).
@@ -146,7 +147,7 @@ class CameraService:
         # A restart continues the numbering (consumers drop a (device, seq) seen before).
         self.state = state
         saved = state.load() if state is not None else None
-        self.seq = _saved_seq(saved)
+        self.seq = _saved_seq(saved, lost=state is not None)
         # The cards published and not yet seen leave, by track, as saved with the seq: a
         # restart lays them down again instead of publishing them a second time (to the
         # controller a second "placed" is a card the shoe never scanned: a misscan).
@@ -436,14 +437,19 @@ async def _answered(
     return None if stopping in done else False
 
 
-def _saved_seq(saved: dict[str, Any] | None) -> int:
-    if saved is None:
-        return 0
-    seq = saved.get("seq")
-    if not isinstance(seq, int) or isinstance(seq, bool) or seq < 0:
+def _saved_seq(saved: dict[str, Any] | None, *, lost: bool) -> int:
+    """The seq the numbering continues from. ``lost``: a state file is configured, so one
+    missing (a new host, a wiped disk) or without a seq may have held any seq: start above
+    every seq an earlier run can have reached, the Unix time in ms (fewer than 1,000
+    sightings a second), or its sightings would be dropped as duplicates of the earlier
+    run's. Consumers see one jump of the numbering."""
+    seq = saved.get("seq") if saved is not None else None
+    if saved is not None and (not isinstance(seq, int) or isinstance(seq, bool) or seq < 0):
         _LOGGER.warning("ignoring camera state %s: no seq", saved)
-        return 0
-    return seq
+        seq = None
+    if isinstance(seq, int):
+        return seq
+    return int(time.time() * 1000) if lost else 0
 
 
 def _saved_count(saved: dict[str, Any] | None, key: str) -> int:

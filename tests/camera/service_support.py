@@ -37,6 +37,15 @@ class ServiceOutputs:
         return [status for status, _ in self.health]
 
 
+def camera_base(cards: list[CameraCard]) -> int:
+    """The seq a camera started from when a state file was configured but none was there
+    (lost, or a first run): the Unix time in ms then, so that no seq an earlier run
+    published is used again. Its first message is that + 1: relative seqs are 1, 2, 3..."""
+    base = cards[0].seq - 1
+    assert base > 1_600_000_000_000, base  # Unix ms, not 0
+    return base
+
+
 def camera_config(folder: Path, broker: BrokerSettings, table: str, options: str) -> Path:
     """``folder/studio.toml`` with one table and its camera ``cam-1`` (``options``: the
     inline table's contents), on the test's broker and client id prefix."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -187,6 +188,27 @@ class ScriptedShoe:
             await asyncio.sleep(HEARTBEAT)
             if self.heartbeats:
                 self.port.write(self.frame(self.seq, "HB", "OK"))
+
+
+def saved_state(state_dir: Path, table_id: str, device: str = "shoe-1") -> dict[str, Any]:
+    """The driver's state file in ``state_dir``."""
+    data: dict[str, Any] = json.loads((state_dir / f"{table_id}__{device}.json").read_text())
+    return data
+
+
+def run_base(state_dir: Path, table_id: str, device: str = "shoe-1") -> int:
+    """The bus seq base of a driver that started with ``state_dir`` but no state file there:
+    the Unix time in ms at its first contact (its offset, bus seq = base + device seq), so
+    that no seq an earlier run (whose state was lost) published is used again. Read from
+    the saved state before the device restarted its numbering (which moves the offset)."""
+    return unix_ms_base(int(saved_state(state_dir, table_id, device)["offset"]))
+
+
+def unix_ms_base(offset: int) -> int:
+    """``offset`` (a driver's, taken at its first contact without a state file), checked to
+    be a Unix time in ms, not the device's count."""
+    assert offset > 1_600_000_000_000, offset
+    return offset
 
 
 async def deal_first_three(shoe: ScriptedShoe, rec: Recorder) -> None:

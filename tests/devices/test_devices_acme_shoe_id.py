@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from devices_rig import Recorder
+from devices_rig import Recorder, run_base
 from test_devices_robustness import recording
 from test_devices_vendor_codec import FakeAcmeShoe
 
@@ -54,8 +54,9 @@ def power_cycle(device: FakeAcmeShoe) -> None:
     device.seq, device.sent = 0, []
 
 
-def stamped(rec: Recorder) -> list[tuple[int, str, str]]:
-    return [(c.seq, c.card, c.shoe) for c in rec.cards]
+def stamped(rec: Recorder, base: int = 0) -> list[tuple[int, str, str]]:
+    """(seq relative to ``base``, card, shoe) of each card published."""
+    return [(c.seq - base, c.card, c.shoe) for c in rec.cards]
 
 
 async def test_a_driver_restarted_mid_shoe_stamps_the_shoe_loaded_before(
@@ -69,6 +70,7 @@ async def test_a_driver_restarted_mid_shoe_stamps_the_shoe_loaded_before(
             device.event("S", "8ACME-9")
             device.event("C", "AS")
             await rec.wait(lambda: len(rec.cards) >= 1)
+        base = run_base(state, table_id)
         device.event("C", "TD")  # dealt while no driver ran
         async with DriverSet(config, broker=broker, state_dir=state) as drivers:
             await drivers.wait_online(20)
@@ -77,8 +79,8 @@ async def test_a_driver_restarted_mid_shoe_stamps_the_shoe_loaded_before(
     saved = json.loads((state / f"{table_id}__shoe-1.json").read_text())
     # Before: the restarted driver had forgotten the load, and TD and 7C went out 'unknown',
     # which the controller does not check against the shoe in play.
-    assert stamped(rec) == [(2, "AS", "ACME-9"), (3, "TD", "ACME-9"), (4, "7C", "ACME-9")]
-    assert (saved["shoe"], saved["shoe_seq"]) == ("ACME-9", 1)
+    assert stamped(rec, base) == [(2, "AS", "ACME-9"), (3, "TD", "ACME-9"), (4, "7C", "ACME-9")]
+    assert (saved["shoe"], saved["shoe_seq"] - base) == ("ACME-9", 1)
 
 
 async def test_a_state_file_without_the_shoe_still_loads(
@@ -113,6 +115,7 @@ async def test_after_a_power_cycle_while_the_driver_was_down_the_saved_shoe_is_n
             device.event("S", "8ACME-9")
             device.event("C", "AS")
             await rec.wait(lambda: len(rec.cards) >= 1)
+        base = run_base(state, table_id)
         power_cycle(device)
         device.event("C", "KD")  # maybe of another shoe: its load, if any, is not buffered
         device.port.open()
@@ -125,7 +128,11 @@ async def test_after_a_power_cycle_while_the_driver_was_down_the_saved_shoe_is_n
             report = await rec.wait(
                 lambda: [h for h in rec.health("shoe-1") if "no longer taken as loaded" in h.reason]
             )
-    assert stamped(rec) == [(2, "AS", "ACME-9"), (3, "KD", UNKNOWN_SHOE), (5, "9S", "ACME-10")]
+    assert stamped(rec, base) == [
+        (2, "AS", "ACME-9"),
+        (3, "KD", UNKNOWN_SHOE),
+        (5, "9S", "ACME-10"),
+    ]
     assert report[0].status == "degraded" and "restarted its numbering" in report[0].reason
 
 

@@ -12,7 +12,7 @@ import asyncio
 import json
 from pathlib import Path
 
-from devices_rig import ScriptedShoe
+from devices_rig import ScriptedShoe, unix_ms_base
 from link_support import BrokerLink
 from test_devices_restart_numbering import seqs_of
 from test_devices_robustness import lost_report, recording, shoe_config, until
@@ -34,6 +34,7 @@ async def test_a_reset_while_the_broker_is_away_loses_nothing_over_a_driver_rest
         async with DriverSet(config, broker=link.settings, state_dir=state) as drivers:
             driver = drivers.get(table_id, "shoe-1")
             await drivers.wait_online(20)
+            base = unix_ms_base(driver.offset)  # a fresh state dir: no state file
             for code in ("QH", "7C", "AS"):
                 shoe.card(code)
             await until(lambda: driver._acked[0] == 3)
@@ -44,9 +45,9 @@ async def test_a_reset_while_the_broker_is_away_loses_nothing_over_a_driver_rest
             await until(lambda: driver.last_device_seq == 5)
             shoe.restart()  # a firmware reset: 4 and 5 can never be fetched again
             shoe.card("KS", "S2")
-            await until(lambda: driver.published_seq == 6)
+            await until(lambda: driver.published_seq == base + 6)
         saved = json.loads((state / f"{table_id}__shoe-1.json").read_text())
-        assert [seq for seq, _, _ in saved["unacked"]] == [4, 5]
+        assert [seq - base for seq, _, _ in saved["unacked"]] == [4, 5]
         link.cut = False  # the broker is back
         async with DriverSet(config, broker=link.settings, state_dir=state) as drivers:
             await drivers.wait_online(20)
@@ -57,7 +58,7 @@ async def test_a_reset_while_the_broker_is_away_loses_nothing_over_a_driver_rest
             await until(lambda: not driver._unacked)
         saved = json.loads((state / f"{table_id}__shoe-1.json").read_text())
     # Before: 2D and 3D (seqs 4 and 5) were never published nor reported lost.
-    assert seqs_of(rec) == {
+    assert seqs_of(rec, base) == {
         1: {"QH"},
         2: {"7C"},
         3: {"AS"},
@@ -66,6 +67,6 @@ async def test_a_reset_while_the_broker_is_away_loses_nothing_over_a_driver_rest
         6: {"KS"},
         7: {"9H"},
     }
-    assert [c.seq for c in rec.cards][3:5] == [4, 5]  # before the new numbering's events
+    assert [c.seq - base for c in rec.cards][3:5] == [4, 5]  # before the new numbering's events
     assert not lost_report(rec)
     assert saved["unacked"] == []

@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from devices_rig import Recorder, ScriptedShoe
+from devices_rig import Recorder, ScriptedShoe, run_base
 from link_support import BrokerLink
 from test_devices_robustness import lost_report, recording, shoe_config, until
 
@@ -41,10 +41,11 @@ async def deal_with_the_last_delivered_but_unacknowledged(
             await until(lambda: driver.last_device_seq == 4)
 
 
-def seqs_of(rec: Recorder) -> dict[int, set[str]]:
+def seqs_of(rec: Recorder, base: int) -> dict[int, set[str]]:
+    """The cards published under each seq, relative to the run's base (:func:`run_base`)."""
     cards: dict[int, set[str]] = {}
     for card in rec.cards:
-        cards.setdefault(card.seq, set()).add(card.card)
+        cards.setdefault(card.seq - base, set()).add(card.card)
     return cards
 
 
@@ -54,6 +55,7 @@ async def test_a_reset_while_the_driver_was_down_reuses_no_delivered_seq(
     state = tmp_path / "state"
     async with ScriptedShoe(tmp_path / "shoe-1") as shoe, recording(broker, table_id) as rec:
         await deal_with_the_last_delivered_but_unacknowledged(broker, table_id, shoe, state, rec)
+        base = run_base(state, table_id)
         shoe.restart()  # powered off and on while no driver ran
         shoe.card("KD", "S2", send=False)
         config = shoe_config(table_id, shoe.port.link)
@@ -65,7 +67,7 @@ async def test_a_reset_while_the_driver_was_down_reuses_no_delivered_seq(
             await asyncio.sleep(0.5)
     # Before: KD went out as seq 3, the seq subscribers already had for AS, and was dropped
     # by every consumer as a duplicate; 2D's loss was not reported.
-    assert seqs_of(rec) == {1: {"QH"}, 2: {"7C"}, 3: {"AS"}, 5: {"KD"}}
+    assert seqs_of(rec, base) == {1: {"QH"}, 2: {"7C"}, 3: {"AS"}, 5: {"KD"}}
     assert report[-1].counters["frames_lost"] == 2
 
 
@@ -75,6 +77,7 @@ async def test_a_reset_with_more_new_events_than_old_ones_is_still_seen(
     state = tmp_path / "state"
     async with ScriptedShoe(tmp_path / "shoe-1") as shoe, recording(broker, table_id) as rec:
         await deal_with_the_last_delivered_but_unacknowledged(broker, table_id, shoe, state, rec)
+        base = run_base(state, table_id)
         shoe.restart()
         new = ["KD", "9S", "4C", "JH", "6D"]  # more than the 4 events of the old numbering
         for code in new:
@@ -90,7 +93,7 @@ async def test_a_reset_with_more_new_events_than_old_ones_is_still_seen(
     # unreported, and 4C went out as seq 3 (AS's).
     expected: dict[int, set[str]] = {1: {"QH"}, 2: {"7C"}, 3: {"AS"}}
     expected.update({5 + i: {code} for i, code in enumerate(new)})
-    assert seqs_of(rec) == expected
+    assert seqs_of(rec, base) == expected
 
 
 async def test_an_ordinary_driver_restart_keeps_the_numbering(
@@ -99,13 +102,14 @@ async def test_an_ordinary_driver_restart_keeps_the_numbering(
     state = tmp_path / "state"
     async with ScriptedShoe(tmp_path / "shoe-1") as shoe, recording(broker, table_id) as rec:
         await deal_with_the_last_delivered_but_unacknowledged(broker, table_id, shoe, state, rec)
+        base = run_base(state, table_id)
         shoe.card("KD", send=False)  # dealt while no driver ran; no reset
         config = shoe_config(table_id, shoe.port.link)
         async with DriverSet(config, broker=broker, state_dir=state) as drivers:
             await rec.wait(lambda: any(c.card == "KD" for c in rec.cards))
             await asyncio.sleep(0.5)
-            assert drivers.get(table_id, "shoe-1").offset == 0
-    assert seqs_of(rec) == {1: {"QH"}, 2: {"7C"}, 3: {"AS"}, 4: {"2D"}, 5: {"KD"}}
+            assert drivers.get(table_id, "shoe-1").offset == base  # the saved one, unmoved
+    assert seqs_of(rec, base) == {1: {"QH"}, 2: {"7C"}, 3: {"AS"}, 4: {"2D"}, 5: {"KD"}}
     assert not lost_report(rec)
 
 
@@ -122,6 +126,7 @@ async def test_a_gap_given_up_is_not_reported_again_after_a_driver_restart(
             shoe.card("7C", send=False)
             await rec.wait(lambda: lost_report(rec))
             await asyncio.sleep(0.5)  # the state saved
+        base = run_base(state, table_id)
         stopped_at = len(rec.messages)
         async with DriverSet(config, broker=broker, state_dir=state) as drivers:
             await drivers.wait_online(20)
@@ -133,7 +138,7 @@ async def test_a_gap_given_up_is_not_reported_again_after_a_driver_restart(
     ]
     # Before: the restarted driver asked for seq 2 again and reported it lost a second time.
     assert again == []
-    assert [(c.seq, c.card) for c in rec.cards] == [(1, "QH"), (3, "AS")]
+    assert [(c.seq - base, c.card) for c in rec.cards] == [(1, "QH"), (3, "AS")]
 
 
 async def test_the_state_on_disk_covers_every_event_before_consumers_see_it(
