@@ -263,6 +263,7 @@ class DeviceDriver:
         self._last_error = 0.0
         self._connected_once = False
         self.published = 0
+        self._handed = 0  # the bus seq of the last event this process handed to the bus
         self._state = StateFile.of_device(state_dir, table_id, settings.id)
         self._saved_state: _Durable | None = None
         # One process per device: held by run_drivers / DriverSet while this driver runs.
@@ -272,8 +273,17 @@ class DeviceDriver:
 
     @property
     def published_seq(self) -> int:
-        """The bus seq (offset applied) of the last event handed to the bus; 0 before any."""
+        """The bus seq (offset applied) up to which events may have reached consumers, by
+        this process or an earlier run (at a first contact: the device's count)."""
         return self._published + self.offset
+
+    @property
+    def handed_seq(self) -> int:
+        """The bus seq of the last event this process handed to the bus; 0 before any.
+        (``published_seq`` is no such event before the first: at a first contact it is the
+        device's count, from the Unix time in ms without saved state, and a stop waited 5 s
+        for a controller to receive it, then warned: a review.)"""
+        return self._handed
 
     # -- device-specific -------------------------------------------------------------
     def publication(self, event: Event, seq: int, ts: datetime) -> Publication:
@@ -430,6 +440,7 @@ class DeviceDriver:
                 self._replay.append(item)  # (a consumer's ReplayRequest finds it too)
                 acked = functools.partial(self._unacked.pop, item.seq, None)
                 await self.bus.publish(item.topic, item.data, qos=1, on_acked=acked)
+                self._handed = max(self._handed, item.seq)
                 self.stats["unacked_republished"] += 1
             async with asyncio.TaskGroup() as group:
                 name = f"{self.table_id}/{self.device_id}"
@@ -1159,6 +1170,7 @@ class DeviceDriver:
             await self._save_state_now()
         acked = functools.partial(self._on_acked, event.seq, self.offset, fingerprint)
         await self.bus.publish(pub.topic, data, qos=1, on_acked=acked)
+        self._handed = max(self._handed, seq)
         self.stats["events"] += 1
         self.published += 1
 

@@ -87,8 +87,9 @@ class DriverSet:
         raise KeyError(f"{table_id}/{device_id}")
 
     def published(self) -> list[tuple[str, str, int]]:
-        """(table, device, seq of the last event handed to the bus) of every driver."""
-        return [(d.table_id, d.device_id, d.published_seq) for d in self.drivers]
+        """(table, device, seq of the last event this process handed to the bus; 0 before
+        any) of every driver."""
+        return [(d.table_id, d.device_id, d.handed_seq) for d in self.drivers]
 
     async def wait_online(self, within: float = 30.0) -> None:
         """Wait until every device is online and every bus connected (TimeoutError after ``within`` s)."""

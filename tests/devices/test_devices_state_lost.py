@@ -75,3 +75,20 @@ async def test_the_base_is_saved_and_a_restart_continues_it(
             await rec.wait(lambda: len(rec.cards) >= 4)
             assert drivers.get(table_id, "shoe-1").offset == base
     assert [c.seq - base for c in rec.cards] == [1, 2, 3, 4]
+
+
+async def test_what_a_driver_handed_to_the_bus_is_nothing_before_its_first_event(
+    broker: BrokerSettings, table_id: str, tmp_path: Path
+) -> None:
+    """``DriverSet.published()`` (what a stop waits for a controller to have) names the
+    events this process handed to the bus: before the first, 0. It gave the first contact's
+    base (the Unix time in ms), no event at all, and a demo's stop waited 5 s for it, then
+    warned "stopping before the controller received" (a review)."""
+    state = tmp_path / "state"
+    async with ScriptedShoe(tmp_path / "shoe-1") as shoe, recording(broker, table_id) as rec:
+        config = shoe_config(table_id, shoe.port.link)
+        async with DriverSet(config, broker=broker, state_dir=state) as drivers:
+            await drivers.wait_online(20)
+            assert drivers.published() == [(table_id, "shoe-1", 0)]
+            await deal_first_three(shoe, rec)
+            assert drivers.published() == [(table_id, "shoe-1", rec.cards[-1].seq)]
