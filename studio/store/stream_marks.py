@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import sqlalchemy as sa
 
+from studio.errors import StoreError
 from studio.store.database import Database, metadata
 
 stream_marks = sa.Table(
@@ -29,18 +30,27 @@ class StreamMarks:
     db: Database
 
     async def load(self) -> dict[str, int]:
-        async with self.db.engine.connect() as conn:
-            rows = (await conn.execute(sa.select(stream_marks))).all()
+        try:
+            async with self.db.engine.connect() as conn:
+                rows = (await conn.execute(sa.select(stream_marks))).all()
+        except (OSError, sa.exc.SQLAlchemyError) as exc:
+            raise StoreError(f"stream_marks: cannot be read: {exc}") from exc
         return {row.table_id: int(row.record_id) for row in rows}
 
     async def save(self, marks: dict[str, int]) -> None:
-        async with self.db.engine.begin() as conn:
-            for table_id, record_id in marks.items():
-                where = stream_marks.c.table_id == table_id
-                done = await conn.execute(
-                    stream_marks.update().where(where).values(record_id=record_id)
-                )
-                if not done.rowcount:
-                    await conn.execute(
-                        stream_marks.insert().values(table_id=table_id, record_id=record_id)
+        # A StoreError, which the controller's marks task retries at its next tick: the
+        # driver's own error (a connection closed under it, the database briefly away)
+        # ended the task, and with it the controller (a review: exit status 1).
+        try:
+            async with self.db.engine.begin() as conn:
+                for table_id, record_id in marks.items():
+                    where = stream_marks.c.table_id == table_id
+                    done = await conn.execute(
+                        stream_marks.update().where(where).values(record_id=record_id)
                     )
+                    if not done.rowcount:
+                        await conn.execute(
+                            stream_marks.insert().values(table_id=table_id, record_id=record_id)
+                        )
+        except (OSError, sa.exc.SQLAlchemyError) as exc:
+            raise StoreError(f"stream_marks: the marks were not saved: {exc}") from exc
