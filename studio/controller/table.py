@@ -265,6 +265,9 @@ class TableController:
     # (seq, type, round id) of the last round event: a start checks that its replay of the
     # log ends on the round event the log ends on (studio.controller.service.recover).
     last_event: tuple[int, str, str] | None = None
+    # When the run the table plays began (the time of its logged start; logic 17): an alert
+    # raised before it is escalated `escalate_after` seconds after it, not after its raise.
+    started_at: datetime | None = None
 
     def __post_init__(self) -> None:
         self.table = self.settings.id
@@ -848,17 +851,22 @@ class TableController:
 
     # ------------------------------------------------------------------ timers
     def _next_escalation(self) -> datetime | None:
+        # From logic 17 an alert's wait counts from the later of its raise and the run's
+        # start: while the controller was down no manager could resolve it.
+        since = self.started_at if self.logic >= 17 else None
         due = [
-            a.ts + timedelta(seconds=self.escalate_after)
+            max(a.ts, since or a.ts) + timedelta(seconds=self.escalate_after)
             for a in self.alerts.pausing()
             if not a.subject.get("escalated")
         ]
         return min(due) if due else None
 
     def _escalate(self, now: datetime) -> None:
+        since = self.started_at if self.logic >= 17 else None
         for alert in self.alerts.pausing():
             waited = (now - alert.ts).total_seconds()
-            if alert.subject.get("escalated") or waited < self.escalate_after:
+            counted = (now - max(alert.ts, since or alert.ts)).total_seconds()
+            if alert.subject.get("escalated") or counted < self.escalate_after:
                 continue
             alert.subject["escalated"] = True
             self._alert(
@@ -933,6 +941,8 @@ class TableController:
         # The logic of the run that began here (a start logged without it: the first).
         self.logic = int(inp.data.get("logic", FIRST_LOGIC))
         self._count_shoe_by_logic()
+        # The start's own time (the input's, so that a replay escalates as the run did).
+        self.started_at = self.now if self.logic >= 17 else None
         # And the table's settings that run had: a replay decides its inputs as that run
         # did, whatever the configuration says now (which takes effect at the start it
         # logs). Before, a table started again with its camera cross-check turned on

@@ -51,7 +51,7 @@ def demo(
         None, "--auto-resolve", help="resolve alerts after SECONDS (unattended demo)"
     ),
     host: str = typer.Option("127.0.0.1", "--host"),
-    port: int = typer.Option(8000, "--port"),
+    port: int = typer.Option(8000, "--port", help="1 to 65535"),
     log_level: str = typer.Option("WARNING", "--log-level"),
 ) -> None:
     """Run a live studio on this machine: simulated tables, players, faults and the console."""
@@ -60,6 +60,10 @@ def demo(
         _refuse("--faults", f"expected on or off, got {faults!r}")
     if cameras not in ("on", "off"):
         _refuse("--cameras", f"expected on or off, got {cameras!r}")
+    if not 1 <= port <= 65535:
+        _refuse("--port", f"expected 1 to 65535, got {port}")
+    if auto_resolve is not None and not auto_resolve >= 0:
+        _refuse("--auto-resolve", f"expected seconds, 0 or more, got {auto_resolve:g}")
     levels = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
     if log_level.upper() not in levels:
         _refuse("--log-level", f"expected {', '.join(levels)}, got {log_level!r}")
@@ -97,6 +101,8 @@ def demo(
     except StudioError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
+    # The rounds each table settled in this run (not its last round number: that counts
+    # every run on the database, and the rounds cancelled or interrupted).
     rounds = ", ".join(f"{t} {n}" for t, n in result["rounds"].items())
     typer.echo(f"\nDemo stopped cleanly. Rounds per table: {rounds}")
 

@@ -17,12 +17,27 @@ from typing import Any
 from hwsim.camera.sim_camera import landing_zone, lands_face_down, turns_hole_over
 from hwsim.table import SimTable
 from studio.bus import MessageBus
+from studio.bus.client import Subscription
 from studio.contract import DealerPrompt, Topics
 from studio.errors import StudioError
 
 _LOGGER = logging.getLogger(__name__)
 
 PlaceCard = Callable[[str, str, bool], None]  # code, zone, face down
+
+
+async def _newest(
+    sub: Subscription[DealerPrompt], latest: DealerPrompt | None
+) -> DealerPrompt | None:
+    """The last of the prompts already received (``latest`` if none is waiting)."""
+    while True:
+        try:
+            # A deadline already passed cancels only a read that has to wait: one waiting
+            # in the queue is returned at once.
+            async with asyncio.timeout(0):
+                latest = (await sub.get()).payload
+        except TimeoutError:
+            return latest
 
 
 class DealerBot:
@@ -59,6 +74,12 @@ class DealerBot:
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(max(self.pace, 0.05)):
                         latest = (await sub.get()).payload
+                # Only the latest prompt counts, as on the dealer's screen: the prompts that
+                # came while the dealer acted or waited are gone by now. Taken one at a time,
+                # a "deal" sent just before "Paused: call manager" was dealt after the pause
+                # (a demo review: after a double pull the dealer drew three more cards, each
+                # an alert, and the camera's sighting of one became a card "not scanned").
+                latest = await _newest(sub, latest)
                 if latest is None:
                     continue
                 key = (latest.round_id, latest.action, json.dumps(latest.target, sort_keys=True))

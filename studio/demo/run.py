@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import httpx
+import sqlalchemy as sa
 
 import studio.console  # registers the console's tables before create_all
 from drivers.run_lock import RunLock, run_locks
@@ -34,7 +35,9 @@ from studio.config.models import (
 from studio.console.auth import SessionStore, settings_from_config
 from studio.console.users import UserStore
 from studio.contract import Topics
+from studio.contract.rounds import rfc3339
 from studio.controller import ControllerService
+from studio.controller.alerts import AlertError
 from studio.controller.process import CONTROLLER_CLIENT_ID
 from studio.controller.table import ROUND_PHASES
 from studio.demo import api as demo_api
@@ -46,8 +49,10 @@ from studio.demo.status import show_status
 from studio.errors import StoreError
 from studio.rules.ruleset import ruleset_from_spec
 from studio.store import Database, EventLog, safe_url
+from studio.store.rounds import rounds as round_index
 from studio.streams import Fanout
 from studio.web import WebContext, WebServer, create_app
+from studio.web.server import listening_socket
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -144,6 +149,10 @@ async def run_demo(
         # No cameras at all: a configured table must not wait for one either.
         tables = [table.model_copy(update={"single_source": True}) for table in tables]
     async with AsyncExitStack() as stack:
+        # The console's port first of all: one taken (or not this machine's address) stops
+        # the demo before it has started anything or touched the database (before, it was
+        # found once the controller had cancelled the last run's rounds). Served below.
+        sock = stack.enter_context(contextlib.closing(listening_socket(options.host, options.port)))
         broker = await stack.enter_async_context(broker_for(broker))
         workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="studio-demo-")))
 
@@ -206,6 +215,8 @@ async def run_demo(
             ControllerService(config, bus, log, fanout, round_gap=max(0.5, options.pace * 3))
         )
         await restart_tables(service)
+        # The rounds this run opens (the closing line counts those it settles).
+        run_started = rfc3339(service.clock())
         stack.push_async_callback(service.interrupt_rounds, "demo stopped")
         drivers = await stack.enter_async_context(
             DriverSet(config, broker=broker, state_dir=devices_state)
@@ -235,7 +246,7 @@ async def run_demo(
         )
         app = create_app(ctx)
         app.include_router(demo_api.build_router(injector))
-        web = await stack.enter_async_context(WebServer(app, options.host, options.port))
+        web = await stack.enter_async_context(WebServer(app, options.host, options.port, sock=sock))
 
         client = await stack.enter_async_context(
             httpx.AsyncClient(
@@ -316,8 +327,22 @@ async def run_demo(
         # stops listening before the devices stop, so devices shutting down raise no alerts.
         await drain_devices(service, published)
         await service.quiesce()
-        rounds = {t.table: t.round_no for t in service.tables.values()}
+        rounds = await settled_since(db, list(service.tables), run_started)
     return {"rounds": rounds}
+
+
+async def settled_since(db: Database, tables: list[str], since: str) -> dict[str, int]:
+    """How many rounds each table settled of those opened at ``since`` (RFC 3339) or later:
+    in a demo run, the rounds it played (a round the last run left is cancelled at the
+    start; one this run leaves in progress is interrupted, not settled)."""
+    query = (
+        sa.select(round_index.c.table_id, sa.func.count())
+        .where(round_index.c.status == "settled", round_index.c.started >= since)
+        .group_by(round_index.c.table_id)
+    )
+    async with db.engine.connect() as conn:
+        counts = {str(table): int(n) for table, n in (await conn.execute(query)).all()}
+    return {table: counts.get(table, 0) for table in tables}
 
 
 # Seconds a camera is given to finish the frame it is reading when the demo stops (a frame
@@ -400,14 +425,22 @@ async def restart_tables(service: ControllerService) -> list[str]:
     A real shoe keeps its cards when the controller restarts, and its rounds go on. The
     simulator's shoes and layouts do not outlive the process, so a round the previous
     run left in progress is cancelled (every stake refunded, logged with the reason) and
-    the shoe is changed. Returns the rounds cancelled. Open alerts stay for a manager.
+    the shoe is changed. Returns the rounds cancelled.
+
+    The alerts a cancelled round left open would still pause its table, about a round
+    that is gone and hardware that is new: the demo's manager closes them, as a manager
+    would on the console (cancel, else void, else accept: what the alert allows). The
+    alerts of rounds that ended stay open for a manager.
     """
     cancelled = []
+    closed: list[str] = []
     for table_id in list(service.tables):
         table = service.tables[table_id]
         if table.phase in ROUND_PHASES and table.round_id:
-            cancelled.append(table.round_id)
+            round_id = table.round_id
+            cancelled.append(round_id)
             await service.cancel_round(table_id, user="demo", reason=RESTART_REASON)
+            closed += await close_round_alerts(service, table_id, round_id)
         table = service.tables[table_id]
         # Waiting for a shoe with one loaded (or its load waiting for the count) is waiting
         # on the last run's shoe: a round opened on it once its alerts were resolved, and
@@ -416,8 +449,52 @@ async def restart_tables(service: ControllerService) -> list[str]:
         if table.phase != "shoe_change" and not (table.phase == "waiting_shoe" and no_shoe):
             await service.request_shoe_change(table_id, user="demo", reason=RESTART_REASON)
     if cancelled:
-        _LOGGER.warning("rounds left in progress by the last run cancelled: %s", cancelled)
+        _LOGGER.warning(
+            "rounds left in progress by the last run cancelled: %s; their alerts resolved: %s",
+            cancelled,
+            closed or "none",
+        )
     return cancelled
+
+
+async def close_round_alerts(service: ControllerService, table_id: str, round_id: str) -> list[str]:
+    """Resolve the open alerts of ``round_id`` (cancelled) as the demo's manager, by the
+    manager's path (each resolution logged, by user ``demo``, with the restart's reason).
+
+    Returns the alerts resolved. An alert that refuses every resolution it offers for now
+    (an accept waiting for the others) is tried again after the others; one that refuses
+    them all stays open (a warning).
+    """
+    resolved: list[str] = []
+    while True:
+        left = [
+            a for a in service.alerts(state="open", table=table_id) if a["round_id"] == round_id
+        ]
+        progress = False
+        for alert in left:
+            for action in ("cancel", "void", "accept"):
+                if action not in alert["allowed_resolutions"]:
+                    continue
+                try:
+                    await service.resolve_alert(
+                        alert["alert_id"], action, user="demo", reason=RESTART_REASON
+                    )
+                except AlertError as exc:
+                    _LOGGER.info("%s: %s not taken: %s", alert["alert_id"], action, exc)
+                    continue
+                resolved.append(alert["alert_id"])
+                progress = True
+                break
+        still = [
+            a["alert_id"]
+            for a in service.alerts(state="open", table=table_id)
+            if a["round_id"] == round_id
+        ]
+        if not still:
+            return resolved
+        if not progress:
+            _LOGGER.warning("alerts of cancelled round %s left open: %s", round_id, still)
+            return resolved
 
 
 def device_state_dir(database: str) -> Path | None:

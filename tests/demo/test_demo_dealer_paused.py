@@ -1,0 +1,67 @@
+"""The simulated dealer deals nothing once its table is paused.
+
+It took its prompts one at a time, waiting its pace after each: a "deal" the controller
+sent just before "Paused: call manager" was dealt after the pause (a demo review: after a
+double pull the dealer drew three more cards, 160 ms and more after the pause, each a
+"drawn while the round is paused" alert, and the camera's sighting of one became "card KS
+on seat:1 was not scanned by the shoe" although the shoe had read it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import aiomqtt
+
+from hwsim.table import SimTable
+from studio.bus import MessageBus
+from studio.config import BrokerSettings
+from studio.contract import DealerPrompt, Topics
+from studio.demo.dealer import DealerBot
+
+
+def _message(topic: str, action: str, n: int, target: dict[str, Any] | None) -> aiomqtt.Message:
+    prompt = DealerPrompt(
+        table="t-dealer-paused",
+        round_id="r1",
+        ts=datetime.now(UTC),
+        action=action,
+        text=action,
+        target=target,
+    )
+    return aiomqtt.Message(topic, prompt.model_dump_json().encode(), 1, True, n, None)
+
+
+async def test_a_deal_prompt_overtaken_by_a_pause_is_not_dealt(tmp_path: Path) -> None:
+    # The bus is never connected: its subscription is served by hand.
+    bus = MessageBus(BrokerSettings(url="mqtt://127.0.0.1:9"), "dealer-paused")
+    sim = SimTable("t-dealer-paused", base_dir=tmp_path)
+    sim.new_shoe()
+    dealer = DealerBot(bus, sim, pace=0.3)
+    topic = Topics(sim.id).dealer_prompt
+    task = asyncio.create_task(dealer.run(), name="dealer")
+    try:
+        async with asyncio.timeout(5):
+            while not bus._subs:
+                await asyncio.sleep(0.001)
+        sub = bus._subs[0]
+        sub.offer(_message(topic, "deal", 1, {"kind": "box", "seat": 1}))
+        async with asyncio.timeout(5):
+            while dealer.cards_dealt < 1:
+                await asyncio.sleep(0.01)
+        # While the dealer waits its pace: the next card asked for, then the pause.
+        sub.offer(_message(topic, "deal", 2, {"kind": "box", "seat": 2}))
+        sub.offer(_message(topic, "paused", 3, None))
+        await asyncio.sleep(1.0)
+        assert dealer.cards_dealt == 1
+        # Resumed: the dealer deals what the prompt now asks.
+        sub.offer(_message(topic, "deal", 4, {"kind": "box", "seat": 2}))
+        async with asyncio.timeout(5):
+            while dealer.cards_dealt < 2:
+                await asyncio.sleep(0.01)
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
