@@ -434,6 +434,20 @@ class ControllerService:
             "played with (docs/replay.md)"
         )
 
+    async def _first_logged_settings(self, table_id: str) -> dict[str, Any]:
+        """The devices and timings of the table's first start that logged them (none
+        before 2026-12-06): what the starts before it are replayed with."""
+        after = 0
+        while records := await self.log.read(
+            after_id=after, limit=100, table_id=table_id, kinds=["controller.started"]
+        ):
+            for record in records:
+                table = record.payload.get("table")
+                if isinstance(table, dict) and "devices" in table and "timings" in table:
+                    return {"devices": table["devices"], "timings": table["timings"]}
+            after = records[-1].id
+        return {}
+
     def _fresh(self, table_id: str) -> TableController:
         """The table as configured, before its first input."""
         old = self.tables[table_id]
@@ -452,6 +466,7 @@ class ControllerService:
         inputs were replayed."""
         fresh = self._fresh(table_id)
         replay = await self._checkpointed(fresh) or TableReplay(fresh)
+        replay.table.legacy_table = await self._first_logged_settings(table_id)
         count, after = 0, replay.through
         while records := await self.log.read(
             after_id=after, limit=batch, table_id=table_id, kinds=INPUT_KINDS

@@ -274,6 +274,13 @@ class TableController:
         self.configured = self.settings  # as the configuration gives them; see started_data
         self.configured_ruleset = self.ruleset
         self.configured_timings = {key: float(getattr(self, key)) for key in _PLAYED_TIMINGS}
+        # What a start logged before 2026-12-06 (without its devices and timings) is
+        # replayed with: those of the first start that logged them, whose own check found
+        # that they replay those runs as played (set by the service before a replay; see
+        # ControllerService._replay_log). Left to the configuration, a later start with
+        # another round gap or other devices replayed those runs otherwise, and was refused
+        # for good (a review of the upgrade).
+        self.legacy_table: dict[str, Any] = {}
         self.shoe = ShoeTracker(decks=self.ruleset.shoe.decks)
         self.alerts = AlertBook(self.table)
         self.crosscheck = CrossCheck(window=self.settings.camera_window_seconds)
@@ -949,8 +956,11 @@ class TableController:
         # replayed its whole log with it: every round of the run without cameras raised
         # camera alerts anew, under alert ids the first run had given other alerts.
         recorded = inp.data.get("table")
-        if isinstance(recorded, dict):
-            self._play_with(recorded)
+        if isinstance(recorded, dict) or self.legacy_table:
+            played = dict(recorded) if isinstance(recorded, dict) else {}
+            for key, value in self.legacy_table.items():
+                played.setdefault(key, value)
+            self._play_with(played)
         self.ruleset = self._played_ruleset(inp.data.get("ruleset"))
         # What the last run knew of each device is stale. Its drivers may have stopped with
         # it, leaving a retained `offline` that is not news, and be on their way back; so a

@@ -9,6 +9,7 @@ timings now, and a start checks its replay against the log's last round event.""
 
 from __future__ import annotations
 
+import json
 import sys
 from datetime import datetime
 from pathlib import Path
@@ -132,3 +133,41 @@ async def test_a_start_whose_replay_does_not_end_where_the_log_ends_is_refused(
         # With the round gap it was played with, it starts.
         again = service(log, checkpoint_inputs=10**9)
         assert await again.recover() > 0
+
+
+async def test_runs_of_an_older_version_replay_with_the_first_logged_settings(
+    tmp_path: Path,
+) -> None:
+    """A log an older version began (its starts without devices and timings), started once
+    by this version with the settings it was played with (its start logs them): a later
+    start with another round gap replays the older runs with the first logged ones. Before,
+    with its own: every start after the first at another pace was refused for good (a
+    review of the upgrade)."""
+    async with backend_log("sqlite", tmp_path) as log:
+        async with service(log) as first:
+            await play(first, INPUTS[:400])
+            played = seen(first)
+        async with log.db.engine.begin() as conn:
+            rows = (
+                await conn.execute(
+                    sa.select(event_log.c.id, event_log.c.payload).where(
+                        event_log.c.kind == "controller.started"
+                    )
+                )
+            ).all()
+            for row in rows:
+                older = json.loads(row.payload)
+                del older["table"]["devices"], older["table"]["timings"]
+                await conn.execute(
+                    sa.update(event_log)
+                    .where(event_log.c.id == row.id)
+                    .values(payload=json.dumps(older))
+                )
+        upgraded = service(log, checkpoint_inputs=10**9)
+        async with upgraded:  # the first start of this version: as played (1 s)
+            assert seen(upgraded)["round"] == played["round"]
+        again = gapped(log, 9.0)
+        await again.recover()  # refused before: the older runs replayed with 9 s
+        assert {k: v for k, v in seen(again).items() if k != "events"} == {
+            k: v for k, v in played.items() if k != "events"
+        }
