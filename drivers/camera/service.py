@@ -148,6 +148,7 @@ class CameraService:
         self.state = state
         saved = state.load() if state is not None else None
         self.seq = _saved_seq(saved, lost=state is not None)
+        self.handed_seq = 0  # the seq of the last sighting this process published; 0 before any
         # The cards published and not yet seen leave, by track, as saved with the seq: a
         # restart lays them down again instead of publishing them a second time (to the
         # controller a second "placed" is a card the shoe never scanned: a misscan).
@@ -222,6 +223,7 @@ class CameraService:
                 # may lose a sighting, never publish one twice).
                 await self._save_state(self.state)
             await self.publish(msg)
+            self.handed_seq = msg.seq
             out.append(msg)
         return out
 

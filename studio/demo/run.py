@@ -318,7 +318,11 @@ async def run_demo(
         await stop_bots(tasks, camera_tasks)
 
         def published() -> list[tuple[str, str, int]]:
-            cams = [(table_id, CAMERA_ID, cam.service.seq) for table_id, cam in cameras.items()]
+            # What each published (0 before any): a camera without a saved seq numbers from
+            # the Unix time in ms, and its seq before a sighting is none the controller has.
+            cams = [
+                (table_id, CAMERA_ID, cam.service.handed_seq) for table_id, cam in cameras.items()
+            ]
             return [*drivers.published(), *cams]
 
         # What the devices sent reaches the controller before it stops listening: an event

@@ -57,3 +57,24 @@ def test_a_camera_without_a_state_dir_counts_from_one_and_a_seqless_file_is_lost
     started = int(time.time() * 1000)
     service = CameraService(source, recogniser, ServiceOutputs().publish, device="c", state=state)
     assert service.seq >= started
+
+
+async def test_what_a_camera_published_is_nothing_before_its_first_sighting(
+    profile: DeckProfile, tmp_path: Path
+) -> None:
+    """``handed_seq``, what a demo's stop waits for the controller to have: 0 before the
+    first sighting. The demo waited for ``seq``, which without a saved seq is the Unix time
+    in ms before anything is published: 5 s, then a false warning (a review)."""
+    cam = VirtualCamera(level="easy", seed=12)
+    recogniser = Recogniser(profile, cam.calibration())
+    out = ServiceOutputs()
+    state = StateFile(tmp_path / "cam.json")
+    service = CameraService(
+        VirtualCameraSource(cam), recogniser, out.publish, device="cam-1", state=state
+    )
+    assert service.seq > 0 and service.handed_seq == 0
+    cam.place("KS", "seat:6")
+    for _ in range(6):
+        await service.process(cam.read())
+    assert [m.card for m in out.cards] == ["KS"]
+    assert service.handed_seq == out.cards[-1].seq == service.seq
