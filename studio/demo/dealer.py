@@ -92,6 +92,11 @@ class DealerBot:
                     # A device fault the simulator refuses (e.g. count mismatch): the
                     # controller raises the alert; the dealer waits for the next prompt.
                     _LOGGER.info("dealer at %s: %s", self.sim.id, exc)
+                    if self.sim.shuffler.can_run() is not None:
+                        # No shoe made (shuffler jammed, door open): asked again once it
+                        # can run. A manager who resolved the alert before the jam was
+                        # cleared left the same prompt, and the table waited on it for good.
+                        self._handled = None
                 if self.pace:
                     await asyncio.sleep(self.pace)
 

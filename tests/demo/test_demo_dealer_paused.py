@@ -65,3 +65,33 @@ async def test_a_deal_prompt_overtaken_by_a_pause_is_not_dealt(tmp_path: Path) -
     finally:
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
+
+
+async def test_a_shoe_refused_while_the_shuffler_is_jammed_is_made_once_it_can_run(
+    tmp_path: Path,
+) -> None:
+    """A "shuffle" prompt refused (the shuffler jammed) is tried again once the jam is
+    cleared: the prompt does not change when a jam clears, and the table waited on it for
+    good (a review of the simulator: a manager who resolved the jam's alert first)."""
+    bus = MessageBus(BrokerSettings(url="mqtt://127.0.0.1:9"), "dealer-jammed")
+    sim = SimTable("t-dealer-jammed", base_dir=tmp_path)
+    await sim.fault("shuffler", "jam")
+    dealer = DealerBot(bus, sim, pace=0.05)
+    topic = Topics(sim.id).dealer_prompt
+    task = asyncio.create_task(dealer.run(), name="dealer")
+    try:
+        async with asyncio.timeout(5):
+            while not bus._subs:
+                await asyncio.sleep(0.001)
+        bus._subs[0].offer(_message(topic, "shuffle", 1, None))
+        await asyncio.sleep(0.5)
+        assert dealer.shoes == 0  # refused: jammed
+        await sim.fault("shuffler", "jam_clear")
+        async with asyncio.timeout(5):
+            while dealer.shoes < 1:
+                await asyncio.sleep(0.01)
+        await asyncio.sleep(0.3)
+        assert dealer.shoes == 1  # once
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
