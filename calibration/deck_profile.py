@@ -52,6 +52,7 @@ from calibration.index_reader import (
     extract_index,
     feature,
 )
+from calibration.json_file import read_json_file
 from calibration.templates import (
     AUGMENT_BLURS,
     AUGMENT_SCALES,
@@ -384,16 +385,7 @@ class DeckProfile:
 
     @classmethod
     def load(cls, path: Path) -> DeckProfile:
-        try:
-            data = json.loads(Path(path).read_text(encoding="utf-8"))
-        except FileNotFoundError as exc:
-            raise VisionError(f"deck profile {path} not found") from exc
-        except IsADirectoryError as exc:
-            raise VisionError(f"deck profile {path} is a directory, not a file") from exc
-        except OSError as exc:
-            raise VisionError(f"cannot read deck profile {path}: {exc.strerror or exc}") from exc
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise VisionError(f"cannot read deck profile {path}: not JSON ({exc})") from exc
+        data = read_json_file(path, "deck profile")
         if not isinstance(data, dict):
             raise VisionError(f"deck profile {path} is not a JSON object")
         try:

@@ -38,6 +38,7 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
+from calibration.json_file import read_json_file
 from calibration.lens import (
     K1_BOUND,
     distort,
@@ -541,19 +542,7 @@ class TableCalibration:
 
     @classmethod
     def load(cls, path: Path) -> TableCalibration:
-        try:
-            data = json.loads(Path(path).read_text(encoding="utf-8"))
-        except FileNotFoundError as exc:
-            raise VisionError(f"table calibration {path} not found") from exc
-        except IsADirectoryError as exc:
-            raise VisionError(f"table calibration {path} is a directory, not a file") from exc
-        except OSError as exc:
-            raise VisionError(
-                f"cannot read table calibration {path}: {exc.strerror or exc}"
-            ) from exc
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            # A photograph or any other binary file given where the JSON belongs.
-            raise VisionError(f"cannot read table calibration {path}: not JSON ({exc})") from exc
+        data = read_json_file(path, "table calibration")
         if not isinstance(data, dict):
             raise VisionError(f"table calibration {path} is not a JSON object")
         return cls.from_dict(data)
@@ -835,16 +824,7 @@ def load_layout(path: Path | None) -> Layout:
     """Load a layout JSON (the ``layout`` object of a table file, or a bare layout)."""
     if path is None:
         return default_layout()
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise VisionError(f"layout {path} not found") from exc
-    except IsADirectoryError as exc:
-        raise VisionError(f"layout {path} is a directory, not a file") from exc
-    except OSError as exc:
-        raise VisionError(f"cannot read layout {path}: {exc.strerror or exc}") from exc
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise VisionError(f"cannot read layout {path}: not JSON ({exc})") from exc
+    data = read_json_file(path, "layout")
     if isinstance(data, dict) and "layout" in data:
         data = data["layout"]
     if not isinstance(data, dict):
