@@ -138,16 +138,19 @@ _PLAYED_TIMINGS = ("round_gap", "escalate_after", "load_grace", "restart_grace",
 # Logic versions); 17: the dealer's up card misread by the camera while the hole card lies
 # face down is one mismatch when its window ends, and a sighting that waited for the turn,
 # left after it, is paired with a card of its zone the camera missed (up to 16 a misscan,
-# then "a card the shoe never scanned", whose accept dealt a card never in the shoe); a card
+# then "a card the shoe never scanned", whose accept dealt a card never in the shoe), and one
+# with the code of a card of its zone confirmed already is that card reported again; a card
 # naming another shoe, read during betting, is held by an ``integrity`` alert and stays out
 # of the census (up to 16 a ``game_before_time``, counted in the loaded shoe's census); a
-# camera sighting outside the deal is logged as ``camera_card_outside_deal`` (up to 16
-# dropped unsaid); a timeout names the decision it defaulted, and a rebuild where that is no
-# longer pending drops it (up to 16 it defaulted whatever was pending); a shoe loaded during a
-# round is held by its alert with its count: cancelled, it is in play at once; accepted, the
-# old shoe plays the round out and is changed (up to 16 the load was dropped either way, its
-# count left to vouch for a later load); a wrong shuffler count while a shoe is in play is the
-# next shoe's (up to 16 it took the shoe in play out of play) (docs/controller.md, Logic
+# camera sighting outside the deal is logged as ``camera_card_outside_deal``, its code
+# ``??`` (the burn card's report comes during betting; up to 16 dropped unsaid); a timeout
+# names the decision it defaulted, and a rebuild where that is no longer pending drops it (up
+# to 16 it defaulted whatever was pending); a shoe loaded during a round is held by its alert
+# with its count (or one sent after it): cancelled, it is in play at once, the round's cards
+# read from it counted in it; accepted, the old shoe plays the round out and is changed (up
+# to 16 the load was dropped either way, its count left to vouch for a later load); the shoe
+# in play announced again is logged only; a wrong shuffler count while a shoe is in play is
+# the next shoe's (up to 16 it took the shoe in play out of play) (docs/controller.md, Logic
 # versions).
 LOGIC: Final = 17
 FIRST_LOGIC: Final = 1
@@ -1153,6 +1156,7 @@ class TableController:
             count, census, unreadable = self._shuffler_count(event.data)
             problems = unreadable or census_problems(count, census, self.ruleset.shoe.decks)
             self.shuffle_verified = not problems
+            self._recount_held_load(not problems)
             self._event("shuffle_verified" if not problems else "shuffle_rejected", count=count)
             if problems:
                 for_load, self.pending_load = self.pending_load is not None, None
@@ -1163,6 +1167,7 @@ class TableController:
                 self._load_shoe(shoe_id, evidence)
         elif event.event == "count_mismatch":
             self.shuffle_verified = False
+            self._recount_held_load(False)
             why = str(event.data.get("reason", "count mismatch"))
             self._count_mismatch(inp.data, why, for_load=self.pending_load is not None)
         elif event.event in _SHUFFLER_FAULTS:
@@ -1173,6 +1178,18 @@ class TableController:
             )
         else:
             self._pass_on("shuffler", event)
+
+    def _recount_held_load(self, verified: bool) -> None:
+        """A shuffler count while a shoe's load during a round is held (logic 17): the
+        latest held load takes it (``recount``), for a cancel that puts that shoe in play.
+        Before, the cancel used the count at the load: a correct count arriving after it was
+        overwritten (the shoe out of play), a wrong one ignored. A count a load waits for
+        (``pending_load``) is that load's."""
+        if self.logic < 17 or self.pending_load is not None:
+            return
+        held = [a for a in self.alerts.open_alerts() if a.subject.get("load")]
+        if held:
+            held[-1].subject["load"]["recount"] = verified
 
     def _shuffler_count(self, data: dict[str, Any]) -> tuple[int, dict[str, int], list[str]]:
         """A ``shuffle_complete``'s count and census, and what of them cannot be read.
@@ -1315,6 +1332,14 @@ class TableController:
                     allowed=[Resolution.ACCEPT, Resolution.CANCEL],
                 )
                 return
+            if self._held_or_in_play(shoe_id):
+                # The shoe in play (or one whose load an alert holds) announced again: a
+                # driver re-sending its load (a reconnect), no shoe put in. Logged, nothing
+                # else (up to 16 an alert whose load was dropped however resolved). Held as a
+                # load, its cancel would load that shoe anew: its cards out and its census
+                # forgotten mid-shoe, and the next pack's count spent on it.
+                self._event("shoe_load_repeated", shoe=shoe_id, evidence=evidence)
+                return
             self._load_during_round(shoe_id, evidence)
             return
         verified = self.shuffle_verified
@@ -1343,6 +1368,15 @@ class TableController:
         self.phase = "waiting_shoe"
         self.next_round_at = None
 
+    def _held_or_in_play(self, shoe_id: str) -> bool:
+        """Whether ``shoe_id`` is the shoe in play, or one whose load during this round an
+        open alert holds (logic 17)."""
+        if shoe_id == self.shoe.shoe_id:
+            return True
+        return any(
+            (a.subject.get("load") or {}).get("shoe") == shoe_id for a in self.alerts.open_alerts()
+        )
+
     def _load_during_round(self, shoe_id: str, evidence: dict[str, Any]) -> None:
         """Logic 17: a shoe loaded while a round is dealt. The alert holds the load, and the
         shuffler's count that verified it (spent on it: it vouches for no later load).
@@ -1370,9 +1404,39 @@ class TableController:
         one); the cancelled round is behind it."""
         load = alert.subject["load"]
         self.pending_load = None
-        self.shuffle_verified = bool(load.get("verified"))
+        # A count the shuffler sent after the load alert (``recount``) is the latest word on
+        # the shoe's cards: a correct one arriving late verifies it, a wrong one does not.
+        self.shuffle_verified = bool(load.get("recount", load.get("verified")))
         self._load_shoe(str(load["shoe"]), dict(load.get("evidence") or {}), final=True)
+        self._count_held_reads(alert.round_id, str(load["shoe"]))
         return {"loaded": load["shoe"]}
+
+    def _count_held_reads(self, round_id: str | None, shoe_id: str) -> None:
+        """The cards round ``round_id`` read from shoe ``shoe_id`` while another was in play
+        (each held by an ``integrity`` alert), now that ``shoe_id`` is in play: they left it,
+        so they count in its cards out and its census. Each is marked (``counted_in_load``)
+        so that its void, before or after, does not count it again (without this they counted
+        nowhere: the one-deck new shoe's second AS was dealt without an alert)."""
+        for held in self.alerts.of_round(round_id):
+            read = held.evidence[0] if held.evidence else {}
+            if (
+                held.code is not AlertCode.INTEGRITY
+                or read.get("source") != "shoe"
+                or read.get("shoe") != shoe_id
+                or not isinstance(read.get("card"), str)
+                or held.subject.get("counted_in_load")
+            ):
+                continue
+            if isinstance(read.get("seq"), int):
+                self.shoe.take(str(read.get("device")), read["seq"])
+            dealt = (held.resolution or {}).get("action") in (
+                Resolution.ACCEPT,
+                Resolution.CORRECT,
+            )
+            if not dealt and not held.subject.get("counted"):
+                serial = read.get("serial")
+                self.shoe.record(read["card"], serial if isinstance(serial, str) else None)
+            held.subject["counted_in_load"] = shoe_id
 
     def _held_load_refused(self, alert: Alert, user: str) -> dict[str, Any]:
         """A shoe loaded during a round (logic 17), its alert accepted: the old shoe is back
@@ -1615,12 +1679,14 @@ class TableController:
             # No card of a deal lies there to compare it with. From logic 17 a card laid is
             # logged (a card pulled during betting that the shoe missed left no trace); no
             # alert: the shoe's read of it, if any, is one (``game_before_time``), and the
-            # camera also sees cards collected or squared up between rounds. During the burn
-            # its code is not told: a camera that saw the burn card's face would tell it.
+            # camera also sees cards collected or squared up between rounds. Its code is not
+            # told (``??``; the camera's event in the log keeps it): it may be a face-down
+            # card's, the burn card (the shoe reads it first, which opens betting, so the
+            # camera's report of it comes during betting) or a hole card not turned over.
             if self.logic >= 17 and seen.event == "placed":
                 self._event(
                     "camera_card_outside_deal",
-                    card="??" if self.phase == "burning" else seen.card,
+                    card="??",
                     zone=seen.zone,
                     phase=self.phase,
                     source={"device": seen.device, "seq": seen.seq, "ts": inp.data.get("ts")},
@@ -1659,7 +1725,14 @@ class TableController:
                 late_seconds=round((camera.at - shoe.at).total_seconds(), 3),
             )
             return
-        confirmed = (Verdict.MATCH, Verdict.CAMERA_UNREADABLE, Verdict.LATE_MATCH, Verdict.MOVED)
+        # REPEATED (logic 17): a confirmed card the camera reported again in its zone.
+        confirmed = (
+            Verdict.MATCH,
+            Verdict.CAMERA_UNREADABLE,
+            Verdict.LATE_MATCH,
+            Verdict.MOVED,
+            Verdict.REPEATED,
+        )
         if outcome.verdict in confirmed:
             assert shoe is not None and camera is not None
             # A late one's missed-scan alert stands (the manager decides); the record shows
@@ -2146,6 +2219,10 @@ class TableController:
         index = alert.subject.get("index")
         held = alert.subject.get("held")
         if index is None:
+            if self.logic >= 17 and alert.subject.get("counted_in_load"):
+                # Read from a shoe loaded during its round, counted in it when that load
+                # was taken (logic 17, ``_count_held_reads``): not again.
+                return {"discarded": held["card"] if held else None}
             if (
                 held
                 and alert.code is not AlertCode.IMPOSSIBLE_CARD

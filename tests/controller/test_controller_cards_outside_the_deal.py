@@ -89,7 +89,7 @@ def _outside(d: Recorder) -> list[dict[str, Any]]:
 def test_a_card_the_camera_saw_during_betting_is_logged() -> None:
     d = _camera_during_betting()
     [seen] = _outside(d)
-    assert (seen["card"], seen["zone"], seen["phase"]) == ("TS", "seat:1", "betting")
+    assert (seen["card"], seen["zone"], seen["phase"]) == ("??", "seat:1", "betting")
     assert seen["source"]["device"] == "cam" and seen["source"]["seq"] == 1
     assert d.raised() == [] and d.table.phase == "betting"
     assert d.replayed() == d.outputs
@@ -110,7 +110,7 @@ def test_a_card_both_sources_saw_during_betting_is_one_alert() -> None:
     d.camera("TS", "seat:1")
     d.tick(5)
     assert [a["code"] for a in d.raised()] == ["game_before_time"]
-    assert [s["card"] for s in _outside(d)] == ["TS"]
+    assert [s["card"] for s in _outside(d)] == ["??"]  # it may be a face-down card
 
 
 def test_the_camera_s_read_during_the_burn_does_not_tell_the_burn_card() -> None:
