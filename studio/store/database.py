@@ -16,6 +16,7 @@ from urllib.parse import quote, quote_plus, urlencode
 
 import sqlalchemy as sa
 from sqlalchemy import event
+from sqlalchemy.dialects.postgresql.asyncpg import PGDialect_asyncpg
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 from sqlalchemy.schema import CreateIndex
@@ -96,11 +97,42 @@ _LIBPQ_OPTIONS: Final = (
 # Translated: libpq's connect timeout (asyncpg's ``timeout``) and application name (a
 # server setting).
 _TRANSLATED_OPTIONS: Final = ("connect_timeout", "application_name")
-# Taken by SQLAlchemy's asyncpg dialect as they are (``ssl`` is asyncpg's own spelling of
-# ``sslmode``; ``host`` a socket folder or several hosts).
-_DRIVER_OPTIONS: Final = ("host", "user", "password", "ssl")
-POSTGRES_OPTIONS: Final = (*_LIBPQ_OPTIONS, *_TRANSLATED_OPTIONS, *_DRIVER_OPTIONS)
+# Taken by SQLAlchemy's asyncpg dialect as they are (create_connect_args): ``host`` a
+# socket folder or several hosts (``host=h1:5432&host=h2:5432`` or ``host=h1,h2`` with
+# ``port=5432,5432``), ``port``, ``prepared_statement_cache_size`` (0 behind PgBouncer in
+# transaction mode); ``ssl`` is asyncpg's own spelling of ``sslmode``.
+_DRIVER_OPTIONS: Final = (
+    "host",
+    "port",
+    "user",
+    "password",
+    "ssl",
+    "prepared_statement_cache_size",
+    "service",
+    "servicefile",
+)
+# asyncpg.connect()'s keywords a URL gives as text: passed on as the numbers (or yes/no)
+# asyncpg takes.
+_NUMBER_OPTIONS: Final = {
+    "command_timeout": float,
+    "timeout": float,
+    "statement_cache_size": int,
+    "max_cached_statement_lifetime": int,
+    "max_cacheable_statement_size": int,
+}
+_FLAG_OPTIONS: Final = ("direct_tls",)
+# Given more than once by SQLAlchemy's multi-host format.
+_REPEATABLE: Final = ("host", "port")
+POSTGRES_OPTIONS: Final = (
+    *_LIBPQ_OPTIONS,
+    *_TRANSLATED_OPTIONS,
+    *_DRIVER_OPTIONS,
+    *_NUMBER_OPTIONS,
+    *_FLAG_OPTIONS,
+)
 SSL_MODES: Final = ("disable", "allow", "prefer", "require", "verify-ca", "verify-full")
+_FLAGS: Final = {"true": True, "yes": True, "on": True, "1": True}
+_FLAGS_OFF: Final = {"false": False, "no": False, "off": False, "0": False}
 
 
 def _is_postgres(url: str) -> bool:
@@ -115,18 +147,27 @@ def _postgres_options(parsed: URL) -> tuple[URL, dict[str, Any]]:
     single: dict[str, str] = {}
     for key, values in parsed.query.items():
         if key not in POSTGRES_OPTIONS:
+            why = (
+                " (a URL cannot give a mapping: application_name is the server setting it can)"
+                if key == "server_settings"
+                else ""
+            )
             raise ValueError(
-                f"has the option {key!r}, not supported: a PostgreSQL URL takes "
+                f"has the option {key!r}, not supported{why}: a PostgreSQL URL takes "
                 f"{', '.join(POSTGRES_OPTIONS)} (docs/security.md)"
             )
         if not isinstance(values, str):
-            raise ValueError(f"gives the option {key!r} more than once")
+            if key not in _REPEATABLE:
+                raise ValueError(f"gives the option {key!r} more than once")
+            continue
         single[key] = values
     for key in ("sslmode", "ssl"):
         if key in single and single[key] not in SSL_MODES:
             raise ValueError(f"has a bad {key}: it takes {', '.join(SSL_MODES)}")
     if "sslmode" in single and "ssl" in single:
         raise ValueError("has both sslmode and ssl: give one")
+    if "connect_timeout" in single and "timeout" in single:
+        raise ValueError("has both connect_timeout and timeout: give one")
     connect_args: dict[str, Any] = {}
     libpq = {key: value for key, value in single.items() if key in _LIBPQ_OPTIONS}
     if libpq:
@@ -142,8 +183,38 @@ def _postgres_options(parsed: URL) -> tuple[URL, dict[str, Any]]:
         connect_args["timeout"] = seconds
     if "application_name" in single:
         connect_args["server_settings"] = {"application_name": single["application_name"]}
-    kept = {key: value for key, value in single.items() if key in _DRIVER_OPTIONS}
-    return parsed.set(query=kept), connect_args
+    for key, kind in _NUMBER_OPTIONS.items():
+        if key in single:
+            try:
+                number: float = kind(single[key])
+            except ValueError:
+                number = -1
+            if not 0 <= number < float("inf") or (kind is float and number == 0):
+                what = "a number of seconds > 0" if kind is float else "a whole number >= 0"
+                raise ValueError(f"has a bad {key}: {what}")
+            connect_args[key] = number
+    for key in _FLAG_OPTIONS:
+        if key in single:
+            word = single[key].lower()
+            if word not in _FLAGS and word not in _FLAGS_OFF:
+                raise ValueError(f"has a bad {key}: true or false")
+            connect_args[key] = {**_FLAGS, **_FLAGS_OFF}[word]
+    kept = {
+        key: values
+        for key, values in parsed.query.items()
+        if key in _DRIVER_OPTIONS or key in _REPEATABLE
+    }
+    engine_url = parsed.set(query=kept)
+    # The dialect's own reading of host, port and prepared_statement_cache_size: a port
+    # that is no number, the two multi-host formats mixed, a host without its port.
+    try:
+        PGDialect_asyncpg().create_connect_args(engine_url)  # type: ignore[no-untyped-call]
+    except (sa.exc.ArgumentError, ValueError, TypeError) as exc:
+        words = str(exc) if isinstance(exc, sa.exc.ArgumentError) else "is no number"
+        raise ValueError(
+            f"has a bad host, port or prepared_statement_cache_size ({words})"
+        ) from None
+    return engine_url, connect_args
 
 
 def url_problem(url: str) -> str | None:
