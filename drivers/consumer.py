@@ -32,7 +32,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from studio.bus import MessageBus, SequenceTracker, SeqVerdict
+from studio.bus import MAX_SEQ_JUMP, MessageBus, SequenceTracker, SeqVerdict
 from studio.contract import ReplayRequest, SourceEvent, Topics
 
 _LOGGER = logging.getLogger(__name__)
@@ -95,6 +95,7 @@ class DeviceFeed:
             event = received.payload
             if event.device != self.device:
                 continue
+            self._numbering_jump(event.seq)
             if self.tracker.observe(self.device, event.seq) is SeqVerdict.DUPLICATE:
                 self.stats["duplicates"] += 1
                 continue
@@ -124,6 +125,26 @@ class DeviceFeed:
                 await self.request_replay(missing[0], missing[-1])
             elif loop.time() < tail_until and self.tracker.last_contiguous(self.device) > 0:
                 await self.request_replay(self.tracker.last_contiguous(self.device) + 1, None)
+
+    def _numbering_jump(self, seq: int) -> None:
+        """A seq more than MAX_SEQ_JUMP ahead: the device's numbering jumped (a replaced
+        device, a driver that lost its state and numbers from the Unix time in ms). The seqs
+        between are skipped, not asked for, as the controller skips them: asked for 1,000
+        at a time, a jump to the Unix-ms base was a hole of 1.8e12 seqs, never closed, and
+        every request a `replay_unavailable` health report (a review)."""
+        last = self.tracker.last_contiguous(self.device)
+        if not last or seq - last <= MAX_SEQ_JUMP:
+            return
+        _LOGGER.warning(
+            "%s: numbering jumped from %d to %d; the events between are not asked for",
+            self.device,
+            last,
+            seq,
+        )
+        self.tracker.skip(self.device, seq - 1)
+        for asked in [s for s in self._asks if s < seq]:
+            del self._asks[asked]
+        self.stats["jumps"] += 1
 
     def _give_up(self, seqs: list[int]) -> None:
         _LOGGER.warning(

@@ -2,9 +2,10 @@
 
 from studio.bus.client import BusStats, MessageBus, Received, Subscription
 from studio.bus.embedded import EmbeddedBroker, broker_for, require_shared_broker
-from studio.bus.sequence import SequenceTracker, SeqVerdict
+from studio.bus.sequence import MAX_SEQ_JUMP, SequenceTracker, SeqVerdict
 
 __all__ = [
+    "MAX_SEQ_JUMP",
     "BusStats",
     "EmbeddedBroker",
     "MessageBus",

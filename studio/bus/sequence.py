@@ -9,6 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 
+# A device's seq this far ahead of what a consumer has is a jump of its numbering, not a
+# hole to ask for: no driver keeps that many events to re-send (4,096 by default), and a
+# driver that lost its state numbers from the Unix time in ms (docs/devices.md).
+MAX_SEQ_JUMP = 10_000
+
 
 class SeqVerdict(Enum):
     FRESH = "fresh"

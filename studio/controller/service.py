@@ -25,7 +25,7 @@ from typing import Any
 
 from pydantic import BaseModel, RootModel
 
-from studio.bus import MessageBus, SequenceTracker, SeqVerdict
+from studio.bus import MAX_SEQ_JUMP, MessageBus, SequenceTracker, SeqVerdict
 from studio.config.models import StudioConfig, TableSettings
 from studio.contract import (
     AlertMessage,
@@ -103,9 +103,6 @@ INPUT_KINDS = [
     "manager.action",
     "timer",
 ]
-# A device's seq this far ahead of what the controller has is a jump of its numbering, not
-# a hole to ask for: no driver keeps that many events to re-send (4,096 by default).
-MAX_SEQ_JUMP = 10_000
 # The outputs logged with their input: by record kind, their channel and model (to publish
 # one again from its record).
 _LOGGED_MODELS: dict[str, tuple[Channel, type[BaseModel]]] = {
