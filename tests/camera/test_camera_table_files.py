@@ -147,7 +147,10 @@ def test_camera_run_refuses_such_a_table_file_with_the_reason(
 
 def test_a_point_far_outside_every_zone_is_in_none() -> None:
     lay = default_layout()
-    assert lay.margin_mm == 31.5  # half a 63 mm card: it still reaches into the zone
+    # Half a 63 x 88 mm card's diagonal: a card farther out has no corner over the zone.
+    assert lay.margin_mm == pytest.approx(54.113, abs=0.001)
+    zone, dist = lay.zone_at(100.0, 60.0)  # a card turned sideways whose end lies in the box
+    assert zone == "dealer" and dist == pytest.approx(36.0)
     assert lay.zone_at(490.0, 70.0) == ("dealer", 0.0)
     zone, dist = lay.zone_at(864.0, 60.0)  # 20 mm right of the dealer box
     assert zone == "dealer" and dist == pytest.approx(20.0)
