@@ -16,6 +16,7 @@ from typing import Any, TextIO
 
 import httpx
 import sqlalchemy as sa
+from pydantic import ValidationError
 
 import studio.console  # registers the console's tables before create_all
 from drivers.run_lock import RunLock, run_locks
@@ -31,6 +32,7 @@ from studio.config.models import (
     DeviceSettings,
     StudioConfig,
     TableSettings,
+    WebSettings,
 )
 from studio.console.auth import SessionStore, settings_from_config
 from studio.console.users import UserStore
@@ -46,7 +48,7 @@ from studio.demo.dealer import DealerBot
 from studio.demo.faults import FaultInjector
 from studio.demo.players import PlayerBots
 from studio.demo.status import show_status
-from studio.errors import StoreError
+from studio.errors import ConfigError, StoreError
 from studio.rules.ruleset import ruleset_from_spec
 from studio.store import Database, EventLog, safe_url
 from studio.store.rounds import rounds as round_index
@@ -135,6 +137,30 @@ def demo_tables(count: int, pace: float, *, camera: bool) -> list[TableSettings]
     return tables
 
 
+def demo_config(
+    broker: BrokerSettings,
+    database: str,
+    web: WebSettings,
+    base: StudioConfig,
+    tables: list[TableSettings],
+) -> StudioConfig:
+    """The demo's configuration; a :class:`ConfigError` in one line if it is not one."""
+    try:
+        return StudioConfig(
+            broker=broker,
+            database=DatabaseSettings(url=database),
+            web=web,
+            console=base.console,
+            tables=tables,
+        )
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        cause = error.get("ctx", {}).get("error")
+        where = ".".join(str(part) for part in error["loc"])
+        words = str(cause) if cause is not None else str(error["msg"])
+        raise ConfigError(f"{where}: {words}" if where else words) from None
+
+
 async def run_demo(
     options: DemoOptions,
     stop: asyncio.Event,
@@ -148,6 +174,11 @@ async def run_demo(
     if not options.camera:
         # No cameras at all: a configured table must not wait for one either.
         tables = [table.model_copy(update={"single_source": True}) for table in tables]
+    # The demo's console is on --host/--port, not the file's web.host/web.port: a check of
+    # the config (the console on the broker's port) is of those. Checked before anything
+    # starts, and in one line (a pydantic traceback came once the tables had started).
+    web_settings = base.web.model_copy(update={"host": options.host, "port": options.port})
+    demo_config(broker, database, web_settings, base, tables)
     async with AsyncExitStack() as stack:
         # The console's port first of all: one taken (or not this machine's address) stops
         # the demo before it has started anything or touched the database (before, it was
@@ -186,13 +217,7 @@ async def run_demo(
             )
             for table in tables
         ]
-        config = StudioConfig(
-            broker=broker,
-            database=DatabaseSettings(url=database),
-            web=base.web,
-            console=base.console,
-            tables=tables,
-        )
+        config = demo_config(broker, database, web_settings, base, tables)
 
         db = await stack.enter_async_context(Database(config.database.url))
         await stack.enter_async_context(db.exclusive("studio controller"))  # see run_controller
