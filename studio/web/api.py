@@ -218,6 +218,14 @@ def build_router(ctx: WebContext) -> APIRouter:
         except StudioError as exc:
             raise fail(exc) from exc
 
+    async def known_rounds_table(table: str | None) -> None:
+        # A table taken out of the configuration still has its rounds in the index: an
+        # auditor lists them (404 only for a table neither configured nor indexed).
+        if table is None or table in controller().tables:
+            return
+        if not await controller().rounds_search(table=table, limit=1):
+            known_table(table)
+
     @router.get("/tables/{table}/rounds")
     async def table_rounds(
         table: str,
@@ -228,7 +236,7 @@ def build_router(ctx: WebContext) -> APIRouter:
         limit: Limit = 100,
         _: str = Depends(reader),
     ) -> list[dict[str, Any]]:
-        known_table(table)
+        await known_rounds_table(table)
         return await search_rounds(table, since, until, player, alert, limit)
 
     @router.get("/rounds")
@@ -241,7 +249,7 @@ def build_router(ctx: WebContext) -> APIRouter:
         limit: Limit = 100,
         _: str = Depends(reader),
     ) -> list[dict[str, Any]]:
-        known_table(table)
+        await known_rounds_table(table)
         return await search_rounds(table, since, until, player, alert, limit)
 
     @router.get("/rounds/{round_id}")
