@@ -227,6 +227,15 @@ def url_problem(url: str) -> str | None:
             _postgres_options(parsed)
         except ValueError as exc:
             return str(exc)
+    elif parsed.get_backend_name() == "sqlite" and "uri" in parsed.query:
+        # ``sqlite:///file:studio.db?mode=rwc&uri=true``: the file SQLite opened (studio.db)
+        # was not the one the studio created 0600, locked and named (``file:studio.db``, an
+        # empty file left beside it), and the database was made 0644.
+        return (
+            "has the option 'uri', not supported: SQLite's URI file names hide which file "
+            "is opened (the studio creates it readable by its owner alone, and locks it); "
+            "give its path, sqlite:///PATH"
+        )
     return None
 
 
