@@ -17,7 +17,7 @@ from studio.config.camera_files import (
     unfed_virtual_cameras,
 )
 from studio.config.loader import load_config, read_toml
-from studio.config.models import StudioConfig
+from studio.config.models import StudioConfig, web_port_beside_brokers
 from studio.errors import ConfigError, StoreError
 from studio.store.database import (
     IN_MEMORY,
@@ -308,6 +308,7 @@ def check(
         *unstable_ports(config),
         *unfed_virtual_cameras(config),
         *insecure_settings(config),
+        *filter(None, [web_port_beside_brokers(config)]),
     ]:
         typer.echo(warning, err=True)
     for note in resolved_paths(config, file.parent):

@@ -476,6 +476,22 @@ class TableSettings(StrictModel):
         return devices
 
 
+def web_port_beside_brokers(config: StudioConfig) -> str | None:
+    """A warning when the console's port is the broker's on another loopback address of
+    this machine (the same address is refused): both listen only if each server is bound
+    to its own address, and ``localhost`` may name both 127.0.0.1 and ::1."""
+    broker, web = config.broker, config.web
+    if broker.url is None or web.port != broker.port:
+        return None
+    if _is_loopback(broker.host) and _is_loopback(web.host):
+        return (
+            f"warning: web.port {web.port} is also the broker's port ({broker.url}), on "
+            f"another loopback address ({web.host}): both listen only if each is bound to "
+            "its own address; give web.port another unless that is meant"
+        )
+    return None
+
+
 def _port_key(port: str) -> tuple[str, ...]:
     """What tells two ports apart: a socket URL's host (any case) and port, else the path
     as written, normalised (``/dev//ttyUSB0`` is ``/dev/ttyUSB0``; links are not followed)."""
@@ -497,11 +513,15 @@ class StudioConfig(StrictModel):
     def _web_port_not_the_brokers(self) -> StudioConfig:
         # Taken before: the controller connected, published its state, then could not
         # listen (the broker's address was in use).
+        # Refused only where the console surely cannot listen: the broker's very host, or
+        # every address while the broker is on this machine. Two loopback addresses
+        # (127.0.0.1 and ::1, or 127.0.0.2) can each have a server on the port: a warning
+        # (``web_port_beside_brokers``).
         broker, web = self.broker, self.web
         if broker.url is None or web.port != broker.port:
             return self
         same = broker.host.lower() == web.host.lower() or (
-            _is_loopback(broker.host) and (_is_loopback(web.host) or web.host in _WILDCARDS)
+            _is_loopback(broker.host) and web.host in _WILDCARDS
         )
         if same:
             raise ValueError(
