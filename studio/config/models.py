@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit, urlunsplit
 
 from pydantic import (
     BaseModel,
@@ -60,6 +60,20 @@ def _is_host(host: str) -> bool:
 _WILDCARDS = ("0.0.0.0", "::", "")
 
 
+def _shown_url(parts: SplitResult) -> str:
+    """A URL as an error message may echo it: a path, query or fragment (which may hold a
+    password, ``?password=...``) masked, as is a password before the host."""
+    netloc = parts.netloc
+    if "@" in netloc:
+        user, _, host = netloc.rpartition("@")
+        netloc = f"{user.partition(':')[0]}:***@{host}" if ":" in user else netloc
+    # Without a scheme or host the path is what was meant for the host (``broker.lan``).
+    bare = not parts.scheme and not netloc
+    path = "/***" if parts.path not in ("", "/") and not bare else parts.path
+    masked = ("***" if part else "" for part in (parts.query, parts.fragment))
+    return urlunsplit((parts.scheme, netloc, path, *masked))
+
+
 def _is_loopback(host: str) -> bool:
     address = _ip(host)
     return host.lower().rstrip(".") == "localhost" or (address is not None and address.is_loopback)
@@ -108,22 +122,23 @@ class BrokerSettings(StrictModel):
                 "broker url must not hold credentials: set broker.username in the file and "
                 "the password in STUDIO_BROKER__PASSWORD"
             )
+        shown = _shown_url(parts)
         if parts.scheme not in ("mqtt", "mqtts"):
-            raise ValueError(f"broker url must start with mqtt:// or mqtts://, got {value!r}")
+            raise ValueError(f"broker url must start with mqtt:// or mqtts://, got {shown!r}")
         if not parts.hostname:
-            raise ValueError(f"broker url has no host: {value!r}")
+            raise ValueError(f"broker url has no host: {shown!r}")
         if not _is_host(parts.hostname):
-            raise ValueError(f"broker url has a bad host {parts.hostname!r}: {value!r}")
+            raise ValueError(f"broker url has a bad host {parts.hostname!r}: {shown!r}")
         try:
             port = parts.port
         except ValueError as exc:
-            raise ValueError(f"broker url has a bad port: {value!r}") from exc
+            raise ValueError(f"broker url has a bad port: {shown!r}") from exc
         if port == 0:
-            raise ValueError(f"broker url has port 0, which no broker listens on: {value!r}")
+            raise ValueError(f"broker url has port 0, which no broker listens on: {shown!r}")
         if parts.path not in ("", "/") or parts.query or parts.fragment:
             # The client takes the host and port alone: a path was dropped without a word.
             raise ValueError(
-                f"broker url is mqtt(s)://host:port, with no path or query: {value!r} "
+                f"broker url is mqtt(s)://host:port, with no path or query: {shown!r} "
                 "(topics are not configured here)"
             )
         return value
