@@ -26,7 +26,7 @@ from studio.store.database import (
     sqlite_file,
     url_holds_secret,
 )
-from studio.text import NotUtf8Error, utf8_text
+from studio.text import UTF8_BOM, NotUtf8Error, utf8_text
 
 # A variable's name in an EnvironmentFile.
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -141,51 +141,164 @@ def no_tables(config: StudioConfig) -> list[str]:
     ]
 
 
-def _unquoted(value: str) -> str:
-    """A value of an EnvironmentFile line as systemd takes it: quotes around it removed
-    (and, in double quotes, a backslash before a quote or backslash)."""
-    if len(value) >= 2 and value[0] == value[-1] == "'":
-        return value[1:-1]
-    if len(value) >= 2 and value[0] == value[-1] == '"':
-        return re.sub(r'\\(["\\])', r"\1", value[1:-1])
-    return value
+# systemd's EnvironmentFile reading (src/basic/env-file.c), state by state.
+_WHITESPACE = " \t\n\r"
+_NEWLINE = "\n\r"
+_SHELL_ESCAPED = '"\\`$'
 
 
-def read_env_file(path: Path) -> dict[str, str]:
-    """The variables of a systemd ``EnvironmentFile`` (the subset the unit needs):
-    ``KEY=VALUE`` lines, blank lines and comment lines (``#`` or ``;``), a value optionally
-    in quotes. A line that is none of these raises :class:`ConfigError` naming its number,
-    never its text (it may hold a secret)."""
+def _parse_env_file(path: Path) -> tuple[dict[str, str], list[str]]:
+    """The variables of a systemd ``EnvironmentFile`` as systemd reads them, and warnings.
+
+    As systemd: lines starting with ``#`` or ``;`` are comments (a ``#`` elsewhere is part
+    of the value); an unquoted value loses its surrounding whitespace, a backslash keeps
+    the character after it and a backslash at the end of a line joins the next; in
+    ``'...'`` every character is kept; in ``"..."`` a backslash before ``"``, ``\\``,
+    `` ` `` or ``$`` keeps that character, before a newline joins the lines, before any
+    other is kept with it; quoted values may span lines, and text after a closing quote is
+    joined to the value (``K="a" # b`` is ``a# b``, warned about).
+
+    Refused, where systemd ignores the line without a word (the process would not have
+    the variable): a line with no ``=``, a name that is not one (``export K=V``), a
+    byte-order mark. A refusal names the line's number, never its text (it may hold a
+    secret)."""
     try:
         data = path.read_bytes()
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    if data.startswith(UTF8_BOM):
+        raise ConfigError(
+            f"{path}: line 1 begins with a byte-order mark: systemd takes it as part of the "
+            "first name and ignores that line; save the file without it"
+        )
     try:
         text = utf8_text(data)
     except NotUtf8Error as exc:
         raise ConfigError(f"{path}: {exc}") from None
     variables: dict[str, str] = {}
-    for number, line in enumerate(text.splitlines(), 1):
-        line = line.strip()
-        if not line or line.startswith(("#", ";")):
-            continue
-        key, sep, value = line.partition("=")
-        key = key.strip()
-        if not sep or not _ENV_NAME.match(key):
-            raise ConfigError(f"{path}: line {number}: not a KEY=VALUE line")
-        variables[key] = _unquoted(value.strip())
-    return variables
+    warnings: list[str] = []
+    key: list[str] = []
+    value: list[str] = []
+    chop: int | None = None  # where an unquoted value's trailing whitespace starts
+    quoted = False  # a quote closed in this value
+    state = "pre_key"
+    line = start = 1
+
+    def refused(words: str) -> ConfigError:
+        return ConfigError(f"{path}: line {start}: {words}")
+
+    def push() -> None:
+        name = "".join(key).rstrip(_WHITESPACE)
+        if not _ENV_NAME.match(name):
+            if name.startswith("export") and _ENV_NAME.match(name[6:].lstrip()):
+                raise refused("'export' is not taken (systemd ignores the line): write KEY=VALUE")
+            raise refused("not a KEY=VALUE line")
+        variables[name] = "".join(value[:chop] if state == "value" else value)
+
+    for c in text:
+        if state == "pre_key":
+            if c in "#;":
+                state = "comment"
+            elif c not in _WHITESPACE:
+                state, key, start = "key", [c], line
+        elif state == "key":
+            if c in _NEWLINE:
+                raise refused("not a KEY=VALUE line")
+            if c == "=":
+                state, value, chop, quoted = "pre_value", [], None, False
+            else:
+                key.append(c)
+        elif state == "pre_value":
+            if c in _NEWLINE:
+                push()
+                state = "pre_key"
+            elif c in "'\"":
+                state = "single" if c == "'" else "double"
+            elif c not in _WHITESPACE:
+                if quoted:
+                    warnings.append(
+                        f"warning: {path}: line {start}: the text after the closing quote "
+                        "is part of the value, as systemd reads it (a # starts a comment "
+                        "only at the start of a line)"
+                    )
+                    quoted = False
+                if c == "\\":
+                    state = "value_escape"
+                else:
+                    state = "value"
+                    value.append(c)
+        elif state == "value":
+            if c in _NEWLINE:
+                push()
+                state = "pre_key"
+            elif c == "\\":
+                state, chop = "value_escape", None
+            else:
+                if c not in _WHITESPACE:
+                    chop = None
+                elif chop is None:
+                    chop = len(value)
+                value.append(c)
+        elif state == "value_escape":
+            state = "value"
+            if c not in _NEWLINE:
+                value.append(c)
+        elif state == "single":
+            if c == "'":
+                state, quoted = "pre_value", True
+            else:
+                value.append(c)
+        elif state == "double":
+            if c == '"':
+                state, quoted = "pre_value", True
+            elif c == "\\":
+                state = "double_escape"
+            else:
+                value.append(c)
+        elif state == "double_escape":
+            state = "double"
+            if c in _SHELL_ESCAPED:
+                value.append(c)
+            elif c != "\n":
+                value.extend(("\\", c))
+        elif state == "comment":
+            if c == "\\":
+                state = "comment_escape"
+            elif c in _NEWLINE:
+                state = "pre_key"
+        elif state == "comment_escape":
+            state = "pre_key" if c in _NEWLINE else "comment"
+        if c == "\n":
+            line += 1
+    if state == "key":
+        raise refused("not a KEY=VALUE line")
+    if state in ("single", "double", "double_escape"):
+        warnings.append(
+            f"warning: {path}: line {start}: a quote is not closed: systemd takes the value "
+            "to the end of the file"
+        )
+    if state not in ("pre_key", "comment", "comment_escape"):
+        push()
+    return variables, warnings
+
+
+def read_env_file(path: Path) -> dict[str, str]:
+    """The variables of a systemd ``EnvironmentFile`` (``_parse_env_file``). Raises
+    :class:`ConfigError` for a line systemd would ignore, naming its number."""
+    return _parse_env_file(path)[0]
 
 
 def env_file_warnings(path: Path) -> list[str]:
-    """A warning when the file of secrets may be read by others than its owner."""
+    """A warning when the file of secrets may be read by others than its owner, and for
+    each line systemd reads otherwise than it looks (``_parse_env_file``)."""
     try:
         mode = stat.S_IMODE(path.stat().st_mode)
     except OSError:
         return []
+    warnings = _parse_env_file(path)[1]
     if mode & 0o077:
-        return [f"warning: {path} is mode {mode:04o}: it holds secrets; chmod 600 it"]
-    return []
+        warnings.append(f"warning: {path} is mode {mode:04o}: it holds secrets; chmod 600 it")
+    return warnings
 
 
 _PEM_BEGIN = b"-----BEGIN "
