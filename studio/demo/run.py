@@ -158,7 +158,10 @@ def demo_config(
         cause = error.get("ctx", {}).get("error")
         where = ".".join(str(part) for part in error["loc"])
         words = str(cause) if cause is not None else str(error["msg"])
-        raise ConfigError(f"{where}: {words}" if where else words) from None
+        said = f"{where}: {words}" if where else words
+        # The demo's console is on its --host and --port, which the web section says here.
+        said = said.replace("web.port", "--port").replace("web.host", "--host")
+        raise ConfigError(said) from None
 
 
 async def run_demo(

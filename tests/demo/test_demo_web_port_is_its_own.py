@@ -84,5 +84,5 @@ async def test_the_demos_own_port_on_the_brokers_is_one_line_before_anything_sta
             await run_demo(options, asyncio.Event())
     words = str(caught.value)
     assert "\n" not in words and "validation error" not in words, words
-    assert f"web.port {port} is the broker's port" in words
+    assert f"--port {port} is the broker's port" in words and "give --port another" in words
     assert not (tmp_path / "demo.db").exists()
