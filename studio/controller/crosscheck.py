@@ -38,7 +38,6 @@ class Verdict(StrEnum):
     LATE_MATCH = "late_match"  # seen after its window ended (already a missed scan)
     MOVED = "moved"  # a confirmed card the camera saw leave its spot, laid again in its zone
     VOIDED = "voided"  # a card voided from its round, seen (again) where it was dealt
-    REPEATED = "repeated"  # a confirmed card reported again in its zone (logic 17)
     SHOE_MISSED = "shoe_missed"  # card on the layout never scanned by the shoe
 
 
@@ -404,9 +403,10 @@ class CrossCheck:
         read of a card of its zone whose window ended (kept in ``missed``), not a card the
         shoe never scanned. Its code: a late match; another: a mismatch (the card stays kept,
         as any card alerted as a mismatch). An unread one confirms no card (it may be a back).
-        The code of a card of its zone the camera confirmed already is that card reported
-        again (a re-detection while the hole card lay face down): a repeat, no card the shoe
-        never scanned (whose accept dealt the up card again as the dealer's draw)."""
+        The code of a card of its zone the camera confirmed already stays a card the shoe
+        never scanned (a manager looks): the same card seen again and a second card of that
+        code (a multi-deck shoe) look alike here, and taking it for the first hid the second
+        (a review; the sightings carry no serial to tell them apart)."""
         if not (self.pairs_waiting and camera.waited and camera.code):
             return None
         here = [s for s in self.missed if zones_match(s.zone, camera.zone)]
@@ -414,13 +414,6 @@ class CrossCheck:
         if same is not None:
             self.missed.remove(same)
             return self._seen(Outcome(Verdict.LATE_MATCH, same, camera))
-        confirmed = (p.shoe for p in self.seen if p.shoe is not None)
-        again = next(
-            (s for s in confirmed if s.code == camera.code and zones_match(s.zone, camera.zone)),
-            None,
-        )
-        if again is not None:
-            return Outcome(Verdict.REPEATED, again, camera)
         return Outcome(Verdict.MISMATCH, here[0], camera) if here else None
 
     @staticmethod

@@ -1725,13 +1725,11 @@ class TableController:
                 late_seconds=round((camera.at - shoe.at).total_seconds(), 3),
             )
             return
-        # REPEATED (logic 17): a confirmed card the camera reported again in its zone.
         confirmed = (
             Verdict.MATCH,
             Verdict.CAMERA_UNREADABLE,
             Verdict.LATE_MATCH,
             Verdict.MOVED,
-            Verdict.REPEATED,
         )
         if outcome.verdict in confirmed:
             assert shoe is not None and camera is not None

@@ -157,7 +157,11 @@ def test_a_card_of_the_new_shoe_voided_after_the_load_counts_in_it_once() -> Non
 # ------------------------------------------------------------------ 4. the up card again
 
 
-def test_the_up_card_reported_again_while_the_hole_card_lies_face_down_is_a_repeat() -> None:
+def test_a_second_sighting_of_the_up_cards_code_stays_a_card_the_shoe_never_scanned() -> None:
+    """The up card seen again while the hole card lay face down, or a second 9H of a
+    multi-deck shoe on the dealer box: the sightings cannot tell them apart, so the manager
+    does. Taken for a repeat (a first fix), a review's second card the shoe never read went
+    unalerted."""
     d = Recorder()
     open_round(d, 1)
     d.card("TS")
@@ -167,24 +171,15 @@ def test_the_up_card_reported_again_while_the_hole_card_lies_face_down_is_a_repe
     d.card("6D")
     d.camera("6D", "seat:1")
     d.card("7C")  # the hole card, face down
-    d.camera("9H", "dealer")  # the up card reported once more
+    d.camera("9H", "dealer")  # 9H once more: the up card again, or another 9H
     d.tick(3.5)
     d.decide(1, "stand", "s1")
     d.tick(0.3)
-    d.camera("7C", "dealer")  # the hole card turned, seen right: the dealer's 16 draws
+    d.camera("7C", "dealer")  # the hole card turned, seen right
     d.tick(3.5)
-    assert d.raised() == []  # before: "card 9H on dealer was not scanned by the shoe"
-    repeats = [
-        e["data"]
-        for e in d.events
-        if e["type"] == "card_confirmed" and e["data"]["camera"] == "repeated"
+    assert [(a["code"], a["message"]) for a in d.raised()] == [
+        ("misscan", "card 9H on dealer was not scanned by the shoe")
     ]
-    assert [r["index"] for r in repeats] == [2]
-    assert d.table.next_card() == {"kind": "dealer_draw"}
-    d.card("5C")  # the dealer's draw: 21
-    d.camera("5C", "dealer")
-    d.tick(1)
-    assert "round_settled" in d.types() and d.raised() == []
     assert d.replayed() == d.outputs
 
 
