@@ -17,7 +17,7 @@ from studio import early_stop
 from studio.bus import MessageBus
 from studio.config.loader import load_config
 from studio.config.models import BrokerSettings, DatabaseSettings
-from studio.demo.run import DemoOptions, run_demo
+from studio.demo.run import DemoOptions, first_mistake, run_demo
 from studio.errors import BusError, StoreError, StudioError
 from studio.process import configure_logging
 from studio.store.database import async_url
@@ -112,13 +112,6 @@ def _refuse(option: str, reason: str) -> NoReturn:
     raise typer.Exit(2)
 
 
-def _reason(exc: ValidationError) -> str:
-    """The first mistake a model found, as its validator worded it (no pydantic dressing)."""
-    error = exc.errors()[0]
-    cause = error.get("ctx", {}).get("error")
-    return str(cause) if cause is not None else str(error["msg"])
-
-
 def _broker_option(url: str | None) -> BrokerSettings | None:
     if url is None:
         return None
@@ -133,7 +126,9 @@ def _broker_option(url: str | None) -> BrokerSettings | None:
     try:
         return BrokerSettings(url=url)
     except ValidationError as exc:
-        _refuse("--broker", f"{_reason(exc)} (expected mqtt://HOST[:PORT] or mqtts://HOST[:PORT])")
+        _refuse(
+            "--broker", f"{first_mistake(exc)} (expected mqtt://HOST[:PORT] or mqtts://HOST[:PORT])"
+        )
 
 
 def _check_database(url: str) -> None:
@@ -141,7 +136,7 @@ def _check_database(url: str) -> None:
         DatabaseSettings(url=url)
         async_url(url)  # what the database layer takes: sqlite:///PATH, not sqlite://PATH
     except ValidationError as exc:
-        _refuse("--database", _reason(exc))
+        _refuse("--database", first_mistake(exc))
     except StoreError as exc:
         _refuse("--database", str(exc))
 

@@ -137,6 +137,13 @@ def demo_tables(count: int, pace: float, *, camera: bool) -> list[TableSettings]
     return tables
 
 
+def first_mistake(exc: ValidationError) -> str:
+    """The first mistake a model found, as its validator worded it (no pydantic dressing)."""
+    error = exc.errors()[0]
+    cause = error.get("ctx", {}).get("error")
+    return str(cause) if cause is not None else str(error["msg"])
+
+
 def demo_config(
     broker: BrokerSettings,
     database: str,
@@ -154,10 +161,8 @@ def demo_config(
             tables=tables,
         )
     except ValidationError as exc:
-        error = exc.errors()[0]
-        cause = error.get("ctx", {}).get("error")
-        where = ".".join(str(part) for part in error["loc"])
-        words = str(cause) if cause is not None else str(error["msg"])
+        where = ".".join(str(part) for part in exc.errors()[0]["loc"])
+        words = first_mistake(exc)
         said = f"{where}: {words}" if where else words
         # The demo's console is on its --host and --port, which the web section says here.
         said = said.replace("web.port", "--port").replace("web.host", "--host")
