@@ -26,6 +26,7 @@ from studio.store.database import IN_MEMORY, kept_nowhere
 from studio.streams import Fanout
 from studio.web import WebContext, WebServer, create_app
 from studio.web.server import listening_socket
+from studio.web.starting import starting_app
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -66,7 +67,15 @@ async def _serve(config: StudioConfig) -> None:
         log = EventLog(db)
         bus = await stack.enter_async_context(MessageBus(config.broker, CONTROLLER_CLIENT_ID))
         fanout = Fanout(bus)
-        service = await stack.enter_async_context(ControllerService(config, bus, log, fanout))
+        service = ControllerService(config, bus, log, fanout)
+        # Answered at once, with what the start is doing, until the tables are rebuilt: a
+        # whole log replayed after an upgrade takes minutes (docs/operations.md).
+        web = await stack.enter_async_context(
+            WebServer(
+                starting_app(lambda: service.starting), config.web.host, config.web.port, sock=sock
+            )
+        )
+        await stack.enter_async_context(service)
         ctx = WebContext(fanout=fanout, log=log, db=db, controller=service)
         ctx.extras["console"] = settings_from_config(config)
         if config.web.platform_token is not None:
@@ -78,9 +87,8 @@ async def _serve(config: StudioConfig) -> None:
                 "no console users yet: add one with "
                 "`studio users add NAME --role admin --config FILE`"
             )
-        web = await stack.enter_async_context(
-            WebServer(create_app(ctx), config.web.host, config.web.port, sock=sock)
-        )
+        web.serve(create_app(ctx))
+        stack.push_async_callback(web.stop)  # before the service stops, as ever
         _LOGGER.info(
             "controller running: %d tables (%s), console on %s, broker %s",
             len(service.tables),

@@ -15,6 +15,7 @@ import contextlib
 import heapq
 import itertools
 import logging
+import time
 from collections import Counter
 from collections.abc import Callable
 from contextlib import AsyncExitStack
@@ -118,6 +119,9 @@ CHECKPOINT_CHECK_SECONDS = 30.0  # how often the tables are looked at for a chec
 # Log records read (and replayed) at a time while the tables take inputs: the event loop
 # is held ~25 ms a batch here (a start, which takes no inputs yet, reads 5,000 at a time).
 REPLAY_BATCH = 200
+# A start replaying a long log (a whole one after an upgrade: minutes after months of
+# play) says how far it got this often, in the log and on the console's "starting" page.
+REPLAY_PROGRESS_SECONDS = 10.0
 OFFLINE_GRACE_SECONDS = 3.0  # a device's `offline` taken back by its `online` within it
 OFFLINE_CHECK_SECONDS = 0.25
 STALE_RETRY_SECONDS = 5.0  # a table whose rebuild failed is tried again this often while idle
@@ -151,6 +155,35 @@ class ControllerStats:
     orphaned_rounds: int = 0  # unfinished rounds of tables no longer configured, at the start
     checkpoints_refused: int = 0  # checkpoints not read back: altered, or unreadable
     validation_ms: list[float] = field(default_factory=list)
+
+
+class _ReplayProgress:
+    """How far a table's replay has read its log: logged every ``REPLAY_PROGRESS_SECONDS``
+    (the records are the whole log's, all tables', between the replay's first and the
+    log's last at the start: the share read of them is how far it got)."""
+
+    def __init__(self, table_id: str, first: int, last: int) -> None:
+        self.table_id = table_id
+        self.first, self.last = first, max(first, last)
+        self.started = self.logged = time.monotonic()
+
+    def at(self, after: int, count: int) -> str:
+        """Where the replay is, in words without the table's name (the console's
+        "starting" answer goes to anyone)."""
+        share = (after - self.first) / (self.last - self.first) if self.last > self.first else 1
+        text = f"{count:,} inputs replayed, {min(share, 1):.0%} of the records to read"
+        now = time.monotonic()
+        if now - self.logged >= REPLAY_PROGRESS_SECONDS:
+            self.logged = now
+            _LOGGER.info("%s: %s (%.0f s)", self.table_id, text, now - self.started)
+        return text
+
+    def done(self, count: int) -> None:
+        elapsed = time.monotonic() - self.started
+        if elapsed >= REPLAY_PROGRESS_SECONDS:  # a short replay is the start's one line
+            _LOGGER.info(
+                "%s: replayed %d inputs of its log in %.0f s", self.table_id, count, elapsed
+            )
 
 
 class ControllerService:
@@ -240,6 +273,9 @@ class ControllerService:
         # (mended by _rebuilds), and when it next tries after a failed try.
         self._index_behind: dict[str, int] = {}
         self._index_retry: dict[str, datetime] = {}
+        # What a start is doing, for the web server's answer until the service runs
+        # (`studio.web.starting`); None once it does.
+        self.starting: str | None = "starting"
 
     # ------------------------------------------------------------------ lifecycle
     async def __aenter__(self) -> ControllerService:
@@ -285,6 +321,7 @@ class ControllerService:
                 )
             self._tasks.append(group.create_task(self._repair_gaps(), name="controller:gaps"))
             self._tasks.append(group.create_task(self._save_marks(), name="controller:marks"))
+        self.starting = None
         return self
 
     async def __aexit__(
@@ -362,10 +399,12 @@ class ControllerService:
         its whole log); return how many inputs were replayed."""
         # The commands logged that the index does not hold yet (a version without it ran):
         # a replay and the commands to come are told apart from those taken by it.
+        self.starting = "indexing the event log's game commands"
         await catch_up(self.log, self.commands)
         replayed = 0
-        for table_id in self.tables:
-            replay, count = await self._replay_log(table_id, batch=5000)
+        for number, table_id in enumerate(self.tables, start=1):
+            step = f"table {number} of {len(self.tables)}"
+            replay, count = await self._replay_log(table_id, batch=5000, step=step)
             await self._check_replay(replay)
             replayed += count
             self._since_checkpoint[table_id] = count
@@ -456,15 +495,19 @@ class ControllerService:
         )
 
     async def _replay_log(
-        self, table_id: str, batch: int = REPLAY_BATCH
+        self, table_id: str, batch: int = REPLAY_BATCH, *, step: str | None = None
     ) -> tuple[TableReplay, int]:
         """The table as its log builds it: its checkpoint (if it has one this code and
         configuration may use), then the inputs logged after it. Returns it and how many
-        inputs were replayed."""
+        inputs were replayed. ``step``: which of a start's replays this is, for
+        :attr:`starting`."""
+        if step is not None:
+            self.starting = f"replaying the event log ({step})"
         fresh = self._fresh(table_id)
         replay = await self._checkpointed(fresh) or TableReplay(fresh)
         replay.table.legacy_table = await self._first_logged_settings(table_id)
         count, after = 0, replay.through
+        progress = _ReplayProgress(table_id, after, await self._last_record_id())
         while records := await self.log.read(
             after_id=after, limit=batch, table_id=table_id, kinds=INPUT_KINDS
         ):
@@ -474,7 +517,15 @@ class ControllerService:
                 replay.apply(record, repeat=repeated(record, firsts))
             count += len(records)
             after = records[-1].id
+            done = progress.at(after, count)
+            if step is not None:
+                self.starting = f"replaying the event log ({step}): {done}"
+        progress.done(count)
         return replay, count
+
+    async def _last_record_id(self) -> int:
+        last = await self.log.read(limit=1, descending=True)
+        return last[0].id if last else 0
 
     async def _checkpointed(self, fresh: TableController) -> TableReplay | None:
         """The table's checkpoint, if it has one that its record in the log vouches for and

@@ -55,6 +55,7 @@ from studio.store.rounds import rounds as round_index
 from studio.streams import Fanout
 from studio.web import WebContext, WebServer, create_app
 from studio.web.server import listening_socket
+from studio.web.starting import starting_app
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -244,9 +245,12 @@ async def run_demo(
         log = EventLog(db)
         bus = await stack.enter_async_context(MessageBus(broker, CONTROLLER_CLIENT_ID))
         fanout = Fanout(bus)
-        service = await stack.enter_async_context(
-            ControllerService(config, bus, log, fanout, round_gap=max(0.5, options.pace * 3))
+        service = ControllerService(config, bus, log, fanout, round_gap=max(0.5, options.pace * 3))
+        # As `studio controller run`: "starting" answers while the log is replayed.
+        web = await stack.enter_async_context(
+            WebServer(starting_app(lambda: service.starting), options.host, options.port, sock=sock)
         )
+        await stack.enter_async_context(service)
         await restart_tables(service)
         # The rounds this run opens (the closing line counts those it settles).
         run_started = rfc3339(service.clock())
@@ -279,7 +283,8 @@ async def run_demo(
         )
         app = create_app(ctx)
         app.include_router(demo_api.build_router(injector))
-        web = await stack.enter_async_context(WebServer(app, options.host, options.port, sock=sock))
+        web.serve(app)
+        stack.push_async_callback(web.stop)  # before what it serves stops, as ever
 
         client = await stack.enter_async_context(
             httpx.AsyncClient(

@@ -120,14 +120,14 @@ class _WebSocketProtocol(WebSocketsSansIOProtocol):
 class _QuietServer(uvicorn.Server):
     def __init__(self, config: uvicorn.Config, app: FastAPI) -> None:
         super().__init__(config)
-        self._app = app
+        self.served = app  # the app served now (WebServer.serve), whose streams a stop ends
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         # Stop taking connections, then end every stream: an SSE response lasts as long
         # as its client, and would hold the shutdown for its whole grace period.
         for server in self.servers:
             server.close()
-        stop_streams(self._app)
+        stop_streams(self.served)
         await super().shutdown(sockets)
 
     @contextlib.contextmanager
@@ -172,8 +172,9 @@ class WebServer:
         self.host = host
         self._sock = listening_socket(host, port) if sock is None else sock
         self.port = int(self._sock.getsockname()[1])
+        self._wrapped = _WithTransport(app)
         config = uvicorn.Config(
-            _WithTransport(app),
+            self._wrapped,
             log_level="warning",
             lifespan="off",
             ws=_WebSocketProtocol,
@@ -189,6 +190,13 @@ class WebServer:
     def url(self) -> str:
         return f"http://{self.host}:{self.port}"
 
+    def serve(self, app: FastAPI) -> None:
+        """Answer with ``app`` from now on, in place of the app given at the start (the
+        controller answers with ``studio.web.starting`` while it replays its log). A
+        request or stream already being answered stays with the app that took it."""
+        self._wrapped.app = app
+        self._server.served = app
+
     async def __aenter__(self) -> WebServer:
         self._task = asyncio.create_task(self._server.serve([self._sock]), name=f"web:{self.port}")
         while not self._server.started:
@@ -203,6 +211,11 @@ class WebServer:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        await self.stop()
+
+    async def stop(self) -> None:
+        """Stop serving (the block's exit does it too; a second stop does nothing more):
+        for a server entered before what its app serves, which is to stop first."""
         self._server.should_exit = True
         if self._task is not None:
             with contextlib.suppress(asyncio.CancelledError):
