@@ -68,6 +68,10 @@ class SerialTransport(Transport):
             raise DeviceError(f"{name}: cannot set up the port ({exc})") from exc
         self._loop = asyncio.get_running_loop()
         self._closed = False
+        # One frame at a time: a write that fills the tty's buffer awaits writability, and a
+        # second writer (the session's HELLO/RESEND beside a command) wrote into the gap, so
+        # the device read two frames spliced into garbage (a review).
+        self._write_lock = asyncio.Lock()
 
     async def read(self) -> bytes:
         while True:
@@ -98,7 +102,10 @@ class SerialTransport(Transport):
             remove(self._fd)  # type: ignore[operator]
 
     async def write(self, data: bytes) -> None:
-        view = memoryview(data)
+        async with self._write_lock:
+            await self._write_all(memoryview(data))
+
+    async def _write_all(self, view: memoryview) -> None:
         while view:
             if self._closed:
                 raise DeviceError(f"{self.name}: port closed")
