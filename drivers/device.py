@@ -268,7 +268,7 @@ class DeviceDriver:
         self._saved_state: _Durable | None = None
         # One process per device: held by run_drivers / DriverSet while this driver runs.
         self.run_lock = RunLock.of_device(
-            state_dir, table_id, settings.id, broker=broker, client_id=client_id
+            state_dir, table_id, settings.id, broker=broker, client_id=client_id, port=settings.port
         )
 
     @property

@@ -11,7 +11,13 @@ so there is never a stale lock to remove, and the file itself is left in place.
 
 The state dir is relative to the working directory by default, so a second instance run
 from another folder would find its own lock free: a second lock, for this machine, is
-named by the broker and the MQTT client id (:mod:`studio.bus.session_lock`).
+named by the broker and the MQTT client id (:mod:`studio.bus.session_lock`). Neither
+stops a second instance given another ``client_id_prefix`` and another state dir: a third
+lock, in the same folder of this machine, is named by the device's endpoint (the port
+path with every link resolved, or ``socket://host:port``; :func:`endpoint_of`). A TCP
+serial server (ser2net, the simulator) serves whichever client connected last, so two
+such instances took the link from each other, RESEND filled in, and every card went out
+twice under two seq ranges (a review).
 
 It is not the state file's own lock (``{table}__{device}.json.lock``, taken for a few
 milliseconds by each save and by ``forget-device``): that one must stay free while the
@@ -21,11 +27,14 @@ driver runs. Windows has no ``flock``: there the lock is a no-op.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import logging
+import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from urllib.parse import urlsplit
 
-from studio.bus.session_lock import session_lock
+from studio.bus.session_lock import lock_dir, session_lock
 from studio.config.models import BrokerSettings
 from studio.errors import StudioError
 from studio.filelock import FileLock
@@ -35,6 +44,37 @@ _LOGGER = logging.getLogger(__name__)
 
 class DeviceBusyError(StudioError):
     """A device is already served by another process (its run lock is held)."""
+
+
+_LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1", "ip6-localhost"})
+
+
+def endpoint_of(port: str) -> str:
+    """What a device's ``port`` leads to on this machine, as one string: a device path with
+    every symbolic link resolved (``/dev/serial/by-id/...`` and ``/dev/ttyUSB0`` are one
+    device; a relative path is from the working directory, as the port is opened), or
+    ``socket://host:port`` with a loopback name as ``127.0.0.1``. Other names of one host
+    (a DNS alias, another address of it) are not told apart."""
+    if port.startswith("socket://"):
+        parts = urlsplit(port)
+        host = (parts.hostname or "").lower()
+        try:
+            number = parts.port
+        except ValueError:
+            number = None
+        return f"socket://{'127.0.0.1' if host in _LOOPBACK else host}:{number}"
+    return os.path.realpath(port)
+
+
+def endpoint_lock_path(port: str) -> Path | None:
+    """This machine's lock of the device at ``port`` (:func:`endpoint_of`), in this user's
+    folder of session locks; ``None`` without a safe folder. Named by a hash: an endpoint
+    holds characters (``/``, ``:``) a file name cannot."""
+    folder = lock_dir()
+    if folder is None:
+        return None
+    digest = hashlib.sha256(endpoint_of(port).encode()).hexdigest()[:24]
+    return folder / f"device-{digest}.run.lock"
 
 
 class RunLock:
@@ -47,12 +87,26 @@ class RunLock:
     """
 
     def __init__(
-        self, path: Path, table_id: str, device_id: str, machine: FileLock | None = None
+        self,
+        path: Path,
+        table_id: str,
+        device_id: str,
+        machine: FileLock | None = None,
+        *,
+        port: str | None = None,
     ) -> None:
         self.path = path
         self.table_id = table_id
         self.device_id = device_id
+        self.port = port
         self._files = [FileLock(path)] + ([machine] if machine is not None else [])
+        self._machine = machine
+        # The endpoint's lock, taken last (a refusal names the state dir's or the session's
+        # lock first, as before): whatever else differs, one device, one process.
+        endpoint = endpoint_lock_path(port) if port else None
+        self._endpoint = FileLock(endpoint, follow=False) if endpoint is not None else None
+        if self._endpoint is not None:
+            self._files.append(self._endpoint)
         self._taken: list[FileLock] = []
 
     @classmethod
@@ -64,14 +118,15 @@ class RunLock:
         *,
         broker: BrokerSettings | None = None,
         client_id: str | None = None,
+        port: str | None = None,
     ) -> RunLock | None:
-        """Beside the device's state file (and, given its broker and client id, for the
-        machine); none without a state dir (in-process use)."""
+        """Beside the device's state file (and, given its broker and client id, and its
+        port, for the machine); none without a state dir (in-process use)."""
         if not state_dir:
             return None
         machine = session_lock(broker, client_id) if broker and client_id else None
         path = Path(state_dir) / f"{table_id}__{device_id}.run.lock"
-        return cls(path, table_id, device_id, machine)
+        return cls(path, table_id, device_id, machine, port=port)
 
     @property
     def held(self) -> bool:
@@ -111,7 +166,11 @@ class RunLock:
     def _busy(self, lock: FileLock) -> str:
         pid = lock.holder()
         by = f"held by pid {pid}" if pid is not None else "held"
-        same = "" if lock is self._files[0] else ", the same broker and MQTT client id"
+        same = ""
+        if lock is self._endpoint and self.port:
+            same = f", the same device {endpoint_of(self.port)}"
+        elif lock is self._machine:
+            same = ", the same broker and MQTT client id"
         return (
             f"{self.device_id} of table {self.table_id} is already run by another process "
             f"(lock {lock.path} {by}{same})"

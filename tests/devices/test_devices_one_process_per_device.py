@@ -227,3 +227,54 @@ async def test_a_second_drivers_run_from_another_state_dir_is_refused_too(
                 assert rec.messages[before:] == [], topics
                 assert all(d.bus.stats.connects == 1 for d in first.drivers)
             rec.stop()
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("via", ["tcp", "pty"])
+async def test_a_second_drivers_run_with_another_prefix_and_state_dir_is_refused_by_the_device(
+    broker: BrokerSettings, table_id: str, tmp_path: Path, via: str
+) -> None:
+    # A review: a second `studio drivers run` with another `[broker] client_id_prefix` and
+    # another --state-dir found every lock free (the state dir's is elsewhere, the session
+    # lock is named by the client id). On socket:// ports the TCP server served whichever
+    # connected last, the two took the link from each other, RESEND filled in, and every
+    # card went out twice under two seq ranges; on ptys it looped on the port's exclusive
+    # lock, publishing `offline` for devices that worked. Now the device's endpoint is
+    # locked on this machine: refused, exit 2, before it publishes anything.
+    async with Simulator(
+        [table_id],
+        seed=10,
+        base_dir=tmp_path,
+        heartbeat_interval=HEARTBEAT,
+        tcp_base_port=0 if via == "tcp" else None,
+    ) as sim:
+        config = sim.studio_config(broker.url, heartbeat_timeout=TIMEOUT, via=via)
+        other = broker.model_copy(update={"client_id_prefix": broker.client_id_prefix + "b"})
+        toml = _write_toml(config, other, tmp_path / "other.toml")
+        async with MessageBus(broker, "rec") as bus, asyncio.TaskGroup() as group:
+            rec: Recorder = await start_recorder(bus, topics := Topics(table_id), group)
+            async with DriverSet(config, broker=broker, state_dir=tmp_path / "a") as first:
+                await first.wait_online(20)
+                await asyncio.sleep(0.5)  # the start's health reports are out
+                before = len(rec.messages)
+                status, err = await _second_instance(toml, tmp_path / "b")
+                await asyncio.sleep(1.0)
+                assert status == 2, err[-3000:]
+                for driver in first.drivers:
+                    port = driver.settings.port
+                    where = port if via == "tcp" else os.path.realpath(port)
+                    assert (
+                        f"{driver.device_id} of table {table_id} is already run by another "
+                        "process (lock "
+                    ) in err
+                    assert f"held by pid {os.getpid()}, the same device {where})" in err
+                assert "Traceback" not in err
+                assert rec.messages[before:] == [], topics  # nothing, not even `offline`
+                assert all(d.bus.stats.connects == 1 for d in first.drivers)
+
+                # The first deals on, each card once.
+                dealt = [c.code for _ in range(3) for c in sim.table(table_id).deal()]
+                await rec.wait(lambda: len(rec.cards) >= 3)
+                await asyncio.sleep(0.5)
+                assert [c.card for c in rec.cards] == dealt
+            rec.stop()
