@@ -14,7 +14,12 @@
   bus, so the owner never waits for an UNSUBACK (a half-dead link never sends one).
 * With ``availability`` set, the bus connects with a last will ``offline`` and
   publishes a retained ``availability_state`` (``online`` unless the owner says
-  otherwise, e.g. a driver whose device is silent) after every (re)connect.
+  otherwise, e.g. a driver whose device is silent) after every (re)connect. It also
+  listens on that topic, and publishes its state again when another value arrives there
+  (another process's last will or stale state, an operator's ``mosquitto_pub -r``): at most
+  once per :data:`REASSERT_INTERVAL`, so two live owners with different states do not
+  ping-pong at network speed. Re-sent only on its own reconnect, a refused second driver's
+  ``offline`` stayed retained while the first ran fine, and the controller paused the table.
 * A payload that fails validation is logged and counted, never raised into a consumer.
 """
 
@@ -48,6 +53,10 @@ UNSUBSCRIBE_WAIT = 1.0  # seconds a closing bus waits for the UNSUBACKs still du
 # Seconds a stop lets a connect under way finish, to close it cleanly: longer than the
 # client's own timeout (5 s), so that the connect has ended, connected or failed.
 CONNECT_FINISH = 7.0
+# Seconds between two re-assertions of a bus's availability (above): on a change, not
+# periodically, since a periodic retained publish wakes every subscriber (the controller)
+# each period for nothing, and is as late as its period for the one that matters.
+REASSERT_INTERVAL = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +72,7 @@ class BusStats:
     published: int = 0
     received: int = 0
     republished_retained: int = 0  # retained messages sent again at reconnects
+    availability_reasserted: int = 0  # own availability sent again over another value
     malformed: Counter[str] = field(default_factory=Counter)
 
 
@@ -259,6 +269,13 @@ class MessageBus:
         self._group: asyncio.TaskGroup | None = None
         self._unsubscribing: set[asyncio.Task[None]] = set()
         self._closing = False
+        # Our own availability messages sent and not yet seen back on the topic (the
+        # broker delivers them in order): seen, they are no news. Without this, the echo of
+        # an earlier state arriving after a change looked like another process's.
+        self._echoes: deque[bytes] = deque()
+        # The last payload seen on our own availability topic that was not our echo.
+        self._availability_seen: bytes | None = None
+        self._availability_heard = asyncio.Event()
 
     # -- lifecycle ---------------------------------------------------------------
     async def __aenter__(self) -> MessageBus:
@@ -478,8 +495,13 @@ class MessageBus:
         self._client = client
         for sub in list(self._subs):
             await client.subscribe(sub.filter, qos=sub.qos)
+        self._echoes.clear()  # what the last link sent and never saw back will not come
         if self.availability is not None:
+            self._echoes.append(self.availability_state)
             await client.publish(self.availability, self.availability_state, qos=1, retain=True)
+            # After our publish: the retained value the broker hands us is then ours, unless
+            # another process wrote over it (what _keep_availability is for).
+            await client.subscribe(self.availability, qos=1)
         if self.stats.connects:
             await self._republish_retained(client)
         self.stats.connects += 1
@@ -490,6 +512,29 @@ class MessageBus:
         async with asyncio.TaskGroup() as group:
             group.create_task(self._drain(client), name=f"bus-drain:{self.client_id}")
             group.create_task(self._dispatch(client), name=f"bus-dispatch:{self.client_id}")
+            if self.availability is not None:
+                group.create_task(self._keep_availability(), name=f"bus-avail:{self.client_id}")
+
+    async def _keep_availability(self) -> None:
+        """Publish our availability again when another value was seen on its topic."""
+        assert self.availability is not None
+        while True:
+            await self._availability_heard.wait()
+            self._availability_heard.clear()
+            seen = self._availability_seen
+            if seen == self.availability_state or self._closing:
+                continue
+            self.stats.availability_reasserted += 1
+            _LOGGER.warning(
+                "%s: %r on its availability topic %s, not its own %r (another process, or a "
+                "stale last will): published again",
+                self.client_id,
+                seen,
+                self.availability,
+                self.availability_state,
+            )
+            await self.publish(self.availability, self.availability_state, qos=1, retain=True)
+            await asyncio.sleep(REASSERT_INTERVAL)
 
     async def _republish_retained(self, client: aiomqtt.Client) -> None:
         """A reconnect: each retained topic's last message again, unless a later one waits
@@ -497,6 +542,8 @@ class MessageBus:
         waiting = {message.topic for message in self._outbox if message.retain}
         for topic, (data, qos) in list(self._retained.items()):
             if topic not in waiting:
+                if topic == self.availability:
+                    self._echoes.append(data)
                 await client.publish(topic, data, qos=qos, retain=True)
                 self.stats.republished_retained += 1
 
@@ -505,6 +552,8 @@ class MessageBus:
             async with self._outbox_changed:
                 await self._outbox_changed.wait_for(lambda: bool(self._outbox))
                 head = self._outbox[0]
+            if head.retain and head.topic == self.availability:
+                self._echoes.append(head.payload)
             await client.publish(head.topic, head.payload, qos=head.qos, retain=head.retain)
             async with self._outbox_changed:
                 # Only now is it safe to forget the message: the broker has it.
@@ -518,6 +567,14 @@ class MessageBus:
     async def _dispatch(self, client: aiomqtt.Client) -> None:
         async for message in client.messages:
             self.stats.received += 1
+            if self.availability is not None and message.topic.value == self.availability:
+                raw = message.payload
+                seen = bytes(raw) if isinstance(raw, bytes | bytearray) else str(raw).encode()
+                if self._echoes and self._echoes[0] == seen:
+                    self._echoes.popleft()
+                else:
+                    self._availability_seen = seen
+                    self._availability_heard.set()
             for sub in self._subs:
                 if sub.matches(message):
                     sub.offer(message)

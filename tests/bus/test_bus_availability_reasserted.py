@@ -1,0 +1,77 @@
+"""A bus with an availability topic publishes its state again when another value lands
+there.
+
+A review: a refused second driver (and any process that once connected with the same
+availability topic) left a retained ``offline`` behind, its last will or its stale state,
+while the first driver ran fine; the bus re-sent its own state only on its own reconnect,
+so the retained value stayed ``offline`` and the controller paused the table
+(``device_offline``). Real brokers, no mock."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from pydantic import BaseModel
+
+from studio.bus import MessageBus
+from studio.bus.client import OFFLINE, ONLINE
+from studio.config import BrokerSettings
+
+
+class Raw(BaseModel):
+    data: bytes
+
+    @classmethod
+    def from_wire(cls, data: bytes) -> Raw:
+        return cls(data=data)
+
+
+async def retained(broker: BrokerSettings, topic: str, name: str) -> list[bytes]:
+    """What a client connecting now is handed on ``topic`` (retained only)."""
+    got: list[bytes] = []
+    async with MessageBus(broker, name) as late:
+        async with late.subscribe(topic, Raw) as subscription:
+            await late.wait_connected()
+            try:
+                async with asyncio.timeout(1.0):
+                    async for message in subscription:
+                        if message.retain:
+                            got.append(message.payload.data)
+            except TimeoutError:
+                pass
+    return got
+
+
+@pytest.mark.timeout(60)
+async def test_another_value_on_the_availability_topic_is_overwritten_with_the_own_state(
+    broker: BrokerSettings, table_id: str
+) -> None:
+    topic = f"studio/v1/tables/{table_id}/devices/shoe-1/availability"
+    async with MessageBus(broker, f"{table_id}-drv", availability=topic) as owner:
+        await owner.wait_connected()
+        async with MessageBus(broker, f"{table_id}-other") as other:
+            await other.wait_connected()
+            async with other.subscribe(topic, Raw) as watch:
+                await asyncio.sleep(0.3)
+                # Another process's stale state (or its last will) on our topic.
+                await other.publish(topic, OFFLINE, retain=True)
+                await other.flush()
+                seen: list[bytes] = []
+                async with asyncio.timeout(5):
+                    while seen[-1:] != [ONLINE] or OFFLINE not in seen:
+                        seen.append((await watch.get()).payload.data)
+        # Before: it stayed offline until the owner's own next reconnect.
+        # (amqtt may hand a retained message twice: the values are what counts.)
+        assert set(await retained(broker, topic, f"{table_id}-late")) == {ONLINE}
+        assert owner.stats.availability_reasserted == 1
+
+        # Its own changes (and their echoes, arriving after the next change) are not taken
+        # for another process's: nothing is re-sent for them.
+        for state in (OFFLINE, ONLINE, OFFLINE):
+            owner.availability_state = state
+            await owner.publish(topic, state, retain=True)
+        await owner.flush()
+        await asyncio.sleep(0.5)
+        assert owner.stats.availability_reasserted == 1
+        assert set(await retained(broker, topic, f"{table_id}-late2")) == {OFFLINE}
