@@ -151,8 +151,9 @@ _PLAYED_TIMINGS = ("round_gap", "escalate_after", "load_grace", "restart_grace",
 # to 16 the load was dropped either way, its count left to vouch for a later load); the shoe
 # in play announced again is logged only; a wrong shuffler count while a shoe is in play is
 # the next shoe's (up to 16 it took the shoe in play out of play) (docs/controller.md, Logic
-# versions).
-LOGIC: Final = 17
+# versions); 18: the rules engine's logic 6 (a seated player's hand is doubled or split at
+# its decision timeout only with the bet's ``consent_auto``).
+LOGIC: Final = 18
 FIRST_LOGIC: Final = 1
 # The phases of a round in progress: its burn card (logic 9), its bets, its cards.
 ROUND_PHASES: Final = ("burning", "betting", "dealing")
@@ -2373,7 +2374,9 @@ def engine_logic_of(table_logic: int) -> int:
         return 2
     if table_logic <= 13:
         return 3
-    return 4 if table_logic == 14 else 5
+    if table_logic == 14:
+        return 4
+    return 5 if table_logic <= 17 else 6
 
 
 def _describe_target(target: dict[str, Any]) -> str:

@@ -59,7 +59,12 @@ from studio.rules.strategy import Action, best_action, strategy_for
 # and has no vote on the other, nor counts among its voters; a hand nobody on the seat has
 # money on is played by best strategy at once (up to 4 every seated player could vote on
 # every hand, and one with nothing on it decided, at the timer, a double the others paid).
-LOGIC: Final = 5
+# 6: a seated player's own hand whose decision timer runs out (best strategy) is doubled or
+# split only if the wager consented to automatic actions (``auto_consent``: the platform
+# vouches for the funds); else best strategy among the other legal actions (seed 001: a
+# double or split the balance cannot cover is not offered; up to 5 the timeout doubled or
+# split and charged the extra stake, which nobody had checked the balance for).
+LOGIC: Final = 6
 FIRST_LOGIC: Final = 1
 
 
@@ -380,7 +385,7 @@ class Round:
         if self.phase is not Phase.BETTING:
             raise WagerError(f"betting is not open (phase {self.phase})")
         table = self.rules.table
-        if not isinstance(seat, int) or not 1 <= seat <= table.seats:
+        if not isinstance(seat, int) or isinstance(seat, bool) or not 1 <= seat <= table.seats:
             raise WagerError(f"no seat {seat!r}: the table has seats 1..{table.seats}")
         if not player:
             raise WagerError("a wager needs a player id")
@@ -987,12 +992,22 @@ class Round:
                     return True
         return False
 
-    def _best(self, box: Box, index: int) -> Action:
+    def _best(self, box: Box, index: int, *, paid: bool = True) -> Action:
+        """Best strategy among the legal actions; ``paid`` false: among those that take no
+        more money (no double, no split)."""
         hand = box.hands[index]
         assert self.dealer_up is not None
-        return best_action(
-            self.rules, hand.cards, self.dealer_up, self._legal(box, index), hand.from_split
-        )
+        legal = self._legal(box, index)
+        if not paid:
+            legal = [a for a in legal if a not in (Action.DOUBLE, Action.SPLIT)]
+        return best_action(self.rules, hand.cards, self.dealer_up, legal, hand.from_split)
+
+    def _seated_consents(self, box: Box) -> bool:
+        """Whether the seated wager of a player's own box may be charged for an automatic
+        double or split (logic 6; up to 5 it always was)."""
+        if self.logic < 6:
+            return True
+        return all(w.auto_consent for w in box.seat_wagers)
 
     def _require_turn(self, seat: int, hand: int | None) -> tuple[Box, int]:
         current = self._current()
@@ -1112,8 +1127,11 @@ class Round:
                 self._close_vote(box, index, self._best(box, index), why + ", best strategy")
             return
         stand = action_default is TimeoutDefault.STAND
-        action = Action.STAND if stand else self._best(box, index)
+        paid = self._seated_consents(box)
+        action = Action.STAND if stand else self._best(box, index, paid=paid)
         source = "timeout" if stand else "timeout, best strategy"
+        if not (stand or paid) and action is not self._best(box, index):
+            source += ", no consent to an automatic double or split"
         self._apply(box, index, action, voted=set(), source=source)
         self._advance()
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from decimal import ROUND_DOWN, ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal
 from enum import StrEnum
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -37,6 +37,9 @@ from studio.rules.paytables import (
 )
 
 Money = Annotated[Decimal, Field(ge=0)]
+# The largest stake a game command carries (12 digits, 3 of them decimals): a limit above
+# it is no limit (and from 1e26 Decimal cannot round a stake to cents at all).
+MAX_STAKE: Final = Decimal("999999999.999")
 
 
 class HoleCard(StrEnum):
@@ -234,7 +237,31 @@ class RuleSet(_Model):
             problems.append("resplitting aces needs split.max_hands of 3 or more")
         if self.double.totals is not None and any(t < 4 or t > 21 for t in self.double.totals):
             problems.append("double.totals must lie between 4 and 21")
+        if self.surrender is Surrender.LATE and (
+            d.hole_card is not HoleCard.US or d.peek is not Peek.ACE_AND_TEN
+        ):
+            # Late surrender comes after the peek: against a ten or an ace not checked for
+            # blackjack it would give half back against a blackjack found later (a
+            # review: 16 against AC, no peek, K in the hole: 5.00 back on 10.00).
+            problems.append(
+                "late surrender comes after the dealer checked for blackjack: it needs "
+                "dealer.hole_card 'us' and dealer.peek 'ace_and_ten' (else use 'early')"
+            )
+        quantum = self.rounding.quantum
+        if quantum.normalize().as_tuple().digits != (1,):
+            # Decimal.quantize reads only the quantum's exponent: 0.05 rounded as 0.01.
+            problems.append(
+                f"rounding.quantum {quantum} is not a power of ten (1, 0.1, 0.01, 0.001...)"
+            )
         t = self.table
+        for name, limit in [("table.max_bet", t.max_bet)] + [
+            (f"side bet {kind.value!r} max_bet", rules.max_bet)
+            for kind, rules in self.side_bets.items()
+        ]:
+            if limit > MAX_STAKE:
+                problems.append(
+                    f"{name} {limit} is above the largest stake a command carries ({MAX_STAKE})"
+                )
         if t.min_bet > t.max_bet:
             problems.append(f"table.min_bet {t.min_bet} is above table.max_bet {t.max_bet}")
         if t.min_bet <= 0:

@@ -132,11 +132,14 @@ def _seven_of_eight_voted(logic: int) -> Driver:
 def test_the_rules_engine_runs_the_logic_of_the_tables_logic() -> None:
     """Seed 004 takes the most popular action at once when no action can pass 50 % and the
     votes to come cannot surpass it (the rules engine's logic 2, table logic 6): hit, with
-    one vote of eight to come (table logic 7 runs the engine's logic 3, 14 its logic 4, 15 its logic 5). Up to table logic 5
-    the engine ran its logic 1, where the vote stayed open (a last 'stand' would tie, and best strategy would decide)."""
+    one vote of eight to come (table logic 7 runs the engine's logic 3, 14 its logic 4, 15
+    to 17 its logic 5, 18 its logic 6). Up to table logic 5 the engine ran its logic 1,
+    where the vote stayed open (a last 'stand' would tie, and best strategy would decide)."""
     hit = ["hit (majority vote)"]
     for logic, engine_logic, actions in [
-        (LOGIC, 5, hit),
+        (LOGIC, 6, hit),
+        (17, 5, hit),
+        (15, 5, hit),
         (14, 4, hit),
         (13, 3, hit),
         (6, 2, hit),
@@ -252,3 +255,30 @@ def test_a_round_opened_before_an_upgrade_is_rebuilt_with_its_own_engine_logic()
     assert [c.code for c in d.table.cards] == ["TD", "7C"]
     d.manager(verb="cancel_round", reason="test")
     assert d.table.phase != "dealing"
+
+
+def test_a_seated_players_timeout_doubles_only_with_consent_from_logic_18() -> None:
+    """classic6 plays best strategy when a seated player's timer runs out; seed 001 offers
+    no double the balance cannot cover, and the controller knows no balance: from table
+    logic 18 (engine logic 6) the timeout doubles only a bet sent with ``consent_auto``
+    (the platform vouching for the funds). Up to 17 it doubled every such bet, charging
+    10.00 more that nobody had checked the player had."""
+    for logic, consent, action, stake in [
+        (LOGIC, False, "hit", 10),
+        (LOGIC, True, "double", 20),
+        (17, False, "double", 20),
+    ]:
+        d = Driver("classic6", single_source=True)
+        d.table.logic = logic
+        d.shuffle(decks=6)
+        d.load()
+        d.tick(0.1)
+        d.bet(1, "p1", consent_auto=consent)
+        d.tick(31)  # classic6 bets for 30 s
+        for code in ["5S", "TD", "6C", "6D"]:  # 11 against a 6 (the hole card dealt first)
+            d.card(code)
+        d.tick(16)  # the decision timer (15 s) runs out
+        assert d.table.engine is not None
+        box = d.table.engine.round.boxes[1]
+        assert box.hands[0].actions[0].split(" ")[0] == action, (logic, consent)
+        assert box.wagers[0].hand_stakes[0].total == stake

@@ -9,7 +9,7 @@ import pytest
 
 from studio.errors import CardCodeError, RuleError
 from studio.rules.errors import CardNotDueError, IllegalActionError, RoundStateError, WagerError
-from studio.rules.round import BoxMode, CardFor, NextCard, Phase, Round, RoundConfig
+from studio.rules.round import LOGIC, BoxMode, CardFor, NextCard, Phase, Round, RoundConfig
 from studio.rules.ruleset import RuleSet, preset
 from studio.rules.strategy import Action
 
@@ -230,11 +230,61 @@ def test_timeout_defaults_stand_and_best_strategy() -> None:
     deal(rnd, "5S", "6D", "6C", "TC")
     rnd.timeout()
     assert rnd.boxes[1].hands[0].actions == ["stand (timeout)"]
-    rnd = new_round("classic6", (1, "p1", "10"))
+    rnd = new_round("classic6")
+    rnd.place_wager(1, "p1", "10", auto_consent=True)
     rnd.close_betting()
     deal(rnd, "5S", "TD", "6C", "6D")  # 11 against 6, dealer hole ten
     rnd.timeout()
     assert rnd.boxes[1].hands[0].actions == ["double (timeout, best strategy)"]
+
+
+@pytest.mark.parametrize(
+    ("cards", "consented", "unconsented"),
+    [
+        # 11 against 6 (dealer's first card is the hole card): double, else hit.
+        (("5S", "TD", "6C", "6D"), "double", "hit"),
+        # 8,8 against 6: split, else 16 against 6 stands.
+        (("8S", "TD", "8C", "6D"), "split", "stand"),
+    ],
+)
+def test_a_timeout_doubles_or_splits_a_players_own_hand_only_with_consent(
+    cards: tuple[str, ...], consented: str, unconsented: str
+) -> None:
+    # Seed 001: a double or split the balance cannot cover is not offered; the timer's best
+    # strategy charged one all the same (engine logic 5), which nobody had the funds for.
+    for logic, consent, action in [
+        (LOGIC, True, consented),
+        (LOGIC, False, unconsented),
+        (5, False, consented),  # as played before: a replay of logic 5 does it again
+    ]:
+        rnd = new_round("classic6", logic=logic)
+        rnd.place_wager(1, "p1", "10", auto_consent=consent)
+        rnd.close_betting()
+        deal(rnd, *cards)
+        rnd.timeout()
+        hand = rnd.boxes[1].hands[0]
+        assert hand.actions[0].split(" ")[0] == action, (logic, consent, hand.actions)
+        stakes = rnd.boxes[1].wagers[0].hand_stakes
+        extra = sum((s.total for s in stakes), Decimal(0)) - Decimal("10")
+        assert extra == (Decimal("10") if action in ("double", "split") else 0)
+        if (logic, consent) == (LOGIC, False):
+            assert hand.actions[0] == (
+                f"{action} (timeout, best strategy, no consent to an automatic double or split)"
+            )
+
+
+def test_a_timeout_that_would_not_double_anyway_says_nothing_of_consent() -> None:
+    rnd = new_round("classic6", (1, "p1", "10"))
+    rnd.close_betting()
+    deal(rnd, "TS", "TD", "7C", "6D")  # 17 against 6: stand with or without consent
+    rnd.timeout()
+    assert rnd.boxes[1].hands[0].actions == ["stand (timeout, best strategy)"]
+
+
+def test_a_seat_is_a_number_not_a_truth_value() -> None:
+    rnd = new_round("clubhouse")
+    with pytest.raises(WagerError, match="no seat True"):
+        rnd.place_wager(True, "p1", "10")
 
 
 def test_late_surrender_only_as_first_action() -> None:

@@ -110,6 +110,22 @@ def test_overrides_merge_and_validate() -> None:
             {"side_bets": {"21+3": {"paytable": {"kind": "pairs"}}}},
             "TwentyOnePlusThreePaytable",
         ),
+        # A review: late surrender without the peek gave half back against a blackjack
+        # found later (16 against AC, K in the hole: 5.00 back on 10.00).
+        ({"surrender": "late", "dealer": {"peek": "none"}}, "late surrender comes after"),
+        ({"surrender": "late", "dealer": {"peek": "ace"}}, "late surrender comes after"),
+        (
+            {"surrender": "late", "dealer": {"hole_card": "eu", "peek": "none"}},
+            "late surrender comes after",
+        ),
+        # Decimal.quantize reads only the exponent: 0.05 rounded 1.515 to 1.51.
+        ({"rounding": {"quantum": "0.05"}}, "quantum 0.05 is not a power of ten"),
+        ({"rounding": {"quantum": "0.5"}}, "quantum 0.5 is not a power of ten"),
+        ({"table": {"max_bet": "1e30"}}, "above the largest stake a command carries"),
+        (
+            {"side_bets": {"21+3": {"max_bet": "1e12"}}},
+            "side bet '21\\+3' max_bet .* above the largest stake",
+        ),
     ],
 )
 def test_invalid_combinations_are_rejected_with_a_reason(
@@ -117,6 +133,12 @@ def test_invalid_combinations_are_rejected_with_a_reason(
 ) -> None:
     with pytest.raises(RuleSetError, match=message):
         ruleset_from_spec({"preset": "clubhouse", **overrides})
+
+
+def test_powers_of_ten_and_late_surrender_after_the_peek_are_taken() -> None:
+    for quantum in ["1", "0.1", "0.01", "0.001", "0.010"]:
+        ruleset_from_spec({"preset": "clubhouse", "rounding": {"quantum": quantum}})
+    ruleset_from_spec({"preset": "classic6", "surrender": "late"})  # US, ace and ten peek
 
 
 def test_majority_rules_with_bet_behind_is_rejected() -> None:
