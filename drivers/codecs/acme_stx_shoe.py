@@ -44,6 +44,8 @@ from drivers.codecs.base import (
     ResendCommand,
     check_shoe_id,
     parse_count,
+    parse_decks,
+    parse_wire_card,
 )
 from drivers.codecs.sdl1_shoe import (
     CardDrawn,
@@ -54,9 +56,8 @@ from drivers.codecs.sdl1_shoe import (
     Tamper,
     TamperCleared,
 )
-from studio.cards import parse_card
 from studio.contract import UNKNOWN_SHOE
-from studio.errors import CardCodeError, ProtocolError
+from studio.errors import ProtocolError
 
 STX, ETX = 0x02, 0x03
 MAX_PAYLOAD = 64
@@ -169,12 +170,9 @@ class AcmeStxShoeCodec(Codec):
             if type_ == "S":
                 if len(data) < 2:
                     raise ValueError("shoe frame needs decks and an id")
-                return ShoeLoaded(*common, shoe=check_shoe_id(data[1:]), decks=parse_count(data[0]))
+                return ShoeLoaded(*common, shoe=check_shoe_id(data[1:]), decks=parse_decks(data[0]))
             if type_ == "C":
-                try:
-                    card = parse_card(data)
-                except CardCodeError as exc:
-                    raise ValueError(str(exc)) from exc
+                card = parse_wire_card(data)  # upper case, as the SDL/1 shoe's
                 # No shoe id on the wire: the driver stamps the card with the shoe of the
                 # last load it published (decoded here, a card held behind a lost S frame
                 # would take the shoe before it).

@@ -19,6 +19,9 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
+from studio.cards import Card, parse_card
+from studio.errors import CardCodeError
+
 FrameErrorKind = Literal["garbage", "truncated", "too_long", "checksum", "malformed", "unknown"]
 
 _COUNT = re.compile(r"[0-9]{1,15}")
@@ -34,6 +37,32 @@ def parse_count(text: str) -> int:
     if not _COUNT.fullmatch(text):
         raise ValueError(f"not a count: {text!r}")
     return int(text)
+
+
+# A card code as the wire carries it (docs/devices.md 2.1): rank ``A23456789TJQK`` (or
+# ``10``) + suit ``SHDC``, upper case. ``parse_card`` alone also takes ``qh`` and `` QH ``
+# (it serves people typing codes): a device that sends those is not the one specified.
+_WIRE_CARD = re.compile(r"(?:[A2-9TJQK]|10)[SHDC]")
+MAX_DECKS = 8
+
+
+def parse_wire_card(text: str) -> Card:
+    """A card code from a frame; raises ``ValueError`` (a ``malformed`` frame)."""
+    if not _WIRE_CARD.fullmatch(text):
+        raise ValueError(f"not a card code (rank A23456789TJQK + suit SHDC, upper case): {text!r}")
+    try:
+        return parse_card(text)
+    except CardCodeError as exc:
+        raise ValueError(str(exc)) from exc
+
+
+def parse_decks(text: str) -> int:
+    """A shoe's deck count: 1 to 8. Raises ``ValueError`` (a ``malformed`` frame): ``0`` and
+    ``999999999999999`` decoded as loads of 0 and 10**15 decks."""
+    decks = parse_count(text)
+    if not 1 <= decks <= MAX_DECKS:
+        raise ValueError(f"{decks} decks (1 to {MAX_DECKS})")
+    return decks
 
 
 # A shoe id as the contract takes it (``ShoeCard.shoe``: 1-64 characters); ``unknown`` is

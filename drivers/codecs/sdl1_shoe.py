@@ -16,10 +16,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from drivers.codecs.base import Event, Jam, JamCleared, check_shoe_id, parse_count
+from drivers.codecs.base import (
+    Event,
+    Jam,
+    JamCleared,
+    check_shoe_id,
+    parse_decks,
+    parse_wire_card,
+)
 from drivers.codecs.sdl1 import RawFrame, SDL1Codec
-from studio.cards import Card, parse_card
-from studio.errors import CardCodeError
+from studio.cards import Card
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,23 +84,32 @@ def _common(raw: RawFrame) -> tuple[str, int, int]:
     return raw.device, raw.seq, raw.time_ms
 
 
+def _fields(raw: RawFrame, least: int, most: int) -> tuple[str, ...]:
+    """The frame's fields, refused (``malformed``) outside ``least``..``most``: a field
+    beyond the grammar was ignored, so a frame of another firmware or a corrupted one that
+    passed the CRC decoded as if it were sound."""
+    if not least <= len(raw.fields) <= most:
+        want = f"{least}" if least == most else f"{least} to {most}"
+        raise ValueError(f"{len(raw.fields)} fields (expected {want})")
+    return raw.fields
+
+
 def _card(raw: RawFrame) -> CardDrawn:
-    f = raw.fields
-    try:
-        card = parse_card(f[0])
-    except CardCodeError as exc:
-        raise ValueError(str(exc)) from exc
+    f = _fields(raw, 2, 3)
+    serial = f[2] if len(f) > 2 else ""
+    if serial and not serial.strip():
+        raise ValueError("a serial of only spaces")
     return CardDrawn(
         *_common(raw),
-        card=card,
+        card=parse_wire_card(f[0]),
         shoe=check_shoe_id(f[1]),
-        serial=(f[2] or None) if len(f) > 2 else None,
+        serial=serial or None,
     )
 
 
 def _shoe(raw: RawFrame) -> ShoeLoaded:
-    shoe = check_shoe_id(raw.fields[0])
-    return ShoeLoaded(*_common(raw), shoe=shoe, decks=parse_count(raw.fields[1]))
+    f = _fields(raw, 2, 2)
+    return ShoeLoaded(*_common(raw), shoe=check_shoe_id(f[0]), decks=parse_decks(f[1]))
 
 
 class ShoeCodec(SDL1Codec):

@@ -134,7 +134,7 @@ def run(
         help="RNG seed (table i uses seed + i) [default: the scenario's, else 0]",
     ),
     directory: Path = typer.Option(Path("var/hwsim"), "--dir", help="where the pty links go"),
-    decks: int = typer.Option(8, "--decks", min=1),
+    decks: int = typer.Option(8, "--decks", min=1, max=8),  # a shoe holds 1-8 (docs/devices.md)
     heartbeat: float = typer.Option(0.5, "--heartbeat", help="heartbeat interval, seconds"),
     tcp_base_port: int | None = typer.Option(
         None, "--tcp-base-port", help="also serve each device on TCP (0 = any free port)"

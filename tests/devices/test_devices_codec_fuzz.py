@@ -309,3 +309,43 @@ def test_an_oversize_frame_is_one_too_long_error_however_it_arrives(
         pos, index = pos + size, index + 1
     assert [getattr(m, "kind", None) for m in out] == ["too_long", None]
     assert isinstance(out[1], CardDrawn) and out[1].seq == 2
+
+
+@pytest.mark.parametrize(
+    ("fields", "why"),
+    [
+        (("CARD", "QH", "S1", "S1-0001", "extra"), "fields"),
+        (("SHOE", "S1", "8", "extra"), "fields"),
+        (("SHOE", "S1"), "fields"),
+        (("SHOE", "S1", "0"), "decks"),
+        (("SHOE", "S1", "9"), "decks"),
+        (("SHOE", "S1", "999999999999999"), "decks"),
+        (("CARD", "qh", "S1"), "card code"),
+        (("CARD", "Qh", "S1"), "card code"),
+        (("CARD", "10h", "S1"), "card code"),
+        (("CARD", " QH", "S1"), "card code"),
+        (("CARD", "QH", "S1", "   "), "spaces"),
+    ],
+)
+def test_shoe_frames_outside_the_grammar_are_malformed(fields: tuple[str, ...], why: str) -> None:
+    # A review: extra trailing fields were ignored, SHOE,S1,0 and SHOE,S1,999999999999999
+    # decoded as loads of 0 and 10**15 decks (a shoe holds 1 to 8), lower-case codes
+    # passed although the wire's are upper case (docs/devices.md 2.1), and a serial of
+    # only spaces went out as the card's serial.
+    (out,) = ShoeCodec().feed(frame("shoe-1", 1, 1, *fields))
+    assert isinstance(out, FrameError) and out.kind == "malformed", out
+    assert why in out.detail
+    # What the grammar allows still decodes.
+    sound = [
+        ("CARD", "10H", "S1"),
+        ("CARD", "QH", "S1", ""),
+        ("SHOE", "S1", "1"),
+    ]
+    for good in sound:
+        assert isinstance(ShoeCodec().feed(frame("shoe-1", 1, 1, *good))[0], Event)
+
+
+@pytest.mark.parametrize("data", [("S", "0ACME-7"), ("S", "9ACME-7"), ("C", "qh"), ("C", "Qh")])
+def test_acme_frames_outside_the_grammar_are_malformed(data: tuple[str, str]) -> None:
+    (out,) = AcmeStxShoeCodec(clock=lambda: 0.0).feed(encode_stx(1, *data))
+    assert isinstance(out, FrameError) and out.kind == "malformed", out
