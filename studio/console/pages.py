@@ -9,6 +9,8 @@ there is one renderer, no build step, and every page also works without JavaScri
 from __future__ import annotations
 
 import csv
+import hashlib
+import hmac
 import io
 import json
 import logging
@@ -57,7 +59,8 @@ from studio.console.users import (
     UserStore,
     default_hasher,
 )
-from studio.controller.commands import check_reason
+from studio.controller.commands import RoundNotInPlay, check_reason
+from studio.controller.table import ROUND_PHASES
 from studio.errors import StoreError, StudioError
 from studio.store.eventlog import ChainReport
 from studio.web.context import WebContext
@@ -73,6 +76,14 @@ CSP = (
     "connect-src 'self'; media-src 'self'; frame-ancestors 'none'; base-uri 'none'; "
     "form-action 'self'"
 )
+
+# The query parameter that signs a redirect's ``notice``/``error`` (see _with_message).
+MESSAGE_SIG = "msig"
+SESSION_ENDED = "your session ended: log in and submit the form again"
+# Messages sent to the login page, where there may be no session to sign for: shown without
+# a signature, being our own fixed words (this module's, and studio.console.auth's for a
+# login form gone stale). Any other text in ?notice= / ?error= needs its signature.
+FIXED_MESSAGES = frozenset({SESSION_ENDED, "the login form had expired: log in again"})
 
 Viewer = Annotated[User, Depends(require_role(Role.VIEWER))]
 Dealer = Annotated[User, Depends(require_role(Role.DEALER))]
@@ -176,7 +187,8 @@ def _referring_page(request: Request) -> str | None:
     if not host or referer.netloc.lower() != host.lower() or not referer.path:
         return None
     # Without the message the page showed then (a notice of an earlier action).
-    kept = urlencode([(k, v) for k, v in parse_qsl(referer.query) if k not in ("notice", "error")])
+    dropped = ("notice", "error", MESSAGE_SIG)
+    kept = urlencode([(k, v) for k, v in parse_qsl(referer.query) if k not in dropped])
     page = referer.path + (f"?{kept}" if kept else "")
     return _local_path(page, "") or None
 
@@ -201,12 +213,34 @@ def _wants_json(request: Request) -> bool:
     return "application/json" in request.headers.get("accept", "")
 
 
-def _with_message(path: str, key: str, text: str) -> str:
-    """``path`` with the message to show: its query kept (an alert list's ``table``
-    filter), a message it already carried replaced."""
+def _message_sig(request: Request, key: str, text: str) -> str:
+    """The signature of message ``text`` shown as ``key``: keyed by the session's CSRF token
+    (a secret of this browser's session, which another site cannot read), so that only the
+    console makes a link that shows a message, and only to the session it was made for."""
+    secret = csrf_token(request).encode()
+    return hmac.new(secret, f"{key}\n{text}".encode(), hashlib.sha256).hexdigest()[:32]
+
+
+def _with_message(request: Request, path: str, key: str, text: str) -> str:
+    """``path`` with the message to show and its signature: its query kept (an alert list's
+    ``table`` filter), a message it already carried replaced."""
     base, _, query = path.partition("?")
-    kept = [(k, v) for k, v in parse_qsl(query) if k not in ("notice", "error")]
-    return f"{base}?{urlencode([*kept, (key, text[:300])])}"
+    kept = [(k, v) for k, v in parse_qsl(query) if k not in ("notice", "error", MESSAGE_SIG)]
+    text = text[:300]
+    signed = [(key, text), (MESSAGE_SIG, _message_sig(request, key, text))]
+    return f"{base}?{urlencode([*kept, *signed])}"
+
+
+def _shown_message(request: Request, key: str) -> str:
+    """The ``?notice=`` / ``?error=`` text to show: only one the console signed for this
+    session, or one of its fixed messages. Until 2026-12-06 any text was shown, so a link
+    from anyone put their words in the console's own message box ("the console has moved
+    to http://..."). Anything else is dropped: the page shows no message."""
+    text = request.query_params.get(key, "")
+    if not text or text in FIXED_MESSAGES:
+        return text
+    given = request.query_params.get(MESSAGE_SIG, "").encode("utf-8", "replace")
+    return text if hmac.compare_digest(given, _message_sig(request, key, text).encode()) else ""
 
 
 def _csv_cell(value: Any) -> str:
@@ -312,8 +346,8 @@ class Console:
     ) -> HTMLResponse:
         context.setdefault("user", request.scope.get("state", {}).get("console_user"))
         context["csrf_token"] = csrf_token(request)
-        context["notice"] = request.query_params.get("notice", "")
-        context["error"] = context.get("error") or request.query_params.get("error", "")
+        context["notice"] = _shown_message(request, "notice")
+        context["error"] = context.get("error") or _shown_message(request, "error")
         context.setdefault("now", datetime.now(UTC))
         if "open_alert_count" not in context:
             context["open_alert_count"] = (
@@ -440,18 +474,20 @@ class Console:
             return self._action_error(request, back, message, 404)
         except StoreError as exc:  # the database's: the same action may be sent again
             return self._action_error(request, back, str(exc), 503)
+        except RoundNotInPlay as exc:  # came at the wrong time, as the REST API's 409
+            return self._action_error(request, back, str(exc), 409)
         except StudioError as exc:
             return self._action_error(request, back, str(exc), 400)
         if callable(done):
             done = done(result)
         if _wants_json(request):
             return JSONResponse({"ok": True, "message": done, "result": result})
-        return RedirectResponse(_with_message(back, "notice", done), status_code=303)
+        return RedirectResponse(_with_message(request, back, "notice", done), status_code=303)
 
     def _action_error(self, request: Request, back: str, message: str, status: int) -> Response:
         if _wants_json(request):
             return JSONResponse({"ok": False, "detail": message}, status_code=status)
-        return RedirectResponse(_with_message(back, "error", message), status_code=303)
+        return RedirectResponse(_with_message(request, back, "error", message), status_code=303)
 
 
 def _reason(reason: str) -> str:
@@ -601,9 +637,11 @@ def build_router(console: Console) -> APIRouter:
 
         async def run() -> Any:
             known_alert(alert_id)
-            why = _reason(reason)
             if not action:
-                raise StudioError("choose a resolution")
+                # The form pre-selects none (until 2026-12-06 the first, usually accept: a
+                # reason typed and Enter accepted the card); a script may send none either.
+                raise StudioError(f"choose a resolution: alert {alert_id} was not resolved")
+            why = _reason(reason)
             if action not in RESOLUTIONS:
                 # The service's own check is a pydantic error the console would answer 500.
                 choices = ", ".join(RESOLUTIONS)
@@ -692,14 +730,27 @@ def build_router(console: Console) -> APIRouter:
         user: Manager,
         reason: Annotated[str, Form()] = "",
         confirm: Annotated[str, Form()] = "",
+        round_id: Annotated[str, Form()] = "",
     ) -> Response:
+        back = f"{PREFIX}/tables/{quote(table)}"
         if confirm != "yes":
-            back = f"{PREFIX}/tables/{quote(table)}"
             message = "cancelling a round needs the confirmation box ticked"
             return console._action_error(request, back, message, 400)
-        return await _table_action(
-            request, table, "cancel_round", user, reason, lambda _: "round cancelled"
-        )
+
+        # The round the page was drawn for: the service cancels it only if it is still the
+        # round in play, checked with the cancel under the table's lock. Without it a form
+        # loaded during round N cancelled round N+1 (every wager voided). A script's post
+        # may leave it out (as on the REST API): then the round in play is cancelled.
+        meant = round_id.strip() or None
+
+        async def run() -> Any:
+            why = _reason(reason)
+            return await console.controller.cancel_round(
+                table, user=user.username, reason=why, round_id=meant
+            )
+
+        done = f"{table}: round {meant} cancelled" if meant else f"{table}: round cancelled"
+        return await console.act(request, back, run(), done)
 
     # ------------------------------------------------------------ dealer display
 
@@ -871,7 +922,7 @@ def build_router(console: Console) -> APIRouter:
         notice = done(changed)
         if _wants_json(request):
             return JSONResponse({"ok": True, "message": notice})
-        return RedirectResponse(_with_message(back, "notice", notice), status_code=303)
+        return RedirectResponse(_with_message(request, back, "notice", notice), status_code=303)
 
     @router.post("/users")
     async def add_user(
@@ -1020,6 +1071,7 @@ def _templates() -> Jinja2Templates:
     env.autoescape = True
     env.globals["prefix"] = PREFIX
     env.globals["roles"] = Role
+    env.globals["round_phases"] = ROUND_PHASES
     env.filters["card"] = card_view
     env.filters["when"] = fmt_time
     env.filters["age"] = age
@@ -1093,7 +1145,7 @@ def install(app: FastAPI, ctx: WebContext) -> None:
             # A console form sent after the session ended (expired, idle, logged out in
             # another tab): the login form, which returns to the form's page, not a JSON 401.
             # Not another site's form (SameSite=Strict: it came without the session).
-            query = {"error": "your session ended: log in and submit the form again"}
+            query = {"error": SESSION_ENDED}
             came_from = _referring_page(request)
             if came_from:
                 query["next"] = came_from

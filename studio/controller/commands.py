@@ -83,6 +83,12 @@ class ReasonError(StudioError, ValueError):
     """A manager action that alters a table has no reason (or too short a one)."""
 
 
+class RoundNotInPlay(StudioError):
+    """A manager action named the round it was meant for, and that round is not the one in
+    play (it ended, another began, or none is in play): refused before it is applied, and
+    not logged, since it changed nothing and its round was never the table's to alter."""
+
+
 def check_reason(reason: str) -> str:
     """The reason, trimmed; every manual alteration is logged with why it was made."""
     text = reason.strip()

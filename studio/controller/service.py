@@ -53,7 +53,13 @@ from studio.controller.checkpoint import (
     sealed,
 )
 from studio.controller.command_index import answer_in, catch_up
-from studio.controller.commands import GameCommand, ManagerAction, check_reason, game_command
+from studio.controller.commands import (
+    GameCommand,
+    ManagerAction,
+    RoundNotInPlay,
+    check_reason,
+    game_command,
+)
 from studio.controller.conflicts import EventIdentities, identity
 from studio.controller.replay import (
     HEALTH_SUFFIX,
@@ -130,6 +136,21 @@ REBUILD_CHECK_SECONDS = 0.5  # how often the tables due a rebuild are looked for
 
 class UnknownTable(StudioError, KeyError):
     """No table with that id is configured."""
+
+
+def _check_round_in_play(table: TableController, round_id: str) -> None:
+    """Refuse unless ``round_id`` is the round in play on ``table`` (its phase one of a
+    round's: a settled round's id stays the table's until the next begins)."""
+    if table.phase in ROUND_PHASES and table.round_id == round_id:
+        return
+    now = (
+        f"round {table.round_id} is in play"
+        if table.phase in ROUND_PHASES and table.round_id
+        else "no round is in play"
+    )
+    raise RoundNotInPlay(
+        f"round {round_id} is not in play on {table.table} ({now}): nothing was changed"
+    )
 
 
 def _being_rebuilt(table_id: str) -> StoreError:
@@ -748,22 +769,35 @@ class ControllerService:
         except KeyError as exc:
             raise UnknownTable(f"no table {table_id!r}") from exc
 
-    async def submit(self, table_id: str, kind: str, data: dict[str, Any]) -> list[Output]:
+    async def submit(
+        self,
+        table_id: str,
+        kind: str,
+        data: dict[str, Any],
+        *,
+        round_in_play: str | None = None,
+    ) -> list[Output]:
         """Apply one input to a table, log it with its outputs atomically, publish the outputs.
 
         The table logic is pure, so the input is applied first and then written to
         the log in the same transaction as everything it produced: after a crash the
         log holds each input with all its outputs, or neither.
+
+        ``round_in_play``: the input is meant for that round only; checked under the
+        table's lock, with the input, and refused (:class:`RoundNotInPlay`, nothing
+        applied or logged) unless it is the round in play.
         """
         self.table(table_id)  # unknown table: a clear error before anything else
         # Shielded: applying an input and logging it must not be split by a cancellation
         # (a shutdown while inputs are in flight); the stop waits for it (_settle).
-        task = asyncio.ensure_future(self._submit(table_id, kind, data))
+        task = asyncio.ensure_future(self._submit(table_id, kind, data, round_in_play))
         self._in_flight.add(task)
         task.add_done_callback(self._in_flight.discard)
         return await asyncio.shield(task)
 
-    async def _submit(self, table_id: str, kind: str, data: dict[str, Any]) -> list[Output]:
+    async def _submit(
+        self, table_id: str, kind: str, data: dict[str, Any], round_in_play: str | None = None
+    ) -> list[Output]:
         async with self._locks[table_id]:
             await self._refresh(table_id)
             if self._above_a_hole(table_id, kind, data):
@@ -775,6 +809,10 @@ class ControllerService:
                 self.stats.commands_repeated += 1
                 return []
             table = self.tables[table_id]
+            if round_in_play is not None:
+                # Here, under the lock the input is applied under: a round ending between a
+                # check made earlier and the input would let it alter the next round.
+                _check_round_in_play(table, round_in_play)
             inp = Input(kind, data, self.clock())
             round_before = table.round_id
             started = asyncio.get_running_loop().time()
@@ -1484,15 +1522,19 @@ class ControllerService:
                 return table_id
         raise AlertError(f"no alert {alert_id!r}")
 
-    async def manager(self, table_id: str, action: ManagerAction) -> dict[str, Any]:
+    async def manager(
+        self, table_id: str, action: ManagerAction, *, round_in_play: str | None = None
+    ) -> dict[str, Any]:
         """Apply a manager action. Every one but an acknowledgement needs a reason.
 
         Checked here, where actions come in, not in :class:`ManagerAction`: actions logged
-        before the rule must still replay.
+        before the rule must still replay. ``round_in_play``: see :meth:`submit`.
         """
         if action.verb != "acknowledge":
             check_reason(action.reason)
-        outputs = await self.submit(table_id, "manager.action", action.model_dump(mode="json"))
+        outputs = await self.submit(
+            table_id, "manager.action", action.model_dump(mode="json"), round_in_play=round_in_play
+        )
         for output in outputs:
             if output.channel is Channel.ROUND_EVENTS:
                 data = output.payload.model_dump(mode="json")
@@ -1528,11 +1570,20 @@ class ControllerService:
     async def resume(self, table: str, *, user: str, reason: str) -> dict[str, Any]:
         return await self.manager(table, ManagerAction(verb="resume", user=user, reason=reason))
 
-    async def cancel_round(self, table: str, *, user: str, reason: str) -> dict[str, Any]:
+    async def cancel_round(
+        self, table: str, *, user: str, reason: str, round_id: str | None = None
+    ) -> dict[str, Any]:
+        """Cancel the round in play. ``round_id``: the round the manager saw and means; when
+        another is in play (the one meant ended, the next began) or none is, refused with
+        :class:`RoundNotInPlay`, nothing cancelled or logged. Until 2026-12-06 a console page
+        drawn during round N cancelled round N+1 when its form was sent after N ended.
+        """
         if not reason.strip():
             raise AlertError("cancelling a round needs a reason")
         return await self.manager(
-            table, ManagerAction(verb="cancel_round", user=user, reason=reason)
+            table,
+            ManagerAction(verb="cancel_round", user=user, reason=reason),
+            round_in_play=round_id,
         )
 
     async def request_shoe_change(self, table: str, *, user: str, reason: str) -> dict[str, Any]:

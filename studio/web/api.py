@@ -5,7 +5,9 @@ Reads are open to a logged-in console user (viewer and up) or the game platform
 description (``/openapi.json``) uses too. Commands from the game platform
 need the platform token. Manager actions need a manager session (and the CSRF
 token the console middleware checks on every cookie-authenticated request) and a
-reason of at least 3 characters (422 without one).
+reason of at least 3 characters (422 without one); acknowledging an alert, as on the
+console, a dealer's (docs/console.md, *Roles*: the dealer at the table acknowledges, a
+manager resolves).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Request
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from studio.console.auth import bearer_matches, current_user, require_role
 from studio.console.users import Role, User
@@ -58,6 +60,18 @@ class ResolveBody(BaseModel):
 class ReasonBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
     reason: Reason
+
+
+class CancelBody(ReasonBody):
+    round_id: str | None = Field(
+        None,
+        max_length=128,
+        description=(
+            "the round to cancel, as the caller last saw it in play (recommended): when "
+            "another round is in play, or none, 409 and nothing is cancelled; without it, "
+            "whichever round is in play when the request arrives is cancelled"
+        ),
+    )
 
 
 def _chain(report: ChainReport) -> dict[str, Any]:
@@ -111,6 +125,9 @@ def build_router(ctx: WebContext) -> APIRouter:
         return "platform"
 
     manager = require_role(Role.MANAGER)
+    # Acknowledging is the dealer's as on the console (docs/console.md, *Roles*); until
+    # 2026-12-06 the REST API asked a manager for what the console let a dealer do.
+    dealer = require_role(Role.DEALER)
 
     def fail(exc: Exception) -> HTTPException:
         if isinstance(exc, UnknownTable):
@@ -283,7 +300,7 @@ def build_router(ctx: WebContext) -> APIRouter:
             raise HTTPException(404, str(exc)) from exc
 
     @router.post("/alerts/{alert_id}/acknowledge")
-    async def acknowledge(alert_id: str, user: User = Depends(manager)) -> dict[str, Any]:
+    async def acknowledge(alert_id: str, user: User = Depends(dealer)) -> dict[str, Any]:
         known_alert(alert_id)
         try:
             return await controller().acknowledge_alert(alert_id, user=user.username)
@@ -305,7 +322,6 @@ def build_router(ctx: WebContext) -> APIRouter:
     for path, verb in (
         ("pause", "pause"),
         ("resume", "resume"),
-        ("cancel-round", "cancel_round"),
         ("shoe-change", "request_shoe_change"),
     ):
 
@@ -327,6 +343,19 @@ def build_router(ctx: WebContext) -> APIRouter:
         router.add_api_route(
             f"/tables/{{table}}/{path}", make_action(), methods=["POST"], name=f"table_{verb}"
         )
+
+    @router.post("/tables/{table}/cancel-round", name="table_cancel_round")
+    async def cancel_round(
+        table: str, body: CancelBody, user: User = Depends(manager)
+    ) -> dict[str, Any]:
+        # With round_id, the check is made under the table's lock with the cancel itself
+        # (RoundNotInPlay, a StudioError: 409): a round ending meanwhile cannot slip through.
+        try:
+            return await controller().cancel_round(
+                table, user=user.username, reason=body.reason, round_id=body.round_id
+            )
+        except StudioError as exc:
+            raise fail(exc) from exc
 
     @router.get("/audit/chain")
     async def audit_chain(_: str = Depends(reader)) -> dict[str, Any]:

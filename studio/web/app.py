@@ -6,7 +6,7 @@ import json
 
 from fastapi import Depends, FastAPI, HTTPException, Request
 from starlette.responses import JSONResponse
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from studio import __version__, console
 from studio.web import api, streams
@@ -46,6 +46,38 @@ class RefuseNul:
         await self.app(scope, receive, send)
 
 
+class ApiHeaders:
+    """``Cache-Control: no-store`` and ``X-Content-Type-Options: nosniff`` on every HTTP
+    answer under ``/api`` (the console's pages get theirs from its SecurityHeaders).
+
+    The JSON holds tables, rounds, players and alerts: no cache, a shared proxy's or the
+    browser's, is to keep it, and no browser is to read it as anything but its type. Until
+    2026-12-06 the API's answers had neither. A header the route set itself is kept (the
+    event stream's own ``Cache-Control``); WebSockets pass untouched.
+    """
+
+    HEADERS = ((b"cache-control", b"no-store"), (b"x-content-type-options", b"nosniff"))
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope.get("path", "") if scope["type"] == "http" else ""
+        if path != "/api" and not path.startswith("/api/"):
+            await self.app(scope, receive, send)
+            return
+
+        async def add_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", []))
+                present = {name.lower() for name, _ in headers}
+                headers += [(n, v) for n, v in self.HEADERS if n not in present]
+                message["headers"] = headers
+            await send(message)
+
+        await self.app(scope, receive, add_headers)
+
+
 def _install_docs(app: FastAPI, ctx: WebContext) -> None:
     """``/openapi.json`` (the REST API's description) for whoever may read the REST API.
 
@@ -79,6 +111,7 @@ def create_app(ctx: WebContext) -> FastAPI:
     _install_docs(app, ctx)
     console.install(app, ctx)
     app.add_middleware(RefuseNul)
+    app.add_middleware(ApiHeaders)  # outermost: RefuseNul's 400s under /api get them too
 
     reader = api.reader_dependency(ctx)
 
@@ -97,4 +130,4 @@ def create_app(ctx: WebContext) -> FastAPI:
     return app
 
 
-__all__ = ["MAX_BODY_BYTES", "WebContext", "create_app"]
+__all__ = ["MAX_BODY_BYTES", "ApiHeaders", "WebContext", "create_app"]

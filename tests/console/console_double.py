@@ -19,6 +19,7 @@ from typing import Any
 
 from studio.cards import parse_card
 from studio.contract import AlertMessage, DealerPrompt, RoundEvent, RoundState
+from studio.controller.commands import RoundNotInPlay
 from studio.errors import RuleError, StudioError
 from studio.streams import Channel, Fanout
 
@@ -250,10 +251,18 @@ class InMemoryController:
         await self._emit_state(table)
         return {"paused": False}
 
-    async def cancel_round(self, table: str, *, user: str, reason: str) -> dict[str, Any]:
-        self.calls.append(("cancel_round", {"table": table, "user": user, "reason": reason}))
+    async def cancel_round(
+        self, table: str, *, user: str, reason: str, round_id: str | None = None
+    ) -> dict[str, Any]:
+        call = {"table": table, "user": user, "reason": reason}
+        self.calls.append(
+            ("cancel_round", call if round_id is None else {**call, "round_id": round_id})
+        )
         state = self._state[table]
-        round_id = state["round_id"]
+        meant, round_id = round_id, state["round_id"]
+        if meant is not None and meant != round_id:
+            # As the service: a round that is no longer (or not yet) in play is refused.
+            raise RoundNotInPlay(f"round {meant} is not in play on {table}: nothing was changed")
         if round_id is None:
             raise RuleError(f"no round in progress on {table}")
         await self._event(table, "round_cancelled", {"by": user, "reason": reason})

@@ -131,3 +131,33 @@ async def test_the_sound_button_unlocks_sound_at_its_first_click(
         await button.click()
         assert await button.inner_text() == "♪ sound on"
         assert await page.evaluate("localStorage.getItem('studio-sound')") == "on"
+
+
+async def test_enter_in_the_reason_resolves_nothing_until_a_resolution_is_chosen(
+    browser: Browser, database: Database
+) -> None:
+    # A review: the first resolution (usually accept) was pre-selected, so a manager who
+    # typed a reason and pressed Enter accepted the card without choosing. None is now.
+    async with served(database) as (base, controller), manager_page(browser, base) as page:
+        alert_id = controller.add_alert("bj1", "card_mismatch", "critical", datetime.now(UTC))
+        await controller.prompt("bj1", "paused", "Paused: call manager")  # the page refreshes
+        card = page.locator(f'[data-alert-id="{alert_id}"]')
+        await card.wait_for()
+        choices = card.locator("input[name=action]")
+        assert await choices.count() == 2
+        for index in range(2):
+            assert not await choices.nth(index).is_checked()
+        await card.locator("input[name=reason]").click()
+        await page.keyboard.type("looked at the card")
+        await page.keyboard.press("Enter")
+        await page.wait_for_timeout(500)
+        # The browser asks for a choice (the radios are required); nothing was sent.
+        assert await page.evaluate(
+            "document.querySelector('input[name=action]').validity.valueMissing"
+        )
+        assert controller.alerts(state="resolved") == []
+        assert not [c for c in controller.calls if c[0] == "resolve_alert"]
+        await card.locator("input[name=action][value=void]").check()
+        await card.locator("input[name=reason]").press("Enter")
+        await page.wait_for_selector(".flash.notice")
+        assert [a["resolution"]["action"] for a in controller.alerts(state="resolved")] == ["void"]
