@@ -21,7 +21,7 @@ from studio.controller.commands import (
 )
 from studio.rules.hand import total as hand_total
 from studio.rules.round import LOGIC as RULES_LOGIC
-from studio.rules.round import CardFor, Phase, Round, RoundConfig
+from studio.rules.round import CardFor, Phase, Round, RoundConfig, Wager
 from studio.rules.ruleset import RuleSet
 
 RoundOp = tuple[str, Any]
@@ -57,11 +57,62 @@ class EngineRound:
             return None
         if kind == "timeout":
             pending = rnd.pending_decision()
+            before = self._play_so_far()
             rnd.timeout()
-            return {"default_for": pending.as_dict() if pending else None}
+            return {
+                "default_for": pending.as_dict() if pending else None,
+                **self._played_since(before),
+            }
         if kind == "command":
-            return self._command(arg)
+            before = self._play_so_far()
+            answer = self._command(arg)
+            if "taken" in (answer or {}):
+                return answer  # a bet: what it took is the whole answer
+            return {**(answer or {}), **self._played_since(before)} or None
         raise ValueError(f"unknown round operation {kind!r}")
+
+    # What a decision, a vote, an insurance answer or a timeout did, from engine logic 6:
+    # the platform debits a double, a split or an insurance when it is made, and one made
+    # automatically (a timeout, a vote, best strategy) it had no other word of until the
+    # settlement (a review: a consenting split took a player from 1.00 to 2.00 unsaid).
+    def _play_so_far(self) -> tuple[dict[tuple[int, int], int], dict[int, Decimal]]:
+        actions = {
+            (box.seat, index): len(hand.actions)
+            for box in self.round.boxes.values()
+            for index, hand in enumerate(box.hands)
+        }
+        return actions, {w.id: _extra(w) for w in self._wagers()}
+
+    def _played_since(
+        self, before: tuple[dict[tuple[int, int], int], dict[int, Decimal]]
+    ) -> dict[str, Any]:
+        if self.round.logic < 6:
+            return {}
+        counts, extras = before
+        actions = [
+            {"seat": box.seat, "hand": index, "action": action}
+            for box in self.round.boxes.values()
+            for index, hand in enumerate(box.hands)
+            for action in hand.actions[counts.get((box.seat, index), 0) :]
+        ]
+        added = []
+        for wager in self._wagers():
+            extra = _extra(wager)
+            if extra != extras.get(wager.id, Decimal(0)):
+                added.append(
+                    {
+                        "wager": wager.id,
+                        "seat": wager.seat,
+                        "player": wager.player,
+                        "behind": wager.behind,
+                        "amount": str(extra - extras.get(wager.id, Decimal(0))),
+                        "extra": str(extra),
+                    }
+                )
+        return {"actions": actions, "added": added}
+
+    def _wagers(self) -> list[Wager]:
+        return [w for box in self.round.boxes.values() for w in box.wagers if w.refunded is None]
 
     def _command(self, data: dict[str, Any]) -> dict[str, Any] | None:
         command = game_command.validate_python(data)
@@ -218,3 +269,12 @@ def _result_dict(result: Any) -> dict[str, Any]:
         assert isinstance(value, dict)
         return value
     raise TypeError(f"cannot serialise round result {type(result).__name__}")
+
+
+def _extra(wager: Wager) -> Decimal:
+    """What ``wager`` put in beyond its bet and side bets: doubles, split stakes and
+    insurance (none before the deal)."""
+    if not wager.hand_stakes:
+        return Decimal(0)
+    staked = sum((stake.total for stake in wager.hand_stakes), Decimal(0))
+    return staked - wager.stake + wager.insurance
