@@ -202,6 +202,10 @@ class DeviceDriver:
         # restarted while the broker was away lost them without a word: a review).
         self._unacked: dict[int, _Replayable] = {}
         self._lost_after: deque[tuple[int, int]] = deque()
+        # Device seq ranges given up as lost under this offset (the latest): an event that
+        # comes under one of them later was never published, and dropping it as a duplicate
+        # said nothing (a review).
+        self._given_up: deque[tuple[int, int]] = deque(maxlen=64)
         # (device seq, fingerprint) of the last acknowledged event: saved, and checked against
         # the device's resend after a restart (``_verify``) to tell a device that restarted its
         # numbering while no driver ran, even one that has since sent more events than before.
@@ -746,6 +750,7 @@ class DeviceDriver:
         self._learn = None
         self._in_flight.clear()
         self._lost_after.clear()
+        self._given_up.clear()
         self._fingerprints.clear()
         self._acked = (0, self.offset)
         note = self.device_restarted()
@@ -912,6 +917,15 @@ class DeviceDriver:
                 return
             await self._restart_numbering(seq, why)
         if seq <= self.last_device_seq:
+            if any(first <= seq <= last for first, last in self._given_up):
+                # Not a duplicate: never published, and too late (its seq was reported lost,
+                # the events after it went out).
+                self.stats["late_after_lost"] += 1
+                self._error(
+                    f"event seq {seq} came after it was reported lost: not published "
+                    "(its seq stays a hole)"
+                )
+                return
             self.stats["duplicates"] += 1
             return
         if seq in self._held:
@@ -1097,6 +1111,7 @@ class DeviceDriver:
         if first > self.last_device_seq + 1:
             self.stats["frames_lost"] += first - self.last_device_seq - 1
             loss = f"device seq {self.last_device_seq + 1}..{first - 1} lost: {why}"
+            self._given_up.append((self.last_device_seq + 1, first - 1))
             self._losses.append(loss)
             self._error(loss)
             self.last_device_seq = first - 1

@@ -61,6 +61,9 @@ from studio.errors import ProtocolError
 
 STX, ETX = 0x02, 0x03
 MAX_PAYLOAD = 64
+# The seq field's six digits: the device's count modulo this. Its event after 999999 comes
+# as 000000 (docs/devices.md, *ACME-STX's seq wrap*).
+SEQ_MODULUS = 1_000_000
 
 
 def lrc(data: bytes) -> int:
@@ -160,6 +163,14 @@ class AcmeStxShoeCodec(Codec):
             if len(text) < 7 or not text[:6].isdigit() or not text.isprintable():
                 raise ValueError("bad header")
             seq, type_, data = int(text[:6]), text[6], text[7:]
+            if seq == 0 and type_ not in "VHN":
+                # An event under 000000 is the count 1,000,000 (event seqs start at 1): the
+                # next after 999999, published in order. The count then reads 000000 (a
+                # heartbeat, a HELLO), below it: the driver takes the wrap for a numbering
+                # restart (confirmed by a second frame) and moves its offset past every seq
+                # published, so bus seqs go on increasing, contiguous. Taken as seq 0, the
+                # event was at or below everything published and dropped without a word.
+                seq = SEQ_MODULUS
             common = (self.device, seq, int(self.clock() * 1000))
             if type_ == "V":
                 return Hello(*common, version=parse_count(data), model="ACME-STX", firmware="?")
@@ -204,5 +215,5 @@ class AcmeStxShoeCodec(Codec):
         if isinstance(command, HelloCommand):
             return encode_stx(seq % 1_000_000, "v", str(command.version))
         if isinstance(command, ResendCommand):
-            return encode_stx(seq % 1_000_000, "r", str(command.from_seq))
+            return encode_stx(seq % 1_000_000, "r", str(command.from_seq % SEQ_MODULUS))
         raise ProtocolError(f"{self.protocol} has no command {command.name!r}")

@@ -27,6 +27,7 @@ from drivers.codecs.base import (
     Ack,
     Codec,
     Command,
+    Event,
     FrameError,
     Heartbeat,
     Hello,
@@ -220,9 +221,19 @@ class SDL1Codec(Codec):
 
     def decode(self, raw: RawFrame) -> Message | FrameError:
         try:
-            return self._decode(raw)
+            message = self._decode(raw)
         except (ValueError, IndexError, KeyError) as exc:
             return FrameError("malformed", f"{raw.type}: {exc}", repr(raw).encode()[:128])
+        if isinstance(message, Event) and message.seq == 0:
+            # Event seqs start at 1 (docs/devices.md 1.2); 0 is "no event yet" on a HELLO or
+            # a heartbeat. Taken, it was at or below every published seq: dropped as a
+            # duplicate without a word (a review).
+            return FrameError(
+                "malformed",
+                f"{raw.type}: event seq 0 (event seqs start at 1)",
+                repr(raw).encode()[:128],
+            )
+        return message
 
     def _decode(self, raw: RawFrame) -> Message | FrameError:
         f = raw.fields
