@@ -18,6 +18,7 @@ import typer
 from studio.config.loader import default_database_hint, load_config
 from studio.console.auth import ConsoleSettings, SessionStore
 from studio.console.users import (
+    ANY_ADDRESS,
     Role,
     User,
     UserError,
@@ -110,10 +111,11 @@ def _stdin_is_terminal() -> bool:
     return sys.stdin.isatty()
 
 
-def _read_password(from_stdin: bool) -> str:
-    """The password from stdin, or prompted for twice on the terminal. Refused before the
-    database is opened: not a valid password, or no terminal to prompt on (the prompt fell
-    back to reading stdin, echoed, with a warning; an empty stdin was "Aborted.")."""
+def _read_password(from_stdin: bool, username: str) -> str:
+    """``username``'s password from stdin, or prompted for twice on the terminal. Refused
+    before the database is opened: not a valid password (the rules of
+    :mod:`studio.console.passwords`), or no terminal to prompt on (the prompt fell back to
+    reading stdin, echoed, with a warning; an empty stdin was "Aborted.")."""
     if from_stdin:
         password = sys.stdin.readline().rstrip("\r\n")
     elif not _stdin_is_terminal():
@@ -126,7 +128,7 @@ def _read_password(from_stdin: bool) -> str:
     else:
         password = str(typer.prompt("Password", hide_input=True, confirmation_prompt=True))
     try:
-        check_password(password)
+        check_password(password, username)
     except StudioError as exc:
         _fail(exc)
     return password
@@ -135,7 +137,12 @@ def _read_password(from_stdin: bool) -> str:
 def _describe(user: User) -> str:
     state = "active" if user.active else "disabled"
     if user.locked_until is not None and user.locked_until > utc_now():  # not one run out
-        state += f", locked until {user.locked_until:%Y-%m-%d %H:%M} UTC"
+        # A lock holds off the addresses that failed, not the account (unless delayed).
+        count = len(user.locked_from)
+        who = f"{count} address" + ("es" if count > 1 else "")
+        if ANY_ADDRESS in user.locked_from:
+            who = "every address"
+        state += f", locked until {user.locked_until:%Y-%m-%d %H:%M} UTC for {who}"
     last = f"{user.last_login:%Y-%m-%d %H:%M} UTC" if user.last_login else "never"
     return f"{user.username:<24} {user.role.label:<8} {state:<40} last login {last}"
 
@@ -159,7 +166,7 @@ def add(
         check_username(username)
     except StudioError as exc:
         _fail(exc)
-    password = _read_password(password_stdin)
+    password = _read_password(password_stdin, username)
 
     async def added(store: UserStore) -> tuple[User, str]:
         user = await store.add(username, password, level, by=_shell_actor())
@@ -219,7 +226,7 @@ def passwd(
 ) -> None:
     """Set a new password (also clears a lockout). Prompts for it on a terminal; without
     one, give it with --password-stdin."""
-    password = _read_password(password_stdin)
+    password = _read_password(password_stdin, username)
 
     async def work(store: UserStore) -> tuple[User, int]:
         user = await store.set_password(username, password, by=_shell_actor())

@@ -1,6 +1,6 @@
 """Console users: roles, argon2id password hashes, login attempts and lockout.
 
-The three tables live on the shared :data:`studio.store.database.metadata`, so
+The four tables live on the shared :data:`studio.store.database.metadata`, so
 ``Database.create_all()`` creates them with the event log (``studio.console`` must
 be imported first; it imports this module).
 
@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from enum import IntEnum
@@ -23,8 +23,11 @@ from typing import Any, NoReturn
 import sqlalchemy as sa
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from studio.console.passwords import password_problem
 from studio.errors import ConfigError, StudioError
 from studio.store.database import Database, metadata
 from studio.store.eventlog import ADMIN_SCOPE, Entry, EventLog, LogRecord, admin_events
@@ -60,6 +63,25 @@ login_attempts_table = sa.Table(
     sa.Index("ix_login_attempts_username_id", "username", "id"),
 )
 
+# Wrong passwords counted per account and client address (a stranger's guesses lock only
+# the stranger's address out of the account), plus one row per account, its ``remote``
+# ANY_ADDRESS, counting them from every address: the backstop against guessing spread over
+# many addresses. ``users.failed_logins``/``users.locked_until`` are no longer read (a
+# lock set there by an older version is not enforced); ``User.locked_until`` comes from
+# here. Rows go on a success, an unlock or a password set, and once stale (pruning).
+login_locks_table = sa.Table(
+    "login_locks",
+    metadata,
+    sa.Column("user_id", sa.Integer, primary_key=True),
+    sa.Column("remote", sa.String(64), primary_key=True),
+    sa.Column("failures", sa.Integer, nullable=False, default=0),
+    # The first failure of the current count: the count's window runs from it.
+    sa.Column("since", sa.String(40), nullable=True),
+    sa.Column("locked_until", sa.String(40), nullable=True),
+)
+# No client address is one of these ("" stays the key of attempts without an address).
+ANY_ADDRESS = "*"
+
 # Attempts are pruned on every PRUNE_EVERY-th attempt (by id: whatever the process), in
 # transactions of at most PRUNE_BATCH rows (other writers get their turn in between),
 # at most PRUNE_BATCHES of them per turn: 10,000 rows, a fifth of a second on the login
@@ -78,7 +100,6 @@ BAD_CREDENTIALS = (
     "for a while: try again later or ask an admin to unlock it)"
 )
 USERNAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]{1,63}$")
-MIN_PASSWORD_LENGTH = 10
 
 
 class Role(IntEnum):
@@ -116,8 +137,11 @@ class User:
     username: str
     role: Role
     active: bool = True
+    # The latest lock in force on the account, whichever address it holds off.
     locked_until: datetime | None = None
     last_login: datetime | None = None
+    # The addresses locked out of it now (ANY_ADDRESS: the account-wide delay).
+    locked_from: tuple[str, ...] = ()
 
     def can(self, role: Role | str) -> bool:
         needed = role if isinstance(role, Role) else Role.parse(role)
@@ -126,7 +150,16 @@ class User:
 
 @dataclass(frozen=True, slots=True)
 class LockoutPolicy:
-    """``max_failures`` wrong passwords in a row lock the account for ``lockout``.
+    """``max_failures`` wrong passwords in a row from one client address lock that address
+    out of that account for ``lockout`` (other addresses still log in to it). The count
+    covers ``lockout`` from its first failure; one after that, or after a lock, starts a
+    fresh count.
+
+    ``account_max_failures`` (``None``: ten times ``max_failures``) wrong passwords in a row
+    on one account from every address together within ``lockout`` (from the first of
+    them) delay its logins from every address: 1 s after the one that reaches it, doubling at
+    each further one up to ``lockout``. A backstop against guessing spread over many
+    addresses; one address alone never reaches it before its own lock.
 
     ``remote_max_failures`` failures from one address within ``lockout`` (whatever the
     usernames) refuse further attempts from that address for the rest of the window.
@@ -140,6 +173,17 @@ class LockoutPolicy:
     lockout: timedelta = timedelta(minutes=15)
     remote_max_failures: int = 50
     attempts_kept: timedelta | None = timedelta(days=90)
+    account_max_failures: int | None = None
+
+    @property
+    def account_limit(self) -> int:
+        return self.account_max_failures or 10 * self.max_failures
+
+    def account_delay(self, failures: int) -> timedelta:
+        """How long the account's logins wait after its ``failures``-th failure in a row."""
+        past = failures - self.account_limit
+        # Capped before the power: a guessing run of thousands must not overflow it.
+        return min(self.lockout, timedelta(seconds=2 ** min(past, 40)))
 
     def __post_init__(self) -> None:
         if self.attempts_kept is not None and self.attempts_kept <= timedelta(0):
@@ -178,15 +222,33 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-def _row_to_user(row: Any) -> User:
+def _row_to_user(row: Any, locks: Sequence[Any] = ()) -> User:
     return User(
         id=row.id,
         username=row.username,
         role=Role.parse(row.role),
         active=bool(row.active),
-        locked_until=parse_iso(row.locked_until),
+        locked_until=max(
+            (datetime.fromisoformat(lock.locked_until) for lock in locks), default=None
+        ),
         last_login=parse_iso(row.last_login),
+        locked_from=tuple(sorted(lock.remote for lock in locks)),
     )
+
+
+def mask_name(typed: str) -> str:
+    """What a login attempt records of a name that is no user: its first character and its
+    length, never the text (a password typed into the name field). No user name has a
+    space or a '*', so it is never mistaken for one."""
+    return f"{typed[:1]}*** ({len(typed)} characters)"
+
+
+@dataclass(frozen=True, slots=True)
+class _Counts:
+    """Failures in a row, this attempt included: from its address, and from every address."""
+
+    here: int
+    everywhere: int
 
 
 def check_username(username: str) -> str:
@@ -198,11 +260,12 @@ def check_username(username: str) -> str:
     return name
 
 
-def check_password(password: str) -> None:
-    if len(password) < MIN_PASSWORD_LENGTH:
-        raise UserError(f"password too short: at least {MIN_PASSWORD_LENGTH} characters")
-    if password.strip() != password:
-        raise UserError("password must not start or end with white space")
+def check_password(password: str, username: str | None = None) -> None:
+    """Refuse, saying why, a password the rules of :mod:`studio.console.passwords` refuse
+    (``username``: the account it is for; a password containing it is refused)."""
+    problem = password_problem(password, username)
+    if problem is not None:
+        raise UserError(problem)
 
 
 async def _active_admins(conn: AsyncConnection) -> int:
@@ -243,7 +306,7 @@ class UserStore:
 
     async def add(self, username: str, password: str, role: Role | str, *, by: str) -> User:
         name = check_username(username)
-        check_password(password)
+        check_password(password, name)
         level = role if isinstance(role, Role) else Role.parse(role)
         digest = await asyncio.to_thread(self.hasher.hash, password)
 
@@ -277,28 +340,34 @@ class UserStore:
         """The newest admin-log records (who changed which account, and how), newest first."""
         return await self.audit.read(limit=limit, descending=True)
 
-    async def get(self, username: str) -> User | None:
-        async with self.db.engine.connect() as conn:
-            row = (
-                await conn.execute(
-                    sa.select(users_table).where(users_table.c.username == username.strip().lower())
-                )
-            ).first()
-        return _row_to_user(row) if row else None
-
-    async def get_by_id(self, user_id: int) -> User | None:
-        async with self.db.engine.connect() as conn:
-            row = (
-                await conn.execute(sa.select(users_table).where(users_table.c.id == user_id))
-            ).first()
-        return _row_to_user(row) if row else None
-
-    async def all(self) -> list[User]:
+    async def _users(self, where: Any) -> list[User]:
+        """The users ``where`` selects, by name, with the locks in force on each."""
+        locks = login_locks_table.c
         async with self.db.engine.connect() as conn:
             rows = (
-                await conn.execute(sa.select(users_table).order_by(users_table.c.username))
+                await conn.execute(
+                    sa.select(users_table).where(where).order_by(users_table.c.username)
+                )
             ).all()
-        return [_row_to_user(row) for row in rows]
+            held = (
+                await conn.execute(
+                    sa.select(login_locks_table)
+                    .where(locks.user_id.in_([row.id for row in rows]))
+                    .where(locks.locked_until > iso(self.clock()))
+                )
+            ).all()
+        return [_row_to_user(row, [h for h in held if h.user_id == row.id]) for row in rows]
+
+    async def get(self, username: str) -> User | None:
+        found = await self._users(users_table.c.username == username.strip().lower())
+        return found[0] if found else None
+
+    async def get_by_id(self, user_id: int) -> User | None:
+        found = await self._users(users_table.c.id == user_id)
+        return found[0] if found else None
+
+    async def all(self) -> list[User]:
+        return await self._users(sa.true())
 
     async def count(self) -> int:
         async with self.db.engine.connect() as conn:
@@ -316,11 +385,20 @@ class UserStore:
         details: dict[str, Any],
         *,
         keep_an_admin: bool = False,
+        clear_locks: bool = False,
         **values: Any,
     ) -> User:
         name = username.strip().lower()
 
         async def update(conn: AsyncConnection) -> None:
+            if clear_locks:
+                # Before the user's row, in the order a login takes them (_reserve).
+                user_id = sa.select(users_table.c.id).where(users_table.c.username == name)
+                await conn.execute(
+                    login_locks_table.delete().where(
+                        login_locks_table.c.user_id.in_(user_id.scalar_subquery())
+                    )
+                )
             result = await conn.execute(
                 users_table.update().where(users_table.c.username == name).values(**values)
             )
@@ -363,7 +441,7 @@ class UserStore:
         )
 
     async def set_password(self, username: str, password: str, *, by: str) -> User:
-        check_password(password)
+        check_password(password, username)
         # The record says that the password was set, never anything derived from it.
         return await self._update(
             username,
@@ -371,13 +449,21 @@ class UserStore:
             by,
             {},
             password_hash=await asyncio.to_thread(self.hasher.hash, password),
+            clear_locks=True,
             failed_logins=0,
             locked_until=None,
         )
 
     async def unlock(self, username: str, *, by: str) -> User:
+        """Lift every lock on the account: each address's and the account-wide delay."""
         return await self._update(
-            username, "user_unlocked", by, {}, failed_logins=0, locked_until=None
+            username,
+            "user_unlocked",
+            by,
+            {},
+            clear_locks=True,
+            failed_logins=0,
+            locked_until=None,
         )
 
     async def _start(self, username: str, remote: str) -> int:
@@ -452,38 +538,99 @@ class UserStore:
                 break
         return deleted
 
+    async def prune_locks(self) -> int:
+        """Delete the lock rows that no longer count (window passed, no lock in force)."""
+        now = self.clock()
+        locks = login_locks_table.c
+        async with self.db.engine.begin() as conn:
+            result = await conn.execute(
+                login_locks_table.delete()
+                .where(locks.since < iso(now - self.policy.lockout))
+                .where(sa.or_(locks.locked_until.is_(None), locks.locked_until <= iso(now)))
+            )
+        return int(result.rowcount)
+
     async def _prune_in_turn(self, attempt: int) -> None:
         if attempt % PRUNE_EVERY != 0:
             return
         try:
+            await self.prune_locks()
             await self.prune_attempts()
         except sa.exc.SQLAlchemyError as exc:
             # Housekeeping: a login is not refused because old records could not go now.
             _LOGGER.warning("login attempts not pruned (next turn tries again): %s", exc)
 
-    async def _reserve(self, user_id: int, now: datetime) -> int | None:
-        """Count this attempt as a failure before verifying it; None while the account is locked.
+    async def _count_failure(
+        self, conn: AsyncConnection, user_id: int, remote: str, now: datetime, *, lock_resets: bool
+    ) -> int | None:
+        """One more failure in ``(user_id, remote)``'s row; its count, or None while locked.
 
         One conditional UPDATE, so parallel attempts each take their own place in the count
-        (SQLite and PostgreSQL alike) and no more than ``max_failures`` are ever verified per
-        lock. The attempt that reaches the limit locks the account at once; a success
-        clears the count again.
+        (SQLite and PostgreSQL alike). The count starts afresh once its window (``lockout``
+        from its first failure) has passed, and after a lock run out if ``lock_resets``.
         """
-        users = users_table.c
-        # The WHERE below lets a lock through only once it has run out: a fresh count.
-        count = sa.case((users.locked_until.is_not(None), 1), else_=users.failed_logins + 1)
-        lock = sa.case((count >= self.policy.max_failures, iso(now + self.policy.lockout)))
-        async with self.db.engine.begin() as conn:
-            result = await conn.execute(
-                users_table.update()
-                .where(users.id == user_id)
-                .where(sa.or_(users.locked_until.is_(None), users.locked_until <= iso(now)))
-                .values(failed_logins=count, locked_until=lock)
+        locks = login_locks_table.c
+        key = sa.and_(locks.user_id == user_id, locks.remote == remote)
+        fresh = sa.or_(locks.since.is_(None), locks.since < iso(now - self.policy.lockout))
+        if lock_resets:
+            fresh = sa.or_(fresh, locks.locked_until.is_not(None))
+        # SET reads the row as it was: `fresh` and `since` see the old values.
+        result = await conn.execute(
+            login_locks_table.update()
+            .where(key)
+            .where(sa.or_(locks.locked_until.is_(None), locks.locked_until <= iso(now)))
+            .values(
+                failures=sa.case((fresh, 1), else_=locks.failures + 1),
+                since=sa.case((fresh, iso(now)), else_=locks.since),
+                locked_until=None,
             )
-            if result.rowcount == 0:
-                return None
-            query = sa.select(users.failed_logins).where(users.id == user_id)
-            return int((await conn.execute(query)).scalar_one())
+        )
+        if result.rowcount == 0:
+            return None
+        return int((await conn.execute(sa.select(locks.failures).where(key))).scalar_one())
+
+    async def _lock(
+        self, conn: AsyncConnection, user_id: int, remote: str, until: datetime
+    ) -> None:
+        locks = login_locks_table.c
+        await conn.execute(
+            login_locks_table.update()
+            .where(locks.user_id == user_id)
+            .where(locks.remote == remote)
+            .values(locked_until=iso(until))
+        )
+
+    async def _reserve(self, user_id: int, remote: str, now: datetime) -> _Counts | str:
+        """Count this attempt as a failure before verifying it, against the account from
+        this address and against the account from every address; or, while either is
+        locked, the reason it is refused unverified (and counted nowhere).
+
+        No more than ``max_failures`` are ever verified per address and lock: the attempt
+        that reaches the limit locks at once (a success clears the counts again).
+        Rows are taken in one order everywhere (the lock rows, then ``users``), so
+        concurrent logins on PostgreSQL wait for each other, never deadlock.
+        """
+        policy = self.policy
+        insert = sqlite_insert if self.db.is_sqlite else postgresql_insert
+        rows = [{"user_id": user_id, "remote": r, "failures": 0} for r in (remote, ANY_ADDRESS)]
+        async with self.db.engine.connect() as conn, conn.begin() as transaction:
+            await conn.execute(insert(login_locks_table).values(rows).on_conflict_do_nothing())
+            here = await self._count_failure(conn, user_id, remote, now, lock_resets=True)
+            if here is None:
+                return "locked"
+            if here >= policy.max_failures:
+                await self._lock(conn, user_id, remote, now + policy.lockout)
+            everywhere = await self._count_failure(
+                conn, user_id, ANY_ADDRESS, now, lock_resets=False
+            )
+            if everywhere is None:
+                # Not verified, so not counted from this address either.
+                await transaction.rollback()
+                return "account-delayed"
+            if everywhere >= policy.account_limit:
+                until = now + policy.account_delay(everywhere)
+                await self._lock(conn, user_id, ANY_ADDRESS, until)
+            return _Counts(here, everywhere)
 
     async def authenticate(
         self,
@@ -495,18 +642,27 @@ class UserStore:
     ) -> User:
         """Return the user or raise :class:`LoginError`; every attempt is recorded.
 
-        Each attempt is counted (against the address and the account) before the slow
-        password check, so a burst of parallel guesses gets no more tries than one by one.
+        Each attempt is counted (against the address, the account from that address and
+        the account from every address) before the slow password check, so a burst of
+        parallel guesses gets no more tries than one by one.
 
         The success is written only if the account still has the hash that was verified
         and is still active: a password set (or the account disabled) while the slow
         check ran refuses the login. ``then`` (the console's session) runs in that same
         transaction, so a password set just after it finds the session and ends it.
         """
+        typed = username.strip().lower()
+        remote = remote[:64]  # as recorded: the address's count and lock rows match it
         # A NUL cannot be in a user name, and PostgreSQL refuses it in the attempt's record.
-        name = username.strip().lower()[:64].replace("\x00", "\ufffd")
+        name = typed[:64].replace("\x00", "\ufffd")
         now = self.clock()
-        attempt = await self._start(name, remote)
+        async with self.db.engine.connect() as conn:
+            row = (
+                await conn.execute(sa.select(users_table).where(users_table.c.username == name))
+            ).first()
+        # A name that is no user may be a password typed into the wrong field: its record
+        # (which admins see) keeps only what cannot give it away.
+        attempt = await self._start(name if row is not None else mask_name(typed), remote)
         await self._prune_in_turn(attempt)
         # This attempt is among the failures counted: more than the limit is one too many.
         if remote and await self._remote_failures(remote) > self.policy.remote_max_failures:
@@ -515,23 +671,36 @@ class UserStore:
                 "remote-throttled",
                 "too many failed logins from this address; try again later",
             )
-        async with self.db.engine.connect() as conn:
-            row = (
-                await conn.execute(sa.select(users_table).where(users_table.c.username == name))
-            ).first()
-        failures = None if row is None else await self._reserve(row.id, now)
-        if row is None or failures is None:
+        counts = None if row is None else await self._reserve(row.id, remote, now)
+        if row is None or not isinstance(counts, _Counts):
             # Unknown or locked: the same work and the same answer as a wrong password.
             await asyncio.to_thread(self._verify, await self._dummy_hash(), password)
-            await self._refuse(
-                attempt, "unknown-user" if row is None else "locked", BAD_CREDENTIALS
-            )
+            reason = counts if isinstance(counts, str) else "unknown-user"
+            await self._refuse(attempt, reason, BAD_CREDENTIALS)
         # argon2 is deliberately slow: keep it off the event loop and out of any transaction.
         if not await asyncio.to_thread(self._verify, row.password_hash, password):
-            locked = failures >= self.policy.max_failures
-            await self._refuse(
-                attempt, "bad-password-locked" if locked else "bad-password", BAD_CREDENTIALS
-            )
+            reason = "bad-password"
+            if counts.here >= self.policy.max_failures:
+                reason = "bad-password-locked"
+                _LOGGER.warning(
+                    "console login: account %r locked for address %r (%d wrong passwords "
+                    "from it); other addresses can still log in to it until %s",
+                    name,
+                    remote,
+                    counts.here,
+                    iso(now + self.policy.lockout),
+                )
+            if counts.everywhere >= self.policy.account_limit:
+                reason = "bad-password-delayed"  # the wider of the two, when both engage
+                _LOGGER.warning(
+                    "console login: account %r delayed %s for every address after %d wrong "
+                    "passwords in a row from several addresses (the last from %r)",
+                    name,
+                    self.policy.account_delay(counts.everywhere),
+                    counts.everywhere,
+                    remote,
+                )
+            await self._refuse(attempt, reason, BAD_CREDENTIALS)
         if not row.active:
             await self._refuse(attempt, "disabled", "this account is disabled; ask an admin")
         values = {"failed_logins": 0, "locked_until": None, "last_login": iso(now)}
@@ -540,7 +709,15 @@ class UserStore:
         found = _row_to_user(row)
         user = User(found.id, found.username, found.role, True, None, now)
         users = users_table.c
+        locks = login_locks_table.c
         async with self.db.engine.begin() as conn:
+            # The right password clears this address's count and the account's (others'
+            # locks stay); first, as _reserve takes these rows before the user's.
+            await conn.execute(
+                login_locks_table.delete()
+                .where(locks.user_id == row.id)
+                .where(locks.remote.in_((remote, ANY_ADDRESS)))
+            )
             # Conditional: a password set meanwhile is not undone by this login's rehash,
             # and the old password's login does not outlive the reset.
             result = await conn.execute(

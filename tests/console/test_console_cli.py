@@ -96,7 +96,7 @@ def test_role_change_disable_unlock_and_password(tmp_path: Path) -> None:
     runner.invoke(
         app,
         ["users", "add", "dana", "--password-stdin", "--database", url],
-        input="dana password 1\n",
+        input="a dealer password 1\n",
     )
     assert (
         "dana is now dealer"
@@ -118,7 +118,7 @@ def test_role_change_disable_unlock_and_password(tmp_path: Path) -> None:
     changed = runner.invoke(
         app,
         ["users", "passwd", "dana", "--password-stdin", "--database", url],
-        input="dana password 2\n",
+        input="a dealer password 2\n",
     )
     assert changed.exit_code == 0 and "1 open session(s) ended" in changed.output
 
@@ -130,7 +130,7 @@ def test_role_change_disable_unlock_and_password(tmp_path: Path) -> None:
 
     async def check() -> str:
         async with Database(url) as db:
-            return (await UserStore(db).authenticate("dana", "dana password 2")).username
+            return (await UserStore(db).authenticate("dana", "a dealer password 2")).username
 
     assert asyncio.run(check()) == "dana"
 
@@ -166,7 +166,7 @@ def test_add_says_when_the_name_is_stored_otherwise_and_logins_ignore_case(
     result = runner.invoke(
         app,
         ["users", "add", "Bob", "--password-stdin", "--database", url],
-        input="bobs password 1\n",
+        input="a viewer password 1\n",
     )
     assert result.exit_code == 0, result.output
     assert "added bob (viewer)" in result.output
@@ -176,14 +176,14 @@ def test_add_says_when_the_name_is_stored_otherwise_and_logins_ignore_case(
     same = runner.invoke(
         app,
         ["users", "add", "carol", "--password-stdin", "--database", url],
-        input="carols password 1\n",
+        input="a viewer password 2\n",
     )
     assert same.exit_code == 0, same.output
     assert "stored as" not in same.output
 
     async def log_in(name: str) -> str:
         async with Database(url) as db:
-            return (await UserStore(db).authenticate(name, "bobs password 1")).username
+            return (await UserStore(db).authenticate(name, "a viewer password 1")).username
 
     # What the line tells the operator is so: the login finds the account either way.
     assert asyncio.run(log_in("Bob")) == "bob"

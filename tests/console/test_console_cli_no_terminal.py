@@ -54,7 +54,9 @@ def test_add_without_a_terminal_says_to_use_password_stdin(tmp_path: Path, stdin
 def test_passwd_without_a_terminal_says_to_use_password_stdin(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path}/studio.db"
     added = runner.invoke(
-        app, ["users", "add", "dana", "--password-stdin", "--database", url], input="pw of dana 1\n"
+        app,
+        ["users", "add", "dana", "--password-stdin", "--database", url],
+        input="a dealer password 1\n",
     )
     assert added.exit_code == 0, added.output
     result = runner.invoke(app, ["users", "passwd", "dana", "--database", url], input="")

@@ -27,7 +27,7 @@ async def test_a_new_demo_run_ends_the_old_manager_sessions(tmp_path: Path) -> N
     async with Database(url) as db:
         users = UserStore(db)
         manager = await users.add("manager", "last run's password", "manager", by="demo")
-        viewer = await users.add("viewer", "a viewer's password", "viewer", by="test")
+        viewer = await users.add("viewer", "a watcher's password", "viewer", by="test")
         sessions = SessionStore(db, ConsoleSettings())
         old, _ = await sessions.create(manager, remote="127.0.0.1")
         other, _ = await sessions.create(viewer, remote="127.0.0.1")
