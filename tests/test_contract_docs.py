@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import ast
 import inspect
+import json
 import re
 import typing
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -201,3 +203,144 @@ def test_no_service_spells_a_topic_outside_the_contract() -> None:
                 if any(marker in text for marker in markers):
                     found.append(f"{path.relative_to(root)}:{line}: {text!r}")
     assert not found, "topics spelled outside studio.contract.Topics:\n" + "\n".join(found)
+
+
+# --- the round events a game server pays from (section "The round events that carry money
+# and cards"): the settlement's fields, the captured examples, round_opened's rules paths.
+# A reviewer playing a game-server developer found the settlement described only as "the
+# full settlement" here, its `refund` outcome and `status` nowhere (2026-12-06).
+
+_SCENARIOS = DOC.parents[1] / "tests" / "rules" / "scenarios"
+
+
+def _paths(value: object, prefix: str = "") -> set[str]:
+    """The key paths of a JSON value as the doc writes them: ``boxes[].wagers[].net``; a list
+    of objects is a path of its own (``boxes[]``), an object is only its keys' paths."""
+    if isinstance(value, dict):
+        found: set[str] = set()
+        for key, item in value.items():
+            found |= _paths(item, f"{prefix}.{key}" if prefix else str(key))
+        return found
+    if isinstance(value, list) and value and all(isinstance(item, dict) for item in value):
+        found = {f"{prefix}[]"}
+        for item in value:
+            found |= _paths(item, f"{prefix}[]")
+        return found
+    return {prefix}
+
+
+def _engine_results() -> dict[str, set[str]]:
+    """Key paths of real settlements (split, insurance, side bets, bets behind) and of the
+    refunds of the same rounds cancelled, by status."""
+    from studio.rules.replay import run
+
+    out: dict[str, set[str]] = {"settled": set(), "cancelled": set()}
+    for name in (
+        "clubhouse_split_aces",
+        "classic6_insurance_dealer_blackjack",
+        "clubhouse_bet_behind_surrender",
+        "majority_vote_tie",
+    ):
+        scenario = json.loads((_SCENARIOS / f"{name}.json").read_text(encoding="utf-8"))
+        out["settled"] |= _paths(run(scenario["round"]).settle().as_dict())
+        out["cancelled"] |= _paths(run(scenario["round"]).cancel("test").as_dict())
+    return out
+
+
+def _json_examples(body: str) -> list[dict[str, typing.Any]]:
+    """Every JSON object of a section's ```json blocks (a block may hold several)."""
+    decoder = json.JSONDecoder()
+    found = []
+    for block in re.findall(r"```json\n(.*?)```", body, flags=re.DOTALL):
+        text = block.strip()
+        while text:
+            obj, end = decoder.raw_decode(text)
+            found.append(obj)
+            text = text[end:].strip()
+    return found
+
+
+def test_every_settlement_field_is_documented() -> None:
+    documented = _table_fields(_sections()["Settlement"])
+    results = _engine_results()
+    for status, paths in results.items():
+        missing = sorted(paths - documented)
+        assert not missing, f"{status} settlement: paths missing from `Settlement`: {missing}"
+    extra = sorted(documented - results["settled"] - results["cancelled"])
+    assert not extra, f"`Settlement` names paths no settlement has: {extra}"
+
+
+def test_every_settlement_outcome_is_named() -> None:
+    from studio.rules.replay import run
+
+    body = _sections()["Settlement"]
+    seen = set()
+    for path in sorted(_SCENARIOS.glob("*.json")):
+        scenario = json.loads(path.read_text(encoding="utf-8"))
+        for result in (
+            run(scenario["round"]).settle().as_dict(),
+            run(scenario["round"]).cancel("test").as_dict(),
+        ):
+            seen.add(result["status"])
+            for box in result["boxes"]:
+                seen |= {hand["outcome"] for hand in box["hands"]}
+                seen |= {line["outcome"] for w in box["wagers"] for line in w["lines"]}
+    assert {"refund", "void", "settled", "cancelled", "win", "lose"} <= seen
+    missing = sorted(value for value in seen if f"`{value}`" not in body)
+    assert not missing, f"outcomes not named in `Settlement`: {missing}"
+
+
+@pytest.mark.parametrize(
+    ("event", "key", "status"),
+    [("round_settled", "result", "settled"), ("round_cancelled", "refunds", "cancelled")],
+)
+def test_the_settlement_examples_are_the_engines_shape(event: str, key: str, status: str) -> None:
+    body = _sections()[event]
+    documented = _table_fields(body)
+    (example,) = _json_examples(body)
+    assert example["type"] == event
+    assert set(example["data"]) <= documented, set(example["data"]) - documented
+    settlement = example["data"][key]
+    assert settlement["status"] == status
+    assert _paths(settlement) == _engine_results()[status]
+    for box in settlement["boxes"]:
+        for wager in box["wagers"]:
+            lines = wager["lines"]
+            for item in [wager, *lines]:
+                stake, payout = Decimal(item["stake"]), Decimal(item["payout"])
+                assert Decimal(item["net"]) == payout - stake, item  # payout is gross
+            assert Decimal(wager["stake"]) == sum(Decimal(line["stake"]) for line in lines)
+            if status == "cancelled":
+                assert all(line["outcome"] == "refund" for line in lines)
+                assert wager["payout"] == wager["stake"]
+    totals = settlement["totals"]
+    assert Decimal(totals["house_net"]) == Decimal(totals["stakes"]) - Decimal(totals["payouts"])
+
+
+def test_manager_action_names_every_verb_and_its_refunds_are_informational() -> None:
+    from studio.controller.commands import ManagerVerb
+
+    body = _sections()["manager_action"]
+    for verb in typing.get_args(ManagerVerb):
+        assert f"`{verb}`" in body, f"manager_action verb {verb!r} not named"
+    assert "refunds" in _table_fields(body)
+    assert "Informational: do not credit it" in body
+    (correct,) = [e for e in _json_examples(TEXT) if e.get("type") == "manager_action"]
+    fields = _table_fields(body)
+    assert set(correct["data"]) <= fields, set(correct["data"]) - fields
+
+
+def test_round_opened_rules_paths_are_rule_set_fields() -> None:
+    from studio.rules.ruleset import PRESETS
+
+    body = _sections()["round_opened"]
+    paths = {p for p in _table_fields(body) if p.startswith("rules.")}
+    assert {"rules.table.seats", "rules.insurance.cost", "rules.blackjack_pays"} <= paths
+    for path in sorted(paths):
+        for name, rules in PRESETS.items():
+            found: typing.Any = rules.model_dump(mode="json")
+            for part in path.split(".")[1:]:
+                assert isinstance(found, dict) and part in found, f"{path}: not in {name}"
+                found = found[part]
+    for name, rules in PRESETS.items():
+        assert f"`{name}` {rules.table.seats}" in body, f"{name}'s seats not stated"
