@@ -83,6 +83,12 @@ class ReasonError(StudioError, ValueError):
     """A manager action that alters a table has no reason (or too short a one)."""
 
 
+class CommandIdTaken(StudioError):
+    """A game command came under an id the table took for another command (another body):
+    refused, nothing applied or logged. Answered with the first command's answer, it told a
+    platform that a bet for another player on another seat was taken (a review)."""
+
+
 class RoundNotInPlay(StudioError):
     """A manager action named the round it was meant for, and that round is not the one in
     play (it ended, another began, or none is in play): refused before it is applied, and

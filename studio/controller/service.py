@@ -24,7 +24,7 @@ from datetime import UTC, datetime, timedelta
 from types import TracebackType
 from typing import Any
 
-from pydantic import BaseModel, RootModel
+from pydantic import BaseModel, RootModel, ValidationError
 
 from studio.bus import MAX_SEQ_JUMP, MessageBus, SequenceTracker, SeqVerdict
 from studio.config.models import StudioConfig, TableSettings
@@ -54,6 +54,7 @@ from studio.controller.checkpoint import (
 )
 from studio.controller.command_index import answer_in, catch_up
 from studio.controller.commands import (
+    CommandIdTaken,
     GameCommand,
     ManagerAction,
     RoundNotInPlay,
@@ -125,6 +126,9 @@ CHECKPOINT_CHECK_SECONDS = 30.0  # how often the tables are looked at for a chec
 # Log records read (and replayed) at a time while the tables take inputs: the event loop
 # is held ~25 ms a batch here (a start, which takes no inputs yet, reads 5,000 at a time).
 REPLAY_BATCH = 200
+# How far before a command's indexed answer its input is looked for (they are logged
+# together, the input first).
+COMMAND_LOOKBACK = 64
 # A start replaying a long log (a whole one after an upgrade: minutes after months of
 # play) says how far it got this often, in the log and on the console's "starting" page.
 REPLAY_PROGRESS_SECONDS = 10.0
@@ -153,6 +157,16 @@ def _check_round_in_play(table: TableController, round_id: str) -> None:
     )
 
 
+def _command_body(data: dict[str, Any]) -> dict[str, Any] | None:
+    """A game command as the table takes it (defaults filled in, amounts as numbers: 10.0
+    is 10.00), to compare two sent under one id; None if it is none (a log damaged, or of
+    a version whose commands this one no longer reads)."""
+    try:
+        return game_command.validate_python(data).model_dump()
+    except ValidationError:
+        return None
+
+
 def _being_rebuilt(table_id: str) -> StoreError:
     return StoreError(f"table {table_id} is being rebuilt from the event log; try again")
 
@@ -171,6 +185,7 @@ class ControllerStats:
     seq_jumps: int = 0  # device numberings that jumped past MAX_SEQ_JUMP (device.gap skipped)
     seq_conflicts: int = 0  # duplicates that were another event than the one logged
     commands_repeated: int = 0  # game commands sent again under an id taken: answered, not applied
+    commands_conflicting: int = 0  # another command under an id taken: refused (CommandIdTaken)
     republished: int = 0  # outputs of each table's last input published again at the start
     checkpoints: int = 0  # checkpoints saved
     orphaned_rounds: int = 0  # unfinished rounds of tables no longer configured, at the start
@@ -806,6 +821,7 @@ class ControllerService:
                 raise StoreError(f"{kind} not applied: an earlier event of its device is missing")
             # Under the lock, so a command sent twice at once is taken once.
             if kind == "game.command" and await self.commands.answer(table_id, data["id"]):
+                await self._same_command(table_id, data)
                 self.stats.commands_repeated += 1
                 return []
             table = self.tables[table_id]
@@ -1142,6 +1158,33 @@ class ControllerService:
             _LOGGER.error("the jump of %s on %s not recorded: %s", device, table_id, exc)
             return
         self._observe_seq(table_id, "device.gap", gap)
+
+    async def _same_command(self, table_id: str, data: dict[str, Any]) -> None:
+        """Refuse (:class:`CommandIdTaken`) a command under an id the table took for
+        another command; one sent again as it was is answered with its first answer."""
+        command_id = str(data["id"])
+        first = (await self.commands.first_records(table_id, [command_id])).get(command_id)
+        if first is None:
+            return
+        # The index names the command's input record, or (indexed from a log of a version
+        # without the index) its answer, logged with it just after.
+        near = await self.log.read(
+            ids=list(range(max(1, first - COMMAND_LOOKBACK), first + 1)),
+            table_id=table_id,
+            kinds=["game.command"],
+            descending=True,
+        )
+        logged = next((r.payload for r in near if r.payload.get("id") == command_id), None)
+        if logged is None:
+            return  # not found near its answer: answered as before
+        taken, sent = _command_body(logged), _command_body(data)
+        if taken is not None and sent is not None and taken != sent:
+            self.stats.commands_conflicting += 1
+            raise CommandIdTaken(
+                f"command id {command_id!r} was taken on table {table_id} for another "
+                f"command ({taken.get('type')}, log record {first}): nothing was applied; "
+                "a new command needs a new id"
+            )
 
     async def _apply(self, table_id: str, kind: str, data: dict[str, Any]) -> None:
         try:

@@ -14,6 +14,7 @@ import asyncio
 import gc
 import sys
 from datetime import datetime, timedelta
+from decimal import Decimal
 from pathlib import Path
 from types import FunctionType, ModuleType
 from typing import Any
@@ -25,6 +26,7 @@ import sqlalchemy.ext.asyncio as sa_async
 from studio.config.models import StudioConfig
 from studio.controller import ControllerService
 from studio.controller.command_index import catch_up
+from studio.controller.commands import CommandIdTaken
 from studio.controller.service import STALE_RETRY_SECONDS
 from studio.errors import StoreError
 from studio.store import EventLog
@@ -88,25 +90,44 @@ def wagers_at(made: ControllerService, seat: int) -> int:
 async def test_a_command_sent_again_gets_its_first_answer_and_is_not_applied(
     tmp_path: Path, backend: str
 ) -> None:
-    seat = free_seat()
-    again = {**BET, "seat": seat, "player": f"p{seat}"}  # its id, another bet
     async with backend_log(backend, tmp_path) as log:
         async with service(log) as first:
             await play(first, INPUTS[: BET_AT + 1])
             records = len(await log.read())
-            for command in (FIRST, again):  # from the first round, and from this one
+            for command in (FIRST, BET):  # from the first round, and from this one
                 answer = await first.submit_command("crash", command)
                 assert answer == {"id": command["id"], **await first_answer(log, command["id"])}
             assert first.stats.commands_repeated == 2
             assert len(await log.read()) == records
-            assert wagers_at(first, seat) == 0
         async with service(log) as second:  # however late: after a restart too
             second.test_clock["t"] = first.test_clock["t"]  # type: ignore[attr-defined]
-            for command in (FIRST, again):
+            for command in (FIRST, BET):
                 answer = await second.submit_command("crash", command)
                 assert answer == {"id": command["id"], **await first_answer(log, command["id"])}
-            assert wagers_at(second, seat) == 0
-            assert await logged_commands(log, again["id"]) == 1
+            assert await logged_commands(log, BET["id"]) == 1
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+async def test_another_command_under_a_taken_id_is_refused(tmp_path: Path, backend: str) -> None:
+    """A review: a bet for another player on another seat under a taken id was answered
+    with the first bet's answer ("accepted", taken 1.00): the platform debited a player
+    for a bet the table never took. Now it is refused, nothing applied or logged."""
+    seat = free_seat()
+    other = {**BET, "seat": seat, "player": f"p{seat}"}
+    decision = {"id": BET["id"], "type": "decision", "seat": 1, "player": "p1", "action": "hit"}
+    async with backend_log(backend, tmp_path) as log, service(log) as made:
+        await play(made, INPUTS[: BET_AT + 1])
+        records = len(await log.read())
+        for command in (other, decision, {**FIRST, "stake": "999.00"}):
+            with pytest.raises(CommandIdTaken, match="was taken on table crash for another"):
+                await made.submit_command("crash", command)
+        assert made.stats.commands_conflicting == 3
+        assert len(await log.read()) == records
+        assert wagers_at(made, seat) == 0
+        # The same body again (amounts written otherwise) is the same command: answered.
+        same = {**BET, "stake": str(Decimal(BET["stake"]).quantize(Decimal("0.001")))}
+        answer = await made.submit_command("crash", same)
+        assert answer == {"id": BET["id"], **await first_answer(log, BET["id"])}
 
 
 async def test_a_command_sent_twice_at_once_is_taken_once(tmp_path: Path) -> None:
@@ -141,8 +162,10 @@ async def test_a_log_of_a_version_without_the_index_is_indexed_and_replayed_as_i
         taken = {r.payload["id"] for r in await log.read(kinds=["game.command"])}
         async with service(log) as second:
             assert wagers_at(second, seat) == 0  # replayed as it was: not taken
-            answer = await second.submit_command("crash", again)
-            assert answer == {"id": again["id"], **await first_answer(log, again["id"])}
+            answer = await second.submit_command("crash", BET)
+            assert answer == {"id": BET["id"], **await first_answer(log, BET["id"])}
+            with pytest.raises(CommandIdTaken):  # another command under its id
+                await second.submit_command("crash", again)
             assert await logged_commands(log, again["id"]) == 2  # the old one only
             for cid in taken:
                 assert await second.commands.answer("crash", cid) == await first_answer(log, cid)
