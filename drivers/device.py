@@ -94,6 +94,11 @@ from studio.errors import DeviceError, ProtocolError
 _LOGGER = logging.getLogger(__name__)
 
 RESEND_TRIES = 3  # RESENDs sent for one gap while the device talks but does not answer them
+# The device event a driver publishes on its events topic when it finds, at a (re)connect,
+# that the device restarted its numbering while the link or the driver was away: what the
+# device dealt meanwhile under its old numbering is gone without a trace on the bus
+# (docs/devices.md 4.2; data: last_seen, last_bus_seq, count, reason).
+NUMBERING_RESET = "numbering_reset"
 
 
 @dataclass(frozen=True, slots=True)
@@ -607,7 +612,9 @@ class DeviceDriver:
             # event once: its fingerprint is the reference (_verify on a reconnect, _reused).
             self._learn, self._learn_ms = (hello.seq if hello.seq > 0 else None), hello.time_ms
         else:
-            await self._check_numbering(hello.seq)  # (below the reference's seq: a reset)
+            await self._check_numbering(
+                hello.seq, announce=True
+            )  # (below the reference's: a reset)
             if self._learn is not None and (
                 not self.codec.device_clock
                 or hello.time_ms < self._learn_ms - self.skew_tolerance_ms
@@ -698,8 +705,9 @@ class DeviceDriver:
         for item in deferred:
             await self._handle(item)
 
-    async def _check_numbering(self, seq: int) -> None:
-        """``seq`` is the device's last seq (HELLO, heartbeat): did it restart its numbering?"""
+    async def _check_numbering(self, seq: int, *, announce: bool = False) -> None:
+        """``seq`` is the device's last seq (HELLO, heartbeat): did it restart its numbering?
+        ``announce``: a HELLO at a (re)connect, where a restart is published as an event."""
         if seq >= max(self.last_device_seq, self._seen_seq):
             self._seen_seq = seq
             self._count_since_resend = seq
@@ -709,13 +717,19 @@ class DeviceDriver:
             return
         # It went back: a reboot, even if the link stayed up (a USB adapter or ser2net in
         # between), or while no driver ran.
-        await self._restart_numbering(seq, f"device restarted its numbering at {seq}")
+        await self._restart_numbering(
+            seq, f"device restarted its numbering at {seq}", announce=announce
+        )
 
-    async def _restart_numbering(self, seq: int, why: str) -> None:
+    async def _restart_numbering(self, seq: int, why: str, *, announce: bool = False) -> None:
         """The device numbers from 0 again and its last seq is ``seq``. The old numbering
         will never be sent again: publish what is held of it, in order, count the holes as
         lost (and what was handed to the bus but never acknowledged before a driver
-        restart), then move the offset past every seq the old numbering used."""
+        restart), then move the offset past every seq the old numbering used.
+
+        ``announce``: found at a (re)connect (the link or the driver was away), so events
+        the device dealt meanwhile under its old numbering may be lost without a hole in the
+        bus seqs: a :data:`NUMBERING_RESET` event says so (:meth:`_announce_reset`)."""
         lost = self.stats["frames_lost"]
         for first in sorted(self._held):
             if first in self._held:  # not published by an earlier step
@@ -742,7 +756,8 @@ class DeviceDriver:
             )
             self._losses.append(loss)
             self._error(loss)
-        self.offset += max(self.last_device_seq, self._published)
+        old_last = max(self.last_device_seq, self._published)
+        self.offset += old_last
         self.last_device_seq = self._published = 0
         self._seen_seq = self._vouched = seq
         self._gap_deadline = None
@@ -753,12 +768,47 @@ class DeviceDriver:
         self._given_up.clear()
         self._fingerprints.clear()
         self._acked = (0, self.offset)
+        if announce:
+            await self._announce_reset(old_last, seq, why)
         note = self.device_restarted()
         lost_text = f"; {lost} event(s) of the old numbering lost" if lost else ""
         note_text = f"; {note}" if note else ""
         self._health_later("degraded", f"{why}; seq offset {self.offset}{lost_text}{note_text}")
         if self._unacked:
             await self._save_state_now()  # what the device can no longer send: kept at once
+
+    async def _announce_reset(self, last_seen: int, count: int, why: str) -> None:
+        """Publish a :data:`NUMBERING_RESET` device event under the next bus seq (the offset
+        moves one further, so the bus seqs stay contiguous): the health report alone said
+        "restarted its numbering", and the cards dealt while the link was down were lost
+        without a trace a consumer could act on (a review)."""
+        last_bus_seq = self.offset
+        self.offset += 1
+        self._acked = (0, self.offset)
+        event = DeviceEvent(
+            device=self.device_id,
+            seq=self.offset,
+            ts=datetime.now(UTC),
+            event=NUMBERING_RESET,
+            data={
+                "last_seen": last_seen,
+                "last_bus_seq": last_bus_seq,
+                "count": count,
+                "reason": why,
+            },
+        )
+        topic: str = getattr(self.topics, f"{self.kind}_events")
+        item = _Replayable(self.offset, topic, event.model_dump_json().encode())
+        # Kept (and saved) until the broker has it, as an old numbering's unacknowledged
+        # events are: the device cannot send it again. Saved before it goes out, so a driver
+        # killed now never numbers another event under its seq.
+        self._unacked[item.seq] = item
+        self._replay.append(item)
+        await self._save_state_now()
+        acked = functools.partial(self._unacked.pop, item.seq, None)
+        await self.bus.publish(item.topic, item.data, qos=1, on_acked=acked)
+        self._handed = max(self._handed, item.seq)
+        self.stats["numbering_resets_announced"] += 1
 
     async def _read_loop(self, transport: Transport) -> None:
         loop = asyncio.get_running_loop()
@@ -991,7 +1041,7 @@ class DeviceDriver:
         self._held.clear()
         self._seen_seq = max(self._published, self.last_device_seq)
         newest = max([self.hello.seq if self.hello else 0, *(e.seq for e in new)])
-        await self._restart_numbering(newest, why)
+        await self._restart_numbering(newest, why, announce=True)
         for item in sorted(new, key=lambda e: e.seq):
             await self._on_event(item)
 

@@ -128,10 +128,10 @@ async def test_after_a_power_cycle_while_the_driver_was_down_the_saved_shoe_is_n
             report = await rec.wait(
                 lambda: [h for h in rec.health("shoe-1") if "no longer taken as loaded" in h.reason]
             )
-    assert stamped(rec, base) == [
+    assert stamped(rec, base) == [  # (3: the numbering_reset event)
         (2, "AS", "ACME-9"),
-        (3, "KD", UNKNOWN_SHOE),
-        (5, "9S", "ACME-10"),
+        (4, "KD", UNKNOWN_SHOE),
+        (6, "9S", "ACME-10"),
     ]
     assert report[0].status == "degraded" and "restarted its numbering" in report[0].reason
 
@@ -154,7 +154,8 @@ async def test_a_power_cycle_seen_on_reconnect_forgets_the_shoe(
                 lambda: [h for h in rec.health("shoe-1") if "no longer taken as loaded" in h.reason]
             )
     # Before: the codec kept the old load across the reconnect and KD went out as ACME-9's.
-    assert stamped(rec) == [(2, "AS", "ACME-9"), (3, "KD", UNKNOWN_SHOE)]
+    # (3: the numbering_reset event published at the reconnect.)
+    assert stamped(rec) == [(2, "AS", "ACME-9"), (4, "KD", UNKNOWN_SHOE)]
     assert report[0].status == "degraded"
     assert "shoe 'ACME-9' no longer taken as loaded" in report[0].reason
 

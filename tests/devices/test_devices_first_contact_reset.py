@@ -40,9 +40,12 @@ async def test_a_reset_while_unplugged_right_after_first_contact_is_seen(
             )
             await asyncio.sleep(0.3)
     # Before: HELLO 4 >= 3, RESEND from 4: only 4H published (as seq 4), SHOE, KD, 9S lost.
-    assert [(c.seq, c.card) for c in rec.cards] == [(5, "KD"), (6, "9S"), (7, "4H")]
-    assert cards == rec.cards and [e.seq for e in loaded] == [4]
-    assert driver.offset == 3
+    # (Seq 4 is the numbering_reset event published at the reconnect.)
+    assert [(c.seq, c.card) for c in rec.cards] == [(6, "KD"), (7, "9S"), (8, "4H")]
+    assert cards == rec.cards and [e.seq for e in loaded] == [5]
+    assert driver.offset == 4
+    (reset,) = rec.events(rec.topics.shoe_events, "numbering_reset")
+    assert reset.seq == 4 and reset.data["last_seen"] == 3
 
 
 async def test_first_contact_publishes_what_follows_and_not_the_reference(

@@ -60,9 +60,10 @@ async def test_a_reset_before_the_reference_came_is_published_as_a_new_numbering
             await asyncio.sleep(0.3)
     # Before: 9S (new seq 3) was taken as the reference, SHOE and KD as already seen: nothing
     # was published and nothing reported.
-    assert [(c.seq, c.card) for c in rec.cards] == [(5, "KD"), (6, "9S")]
-    assert cards == rec.cards and [e.seq for e in loaded] == [4]
-    assert driver.offset == 3 and driver.stats["frames_lost"] == 0
+    # (Seq 4 is the numbering_reset event published at the reconnect.)
+    assert [(c.seq, c.card) for c in rec.cards] == [(6, "KD"), (7, "9S")]
+    assert cards == rec.cards and [e.seq for e in loaded] == [5]
+    assert driver.offset == 4 and driver.stats["frames_lost"] == 0
 
 
 async def test_a_reset_with_fewer_events_before_the_reference_came_is_seen_by_the_hello(
@@ -85,9 +86,9 @@ async def test_a_reset_with_fewer_events_before_the_reference_came_is_seen_by_th
             await rec.wait(lambda: rec.cards, timeout=10)
             loaded = await rec.wait(lambda: rec.events(rec.topics.shoe_events, "shoe_loaded"))
             await asyncio.sleep(0.3)
-    assert [(c.seq, c.card) for c in rec.cards] == [(5, "KD")]
-    assert [e.seq for e in loaded] == [4]
-    assert driver.offset == 3 and driver._learn is None
+    assert [(c.seq, c.card) for c in rec.cards] == [(6, "KD")]  # 4: numbering_reset
+    assert [e.seq for e in loaded] == [5]
+    assert driver.offset == 4 and driver._learn is None
 
 
 class ScriptedAcmeShoe(FakeAcmeShoe):

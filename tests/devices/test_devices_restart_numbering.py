@@ -67,7 +67,10 @@ async def test_a_reset_while_the_driver_was_down_reuses_no_delivered_seq(
             await asyncio.sleep(0.5)
     # Before: KD went out as seq 3, the seq subscribers already had for AS, and was dropped
     # by every consumer as a duplicate; 2D's loss was not reported.
-    assert seqs_of(rec, base) == {1: {"QH"}, 2: {"7C"}, 3: {"AS"}, 5: {"KD"}}
+    # (Seq 5: the numbering_reset event, published at the start.)
+    assert seqs_of(rec, base) == {1: {"QH"}, 2: {"7C"}, 3: {"AS"}, 6: {"KD"}}
+    resets = rec.events(rec.topics.shoe_events, "numbering_reset")
+    assert [e.seq - base for e in resets] == [5]
     assert report[-1].counters["frames_lost"] == 2
 
 
@@ -92,7 +95,7 @@ async def test_a_reset_with_more_new_events_than_old_ones_is_still_seen(
     # Before: the HELLO's seq (5) was not below the saved one, so KD and 9S were skipped
     # unreported, and 4C went out as seq 3 (AS's).
     expected: dict[int, set[str]] = {1: {"QH"}, 2: {"7C"}, 3: {"AS"}}
-    expected.update({5 + i: {code} for i, code in enumerate(new)})
+    expected.update({6 + i: {code} for i, code in enumerate(new)})  # 5: numbering_reset
     assert seqs_of(rec, base) == expected
 
 
