@@ -53,7 +53,10 @@ class VoteCommand(_Command):
 
 class InsuranceCommand(_Command):
     type: Literal["insurance"] = "insurance"
-    seat: int = Field(ge=1, le=7)
+    # None: every wager of the player's that insurance is offered on (seed 004: "If you are
+    # seated on both seats, insurance is applied on both positions"); until 2026-12-06 a
+    # seat was required, and the other seat's question timed out to no insurance.
+    seat: int | None = Field(None, ge=1, le=7)
     take: bool
 
 

@@ -78,3 +78,20 @@ def test_a_round_of_logic_17_answers_as_it_did() -> None:
     d.feed("game.command", {"id": "dd", "type": "decision", "seat": 1, "player": "p1",
                             "action": "double"})  # fmt: skip
     assert "added" not in _accepted(d, "dd")
+
+
+def test_one_insurance_answer_covers_every_seat_of_the_player() -> None:
+    """Seed 004: "If you are seated on both seats, insurance is applied on both
+    positions". A seat was required, so the other seat's question timed out to none."""
+    d = Driver("clubhouse", single_source=True)
+    d.shuffle()
+    d.load()
+    d.tick(0.1)
+    d.bet(1, "p1")
+    d.bet(2, "p1")
+    d.tick(31)
+    for code in ["5S", "6S", "AD", "6C", "7C", "9D"]:  # seats 1, 2, the dealer's ace up
+        d.card(code)
+    d.feed("game.command", {"id": "ins", "type": "insurance", "player": "p1", "take": True})
+    answer = _accepted(d, "ins")
+    assert [(a["seat"], a["amount"]) for a in answer["added"]] == [(1, "5.00"), (2, "5.00")]
