@@ -56,6 +56,7 @@ from calibration.json_file import read_json_file
 from calibration.templates import (
     AUGMENT_BLURS,
     AUGMENT_SCALES,
+    LOG_RATIO_FLOOR,
     SCORE_FLOOR,
     Matcher,
     PartMatch,
@@ -78,6 +79,12 @@ BODY_VETO: Final = 0.3
 BODY_EXACT_CONFIDENCE: Final = 0.9
 BODY_HIDDEN_MAX: Final = 1
 OVER_COLOUR_WEIGHT: Final = 2.0  # see DeckProfile.compatible_suits
+# The suit's shape alone, matched against every suit, names a suit only with this much
+# evidence over the runner-up (summed log distance ratio, see templates.decide_by_distance;
+# full confidence at SHAPE_ONLY_LOG_RATIO + the usual span): used where colour cannot help,
+# a frame with no colour or a card whose shape and ink colour disagree. See match_corners.
+SHAPE_ONLY_LOG_RATIO: Final = 2.5
+NO_COLOUR_NOTE: Final = "no colour: is the camera in monochrome/IR mode?"
 # A corner whose best rank score trails the other corner's by more than this is ignored.
 CORNER_GAP: Final = 0.12
 # A corner's rank glyph shorter than this share of the examples' is a fragment of one: a
@@ -102,6 +109,9 @@ class IndexMatch:
     suit: PartMatch
     corner: int
     colour_ambiguous: bool = False  # the ink colour fits every suit: shape alone decides
+    # Why the suit is not confident, when colour is the cause (see DeckProfile.match_corners):
+    # the frame shows no colour, or the suit's shape and the ink's colour disagree.
+    suit_note: str = ""
 
     @property
     def code(self) -> str:
@@ -185,9 +195,13 @@ class DeckProfile:
         return None if self.body is None else self.body.read(card, scale, self.known_ranks)
 
     def match(
-        self, glyphs: IndexGlyphs, scale: float | None = None, body: BodyReading | None = None
+        self,
+        glyphs: IndexGlyphs,
+        scale: float | None = None,
+        body: BodyReading | None = None,
+        colour: bool = True,
     ) -> IndexMatch:
-        m = self.match_corners([glyphs], scale, body)
+        m = self.match_corners([glyphs], scale, body, colour)
         assert m is not None
         return m
 
@@ -196,8 +210,12 @@ class DeckProfile:
         corners: list[IndexGlyphs],
         scale: float | None = None,
         body: BodyReading | None = None,
+        colour: bool = True,
     ) -> IndexMatch | None:
         """The corners' evidence together (class scores averaged), plus the body's if given.
+
+        ``colour``: does the frame show colour at all (see :func:`calibration.colour.has_colour`)?
+        Without it the ink's colour says nothing and the suit's shape alone decides.
 
         Body pips add to the suit evidence like extra corners. The pips' arrangement rules
         ranks out: a confident index rank that the arrangement contradicts is vetoed (the
@@ -245,7 +263,14 @@ class DeckProfile:
             for i in keep
         ]
         redness = float(np.mean(reds))
-        allowed = self.compatible_suits(redness)
+        # Colour vetoes, shape decides. Ink only loses colour on camera, and a frame can
+        # have none at all (a camera in monochrome or infra-red mode, a greyscale or
+        # desaturated photograph): a diamond's ink then looks as black as a spade's, and
+        # choosing the suit among the black ones alone read a 6D as a confident 6S. So the
+        # shape is matched against every suit too; where it names a suit the colour ruled
+        # out, or the frame shows no colour, the shape alone decides, with a higher bar.
+        everything = set(self.known_suits)
+        allowed = self.compatible_suits(redness) if colour else everything
         rank = {k: float(np.mean(v)) for k, v in ranks.items()}
         rank_glyphs = [g.rank for g in corners]
 
@@ -277,6 +302,19 @@ class DeckProfile:
         # The corners' pips are one print, the body's pips another.
         groups = [0 if i < len(corners) else 1 for i in keep]
         s = decide_by_distance(suit_glyphs, allowed, weights, groups)
+        note = ""
+        if not colour or allowed != everything:
+            shape = decide_by_distance(suit_glyphs, everything, weights, groups)
+            if not colour or shape.label not in allowed:
+                alone = _shape_only(shape)
+                # Where the shape is not sure either, the colour's choice stays the guess.
+                s = alone if not colour or alone.confidence > 0.0 else replace(s, cap=0.0)
+                ink = "black" if shape.label in RED_SUITS else "red"
+                note = (
+                    NO_COLOUR_NOTE
+                    if not colour
+                    else f"suit shape ({shape.label}) and ink colour ({ink}) disagree"
+                )
         # Two corner pips are one print under one blur: too small, both lean the same
         # wrong way (a French jack of spades' 5-7 px pips, blurred into blobs, read as a
         # confident club). Alone they do not name a suit; a body pip must join them.
@@ -296,8 +334,9 @@ class DeckProfile:
             r = replace(r, cap=0.0)
         if self._unknown_suit_possible(allowed):
             s = replace(s, cap=0.0)
-        ambiguous = self.colour_informative and allowed == set(self.suit_redness)
-        return IndexMatch(r, s, -1 if len(corners) > 1 else corners[0].corner, ambiguous)
+        ambiguous = colour and self.colour_informative and allowed == set(self.suit_redness)
+        corner = -1 if len(corners) > 1 else corners[0].corner
+        return IndexMatch(r, s, corner, ambiguous, note)
 
     def _unknown_rank_possible(self, label: str, body: BodyReading | None) -> bool:
         """Could the card be of a rank no example taught? Only an exact fit of ``label``'s
@@ -597,6 +636,14 @@ def learn_profile(
         best = max(got, key=lambda m: m.confidence) if got else None
         report.self_check[fname] = f"{best.code} {best.confidence:.2f}" if best else "unreadable"
     return profile, report
+
+
+def _shape_only(shape: PartMatch) -> PartMatch:
+    """``shape`` (a suit decided among every suit by its shape alone) held to the higher
+    bar of :data:`SHAPE_ONLY_LOG_RATIO`."""
+    if shape.log_ratio is None:
+        return replace(shape, cap=0.0)
+    return replace(shape, log_ratio=shape.log_ratio - (SHAPE_ONLY_LOG_RATIO - LOG_RATIO_FLOOR))
 
 
 def _rejections(rejected: dict[str, str], shown: int = 3) -> str:

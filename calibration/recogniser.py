@@ -33,6 +33,7 @@ from numpy.typing import NDArray
 
 from calibration.barcode import BarcodeReader
 from calibration.body_pips import HIDDEN_GREY
+from calibration.colour import has_colour
 from calibration.deck_profile import DeckProfile, IndexMatch, card_scale
 from calibration.detect import (
     CANON_H,
@@ -434,6 +435,7 @@ class Recogniser:
             table.squeeze(lens=False) < OBLIQUE or table.squeeze() < LENS_OBLIQUE
         )
         self._view: tuple[int, TopDownView] | None = None  # (longer side, view) of the last size
+        self._colour: tuple[Image, bool] | None = None  # (frame, has_colour) of the last frame
 
     # --------------------------------------------------------------- detection
 
@@ -570,6 +572,7 @@ class Recogniser:
         index_code: str | None = None
         index_conf = 0.0
         guess: str | None = None
+        note = ""  # why colour left the suit unsure (see IndexMatch.suit_note)
         scale = card_scale(quad)
         too_small = (
             self.profile is not None
@@ -596,9 +599,11 @@ class Recogniser:
                 g for g in (extract_index(face, c, self.profile.region) for c in (0, 1)) if g
             ]
             body = self.profile.read_body(face, scale)
-            match = self.profile.match_corners(corners, scale, body)
+            colour = self._frame_colour(frame)
+            match = self.profile.match_corners(corners, scale, body, colour)
             if match is not None:
                 guess, index_conf = match.code, match.confidence
+                note = match.suit_note
                 index_code = match.code
                 # A fragment of a glyph matches the fragments that blur leaves of other
                 # ranks' glyphs (the standard deck's thin J and 5 as pieces of a K and a Q,
@@ -609,7 +614,7 @@ class Recogniser:
                     index_conf = min(index_conf, 0.0)
                 if len(corners) == 2:
                     # Each corner alone must not contradict the joint reading.
-                    single = [self.profile.match(g, scale, body) for g in corners]
+                    single = [self.profile.match(g, scale, body, colour) for g in corners]
                     if any(m.code != match.code and m.confidence >= CORNER_VETO for m in single):
                         index_conf = min(index_conf, 0.0)
                     # A fragment of a glyph needs the whole one in the other corner to
@@ -686,6 +691,8 @@ class Recogniser:
         if index_ok:
             return Reading(index_code, index_conf, "index", None, guess, index_code, index_conf)
         reason = "no index found" if index_code is None else f"low confidence {index_conf:.2f}"
+        if note and index_code is not None:
+            reason += f" ({note})"
         if unfocused:
             reason = (
                 f"out of focus: edges blurred {focus:.2f} px, "
@@ -709,6 +716,13 @@ class Recogniser:
         # A refused card's match is a guess only: its confidence is not the reading's.
         shown = 0.0 if unfocused else index_conf
         return Reading(None, shown, "none", None, guess, index_code, index_conf, reason=reason)
+
+    def _frame_colour(self, frame: Image) -> bool:
+        """Does ``frame`` show colour (see :func:`calibration.colour.has_colour`)? Measured
+        once a frame: its cards are identified one after another."""
+        if self._colour is None or self._colour[0] is not frame:
+            self._colour = (frame, has_colour(frame))
+        return self._colour[1]
 
     def recognise(self, frame: Image) -> list[CardFound]:
         """Every card in one image, identified and attributed to a zone."""
