@@ -65,6 +65,17 @@ class RoundState(_Out):
     dealer: dict[str, Any] = Field(default_factory=dict)
     open_alerts: int = 0
     next_card: dict[str, Any] | None = None
+    pending: dict[str, Any] | None = Field(
+        default=None,
+        description="the players' decision awaited (as timeout_default's `pending`), or none",
+    )
+    deadline: AwareDatetime | None = Field(
+        default=None,
+        description=(
+            "when betting closes (phase betting) or the pending decision times out; none "
+            "while paused (the timers stop) or when nothing is awaited"
+        ),
+    )
 
 
 AlertState = Literal["raised", "acknowledged", "resolved"]

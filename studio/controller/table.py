@@ -523,6 +523,14 @@ class TableController:
             dealer=snap["dealer"],
             open_alerts=len(self.alerts.open_alerts()),
             next_card=None if self.paused else self.next_card(),
+            pending=self.engine.pending() if self.engine is not None else None,
+            # A platform shows the players their timer (until 2026-12-06 only the rule set's
+            # seconds were known, and a pause stops the clock).
+            deadline=None
+            if self.paused
+            else self.betting_deadline
+            if self.phase == "betting"
+            else self.decision_deadline,
         )
 
     def prompt(self) -> DealerPrompt:
