@@ -636,6 +636,9 @@ class TableController:
             # needs from the log alone (the configuration file may have changed since).
             rules=self.ruleset.model_dump(mode="json"),
             single_source=self.settings.single_source,
+            # What the round is decided by: an auditor (or a platform) reading the round's
+            # record alone had to find the start it opened under in the event log.
+            logic={"table": self.logic, "engine": self._round_logic},
         )
         if self.shoe.cut_card_seen and self.logic >= 2:  # out between rounds: the shoe's last
             self._apply_op(("cut_card", None))

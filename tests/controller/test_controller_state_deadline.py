@@ -27,3 +27,13 @@ def test_the_state_carries_the_players_timer() -> None:
     d.feed("manager.action", {"verb": "pause", "user": "boss", "reason": "a look"})
     state = d.table.at(d.now).state()
     assert state.paused and state.deadline is None
+
+
+def test_a_round_names_the_logic_it_is_decided_by() -> None:
+    d = Driver("clubhouse", single_source=True)
+    d.table.logic = 17
+    d.shuffle()
+    d.load()
+    d.tick(0.1)
+    opened = next(e for e in d.events if e["type"] == "round_opened")
+    assert opened["data"]["logic"] == {"table": 17, "engine": 5}
