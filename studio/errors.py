@@ -56,3 +56,9 @@ class AppendUnconfirmed(StoreError):
 
 class VisionError(StudioError):
     """The camera pipeline could not read a frame, a profile or a calibration."""
+
+
+class LockLost(StoreError):
+    """The lock that made this process the one controller of its database was lost (its
+    PostgreSQL connection dropped, its lock file removed) or taken over by another: it
+    must stop writing at once."""

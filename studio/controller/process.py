@@ -22,7 +22,7 @@ from studio.console.auth import settings_from_config
 from studio.controller.service import ControllerService
 from studio.errors import ConfigError
 from studio.store import Database, EventLog
-from studio.store.database import IN_MEMORY, kept_nowhere
+from studio.store.database import IN_MEMORY, LOCK_WATCH_INTERVAL, kept_nowhere
 from studio.streams import Fanout
 from studio.web import WebContext, WebServer, create_app
 from studio.web.server import listening_socket
@@ -52,7 +52,11 @@ async def _serve(config: StudioConfig) -> None:
         # One controller per event log: a second one would replay it, write its own starts
         # into it (a replay then takes every device for restarted) and take over the first
         # one's broker session. Held before anything is written or connected.
-        await stack.enter_async_context(db.exclusive("studio controller"))
+        # Watched: PostgreSQL drops it with its connection (a restart, a network cut), and a
+        # second controller could then start beside this one, which stops at once instead.
+        await stack.enter_async_context(
+            db.exclusive("studio controller", watch=LOCK_WATCH_INTERVAL)
+        )
         # And one per broker session: a second one given another database (or started from
         # another folder, where the default SQLite file is another) would take this one's
         # session on the broker in turn (QA: each dropped the other 6-7 times in 15 s).

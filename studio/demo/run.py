@@ -51,6 +51,7 @@ from studio.demo.status import show_status
 from studio.errors import ConfigError, StoreError
 from studio.rules.ruleset import ruleset_from_spec
 from studio.store import Database, EventLog, safe_url
+from studio.store.database import LOCK_WATCH_INTERVAL
 from studio.store.rounds import rounds as round_index
 from studio.streams import Fanout
 from studio.web import WebContext, WebServer, create_app
@@ -229,7 +230,10 @@ async def run_demo(
         config = demo_config(broker, database, web_settings, base, tables)
 
         db = await stack.enter_async_context(Database(config.database.url))
-        await stack.enter_async_context(db.exclusive("studio controller"))  # see run_controller
+        # See run_controller: watched, a lock lost stops the demo.
+        await stack.enter_async_context(
+            db.exclusive("studio controller", watch=LOCK_WATCH_INTERVAL)
+        )
         stack.enter_context(held_session(broker, CONTROLLER_CLIENT_ID, "studio controller"))
         devices_state = device_state_dir(database) or workdir / "devices"
         # The cameras run in this process (not in a DriverSet): each holds its run lock for

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hashlib
 import logging
 import os
 import re
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Final
@@ -21,12 +22,26 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 from sqlalchemy.schema import CreateIndex
 
-from studio.errors import StoreError
+from studio.errors import LockLost, StoreError
 from studio.filelock import FileLock
 
 _LOGGER = logging.getLogger(__name__)
 
 metadata = sa.MetaData()
+
+# The number of times each exclusive lock (Database.exclusive) was taken on this database:
+# a holder remembers the value it wrote, and each of its appends to a chain checks, under
+# the chain's writers' lock, that it is still that one. A holder whose lock was lost while
+# another took it (its PostgreSQL connection dropped) is then refused, not interleaved.
+controller_epochs = sa.Table(
+    "controller_epochs",
+    metadata,
+    sa.Column("name", sa.String(64), primary_key=True),
+    sa.Column("epoch", sa.BigInteger, nullable=False),
+)
+
+# Seconds between two checks that a watched exclusive lock is still held.
+LOCK_WATCH_INTERVAL: Final = 1.0
 
 # Seconds a writer waits for a chain's writers' lock (PostgreSQL). An append holds it for
 # milliseconds; one held longer is a writer whose transaction hung (a process stopped,
@@ -386,6 +401,9 @@ class Database:
         self._in_use: set[object] = set()
         # While close() waits: its loop and the event to set once none is in use.
         self._all_back: tuple[asyncio.AbstractEventLoop, asyncio.Event] | None = None
+        # The exclusive locks this handle holds, and the start (epoch) each is: its appends
+        # check it (see exclusive).
+        self._fences: dict[str, int] = {}
         sync_engine = self.engine.sync_engine
         event.listen(sync_engine, "checkout", lambda _c, record, _p: self._in_use.add(record))
         event.listen(sync_engine, "checkin", self._checked_in)
@@ -435,10 +453,17 @@ class Database:
         SQLite has one write lock per database: ``BEGIN IMMEDIATE`` takes it at once instead
         of at the first write (the driver begins transactions lazily), waiting up to the
         driver's 5 s busy timeout; past it, an ``OperationalError`` "database is locked".
+        While this handle holds an exclusive lock, a :class:`LockLost` if another process
+        took it since (see :meth:`exclusive`).
         """
         if self.is_sqlite:
             await conn.exec_driver_sql("BEGIN IMMEDIATE")
-            return
+        else:
+            await self._lock_writers_postgres(conn, name)
+        if self._fences:
+            await self._check_fences(conn)
+
+    async def _lock_writers_postgres(self, conn: AsyncConnection, name: str) -> None:
         # The select list is evaluated in order: the bound is set before the wait begins.
         # It holds for the rest of the transaction (is_local), whose appends wait on no
         # other lock but a writer's that does not take this one (an older version).
@@ -459,7 +484,7 @@ class Database:
             ) from exc
 
     @contextlib.asynccontextmanager
-    async def exclusive(self, name: str) -> AsyncIterator[None]:
+    async def exclusive(self, name: str, *, watch: float | None = None) -> AsyncIterator[None]:
         """Hold the database's lock ``name`` while the block runs; raise :class:`StoreError`
         at once if another process holds it (one controller per event log).
 
@@ -469,6 +494,19 @@ class Database:
         ``flock`` on a file beside the database (``studio.db.studio-controller.lock``,
         holding the pid), which the kernel releases when the process dies. An in-memory
         database is one process's alone: nothing to hold.
+
+        Fenced: taking it counts one more start of ``name`` (``controller_epochs``), and
+        while the block runs every append of this handle to a chain checks, under the
+        chain's writers' lock, that no later start took it (:class:`LockLost` if one did).
+        PostgreSQL drops the lock with its connection (a server restart, a network cut,
+        ``idle_session_timeout``) without a word to this process: a second controller then
+        started, and the two wrote the same rounds' ends.
+
+        ``watch``: check every ``watch`` s that the lock is still held and no other start
+        took it (the lock connection answers and holds it; the lock file is still the one
+        locked); once it is not, the task that entered the block is cancelled (as a stop
+        signal does) and the block ends in :class:`LockLost`. Taking it again is not safe
+        (another may have run meanwhile): the process stops, its supervisor restarts it.
         """
         if self.is_sqlite:
             path = sqlite_file(self.url)
@@ -479,8 +517,12 @@ class Database:
             # path, or a relative path) it is the same lock (see _real_file).
             path = _real_file(path, safe_url(self.url))
             lock = path.with_name(f"{path.name}.{'-'.join(name.split())}.lock")
-            with _file_lock(lock, name, safe_url(self.url)):
-                yield
+            with _file_lock(lock, name, safe_url(self.url)) as locked:
+                # A database not made yet is not made by the lock: it has no log to fence.
+                fenced = path.exists()
+                held = functools.partial(_file_still_held, lock, locked)
+                async with self._fenced(name, None, held, watch, count=fenced):
+                    yield
             return
         key = self._lock_key(f"exclusive:{name}")
         try:
@@ -495,13 +537,121 @@ class Database:
                     f"another {name} is running on database {safe_url(self.url)}: stop it first"
                 )
             try:
-                yield
+                async with self._fenced(name, conn, lambda: _session_still_holds(conn, key), watch):
+                    yield
             finally:
                 with contextlib.suppress(sa.exc.SQLAlchemyError, OSError):
                     await conn.execute(sa.select(sa.func.pg_advisory_unlock(key)))
                     await conn.commit()
         finally:
-            await conn.close()
+            with contextlib.suppress(sa.exc.SQLAlchemyError, OSError):
+                await conn.close()
+
+    @contextlib.asynccontextmanager
+    async def _fenced(
+        self,
+        name: str,
+        conn: AsyncConnection | None,
+        holding: Callable[[], Awaitable[str | None]],
+        watch: float | None,
+        *,
+        count: bool = True,
+    ) -> AsyncIterator[None]:
+        """With the lock ``name`` just taken: count this start, fence this handle's appends
+        with it while the block runs, and watch the lock every ``watch`` s if given.
+        ``count=False``: none of this but the watch of ``holding``."""
+        epoch = await self._next_epoch(name, conn) if count else None
+        if epoch is not None:
+            self._fences[name] = epoch
+        try:
+            if watch is None:
+                yield
+                return
+
+            async def lost() -> str | None:
+                why = await holding()
+                if why is None and epoch is not None:
+                    stored = await self._stored_epoch(name, conn)
+                    if stored is not None and stored != epoch:
+                        why = (
+                            f"another {name} started on it since (start {stored}, this one {epoch})"
+                        )
+                return why
+
+            what = f"{name}: the lock on database {safe_url(self.url)} was lost"
+            async with _watched(lost, watch, what):
+                yield
+        finally:
+            self._fences.pop(name, None)
+
+    async def _next_epoch(self, name: str, conn: AsyncConnection | None) -> int:
+        """Count one more start of ``name``; its number. On ``conn`` (PostgreSQL's lock
+        connection), else a transaction of its own. Its UPDATE waits for an append holding
+        the row (see _check_fences): the appends of the last holder commit before it, or
+        are refused after."""
+        row = controller_epochs.c
+
+        async def count(c: AsyncConnection) -> int:
+            # A database made before the table: made here, under the lock just taken.
+            await c.run_sync(lambda sync: controller_epochs.create(sync, checkfirst=True))
+            done = await c.execute(
+                sa.update(controller_epochs).where(row.name == name).values(epoch=row.epoch + 1)
+            )
+            if not done.rowcount:
+                await c.execute(sa.insert(controller_epochs).values(name=name, epoch=1))
+            epoch = (await c.execute(sa.select(row.epoch).where(row.name == name))).scalar_one()
+            return int(epoch)
+
+        try:
+            if conn is None:
+                async with self.engine.begin() as own:
+                    return await count(own)
+            try:
+                epoch = await count(conn)
+                await conn.commit()
+            except BaseException:
+                with contextlib.suppress(sa.exc.SQLAlchemyError, OSError):
+                    await conn.rollback()
+                raise
+            return epoch
+        except (OSError, sa.exc.SQLAlchemyError) as exc:
+            raise StoreError(
+                f"cannot take the {name} lock on database {safe_url(self.url)}: {reason(exc)}"
+            ) from exc
+
+    async def _stored_epoch(self, name: str, conn: AsyncConnection | None) -> int | None:
+        """The last start of ``name`` the database holds; None when it cannot be read now
+        (on SQLite: a read that failed is tried again at the next check)."""
+        query = sa.select(controller_epochs.c.epoch).where(controller_epochs.c.name == name)
+        try:
+            if conn is None:
+                async with self.engine.connect() as own:
+                    return (await own.execute(query)).scalar()
+            epoch = (await conn.execute(query)).scalar()
+            await conn.commit()
+            return epoch
+        except (OSError, sa.exc.SQLAlchemyError) as exc:
+            _LOGGER.warning("%s: the lock's start count not read: %s", name, reason(exc))
+            return None
+
+    async def _check_fences(self, conn: AsyncConnection) -> None:
+        """In an append's transaction, under the chain's writers' lock: refuse it if a start
+        of an exclusive lock this handle holds came after its own (it lost the lock)."""
+        row = controller_epochs.c
+        query = sa.select(row.name, row.epoch).where(row.name.in_(sorted(self._fences)))
+        if not self.is_sqlite:
+            # A share lock on the row: a start counting itself (UPDATE) waits for this
+            # transaction, or this one, read after it committed, sees its count. (SQLite:
+            # BEGIN IMMEDIATE already orders the two.)
+            query = query.with_for_update(read=True)
+        stored = {name: epoch for name, epoch in (await conn.execute(query)).all()}
+        for name, epoch in self._fences.items():
+            if stored.get(name) != epoch:
+                raise LockLost(
+                    f"{name}: not written: another {name} started on database "
+                    f"{safe_url(self.url)} since this one (start {stored.get(name)}, this one "
+                    f"{epoch}); this one lost its lock and must stop"
+                )
 
     def _lock_key(self, name: str) -> int:
         # Advisory locks are per database, not per schema: tests share one database.
@@ -602,8 +752,9 @@ def _real_file(path: Path, database: str) -> Path:
 
 
 @contextlib.contextmanager
-def _file_lock(path: Path, name: str, database: str) -> Iterator[None]:
-    """The :class:`FileLock` on ``path`` while the block runs (see Database.exclusive)."""
+def _file_lock(path: Path, name: str, database: str) -> Iterator[tuple[int, int]]:
+    """The :class:`FileLock` on ``path`` while the block runs (see Database.exclusive);
+    the block is given the locked file's device and inode."""
     lock = FileLock(path)
     try:
         taken = lock.acquire()
@@ -617,9 +768,100 @@ def _file_lock(path: Path, name: str, database: str) -> Iterator[None]:
             "stop it first"
         )
     try:
-        yield
+        try:
+            # The file just locked (a removal between the lock and this stat is found by
+            # the first check, its inode then another or none).
+            stat = os.stat(path)
+        except OSError as exc:
+            raise StoreError(f"cannot open {path} to lock database {database}: {exc}") from exc
+        yield stat.st_dev, stat.st_ino
     finally:
         lock.release()
+
+
+async def _file_still_held(path: Path, locked: tuple[int, int]) -> str | None:
+    """Why the lock on ``path`` is no longer this process's, or None. An ``flock`` stays
+    held while the process lives; but a lock file removed (or replaced) is one the next
+    process creates anew and locks too."""
+    try:
+        stat = os.stat(path)
+    except FileNotFoundError:
+        return f"its lock file {path} was removed"
+    except OSError:
+        return None  # not readable now: the start count is still checked
+    if (stat.st_dev, stat.st_ino) != locked:
+        return f"its lock file {path} was replaced"
+    return None
+
+
+# Whether this session holds the advisory lock with the bigint key :key (PostgreSQL shows
+# such a key as classid, its upper 32 bits, and objid, its lower; objsubid 1).
+_HOLDS_ADVISORY_LOCK: Final = sa.text(
+    "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted "
+    "AND pid = pg_backend_pid() AND objsubid = 1 "
+    "AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) "
+    "AND ((classid::bigint << 32) | objid::bigint) = :key)"
+)
+
+
+async def _session_still_holds(conn: AsyncConnection, key: int) -> str | None:
+    """Why ``conn``'s session no longer holds the advisory lock ``key``, or None."""
+    try:
+        held = (await conn.execute(_HOLDS_ADVISORY_LOCK, {"key": key})).scalar()
+        await conn.commit()
+    except (OSError, sa.exc.SQLAlchemyError) as exc:
+        # The driver's words alone: SQLAlchemy's add the statement.
+        cause = exc.orig if isinstance(exc, sa.exc.DBAPIError) and exc.orig else exc
+        words = (str(cause).strip().splitlines() or [type(cause).__name__])[0]
+        return f"the connection holding it was lost ({words})"
+    return None if held else "PostgreSQL no longer holds it for this process"
+
+
+@contextlib.asynccontextmanager
+async def _watched(
+    lost: Callable[[], Awaitable[str | None]], every: float, what: str
+) -> AsyncIterator[None]:
+    """Ask ``lost()`` every ``every`` s while the block runs; once it answers why, cancel
+    the task running the block and end the block in :class:`LockLost` (``what: why``).
+
+    As a task group does with a failed task, but the block ends in the error itself (no
+    group): the process's entry point prints it and exits non-zero.
+    """
+    host = asyncio.current_task()
+    if host is None:
+        raise RuntimeError("_watched needs a task")
+    why: list[str] = []
+
+    async def watch() -> None:
+        while True:
+            await asyncio.sleep(every)
+            found = await lost()
+            if found is not None:
+                why.append(found)
+                _LOGGER.error("%s: %s; stopping now", what, found)
+                host.cancel()
+                return
+
+    watcher = asyncio.create_task(watch(), name="exclusive-lock-watch")
+    try:
+        yield
+    except asyncio.CancelledError:
+        # Cancelled by the watch alone: the stop it asked for. A stop signal as well: that.
+        if not why or host.uncancel() > 0:
+            raise
+        raise LockLost(f"{what}: {why[0]}") from None
+    except Exception as exc:  # what the block's stop ran into (a write refused, fenced)
+        if not why:
+            raise
+        host.uncancel()
+        raise LockLost(f"{what}: {why[0]}") from exc
+    else:
+        if why:
+            host.uncancel()
+            raise LockLost(f"{what}: {why[0]}")
+    finally:
+        watcher.cancel()
+        await asyncio.wait([watcher])
 
 
 def _read_only_sqlite(target: str) -> URL:
