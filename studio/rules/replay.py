@@ -49,6 +49,7 @@ _TOP_KEYS = {
     "comment",
 }
 _WAGER_KEYS = {
+    "wager",
     "player",
     "stake",
     "side_bets",
@@ -114,6 +115,7 @@ def build_round(data: Mapping[str, Any]) -> tuple[Round, list[str]]:
     boxes = data.get("boxes")
     _require(isinstance(boxes, list) and bool(boxes), "missing field 'boxes' (a non-empty list)")
     assert isinstance(boxes, list)
+    placed: list[tuple[Any, Mapping[str, Any]]] = []
     for box in boxes:
         _require(isinstance(box, Mapping) and "seat" in box, "each box needs a 'seat'")
         seat = box["seat"]
@@ -126,22 +128,35 @@ def build_round(data: Mapping[str, Any]) -> tuple[Round, list[str]]:
             _require(
                 "player" in wager and "stake" in wager, f"box {seat}: wager needs player, stake"
             )
-            stake = wager["stake"]
-            _require(isinstance(stake, str | int), f"box {seat}: stake must be a decimal string")
-            try:
-                rnd.place_wager(
-                    seat,
-                    str(wager["player"]),
-                    Decimal(str(stake)) if isinstance(stake, int) else stake,
-                    wager.get("side_bets") or {},
-                    behind=bool(wager.get("behind", False)),
-                    auto_consent=bool(wager.get("auto_consent", False)),
-                    behind_double=bool(wager.get("behind_double", True)),
-                    behind_split=wager.get("behind_split", "follow"),
-                    allow_bet_behind=bool(wager.get("allow_bet_behind", True)),
-                )
-            except RuleError as exc:
-                raise ReplayInputError(f"box {seat}, player {wager['player']}: {exc}") from exc
+            number = wager.get("wager")
+            _require(
+                number is None or (isinstance(number, int) and not isinstance(number, bool)),
+                f"box {seat}: 'wager' must be the wager's number (an integer)",
+            )
+            placed.append((seat, wager))
+    numbers = [wager.get("wager") for _, wager in placed]
+    if all(n is not None for n in numbers):
+        # Placed in the order the round took them: the engine numbers wagers as they come,
+        # across seats (a bet on seat 3 before one on seat 1 is wager 0).
+        _require(len(set(numbers)) == len(numbers), "two wagers have the same 'wager' number")
+        placed.sort(key=lambda item: int(item[1]["wager"]))
+    for seat, wager in placed:
+        stake = wager["stake"]
+        _require(isinstance(stake, str | int), f"box {seat}: stake must be a decimal string")
+        try:
+            rnd.place_wager(
+                seat,
+                str(wager["player"]),
+                Decimal(str(stake)) if isinstance(stake, int) else stake,
+                wager.get("side_bets") or {},
+                behind=bool(wager.get("behind", False)),
+                auto_consent=bool(wager.get("auto_consent", False)),
+                behind_double=bool(wager.get("behind_double", True)),
+                behind_split=wager.get("behind_split", "follow"),
+                allow_bet_behind=bool(wager.get("allow_bet_behind", True)),
+            )
+        except RuleError as exc:
+            raise ReplayInputError(f"box {seat}, player {wager['player']}: {exc}") from exc
     return rnd, codes
 
 

@@ -64,6 +64,25 @@ def test_bad_input_names_the_problem(changes: dict[str, Any], message: str) -> N
         replay_round(doc(**changes))
 
 
+def test_wagers_numbered_as_the_round_took_them() -> None:
+    """A review: carol bet on seat 3 before alice on seat 1, so the round numbered carol 0
+    and alice 1; the replay placed them in the document's box order and numbered them the
+    other way, where the docs promise the settlement "field for field"."""
+    boxes = [
+        {"seat": 1, "wagers": [{"wager": 1, "player": "alice", "stake": "10.00"}]},
+        {"seat": 3, "wagers": [{"wager": 0, "player": "carol", "stake": "5.00"}]},
+    ]
+    cards = ["TS", "9C", "9D", "7C", "8C", "8H"]  # seat 1, seat 3, dealer up, 1, 3, hole
+    out = replay_round(doc(boxes=boxes, cards=cards, decisions={"1": ["stand"], "3": ["stand"]}))
+    numbered = {w["player"]: w["wager"] for box in out["boxes"] for w in box["wagers"]}
+    assert numbered == {"carol": 0, "alice": 1}
+    for wager in boxes[0]["wagers"] + boxes[1]["wagers"]:
+        del wager["wager"]  # without numbers: the document's order, as before
+    out = replay_round(doc(boxes=boxes, cards=cards, decisions={"1": ["stand"], "3": ["stand"]}))
+    numbered = {w["player"]: w["wager"] for box in out["boxes"] for w in box["wagers"]}
+    assert numbered == {"alice": 0, "carol": 1}
+
+
 def test_votes_after_a_decided_action_round_are_an_impossible_sequence() -> None:
     data = {
         "ruleset": "majority_speed",
