@@ -219,6 +219,10 @@ class _Logged:
     total_payout: str | None = None
     # Its out.alert records, each as its alert_id and code.
     alerts: list[dict[str, Any]] = field(default_factory=list)
+    # Its ends (round_settled, round_cancelled) and the events of its play logged after
+    # the first of them, each as (record id, type): a round ends once.
+    ends: list[tuple[int, str]] = field(default_factory=list)
+    late: list[tuple[int, str]] = field(default_factory=list)
 
 
 async def check_index(db: Database, log: EventLog) -> IndexReport:
@@ -229,7 +233,11 @@ async def check_index(db: Database, log: EventLog) -> IndexReport:
     unseen. Every round the log opened or ended must have a row, with its table, start and
     players (none before its bets closed); a round the log settled or cancelled must be
     indexed as such, with the same time and totals; one the log has not ended may only be
-    indexed as in progress or interrupted, with no totals. The round's alert codes must be
+    indexed as in progress or interrupted, with no totals. A round ends once: a second end
+    (paid and refunded) or its play logged after its end is reported, whatever the index says
+    (until 2026-12-06 the last end read was taken: two controllers on one database, the
+    first one's lock lost, refunded a round that the first then settled, and it passed).
+    The round's alert codes must be
     those of its ``out.alert`` records, one per alert id (:func:`alert_codes`), however
     many times each was published or re-indexed. The controller logs a round event before
     it indexes it: a crash between the two leaves the row behind the log (reported) until
@@ -247,10 +255,13 @@ async def check_index(db: Database, log: EventLog) -> IndexReport:
             continue
         seen = logged.setdefault(record.round_id, _Logged(record.table_id))
         kind, data = record.payload.get("type"), _data(record.payload)
+        if seen.ends and kind in _PLAY:
+            seen.late.append((record.id, str(kind)))
         if kind == "round_opened":
             seen.started = record.payload.get("ts")
         seen.players = _fold_players(seen.players, kind, data)
-        if kind in ("round_settled", "round_cancelled"):
+        if kind in _ENDS:
+            seen.ends.append((record.id, str(kind)))
             # As the controller indexes it (studio.controller.service's _index).
             totals = (data.get("result") or data.get("refunds") or {}).get("totals", {})
             seen.ended = record.payload.get("ts")
@@ -261,6 +272,8 @@ async def check_index(db: Database, log: EventLog) -> IndexReport:
         if round_id in logged:
             logged[round_id].alerts = payloads
     problems: list[tuple[str, str]] = []
+    for round_id, seen in logged.items():
+        problems.extend((round_id, what) for what in _ended_twice(seen))
     indexed: set[str] = set()
     async for row in _index_rows(db):
         indexed.add(row.round_id)
@@ -276,6 +289,36 @@ async def check_index(db: Database, log: EventLog) -> IndexReport:
         what = f"{seen.status}" if seen.status else "opened"
         problems.append((round_id, f"{what} in the event log, but not in the round index"))
     return IndexReport(len(indexed) + len(missing), problems)
+
+
+# A round's ends, and the events of its play, which none of them may follow: a second
+# controller on the same database (its lock lost) once refunded a round the first then
+# settled, and the audit, keeping the last end, passed it.
+_ENDS = ("round_settled", "round_cancelled")
+_PLAY = (
+    "round_opened",
+    "betting_opened",
+    "betting_closed",
+    "card_dealt",
+    "card_confirmed",
+    *_ENDS,
+)
+
+
+def _ended_twice(seen: _Logged) -> list[str]:
+    """What the log says of a round that no round may have: two ends (paid and refunded),
+    or its play going on after its end."""
+    out = []
+    if len(seen.ends) > 1:
+        ends = ", ".join(f"{kind} (record {record_id})" for record_id, kind in seen.ends)
+        out.append(f"ended {len(seen.ends)} times in the event log: {ends}")
+    first = seen.ends[0][0] if seen.ends else None
+    out.extend(
+        f"{kind} (record {record_id}) after its end (record {first})"
+        for record_id, kind in seen.late
+        if kind not in _ENDS  # said above
+    )
+    return out
 
 
 def _index_rows(db: Database) -> AsyncIterator[sa.Row[Any]]:
