@@ -8,10 +8,11 @@ checkpoint altered here is not read back (a start replays the whole log instead)
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import sqlalchemy as sa
 
-from studio.errors import StoreError
+from studio.errors import StoreError, StudioError
 from studio.store.database import Database, metadata, reason
 from studio.store.eventlog import EventLog
 
@@ -30,18 +31,48 @@ class StoredCheckpoint:
     state: bytes
 
 
+# A row's columns as bytes and a number, whatever was written there: SQLite keeps any value
+# in any column, and a checkpoint whose bytes were made text that is no UTF-8 (a damaged
+# row: ``substr(state, ...) || X'00'``) stopped the driver's read of the row, so the
+# controller's start ("checkpoint of clubhouse not read: Could not decode to UTF-8") and
+# the audit (a traceback). Read as its bytes, it is a checkpoint its seal does not match:
+# refused, the whole log replayed. (PostgreSQL: the columns' own types, nothing changes.)
+_READ = (
+    checkpoints.c.table_id,
+    checkpoints.c.record_id,
+    sa.cast(checkpoints.c.state, sa.LargeBinary).label("state"),
+)
+
+
+class UnreadableCheckpoint(StudioError, ValueError):
+    """A checkpoint row holds what no checkpoint can (its record id no number): it is no
+    checkpoint, as one altered is not (not a :class:`StoreError`: the database answered)."""
+
+
+def _stored(row: sa.Row[Any]) -> StoredCheckpoint:
+    record_id, state = row.record_id, row.state
+    if isinstance(record_id, bool) or not isinstance(record_id, int) or state is None:
+        raise UnreadableCheckpoint(
+            f"checkpoint of {row.table_id}: its row names no record ({record_id!r})"
+        )
+    return StoredCheckpoint(record_id, bytes(state))
+
+
 @dataclass
 class Checkpoints:
     db: Database
 
     async def load(self, table_id: str) -> StoredCheckpoint | None:
-        query = sa.select(checkpoints).where(checkpoints.c.table_id == table_id)
+        """The table's checkpoint, None if it has none. :class:`StoreError`: the database
+        could not be read (the log cannot be either); :class:`UnreadableCheckpoint`: the row
+        holds no checkpoint (the start refuses it and replays the whole log)."""
+        query = sa.select(*_READ).where(checkpoints.c.table_id == table_id)
         try:
             async with self.db.engine.connect() as conn:
                 row = (await conn.execute(query)).first()
         except (OSError, sa.exc.SQLAlchemyError) as exc:
             raise StoreError(f"checkpoint of {table_id} not read: {reason(exc)}") from exc
-        return StoredCheckpoint(int(row.record_id), bytes(row.state)) if row else None
+        return _stored(row) if row else None
 
     async def save(self, table_id: str, record_id: int, state: bytes) -> None:
         """Replace the table's checkpoint (its record is logged first: a crash between the
@@ -79,10 +110,16 @@ async def check_checkpoints(db: Database, log: EventLog, key: bytes | None) -> C
 
     report = CheckpointReport()
     async with db.engine.connect() as conn:
-        rows = (await conn.execute(sa.select(checkpoints).order_by(checkpoints.c.table_id))).all()
+        rows = (await conn.execute(sa.select(*_READ).order_by(checkpoints.c.table_id))).all()
     for row in rows:
         report.checkpoints += 1
-        table_id, record_id = str(row.table_id), int(row.record_id)
+        table_id = str(row.table_id)
+        try:
+            stored = _stored(row)
+        except UnreadableCheckpoint as exc:
+            report.problems.append((table_id, str(exc).partition(": ")[2]))
+            continue
+        record_id = stored.record_id
         found = await log.read(ids=[record_id])
         record = found[0] if found else None
         if record is None or (record.kind, record.table_id) != (CHECKPOINT_KIND, table_id):
@@ -98,7 +135,7 @@ async def check_checkpoints(db: Database, log: EventLog, key: bytes | None) -> C
         if isinstance(digest, str) and digest.startswith("hmac:") and key is None:
             report.unchecked.append(table_id)
             continue
-        expected = seal(bytes(row.state), key, table=table_id, through=through, made_for=made_for)
+        expected = seal(stored.state, key, table=table_id, through=through, made_for=made_for)
         if not sealed(digest, expected):
             report.problems.append(
                 (
