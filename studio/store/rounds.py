@@ -219,6 +219,9 @@ class _Logged:
     total_payout: str | None = None
     # Its out.alert records, each as its alert_id and code.
     alerts: list[dict[str, Any]] = field(default_factory=list)
+    # Whether it was dealt from one source (round_opened's single_source, else the flags
+    # its settlement logged); None: the log does not say.
+    single_source: bool | None = None
     # Its ends (round_settled, round_cancelled) and the events of its play logged after
     # the first of them, each as (record id, type): a round ends once.
     ends: list[tuple[int, str]] = field(default_factory=list)
@@ -233,7 +236,8 @@ async def check_index(db: Database, log: EventLog) -> IndexReport:
     unseen. Every round the log opened or ended must have a row, with its table, start and
     players (none before its bets closed); a round the log settled or cancelled must be
     indexed as such, with the same time and totals; one the log has not ended may only be
-    indexed as in progress or interrupted, with no totals. A round ends once: a second end
+    indexed as in progress or interrupted, with no totals; its ``single_source`` flag that of its
+    opening (else of its settlement's flags). A round ends once: a second end
     (paid and refunded) or its play logged after its end is reported, whatever the index says
     (until 2026-12-06 the last end read was taken: two controllers on one database, the
     first one's lock lost, refunded a round that the first then settled, and it passed).
@@ -259,9 +263,14 @@ async def check_index(db: Database, log: EventLog) -> IndexReport:
             seen.late.append((record.id, str(kind)))
         if kind == "round_opened":
             seen.started = record.payload.get("ts")
+            if "single_source" in data:
+                seen.single_source = bool(data["single_source"])
         seen.players = _fold_players(seen.players, kind, data)
         if kind in _ENDS:
             seen.ends.append((record.id, str(kind)))
+            flags = data.get("flags")
+            if seen.single_source is None and isinstance(flags, dict) and "single_source" in flags:
+                seen.single_source = bool(flags["single_source"])
             # As the controller indexes it (studio.controller.service's _index).
             totals = (data.get("result") or data.get("refunds") or {}).get("totals", {})
             seen.ended = record.payload.get("ts")
@@ -444,6 +453,8 @@ def _disagreements(row: sa.Row[Any], logged: dict[str, _Logged]) -> list[str]:
             out.append(
                 f"alerts {_tally(codes)}, the log has {_tally(in_log)} (each alert once, by id)"
             )
+    if seen.single_source is not None and bool(row.single_source) != seen.single_source:
+        out.append(f"single_source {bool(row.single_source)}, the log says {seen.single_source}")
     if seen.status is not None:
         # Over in the log: the row must say so, whatever it claims.
         claimed = (row.status, row.ended, row.total_stake, row.total_payout)

@@ -2,7 +2,7 @@
 
 A review: two controllers on one database (the first's lock lost) refunded a round and
 then settled it (clubhouse-R11: refunded 24.00, then paid 28.00); the audit kept the last
-end it read and passed.
+end it read and passed. And the round index's ``single_source`` was not compared.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 from studio_run import two_rounds
 
 from studio.store import Database
-from studio.store.rounds import check_index
+from studio.store.rounds import check_index, rounds
 
 
 async def _end_of(run: Any, round_id: str) -> Any:
@@ -54,3 +54,13 @@ async def test_a_card_dealt_after_the_end_is_found(database: Database) -> None:
     assert report.problems == [
         ("bj-1-R1", f"card_dealt (record {late.id}) after its end (record {settled.id})")
     ]
+
+
+async def test_the_single_source_flag_is_checked(database: Database) -> None:
+    run = await two_rounds(database)  # dealt without a camera: single source
+    async with database.engine.begin() as conn:
+        await conn.execute(
+            rounds.update().where(rounds.c.round_id == "bj-1-R2").values(single_source=False)
+        )
+    report = await check_index(database, run.log)
+    assert report.problems == [("bj-1-R2", "single_source False, the log says True")]
