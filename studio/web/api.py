@@ -17,6 +17,8 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Request
+from fastapi.dependencies.models import Dependant
+from fastapi.routing import APIRoute
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from studio.console.auth import bearer_matches, current_user, require_role
@@ -37,7 +39,8 @@ MAX_ROUNDS = 1000  # rounds one search returns at most (the index's own cap)
 # Round searches: times as RFC 3339 with a zone, a limit of 1 to MAX_ROUNDS. Before, any
 # text passed ("since=yesterday" found nothing, 200) and limit=0 or -1 gave rounds.
 Since = Annotated[UtcDatetime | None, Query(description="rounds started at or after")]
-Until = Annotated[UtcDatetime | None, Query(description="rounds started before")]
+# Inclusive, as the round index compares (``started <= until``); it said "before".
+Until = Annotated[UtcDatetime | None, Query(description="rounds started at or before")]
 Limit = Annotated[int, Query(ge=1, le=MAX_ROUNDS)]
 MAX_ALERTS = 1000  # alerts one read of /api/alerts returns at most
 AlertLimit = Annotated[
@@ -89,6 +92,42 @@ def _platform_ok(token: str | None, request: Request) -> bool:
     return bearer_matches(request.headers.get("authorization"), token)
 
 
+def _query_names(dependant: Dependant) -> list[str]:
+    """The query parameters a route declares, its dependencies' too, in declared order."""
+    names = [field.alias for field in dependant.query_params]
+    for sub in dependant.dependencies:
+        names += _query_names(sub)
+    return list(dict.fromkeys(names))
+
+
+def refuse_unknown_query(request: Request) -> None:
+    """422 for a query parameter the route does not declare, naming it and those it takes.
+
+    The known ones are read from the route itself, so they cannot drift from its
+    parameters. Until 2026-12-06 an unknown one was ignored: a misspelt catch-up filter
+    (``?sinse=``, or ``?table=`` on ``/api/tables/{t}/rounds``) answered 200 with the
+    newest 100 rounds, unfiltered, as if they were the ones asked for.
+    """
+    route = request.scope.get("route")
+    known = _query_names(route.dependant) if isinstance(route, APIRoute) else []
+    unknown = [name for name in dict.fromkeys(request.query_params) if name not in known]
+    if not unknown:
+        return
+    takes = ", ".join(known) if known else "none"
+    # Shaped as FastAPI's own 422 for a bad query parameter (``limit=0``): one error each.
+    raise HTTPException(
+        422,
+        [
+            {
+                "type": "extra_forbidden",
+                "loc": ["query", name],
+                "msg": f"unknown query parameter {name!r}: this endpoint takes {takes}",
+            }
+            for name in unknown
+        ],
+    )
+
+
 def reader_dependency(ctx: WebContext) -> Callable[[Request], Awaitable[str]]:
     """The dependency of every read: the game platform (its bearer token) or a logged-in
     console user of any role; 401 otherwise. Returns ``"platform"`` or the user's name.
@@ -109,7 +148,13 @@ def reader_dependency(ctx: WebContext) -> Callable[[Request], Awaitable[str]]:
 def build_router(ctx: WebContext) -> APIRouter:
     router = APIRouter(prefix="/api")
     token = ctx.extras.get("platform_token")
-    reader = reader_dependency(ctx)
+    any_reader = reader_dependency(ctx)
+
+    async def reader(request: Request, who: str = Depends(any_reader)) -> str:
+        # Every read of this router is a GET: who may read first (a stranger learns no
+        # parameter names), then no query parameter the route does not take.
+        refuse_unknown_query(request)
+        return who
 
     def controller() -> ControllerService:
         if ctx.controller is None:
