@@ -69,9 +69,11 @@ async def test_a_reset_while_unplugged_with_more_new_events_is_seen_on_replug(
         )
     # Before: the driver asked for 3 on, published 9S as seq 3 and never knew of the SHOE
     # and KD frames before it.
-    assert [(c.seq, c.card) for c in cards] == [(1, "QH"), (2, "7C"), (4, "KD"), (5, "9S")]
-    assert [e.seq for e in loaded] == [3]
-    assert driver.offset == 2
+    # (Seq 3 is the numbering_reset event published at the replug.)
+    assert [(c.seq, c.card) for c in cards] == [(1, "QH"), (2, "7C"), (5, "KD"), (6, "9S")]
+    assert [e.seq for e in loaded] == [4]
+    assert driver.offset == 3
+    assert [e.seq for e in rec.events(rec.topics.shoe_events, "numbering_reset")] == [3]
 
 
 async def test_a_replug_without_a_reset_keeps_the_numbering(
