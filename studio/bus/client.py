@@ -33,6 +33,7 @@ from collections import Counter, deque
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from types import TracebackType
 from typing import Generic, TypeVar
 
@@ -265,6 +266,10 @@ class MessageBus:
         self._subs: list[Subscription[BaseModel]] = []
         self._client: aiomqtt.Client | None = None
         self._connected = asyncio.Event()
+        # When the link was lost (at first: when the bus was made), None while it is up:
+        # read by the console, which says device states are unknown meanwhile (they were
+        # shown online for as long as the broker was away).
+        self._down_since: datetime | None = datetime.now(UTC)
         self._stack: AsyncExitStack | None = None
         self._group: asyncio.TaskGroup | None = None
         self._unsubscribing: set[asyncio.Task[None]] = set()
@@ -331,6 +336,13 @@ class MessageBus:
 
     async def wait_connected(self) -> None:
         await self._connected.wait()
+
+    @property
+    def down_since(self) -> datetime | None:
+        """When the link to the broker went down (UTC), or the bus was made if it never came
+        up; None while it is up. Nothing from the broker arrives meanwhile: what was last
+        heard of the devices may no longer be true."""
+        return None if self._connected.is_set() else self._down_since
 
     # -- publishing ----------------------------------------------------------------
     async def publish(
@@ -489,6 +501,8 @@ class MessageBus:
             raise _explained(error) from None
         finally:
             self._client = None
+            if self._connected.is_set():
+                self._down_since = datetime.now(UTC)
             self._connected.clear()
 
     async def _session(self, client: aiomqtt.Client) -> None:
@@ -505,6 +519,7 @@ class MessageBus:
         if self.stats.connects:
             await self._republish_retained(client)
         self.stats.connects += 1
+        self._down_since = None
         self._connected.set()
         _LOGGER.info(
             "%s: connected to %s:%s", self.client_id, self.settings.host, self.settings.port

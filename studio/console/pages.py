@@ -160,6 +160,28 @@ def fmt_time(value: Any) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
+def clock(value: Any) -> str:
+    """``HH:MM:SS UTC`` of an RFC 3339 time (the broker banner's "since")."""
+    try:
+        moment = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    except ValueError:
+        return str(value)
+    return moment.astimezone(UTC).strftime("%H:%M:%S UTC")
+
+
+def while_link_down(state: dict[str, Any], link: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``state`` with every device ``unknown`` while the controller has lost the broker.
+
+    Nothing a device says reaches the controller then, so the availability it last heard
+    (``online``) is no longer known; shown as it was, a dead link looked like a healthy
+    table for as long as it lasted.
+    """
+    if link is None or link.get("connected", True):
+        return state
+    devices = [{**device, "availability": "unknown"} for device in state.get("devices") or []]
+    return {**state, "devices": devices, "broker_down": True}
+
+
 def age(value: Any) -> str:
     try:
         moment = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
@@ -349,6 +371,8 @@ class Console:
         context["notice"] = _shown_message(request, "notice")
         context["error"] = context.get("error") or _shown_message(request, "error")
         context.setdefault("now", datetime.now(UTC))
+        if "broker" not in context:
+            context["broker"] = self.broker_link() if context["user"] else None
         if "open_alert_count" not in context:
             context["open_alert_count"] = (
                 self._open_alert_count()
@@ -365,6 +389,15 @@ class Console:
         except StoreError:
             return None  # the database is away: the page says so, without the count
 
+    def broker_link(self) -> dict[str, Any] | None:
+        """The controller's link to the broker (``connected``, ``down_since``), or None when
+        there is no controller or it has no broker (nothing to say)."""
+        method = getattr(self.ctx.controller, "broker_link", None)
+        if not callable(method):
+            return None
+        link = method()
+        return dict(link) if isinstance(link, Mapping) else None
+
     # The controller contract names (tables/rounds/stats) are preferred; the service's
     # own names (tables_summary/rounds_search/stats_summary) are used when those are
     # attributes rather than methods on it.
@@ -372,7 +405,8 @@ class Console:
         method = getattr(self.controller, "tables", None)
         if not callable(method):
             method = self.controller.tables_summary
-        return list(method())
+        link = self.broker_link()
+        return [while_link_down(state, link) for state in method()]
 
     async def rounds(self, **filters: Any) -> list[dict[str, Any]]:
         method = getattr(self.controller, "rounds", None)
@@ -563,6 +597,12 @@ def build_router(console: Console) -> APIRouter:
 
     # ------------------------------------------------------------ alerts
 
+    @router.get("/fragments/broker", response_class=HTMLResponse)
+    async def broker_fragment(request: Request, user: Viewer) -> Response:
+        # Polled by every page (console.js): a controller that lost the broker hears
+        # nothing, so no live message would ever say so.
+        return console.render(request, "_broker.html", user=user)
+
     @router.get("/fragments/alert-count", response_class=HTMLResponse)
     async def alert_count(user: Viewer) -> Response:
         count = len(console.open_alerts())
@@ -659,6 +699,7 @@ def build_router(console: Console) -> APIRouter:
             state = console.controller.table_state(table)
         except KeyError:
             raise StarletteHTTPException(404, f"no table {table!r}") from None
+        state = while_link_down(state, console.broker_link())
         timeline = await console.timeline(state)
         return {
             "t": with_results(state, timeline),
@@ -1075,6 +1116,7 @@ def _templates() -> Jinja2Templates:
     env.filters["card"] = card_view
     env.filters["when"] = fmt_time
     env.filters["age"] = age
+    env.filters["clock"] = clock
     env.filters["alert_count"] = alert_count
     env.filters["tojson_compact"] = lambda value: json.dumps(value, sort_keys=True, default=str)
     env.filters["urlq"] = lambda value: quote(str(value), safe="")

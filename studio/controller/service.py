@@ -1460,6 +1460,14 @@ class ControllerService:
         await self.rounds.upsert(round_id, table_id, alerts=codes)
 
     # ------------------------------------------------------------------ queries (console, REST)
+    def broker_link(self) -> dict[str, Any] | None:
+        """The link to the broker, read only (the console's banner): ``down_since`` is when
+        it was lost (None while up), or None for a controller without a bus."""
+        if self.bus is None:
+            return None
+        down = self.bus.down_since
+        return {"connected": down is None, "down_since": down.isoformat() if down else None}
+
     def tables_summary(self) -> list[dict[str, Any]]:
         now = self.clock()
         return [self._readable(t).at(now).summary() for t in self.tables]

@@ -54,6 +54,9 @@ class InMemoryController:
         self._events: dict[str, list[dict[str, Any]]] = {}
         self._summaries: dict[str, dict[str, Any]] = {}
         self._state: dict[str, dict[str, Any]] = {}
+        # The controller's link to the broker as ControllerService.broker_link says it
+        # (None: no broker); a test sets it.
+        self.broker: dict[str, Any] | None = {"connected": True, "down_since": None}
         for table in tables:
             self._seq[table] = 0
             self._state[table] = {
@@ -100,6 +103,9 @@ class InMemoryController:
 
     def table_state(self, table: str) -> dict[str, Any]:
         return copy.deepcopy(self._state[table])
+
+    def broker_link(self) -> dict[str, Any] | None:
+        return copy.deepcopy(self.broker)
 
     def alerts(
         self, state: str | None = None, table: str | None = None, *, reveal: bool = False

@@ -194,6 +194,11 @@
           message: message ? message.textContent : "",
         });
       });
+      if (el.hasAttribute("data-broker-link")) {
+        // Polled: not counted with the fragments a message or the socket's opening refreshed.
+        brokerChecked(el);
+        return;
+      }
       el.dispatchEvent(new CustomEvent("studio:refreshed", { bubbles: true }));
       body.dataset.refreshes = String(Number(body.dataset.refreshes || 0) + 1);
     } catch (err) {
@@ -218,9 +223,40 @@
     });
   }
 
+  // The controller's link to the broker (its banner, polled): when it goes down or comes
+  // back, every live fragment is drawn again (devices unknown, or as heard again), since
+  // no message comes through a controller that hears nothing.
+  function brokerState(el) {
+    const mark = el.querySelector("[data-broker]");
+    return mark ? mark.dataset.broker : "";
+  }
+  let brokerSeen = null;
+  document.querySelectorAll("[data-broker-link]").forEach((el) => {
+    brokerSeen = brokerState(el);
+    body.dataset.broker = brokerSeen;
+  });
+
+  function brokerChecked(el) {
+    const state = brokerState(el);
+    body.dataset.broker = state; // read by the browser tests
+    if (brokerSeen !== null && state !== brokerSeen) {
+      document.querySelectorAll("[data-fragment]").forEach((other) => {
+        if (other !== el) schedule(other, 20);
+      });
+    }
+    brokerSeen = state;
+  }
+
   document.querySelectorAll("[data-refresh]").forEach((el) => {
     setInterval(() => refresh(el), Number(el.dataset.refresh) * 1000);
   });
+  // Polled only by a live page (as its socket): each poll uses the session, and a page
+  // without live data (the round search) must not keep it from its idle timeout.
+  if (live) {
+    document.querySelectorAll("[data-refresh-live]").forEach((el) => {
+      setInterval(() => refresh(el), Number(el.dataset.refreshLive) * 1000);
+    });
+  }
 
   // ---------------------------------------------------------------- live socket
   const status = document.getElementById("live-status");
