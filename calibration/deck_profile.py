@@ -36,7 +36,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from calibration.body_pips import PIP_COUNT, BodyModel, BodyReading, learn_body
-from calibration.colour import white_balanced
+from calibration.colour import has_colour, white_balanced
 from calibration.detect import CANON_H, CANON_W, CardQuad, find_cards, order_corners, warp_card
 from calibration.image_file import (
     check_image_size,
@@ -85,6 +85,10 @@ OVER_COLOUR_WEIGHT: Final = 2.0  # see DeckProfile.compatible_suits
 # a frame with no colour or a card whose shape and ink colour disagree. See match_corners.
 SHAPE_ONLY_LOG_RATIO: Final = 2.5
 NO_COLOUR_NOTE: Final = "no colour: is the camera in monochrome/IR mode?"
+# Learned ink at least this red is red (hearts, diamonds), below it black: crisp red ink
+# reads +0.74 (our faces) to +0.83 (the standard deck), black -0.03 to 0.00, a greyscale
+# photograph's hearts 0.00.
+RED_INK_MIN: Final = 0.25
 # A corner whose best rank score trails the other corner's by more than this is ignored.
 CORNER_GAP: Final = 0.12
 # A corner's rank glyph shorter than this share of the examples' is a fragment of one: a
@@ -568,6 +572,9 @@ def learn_profile(
                     "the card may be cut off, occluded or not a standard face"
                 )
                 continue
+        if code[1] in RED_SUITS and max(g.redness for g in found) < RED_INK_MIN:
+            report.rejected[fname] = _not_red(image, max(g.redness for g in found))
+            continue
         read.append(_ExampleIndex(fname, code, quad, card, found))
     kept = _with_suit_pips_alike(read, report)
     for n_learned, ex in enumerate(kept, 1):
@@ -620,6 +627,19 @@ def learn_profile(
         body,
         float(np.median(rank_heights)),
     )
+    # Hearts and diamonds learned with black ink (or spades and clubs with red) would rule
+    # every card of that suit out by its colour: unreadable, or with a four-colour check
+    # gone, a confident wrong suit.
+    miscoloured = {
+        s: v for s, v in profile.suit_redness.items() if (s in RED_SUITS) != (v >= RED_INK_MIN)
+    }
+    if miscoloured:
+        values = ", ".join(f"{s} {v:+.2f}" for s, v in sorted(miscoloured.items()))
+        raise VisionError(
+            f"ink learned in the wrong colour ({values}; red ink reads {RED_INK_MIN:+.2f} or "
+            "more, black less): are those examples greyscale, under coloured light, or "
+            "misnamed?"
+        )
     report.missing_ranks = [r for r in RANKS if r not in profile.known_ranks]
     report.missing_suits = [s for s in SUITS if s not in profile.known_suits]
     # Read every accepted example back with the finished profile.
@@ -636,6 +656,19 @@ def learn_profile(
         best = max(got, key=lambda m: m.confidence) if got else None
         report.self_check[fname] = f"{best.code} {best.confidence:.2f}" if best else "unreadable"
     return profile, report
+
+
+def _not_red(image: Image, redness: float) -> str:
+    """Why an example of a heart or diamond whose ink does not look red is rejected."""
+    if not has_colour(image):
+        return (
+            "no colour in the photograph (greyscale, or a camera in monochrome mode): "
+            "a heart or diamond must show its red ink"
+        )
+    return (
+        f"its ink does not look red (redness {redness:+.2f}, red ink reads "
+        f"{RED_INK_MIN:+.2f} or more): photograph it in colour, under white light"
+    )
 
 
 def _shape_only(shape: PartMatch) -> PartMatch:

@@ -15,7 +15,7 @@ from PIL import Image as PILImage
 from pillow_heif import register_heif_opener
 from typer.testing import CliRunner
 
-from calibration.deck_profile import DeckProfile, example_code, load_examples
+from calibration.deck_profile import DeckProfile, example_code, learn_profile, load_examples
 from calibration.image_file import read_image
 from hwsim.camera.dataset import SUBSET
 from hwsim.camera.render import render_example_photo
@@ -363,3 +363,33 @@ def test_on_a_terminal_progress_is_one_line_cleared_before_the_report(
     assert r.exit_code == 2, r.output
     assert r.stderr.startswith("\rreading examples 1/1...\x1b[K")
     assert "\r\x1b[Kerror: no usable example: queen_of_hearts.jpg" in r.stderr
+
+
+def _write_photos(ex: Path, photos: dict[str, np.ndarray]) -> None:
+    ex.mkdir()
+    for code, img in photos.items():
+        cv2.imwrite(str(ex / f"{code}.jpg"), img)
+
+
+def test_a_greyscale_example_of_a_red_card_is_rejected(
+    photos: dict[str, np.ndarray], tmp_path: Path
+) -> None:
+    """A heart photographed in greyscale was learned as black ink ("H +0.00"), the profile
+    written with "52 of 52" recognisable, and then every heart was unreadable."""
+    ex = tmp_path / "examples"
+    _write_photos(ex, photos)
+    grey = cv2.cvtColor(photos["7H"], cv2.COLOR_BGR2GRAY)
+    cv2.imwrite(str(ex / "7H.jpg"), cv2.cvtColor(grey, cv2.COLOR_GRAY2BGR))
+    out = tmp_path / "d.json"
+    r = runner.invoke(app, _deck("--examples", str(ex), "--out", str(out)))
+    assert r.exit_code == 2, r.output
+    assert "rejected 7H.jpg: no colour in the photograph" in r.output
+    assert "no example for H" in r.output
+    assert not out.exists()
+
+
+def test_a_suit_learned_in_the_other_colour_is_an_error(photos: dict[str, np.ndarray]) -> None:
+    """Spades taught only by a red card's photograph (misnamed) would rule every spade out."""
+    examples = [("7H.jpg", photos["7H"]), ("QD.jpg", photos["QD"]), ("3C.jpg", photos["3C"])]
+    with pytest.raises(VisionError, match=r"ink learned in the wrong colour \(S \+0\.\d\d"):
+        learn_profile([*examples, ("5S.jpg", photos["7H"])])
