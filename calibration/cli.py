@@ -50,7 +50,7 @@ from calibration.table import (
     parse_corners,
 )
 from calibration.templates import AUGMENT_SCALES
-from studio.cards import SUITS
+from studio.cards import RANKS, SUITS
 from studio.errors import StudioError, VisionError
 
 RESIDUAL_WARN_MM = 2.5  # a marker fit this far off: the layout given is likely not the cloth's
@@ -58,6 +58,9 @@ RESIDUAL_WARN_MM = 2.5  # a marker fit this far off: the layout given is likely 
 calibrate_app = typer.Typer(
     help="Calibrate the camera: learn a deck profile, fit the table.", no_args_is_help=True
 )
+
+
+_ALL_CODES = frozenset(r + s for r in RANKS for s in SUITS)
 
 
 def _fail(exc: Exception) -> typer.Exit:
@@ -137,6 +140,10 @@ def calibrate_deck(
     allow_partial: Annotated[
         bool, typer.Option(help="save even if some ranks or suits have no example")
     ] = False,
+    allow_mismatch: Annotated[
+        bool,
+        typer.Option(help="save even if an example reads back as another card (mislabelled?)"),
+    ] = False,
 ) -> None:
     """Learn a deck profile from labelled photographs of its cards."""
     progress = _Progress()
@@ -201,13 +208,30 @@ def calibrate_deck(
     )
     for fname, got in sorted(wrong.items()):
         typer.echo(f"  {fname}: read back as {got}")
+    # An example read back as another card is most likely mislabelled (an 8H saved as
+    # KH.jpg): its templates now teach the wrong rank or suit, so the profile would read
+    # that card wrongly, with confidence. Unreadable examples are only weak ones.
+    mismatched = {f: got.split()[0] for f, got in wrong.items() if got.split()[0] in _ALL_CODES}
     if not report.complete:
         missing = " ".join(report.missing_ranks + report.missing_suits)
         msg = f"no example for {missing}: cards with these cannot be recognised"
         if not allow_partial:
             raise _fail(VisionError(msg + " (add examples, or --allow-partial)"))
         typer.echo(f"warning: {msg}")
-    known = len(profile.known_ranks) * len(profile.known_suits)
+    if mismatched:
+        names = ", ".join(f"{f} as {got}" for f, got in sorted(mismatched.items()))
+        msg = (
+            f"{len(mismatched)} example(s) read back as another card ({names}): "
+            "is the file named after the card it shows?"
+        )
+        if not allow_mismatch:
+            raise _fail(VisionError(msg + " (rename or remove it, or --allow-mismatch)"))
+        typer.echo(f"warning: {msg}")
+    # A card an example was mislabelled as is not recognisable: its examples disagree.
+    doubtful = {example_code(Path(f)) for f in mismatched}
+    known = sum(
+        1 for r in profile.known_ranks for s in profile.known_suits if r + s not in doubtful
+    )
     typer.echo(f"recognisable cards: {known} of 52")
     try:
         _write(profile.save, out)

@@ -393,3 +393,25 @@ def test_a_suit_learned_in_the_other_colour_is_an_error(photos: dict[str, np.nda
     examples = [("7H.jpg", photos["7H"]), ("QD.jpg", photos["QD"]), ("3C.jpg", photos["3C"])]
     with pytest.raises(VisionError, match=r"ink learned in the wrong colour \(S \+0\.\d\d"):
         learn_profile([*examples, ("5S.jpg", photos["7H"])])
+
+
+def test_an_example_read_back_as_another_card_stops_the_profile(
+    photos: dict[str, np.ndarray], tmp_path: Path
+) -> None:
+    """An 8 of spades saved as a king: "read back as 8S" used to be printed, and the profile
+    written anyway with "recognisable cards: 52 of 52" (exit 0)."""
+    ex = tmp_path / "examples"
+    _write_photos(ex, photos)
+    cv2.imwrite(str(ex / "KS (2).jpg"), photos["8S"])
+    out = tmp_path / "d.json"
+    r = runner.invoke(app, _deck("--examples", str(ex), "--out", str(out)))
+    assert r.exit_code == 2, r.output
+    assert "KS (2).jpg: read back as 8S" in r.output
+    assert "read back as another card (KS (2).jpg as 8S)" in r.output
+    assert "--allow-mismatch" in r.output
+    assert not out.exists()
+    r = runner.invoke(app, _deck("--examples", str(ex), "--out", str(out), "--allow-mismatch"))
+    assert r.exit_code == 0, r.output
+    assert "warning: 1 example(s) read back as another card" in r.output
+    assert "recognisable cards: 51 of 52" in r.output
+    assert out.exists()
