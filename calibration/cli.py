@@ -18,7 +18,7 @@ import numpy as np
 import typer
 
 from calibration.barcode import BarcodeReader
-from calibration.colour import white_balanced
+from calibration.colour import divided_out, off_axis_cast, white_balanced
 from calibration.deck_profile import (
     DeckProfile,
     Image,
@@ -34,6 +34,7 @@ from calibration.recogniser import (
     DEFAULT_THRESHOLD,
     LENS_OBLIQUE,
     OBLIQUE,
+    CardFound,
     Recogniser,
     edge_blur,
     focus_blur,
@@ -432,6 +433,28 @@ def calibrate_check(
     _write_check(frame, cal, out)
 
 
+def _read_through_cast(
+    rec: Recogniser,
+    frame: np.ndarray,
+    found: list[CardFound],
+    cast: tuple[str, np.ndarray],
+    path: Path,
+) -> list[CardFound]:
+    """The cards of a frame under a colour cast off the blue-orange axis (a green or
+    magenta one, see :func:`calibration.colour.off_axis_cast`): read again with the cast
+    divided out, and that reading kept when it reads more cards. Either way a warning
+    names the cast."""
+    name, light = cast
+    b, g, r = (round(float(v)) for v in light)
+    what = f"{path}: a {name} colour cast (paper B,G,R {b},{g},{r})"
+    again = rec.recognise(divided_out(frame, light))
+    if sum(f.reading.readable for f in again) > sum(f.reading.readable for f in found):
+        typer.echo(f"warning: {what} divided out: set the camera's white balance", err=True)
+        return again
+    typer.echo(f"warning: {what} not corrected: set the camera's white balance", err=True)
+    return found
+
+
 def recognise(
     images: Annotated[
         list[Path], typer.Argument(help="image files, or directories of them (read in name order)")
@@ -474,6 +497,11 @@ def recognise(
         try:
             # A photograph may keep its light's colour (calibration.colour).
             found = rec.recognise(white_balanced(frame))
+            cast = off_axis_cast(frame)
+            if cast is not None:
+                found = _read_through_cast(rec, frame, found, cast, path)
+            if not found:
+                typer.echo(f"warning: {path}: no card found", err=True)
         except StudioError as exc:
             typer.echo(f"error: {path}: {exc}", err=True)
             results.append({"image": str(path), "error": str(exc), "cards": []})

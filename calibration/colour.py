@@ -64,19 +64,47 @@ def light_colour(frame: Image) -> NDArray[np.float64] | None:
     return np.asarray(np.median(top, axis=0), np.float64)
 
 
-def white_balanced(frame: Image) -> Image:
-    """``frame`` with a clear warm or cool cast divided out; otherwise ``frame`` itself."""
+def _cast(frame: Image) -> tuple[NDArray[np.float64], bool] | None:
+    """The light's colour and whether it lies on the blue-orange axis, when it is a clear
+    cast (see :data:`CAST_MIN`); ``None`` otherwise."""
     light = light_colour(frame)
     if light is None or float(light.min()) < 1.0:
-        return frame
+        return None
     b, g, r = (float(v) for v in light)
     ratio = float(light.max() / light.min())
     lo, hi = min(b, r), max(b, r)
     on_axis = lo * (1 - AXIS_TOLERANCE) <= g <= hi * (1 + AXIS_TOLERANCE)
-    if not (CAST_MIN <= ratio <= CAST_MAX and on_axis):
-        return frame
+    return (light, on_axis) if CAST_MIN <= ratio <= CAST_MAX else None
+
+
+def divided_out(frame: Image, light: NDArray[np.float64]) -> Image:
+    """``frame`` with the light's colour ``light`` (B, G, R) divided out."""
     gains = float(light.max()) / light
     return np.asarray(cv2.transform(frame, np.diag(gains).astype(np.float32)), np.uint8)
+
+
+def white_balanced(frame: Image) -> Image:
+    """``frame`` with a clear warm or cool cast divided out; otherwise ``frame`` itself."""
+    cast = _cast(frame)
+    if cast is None or not cast[1]:
+        return frame
+    return divided_out(frame, cast[0])
+
+
+def off_axis_cast(frame: Image) -> tuple[str, NDArray[np.float64]] | None:
+    """A clear cast off the blue-orange axis, which :func:`white_balanced` leaves alone:
+    its name ("green" or "magenta") and the light's colour (B, G, R); ``None`` otherwise.
+
+    Such a cast is no lamp's (a phone's or a webcam's wrong white balance, a tinted
+    light). Its brightest things may be coloured themselves (a green cloth), so it is not
+    divided out blindly: ``studio recognise`` reads the frame both ways and keeps the
+    one with more cards read, saying which (see docs/camera.md).
+    """
+    cast = _cast(frame)
+    if cast is None or cast[1]:
+        return None
+    light = cast[0]
+    return ("green" if light[1] > max(light[0], light[2]) else "magenta"), light
 
 
 # A frame whose pixels are all this close to grey (max minus min channel, 0-255) in the

@@ -415,3 +415,27 @@ def test_an_example_read_back_as_another_card_stops_the_profile(
     assert "warning: 1 example(s) read back as another card" in r.output
     assert "recognisable cards: 51 of 52" in r.output
     assert out.exists()
+
+
+def test_a_green_or_magenta_cast_is_divided_out_and_named(
+    photos: dict[str, np.ndarray], tmp_path: Path
+) -> None:
+    """A cast off the blue-orange axis (a phone's wrong white balance) was left alone:
+    no card found in the frame, exit 0 and not a word why."""
+    profile, _ = learn_profile([(f"{c}.jpg", p) for c, p in photos.items()])
+    deck = tmp_path / "deck.json"
+    profile.save(deck)
+    for name, gains in (("magenta", (1.0, 0.7, 1.0)), ("green", (0.7, 1.0, 0.7))):
+        tinted = np.clip(photos["7H"] * np.array(gains, np.float32), 0, 255).astype(np.uint8)
+        cv2.imwrite(str(tmp_path / f"{name}.png"), tinted)
+        r = runner.invoke(
+            app, ["recognise", "--deck", str(deck), "--json", str(tmp_path / f"{name}.png")]
+        )
+        assert r.exit_code == 0, r.output
+        assert f"a {name} colour cast" in r.stderr and "divided out" in r.stderr
+        (image,) = json.loads(r.stdout)["images"]
+        assert [c["card"] for c in image["cards"]] == ["7H"]
+    blank = tmp_path / "cloth.png"
+    cv2.imwrite(str(blank), np.full((480, 640, 3), (60, 110, 40), np.uint8))
+    r = runner.invoke(app, ["recognise", "--deck", str(deck), str(blank)])
+    assert r.exit_code == 0 and f"warning: {blank}: no card found" in r.stderr
