@@ -25,7 +25,7 @@ class _Command(BaseModel):
 
 class BetCommand(_Command):
     type: Literal["bet"] = "bet"
-    seat: int = Field(ge=1, le=7)
+    seat: int = Field(ge=1, le=7, strict=True)
     stake: Decimal = Field(gt=0, max_digits=12, decimal_places=3)
     side_bets: dict[str, Decimal] = Field(default_factory=dict)
     behind: bool = Field(False, description="a bet behind the seated player's box")
@@ -41,13 +41,13 @@ class BetCommand(_Command):
 
 class DecisionCommand(_Command):
     type: Literal["decision"] = "decision"
-    seat: int = Field(ge=1, le=7)
+    seat: int = Field(ge=1, le=7, strict=True)
     action: PlayerAction
 
 
 class VoteCommand(_Command):
     type: Literal["vote"] = "vote"
-    seat: int = Field(ge=1, le=7)
+    seat: int = Field(ge=1, le=7, strict=True)
     action: PlayerAction
 
 
@@ -56,7 +56,7 @@ class InsuranceCommand(_Command):
     # None: every wager of the player's that insurance is offered on (seed 004: "If you are
     # seated on both seats, insurance is applied on both positions"); until 2026-12-06 a
     # seat was required, and the other seat's question timed out to no insurance.
-    seat: int | None = Field(None, ge=1, le=7)
+    seat: int | None = Field(None, ge=1, le=7, strict=True)
     take: bool
 
 
@@ -67,7 +67,7 @@ class EarlySurrenderCommand(_Command):
     """
 
     type: Literal["early_surrender"] = "early_surrender"
-    seat: int = Field(ge=1, le=7)
+    seat: int = Field(ge=1, le=7, strict=True)
     take: bool
 
 

@@ -47,8 +47,11 @@ class EngineRound:
         kind, arg = op
         rnd = self.round
         if kind == "card":
+            before = self._play_so_far()
             used = rnd.deal(str(arg))
-            return {"for": used.as_dict()}
+            # A Best Strategy box (a Majority Rules seat with too few players) is played as
+            # the card lands: what that did is the card's too (the table says it).
+            return {"for": used.as_dict(), **self._played_since(before)}
         if kind == "close_betting":
             rnd.close_betting()
             return None
@@ -111,6 +114,10 @@ class EngineRound:
                 )
         return {"actions": actions, "added": added}
 
+    def extras(self) -> dict[int, tuple[Wager, Decimal]]:
+        """Each live wager with what it has added beyond its bet (see ``_extra``)."""
+        return {w.id: (w, _extra(w)) for w in self._wagers()}
+
     def _wagers(self) -> list[Wager]:
         return [w for box in self.round.boxes.values() for w in box.wagers if w.refunded is None]
 
@@ -150,7 +157,15 @@ class EngineRound:
         elif isinstance(command, VoteCommand):
             rnd.vote(command.seat, command.player, command.action)
         elif isinstance(command, InsuranceCommand):
-            rnd.insurance(command.player, command.take, command.seat)
+            # Without a seat: each seat the player sits on (not their bets behind, which
+            # answer for themselves); none open is the engine's own refusal.
+            seats: list[int | None] = (
+                [command.seat]
+                if command.seat is not None
+                else list(rnd.insurance_seats(command.player)) or [None]
+            )
+            for seat in seats:
+                rnd.insurance(command.player, command.take, seat)
         elif isinstance(command, EarlySurrenderCommand):
             rnd.early_surrender(command.seat, command.take, player=command.player)
         return None

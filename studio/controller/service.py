@@ -162,9 +162,12 @@ def _command_body(data: dict[str, Any]) -> dict[str, Any] | None:
     is 10.00), to compare two sent under one id; None if it is none (a log damaged, or of
     a version whose commands this one no longer reads)."""
     try:
-        return game_command.validate_python(data).model_dump()
+        body = game_command.validate_python(data).model_dump()
     except ValidationError:
         return None
+    if "side_bets" in body:  # a side bet of 0 is none (docs/protocol.md)
+        body["side_bets"] = {k: v for k, v in body["side_bets"].items() if v != 0}
+    return body
 
 
 def _being_rebuilt(table_id: str) -> StoreError:
@@ -1231,10 +1234,15 @@ class ControllerService:
         """Take each held ``offline`` whose grace has passed (its device still away)."""
         while True:
             now = asyncio.get_running_loop().time()
-            for key, (due, data) in list(self._offline_due.items()):
-                if now < due:
+            for key in list(self._offline_due):
+                # Looked up again: an `online` taken back while an earlier key was applied
+                # (an await) removed it, or a newer `offline` replaced it (a review: KeyError
+                # ended the controller's task group ten seconds into a restarted demo).
+                entry = self._offline_due.get(key)
+                if entry is None or now < entry[0]:
                     continue
                 del self._offline_due[key]
+                data = entry[1]
                 table_id = key[0]
                 if self._unchanged_availability(table_id, data):
                     continue

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
+from decimal import Decimal
 from typing import Any, Final
 
 from pydantic import BaseModel, ValidationError
@@ -56,7 +57,7 @@ from studio.controller.crosscheck import (
 from studio.controller.engine import EngineRound, RoundOp
 from studio.controller.shoe import ShoeTracker, census_problems
 from studio.errors import CardCodeError, RuleError, StudioError
-from studio.rules.round import RoundConfig
+from studio.rules.round import RoundConfig, Wager
 from studio.rules.ruleset import HoleCard, RuleSet
 from studio.streams import Channel
 
@@ -1607,7 +1608,7 @@ class TableController:
             )
             return False
         try:
-            self._apply_op(("card", code))
+            played = self._apply_op(("card", code)) or {}
         except RuleError as exc:
             self.shoe.record(code, serial)
             self._alert(
@@ -1636,6 +1637,10 @@ class TableController:
             source=source,
             **({"face_down": True} if face_down else {}),
         )
+        if played.get("actions"):
+            # Engine logic 6: a Best Strategy box played as the card landed, its double or
+            # split charged to the consenting wagers: said as it happens, as a decision's.
+            self._event("auto_played", actions=played["actions"], added=played["added"])
         if self.phase == "burning":  # the burn card is out: betting opens (logic 9)
             self._open_betting()
             self._event("betting_opened")
@@ -2362,10 +2367,40 @@ class TableController:
         for card, code in recoded:
             self.shoe.unrecord(card.code, card.serial)
             self.shoe.record(code, card.serial)
+        before = self.engine.extras() if self.engine is not None else {}
         self.engine, self.ops, self.cards = engine, new_ops, new_cards
         if dropped:
             self.decision_deadline = None  # the decision pending starts its full timer
+        if engine.round.logic >= 6:
+            self._wagers_changed(before, engine.extras())
         return removed
+
+    def _wagers_changed(
+        self,
+        before: dict[int, tuple[Wager, Decimal]],
+        after: dict[int, tuple[Wager, Decimal]],
+    ) -> None:
+        """A rebuild changed what wagers added (an automatic double taken back, a timeout
+        dropped): ``wagers_changed`` says by how much, a negative amount given back, so a
+        platform that debited what ``added`` said stays right (engine logic 6)."""
+        changed = []
+        for wager_id in sorted(set(before) | set(after)):
+            wager = (after.get(wager_id) or before[wager_id])[0]
+            was = before[wager_id][1] if wager_id in before else Decimal(0)
+            now = after[wager_id][1] if wager_id in after else Decimal(0)
+            if now != was:
+                changed.append(
+                    {
+                        "wager": wager_id,
+                        "seat": wager.seat,
+                        "player": wager.player,
+                        "behind": wager.behind,
+                        "amount": str(now - was),
+                        "extra": str(now),
+                    }
+                )
+        if changed:
+            self._event("wagers_changed", added=changed)
 
 
 def _camera_ref(evidence: dict[str, Any]) -> dict[str, Any]:

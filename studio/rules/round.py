@@ -782,6 +782,19 @@ class Round:
             return []
         return [w for s in self.playing_seats for w in self.boxes[s].live_wagers]
 
+    def insurance_seats(self, player: str) -> list[int]:
+        """The seats where ``player``'s own (not behind) bet has an insurance question
+        open: what an answer without a seat covers (seed 004, "seated on both seats")."""
+        if self.phase is not Phase.INSURANCE:
+            return []
+        return sorted(
+            {
+                w.seat
+                for w in self._insurance_wagers()
+                if w.player == player and not w.behind and not w.insurance_decided
+            }
+        )
+
     def _surrender_boxes(self) -> list[Box]:
         if self.rules.surrender is not Surrender.EARLY or self.dealer_up is None:
             return []

@@ -95,3 +95,81 @@ def test_one_insurance_answer_covers_every_seat_of_the_player() -> None:
     d.feed("game.command", {"id": "ins", "type": "insurance", "player": "p1", "take": True})
     answer = _accepted(d, "ins")
     assert [(a["seat"], a["amount"]) for a in answer["added"]] == [(1, "5.00"), (2, "5.00")]
+
+
+def test_a_best_strategy_box_says_what_it_played_as_the_card_lands() -> None:
+    """A Majority Rules seat with one player plays Best Strategy as its cards land: the
+    consenting wager's double (11 against 6) was in no event until the settlement (a review
+    of the first `added`)."""
+    d = Driver("majority_speed", single_source=True)
+    d.shuffle()
+    d.load()
+    d.tick(0.1)
+    d.bet(1, "p1", consent_auto=True)
+    d.tick(31)
+    for code in ["5S", "6D", "6C", "9D"]:  # seat 1, up card, seat 1, hole: 11 against 6
+        d.card(code)
+    played = [e["data"] for e in d.events if e["type"] == "auto_played"]
+    assert played == [
+        {
+            "actions": [{"seat": 1, "hand": 0, "action": "double (best strategy)"}],
+            "added": [
+                {"wager": 0, "seat": 1, "player": "p1", "behind": False, "amount": "10.00",
+                 "extra": "10.00"}
+            ],
+        }
+    ]  # fmt: skip
+    dealt = [e for e in d.events if e["type"] in ("card_dealt", "auto_played")]
+    assert [e["type"] for e in dealt][-2:] == ["card_dealt", "auto_played"]
+
+
+def test_a_correction_that_changes_an_automatic_double_says_so() -> None:
+    """The shoe read 6C (11 against 6: Best Strategy doubled), the camera saw 7C; corrected
+    to 7C (12 against 6: stand), the double is taken back: `wagers_changed` gives the
+    10.00 back, where nothing said it and the platform kept it debited."""
+    d = Driver("majority_speed")
+    d.shuffle()
+    d.load()
+    d.tick(0.1)
+    d.bet(1, "p1", consent_auto=True)
+    d.tick(31)
+    for code, seen, zone in [("5S", "5S", "seat:1"), ("6D", "6D", "dealer"),
+                             ("6C", "7C", "seat:1"), ("9D", None, "")]:  # fmt: skip
+        d.card(code)
+        if seen is not None:  # the hole card lies face down
+            d.camera(seen, zone)
+    assert d.table.engine is not None
+    assert d.table.engine.round.boxes[1].wagers[0].hand_stakes[0].total == 20
+    d.tick(3.5)  # the camera window ends: a mismatch
+    mismatch = next(a for a in d.table.alerts.open_alerts() if a.code.value == "card_mismatch")
+    d.manager(verb="resolve", alert_id=mismatch.alert_id, resolution="correct", card="7C",
+              reason="the camera is right")  # fmt: skip
+    assert d.table.engine.round.boxes[1].wagers[0].hand_stakes[0].total == 10
+    changed = [e["data"] for e in d.events if e["type"] == "wagers_changed"]
+    assert changed == [
+        {
+            "added": [
+                {"wager": 0, "seat": 1, "player": "p1", "behind": False, "amount": "-10.00",
+                 "extra": "0.00"}
+            ]
+        }
+    ]  # fmt: skip
+
+
+def test_an_insurance_answer_without_a_seat_leaves_the_players_bets_behind_alone() -> None:
+    """A review: p1 seated on seat 1 and betting behind seat 2 answered once; both were
+    insured (5.00 each). The answer covers the seats the player sits on; a bet behind
+    answers for itself."""
+    d = Driver("clubhouse", single_source=True)
+    d.shuffle()
+    d.load()
+    d.tick(0.1)
+    d.bet(1, "p1")
+    d.bet(2, "p2")
+    d.bet(2, "p1", cid="behind", behind=True)
+    d.tick(31)
+    for code in ["5S", "6S", "AD", "6C", "7C", "9D"]:
+        d.card(code)
+    d.feed("game.command", {"id": "ins", "type": "insurance", "player": "p1", "take": True})
+    answer = _accepted(d, "ins")
+    assert [(a["seat"], a["behind"], a["amount"]) for a in answer["added"]] == [(1, False, "5.00")]
