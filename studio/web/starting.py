@@ -1,7 +1,8 @@
 """What the web server answers while the controller starts: its event log may take minutes
 to replay (a whole one after an upgrade), and a console that accepted connections and
 answered none looked dead. Every request gets a 503 saying what the start is doing, with
-``Retry-After``; the console's pages reload themselves until the controller runs."""
+``Retry-After``; the console's pages reload themselves until the controller runs; an SSE
+client is told to come back; a WebSocket is refused (HTTP 403) before it is accepted."""
 
 from __future__ import annotations
 
@@ -38,8 +39,16 @@ def starting_app(doing: Callable[[], str | None]) -> FastAPI:
         include_in_schema=False,
     )
     async def starting(request: Request, path: str) -> Response:
-        headers = {"Retry-After": str(RETRY_AFTER_SECONDS), "Cache-Control": "no-store"}
-        if "text/html" in request.headers.get("accept", "") and not path.startswith("api/"):
+        headers = {"Retry-After": str(RETRY_AFTER_SECONDS), **_HEADERS}
+        accept = request.headers.get("accept", "")
+        if "text/event-stream" in accept:
+            # An EventSource gives up for good on any answer but a 200 event stream (a
+            # review): this one asks it to come back in RETRY_AFTER_SECONDS, its last
+            # event id kept, and ends.
+            comment = f": the controller is starting: {what()}".replace("\n", " ")
+            body = f"retry: {RETRY_AFTER_SECONDS * 1000}\n{comment}\n\n"
+            return Response(body, media_type="text/event-stream", headers=_HEADERS)
+        if "text/html" in accept and not path.startswith("api/"):
             page = _PAGE.format(retry=RETRY_AFTER_SECONDS, doing=html.escape(what()))
             return HTMLResponse(page, status_code=503, headers=headers)
         return JSONResponse(
@@ -50,12 +59,23 @@ def starting_app(doing: Callable[[], str | None]) -> FastAPI:
 
     @app.websocket("/{path:path}")
     async def starting_stream(websocket: WebSocket, path: str) -> None:
-        # Closed before it is accepted, a WebSocket gets an HTTP 403 instead: accepted,
-        # the client sees why and when to come back.
-        await websocket.accept()
-        await websocket.close(WS_TRY_AGAIN_LATER, f"the controller is starting: {what()}"[:120])
+        # Refused before it is accepted (the client sees an HTTP 403 and backs off): one
+        # accepted and closed at once looked connected, and the console reconnected every
+        # second for the whole replay (a review).
+        await websocket.close(WS_TRY_AGAIN_LATER)
 
     return app
+
+
+# Every answer of the starting app: nothing to cache, sniff, frame or run (the page has
+# no script and no style: the console's own headers are stricter than it needs).
+_HEADERS = {
+    "Cache-Control": "no-store",
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Content-Security-Policy": "default-src 'none'; frame-ancestors 'none'",
+    "Referrer-Policy": "same-origin",
+}
 
 
 __all__ = ["RETRY_AFTER_SECONDS", "WS_TRY_AGAIN_LATER", "starting_app"]
