@@ -135,10 +135,14 @@ def build_round(data: Mapping[str, Any]) -> tuple[Round, list[str]]:
             )
             placed.append((seat, wager))
     numbers = [wager.get("wager") for _, wager in placed]
-    if all(n is not None for n in numbers):
+    if any(n is not None for n in numbers):
         # Placed in the order the round took them: the engine numbers wagers as they come,
         # across seats (a bet on seat 3 before one on seat 1 is wager 0).
-        _require(len(set(numbers)) == len(numbers), "two wagers have the same 'wager' number")
+        _require(
+            sorted(n for n in numbers if n is not None) == list(range(len(numbers))),
+            f"'wager' numbers must be 0 to {len(numbers) - 1}, one per wager "
+            f"(given: {sorted((n for n in numbers if n is not None), key=int)})",
+        )
         placed.sort(key=lambda item: int(item[1]["wager"]))
     for seat, wager in placed:
         stake = wager["stake"]

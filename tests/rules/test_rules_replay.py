@@ -83,6 +83,18 @@ def test_wagers_numbered_as_the_round_took_them() -> None:
     assert numbered == {"alice": 0, "carol": 1}
 
 
+@pytest.mark.parametrize("numbers", [(7, 5), (0, None), (1, 1), (0, 2)])
+def test_wager_numbers_must_number_every_wager_from_0(numbers: tuple[Any, Any]) -> None:
+    boxes = [
+        {"seat": seat, "wagers": [{"player": f"p{seat}", "stake": "10.00"}]} for seat in (1, 2)
+    ]
+    for box, number in zip(boxes, numbers, strict=True):
+        if number is not None:
+            box["wagers"][0]["wager"] = number  # type: ignore[index]
+    with pytest.raises(ReplayInputError, match="'wager' numbers must be 0 to 1, one per wager"):
+        replay_round(doc(boxes=boxes))
+
+
 def test_votes_after_a_decided_action_round_are_an_impossible_sequence() -> None:
     data = {
         "ruleset": "majority_speed",
