@@ -374,18 +374,22 @@ class Console:
         if "broker" not in context:
             context["broker"] = self.broker_link() if context["user"] else None
         if "open_alert_count" not in context:
-            context["open_alert_count"] = (
-                self._open_alert_count()
+            # The open alerts go with every page (the badge's marks): console.js takes them
+            # as seen, and cues any other that a later fragment carries.
+            marks = (
+                self._open_alert_marks(context["user"])
                 if self.ctx.controller is not None and context["user"]
                 else None
             )
+            context["open_alert_count"] = None if marks is None else len(marks)
+            context.setdefault("open_alert_marks", marks or [])
         response = self.templates.TemplateResponse(request, name, context, status_code=status_code)
         assert isinstance(response, HTMLResponse)
         return response
 
-    def _open_alert_count(self) -> int | None:
+    def _open_alert_marks(self, user: User | None) -> list[dict[str, Any]] | None:
         try:
-            return len(self.open_alerts())
+            return self.open_alerts(user=user)
         except StoreError:
             return None  # the database is away: the page says so, without the count
 
@@ -587,13 +591,22 @@ def build_router(console: Console) -> APIRouter:
 
     # ------------------------------------------------------------ overview
 
+    def _overview_context(user: User) -> dict[str, Any]:
+        alerts = console.open_alerts(user=user)
+        return {
+            "tables": console.tables(),
+            "table_alerts": alerts,
+            "open_alert_count": len(alerts),
+            "open_alert_marks": alerts,
+        }
+
     @router.get("/", response_class=HTMLResponse)
     async def overview(request: Request, user: Viewer) -> Response:
-        return console.render(request, "overview.html", user=user, tables=console.tables())
+        return console.render(request, "overview.html", user=user, **_overview_context(user))
 
     @router.get("/fragments/overview", response_class=HTMLResponse)
     async def overview_fragment(request: Request, user: Viewer) -> Response:
-        return console.render(request, "_overview.html", user=user, tables=console.tables())
+        return console.render(request, "_overview.html", user=user, **_overview_context(user))
 
     # ------------------------------------------------------------ alerts
 
@@ -604,9 +617,18 @@ def build_router(console: Console) -> APIRouter:
         return console.render(request, "_broker.html", user=user)
 
     @router.get("/fragments/alert-count", response_class=HTMLResponse)
-    async def alert_count(user: Viewer) -> Response:
-        count = len(console.open_alerts())
-        return HTMLResponse(str(count) if count else "")
+    async def alert_count(request: Request, user: Viewer) -> Response:
+        # The count, and a mark per open alert (no text): on a page with no alert list (the
+        # charts, the audit) an alert raised while the socket was down is cued from these
+        # when the socket's opening re-fetches the badge.
+        alerts = console.open_alerts(user=user)
+        return console.render(
+            request,
+            "_alert_count.html",
+            user=user,
+            open_alert_count=len(alerts),
+            open_alert_marks=alerts,
+        )
 
     @router.get("/alerts", response_class=HTMLResponse)
     async def alerts_page(request: Request, user: Viewer, table: str | None = None) -> Response:

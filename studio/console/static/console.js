@@ -11,7 +11,10 @@
   window.studioCues = 0; // alert cues shown (visual), read by the browser tests
   window.studioBeeps = 0; // beeps actually played
 
+  // The open alerts the page was drawn with (alert cards, and the marks every live
+  // fragment carries) are no news.
   document.querySelectorAll("[data-alert-id]").forEach((el) => seenAlerts.add(el.dataset.alertId));
+  document.querySelectorAll("[data-open-alert]").forEach((el) => seenAlerts.add(el.dataset.openAlert));
 
   // ---------------------------------------------------------------- sound
   let audio = null;
@@ -115,6 +118,12 @@
     alertCue(alert);
   }
 
+  // Open, that is raised or acknowledged: one a dealer acknowledged before this page
+  // heard of it (its socket down) still waits for a manager.
+  function noticeOpenAlert(alert) {
+    if (alert.state === "raised" || alert.state === "acknowledged") noticeAlert(alert);
+  }
+
   document.addEventListener("visibilitychange", () => {
     if (!document.hidden) {
       unseen = 0;
@@ -183,15 +192,27 @@
       } else {
         el.innerHTML = html;
       }
-      // An alert may show up in a fragment before its own message arrives: cue it once,
-      // whichever comes first.
-      el.querySelectorAll("[data-alert-id][data-alert-state=raised]").forEach((a) => {
+      // An alert may show up in a fragment before its own message arrives, or without it
+      // (raised while the socket was down, then re-fetched at its opening): every live
+      // fragment carries the open alerts, and each is cued once, whichever comes first,
+      // acknowledged or not (one a dealer acknowledged meanwhile still needs a manager).
+      el.querySelectorAll("[data-alert-id]").forEach((a) => {
         const message = a.querySelector(".message");
-        noticeAlert({
+        noticeOpenAlert({
           alert_id: a.dataset.alertId,
+          state: a.dataset.alertState,
           severity: a.dataset.severity,
           table: a.dataset.alertTable,
           message: message ? message.textContent : "",
+        });
+      });
+      el.querySelectorAll("[data-open-alert]").forEach((a) => {
+        noticeOpenAlert({
+          alert_id: a.dataset.openAlert,
+          state: a.dataset.markState,
+          severity: a.dataset.markSeverity,
+          table: a.dataset.markTable,
+          message: a.dataset.markMessage || "",
         });
       });
       if (el.hasAttribute("data-broker-link")) {
@@ -286,8 +307,8 @@
       let msg;
       try { msg = JSON.parse(event.data); } catch (err) { return; }
       if (msg.channel === "ping") return;
-      if (msg.channel === "alerts" && msg.data && msg.data.state === "raised") {
-        noticeAlert(msg.data);
+      if (msg.channel === "alerts" && msg.data) {
+        noticeOpenAlert(msg.data);
       }
       refreshFor(msg.table, msg.channel);
     };
