@@ -377,11 +377,24 @@ def _report_view(cal: TableCalibration) -> None:
 def _report_focus(frame: Image, cal: TableCalibration) -> None:
     """How sharp the cards on the frame are (see :func:`calibration.recogniser.focus_blur`):
     a camera out of focus has every card refused, so it is better told now."""
+    found = Recogniser(None, cal).find(frame)
     blurs = [
         (focus_blur(spreads), focus_blur_limit(card_scale(q)))
-        for q in Recogniser(None, cal).find(frame)
+        for q in found
         if (spreads := edge_blur(frame, q)) is not None
     ]
+    # The cards the finder sees without the calibration: the calibration rejects a card
+    # whose size on the layout is wrong, and corners read off a resized copy of the frame
+    # (a half-size preview) make every card twice its size there.
+    # (A card or two may be refused for other reasons: one half off the layout.)
+    loose = len(Recogniser(None, None).find(frame))
+    if 2 * len(found) < loose:
+        w, h = cal.image_size
+        typer.echo(
+            f"warning: {loose} card(s) on the frame, {len(found)} of them the size of a card "
+            f"on the layout as calibrated: were the corners read off a resized copy of the "
+            f"frame? (give them in the {w}x{h} frame's own pixels)"
+        )
     if not blurs:
         typer.echo("focus: no card on the frame to measure; lay a few to check the focus")
         return

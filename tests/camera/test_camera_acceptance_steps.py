@@ -254,3 +254,25 @@ def test_a_gif_is_read_from_a_folder_as_when_named(walk: dict[str, Any], tmp_pat
     assert named.exit_code == 0 and folder.exit_code == 0, folder.output
     assert folder.stdout == named.stdout  # the same cards, the same file name
     assert "round.gif: " in folder.stdout and folder.stdout.count("confidence") >= 1
+
+
+def test_corners_read_off_a_half_size_copy_are_warned_of(
+    walk: dict[str, Any], tmp_path: Path
+) -> None:
+    """Corners read off a half-size preview fit a calibration whose cards are twice their
+    size on the layout: every card was refused, and the report said "no card on the frame"
+    (the frame shows eight)."""
+    d = walk["dir"]
+
+    def table(corners: list[tuple[int, int]]) -> Any:
+        args = ["calibrate", "table", "--image", str(d / "round.png")]
+        args += ["--layout", str(d / "layout.json"), "--corners", _corners(corners)]
+        return runner.invoke(app, [*args, "--out", str(tmp_path / "t.json")])
+
+    r = table([(x // 2, y // 2) for x, y in walk["corners"]])
+    assert r.exit_code == 0, r.output
+    assert "0 of them the size of a card on the layout as calibrated" in r.stdout
+    assert "were the corners read off a resized copy of the frame?" in r.stdout
+    assert "give them in the 1920x1080 frame's own pixels" in r.stdout
+    r = table(walk["corners"])
+    assert r.exit_code == 0 and "resized copy" not in r.stdout, r.stdout
