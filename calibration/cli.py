@@ -28,7 +28,12 @@ from calibration.deck_profile import (
     load_examples,
 )
 from calibration.detect import CANON_H, CANON_W
-from calibration.image_file import no_images_message, read_image, scan_directory
+from calibration.image_file import (
+    exif_orientation,
+    no_images_message,
+    read_image,
+    scan_directory,
+)
 from calibration.lens import K1_BOUND
 from calibration.recogniser import (
     DEFAULT_THRESHOLD,
@@ -271,7 +276,10 @@ def calibrate_table(
         lay = load_layout(layout)
         if corners:
             points = parse_corners(corners)
-            cal = calibrate_from_corners((frame.shape[1], frame.shape[0]), points, lay)
+            try:
+                cal = calibrate_from_corners((frame.shape[1], frame.shape[0]), points, lay)
+            except VisionError as exc:
+                raise VisionError(f"{exc}{_turned_hint(image, frame)}") from exc
             warnings = corner_warnings(np.asarray(points, np.float64), cal.image_size)
         else:
             cal = calibrate_from_markers(frame, lay, lens=lens)
@@ -303,6 +311,22 @@ def calibrate_table(
     typer.echo(f"wrote {out}")
     if check is not None:
         _write_check(frame, cal, check)
+
+
+def _turned_hint(path: Path, frame: Image) -> str:
+    """For a photograph stored sideways or upside down (EXIF orientation, as a phone saves
+    one): that it was turned upright, and to what size, so that corners read off the
+    stored pixels (some viewers and tools ignore the tag) are recognised as such."""
+    orientation = exif_orientation(path)
+    if orientation in (None, 1):
+        return ""
+    h, w = frame.shape[:2]
+    stored = f"{h}x{w}" if orientation in (5, 6, 7, 8) else f"{w}x{h}"
+    return (
+        f" (the file is stored turned, EXIF orientation {orientation}: its pixels as stored "
+        f"are {stored}, turned upright {w}x{h}; give the corners in the upright picture, "
+        "as a photo viewer shows it)"
+    )
 
 
 def _report_lens(cal: TableCalibration, asked: bool) -> None:

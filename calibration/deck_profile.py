@@ -766,6 +766,8 @@ class ExampleFiles:
             img = None
             try:
                 data = path.read_bytes()
+                if not data:
+                    raise VisionError("an empty file (0 bytes)")
                 # As every other image the tools read: one of a few hundred megapixels
                 # took gigabytes decoded; refused from its header, it is a rejected example.
                 check_image_size(data, path.name)

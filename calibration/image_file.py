@@ -148,6 +148,9 @@ def read_image(path: Path) -> Image:
         raise VisionError(f"{path} is a directory, not an image") from exc
     except OSError as exc:
         raise VisionError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    if not data:
+        # Not "unreadable": a copy or download that never finished, a full disk.
+        raise VisionError(f"{path} is an empty file (0 bytes)")
     check_image_size(data, str(path))
     img = decode_image(data)
     if img is None:
@@ -206,3 +209,17 @@ def _decode_with_pillow(data: bytes) -> Image | None:
         # Pillow's decoders raise these for truncated or corrupt files.
         return None
     return np.asarray(cv2.cvtColor(rgb, cv2.COLOR_RGB2BGR), np.uint8)
+
+
+def exif_orientation(path: Path) -> int | None:
+    """The EXIF orientation tag (1-8) of an image file, or ``None`` when it has none (or
+    cannot be read). Decoding honours it (an image is read upright)."""
+    from PIL import Image as PILImage
+    from PIL import UnidentifiedImageError
+
+    try:
+        with PILImage.open(path) as opened:
+            value = opened.getexif().get(0x0112)
+    except (UnidentifiedImageError, OSError, ValueError, SyntaxError):
+        return None
+    return int(value) if isinstance(value, int) and 1 <= value <= 8 else None

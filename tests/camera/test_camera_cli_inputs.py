@@ -439,3 +439,39 @@ def test_a_green_or_magenta_cast_is_divided_out_and_named(
     cv2.imwrite(str(blank), np.full((480, 640, 3), (60, 110, 40), np.uint8))
     r = runner.invoke(app, ["recognise", "--deck", str(deck), str(blank)])
     assert r.exit_code == 0 and f"warning: {blank}: no card found" in r.stderr
+
+
+def test_corners_of_a_sideways_stored_photograph_name_its_orientation(
+    photos: dict[str, np.ndarray], tmp_path: Path
+) -> None:
+    """A phone's photograph stored sideways (EXIF orientation 6) is read upright; corners
+    read off its stored pixels were refused with no word of the turn."""
+    big = cv2.resize(photos["7H"], (1600, 1200), interpolation=cv2.INTER_CUBIC)
+    exif = PILImage.Exif()
+    exif[ORIENTATION] = 6
+    path = tmp_path / "IMG_0412.jpg"
+    _rgb(cv2.rotate(big, cv2.ROTATE_90_COUNTERCLOCKWISE)).save(path, exif=exif.tobytes())
+    args = ["calibrate", "table", "--image", str(path), "--out", str(tmp_path / "t.json")]
+    r = runner.invoke(app, [*args, "--corners", "100,1500;100,100;1100,100;1100,1500"])
+    assert r.exit_code == 2
+    assert "lies outside the 1600x1200 image" in r.stderr
+    assert "EXIF orientation 6: its pixels as stored are 1200x1600, turned upright 1600x1200" in (
+        r.stderr
+    )
+
+
+def test_an_empty_file_is_called_empty(tmp_path: Path) -> None:
+    """A 0-byte file (a copy that never finished) was "not a readable image"."""
+    (tmp_path / "7H.jpg").write_bytes(b"")
+    r = runner.invoke(app, ["recognise", "--barcodes", str(tmp_path / "7H.jpg")])
+    assert r.exit_code == 2
+    assert f"error: {tmp_path / '7H.jpg'} is an empty file (0 bytes)" in r.stderr
+    (tmp_path / "QD.jpg").write_bytes(b"")
+    with pytest.raises(VisionError):  # no usable example
+        learn_profile(load_examples(tmp_path))
+    files = load_examples(tmp_path)
+    list(files)
+    assert files.unreadable == {
+        "7H.jpg": "an empty file (0 bytes)",
+        "QD.jpg": "an empty file (0 bytes)",
+    }
