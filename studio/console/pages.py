@@ -15,7 +15,9 @@ import io
 import json
 import logging
 import re
-from collections.abc import Awaitable, Callable, Mapping
+import textwrap
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
@@ -23,7 +25,13 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
 from fastapi import APIRouter, Depends, FastAPI, Form, Query, Request, WebSocket
 from fastapi.exception_handlers import http_exception_handler
-from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from fastapi.responses import (
+    HTMLResponse,
+    JSONResponse,
+    RedirectResponse,
+    Response,
+    StreamingResponse,
+)
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -71,6 +79,24 @@ _LOGGER = logging.getLogger(__name__)
 PREFIX = "/console"
 SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
 RESOLUTIONS = ("accept", "correct", "void", "cancel")
+# Rounds per page of the round search, and read at a time by an export (which goes on
+# to the last round that matches). Until 2026-12-06 both were cut at 500 rounds without
+# a word, while a busy table passes 500 rounds a day.
+ROUNDS_PAGE = 100
+EXPORT_BATCH = 500
+# The most rounds the store hands out at once (studio.store.rounds.RoundIndex.search).
+STORE_LIMIT = 1000
+ROUND_COLUMNS = [
+    "round_id",
+    "table",
+    "started",
+    "settled",
+    "status",
+    "alerts",
+    "players",
+    "total_stake",
+    "total_payout",
+]
 CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
     "connect-src 'self'; media-src 'self'; frame-ancestors 'none'; base-uri 'none'; "
@@ -338,6 +364,15 @@ def with_results(state: dict[str, Any], events: list[dict[str, Any]]) -> dict[st
     return state
 
 
+@dataclass(frozen=True, slots=True)
+class RoundCursor:
+    """Where a page of the round search goes on: the rounds started before ``started``,
+    and those started then that are not in ``seen`` (given already)."""
+
+    started: str
+    seen: tuple[str, ...]
+
+
 def alert_count(value: Any) -> int:
     """Round summaries carry their alerts as a count or as the list of alert codes."""
     if isinstance(value, (list, tuple)):
@@ -417,6 +452,40 @@ class Console:
         if not callable(method):
             method = self.controller.rounds_search
         return list(await method(**filters))
+
+    async def rounds_page(
+        self, filters: Mapping[str, Any], after: RoundCursor | None, count: int
+    ) -> tuple[list[dict[str, Any]], RoundCursor | None]:
+        """Up to ``count`` rounds matching ``filters`` (the latest started first) that come
+        after ``after``, and the cursor after them: None once no more match.
+
+        The store searches by ``until`` and a limit, without an offset: a page goes on
+        from the start time of the last round of the one before (``until`` is inclusive),
+        leaving out the rounds of that start time it already gave (``after.seen``), so
+        none is given twice or left out however many rounds share a start time.
+        """
+        until, seen = (after.started, after.seen) if after else (filters.get("until"), ())
+        if after and filters.get("until") and str(filters["until"]) < after.started:
+            after, until, seen = None, filters["until"], ()  # a place past the filter's end
+        ask = count + 1 + len(seen)  # one more than the page: whether more match
+        if ask > STORE_LIMIT:
+            raise StudioError(
+                f"more than {STORE_LIMIT - count - 1} rounds started at {until}: narrow the filters"
+            )
+        found = await self.rounds(**{**filters, "until": until, "limit": ask})
+        fresh = [
+            r
+            for r in found
+            if not (after and r.get("started") == until and r.get("round_id") in seen)
+        ]
+        page = fresh[:count]
+        if len(fresh) <= count or not page:
+            return page, None
+        last = str(page[-1].get("started"))
+        given = {str(r.get("round_id")) for r in page if r.get("started") == last}
+        if after and last == after.started:
+            given |= set(after.seen)
+        return page, RoundCursor(last, tuple(sorted(given)))
 
     async def stats(self, hours: int) -> dict[str, Any]:
         method = getattr(self.controller, "stats", None)
@@ -835,21 +904,21 @@ def build_router(console: Console) -> APIRouter:
 
     # ------------------------------------------------------------ rounds and audit
 
-    async def _search(
+    def _search(
         table: str | None,
         since: str | None,
         until: str | None,
         player: str | None,
         alert: str | None,
-    ) -> list[dict[str, Any]]:
-        return await console.rounds(
-            table=table or None,
-            since=_parse_when(since),
-            until=_parse_when(until),
-            player=player or None,
-            alert_code=alert or None,
-            limit=500,
-        )
+    ) -> dict[str, Any]:
+        """The store's filters for the form's (a StudioError for a date it cannot read)."""
+        return {
+            "table": table or None,
+            "since": _parse_when(since),
+            "until": _parse_when(until),
+            "player": player or None,
+            "alert_code": alert or None,
+        }
 
     @router.get("/rounds", response_class=HTMLResponse)
     async def rounds_page(
@@ -860,14 +929,29 @@ def build_router(console: Console) -> APIRouter:
         until: str = "",
         player: str = "",
         alert: str = "",
+        before: str = "",
+        seen: Annotated[list[str] | None, Query()] = None,
+        shown: str = "",
     ) -> Response:
         filters = {"table": table, "since": since, "until": until, "player": player, "alert": alert}
-        error = ""
+        # The page's place: after the rounds the pages before gave (``before``, ``seen``:
+        # see Console.rounds_page), ``shown`` of them (for "rounds 101 to 200" only).
+        after = RoundCursor(before, tuple(seen or ())) if before else None
+        first = int(shown) if after and shown.isdigit() else 0
+        error, more = "", None
+        rounds: list[dict[str, Any]] = []
         try:
-            rounds = await _search(table, since, until, player, alert)
+            rounds, more = await console.rounds_page(
+                _search(table, since, until, player, alert), after, ROUNDS_PAGE
+            )
         except StudioError as exc:
-            rounds, error = [], str(exc)
+            error = str(exc)
         query = urlencode({k: v for k, v in filters.items() if v})
+        next_page = ""
+        if more is not None:
+            place = [("before", more.started), *(("seen", s) for s in more.seen)]
+            place.append(("shown", str(first + len(rounds))))
+            next_page = urlencode([*((k, v) for k, v in filters.items() if v), *place])
         return console.render(
             request,
             "rounds.html",
@@ -875,6 +959,9 @@ def build_router(console: Console) -> APIRouter:
             rounds=rounds,
             filters=filters,
             query=query,
+            first=first,
+            later_page=after is not None,
+            next_page=next_page,
             tables=console.table_names(),
             error=error,
         )
@@ -890,23 +977,33 @@ def build_router(console: Console) -> APIRouter:
         player: str = "",
         alert: str = "",
     ) -> Response:
+        if fmt not in ("csv", "json"):
+            raise StarletteHTTPException(404, "export format must be csv or json")
+        # Every round that matches, read EXPORT_BATCH at a time and streamed: a dispute or an
+        # audit needs the whole set (until 2026-12-06 the export stopped at 500 without a
+        # word). The first batch is read before the answer starts, so that a filter the
+        # store refuses is a 400; a failure later breaks the download off (an incomplete
+        # chunked answer, which the browser reports as failed), never a file cut short.
         try:
-            rounds = await _search(table, since, until, player, alert)
+            filters = _search(table, since, until, player, alert)
+            batch, after = await console.rounds_page(filters, None, EXPORT_BATCH)
         except StudioError as exc:
             raise StarletteHTTPException(400, str(exc)) from None
+
+        async def batches() -> AsyncIterator[list[dict[str, Any]]]:
+            rows, cursor = batch, after
+            yield rows
+            while cursor is not None:
+                rows, cursor = await console.rounds_page(filters, cursor, EXPORT_BATCH)
+                yield rows
+
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-        columns = [
-            "round_id",
-            "table",
-            "started",
-            "settled",
-            "status",
-            "alerts",
-            "players",
-            "total_stake",
-            "total_payout",
-        ]
-        return _export(fmt, rounds, columns, f"rounds-{stamp}")
+        body = _csv_stream(batches(), ROUND_COLUMNS) if fmt == "csv" else _json_stream(batches())
+        return StreamingResponse(
+            body,
+            media_type="text/csv; charset=utf-8" if fmt == "csv" else "application/json",
+            headers={"content-disposition": f'attachment; filename="rounds-{stamp}.{fmt}"'},
+        )
 
     @router.get("/rounds/{round_id}", response_class=HTMLResponse)
     async def round_page(request: Request, round_id: str, user: Viewer) -> Response:
@@ -1097,6 +1194,45 @@ def build_router(console: Console) -> APIRouter:
     return router
 
 
+def _csv_row(row: Mapping[str, Any], columns: list[str]) -> list[str]:
+    cells = []
+    for column in columns:
+        value = row.get(column, "")
+        if isinstance(value, list) and column in ("players", "alerts"):
+            value = ";".join(str(v) for v in value)
+        cells.append(_csv_cell(value))
+    return cells
+
+
+async def _csv_stream(
+    batches: AsyncIterator[list[dict[str, Any]]], columns: list[str]
+) -> AsyncIterator[str]:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(columns)
+    async for rows in batches:
+        for row in rows:
+            writer.writerow(_csv_row(row, columns))
+        yield buffer.getvalue()
+        buffer.seek(0)
+        buffer.truncate()
+    yield buffer.getvalue()
+
+
+async def _json_stream(batches: AsyncIterator[list[dict[str, Any]]]) -> AsyncIterator[str]:
+    """A JSON list, as ``json.dumps(rows, indent=2)`` writes it, a batch at a time."""
+    yield "["
+    first = True
+    async for rows in batches:
+        parts = []
+        for row in rows:
+            text = textwrap.indent(json.dumps(row, indent=2, default=str), "  ")
+            parts.append(("\n" if first else ",\n") + text)
+            first = False
+        yield "".join(parts)
+    yield "]" if first else "\n]"
+
+
 def _export(fmt: str, data: Any, columns: list[str], stem: str) -> Response:
     if fmt == "json":
         body = json.dumps(data, indent=2, default=str)
@@ -1111,13 +1247,7 @@ def _export(fmt: str, data: Any, columns: list[str], stem: str) -> Response:
     writer = csv.writer(buffer)
     writer.writerow(columns)
     for row in data:
-        cells = []
-        for column in columns:
-            value = row.get(column, "")
-            if isinstance(value, list) and column in ("players", "alerts"):
-                value = ";".join(str(v) for v in value)
-            cells.append(_csv_cell(value))
-        writer.writerow(cells)
+        writer.writerow(_csv_row(row, columns))
     return Response(
         buffer.getvalue(),
         media_type="text/csv; charset=utf-8",

@@ -152,7 +152,9 @@ class InMemoryController:
             if alert_code and alert_code not in summary["alert_codes"]:
                 continue
             found.append({k: v for k, v in summary.items() if k != "alert_codes"})
-        return found[:limit]
+        # As the store: the latest started first, at most 1000 at a time.
+        found.sort(key=lambda s: str(s["started"]), reverse=True)
+        return found[: max(1, min(limit, 1000))]
 
     async def round_record(self, round_id: str) -> dict[str, Any]:
         summary = self._summaries[round_id]
