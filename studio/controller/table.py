@@ -153,7 +153,10 @@ _PLAYED_TIMINGS = ("round_gap", "escalate_after", "load_grace", "restart_grace",
 # in play announced again is logged only; a wrong shuffler count while a shoe is in play is
 # the next shoe's (up to 16 it took the shoe in play out of play) (docs/controller.md, Logic
 # versions); 18: the rules engine's logic 6 (a seated player's hand is doubled or split at
-# its decision timeout only with the bet's ``consent_auto``).
+# its decision timeout only with the bet's ``consent_auto``); a driver's ``numbering_reset``
+# (its device restarted its numbering out of reach) while a round's cards are dealt is an
+# ``integrity`` alert, else logged as ``numbering_reset`` (up to 17 a ``device_event``, play
+# going on).
 LOGIC: Final = 18
 FIRST_LOGIC: Final = 1
 # The phases of a round in progress: its burn card (logic 9), its bets, its cards.
@@ -1165,6 +1168,9 @@ class TableController:
         event = DeviceEvent.model_validate(inp.data)
         if not self._device_ok(event.device, "shuffler", inp.data):
             return
+        if event.event == "numbering_reset" and self.logic >= 18:
+            self._numbering_reset("shuffler", event, inp.data)
+            return
         if event.event == "shuffle_complete":
             count, census, unreadable = self._shuffler_count(event.data)
             problems = unreadable or census_problems(count, census, self.ruleset.shoe.decks)
@@ -1272,6 +1278,9 @@ class TableController:
         event = DeviceEvent.model_validate(inp.data)
         if not self._device_ok(event.device, "cutcard", inp.data):
             return
+        if event.event == "numbering_reset" and self.logic >= 18:
+            self._numbering_reset("cutcard", event, inp.data)
+            return
         if event.event == "cut_card_detected":
             if self.logic >= 3 and self.shoe.shoe_id is not None and self.shoe.cards_dealt == 0:
                 # No card of this shoe has come out, so neither has its cut card: a report
@@ -1301,9 +1310,36 @@ class TableController:
         else:
             self._pass_on("cutcard", event)
 
+    def _numbering_reset(self, source: str, event: DeviceEvent, evidence: dict[str, Any]) -> None:
+        """A driver found that its device restarted its numbering while the link or the
+        driver was away (logic 18): what the device did meanwhile (a card dealt, a shuffle
+        counted, a cut card out) may never reach the controller, and no hole in the seqs
+        shows it. While a round's cards are being dealt, an ``integrity`` alert: the manager
+        checks the table against the round (accept: nothing was lost; cancel: the round is
+        refunded). Between rounds and while betting no card of a round is at stake (a card
+        drawn then is the shoe's census, a lost count or load is waited for), so it is
+        logged (``numbering_reset``) without one: a studio powered down overnight, or the
+        demo's simulated devices at each run, would otherwise stop every table at the start.
+        Up to 17 it was passed on as a ``device_event``, and play went on."""
+        last = event.data.get("last_seen")
+        if self.phase not in _CARD_PHASES:
+            self._event("numbering_reset", source=source, device=event.device, data=event.data)
+            return
+        self._alert(
+            AlertCode.INTEGRITY,
+            f"{event.device} restarted its numbering while it was out of reach: what it did "
+            f"after its event {last} may be lost (a card dealt then was never read); check "
+            "the table against the round",
+            [{"source": source, **evidence}],
+            allowed=[Resolution.ACCEPT, Resolution.CANCEL],
+        )
+
     def _on_shoe_event(self, inp: Input) -> None:
         event = DeviceEvent.model_validate(inp.data)
         if not self._device_ok(event.device, "shoe", inp.data):
+            return
+        if event.event == "numbering_reset" and self.logic >= 18:
+            self._numbering_reset("shoe", event, inp.data)
             return
         if event.event == "shoe_loaded":
             self._load_shoe(str(event.data.get("shoe", f"{event.device}-{event.seq}")), inp.data)
