@@ -156,7 +156,8 @@ _PLAYED_TIMINGS = ("round_gap", "escalate_after", "load_grace", "restart_grace",
 # its decision timeout only with the bet's ``consent_auto``); a driver's ``numbering_reset``
 # (its device restarted its numbering out of reach) while a round's cards are dealt is an
 # ``integrity`` alert, else logged as ``numbering_reset`` (up to 17 a ``device_event``, play
-# going on).
+# going on); a command after the players' deadline meets the deadline first (betting closed,
+# the decision defaulted; up to 17 taken until the timer input came).
 LOGIC: Final = 18
 FIRST_LOGIC: Final = 1
 # The phases of a round in progress: its burn card (logic 9), its bets, its cards.
@@ -916,6 +917,10 @@ class TableController:
             self._load_shoe(shoe_id, evidence, final=True)
         for outcome in self.crosscheck.expire(now):
             self._crosscheck_outcome(outcome)
+        self._players_deadlines(now)
+
+    def _players_deadlines(self, now: datetime) -> None:
+        """Close betting, or default the decision pending, if its deadline has passed."""
         if self.betting_deadline is not None and now >= self.betting_deadline:
             self.betting_deadline = None
             self._close_betting()
@@ -1866,6 +1871,12 @@ class TableController:
     # 2026-12-05 every id and answer was kept here, for the table's life).
     def _on_game_command(self, inp: Input) -> None:
         command = game_command.validate_python(inp.data)
+        if self.logic >= 18:
+            # A command after the players' deadline meets the deadline first: betting closes
+            # or the decision defaults, as the timer would have had it come in time. The
+            # timer comes from the service's clock loop, late on a loaded machine: up to 17
+            # a bet 3 s after `deadline` was taken, a double 2.6 s after (a stress review).
+            self._players_deadlines(inp.ts)
         try:
             result = self._apply_command(command)
         except (CommandRejected, RuleError) as exc:
