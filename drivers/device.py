@@ -269,6 +269,7 @@ class DeviceDriver:
         self._command_ids: deque[str] = deque(maxlen=256)
         self._health_last = 0.0
         self._status: HealthStatus = "offline"
+        self._masked_degraded = False  # a degraded report went out as offline (not online)
         self._last_error = 0.0
         self._connected_once = False
         self.published = 0
@@ -1261,6 +1262,9 @@ class DeviceDriver:
         await self.bus.publish(self.topics.availability(self.device_id), state, qos=1, retain=True)
         # A pending (coalesced) report stays pending: it says something this one does not.
         await self._publish_health("ok" if online else "offline", reason, keep_pending=True)
+        if online and self._masked_degraded:
+            self._status = "degraded"  # (see _health_ticker): "ok" once 5 s pass without errors
+        self._masked_degraded = False
 
     def _error(self, reason: str) -> None:
         # Logged at WARNING when the (coalesced) health event goes out, not per bad frame.
@@ -1297,6 +1301,11 @@ class DeviceDriver:
         _LOGGER.log(level, "%s/%s %s: %s", self.table_id, self.device_id, status, reason)
         health = health_report(self.device_id, self._health_seq, status, reason, dict(self.stats))
         self._health_seq = health.seq
+        if status == "degraded":
+            # "no errors for 5s" counts from this report too, taken after its ts: a report
+            # that went out late in its tick (a save, a busy loop) was followed by "ok" 4.97 s
+            # later by the reports' own times.
+            self._last_error = max(self._last_error, time.monotonic())
         await self.bus.publish(self.topics.health(self.device_id), health, qos=1)
 
     async def _health_ticker(self) -> None:
@@ -1307,9 +1316,17 @@ class DeviceDriver:
             pending = self._health_pending
             if pending is not None:
                 status, reason = pending
+                masked = False
                 if not self.online and self._wrong_device is None:
-                    status = "offline"
+                    masked, status = status == "degraded", "offline"
                 await self._publish_health(status, reason)
+                if masked:
+                    # A problem told while offline (a restart found by the reconnect's HELLO,
+                    # before the first heartbeat) still needs its 5 s without errors once
+                    # online: "ok connected" right after it was the last word, and "no errors
+                    # for 5s" never came.
+                    self._masked_degraded = True
+                    self._last_error = max(self._last_error, time.monotonic())
             elif (
                 self.online
                 and self._status == "degraded"
