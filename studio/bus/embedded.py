@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import socket
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from types import TracebackType
 from typing import Any
@@ -26,6 +26,23 @@ def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind((host, 0))
         return int(sock.getsockname()[1])
+
+
+class _SnapshotDict(dict[Any, Any]):
+    """A dict whose iteration (``for k in d``, ``keys``, ``values``, ``items``) walks a
+    copy: what the loop's awaits let other tasks change is seen at the next walk."""
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(list(super().keys()))
+
+    def keys(self) -> list[Any]:  # type: ignore[override]
+        return list(super().keys())
+
+    def values(self) -> list[Any]:  # type: ignore[override]
+        return list(super().values())
+
+    def items(self) -> list[tuple[Any, Any]]:  # type: ignore[override]
+        return list(super().items())
 
 
 class EmbeddedBroker:
@@ -55,6 +72,12 @@ class EmbeddedBroker:
             },
         }
         self._broker = Broker(config)
+        # amqtt 0.12.1 walks its subscriptions with awaits inside the loop (a connecting
+        # client's retained messages, every broadcast): another client subscribing meanwhile
+        # raised "dictionary changed size during iteration", which reset the connecting
+        # client (a stress review: four cameras cut off at a demo's start) or could end the
+        # broadcast loop. Its loops walk a snapshot instead.
+        self._broker._subscriptions = _SnapshotDict(self._broker._subscriptions)
         try:
             await self._broker.start()
         except Exception as exc:
