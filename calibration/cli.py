@@ -67,6 +67,7 @@ calibrate_app = typer.Typer(
 
 
 _ALL_CODES = frozenset(r + s for r in RANKS for s in SUITS)
+LOOSE_CARDS_MIN = 3  # see _report_focus
 
 
 def _fail(exc: Exception) -> typer.Exit:
@@ -409,10 +410,11 @@ def _report_focus(frame: Image, cal: TableCalibration) -> None:
     ]
     # The cards the finder sees without the calibration: the calibration rejects a card
     # whose size on the layout is wrong, and corners read off a resized copy of the frame
-    # (a half-size preview) make every card twice its size there.
-    # (A card or two may be refused for other reasons: one half off the layout.)
+    # (a half-size preview) make every card twice its size there. Warned of when three or
+    # more are seen and most are refused (a marker or a glare blob the calibration rightly
+    # refuses is one or two: a generated wide-cloth frame shows two).
     loose = len(Recogniser(None, None).find(frame))
-    if 2 * len(found) < loose:
+    if loose >= LOOSE_CARDS_MIN and 2 * len(found) < loose:
         w, h = cal.image_size
         typer.echo(
             f"warning: {loose} card(s) on the frame, {len(found)} of them the size of a card "
