@@ -70,9 +70,10 @@ def test_a_heic_photograph_is_turned_upright(tmp_path: Path) -> None:
 def test_unreadable_files_say_what_is_wrong(tmp_path: Path) -> None:
     (tmp_path / "broken.heic").write_bytes(b"\x00\x00\x00\x18ftypheic" + b"\x00" * 64)
     (tmp_path / "empty.jpg").write_bytes(b"")
-    for name in ("broken.heic", "empty.jpg"):
-        with pytest.raises(VisionError, match=r"is not a readable image .*heic"):
-            read_image(tmp_path / name)
+    with pytest.raises(VisionError, match=r"is not a readable image .*heic"):
+        read_image(tmp_path / "broken.heic")
+    with pytest.raises(VisionError, match=r"empty.jpg is an empty file \(0 bytes\)"):
+        read_image(tmp_path / "empty.jpg")
     with pytest.raises(VisionError, match="not found"):
         read_image(tmp_path / "missing.png")
     with pytest.raises(VisionError, match="is a directory"):
