@@ -161,6 +161,9 @@ _PLAYED_TIMINGS = ("round_gap", "escalate_after", "load_grace", "restart_grace",
 LOGIC: Final = 18
 FIRST_LOGIC: Final = 1
 # The phases of a round in progress: its burn card (logic 9), its bets, its cards.
+# How long after the players' deadline a command taken before the timer input is still
+# judged as in time (logic 18): the time it waited for its turn at the table.
+COMMAND_DEADLINE_GRACE: Final = 2.0
 ROUND_PHASES: Final = ("burning", "betting", "dealing")
 # Those in which a card may be due: the burn, the deal.
 _CARD_PHASES: Final = ("burning", "dealing")
@@ -1327,7 +1330,9 @@ class TableController:
         demo's simulated devices at each run, would otherwise stop every table at the start.
         Up to 17 it was passed on as a ``device_event``, and play went on."""
         last = event.data.get("last_seen")
-        if self.phase not in _CARD_PHASES:
+        if source != "shoe" or self.phase not in _CARD_PHASES:
+            # A shuffler's lost event is the next shoe's (its count is waited for), a lost
+            # cut card has its own backstop (cut_card_missing): no round card is at stake.
             self._event("numbering_reset", source=source, device=event.device, data=event.data)
             return
         self._alert(
@@ -1872,11 +1877,13 @@ class TableController:
     def _on_game_command(self, inp: Input) -> None:
         command = game_command.validate_python(inp.data)
         if self.logic >= 18:
-            # A command after the players' deadline meets the deadline first: betting closes
-            # or the decision defaults, as the timer would have had it come in time. The
-            # timer comes from the service's clock loop, late on a loaded machine: up to 17
-            # a bet 3 s after `deadline` was taken, a double 2.6 s after (a stress review).
-            self._players_deadlines(inp.ts)
+            # A command taken well after the players' deadline meets the deadline first:
+            # betting closes or the decision defaults, as the timer would have had it come in
+            # time. The timer comes from the service's clock loop, late on a loaded machine:
+            # up to 17 a bet 3.4 s after `deadline` was taken, a double 2.6 s after (a stress
+            # review). A command's time is when it gets its turn at the table, not when it
+            # came: one sent in time that waited behind others is not refused within the grace.
+            self._players_deadlines(inp.ts - timedelta(seconds=COMMAND_DEADLINE_GRACE))
         try:
             result = self._apply_command(command)
         except (CommandRejected, RuleError) as exc:

@@ -55,3 +55,19 @@ def test_a_decision_after_its_deadline_meets_the_default_first() -> None:
     assert kind == "command_rejected" and data["reason"] == "a card is due before any decision"
     assert d.table.engine is not None
     assert d.table.engine.round.boxes[1].wagers[0].hand_stakes[0].total == 10
+
+
+def test_a_bet_taken_within_the_grace_after_the_deadline_is_in_time() -> None:
+    """A command's time is when it gets its turn at the table: one that waited behind
+    others (a slow database write) is not refused for that within COMMAND_DEADLINE_GRACE
+    (a review: a bet sent 0.5 s before the deadline was refused behind a 1 s write)."""
+    d = Driver("classic6", single_source=True)
+    d.shuffle(decks=6)
+    d.load()
+    d.tick(0.1)
+    d.bet(1, "p1")
+    deadline = d.table.betting_deadline
+    assert deadline is not None
+    waited = {"id": "waited", "type": "bet", "seat": 2, "player": "p2", "stake": "10"}
+    d.feed("game.command", waited, dt=(deadline - d.now).total_seconds() + 1.5)
+    assert _answer(d, "waited")[0] == "command_accepted"
