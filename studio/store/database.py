@@ -537,7 +537,7 @@ class Database:
                     f"another {name} is running on database {safe_url(self.url)}: stop it first"
                 )
             try:
-                async with self._fenced(name, conn, lambda: _session_still_holds(conn, key), watch):
+                async with self._fenced(name, conn, _AdvisoryLockCheck(conn, key), watch):
                     yield
             finally:
                 with contextlib.suppress(sa.exc.SQLAlchemyError, OSError):
@@ -631,6 +631,12 @@ class Database:
             await conn.commit()
             return epoch
         except (OSError, sa.exc.SQLAlchemyError) as exc:
+            if conn is not None:
+                # Its transaction is aborted: left so, the lock's own check failed next and
+                # stopped a controller that still held its lock (a review: a DBA's lock on
+                # the table made one read time out).
+                with contextlib.suppress(OSError, sa.exc.SQLAlchemyError):
+                    await conn.rollback()
             _LOGGER.warning("%s: the lock's start count not read: %s", name, reason(exc))
             return None
 
@@ -804,17 +810,43 @@ _HOLDS_ADVISORY_LOCK: Final = sa.text(
 )
 
 
-async def _session_still_holds(conn: AsyncConnection, key: int) -> str | None:
+# A check of the advisory lock that fails without its connection being gone (a statement
+# timeout, a DBA's pg_cancel_backend, a lock wait) is tried again this many times in a row
+# before the lock is given up for lost; the fence refuses writes meanwhile if it was.
+LOCK_CHECK_TRIES = 3
+
+
+class _AdvisoryLockCheck:
     """Why ``conn``'s session no longer holds the advisory lock ``key``, or None."""
-    try:
-        held = (await conn.execute(_HOLDS_ADVISORY_LOCK, {"key": key})).scalar()
-        await conn.commit()
-    except (OSError, sa.exc.SQLAlchemyError) as exc:
-        # The driver's words alone: SQLAlchemy's add the statement.
-        cause = exc.orig if isinstance(exc, sa.exc.DBAPIError) and exc.orig else exc
-        words = (str(cause).strip().splitlines() or [type(cause).__name__])[0]
-        return f"the connection holding it was lost ({words})"
-    return None if held else "PostgreSQL no longer holds it for this process"
+
+    def __init__(self, conn: AsyncConnection, key: int) -> None:
+        self.conn, self.key, self.failures = conn, key, 0
+
+    async def __call__(self) -> str | None:
+        try:
+            held = (await self.conn.execute(_HOLDS_ADVISORY_LOCK, {"key": self.key})).scalar()
+            await self.conn.commit()
+        except (OSError, sa.exc.SQLAlchemyError) as exc:
+            with contextlib.suppress(OSError, sa.exc.SQLAlchemyError):
+                await self.conn.rollback()  # an aborted transaction failed every later check
+            # The driver's words alone: SQLAlchemy's add the statement.
+            cause = exc.orig if isinstance(exc, sa.exc.DBAPIError) and exc.orig else exc
+            words = (str(cause).strip().splitlines() or [type(cause).__name__])[0]
+            gone = (
+                isinstance(exc, OSError)
+                or bool(getattr(exc, "connection_invalidated", False))
+                or self.conn.closed
+                or self.conn.invalidated
+            )
+            if gone:
+                return f"the connection holding it was lost ({words})"
+            self.failures += 1
+            if self.failures >= LOCK_CHECK_TRIES:
+                return f"its check failed {self.failures} times in a row ({words})"
+            _LOGGER.warning("the database lock's check failed (%s); trying again", words)
+            return None
+        self.failures = 0
+        return None if held else "PostgreSQL no longer holds it for this process"
 
 
 @contextlib.asynccontextmanager

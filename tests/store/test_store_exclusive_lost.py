@@ -113,3 +113,33 @@ async def test_a_watched_holder_left_alone_runs_on(database: Database) -> None:
 
 async def _nothing(_conn: object) -> None:
     return None
+
+
+async def test_a_check_that_fails_on_a_live_connection_is_tried_again(
+    database: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A review: one failed read on the lock's connection (a lock wait timed out behind a
+    DBA's ALTER) left its transaction aborted, the next check failed on that and the watch
+    stopped a controller that still held its lock. A failure with the connection alive is
+    tried again (LOCK_CHECK_TRIES in a row before the lock counts as lost), and the
+    connection is usable again after it."""
+    if database.is_sqlite:
+        pytest.skip("PostgreSQL's advisory lock")
+    from studio.store import database as module
+
+    key = database._lock_key("exclusive:check-again")
+    async with database.engine.connect() as conn:
+        await conn.execute(sa.select(sa.func.pg_advisory_lock(key)))
+        await conn.commit()
+        check = module._AdvisoryLockCheck(conn, key)
+        real = module._HOLDS_ADVISORY_LOCK
+        monkeypatch.setattr(module, "_HOLDS_ADVISORY_LOCK", sa.text("SELECT 1 / 0"))
+        assert await check() is None  # a statement error, its connection alive: again
+        monkeypatch.setattr(module, "_HOLDS_ADVISORY_LOCK", real)
+        assert await check() is None and check.failures == 0  # held; the count starts over
+        monkeypatch.setattr(module, "_HOLDS_ADVISORY_LOCK", sa.text("SELECT 1 / 0"))
+        answers = [await check() for _ in range(module.LOCK_CHECK_TRIES)]
+        assert answers[:-1] == [None] * (module.LOCK_CHECK_TRIES - 1)
+        assert answers[-1] is not None and "failed 3 times in a row" in answers[-1]
+        await conn.execute(sa.select(sa.func.pg_advisory_unlock(key)))
+        await conn.commit()
