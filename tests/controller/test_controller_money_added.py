@@ -19,12 +19,18 @@ def _accepted(d: Driver, cid: str) -> dict[str, Any]:
     )
 
 
-def _dealt(ruleset: str, cards: list[str], logic: int = LOGIC, **bet: Any) -> Driver:
-    d = Driver(ruleset, single_source=True)
+def _betting(ruleset: str, logic: int = LOGIC, **table: Any) -> Driver:
+    """A table of ``ruleset`` with its first round open for bets."""
+    d = Driver(ruleset, **{"single_source": True, **table})
     d.table.logic = logic
     d.shuffle(decks=6 if ruleset == "classic6" else 8)
     d.load()
     d.tick(0.1)
+    return d
+
+
+def _dealt(ruleset: str, cards: list[str], logic: int = LOGIC, **bet: Any) -> Driver:
+    d = _betting(ruleset, logic)
     d.bet(1, "p1", **bet)
     d.tick(31)
     for code in cards:
@@ -83,10 +89,7 @@ def test_a_round_of_logic_17_answers_as_it_did() -> None:
 def test_one_insurance_answer_covers_every_seat_of_the_player() -> None:
     """Seed 004: "If you are seated on both seats, insurance is applied on both
     positions". A seat was required, so the other seat's question timed out to none."""
-    d = Driver("clubhouse", single_source=True)
-    d.shuffle()
-    d.load()
-    d.tick(0.1)
+    d = _betting("clubhouse")
     d.bet(1, "p1")
     d.bet(2, "p1")
     d.tick(31)
@@ -101,10 +104,7 @@ def test_a_best_strategy_box_says_what_it_played_as_the_card_lands() -> None:
     """A Majority Rules seat with one player plays Best Strategy as its cards land: the
     consenting wager's double (11 against 6) was in no event until the settlement (a review
     of the first `added`)."""
-    d = Driver("majority_speed", single_source=True)
-    d.shuffle()
-    d.load()
-    d.tick(0.1)
+    d = _betting("majority_speed")
     d.bet(1, "p1", consent_auto=True)
     d.tick(31)
     for code in ["5S", "6D", "6C", "9D"]:  # seat 1, up card, seat 1, hole: 11 against 6
@@ -127,10 +127,7 @@ def test_a_correction_that_changes_an_automatic_double_says_so() -> None:
     """The shoe read 6C (11 against 6: Best Strategy doubled), the camera saw 7C; corrected
     to 7C (12 against 6: stand), the double is taken back: `wagers_changed` gives the
     10.00 back, where nothing said it and the platform kept it debited."""
-    d = Driver("majority_speed")
-    d.shuffle()
-    d.load()
-    d.tick(0.1)
+    d = _betting("majority_speed", single_source=False)
     d.bet(1, "p1", consent_auto=True)
     d.tick(31)
     for code, seen, zone in [("5S", "5S", "seat:1"), ("6D", "6D", "dealer"),
@@ -160,10 +157,7 @@ def test_an_insurance_answer_without_a_seat_leaves_the_players_bets_behind_alone
     """A review: p1 seated on seat 1 and betting behind seat 2 answered once; both were
     insured (5.00 each). The answer covers the seats the player sits on; a bet behind
     answers for itself."""
-    d = Driver("clubhouse", single_source=True)
-    d.shuffle()
-    d.load()
-    d.tick(0.1)
+    d = _betting("clubhouse")
     d.bet(1, "p1")
     d.bet(2, "p2")
     d.bet(2, "p1", cid="behind", behind=True)

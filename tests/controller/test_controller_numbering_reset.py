@@ -6,7 +6,7 @@ never read. Up to 17 it was passed on as a ``device_event`` and play went on."""
 from __future__ import annotations
 
 import pytest
-from test_controller_table import Driver
+from test_controller_table import Driver, start_round
 
 from studio.controller.table import LOGIC
 
@@ -29,11 +29,7 @@ def test_a_numbering_reset_mid_round_pauses_it(source: str, device: str) -> None
     for logic, alerted in [(LOGIC, True), (17, False)]:
         d = Driver("clubhouse", single_source=True)
         d.table.logic = logic
-        d.shuffle()
-        d.load()
-        d.tick(0.1)
-        d.bet(1, "p1")
-        d.tick(20)
+        start_round(d, 1)
         d.card("5S")
         _reset(d, source, device)
         open_alerts = d.table.alerts.open_alerts()
@@ -63,11 +59,7 @@ def test_a_shufflers_numbering_reset_mid_round_is_logged_only() -> None:
     """Its lost event is the next shoe's (a count is waited for): no card of the round is
     at stake, and an alert offering to cancel the round said one was (a review)."""
     d = Driver("clubhouse", single_source=True)
-    d.shuffle()
-    d.load()
-    d.tick(0.1)
-    d.bet(1, "p1")
-    d.tick(20)
+    start_round(d, 1)
     d.card("5S")
     _reset(d, "shuffler", "shuf")
     assert d.table.alerts.open_alerts() == [] and not d.table.paused
