@@ -469,6 +469,11 @@ class TableSettings(StrictModel):
         le=60,
         description="how long the shoe's card and the camera's sighting of it may be apart",
     )
+    currency: str | None = Field(
+        None,
+        pattern=r"^[A-Z]{3}$",
+        description="ISO 4217 code of the table's amounts (EUR, USD), sent in round_opened",
+    )
 
     @field_validator("ruleset")
     @classmethod

@@ -647,6 +647,9 @@ class TableController:
             # What the round is decided by: an auditor (or a platform) reading the round's
             # record alone had to find the start it opened under in the event log.
             logic={"table": self.logic, "engine": self._round_logic},
+            # The amounts' currency, as configured (null: not said; every amount of the
+            # table is in it, a platform of several currencies checks it).
+            currency=self.settings.currency,
         )
         if self.shoe.cut_card_seen and self.logic >= 2:  # out between rounds: the shoe's last
             self._apply_op(("cut_card", None))

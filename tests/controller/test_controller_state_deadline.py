@@ -37,3 +37,13 @@ def test_a_round_names_the_logic_it_is_decided_by() -> None:
     d.tick(0.1)
     opened = next(e for e in d.events if e["type"] == "round_opened")
     assert opened["data"]["logic"] == {"table": 17, "engine": 5}
+
+
+def test_a_round_names_its_currency_when_the_table_has_one() -> None:
+    for currency in ["EUR", None]:
+        d = Driver("clubhouse", single_source=True, currency=currency)
+        d.shuffle()
+        d.load()
+        d.tick(0.1)
+        opened = next(e for e in d.events if e["type"] == "round_opened")
+        assert opened["data"]["currency"] == currency
