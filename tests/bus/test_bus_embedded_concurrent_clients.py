@@ -44,12 +44,12 @@ async def test_clients_connecting_and_subscribing_at_once_are_all_served(
                     for k in range(10):
                         await c.subscribe(f"{table_id}/c{n}/{k}")
                     await c.subscribe(f"{table_id}/kept/#")
-                    await asyncio.sleep(0.5)
+                    await asyncio.sleep(0.3)
             except aiomqtt.MqttError as exc:
                 return repr(exc)
             return "ok"
 
-        for wave in range(3):
+        for wave in range(2):  # the second wave failed whole before
             results = await asyncio.gather(*(client(100 * wave + n) for n in range(100)))
             assert results == ["ok"] * 100, wave
     errors = [r.getMessage() for r in caplog.records if r.name.startswith("amqtt")]
