@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import heapq
 import itertools
 import logging
@@ -22,7 +23,7 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, RootModel, ValidationError
 
@@ -96,6 +97,8 @@ from studio.streams import Channel, Emission, Fanout
 
 _LOGGER = logging.getLogger(__name__)
 
+T = TypeVar("T")
+
 INPUT_KINDS = [
     "shoe.card",
     "shoe.event",
@@ -168,6 +171,15 @@ def _command_body(data: dict[str, Any]) -> dict[str, Any] | None:
     if "side_bets" in body:  # a side bet of 0 is none (docs/protocol.md)
         body["side_bets"] = {k: v for k, v in body["side_bets"].items() if v != 0}
     return body
+
+
+def _log_unheard(what: str, task: asyncio.Task[Any]) -> None:
+    """How ``task`` ended, for a caller that stopped waiting for it."""
+    if task.cancelled():
+        return
+    exc = task.exception()  # retrieved: no "never retrieved" traceback at shutdown
+    if exc is not None:
+        _LOGGER.warning("%s failed after its caller stopped waiting: %s", what, exc)
 
 
 def _being_rebuilt(table_id: str) -> StoreError:
@@ -809,9 +821,20 @@ class ControllerService:
         # Shielded: applying an input and logging it must not be split by a cancellation
         # (a shutdown while inputs are in flight); the stop waits for it (_settle).
         task = asyncio.ensure_future(self._submit(table_id, kind, data, round_in_play))
+        return await self._shielded(task, f"{kind} on {table_id}")
+
+    async def _shielded(self, task: asyncio.Task[T], what: str) -> T:
+        """Await ``task`` shielded from the caller's cancellation, the stop waiting for it
+        (_settle). A caller cancelled meanwhile (a stop, a client gone) never hears how it
+        ended: a failure is logged here once, where asyncio printed "Task exception was
+        never retrieved" with a traceback at shutdown (a review, with the disk full)."""
         self._in_flight.add(task)
         task.add_done_callback(self._in_flight.discard)
-        return await asyncio.shield(task)
+        try:
+            return await asyncio.shield(task)
+        except asyncio.CancelledError:
+            task.add_done_callback(functools.partial(_log_unheard, what))
+            raise
 
     async def _submit(
         self, table_id: str, kind: str, data: dict[str, Any], round_in_play: str | None = None
@@ -1492,9 +1515,7 @@ class ControllerService:
         # Shielded, as an input is: the rebuild it may run settles an unconfirmed input and
         # publishes its outputs, which a client hanging up must not cut short (a review).
         task = asyncio.ensure_future(self._committed_state(table_id))
-        self._in_flight.add(task)
-        task.add_done_callback(self._in_flight.discard)
-        return await asyncio.shield(task)
+        return await self._shielded(task, f"state of {table_id}")
 
     async def _committed_state(self, table_id: str) -> dict[str, Any]:
         async with self._locks[table_id]:
