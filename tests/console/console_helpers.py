@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 from argon2 import PasswordHasher
@@ -13,6 +13,9 @@ from studio.console import ConsoleSettings
 from studio.store import Database
 from studio.streams import Fanout
 from studio.web import WebContext
+
+if TYPE_CHECKING:
+    from playwright.async_api import Page
 
 assert studio.console.install is not None
 
@@ -55,3 +58,13 @@ async def login(http: httpx.AsyncClient, username: str, password: str = PASSWORD
     token = http.cookies.get("studio_csrf")
     assert token
     return token
+
+
+async def sign_in(page: Page, base: str, username: str = "manager") -> None:
+    """Sign ``page`` in to the console at ``base`` through its login form, as a person
+    does, and wait until the signed-in page (its logout button) is drawn."""
+    await page.goto(f"{base}/console/login")
+    await page.fill("input[name=username]", username)
+    await page.fill("input[name=password]", PASSWORD)
+    await page.click("#login-form button[type=submit]")
+    await page.wait_for_selector("#logout")

@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 import httpx
 import pytest
 from console_double import InMemoryController
-from console_helpers import PASSWORD, context, fast_hasher, login
+from console_helpers import PASSWORD, context, fast_hasher, login, sign_in
 from link_support import BrokerLink
 from playwright.async_api import Browser
 
@@ -147,11 +147,7 @@ async def test_the_open_overview_shows_the_link_lost_and_back_without_a_reload(
         ctx = await browser.new_context()
         ctx.set_default_timeout(20_000)
         page = await ctx.new_page()
-        await page.goto(f"{server.url}/console/login")
-        await page.fill("input[name=username]", "manager")
-        await page.fill("input[name=password]", PASSWORD)
-        await page.click("#login-form button[type=submit]")
-        await page.wait_for_selector("#logout")
+        await sign_in(page, server.url)
         await page.wait_for_function("() => document.body.dataset.liveState === 'live'")
         assert await page.locator(".broker-down").count() == 0
         # The broker goes away: no message comes through a controller that hears nothing,

@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 
 import pytest
 from console_double import InMemoryController
-from console_helpers import PASSWORD, context, fast_hasher
+from console_helpers import PASSWORD, context, fast_hasher, sign_in
 from playwright.async_api import Browser, Page
 
 from studio.console import UserStore
@@ -49,11 +49,7 @@ async def manager_page(browser: Browser, base: str) -> AsyncIterator[Page]:
     ctx.set_default_timeout(TIMEOUT_MS)
     try:
         page = await ctx.new_page()
-        await page.goto(f"{base}/console/login")
-        await page.fill("input[name=username]", "manager")
-        await page.fill("input[name=password]", PASSWORD)
-        await page.click("#login-form button[type=submit]")
-        await page.wait_for_selector("#logout")
+        await sign_in(page, base)
         await page.goto(f"{base}/console/alerts")
         await page.wait_for_function("() => document.body.dataset.liveState === 'live'")
         yield page

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 from console_double import InMemoryController
-from console_helpers import PASSWORD, context, fast_hasher
+from console_helpers import PASSWORD, context, fast_hasher, sign_in
 from playwright.async_api import Browser, WebSocketRoute
 
 from studio.console import UserStore
@@ -53,11 +53,7 @@ async def _cued_after_reconnect(
         ctx = await browser.new_context()
         ctx.set_default_timeout(20_000)
         page = await ctx.new_page()
-        await page.goto(f"{server.url}/console/login")
-        await page.fill("input[name=username]", "manager")
-        await page.fill("input[name=password]", PASSWORD)
-        await page.click("#login-form button[type=submit]")
-        await page.wait_for_selector("#logout")
+        await sign_in(page, server.url)
 
         sockets: list[WebSocketRoute] = []
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 from console_double import InMemoryController
-from console_helpers import PASSWORD, context, fast_hasher
+from console_helpers import PASSWORD, context, fast_hasher, sign_in
 from playwright.async_api import Browser
 
 from studio.console import UserStore
@@ -31,11 +31,7 @@ async def test_a_page_whose_session_ended_while_its_socket_was_down_shows_the_lo
         ctx = await browser.new_context()
         ctx.set_default_timeout(20_000)
         page = await ctx.new_page()
-        await page.goto(f"{server.url}/console/login")
-        await page.fill("input[name=username]", "manager")
-        await page.fill("input[name=password]", PASSWORD)
-        await page.click("#login-form button[type=submit]")
-        await page.wait_for_selector("#logout")
+        await sign_in(page, server.url)
         await page.goto(f"{server.url}/console/tables/bj1")
         await page.wait_for_function("() => document.body.dataset.liveState === 'live'")
         # The fragments the socket's opening re-fetches are back (2 on the table page).
