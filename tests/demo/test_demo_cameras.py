@@ -99,8 +99,9 @@ async def test_clubhouse_rounds_are_cross_checked_by_its_camera(tmp_path: Path) 
             while len(checked) < 3 or max(c[2] for c in checked.values()) < 3:
                 assert not runner.done(), runner.exception()
                 await asyncio.sleep(1)
+                # Empty until the first round opens: a slow machine takes a while to get there.
                 rounds = await service.rounds_search(table="clubhouse")
-                assert rounds and not any(r["single_source"] for r in rounds)
+                assert not any(r["single_source"] for r in rounds)
                 for summary in rounds:
                     if summary["status"] != "settled" or summary["alerts"]:
                         continue
