@@ -1,6 +1,6 @@
 """The message bus: one publish/subscribe abstraction over MQTT used by every service."""
 
-from studio.bus.client import BusStats, MessageBus, Received, Subscription
+from studio.bus.client import BusStats, Malformed, MessageBus, Received, Subscription
 from studio.bus.embedded import EmbeddedBroker, broker_for, require_shared_broker
 from studio.bus.sequence import MAX_SEQ_JUMP, SequenceTracker, SeqVerdict
 
@@ -8,6 +8,7 @@ __all__ = [
     "MAX_SEQ_JUMP",
     "BusStats",
     "EmbeddedBroker",
+    "Malformed",
     "MessageBus",
     "Received",
     "SeqVerdict",

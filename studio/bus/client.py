@@ -21,6 +21,9 @@
   ping-pong at network speed. Re-sent only on its own reconnect, a refused second driver's
   ``offline`` stayed retained while the first ran fine, and the controller paused the table.
 * A payload that fails validation is logged and counted, never raised into a consumer.
+  A consumer that answers such a payload (the controller's game commands) passes
+  ``subscribe(..., on_malformed=)``: it is handed each one (:class:`Malformed`) before the
+  next message is read.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ import contextlib
 import logging
 import ssl
 from collections import Counter, deque
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -64,6 +67,17 @@ REASSERT_INTERVAL = 1.0
 class Received(Generic[M]):
     topic: str
     payload: M
+    retain: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Malformed:
+    """A message of a subscription that failed validation: dropped, and handed to the
+    subscription's ``on_malformed`` (if any) as it was received."""
+
+    topic: str
+    payload: bytes
+    error: Exception
     retain: bool
 
 
@@ -114,12 +128,14 @@ class Subscription(Generic[M]):
         model: type[M],
         qos: int,
         accept: Callable[[str], bool] | None = None,
+        on_malformed: Callable[[Malformed], Awaitable[object]] | None = None,
     ) -> None:
         self.bus = bus
         self.filter = topic_filter
         self.model = model
         self.qos = qos
         self.accept = accept
+        self.on_malformed = on_malformed
         self._queue: asyncio.Queue[aiomqtt.Message] = asyncio.Queue()
 
     def matches(self, message: aiomqtt.Message) -> bool:
@@ -133,6 +149,10 @@ class Subscription(Generic[M]):
         self._queue.put_nowait(message)
 
     def decode(self, message: aiomqtt.Message) -> Received[M] | None:
+        decoded = self._decode(message)
+        return None if isinstance(decoded, Malformed) else decoded
+
+    def _decode(self, message: aiomqtt.Message) -> Received[M] | Malformed:
         raw = message.payload
         data = raw if isinstance(raw, bytes | bytearray) else str(raw).encode()
         try:
@@ -152,14 +172,21 @@ class Subscription(Generic[M]):
                 if isinstance(exc, ValidationError)
                 else repr(exc),
             )
-            return None
+            return Malformed(topic, bytes(data), exc, bool(message.retain))
         return Received(message.topic.value, payload, bool(message.retain))
 
     async def get(self) -> Received[M]:
         while True:
-            decoded = self.decode(await self._queue.get())
-            if decoded is not None:
+            decoded = self._decode(await self._queue.get())
+            if not isinstance(decoded, Malformed):
                 return decoded
+            if self.on_malformed is not None:
+                try:
+                    await self.on_malformed(decoded)
+                except Exception:
+                    # The consumer's answer failed: logged, and the next message is read
+                    # all the same (a malformed payload is never fatal to its consumer).
+                    _LOGGER.exception("answering a malformed payload on %s failed", decoded.topic)
 
     def __aiter__(self) -> AsyncIterator[Received[M]]:
         return self._iterate()
@@ -391,9 +418,14 @@ class MessageBus:
         *,
         qos: int = 1,
         accept: Callable[[str], bool] | None = None,
+        on_malformed: Callable[[Malformed], Awaitable[object]] | None = None,
     ) -> Subscription[M]:
-        """Messages on ``topic_filter`` (and, with ``accept``, only topics it accepts)."""
-        return Subscription(self, topic_filter, model, qos, accept)
+        """Messages on ``topic_filter`` (and, with ``accept``, only topics it accepts).
+
+        ``on_malformed`` is awaited with each message of the subscription that fails
+        validation (after it is logged and counted), in its turn among the messages: the
+        next one is read once it returns. An exception it raises is logged, not raised."""
+        return Subscription(self, topic_filter, model, qos, accept, on_malformed)
 
     async def _add(self, sub: Subscription[M]) -> None:
         self._subs.append(sub)  # type: ignore[arg-type]

@@ -18,6 +18,7 @@ from studio.contract.messages import (
 )
 from studio.contract.rounds import (
     AlertMessage,
+    CommandError,
     DealerPrompt,
     DeviceStatus,
     ResetReason,
@@ -33,6 +34,7 @@ __all__ = [
     "AlertMessage",
     "Availability",
     "CameraCard",
+    "CommandError",
     "DealerPrompt",
     "DeviceEvent",
     "DeviceHealth",

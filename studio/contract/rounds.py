@@ -109,6 +109,27 @@ class DealerPrompt(_Out):
     target: dict[str, Any] | None = None
 
 
+class CommandError(_Out):
+    """``.../game/command_errors``: a message on ``game/commands`` that is no game command
+    (bad JSON, an unknown field, a missing one, a value out of range), answered so that the
+    platform can tell a refused command from a lost one. Nothing was applied or logged, and
+    its ``id`` was not taken: a corrected command may use it."""
+
+    table: str
+    ts: AwareDatetime
+    id: str | None = Field(description="the message's `id` when it was a JSON object with one")
+    type: str | None = Field(description="the message's `type` when it had a string one")
+    reason: str = Field(description="why it was refused, in words (capped in length)")
+    received_at: AwareDatetime
+    suppressed: int = Field(
+        0, ge=0, description="notices of the table not sent since the last one (rate limit)"
+    )
+
+    @field_serializer("received_at")
+    def _received_at(self, value: datetime) -> str:
+        return rfc3339(value)
+
+
 class DeviceStatus(_Out):
     """One device of a table as the controller sees it (an entry of :class:`TableDevices`)."""
 

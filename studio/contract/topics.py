@@ -93,6 +93,11 @@ class Topics:
     def game_commands(self) -> str:
         return f"{self.base}/game/commands"
 
+    @property
+    def command_errors(self) -> str:
+        """The controller's answer to a game command it could not read (not validated)."""
+        return f"{self.base}/game/command_errors"
+
 
 def table_of(topic: str) -> str:
     """The table id inside a contract topic; raise :class:`BusError` if it is not one."""

@@ -7,9 +7,9 @@ already accepted is acknowledged again and never applied twice.
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from studio.errors import StudioError
 
@@ -76,6 +76,36 @@ GameCommand = Annotated[
     Field(discriminator="type"),
 ]
 game_command = TypeAdapter(GameCommand)
+COMMAND_TYPES = tuple(
+    model.model_fields["type"].default for model in get_args(get_args(GameCommand)[0])
+)
+
+REASON_ERRORS = 5  # validation errors a refusal names (then "and N more")
+REASON_LIMIT = 500  # characters of a refusal's reason at most
+
+
+def invalid_reason(error: Exception) -> str:
+    """Why a message is no game command, in words, for the platform that sent it
+    (``game/command_errors``): each error's field and pydantic's message, at most
+    :data:`REASON_ERRORS` of them and :data:`REASON_LIMIT` characters; never the values
+    sent (the names of fields it does not know, yes) nor a traceback."""
+    if not isinstance(error, ValidationError):
+        return f"not a game command ({type(error).__name__})"
+    parts = []
+    errors = error.errors(include_url=False, include_input=False, include_context=False)
+    for item in errors[:REASON_ERRORS]:
+        loc = [str(part) for part in item["loc"]]
+        if loc and loc[0] in COMMAND_TYPES:
+            loc = loc[1:]  # the command type the union chose: the notice names it as `type`
+        if item["type"] in ("union_tag_not_found", "union_tag_invalid"):
+            text = f"type: must be one of {', '.join(COMMAND_TYPES)}"
+        else:
+            text = f"{'.'.join(loc)}: {item['msg']}" if loc else item["msg"]
+        parts.append(text)
+    if len(errors) > REASON_ERRORS:
+        parts.append(f"and {len(errors) - REASON_ERRORS} more")
+    reason = "; ".join(parts) or "not a game command"
+    return reason if len(reason) <= REASON_LIMIT else reason[: REASON_LIMIT - 3] + "..."
 
 
 ManagerVerb = Literal["acknowledge", "resolve", "pause", "resume", "cancel_round", "shoe_change"]

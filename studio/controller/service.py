@@ -15,6 +15,7 @@ import contextlib
 import functools
 import heapq
 import itertools
+import json
 import logging
 import time
 from collections import Counter
@@ -27,12 +28,13 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, RootModel, ValidationError
 
-from studio.bus import MAX_SEQ_JUMP, MessageBus, SequenceTracker, SeqVerdict
+from studio.bus import MAX_SEQ_JUMP, Malformed, MessageBus, SequenceTracker, SeqVerdict
 from studio.config.models import StudioConfig, TableSettings
 from studio.contract import (
     AlertMessage,
     Availability,
     CameraCard,
+    CommandError,
     DeviceEvent,
     DeviceHealth,
     ReplayRequest,
@@ -61,6 +63,7 @@ from studio.controller.commands import (
     RoundNotInPlay,
     check_reason,
     game_command,
+    invalid_reason,
 )
 from studio.controller.conflicts import EventIdentities, identity
 from studio.controller.replay import (
@@ -139,6 +142,12 @@ OFFLINE_GRACE_SECONDS = 3.0  # a device's `offline` taken back by its `online` w
 OFFLINE_CHECK_SECONDS = 0.25
 STALE_RETRY_SECONDS = 5.0  # a table whose rebuild failed is tried again this often while idle
 REBUILD_CHECK_SECONDS = 0.5  # how often the tables due a rebuild are looked for
+# Notices on `game/command_errors` per table and second at most (and as many at once): a
+# flood of garbage on `game/commands` does not become a flood on the broker. The others are
+# counted (stats.command_errors_suppressed, and the next notice's `suppressed`).
+COMMAND_ERRORS_PER_SECOND = 10.0
+# A malformed command longer than this (bytes) is not read for its `id` and `type`.
+COMMAND_ERROR_READ_LIMIT = 16 * 1024
 
 
 class UnknownTable(StudioError, KeyError):
@@ -205,6 +214,8 @@ class ControllerStats:
     checkpoints: int = 0  # checkpoints saved
     orphaned_rounds: int = 0  # unfinished rounds of tables no longer configured, at the start
     checkpoints_refused: int = 0  # checkpoints not read back: altered, or unreadable
+    command_errors: int = 0  # malformed game commands answered on game/command_errors
+    command_errors_suppressed: int = 0  # ... not answered: over the rate limit
     validation_ms: list[float] = field(default_factory=list)
 
 
@@ -255,6 +266,7 @@ class ControllerService:
         checkpoint_inputs: int = CHECKPOINT_INPUTS,
         checkpoint_check: float = CHECKPOINT_CHECK_SECONDS,
         offline_grace: float = OFFLINE_GRACE_SECONDS,
+        command_errors_per_second: float = COMMAND_ERRORS_PER_SECOND,
     ) -> None:
         self.config = config
         self.bus = bus
@@ -272,6 +284,12 @@ class ControllerService:
         self.checkpoint_inputs = checkpoint_inputs
         self.checkpoint_check = checkpoint_check  # seconds between two looks
         self.offline_grace = offline_grace
+        self.command_errors_per_second = command_errors_per_second
+        # Per table, the notices of malformed commands it may send now (a token bucket,
+        # refilled at command_errors_per_second) and when it was last filled (monotonic);
+        # and the notices not sent since its last one.
+        self._error_budget: dict[str, tuple[float, float]] = {}
+        self._errors_suppressed: Counter[str] = Counter()
         # A device's `offline` from the broker, taken once its grace has passed (loop time)
         # unless its `online` came first; and those being taken now (see _hold_offline).
         self._offline_due: dict[tuple[str, str], tuple[float, dict[str, Any]]] = {}
@@ -1045,7 +1063,13 @@ class ControllerService:
         # and kind), and the embedded broker hands retained messages to clients that never
         # subscribed to them: only our own tables' messages are decoded. Before, another
         # table's malformed message was logged and counted as ours.
-        async with self.bus.subscribe(topic, model, accept=self._ours) as subscription:
+        # A game command that is none (bad JSON, a field unknown or missing, a value out of
+        # range) is answered on game/command_errors: with no answer a platform could not
+        # tell it from one lost, and sent it again for ever.
+        answer = self._command_error if kind == "game.command" else None
+        async with self.bus.subscribe(
+            topic, model, accept=self._ours, on_malformed=answer
+        ) as subscription:
             async for received in subscription:
                 table_id = table_of(received.topic)
                 payload = received.payload
@@ -1062,6 +1086,49 @@ class ControllerService:
                     await self._device_input(table_id, kind, payload.model_dump(mode="json"))
                     continue
                 await self._apply(table_id, kind, data)
+
+    async def _command_error(self, malformed: Malformed) -> None:
+        """Answer a message on a table's ``game/commands`` that is no game command with a
+        ``CommandError`` notice on its ``game/command_errors``, at most
+        ``command_errors_per_second`` a table. Not an input: nothing is applied or logged,
+        and its id is not taken (a corrected command may use it)."""
+        table_id = table_of(malformed.topic)
+        received_at = self.clock()
+        if not self._may_answer(table_id):
+            self.stats.command_errors_suppressed += 1
+            self._errors_suppressed[table_id] += 1
+            if self._errors_suppressed[table_id] == 1:
+                _LOGGER.warning(
+                    "%s: malformed game commands come faster than %g a second: those over it "
+                    "are not answered on %s",
+                    table_id,
+                    self.command_errors_per_second,
+                    Topics(table_id).command_errors,
+                )
+            return
+        ident, kind = _id_and_type(malformed.payload)
+        notice = CommandError(
+            table=table_id,
+            ts=received_at,
+            id=ident,
+            type=kind,
+            reason=invalid_reason(malformed.error),
+            received_at=received_at,
+            suppressed=self._errors_suppressed.pop(table_id, 0),
+        )
+        self.stats.command_errors += 1
+        await self.fanout.command_error(notice)
+
+    def _may_answer(self, table_id: str) -> bool:
+        """Take one notice from the table's budget, if it has one (see COMMAND_ERRORS_...)."""
+        rate = self.command_errors_per_second
+        capacity = max(1.0, rate)
+        now = time.monotonic()
+        tokens, then = self._error_budget.get(table_id, (capacity, now))
+        tokens = min(capacity, tokens + (now - then) * rate)
+        allowed = tokens >= 1.0
+        self._error_budget[table_id] = (tokens - 1.0 if allowed else tokens, now)
+        return allowed
 
     def _ours(self, topic: str) -> bool:
         try:
@@ -1758,6 +1825,24 @@ class ControllerService:
             "rounds_per_hour": rounds_per_hour,
             "device_uptime": uptime,
         }
+
+
+def _id_and_type(payload: bytes) -> tuple[str | None, str | None]:
+    """A malformed command's ``id`` and ``type``, each when the payload is a JSON object
+    (of at most COMMAND_ERROR_READ_LIMIT bytes) holding it as a string, else None."""
+    if len(payload) > COMMAND_ERROR_READ_LIMIT:
+        return None, None
+    try:
+        data = json.loads(payload)
+    except (ValueError, RecursionError):  # not JSON, not UTF-8, nested too deep
+        return None, None
+    if not isinstance(data, dict):
+        return None, None
+    ident, kind = data.get("id"), data.get("type")
+    return (
+        ident if isinstance(ident, str) else None,
+        kind if isinstance(kind, str) else None,
+    )
 
 
 def _hide_hole(

@@ -3,8 +3,9 @@
 The controller hands each input's outputs to :meth:`Fanout.emit_many` together; the
 fan-out gives them all to every local listener (WebSocket and SSE connections) in one
 step, then publishes each on its MQTT topic (state and prompt retained, events not;
-device status has none). A listener that cannot keep up is cut off rather than allowed
-to slow the controller down; it reconnects and catches up from the REST history, or, over SSE, resumes from the
+device status has none); :meth:`Fanout.command_error` publishes the answer to a game
+command the controller could not read, on MQTT only. A listener that cannot keep up is
+cut off rather than allowed to slow the controller down; it reconnects and catches up from the REST history, or, over SSE, resumes from the
 last event id it got while the fan-out still holds what came after (``listen(resume=)``);
 when it no longer does, the stream says so (``stream_reset``) and starts afresh.
 """
@@ -26,7 +27,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from studio.bus import MessageBus
-from studio.contract import ResetReason, StreamReset, Topics
+from studio.contract import CommandError, ResetReason, StreamReset, Topics
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -177,6 +178,15 @@ class Fanout:
                 )
             elif emission.on_acked is not None:
                 emission.on_acked()
+
+    async def command_error(self, notice: CommandError) -> None:
+        """Publish ``notice`` (a game command the controller could not read) on its table's
+        ``game/command_errors``: MQTT only, not retained. It answers an MQTT message (REST
+        answers such a body 422 itself), so it is no stream message: no channel, no event
+        id, not kept for resuming streams, whose history a flood of them would push out."""
+        if self.bus is not None:
+            topic = Topics(notice.table).command_errors
+            await self.bus.publish(topic, notice, qos=1, retain=False)
 
     def _post(self, table: str, channel: Channel, payload: BaseModel) -> StreamMessage:
         """Number an output, keep it for resuming streams, and hand it to the listeners."""

@@ -1,0 +1,53 @@
+"""``subscribe(..., on_malformed=)``: a consumer that answers a malformed payload (the
+controller's game commands, answered on ``game/command_errors``) is handed each one.
+
+Before, a payload that failed validation was only logged and counted in the bus: its
+consumer never saw it, and so could not answer it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime
+
+from studio.bus import Malformed, MessageBus
+from studio.config import BrokerSettings
+from studio.contract import ShoeCard, Topics
+
+
+def card(seq: int) -> ShoeCard:
+    return ShoeCard(device="shoe-1", seq=seq, ts=datetime.now(UTC), card="QH", shoe="S1")
+
+
+async def test_each_malformed_payload_is_handed_over_in_its_turn(
+    broker: BrokerSettings, table_id: str
+) -> None:
+    topics = Topics(table_id)
+    handed: list[Malformed] = []
+    seen_before: list[int] = []
+
+    async def answer(malformed: Malformed) -> None:
+        handed.append(malformed)
+        if len(handed) == 2:
+            raise RuntimeError("the consumer's answer failed")  # logged, not raised
+
+    async with (
+        MessageBus(broker, "consumer") as consumer,
+        MessageBus(broker, "producer") as producer,
+    ):
+        async with consumer.subscribe(topics.shoe_cards, ShoeCard, on_malformed=answer) as sub:
+            await consumer.wait_connected()
+            await producer.publish(topics.shoe_cards, card(1))
+            await producer.publish(topics.shoe_cards, b"{not json")
+            await producer.publish(topics.shoe_cards, b'{"device": "x", "seq": 0}')
+            await producer.publish(topics.shoe_cards, card(2))
+            async with asyncio.timeout(10):
+                first = await sub.get()
+                seen_before.append(len(handed))
+                second = await sub.get()
+    assert (first.payload.seq, second.payload.seq) == (1, 2)
+    assert seen_before == [0]  # handed over as they came, between the good ones
+    assert [m.payload for m in handed] == [b"{not json", b'{"device": "x", "seq": 0}']
+    assert all(m.topic == topics.shoe_cards and m.retain is False for m in handed)
+    assert "Invalid JSON" in str(handed[0].error)
+    assert consumer.stats.malformed[topics.shoe_cards] == 2  # counted as before
