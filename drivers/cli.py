@@ -12,6 +12,7 @@ from drivers.run_lock import run_locks
 from drivers.runner import DRIVERS, build_drivers, run_drivers
 from drivers.state import StateFile
 from drivers.state_dir import left_in_the_old_default, state_dir_of
+from studio.config import load_config
 from studio.errors import StudioError
 from studio.process import fail, load_process_config, run_process
 
@@ -87,6 +88,8 @@ def forget_device(
     to another table's shoe). Takes effect at the driver's next connect attempt; the
     numbering continues past every seq already published. Safe while the driver runs:
     both change the file under its lock, and the driver keeps the mark."""
+    # Called as a function (the tests), an option left out is typer's default object.
+    config = config if isinstance(config, Path) else None
     if state_dir is None:
         config = config or (
             Path(os.environ["STUDIO_CONFIG"]) if os.environ.get("STUDIO_CONFIG") else None
@@ -99,8 +102,21 @@ def forget_device(
                 )
             )
         state_dir = state_dir_of(config, None, DEFAULT_STATE_DIR)
+    if config is not None:
+        _require_configured(config, table, device)
     state = StateFile.of_device(state_dir, table, device)
     assert state is not None
+    if config is None and not state.path.exists():
+        # No config to ask: a device without a state file is a typo as often as one that
+        # never ran (a success said for a mistyped id left the right wire id learned).
+        known = sorted(p.name.removesuffix(".json") for p in state_dir.glob("*__*.json"))
+        there = ", ".join(k.replace("__", "/", 1) for k in known) or "none"
+        fail(
+            StudioError(
+                f"{table}/{device}: no state file in {state_dir} (devices with a state there: "
+                f"{there}); give --config FILE to check the device against the config"
+            )
+        )
     try:
         with state.locked():  # else a running driver's save between our read and write is lost
             data = state.load()
@@ -114,6 +130,26 @@ def forget_device(
             state.save(data)
     except OSError as exc:
         fail(StudioError(f"{table}/{device}: could not forget the wire id: {exc}"))
+
+
+def _require_configured(config: Path, table: str, device: str) -> None:
+    """Refuse a table or device the config does not have (a typo said "nothing to forget",
+    exit 0, and the device meant kept its wire id)."""
+    try:
+        settings = load_config(config)
+    except StudioError as exc:
+        fail(exc)
+    tables = [t.id for t in settings.tables]
+    if table not in tables:
+        fail(StudioError(f"no table {table!r} in {config} (tables: {', '.join(tables) or 'none'})"))
+    devices = [d.id for d in settings.table(table).devices]
+    if device not in devices:
+        fail(
+            StudioError(
+                f"{table}/{device}: the device is not in the config {config}; the devices of {table}: "
+                f"{', '.join(devices) or 'none'}"
+            )
+        )
 
 
 def register(root: typer.Typer) -> None:
