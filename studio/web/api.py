@@ -170,8 +170,8 @@ def build_router(ctx: WebContext) -> APIRouter:
         return "platform"
 
     manager = require_role(Role.MANAGER)
-    # Acknowledging is the dealer's as on the console (docs/console.md, *Roles*); until
-    # 2026-12-06 the REST API asked a manager for what the console let a dealer do.
+    # Acknowledging and pausing are the dealer's as on the console (docs/console.md, *Roles*);
+    # until 2026-12-06 the REST API asked a manager for what the console let a dealer do.
     dealer = require_role(Role.DEALER)
 
     def fail(exc: Exception) -> HTTPException:
@@ -364,15 +364,17 @@ def build_router(ctx: WebContext) -> APIRouter:
         except (StudioError, ValidationError) as exc:
             raise fail(exc) from exc
 
-    for path, verb in (
-        ("pause", "pause"),
-        ("resume", "resume"),
-        ("shoe-change", "request_shoe_change"),
+    # The roles of docs/console.md, *Roles*, as on the console: pausing a table is a dealer's
+    # (a safety action at the table); until 2026-12-06 the REST API asked a manager for it.
+    for path, verb, role in (
+        ("pause", "pause", dealer),
+        ("resume", "resume", manager),
+        ("shoe-change", "request_shoe_change", manager),
     ):
 
-        def make_action(verb: str = verb) -> Any:
+        def make_action(verb: str = verb, role: Callable[[Request], Awaitable[User]] = role) -> Any:
             async def endpoint(
-                table: str, body: ReasonBody, user: User = Depends(manager)
+                table: str, body: ReasonBody, user: User = Depends(role)
             ) -> dict[str, Any]:
                 method = getattr(controller(), verb)
                 try:
