@@ -101,6 +101,31 @@ SHADOW_RING: Final = 0.1  # of the blob's longer side, the surround compared wit
 # OPEN_RING_PAPER of its area at least.
 OPEN_RING_BAND: Final = 0.08
 OPEN_RING_PAPER: Final = 0.6
+# Two cards side by side (long edges together) or end to end, touching or a few mm apart:
+# the shrunk mask closes the gap, and the pair is one blob, card-shaped side by side
+# (126 x 88 mm: 0.70, a card 0.716), too long end to end (63 x 176 mm: 0.36). Such a
+# quad is looked at on the frame's own pixels, rectified (its longer side SEAM_WIDTH px
+# at most): a seam is a line across it, parallel to its shorter sides, within
+# SEAM_WINDOW of its middle, where whiteness dips by SEAM_DIP at least below paper on
+# both sides of it (within SEAM_REACH of the longer side: 5 mm of a pair's 126). A pair's
+# seam runs between two cards' plain margins, from end to end, and the cards' rounded
+# corners notch the outline at its ends; a card's own middle crosses print, and plain
+# margin at its ends. A seam is taken where it dips in SEAM_COVER of the line (and in
+# SEAM_ENDS of each end band, the outer SEAM_END of it), SEAM_COVER_SIZED and
+# SEAM_ENDS_SIZED when the table's card size says the quad is two cards and each part
+# is one (CARD_SIZE, loosened by SEAM_SIZE_SLACK). A blob too long for a card is looked
+# at when its sides are SEAM_LONG apart (short/long).
+SEAM_WIDTH: Final = 480
+SEAM_WINDOW: Final = 0.08
+SEAM_DIP: Final = 25.0
+SEAM_REACH: Final = 0.04
+SEAM_END: Final = 0.08
+SEAM_COVER: Final = 0.6
+SEAM_ENDS: Final = 0.4
+SEAM_COVER_SIZED: Final = 0.4
+SEAM_ENDS_SIZED: Final = 0.2
+SEAM_SIZE_SLACK: Final = 0.05
+SEAM_LONG: Final = (0.28, 0.5)
 # The steps of a cascade show the table: this share of their pixels must be within this
 # many grey levels (per channel) of the cloth in a ring this wide around the blob.
 TABLE_NOTCH_MIN: Final = 0.25
@@ -259,6 +284,12 @@ def find_cards(
                 found.extend(singles)
                 continue
         result = _accept(contour, cfg, min_area, max_area)
+        pair = _pair_at_full_resolution(
+            frame, contour, result, solidity, scale, thresh, cfg, card_diagonal
+        )
+        if pair:
+            found.extend(pair)
+            continue
         # A card with something glued on is as large as a card at least (a smaller blob is
         # a marker's paper, a glare spot: not worth the cut).
         size = None  # in card diagonals, when the card's size is known
@@ -926,3 +957,163 @@ def warp_card(frame: Image, quad: CardQuad, width: int = CANON_W, height: int = 
         frame, m, (width, height), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE
     )
     return np.asarray(out, np.uint8)
+
+
+@dataclass(frozen=True, slots=True)
+class Seam:
+    """A line across a quad (see :data:`SEAM_WIDTH`): where it lies along the longer side
+    (0..1, from the first corner), its gap (the same unit), and the share of the line and
+    of its poorer end band where whiteness dips."""
+
+    at: float
+    gap: float
+    cover: float
+    ends: float
+
+
+def _rectified_whiteness(
+    frame: Image, corners: FloatArray
+) -> tuple[NDArray[np.float32], FloatArray] | None:
+    """The quad ``corners`` (frame px) rectified with its longer side along x (at most
+    :data:`SEAM_WIDTH` px), as whiteness; and the homography from its px to the frame's."""
+    p = np.asarray(corners, np.float64).reshape(4, 2)
+    sides = np.hypot(*(p - p[_NEXT]).T)
+    if sides[0] + sides[2] < sides[1] + sides[3]:
+        p = p[_NEXT]
+        sides = sides[_NEXT]
+    long_side, short_side = (sides[0] + sides[2]) / 2, (sides[1] + sides[3]) / 2
+    if short_side < 8:
+        return None
+    shrink = min(1.0, SEAM_WIDTH / long_side)
+    width = max(16, round(long_side * shrink))
+    height = max(8, round(short_side * shrink))
+    # Shrunk first with area averaging (a close-up's pair is thousands of px long).
+    fh, fw = frame.shape[:2]
+    x0, y0 = np.maximum(np.floor(p.min(axis=0)).astype(int) - 2, 0)
+    x1, y1 = np.minimum(np.ceil(p.max(axis=0)).astype(int) + 3, (fw, fh))
+    roi = frame[y0:y1, x0:x1]
+    local = (p - np.array([x0, y0])) * shrink
+    if shrink < 1.0:
+        size = (max(1, round(roi.shape[1] * shrink)), max(1, round(roi.shape[0] * shrink)))
+        roi = np.asarray(cv2.resize(roi, size, interpolation=cv2.INTER_AREA), np.uint8)
+    dst = np.array([[0, 0], [width, 0], [width, height], [0, height]], np.float32)
+    m = cv2.getPerspectiveTransform(local.astype(np.float32), dst)
+    rect = cv2.warpPerspective(
+        roi, m, (width, height), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE
+    )
+    back = np.linalg.inv(np.asarray(m, np.float64))
+    to_frame = np.array([[1 / shrink, 0, x0], [0, 1 / shrink, y0], [0, 0, 1]]) @ back
+    return whiteness(np.asarray(rect, np.uint8)).astype(np.float32), to_frame
+
+
+def find_seam(frame: Image, corners: FloatArray, thresh: float) -> Seam | None:
+    """The likeliest seam between two cards across the quad ``corners`` (frame px), near
+    its middle (see :data:`SEAM_WIDTH`); ``thresh``: the frame's split between paper and
+    cloth (whiteness). None when the quad is too small to look at."""
+    rect = _rectified_whiteness(frame, corners)
+    return None if rect is None else _seam_in(rect[0], thresh)
+
+
+def _seam_in(white: NDArray[np.float32], thresh: float) -> Seam:
+    """The likeliest seam across a rectified quad's whiteness (see :func:`find_seam`)."""
+    h, w = white.shape
+    k = max(1, round(0.006 * w))  # a seam a little aslant in the rectified quad
+    reach = max(k + 2, round(SEAM_REACH * w))
+    lo = cv2.erode(white, np.ones((1, 2 * k + 1), np.uint8))
+    span = reach - k
+    near = cv2.dilate(white, np.ones((1, span), np.uint8), anchor=(span - 1, 0))
+    # near[y, x] = max(white[y, x - span + 1 .. x]): the brightest just left of x - k ...
+    left = np.full_like(white, -1.0)
+    left[:, k + 1 :] = near[:, : w - k - 1]
+    # ... and just right of x + k.
+    right = np.full_like(white, -1.0)
+    right[:, : w - k - span] = near[:, k + span :]
+    flank = np.minimum(left, right)
+    hit = (flank - lo >= SEAM_DIP) & (flank >= thresh)
+    a, b = round((0.5 - SEAM_WINDOW) * w), round((0.5 + SEAM_WINDOW) * w) + 1
+    band = max(1, round(SEAM_END * h))
+    rows = hit[:, a:b].astype(np.float32)
+    cover = rows.mean(axis=0)
+    ends = np.minimum(rows[:band].mean(axis=0), rows[h - band :].mean(axis=0))
+    best = int(np.argmax(cover + ends))
+    x = a + best
+    # The gap: the paper missing round the seam, row by row (the median row).
+    window = white[:, max(0, x - reach) : x + reach + 1]
+    gap = float(np.median((window < thresh).sum(axis=1)))
+    return Seam((x + 0.5) / w, gap / w, float(cover[best]), float(ends[best]))
+
+
+def _split_at_seam(
+    frame: Image,
+    corners: FloatArray,
+    thresh: float,
+    scale: float,
+    cfg: DetectorConfig,
+    card_diagonal: Callable[[tuple[float, float]], float] | None,
+) -> list[CardQuad]:
+    """The two cards of a pair whose union is the quad ``corners`` (frame px), split at
+    their seam (see :data:`SEAM_WIDTH`), in detection px (like ``find_cards``' found
+    quads); nothing when no seam is seen, or the parts are no cards."""
+    rect = _rectified_whiteness(frame, corners)
+    if rect is None:
+        return []
+    white, to_frame = rect
+    seam = _seam_in(white, thresh)
+    if seam.cover < SEAM_COVER_SIZED or seam.ends < SEAM_ENDS_SIZED:
+        return []  # (most quads looked at: a single card)
+    h, w = white.shape
+    gap = min(seam.gap, 0.1)
+    parts = [(0.0, seam.at - gap / 2), (seam.at + gap / 2, 1.0)]
+    quads = []
+    for u0, u1 in parts:
+        box = np.array([[u0 * w, 0], [u1 * w, 0], [u1 * w, h], [u0 * w, h]], np.float64)
+        pts = cv2.perspectiveTransform(box.reshape(-1, 1, 2), to_frame)
+        q = order_corners(np.asarray(pts, np.float64).reshape(4, 2))
+        if not _ratio_ok(q, cfg):
+            return []
+        quads.append(CardQuad(q * scale))
+    sized = card_diagonal is not None and all(
+        CARD_SIZE[0] - SEAM_SIZE_SLACK
+        <= _size_of_a_card(q, scale, card_diagonal)
+        <= CARD_SIZE[1] + SEAM_SIZE_SLACK
+        for q in quads
+    )
+    if sized:
+        ok = seam.cover >= SEAM_COVER_SIZED and seam.ends >= SEAM_ENDS_SIZED
+    else:
+        ok = card_diagonal is None and seam.cover >= SEAM_COVER and seam.ends >= SEAM_ENDS
+    return quads if ok else []
+
+
+def _pair_at_full_resolution(
+    frame: Image,
+    contour: NDArray[np.int32],
+    result: CardQuad | None,
+    solidity: float,
+    scale: float,
+    thresh: float,
+    cfg: DetectorConfig,
+    card_diagonal: Callable[[tuple[float, float]], float] | None,
+) -> list[CardQuad]:
+    """Two cards side by side or end to end that the shrunk mask joined (see
+    :data:`SEAM_WIDTH`), split at their seam; nothing for any other blob.
+
+    Looked at: without the table's card size, every card-shaped quad (a pair side by side
+    is one); with it, a quad clearly larger than a card; and a solid blob too long for a
+    card (end to end).
+    """
+    inv = 1.0 / scale
+    if result is not None:
+        if card_diagonal is not None and not _larger_than_a_card(result, scale, card_diagonal):
+            return []
+        corners = result.corners * inv
+    else:
+        if solidity < cfg.min_solidity:
+            return []
+        (_, _), (bw, bh), _ = cv2.minAreaRect(contour)
+        if max(bw, bh) <= 0 or not SEAM_LONG[0] <= min(bw, bh) / max(bw, bh) <= SEAM_LONG[1]:
+            return []
+        fit = fit_quad(contour)
+        box = fit.corners if fit is not None else cv2.boxPoints(cv2.minAreaRect(contour))
+        corners = np.asarray(box, np.float64) * inv
+    return _split_at_seam(frame, corners, thresh, scale, cfg, card_diagonal)

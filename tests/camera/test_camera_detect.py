@@ -149,8 +149,9 @@ def test_neighbouring_cards_joined_by_glare_are_two_cards(glare: float) -> None:
     quads = find_cards(frame, card_diagonal=lambda _p: card)
     assert len(quads) == 2
     assert all(abs(q.diagonal - card) < 0.05 * card for q in quads)
-    # Without the table's card size, the joined blob passes for one large card.
-    assert len(find_cards(frame)) == 1
+    # Without the table's card size the joined blob has a card's shape; the gap, seen on
+    # the frame's own pixels, splits it all the same (it passed for one large card).
+    assert len(find_cards(frame)) == 2
 
 
 def _cards_on_cloth(cloth: tuple[int, int, int], surround: bool) -> np.ndarray:
