@@ -157,8 +157,12 @@ _PLAYED_TIMINGS = ("round_gap", "escalate_after", "load_grace", "restart_grace",
 # (its device restarted its numbering out of reach) while a round's cards are dealt is an
 # ``integrity`` alert, else logged as ``numbering_reset`` (up to 17 a ``device_event``, play
 # going on); a command after the players' deadline meets the deadline first (betting closed,
-# the decision defaulted; up to 17 taken until the timer input came).
-LOGIC: Final = 18
+# the decision defaulted; up to 17 taken until the timer input came); 19: a pause lifted
+# while a round that has ended waits for the next (phase ``settled``, the dealer's
+# ``collect``) gives the dealer the whole round gap from then to collect its cards (up to 18
+# the gap ran on during the pause: lifted after it, the next round opened at once, and the
+# dealer went from ``paused`` to ``wait_bets``, the ended round's cards still on the layout).
+LOGIC: Final = 19
 FIRST_LOGIC: Final = 1
 # The phases of a round in progress: its burn card (logic 9), its bets, its cards.
 # How long after the players' deadline a command taken before the timer input is still
@@ -312,8 +316,10 @@ class TableController:
             handler = getattr(self, f"_on_{inp.kind.replace('.', '_')}", None)
             if handler is None:
                 raise StudioError(f"unknown input kind {inp.kind!r}")
+            was_paused = self.paused
             handler(inp)
             self._hold_betting_while_paused()
+            self._collect_after_pause(was_paused)
             self._advance()
             self._publish_state()
         finally:
@@ -333,6 +339,19 @@ class TableController:
         elif not self.paused and self.betting_left is not None:
             self.betting_deadline = self.now + self.betting_left
             self.betting_left = None
+
+    def _collect_after_pause(self, was_paused: bool) -> None:
+        """Logic 19: the round gap after a round that has ended is the dealer's time to
+        collect its cards (the ``collect`` prompt), which a pause hides (``paused``). A pause
+        lifted before the next round opened gives it the whole gap from then: up to logic 18
+        the gap ran on during the pause, and a pause lifted after it opened the next round at
+        once (the dealer prompted from ``paused`` to ``wait_bets``, the ended round's cards
+        still on the layout, and the camera's sighting of one a misscan of the next round)."""
+        if self.logic < 19 or self.phase != "settled" or self.next_round_at is None:
+            return
+        if was_paused and not self.paused:
+            lifted = self.now + timedelta(seconds=self.round_gap)
+            self.next_round_at = max(self.next_round_at, lifted)
 
     @property
     def _round_logic(self) -> int:
