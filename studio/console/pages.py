@@ -699,13 +699,25 @@ def build_router(console: Console) -> APIRouter:
             open_alert_marks=alerts,
         )
 
+    def alerts_of(table: str | None, user: User) -> list[dict[str, Any]]:
+        """The open alerts, of ``table`` if given: a 404 naming the tables if it is none of
+        them (the page said "Alerts · zzz / No open alerts")."""
+        alerts = console.open_alerts(table, user)  # first: a 503 if the controller is away
+        if table:
+            names = console.table_names()
+            if table not in names:
+                raise StarletteHTTPException(
+                    404, f"no table {table!r}; the tables are {', '.join(names) or 'none'}"
+                )
+        return alerts
+
     @router.get("/alerts", response_class=HTMLResponse)
     async def alerts_page(request: Request, user: Viewer, table: str | None = None) -> Response:
         return console.render(
             request,
             "alerts.html",
             user=user,
-            alerts=console.open_alerts(table, user),
+            alerts=alerts_of(table, user),
             resolved=console.resolved_alerts(user=user, table=table),
             filter_table=table or "",
             tables=console.table_names(),
@@ -717,7 +729,7 @@ def build_router(console: Console) -> APIRouter:
             request,
             "_alerts.html",
             user=user,
-            alerts=console.open_alerts(table, user),
+            alerts=alerts_of(table, user),
             resolved=console.resolved_alerts(user=user, table=table),
             filter_table=table or "",
         )
@@ -1348,11 +1360,14 @@ def install(app: FastAPI, ctx: WebContext) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
-        # Console pages get an HTML page; everything else keeps FastAPI's JSON answer.
+        # Console pages get an HTML page; everything else keeps FastAPI's JSON answer, and
+        # so does a script that asks for JSON. Not only for an Accept naming text/html:
+        # curl's */* (or none) was answered raw JSON on a console page.
+        accept = request.headers.get("accept", "")
         if (
             request.method == "GET"
             and request.url.path.startswith(PREFIX)
-            and "text/html" in request.headers.get("accept", "")
+            and ("text/html" in accept or "application/json" not in accept)
         ):
             titles = {404: "Not found", 503: "Not available"}
             return console.render(
