@@ -7,7 +7,7 @@ import os
 import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 from urllib.parse import SplitResult, urlsplit, urlunsplit
 
 from pydantic import (
@@ -77,6 +77,18 @@ def _shown_url(parts: SplitResult) -> str:
 def _is_loopback(host: str) -> bool:
     address = _ip(host)
     return host.lower().rstrip(".") == "localhost" or (address is not None and address.is_loopback)
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (a name or an address) is this machine's loopback only."""
+    return _is_loopback(host)
+
+
+# The log levels every process takes (``log_level``, ``studio demo --log-level``), in any
+# case: until 2026-12-06 the configuration took upper case only and no CRITICAL
+# (``STUDIO_LOG_LEVEL=debug`` was refused) while the demo took both.
+LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
+LOG_LEVELS: tuple[str, ...] = get_args(LogLevel)
 
 
 class TlsSettings(StrictModel):
@@ -527,7 +539,7 @@ class StudioConfig(StrictModel):
     web: WebSettings = Field(default_factory=WebSettings)
     console: ConsoleSecurity = Field(default_factory=ConsoleSecurity)
     tables: list[TableSettings] = Field(default_factory=list)
-    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    log_level: LogLevel = "INFO"
 
     @model_validator(mode="after")
     def _web_port_not_the_brokers(self) -> StudioConfig:
@@ -549,6 +561,11 @@ class StudioConfig(StrictModel):
                 f"({broker.url}): the console could not listen; give web.port another"
             )
         return self
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _log_level_any_case(cls, value: Any) -> Any:
+        return value.strip().upper() if isinstance(value, str) else value
 
     @field_validator("tables")
     @classmethod
