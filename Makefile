@@ -21,6 +21,7 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+# The demo's own database is var/demo.db (never the controller's var/studio.db: docs/demo.md).
 demo: $(STAMP)
 	$(BIN)/studio demo $(ARGS)
 

@@ -16,7 +16,8 @@ from pydantic import ValidationError
 from studio import early_stop
 from studio.bus import MessageBus
 from studio.config.loader import load_config
-from studio.config.models import BrokerSettings, DatabaseSettings
+from studio.config.models import LOG_LEVELS, BrokerSettings, DatabaseSettings
+from studio.demo.database import ALLOW_OPTION
 from studio.demo.run import DemoOptions, first_mistake, run_demo
 from studio.errors import BusError, StoreError, StudioError
 from studio.process import configure_logging
@@ -39,7 +40,16 @@ def demo(
         help="mqtt://HOST[:PORT] or mqtts://HOST[:PORT], reachable at start (default: embedded)",
     ),
     database: str | None = typer.Option(
-        None, "--database", help="sqlite:///PATH or postgresql://... (default: var/studio.db)"
+        None,
+        "--database",
+        help="sqlite:///PATH or postgresql://... (default: var/demo.db); refused if it is "
+        "not a demo's (made by a studio, not by studio demo)",
+    ),
+    allow_used_database: bool = typer.Option(
+        False,
+        ALLOW_OPTION,
+        help="run on a database the demo did not make (a studio's: its event log gets the "
+        "demo's rounds, its manager account a new password)",
     ),
     config: Path | None = typer.Option(None, "--config", help="configuration file"),
     faults: str = typer.Option("on", "--faults", help="on or off"),
@@ -52,7 +62,9 @@ def demo(
     ),
     host: str = typer.Option("127.0.0.1", "--host"),
     port: int = typer.Option(8000, "--port", help="1 to 65535"),
-    log_level: str = typer.Option("WARNING", "--log-level"),
+    log_level: str = typer.Option(
+        "WARNING", "--log-level", help="DEBUG, INFO, WARNING, ERROR or CRITICAL (any case)"
+    ),
 ) -> None:
     """Run a live studio on this machine: simulated tables, players, faults and the console."""
     # Every option is checked before anything starts; a bad one is one line naming it.
@@ -64,9 +76,8 @@ def demo(
         _refuse("--port", f"expected 1 to 65535, got {port}")
     if auto_resolve is not None and not auto_resolve >= 0:
         _refuse("--auto-resolve", f"expected seconds, 0 or more, got {auto_resolve:g}")
-    levels = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
-    if log_level.upper() not in levels:
-        _refuse("--log-level", f"expected {', '.join(levels)}, got {log_level!r}")
+    if log_level.upper() not in LOG_LEVELS:
+        _refuse("--log-level", f"expected {', '.join(LOG_LEVELS)}, got {log_level!r}")
     external = _broker_option(broker)
     if database is not None:
         _check_database(database)
@@ -92,6 +103,7 @@ def demo(
         auto_resolve=auto_resolve,
         host=host,
         port=port,
+        allow_used_database=allow_used_database,
     )
     try:
         result = asyncio.run(_main(options, external if external and external.url else None))

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import logging
 import secrets
+import socket
 import sys
 import tempfile
 from collections.abc import Awaitable, Callable
@@ -33,6 +34,7 @@ from studio.config.models import (
     StudioConfig,
     TableSettings,
     WebSettings,
+    is_loopback,
 )
 from studio.console.auth import SessionStore, settings_from_config
 from studio.console.users import UserStore
@@ -44,6 +46,7 @@ from studio.controller.process import CONTROLLER_CLIENT_ID
 from studio.controller.table import ROUND_PHASES
 from studio.demo import api as demo_api
 from studio.demo.camera import CAMERA_ID, DemoCamera, learn_demo_profile
+from studio.demo.database import DEMO_DATABASE, check_demo_database, mark_demo_database
 from studio.demo.dealer import DealerBot
 from studio.demo.faults import FaultInjector
 from studio.demo.players import PlayerBots
@@ -87,6 +90,7 @@ class DemoOptions:
     auto_resolve: float | None = None
     host: str = "127.0.0.1"
     port: int = 8000
+    allow_used_database: bool = False
     manager_user: str = "manager"
     manager_password: str | None = None
     camera: bool = True
@@ -179,7 +183,9 @@ async def run_demo(
     # The file, if any, and the environment (STUDIO_WEB__PLATFORM_TOKEN ...), as every process.
     base = load_config(options.config)
     broker = BrokerSettings(url=options.broker) if options.broker else base.broker
-    database = options.database or (base.database.url if options.config else DatabaseSettings().url)
+    # Its own database by default, never the studio's (sqlite:///var/studio.db, the
+    # controller's default): see studio.demo.database.
+    database = options.database or (base.database.url if options.config else DEMO_DATABASE)
     tables = base.tables or demo_tables(options.tables, options.pace, camera=options.camera)
     if not options.camera:
         # No cameras at all: a configured table must not wait for one either.
@@ -189,6 +195,8 @@ async def run_demo(
     # starts, and in one line (a pydantic traceback came once the tables had started).
     web_settings = base.web.model_copy(update={"host": options.host, "port": options.port})
     demo_config(broker, database, web_settings, base, tables)
+    # A studio's database is refused before anything starts (--allow-used-database).
+    demos_own = await check_demo_database(database, allow=options.allow_used_database)
     async with AsyncExitStack() as stack:
         # The console's port first of all: one taken (or not this machine's address) stops
         # the demo before it has started anything or touched the database (before, it was
@@ -234,6 +242,8 @@ async def run_demo(
         await stack.enter_async_context(
             db.exclusive("studio controller", watch=LOCK_WATCH_INTERVAL)
         )
+        if demos_own:
+            await mark_demo_database(db)  # the next run finds it the demo's
         stack.enter_context(held_session(broker, CONTROLLER_CLIENT_ID, "studio controller"))
         devices_state = device_state_dir(database) or workdir / "devices"
         # The cameras run in this process (not in a DriverSet): each holds its run lock for
@@ -289,10 +299,11 @@ async def run_demo(
         app.include_router(demo_api.build_router(injector))
         web.serve(app)
         stack.push_async_callback(web.stop)  # before what it serves stops, as ever
+        url = usable_url(options.host, web.port)  # not http://0.0.0.0:... (--host 0.0.0.0)
 
         client = await stack.enter_async_context(
             httpx.AsyncClient(
-                base_url=web.url, headers={"Authorization": f"Bearer {token}"}, timeout=10
+                base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=10
             )
         )
         bots = await stack.enter_async_context(MessageBus(broker, "demo-bots"))
@@ -318,7 +329,7 @@ async def run_demo(
                     state=StateFile.of_device(devices_state, table.id, CAMERA_ID),
                 )
             injector.camera_mismatch = lambda t: _arm_mismatch(cameras, t)
-        handle = DemoHandle(web.url, options.manager_user, password, token, service, sims, injector)
+        handle = DemoHandle(url, options.manager_user, password, token, service, sims, injector)
         _print_banner(options, handle, config)
 
         group = await stack.enter_async_context(asyncio.TaskGroup())
@@ -609,16 +620,54 @@ def _parse(stamp: str) -> Any:
     return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
 
 
+_WILDCARD_HOSTS = ("0.0.0.0", "::", "")
+
+
+def _http_base(host: str, port: int) -> str:
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+def usable_url(host: str, port: int) -> str:
+    """The web server's address as a browser on this machine can open it: a wildcard
+    ``--host`` (0.0.0.0, ::) is listened on, not connected to (the banner said
+    ``http://0.0.0.0:8000/console/``), so this machine's loopback address instead."""
+    if host in _WILDCARD_HOSTS:
+        host = "::1" if host == "::" else "127.0.0.1"
+    return _http_base(host, port)
+
+
+def host_warning(host: str, port: int) -> list[str]:
+    """The banner's lines for a ``--host`` other machines can reach (none for loopback):
+    the console and the API go over plain HTTP, and the banner shows the manager's password
+    and the platform token that are then sent in clear."""
+    if is_loopback(host):
+        return []
+    where = (
+        f"every address of this machine (e.g. {_http_base(socket.gethostname(), port)}/console/)"
+        if host in _WILDCARD_HOSTS
+        else _http_base(host, port) + "/console/"
+    )
+    return [
+        f"WARNING: --host {host or repr(host)} is not a loopback address: other machines reach "
+        f"the console at {where} over plain HTTP (no TLS),",
+        "and the manager password and platform token below cross the network in clear: a "
+        "trusted network only, or a TLS proxy in front (docs/security.md)",
+    ]
+
+
 def _print_banner(options: DemoOptions, handle: DemoHandle, config: StudioConfig) -> None:
     out = options.out
     broker = config.broker.url
+    ws = handle.url.replace("http://", "ws://", 1)
+    warning = "".join(f"  {line}\n" for line in host_warning(options.host, options.port))
     out.write(
         "\nStudio demo running\n"
+        f"{warning}"
         f"  console        {handle.url}/console/\n"
         f"  dealer screens {handle.url}/console/dealer/<table>\n"
         f"  manager login  {handle.manager_user} / {handle.manager_password}\n"
         f"  platform token {handle.platform_token}   (REST and streams: Authorization: Bearer ...)\n"
-        f"  REST / streams {handle.url}/api/tables   ws://{options.host}:{options.port}/ws/tables/<table>\n"
+        f"  REST / streams {handle.url}/api/tables   {ws}/ws/tables/<table>\n"
         f"  MQTT broker    {broker}\n"
         f"  database       {safe_url(config.database.url)}\n"
         f"  tables         {', '.join(t.id for t in config.tables)}\n"
