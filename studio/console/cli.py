@@ -87,6 +87,17 @@ def _fail(exc: StudioError) -> NoReturn:
     raise typer.Exit(2) from exc
 
 
+def _relative_file(url: str) -> str:
+    """For a SQLite file named by a relative path: the file it is, from the current folder."""
+    try:
+        path = sqlite_file(url)
+    except StudioError:
+        return ""
+    if path is None or path.is_absolute():
+        return ""
+    return f" (the file {path.absolute()}: a relative path is from the current folder)"
+
+
 def _shell_actor() -> str:
     """Who ran the command, for the admin log: ``shell:OSUSER``, the account the process
     runs as (its real uid), with ``(sudo: NAME)`` after it when ``SUDO_USER`` is set
@@ -173,9 +184,12 @@ def add(
         return user, safe_url(store.db.url)
 
     user, where = _run(config, database, added)
-    # Where: without --config a user lands in the default database, not the studio's.
+    # Where: without --config a user lands in the default database, not the studio's; and
+    # a relative SQLite path is from the current folder, not the configuration file's (a
+    # review: `--config /etc/studio/studio.toml` from the home folder made ~/var/studio.db,
+    # and the controller, started in its own folder, had no users).
     typer.echo(
-        f"added {user.username} ({user.role.label}) to {where}"
+        f"added {user.username} ({user.role.label}) to {where}{_relative_file(where)}"
         f"{default_database_hint(config, database)}"
     )
     if user.username != username:

@@ -45,7 +45,12 @@ def test_without_a_config_the_commands_name_the_default_database(unconfigured: P
     code, output = _run(
         "users", "add", "chief", "--role", "admin", "--password-stdin", stdin=password
     )
-    assert (code, output) == (0, f"added chief (admin) to sqlite:///var/studio.db{HINT}")
+    file = f"{unconfigured}/var/studio.db"
+    assert (code, output) == (
+        0,
+        f"added chief (admin) to sqlite:///var/studio.db (the file {file}: a relative path "
+        f"is from the current folder){HINT}",
+    )
 
 
 def test_with_a_database_given_the_add_names_it_without_the_hint(unconfigured: Path) -> None:
@@ -56,3 +61,29 @@ def test_with_a_database_given_the_add_names_it_without_the_hint(unconfigured: P
         stdin=password,
     )  # fmt: skip
     assert (code, output) == (0, f"added chief (admin) to {url}")
+
+
+def test_a_config_elsewhere_names_the_file_its_relative_database_is(
+    unconfigured: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A review: `studio users add admin1 --role admin --config /srv/studio/studio.toml` run
+    from another folder made that folder's var/studio.db (a relative path is from the
+    current folder, for the controller too) and said only `to sqlite:///var/studio.db`."""
+    service = unconfigured / "service"
+    service.mkdir()
+    config = service / "studio.toml"
+    config.write_text('[database]\nurl = "sqlite:///var/studio.db"\n')
+    elsewhere = unconfigured / "home"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    password = "a long enough password 42\n"
+    code, output = _run(
+        "users", "add", "admin1", "--role", "admin", "--password-stdin", "--config", str(config),
+        stdin=password,
+    )  # fmt: skip
+    assert (code, output) == (
+        0,
+        f"added admin1 (admin) to sqlite:///var/studio.db (the file {elsewhere}/var/studio.db: "
+        "a relative path is from the current folder)",
+    )
+    assert (elsewhere / "var" / "studio.db").is_file()
