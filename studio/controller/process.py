@@ -40,14 +40,24 @@ async def run_controller(config: StudioConfig) -> None:
         raise ConfigError("no tables in the config: nothing to control")
     if kept_nowhere(config.database.url):
         raise ConfigError(IN_MEMORY)
+    started = asyncio.Event()
     try:
-        await _serve(config)
+        await _serve(config, started)
     finally:
-        _LOGGER.info("controller stopped")
+        # Not for a controller refused at its start (another one runs): it never started.
+        if started.is_set():
+            _LOGGER.info("controller stopped")
 
 
-async def _serve(config: StudioConfig) -> None:
+async def _serve(config: StudioConfig, started: asyncio.Event) -> None:
+    """``started`` is set once every lock and the web port are held."""
     async with contextlib.AsyncExitStack() as stack:
+        # One per broker session, first: a second one given another database (or started
+        # from another folder, where the default SQLite file is another) would take this
+        # one's session on the broker in turn (QA: each dropped the other 6-7 times in 15 s).
+        # A file lock of its own, independent of the database: taken before it is opened, as
+        # a refused controller created the other folder's var/studio.db (a review).
+        stack.enter_context(held_session(config.broker, CONTROLLER_CLIENT_ID, "studio controller"))
         db = await stack.enter_async_context(Database(config.database.url))
         # One controller per event log: a second one would replay it, write its own starts
         # into it (a replay then takes every device for restarted) and take over the first
@@ -57,10 +67,6 @@ async def _serve(config: StudioConfig) -> None:
         await stack.enter_async_context(
             db.exclusive("studio controller", watch=LOCK_WATCH_INTERVAL)
         )
-        # And one per broker session: a second one given another database (or started from
-        # another folder, where the default SQLite file is another) would take this one's
-        # session on the broker in turn (QA: each dropped the other 6-7 times in 15 s).
-        stack.enter_context(held_session(config.broker, CONTROLLER_CLIENT_ID, "studio controller"))
         # And its web port, before it connects to the broker or logs its start: one it cannot
         # listen on stopped it only after its start was in the event log and its tables'
         # retained state on the broker, at every restart of its supervisor (an operator's
@@ -68,6 +74,7 @@ async def _serve(config: StudioConfig) -> None:
         sock = stack.enter_context(
             contextlib.closing(listening_socket(config.web.host, config.web.port))
         )
+        started.set()
         log = EventLog(db)
         bus = await stack.enter_async_context(MessageBus(config.broker, CONTROLLER_CLIENT_ID))
         fanout = Fanout(bus)
