@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from pathlib import Path
@@ -10,17 +11,57 @@ from typing import Any
 import typer
 
 from studio.errors import StudioError
+from studio.rules.errors import ReplayInputError
+from studio.rules.record import (
+    ROUND_EVENT,
+    RecordedRound,
+    cut_after,
+    differences,
+    is_round_record,
+    recorded_round,
+)
 from studio.rules.replay import replay_round, scenario_parts, unmet_expectations
 from studio.text import NotUtf8Error, utf8_text
 
 
 def replay_command(
-    file: Path = typer.Argument(
-        ..., help="round document or scenario file (see docs/replay.md); '-' reads stdin"
+    file: Path | None = typer.Argument(
+        None,
+        help="round document, scenario file or round record (the console's export.json, "
+        "GET /api/rounds/{id}); see docs/replay.md; '-' reads stdin",
     ),
     compact: bool = typer.Option(False, "--compact", help="one-line JSON"),
+    round_id: str | None = typer.Option(
+        None, "--round", help="a round of the database (with --database) instead of a file"
+    ),
+    database: str | None = typer.Option(
+        None, "--database", help="database URL to read --round from (read only)"
+    ),
+    logic: int | None = typer.Option(
+        None,
+        "--logic",
+        help="round record: the engine logic to replay with, for a round whose round_opened "
+        "names none (opened before 2026-12-06)",
+    ),
 ) -> None:
-    """Replay a recorded round through the rules engine and print the settlement as JSON."""
+    """Replay a recorded round through the rules engine and print the settlement as JSON.
+
+    A round record (export.json, REST) is also compared with its logged settlement.
+    """
+    if round_id is not None or database is not None:
+        if round_id is None or database is None or file is not None:
+            typer.echo("error: give --round ID and --database URL together, and no file", err=True)
+            raise typer.Exit(2)
+        try:
+            record, cut_before = asyncio.run(_database_record(database, round_id))
+        except StudioError as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(1 if isinstance(exc, ReplayInputError) else 2) from None
+        _check_record(record, compact=compact, logic=logic, cut_before=cut_before)
+        return
+    if file is None:
+        typer.echo("error: give a file (or '-'), or --round ID --database URL", err=True)
+        raise typer.Exit(2)
     try:
         raw = typer.get_binary_stream("stdin").read() if str(file) == "-" else file.read_bytes()
     except OSError as exc:
@@ -38,6 +79,14 @@ def replay_command(
     except RecursionError:  # the decoder's own limit, ~1000 nested [ or {
         typer.echo(f"error: {file} is not JSON: nested too deeply", err=True)
         raise typer.Exit(2) from None
+    if is_round_record(data):
+        # A round record as the console exports it or REST answers it (docs/replay.md, *A
+        # round record*): replayed and compared with its logged settlement.
+        _check_record(data, compact=compact, logic=logic)
+        return
+    if logic is not None:
+        typer.echo("error: --logic is for a round record; a round document has 'logic'", err=True)
+        raise typer.Exit(2)
     try:
         # A scenario file (docs/replay.md, Worked examples) replays its round and checks
         # its expectations; any other document is a round.
@@ -55,6 +104,107 @@ def replay_command(
         typer.echo(f"scenario: {held} of {len(scenario[1])} expectations hold", err=True)
         if unmet:
             raise typer.Exit(1)
+
+
+def _check_record(
+    record: dict[str, Any], *, compact: bool, logic: int | None, cut_before: bool = False
+) -> None:
+    """Replay a round record, print the replay's settlement (stdout) and how it compares with
+    the logged one (stderr); exit 1 when they differ or the round cannot be replayed."""
+    try:
+        recorded = recorded_round(record, logic=logic, cut_before=cut_before)
+    except StudioError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from None
+    name = f"round {recorded.round_id}"
+    engine = recorded.engine_logic if recorded.engine_logic is not None else "latest"
+    cut = "; the cut card came out before it opened" if cut_before else ""
+    typer.echo(f"{name} (table {recorded.table}): engine logic {engine}{cut}", err=True)
+    for note in recorded.notes:
+        typer.echo(f"note: {note}", err=True)
+    try:
+        result = replay_round(recorded.document)
+    except StudioError as exc:
+        typer.echo(f"error: {name} does not replay: {exc}", err=True)
+        raise typer.Exit(1) from None
+    typer.echo(json.dumps(result) if compact else pretty_json(result))
+    replayed = {k: v for k, v in result.items() if k != "events"}
+    differ = differences(recorded.settled, replayed)
+    same = [
+        key
+        for key in replayed
+        if key in recorded.settled and not differences(recorded.settled[key], replayed[key])
+    ]
+    if same:
+        typer.echo(f"matches: {', '.join(same)}", err=True)
+    for line in differ:
+        typer.echo(f"differs: {line}", err=True)
+    if not differ:
+        totals = replayed.get("totals") or {}
+        wagers = sum(len(box.get("wagers", [])) for box in replayed.get("boxes", []))
+        money = ", ".join(f"{key} {value}" for key, value in totals.items())
+        typer.echo(
+            f"{name}: the replay matches the recorded settlement ({wagers} wagers; {money})",
+            err=True,
+        )
+        return
+    if _cut_unseen(recorded, replayed, cut_before):
+        typer.echo(
+            "note: the record holds no cut card: one that came out between the previous "
+            "round and this one is logged in the previous round's record; "
+            "`studio replay --round ID --database URL` reads it there",
+            err=True,
+        )
+    typer.echo(
+        f"{name}: the replay differs from the recorded settlement in {len(differ)} field(s)",
+        err=True,
+    )
+    raise typer.Exit(1)
+
+
+def _cut_unseen(recorded: RecordedRound, replayed: dict[str, Any], cut_before: bool) -> bool:
+    return (
+        recorded.settled.get("reshuffle_after_round") is True
+        and replayed.get("reshuffle_after_round") is False
+        and not recorded.cut_in_record
+        and not cut_before
+    )
+
+
+async def _database_record(url: str, round_id: str) -> tuple[dict[str, Any], bool]:
+    """Round ``round_id``'s record read from the database at ``url`` (read only), as REST
+    answers it; and whether the cut card came out between its previous round and it."""
+    # Here, not at the top: the rules engine imports no storage.
+    from studio.store import EventLog, LogRecord, RoundIndex
+    from studio.store.cli import audited_database
+
+    def as_record(summary: dict[str, Any], records: list[LogRecord]) -> dict[str, Any]:
+        events = [
+            {"log_id": r.id, "ts": r.ts, "kind": r.kind, **_payload(r.kind, r.payload)}
+            for r in records
+        ]
+        return {"summary": summary, "events": events}
+
+    async with audited_database(url) as db:
+        rounds, log = RoundIndex(db), EventLog(db)
+        summary = await rounds.get(round_id)
+        if summary is None:
+            raise ReplayInputError(f"no round {round_id!r} in the database")
+        record = as_record(summary, await log.read(round_id=round_id))
+        # The cut card out between rounds is logged under the round before (docs/replay.md).
+        table, _, number = round_id.rpartition("-R")
+        previous = f"{table}-R{int(number) - 1}" if number.isdigit() else None
+        cut_before = False
+        if previous is not None:
+            before = await log.read(round_id=previous, kinds=[ROUND_EVENT])
+            cut_before = cut_after(as_record({}, before))
+    return record, cut_before
+
+
+def _payload(kind: str, payload: dict[str, Any]) -> dict[str, Any]:
+    if kind == ROUND_EVENT:
+        return {"seq": payload.get("seq"), "type": payload.get("type"), "data": payload.get("data")}
+    return {"data": payload}
 
 
 _FLAT_LIST = re.compile(
