@@ -184,8 +184,10 @@ async def run_demo(
     base = load_config(options.config)
     broker = BrokerSettings(url=options.broker) if options.broker else base.broker
     # Its own database by default, never the studio's (sqlite:///var/studio.db, the
-    # controller's default): see studio.demo.database.
-    database = options.database or (base.database.url if options.config else DEMO_DATABASE)
+    # controller's default, which a --config without database.url also holds): see
+    # studio.demo.database.
+    named = options.config is not None and "url" in base.database.model_fields_set
+    database = options.database or (base.database.url if named else DEMO_DATABASE)
     tables = base.tables or demo_tables(options.tables, options.pace, camera=options.camera)
     if not options.camera:
         # No cameras at all: a configured table must not wait for one either.

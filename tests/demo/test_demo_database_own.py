@@ -65,9 +65,21 @@ def test_the_demo_refuses_a_studios_database_before_anything_starts(tmp_path: Pa
     assert asyncio.run(_users(url)) == [("chief", "admin")]
 
 
+def test_a_configured_database_is_the_demos_and_refused_if_a_studios(tmp_path: Path) -> None:
+    path = tmp_path / "studio.db"
+    _studio_database(f"sqlite:///{path}")
+    config = tmp_path / "studio.toml"
+    config.write_text(f'[database]\nurl = "sqlite:///{path}"\n')
+    result = runner.invoke(app, ["demo", "--config", str(config), "--port", "1"])
+    assert result.exit_code == 2, result.output
+    assert f"error: database sqlite:///{path} is not a demo's" in result.output, result.output
+
+
+@pytest.mark.parametrize("config", [None, "[console]\nmax_failures = 3\n"])
 async def test_the_demos_default_database_is_not_the_studios(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, config: str | None
 ) -> None:
+    """Nor is it with a --config that names no database (its default is the studio's)."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("STUDIO_CONFIG", raising=False)
     monkeypatch.delenv("STUDIO_DATABASE__URL", raising=False)
@@ -78,8 +90,14 @@ async def test_the_demos_default_database_is_not_the_studios(
         raise ConfigError("stopped by the test")
 
     monkeypatch.setattr(demo_run, "demo_config", stop_there)
+    file = None
+    if config is not None:
+        file = tmp_path / "studio.toml"
+        file.write_text(config)
     with pytest.raises(ConfigError, match="stopped by the test"):
-        await run_demo(DemoOptions(tables=1, camera=False, status=False), asyncio.Event())
+        await run_demo(
+            DemoOptions(tables=1, camera=False, status=False, config=file), asyncio.Event()
+        )
     assert used == ["sqlite:///var/demo.db"]
 
 
