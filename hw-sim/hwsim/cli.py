@@ -115,7 +115,7 @@ def check(scenario: Path = typer.Argument(..., help="YAML/JSON scenario file")) 
     except StudioError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
-    typer.echo(f"{plan.name}: {len(plan.steps)} steps OK")
+    typer.echo(f"{plan.label(scenario)}: {plan.count()} OK")
 
 
 @app.command("run")
@@ -249,10 +249,11 @@ def run(
                     playing.cancel()
                     with contextlib.suppress(asyncio.CancelledError):
                         await playing
-                    typer.echo(f"scenario {plan.name}: stopped")
+                    typer.echo(f"scenario {plan.label(scenario)}: stopped")
                     return
-                log = playing.result()
-                typer.echo(f"scenario {plan.name}: {len(log)} steps done")
+                playing.result()
+                # Every step: sleeps too (the log counted one line per action and table).
+                typer.echo(f"scenario {plan.label(scenario)}: {plan.count()} done")
                 if exit_after_scenario:
                     return
             stopped: dict[str, str] = {}

@@ -126,10 +126,22 @@ class Scenario(BaseModel):
             return cls.model_validate(data)
         except ValidationError as exc:
             lines = [
-                ": ".join([source, *([".".join(map(str, e["loc"]))] if e["loc"] else []), e["msg"]])
+                ": ".join([source, *([".".join(map(str, e["loc"]))] if e["loc"] else []), _msg(e)])
                 for e in exc.errors()
             ]
             raise ConfigError("\n".join(lines)) from exc
+
+    def label(self, path: Path | str | None = None) -> str:
+        """The scenario's name, else its file's (not the default "scenario")."""
+        if "name" in self.model_fields_set or path is None:
+            return self.name
+        return Path(path).name
+
+    def count(self) -> str:
+        """Its steps, sleeps included: ``4 steps``, and with repeats ``3 steps (9 played)``."""
+        top, played = len(self.steps), _played(self.steps)
+        said = f"{top} step{'' if top == 1 else 's'}"
+        return said if played == top else f"{said} ({played} played)"
 
     async def run(self, sim: Simulator) -> list[dict[str, Any]]:
         """Play the steps against ``sim``; return a log of what each step did.
@@ -142,6 +154,19 @@ class Scenario(BaseModel):
         log: list[dict[str, Any]] = []
         await _run_steps(self.steps, sim, log)
         return log
+
+
+def _msg(error: Any) -> str:
+    # A ValueError raised in a validator reads "Value error, unknown shoe fault ..." in
+    # pydantic's message: the prefix says nothing to whoever wrote the file.
+    msg = str(error["msg"])
+    return msg.removeprefix("Value error, ") if error.get("type") == "value_error" else msg
+
+
+def _played(steps: list[Step]) -> int:
+    """How many steps playing ``steps`` runs: each sleep, each action, a repeat's steps
+    as often as it repeats them."""
+    return sum(step.repeat * _played(step.steps) if step.repeat else 1 for step in steps)
 
 
 async def _run_steps(steps: list[Step], sim: Simulator, log: list[dict[str, Any]]) -> None:

@@ -95,12 +95,14 @@ async def _hwsim(*args: str) -> asyncio.subprocess.Process:
 
 async def test_hwsim_run_takes_the_scenarios_tables(tmp_path: Path) -> None:
     scenario = tmp_path / "two.yaml"
-    scenario.write_text("tables: 2\nseed: 4\nsteps:\n  - {deal: 3, table: t2}\n")
+    # A sleep is a step too, and a file with no name is named by the file (the run said
+    # "scenario scenario: 1 steps done").
+    scenario.write_text("tables: 2\nseed: 4\nsteps:\n  - {deal: 3, table: t2}\n  - {sleep: 0.01}\n")
     sim = await _hwsim("--dir", str(tmp_path / "pty"), "--http-port", "0",
                        "--scenario", str(scenario), "--exit-after-scenario")  # fmt: skip
     out, _ = await asyncio.wait_for(sim.communicate(), 30)
     assert sim.returncode == 0, out.decode()
-    assert "t2 shoe" in out.decode() and "scenario scenario: 1 steps done" in out.decode()
+    assert "t2 shoe" in out.decode() and "scenario two.yaml: 2 steps done" in out.decode()
 
 
 async def test_hwsim_run_deals_on_after_a_jam_is_cleared(tmp_path: Path) -> None:
@@ -145,7 +147,7 @@ async def test_a_signal_stops_hwsim_run_in_the_middle_of_a_scenario(tmp_path: Pa
             sim.kill()
             await sim.wait()
     assert sim.returncode == 0, out.decode()
-    assert "scenario scenario: stopped" in out.decode()
+    assert "scenario long.yaml: stopped" in out.decode()
 
 
 @pytest.mark.parametrize(
