@@ -64,6 +64,13 @@ class DealerBot:
         # the controller prompts "shuffle", then "load_shoe" once it has seen the count, and
         # only then sees the shoe loaded: that second prompt asks for the shoe already made.
         self._shoe_made = False
+        # Where the shoe stood after the dealer's own last draw or load: a card out since
+        # was drawn by someone else (the demo's misread or double-pull fault), and the
+        # prompt held, sent before that card, may be overtaken by the pause it brings.
+        self._shoe_left: tuple[str, int] | None = None
+
+    def _shoe_at(self) -> tuple[str, int]:
+        return self.sim.shoe.shoe_id, self.sim.shoe.position
 
     async def run(self) -> None:
         latest: DealerPrompt | None = None
@@ -87,7 +94,8 @@ class DealerBot:
                     continue
                 self._handled = key
                 try:
-                    await self.act(latest)
+                    if not await self.act(latest):
+                        self._handled = None  # the prompt again, after the pace
                 except StudioError as exc:
                     # A device fault the simulator refuses (e.g. count mismatch): the
                     # controller raises the alert; the dealer waits for the next prompt.
@@ -100,27 +108,41 @@ class DealerBot:
                 if self.pace:
                     await asyncio.sleep(self.pace)
 
-    async def act(self, prompt: DealerPrompt) -> None:
+    async def act(self, prompt: DealerPrompt) -> bool:
+        """Do what ``prompt`` asks; False when the dealer looks at the prompt again first."""
+        if prompt.action == "deal" and self._shoe_left not in (None, self._shoe_at()):
+            # A card left the shoe since the dealer's last draw that the dealer did not
+            # deal: the prompt, sent before it, may be overtaken by a pause on its way (a
+            # review at --pace 0.2: the dealer drew 3 ms after a misread's alert, "7H drawn
+            # while the round is paused"). Look again after the pace, as a dealer would.
+            self._shoe_left = self._shoe_at()
+            return False
         if self.turn_over is not None and turns_hole_over(prompt):
             self.turn_over()  # the dealer's turn: the hole card face up
         if prompt.action in ("shuffle", "change_shoe", "load_shoe"):
             if self._shoe_made:
                 # Made for a shoe prompt already; a second one would be loaded during the
                 # round the first opens (an integrity alert). Any other prompt ends this.
-                return
+                return True
             if self.clear_layout:
                 self.clear_layout()
             self.sim.new_shoe()
+            self._shoe_left = self._shoe_at()
             self._shoe_made = True
             self.shoes += 1
-            return
+            return True
         self._shoe_made = False
         if prompt.action == "deal":
             target = prompt.target or {}
-            for card in self.sim.deal():
+            try:
+                cards = self.sim.deal()
+            finally:
+                self._shoe_left = self._shoe_at()
+            for card in cards:
                 self.cards_dealt += 1
                 zone = landing_zone(target) if self.place_card is not None else None
                 if self.place_card is not None and zone is not None:
                     self.place_card(card.code, zone, lands_face_down(target))
         elif prompt.action == "collect" and self.clear_layout:
             self.clear_layout()
+        return True

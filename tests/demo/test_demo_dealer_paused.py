@@ -95,3 +95,45 @@ async def test_a_shoe_refused_while_the_shuffler_is_jammed_is_made_once_it_can_r
     finally:
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
+
+
+async def test_a_card_drawn_by_someone_else_sends_the_dealer_back_to_the_prompt(
+    tmp_path: Path,
+) -> None:
+    """The demo's ``misread`` fault draws a card itself, whenever its timer says, while the
+    dealer waits its pace on the prompt to deal the next: the pause that card brings reaches
+    the dealer a few milliseconds after it (the driver, the controller's log, the broker).
+    The dealer dealt on the prompt it held, and a second alert, "7H drawn while the round is
+    paused", came 3 ms after the misread's (a review at --pace 0.2). A card left the shoe
+    that the dealer did not deal: it looks at the prompt again before dealing."""
+    bus = MessageBus(BrokerSettings(url="mqtt://127.0.0.1:9"), "dealer-other-draw")
+    sim = SimTable("t-dealer-paused", base_dir=tmp_path)
+    sim.new_shoe()
+    dealer = DealerBot(bus, sim, pace=0.5)
+    topic = Topics(sim.id).dealer_prompt
+    task = asyncio.create_task(dealer.run(), name="dealer")
+    try:
+        async with asyncio.timeout(5):
+            while not bus._subs:
+                await asyncio.sleep(0.001)
+        sub = bus._subs[0]
+        sub.offer(_message(topic, "deal", 1, {"kind": "box", "seat": 1}))
+        async with asyncio.timeout(5):
+            while dealer.cards_dealt < 1:
+                await asyncio.sleep(0.01)
+        # The next card asked for; then, while the dealer waits its pace, the fault's card.
+        sub.offer(_message(topic, "deal", 2, {"kind": "box", "seat": 2}))
+        await sim.fault("shoe", "misread")
+        # The pause comes after the dealer's pace is over (it would have dealt by now).
+        await asyncio.sleep(0.7)
+        sub.offer(_message(topic, "paused", 3, None))
+        await asyncio.sleep(0.8)
+        assert dealer.cards_dealt == 1
+        # Resumed: the dealer deals what the prompt now asks.
+        sub.offer(_message(topic, "deal", 4, {"kind": "box", "seat": 2}))
+        async with asyncio.timeout(5):
+            while dealer.cards_dealt < 2:
+                await asyncio.sleep(0.01)
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
