@@ -8,6 +8,11 @@ stopped, ``studio demo`` appended its simulated rounds to the studio's event log
 refusing one that holds tables without that mark: a database that ``studio controller
 run``, ``studio users add`` or another program made. ``--allow-used-database`` runs on it
 anyway (and leaves it unmarked: the next run needs the option too).
+
+A controller started on a demo's database later (a configuration pointed at it) leaves no
+mark of its own, but it counts its start of the lock the demo takes too (``studio
+controller``, ``controller_epochs``): the mark keeps the count the demo's last start left,
+and a demo that finds more starts since than its own refuses the database as well.
 """
 
 from __future__ import annotations
@@ -31,7 +36,12 @@ demo_mark = sa.Table(
     _marks,
     sa.Column("id", sa.Integer, primary_key=True),
     sa.Column("made", sa.String(40), nullable=False),
+    # The ``studio controller`` lock's start count the demo's last start left (0: none counted).
+    sa.Column("lock_starts", sa.BigInteger, nullable=False),
 )
+
+# The lock the controller and the demo take (Database.exclusive), one start counted each.
+LOCK = "studio controller"
 
 # Made by taking the controller's lock (the demo takes it too): on its own, no sign of use.
 _NOT_TELLING = {controller_epochs.name}
@@ -77,13 +87,35 @@ async def check_demo_database(url: str, *, allow: bool) -> bool:
     return problem is None
 
 
-async def mark_demo_database(db: Database) -> None:
-    """Mark ``db`` as the demo's (once; a later run finds the mark)."""
+async def claim_demo_database(db: Database, *, allow: bool) -> None:
+    """With the ``studio controller`` lock just taken: mark ``db`` as the demo's, with the
+    lock's start count. A database marked by an earlier demo whose count has grown by more
+    than this start (a controller, or ``studio audit repair-index``, took the lock since) is
+    refused (:class:`StoreError`), unless ``allow`` (then marked with this start's count)."""
+    epochs = controller_epochs.c
     try:
         async with db.engine.begin() as conn:
             await conn.run_sync(lambda sync: demo_mark.create(sync, checkfirst=True))
-            if (await conn.execute(sa.select(sa.func.count()).select_from(demo_mark))).scalar():
-                return
-            await conn.execute(sa.insert(demo_mark).values(id=1, made=rfc3339(datetime.now(UTC))))
+            mark = (await conn.execute(sa.select(demo_mark.c.lock_starts))).scalar()
+            has_count = await conn.run_sync(
+                lambda sync: sa.inspect(sync).has_table(controller_epochs.name)
+            )
+            query = sa.select(epochs.epoch).where(epochs.name == LOCK)
+            now = int((await conn.execute(query)).scalar() or 0) if has_count else 0
+            others = 0 if mark is None else now - int(mark) - 1
+            if others > 0 and not allow:
+                raise StoreError(
+                    f"database {safe_url(db.url)} was used by another process since the last "
+                    f"demo on it: {others} start(s) of a `studio controller run` (or `studio "
+                    "audit repair-index`) took its lock; the demo would write its simulated "
+                    "rounds into that controller's event log. Give the demo a database of its "
+                    f"own (the default {DEMO_DATABASE}, or --database), or add {ALLOW_OPTION} "
+                    "to run on this one anyway"
+                )
+            if mark is None:
+                made = rfc3339(datetime.now(UTC))
+                await conn.execute(sa.insert(demo_mark).values(id=1, made=made, lock_starts=now))
+            else:
+                await conn.execute(sa.update(demo_mark).values(lock_starts=now))
     except (OSError, sa.exc.SQLAlchemyError) as exc:
         raise StoreError(f"cannot mark database {safe_url(db.url)}: {reason(exc)}") from exc

@@ -46,7 +46,7 @@ from studio.controller.process import CONTROLLER_CLIENT_ID
 from studio.controller.table import ROUND_PHASES
 from studio.demo import api as demo_api
 from studio.demo.camera import CAMERA_ID, DemoCamera, learn_demo_profile
-from studio.demo.database import DEMO_DATABASE, check_demo_database, mark_demo_database
+from studio.demo.database import DEMO_DATABASE, check_demo_database, claim_demo_database
 from studio.demo.dealer import DealerBot
 from studio.demo.faults import FaultInjector
 from studio.demo.players import PlayerBots
@@ -245,7 +245,9 @@ async def run_demo(
             db.exclusive("studio controller", watch=LOCK_WATCH_INTERVAL)
         )
         if demos_own:
-            await mark_demo_database(db)  # the next run finds it the demo's
+            # Marked (the next run finds it the demo's), under the lock: a database a
+            # controller started on since the last demo is refused here.
+            await claim_demo_database(db, allow=options.allow_used_database)
         stack.enter_context(held_session(broker, CONTROLLER_CLIENT_ID, "studio controller"))
         devices_state = device_state_dir(database) or workdir / "devices"
         # The cameras run in this process (not in a DriverSet): each holds its run lock for

@@ -22,7 +22,7 @@ from studio.bus.embedded import free_port
 from studio.cli import app
 from studio.demo import DemoOptions, run_demo
 from studio.demo import run as demo_run
-from studio.demo.database import check_demo_database, mark_demo_database
+from studio.demo.database import LOCK, check_demo_database, claim_demo_database
 from studio.demo.run import DemoHandle, host_warning, usable_url
 from studio.errors import ConfigError, StoreError
 from studio.store import Database
@@ -107,9 +107,10 @@ async def test_a_database_the_demo_made_is_its_own_and_another_is_refused(
     new = f"sqlite:///{tmp_path}/new.db"
     assert await check_demo_database(new, allow=False)  # not there: the demo's to make
     assert not (tmp_path / "new.db").exists()
-    async with Database(new) as db:  # as a run makes it, then marks it
-        await mark_demo_database(db)
-        await mark_demo_database(db)  # once
+    async with Database(new) as db, db.exclusive(LOCK):  # as a run makes it, then marks it
+        await claim_demo_database(db, allow=False)
+    async with Database(new) as db, db.exclusive(LOCK):  # the next run
+        await claim_demo_database(db, allow=False)
     assert await check_demo_database(new, allow=False)
 
     studio = f"sqlite:///{tmp_path}/studio.db"
@@ -173,3 +174,21 @@ def test_a_loopback_demo_has_no_warning() -> None:
         "console at http://192.0.2.7:8000/console/"
     )
     assert usable_url("::", 8000) == "http://[::1]:8000"
+
+
+async def test_a_demo_database_a_controller_started_on_since_is_refused(tmp_path: Path) -> None:
+    """A controller leaves no mark, but counts its start of the lock the demo takes: more
+    starts since the demo's last than the demo's own is a database used by another."""
+    url = f"sqlite:///{tmp_path}/demo.db"
+    async with Database(url) as db, db.exclusive(LOCK):  # a demo run
+        await claim_demo_database(db, allow=False)
+    async with Database(url) as db, db.exclusive(LOCK):
+        pass  # `studio controller run --config` naming it: the same lock, no mark
+    assert await check_demo_database(url, allow=False)  # marked: the start count tells
+    async with Database(url) as db, db.exclusive(LOCK):  # the next demo run
+        with pytest.raises(StoreError, match=r"used by another process since the last demo"):
+            await claim_demo_database(db, allow=False)
+    async with Database(url) as db, db.exclusive(LOCK):
+        await claim_demo_database(db, allow=True)  # taken anyway: counted from here
+    async with Database(url) as db, db.exclusive(LOCK):
+        await claim_demo_database(db, allow=False)

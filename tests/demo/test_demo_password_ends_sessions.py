@@ -18,7 +18,7 @@ from studio.bus.embedded import free_port
 from studio.console import ConsoleSettings, UserStore
 from studio.console.auth import SESSION_COOKIE, SessionStore
 from studio.demo import DemoOptions, run_demo
-from studio.demo.database import mark_demo_database
+from studio.demo.database import claim_demo_database
 from studio.demo.run import DemoHandle
 from studio.store import Database
 
@@ -26,7 +26,7 @@ from studio.store import Database
 async def test_a_new_demo_run_ends_the_old_manager_sessions(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path}/demo.db"
     async with Database(url) as db:
-        await mark_demo_database(db)  # the last run's, as the demo left it
+        await claim_demo_database(db, allow=False)  # the last run's, as the demo left it
         users = UserStore(db)
         manager = await users.add("manager", "last run's password", "manager", by="demo")
         viewer = await users.add("viewer", "a watcher's password", "viewer", by="test")
