@@ -96,12 +96,19 @@ def unfed_virtual_cameras(config: StudioConfig, tables: Iterable[str] | None = N
     unseen (a ``misscan`` each). ``hwsim run --camera`` serves one in step with its shoe."""
     cross_checked = {table.id for table in config.tables if not table.single_source}
     return [
-        f"warning: {key}.source: {device.camera.source!r} is a simulated camera that no shoe "
-        f"deals to: every card dealt at table {table_id} would be a misscan; for a simulated "
-        "table use `hwsim run --camera` (its --config-out writes the camera)"
+        unfed_virtual_camera(key, table_id, device.camera.source or "")
         for key, table_id, device in cameras(config, tables)
         if table_id in cross_checked and is_virtual_source(device.camera.source or "")
     ]
+
+
+def unfed_virtual_camera(key: str, table_id: str, source: str) -> str:
+    """The warning of ``unfed_virtual_cameras`` for the camera whose options are at ``key``."""
+    return (
+        f"warning: {key}.source: {source!r} is a simulated camera that no shoe "
+        f"deals to: every card dealt at table {table_id} would be a misscan; for a simulated "
+        "table use `hwsim run --camera` (its --config-out writes the camera)"
+    )
 
 
 def camera_source(key: str, source: str, base_dir: Path) -> str:
@@ -129,9 +136,18 @@ def _as_read(data: dict[str, Any]) -> dict[str, Any]:
 
 def _table_calibration(data: dict[str, Any]) -> object:
     """The table calibration as ``studio camera run`` loads it (imported here: only a
-    config with a camera needs OpenCV)."""
-    from calibration.table import TableCalibration
+    config with a camera needs OpenCV). A JSON object that is none at all (``{}``, a deck
+    profile) is told what one holds and which command writes it."""
+    from calibration.table import TABLE_FORMAT, TableCalibration
 
+    if data.get("format") != TABLE_FORMAT and "zones" not in data:  # a layout: its own hint
+        got = "an empty object" if not data else f"format {data.get('format')!r}"
+        raise ConfigError(
+            f"not a table calibration ({got}): a table calibration is the JSON file "
+            f'`studio calibrate table --image FRAME --layout layout.json --out FILE` writes ("format": '
+            f'"{TABLE_FORMAT}", the camera\'s homography onto the layout and the layout '
+            "itself); see docs/camera.md"
+        )
     return TableCalibration.from_dict(data)
 
 

@@ -5,19 +5,29 @@ from __future__ import annotations
 import os
 import re
 import stat
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import typer
+from pydantic import BaseModel, ValidationError
+from sqlalchemy.engine import make_url
 
 from studio.config.camera_files import (
     camera_file_mistakes,
-    cameras,
     is_path_source,
-    unfed_virtual_cameras,
+    is_virtual_source,
+    unfed_virtual_camera,
 )
-from studio.config.loader import load_config, read_toml
-from studio.config.models import StudioConfig, web_port_beside_brokers
+from studio.config.loader import config_data, explain_errors, read_toml
+from studio.config.models import (
+    DatabaseSettings,
+    DeviceSettings,
+    StudioConfig,
+    TableSettings,
+    _is_loopback,
+    web_port_beside_brokers,
+)
 from studio.errors import ConfigError, StoreError
 from studio.store.database import (
     IN_MEMORY,
@@ -66,28 +76,107 @@ def secrets_in_file(data: dict[str, Any]) -> list[str]:
     return warnings
 
 
-def missing_ports(config: StudioConfig) -> list[str]:
+M = TypeVar("M", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class Placed:
+    """A device that is valid on its own, at its place in the file."""
+
+    where: str  # tables[0].devices[1]
+    table_id: str
+    single_source: bool
+    device: DeviceSettings
+
+    @property
+    def options(self) -> str:
+        return f"{self.where}.options"
+
+
+@dataclass(frozen=True)
+class Parts:
+    """The parts of a configuration the checks beyond the model's look at (its database
+    and its devices): all of a valid configuration; of one the model refuses, those valid
+    on their own (a bad table's good camera still has its files checked), ``None`` for a
+    database section that is not."""
+
+    database: DatabaseSettings | None
+    devices: list[Placed]
+
+
+def placed_devices(config: StudioConfig) -> list[Placed]:
+    return [
+        Placed(f"tables[{t}].devices[{d}]", table.id, table.single_source, device)
+        for t, table in enumerate(config.tables)
+        for d, device in enumerate(table.devices)
+    ]
+
+
+def parts_of(config: StudioConfig) -> Parts:
+    return Parts(config.database, placed_devices(config))
+
+
+def _valid(model: type[M], data: Any) -> M | None:
+    try:
+        return model.model_validate(data)
+    except ValidationError:
+        return None
+
+
+def salvaged_parts(data: dict[str, Any]) -> Parts:
+    """The parts of ``data`` (a configuration the model refused) that validate alone."""
+    raw_database = data.get("database", {})
+    database = _valid(DatabaseSettings, raw_database) if isinstance(raw_database, dict) else None
+    raw_tables = data.get("tables", [])
+    devices: list[Placed] = []
+    for t, raw in enumerate(raw_tables if isinstance(raw_tables, list) else []):
+        if not isinstance(raw, dict):
+            continue
+        table = _valid(TableSettings, raw)
+        if table is not None:
+            devices.extend(
+                Placed(f"tables[{t}].devices[{d}]", table.id, table.single_source, device)
+                for d, device in enumerate(table.devices)
+            )
+            continue
+        raw_id = raw.get("id")
+        table_id = raw_id if isinstance(raw_id, str) else f"tables[{t}]"
+        raw_devices = raw.get("devices", [])
+        for d, raw_device in enumerate(raw_devices if isinstance(raw_devices, list) else []):
+            device = _valid(DeviceSettings, raw_device)
+            if device is not None:
+                placed = Placed(
+                    f"tables[{t}].devices[{d}]", table_id, raw.get("single_source") is True, device
+                )
+                devices.append(placed)
+    return Parts(database, devices)
+
+
+def missing_ports(devices: list[Placed]) -> list[str]:
     """A mistake for each shoe, shuffler or cut-card sensor without a port.
 
     The model allows it (the controller, and tests of it, need no port), but every
     process reads the same file and `studio drivers run` refuses such a device.
     """
     return [
-        f"tables[{t}].devices[{d}]: a {device.kind} needs a port "
+        f"{placed.where}: a {placed.device.kind} needs a port "
         "(/dev/ttyUSB0 or socket://host:port); studio drivers run refuses it without"
-        for t, table in enumerate(config.tables)
-        for d, device in enumerate(table.devices)
-        if device.kind != "camera" and not device.port
+        for placed in devices
+        if placed.device.kind != "camera" and not placed.device.port
     ]
 
 
-def incomplete_cameras(config: StudioConfig) -> list[str]:
+def _cameras(devices: list[Placed]) -> list[Placed]:
+    return [placed for placed in devices if placed.device.kind == "camera"]
+
+
+def incomplete_cameras(devices: list[Placed]) -> list[str]:
     """A mistake for each camera that `studio camera run` refuses whatever its files: no
     ``source``, no ``table`` calibration, or nothing to identify cards with (no ``deck``
     profile and ``barcodes = "off"``). Like a missing port, the model allows it."""
     mistakes = []
-    for where, _, device in cameras(config):
-        options = device.camera
+    for placed in _cameras(devices):
+        where, options = placed.options, placed.device.camera
         if options.source is None:
             mistakes.append(f"{where}.source: a camera needs one (0, a file, a URL)")
         if options.table is None:
@@ -97,25 +186,70 @@ def incomplete_cameras(config: StudioConfig) -> list[str]:
     return mistakes
 
 
-def unstable_ports(config: StudioConfig) -> list[str]:
+def unstable_ports(devices: list[Placed]) -> list[str]:
     """A warning for each serial device that only its port tells apart: no ``wire_id`` and a
     port a reboot may renumber (``/dev/ttyUSB0``), so table A's driver could open table B's
     device. The driver learns the id on first contact (docs/devices.md 4.2), which helps
     only if the devices' ids differ."""
     return [
-        f"warning: tables[{t}].devices[{d}] ({table.id}/{device.id}): no options.wire_id and "
-        f"port {device.port} may be renumbered after a reboot; use /dev/serial/by-id/... "
+        f"warning: {p.where} ({p.table_id}/{p.device.id}): no options.wire_id and "
+        f"port {p.device.port} may be renumbered after a reboot; use /dev/serial/by-id/... "
         "or set wire_id"
-        for t, table in enumerate(config.tables)
-        for d, device in enumerate(table.devices)
-        if device.kind != "camera"
-        and device.port.startswith("/dev/")
-        and not device.port.startswith(("/dev/serial/by-id/", "/dev/serial/by-path/"))
-        and not device.options.get("wire_id")
+        for p in devices
+        if p.device.kind != "camera"
+        and p.device.port.startswith("/dev/")
+        and not p.device.port.startswith(("/dev/serial/by-id/", "/dev/serial/by-path/"))
+        and not p.device.options.get("wire_id")
     ]
 
 
-def missing_files(config: StudioConfig, base_dir: Path) -> list[str]:
+_WINDOWS_PORT = re.compile(r"^COM[0-9]+$", re.IGNORECASE)
+
+
+def absent_serial_ports(devices: list[Placed]) -> list[str]:
+    """A warning for each serial port path that is no character device on this machine.
+
+    A warning, not a mistake (a camera's missing source is one): a USB adapter is there
+    only while plugged, and `studio drivers run` keeps retrying a port it cannot open
+    (``link down``) until it can. A relative path is from the working directory, as the
+    drivers open it."""
+    warnings = []
+    for p in devices:
+        port = p.device.port
+        if p.device.kind == "camera" or not port or port.startswith("socket://"):
+            continue
+        where = f"warning: {p.where}.port ({p.table_id}/{p.device.id})"
+        if _WINDOWS_PORT.match(port):
+            warnings.append(
+                f"{where}: {port} is a Windows port name: here a serial port is a device "
+                "path, /dev/ttyUSB0 or, stable across reboots, /dev/serial/by-id/..."
+            )
+            continue
+        try:
+            mode = os.stat(port).st_mode
+        except FileNotFoundError:
+            relative = (
+                "" if port.startswith("/") else " (a relative path is from the working directory)"
+            )
+            warnings.append(
+                f"{where}: no such device on this machine: {port}{relative}; studio drivers "
+                "run keeps retrying until it appears: plug it in, or check the spelling "
+                "(ls /dev/serial/by-id/ lists the serial devices plugged in)"
+            )
+            continue
+        except (OSError, ValueError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) else str(exc)
+            warnings.append(f"{where}: cannot reach {port}: {reason or exc}")
+            continue
+        if not stat.S_ISCHR(mode):
+            warnings.append(
+                f"{where}: {port} is not a serial device (not a character device): "
+                "studio drivers run cannot open it as one"
+            )
+    return warnings
+
+
+def missing_files(devices: list[Placed], base_dir: Path) -> list[str]:
     """A mistake for each file a camera device names that cannot be read: its deck profile
     and its table calibration (or either is not a JSON object), a video file, folder or
     device as its source.
@@ -125,8 +259,17 @@ def missing_files(config: StudioConfig, base_dir: Path) -> list[str]:
     """
     return [
         mistake
-        for where, _, device in cameras(config)
-        for mistake in camera_file_mistakes(where, device.camera, base_dir)
+        for placed in _cameras(devices)
+        for mistake in camera_file_mistakes(placed.options, placed.device.camera, base_dir)
+    ]
+
+
+def unfed_virtual_cameras(devices: list[Placed]) -> list[str]:
+    """``camera_files.unfed_virtual_cameras`` of the devices that validated."""
+    return [
+        unfed_virtual_camera(p.options, p.table_id, p.device.camera.source or "")
+        for p in _cameras(devices)
+        if not p.single_source and is_virtual_source(p.device.camera.source or "")
     ]
 
 
@@ -352,6 +495,72 @@ def insecure_settings(config: StudioConfig) -> list[str]:
     return warnings
 
 
+_VERIFIED_SSL = ("verify-full", "verify-ca")
+
+
+def _postgres_hosts(url: str) -> list[str]:
+    """The hosts a PostgreSQL URL connects to, a socket folder left out (empty: this
+    machine's socket)."""
+    parsed = make_url(url)
+    named = [parsed.host] if parsed.host else []
+    query = parsed.query.get("host", ())
+    for value in (query,) if isinstance(query, str) else query:
+        named.extend(value.split(","))
+    hosts = []
+    for host in named:
+        host = host.strip()
+        if host.startswith("[") and "]" in host:  # [::1]:5432
+            host = host[1 : host.index("]")]
+        elif host.count(":") == 1:
+            host = host.partition(":")[0]
+        if host and not host.startswith("/"):
+            hosts.append(host)
+    return hosts
+
+
+def unsafe_transport(config: StudioConfig) -> list[str]:
+    """A warning for each connection to another machine that anyone on the network can
+    read or pose as the other end of: the broker without TLS or without credentials,
+    PostgreSQL without verified TLS. Warnings, not mistakes: a studio may run on an
+    isolated network (``--strict`` makes them fail the check)."""
+    warnings = []
+    broker, url = config.broker, config.database.url
+    if broker.url is not None and not _is_loopback(broker.host):
+        if not broker.uses_tls:
+            warnings.append(
+                f"warning: broker.url {broker.url} is another machine and has no TLS: "
+                "cards, bets and commands cross the network in clear, and anyone on it can "
+                "pose as the broker; use mqtts:// with broker.tls.ca_certs (or keep the "
+                "network isolated)"
+            )
+        if broker.username is None and (broker.tls is None or broker.tls.certfile is None):
+            warnings.append(
+                f"warning: broker.url {broker.url}: no broker.username nor client certificate "
+                "(broker.tls.certfile): a broker that admits anonymous clients lets anyone "
+                "who reaches it publish cards and commands; give each service its user "
+                "(password in STUDIO_BROKER__PASSWORD) or certificate"
+            )
+    if url.startswith(("postgresql://", "postgres://")):
+        remote = [host for host in _postgres_hosts(url) if not _is_loopback(host)]
+        query = make_url(url).query
+        key = "ssl" if "ssl" in query else "sslmode"  # asyncpg's spelling, or libpq's
+        mode = query.get(key)
+        if remote and mode not in _VERIFIED_SSL:
+            given = f"{key}={mode}" if isinstance(mode, str) else "no sslmode"
+            what = (
+                "encrypts but verifies no server, so a machine on the path can pose as it"
+                if mode == "require"
+                else "the event log and the console's password hashes may cross the network "
+                "in clear, and a machine on the path can pose as the server"
+            )
+            warnings.append(
+                f"warning: database.url {safe_url(url)}: {remote[0]} is another machine and "
+                f"the connection is not verified TLS ({given}): {what}; add "
+                "?sslmode=verify-full&sslrootcert=/etc/studio/pg-ca.pem (docs/security.md)"
+            )
+    return warnings
+
+
 def resolved_paths(config: StudioConfig, base_dir: Path) -> list[str]:
     """A note for each relative path the check looked at: the absolute path it stands for,
     and what it is relative to (they differ: the working directory or the file's folder)."""
@@ -367,8 +576,8 @@ def resolved_paths(config: StudioConfig, base_dir: Path) -> list[str]:
         database = None
     if database is not None and not database.is_absolute():
         notes.append(f"note: database.url: {database} is {database.absolute()} ({cwd})")
-    for where, _, device in cameras(config):
-        options = device.camera
+    for placed in _cameras(placed_devices(config)):
+        where, options = placed.options, placed.device.camera
         named = [("deck", options.deck), ("table", options.table)]
         if options.source is not None and is_path_source(options.source):
             named.append(("source", Path(options.source)))
@@ -381,6 +590,10 @@ def resolved_paths(config: StudioConfig, base_dir: Path) -> list[str]:
     return notes
 
 
+def _count(number: int, what: str) -> str:
+    return f"{number} {what}{'' if number == 1 else 's'}"
+
+
 @config_app.command("check")
 def check(
     file: Path = typer.Argument(..., help="TOML configuration file"),
@@ -389,11 +602,16 @@ def check(
         "--env-file",
         help="load KEY=VALUE lines (the unit's EnvironmentFile) over the environment first",
     ),
+    strict: bool = typer.Option(
+        False, "--strict", help="exit 2 on a warning too (insecure transport, secrets unset)"
+    ),
 ) -> None:
-    """Validate FILE (plus STUDIO_* variables); print each mistake with its location.
+    """Validate FILE (plus STUDIO_* variables); print every mistake with its location.
 
-    Exits 2 on a mistake; warns about secrets in the file, secrets unset and insecure
-    settings; connects to nothing.
+    Exits 2 on a mistake (with --strict, on a warning too); warns about secrets in the
+    file, secrets unset and insecure settings; connects to nothing. One run reports every
+    mistake it can find: the checks beyond the model's (ports, cameras and their files)
+    run on each section and device that is valid on its own.
     """
     try:
         environ = dict(os.environ)
@@ -401,37 +619,61 @@ def check(
         if env_file is not None:
             environ.update(read_env_file(env_file))
             env_warnings = env_file_warnings(env_file)
-        config = load_config(file, environ=environ)
+        data, env_sources = config_data(file, environ)
         warnings = [*env_warnings, *secrets_in_file(read_toml(file))]
     except ConfigError as exc:
         typer.echo(str(exc), err=True)
         raise typer.Exit(2) from exc
-    mistakes = [
-        *([IN_MEMORY] if kept_nowhere(config.database.url) else []),
-        *missing_ports(config),
-        *incomplete_cameras(config),
-        *missing_files(config, file.parent),
+    mistakes: list[str] = []
+    try:
+        config: StudioConfig | None = StudioConfig.model_validate(data)
+    except ValidationError as exc:
+        config = None
+        mistakes.extend(explain_errors(exc, str(file), env_sources))
+    parts = parts_of(config) if config is not None else salvaged_parts(data)
+    database = parts.database
+    own = [
+        *([IN_MEMORY] if database is not None and kept_nowhere(database.url) else []),
+        *missing_ports(parts.devices),
+        *incomplete_cameras(parts.devices),
+        *missing_files(parts.devices, file.parent),
     ]
+    mistakes.extend(f"{file}: {mistake}" for mistake in own)
     if mistakes:
-        typer.echo("\n".join(f"{file}: {mistake}" for mistake in mistakes), err=True)
+        # Each mistake one line (a secret is never in one); how many, when more than one.
+        # The warnings wait for a valid configuration: some weigh settings together.
+        total = f"{file}: {_count(len(mistakes), 'mistake')} found"
+        tail = (
+            [f"{total}; the warnings are listed once they are fixed"] if len(mistakes) > 1 else []
+        )
+        typer.echo("\n".join([*mistakes, *tail]), err=True)
         raise typer.Exit(2)
-    for warning in [
-        *warnings,
+    assert config is not None  # a configuration the model refused has a mistake
+    warnings += [
         *no_tables(config),
-        *unstable_ports(config),
-        *unfed_virtual_cameras(config),
+        *unstable_ports(parts.devices),
+        *absent_serial_ports(parts.devices),
+        *unfed_virtual_cameras(parts.devices),
         *insecure_settings(config),
+        *unsafe_transport(config),
         *filter(None, [web_port_beside_brokers(config)]),
-    ]:
+    ]
+    for warning in warnings:
         typer.echo(warning, err=True)
     for note in resolved_paths(config, file.parent):
         typer.echo(note)
+    if strict and warnings:
+        typer.echo(
+            f"{file}: {_count(len(warnings), 'warning')} found, refused by --strict", err=True
+        )
+        raise typer.Exit(2)
     broker = config.broker.url or (
         "embedded (demo and tests only: controller/drivers/camera run need broker.url)"
     )
     devices = sum(len(t.devices) for t in config.tables)
+    with_warnings = f" with {_count(len(warnings), 'warning')}" if warnings else ""
     typer.echo(
-        f"{file}: OK — {len(config.tables)} table(s), {devices} device(s), "
+        f"{file}: OK{with_warnings} — {len(config.tables)} table(s), {devices} device(s), "
         f"broker {broker}, database {safe_url(config.database.url)}"
     )
 

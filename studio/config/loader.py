@@ -9,6 +9,7 @@ or token made of digits, or spelled ``true`` or ``null``, stays the text it is.
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import re
@@ -21,7 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from studio.config.models import StudioConfig
+from studio.config.models import CameraOptions, SerialOptions, StudioConfig
 from studio.errors import ConfigError
 from studio.text import NotUtf8Error, utf8_text
 
@@ -139,6 +140,52 @@ def _source(
     return default
 
 
+# The typed options of a device, as its validation names them (``DeviceSettings``).
+_OPTIONS_MODELS: dict[str, type[BaseModel]] = {
+    "CameraOptions": CameraOptions,
+    "SerialOptions": SerialOptions,
+}
+
+
+def unknown_key_hint(key: str, known: list[str]) -> str:
+    """The closest of ``known`` to the misspelt ``key``, and every key ``known``."""
+    close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+    mean = f"did you mean {close[0]!r}? " if close else ""
+    return f"{mean}the keys are {', '.join(known)}"
+
+
+def _option_mistakes(item: Any) -> list[str] | None:
+    """A device's options mistakes, one each (``options.protocl: unknown key ...``), from
+    the validation of its typed options that ``DeviceSettings`` raised; None for another
+    mistake."""
+    cause = getattr(item.get("ctx", {}).get("error"), "__cause__", None)
+    if not isinstance(cause, ValidationError) or cause.title not in _OPTIONS_MODELS:
+        return None
+    model = _OPTIONS_MODELS[cause.title]
+    kind = item["input"].get("kind") if isinstance(item.get("input"), dict) else None
+    whose = f"a {kind}'s options" if isinstance(kind, str) else "the options"
+    mistakes = []
+    for inner in cause.errors():
+        where = ".".join(str(part) for part in inner["loc"])
+        if inner["type"] == "extra_forbidden":
+            hint = unknown_key_hint(str(inner["loc"][-1]), list(model.model_fields))
+            message = f"unknown key ({hint.replace('the keys', whose, 1)})"
+        elif inner["type"] == "value_error":
+            message = str(inner.get("ctx", {}).get("error", inner["msg"]))
+        else:
+            message = inner["msg"]
+        mistakes.append(f"options.{where}: {message}")
+    return mistakes
+
+
+def _friendlier(item: Any, message: str) -> str:
+    """Words for a mistake pydantic states as its rule (a pattern)."""
+    location = item["loc"]
+    if item["type"] == "string_pattern_mismatch" and location and location[-1] == "currency":
+        return f"an ISO 4217 code of three capital letters, e.g. EUR; got {item['input']!r}"
+    return message
+
+
 def explain_errors(
     error: ValidationError, source: str, env_sources: Mapping[Location, str] | None = None
 ) -> list[str]:
@@ -147,7 +194,7 @@ def explain_errors(
     ``source`` is the file; a mistake in a place an environment variable set names the
     variable instead, since that is where the operator has to look.
     """
-    lines = []
+    lines: list[str] = []
     for item in error.errors():
         location: Location = tuple(item["loc"])
         message = item["msg"]
@@ -156,6 +203,11 @@ def explain_errors(
         # An unknown key, or a list addressed item by item: only variables can have made it.
         unknown = item["type"] in ("extra_forbidden", "list_type")
         origin = _source(location, source, env_sources or {}, message, unknown=unknown)
+        options = _option_mistakes(item) if item["type"] == "value_error" else None
+        if options is not None:
+            lines.extend(f"{origin}: {_where(location)}: {mistake}" for mistake in options)
+            continue
+        message = _friendlier(item, message)
         if item["type"] == "extra_forbidden":
             message = "unknown key (check the spelling; see docs/operations.md)"
             if origin != source:
@@ -217,6 +269,16 @@ def default_database_hint(
     return " (no --config given: the default database; give the studio's with --config FILE)"
 
 
+def config_data(
+    path: Path | str | None, environ: Mapping[str, str]
+) -> tuple[dict[str, Any], dict[Location, str]]:
+    """The file's data (none without a file) with the environment applied, not validated,
+    and which variable set each place. Raise :class:`ConfigError`."""
+    data: dict[str, Any] = read_toml(Path(path)) if path is not None else {}
+    overrides, env_sources = _env_overrides(environ)
+    return _merge(data, overrides), env_sources
+
+
 def load_config(
     path: Path | str | None = None, environ: Mapping[str, str] | None = None
 ) -> StudioConfig:
@@ -224,9 +286,7 @@ def load_config(
     environ = os.environ if environ is None else environ
     if path is None and environ.get("STUDIO_CONFIG"):
         path = environ["STUDIO_CONFIG"]
-    data: dict[str, Any] = read_toml(Path(path)) if path is not None else {}
-    overrides, env_sources = _env_overrides(environ)
-    data = _merge(data, overrides)
+    data, env_sources = config_data(path, environ)
     try:
         return StudioConfig.model_validate(data)
     except ValidationError as exc:

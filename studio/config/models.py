@@ -61,17 +61,15 @@ _WILDCARDS = ("0.0.0.0", "::", "")
 
 
 def _shown_url(parts: SplitResult) -> str:
-    """A URL as an error message may echo it: a path, query or fragment (which may hold a
-    password, ``?password=...``) masked, as is a password before the host."""
+    """A URL as an error message may echo it: a password before the host masked, and a
+    query or fragment (which may hold one, ``?password=...``). The path is shown: it is
+    often the very mistake (``mqtt://h:1883/studio``); until 2026-12-06 it was masked."""
     netloc = parts.netloc
     if "@" in netloc:
         user, _, host = netloc.rpartition("@")
         netloc = f"{user.partition(':')[0]}:***@{host}" if ":" in user else netloc
-    # Without a scheme or host the path is what was meant for the host (``broker.lan``).
-    bare = not parts.scheme and not netloc
-    path = "/***" if parts.path not in ("", "/") and not bare else parts.path
     masked = ("***" if part else "" for part in (parts.query, parts.fragment))
-    return urlunsplit((parts.scheme, netloc, path, *masked))
+    return urlunsplit((parts.scheme, netloc, parts.path, *masked))
 
 
 def _is_loopback(host: str) -> bool:

@@ -33,7 +33,9 @@ def test_a_camera_s_open_timeout_has_a_default_and_is_checked(tmp_path: Path) ->
     for bad in ("0", "-1", '"soon"'):
         with pytest.raises(ConfigError, match=r"options\.open_timeout"):
             timeout(f'source = "0", open_timeout = {bad}')
-    with pytest.raises(ConfigError, match=r"options\.open_timout: Extra inputs"):
+    with pytest.raises(
+        ConfigError, match=r"options\.open_timout: unknown key \(did you mean 'open_timeout'\?"
+    ):
         timeout('source = "0", open_timout = 2')
 
 

@@ -186,7 +186,7 @@ def test_the_camera_options_are_checked_with_the_config(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as caught:
         load_config(path)
     message = str(caught.value)
-    assert "options.sourc: Extra inputs are not permitted" in message
+    assert "options.sourc: unknown key (did you mean 'source'?" in message
     assert "options.settle_frames: Input should be greater than or equal to 1" in message
 
 

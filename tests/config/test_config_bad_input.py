@@ -116,6 +116,7 @@ def test_a_missing_deck_profile_and_table_calibration_are_mistakes(tmp_path: Pat
         f"{path}: tables[0].devices[0].options.deck: no such file: {tmp_path / 'deck.json'} "
         "(a relative path is from the config file's folder)",
         f"{path}: tables[0].devices[0].options.table: no such file: /nowhere/t.json",
+        f"{path}: 2 mistakes found; the warnings are listed once they are fixed",
     ]
 
 

@@ -1,5 +1,6 @@
-"""A refused broker URL is echoed with its path, query and fragment masked: one holding
-``?password=S3CRET`` was printed whole by `studio config check` and `studio demo`."""
+"""A refused broker URL is echoed with its query and fragment masked: one holding
+``?password=S3CRET`` was printed whole by `studio config check` and `studio demo`. Its path
+is shown (it is the mistake: ``test_config_check_every_mistake.py``)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from studio.cli import app
 
 URLS = {
     "mqtt://broker:1883/?password=S3CRET": "'mqtt://broker:1883/?***'",
-    "mqtt://broker:1883/S3CRET": "'mqtt://broker:1883/***'",
+    "mqtt://broker:1883/studio?password=S3CRET": "'mqtt://broker:1883/studio?***'",
     "mqtt://broker:1883#S3CRET": "'mqtt://broker:1883#***'",
     "mqtt://broker:0?token=S3CRET": "'mqtt://broker:0?***'",
     "htp://broker/?token=S3CRET": "'htp://broker/?***'",
