@@ -55,6 +55,7 @@ import asyncio
 import contextlib
 import functools
 import logging
+import math
 import threading
 import time
 from collections import Counter, deque
@@ -83,7 +84,7 @@ from drivers.health import HealthStatus, health_report
 from drivers.run_lock import RunLock
 from drivers.state import StateFile, wire_id_fields
 from drivers.transport import Transport, open_transport
-from studio.backoff import Backoff, run_forever
+from studio.backoff import Backoff, RepeatedFailure, run_forever
 from studio.bus import MessageBus
 from studio.bus.client import OFFLINE, ONLINE
 from studio.config.models import BrokerSettings, DeviceSettings
@@ -92,6 +93,10 @@ from studio.contract.messages import DeviceCommand
 from studio.errors import DeviceError, ProtocolError
 
 _LOGGER = logging.getLogger(__name__)
+
+# A device online this long before its link dropped is reconnected at the backoff's first
+# delay again; one that dropped sooner (or never came online) is retried ever more slowly.
+HEALTHY_AFTER = 2.0
 
 RESEND_TRIES = 3  # RESENDs sent for one gap while the device talks but does not answer them
 # The device event a driver publishes on its events topic when it finds, at a (re)connect,
@@ -269,6 +274,11 @@ class DeviceDriver:
         self._command_ids: deque[str] = deque(maxlen=256)
         self._health_last = 0.0
         self._status: HealthStatus = "offline"
+        # The same report that is not "ok" again and again (a device that never comes
+        # online, retried for hours) is logged once a minute, with a count.
+        self._health_log = RepeatedFailure(_LOGGER)
+        self._online_since = 0.0
+        self._failed_connects = 0  # since the device was last online
         self._masked_degraded = False  # a degraded report went out as offline (not online)
         self._last_error = 0.0
         self._connected_once = False
@@ -460,7 +470,10 @@ class DeviceDriver:
                         self._session,
                         retry_on=(DeviceError, ProtocolError),
                         backoff=self.backoff,
-                        healthy_after=2.0,
+                        # Reset by _on_down only for a device that was online a while: a
+                        # session spent in a handshake nobody answers (handshake_timeout,
+                        # 2 s) reset it, so a silent port was retried at the first delay.
+                        healthy_after=math.inf,
                         on_down=self._on_down,
                         logger=_LOGGER,
                     ),
@@ -494,7 +507,10 @@ class DeviceDriver:
 
     async def _on_down(self, error: BaseException | None) -> None:
         self.stats["disconnects"] += 1
+        self._failed_connects += 1
         reason = f"link down: {error or 'closed'}"
+        if self.online and time.monotonic() - self._online_since >= HEALTHY_AFTER:
+            self.backoff.reset()
         if self.online:
             await self._set_online(False, reason)
         elif self._wrong_device is not None:
@@ -1257,11 +1273,19 @@ class DeviceDriver:
         if online == self.online:
             return
         self.online = online
+        note = ""
+        if online:
+            self._online_since = time.monotonic()
+            if self._failed_connects > 1:
+                note = f" (after {self._failed_connects} failed connects)"
+            self._failed_connects = 0
         state = ONLINE if online else OFFLINE
         self.bus.availability_state = state
         await self.bus.publish(self.topics.availability(self.device_id), state, qos=1, retain=True)
         # A pending (coalesced) report stays pending: it says something this one does not.
-        await self._publish_health("ok" if online else "offline", reason, keep_pending=True)
+        await self._publish_health(
+            "ok" if online else "offline", reason, keep_pending=True, note=note
+        )
         if online and self._masked_degraded:
             self._status = "degraded"  # (see _health_ticker): "ok" once 5 s pass without errors
         self._masked_degraded = False
@@ -1285,8 +1309,9 @@ class DeviceDriver:
         self._health_pending = (status, reason)
 
     async def _publish_health(
-        self, status: HealthStatus, reason: str, *, keep_pending: bool = False
+        self, status: HealthStatus, reason: str, *, keep_pending: bool = False, note: str = ""
     ) -> None:
+        """``note``: said in the log only."""
         if self._losses and not keep_pending:  # (else the pending report says them)
             untold = [loss for loss in self._losses if loss not in reason]
             reason = "; ".join([*untold, reason])
@@ -1297,8 +1322,19 @@ class DeviceDriver:
         if not keep_pending:
             self._health_pending = None
         self._health_last = time.monotonic()
-        level = logging.INFO if status == "ok" else logging.WARNING
-        _LOGGER.log(level, "%s/%s %s: %s", self.table_id, self.device_id, status, reason)
+        if status == "ok":
+            self._health_log.clear()
+            _LOGGER.info("%s/%s ok: %s%s", self.table_id, self.device_id, reason, note)
+        else:
+            self._health_log.failed(
+                f"{status}: {reason}",
+                "%s/%s %s: %s%s",
+                self.table_id,
+                self.device_id,
+                status,
+                reason,
+                note,
+            )
         health = health_report(self.device_id, self._health_seq, status, reason, dict(self.stats))
         self._health_seq = health.seq
         if status == "degraded":

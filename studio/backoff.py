@@ -27,6 +27,7 @@ class Backoff:
     jitter: float = 0.2
     rng: random.Random = field(default_factory=random.Random, repr=False)
     attempts: int = 0
+    resets: int = 0  # how many times :meth:`reset` was called: a new run of failures starts
 
     def next_delay(self) -> float:
         base = min(self.maximum, self.initial * self.factor**self.attempts)
@@ -40,11 +41,53 @@ class Backoff:
 
     def reset(self) -> None:
         self.attempts = 0
+        self.resets += 1
 
     async def wait(self) -> float:
         delay = self.next_delay()
         await asyncio.sleep(delay)
         return delay
+
+
+@dataclass
+class RepeatedFailure:
+    """Logs a failure that repeats without flooding the log: the first one, one whose reason
+    changed, and the same reason again once per ``every`` seconds, saying how many went
+    unlogged meanwhile (those are logged at DEBUG). :meth:`clear` ends the run of failures.
+
+    A device that never came online was logged at WARNING on every retry (a review)."""
+
+    logger: logging.Logger
+    every: float = 60.0
+    clock: Callable[[], float] = field(default=time.monotonic, repr=False)
+    reason: str | None = None  # of the last failure logged; None: no failure since clear()
+    failures: int = 0  # since clear()
+    unlogged: int = 0  # since the last failure logged
+    _logged_at: float = field(default=0.0, repr=False)
+
+    def failed(
+        self, reason: str, message: str, *args: object, level: int = logging.WARNING
+    ) -> bool:
+        """Log ``message % args`` at ``level`` unless ``reason`` repeats within ``every``
+        seconds (then at DEBUG); return whether it went out at ``level``."""
+        self.failures += 1
+        now = self.clock()
+        if reason == self.reason and now - self._logged_at < self.every:
+            self.unlogged += 1
+            self.logger.debug(message, *args)
+            return False
+        if self.unlogged and reason == self.reason:
+            message += " (%d more like it in the last %.0fs, not logged)"
+            args = (*args, self.unlogged, now - self._logged_at)
+        self.logger.log(level, message, *args)
+        self.reason, self.unlogged, self._logged_at = reason, 0, now
+        return True
+
+    def clear(self) -> int:
+        """The failures are over (the link is up again): return how many there were."""
+        failures = self.failures
+        self.reason, self.failures, self.unlogged = None, 0, 0
+        return failures
 
 
 async def run_forever(
@@ -60,7 +103,9 @@ async def run_forever(
 ) -> None:
     """Run ``session`` again and again, waiting with backoff after each failure.
 
-    ``session`` connects, does its work and returns or raises when the link drops.
+    ``session`` connects, does its work and returns or raises when the link drops. Each
+    failure is logged at WARNING, but the same reason again only once a minute, with a
+    count (:class:`RepeatedFailure`), until the backoff is reset (the link was up).
     Only exceptions in ``retry_on`` are retried; anything else propagates (a bug
     must not be hidden behind a reconnect loop). A session that stayed up for
     ``healthy_after`` seconds resets the backoff, so a flapping link backs off
@@ -73,6 +118,8 @@ async def run_forever(
     to end early.
     """
     backoff = backoff or Backoff()
+    failures = RepeatedFailure(logger)
+    resets = backoff.resets
     while stop is None or not stop.is_set():
         started = time.monotonic()
         error: BaseException | None = None
@@ -89,8 +136,17 @@ async def run_forever(
             result = on_down(error)
             if result is not None:
                 await result
+        if backoff.resets != resets:  # the session was up: what fails now is news
+            resets = backoff.resets
+            failures.clear()
         delay = backoff.next_delay()
-        logger.warning("%s: link down (%s); retrying in %.2fs", name, error or "closed", delay)
+        failures.failed(
+            str(error or "closed"),
+            "%s: link down (%s); retrying in %.2fs",
+            name,
+            error or "closed",
+            delay,
+        )
         if stop is None:
             await asyncio.sleep(delay)
             continue
