@@ -101,20 +101,22 @@ SHADOW_RING: Final = 0.1  # of the blob's longer side, the surround compared wit
 # OPEN_RING_PAPER of its area at least.
 OPEN_RING_BAND: Final = 0.08
 OPEN_RING_PAPER: Final = 0.6
-# Two cards side by side (long edges together) or end to end, touching or a few mm apart:
-# the shrunk mask closes the gap, and the pair is one blob, card-shaped side by side
-# (126 x 88 mm: 0.70, a card 0.716), too long end to end (63 x 176 mm: 0.36). Such a
-# quad is looked at on the frame's own pixels, rectified (its longer side SEAM_WIDTH px
-# at most): a seam is a line across it, parallel to its shorter sides, within
-# SEAM_WINDOW of its middle, where whiteness dips by SEAM_DIP at least below paper on
-# both sides of it (within SEAM_REACH of the longer side: 5 mm of a pair's 126). A pair's
-# seam runs between two cards' plain margins, from end to end, and the cards' rounded
-# corners notch the outline at its ends; a card's own middle crosses print, and plain
-# margin at its ends. A seam is taken where it dips in SEAM_COVER of the line (and in
-# SEAM_ENDS of each end band, the outer SEAM_END of it), SEAM_COVER_SIZED and
-# SEAM_ENDS_SIZED when the table's card size says the quad is two cards and each part
-# is one (CARD_SIZE, loosened by SEAM_SIZE_SLACK). A blob too long for a card is looked
-# at when its sides are SEAM_LONG apart (short/long).
+# Cards in a row, side by side (long edges together) or end to end, touching or a few mm
+# apart: the shrunk mask closes the gaps, and the row is one blob. Two side by side are
+# card-shaped (126 x 88 mm: 0.70, a card 0.716); n side by side are n x 63 by 88 mm, n end
+# to end 63 by n x 88: no card's shape. Such a quad is looked at on the frame's own
+# pixels, rectified (its longer side SEAM_WIDTH px a pair of cards at most): a seam is a
+# line across it, parallel to its shorter sides, within SEAM_WINDOW of k/n of its length,
+# where whiteness dips by SEAM_DIP at least below paper on both sides of it (within
+# SEAM_REACH: 5 mm of a pair's 126). The window, the reach and the slant are fractions of
+# a pair's length (2/n of the row's). A seam runs between two cards' plain margins, from
+# end to end, and the cards' rounded corners notch the outline at its ends; a card's own
+# middle crosses print, and plain margin at its ends. A seam is taken where it dips in
+# SEAM_COVER of the line (and in SEAM_ENDS of each end band, the outer SEAM_END of it),
+# SEAM_COVER_SIZED and SEAM_ENDS_SIZED when the table's card size says each part is a
+# card (CARD_SIZE, loosened by SEAM_SIZE_SLACK); a row is split when every one of its
+# n - 1 seams is. The counts n tried (2 to SEAM_ROW) are those for which each part has a
+# card's proportions (CARD_RATIO within SEAM_PART_RATIO), most first.
 SEAM_WIDTH: Final = 480
 SEAM_WINDOW: Final = 0.08
 SEAM_DIP: Final = 25.0
@@ -125,7 +127,17 @@ SEAM_ENDS: Final = 0.4
 SEAM_COVER_SIZED: Final = 0.4
 SEAM_ENDS_SIZED: Final = 0.2
 SEAM_SIZE_SLACK: Final = 0.05
-SEAM_LONG: Final = (0.28, 0.5)
+SEAM_ROW: Final = 5
+SEAM_PART_RATIO: Final = 0.1
+# A pair shifted along its seam (side by side, or end to end, 5-30 mm) is a step-shaped
+# blob: in its least rectangle, the seam runs from end to end of the rows where both cards
+# lie (SEAM_OFFSET_OVERLAP of them at least), beyond which paper lies on one side of it
+# only (in SEAM_STEP of the rows), at one end on the one side, at the other on the other.
+# The seam is judged on the overlapping rows as a row's is; each card is the paper on its
+# side of it.
+SEAM_OFFSET_OVERLAP: Final = 0.33
+SEAM_STEP: Final = 0.8
+SEAM_OFFSET_SLANT: Final = 0.01
 # The steps of a cascade show the table: this share of their pixels must be within this
 # many grey levels (per channel) of the cloth in a ring this wide around the blob.
 TABLE_NOTCH_MIN: Final = 0.25
@@ -284,11 +296,13 @@ def find_cards(
                 found.extend(singles)
                 continue
         result = _accept(contour, cfg, min_area, max_area)
-        pair = _pair_at_full_resolution(
+        row = _row_at_full_resolution(
             frame, contour, result, solidity, scale, thresh, cfg, card_diagonal
         )
-        if pair:
-            found.extend(pair)
+        if not row:
+            row = _offset_pair(frame, contour, solidity, scale, thresh, cfg, card_diagonal)
+        if row:
+            found.extend(row)
             continue
         # A card with something glued on is as large as a card at least (a smaller blob is
         # a marker's paper, a glare spot: not worth the cut).
@@ -972,10 +986,10 @@ class Seam:
 
 
 def _rectified_whiteness(
-    frame: Image, corners: FloatArray
+    frame: Image, corners: FloatArray, longest: float = SEAM_WIDTH
 ) -> tuple[NDArray[np.float32], FloatArray] | None:
     """The quad ``corners`` (frame px) rectified with its longer side along x (at most
-    :data:`SEAM_WIDTH` px), as whiteness; and the homography from its px to the frame's."""
+    ``longest`` px), as whiteness; and the homography from its px to the frame's."""
     p = np.asarray(corners, np.float64).reshape(4, 2)
     sides = np.hypot(*(p - p[_NEXT]).T)
     if sides[0] + sides[2] < sides[1] + sides[3]:
@@ -984,7 +998,7 @@ def _rectified_whiteness(
     long_side, short_side = (sides[0] + sides[2]) / 2, (sides[1] + sides[3]) / 2
     if short_side < 8:
         return None
-    shrink = min(1.0, SEAM_WIDTH / long_side)
+    shrink = min(1.0, longest / long_side)
     width = max(16, round(long_side * shrink))
     height = max(8, round(short_side * shrink))
     # Shrunk first with area averaging (a close-up's pair is thousands of px long).
@@ -1014,11 +1028,35 @@ def find_seam(frame: Image, corners: FloatArray, thresh: float) -> Seam | None:
     return None if rect is None else _seam_in(rect[0], thresh)
 
 
-def _seam_in(white: NDArray[np.float32], thresh: float) -> Seam:
-    """The likeliest seam across a rectified quad's whiteness (see :func:`find_seam`)."""
-    h, w = white.shape
-    k = max(1, round(0.006 * w))  # a seam a little aslant in the rectified quad
-    reach = max(k + 2, round(SEAM_REACH * w))
+def _seam_in(
+    white: NDArray[np.float32], thresh: float, at: float = 0.5, unit: float | None = None
+) -> Seam:
+    """The likeliest seam across a rectified quad's whiteness (see :func:`find_seam`),
+    within :data:`SEAM_WINDOW` of ``at`` (0..1 along it). ``unit``: a pair of cards'
+    length in the quad's px (its whole length when None: two cards), the unit of the
+    window, the reach and the slant."""
+    return _best_seam(_seam_hits(white, thresh, unit), white, thresh, at, unit)
+
+
+def _seam_hits(
+    white: NDArray[np.float32], thresh: float, unit: float | None = None
+) -> NDArray[np.bool_]:
+    """Where whiteness dips by :data:`SEAM_DIP` below paper on both sides, pixel by pixel
+    (see :func:`_seam_in`)."""
+    lo, left, right = _flanks(white, unit)
+    flank = np.minimum(left, right)
+    return np.asarray((flank - lo >= SEAM_DIP) & (flank >= thresh), np.bool_)
+
+
+def _flanks(
+    white: NDArray[np.float32], unit: float | None = None
+) -> tuple[NDArray[np.float32], NDArray[np.float32], NDArray[np.float32]]:
+    """Pixel by pixel: the darkest whiteness within the seam's slant, and the brightest
+    just left and just right of it, within the seam's reach (-1 beyond the quad)."""
+    w = white.shape[1]
+    u = w if unit is None else unit
+    k = max(1, round(0.006 * u))  # a seam a little aslant in the rectified quad
+    reach = max(k + 2, round(SEAM_REACH * u))
     lo = cv2.erode(white, np.ones((1, 2 * k + 1), np.uint8))
     span = reach - k
     near = cv2.dilate(white, np.ones((1, span), np.uint8), anchor=(span - 1, 0))
@@ -1027,10 +1065,25 @@ def _seam_in(white: NDArray[np.float32], thresh: float) -> Seam:
     left[:, k + 1 :] = near[:, : w - k - 1]
     # ... and just right of x + k.
     right = np.full_like(white, -1.0)
-    right[:, : w - k - span] = near[:, k + span :]
-    flank = np.minimum(left, right)
-    hit = (flank - lo >= SEAM_DIP) & (flank >= thresh)
-    a, b = round((0.5 - SEAM_WINDOW) * w), round((0.5 + SEAM_WINDOW) * w) + 1
+    if w - k - span > 0:
+        right[:, : w - k - span] = near[:, k + span :]
+    return np.asarray(lo, np.float32), left, right
+
+
+def _best_seam(
+    hit: NDArray[np.bool_],
+    white: NDArray[np.float32],
+    thresh: float,
+    at: float,
+    unit: float | None,
+) -> Seam:
+    """The line of ``hit`` near ``at`` that dips most (see :func:`_seam_in`)."""
+    h, w = white.shape
+    u = w if unit is None else unit
+    k = max(1, round(0.006 * u))
+    reach = max(k + 2, round(SEAM_REACH * u))
+    a = max(0, round(at * w - SEAM_WINDOW * u))
+    b = min(w, round(at * w + SEAM_WINDOW * u) + 1)
     band = max(1, round(SEAM_END * h))
     rows = hit[:, a:b].astype(np.float32)
     cover = rows.mean(axis=0)
@@ -1043,7 +1096,29 @@ def _seam_in(white: NDArray[np.float32], thresh: float) -> Seam:
     return Seam((x + 0.5) / w, gap / w, float(cover[best]), float(ends[best]))
 
 
-def _split_at_seam(
+def _row_counts(short: float, long: float) -> list[int]:
+    """How many cards in a row (2 to :data:`SEAM_ROW`) a rectangle ``short`` x ``long``
+    may be, most first: those for which each part (``long`` / n x ``short``) has a card's
+    proportions (:data:`CARD_RATIO`, within :data:`SEAM_PART_RATIO`). Side by side, n
+    cards are n x 63 by 88 mm, end to end 63 by n x 88: only n and 2n can both fit (four
+    side by side, 252 x 88, and two end to end, 63 x 176)."""
+    counts = []
+    for n in range(SEAM_ROW, 1, -1):
+        a, b = long / n, short
+        if min(a, b) > 0 and abs(min(a, b) / max(a, b) - CARD_RATIO) <= SEAM_PART_RATIO:
+            counts.append(n)
+    return counts
+
+
+def _sides(corners: FloatArray) -> tuple[float, float]:
+    """A quad's mean shorter and longer side."""
+    p = np.asarray(corners, np.float64).reshape(4, 2)
+    s = np.hypot(*(p - p[_NEXT]).T)
+    a, b = (s[0] + s[2]) / 2, (s[1] + s[3]) / 2
+    return float(min(a, b)), float(max(a, b))
+
+
+def _split_at_seams(
     frame: Image,
     corners: FloatArray,
     thresh: float,
@@ -1051,23 +1126,137 @@ def _split_at_seam(
     cfg: DetectorConfig,
     card_diagonal: Callable[[tuple[float, float]], float] | None,
 ) -> list[CardQuad]:
-    """The two cards of a pair whose union is the quad ``corners`` (frame px), split at
-    their seam (see :data:`SEAM_WIDTH`), in detection px (like ``find_cards``' found
-    quads); nothing when no seam is seen, or the parts are no cards."""
+    """The cards of a row whose union is the quad ``corners`` (frame px), split at their
+    seams (see :data:`SEAM_WIDTH`), in detection px (like ``find_cards``' found quads);
+    nothing when the seams are not all seen, or the parts are no cards.
+
+    The counts of cards the quad's proportions allow are tried, most first (four side by
+    side before two end to end: two end to end show no seam at a quarter and three
+    quarters of their length, a card's own middle)."""
+    counts = _row_counts(*_sides(corners))
+    if not counts:
+        return []
+    rect = _rectified_whiteness(frame, corners, SEAM_WIDTH * counts[0] / 2)
+    if rect is None:
+        return []
+    white, to_frame = rect
+    h, w = white.shape
+    for n in counts:
+        unit = 2 * w / n  # a pair's length: the constants' unit
+        hit = _seam_hits(white, thresh, unit)
+        seams = [_best_seam(hit, white, thresh, i / n, unit) for i in range(1, n)]
+        if any(s.cover < SEAM_COVER_SIZED or s.ends < SEAM_ENDS_SIZED for s in seams):
+            continue  # (most quads looked at: a single card)
+        cuts = [0.0]
+        for s in seams:
+            gap = min(s.gap, 0.1 * unit / w)
+            cuts += [s.at - gap / 2, s.at + gap / 2]
+        cuts.append(1.0)
+        quads = []
+        for u0, u1 in zip(cuts[::2], cuts[1::2], strict=True):
+            box = np.array([[u0 * w, 0], [u1 * w, 0], [u1 * w, h], [u0 * w, h]], np.float64)
+            pts = cv2.perspectiveTransform(box.reshape(-1, 1, 2), to_frame)
+            q = order_corners(np.asarray(pts, np.float64).reshape(4, 2))
+            if u1 <= u0 or not _ratio_ok(q, cfg):
+                break
+            quads.append(CardQuad(q * scale))
+        if len(quads) != n:
+            continue
+        sized = card_diagonal is not None and all(
+            CARD_SIZE[0] - SEAM_SIZE_SLACK
+            <= _size_of_a_card(q, scale, card_diagonal)
+            <= CARD_SIZE[1] + SEAM_SIZE_SLACK
+            for q in quads
+        )
+        if not sized and (
+            card_diagonal is not None
+            or any(s.cover < SEAM_COVER or s.ends < SEAM_ENDS for s in seams)
+        ):
+            continue
+        return quads
+    return []
+
+
+def _row_at_full_resolution(
+    frame: Image,
+    contour: NDArray[np.int32],
+    result: CardQuad | None,
+    solidity: float,
+    scale: float,
+    thresh: float,
+    cfg: DetectorConfig,
+    card_diagonal: Callable[[tuple[float, float]], float] | None,
+) -> list[CardQuad]:
+    """Two to :data:`SEAM_ROW` cards in a row, side by side or end to end, that the
+    shrunk mask joined (see :data:`SEAM_WIDTH`), split at their seams; nothing for any
+    other blob.
+
+    Looked at: without the table's card size, every card-shaped quad (a pair side by side
+    is one); with it, a quad clearly larger than a card; and a solid blob too long for a
+    card whose proportions are a row's (:func:`_row_counts`).
+    """
+    inv = 1.0 / scale
+    if result is not None:
+        if card_diagonal is not None and not _larger_than_a_card(result, scale, card_diagonal):
+            return []
+        corners = result.corners * inv
+    else:
+        if solidity < cfg.min_solidity:
+            return []
+        (_, _), (bw, bh), _ = cv2.minAreaRect(contour)
+        if not _row_counts(min(bw, bh), max(bw, bh)):
+            return []
+        fit = fit_quad(contour)
+        box = fit.corners if fit is not None else cv2.boxPoints(cv2.minAreaRect(contour))
+        corners = np.asarray(box, np.float64) * inv
+    return _split_at_seams(frame, corners, thresh, scale, cfg, card_diagonal)
+
+
+def _offset_pair(
+    frame: Image,
+    contour: NDArray[np.int32],
+    solidity: float,
+    scale: float,
+    thresh: float,
+    cfg: DetectorConfig,
+    card_diagonal: Callable[[tuple[float, float]], float] | None,
+) -> list[CardQuad]:
+    """Two cards side by side or end to end, touching or a few mm apart, shifted along
+    their seam (see :data:`SEAM_OFFSET_OVERLAP`): split at the seam, each card the paper on
+    its side; nothing for any other blob."""
+    if not cfg.min_solidity <= solidity < NOTCHED:
+        return []  # a step notches the outline
+    box = cv2.minAreaRect(contour)
+    (cx, cy), (bw, bh), _ = box
+    if card_diagonal is not None and math.hypot(bw, bh) / scale <= TOO_LARGE * card_diagonal(
+        (cx / scale, cy / scale)
+    ):
+        return []
+    corners = np.asarray(cv2.boxPoints(box), np.float64) / scale
     rect = _rectified_whiteness(frame, corners)
     if rect is None:
         return []
     white, to_frame = rect
-    seam = _seam_in(white, thresh)
-    if seam.cover < SEAM_COVER_SIZED or seam.ends < SEAM_ENDS_SIZED:
-        return []  # (most quads looked at: a single card)
-    h, w = white.shape
-    gap = min(seam.gap, 0.1)
-    parts = [(0.0, seam.at - gap / 2), (seam.at + gap / 2, 1.0)]
+    seam = _offset_seam(white, thresh)
+    if seam is None:
+        return []
+    cover, ends, x, y0, y1 = seam
+    if cover < SEAM_COVER_SIZED or ends < SEAM_ENDS_SIZED:
+        return []
+    w = white.shape[1]
+    reach = max(3, round(SEAM_REACH * w))
+    window = white[y0 : y1 + 1, max(0, x - reach) : x + reach + 1]
+    gap = min(float(np.median((window < thresh).sum(axis=1))), 0.1 * w)
+    paper = white >= thresh
     quads = []
-    for u0, u1 in parts:
-        box = np.array([[u0 * w, 0], [u1 * w, 0], [u1 * w, h], [u0 * w, h]], np.float64)
-        pts = cv2.perspectiveTransform(box.reshape(-1, 1, 2), to_frame)
+    for u0, u1 in ((0.0, x + 0.5 - gap / 2), (x + 0.5 + gap / 2, float(w))):
+        side = paper[:, max(0, math.floor(u0)) : math.ceil(u1)]
+        lit = np.flatnonzero(side.mean(axis=1) >= 0.5)
+        if lit.size == 0 or u1 <= u0:
+            return []
+        v0, v1 = float(lit[0]), float(lit[-1] + 1)
+        part = np.array([[u0, v0], [u1, v0], [u1, v1], [u0, v1]], np.float64)
+        pts = cv2.perspectiveTransform(part.reshape(-1, 1, 2), to_frame)
         q = order_corners(np.asarray(pts, np.float64).reshape(4, 2))
         if not _ratio_ok(q, cfg):
             return []
@@ -1079,41 +1268,66 @@ def _split_at_seam(
         for q in quads
     )
     if sized:
-        ok = seam.cover >= SEAM_COVER_SIZED and seam.ends >= SEAM_ENDS_SIZED
-    else:
-        ok = card_diagonal is None and seam.cover >= SEAM_COVER and seam.ends >= SEAM_ENDS
+        return quads
+    ok = card_diagonal is None and cover >= SEAM_COVER and ends >= SEAM_ENDS
     return quads if ok else []
 
 
-def _pair_at_full_resolution(
-    frame: Image,
-    contour: NDArray[np.int32],
-    result: CardQuad | None,
-    solidity: float,
-    scale: float,
-    thresh: float,
-    cfg: DetectorConfig,
-    card_diagonal: Callable[[tuple[float, float]], float] | None,
-) -> list[CardQuad]:
-    """Two cards side by side or end to end that the shrunk mask joined (see
-    :data:`SEAM_WIDTH`), split at their seam; nothing for any other blob.
+def _offset_seam(
+    white: NDArray[np.float32], thresh: float
+) -> tuple[float, float, int, int, int] | None:
+    """The likeliest seam of a shifted pair across a rectified least rectangle's
+    whiteness (see :data:`SEAM_OFFSET_OVERLAP`): the share of the overlapping rows and of
+    their poorer end band where it dips, its column (in its middle row), and the first and
+    last overlapping row; None when no line near the middle has the step on both sides.
+    The rectangle, fitted to the shrunk blob, may lie a little aslant of the cards: when
+    a step is seen but its seam is not clear, lines up to :data:`SEAM_OFFSET_SLANT` aslant
+    (of the rectangle's width, end to end) are tried too."""
+    h, w = white.shape
+    best = _offset_seam_upright(white, thresh)
+    if best is None or (best[0] >= SEAM_COVER and best[1] >= SEAM_ENDS):
+        return best
+    centre = (h - 1) / 2
+    for slant in (-1.0, -0.5, 0.5, 1.0):
+        shear = slant * SEAM_OFFSET_SLANT * w / h  # x moves this much a row
+        m = np.array([[1.0, shear, -shear * centre], [0.0, 1.0, 0.0]], np.float64)
+        sheared = cv2.warpAffine(
+            white, m, (w, h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE
+        )
+        seam = _offset_seam_upright(np.asarray(sheared, np.float32), thresh)
+        if seam is not None and seam[0] + seam[1] > best[0] + best[1]:
+            best = seam
+    return best
 
-    Looked at: without the table's card size, every card-shaped quad (a pair side by side
-    is one); with it, a quad clearly larger than a card; and a solid blob too long for a
-    card (end to end).
-    """
-    inv = 1.0 / scale
-    if result is not None:
-        if card_diagonal is not None and not _larger_than_a_card(result, scale, card_diagonal):
-            return []
-        corners = result.corners * inv
-    else:
-        if solidity < cfg.min_solidity:
-            return []
-        (_, _), (bw, bh), _ = cv2.minAreaRect(contour)
-        if max(bw, bh) <= 0 or not SEAM_LONG[0] <= min(bw, bh) / max(bw, bh) <= SEAM_LONG[1]:
-            return []
-        fit = fit_quad(contour)
-        box = fit.corners if fit is not None else cv2.boxPoints(cv2.minAreaRect(contour))
-        corners = np.asarray(box, np.float64) * inv
-    return _split_at_seam(frame, corners, thresh, scale, cfg, card_diagonal)
+
+def _offset_seam_upright(
+    white: NDArray[np.float32], thresh: float
+) -> tuple[float, float, int, int, int] | None:
+    """:func:`_offset_seam` for lines across ``white`` upright."""
+    h, w = white.shape
+    lo, left, right = _flanks(white)
+    flank = np.minimum(left, right)
+    hit = (flank - lo >= SEAM_DIP) & (flank >= thresh)
+    a, b = round((0.5 - SEAM_WINDOW) * w), round((0.5 + SEAM_WINDOW) * w) + 1
+    best: tuple[float, float, int, int, int] | None = None
+    for x in range(max(0, a), min(w, b)):
+        lp, rp = left[:, x] >= thresh, right[:, x] >= thresh
+        both = np.flatnonzero(lp & rp)
+        if both.size < SEAM_OFFSET_OVERLAP * h:
+            continue
+        y0, y1 = int(both[0]), int(both[-1])
+        if y0 < SEAM_END * h or h - 1 - y1 < SEAM_END * h:
+            continue  # no step at one end: an aligned pair (see _split_at_seams)
+        # Above the overlap paper on one side only, below it on the other.
+        top, bottom = slice(0, y0), slice(y1 + 1, h)
+        upper = (lp[top] & ~rp[top]).mean(), (rp[top] & ~lp[top]).mean()
+        lower = (lp[bottom] & ~rp[bottom]).mean(), (rp[bottom] & ~lp[bottom]).mean()
+        if max(min(upper[0], lower[1]), min(upper[1], lower[0])) < SEAM_STEP:
+            continue
+        rows = hit[y0 : y1 + 1, x]
+        band = max(1, round(SEAM_END * (y1 + 1 - y0)))
+        cover = float(rows.mean())
+        ends = float(min(rows[:band].mean(), rows[-band:].mean()))
+        if best is None or cover + ends > best[0] + best[1]:
+            best = (cover, ends, x, y0, y1)
+    return best
