@@ -137,8 +137,13 @@ class Progress:
 
 
 async def _last_id(db: Database, table: sa.Table) -> int:
+    """The chain's last id, for the progress lines (on SQLite, the last that is a number:
+    it keeps text in any column, which the walk names)."""
+    query = sa.select(sa.func.max(table.c.id))
+    if db.is_sqlite:
+        query = query.where(sa.func.typeof(table.c.id) == "integer")
     async with db.engine.connect() as conn:
-        return int((await conn.execute(sa.select(sa.func.max(table.c.id)))).scalar() or 0)
+        return int((await conn.execute(query)).scalar() or 0)
 
 
 async def verify_chains(
@@ -450,7 +455,7 @@ def verify(
         broken = True
         typer.echo(
             f"event log: {len(audit.bad_payloads)} records whose payload is not a JSON object "
-            "(left out of the index checks below)",
+            "or that are damaged (left out of the index checks below)",
             err=True,
         )
         _list_problems("record", audit.bad_payloads)
@@ -520,7 +525,7 @@ def _accounts_agree(audit: Audit) -> bool:
         agree = False
         typer.echo(
             f"admin log: {len(audit.admin_bad_payloads)} records whose payload is not a JSON "
-            "object (left out of the accounts' check)",
+            "object or that are damaged (left out of the accounts' check)",
             err=True,
         )
         _list_problems("record", audit.admin_bad_payloads)

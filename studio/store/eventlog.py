@@ -227,6 +227,128 @@ def _row_to_record(table: str, row: sa.Row[Any]) -> LogRecord:
     )
 
 
+_TEXT_COLUMNS = ("ts", "table_id", "round_id", "kind", "payload", "prev_hash", "hash")
+# SQLite's names of the types a value can have (``typeof``), as a message says them.
+_SQLITE_TYPES = {
+    "integer": "an integer",
+    "real": "a real number",
+    "text": "text",
+    "blob": "a blob",
+    "null": "NULL",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class StoredRow:
+    """A chain's row as stored: each column as the text it was written as (the payload
+    not parsed), and ``damage``: why the row holds what no record can (on SQLite: a value
+    that is no UTF-8 text, or not of its column's type), else None. ``id`` is an int
+    unless ``damage`` says otherwise."""
+
+    id: Any
+    ts: str
+    table_id: str
+    round_id: str | None
+    kind: str
+    payload: str
+    prev_hash: str
+    hash: str
+    damage: str | None = None
+
+    @classmethod
+    def of(cls, row: sa.Row[Any]) -> StoredRow:
+        """A row as the driver read it (PostgreSQL: its columns' own types)."""
+        return cls(*(getattr(row, name) for name in ("id", *_TEXT_COLUMNS)))
+
+
+def _sqlite_columns(table: sa.Table) -> list[sa.ColumnElement[Any]]:
+    """Each column of a chain's table as its type and its bytes: SQLite keeps any value in
+    any column, and text that is no UTF-8 stops the driver's read of the whole row."""
+    columns: list[sa.ColumnElement[Any]] = []
+    for name in ("id", *_TEXT_COLUMNS):
+        column = table.c[name]
+        columns.append(sa.func.typeof(column).label(f"{name}_type"))
+        columns.append(sa.cast(column, sa.LargeBinary).label(name))
+    return columns
+
+
+def _sqlite_row(row: sa.Row[Any]) -> StoredRow:
+    """A row read with :func:`_sqlite_columns`, its damage (the first column's) named."""
+    mapping = row._mapping
+    damage: str | None = None
+    values: dict[str, Any] = {}
+    for name in ("id", *_TEXT_COLUMNS):
+        kind, raw = mapping[f"{name}_type"], mapping[name]
+        if raw is None:
+            values[name] = None
+            if name != "round_id":
+                damage = damage or f"its {name} is NULL"
+            continue
+        data = bytes(raw)
+        text = data.decode("utf-8", "replace")
+        values[name] = text
+        wanted = "integer" if name == "id" else "text"
+        if kind != wanted:
+            shown = text if len(text) <= 40 else text[:40] + "..."
+            held = _SQLITE_TYPES.get(kind, kind)
+            damage = damage or f"its {name} is {held} ({shown!r}), not {_SQLITE_TYPES[wanted]}"
+            continue
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            damage = damage or (
+                f"its {name} is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset "
+                f"{exc.start}: damaged, or written by hand)"
+            )
+        if name == "id" and kind == "integer":
+            values[name] = int(text)
+    return StoredRow(**values, damage=damage)
+
+
+def _undamaged(row: sa.Row[Any], bad: dict[int, str]) -> StoredRow | None:
+    """A row read with :func:`_sqlite_columns`, or None when it is damaged: put in ``bad``
+    (its id, what is wrong) if its id is a number (the chain's walk names the others)."""
+    stored = _sqlite_row(row)
+    if stored.damage is None:
+        return stored
+    if isinstance(stored.id, int):
+        bad.setdefault(stored.id, stored.damage)
+    return None
+
+
+def _fault(row: StoredRow, expected_id: int, prev: str) -> tuple[int, str] | None:
+    """Why ``row``, found where record ``expected_id`` should be, is not that record
+    chained after the hash ``prev``, as (the record to name, why); None when it is."""
+    if not isinstance(row.id, int):  # (damaged: text, a real number)
+        return expected_id, f"where record {expected_id} should be, {row.damage}"
+    if row.id < 1:
+        return row.id, f"record {row.id} is before the first record (1): not in the chain"
+    if row.id != expected_id:
+        return row.id, f"gap: expected id {expected_id}"
+    if row.damage is not None:
+        return row.id, row.damage
+    if row.prev_hash != prev:
+        return row.id, _unlinked(row.id)
+    digest = chain_hash(prev, row.id, row.ts, row.table_id, row.round_id, row.kind, row.payload)
+    if digest != row.hash:
+        return row.id, "content does not match its hash"
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class SpanReport:
+    """What :meth:`EventLog.verify_span` found: ``first_prev`` is the stored link of the
+    span's first record (what the record before it must hash to)."""
+
+    ok: bool
+    records: int
+    first_prev: str
+    first_bad_id: int | None = None
+    reason: str = ""
+    head_id: int = 0
+    head: str = ""
+
+
 def _driver_message(exc: Exception) -> str:
     """The database driver's own message, without the statement and its parameters."""
     orig = getattr(exc, "orig", None)
@@ -457,7 +579,12 @@ class EventLog:
     ) -> list[LogRecord]:
         columns = self.table.c
         order = columns.id.desc() if descending else columns.id
-        query = sa.select(self.table).where(columns.id > after_id).order_by(order)
+        # The audit's reads (bad_payloads) take SQLite's rows as stored: one of them with
+        # text that is no UTF-8 failed the whole read (the check of the round index ended
+        # the audit before its report).
+        stored = self.bad_payloads is not None and self.db.is_sqlite
+        selected = _sqlite_columns(self.table) if stored else [self.table]
+        query = sa.select(*selected).where(columns.id > after_id).order_by(order)
         if ids is not None:
             query = query.where(columns.id.in_(ids))
         if table_id is not None:
@@ -476,16 +603,21 @@ class EventLog:
             # with the driver's own error, which ended the MQTT consumer that asked for it.
             raise StoreError(f"event log read failed: {reason(exc)}") from exc
         if self.progress is not None and rows:
-            self.progress(rows[-1].id)
+            last = _sqlite_row(rows[-1]).id if stored else rows[-1].id
+            if isinstance(last, int):
+                self.progress(last)
         if self.bad_payloads is None:
             return [_row_to_record(self.table.name, row) for row in rows]
         records = []
         for row in rows:
-            problem = payload_problem(row.payload)
+            readable: Any = _undamaged(row, self.bad_payloads) if stored else row
+            if readable is None:
+                continue
+            problem = payload_problem(readable.payload)
             if problem is None:
-                records.append(_row_to_record(self.table.name, row))
+                records.append(_row_to_record(self.table.name, readable))
             else:
-                self.bad_payloads.setdefault(row.id, problem)
+                self.bad_payloads.setdefault(readable.id, problem)
         return records
 
     async def iterate(
@@ -502,23 +634,60 @@ class EventLog:
             after = chunk[-1].id
 
     async def _raw_rows(
-        self, batch: int = 5000, after: int | None = None
-    ) -> AsyncIterator[sa.Row[Any]]:
+        self, batch: int = 5000, after: int | None = None, *, until: int | None = None
+    ) -> AsyncIterator[StoredRow]:
         """Every row as stored (the payload as its text), in id order, ids below 1 too
-        (only those after ``after``, if given)."""
+        (only those after ``after``, if given, and up to ``until``).
+
+        On SQLite each column is read as its bytes and its type (:func:`_sqlite_row`): a
+        value that is not what the column was written with (text that is no UTF-8, text
+        where the id is) is a row's :attr:`StoredRow.damage`, not the driver's error or a
+        TypeError that ended ``studio audit verify`` in a traceback."""
+        sqlite = self.db.is_sqlite
+        columns = _sqlite_columns(self.table) if sqlite else [self.table]
         while True:
-            query = sa.select(self.table).order_by(self.table.c.id).limit(batch)
+            query = sa.select(*columns).order_by(self.table.c.id).limit(batch)
             if after is not None:
                 query = query.where(self.table.c.id > after)
+            if until is not None:
+                query = query.where(self.table.c.id <= until)
             async with self.db.engine.connect() as conn:
                 rows = (await conn.execute(query)).all()
             if not rows:
                 return
-            for row in rows:
+            stored = [_sqlite_row(row) if sqlite else StoredRow.of(row) for row in rows]
+            for row in stored:
                 yield row
-            after = rows[-1].id
+            last = stored[-1].id
+            if not isinstance(last, int):  # (text sorts after every number: no more ids)
+                return
+            after = last
             if self.progress is not None:
                 self.progress(after)
+
+    async def verify_span(
+        self, first_id: int, last_id: int | None = None, *, prev: str | None = None
+    ) -> SpanReport:
+        """Walk records ``first_id`` .. ``last_id`` (or the head): each must be there, in
+        turn, hold what its hash says, and link to the one before it. Record ``first_id``
+        must link to ``prev``, if given (record 1, to the chain's start); else its link is
+        taken as it is stored (what it links to is not read). A controller's start walks
+        what it replays and re-indexes (:class:`StartChain`)."""
+        prev = GENESIS if first_id == 1 else prev
+        first_prev: str | None = prev
+        expected_id, count = first_id, 0
+        async for row in self._raw_rows(VERIFY_BATCH, after=first_id - 1, until=last_id):
+            if prev is None:
+                prev = first_prev = row.prev_hash if row.damage is None else ""
+            fault = _fault(row, expected_id, prev)
+            if fault is not None:
+                return SpanReport(False, count, first_prev or "", fault[0], fault[1])
+            prev = row.hash
+            expected_id += 1
+            count += 1
+        if last_id is not None and expected_id <= last_id:
+            return SpanReport(False, count, first_prev or "", expected_id, "missing (deleted?)")
+        return SpanReport(True, count, first_prev or "", head_id=expected_id - 1, head=prev or "")
 
     async def verify(
         self, expect: tuple[int, str] | None = None, *, resume: tuple[int, str] | None = None
@@ -578,24 +747,10 @@ class EventLog:
         # audit page), and hashing 5,000 records held it up to 77 ms at a time; 500, 8 ms
         # (56,622 records: 0.81 s and 0.84 s in all).
         async for record in self._raw_rows(VERIFY_BATCH, after=walk_after):
-            if record.id < 1:
-                reason = f"record {record.id} is before the first record (1): not in the chain"
-                return ChainReport(False, count, record.id, reason, prev)
-            if record.id != expected_id:
-                return ChainReport(False, count, record.id, f"gap: expected id {expected_id}", prev)
-            if record.prev_hash != prev:
-                return ChainReport(False, count, record.id, _unlinked(record.id), prev)
-            digest = chain_hash(
-                prev,
-                record.id,
-                record.ts,
-                record.table_id,
-                record.round_id,
-                record.kind,
-                record.payload,
-            )
-            if digest != record.hash:
-                return ChainReport(False, count, record.id, "content does not match its hash", prev)
+            fault = _fault(record, expected_id, prev)
+            if fault is not None:
+                return ChainReport(False, count, fault[0], fault[1], prev)
+            digest = record.hash
             if expect is not None and record.id == expect[0] and digest != expect[1]:
                 reason = (
                     f"record {record.id} differs from the expected head {expect[0]}:{expect[1]}: "
@@ -615,3 +770,62 @@ class EventLog:
             )
             return ChainReport(False, count, count + 1, reason, prev, count)
         return ChainReport(True, count, head=prev, head_id=count)
+
+
+class ChainBroken(StoreError):
+    """A record a controller's start was to replay or index does not chain: the start is
+    refused (``studio controller run`` exits with status 2), ``record_id`` named."""
+
+    def __init__(self, table: str, record_id: int, why: str) -> None:
+        super().__init__(
+            f"{table}: record {record_id} does not chain: {why}. The log was changed after "
+            "it was written, or is damaged: it is not replayed, and nothing was started. Run "
+            "`studio audit verify` on this database (docs/operations.md)"
+        )
+        self.record_id = record_id
+
+
+class StartChain:
+    """The span of a chain that a controller's start checked, from the lowest record it
+    read to the head: each record it replays, indexes or publishes again is first covered
+    (:meth:`cover`), the span walked further down or up as needed, so each record is walked
+    once (a start from a checkpoint walks from the checkpoint's ``through`` on, not the
+    whole log). A record that does not chain is :class:`ChainBroken`."""
+
+    def __init__(self, log: EventLog) -> None:
+        self.log = log
+        # (first id, its stored prev_hash, last id, its hash) of the span walked, if any.
+        self._span: tuple[int, str, int, str] | None = None
+        self._lock = asyncio.Lock()
+        self.walked = 0  # records walked (the cost: tests and the start's log line)
+
+    async def cover(self, ids: list[int]) -> None:
+        """Make sure records ``min(ids)`` .. the head chain (nothing for no ids)."""
+        if not ids:
+            return
+        low, high = max(1, min(ids)), max(ids)
+        async with self._lock:
+            if self._span is None:
+                report = await self.log.verify_span(low)
+                self._check(report)
+                self._span = (low, report.first_prev, report.head_id, report.head)
+                return
+            first, first_prev, last, head = self._span
+            if low < first:
+                below = await self.log.verify_span(low, first - 1)
+                self._check(below)
+                if below.head != first_prev:
+                    raise ChainBroken(self.log.table.name, first, _unlinked(first))
+                first, first_prev = low, below.first_prev
+            if high > last:
+                above = await self.log.verify_span(last + 1, prev=head)
+                self._check(above)
+                if above.records:
+                    last, head = above.head_id, above.head
+            self._span = (first, first_prev, last, head)
+
+    def _check(self, report: SpanReport) -> None:
+        self.walked += report.records
+        if not report.ok:
+            assert report.first_bad_id is not None
+            raise ChainBroken(self.log.table.name, report.first_bad_id, report.reason)

@@ -146,7 +146,14 @@ def indexing(table_id: str, command_id: str, answer: Mapping[str, Any]) -> Appen
 async def _through_in(conn: AsyncConnection) -> int:
     query = sa.select(game_commands_through.c.record_id).where(game_commands_through.c.id == 1)
     found = (await conn.execute(query)).scalar()
-    return int(found) if found is not None else 0
+    if found is None:
+        return 0
+    if isinstance(found, bool) or not isinstance(found, int):  # (SQLite keeps text there too)
+        raise StoreError(
+            f"{game_commands_through.name}: its record_id {found!r} is not a record id: the "
+            "command index is damaged (a controller's start cannot index on from it)"
+        )
+    return found
 
 
 async def _add_in(
@@ -265,6 +272,8 @@ def _disagreement(
 ) -> str | None:
     if row is None:
         return f"taken at record {first}, not indexed: it would be taken again"
+    if isinstance(row.record_id, bool) or not isinstance(row.record_id, int):
+        return f"indexed at record {row.record_id!r}, which is not a record id, logged at {first}"
     if not first <= row.record_id <= last:
         return f"indexed at record {row.record_id}, logged at {first}"
     try:
@@ -341,6 +350,11 @@ async def _never_answered(
                 )
 
     async for row in _rows(db):
+        if isinstance(row.record_id, bool) or not isinstance(row.record_id, int):
+            if (row.table_id, row.command_id) not in named:  # (SQLite keeps text there too)
+                what = f"indexed at record {row.record_id!r}, which is not a record id"
+                problems.append((f"{row.table_id}/{row.command_id}", what))
+            continue
         if row.record_id > through:
             continue  # taken after the audit began
         page.append(row)
