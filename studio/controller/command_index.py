@@ -5,12 +5,12 @@ with the command."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 from studio.contract import RoundEvent
 from studio.controller.table import Output
-from studio.store import EventLog, GameCommands, TakenCommand
+from studio.store import EventLog, GameCommands, LogRecord, TakenCommand
 from studio.store.game_commands import ANSWER_EVENTS, answer_of, answered
 
 _LOGGER = logging.getLogger(__name__)
@@ -31,16 +31,24 @@ def answer_in(outputs: Iterable[Output], command_id: str) -> dict[str, Any] | No
     return None
 
 
-async def catch_up(log: EventLog, commands: GameCommands) -> int:
+async def catch_up(
+    log: EventLog,
+    commands: GameCommands,
+    *,
+    check: Callable[[list[LogRecord]], Awaitable[None]] | None = None,
+) -> int:
     """Index the commands logged after the index's ``through`` (a version that kept no
     index wrote them, or ran in between); return how many were new. Each batch is indexed
-    in one transaction with ``through`` moved on, so a stop half-way loses nothing."""
+    in one transaction with ``through`` moved on, so a stop half-way loses nothing.
+    ``check`` is given each batch before it is indexed (a start's: it must chain)."""
     start = after = await commands.through()
     new = read = 0
     while True:
         records = await log.read(after_id=after, limit=CATCH_UP_BATCH, kinds=["out.round_event"])
         if not records:
             break
+        if check is not None:
+            await check(records)
         taken = [
             TakenCommand(record.table_id, found[0], record.id, found[1])
             for record in records

@@ -93,7 +93,7 @@ from studio.store import (
     RoundIndex,
     StreamMarks,
 )
-from studio.store.eventlog import AppendHook
+from studio.store.eventlog import AppendHook, StartChain
 from studio.store.game_commands import indexing
 from studio.store.rounds import alert_codes, round_players
 from studio.streams import Channel, Emission, Fanout
@@ -345,9 +345,13 @@ class ControllerService:
         # What a start is doing, for the web server's answer until the service runs
         # (`studio.web.starting`); None once it does.
         self.starting: str | None = "starting"
+        # While a start reads the log (its replays, indexing, outputs published again):
+        # the span of the chain it checked (each record it uses must chain, or no start).
+        self._start_chain: StartChain | None = None
 
     # ------------------------------------------------------------------ lifecycle
     async def __aenter__(self) -> ControllerService:
+        self._start_chain = StartChain(self.log)
         await self.recover()
         marks = await self.marks.load()
         self._marks_saved = dict(marks)
@@ -358,6 +362,7 @@ class ControllerService:
                 mark = await self._publish_last_outputs(table_id)
                 self._acked_through[table_id] = max(self._acked_through.get(table_id, 0), mark)
         await self._save_marks_once()
+        self._start_chain = None
         for table_id in self.tables:
             # Logged like any input, so a later replay knows where each run began; like
             # any input, it publishes the table's state and dealer prompt.
@@ -465,11 +470,31 @@ class ControllerService:
     # ------------------------------------------------------------------ recovery
     async def recover(self) -> int:
         """Rebuild every table from its checkpoint and the inputs logged after it (or from
-        its whole log); return how many inputs were replayed."""
+        its whole log); return how many inputs were replayed.
+
+        Every record it replays or indexes must chain (:class:`StartChain`), from the
+        lowest of them (a checkpoint's ``through``) to the head: a record changed in the
+        database (a payout) reached the round index at the start, though `studio audit
+        verify` then found the chain broken. One that does not is a :class:`ChainBroken`
+        (exit status 2), and nothing is started."""
+        if self._start_chain is not None:  # (a start: its outputs published again too)
+            return await self._recover()
+        self._start_chain = StartChain(self.log)
+        try:
+            return await self._recover()
+        finally:
+            self._start_chain = None
+
+    async def _chained(self, records: list[LogRecord]) -> None:
+        """During a start: make sure ``records`` (and all after them) chain."""
+        if self._start_chain is not None:
+            await self._start_chain.cover([record.id for record in records])
+
+    async def _recover(self) -> int:
         # The commands logged that the index does not hold yet (a version without it ran):
         # a replay and the commands to come are told apart from those taken by it.
         self.starting = "indexing the event log's game commands"
-        await catch_up(self.log, self.commands)
+        await catch_up(self.log, self.commands, check=self._chained)
         replayed = 0
         for number, table_id in enumerate(self.tables, start=1):
             step = f"table {number} of {len(self.tables)}"
@@ -490,6 +515,8 @@ class ControllerService:
         await self._reindex_tail()
         if replayed:
             _LOGGER.info("recovered %d tables from %d logged inputs", len(self.tables), replayed)
+        if self._start_chain is not None and self._start_chain.walked:
+            _LOGGER.info("the event log's chain checked: %d records", self._start_chain.walked)
         await self._report_orphaned_rounds()
         return replayed
 
@@ -525,6 +552,7 @@ class ControllerService:
         )
         if not logged:
             return
+        await self._chained(logged)
         payload = logged[0].payload
         theirs = (payload.get("seq"), payload.get("type"), payload.get("round_id"))
         ours = table.last_event
@@ -580,6 +608,7 @@ class ControllerService:
         while records := await self.log.read(
             after_id=after, limit=batch, table_id=table_id, kinds=INPUT_KINDS
         ):
+            await self._chained(records)
             ids = [str(r.payload.get("id")) for r in records if r.kind == "game.command"]
             firsts = await self.commands.first_records(table_id, ids) if ids else {}
             for record in records:
@@ -634,6 +663,10 @@ class ControllerService:
         if not isinstance(through, int):
             self._refused(table_id, f"its record {record.id} names no record")
             return None
+        # The tail replayed must chain to the state: from record ``through`` on, through
+        # the checkpoint's record (its digest) to the head. (A StoreError: not refused.)
+        if self._start_chain is not None:
+            await self._start_chain.cover([min(through, record.id), record.id])
         expected = await asyncio.to_thread(
             seal,
             stored.state,
@@ -721,6 +754,7 @@ class ControllerService:
                 descending=True,
                 limit=depth,
             )
+            await self._chained(records)
             await self._reindex(table, records[::-1])
 
     async def _reindex(self, table: TableController, records: list[LogRecord]) -> None:
@@ -768,6 +802,7 @@ class ControllerService:
         records = await self.log.read(
             table_id=table_id, kinds=kinds, after_id=mark, descending=True, limit=REPUBLISH_LIMIT
         )
+        await self._chained(records)
         if len(records) == REPUBLISH_LIMIT:
             _LOGGER.warning(
                 "%s: more than %d outputs were not acknowledged by the broker when the last "
@@ -791,6 +826,7 @@ class ControllerService:
         """
         kinds = [*INPUT_KINDS, *_LOGGED_OUTPUTS.values()]  # (not manager.refused records)
         records = await self.log.read(table_id=table_id, kinds=kinds, descending=True, limit=depth)
+        await self._chained(records)
         outputs = list(itertools.takewhile(lambda r: r.kind not in INPUT_KINDS, records))
         await self._publish_again(table_id, outputs[::-1])
         return records[len(outputs)].id if len(records) > len(outputs) else 0
@@ -1552,6 +1588,7 @@ class ControllerService:
         logged whole when raised, acknowledged and resolved), never added to what the index
         held: indexing the same outputs again (each start re-indexes the latest) adds nothing."""
         records = await self.log.read(table_id=table_id, round_id=round_id, kinds=["out.alert"])
+        await self._chained(records)
         if not records and await self.rounds.get(round_id) is None:
             return  # no alert and no row: nothing to set, and no row to make for it
         codes = alert_codes(record.payload for record in records)

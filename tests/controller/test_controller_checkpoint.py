@@ -48,6 +48,7 @@ from studio.errors import StoreError, StudioError
 from studio.rules.ruleset import ruleset_from_spec
 from studio.store import EventLog, LogRecord
 from studio.store.checkpoints import checkpoints
+from studio.store.eventlog import chain_hash
 
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
@@ -255,6 +256,23 @@ async def test_the_controller_checkpoints_a_table_in_the_background(tmp_path: Pa
         assert (await log.verify()).ok
 
 
+async def _rewritten(log: EventLog, record_id: int, payload: str) -> None:
+    """Set a record's payload, and hash it and every record after it again, as someone who
+    can write the database can: the chain links (a start checks the chain of what it
+    replays, and refuses a record changed without its hash: tests/controller/
+    test_controller_start_chain.py), and the checks after it must refuse the record."""
+    async with log.db.engine.begin() as conn:
+        query = sa.select(log.table).where(log.table.c.id >= record_id).order_by(log.table.c.id)
+        rows = (await conn.execute(query)).all()
+        prev = rows[0].prev_hash
+        for row in rows:
+            body = payload if row.id == record_id else row.payload
+            digest = chain_hash(prev, row.id, row.ts, row.table_id, row.round_id, row.kind, body)
+            values = {"payload": body, "prev_hash": prev, "hash": digest}
+            await conn.execute(sa.update(log.table).where(log.table.c.id == row.id).values(values))
+            prev = digest
+
+
 async def _tamper(log: EventLog, change: Callable[[bytes], bytes]) -> None:
     async with log.db.engine.begin() as conn:
         row = (await conn.execute(sa.select(checkpoints))).one()
@@ -303,19 +321,14 @@ async def test_a_checkpoint_builds_nothing_but_plain_state(
         # Written by someone who could also write its record's digest: still not run.
         await _tamper(log, lambda state: evil)
         (record,) = await log.read(kinds=[CHECKPOINT_KIND])
-        async with log.db.engine.begin() as conn:
-            payload = {**record.payload, "digest": unkeyed_seal(evil, record.payload)}
-            await conn.execute(
-                sa.update(log.table)
-                .where(log.table.c.id == record.id)
-                .values(payload=json.dumps(payload))
-            )
+        payload = {**record.payload, "digest": unkeyed_seal(evil, record.payload)}
+        await _rewritten(log, record.id, json.dumps(payload))
+        assert (await log.verify()).ok  # rehashed: the chain cannot tell
         with caplog.at_level(logging.ERROR):
             restored, _ = await rebuilt(log, use_checkpoint=True)
         assert "may not build" in caplog.text
         assert restored.stats.checkpoints_refused == 1
         assert not (tmp_path / "evil-was-run").exists()
-        assert not (await log.verify()).ok  # and the chain says the record was altered
 
 
 async def test_another_configuration_replays_the_whole_log(
@@ -543,9 +556,7 @@ async def test_a_record_s_seal_of_any_kind_only_has_the_whole_log_replayed(
         (record,) = await log.read(kinds=[CHECKPOINT_KIND])
         for seal_value in ("é" * 64, 12, None, ["x"]):
             payload = json.dumps({**record.payload, "digest": seal_value})
-            async with log.db.engine.begin() as conn:
-                where = log.table.c.id == record.id
-                await conn.execute(sa.update(log.table).where(where).values(payload=payload))
+            await _rewritten(log, record.id, payload)
             restarted = service(log, checkpoint_inputs=10**9)
             assert await restarted.recover() == 201
             assert restarted.stats.checkpoints_refused == 1

@@ -21,7 +21,7 @@ import sqlalchemy as sa
 from studio.config.models import DeviceSettings, StudioConfig
 from studio.controller import ControllerService
 from studio.errors import StoreError
-from studio.store.eventlog import EventLog
+from studio.store.eventlog import GENESIS, EventLog, chain_hash
 from studio.store.eventlog import events as event_log
 from studio.streams import Fanout
 
@@ -59,17 +59,23 @@ def gapped(log: EventLog, round_gap: float) -> ControllerService:
 
 async def as_an_older_version_logged(log: EventLog, *keys: str) -> None:
     """Take ``keys`` out of the ``table`` of every logged start, as a version before they
-    were logged wrote it (by hand: the chain no longer verifies, which a start does not
-    check)."""
+    were logged wrote it, and hash the chain again as it wrote it (a start checks the chain
+    of what it replays: a record changed by hand is refused, since 2026-12-06)."""
     async with log.db.engine.begin() as conn:
-        query = sa.select(event_log.c.id, event_log.c.payload)
-        rows = (await conn.execute(query.where(event_log.c.kind == "controller.started"))).all()
+        rows = (await conn.execute(sa.select(event_log).order_by(event_log.c.id))).all()
+        prev = GENESIS
         for row in rows:
-            older = json.loads(row.payload)
-            for key in keys:
-                del older["table"][key]
+            payload = row.payload
+            if row.kind == "controller.started":
+                older = json.loads(payload)
+                for key in keys:
+                    del older["table"][key]
+                payload = json.dumps(older)
+            digest = chain_hash(prev, row.id, row.ts, row.table_id, row.round_id, row.kind, payload)
             changed = sa.update(event_log).where(event_log.c.id == row.id)
-            await conn.execute(changed.values(payload=json.dumps(older)))
+            await conn.execute(changed.values(payload=payload, prev_hash=prev, hash=digest))
+            prev = digest
+    log._head = None  # (the head this writer kept is hashed anew too)
 
 
 def seen(made: ControllerService) -> dict[str, Any]:
