@@ -117,9 +117,13 @@ class CommandError(_Out):
 
     table: str
     ts: AwareDatetime
-    id: str | None = Field(description="the message's `id` when it was a JSON object with one")
-    type: str | None = Field(description="the message's `type` when it had a string one")
-    reason: str = Field(description="why it was refused, in words (capped in length)")
+    id: str | None = Field(
+        description="the message's `id` when it is a valid command id (1-128 characters)"
+    )
+    type: str | None = Field(description="the message's `type` when it is a command's")
+    reason: str = Field(
+        description="why it was refused, in words (capped; no value or key the sender chose)"
+    )
     received_at: AwareDatetime
     suppressed: int = Field(
         0, ge=0, description="notices of the table not sent since the last one (rate limit)"

@@ -6,6 +6,7 @@ already accepted is acknowledged again and never applied twice.
 
 from __future__ import annotations
 
+import re
 from decimal import Decimal
 from typing import Annotated, Literal, get_args
 
@@ -13,13 +14,17 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, 
 
 from studio.errors import StudioError
 
+ID_MAX_LENGTH = 128  # characters of a command's id at most (and 1 at least)
+
 PlayerAction = Literal["hit", "stand", "double", "split", "surrender"]
 
 
 class _Command(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    id: str = Field(min_length=1, max_length=128, description="client-supplied idempotency key")
+    id: str = Field(
+        min_length=1, max_length=ID_MAX_LENGTH, description="client-supplied idempotency key"
+    )
     player: str = Field(min_length=1, max_length=64)
 
 
@@ -80,32 +85,73 @@ COMMAND_TYPES = tuple(
     model.model_fields["type"].default for model in get_args(get_args(GameCommand)[0])
 )
 
+# Every field a game command has: the only names a refusal's reason repeats (below).
+COMMAND_FIELDS = frozenset(
+    name for model in get_args(get_args(GameCommand)[0]) for name in model.model_fields
+)
+# An unknown field's name is repeated when it looks like a field name (letters and
+# underscores, as short as ours): `colour`, `stakes`; not a key such as a card's number.
+_FIELD_NAME = re.compile(r"[A-Za-z_]{1,32}")
+
 REASON_ERRORS = 5  # validation errors a refusal names (then "and N more")
 REASON_LIMIT = 500  # characters of a refusal's reason at most
+
+
+def command_id(value: object) -> str | None:
+    """``value`` when it is a valid command id (a string of 1-128 characters), else None."""
+    if isinstance(value, str) and 1 <= len(value) <= ID_MAX_LENGTH:
+        return value
+    return None
+
+
+def command_type(value: object) -> str | None:
+    """``value`` when it is a game command's ``type``, else None."""
+    return value if isinstance(value, str) and value in COMMAND_TYPES else None
 
 
 def invalid_reason(error: Exception) -> str:
     """Why a message is no game command, in words, for the platform that sent it
     (``game/command_errors``): each error's field and pydantic's message, at most
-    :data:`REASON_ERRORS` of them and :data:`REASON_LIMIT` characters; never the values
-    sent (the names of fields it does not know, yes) nor a traceback."""
+    :data:`REASON_ERRORS` of them (the same one said once) and :data:`REASON_LIMIT`
+    characters; never the values sent, nor the keys the sender chose (a ``side_bets``
+    key is ``side_bets.<key>``, an unknown field whose name is no field name
+    ``<unknown field>``), nor a traceback."""
     if not isinstance(error, ValidationError):
         return f"not a game command ({type(error).__name__})"
-    parts = []
+    parts: list[str] = []
     errors = error.errors(include_url=False, include_input=False, include_context=False)
-    for item in errors[:REASON_ERRORS]:
-        loc = [str(part) for part in item["loc"]]
-        if loc and loc[0] in COMMAND_TYPES:
-            loc = loc[1:]  # the command type the union chose: the notice names it as `type`
+    for item in errors:
         if item["type"] in ("union_tag_not_found", "union_tag_invalid"):
             text = f"type: must be one of {', '.join(COMMAND_TYPES)}"
         else:
-            text = f"{'.'.join(loc)}: {item['msg']}" if loc else item["msg"]
-        parts.append(text)
-    if len(errors) > REASON_ERRORS:
-        parts.append(f"and {len(errors) - REASON_ERRORS} more")
+            loc = _location(item["loc"], unknown=item["type"] == "extra_forbidden")
+            text = f"{loc}: {item['msg']}" if loc else item["msg"]
+        if text not in parts:
+            parts.append(text)
+    more = len(parts) - REASON_ERRORS
+    parts = parts[:REASON_ERRORS] + ([f"and {more} more"] if more > 0 else [])
     reason = "; ".join(parts) or "not a game command"
     return reason if len(reason) <= REASON_LIMIT else reason[: REASON_LIMIT - 3] + "..."
+
+
+def _location(loc: tuple[int | str, ...], *, unknown: bool) -> str:
+    """An error's location in words, naming only the fields a command has: the type the
+    union chose is left out (the notice names it as ``type``), a dict's key (the sender's
+    choice) is ``<key>``, an unknown field is named only when it looks like a field."""
+    parts = list(loc)
+    if parts and parts[0] in COMMAND_TYPES:
+        parts = parts[1:]
+    words: list[str] = []
+    for depth, part in enumerate(parts):
+        if isinstance(part, int):
+            words.append(str(part))
+        elif depth == 0 and part in COMMAND_FIELDS:
+            words.append(part)
+        elif depth == 0 and unknown and len(parts) == 1:
+            words.append(part if _FIELD_NAME.fullmatch(part) else "<unknown field>")
+        else:
+            words.append("<key>")
+    return ".".join(words)
 
 
 ManagerVerb = Literal["acknowledge", "resolve", "pause", "resume", "cancel_round", "shoe_change"]

@@ -62,6 +62,8 @@ from studio.controller.commands import (
     ManagerAction,
     RoundNotInPlay,
     check_reason,
+    command_id,
+    command_type,
     game_command,
     invalid_reason,
 )
@@ -290,6 +292,8 @@ class ControllerService:
         # and the notices not sent since its last one.
         self._error_budget: dict[str, tuple[float, float]] = {}
         self._errors_suppressed: Counter[str] = Counter()
+        # Tables whose retained malformed command was logged (once a start): not answered.
+        self._retained_commands_noted: set[str] = set()
         # A device's `offline` from the broker, taken once its grace has passed (loop time)
         # unless its `online` came first; and those being taken now (see _hold_offline).
         self._offline_due: dict[tuple[str, str], tuple[float, dict[str, Any]]] = {}
@@ -1129,6 +1133,19 @@ class ControllerService:
         ``command_errors_per_second`` a table. Not an input: nothing is applied or logged,
         and its id is not taken (a corrected command may use it)."""
         table_id = table_of(malformed.topic)
+        if malformed.retain:
+            # A command is never meant to be retained: one left retained on the broker is
+            # handed over at every start and reconnect, and was answered each time. Only
+            # logged, once a start (cleared by publishing an empty retained message).
+            if table_id not in self._retained_commands_noted:
+                self._retained_commands_noted.add(table_id)
+                _LOGGER.warning(
+                    "%s: a malformed game command is retained on %s: not answered (a command "
+                    "is never retained; clear it with an empty retained message)",
+                    table_id,
+                    malformed.topic,
+                )
+            return
         received_at = self.clock()
         if not self._may_answer(table_id):
             self.stats.command_errors_suppressed += 1
@@ -1865,8 +1882,10 @@ class ControllerService:
 
 
 def _id_and_type(payload: bytes) -> tuple[str | None, str | None]:
-    """A malformed command's ``id`` and ``type``, each when the payload is a JSON object
-    (of at most COMMAND_ERROR_READ_LIMIT bytes) holding it as a string, else None."""
+    """A malformed command's ``id`` when it is a valid command id (a string of 1-128
+    characters) and ``type`` when it is a game command's, each when the payload is a JSON
+    object (of at most COMMAND_ERROR_READ_LIMIT bytes) holding it, else None: a notice
+    never echoes more than a command could hold."""
     if len(payload) > COMMAND_ERROR_READ_LIMIT:
         return None, None
     try:
@@ -1875,11 +1894,7 @@ def _id_and_type(payload: bytes) -> tuple[str | None, str | None]:
         return None, None
     if not isinstance(data, dict):
         return None, None
-    ident, kind = data.get("id"), data.get("type")
-    return (
-        ident if isinstance(ident, str) else None,
-        kind if isinstance(kind, str) else None,
-    )
+    return command_id(data.get("id")), command_type(data.get("type"))
 
 
 def _hide_hole(

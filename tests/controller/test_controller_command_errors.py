@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
 from pydantic import RootModel
 
 from studio.bus import MessageBus, Subscription
@@ -115,7 +117,7 @@ async def test_a_malformed_command_is_answered_and_its_id_stays_free(
         (
             json.dumps({"id": "c-type", "type": "raise", "player": "p1"}).encode(),
             "c-type",
-            "raise",
+            None,  # a type no command has is not echoed
             "type",
         ),
         (json.dumps({**BET, "id": 17}).encode(), None, "bet", "id"),
@@ -208,3 +210,77 @@ async def test_notices_are_limited_per_table_and_the_rest_counted(
             assert last["suppressed"] == suppressed
             assert sum(n["suppressed"] for n in [*notices, last]) == stats.command_errors_suppressed
             assert service.stats.command_errors == len(notices) + 1
+
+
+async def test_a_notice_echoes_only_a_valid_id_and_a_known_type_and_no_sender_keys(
+    broker: BrokerSettings, tmp_path: Path, table_id: str
+) -> None:
+    # A reviewer's notice echoed a 16,000-character `id` and a 300-character `type` (16.5
+    # KB), and a reason named the keys the sender chose (`side_bets.SECRET-...: ...`).
+    commands = Topics(table_id).game_commands
+    secret = "SECRET-CARD-NUMBER-4111111111111111"
+    sent: list[tuple[bytes, str | None, str | None]] = [
+        (json.dumps({"id": "A" * 16_000, "type": "X" * 300, "player": "p"}).encode(), None, None),
+        (json.dumps({**BET, "id": "B" * 129, "colour": "red"}).encode(), None, "bet"),
+        (json.dumps({**BET, "id": "", "colour": "red"}).encode(), None, "bet"),
+        (json.dumps({**BET, "id": "C" * 128, "colour": "red"}).encode(), "C" * 128, "bet"),
+        (json.dumps({"id": "c-raise", "type": "raise", "player": "p"}).encode(), "c-raise", None),
+        (
+            json.dumps({**BET, "id": "c-side", "side_bets": {secret: "x", "pp": "y"}}).encode(),
+            "c-side",
+            "bet",
+        ),
+        (json.dumps({**BET, "id": "c-unknown", secret: 1}).encode(), "c-unknown", "bet"),
+    ]
+    async with _controller(broker, tmp_path, table_id) as (service, platform, _):
+        async with platform.subscribe(_errors_topic(table_id), Raw) as sub:
+            await _subscribed(service)
+            for payload, *_ in sent:
+                await platform.publish(commands, payload)
+            notices = await _notices(sub, len(sent))
+    for notice, (_, ident, kind) in zip(notices, sent, strict=True):
+        shown = json.dumps(notice)[:300]  # a notice of the old code was 16 KB
+        assert (notice["id"], notice["type"]) == (ident, kind), shown
+        assert len(json.dumps(notice)) < 1_000, shown
+        assert secret not in notice["reason"] and "4111" not in notice["reason"], shown
+        assert "AAAA" not in notice["reason"] and "XXXX" not in notice["reason"]
+    assert "type: must be one of bet" in notices[0]["reason"]
+    assert "colour: Extra inputs are not permitted" in notices[1]["reason"]
+    # The dict's field is named, not its keys; the same error of two keys is said once.
+    assert notices[5]["reason"] == "side_bets.<key>: Input should be a valid decimal"
+    assert notices[6]["reason"] == "<unknown field>: Extra inputs are not permitted"
+
+
+async def test_a_retained_malformed_command_is_not_answered_at_each_start(
+    broker: BrokerSettings, tmp_path: Path, table_id: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A command is never meant to be retained: a malformed one left retained on the broker
+    # was answered again at every start and reconnect of the controller.
+    commands = Topics(table_id).game_commands
+    async with MessageBus(broker, f"sender-{table_id}") as sender:
+        await sender.wait_connected()
+        await sender.publish(commands, b'{"id": "c-kept", "garbage": 1}', retain=True)
+        await sender.flush()
+    caplog.set_level(logging.WARNING, logger="studio.controller.service")
+    for start in range(2):
+        caplog.clear()
+        async with _controller(broker, tmp_path, table_id) as (service, platform, _):
+            async with platform.subscribe(_errors_topic(table_id), Raw) as sub:
+                await _subscribed(service)
+                assert service.bus is not None
+                async with asyncio.timeout(5):
+                    while service.bus.stats.malformed[commands] < 1:
+                        await asyncio.sleep(0.02)
+                # A live one is still answered (and after the retained one: it came first).
+                await platform.publish(commands, b'{"id": "c-live", "garbage": 1}')
+                (notice,) = await _notices(sub, 1)
+                assert notice["id"] == "c-live", (start, notice)
+                await asyncio.sleep(0.2)
+                assert sub._queue.empty()
+                assert service.stats.command_errors == 1
+        retained = [r for r in caplog.records if "retained" in r.getMessage()]
+        assert len(retained) == 1, [r.getMessage() for r in caplog.records]
+        assert table_id in retained[0].getMessage()
+    async with MessageBus(broker, f"clearer-{table_id}") as clearer:
+        await clearer.wait_connected()
+        await clearer.publish(commands, b"", retain=True)
