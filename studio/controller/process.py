@@ -20,9 +20,10 @@ from studio.config.models import StudioConfig
 from studio.console import UserStore  # (also registers the console's tables)
 from studio.console.auth import settings_from_config
 from studio.controller.service import ControllerService
-from studio.errors import ConfigError
+from studio.errors import ConfigError, StoreError
 from studio.store import Database, EventLog
-from studio.store.database import IN_MEMORY, LOCK_WATCH_INTERVAL, kept_nowhere
+from studio.store.database import IN_MEMORY, LOCK_WATCH_INTERVAL, kept_nowhere, safe_url
+from studio.store.demo_mark import is_demo_database
 from studio.streams import Fanout
 from studio.web import WebContext, WebServer, create_app
 from studio.web.server import listening_socket
@@ -49,6 +50,19 @@ async def run_controller(config: StudioConfig) -> None:
             _LOGGER.info("controller stopped")
 
 
+async def refuse_demo_database(db: Database) -> None:
+    """A :class:`StoreError` if ``db`` is one ``studio demo`` made (its mark): its event log
+    holds simulated rounds, and its ``manager`` account has the password the demo printed
+    in its banner. Until 2026-12-06 a controller started on one without a word."""
+    if await is_demo_database(db):
+        raise StoreError(
+            f"database {safe_url(db.url)} is a demo's (made and marked by `studio demo`): its "
+            "event log holds simulated rounds, and its `manager` account has the password the "
+            "demo printed in its banner. Give the controller a database of its own "
+            "(database.url); run the demo on this one with `studio demo`"
+        )
+
+
 async def _serve(config: StudioConfig, started: asyncio.Event) -> None:
     """``started`` is set once every lock and the web port are held."""
     async with contextlib.AsyncExitStack() as stack:
@@ -58,7 +72,12 @@ async def _serve(config: StudioConfig, started: asyncio.Event) -> None:
         # A file lock of its own, independent of the database: taken before it is opened, as
         # a refused controller created the other folder's var/studio.db (a review).
         stack.enter_context(held_session(config.broker, CONTROLLER_CLIENT_ID, "studio controller"))
-        db = await stack.enter_async_context(Database(config.database.url))
+        # Not opened as a context (create_all) yet: a demo's database is refused first, and
+        # before the lock, whose start it would count (the next demo would refuse its own).
+        db = Database(config.database.url)
+        stack.push_async_callback(db.close)
+        await refuse_demo_database(db)
+        await db.create_all()
         # One controller per event log: a second one would replay it, write its own starts
         # into it (a replay then takes every device for restarted) and take over the first
         # one's broker session. Held before anything is written or connected.

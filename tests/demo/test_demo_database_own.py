@@ -10,12 +10,14 @@ tables and no mark (a studio's) before anything starts, unless --allow-used-data
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 import socket
 from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
+from postgres_support import fresh_database
 from typer.testing import CliRunner
 
 from studio.bus.embedded import free_port
@@ -192,3 +194,35 @@ async def test_a_demo_database_a_controller_started_on_since_is_refused(tmp_path
         await claim_demo_database(db, allow=True)  # taken anyway: counted from here
     async with Database(url) as db, db.exclusive(LOCK):
         await claim_demo_database(db, allow=False)
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+async def test_a_database_made_by_another_after_the_demos_check_is_refused_under_the_lock(
+    tmp_path: Path, backend: str
+) -> None:
+    """The demo's check runs before its lock: a database not there (or empty) then, that
+    `studio users add` or a controller wrote into before the demo took the lock, is
+    looked at again under the lock, and refused (before, the demo marked it its own)."""
+    async with contextlib.AsyncExitStack() as stack:
+        if backend == "sqlite":
+            url = f"sqlite:///{tmp_path}/new.db"
+        else:
+            url = await stack.enter_async_context(fresh_database())
+        assert await check_demo_database(url, allow=False)  # not there, or empty: the demo's
+        await asyncio.to_thread(_studio_database, url)  # meanwhile, `studio users add`
+        async with Database(url) as db, db.exclusive(LOCK):  # the demo's start
+            with pytest.raises(StoreError, match=r"is not a demo's: .*since the demo's check"):
+                await claim_demo_database(db, allow=False)
+            assert "studio_demo" not in await db.table_names()
+            await claim_demo_database(db, allow=True)  # run anyway: left unmarked
+            assert "studio_demo" not in await db.table_names()
+        assert await _users(url) == [("chief", "admin")]
+
+
+async def test_a_database_the_demo_made_and_left_unmarked_is_still_its_own(tmp_path: Path) -> None:
+    """Its own tables, made by the demo's open before the lock, are empty: claimed."""
+    url = f"sqlite:///{tmp_path}/new.db"
+    assert await check_demo_database(url, allow=False)
+    async with Database(url) as db, db.exclusive(LOCK):
+        await claim_demo_database(db, allow=False)
+        assert "studio_demo" in await db.table_names()
