@@ -168,9 +168,10 @@ class Subscription(Generic[M]):
                 "malformed payload on %s dropped (%d so far): %s",
                 topic,
                 self.bus.stats.malformed[topic],
-                exc.errors(include_url=False)[:3]
+                # Without the values sent: a 16 KB field would fill the log line.
+                exc.errors(include_url=False, include_input=False)[:3]
                 if isinstance(exc, ValidationError)
-                else repr(exc),
+                else repr(exc)[:300],
             )
             return Malformed(topic, bytes(data), exc, bool(message.retain))
         return Received(message.topic.value, payload, bool(message.retain))
