@@ -239,6 +239,9 @@ async def run_demo(
         ]
         config = demo_config(broker, database, web_settings, base, tables)
 
+        # The broker session's lock first, as `studio controller run` takes it: a demo and a
+        # controller started at once on one database and broker do not each take one lock.
+        stack.enter_context(held_session(broker, CONTROLLER_CLIENT_ID, "studio controller"))
         db = await stack.enter_async_context(Database(config.database.url))
         # See run_controller: watched, a lock lost stops the demo.
         await stack.enter_async_context(
@@ -248,7 +251,6 @@ async def run_demo(
             # Marked (the next run finds it the demo's), under the lock: a database a
             # controller started on since the last demo is refused here.
             await claim_demo_database(db, allow=options.allow_used_database)
-        stack.enter_context(held_session(broker, CONTROLLER_CLIENT_ID, "studio controller"))
         devices_state = device_state_dir(database) or workdir / "devices"
         # The cameras run in this process (not in a DriverSet): each holds its run lock for
         # the demo's life, as `studio camera run` does, so that one started on this state
