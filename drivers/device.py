@@ -276,9 +276,11 @@ class DeviceDriver:
         self._status: HealthStatus = "offline"
         # The same report that is not "ok" again and again (a device that never comes
         # online, retried for hours) is logged once a minute, with a count.
-        self._health_log = RepeatedFailure(_LOGGER)
+        self._health_log = RepeatedFailure(_LOGGER, name=f"{table_id}/{settings.id} health")
         self._online_since = 0.0
-        self._failed_connects = 0  # since the device was last online
+        # Sessions that ended before the device came online, since it was last online (not
+        # the disconnect of an online device: "after 2 failed connects" for one, a review).
+        self._failed_connects = 0
         self._masked_degraded = False  # a degraded report went out as offline (not online)
         self._last_error = 0.0
         self._connected_once = False
@@ -507,7 +509,8 @@ class DeviceDriver:
 
     async def _on_down(self, error: BaseException | None) -> None:
         self.stats["disconnects"] += 1
-        self._failed_connects += 1
+        if not self.online:
+            self._failed_connects += 1
         reason = f"link down: {error or 'closed'}"
         if self.online and time.monotonic() - self._online_since >= HEALTHY_AFTER:
             self.backoff.reset()
@@ -1276,8 +1279,9 @@ class DeviceDriver:
         note = ""
         if online:
             self._online_since = time.monotonic()
-            if self._failed_connects > 1:
-                note = f" (after {self._failed_connects} failed connects)"
+            if self._failed_connects:
+                plural = "" if self._failed_connects == 1 else "s"
+                note = f" (after {self._failed_connects} failed connect{plural})"
             self._failed_connects = 0
         state = ONLINE if online else OFFLINE
         self.bus.availability_state = state

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import random
 import time
 from collections.abc import Awaitable, Callable
@@ -51,42 +52,67 @@ class Backoff:
 
 @dataclass
 class RepeatedFailure:
-    """Logs a failure that repeats without flooding the log: the first one, one whose reason
-    changed, and the same reason again once per ``every`` seconds, saying how many went
-    unlogged meanwhile (those are logged at DEBUG). :meth:`clear` ends the run of failures.
+    """Logs a failure that repeats without flooding the log: a reason not logged in the last
+    ``every`` seconds at once, the same reason again once per ``every`` seconds, saying how
+    many went unlogged meanwhile (those are logged at DEBUG). Each reason is throttled on its
+    own: the last ``reasons`` logged are remembered (failures alternating between two reasons
+    were each logged, when only the last reason was compared). :meth:`clear` ends the run of
+    failures, saying in one line how many went unlogged since their reason was last logged.
 
     A device that never came online was logged at WARNING on every retry (a review)."""
 
     logger: logging.Logger
     every: float = 60.0
     clock: Callable[[], float] = field(default=time.monotonic, repr=False)
+    name: str = ""  # what fails, for the line of :meth:`clear`
+    reasons: int = 16  # how many reasons are remembered (the oldest logged is forgotten)
     reason: str | None = None  # of the last failure logged; None: no failure since clear()
     failures: int = 0  # since clear()
-    unlogged: int = 0  # since the last failure logged
-    _logged_at: float = field(default=0.0, repr=False)
+    unlogged: int = 0  # since clear(), not logged at their level nor counted in a later line
+    # reason -> [when last logged, failures of it unlogged since], the last logged last
+    _logged: dict[str, list[float]] = field(default_factory=dict, repr=False)
 
     def failed(
         self, reason: str, message: str, *args: object, level: int = logging.WARNING
     ) -> bool:
-        """Log ``message % args`` at ``level`` unless ``reason`` repeats within ``every``
+        """Log ``message % args`` at ``level`` unless ``reason`` was logged within ``every``
         seconds (then at DEBUG); return whether it went out at ``level``."""
         self.failures += 1
         now = self.clock()
-        if reason == self.reason and now - self._logged_at < self.every:
+        last = self._logged.get(reason)
+        if last is not None and now - last[0] < self.every:
+            last[1] += 1
             self.unlogged += 1
             self.logger.debug(message, *args)
             return False
-        if self.unlogged and reason == self.reason:
+        if last is not None and last[1]:
             message += " (%d more like it in the last %.0fs, not logged)"
-            args = (*args, self.unlogged, now - self._logged_at)
+            args = (*args, int(last[1]), now - last[0])
+            self.unlogged -= int(last[1])
         self.logger.log(level, message, *args)
-        self.reason, self.unlogged, self._logged_at = reason, 0, now
+        self._logged.pop(reason, None)
+        self._logged[reason] = [now, 0]
+        while len(self._logged) > max(1, self.reasons):
+            # Forgotten: its unlogged failures stay counted in ``unlogged`` (for clear()).
+            del self._logged[next(iter(self._logged))]
+        self.reason = reason
         return True
 
-    def clear(self) -> int:
-        """The failures are over (the link is up again): return how many there were."""
-        failures = self.failures
+    def clear(self, *, say: bool = True) -> int:
+        """The failures are over (the link is up again): return how many there were. Those
+        not logged since their reason was last logged are said in one INFO line (unless
+        ``say`` is false: the caller said the tally its own way)."""
+        failures, unlogged = self.failures, self.unlogged
+        if unlogged and say:
+            self.logger.info(
+                "%s%d of %d failures were not logged (the same reason again within %.0fs)",
+                f"{self.name}: " if self.name else "",
+                unlogged,
+                failures,
+                self.every,
+            )
         self.reason, self.failures, self.unlogged = None, 0, 0
+        self._logged.clear()
         return failures
 
 
@@ -105,7 +131,8 @@ async def run_forever(
 
     ``session`` connects, does its work and returns or raises when the link drops. Each
     failure is logged at WARNING, but the same reason again only once a minute, with a
-    count (:class:`RepeatedFailure`), until the backoff is reset (the link was up).
+    count (:class:`RepeatedFailure`), until the session was up ``healthy_after`` seconds:
+    then one INFO line says how many failures went unlogged, if any.
     Only exceptions in ``retry_on`` are retried; anything else propagates (a bug
     must not be hidden behind a reconnect loop). A session that stayed up for
     ``healthy_after`` seconds resets the backoff, so a flapping link backs off
@@ -118,16 +145,26 @@ async def run_forever(
     to end early.
     """
     backoff = backoff or Backoff()
-    failures = RepeatedFailure(logger)
+    failures = RepeatedFailure(logger, name=name)
     resets = backoff.resets
     while stop is None or not stop.is_set():
         started = time.monotonic()
         error: BaseException | None = None
+        # A session up ``healthy_after`` seconds ends the run of failures before it: their
+        # tally (how many went unlogged) is said then, not only at the next failure.
+        up = (
+            asyncio.get_running_loop().call_later(healthy_after, failures.clear)
+            if math.isfinite(healthy_after)
+            else None
+        )
         try:
             if await session() is True:
                 return
         except retry_on as exc:
             error = exc
+        finally:
+            if up is not None:
+                up.cancel()
         if stop is not None and stop.is_set():
             return
         if time.monotonic() - started >= healthy_after:
@@ -138,7 +175,10 @@ async def run_forever(
                 await result
         if backoff.resets != resets:  # the session was up: what fails now is news
             resets = backoff.resets
-            failures.clear()
+            # Not said now, as the link drops again (maybe hours later): the timer above
+            # said it when the session had been up healthy_after, or the caller did when
+            # it reset the backoff (a device: "ok: connected ... (after N failed connects)").
+            failures.clear(say=False)
         delay = backoff.next_delay()
         failures.failed(
             str(error or "closed"),
