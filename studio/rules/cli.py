@@ -14,10 +14,12 @@ from studio.errors import StudioError
 from studio.rules.errors import ReplayInputError
 from studio.rules.record import (
     ROUND_EVENT,
+    NothingToCheck,
     RecordedRound,
     cut_after,
     differences,
     is_round_record,
+    record_differences,
     recorded_round,
 )
 from studio.rules.replay import replay_round, scenario_parts, unmet_expectations
@@ -46,7 +48,9 @@ def replay_command(
 ) -> None:
     """Replay a recorded round through the rules engine and print the settlement as JSON.
 
-    A round record (export.json, REST) is also compared with its logged settlement.
+    A round record (export.json, REST) is also compared with its logged settlement: exit 0
+    when they match, 1 when they differ (or the record is malformed), 3 when the round has
+    nothing to re-check (not over, cancelled, not in the database), 2 for a usage error.
     """
     if round_id is not None or database is not None:
         if round_id is None or database is None or file is not None:
@@ -56,7 +60,7 @@ def replay_command(
             record, cut_before = asyncio.run(_database_record(database, round_id))
         except StudioError as exc:
             typer.echo(f"error: {exc}", err=True)
-            raise typer.Exit(1 if isinstance(exc, ReplayInputError) else 2) from None
+            raise typer.Exit(_input_exit(exc)) from None
         _check_record(record, compact=compact, logic=logic, cut_before=cut_before)
         return
     if file is None:
@@ -110,12 +114,13 @@ def _check_record(
     record: dict[str, Any], *, compact: bool, logic: int | None, cut_before: bool = False
 ) -> None:
     """Replay a round record, print the replay's settlement (stdout) and how it compares with
-    the logged one (stderr); exit 1 when they differ or the round cannot be replayed."""
+    the logged one (stderr); exit 1 when they differ or the round cannot be replayed, 3 when
+    it has no settlement to re-check (not over, or cancelled)."""
     try:
         recorded = recorded_round(record, logic=logic, cut_before=cut_before)
     except StudioError as exc:
         typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(1) from None
+        raise typer.Exit(_input_exit(exc)) from None
     name = f"round {recorded.round_id}"
     engine = recorded.engine_logic if recorded.engine_logic is not None else "latest"
     cut = "; the cut card came out before it opened" if cut_before else ""
@@ -129,7 +134,9 @@ def _check_record(
         raise typer.Exit(1) from None
     typer.echo(json.dumps(result) if compact else pretty_json(result))
     replayed = {k: v for k, v in result.items() if k != "events"}
-    differ = differences(recorded.settled, replayed)
+    # The settlement field by field; then what the record says beside it: each wager's money
+    # as charged (`taken`, `added`) and the summary's totals and players.
+    differ = differences(recorded.settled, replayed) + record_differences(recorded, replayed)
     same = [
         key
         for key in replayed
@@ -162,6 +169,14 @@ def _check_record(
     raise typer.Exit(1)
 
 
+def _input_exit(exc: StudioError) -> int:
+    """The exit code of a round record that cannot be re-checked: 3, nothing to re-check (not
+    over, cancelled, not in the database); 1, a malformed record; 2, the database's error."""
+    if isinstance(exc, NothingToCheck):
+        return 3
+    return 1 if isinstance(exc, ReplayInputError) else 2
+
+
 def _cut_unseen(recorded: RecordedRound, replayed: dict[str, Any], cut_before: bool) -> bool:
     return (
         recorded.settled.get("reshuffle_after_round") is True
@@ -189,7 +204,7 @@ async def _database_record(url: str, round_id: str) -> tuple[dict[str, Any], boo
         rounds, log = RoundIndex(db), EventLog(db)
         summary = await rounds.get(round_id)
         if summary is None:
-            raise ReplayInputError(f"no round {round_id!r} in the database")
+            raise NothingToCheck(f"no round {round_id!r} in the database")
         record = as_record(summary, await log.read(round_id=round_id))
         # The cut card out between rounds is logged under the round before (docs/replay.md).
         table, _, number = round_id.rpartition("-R")

@@ -4,7 +4,8 @@ replay document (docs/replay.md, *A round the controller logged*), and the repla
 with the settlement the controller logged.
 
 Pure: no I/O. ``studio replay`` reads the record from a file, or from the database
-(``--round ID --database URL``), and calls :func:`recorded_round` and :func:`differences`.
+(``--round ID --database URL``), and calls :func:`recorded_round`, :func:`differences` and
+:func:`record_differences`.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from studio.rules.errors import ReplayInputError
@@ -20,6 +22,16 @@ from studio.rules.replay import CUT, TIMEOUT
 # The record's own keys: ``summary`` (the round index's row) and ``events`` (its log records).
 RECORD_KEYS = frozenset({"summary", "events"})
 ROUND_EVENT = "out.round_event"
+SHOE_CARD = "shoe.card"  # the shoe's read of a card, as the controller logged it
+# The settlement's money fields: compared as amounts ("23.0", "23.00" and 23 are one amount).
+MONEY_FIELDS = frozenset({"stake", "payout", "net", "stakes", "payouts", "house_net"})
+# The round events that say what money a wager added (engine logic 6: docs/protocol.md).
+ADDING_EVENTS = ("command_accepted", "timeout_default", "auto_played", "wagers_changed")
+
+
+class NothingToCheck(ReplayInputError):
+    """The round has no settlement to re-check: not over, cancelled, or not in the database
+    (``studio replay`` exits 3, not 1 as for a settlement that differs)."""
 
 
 def is_round_record(data: Any) -> bool:
@@ -38,11 +50,16 @@ class RecordedRound:
     engine_logic: int | None  # round_opened's logic.engine (None: the round names none)
     cut_in_record: bool  # a cut card (or a manager's shoe change) is in the round's record
     notes: list[str] = field(default_factory=list)
+    # What the record says each wager (by its number) was charged: its bet and side bets as
+    # taken, and every amount added since (doubles, splits, insurance; a negative one given
+    # back). None: the round's engine logic (below 6, or none named) logs no ``added``.
+    charged: dict[int, Decimal] | None = None
+    summary: dict[str, Any] = field(default_factory=dict)  # the record's summary (index row)
 
 
 def round_events(record: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The round events (``out.round_event`` records) of a round record, in log order, as
-    ``{"type", "data"}``."""
+    ``{"type", "data", "seq"}``."""
     events = record.get("events")
     if not isinstance(events, list):
         raise ReplayInputError("a round record's 'events' must be a list")
@@ -52,8 +69,21 @@ def round_events(record: Mapping[str, Any]) -> list[dict[str, Any]]:
             continue  # an input (a device event, a command as it came): not the round's
         kind, data = event.get("type"), event.get("data")
         if isinstance(kind, str) and isinstance(data, Mapping):
-            found.append({"type": kind, "data": data})
+            found.append({"type": kind, "data": data, "seq": event.get("seq")})
     return found
+
+
+def shoe_reads(record: Mapping[str, Any]) -> dict[tuple[Any, Any], str]:
+    """The cards the shoe read, as the record logged its inputs (``shoe.card``), by device and
+    the device's ``seq`` (a ``card_dealt``'s ``source``)."""
+    reads: dict[tuple[Any, Any], str] = {}
+    for event in record.get("events") or []:
+        if not isinstance(event, Mapping) or event.get("kind") != SHOE_CARD:
+            continue
+        data = event.get("data")
+        if isinstance(data, Mapping) and isinstance(data.get("card"), str):
+            reads[(data.get("device"), data.get("seq"))] = data["card"]
+    return reads
 
 
 def recorded_round(
@@ -65,6 +95,9 @@ def recorded_round(
     (a round opened before 2026-12-06); given, it is used whatever the record says.
     ``cut_before``: the cut card came out (or a manager asked for a shoe change) between the
     previous round and this one: logged in the previous round's record, not this one's.
+    Raises :class:`NothingToCheck` for a round not over or cancelled, and
+    :class:`ReplayInputError` for a record that is no round's (a field missing or of the
+    wrong type).
     """
     summary = record.get("summary")
     summary = summary if isinstance(summary, Mapping) else {}
@@ -79,12 +112,12 @@ def recorded_round(
     closing = next((e for e in events if e["type"] in ("round_settled", "round_cancelled")), None)
     if closing is None:
         status = summary.get("status", "in progress")
-        raise ReplayInputError(
+        raise NothingToCheck(
             f"round {round_id} is not over ({status}): it has no settlement to re-check yet"
         )
     if closing["type"] == "round_cancelled":
         reason = closing["data"].get("reason")
-        raise ReplayInputError(
+        raise NothingToCheck(
             f"round {round_id} was cancelled{f' ({reason})' if reason else ''}: "
             "it has no settlement to re-check (its refunds are in round_cancelled)"
         )
@@ -94,10 +127,17 @@ def recorded_round(
     named = opened.get("logic")
     named_engine = named.get("engine") if isinstance(named, Mapping) else None
     engine = logic if logic is not None else named_engine
-    document, cut_in_record = _document(events, dict(settled), cut_before=cut_before)
+    built = _Built(round_id, events, dict(settled), shoe_reads(record), cut_before=cut_before)
+    try:
+        document = built.document()
+    except (KeyError, TypeError, ValueError, AttributeError, InvalidOperation) as exc:
+        # A shape the checks below do not name: still an input error, not a traceback.
+        raise ReplayInputError(
+            f"round {round_id}: the record is malformed ({type(exc).__name__}: {exc})"
+        ) from exc
     if engine is not None:
         document["logic"] = engine
-    notes = []
+    notes = list(built.notes)
     if engine is None:
         notes.append(
             "its round_opened names no engine logic (a round opened before 2026-12-06): "
@@ -109,123 +149,368 @@ def recorded_round(
             "its round_opened has no 'rules' (a round logged before 2026-12-03): replayed "
             f"with the preset {opened.get('ruleset')!r}, without the table's overrides"
         )
+    # From engine logic 6 every amount a wager added is logged (its `added`): compared.
+    adds = (
+        isinstance(named_engine, int) and not isinstance(named_engine, bool) and named_engine >= 6
+    )
     return RecordedRound(
         round_id=round_id,
         table=str(summary.get("table") or round_id.rsplit("-R", 1)[0]),
         document=document,
         settled=dict(settled),
         engine_logic=engine if isinstance(engine, int) else None,
-        cut_in_record=cut_in_record,
+        cut_in_record=built.in_record,
         notes=notes,
+        charged=built.charged if adds else None,
+        summary=dict(summary),
     )
 
 
-def _document(
-    events: list[dict[str, Any]], settled: dict[str, Any], *, cut_before: bool
-) -> tuple[dict[str, Any], bool]:
+@dataclass
+class _Card:
+    code: str | None  # None: never turned over (a hole card of a round that did not need it)
+
+
+class _Built:
     """The replay document of the one round in ``events``, as docs/replay.md says to build
-    it; and whether a cut card (or a shoe change) is among them."""
-    opened = next(e["data"] for e in events if e["type"] == "round_opened")
-    closing = next(e["data"] for e in events if e["type"] == "round_settled")
-    placed: list[tuple[int, dict[str, Any]]] = []
-    cards: dict[int, str] = {}
-    burned = iter(settled.get("burned") or [])
-    last_index = 0
-    decisions: dict[str, list[str]] = {}
-    votes: dict[str, list[dict[str, str]]] = {}
-    ballots: dict[int, dict[str, str]] = {}
-    insurance: dict[tuple[int | None, str], bool] = {}
-    cuts: list[int] = [0] if cut_before else []
-    in_record = False
+    it: its cards as the controller last had them (a manager's correction or void applied),
+    and what each wager was charged."""
 
-    def close_ballot(seat: int) -> None:
-        if seat in ballots:
-            votes.setdefault(str(seat), []).append(ballots.pop(seat))
+    def __init__(
+        self,
+        round_id: str,
+        events: list[dict[str, Any]],
+        settled: dict[str, Any],
+        reads: dict[tuple[Any, Any], str],
+        *,
+        cut_before: bool,
+    ) -> None:
+        self.round_id, self.events, self.settled, self.reads = round_id, events, settled, reads
+        # The round's cards in deal order (card `index` 1 first), None for the cut card.
+        self.slots: list[_Card | None] = [None] if cut_before else []
+        self.in_record = False
+        self.charged: dict[int, Decimal] = {}
+        self.notes: list[str] = []
+        self.where = f"round {round_id}"
 
-    for event in events:
-        kind, data = event["type"], event["data"]
-        if kind == "round_settled":
-            break  # what follows is between rounds: the next round's (cut_after)
-        if kind == "command_accepted":
-            command = data.get("command") or {}
-            seat: Any = command.get("seat")
-            if command.get("type") == "bet":
-                wager = {
-                    "wager": len(placed),  # the engine numbers wagers as it takes them
-                    "player": command["player"],
-                    "stake": command["stake"],
-                    "side_bets": command.get("side_bets") or {},
-                    "behind": command.get("behind", False),
-                    "auto_consent": command.get("consent_auto", False),
-                    "behind_double": command.get("behind_double", True),
-                    "behind_split": command.get("behind_split", "follow"),
-                    "allow_bet_behind": command.get("allow_bet_behind", True),
-                }
-                placed.append((int(seat), wager))
-            elif command.get("type") == "decision":
-                decisions.setdefault(str(seat), []).append(command["action"])
-            elif command.get("type") == "vote":
-                player = command["player"]
-                if player in ballots.get(seat, {}):
-                    close_ballot(seat)  # a player votes once an action round: a new one
-                ballots.setdefault(seat, {})[player] = command["action"]
-            elif command.get("type") == "insurance":
-                insurance[(seat, command["player"])] = bool(command["take"])
-            elif command.get("type") == "early_surrender" and command.get("take"):
-                decisions.setdefault(str(seat), []).insert(0, "surrender")  # a leading one
-        elif kind == "card_dealt":
-            index = int(data["index"])
-            last_index = max(last_index, index)
-            target = data.get("target") or {}
-            if data.get("card") != "??":
-                cards[index] = data["card"]
-            elif target.get("kind") == "burn":
-                # Never turned over: the settlement names it (`burned`), for the record.
+    # -- the record's fields, checked --------------------------------------------------
+
+    def fail(self, what: str) -> ReplayInputError:
+        return ReplayInputError(f"{self.where}: {what}")
+
+    def mapping(self, value: Any, name: str) -> Mapping[str, Any]:
+        if not isinstance(value, Mapping):
+            raise self.fail(f"'{name}' must be an object, not {_show(value)}")
+        return value
+
+    def integer(self, value: Any, name: str) -> int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self.fail(f"'{name}' must be a whole number, not {_show(value)}")
+        return value
+
+    def text(self, value: Any, name: str) -> str:
+        if not isinstance(value, str):
+            raise self.fail(f"'{name}' must be a string, not {_show(value)}")
+        return value
+
+    def amount(self, value: Any, name: str) -> Decimal:
+        found = _amount(value)
+        if found is None:
+            raise self.fail(f"'{name}' must be an amount, not {_show(value)}")
+        return found
+
+    # -- the cards --------------------------------------------------------------------
+
+    def cards(self) -> list[_Card]:
+        return [slot for slot in self.slots if slot is not None]
+
+    def place(self, index: int, code: str | None) -> None:
+        """Card ``index`` (1 first) is ``code``: dealt now, or turned over."""
+        if index < 1:
+            raise self.fail(f"'index' must be 1 or more, not {index}")
+        cards = self.cards()
+        if index <= len(cards):
+            cards[index - 1].code = code
+            return
+        self.slots.extend(_Card(None) for _ in range(index - len(cards) - 1))
+        self.slots.append(_Card(code))
+
+    def dealt(self, data: Mapping[str, Any], burned: Any) -> None:
+        index = self.integer(data.get("index"), "index")
+        code: str | None = self.text(data.get("card"), "card")
+        target = self.mapping(data.get("target") or {}, "target")
+        if code == "??" and target.get("kind") == "burn":
+            # Never turned over: the shoe's read of it, logged as its input (the one whose
+            # seq is the card's source seq); a record without its inputs, the settlement's.
+            source = data.get("source")
+            source = source if isinstance(source, Mapping) else {}
+            code = self.reads.get((source.get("device"), source.get("seq")))
+            if code is None:
                 code = next(burned, None)
-                if code is not None:
-                    cards[index] = code
-            if target.get("kind") == "seat":
-                close_ballot(int(target["seat"]))
-        elif kind == "hole_card_revealed":
-            cards[int(data["index"])] = data["card"]
-        elif (kind == "alert_raised" and data.get("code") == "cut_card") or (
-            kind == "manager_action" and data.get("verb") == "shoe_change"
-        ):
-            # Out after the cards dealt so far (before the round opened: its first card). A
-            # manager's shoe change tells the round it is the shoe's last as the cut card does.
-            cuts.append(last_index)
-            in_record = True
-        elif kind == "timeout_default" and (data.get("pending") or {}).get("kind") == "action":
-            pending = data["pending"]
-            seat = int(pending["seat"])
-            if pending.get("mode") == "majority":
-                votes.setdefault(str(seat), []).append(ballots.pop(seat, {}))
-            else:
-                decisions.setdefault(str(seat), []).append(TIMEOUT)
-    for seat in list(ballots):
-        close_ballot(seat)
-    boxes: dict[int, list[dict[str, Any]]] = {}
-    for seat, wager in placed:
-        # An insurance answer without a seat is the player's on each seated wager.
-        for key in ((seat, wager["player"]), (None, wager["player"])):
-            if key in insurance and not (key[0] is None and wager["behind"]):
-                wager["insurance"] = insurance[key]
-                break
-        boxes.setdefault(seat, []).append(wager)
-    document: dict[str, Any] = {
-        # The whole rule set the round ran (overrides included), else its preset's name.
-        "ruleset": opened.get("rules") or opened.get("ruleset"),
-        **(closing.get("round_config") or {}),
-        "boxes": [{"seat": seat, "wagers": wagers} for seat, wagers in sorted(boxes.items())],
-        "cards": [
-            code
-            for index in sorted({0} | set(cards) | set(cuts))
-            for code in ([cards[index]] if index in cards else []) + [CUT] * cuts.count(index)
-        ],
-        "decisions": decisions,
-        "votes": votes,
-    }
-    return document, in_record
+                self.notes.append(
+                    "the record holds no shoe input for its burn card: taken from the "
+                    "settlement's 'burned', not re-checked"
+                )
+        elif code == "??":
+            code = None  # face down: hole_card_revealed names it
+        self.place(index, code)
+
+    def manager(self, data: Mapping[str, Any]) -> None:
+        """A manager's resolution that changed a dealt card, applied as the controller does
+        (docs/protocol.md, *A card can change after its card_dealt*)."""
+        if data.get("verb") != "resolve":
+            return
+        if data.get("resolution") == "correct" and data.get("corrected") is not None:
+            index = self.integer(data["corrected"], "corrected")
+            code = self.text(data.get("to"), "to")
+            cards = self.cards()
+            if not 1 <= index <= len(cards):
+                raise self.fail(f"it corrects card {index}, and {len(cards)} were dealt")
+            if code != "??":
+                cards[index - 1].code = code
+        elif data.get("resolution") == "void" and data.get("voided"):
+            voided = data["voided"]
+            if not isinstance(voided, list) or not all(isinstance(c, str) for c in voided):
+                raise self.fail(f"'voided' must be a list of cards, not {_show(voided)}")
+            cards = self.cards()
+            for index in sorted(self.voided_indexes(data, voided, cards), reverse=True):
+                self.slots.remove(cards[index - 1])
+
+    def voided_indexes(
+        self, data: Mapping[str, Any], voided: list[str], cards: list[_Card]
+    ) -> list[int]:
+        """The indexes of the cards a void took out: where its ``before.cards`` and
+        ``after.cards`` differ, else the last dealt of each code it names."""
+        before = (data.get("before") or {}).get("cards") if isinstance(data, Mapping) else None
+        after = (data.get("after") or {}).get("cards") if isinstance(data, Mapping) else None
+        if isinstance(before, list) and isinstance(after, list) and len(before) == len(cards):
+            removed, kept = [], 0
+            for number, code in enumerate(before, start=1):
+                if kept < len(after) and after[kept] == code:
+                    kept += 1
+                else:
+                    removed.append(number)
+            if kept == len(after) and len(removed) == len(voided):
+                return removed
+        removed = []
+        for code in voided:
+            found = [
+                n for n, card in enumerate(cards, start=1) if card.code == code and n not in removed
+            ]
+            if not found:
+                raise self.fail(f"it voids {code}, which was not dealt")
+            removed.append(found[-1])
+        return removed
+
+    # -- the document -----------------------------------------------------------------
+
+    def document(self) -> dict[str, Any]:
+        events = self.events
+        opened = next(e["data"] for e in events if e["type"] == "round_opened")
+        closing = next(e["data"] for e in events if e["type"] == "round_settled")
+        placed: list[tuple[int, dict[str, Any]]] = []
+        burned = iter(self.settled.get("burned") or [])
+        decisions: dict[str, list[str]] = {}
+        votes: dict[str, list[dict[str, str]]] = {}
+        ballots: dict[int, dict[str, str]] = {}
+        insurance: dict[tuple[int | None, str], bool] = {}
+
+        def close_ballot(seat: int) -> None:
+            if seat in ballots:
+                votes.setdefault(str(seat), []).append(ballots.pop(seat))
+
+        for event in events:
+            kind, data, seq = event["type"], event["data"], event.get("seq")
+            self.where = f"round {self.round_id}, its {kind}" + (
+                f" (seq {seq})" if seq is not None else ""
+            )
+            if kind == "round_settled":
+                break  # what follows is between rounds: the next round's (cut_after)
+            if kind in ADDING_EVENTS:
+                # A timeout's is in what it applied (`applied`), the others' their own.
+                applied = data.get("applied") if kind == "timeout_default" else data
+                if isinstance(applied, Mapping) and "added" in applied:
+                    self.add(applied["added"])
+            if kind == "command_accepted":
+                self.command(data, placed, decisions, ballots, insurance, close_ballot)
+            elif kind == "card_dealt":
+                self.dealt(data, burned)
+                target = data.get("target") or {}
+                if target.get("kind") == "seat":
+                    close_ballot(self.integer(target.get("seat"), "target.seat"))
+            elif kind == "hole_card_revealed":
+                index = self.integer(data.get("index"), "index")
+                self.place(index, self.text(data.get("card"), "card"))
+            elif kind == "manager_action":
+                self.manager(data)
+            if (kind == "alert_raised" and data.get("code") == "cut_card") or (
+                kind == "manager_action" and data.get("verb") == "shoe_change"
+            ):
+                # Out after the cards dealt so far (before the round opened: its first card).
+                # A manager's shoe change tells the round it is the shoe's last as the cut
+                # card does.
+                self.slots.append(None)
+                self.in_record = True
+            elif kind == "timeout_default":
+                pending = self.mapping(data.get("pending") or {}, "pending")
+                if pending.get("kind") == "action":
+                    seat = self.integer(pending.get("seat"), "pending.seat")
+                    if pending.get("mode") == "majority":
+                        votes.setdefault(str(seat), []).append(ballots.pop(seat, {}))
+                    else:
+                        decisions.setdefault(str(seat), []).append(TIMEOUT)
+        self.where = f"round {self.round_id}"
+        for seat in list(ballots):
+            close_ballot(seat)
+        boxes: dict[int, list[dict[str, Any]]] = {}
+        for seat, wager in placed:
+            # An insurance answer without a seat is the player's on each seated wager.
+            for key in ((seat, wager["player"]), (None, wager["player"])):
+                if key in insurance and not (key[0] is None and wager["behind"]):
+                    wager["insurance"] = insurance[key]
+                    break
+            boxes.setdefault(seat, []).append(wager)
+        self.where = f"round {self.round_id}, its round_settled"
+        config = self.mapping(closing.get("round_config") or {}, "round_config")
+        return {
+            # The whole rule set the round ran (overrides included), else its preset's name.
+            "ruleset": opened.get("rules") or opened.get("ruleset"),
+            **config,
+            "boxes": [{"seat": seat, "wagers": wagers} for seat, wagers in sorted(boxes.items())],
+            "cards": [
+                CUT if slot is None else slot.code
+                for slot in self.slots
+                if slot is None or slot.code is not None
+            ],
+            "decisions": decisions,
+            "votes": votes,
+        }
+
+    def command(
+        self,
+        data: Mapping[str, Any],
+        placed: list[tuple[int, dict[str, Any]]],
+        decisions: dict[str, list[str]],
+        ballots: dict[int, dict[str, str]],
+        insurance: dict[tuple[int | None, str], bool],
+        close_ballot: Any,
+    ) -> None:
+        command = self.mapping(data.get("command") or {}, "command")
+        kind = command.get("type")
+        if kind not in ("bet", "decision", "vote", "insurance", "early_surrender"):
+            return
+        if kind == "insurance":  # without a seat: the player's on each seated wager
+            player = self.text(command.get("player"), "command.player")
+            named = command.get("seat")
+            at = None if named is None else self.integer(named, "command.seat")
+            insurance[(at, player)] = bool(command.get("take"))
+            return
+        seat = self.integer(command.get("seat"), "command.seat")
+        if kind == "bet":
+            if "stake" not in command:
+                raise self.fail("its bet has no 'stake'")
+            wager_id = len(placed)  # the engine numbers wagers as it takes them
+            wager = {
+                "wager": wager_id,
+                "player": self.text(command.get("player"), "command.player"),
+                "stake": command["stake"],
+                "side_bets": command.get("side_bets") or {},
+                "behind": command.get("behind", False),
+                "auto_consent": command.get("consent_auto", False),
+                "behind_double": command.get("behind_double", True),
+                "behind_split": command.get("behind_split", "follow"),
+                "allow_bet_behind": command.get("allow_bet_behind", True),
+            }
+            placed.append((seat, wager))
+            # What the bet debited: its `taken` (the bet as normalised, for a round without).
+            taken = data.get("taken")
+            taken = self.mapping(taken, "taken") if taken is not None else command
+            sides = self.mapping(taken.get("side_bets") or {}, "taken.side_bets")
+            self.charged[wager_id] = self.amount(taken.get("stake"), "taken.stake") + sum(
+                (self.amount(v, f"taken.side_bets.{k}") for k, v in sides.items()), Decimal(0)
+            )
+        elif kind == "decision":
+            action = self.text(command.get("action"), "command.action")
+            decisions.setdefault(str(seat), []).append(action)
+        elif kind == "vote":
+            player = self.text(command.get("player"), "command.player")
+            if player in ballots.get(seat, {}):
+                close_ballot(seat)  # a player votes once an action round: a new one
+            ballots.setdefault(seat, {})[player] = self.text(
+                command.get("action"), "command.action"
+            )
+        elif kind == "early_surrender" and command.get("take"):
+            decisions.setdefault(str(seat), []).insert(0, "surrender")  # a leading one
+
+    def add(self, added: Any) -> None:
+        """An event's ``added``: the money each wager put in (or was given back)."""
+        if not isinstance(added, list):
+            raise self.fail(f"'added' must be a list, not {_show(added)}")
+        for entry in added:
+            entry = self.mapping(entry, "added[]")
+            wager = self.integer(entry.get("wager"), "added[].wager")
+            amount = self.amount(entry.get("amount"), "added[].amount")
+            self.charged[wager] = self.charged.get(wager, Decimal(0)) + amount
+
+
+def record_differences(recorded: RecordedRound, replayed: Mapping[str, Any]) -> list[str]:
+    """What the record says beside its settlement that the replay does not bear out: each
+    wager's money as charged (its bet taken, and what ``added`` said it put in since) against
+    the replay's stake for it, and the summary's totals and players against the replay's."""
+    found = []
+    wagers = [
+        wager
+        for box in replayed.get("boxes") or []
+        if isinstance(box, Mapping)
+        for wager in box.get("wagers") or []
+        if isinstance(wager, Mapping)
+    ]
+    if recorded.charged is not None:
+        stakes = {wager.get("wager"): _amount(wager.get("stake")) for wager in wagers}
+        for number in sorted(set(recorded.charged) | {k for k in stakes if isinstance(k, int)}):
+            charged = recorded.charged.get(number)
+            stake = stakes.get(number)
+            where = f"charged.wager {number}"
+            if charged is None:
+                found.append(f"{where}: not recorded, replayed stake {_money(stake)}")
+            elif number not in stakes:
+                found.append(f"{where}: recorded {_money(charged)}, not in the replay")
+            elif charged != stake:
+                found.append(
+                    f"{where}: recorded {_money(charged)} (its bet as taken and what was "
+                    f"added since), replayed stake {_money(stake)}"
+                )
+    summary = recorded.summary
+    totals = replayed.get("totals")
+    totals = totals if isinstance(totals, Mapping) else {}
+    for key, total in (("total_stake", "stakes"), ("total_payout", "payouts")):
+        if key in summary and _amount(summary[key]) != _amount(totals.get(total)):
+            found.append(
+                f"summary.{key}: recorded {_show(summary[key])}, "
+                f"replayed {_show(totals.get(total))}"
+            )
+    if "players" in summary:
+        players = sorted({str(wager.get("player")) for wager in wagers})
+        if summary["players"] != players:
+            found.append(
+                f"summary.players: recorded {_show(summary['players'])}, replayed {_show(players)}"
+            )
+    return found
+
+
+def _amount(value: Any) -> Decimal | None:
+    """``value`` as an amount of money ("23.00", "23.0", 23), None when it is none."""
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        return None
+    try:
+        amount = Decimal(str(value))
+    except InvalidOperation:
+        return None
+    return amount if amount.is_finite() else None
+
+
+def _money(value: Decimal | None) -> str:
+    return "none" if value is None else f"{value:f}"
 
 
 def cut_after(record: Mapping[str, Any]) -> bool:
@@ -278,11 +563,15 @@ def differences(recorded: Any, replayed: Any, path: str = "") -> list[str]:
             else:
                 found.extend(differences(recorded[number], replayed[number], where))
         return found
-    if recorded != replayed or type(recorded) is not type(replayed):
-        return [f"{path}: recorded {_show(recorded)}, replayed {_show(replayed)}"]
-    return []
+    if path.rsplit(".", 1)[-1] in MONEY_FIELDS and _amount(recorded) is not None:
+        # An amount: "23.0", "23.00" and 23 are the same money.
+        if _amount(recorded) == _amount(replayed):
+            return []
+    elif recorded == replayed and type(recorded) is type(replayed):
+        return []
+    return [f"{path}: recorded {_show(recorded)}, replayed {_show(replayed)}"]
 
 
 def _show(value: Any) -> str:
-    text = json.dumps(value)
+    text = json.dumps(value, default=str)
     return text if len(text) <= 120 else text[:117] + "..."
