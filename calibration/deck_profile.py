@@ -471,8 +471,9 @@ def card_scale(quad: CardQuad) -> float:
 
 def locate_card(image: Image) -> CardQuad:
     """The card in an example photograph: the largest card quad, else the whole image
-    when the image itself is a tight crop of a card."""
-    quads = find_cards(image)
+    when the image itself is a tight crop of a card. A photograph holds one card: no quad
+    is split at a seam (a crease or a pen line across the card is none)."""
+    quads = find_cards(image, rows=False)
     if quads:
         return max(quads, key=lambda q: q.area)
     h, w = image.shape[:2]

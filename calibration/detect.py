@@ -129,6 +129,20 @@ SEAM_ENDS_SIZED: Final = 0.2
 SEAM_SIZE_SLACK: Final = 0.05
 SEAM_ROW: Final = 5
 SEAM_PART_RATIO: Final = 0.1
+# Without the table's card size, a card-shaped quad split in two at a seam may be one card
+# with a line across its middle: a crease, a pen line, a shadow, whose whiteness dips as
+# a seam's does. Two cards' seam shows the cloth at both its ends (the cards' rounded
+# corners notch the outline there) and along it when they lie apart; a line on a card
+# shows ink or paper. Such a quad is split only where, in each end band of the seam (the
+# outer SEAM_END of the line, and half that beyond the quad), some row shows the cloth's
+# colour near the seam (within SEAM_REACH) in SEAM_CLOTH_SHARE more of the pixel than the
+# row's paper away from it does. The cloth's colour is the median of the non-paper pixels
+# in a ring SEAM_CLOTH_RING (of each side) round the quad; a cloth with less chroma than
+# SEAM_CLOTH_CHROMA (grey, black) is not told from ink or shadow, and no such quad is
+# split.
+SEAM_CLOTH_RING: Final = 0.06
+SEAM_CLOTH_CHROMA: Final = 12.0
+SEAM_CLOTH_SHARE: Final = 0.35
 # A pair shifted along its seam (side by side, or end to end, 5-30 mm) is a step-shaped
 # blob: in its least rectangle, the seam runs from end to end of the rows where both cards
 # lie (SEAM_OFFSET_OVERLAP of them at least), beyond which paper lies on one side of it
@@ -237,6 +251,7 @@ def find_cards(
     refined: bool = True,
     card_diagonal: Callable[[tuple[float, float]], float] | None = None,
     piece: Callable[[FloatArray], bool] | None = None,
+    rows: bool = True,
 ) -> list[CardQuad]:
     """All card quadrilaterals in ``frame`` (BGR or gray), in frame pixels.
 
@@ -248,6 +263,8 @@ def find_cards(
     ``piece`` tells a quad (its corners in frame pixels) that is a piece of a card, not a
     whole one (a table calibration knows a card's shape): such a quad does not keep the
     second look at shadowed paper from finding the whole card.
+    ``rows=False``: no blob is split at a seam into cards in a row or a shifted pair (a
+    photograph known to hold one card: a crease across it is no seam).
     """
     cfg = config or DetectorConfig()
     h, w = frame.shape[:2]
@@ -296,10 +313,14 @@ def find_cards(
                 found.extend(singles)
                 continue
         result = _accept(contour, cfg, min_area, max_area)
-        row = _row_at_full_resolution(
-            frame, contour, result, solidity, scale, thresh, cfg, card_diagonal
+        row = (
+            _row_at_full_resolution(
+                frame, contour, result, solidity, scale, thresh, cfg, card_diagonal
+            )
+            if rows
+            else []
         )
-        if not row:
+        if rows and not row:
             row = _offset_pair(frame, contour, solidity, scale, thresh, cfg, card_diagonal)
         if row:
             found.extend(row)
@@ -990,6 +1011,16 @@ def _rectified_whiteness(
 ) -> tuple[NDArray[np.float32], FloatArray] | None:
     """The quad ``corners`` (frame px) rectified with its longer side along x (at most
     ``longest`` px), as whiteness; and the homography from its px to the frame's."""
+    rect = _rectified(frame, corners, longest)
+    if rect is None:
+        return None
+    return whiteness(rect[0]).astype(np.float32), rect[1]
+
+
+def _rectified(
+    frame: Image, corners: FloatArray, longest: float = SEAM_WIDTH
+) -> tuple[Image, FloatArray] | None:
+    """:func:`_rectified_whiteness`, the frame's own pixels (colour or grey)."""
     p = np.asarray(corners, np.float64).reshape(4, 2)
     sides = np.hypot(*(p - p[_NEXT]).T)
     if sides[0] + sides[2] < sides[1] + sides[3]:
@@ -1017,7 +1048,60 @@ def _rectified_whiteness(
     )
     back = np.linalg.inv(np.asarray(m, np.float64))
     to_frame = np.array([[1 / shrink, 0, x0], [0, 1 / shrink, y0], [0, 0, 1]]) @ back
-    return whiteness(np.asarray(rect, np.uint8)).astype(np.float32), to_frame
+    return np.asarray(rect, np.uint8), to_frame
+
+
+def _cloth_at_seam(frame: Image, corners: FloatArray, at: float, thresh: float) -> bool:
+    """Whether the cloth shows at both ends of a seam across the card-shaped quad
+    ``corners`` (frame px) at ``at`` (0..1 along its longer side): see
+    :data:`SEAM_CLOTH_SHARE`. ``thresh``: the frame's split between paper and cloth."""
+    if frame.ndim != 3:
+        return False  # (no colour: cloth is not told from ink)
+    p = np.asarray(corners, np.float64).reshape(4, 2)
+    sides = np.hypot(*(p - p[_NEXT]).T)
+    if sides[0] + sides[2] < sides[1] + sides[3]:
+        p = p[_NEXT]
+    e = SEAM_CLOTH_RING
+    unit = np.array([[0, 0], [1, 0], [1, 1], [0, 1]], np.float32)
+    to_quad = cv2.getPerspectiveTransform(unit, p.astype(np.float32))
+    grown = np.array([[-e, -e], [1 + e, -e], [1 + e, 1 + e], [-e, 1 + e]], np.float64)
+    outer = np.asarray(cv2.perspectiveTransform(grown.reshape(-1, 1, 2), to_quad), np.float64)
+    outer = outer.reshape(4, 2)
+    rect = _rectified(frame, outer)
+    if rect is None:
+        return False
+    colour = rect[0].astype(np.float32)
+    h, w = colour.shape[:2]
+    chroma = colour - colour.mean(axis=2, keepdims=True)
+    white = whiteness(rect[0])
+    # The quad inside the grown rectangle.
+    u0, u1 = round(e / (1 + 2 * e) * w), round((1 + e) / (1 + 2 * e) * w)
+    v0, v1 = round(e / (1 + 2 * e) * h), round((1 + e) / (1 + 2 * e) * h)
+    ring = np.ones((h, w), bool)
+    ring[v0:v1, u0:u1] = False
+    ring &= white < thresh
+    if ring.sum() < 0.25 * (h * w - (v1 - v0) * (u1 - u0)):
+        return False  # no cloth round the quad to tell
+    cloth = np.median(chroma[ring], axis=0)
+    norm2 = float(cloth @ cloth)
+    if norm2 < SEAM_CLOTH_CHROMA**2:
+        return False  # grey cloth: not told from ink or a shadow
+    share = chroma @ (cloth / norm2)  # of the cloth's colour, pixel by pixel
+    qw, qh = u1 - u0, v1 - v0
+    x = u0 + at * qw
+    reach = max(2, round(SEAM_REACH * qw))
+    near = share[:, max(0, round(x - reach)) : round(x + reach) + 1].max(axis=1)
+    far = np.zeros(w, bool)
+    far[u0 + round(0.15 * qw) : u0 + round(0.85 * qw)] = True
+    far[max(0, round(x - 3 * reach)) : round(x + 3 * reach) + 1] = False
+    if not far.any():
+        return False
+    beside = np.median(share[:, far], axis=1)
+    shows = (near - beside >= SEAM_CLOTH_SHARE) & (beside < 0.5)
+    band = max(2, round(SEAM_END * qh))
+    top = shows[max(0, v0 - band // 2) : v0 + band]
+    bottom = shows[v1 - band : v1 + band // 2]
+    return bool(top.any() and bottom.any())
 
 
 def find_seam(frame: Image, corners: FloatArray, thresh: float) -> Seam | None:
@@ -1171,6 +1255,15 @@ def _split_at_seams(
         if not sized and (
             card_diagonal is not None
             or any(s.cover < SEAM_COVER or s.ends < SEAM_ENDS for s in seams)
+        ):
+            continue
+        # Card-shaped, no card size known: one card with a line across its middle (a
+        # crease, a pen line, a shadow) or two side by side; only cloth at the seam tells
+        # two cards (see SEAM_CLOTH_SHARE).
+        if (
+            not sized
+            and _ratio_ok(corners, cfg)
+            and not all(_cloth_at_seam(frame, corners, s.at, thresh) for s in seams)
         ):
             continue
         return quads
