@@ -170,6 +170,13 @@ def calibrate_deck(
         typer.echo(f"  rejected {fname}: {reason}")
     for fname, reason in images.skipped.items():
         typer.echo(f"  skipped {fname}: {reason}")
+    for fname, cast in sorted(report.casts.items()):
+        typer.echo(f"  balanced {fname}: {cast}")
+    if report.casts:
+        typer.echo(
+            f"warning: {len(report.casts)} example(s) under a green or magenta colour cast: "
+            "set the camera's white balance"
+        )
     if images.hidden:
         typer.echo(f"  skipped {images.hidden} hidden file(s) (.DS_Store, ._* and the like)")
     codes = Counter(example_code(Path(f)) for f in report.accepted)

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
-from calibration.colour import light_colour, white_balanced
+from calibration import deck_profile
+from calibration.colour import divided_out, light_colour, off_axis_cast, white_balanced
 from calibration.deck_profile import learn_profile
 from calibration.recogniser import Recogniser
 from hwsim.camera.dataset import SUBSET, all_codes, example_images
@@ -63,3 +65,57 @@ def test_examples_under_a_warm_light_teach_all_52() -> None:
         if read != [code]:
             wrong[code] = read
     assert not wrong, wrong
+
+
+# A green or magenta cast as a camera keeps it: the paper's brightest channel exposed as
+# under white light, the others dimmer (a plain gain above 1 clips the paper at 255 and
+# hides most of the cast). Green 1.35 times red and blue (a fluorescent tube or a phone's
+# wrong white balance), magenta red and blue 1.3 times green (a cheap LED).
+GREEN = (1 / 1.35, 1.0, 1 / 1.35)
+MAGENTA = (1.0, 1 / 1.3, 1.0)
+
+
+@pytest.mark.parametrize(("name", "gains"), [("green", GREEN), ("magenta", MAGENTA)])
+def test_examples_under_a_green_or_magenta_cast_teach_all_52(
+    name: str, gains: tuple[float, float, float]
+) -> None:
+    """Each example's paper shows the cast, which is divided out and reported; the profile
+    then reads neutral photographs and cast ones (balanced as ``studio recognise`` does).
+    Before, on a white desk no example was learned (the card was not found: the whole
+    photograph taken for it, "no corner index found")."""
+    desk = (240, 242, 244)
+    examples = [(n, _lit(img, gains)) for n, img in example_images(SUBSET, seed=1, surface=desk)]
+    profile, report = learn_profile(examples)
+    assert not report.rejected and report.complete, report.rejected
+    assert set(report.casts) == set(report.accepted) == {n for n, _ in examples}
+    strength = 1.35 if name == "green" else 1.3
+    for what in report.casts.values():
+        assert what.startswith(f"a {name} colour cast (")
+        assert float(what.split("(")[1].split("x")[0]) == pytest.approx(strength, abs=0.04)
+    assert all(got.split()[0] == n[:2] for n, got in report.self_check.items()), report.self_check
+    assert profile.compatible_suits(profile.suit_redness["H"]) <= {"H", "D"}
+    assert profile.compatible_suits(profile.suit_redness["S"]) <= {"S", "C"}
+    rng = np.random.default_rng(4)
+    rec = Recogniser(profile)
+    wrong = {}
+    for k, code in enumerate(all_codes()[::6]):
+        photo = render_example_photo(code, rng, surface=desk if k % 2 else (52, 112, 30))
+        cast = off_axis_cast(_lit(photo, gains))
+        assert cast is not None and cast[0] == name
+        for frame in (photo, divided_out(_lit(photo, gains), cast[1])):
+            read = [f.reading.code for f in rec.recognise(frame)]
+            if read != [code]:
+                wrong[code] = read
+    assert not wrong, wrong
+
+
+def test_neutral_examples_are_learned_as_they_are(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No cast on neutral photographs' paper: the same profile as with no cast handling."""
+    examples = example_images(("7H", "QD", "3C", "KS", "5S"), seed=2)
+    profile, report = learn_profile(examples)
+    assert not report.casts and not report.rejected
+    monkeypatch.setattr(deck_profile, "off_axis_cast", lambda image: None)
+    before, _ = learn_profile(examples)
+    a, b = profile.to_dict(), before.to_dict()
+    a.pop("created"), b.pop("created")
+    assert a == b
