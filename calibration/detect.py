@@ -234,11 +234,10 @@ def order_corners(pts: FloatArray) -> FloatArray:
 
 
 def _ratio_ok(quad: FloatArray, cfg: DetectorConfig) -> bool:
-    s = np.hypot(*(quad - quad[_NEXT]).T)
-    a, b = (s[0] + s[2]) / 2, (s[1] + s[3]) / 2
-    if min(a, b) <= 0:
+    short, long = _sides(quad)
+    if short <= 0:
         return False
-    ratio = min(a, b) / max(a, b)
+    ratio = short / long
     return bool(
         cfg.min_ratio <= ratio <= cfg.max_ratio and cv2.isContourConvex(quad.astype(np.float32))
     )
