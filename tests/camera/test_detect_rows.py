@@ -22,7 +22,7 @@ from functools import cache
 import cv2
 import numpy as np
 import pytest
-from test_detect_side_by_side import GAPS, Frame, _close, _overhead
+from test_detect_side_by_side import GAPS, Frame, _close, _overhead, found_alone
 
 from calibration.detect import _offset_seam, _row_counts
 from calibration.recogniser import Recogniser
@@ -125,17 +125,8 @@ def found(f: Frame, calibrated: bool) -> dict[float, tuple[int, int]]:
     quads = Recogniser(None, f.calibration if calibrated else None).find(f.frame)
     hits: dict[float, tuple[int, int]] = {}
     for card in f.cards:
-        true = card.image_quad
-        centre = true.mean(axis=0)
-        diagonal = float(np.hypot(*(true[0] - true[2])))
-        near = [
-            q
-            for q in quads
-            if math.dist(q.centre, tuple(centre)) < 0.12 * diagonal
-            and abs(q.diagonal - diagonal) < 0.12 * diagonal
-        ]
         got, placed = hits.get(card.serial / 10, (0, 0))
-        hits[card.serial / 10] = (got + (len(near) == 1), placed + 1)
+        hits[card.serial / 10] = (got + found_alone(card, quads), placed + 1)
     return hits
 
 

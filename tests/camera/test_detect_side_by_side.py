@@ -10,6 +10,7 @@ nothing (4 cards found of 8 placed in a phone-like photograph, even 3.6 mm apart
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 
@@ -17,6 +18,7 @@ import cv2
 import numpy as np
 import pytest
 
+from calibration.detect import CardQuad
 from calibration.recogniser import Recogniser
 from calibration.table import TableCalibration, default_layout
 from hwsim.camera.render import (
@@ -121,22 +123,27 @@ def scene(arrangement: str, camera: str, turn: int = 0) -> Frame:
     return Frame(frame, cards, TableCalibration(inverse, layout, size, "ground-truth"))
 
 
+def found_alone(card: PlacedCard, quads: Sequence[CardQuad]) -> bool:
+    """Is ``card`` found by one quad of its own size and place?"""
+    true = card.image_quad
+    centre = true.mean(axis=0)
+    diagonal = float(np.hypot(*(true[0] - true[2])))
+    near = [
+        q
+        for q in quads
+        if math.dist(q.centre, tuple(centre)) < 0.12 * diagonal
+        and abs(q.diagonal - diagonal) < 0.12 * diagonal
+    ]
+    return len(near) == 1
+
+
 def found(f: Frame, calibrated: bool) -> dict[float, int]:
     """Cards of the frame found, each by one quad of its own size and place, by gap."""
     rec = Recogniser(None, f.calibration if calibrated else None)
     quads = rec.find(f.frame)
     hits = dict.fromkeys(GAPS, 0)
     for card in f.cards:
-        true = card.image_quad
-        centre = true.mean(axis=0)
-        diagonal = float(np.hypot(*(true[0] - true[2])))
-        near = [
-            q
-            for q in quads
-            if math.dist(q.centre, tuple(centre)) < 0.12 * diagonal
-            and abs(q.diagonal - diagonal) < 0.12 * diagonal
-        ]
-        hits[card.serial / 10] += len(near) == 1
+        hits[card.serial / 10] += found_alone(card, quads)
     return hits
 
 
