@@ -10,6 +10,8 @@ on seat:1 was not scanned by the shoe" although the shoe had read it).
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -17,7 +19,7 @@ from typing import Any
 import aiomqtt
 
 from hwsim.table import SimTable
-from studio.bus import MessageBus
+from studio.bus import MessageBus, Subscription
 from studio.config import BrokerSettings
 from studio.contract import DealerPrompt, Topics
 from studio.demo.dealer import DealerBot
@@ -35,19 +37,29 @@ def _message(topic: str, action: str, n: int, target: dict[str, Any] | None) -> 
     return aiomqtt.Message(topic, prompt.model_dump_json().encode(), 1, True, n, None)
 
 
-async def test_a_deal_prompt_overtaken_by_a_pause_is_not_dealt(tmp_path: Path) -> None:
-    # The bus is never connected: its subscription is served by hand.
-    bus = MessageBus(BrokerSettings(url="mqtt://127.0.0.1:9"), "dealer-paused")
-    sim = SimTable("t-dealer-paused", base_dir=tmp_path)
-    sim.new_shoe()
-    dealer = DealerBot(bus, sim, pace=0.3)
-    topic = Topics(sim.id).dealer_prompt
+@contextlib.asynccontextmanager
+async def _running(
+    sim: SimTable, client_id: str, pace: float
+) -> AsyncIterator[tuple[DealerBot, Subscription[Any], str]]:
+    """A dealer of ``sim`` running, its prompts' subscription (served by hand: the bus is
+    never connected) and their topic."""
+    bus = MessageBus(BrokerSettings(url="mqtt://127.0.0.1:9"), client_id)
+    dealer = DealerBot(bus, sim, pace=pace)
     task = asyncio.create_task(dealer.run(), name="dealer")
     try:
         async with asyncio.timeout(5):
             while not bus._subs:
                 await asyncio.sleep(0.001)
-        sub = bus._subs[0]
+        yield dealer, bus._subs[0], Topics(sim.id).dealer_prompt
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+
+async def test_a_deal_prompt_overtaken_by_a_pause_is_not_dealt(tmp_path: Path) -> None:
+    sim = SimTable("t-dealer-paused", base_dir=tmp_path)
+    sim.new_shoe()
+    async with _running(sim, "dealer-paused", 0.3) as (dealer, sub, topic):
         sub.offer(_message(topic, "deal", 1, {"kind": "box", "seat": 1}))
         async with asyncio.timeout(5):
             while dealer.cards_dealt < 1:
@@ -62,9 +74,6 @@ async def test_a_deal_prompt_overtaken_by_a_pause_is_not_dealt(tmp_path: Path) -
         async with asyncio.timeout(5):
             while dealer.cards_dealt < 2:
                 await asyncio.sleep(0.01)
-    finally:
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
 
 
 async def test_a_shoe_refused_while_the_shuffler_is_jammed_is_made_once_it_can_run(
@@ -73,17 +82,10 @@ async def test_a_shoe_refused_while_the_shuffler_is_jammed_is_made_once_it_can_r
     """A "shuffle" prompt refused (the shuffler jammed) is tried again once the jam is
     cleared: the prompt does not change when a jam clears, and the table waited on it for
     good (a review of the simulator: a manager who resolved the jam's alert first)."""
-    bus = MessageBus(BrokerSettings(url="mqtt://127.0.0.1:9"), "dealer-jammed")
     sim = SimTable("t-dealer-jammed", base_dir=tmp_path)
     await sim.fault("shuffler", "jam")
-    dealer = DealerBot(bus, sim, pace=0.05)
-    topic = Topics(sim.id).dealer_prompt
-    task = asyncio.create_task(dealer.run(), name="dealer")
-    try:
-        async with asyncio.timeout(5):
-            while not bus._subs:
-                await asyncio.sleep(0.001)
-        bus._subs[0].offer(_message(topic, "shuffle", 1, None))
+    async with _running(sim, "dealer-jammed", 0.05) as (dealer, sub, topic):
+        sub.offer(_message(topic, "shuffle", 1, None))
         await asyncio.sleep(0.5)
         assert dealer.shoes == 0  # refused: jammed
         await sim.fault("shuffler", "jam_clear")
@@ -92,9 +94,6 @@ async def test_a_shoe_refused_while_the_shuffler_is_jammed_is_made_once_it_can_r
                 await asyncio.sleep(0.01)
         await asyncio.sleep(0.3)
         assert dealer.shoes == 1  # once
-    finally:
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
 
 
 async def test_a_card_drawn_by_someone_else_sends_the_dealer_back_to_the_prompt(
@@ -106,17 +105,9 @@ async def test_a_card_drawn_by_someone_else_sends_the_dealer_back_to_the_prompt(
     The dealer dealt on the prompt it held, and a second alert, "7H drawn while the round is
     paused", came 3 ms after the misread's (a review at --pace 0.2). A card left the shoe
     that the dealer did not deal: it looks at the prompt again before dealing."""
-    bus = MessageBus(BrokerSettings(url="mqtt://127.0.0.1:9"), "dealer-other-draw")
     sim = SimTable("t-dealer-paused", base_dir=tmp_path)
     sim.new_shoe()
-    dealer = DealerBot(bus, sim, pace=0.5)
-    topic = Topics(sim.id).dealer_prompt
-    task = asyncio.create_task(dealer.run(), name="dealer")
-    try:
-        async with asyncio.timeout(5):
-            while not bus._subs:
-                await asyncio.sleep(0.001)
-        sub = bus._subs[0]
+    async with _running(sim, "dealer-other-draw", 0.5) as (dealer, sub, topic):
         sub.offer(_message(topic, "deal", 1, {"kind": "box", "seat": 1}))
         async with asyncio.timeout(5):
             while dealer.cards_dealt < 1:
@@ -134,6 +125,3 @@ async def test_a_card_drawn_by_someone_else_sends_the_dealer_back_to_the_prompt(
         async with asyncio.timeout(5):
             while dealer.cards_dealt < 2:
                 await asyncio.sleep(0.01)
-    finally:
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
