@@ -95,7 +95,7 @@ from studio.store import (
     RoundIndex,
     StreamMarks,
 )
-from studio.store.eventlog import AppendHook, StartChain
+from studio.store.eventlog import AppendHook, ChainBroken, StartChain
 from studio.store.game_commands import indexing
 from studio.store.rounds import alert_codes, round_players
 from studio.streams import Channel, Emission, Fanout
@@ -352,6 +352,10 @@ class ControllerService:
         # While a start reads the log (its replays, indexing, outputs published again):
         # the span of the chain it checked (each record it uses must chain, or no start).
         self._start_chain: StartChain | None = None
+        # A record found not to chain while running (a checkpoint's or a rebuild's replay):
+        # the controller stops, exit status 2, as a start refuses (see _integrity_lost).
+        self._broken: ChainBroken | None = None
+        self._broken_found = asyncio.Event()
 
     # ------------------------------------------------------------------ lifecycle
     async def __aenter__(self) -> ControllerService:
@@ -378,6 +382,7 @@ class ControllerService:
             self._tasks.append(group.create_task(self._timers(), name="controller:timers"))
         self._tasks.append(group.create_task(self._checkpoints(), name="controller:checkpoints"))
         self._tasks.append(group.create_task(self._rebuilds(), name="controller:rebuilds"))
+        self._tasks.append(group.create_task(self._integrity(), name="controller:integrity"))
         if self.bus is not None:
             self._tasks.append(
                 group.create_task(self._offline_after_grace(), name="controller:offline-grace")
@@ -411,8 +416,15 @@ class ControllerService:
         for task in self._tasks:
             task.cancel()
         assert self._stack is not None
-        with contextlib.suppress(asyncio.CancelledError):
-            await self._stack.aclose()
+        try:
+            # (Ends in the ChainBroken a replay found while running: _integrity.)
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._stack.aclose()
+        finally:
+            await self._stop_settled()
+
+    async def _stop_settled(self) -> None:
+        """A stop once the tasks ended: the inputs under way settled, the marks saved."""
         await self._settle()
         if self.bus is not None:
             # Let what is queued reach the broker, so the mark saved says so (a mark behind
@@ -571,9 +583,13 @@ class ControllerService:
             "played with (docs/replay.md)"
         )
 
-    async def _first_logged_settings(self, table_id: str) -> dict[str, Any]:
+    async def _first_logged_settings(
+        self, table_id: str, chain: StartChain | None = None
+    ) -> dict[str, Any]:
         """The devices and timings of the table's first start that logged them (none
-        before 2026-12-06): what the starts before it are replayed with."""
+        before 2026-12-06): what the starts before it are replayed with. Its record must
+        hold what its hash says and the next link to it (``chain``: it may lie far before
+        the span a replay walks)."""
         after = 0
         while records := await self.log.read(
             after_id=after, limit=100, table_id=table_id, kinds=["controller.started"]
@@ -581,6 +597,8 @@ class ControllerService:
             for record in records:
                 table = record.payload.get("table")
                 if isinstance(table, dict) and "devices" in table and "timings" in table:
+                    if chain is not None:
+                        await chain.cover_one(record.id)
                     return {"devices": table["devices"], "timings": table["timings"]}
             after = records[-1].id
         return {}
@@ -604,15 +622,32 @@ class ControllerService:
         :attr:`starting`."""
         if step is not None:
             self.starting = f"replaying the event log ({step})"
+        # Every record replayed must chain, from the checkpoint's ``through`` (or the first
+        # input) to the head: at a start (its StartChain), and while running, where the
+        # replay is sealed as a checkpoint or installed as the rebuilt table (a record edited
+        # then was sealed, and the next start, walking from that checkpoint, took it).
+        if self._start_chain is not None:
+            return await self._replay_chained(table_id, batch, step, self._start_chain)
+        try:
+            return await self._replay_chained(
+                table_id, batch, step, StartChain(self.log, running=True)
+            )
+        except ChainBroken as exc:
+            self._integrity_lost(table_id, exc)
+            raise
+
+    async def _replay_chained(
+        self, table_id: str, batch: int, step: str | None, chain: StartChain
+    ) -> tuple[TableReplay, int]:
         fresh = self._fresh(table_id)
-        replay = await self._checkpointed(fresh) or TableReplay(fresh)
-        replay.table.legacy_table = await self._first_logged_settings(table_id)
+        replay = await self._checkpointed(fresh, chain) or TableReplay(fresh)
+        replay.table.legacy_table = await self._first_logged_settings(table_id, chain)
         count, after = 0, replay.through
         progress = _ReplayProgress(table_id, after, await self._last_record_id())
         while records := await self.log.read(
             after_id=after, limit=batch, table_id=table_id, kinds=INPUT_KINDS
         ):
-            await self._chained(records)
+            await chain.cover([record.id for record in records])
             ids = [str(r.payload.get("id")) for r in records if r.kind == "game.command"]
             firsts = await self.commands.first_records(table_id, ids) if ids else {}
             for record in records:
@@ -629,11 +664,31 @@ class ControllerService:
         last = await self.log.read(limit=1, descending=True)
         return last[0].id if last else 0
 
-    async def _checkpointed(self, fresh: TableController) -> TableReplay | None:
+    def _integrity_lost(self, table_id: str, exc: ChainBroken) -> None:
+        """A replay while running found a record that does not chain: nothing it built is
+        sealed or installed, and the controller stops (exit status 2), as it does when it
+        loses its database lock; the next start refuses the same log."""
+        _LOGGER.error(
+            "%s: the event log does not chain while running: %s (exit status 2)",
+            table_id,
+            exc,
+        )
+        if self._broken is None:
+            self._broken = exc
+        self._broken_found.set()
+
+    async def _integrity(self) -> None:
+        """Ends the service's task group in the :class:`ChainBroken` a replay found while
+        running (the process exits with status 2)."""
+        await self._broken_found.wait()
+        assert self._broken is not None
+        raise self._broken
+
+    async def _checkpointed(self, fresh: TableController, chain: StartChain) -> TableReplay | None:
         """The table's checkpoint, if it has one that its record in the log vouches for and
         that this code and configuration wrote; else None (the whole log is replayed)."""
         try:
-            return await self._checkpoint_of(fresh)
+            return await self._checkpoint_of(fresh, chain)
         except StoreError:
             raise  # the database away: the log cannot be read either (not a checkpoint refused)
         except Exception:  # from the database, so anything: a checkpoint only saves time
@@ -641,7 +696,7 @@ class ControllerService:
             _LOGGER.exception("%s: checkpoint not used; the whole log is replayed", fresh.table)
             return None
 
-    async def _checkpoint_of(self, fresh: TableController) -> TableReplay | None:
+    async def _checkpoint_of(self, fresh: TableController, chain: StartChain) -> TableReplay | None:
         table_id = fresh.table
         stored = await self.checkpoints.load(table_id)
         if stored is None:
@@ -669,8 +724,7 @@ class ControllerService:
             return None
         # The tail replayed must chain to the state: from record ``through`` on, through
         # the checkpoint's record (its digest) to the head. (A StoreError: not refused.)
-        if self._start_chain is not None:
-            await self._start_chain.cover([min(through, record.id), record.id])
+        await chain.cover([min(through, record.id), record.id])
         expected = await asyncio.to_thread(
             seal,
             stored.state,
@@ -741,6 +795,8 @@ class ControllerService:
                     continue
                 try:
                     await self.checkpoint(table_id)
+                except ChainBroken:  # not sealed; the controller stops (_integrity)
+                    return
                 except Exception:  # a checkpoint only saves time at a start: play goes on
                     _LOGGER.exception("%s: checkpoint not saved (tried again later)", table_id)
 

@@ -127,6 +127,16 @@ class ChainReport:
         return f"{self.head_id}:{self.head}"
 
 
+def _null_ids(rows: int) -> str:
+    """What a walk that set ``rows`` rows whose id is NULL aside adds to its fault."""
+    if not rows:
+        return ""
+    return (
+        f"; and {rows} row(s) whose id is NULL (not in the chain; read before record 1 in "
+        "id order: the record missing where the walk found its gap, or added by hand)"
+    )
+
+
 def _unlinked(record_id: int) -> str:
     """Why a record whose prev_hash is not its predecessor's hash breaks the chain: the
     break is between the two (the predecessor altered with its own hash recomputed, or
@@ -320,7 +330,13 @@ def _fault(row: StoredRow, expected_id: int, prev: str) -> tuple[int, str] | Non
     """Why ``row``, found where record ``expected_id`` should be, is not that record
     chained after the hash ``prev``, as (the record to name, why); None when it is."""
     if not isinstance(row.id, int):  # (damaged: text, a real number)
-        return expected_id, f"where record {expected_id} should be, {row.damage}"
+        # Named by where the walk found it: text sorts after every number, so a text id
+        # is read after the head, wherever its record was (its own gap, if walked, first).
+        where = f"after record {expected_id - 1}" if expected_id > 1 else "first"
+        return (
+            expected_id,
+            f"where record {expected_id} should be, {row.damage} (read {where} in id order)",
+        )
     if row.id < 1:
         return row.id, f"record {row.id} is before the first record (1): not in the chain"
     if row.id != expected_id:
@@ -347,6 +363,8 @@ class SpanReport:
     reason: str = ""
     head_id: int = 0
     head: str = ""
+    # The fault is a row whose id is not an integer (where the walk read it, not its place).
+    odd_id: bool = False
 
 
 def _driver_message(exc: Exception) -> str:
@@ -681,7 +699,8 @@ class EventLog:
                 prev = first_prev = row.prev_hash if row.damage is None else ""
             fault = _fault(row, expected_id, prev)
             if fault is not None:
-                return SpanReport(False, count, first_prev or "", fault[0], fault[1])
+                odd = not isinstance(row.id, int)
+                return SpanReport(False, count, first_prev or "", fault[0], fault[1], odd_id=odd)
             prev = row.hash
             expected_id += 1
             count += 1
@@ -746,10 +765,14 @@ class EventLog:
         # Small batches: the walk shares the event loop with the controller (the console's
         # audit page), and hashing 5,000 records held it up to 77 ms at a time; 500, 8 ms
         # (56,622 records: 0.81 s and 0.84 s in all).
+        nulls = 0  # rows whose id is NULL (SQLite reads them first): named with the fault
         async for record in self._raw_rows(VERIFY_BATCH, after=walk_after):
+            if record.id is None and count == 0:
+                nulls += 1
+                continue
             fault = _fault(record, expected_id, prev)
             if fault is not None:
-                return ChainReport(False, count, fault[0], fault[1], prev)
+                return ChainReport(False, count, fault[0], fault[1] + _null_ids(nulls), prev)
             digest = record.hash
             if expect is not None and record.id == expect[0] and digest != expect[1]:
                 reason = (
@@ -763,6 +786,9 @@ class EventLog:
             prev = record.hash
             expected_id += 1
             count += 1
+        if nulls:
+            reason = f"the log ends at record {count}{_null_ids(nulls)}"
+            return ChainReport(False, count, count + 1, reason, prev, count)
         if expect is not None and count < expect[0]:
             reason = (
                 f"the log ends at record {count}, before the expected head {expect[0]}: "
@@ -776,11 +802,17 @@ class ChainBroken(StoreError):
     """A record a controller's start was to replay or index does not chain: the start is
     refused (``studio controller run`` exits with status 2), ``record_id`` named."""
 
-    def __init__(self, table: str, record_id: int, why: str) -> None:
+    def __init__(self, table: str, record_id: int, why: str, *, running: bool = False) -> None:
+        done = (
+            "nothing replayed from it was sealed as a checkpoint or installed, and the "
+            "controller stops"
+            if running
+            else "it is not replayed, and nothing was started"
+        )
         super().__init__(
             f"{table}: record {record_id} does not chain: {why}. The log was changed after "
-            "it was written, or is damaged: it is not replayed, and nothing was started. Run "
-            "`studio audit verify` on this database (docs/operations.md)"
+            f"it was written, or is damaged: {done}. Run `studio audit verify` on this "
+            "database (docs/operations.md)"
         )
         self.record_id = record_id
 
@@ -792,8 +824,10 @@ class StartChain:
     once (a start from a checkpoint walks from the checkpoint's ``through`` on, not the
     whole log). A record that does not chain is :class:`ChainBroken`."""
 
-    def __init__(self, log: EventLog) -> None:
+    def __init__(self, log: EventLog, *, running: bool = False) -> None:
         self.log = log
+        # While the controller runs (a checkpoint's or a rebuild's replay), not at a start.
+        self.running = running
         # (first id, its stored prev_hash, last id, its hash) of the span walked, if any.
         self._span: tuple[int, str, int, str] | None = None
         self._lock = asyncio.Lock()
@@ -803,29 +837,82 @@ class StartChain:
         """Make sure records ``min(ids)`` .. the head chain (nothing for no ids)."""
         if not ids:
             return
-        low, high = max(1, min(ids)), max(ids)
+        held: list[object] = list(ids)  # (as read: SQLite may give text for an id)
+        numbers = [i for i in held if isinstance(i, int)]
+        if len(numbers) < len(held):
+            # A read returned a row whose id is not an integer (SQLite keeps text or a real
+            # number there; text sorts after every number, read after the head wherever
+            # its record was): damage, named by a walk of the whole log, which meets the
+            # gap it left (or, the last record's, the row itself) first.
+            await self._damaged([i for i in held if i not in numbers])
+            return
+        low, high = max(1, min(numbers)), max(numbers)
         async with self._lock:
             if self._span is None:
-                report = await self.log.verify_span(low)
-                self._check(report)
+                report = await self._walk(low)
+                await self._check(report)
                 self._span = (low, report.first_prev, report.head_id, report.head)
                 return
             first, first_prev, last, head = self._span
             if low < first:
-                below = await self.log.verify_span(low, first - 1)
-                self._check(below)
+                below = await self._walk(low, first - 1)
+                await self._check(below)
                 if below.head != first_prev:
-                    raise ChainBroken(self.log.table.name, first, _unlinked(first))
+                    raise ChainBroken(
+                        self.log.table.name, first, _unlinked(first), running=self.running
+                    )
                 first, first_prev = low, below.first_prev
             if high > last:
-                above = await self.log.verify_span(last + 1, prev=head)
-                self._check(above)
+                above = await self._walk(last + 1, prev=head)
+                await self._check(above)
                 if above.records:
                     last, head = above.head_id, above.head
             self._span = (first, first_prev, last, head)
 
-    def _check(self, report: SpanReport) -> None:
+    async def cover_one(self, record_id: int) -> None:
+        """Make sure record ``record_id`` holds what its hash says and the next record links
+        to it (two records walked, not the span to the head: one record a start reads far
+        before the rest, its first start's logged settings). Nothing if already covered."""
+        async with self._lock:
+            if self._span is not None and self._span[0] <= record_id <= self._span[2]:
+                return
+            report = await self._walk(record_id, record_id + 1)
+            if not report.ok and report.records == 1 and report.first_bad_id == record_id + 1:
+                if not await self.log.read(after_id=record_id, limit=1):
+                    return  # (the head: nothing after it to link to it)
+            await self._check(report)
+
+    async def _damaged(self, odd: list[object]) -> None:
+        async with self._lock:
+            await self._check(await self._walk(1))
+        # (The walk always meets such a row: not reached but for a log changed meanwhile.)
+        shown = ", ".join(repr(i)[:40] for i in odd)
+        raise ChainBroken(
+            self.log.table.name,
+            1,
+            f"a record read has an id that is not an integer ({shown})",
+            running=self.running,
+        )
+
+    async def _walk(
+        self, first_id: int, last_id: int | None = None, *, prev: str | None = None
+    ) -> SpanReport:
+        """:meth:`EventLog.verify_span`, the database's failure a :class:`StoreError` (as a
+        read's: a table rebuilt while the database is away is tried again later)."""
+        try:
+            return await self.log.verify_span(first_id, last_id, prev=prev)
+        except (OSError, sa.exc.SQLAlchemyError) as exc:
+            raise StoreError(f"event log read failed: {reason(exc)}") from exc
+
+    async def _check(self, report: SpanReport) -> None:
         self.walked += report.records
+        if not report.ok and report.odd_id and report.first_bad_id != 1:
+            # A text id is read after the head, wherever its record was: the whole log's
+            # walk meets the gap it left first (or the row itself, were it the last record).
+            report = await self._walk(1)
+            self.walked += report.records
         if not report.ok:
             assert report.first_bad_id is not None
-            raise ChainBroken(self.log.table.name, report.first_bad_id, report.reason)
+            raise ChainBroken(
+                self.log.table.name, report.first_bad_id, report.reason, running=self.running
+            )
