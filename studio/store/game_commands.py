@@ -278,10 +278,10 @@ def _disagreement(
         return f"indexed at record {row.record_id}, logged at {first}"
     try:
         indexed = json.loads(row.answer)
-    except (TypeError, ValueError):
-        return f"indexed answer {row.answer!r} is not JSON, logged {_json(said)}"
+    except (TypeError, ValueError, RecursionError):  # (JSON nested too deep: RecursionError)
+        return f"indexed answer {_shown(row.answer)} is not JSON, logged {_json(said)}"
     if indexed != said:
-        return f"indexed answer {row.answer}, logged {_json(said)}"
+        return f"indexed answer {_shown(row.answer)[1:-1]}, logged {_json(said)}"
     return None
 
 
@@ -372,6 +372,14 @@ def _names(record: LogRecord, row: sa.Row[Any]) -> bool:
         return bool(key(str(record.payload.get("id"))) == row.command_id)
     answer = answered(record)
     return answer is not None and bool(key(answer[0]) == row.command_id)
+
+
+def _shown(value: object, limit: int = 120) -> str:
+    """``value``'s repr, cut to ``limit`` characters (a damaged row held 400 KB of it)."""
+    text = repr(value)
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... ({len(text):,} characters)"
 
 
 def _json(answer: Mapping[str, Any]) -> str:

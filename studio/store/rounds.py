@@ -389,7 +389,7 @@ async def plan_repair(db: Database, log: EventLog) -> IndexRepair:
             raw = getattr(row, column)
             try:
                 before = json.loads(raw or "[]")
-            except json.JSONDecodeError:
+            except (ValueError, RecursionError):  # (JSON nested too deep: RecursionError)
                 before = [str(raw)]
             if before == after:
                 continue
@@ -425,6 +425,14 @@ _SETTLED = ("status", "ended", "stakes", "payouts")
 _NOT_OVER = ("in_progress", "interrupted")
 
 
+def _shown(value: object, limit: int = 120) -> str:
+    """``value``'s repr, cut to ``limit`` characters (a damaged row held 400 KB of it)."""
+    text = repr(value)
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... ({len(text):,} characters)"
+
+
 def _disagreements(row: sa.Row[Any], logged: dict[str, _Logged]) -> list[str]:
     seen = logged.get(row.round_id)
     if seen is None:
@@ -436,17 +444,17 @@ def _disagreements(row: sa.Row[Any], logged: dict[str, _Logged]) -> list[str]:
         out.append(f"started {row.started}, the log says {seen.started}")
     try:
         players = json.loads(row.players or "[]")
-    except json.JSONDecodeError:
+    except (TypeError, ValueError, RecursionError):  # (JSON nested too deep: RecursionError)
         players = None
-        out.append(f"players {row.players!r} is not JSON")
+        out.append(f"players {_shown(row.players)} is not JSON")
     # No players until its bets closed (the index's default, an empty list).
     logged_players = seen.players if seen.players is not None else []
     if players is not None and players != logged_players:
         out.append(f"players {players}, the log says {logged_players}")
     try:
         codes = json.loads(row.alerts or "[]")
-    except json.JSONDecodeError:
-        out.append(f"alerts {row.alerts!r} is not JSON")
+    except (TypeError, ValueError, RecursionError):
+        out.append(f"alerts {_shown(row.alerts)} is not JSON")
     else:
         in_log = alert_codes(seen.alerts)
         if not isinstance(codes, list) or Counter(map(str, codes)) != Counter(in_log):
