@@ -877,9 +877,13 @@ class StartChain:
             if self._span is not None and self._span[0] <= record_id <= self._span[2]:
                 return
             report = await self._walk(record_id, record_id + 1)
-            if not report.ok and report.records == 1 and report.first_bad_id == record_id + 1:
-                if not await self.log.read(after_id=record_id, limit=1):
-                    return  # (the head: nothing after it to link to it)
+            if (
+                not report.ok
+                and report.records == 1
+                and report.first_bad_id == record_id + 1
+                and not await self.log.read(after_id=record_id, limit=1)
+            ):
+                return  # (the head: nothing after it to link to it)
             await self._check(report)
 
     async def _damaged(self, odd: list[object]) -> None:
