@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from studio.config import StudioConfig, TableSettings
@@ -87,3 +89,15 @@ async def two_rounds(database: Database) -> Run:
         # Seat 1 20 against 10 + 7: wins.
         await run.round({1: "p1"}, ["QH", "TC", "KS", "7D"], [1])
     return run
+
+
+def two_rounds_in(tmp_path: Path) -> str:
+    """The URL of a SQLite database in ``tmp_path`` that :func:`two_rounds` played into."""
+    url = f"sqlite:///{tmp_path}/studio.db"
+
+    async def play() -> None:
+        async with Database(url) as db:
+            await two_rounds(db)
+
+    asyncio.run(play())
+    return url

@@ -11,24 +11,13 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 from sql_support import run_sql
-from studio_run import two_rounds
+from studio_run import two_rounds, two_rounds_in
 from typer.testing import CliRunner
 
 from studio.cli import app
 from studio.store import Database
 from studio.store.eventlog import events, payload_problem
 from studio.store.game_commands import game_commands
-
-
-def _played(tmp_path: Path) -> str:
-    url = f"sqlite:///{tmp_path}/studio.db"
-
-    async def play() -> None:
-        async with Database(url) as db:
-            await two_rounds(db)
-
-    asyncio.run(play())
-    return url
 
 
 def _a_round_event(url: str) -> int:
@@ -52,7 +41,7 @@ def _a_round_event(url: str) -> int:
 def test_a_payload_that_is_no_json_object_is_named(
     tmp_path: Path, payload: str, what: str, command: str
 ) -> None:
-    url = _played(tmp_path)
+    url = two_rounds_in(tmp_path)
     record = _a_round_event(url)
     run_sql(url, sa.update(events).where(events.c.id == record).values(payload=payload))
     result = CliRunner().invoke(app, ["audit", command, "--database", url])
@@ -68,7 +57,7 @@ def test_a_payload_that_is_no_json_object_is_named(
 
 
 def test_an_indexed_answer_that_is_not_json_is_named(tmp_path: Path) -> None:
-    url = _played(tmp_path)
+    url = two_rounds_in(tmp_path)
     run_sql(url, sa.update(game_commands).values(answer="garbage"))
     result = CliRunner().invoke(app, ["audit", "verify", "--database", url])
     assert result.exit_code == 1, result.output

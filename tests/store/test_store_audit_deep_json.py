@@ -5,13 +5,12 @@ traceback (and the value, once named, would have printed 400 KB)."""
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
 from sql_support import run_sql
-from studio_run import two_rounds
+from studio_run import two_rounds, two_rounds_in
 from typer.testing import CliRunner
 
 from studio.cli import app
@@ -22,17 +21,6 @@ from studio.store.rounds import rounds as round_summary
 
 DEEP = "[" * 200_000 + "]" * 200_000
 NAMED = "[[[[[[[[[[... (400,002 characters) is not JSON"
-
-
-def _played(tmp_path: Path) -> str:
-    url = f"sqlite:///{tmp_path}/studio.db"
-
-    async def play() -> None:
-        async with Database(url) as db:
-            await two_rounds(db)
-
-    asyncio.run(play())
-    return url
 
 
 @pytest.mark.timeout(60)
@@ -47,7 +35,7 @@ def _played(tmp_path: Path) -> str:
 def test_deep_json_in_an_index_is_named_short(
     tmp_path: Path, table: sa.Table, column: str, said: str
 ) -> None:
-    url = _played(tmp_path)
+    url = two_rounds_in(tmp_path)
     run_sql(url, sa.update(table).values({column: DEEP}))
     result = CliRunner().invoke(app, ["audit", "verify", "--database", url])
     assert "Traceback" not in result.output, result.output[-2000:]

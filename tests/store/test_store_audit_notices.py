@@ -8,7 +8,7 @@ import asyncio
 from pathlib import Path
 
 import sqlalchemy as sa
-from studio_run import two_rounds
+from studio_run import two_rounds_in
 from typer.testing import CliRunner
 
 from studio.cli import app
@@ -16,19 +16,8 @@ from studio.store import Database
 from studio.store.eventlog import chain_hash, events
 
 
-def _played(tmp_path: Path) -> str:
-    url = f"sqlite:///{tmp_path}/studio.db"
-
-    async def play() -> None:
-        async with Database(url) as db:
-            await two_rounds(db)
-
-    asyncio.run(play())
-    return url
-
-
 def test_a_missing_anchor_file_is_said_to_be_a_first_run(tmp_path: Path) -> None:
-    url = _played(tmp_path)
+    url = two_rounds_in(tmp_path)
     anchors = tmp_path / "anchors"
     run = ["audit", "verify", "--database", url, "--anchor-file", str(anchors)]
     first = CliRunner().invoke(app, run)
@@ -44,7 +33,7 @@ def test_a_missing_anchor_file_is_said_to_be_a_first_run(tmp_path: Path) -> None
 
 
 def test_a_config_file_that_is_not_there_is_refused_beside_database(tmp_path: Path) -> None:
-    url = _played(tmp_path)
+    url = two_rounds_in(tmp_path)
     for command in ("verify", "repair-index"):
         result = CliRunner().invoke(
             app, ["audit", command, "--database", url, "--config", str(tmp_path / "nope.toml")]
@@ -56,7 +45,7 @@ def test_a_config_file_that_is_not_there_is_refused_beside_database(tmp_path: Pa
 def test_a_record_altered_with_its_hash_recomputed_is_named_with_its_successor(
     tmp_path: Path,
 ) -> None:
-    url = _played(tmp_path)
+    url = two_rounds_in(tmp_path)
 
     async def alter() -> None:
         async with Database(url) as db, db.engine.begin() as conn:
@@ -79,7 +68,7 @@ def test_a_record_altered_with_its_hash_recomputed_is_named_with_its_successor(
 
 
 def test_a_rewritten_log_checked_against_an_anchor_says_what_is_known(tmp_path: Path) -> None:
-    url = _played(tmp_path)
+    url = two_rounds_in(tmp_path)
     first = CliRunner().invoke(app, ["audit", "verify", "--database", url])
     head = first.output.splitlines()[0].rsplit(" ", 1)[1]  # chain OK: N records, head ID:HASH
 

@@ -11,24 +11,13 @@ from pathlib import Path
 import sqlalchemy as sa
 from lock_support import lock_held
 from sql_support import run_sql
-from studio_run import two_rounds
+from studio_run import two_rounds_in
 from typer.testing import CliRunner
 
 from studio.cli import app
 from studio.store import Database
 from studio.store.eventlog import events
 from studio.store.rounds import rounds
-
-
-def _played(tmp_path: Path) -> str:
-    url = f"sqlite:///{tmp_path}/studio.db"
-
-    async def play() -> None:
-        async with Database(url) as db:
-            await two_rounds(db)
-
-    asyncio.run(play())
-    return url
 
 
 def _index(url: str) -> dict[str, tuple[str, str]]:
@@ -50,7 +39,7 @@ def _first_record_of(url: str, round_id: str) -> int:
 
 
 def test_rows_of_rounds_cut_off_the_log_are_left_and_reported(tmp_path: Path) -> None:
-    url = _played(tmp_path)
+    url = two_rounds_in(tmp_path)
     before = _index(url)
     assert json.loads(before["bj-1-R2"][0])  # R2 had players
     run_sql(url, sa.delete(events).where(events.c.id >= _first_record_of(url, "bj-1-R2")))
@@ -62,7 +51,7 @@ def test_rows_of_rounds_cut_off_the_log_are_left_and_reported(tmp_path: Path) ->
 
 
 def test_a_broken_chain_is_refused_and_nothing_written(tmp_path: Path) -> None:
-    url = _played(tmp_path)
+    url = two_rounds_in(tmp_path)
     before = _index(url)
     first = _first_record_of(url, "bj-1-R2")
     run_sql(url, sa.update(events).where(events.c.id == first).values(payload='{"forged": 1}'))
@@ -74,7 +63,7 @@ def test_a_broken_chain_is_refused_and_nothing_written(tmp_path: Path) -> None:
 
 
 def test_refused_while_a_controller_runs_on_the_database(tmp_path: Path) -> None:
-    url = _played(tmp_path)
+    url = two_rounds_in(tmp_path)
     run_sql(url, sa.update(rounds).where(rounds.c.round_id == "bj-1-R1").values(players="[]"))
     with lock_held(url):
         result = CliRunner().invoke(app, ["audit", "repair-index", "--database", url])
@@ -84,7 +73,7 @@ def test_refused_while_a_controller_runs_on_the_database(tmp_path: Path) -> None
 
 
 def test_full_values_before_and_after(tmp_path: Path) -> None:
-    url = _played(tmp_path)
+    url = two_rounds_in(tmp_path)
     run_sql(
         url,
         sa.update(rounds).where(rounds.c.round_id == "bj-1-R1").values(alerts='["misscan"]'),
@@ -97,7 +86,7 @@ def test_full_values_before_and_after(tmp_path: Path) -> None:
 def test_players_the_log_no_longer_names_are_kept(tmp_path: Path) -> None:
     """The log cut after a round's opening, before its bets closed: the round has events,
     but none names its players; the index's are the last record of them."""
-    url = _played(tmp_path)
+    url = two_rounds_in(tmp_path)
     before = _index(url)
 
     async def closing() -> int:
@@ -116,7 +105,7 @@ def test_players_the_log_no_longer_names_are_kept(tmp_path: Path) -> None:
 
 
 def test_with_the_anchor_file_a_tail_cut_is_refused(tmp_path: Path) -> None:
-    url = _played(tmp_path)
+    url = two_rounds_in(tmp_path)
     anchors = tmp_path / "anchors"
     run = ["audit", "verify", "--database", url, "--anchor-file", str(anchors)]
     assert CliRunner().invoke(app, run).exit_code == 0
