@@ -27,7 +27,7 @@ from studio.rules.ruleset import ruleset_from_spec
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parents[1] / "controller"))
 from test_controller_table import Driver, start_round
-from test_rules_replay_controller import SPLIT_DEAL, _auto
+from test_rules_replay_record import by_votes  # split and double by votes: money added
 
 
 class Reading(Driver):
@@ -149,20 +149,6 @@ def test_a_card_voided_before_the_last_moves_the_later_ones_up(tmp_path: Path) -
     result = replay(record, tmp_path)
     assert result.exit_code == 0, result.stderr
     assert json.loads(result.stdout)["dealer"]["cards"] == ["7C", "5S", "4S", "TS"]
-
-
-def by_votes() -> Driver:
-    """Majority Rules: split, then double on the first hand, by votes (money added)."""
-    d = Driver("majority_speed", single_source=True)
-    d.shuffle()
-    d.load()
-    d.tick(0.1)
-    for player, consent in (("p1", True), ("p2", True), ("p3", False)):
-        d.bet(1, player, cid=f"bet-{player}", consent_auto=consent)
-    d.tick(31)
-    steps = [("vote", 1, a, p) for a in ("split", "double", "stand") for p in ("p1", "p2")]
-    _auto(d, SPLIT_DEAL, steps)
-    return d
 
 
 def added_entries(record: dict[str, Any]) -> list[dict[str, Any]]:
