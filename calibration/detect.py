@@ -1016,15 +1016,21 @@ def _rectified_whiteness(
     return whiteness(rect[0]).astype(np.float32), rect[1]
 
 
+def _longer_side_first(corners: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """The quad's corners turned so that its first side is one of the longer pair, and
+    its four sides' lengths in that order."""
+    p = np.asarray(corners, np.float64).reshape(4, 2)
+    sides = np.hypot(*(p - p[_NEXT]).T)
+    if sides[0] + sides[2] < sides[1] + sides[3]:
+        return p[_NEXT], sides[_NEXT]
+    return p, sides
+
+
 def _rectified(
     frame: Image, corners: FloatArray, longest: float = SEAM_WIDTH
 ) -> tuple[Image, FloatArray] | None:
     """:func:`_rectified_whiteness`, the frame's own pixels (colour or grey)."""
-    p = np.asarray(corners, np.float64).reshape(4, 2)
-    sides = np.hypot(*(p - p[_NEXT]).T)
-    if sides[0] + sides[2] < sides[1] + sides[3]:
-        p = p[_NEXT]
-        sides = sides[_NEXT]
+    p, sides = _longer_side_first(corners)
     long_side, short_side = (sides[0] + sides[2]) / 2, (sides[1] + sides[3]) / 2
     if short_side < 8:
         return None
@@ -1056,10 +1062,7 @@ def _cloth_at_seam(frame: Image, corners: FloatArray, at: float, thresh: float) 
     :data:`SEAM_CLOTH_SHARE`. ``thresh``: the frame's split between paper and cloth."""
     if frame.ndim != 3:
         return False  # (no colour: cloth is not told from ink)
-    p = np.asarray(corners, np.float64).reshape(4, 2)
-    sides = np.hypot(*(p - p[_NEXT]).T)
-    if sides[0] + sides[2] < sides[1] + sides[3]:
-        p = p[_NEXT]
+    p, _ = _longer_side_first(corners)
     e = SEAM_CLOTH_RING
     unit = np.array([[0, 0], [1, 0], [1, 1], [0, 1]], np.float32)
     to_quad = cv2.getPerspectiveTransform(unit, p.astype(np.float32))
