@@ -9,6 +9,9 @@ import hashlib
 import logging
 import os
 import re
+import shutil
+import tempfile
+import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from types import TracebackType
@@ -369,7 +372,17 @@ class Database:
         _check_url(url)
         connect_args: dict[str, Any] = {}
         engine_url: str | URL = target
-        if target.startswith("sqlite") and read_only:
+        # An in-memory database: SQLAlchemy shares ONE connection between every checkout
+        # (StaticPool), so a read that gave it back rolled back another task's open
+        # append, whose commit then committed nothing (records published, not logged). A
+        # private scratch file, removed with this handle, has a file's pool and
+        # transactions and, as memory, outlives nothing.
+        self.scratch: Path | None = None
+        if target.startswith("sqlite") and not read_only and kept_nowhere(url):
+            self.scratch = Path(tempfile.mkdtemp(prefix="studio-memory-"))
+            weakref.finalize(self, shutil.rmtree, self.scratch, ignore_errors=True)
+            engine_url = f"sqlite+aiosqlite:///{self.scratch / 'studio.db'}"
+        elif target.startswith("sqlite") and read_only:
             engine_url = _read_only_sqlite(target)
         elif target.startswith("sqlite"):
             path = target.split(":///", 1)[1]
@@ -392,7 +405,8 @@ class Database:
         if self.is_sqlite and read_only:
             event.listen(self.engine.sync_engine, "connect", _lenient_text)
         if self.is_sqlite and not read_only:
-            event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)
+            pragmas = _scratch_pragmas if self.scratch else _sqlite_pragmas
+            event.listen(self.engine.sync_engine, "connect", pragmas)
             file = sqlite_file(url)
             if file is not None:
                 event.listen(
@@ -675,7 +689,9 @@ class Database:
         lost. After ``wait`` s (default: the writers' lock timeout + :data:`CLOSE_MARGIN`)
         the pool is disposed all the same, with a warning. As SQLAlchemy's ``dispose``, it
         leaves the database usable: what uses it afterwards opens a connection again, which
-        the owner must close in turn (a service stopping must not start work after it).
+        the owner must close in turn (a service stopping must not start work after it);
+        but an in-memory database's scratch file is removed: what it held is gone, as when
+        memory's last connection closes.
         """
         if wait is None:
             wait = self.writers_lock_timeout + CLOSE_MARGIN
@@ -696,6 +712,9 @@ class Database:
             finally:
                 self._all_back = None
         await self.engine.dispose()
+        if self.scratch is not None:
+            # As an in-memory database's connection closing: its records are gone.
+            shutil.rmtree(self.scratch, ignore_errors=True)
 
     async def __aenter__(self) -> Database:
         await self.create_all()
@@ -935,6 +954,15 @@ def _create_private(path: Path) -> None:
     already there keeps its own."""
     with contextlib.suppress(FileExistsError):
         os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+
+
+def _scratch_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    # An in-memory database's scratch file: nothing in it survives the process, so no sync.
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=OFF")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.close()
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
