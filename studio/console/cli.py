@@ -29,7 +29,7 @@ from studio.console.users import (
     utc_now,
 )
 from studio.errors import StudioError
-from studio.store.database import Database, safe_url, sqlite_file
+from studio.store.database import Database, kept_nowhere, safe_url, sqlite_file
 
 users_app = typer.Typer(
     help="Console users: roles viewer < dealer < manager < admin.", no_args_is_help=True
@@ -62,6 +62,13 @@ def _run(
 
     async def main() -> T:
         url = database or load_config(config).database.url
+        if kept_nowhere(url):
+            # (Reported as added before: to a database gone when the command ended.)
+            raise StudioError(
+                f"database {safe_url(url)} is a SQLite database in memory: users added "
+                "or changed there are gone when this command ends; give the studio's "
+                "database (sqlite:///PATH or postgresql://...)"
+            )
         if existing is not None:
             path = sqlite_file(url)
             if path is not None and not path.exists():

@@ -54,7 +54,7 @@ from studio.demo.status import show_status
 from studio.errors import ConfigError, StoreError
 from studio.rules.ruleset import ruleset_from_spec
 from studio.store import Database, EventLog, safe_url
-from studio.store.database import LOCK_WATCH_INTERVAL
+from studio.store.database import LOCK_WATCH_INTERVAL, kept_nowhere, sqlite_file
 from studio.store.rounds import rounds as round_index
 from studio.streams import Fanout
 from studio.web import WebContext, WebServer, create_app
@@ -568,13 +568,11 @@ def device_state_dir(database: str) -> Path | None:
     outlives no run: None (the run keeps the numbering in its own temporary directory,
     rather than in a ``:memory:-devices`` folder wherever the demo was started).
     """
-    for prefix in ("sqlite:///", "sqlite+aiosqlite:///"):
-        if database.startswith(prefix):
-            name = database.removeprefix(prefix)
-            if name in ("", ":memory:"):
-                return None
-            path = Path(name)
-            return path.parent / f"{path.stem}-devices"
+    if kept_nowhere(database):
+        return None
+    path = sqlite_file(database)
+    if path is not None:
+        return path.parent / f"{path.stem}-devices"
     return Path("var/demo-devices")
 
 

@@ -96,3 +96,13 @@ def test_add_still_makes_the_first_admin_in_an_empty_postgresql_database(
     code, output = users(["unlock", "chief"], empty_postgres)
     assert code == 0, output
     assert output.strip() == "chief unlocked"
+
+
+@pytest.mark.parametrize("url", ["sqlite:///:memory:", "sqlite:///"])
+@pytest.mark.parametrize("command", [["add", "dana", "--role", "manager", "--password-stdin"]])
+def test_an_in_memory_database_is_refused(url: str, command: list[str]) -> None:
+    # Before: "added dana (manager)", exit 0, to a database gone when the command ended.
+    code, output = users(command, url)
+    assert code == 2, output
+    assert "is a SQLite database in memory: users added or changed there are gone" in output
+    assert "added" not in output.split("error:")[0]

@@ -114,3 +114,18 @@ async def test_a_second_run_on_the_same_database_deals_again(tmp_path: Path) -> 
         # Every card the new shoe dealt (burns aside) was seen by the camera.
         assert len(confirmed) == sum(e["data"]["target"].get("kind") != "burn" for e in dealt)
         assert {e["data"]["camera"] for e in confirmed} <= {"match", "camera_unreadable"}
+
+
+@pytest.mark.parametrize(
+    ("url", "state"),
+    [
+        ("sqlite:///:memory:", None),
+        ("sqlite:///:memory:?timeout=3", None),  # (was a ":memory:?timeout=3-devices" folder)
+        ("sqlite:///", None),
+        ("sqlite:///var/demo.db", Path("var/demo-devices")),
+        ("sqlite:///var/demo.db?timeout=3", Path("var/demo-devices")),
+        ("postgresql://studio@db.example/studio", Path("var/demo-devices")),
+    ],
+)
+def test_the_devices_folder_is_beside_a_database_file_only(url: str, state: Path | None) -> None:
+    assert device_state_dir(url) == state
