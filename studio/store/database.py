@@ -277,6 +277,11 @@ def safe_url(url: str) -> str:
         scheme, sep, _ = url.partition("://")
         return f"{scheme}://***" if sep and "@" not in scheme else "***"
     text = parsed.set(query={}).render_as_string(hide_password=True)
+    if parsed.get_backend_name() == "sqlite" and parsed.database:
+        # The path as SQLite opens it: SQLAlchemy percent-encodes it (a ':' as '%3A', so
+        # sqlite:///%3Amemory%3A for sqlite:///:memory:); no secret is in it.
+        bare = parsed.set(query={})._replace(database=None)
+        text = f"{bare.render_as_string(hide_password=True)}/{parsed.database}"
     if not parsed.query:
         return text
     query = "&".join(
@@ -379,7 +384,7 @@ class Database:
         # transactions and, as memory, outlives nothing.
         self.scratch: Path | None = None
         if target.startswith("sqlite") and not read_only and kept_nowhere(url):
-            self.scratch = Path(tempfile.mkdtemp(prefix="studio-memory-"))
+            self.scratch = _scratch_folder()
             weakref.finalize(self, shutil.rmtree, self.scratch, ignore_errors=True)
             engine_url = f"sqlite+aiosqlite:///{self.scratch / 'studio.db'}"
         elif target.startswith("sqlite") and read_only:
@@ -400,8 +405,14 @@ class Database:
                     **connect_args.get("server_settings", {}),
                     "search_path": schema,
                 }
-        self.engine: AsyncEngine = create_async_engine(engine_url, connect_args=connect_args)
         self.is_sqlite = target.startswith("sqlite")
+        # PostgreSQL: each connection the pool hands out is tried first (a round trip). A
+        # server restart, a failover, idle_session_timeout or pg_terminate_backend ended
+        # the pool's idle connections, and the first append after it failed ("connection
+        # is closed": an input refused, its table rebuilt) before SQLAlchemy dropped them.
+        self.engine: AsyncEngine = create_async_engine(
+            engine_url, connect_args=connect_args, pool_pre_ping=not self.is_sqlite
+        )
         if self.is_sqlite and read_only:
             event.listen(self.engine.sync_engine, "connect", _lenient_text)
         if self.is_sqlite and not read_only:
@@ -954,6 +965,59 @@ def _create_private(path: Path) -> None:
     already there keeps its own."""
     with contextlib.suppress(FileExistsError):
         os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+
+
+SCRATCH_PREFIX: Final = "studio-memory-"
+
+
+def _scratch_folder() -> Path:
+    """A new private folder (0700) for an in-memory database's scratch file, holding the
+    file ``pid`` that names this process; the folders in the same temporary directory
+    that processes gone left (killed: SIGKILL, or SIGTERM unhandled) are removed first.
+    What they hold (a manager's password hash, session tokens) outlived its process."""
+    folder = Path(tempfile.gettempdir())
+    _remove_stale_scratch(folder)
+    scratch = Path(tempfile.mkdtemp(prefix=SCRATCH_PREFIX, dir=folder))
+    (scratch / "pid").write_text(f"{os.getpid()}\n", encoding="ascii")
+    return scratch
+
+
+def _remove_stale_scratch(folder: Path) -> None:
+    """Remove the scratch folders in ``folder`` that are this user's and whose ``pid``
+    names no live process. Symbolic links are not followed; a folder without a readable
+    ``pid`` (being made, or by another kind of writer) is left; errors are ignored."""
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    for entry in entries:
+        if not entry.name.startswith(SCRATCH_PREFIX):
+            continue
+        try:
+            if not entry.is_dir(follow_symlinks=False):  # a symbolic link is not
+                continue
+            if entry.stat(follow_symlinks=False).st_uid != os.getuid():
+                continue
+            fd = os.open(os.path.join(entry.path, "pid"), os.O_RDONLY | os.O_NOFOLLOW)
+            try:
+                pid = int(os.read(fd, 32).decode("ascii").strip())
+            finally:
+                os.close(fd)
+            if pid <= 0 or _alive(pid):
+                continue
+            shutil.rmtree(entry.path, ignore_errors=True)
+        except (OSError, ValueError, OverflowError):  # OverflowError: a pid too large
+            continue
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process
+    return True
 
 
 def _scratch_pragmas(dbapi_connection: Any, _record: Any) -> None:
