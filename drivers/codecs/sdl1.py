@@ -79,6 +79,16 @@ class RawFrame:
     fields: tuple[str, ...]
 
 
+def fields_between(raw: RawFrame, least: int, most: int) -> tuple[str, ...]:
+    """The frame's fields, refused (``ValueError``: ``malformed``) outside ``least`` ..
+    ``most``: a field beyond the grammar was ignored, so a frame of another firmware or a
+    corrupted one that passed the CRC decoded as if it were sound (a review)."""
+    if not least <= len(raw.fields) <= most:
+        want = f"{least}" if least == most else f"{least} to {most}"
+        raise ValueError(f"{len(raw.fields)} fields (expected {want})")
+    return raw.fields
+
+
 class LineFramer:
     """Splits a byte stream into checked :class:`RawFrame`\\ s."""
 

@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 
 from drivers.codecs.base import Event
 from drivers.codecs.sdl1 import RawFrame, SDL1Codec
+from drivers.codecs.sdl1 import fields_between as _fields
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,7 +42,11 @@ class SensorOk(Event):
     event: ClassVar[str] = "sensor_ok"
 
 
-def _common(raw: RawFrame) -> tuple[str, int, int]:
+def _common(raw: RawFrame, least: int = 0, most: int = 0) -> tuple[str, int, int]:
+    """The fields every event has; the frame refused (``malformed``) unless it has
+    ``least`` to ``most`` fields: until 2026-12-06 a field beyond the grammar was ignored
+    (``CUT,junk`` decoded as a cut card; a review)."""
+    _fields(raw, least, most)
     return raw.device, raw.seq, raw.time_ms
 
 
@@ -54,7 +59,9 @@ class CutCardCodec(SDL1Codec):
     }
     faults: ClassVar = {
         "E50": (
-            lambda r: SensorFault(*_common(r), detail=r.fields[1] if len(r.fields) > 1 else ""),
-            lambda r: SensorOk(*_common(r)),
+            lambda r: SensorFault(
+                *_common(r, 1, 2), detail=r.fields[1] if len(r.fields) > 1 else ""
+            ),
+            lambda r: SensorOk(*_common(r, 1, 1)),
         ),
     }

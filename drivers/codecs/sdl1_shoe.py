@@ -25,6 +25,7 @@ from drivers.codecs.base import (
     parse_wire_card,
 )
 from drivers.codecs.sdl1 import RawFrame, SDL1Codec
+from drivers.codecs.sdl1 import fields_between as _fields
 from studio.cards import Card
 
 
@@ -84,14 +85,10 @@ def _common(raw: RawFrame) -> tuple[str, int, int]:
     return raw.device, raw.seq, raw.time_ms
 
 
-def _fields(raw: RawFrame, least: int, most: int) -> tuple[str, ...]:
-    """The frame's fields, refused (``malformed``) outside ``least``..``most``: a field
-    beyond the grammar was ignored, so a frame of another firmware or a corrupted one that
-    passed the CRC decoded as if it were sound."""
-    if not least <= len(raw.fields) <= most:
-        want = f"{least}" if least == most else f"{least} to {most}"
-        raise ValueError(f"{len(raw.fields)} fields (expected {want})")
-    return raw.fields
+def _bare(raw: RawFrame) -> tuple[str, int, int]:
+    """An ``ERR``/``CLR`` frame that carries its code only."""
+    _fields(raw, 1, 1)
+    return _common(raw)
 
 
 def _card(raw: RawFrame) -> CardDrawn:
@@ -117,9 +114,9 @@ class ShoeCodec(SDL1Codec):
     kind: ClassVar[str] = "shoe"
     parsers: ClassVar = {"CARD": _card, "SHOE": _shoe}
     faults: ClassVar = {
-        "E30": (lambda r: Misread(*_common(r)), None),
-        "E31": (lambda r: DoublePull(*_common(r)), None),
-        "E32": (lambda r: ShoeEmpty(*_common(r)), None),
-        "E33": (lambda r: Jam(*_common(r)), lambda r: JamCleared(*_common(r))),
-        "E34": (lambda r: Tamper(*_common(r)), lambda r: TamperCleared(*_common(r))),
+        "E30": (lambda r: Misread(*_bare(r)), None),
+        "E31": (lambda r: DoublePull(*_bare(r)), None),
+        "E32": (lambda r: ShoeEmpty(*_bare(r)), None),
+        "E33": (lambda r: Jam(*_bare(r)), lambda r: JamCleared(*_bare(r))),
+        "E34": (lambda r: Tamper(*_bare(r)), lambda r: TamperCleared(*_bare(r))),
     }

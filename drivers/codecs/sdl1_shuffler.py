@@ -22,6 +22,7 @@ from typing import Any, ClassVar
 
 from drivers.codecs.base import Event, Jam, JamCleared, parse_count
 from drivers.codecs.sdl1 import RawFrame, SDL1Codec
+from drivers.codecs.sdl1 import fields_between as _fields
 from studio.cards import RANKS
 
 
@@ -85,7 +86,11 @@ class Ejected(Event):
         return {"count": self.count}
 
 
-def _common(raw: RawFrame) -> tuple[str, int, int]:
+def _common(raw: RawFrame, least: int = 0, most: int = 0) -> tuple[str, int, int]:
+    """The fields every event has; the frame refused (``malformed``) unless it has
+    ``least`` to ``most`` fields: until 2026-12-06 a field beyond the grammar was ignored
+    (``SHUF,416,9999`` decoded as sound; a review)."""
+    _fields(raw, least, most)
     return raw.device, raw.seq, raw.time_ms
 
 
@@ -102,18 +107,19 @@ def parse_census(text: str) -> dict[str, int]:
 
 
 def _done(raw: RawFrame) -> ShuffleComplete:
+    common = _common(raw, 2, 2)
     count = parse_count(raw.fields[0])
     census = parse_census(raw.fields[1])
     if sum(census.values()) != count:
         raise ValueError(f"census sums to {sum(census.values())}, count says {count}")
-    return ShuffleComplete(*_common(raw), count=count, census=census)
+    return ShuffleComplete(*common, count=count, census=census)
 
 
-def _mismatch(kind: str) -> Any:
+def _mismatch(kind: str, most: int) -> Any:
     def parse(raw: RawFrame) -> CountMismatch:
         f = raw.fields
         return CountMismatch(
-            *_common(raw),
+            *_common(raw, 3, most),
             kind=kind,
             expected=parse_count(f[1]),
             counted=parse_count(f[2]),
@@ -127,16 +133,18 @@ class ShufflerCodec(SDL1Codec):
     protocol: ClassVar[str] = "sdl1-shuffler"
     kind: ClassVar[str] = "shuffler"
     parsers: ClassVar = {
-        "SHUF": lambda r: ShuffleStarted(*_common(r), cards_in=parse_count(r.fields[0])),
+        "SHUF": lambda r: ShuffleStarted(*_common(r, 1, 1), cards_in=parse_count(r.fields[0])),
         "DONE": _done,
         "READY": lambda r: Ready(*_common(r)),
-        "EJECT": lambda r: Ejected(*_common(r), count=parse_count(r.fields[0])),
+        "EJECT": lambda r: Ejected(*_common(r, 1, 1), count=parse_count(r.fields[0])),
     }
+    # ERR/CLR fields: the code first. E42 names what was foreign (taken without it, as
+    # before); E40/E41 carry no more than the two counts.
     faults: ClassVar = {
-        "E40": (_mismatch("missing"), None),
-        "E41": (_mismatch("extra"), None),
-        "E42": (_mismatch("foreign"), None),
-        "E43": (lambda r: Jam(*_common(r)), lambda r: JamCleared(*_common(r))),
-        "E44": (lambda r: DoorOpen(*_common(r)), lambda r: DoorClosed(*_common(r))),
+        "E40": (_mismatch("missing", 3), None),
+        "E41": (_mismatch("extra", 3), None),
+        "E42": (_mismatch("foreign", 4), None),
+        "E43": (lambda r: Jam(*_common(r, 1, 1)), lambda r: JamCleared(*_common(r, 1, 1))),
+        "E44": (lambda r: DoorOpen(*_common(r, 1, 1)), lambda r: DoorClosed(*_common(r, 1, 1))),
     }
     commands: ClassVar = {"shuffle": "SHUFFLE", "eject": "EJECT"}
