@@ -355,6 +355,10 @@ class ControllerService:
         # A record found not to chain while running (a checkpoint's or a rebuild's replay):
         # the controller stops, exit status 2, as a start refuses (see _integrity_lost).
         self._broken: ChainBroken | None = None
+        # Set once every device and command subscription is in place (its SUBACK came,
+        # when connected): a test, or an operator's probe, may publish from then on.
+        self.listening = asyncio.Event()
+        self._subscribing = 0
         self._broken_found = asyncio.Event()
 
     # ------------------------------------------------------------------ lifecycle
@@ -398,6 +402,7 @@ class ControllerService:
                 ("device.availability", topics.availability("+"), Availability),
                 ("game.command", topics.game_commands, GameCommandPayload),
             ]
+            self._subscribing = len(consumers)
             for kind, topic, model in consumers:
                 self._tasks.append(
                     group.create_task(self._consume(kind, topic, model), name=f"controller:{kind}")
@@ -1166,6 +1171,12 @@ class ControllerService:
         async with self.bus.subscribe(
             topic, model, accept=self._ours, on_malformed=answer
         ) as subscription:
+            # Subscribed at the broker once connected: a connection subscribes every
+            # subscription before it counts as made.
+            await self.bus.wait_connected()
+            self._subscribing -= 1
+            if self._subscribing == 0:
+                self.listening.set()
             async for received in subscription:
                 table_id = table_of(received.topic)
                 payload = received.payload

@@ -73,15 +73,8 @@ async def _open_betting(service: ControllerService, table_id: str) -> None:
 
 
 async def _subscribed(service: ControllerService) -> None:
-    """Until the controller's game command subscription is up (it subscribes in a task)."""
-    assert service.bus is not None
-    async with asyncio.timeout(10):
-        while not (
-            service.bus.connected
-            and any(s.filter.endswith("/game/commands") for s in service.bus._subs)
-        ):
-            await asyncio.sleep(0.02)
-    await asyncio.sleep(0.1)  # the SUBACK
+    """Until the controller's subscriptions are up (it subscribes in tasks)."""
+    await asyncio.wait_for(service.listening.wait(), 20)
 
 
 async def _notices(sub: Subscription[Raw], count: int, wait: float = 5.0) -> list[dict[str, Any]]:

@@ -95,7 +95,7 @@ async def test_a_shoe_event_never_resent_pauses_the_table(
                 async with asyncio.TaskGroup() as group:
                     collector = group.create_task(collect(), name="replays")
                     await device.wait_connected()
-                    await asyncio.sleep(0.5)  # the controller's subscriptions are in place
+                    await asyncio.wait_for(service.listening.wait(), 20)
                     for seq in (1, 3):  # 2 is lost on the line and never re-sent
                         event = DeviceEvent(
                             device="shoe-1", seq=seq, ts=datetime.now(UTC), event="door_closed"
@@ -145,7 +145,7 @@ async def test_a_card_whose_log_write_failed_is_asked_for_again_and_applied(
         device.subscribe(topics.replay("shoe-1"), ReplayRequest) as replays,
     ):
         await device.wait_connected()
-        await asyncio.sleep(0.5)  # the controller's subscriptions are in place
+        await asyncio.wait_for(service.listening.wait(), 20)
         await refuse_writes(database, "shoe.card")
         await device.publish(topics.shoe_cards, card)
         tracker = service._trackers[table_id]
@@ -235,7 +235,7 @@ async def test_a_card_replayed_into_a_hole_is_dealt_in_the_shoe_s_order(
         shoe = Device(bus, table_id, "shoe-1")
         replays = group.create_task(shoe.serve_replays())
         await bus.wait_connected()
-        await asyncio.sleep(0.5)  # the controller's subscriptions are in place
+        await asyncio.wait_for(service.listening.wait(), 20)
         census = {rank: 32 for rank in "A23456789TJQK"}
         now = datetime.now(UTC)
         count = {"count": 416, "census": census}
@@ -290,7 +290,7 @@ async def one_shoe(
         ) as service,
     ):
         await bus.wait_connected()
-        await asyncio.sleep(0.5)  # the controller's subscriptions are in place
+        await asyncio.wait_for(service.listening.wait(), 20)
         yield db, Device(bus, table_id, "shoe-1"), service
 
 
@@ -401,7 +401,7 @@ async def test_a_numbering_that_jumps_is_one_alert_not_a_hole_asked_for_ever(
             ControllerService(config, bus, EventLog(db), Fanout(bus), gap_requests=2) as service,
         ):
             await device.wait_connected()
-            await asyncio.sleep(0.5)  # the controller's subscriptions are in place
+            await asyncio.wait_for(service.listening.wait(), 20)
             for seq, event in sent:
                 message = DeviceEvent(device="shoe-1", seq=seq, ts=datetime.now(UTC), event=event)
                 await device.publish(topics.shoe_events, message)
