@@ -501,6 +501,16 @@ def _read_through_cast(
     return found
 
 
+def _check_threshold(threshold: float) -> None:
+    """Refuse a confidence threshold outside (0, 1]: confidences run from 0 to 1, and at 0
+    or below a card whose reading was vetoed (confidence 0.00) printed as that reading."""
+    if not 0.0 < threshold <= 1.0:  # (also refuses nan, which compares false)
+        raise VisionError(
+            f"--threshold {threshold:g}: a confidence threshold is above 0 and at most 1 "
+            f"(default {DEFAULT_THRESHOLD:g})"
+        )
+
+
 def recognise(
     images: Annotated[
         list[Path], typer.Argument(help="image files, or directories of them (read in name order)")
@@ -519,6 +529,7 @@ def recognise(
     ``--json``) and the others are still read; the exit status is then 2.
     """
     try:
+        _check_threshold(threshold)
         profile = DeckProfile.load(deck) if deck else None
         cal = TableCalibration.load(table) if table else None
         if profile is None and not barcodes:

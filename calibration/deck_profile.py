@@ -84,6 +84,13 @@ OVER_COLOUR_WEIGHT: Final = 2.0  # see DeckProfile.compatible_suits
 # full confidence at SHAPE_ONLY_LOG_RATIO + the usual span): used where colour cannot help,
 # a frame with no colour or a card whose shape and ink colour disagree. See match_corners.
 SHAPE_ONLY_LOG_RATIO: Final = 2.5
+# In a frame with colour, ink the colour ruled a red suit out for is red ink washed towards
+# grey (a desaturated photograph: 5 % saturation reads +0.05) only when it is redder than
+# the learned black ink by this share of the gap between the learned black and red inks;
+# as black as that (black spades in phone photographs read -0.004 to +0.007) it is black
+# ink, and a red suit's shape on it is a black pip misread (a blurred spade matching a
+# heart), not a red card. See DeckProfile.shape_may_overrule.
+WASHED_RED_MIN: Final = 0.05
 NO_COLOUR_NOTE: Final = "no colour: is the camera in monochrome/IR mode?"
 # Learned ink at least this red is red (hearts, diamonds), below it black: crisp red ink
 # reads +0.74 (our faces) to +0.83 (the standard deck), black -0.03 to 0.00, a greyscale
@@ -193,6 +200,23 @@ class DeckProfile:
         }
         dmin = min(d.values())
         return {s for s, v in d.items() if v <= dmin + 0.3 * gap}
+
+    def shape_may_overrule(self, suit: str, redness: float) -> bool:
+        """In a frame with colour, may the shape name ``suit``, which ink of ``redness`` ruled
+        out? Only where the ink can be that suit's washed out: ink loses colour on camera
+        (blur, compression, glare, a desaturated photograph) and never gains it, so red ink
+        is never a black suit's, and ink as black as the learned black suits' (within
+        :data:`WASHED_RED_MIN` of the gap) is never a red suit's. A black spade whose stem
+        blurred away matches an upside-down heart: with its black ink ruling hearts out,
+        its shape overruled that, and 4 of 52 spades in a reviewer's overhead photographs
+        read as confident hearts (up to 1.00)."""
+        if suit not in RED_SUITS:
+            return False
+        black = [v for k, v in self.suit_redness.items() if k not in RED_SUITS]
+        red = [v for k, v in self.suit_redness.items() if k in RED_SUITS]
+        black_ink = max(black, default=0.0)
+        red_ink = min(red, default=max(RED_INK_MIN, black_ink))
+        return redness > black_ink + WASHED_RED_MIN * (red_ink - black_ink)
 
     def read_body(self, card: Image, scale: float | None = None) -> BodyReading | None:
         """The body evidence of a rectified card (``None`` when the profile has no body model)."""
@@ -311,6 +335,10 @@ class DeckProfile:
             shape = decide_by_distance(suit_glyphs, everything, weights, groups)
             if not colour or shape.label not in allowed:
                 alone = _shape_only(shape)
+                if colour and not self.shape_may_overrule(shape.label, redness):
+                    alone = replace(alone, cap=0.0)
+                if _prints_disagree(suit_glyphs, everything, weights, groups, shape.label):
+                    alone = replace(alone, cap=0.0)
                 # Where the shape is not sure either, the colour's choice stays the guess.
                 s = alone if not colour or alone.confidence > 0.0 else replace(s, cap=0.0)
                 ink = "black" if shape.label in RED_SUITS else "red"
@@ -725,6 +753,36 @@ def _shape_only(shape: PartMatch) -> PartMatch:
     if shape.log_ratio is None:
         return replace(shape, cap=0.0)
     return replace(shape, log_ratio=shape.log_ratio - (SHAPE_ONLY_LOG_RATIO - LOG_RATIO_FLOOR))
+
+
+def _prints_disagree(
+    suit_glyphs: list[dict[str, float]],
+    suits: set[str],
+    weights: list[float],
+    groups: list[int],
+    label: str,
+) -> bool:
+    """Does one print of the suit (the corners' pips, or the body's) name a suit other than
+    ``label`` by its shape alone, surely enough to be read on its own?
+
+    Where the shape alone decides (no colour, or a shape the ink ruled out), the corners
+    and the body are two witnesses: they disagreeing, one of them is wrong. A greyscale
+    photograph's ten of spades, its body pips' stems blurred away, matched upside-down
+    hearts (0.99 against 0.66-0.72 for a spade) outvoting its two corners (spade 0.94,
+    heart 0.16): TS read as a confident TH (0.80)."""
+    for g in set(groups):
+        part = [i for i, x in enumerate(groups) if x == g]
+        if len(part) == len(groups):
+            return False
+        alone = decide_by_distance(
+            [suit_glyphs[i] for i in part],
+            suits,
+            [weights[i] for i in part],
+            [groups[i] for i in part],
+        )
+        if alone.label != label and alone.confidence > 0.0:
+            return True
+    return False
 
 
 def _rejections(rejected: dict[str, str], shown: int = 3) -> str:
