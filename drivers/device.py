@@ -42,7 +42,10 @@ a ``state_dir`` the offset starts at 0 (bus seq = device seq).
 
 On a live link such a reset is acted on only once a second frame confirms it (the
 device's resend of the seq, a HELLO, or another event under a published seq): a
-corrupted frame can pass the checksum. The device's wire id is configured or learned
+corrupted frame can pass the checksum. Unconfirmed while the device talks, it is asked
+again up to RESEND_TRIES times, then ignored; the claiming frame itself is never
+published. After a reconnect or a restart nothing is published above the seq whose event
+checks the numbering until that event comes back (or cannot be had). The device's wire id is configured or learned
 from its first HELLO (and saved), and another device on the port is refused.
 
 Health events have their own seq space: the Unix time in ms (bumped by one if
@@ -119,12 +122,16 @@ class _Suspect:
 
     seq: int  # the device's last seq if it did restart
     why: str
-    limit: int  # max(last, seen) when suspected: a HB/HELLO below it says "reset" too
+    # A HB/HELLO below it says "reset" too: the count the device stood behind when suspected,
+    # max(last, vouched); for an overclaim, the seq claimed, max(last, seen).
+    limit: int
     deadline: float
     event: Event | None = None  # the event that said so (another frame under its seq)
     # Not a reset: a count at or above everything published but below what one frame
     # claimed (an event held beyond a gap, or a heartbeat). Confirmed, that claim is dropped.
     overclaim: bool = False
+    tries: int = 1  # the RESENDs (or HELLOs) sent to check it
+    heard: bool = False  # the device sent a frame since the last of them
 
 
 @dataclass(frozen=True, slots=True)
@@ -253,6 +260,13 @@ class DeviceDriver:
         self._fingerprints: dict[int, str] = {}
         self._fingerprints_size = replay_size
         self._held: dict[int, Event] = {}
+        # The connection each held event arrived on, and the first connection whose events
+        # belong to the numbering a pending check (_verify, _learn) may find new: events held
+        # from before it are the checked numbering's, published as such if it shows a reset
+        # (taken for the new one, they went out under its seqs, then its own events again).
+        self._held_session: dict[int, int] = {}
+        self._sessions = 0
+        self._check_epoch = 0
         self._gap_deadline: float | None = None
         # Whether the device said anything since the last RESEND: a gap is given up only
         # once the device, talking, had gap_timeout to fill it (silence is no answer).
@@ -298,6 +312,12 @@ class DeviceDriver:
         """The bus seq (offset applied) up to which events may have reached consumers, by
         this process or an earlier run (at a first contact: the device's count)."""
         return self._published + self.offset
+
+    @property
+    def _checking(self) -> bool:
+        """A numbering check is pending (``_verify`` after a restart or a reconnect, ``_learn``
+        at first contact): until it resolves, no event above its seq is published."""
+        return self._verify is not None or self._learn is not None
 
     @property
     def handed_seq(self) -> int:
@@ -488,6 +508,7 @@ class DeviceDriver:
     async def _session(self) -> None:
         transport = await open_transport(self.settings.port, self.settings.baudrate)
         self.stats["connects"] += 1
+        self._sessions += 1
         self.codec.reset()
         self._transport = transport
         # A reset claimed on the last connection: the HELLO and the check of this one decide;
@@ -608,6 +629,8 @@ class DeviceDriver:
             self.last_device_seq = self._published = hello.seq
             self._acked = (hello.seq, self.offset)
             self._learn, self._learn_ms = (hello.seq if hello.seq > 0 else None), hello.time_ms
+            # (Events after it on this connection are its numbering.)
+            self._check_epoch = self._sessions + 1
         self._forgotten = None
         self.hello = hello
         self._update_skew(hello.time_ms)
@@ -631,6 +654,8 @@ class DeviceDriver:
             # numbering, and its first new events were skipped without a word. Fetch the last
             # event once: its fingerprint is the reference (_verify on a reconnect, _reused).
             self._learn, self._learn_ms = (hello.seq if hello.seq > 0 else None), hello.time_ms
+            # (Events after it on this connection are its numbering.)
+            self._check_epoch = self._sessions + 1
         else:
             await self._check_numbering(
                 hello.seq, announce=True
@@ -653,6 +678,18 @@ class DeviceDriver:
                 # (a shoe dealt on while the driver backed off). Asked for again, the last
                 # event we published must be the same frame (see _verify_numbering).
                 self._verify = next(reversed(self._fingerprints.items()))
+                self._check_epoch = self._sessions
+            if self._held and not self._checking:
+                # Nothing published under this numbering to check it against (a reset found
+                # on the last connection, none of its new events out yet): what was held then
+                # may be of a numbering the device has since restarted again. The RESEND
+                # fetches the device's frames again (the same ones if it did not): released
+                # once the gap below them filled, an old frame went out under a seq whose new
+                # event then came as a live reset, and the events before it again (a fuzzing
+                # review).
+                self.stats["held_refetched"] += len(self._held)
+                self._held.clear()
+                self._held_session.clear()
         if learned:
             await self._save_state_now()  # at once: a driver restart must know it too
 
@@ -663,19 +700,51 @@ class DeviceDriver:
         count is below what an earlier frame claimed): ask the device (a RESEND of that
         event's seq, or a HELLO) and hold what follows until a second frame agrees."""
         self.stats["claims_suspected" if overclaim else "resets_suspected"] += 1
-        limit = max(self.last_device_seq, self._seen_seq)
+        # Not the seq one unvouched frame claimed, for a reset: a HELLO answer at the device's
+        # unchanged count, below a forged frame's seq, confirmed the reset, and the held
+        # forged frame went out with the old numbering's last (a fuzzing review).
+        limit = max(self.last_device_seq, self._seen_seq if overclaim else self._vouched)
         deadline = asyncio.get_running_loop().time() + self.gap_timeout
         self._suspect = _Suspect(seq, why, limit, deadline, event, overclaim)
+        await self._ask_suspect(self._suspect)
+
+    async def _ask_suspect(self, suspect: _Suspect) -> None:
         with contextlib.suppress(DeviceError):
-            if event is not None:
-                await self._send(ResendCommand(from_seq=event.seq))
+            if suspect.event is not None:
+                await self._send(ResendCommand(from_seq=suspect.event.seq))
             else:
                 await self._send(HelloCommand(version=self.codec.version))
+
+    async def _suspect_unanswered(self) -> None:
+        """No frame decided the claim within ``gap_timeout``. A claimed reset is not acted on
+        while the device talks without confirming it (its heartbeats at the unchanged count
+        say nothing either way, and acting published the claiming frame, a card never dealt,
+        and the device's buffer again under new seqs: a fuzzing review): asked again, up to
+        RESEND_TRIES times, then ignored. A silent device is no answer: the heartbeat
+        watchdog reconnects it and the new connection's HELLO decides."""
+        suspect = self._suspect
+        assert suspect is not None
+        if suspect.overclaim:
+            # Dropping a claim above the device's count publishes nothing: what the device
+            # has there comes again with its next count (a gap, asked for).
+            await self._settle(True)
+            return
+        suspect.deadline = asyncio.get_running_loop().time() + self.gap_timeout
+        if not suspect.heard:
+            return
+        if suspect.tries < RESEND_TRIES:
+            suspect.tries += 1
+            suspect.heard = False
+            self.stats["reset_checks_repeated"] += 1
+            await self._ask_suspect(suspect)
+            return
+        await self._settle(False, unanswered=True)
 
     async def _judge(self, item: Message) -> None:
         """A frame after a claimed reset: does it confirm the claim, refute it, or neither?"""
         suspect = self._suspect
         assert suspect is not None
+        suspect.heard = True
         verdict: bool | None = None
         if isinstance(item, Heartbeat | Hello):
             if suspect.event is None:
@@ -695,7 +764,8 @@ class DeviceDriver:
                 # The device's own answer for that seq: the same new frame again, or the one
                 # published (the claim was a corrupted frame).
                 published = self._fingerprints.get(item.seq)
-                await self._settle(fingerprint != published)
+                confirmed = fingerprint != published
+                await self._settle(confirmed, answer=item if confirmed else None)
                 return
             if item.seq <= suspect.limit and self._reused(item):
                 self._deferred.append(item)
@@ -703,7 +773,13 @@ class DeviceDriver:
                 return
         self._deferred.append(item)
 
-    async def _settle(self, confirmed: bool, *, unanswered: bool = False) -> None:
+    async def _settle(
+        self, confirmed: bool, *, unanswered: bool = False, answer: Event | None = None
+    ) -> None:
+        """``answer``: the device's own frame under the claiming event's seq (its answer to
+        the RESEND), published after the restart. The claiming frame itself never is: one
+        the device did not send again may be a corrupted frame (a card never dealt) even
+        when the reset is real; the device's RESEND brings its own."""
         suspect = self._suspect
         assert suspect is not None
         self._suspect = None
@@ -711,23 +787,37 @@ class DeviceDriver:
         if confirmed and suspect.overclaim:
             self._drop_claims_above(suspect.seq, suspect.limit)
         elif confirmed:
-            why = suspect.why + (" (no second frame to confirm it in time)" if unanswered else "")
             self._confirming = True
             try:
-                await self._restart_numbering(suspect.seq, why)
-                if suspect.event is not None:
-                    await self._on_event(suspect.event)
+                await self._restart_numbering(suspect.seq, suspect.why)
+                if answer is not None:
+                    await self._on_event(answer)
+                elif suspect.event is not None and self._gap_deadline is None:
+                    await self._request_resend()  # the new numbering, from its first event
             finally:
                 self._confirming = False
         else:
             self.stats["resets_refuted"] += 1
-            self._error(f"a frame said: {suspect.why}; not confirmed by the device, ignored")
+            how = (
+                f" (no answer to {suspect.tries} request(s) while it kept talking)"
+                if unanswered
+                else ""
+            )
+            self._error(f"a frame said: {suspect.why}; not confirmed by the device{how}, ignored")
         for item in deferred:
             await self._handle(item)
 
     async def _check_numbering(self, seq: int, *, announce: bool = False) -> None:
         """``seq`` is the device's last seq (HELLO, heartbeat): did it restart its numbering?
         ``announce``: a HELLO at a (re)connect, where a restart is published as an event."""
+        claimed = max(self.last_device_seq, self._seen_seq)
+        if announce and max(self.last_device_seq, self._vouched) <= seq < claimed:
+            # At or above everything the device stood behind, below what one frame alone
+            # claimed (an event held beyond a gap): that frame was not the device's, no
+            # reset. Taken for one, the frame went out as a card never dealt and the
+            # device's buffer again under new seqs (a fuzzing review). A reset that dealt as
+            # many events again is told by the check of the last one published (_verify).
+            self._drop_claims_above(seq, claimed)
         if seq >= max(self.last_device_seq, self._seen_seq):
             self._seen_seq = seq
             self._count_since_resend = seq
@@ -755,6 +845,7 @@ class DeviceDriver:
             if first in self._held:  # not published by an earlier step
                 await self._lose_until(first, why, unvouched=True)
         self._held.clear()
+        self._held_session.clear()
         if self._seen_seq > self.last_device_seq:
             await self._lose_until(self._seen_seq + 1, why)
         lost = self.stats["frames_lost"] - lost
@@ -847,9 +938,12 @@ class DeviceDriver:
                     f"silent for {silent_for:.1f}s (heartbeat timeout {self.settings.heartbeat_timeout}s)"
                 )
             if self._suspect is not None and now >= self._suspect.deadline:
-                await self._settle(True, unanswered=True)
+                await self._suspect_unanswered()
             if self._gap_deadline is not None and now >= self._gap_deadline and self._gap_heard:
-                if self._resend_acked or self._resend_tries >= RESEND_TRIES:
+                # A pending numbering check is asked again even after an ACK: its frame was
+                # garbled on the line, and without it nothing held is published.
+                acked = self._resend_acked and not self._checking
+                if acked or self._resend_tries >= RESEND_TRIES:
                     await self._give_up_gap()
                 else:
                     await self._request_resend(again=True)
@@ -938,7 +1032,7 @@ class DeviceDriver:
                 if self._verify is not None and oldest > self._verify[0]:
                     await self._unverified(f"seq {self._verify[0]} no longer buffered")
                 if self._learn is not None and oldest > self._learn:
-                    self._unlearned(f"seq {self._learn} no longer buffered")
+                    await self._unlearned(f"seq {self._learn} no longer buffered")
                 await self._skip_to(oldest, "no longer in the device's resend buffer")
             else:
                 self._error(f"device refused command #{item.ref}: {item.code} {item.text}")
@@ -969,7 +1063,9 @@ class DeviceDriver:
             self._fingerprints[event.seq] = self.codec.fingerprint(event)
             self.follow(event, event.seq + self.offset)
             self._learn = None
-            if not self._held and self._seen_seq <= self.last_device_seq:
+            if self._held:
+                await self._release_held()  # what came after it, held until now
+            elif self._seen_seq <= self.last_device_seq and not self._checking:
                 self._gap_deadline = None
             return
         if self._verify is not None and event.seq >= self._verify[0]:
@@ -1007,11 +1103,15 @@ class DeviceDriver:
                 # the RESEND or its next event in order; the earlier one, a corrupted frame.
                 self.stats["held_replaced"] += 1
                 self._held[seq] = event
-            if seq != self.last_device_seq + 1:
+                self._held_session[seq] = self._sessions
+            if seq != self.last_device_seq + 1 or self._checking:
                 await self._release_held()
                 return
-        if seq != self.last_device_seq + 1:
+        if seq != self.last_device_seq + 1 or self._checking:
+            # (While the numbering is checked, the next event too: published now, it went out
+            # again under another seq when the check then showed a reset: a fuzzing review.)
             self._held[seq] = event
+            self._held_session[seq] = self._sessions
             if self._gap_deadline is None:
                 self.stats["gaps"] += 1
                 await self._request_resend()
@@ -1036,7 +1136,9 @@ class DeviceDriver:
         check_seq, fingerprint = self._verify
         if event.seq > check_seq:
             self._seen_seq = max(self._seen_seq, event.seq)
-            self._held.setdefault(event.seq, event)
+            if event.seq not in self._held:
+                self._held[event.seq] = event
+                self._held_session[event.seq] = self._sessions
             if self._gap_deadline is None:
                 await self._request_resend()
             return
@@ -1057,8 +1159,15 @@ class DeviceDriver:
         """``event``, fetched to check the numbering, belongs to a numbering the device
         restarted while the driver or the link was down, and so does everything held:
         publish them all, and what the device fetches from its first, after an offset."""
-        new = [*self._held.values(), event]
-        self._held.clear()
+        old = {
+            seq: held
+            for seq, held in self._held.items()
+            if self._held_session.get(seq, 0) < self._check_epoch
+        }
+        new = [*(held for seq, held in self._held.items() if seq not in old), event]
+        # What was held before the check began is the old numbering's (published as such by
+        # _restart_numbering, its holes reported lost).
+        self._held = old
         self._seen_seq = max(self._published, self.last_device_seq)
         newest = max([self.hello.seq if self.hello else 0, *(e.seq for e in new)])
         await self._restart_numbering(newest, why, announce=True)
@@ -1072,12 +1181,13 @@ class DeviceDriver:
         self._verify = None
         await self._release_held()
 
-    def _unlearned(self, why: str) -> None:
+    async def _unlearned(self, why: str) -> None:
         self._error(
             f"device's last event at first contact not fetched ({why}): a reset "
             "while the link is down cannot be told until an event is published"
         )
         self._learn = None
+        await self._release_held()
 
     async def _release_held(self, *, unvouched: bool = False) -> None:
         """Publish what was held and now follows on, as far as the device vouched for it
@@ -1086,11 +1196,17 @@ class DeviceDriver:
         for seq in [s for s in self._held if s <= self.last_device_seq]:
             del self._held[seq]
             self.stats["duplicates"] += 1
+        if self._checking and not unvouched:
+            # Not before the check resolves (nor its RESEND deadline dropped): a heartbeat
+            # vouches for the seqs, not for the numbering. Released, they went out again
+            # after an offset when the check then showed a reset (a fuzzing review).
+            return
         while (next_seq := self.last_device_seq + 1) in self._held and (
             unvouched or next_seq <= self._vouched
         ):
             await self._publish(self._held.pop(next_seq))
         if not self._held:
+            self._held_session.clear()
             self._gap_deadline = None
 
     def _drop_claims_above(self, count: int, claimed: int) -> None:
@@ -1138,7 +1254,7 @@ class DeviceDriver:
             return
         self._gap_deadline = None
         if self._learn is not None:
-            self._unlearned(f"seq {self._learn} not sent again in time")
+            await self._unlearned(f"seq {self._learn} not sent again in time")
         if self._verify is not None:
             await self._unverified(f"seq {self._verify[0]} not sent again in time")
         if self._held and self._resend_acked:
@@ -1173,7 +1289,7 @@ class DeviceDriver:
         await self._lose_until(first, why)
         if self._held:
             await self._request_resend()
-        else:
+        elif not self._checking:
             self._gap_deadline = None
 
     async def _lose_until(self, first: int, why: str, *, unvouched: bool = False) -> None:
