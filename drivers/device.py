@@ -237,6 +237,9 @@ class DeviceDriver:
         self._suspect: _Suspect | None = None
         self._deferred: list[Message] = []
         self._confirming = False  # handling a confirmed reset's frames: no second suspicion
+        # (seq, fingerprint) of the frame that claimed a reset confirmed by another frame: not
+        # published; the device's own event under that seq, fetched, is checked against it.
+        self._claim: tuple[int, str] | None = None
         self._seen_seq = 0  # the highest seq the device claimed (events, heartbeats, HELLO)
         # The highest seq the device stands behind: a count its HELLO or a heartbeat stated,
         # or a held event it sent again unchanged. A frame that arrived beyond a gap is
@@ -792,8 +795,10 @@ class DeviceDriver:
                 await self._restart_numbering(suspect.seq, suspect.why)
                 if answer is not None:
                     await self._on_event(answer)
-                elif suspect.event is not None and self._gap_deadline is None:
-                    await self._request_resend()  # the new numbering, from its first event
+                elif suspect.event is not None:
+                    self._claim = (suspect.event.seq, self.codec.fingerprint(suspect.event))
+                    if self._gap_deadline is None:
+                        await self._request_resend()  # the new numbering, from its first
             finally:
                 self._confirming = False
         else:
@@ -874,6 +879,7 @@ class DeviceDriver:
         self._gap_deadline = None
         self._verify = self._acked_event = None
         self._learn = None
+        self._claim = None
         self._in_flight.clear()
         self._lost_after.clear()
         self._given_up.clear()
@@ -1072,6 +1078,18 @@ class DeviceDriver:
             await self._verify_numbering(event)
             return
         seq = event.seq
+        if self._claim is not None and seq == self._claim[0] and seq > self.last_device_seq:
+            claimed, self._claim = self._claim[1], None
+            if self.codec.fingerprint(event) != claimed:
+                # Not silent: the cards of a numbering restarted again before they were fetched
+                # are gone (the claiming frame was not published: it may be a corrupted one).
+                self.stats["reset_claims_unmatched"] += 1
+                self._error(
+                    f"seq {seq} came as another event than the frame that said the device "
+                    "restarted its numbering: that frame was corrupted, or the device restarted "
+                    "its numbering again before its events were fetched (events dealt "
+                    "meanwhile may have been missed)"
+                )
         self._seen_seq = max(self._seen_seq, seq)
         if seq <= self.last_device_seq and self._reused(event):
             # Another event under a seq already published: the device restarted its numbering

@@ -259,3 +259,27 @@ async def until(predicate: Callable[[], object], timeout: float = 10.0) -> None:
     async with asyncio.timeout(timeout):
         while not predicate():
             await asyncio.sleep(0.01)
+
+
+async def test_a_second_reset_before_the_claimed_event_was_fetched_is_reported(
+    broker: BrokerSettings, table_id: str, tmp_path: Path
+) -> None:
+    """The frame that claimed a reset is not published, the device's own is fetched: if the
+    device restarts its numbering again before that, the claim's cards are gone, not
+    silently (a corrupted claim looks the same, and says the same)."""
+    async with online_shoe(broker, table_id, tmp_path, gap_timeout=0.3) as (shoe, rec, driver):
+        await deal_first_three(shoe, rec)
+        shoe.heartbeats = False
+        shoe.ignore_resends = 2  # the claim's check and the new numbering's fetch
+        shoe.restart()
+        shoe.card("KD", "S2")  # seq 1 again: the claim
+        await asyncio.sleep(0.05)
+        shoe.port.write(shoe.frame(1, "HB", "OK"))  # below 3: the reset confirmed
+        await until(lambda: driver.offset == 3)
+        shoe.restart()  # and again, before KD was fetched
+        shoe.card("4H", "S3")
+        await until_reported(rec, lambda reason: "may have been missed" in reason)
+        shoe.heartbeats = True
+        await rec.wait(lambda: len(rec.cards) >= 4)
+    assert [(c.seq, c.card) for c in rec.cards] == [(1, "QH"), (2, "7C"), (3, "AS"), (4, "4H")]
+    assert driver.stats["reset_claims_unmatched"] == 1
