@@ -154,6 +154,39 @@ SEAM_STEP: Final = 0.8
 SEAM_OFFSET_SLANT: Final = 0.01
 # The steps of a cascade show the table: this share of their pixels must be within this
 # many grey levels (per channel) of the cloth in a ring this wide around the blob.
+# Cards touching at a corner or overlapping (a sideways double-down over a two-card hand)
+# that no remedy above takes apart are one blob: it is reported as one unseparated blob
+# (``CardQuad.joined``; the recogniser reports it unreadable) rather than dropped, when it
+# looks like cards: JOINED_CARDS card areas at least (the table's card size, or the median
+# of the cards found in the frame; without either, a blob notched as several cards are,
+# solid to JOINED_NOTCHED at most: a layout's square markers are not), its paper
+# SHADOW_CONTRAST above a ring round it, solid to JOINED_SOLIDITY at least, and its outline
+# straight: JOINED_STRAIGHT of it in runs (a polygon's sides, JOINED_EPSILON px off at
+# most at the detection scale) at least JOINED_RUN times the square root of a card's area
+# (of the blob's own area when no card's size is known) long. Glare, chips and paper
+# scraps are round or small.
+# Cards a few mm apart that the shrunk mask joined, in a view wide enough that the gap is
+# a pixel or two at the detection scale and the rows' seam is not told (one turned a few
+# degrees, a step): with ``joined`` (see find_cards), the blob's paper is thresholded again
+# at full resolution, and taken as its pieces when it falls apart into APART_MOST pieces
+# at most, each a card (a quad with WHOLE_CARD_SUPPORT of its outline on its sides), of
+# APART_AREAS of each other's area, covering APART_COVER of the blob together; and when
+# the paper missing between them shows the cloth (TABLE_COLOUR_TOLERANCE of the ring's
+# colour in APART_CLOTH of it, that colour APART_CHROMA from grey at least): a pen line
+# or a crease across one card splits its paper into two halves of a card's proportions,
+# but shows ink or grey paper, not the cloth; on a grey or black cloth it is not told,
+# and no blob is split so.
+APART_MOST: Final = 4
+APART_AREAS: Final = 0.6
+APART_COVER: Final = 0.8
+APART_CLOTH: Final = 0.5
+APART_CHROMA: Final = 12.0
+JOINED_CARDS: Final = 1.5
+JOINED_SOLIDITY: Final = 0.5
+JOINED_NOTCHED: Final = 0.95
+JOINED_STRAIGHT: Final = 0.7
+JOINED_EPSILON: Final = 1.0
+JOINED_RUN: Final = 0.4
 TABLE_NOTCH_MIN: Final = 0.25
 TABLE_COLOUR_TOLERANCE: Final = 45
 TABLE_RING: Final = 9
@@ -180,6 +213,9 @@ class CardQuad:
     # the outline's corner it was built from (the others are its size laid off along the
     # sides seen there); -1 for any other card.
     anchor: int = field(default=-1, compare=False)
+    # Cards touching or overlapping that could not be taken apart: the blob's least
+    # rectangle, one entry for all of them (see JOINED_CARDS); never read.
+    joined: bool = field(default=False, compare=False)
     centre: tuple[float, float] = field(init=False)
     diagonal: float = field(init=False)
 
@@ -251,6 +287,7 @@ def find_cards(
     card_diagonal: Callable[[tuple[float, float]], float] | None = None,
     piece: Callable[[FloatArray], bool] | None = None,
     rows: bool = True,
+    joined: bool = False,
 ) -> list[CardQuad]:
     """All card quadrilaterals in ``frame`` (BGR or gray), in frame pixels.
 
@@ -264,6 +301,9 @@ def find_cards(
     second look at shadowed paper from finding the whole card.
     ``rows=False``: no blob is split at a seam into cards in a row or a shifted pair (a
     photograph known to hold one card: a crease across it is no seam).
+    ``joined=True``: a blob of cards touching or overlapping that could not be taken
+    apart is returned as one quad marked ``joined`` (see :data:`JOINED_CARDS`) instead
+    of nothing, or of a quad larger than a card.
     """
     cfg = config or DetectorConfig()
     h, w = frame.shape[:2]
@@ -297,6 +337,7 @@ def find_cards(
     contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
     found: list[CardQuad] = []
     cascades: list[CardQuad] = []  # already in frame pixels
+    unseparated: list[tuple[NDArray[np.int32], CardQuad | None]] = []  # see JOINED_CARDS
     pending = [np.asarray(c, np.int32) for c in contours if cv2.contourArea(c) >= min_area]
     for contour in pending:
         hull_area = cv2.contourArea(cv2.convexHull(contour))
@@ -321,6 +362,16 @@ def find_cards(
         )
         if rows and not row:
             row = _offset_pair(frame, contour, solidity, scale, thresh, cfg, card_diagonal)
+        if (
+            joined
+            and not row
+            and (
+                card_diagonal is None
+                or result is None
+                or _larger_than_a_card(result, scale, card_diagonal)
+            )
+        ):
+            row = _apart_at_full_resolution(frame, contour, scale, thresh, cfg)
         if row:
             found.extend(row)
             continue
@@ -357,8 +408,16 @@ def find_cards(
             else []
         )
         pieces = bright if len(bright) > len(split) else split
+        if joined and all(_larger_than_a_card(p, scale, card_diagonal) for p in pieces):
+            # Nothing smaller found (glare's second look may give the blob's quad again):
+            # judged once every blob has been (see JOINED_CARDS).
+            unseparated.append((contour, result if result is not None or not pieces else pieces[0]))
+            continue
         # Nothing smaller found: the large quad stays (the recogniser judges its size).
         found.extend(pieces or ([] if result is None else [result]))
+    if unseparated:
+        cards = found + [CardQuad(q.corners * scale) for q in cascades]
+        found.extend(_joined_or_kept(unseparated, cards, white, thresh, scale, cfg, card_diagonal))
     if not found and not cascades and float(np.median(white[::4, ::4])) >= LIGHT_SURFACE:
         return _find_by_outline(small, scale, cfg, refined)
     shaded = _in_shadow(
@@ -376,9 +435,151 @@ def find_cards(
                 q.fitted,
                 None if q.contour is None else q.contour * inv,
                 q.from_sides,
+                joined=q.joined,
             )
         out.append(refine(q) if refined else q)
     return out + cascades
+
+
+def _apart_at_full_resolution(
+    frame: Image,
+    contour: NDArray[np.int32],
+    scale: float,
+    thresh: float,
+    cfg: DetectorConfig,
+) -> list[CardQuad]:
+    """The cards of a blob that falls apart at full resolution, a few mm between them
+    (see :data:`APART_MOST`), in detection px; nothing for any other blob."""
+    if scale >= 1 or frame.ndim != 3:
+        return []
+    inv = 1.0 / scale
+    x, y, bw, bh = cv2.boundingRect(contour)
+    h, w = frame.shape[:2]
+    m = TABLE_RING + 2
+    x0, y0 = max(0, int(x * inv) - m), max(0, int(y * inv) - m)
+    x1, y1 = min(w, int((x + bw) * inv) + m + 1), min(h, int((y + bh) * inv) + m + 1)
+    roi = frame[y0:y1, x0:x1]
+    origin = np.array([x0, y0], np.float64)
+    blob = np.zeros(roi.shape[:2], np.uint8)
+    outline = np.round(contour.reshape(-1, 2) * inv - origin).astype(np.int32)
+    cv2.drawContours(blob, [outline], -1, 255, -1)
+    k = 2 * math.ceil(inv) + 1
+    blob = np.asarray(cv2.dilate(blob, np.ones((k, k), np.uint8)), np.uint8)
+    paper = np.asarray(cv2.bitwise_and(_paper_mask(whiteness(roi), thresh), blob), np.uint8)
+    outlines, _ = cv2.findContours(paper, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+    area = cv2.contourArea(contour) * inv * inv
+    parts = [
+        np.asarray(p, np.int32) for p in outlines if cv2.contourArea(p) >= area / (2 * APART_MOST)
+    ]
+    if not 2 <= len(parts) <= APART_MOST:
+        return []
+    areas = [cv2.contourArea(p) for p in parts]
+    if min(areas) < APART_AREAS * max(areas) or sum(areas) < APART_COVER * area:
+        return []
+    quads = [_accept(p, cfg, 0.0, math.inf) for p in parts]
+    if any(q is None or q.support < WHOLE_CARD_SUPPORT for q in quads):
+        return []
+    if not _cloth_between(roi, parts):
+        return []
+    out = []
+    for q in quads:
+        assert q is not None and q.contour is not None
+        out.append(
+            CardQuad(
+                (q.corners + origin) * scale,
+                q.fitted,
+                (q.contour + origin) * scale,
+                q.from_sides,
+                support=q.support,
+            )
+        )
+    return out
+
+
+def _cloth_between(roi: Image, parts: list[NDArray[np.int32]]) -> bool:
+    """Does the paper missing between ``parts`` (outlines in ``roi``) show the cloth
+    round them (see :data:`APART_CLOTH`)?"""
+    paper = np.zeros(roi.shape[:2], np.uint8)
+    cv2.drawContours(paper, parts, -1, 255, -1)
+    hull = np.zeros_like(paper)
+    cv2.fillConvexPoly(hull, cv2.convexHull(np.concatenate(parts)), 255)
+    grown = cv2.dilate(paper, np.ones((3, 3), np.uint8))
+    gap = cv2.bitwise_and(hull, cv2.bitwise_not(grown))
+    ring = cv2.bitwise_and(
+        cv2.dilate(hull, np.ones((TABLE_RING, TABLE_RING), np.uint8)), cv2.bitwise_not(hull)
+    )
+    if cv2.countNonZero(gap) < 20 or cv2.countNonZero(ring) < 20:
+        return False
+    cloth = np.median(roi[ring > 0].reshape(-1, 3).astype(np.float64), axis=0)
+    if float(cloth.max() - cloth.min()) < APART_CHROMA:
+        return False  # a grey or black cloth: not told from ink or shadow
+    pixels = roi[gap > 0].reshape(-1, 3).astype(np.float64)
+    near = np.abs(pixels - cloth).max(axis=1) < TABLE_COLOUR_TOLERANCE
+    return float(near.mean()) >= APART_CLOTH
+
+
+def _joined_or_kept(
+    blobs: list[tuple[NDArray[np.int32], CardQuad | None]],
+    found: list[CardQuad],
+    white: Image,
+    thresh: float,
+    scale: float,
+    cfg: DetectorConfig,
+    card_diagonal: Callable[[tuple[float, float]], float] | None,
+) -> list[CardQuad]:
+    """The blobs no remedy took apart (each with the quad it gave, or None), judged (see
+    :data:`JOINED_CARDS`): cards touching or overlapping become one ``joined`` quad; any
+    other blob keeps the quad it gave (the recogniser judges its size). ``found``: the
+    cards found in the frame (detection px), whose median area is a card's when the
+    table's card size is not known."""
+    singles = [q.area for q in found if not q.joined]
+    typical = float(np.median(singles)) if singles and card_diagonal is None else None
+    frame_area = float(white.shape[0] * white.shape[1])
+    out = []
+    for contour, result in blobs:
+        area = float(cv2.contourArea(contour))
+        box = cv2.minAreaRect(contour)
+        cx, cy = box[0]
+        card: float | None = typical
+        if card_diagonal is not None:
+            card = CARD_AREA_OF_DIAGONAL * (card_diagonal((cx / scale, cy / scale)) * scale) ** 2
+        if (
+            area <= cfg.max_area_frac * frame_area
+            and (card is None or area >= JOINED_CARDS * card)
+            and (result is None or card is not None)
+            and (card is not None or _solidity(contour) <= JOINED_NOTCHED)
+            and _looks_like_cards(white, contour, thresh, card)
+        ):
+            corners = order_corners(np.asarray(cv2.boxPoints(box), np.float64))
+            out.append(CardQuad(corners, joined=True))
+        elif result is not None:
+            out.append(result)
+    return out
+
+
+def _solidity(contour: NDArray[np.int32]) -> float:
+    """A blob's area over its convex hull's."""
+    hull = float(cv2.contourArea(cv2.convexHull(contour)))
+    return float(cv2.contourArea(contour)) / hull if hull > 0 else 0.0
+
+
+def _looks_like_cards(
+    white: Image, contour: NDArray[np.int32], thresh: float, card: float | None
+) -> bool:
+    """Is a blob paper with straight edges, as cards are (see :data:`JOINED_CARDS`)?
+    ``card``: a card's area there (detection px), when known."""
+    area = float(cv2.contourArea(contour))
+    if _solidity(contour) < JOINED_SOLIDITY:
+        return False
+    inside, ring = _inside_and_ring(white, contour)
+    if inside - ring < SHADOW_CONTRAST or inside < thresh:
+        return False
+    poly = cv2.approxPolyDP(contour, JOINED_EPSILON, True).reshape(-1, 2).astype(np.float64)
+    if len(poly) < 3:
+        return False
+    runs = np.hypot(*(np.roll(poly, -1, axis=0) - poly).T)
+    least = JOINED_RUN * math.sqrt(card if card is not None else area)
+    return float(runs[runs >= least].sum()) >= JOINED_STRAIGHT * float(runs.sum())
 
 
 def _find_by_outline(

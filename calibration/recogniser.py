@@ -183,6 +183,8 @@ CARD_SHAPE_MAX: Final = 0.3
 # of a card's area (seed 7000, 648 quads), cards split out of three-card hands 0.90-1.06
 # (seed 9100, five designs, 3,212 quads); the hands left whole there 2.33-2.34.
 CARD_AREA_MAX: Final = 1.6
+# What an unseparated blob of cards (calibration.detect.JOINED_CARDS) is reported as.
+JOINED_REASON: Final = "cards touching or overlapping: not separated"
 PLANE_CARDS: Final = 5  # without a table calibration, the largest cards tell the plane
 TOP_DOWN_MAX: Final = 2.5
 TOP_DOWN_MAX_PX: Final = 4000
@@ -439,12 +441,14 @@ class Recogniser:
 
     # --------------------------------------------------------------- detection
 
-    def find(self, frame: Image, *, refined: bool = True) -> list[CardQuad]:
+    def find(self, frame: Image, *, refined: bool = True, joined: bool = False) -> list[CardQuad]:
         """Card quads in the frame (no identification).
 
         An oblique view of the table (see :data:`OBLIQUE`) is searched straight down, and
         the quads mapped back: cards are then identified from the frame itself, not from
-        the view (resampled twice, small glyphs lose detail).
+        the view (resampled twice, small glyphs lose detail). ``joined=True``: cards
+        touching or overlapping that could not be taken apart are one quad marked
+        ``joined`` (see :data:`calibration.detect.JOINED_CARDS`), of any size.
         """
         if self.table is not None and (frame.shape[1], frame.shape[0]) != self.table.image_size:
             # Its homography and lens are in the calibration frame's pixels: another size
@@ -456,21 +460,26 @@ class Recogniser:
                 "at the resolution it streams"
             )
         if self.oblique:
-            return self._find_top_down(frame, refined)
+            return self._find_top_down(frame, refined, joined)
         size = None if self.table is None else self.table.card_size_px
         quads = find_cards(
-            frame, self.detector, refined=refined, card_diagonal=size, piece=self._piece(self.table)
+            frame,
+            self.detector,
+            refined=refined,
+            card_diagonal=size,
+            piece=self._piece(self.table),
+            joined=joined,
         )
         if self.table is not None:
-            quads = [q for q in quads if self._size_ok(q)]
+            quads = [q for q in quads if q.joined or self._size_ok(q)]
         return quads
 
-    def _find_top_down(self, frame: Image, refined: bool) -> list[CardQuad]:
+    def _find_top_down(self, frame: Image, refined: bool, joined: bool = False) -> list[CardQuad]:
         assert self.table is not None
         size = _view_side(frame)
         if self._view is None or self._view[0] != size:
             self._view = (size, self.table.top_down(size))
-        return self._find_in_view(frame, self._view[1], refined)
+        return self._find_in_view(frame, self._view[1], refined, joined)
 
     def _find_at_an_angle(self, frame: Image, found: list[CardQuad]) -> list[CardQuad]:
         """Without a table calibration: each of the largest cards found tells the table's
@@ -480,7 +489,8 @@ class Recogniser:
         returned."""
         size = (frame.shape[1], frame.shape[0])
         planes = []
-        for q in sorted(found, key=lambda q: q.area, reverse=True)[:PLANE_CARDS]:
+        cards = [q for q in found if not q.joined]  # (a blob of cards is no card's shape)
+        for q in sorted(cards, key=lambda q: q.area, reverse=True)[:PLANE_CARDS]:
             plane = plane_of_card(q.corners, size)
             if plane is not None:
                 # Judged where the card lies: one card's corners, extrapolated across the
@@ -493,14 +503,26 @@ class Recogniser:
         squeeze, plane = planes[len(planes) // 2]  # the median card: one bad quad is outvoted
         if squeeze >= OBLIQUE:
             return []
-        more = self._find_in_view(frame, plane.top_down(_view_side(frame)), refined=True)
+        # Blobs of cards are sized by the plane: one card's quad (maybe itself such a
+        # blob) does not size them.
+        more = self._find_in_view(
+            frame, plane.top_down(_view_side(frame)), refined=True, joined=len(planes) > 1
+        )
+        # A card is new unless a card was found there; an unseparated blob (see
+        # calibration.detect.JOINED_CARDS) is new unless anything was.
         return [
             q
             for q in more
-            if all(math.dist(q.centre, o.centre) > 0.5 * min(q.diagonal, o.diagonal) for o in found)
+            if all(
+                math.dist(q.centre, o.centre) > 0.5 * min(q.diagonal, o.diagonal)
+                for o in found
+                if q.joined or not o.joined
+            )
         ]
 
-    def _find_in_view(self, frame: Image, view: TopDownView, refined: bool) -> list[CardQuad]:
+    def _find_in_view(
+        self, frame: Image, view: TopDownView, refined: bool, joined: bool = False
+    ) -> list[CardQuad]:
         """Card quads found in a straight-down ``view`` of the frame, in frame pixels."""
         cal = view.calibration
         quads = find_cards(
@@ -509,15 +531,24 @@ class Recogniser:
             refined=refined,
             card_diagonal=cal.card_size_px,
             piece=self._piece(cal),
+            joined=joined,
         )
         out = []
         for q in quads:
-            if not self._size_ok(q, cal):
+            if not q.joined and not self._size_ok(q, cal):
                 continue
             contour = None if q.contour is None else view.to_image(q.contour)
             corners = view.to_image(q.corners)  # in the card's order: the index corner first
             out.append(
-                CardQuad(corners, q.fitted, contour, q.from_sides, q.by_edges, anchor=q.anchor)
+                CardQuad(
+                    corners,
+                    q.fitted,
+                    contour,
+                    q.from_sides,
+                    q.by_edges,
+                    anchor=q.anchor,
+                    joined=q.joined,
+                )
             )
         return out
 
@@ -725,10 +756,20 @@ class Recogniser:
         return self._colour[1]
 
     def recognise(self, frame: Image) -> list[CardFound]:
-        """Every card in one image, identified and attributed to a zone."""
-        quads = self.find(frame)
-        if self.table is None and quads:
-            quads += self._find_at_an_angle(frame, quads)
+        """Every card in one image, identified and attributed to a zone. Cards touching or
+        overlapping that could not be taken apart are one unreadable entry (see
+        :data:`calibration.detect.JOINED_CARDS`): never dropped unreported."""
+        found = self.find(frame, joined=True)
+        if self.table is None and found:
+            more = self._find_at_an_angle(frame, found)
+            # Cards the view straight down took apart replace the blob they were.
+            found = [
+                q
+                for q in found
+                if not q.joined or not any(_centre_in(m, q) for m in more if not m.joined)
+            ] + more
+        joined = [q for q in found if q.joined]
+        quads = [q for q in found if not q.joined]
         cards = [warp_card(frame, q) for q in quads]
         keep = [
             i
@@ -738,6 +779,11 @@ class Recogniser:
         quads, cards = [quads[i] for i in keep], [cards[i] for i in keep]
         stack = self.stacking(quads, cards, frame)
         out = []
+        for quad in joined:
+            zone, dist = self.zone_of(quad)
+            out.append(
+                CardFound(quad, zone, dist, Reading(None, 0.0, "none", reason=JOINED_REASON))
+            )
         for i, (quad, card) in enumerate(zip(quads, cards, strict=True)):
             zone, dist = self.zone_of(quad)
             if i in stack.unclear:
@@ -1005,6 +1051,12 @@ def sharpened(card: Image, scale: float) -> Image:
 def _view_side(frame: Image) -> int:
     """The longer side of a straight-down view of ``frame`` (see :data:`TOP_DOWN_MAX`)."""
     return int(min(round(TOP_DOWN_MAX * max(frame.shape[:2])), TOP_DOWN_MAX_PX))
+
+
+def _centre_in(quad: CardQuad, other: CardQuad) -> bool:
+    """Does ``quad``'s centre lie inside ``other``?"""
+    poly = other.corners.astype(np.float32)
+    return cv2.pointPolygonTest(poly, (quad.centre[0], quad.centre[1]), False) >= 0
 
 
 def _overlap(a: CardQuad, b: CardQuad) -> FloatArray | None:
