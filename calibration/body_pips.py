@@ -44,6 +44,7 @@ from calibration.templates import (
     Template,
     degrade_resolution,
 )
+from studio.cards import SUITS
 from studio.errors import VisionError
 
 Image = NDArray[np.uint8]
@@ -54,6 +55,11 @@ CARD_H_MM: Final = 88.0
 # 63 x 88 mm card) and this size ratio.
 POSITION_TOL_MM: Final = 5.5
 SIZE_RATIO: Final = 1.6
+# A pip whose centre is within this share of the card's height from its middle line is on
+# it: printed either way up (which way depends on how the card lies), so not turned when
+# learned and matched either way round when read.
+MIDDLE_LINE: Final = 0.04
+BORROWED_SOURCE: Final = 10_000  # a body template's source: an index template borrowed
 # A channel this bright is clipped by the sensor: glare, a laminated card's highlight.
 CLIPPED: Final = 252
 # A highlight adds light over the ink: a pip next to clipped paper loses the part of it
@@ -346,9 +352,27 @@ class BodyModel:
     # than that (see ``ordinary_ace_height``); ``None`` otherwise.
     plain_ace: float | None = None
     matcher: Matcher = field(init=False, repr=False)
+    # The pips as printed in a card's upper half (each template's 180-degree turn left out):
+    # what a pip off the middle line is matched against, turned first in the lower half.
+    upright: Matcher = field(init=False, repr=False)
+    oriented: set[str] = field(init=False, repr=False)  # the suits ``upright`` knows
 
     def __post_init__(self) -> None:
         self.matcher = Matcher(self.pips)
+        self.upright = self.matcher  # until orient() knows which way up the pips are
+        self.oriented = set()
+
+    def orient(self, index_suits: list[Template]) -> None:
+        """Learn which way up each body pip template is printed from the index's suit
+        templates ``index_suits`` (the index is always read upright): of each template and
+        its 180-degree turn, the one nearer the suit's index pips is kept in
+        :attr:`upright`. An ace's pip lies on the middle line, and its example may have
+        been rectified either way round: it is not known otherwise."""
+        kept = printed_way_up(self.pips, index_suits)
+        self.upright = Matcher(kept)
+        # A suit seen on court cards alone borrows index templates (upright, no turned
+        # copy): its pips were never learned the way they are printed.
+        self.oriented = {t.label for t in kept if t.source < BORROWED_SOURCE}
 
     @property
     def suits(self) -> set[str]:
@@ -370,6 +394,24 @@ class BodyModel:
                 pips.append(blob)
                 scores.append(s)
         return pips, scores
+
+    def _printed_way_scores(
+        self, blob: BodyBlob, scale: float | None, either_way: dict[str, float]
+    ) -> dict[str, float]:
+        """A number card's body pip's suit scores, matched the way it is printed.
+
+        Pips in a number card's lower half are printed upside down, and learned turned
+        upright (see :func:`_pip_templates`): turned the same way, they are matched against
+        the upright templates only. Matched either way round (``either_way``), a spade
+        whose stem blurred away is an upside-down heart (0.99 against 0.66-0.73 for a
+        spade in a reviewer's greyscale photographs), read as a confident heart where the
+        shape alone decides. A pip on the middle line (a 5's or 9's centre) is printed
+        either way up, depending on which way round the card lies: its ``either_way``."""
+        dy = blob.centre[1] - 0.5
+        if abs(dy) <= MIDDLE_LINE:
+            return either_way
+        way_up = self.upright.scores(rotated(blob.glyph) if dy > 0 else blob.glyph, scale)
+        return {k: way_up.get(k, v) if k in self.oriented else v for k, v in either_way.items()}
 
     def read(self, card: Image, scale: float | None, ranks: list[str]) -> BodyReading:
         """Find the pips of a rectified card and fit them to each rank's arrangement."""
@@ -398,6 +440,12 @@ class BodyModel:
             ranks = [r for r in ranks if r not in NUMBER_RANKS]
         exact = frozenset(r for r, f in fits.items() if f.exact)
         consistent = {r for r, f in fits.items() if f.consistent}
+        if exact & set(NUMBER_RANKS):
+            # Every pip of a number card's arrangement: its pips' orientation is known.
+            # (Not a court card's: a picture's pips are printed as its designer chose.)
+            scores = [
+                self._printed_way_scores(b, scale, s) for b, s in zip(pips, scores, strict=True)
+            ]
         if not exact:
             # Court cards carry pictures, not learned arrangements: they stay possible unless
             # the pips are exactly a number card's, or more than a court card shows. A
@@ -472,6 +520,37 @@ class BodyModel:
         )
 
 
+def printed_way_up(templates: list[Template], index_suits: list[Template]) -> list[Template]:
+    """``templates`` (body pips, each followed by its 180-degree turn, see
+    :func:`_pip_templates`) with only the way up of each pair that matches the same suit's
+    index pips (``index_suits``) better; a pair whose suit has no index pip is kept whole."""
+    index = {label: Matcher([t for t in index_suits if t.label == label]) for label in SUITS}
+    kept: list[Template] = []
+    i = 0
+    while i < len(templates):
+        t = templates[i]
+        turned = templates[i + 1] if i + 1 < len(templates) else None
+        if (
+            turned is None
+            or turned.label != t.label
+            or turned.mask.shape != t.mask.shape
+            or not np.array_equal(t.mask[::-1, ::-1], turned.mask)
+        ):
+            kept.append(t)
+            i += 1
+            continue
+        ref = index[t.label]
+        if not ref.labels:
+            kept += [t, turned]
+        else:
+            box = (0.0, 0.0, 1.0, 1.0)
+            up = ref.scores(Glyph(t.mask, t.aspect, box)).get(t.label, -1.0)
+            down = ref.scores(Glyph(turned.mask, turned.aspect, box)).get(t.label, -1.0)
+            kept.append(t if up >= down else turned)
+        i += 2
+    return kept
+
+
 def _pip_templates(blobs: list[BodyBlob], suit: str, scale: float, source: int) -> list[Template]:
     """One template per example and resolution: the mean of its pips, both ways round.
 
@@ -480,11 +559,11 @@ def _pip_templates(blobs: list[BodyBlob], suit: str, scale: float, source: int) 
     down, so they are turned before averaging; pips on the middle line are left out,
     as their orientation is unknown, unless they are all there is (an ace).
     """
-    off_centre = [b for b in blobs if abs(b.centre[1] - 0.5) > 0.04]
+    off_centre = [b for b in blobs if abs(b.centre[1] - 0.5) > MIDDLE_LINE]
     chosen = off_centre or blobs
     if not chosen:
         return []
-    glyphs = [rotated(b.glyph) if b.centre[1] > 0.5 + 0.04 else b.glyph for b in chosen]
+    glyphs = [rotated(b.glyph) if b.centre[1] > 0.5 + MIDDLE_LINE else b.glyph for b in chosen]
     mean = np.mean([g.mask.astype(np.float32) for g in glyphs], axis=0)
     mask = np.asarray(np.clip(mean, 0, 255), np.uint8)
     aspect = float(np.mean([g.aspect for g in glyphs]))
@@ -547,7 +626,9 @@ def learn_body(
         if t.label not in learned:
             # Same glyph at ``ratio`` times the size: seen at card scale s it has the
             # resolution of a body pip at card scale s / ratio.
-            pips.append(Template(t.label, t.aspect, t.mask, t.scale / ratio, 10_000 + t.source))
+            pips.append(
+                Template(t.label, t.aspect, t.mask, t.scale / ratio, BORROWED_SOURCE + t.source)
+            )
     model = BodyModel(index_box, pips, patterns, (min(heights), max(heights)))
     model.plain_ace = ordinary_ace_height(aces, others)
     # Each example's body, read once (the pips and picture ink found do not depend on the

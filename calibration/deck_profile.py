@@ -155,6 +155,8 @@ class DeckProfile:
     def __post_init__(self) -> None:
         self._rank_m = Matcher(self.ranks)
         self._suit_m = Matcher(self.suits)
+        if self.body is not None:
+            self.body.orient(self.suits)
 
     @property
     def coarsest_scale(self) -> float:
