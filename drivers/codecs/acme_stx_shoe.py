@@ -64,11 +64,6 @@ MAX_PAYLOAD = 64
 # The seq field's six digits: the device's count modulo this. Its event after 999999 comes
 # as 000000 (docs/devices.md, *ACME-STX's seq wrap*).
 SEQ_MODULUS = 1_000_000
-# How far from the codec's high-water mark a six-digit seq is taken as the same count (ahead:
-# the device dealt on, across the wrap; behind: an event sent again from the device's resend
-# buffer). A count (``V``, ``H``, ``N``) further off than this, and below, is the device
-# numbering from 0 again (a power cycle): taken as written.
-SEQ_WINDOW = 100_000
 
 
 def lrc(data: bytes) -> int:
@@ -96,15 +91,6 @@ class AcmeStxShoeCodec(Codec):
         self._buf = bytearray()
         # In the rest of a frame already reported as too_long: 1 = up to its ETX, 2 = its LRC.
         self._skip = 0
-        # The device's count as unwrapped from six digits (docs/devices.md, *ACME-STX's seq
-        # wrap*): the highest seq decoded (since the device last numbered from 0 again).
-        # None until the first frame. Kept over reset(): a reconnect does not change it.
-        self._high: int | None = None
-        # Seqs are unwrapped only once the driver said where it resumes (resume()): a
-        # driver restarted with saved state above 999999 and a codec that takes the
-        # device's next HELLO as written would see a numbering restart and publish the
-        # events it fetches again a second time. Until then, the wrap is a restart.
-        self._resumed = False
 
     def reset(self) -> None:
         self._buf.clear()
@@ -185,11 +171,14 @@ class AcmeStxShoeCodec(Codec):
             if len(text) < 7 or not text[:6].isdigit() or not text.isprintable():
                 raise ValueError("bad header")
             seq, type_, data = int(text[:6]), text[6], text[7:]
-            if type_ in "VHNSCMDEJjLl":
-                seq = self._unwrap(seq, count=type_ in "VHN")
-                if seq == 0 and type_ not in "VHN":
-                    # Event seqs start at 1: 0 is "no event yet" on a count (as SDL/1's).
-                    raise ValueError("event seq 0 (event seqs start at 1)")
+            if seq == 0 and type_ not in "VHN":
+                # An event under 000000 is the count 1,000,000 (event seqs start at 1): the
+                # next after 999999, published in order. The count then reads 000000 (a
+                # heartbeat, a HELLO), below it: the driver takes the wrap for a numbering
+                # restart (confirmed by a second frame) and moves its offset past every seq
+                # published, so bus seqs go on increasing, contiguous. Taken as seq 0, the
+                # event was at or below everything published and dropped without a word.
+                seq = SEQ_MODULUS
             common = (self.device, seq, int(self.clock() * 1000))
             if type_ == "V":
                 return Hello(*common, version=parse_count(data), model="ACME-STX", firmware="?")
@@ -221,62 +210,6 @@ class AcmeStxShoeCodec(Codec):
             return FrameError("unknown", f"message type {type_!r}", payload)
         except (ValueError, UnicodeDecodeError) as exc:
             return FrameError("malformed", str(exc), payload)
-
-    def resume(self, last_seq: int | None) -> None:
-        self._resumed = True
-        self._high = last_seq
-
-    def _unwrap(self, digits: int, *, count: bool) -> int:
-        """The device's count whose last six digits are ``digits``.
-
-        Every seq is unwrapped against what came before, so the wrap is no numbering
-        restart: the count after 999999 is 1,000,000 (``000000``), then 1,000,001, on any
-        frame. Until 2026-12-06 only an event under ``000000`` was unwrapped: the
-        heartbeat after it (``000000``, ``000001``) was taken for a restart; with that
-        event lost on the line, the next card (``000001``) was dropped as a duplicate and
-        nothing fetched the lost one: a card gone without a report (a fuzzing review).
-        Now a lost ``000000`` is a gap as any other, filled with ``RESEND``.
-
-        A seq is placed at most :data:`SEQ_WINDOW` ahead of the highest seq decoded, or
-        behind it (an event sent again from the resend buffer), else taken as written.
-        ``count``: a ``V``, ``H`` or ``N`` frame (the device's last event seq). A count
-        below the highest seq whose six digits are at most :data:`SEQ_WINDOW` is the
-        device numbering from 0 again (a power cycle, a reboot): taken as written, so the
-        driver sees the count go back and restarts its numbering (docs/devices.md,
-        section 4.2), and the seqs after it follow it. So a power cycle within
-        :data:`SEQ_WINDOW` events before the wrap reads as the device counting on (the
-        driver's check of its last event on a reconnect, section 4.2, still tells it), and
-        past the wrap, a garbled event seq that passed the LRC (two bytes changed) and a
-        count below it read as a restart.
-        """
-        high = self._high
-        if not self._resumed:
-            # As before 2026-12-06: an event under 000000 is the count 1,000,000 (event
-            # seqs start at 1), published in order; the count then reads 000000, below
-            # it: the driver takes the wrap for a numbering restart. A lost 000000 event
-            # is lost without a report (the next card is dropped as a duplicate).
-            return SEQ_MODULUS if digits == 0 and not count else digits
-        if high is None:
-            # First contact: the count as written (an event under 000000 can only be the
-            # count 1,000,000: event seqs start at 1).
-            seq = SEQ_MODULUS if digits == 0 and not count else digits
-            self._high = seq
-            return seq
-        ahead = (digits - high) % SEQ_MODULUS
-        behind = SEQ_MODULUS - ahead
-        if ahead <= SEQ_WINDOW:
-            seq = high + ahead
-        elif behind <= SEQ_WINDOW and high - behind >= 1 and (not count or digits > SEQ_WINDOW):
-            # An event sent again, or a count a little below an event's seq (the driver
-            # judges that claim): not a small count, which a restarted device would state.
-            seq = high - behind
-        else:
-            seq = digits
-            if count:
-                self._high = seq  # numbering from 0 again: the next seqs follow this one
-                return seq
-        self._high = max(high, seq)
-        return seq
 
     def fingerprint(self, event: Event) -> str:
         # No device clock (time_ms is the host's on arrival) and no shoe id on a card frame:

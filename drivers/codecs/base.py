@@ -217,12 +217,6 @@ class Codec(ABC):
     def reset(self) -> None:
         """Forget any partial frame (after a reconnect)."""
 
-    def resume(self, last_seq: int | None) -> None:  # noqa: B027 (a hook: no-op by default)
-        """Called by the driver once, before its first connection: ``last_seq`` is the
-        last device seq it published before (its saved state), ``None`` if it starts
-        afresh. A codec that derives seqs from earlier frames (ACME-STX unwraps a
-        six-digit seq) continues from it; the others need nothing."""
-
     def fingerprint(self, event: Event) -> str:
         """What the device sent for ``event``, seq aside: the same frame sent again (a
         ``RESEND`` from the device's buffer) gives the same text, another event under the
