@@ -816,10 +816,12 @@ class DeviceDriver:
         """``seq`` is the device's last seq (HELLO, heartbeat): did it restart its numbering?
         ``announce``: a HELLO at a (re)connect, where a restart is published as an event."""
         claimed = max(self.last_device_seq, self._seen_seq)
-        if announce and max(self.last_device_seq, self._vouched) <= seq < claimed:
-            # At or above everything the device stood behind, below what one frame alone
-            # claimed (an event held beyond a gap): that frame was not the device's, no
-            # reset. Taken for one, the frame went out as a card never dealt and the
+        if announce and max(self.last_device_seq, self._published, self._vouched) <= seq < claimed:
+            # At or above everything the device stood behind (its events published, too:
+            # after a driver restart last_device_seq is only what the broker acked, and a
+            # count between the two was a power cycle: a review saw new cards take the bus
+            # seqs of old ones), below what one frame alone claimed (an event held beyond a
+            # gap): that frame was not the device's, no reset. Taken for one, the frame went out as a card never dealt and the
             # device's buffer again under new seqs (a fuzzing review). A reset that dealt as
             # many events again is told by the check of the last one published (_verify).
             self._drop_claims_above(seq, claimed)
