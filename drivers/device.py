@@ -270,11 +270,6 @@ class DeviceDriver:
         self._held_session: dict[int, int] = {}
         self._sessions = 0
         self._check_epoch = 0
-        # A reconnect HELLO's count below seqs held beyond a gap but at or above all the
-        # device stood behind: (count, claimed). Forged frames, or the old numbering's last
-        # events if the device was reset while away: kept (as the old numbering's) until
-        # the check of the last published event (_verify) tells which.
-        self._hello_claim: tuple[int, int] | None = None
         self._gap_deadline: float | None = None
         # Whether the device said anything since the last RESEND: a gap is given up only
         # once the device, talking, had gap_timeout to fill it (silence is no answer).
@@ -822,16 +817,6 @@ class DeviceDriver:
         ``announce``: a HELLO at a (re)connect, where a restart is published as an event."""
         claimed = max(self.last_device_seq, self._seen_seq)
         if announce and max(self.last_device_seq, self._published, self._vouched) <= seq < claimed:
-            if self._verify is not None or self._fingerprints:
-                # Dropped here, the held frames were lost when the device had been reset
-                # while away and dealt as many events as they claimed (a card dealt beyond
-                # a garbled one, its heartbeat not yet come: a review). The check of the last
-                # published event decides: the same numbering drops them, a reset publishes
-                # them as the old numbering's, no check at all takes the HELLO for a reset.
-                self._hello_claim = (seq, claimed)
-                self._check_epoch = self._sessions  # held from before: the old numbering's
-                self._seen_seq = self._count_since_resend = seq
-                return
             # At or above everything the device stood behind (its events published, too:
             # after a driver restart last_device_seq is only what the broker acked, and a
             # count between the two was a power cycle: a review saw new cards take the bus
@@ -895,7 +880,6 @@ class DeviceDriver:
         self._seen_seq = self._vouched = seq
         self._gap_deadline = None
         self._verify = self._acked_event = None
-        self._hello_claim = None
         self._learn = None
         self._claim = None
         self._in_flight.clear()
@@ -1180,12 +1164,6 @@ class DeviceDriver:
             return
         self._verify = None
         if self.codec.fingerprint(event) == fingerprint:
-            if self._hello_claim is not None:
-                # The same numbering: what was held above the reconnect's count, from before
-                # it, was not the device's.
-                count, claimed = self._hello_claim
-                self._hello_claim = None
-                self._drop_claims_above(count, claimed, before=self._check_epoch)
             await self._on_event(event)  # the same numbering: a duplicate, or the next one
             await self._release_held()
             return
@@ -1197,19 +1175,16 @@ class DeviceDriver:
             f"(seq {check_seq} is another event than the one published)",
         )
 
-    async def _restart_behind(self, event: Event | None, why: str) -> None:
+    async def _restart_behind(self, event: Event, why: str) -> None:
         """``event``, fetched to check the numbering, belongs to a numbering the device
         restarted while the driver or the link was down, and so does everything held:
-        publish them all, and what the device fetches from its first, after an offset.
-        (``event`` None: no check could be made, a reconnect HELLO below held seqs decided.)"""
+        publish them all, and what the device fetches from its first, after an offset."""
         old = {
             seq: held
             for seq, held in self._held.items()
             if self._held_session.get(seq, 0) < self._check_epoch
         }
-        new = [held for seq, held in self._held.items() if seq not in old]
-        if event is not None:
-            new.append(event)
+        new = [*(held for seq, held in self._held.items() if seq not in old), event]
         # What was held before the check began is the old numbering's (published as such by
         # _restart_numbering, its holes reported lost).
         self._held = old
@@ -1222,17 +1197,6 @@ class DeviceDriver:
     async def _unverified(self, why: str) -> None:
         """The check event cannot be had: carry on as if the numbering were the same."""
         assert self._verify is not None
-        if self._hello_claim is not None:
-            # No check, and the reconnect's HELLO is below seqs held from before it: a reset
-            # (as a HELLO below the device's last seq is), its held frames the old numbering's.
-            count = self._hello_claim[0]
-            self._hello_claim = None
-            await self._restart_behind(
-                None,
-                f"device restarted its numbering at {count} (the reconnect's count is below "
-                f"seqs held from before; the check cannot be made: {why})",
-            )
-            return
         self._error(f"device numbering not checked after the driver or the link restarted: {why}")
         self._verify = None
         await self._release_held()
@@ -1265,19 +1229,13 @@ class DeviceDriver:
             self._held_session.clear()
             self._gap_deadline = None
 
-    def _drop_claims_above(self, count: int, claimed: int, *, before: int | None = None) -> None:
+    def _drop_claims_above(self, count: int, claimed: int) -> None:
         """The device's count is ``count`` (a heartbeat's, confirmed by the answer to a
         HELLO): the seq ``claimed`` above it, and any event held above it, were not the
-        device's. ``before``: only events held on connections before that one (not the
-        device's events dealt since its count)."""
-        dropped = [
-            seq
-            for seq in self._held
-            if seq > count and (before is None or self._held_session.get(seq, 0) < before)
-        ]
+        device's."""
+        dropped = [seq for seq in self._held if seq > count]
         for seq in dropped:
             del self._held[seq]
-            self._held_session.pop(seq, None)
         self.stats["frames_beyond_count"] += len(dropped)
         self._seen_seq = max([count, self.last_device_seq, *self._held])
         self._vouched = min(self._vouched, count)
