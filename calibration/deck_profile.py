@@ -500,18 +500,80 @@ def card_scale(quad: CardQuad) -> float:
     return min(quad_width(quad) / CANON_W, long / CANON_H)
 
 
+# A card's short side over its long side (poker size; bridge size is 0.64).
+_CARD_RATIO: Final = 63 / 88
+# An image within this of a card's proportions may be a tight crop or scan of its face
+# (a few per cent of margin left around it); a phone's 3:4 photograph (0.75) is not one.
+_CROP_RATIO_TOLERANCE: Final = 0.03
+_LOOSE_CROP_TOLERANCE: Final = 0.08  # when no quad at all is found in it
+# In such an image, a quad found covering less than this share of it is something printed
+# on the face (a rank glyph's box, a court card's frame), not the card.
+_CROP_INNER_AREA: Final = 0.5
+# A quad running along two or more of the frame's edges whose proportions are this far
+# from a card's is the surface the card lies on (a white desk), not the card.
+_SURFACE_RATIO_TOLERANCE: Final = 0.05
+_FRAME_EDGE: Final = 0.01  # of the frame's side: a corner this near an edge is on it
+
+
+def _is_crop(h: int, w: int, tolerance: float = _CROP_RATIO_TOLERANCE) -> bool:
+    """Whether an image of ``h`` by ``w`` pixels has a card's proportions."""
+    return abs(min(h, w) / max(h, w) - _CARD_RATIO) < tolerance
+
+
+def _quad_ratio(quad: CardQuad) -> float:
+    c = quad.corners
+    sides = np.hypot(*(c - c[[1, 2, 3, 0]]).T)
+    return float((sides[0] + sides[2]) / max(sides[1] + sides[3], 1e-9))
+
+
+def _frame_edges(quad: CardQuad, h: int, w: int) -> int:
+    """How many of the frame's four edges the quad runs along."""
+    x, y = quad.corners[:, 0], quad.corners[:, 1]
+    mx, my = _FRAME_EDGE * w, _FRAME_EDGE * h
+    return sum(
+        [
+            int(np.sum(x < mx)) >= 2,
+            int(np.sum(x > w - 1 - mx)) >= 2,
+            int(np.sum(y < my)) >= 2,
+            int(np.sum(y > h - 1 - my)) >= 2,
+        ]
+    )
+
+
+def _is_surface(quad: CardQuad, h: int, w: int) -> bool:
+    """A quad that is the surface under the card: along two or more of the frame's
+    edges, and not of a card's proportions."""
+    return (
+        _frame_edges(quad, h, w) >= 2
+        and abs(_quad_ratio(quad) - _CARD_RATIO) > _SURFACE_RATIO_TOLERANCE
+    )
+
+
 def locate_card(image: Image) -> CardQuad:
     """The card in an example photograph: the largest card quad, else the whole image
     when the image itself is a tight crop of a card. A photograph holds one card: no quad
-    is split at a seam (a crease or a pen line across the card is none)."""
-    quads = find_cards(image, rows=False)
-    if quads:
-        return max(quads, key=lambda q: q.area)
+    is split at a seam (a crease or a pen line across the card is none).
+
+    An image of a card's proportions in which the largest quad covers less than half of
+    it is a tight crop or scan of the face: the quads are printed on it (the rank glyph's
+    box, a court card's frame). A quad along two or more of the frame's edges and not of
+    a card's proportions is the surface (a white desk taken for the card's paper): the
+    next quad is taken instead."""
     h, w = image.shape[:2]
-    ratio = min(h, w) / max(h, w)
-    if abs(ratio - 63 / 88) < 0.08:
+    found = find_cards(image, rows=False)
+    quads = [q for q in found if not _is_surface(q, h, w)]
+    largest = max(quads, key=lambda q: q.area) if quads else None
+    if largest is not None and not (_is_crop(h, w) and largest.area < _CROP_INNER_AREA * h * w):
+        return largest
+    # With no quad at all, an image roughly of a card's proportions is taken whole.
+    if _is_crop(h, w, _CROP_RATIO_TOLERANCE if found else _LOOSE_CROP_TOLERANCE):
         corners = np.array([[0, 0], [w - 1, 0], [w - 1, h - 1], [0, h - 1]], dtype=np.float64)
         return CardQuad(order_corners(corners))
+    if found:
+        raise VisionError(
+            "card not told apart from the surface (the surface was taken for the card): "
+            "photograph it on a darker, plain background"
+        )
     raise VisionError(
         "no card found (expected one card with its whole outline in the picture, or a tight crop)"
     )
