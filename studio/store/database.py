@@ -416,7 +416,11 @@ class Database:
         if self.is_sqlite and read_only:
             event.listen(self.engine.sync_engine, "connect", _lenient_text)
         if self.is_sqlite and not read_only:
-            pragmas = _scratch_pragmas if self.scratch else _sqlite_pragmas
+            pragmas = (
+                functools.partial(_sqlite_pragmas, synchronous="OFF")
+                if self.scratch
+                else _sqlite_pragmas
+            )
             event.listen(self.engine.sync_engine, "connect", pragmas)
             file = sqlite_file(url)
             if file is not None:
@@ -1020,21 +1024,13 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _scratch_pragmas(dbapi_connection: Any, _record: Any) -> None:
-    # An in-memory database's scratch file: nothing in it survives the process, so no sync.
-    cursor = dbapi_connection.cursor()
-    cursor.execute("PRAGMA journal_mode=WAL")
-    cursor.execute("PRAGMA synchronous=OFF")
-    cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.close()
-
-
-def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any, *, synchronous: str = "FULL") -> None:
     # WAL keeps readers (console, REST) off the writer's back. FULL syncs the WAL at every
     # commit: NORMAL survives a process crash (kill -9) but a power cut or an OS crash
     # may roll back the last commits, whose outputs (a settlement) were already published.
+    # (OFF for an in-memory database's scratch file: nothing in it survives the process.)
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")
-    cursor.execute("PRAGMA synchronous=FULL")
+    cursor.execute(f"PRAGMA synchronous={synchronous}")
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.close()

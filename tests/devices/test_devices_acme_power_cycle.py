@@ -13,13 +13,13 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from test_devices_acme_seq_wrap import acme_config
 from test_devices_robustness import recording
 from test_devices_seq_never_published import WrappingAcmeShoe
 
 from drivers.codecs.acme_stx_shoe import SEQ_MODULUS
 from drivers.runner import DriverSet
 from studio.config import BrokerSettings
-from studio.config.models import DeviceSettings, StudioConfig, TableSettings
 
 SETTLE = 5.0  # what a wait allows (a failing case fails in this, not in 20 s)
 
@@ -41,14 +41,6 @@ class PowerCycledShoe(WrappingAcmeShoe):
         self.count = 0
         self.sent.clear()
         self.resends.clear()
-
-
-def acme_config(table_id: str, port: Path) -> StudioConfig:
-    settings = DeviceSettings(
-        id="shoe-1", kind="shoe", port=str(port), heartbeat_timeout=2.0,
-        options={"protocol": "acme-stx-shoe"},
-    )  # fmt: skip
-    return StudioConfig(tables=[TableSettings(id=table_id, devices=[settings])])
 
 
 async def power_cycle_run(
