@@ -348,7 +348,9 @@ class _UpcardAnalysis:
         rows = outcome_matrix(uniq, self.upcard, self.rules.hits_soft_17)[inverse.ravel()]
         totals = g.totals[live]
         bust = rows[:, 5]
-        e1 = np.empty(len(live))
+        # Zeros, not np.empty: rows whose total is outside 4-21 (busted, or one-card split
+        # hands) are never stood on, but their garbage overflowed in _terminal (CI warned).
+        e1 = np.zeros(len(live))
         for t in range(4, 22):
             sel = totals == t
             if not sel.any():
