@@ -12,12 +12,12 @@ doubled hand, were neither read nor reported (the dealer never told a card was t
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from functools import cache
 
 import cv2
 import numpy as np
 import pytest
+from test_detect_side_by_side import Frame
 
 from calibration.detect import find_cards
 from calibration.recogniser import CardFound, Recogniser
@@ -32,13 +32,6 @@ from hwsim.camera.render import (
 )
 
 JOINED_REASON = "cards touching or overlapping: not separated"
-
-
-@dataclass(frozen=True, slots=True)
-class Frame:
-    frame: np.ndarray
-    cards: list[PlacedCard]
-    calibration: TableCalibration
 
 
 def _overhead(size: tuple[int, int]) -> np.ndarray:
