@@ -77,6 +77,12 @@ class RoundState(_Out):
         ),
     )
 
+    @field_serializer("deadline")
+    def _deadline(self, value: datetime | None) -> str | None:
+        # As every time of the contract (docs/protocol.md): until 2026-12-06 it went out
+        # with microseconds, pydantic's own form.
+        return None if value is None else rfc3339(value)
+
 
 AlertState = Literal["raised", "acknowledged", "resolved"]
 Severity = Literal["info", "warning", "critical"]

@@ -33,14 +33,19 @@ class BetCommand(_Command):
     seat: int = Field(ge=1, le=7, strict=True)
     stake: Decimal = Field(gt=0, max_digits=12, decimal_places=3)
     side_bets: dict[str, Decimal] = Field(default_factory=dict)
-    behind: bool = Field(False, description="a bet behind the seated player's box")
+    # Every boolean is strict, as the seat is: JSON true or false only. Until 2026-12-06
+    # "yes", "on", "n", 1 and 0 were coerced ("consent_auto": "on" consented to automatic
+    # debits), and such a command was taken as one (REST: 409 at the wrong time, not 422).
+    behind: bool = Field(False, strict=True, description="a bet behind the seated player's box")
     # Seed 004: a player who does not commit is not charged for an automatic split or
     # double (follows the right hand; hits then stands): consent is given, never assumed.
-    consent_auto: bool = Field(False, description="consent to automatic split/double")
-    behind_double: bool = Field(True, description="bet behind: double when the seated player does")
+    consent_auto: bool = Field(False, strict=True, description="consent to automatic split/double")
+    behind_double: bool = Field(
+        True, strict=True, description="bet behind: double when the seated player does"
+    )
     behind_split: Literal["follow", "first_hand"] = "follow"
     allow_bet_behind: bool = Field(
-        True, description="seated bet: let other players bet behind this box"
+        True, strict=True, description="seated bet: let other players bet behind this box"
     )
 
 
@@ -62,7 +67,7 @@ class InsuranceCommand(_Command):
     # seated on both seats, insurance is applied on both positions"); until 2026-12-06 a
     # seat was required, and the other seat's question timed out to no insurance.
     seat: int | None = Field(None, ge=1, le=7, strict=True)
-    take: bool
+    take: bool = Field(strict=True)
 
 
 class EarlySurrenderCommand(_Command):
@@ -73,7 +78,7 @@ class EarlySurrenderCommand(_Command):
 
     type: Literal["early_surrender"] = "early_surrender"
     seat: int = Field(ge=1, le=7, strict=True)
-    take: bool
+    take: bool = Field(strict=True)
 
 
 GameCommand = Annotated[

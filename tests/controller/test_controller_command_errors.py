@@ -244,6 +244,37 @@ async def test_a_notice_echoes_only_a_valid_id_and_a_known_type_and_no_sender_ke
     assert notices[6]["reason"] == "<unknown field>: Extra inputs are not permitted"
 
 
+async def test_a_boolean_that_is_not_true_or_false_is_answered_as_no_command(
+    broker: BrokerSettings, tmp_path: Path, table_id: str
+) -> None:
+    # `"take": "yes"` was coerced to true and taken as a command (then refused for the game
+    # state, a round event), `"consent_auto": "on"` as consent to automatic debits.
+    commands = Topics(table_id).game_commands
+    insurance = {"type": "insurance", "player": "p1", "seat": 1}
+    sent = [
+        ({**insurance, "id": "c-take", "take": "yes"}, "insurance", "take"),
+        ({**BET, "id": "c-consent", "consent_auto": "on"}, "bet", "consent_auto"),
+        ({**BET, "id": "c-behind", "behind": 1}, "bet", "behind"),
+        (
+            {"type": "early_surrender", "player": "p1", "seat": 1, "id": "c-es", "take": "n"},
+            "early_surrender",
+            "take",
+        ),
+    ]
+    async with _controller(broker, tmp_path, table_id) as (service, platform, log):
+        await _open_betting(service, table_id)
+        async with platform.subscribe(_errors_topic(table_id), Raw) as sub:
+            await _subscribed(service)
+            for body, *_ in sent:
+                await platform.publish(commands, json.dumps(body))
+            notices = await _notices(sub, len(sent))
+        for notice, (body, kind, field) in zip(notices, sent, strict=True):
+            assert (notice["id"], notice["type"]) == (body["id"], kind)
+            assert notice["reason"] == f"{field}: Input should be a valid boolean"
+        assert await log.read(table_id=table_id, kinds=["game.command"]) == []
+        assert await service.commands.answer(table_id, "c-take") is None
+
+
 async def test_a_retained_malformed_command_is_not_answered_at_each_start(
     broker: BrokerSettings, tmp_path: Path, table_id: str, caplog: pytest.LogCaptureFixture
 ) -> None:
