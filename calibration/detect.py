@@ -551,7 +551,10 @@ def _joined_or_kept(
             and _looks_like_cards(white, contour, thresh, card)
         ):
             corners = order_corners(np.asarray(cv2.boxPoints(box), np.float64))
-            out.append(CardQuad(corners, joined=True))
+            # Its outline too: the live tracker measures how much of the blob's paper the
+            # cards it knew there explain (a card added to them, or only them pushed together).
+            outline = contour.reshape(-1, 2).astype(np.float64)
+            out.append(CardQuad(corners, contour=outline, joined=True))
         elif result is not None:
             out.append(result)
     return out
@@ -1102,8 +1105,9 @@ def _accept(
 
 
 def refine(quad: CardQuad) -> CardQuad:
-    """``quad`` with its sides fitted to its outline (a more exact warp; costs ~0.5 ms)."""
-    if quad.contour is None or quad.from_sides:
+    """``quad`` with its sides fitted to its outline (a more exact warp; costs ~0.5 ms).
+    A blob of cards (``joined``) is no card: its least rectangle stays."""
+    if quad.contour is None or quad.from_sides or quad.joined:
         return quad
     corners = refine_quad(quad.corners, quad.contour.astype(np.float32))
     if not _ratio_ok(corners, DetectorConfig()):

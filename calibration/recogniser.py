@@ -563,7 +563,7 @@ class Recogniser:
         """``quad`` (from :meth:`find` with ``refined=False``) with its sides fitted to its
         outline (:func:`calibration.detect.refine`) — in the straight-down view when the
         camera is oblique, where a card is a card's shape."""
-        if not self.oblique or self._view is None:
+        if not self.oblique or self._view is None or quad.joined:
             return refine(quad)
         view = self._view[1]
         contour = None if quad.contour is None else view.to_view(quad.contour)

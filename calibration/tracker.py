@@ -38,6 +38,11 @@ settled readable card read longest ago goes through the same check. The cost sta
 reading every ``audit_every`` frames whatever the number of cards; with n cards on the
 table an exchange is noticed within about n * ``audit_every`` frames.
 
+Cards touching or overlapping that the detector cannot take apart (a double-down laid
+sideways across a hand, a card dealt touching another at a corner) are one *blob*, tracked
+apart from the cards: the cards it hides are held, not removed, and once settled it is one
+unreadable ``placed`` when it holds a card not published yet (see :data:`NEW_PAPER`).
+
 :meth:`CardTracker.restore` lays down the cards published before a restart, so that a
 card still lying there is not published a second time (see ``drivers.camera.service``);
 it is verified once it settles, as a card exchanged while the camera was down may be.
@@ -52,8 +57,8 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from calibration.detect import CardQuad, warp_card
-from calibration.recogniser import Reading, Recogniser, covering
+from calibration.detect import CARD_AREA_OF_DIAGONAL, CardQuad, warp_card
+from calibration.recogniser import JOINED_REASON, Reading, Recogniser, covering
 
 Image = NDArray[np.uint8]
 
@@ -86,6 +91,17 @@ INK_DARK: Final = 0.15  # a pixel this much darker than the card's paper in a ch
 
 # Confident readings of another card, in a row, that make a published card an exchange.
 SWAP_READS: Final = 2
+
+# Cards touching or overlapping that the detector could not take apart (a blob: see
+# calibration.detect.JOINED_CARDS; asked for with a table calibration only) hide the cards
+# the tracker knew there, which are held (not removed) while the blob lies there. Once
+# settled, the blob is one unreadable placement when it holds a card not published yet:
+# a track under it not yet read, or paper no known card there explains, NEW_PAPER of a
+# card's area at least (each known card's quad grown by HELD_MARGIN for the tracker's
+# unrefined quads). A card laid sideways across a hand (a double-down) leaves about half
+# a card's paper outside the hand; cards only pushed together, a strip of the push.
+NEW_PAPER: Final = 0.25
+HELD_MARGIN: Final = 0.04
 
 # One published card is read again (audited) every AUDIT_EVERY frames, the one read longest
 # ago first: the only way to see a same-rank exchange to another suit that no disturbance
@@ -137,6 +153,9 @@ class _Track:
     # Judged not a card, then judged again as its look changed: published only if read (a
     # glare spot or a hand that passed for a card then must not become an unreadable card).
     rejudged: bool = False
+    # Cards not taken apart (a joined quad; see NEW_PAPER): matched to joined quads only,
+    # never read; its placement is unreadable.
+    blob: bool = False
 
 
 class CardTracker:
@@ -185,6 +204,7 @@ class CardTracker:
         ``removed`` for the old one and ``placed`` for the new one follow.
         """
         track = _Track(self._next_id, quad, self.frame, attempts=self.read_attempts)
+        track.blob = quad.joined
         track.verify = True
         track.published = reading
         track.published_at = quad.centre
@@ -196,9 +216,21 @@ class CardTracker:
     def update(self, frame: Image) -> list[CardEvent]:
         """Process one frame; return the events it caused."""
         self.frame += 1
-        quads = self.recogniser.find(frame, refined=False)
+        # Without a table calibration every blob would be thresholded again at full
+        # resolution for cards a few mm apart (see find_cards): too dear a frame.
+        quads = self.recogniser.find(frame, refined=False, joined=self.recogniser.table is not None)
         events: list[CardEvent] = []
-        matched = self._match(quads)
+        blobs = [q for q in quads if q.joined]
+        matched = self._match(
+            [q for q in quads if not q.joined], [t for t in self._tracks if not t.blob]
+        ) + self._match(blobs, [t for t in self._tracks if t.blob])
+        held = self._held(blobs, {id(t) for t, _ in matched})
+        for track in held:
+            # Out of sight under a blob, still there: not missing, read again once seen.
+            track.last_seen = self.frame
+            track.missing = 0
+            track.stable = 0
+            self._disturbed(track)
         for track, quad in matched:
             moved = float(np.hypot(*(np.subtract(quad.centre, track.quad.centre)))) / max(
                 1.0, quad.diagonal
@@ -232,10 +264,9 @@ class CardTracker:
                 track.attempts, track.look, track.rejudged = 0, None, True
                 track.best, track.guesses, track.disagreement = None, [], None
             if track.published is None and track.stable + 1 >= self.settle_frames:
-                ev = self._identify(frame, track)
-                if ev is not None:
-                    events.append(ev)
-        seen = {id(t) for t, _ in matched}
+                place = self._place_blob if track.blob else self._identify
+                events += place(frame, track)
+        seen = {id(t) for t, _ in matched} | {id(t) for t in held}
         keep: list[_Track] = []
         for track in self._tracks:
             if id(track) in seen:
@@ -253,7 +284,7 @@ class CardTracker:
         used = {id(q) for _, q in matched}
         for quad in quads:
             if id(quad) not in used:
-                keep.append(_Track(self._next_id, quad, self.frame))
+                keep.append(_Track(self._next_id, quad, self.frame, blob=quad.joined))
                 self._next_id += 1
         self._tracks = keep
         if self.frame % self.audit_every == 0:
@@ -325,7 +356,7 @@ class CardTracker:
         track.read_at = self.frame
         quad = self.recogniser.refine(track.quad)
         card = warp_card(frame, quad)
-        later = [t.quad for t in self._tracks if t.id > track.id]
+        later = [t.quad for t in self._tracks if t.id > track.id and not t.blob]
         reading = self.recogniser.identify(frame, quad, card, covering(quad, later))
         track.verify_attempts += 1
         if reading.readable and reading.code == published.code:
@@ -338,12 +369,15 @@ class CardTracker:
                 removed = self._event("removed", track)
                 self._unpublish(track)
                 track.attempts = self.read_attempts
+                inherited, blobs = self._inherited(frame, track)
+                if inherited:  # the card a blob stood for, found where it lay
+                    return [removed]
                 track.best = track.published = reading
                 track.published_at = track.quad.centre
                 track.zone, track.zone_distance_mm = self.recogniser.zone_of(track.quad)
                 track.look = _look(frame, track.quad)
                 track.read_at = self.frame
-                return [removed, self._event("placed", track)]
+                return [removed, *blobs, self._event("placed", track)]
         if track.verify_attempts >= self.read_attempts:
             return self._verified(frame, track)
         return []
@@ -357,13 +391,94 @@ class CardTracker:
         track.look = _look(frame, track.quad)
         return []
 
-    def _match(self, quads: list[CardQuad]) -> list[tuple[_Track, CardQuad]]:
-        """Greedy nearest-centre matching of detections to tracks (half a diagonal at most)."""
-        if not quads or not self._tracks:
+    def _held(self, blobs: list[CardQuad], matched: set[int]) -> list[_Track]:
+        """The card tracks not matched this frame (ids in ``matched``) whose centre lies
+        on one of the ``blobs``: cards out of sight in a blob (see NEW_PAPER)."""
+        return [
+            t
+            for t in self._tracks
+            if not t.blob
+            and id(t) not in matched
+            and any(_on_blob(t.quad.centre, b) for b in blobs)
+        ]
+
+    def _place_blob(self, frame: Image, track: _Track) -> list[CardEvent]:
+        """A settled blob of cards (see NEW_PAPER): one unreadable placement when it holds
+        a card not published yet, else nothing (judged again if its look changes)."""
+        if track.attempts >= self.read_attempts:
             return []
-        tc = np.array([t.quad.centre for t in self._tracks])
+        track.attempts = self.read_attempts
+        track.look = _look(frame, track.quad)
+        known = [t for t in self._tracks if not t.blob and _on_blob(t.quad.centre, track.quad)]
+        unread = any(t.published is None and t.attempts < self.read_attempts for t in known)
+        if not unread and not self._new_paper(track.quad, [t for t in known]):
+            return []
+        track.published = Reading(None, 0.0, "none", reason=JOINED_REASON)
+        track.published_at = track.quad.centre
+        track.zone, track.zone_distance_mm = self.recogniser.zone_of(track.quad)
+        track.read_at = self.frame
+        return [self._event("placed", track)]
+
+    def _new_paper(self, blob: CardQuad, known: list[_Track]) -> bool:
+        """Does ``blob`` hold NEW_PAPER of a card's area outside the ``known`` cards?"""
+        outline = blob.contour if blob.contour is not None else blob.corners
+        lo = np.floor(outline.min(axis=0)).astype(np.int64)
+        size = np.ceil(outline.max(axis=0)).astype(np.int64) - lo + 1
+        mask = np.zeros((int(size[1]), int(size[0])), np.uint8)
+        cv2.fillPoly(mask, [np.round(outline - lo).astype(np.int32).reshape(-1, 1, 2)], 255)
+        for t in known:
+            c = np.asarray(t.quad.centre)
+            grown = c + (t.quad.corners - c) * (1.0 + HELD_MARGIN)
+            cv2.fillPoly(mask, [np.round(grown - lo).astype(np.int32).reshape(-1, 1, 2)], 0)
+        cards = [t.quad.area for t in known if t.published is not None and t.published.readable]
+        if cards:
+            card = float(np.median(cards))
+        elif self.recogniser.table is not None:
+            card = CARD_AREA_OF_DIAGONAL * self.recogniser.table.card_size_px(blob.centre) ** 2
+        else:
+            card = float(np.count_nonzero(mask)) / 2
+        return int(np.count_nonzero(mask)) >= NEW_PAPER * card
+
+    def _inherited(self, frame: Image, track: _Track) -> tuple[bool, list[CardEvent]]:
+        """A card about to be published beside a published blob of cards (see NEW_PAPER)
+        that is out of sight this frame: the blob was taken apart. On where the blob was,
+        the card is that blob's placement, not another (the blob stood for the card it did
+        not read): the track takes its publication, unreadable, never read again, and the
+        blob goes without a ``removed``; elsewhere within the blob's diagonal (slid out of
+        it) the blob is ``removed`` first, as a slid card is (``relocate``).
+        Returns (inherited, the blobs' ``removed`` events)."""
+        removed: list[CardEvent] = []
+        for blob in self._tracks:
+            if not blob.blob or blob.published is None or blob.last_seen >= self.frame:
+                continue
+            if _on_blob(track.quad.centre, blob.quad):
+                track.published = blob.published
+                track.published_at = track.quad.centre
+                track.zone, track.zone_distance_mm = blob.zone, blob.zone_distance_mm
+                track.attempts = self.read_attempts
+                track.look = _look(frame, track.quad)
+                track.read_at = self.frame
+                self._unpublish(blob)
+                # What lies there is known now: judged again only if it changes.
+                blob.attempts = self.read_attempts
+                blob.look = _look(frame, blob.quad)
+                return True, removed
+            far = float(np.hypot(*np.subtract(track.quad.centre, blob.quad.centre)))
+            if far <= blob.quad.diagonal:
+                removed.append(self._event("removed", blob))
+                self._unpublish(blob)
+                blob.attempts = self.read_attempts
+                blob.look = _look(frame, blob.quad)
+        return False, removed
+
+    @staticmethod
+    def _match(quads: list[CardQuad], tracks: list[_Track]) -> list[tuple[_Track, CardQuad]]:
+        """Greedy nearest-centre matching of detections to tracks (half a diagonal at most)."""
+        if not quads or not tracks:
+            return []
+        tc = np.array([t.quad.centre for t in tracks])
         qc = np.array([q.centre for q in quads])
-        td = np.array([t.quad.diagonal for t in self._tracks])
+        td = np.array([t.quad.diagonal for t in tracks])
         qd = np.array([q.diagonal for q in quads])
         dist = np.hypot(tc[:, None, 0] - qc[None, :, 0], tc[:, None, 1] - qc[None, :, 1])
         limit = 0.5 * np.maximum(td[:, None], qd[None, :])
@@ -378,25 +493,25 @@ class CardTracker:
                 continue
             used_t.add(a)
             used_q.add(b)
-            out.append((self._tracks[a], quads[b]))
+            out.append((tracks[a], quads[b]))
         return out
 
-    def _identify(self, frame: Image, track: _Track) -> CardEvent | None:
+    def _identify(self, frame: Image, track: _Track) -> list[CardEvent]:
         if track.attempts >= self.read_attempts:
-            return None  # judged not a card: not refined and warped again every frame
+            return []  # judged not a card: not refined and warped again every frame
         quad = self.recogniser.refine(track.quad)
         card = warp_card(frame, quad)
         if track.attempts == 0:
-            others = [t.quad for t in self._tracks if t is not track]
+            others = [t.quad for t in self._tracks if t is not track and not t.blob]
             if not self.recogniser.is_card(frame, quad, card, others):
                 # Not a card (a glare spot, a paper, a card's back): never publish it, unless
                 # its look changes (see update).
                 track.attempts = self.read_attempts
                 track.look = _look(frame, track.quad)
-                return None
+                return []
         track.attempts += 1
         # Cards dealt later lie on top of this one (a cascaded hand).
-        later = [t.quad for t in self._tracks if t.id > track.id]
+        later = [t.quad for t in self._tracks if t.id > track.id and not t.blob]
         reading = self.recogniser.identify(frame, quad, card, covering(quad, later))
         reading = self._consistent(track, reading)
         best = track.best
@@ -407,11 +522,14 @@ class CardTracker:
         ):
             track.best = reading
         if not (reading.readable or track.attempts >= self.read_attempts):
-            return None
+            return []
         published = track.best if track.best is not None else reading
         if track.rejudged and not published.readable:
             track.look = _look(frame, track.quad)  # not a card after all, until it changes
-            return None
+            return []
+        inherited, removed = self._inherited(frame, track)
+        if inherited:
+            return removed
         if track.disagreement is not None and not published.readable:
             published = replace(published, reason=track.disagreement)
         track.published = published
@@ -419,7 +537,7 @@ class CardTracker:
         track.zone, track.zone_distance_mm = self.recogniser.zone_of(track.quad)
         track.look = _look(frame, track.quad)
         track.read_at = self.frame
-        return self._event("placed", track)
+        return [*removed, self._event("placed", track)]
 
     @staticmethod
     def _consistent(track: _Track, reading: Reading) -> Reading:
@@ -478,6 +596,12 @@ def _redness(warped: Image) -> float:
     ink = np.maximum(green_blue, dark[:, 2]) > INK_DARK
     gb = float(green_blue[ink].sum())
     return (gb - float(dark[ink, 2].sum())) / max(gb, 1e-6)
+
+
+def _on_blob(point: tuple[float, float], blob: CardQuad) -> bool:
+    """Does ``point`` lie on ``blob`` (its outline, else its corners)?"""
+    outline = blob.contour if blob.contour is not None else blob.corners
+    return cv2.pointPolygonTest(outline.astype(np.float32).reshape(-1, 1, 2), point, False) >= 0
 
 
 def _likeness(a: NDArray[np.float32], b: NDArray[np.float32]) -> float:

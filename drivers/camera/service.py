@@ -480,6 +480,9 @@ def _card_record(message: CameraCard, event: CardEvent) -> dict[str, Any]:
         "serial": message.serial,
         "zone_distance_mm": event.zone_distance_mm,
         "corners": np.asarray(event.quad.corners, dtype=np.float64).tolist(),
+        # A blob of cards not taken apart (calibration.tracker.NEW_PAPER): laid down again
+        # as one, its outline its least rectangle.
+        "joined": event.quad.joined,
     }
 
 
@@ -499,4 +502,5 @@ def _placement(
     )
     distance = record.get("zone_distance_mm")
     zone = str(record["zone"])
-    return reading, zone, CardQuad(corners), None if distance is None else float(distance)
+    quad = CardQuad(corners, joined=bool(record.get("joined", False)))
+    return reading, zone, quad, None if distance is None else float(distance)

@@ -291,10 +291,10 @@ class _Flickering(Recogniser):
         self.pattern = pattern
         self.calls = 0
 
-    def find(self, frame, *, refined=True):  # type: ignore[no-untyped-def]
+    def find(self, frame, *, refined=True, joined=False):  # type: ignore[no-untyped-def]
         seen = self.pattern[self.calls % len(self.pattern)] == "1"
         self.calls += 1
-        return super().find(frame, refined=refined) if seen else []
+        return super().find(frame, refined=refined, joined=joined) if seen else []
 
 
 @pytest.mark.parametrize(
