@@ -344,3 +344,38 @@ def test_round_opened_rules_paths_are_rule_set_fields() -> None:
                 found = found[part]
     for name, rules in PRESETS.items():
         assert f"`{name}` {rules.table.seats}" in body, f"{name}'s seats not stated"
+
+
+def test_every_device_driver_counter_is_documented() -> None:
+    # The health counters ended with "..." (heartbeats, acks, replay_requests and 20 more
+    # were sent, not named): every key a device driver counts in its `stats` is listed.
+    from drivers.codecs.base import FrameErrorKind
+
+    source = (DOC.parents[1] / "drivers" / "device.py").read_text(encoding="utf-8")
+    counted = set()
+    for key in re.findall(r"\bstats\[([^\]]+)\]", source):
+        if key == 'f"frame_{item.kind}"':
+            counted.update(f"frame_{kind}" for kind in typing.get_args(FrameErrorKind))
+        else:
+            names = re.findall(r'"(\w+)"', key)
+            assert names, f"a counter this test cannot read: stats[{key}]"
+            counted.update(names)
+    assert {"heartbeats", "acks", "replay_requests", "frame_checksum"} <= counted
+    (body,) = re.findall(r"^#### Device driver counters$(.*?)^#", TEXT, re.MULTILINE | re.DOTALL)
+    documented = _table_fields(body)
+    assert sorted(counted - documented) == []
+    assert sorted(documented - counted) == []
+
+
+def test_round_state_pending_names_every_key_it_has() -> None:
+    # `pending` listed kind, seat, hand, legal, mode and votes; insurance_players,
+    # surrender_seats, eligible_voters and voters were sent too.
+    from studio.rules.round import Decision
+
+    keys = set(Decision(kind="action").as_dict())
+    (row,) = [
+        line for line in _sections()["RoundState"].splitlines() if line.startswith("| `pending`")
+    ]
+    assert sorted(keys - set(re.findall(r"`(\w+)`", row))) == []
+    (target,) = re.findall(r"^#### `wait_decisions` target$(.*?)^#", TEXT, re.M | re.S)
+    assert sorted(keys - _table_fields(target)) == []
