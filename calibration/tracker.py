@@ -441,7 +441,7 @@ class CardTracker:
 
     def _inherited(self, frame: Image, track: _Track) -> tuple[bool, list[CardEvent]]:
         """A card about to be published beside a published blob of cards (see NEW_PAPER)
-        that is out of sight this frame: the blob was taken apart. On where the blob was,
+        out of sight for more than a flicker: the blob was taken apart. On where the blob was,
         the card is that blob's placement, not another (the blob stood for the card it did
         not read): the track takes its publication, unreadable, never read again, and the
         blob goes without a ``removed``; elsewhere within the blob's diagonal (slid out of
@@ -449,7 +449,12 @@ class CardTracker:
         Returns (inherited, the blobs' ``removed`` events)."""
         removed: list[CardEvent] = []
         for blob in self._tracks:
-            if not blob.blob or blob.published is None or blob.last_seen >= self.frame:
+            # Out of sight longer than a flicker (FLICKER_FRAMES): taken apart, not missed.
+            if (
+                not blob.blob
+                or blob.published is None
+                or self.frame - blob.last_seen <= FLICKER_FRAMES
+            ):
                 continue
             if _on_blob(track.quad.centre, blob.quad):
                 track.published = blob.published
