@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -19,7 +20,7 @@ from studio.config.camera_files import (
     is_virtual_source,
     unfed_virtual_camera,
 )
-from studio.config.loader import config_data, explain_errors, read_toml
+from studio.config.loader import ENV_PREFIX, config_data, explain_errors, read_toml
 from studio.config.models import (
     DatabaseSettings,
     DeviceSettings,
@@ -299,7 +300,10 @@ def _parse_env_file(path: Path) -> tuple[dict[str, str], list[str]]:
     ``'...'`` every character is kept; in ``"..."`` a backslash before ``"``, ``\\``,
     `` ` `` or ``$`` keeps that character, before a newline joins the lines, before any
     other is kept with it; quoted values may span lines, and text after a closing quote is
-    joined to the value (``K="a" # b`` is ``a# b``, warned about).
+    joined to the value (``K="a" # b`` is ``a# b``, warned about), and so is a ``#``
+    after a space in an unquoted value (``K=tok # the token`` is ``tok # the token``,
+    warned about by line and key: until 2026-12-06 it passed quietly, a 48-character token
+    the platform was then refused with).
 
     Refused, where systemd ignores the line without a word (the process would not have
     the variable): a line with no ``=``, a name that is not one (``export K=V``), a
@@ -326,9 +330,21 @@ def _parse_env_file(path: Path) -> tuple[dict[str, str], list[str]]:
     quoted = False  # a quote closed in this value
     state = "pre_key"
     line = start = 1
+    previous = ""  # the character before this one
 
     def refused(words: str) -> ConfigError:
         return ConfigError(f"{path}: line {start}: {words}")
+
+    def comment_in_value() -> None:
+        # Named by its line and its key, never its value: it is a secret.
+        name = "".join(key).strip(_WHITESPACE)
+        warning = (
+            f"warning: {path}: line {start}: {name}: the ' #...' after the value is part of "
+            "it, as systemd reads it (a # starts a comment only at the start of a line): "
+            "put the comment on a line of its own"
+        )
+        if not warnings or warnings[-1] != warning:  # once for a value
+            warnings.append(warning)
 
     def push() -> None:
         name = "".join(key).rstrip(_WHITESPACE)
@@ -358,6 +374,8 @@ def _parse_env_file(path: Path) -> tuple[dict[str, str], list[str]]:
             elif c in "'\"":
                 state = "single" if c == "'" else "double"
             elif c not in _WHITESPACE:
+                if c == "#" and not quoted and previous in (" ", "\t"):
+                    comment_in_value()  # K= # comment: the value is the comment
                 if quoted:
                     warnings.append(
                         f"warning: {path}: line {start}: the text after the closing quote "
@@ -377,6 +395,8 @@ def _parse_env_file(path: Path) -> tuple[dict[str, str], list[str]]:
             elif c == "\\":
                 state, chop = "value_escape", None
             else:
+                if c == "#" and chop is not None:
+                    comment_in_value()
                 if c not in _WHITESPACE:
                     chop = None
                 elif chop is None:
@@ -413,6 +433,7 @@ def _parse_env_file(path: Path) -> tuple[dict[str, str], list[str]]:
             state = "pre_key" if c in _NEWLINE else "comment"
         if c == "\n":
             line += 1
+        previous = c
     if state == "key":
         raise refused("not a KEY=VALUE line")
     if state in ("single", "double", "double_escape"):
@@ -466,6 +487,12 @@ def insecure_settings(config: StudioConfig) -> list[str]:
         warnings.append(
             f"warning: broker.password is sent in clear over {broker.url}: use mqtts:// "
             "or [broker.tls]"
+        )
+    if broker.password is not None and broker.username is None:
+        warnings.append(
+            "warning: broker.password (STUDIO_BROKER__PASSWORD) is set but no "
+            "broker.username: MQTT sends a password only with a user name, so it is never "
+            "sent; give broker.username, the user it is the password of"
         )
     if broker.tls is not None and broker.tls.insecure:
         warnings.append(
@@ -561,6 +588,62 @@ def unsafe_transport(config: StudioConfig) -> list[str]:
     return warnings
 
 
+# The files a PostgreSQL URL may name, as libpq (and asyncpg) reads them: ``system`` is
+# libpq's word for the system's CAs, no file.
+_POSTGRES_FILES = ("sslrootcert", "sslcert", "sslkey")
+
+
+def _postgres_files(url: str) -> list[tuple[str, Path]]:
+    """The TLS files ``url`` (a PostgreSQL URL) names, by option."""
+    if not url.startswith(("postgresql://", "postgres://")):
+        return []
+    try:
+        query = make_url(url).query
+    except Exception:  # refused by the model, in its words
+        return []
+    named = []
+    for key in _POSTGRES_FILES:
+        value = query.get(key)
+        if isinstance(value, str) and value and not (key == "sslrootcert" and value == "system"):
+            named.append((key, Path(value)))
+    return named
+
+
+def missing_database_files(database: DatabaseSettings | None) -> list[str]:
+    """A mistake for each TLS file a PostgreSQL ``database.url`` names
+    (``?sslrootcert=/etc/studio/pg-ca.pem``, ``sslcert``, ``sslkey``) that is no file this
+    process can read: every process would fail to connect (``FileNotFoundError``), naming
+    neither the option nor the URL. The broker's TLS files were checked; until 2026-12-06
+    these were not (an operations review). A relative path is from the working directory,
+    as the driver opens it."""
+    if database is None:
+        return []
+    mistakes = []
+    for key, path in _postgres_files(database.url):
+        where = f"database.url: {key}"
+        try:
+            mode = path.stat().st_mode
+        except FileNotFoundError:
+            relative = (
+                "" if path.is_absolute() else " (a relative path is from the working directory)"
+            )
+            mistakes.append(f"{where}: no such file: {path}{relative}")
+            continue
+        except OSError as exc:
+            mistakes.append(f"{where}: cannot reach {path}: {exc.strerror or exc}")
+            continue
+        if not stat.S_ISREG(mode):
+            what = "a folder" if stat.S_ISDIR(mode) else "a special file"
+            mistakes.append(f"{where}: {path} is {what}, not a file")
+            continue
+        try:
+            with path.open("rb"):
+                pass
+        except OSError as exc:
+            mistakes.append(f"{where}: cannot read {path}: {exc.strerror or exc}")
+    return mistakes
+
+
 def resolved_paths(config: StudioConfig, base_dir: Path) -> list[str]:
     """A note for each relative path the check looked at: the absolute path it stands for,
     and what it is relative to (they differ: the working directory or the file's folder)."""
@@ -576,6 +659,9 @@ def resolved_paths(config: StudioConfig, base_dir: Path) -> list[str]:
         database = None
     if database is not None and not database.is_absolute():
         notes.append(f"note: database.url: {database} is {database.absolute()} ({cwd})")
+    for key, path in _postgres_files(config.database.url):
+        if not path.is_absolute():
+            notes.append(f"note: database.url: {key} {path} is {path.absolute()} ({cwd})")
     for placed in _cameras(placed_devices(config)):
         where, options = placed.options, placed.device.camera
         named = [("deck", options.deck), ("table", options.table)]
@@ -588,6 +674,19 @@ def resolved_paths(config: StudioConfig, base_dir: Path) -> list[str]:
                     "(relative to the configuration file's folder)"
                 )
     return notes
+
+
+def ignored_variables(environ: Mapping[str, str]) -> list[str]:
+    """A warning for each variable named like a setting in another case than ``STUDIO_``
+    (``studio_web__port``): no process reads it (the prefix is matched as written, the rest
+    of the name in any case, ``STUDIO_WEB__port``), and until 2026-12-06 nothing said so.
+    Its name only: its value may be a secret."""
+    return [
+        f"warning: the variable {name} is not read: a setting's variable begins with "
+        f"STUDIO_ in capitals ({ENV_PREFIX}{name[len(ENV_PREFIX) :].upper()})"
+        for name in sorted(environ)
+        if name.upper().startswith(ENV_PREFIX) and not name.startswith(ENV_PREFIX)
+    ]
 
 
 def _count(number: int, what: str) -> str:
@@ -620,7 +719,11 @@ def check(
             environ.update(read_env_file(env_file))
             env_warnings = env_file_warnings(env_file)
         data, env_sources = config_data(file, environ)
-        warnings = [*env_warnings, *secrets_in_file(read_toml(file))]
+        warnings = [
+            *env_warnings,
+            *ignored_variables(environ),
+            *secrets_in_file(read_toml(file)),
+        ]
     except ConfigError as exc:
         typer.echo(str(exc), err=True)
         raise typer.Exit(2) from exc
@@ -637,6 +740,7 @@ def check(
         *missing_ports(parts.devices),
         *incomplete_cameras(parts.devices),
         *missing_files(parts.devices, file.parent),
+        *missing_database_files(database),
     ]
     mistakes.extend(f"{file}: {mistake}" for mistake in own)
     if mistakes:
