@@ -171,6 +171,11 @@ class CameraService:
         self.unreadable_run = _saved_count(saved, "unreadable_run")
         self.save_error: str | None = None  # why the state file could not be written
         self.on_health = on_health
+        # The last health reported by this process (None before any): a camera that works
+        # says "ok" once its first frames flow, as a serial driver does once its device
+        # answers. Until 2026-12-06 it reported only after a degradation, and the controller
+        # (REST, the console) showed a working camera's health "unknown" for good.
+        self.health: HealthStatus | None = None
         self._stop = asyncio.Event()
 
     def stop(self) -> None:
@@ -280,8 +285,16 @@ class CameraService:
                 await self._report_health("degraded", summary)
 
     async def _report_health(self, status: HealthStatus, reason: str) -> None:
+        self.health = status
         if self.on_health is not None:
             await self.on_health(status, reason)
+
+    async def _frames_flow(self) -> None:
+        """Health ``ok`` the first time frames flow, unless it is degraded already (a run of
+        unreadable cards kept across a restart, a state file that cannot be saved): once,
+        not each frame nor each reconnection (the controller keeps the last health told)."""
+        if self.health is None and not self.degraded and self.save_error is None:
+            await self._report_health("ok", "frames flowing")
 
     async def _session(self) -> bool:
         """Open the source and process frames; ``True`` when a finite source ended."""
@@ -320,6 +333,7 @@ class CameraService:
             assert isinstance(frame, np.ndarray)
             misses = 0
             await self._set_online(True)
+            await self._frames_flow()
             if time.monotonic() - started > STABLE_AFTER:
                 self.backoff.reset()
             await self.process(frame)

@@ -181,8 +181,9 @@ def test_a_state_file_that_cannot_be_written_does_not_stop_the_camera(
         (1, "placed", "KS"),
         (2, "removed", "KS"),
     ]
-    assert out.statuses == ["degraded"]
-    assert "could not save the camera state" in out.health[0][1]
+    # "ok" once frames flow (test_camera_health_ok.py), then the first save failed.
+    assert out.statuses == ["ok", "degraded"]
+    assert "could not save the camera state" in out.health[1][1]
     errors = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
     assert len(errors) == 1 and "could not save the camera state" in errors[0], errors
 
@@ -226,9 +227,10 @@ def test_a_camera_degraded_before_a_restart_says_ok_when_it_reads_a_card_after_i
         cam.place(code, zone)
     cam.place("5S", "dealer")
     asyncio.run(asyncio.wait_for(run(5), 60))
-    assert [m.card for m in out.cards] == [None] * 5 and out.statuses == ["degraded"]
+    assert [m.card for m in out.cards] == [None] * 5 and out.statuses == ["ok", "degraded"]
     blurred.sigma = 0.01  # refocused, and restarted
     cam.place("7H", "seat:5")
     asyncio.run(asyncio.wait_for(run(6), 60))
     assert out.cards[5].card == "7H"
-    assert out.statuses == ["degraded", "ok"]
+    # Restarted degraded: no "ok" on frames alone, the card read says it.
+    assert out.statuses == ["ok", "degraded", "ok"]
