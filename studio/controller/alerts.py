@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -13,6 +14,8 @@ from studio.cards import parse_card
 from studio.contract import AlertMessage
 from studio.contract.rounds import Severity, rfc3339
 from studio.errors import CardCodeError, StudioError
+
+_LOGGER = logging.getLogger(__name__)
 
 
 class AlertError(StudioError):
@@ -314,3 +317,73 @@ class AlertBook:
 
     def all(self) -> list[Alert]:
         return list(self._alerts.values())
+
+
+def _line(text: Any, limit: int = 160) -> str:
+    """``text`` as one short line of the log (a manager's reason may hold newlines)."""
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+
+
+def log_live(
+    book: AlertBook,
+    published: Iterable[AlertMessage],
+    *,
+    was_paused: bool,
+    paused: bool,
+    manual: bool,
+    by: str | None = None,
+) -> None:
+    """The controller's log lines for one live input (never a replay: a start rebuilds each
+    table from its whole log, and would log every alert it ever raised again): an alert
+    raised (WARNING; INFO for an ``info`` one, a cut card), acknowledged or resolved (INFO),
+    and the table paused (WARNING) or resumed (INFO). ``published`` is the alerts as sent
+    out, so a face-down card an alert holds stays concealed here too; ``by`` is the
+    manager whose action the input was. Until 2026-12-06 none of these was logged, and
+    monitoring reading the journal saw nothing of them (an operations review)."""
+    table = book.table
+    for message in published:
+        alert = book.find(message.alert_id)
+        if message.state == "raised":
+            level = logging.INFO if message.severity == "info" else logging.WARNING
+            pauses = ", pauses the table" if alert is not None and alert.pauses else ""
+            _LOGGER.log(
+                level,
+                "%s: alert %s raised: %s (%s%s): %s",
+                table,
+                message.alert_id,
+                message.code,
+                message.severity,
+                pauses,
+                _line(message.message),
+            )
+        elif message.state == "acknowledged":
+            who = alert.acknowledged_by if alert is not None else None
+            _LOGGER.info(
+                "%s: alert %s (%s) acknowledged by %s",
+                table,
+                message.alert_id,
+                message.code,
+                _line(who or by or "?"),
+            )
+        elif message.state == "resolved":
+            resolution = message.resolution or {}
+            card = f" {_line(resolution['card'])}" if resolution.get("card") else ""
+            _LOGGER.info(
+                "%s: alert %s (%s) resolved by %s: %s%s (%s)",
+                table,
+                message.alert_id,
+                message.code,
+                _line(resolution.get("by") or by or "?"),
+                resolution.get("action", "?"),
+                card,
+                _line(resolution.get("reason", ""), 120),
+            )
+    if paused and not was_paused:
+        pausing = [f"{a.alert_id} ({a.code.value})" for a in book.pausing()]
+        why = [f"by {_line(by)}"] if manual and by else ["by a manager"] if manual else []
+        if pausing:
+            why.append(f"open alerts {', '.join(pausing)}")
+        _LOGGER.warning("%s: table paused: %s", table, "; ".join(why))
+    elif was_paused and not paused:
+        _LOGGER.info("%s: table resumed%s", table, f" by {_line(by)}" if by else "")

@@ -44,7 +44,14 @@ from studio.contract import (
     utc_now,
 )
 from studio.contract.topics import device_of, table_of
-from studio.controller.alerts import Alert, AlertError, conceal, resolved_at, spellings
+from studio.controller.alerts import (
+    Alert,
+    AlertError,
+    conceal,
+    log_live,
+    resolved_at,
+    spellings,
+)
 from studio.controller.checkpoint import (
     CHECKPOINT_INPUTS,
     CHECKPOINT_KIND,
@@ -976,6 +983,7 @@ class ControllerService:
                 _check_round_in_play(table, round_in_play)
             inp = Input(kind, data, self.clock())
             round_before = table.round_id
+            was_paused = table.paused  # for the log's "paused"/"resumed" (log_live)
             started = asyncio.get_running_loop().time()
             try:
                 outputs = table.handle(inp)
@@ -1024,6 +1032,14 @@ class ControllerService:
                 raise
             self.stats.inputs[kind] += 1
             self._since_checkpoint[table_id] += 1
+            log_live(
+                table.alerts,
+                [o.payload for o in published if isinstance(o.payload, AlertMessage)],
+                was_paused=was_paused,
+                paused=table.paused,
+                manual=table.manual_pause,
+                by=data.get("user") if kind == "manager.action" else None,
+            )
             last_logged = max(
                 (i for i, o in enumerate(published) if o.channel in _LOGGED_OUTPUTS), default=-1
             )
