@@ -411,7 +411,7 @@ class CardTracker:
         track.look = _look(frame, track.quad)
         known = [t for t in self._tracks if not t.blob and _on_blob(t.quad.centre, track.quad)]
         unread = any(t.published is None and t.attempts < self.read_attempts for t in known)
-        if not unread and not self._new_paper(track.quad, [t for t in known]):
+        if not unread and not self._new_paper(track.quad, known):
             return []
         track.published = Reading(None, 0.0, "none", reason=JOINED_REASON)
         track.published_at = track.quad.centre
