@@ -14,13 +14,28 @@ app = typer.Typer(
 
 
 @app.command("run")
-def run(config: Path = typer.Option(..., "--config", "-c", help="studio TOML config")) -> None:
+def run(
+    config: Path = typer.Option(..., "--config", "-c", help="studio TOML config"),
+    after_restore: bool = typer.Option(
+        False,
+        "--after-restore",
+        help=(
+            "after restoring the database from a backup: a table whose event log ends "
+            "before what the broker saw published goes on after the broker's seq and round "
+            "(logged), instead of being refused (docs/operations.md, Backups)"
+        ),
+    ),
+) -> None:
     """Run the controller of every table of the config until SIGINT or SIGTERM."""
     from studio.controller.process import run_controller
 
     settings = load_process_config(config)
     # run_controller says "controller stopped" on any exit.
-    run_process(lambda: run_controller(settings), name="controller", say_stopped=False)
+    run_process(
+        lambda: run_controller(settings, after_restore=after_restore),
+        name="controller",
+        say_stopped=False,
+    )
 
 
 def register(root: typer.Typer) -> None:

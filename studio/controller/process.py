@@ -34,8 +34,11 @@ _LOGGER = logging.getLogger(__name__)
 CONTROLLER_CLIENT_ID = "controller"
 
 
-async def run_controller(config: StudioConfig) -> None:
-    """Run until cancelled; a clean stop stops listening to the devices first of all."""
+async def run_controller(config: StudioConfig, *, after_restore: bool = False) -> None:
+    """Run until cancelled; a clean stop stops listening to the devices first of all.
+    ``after_restore``: a table whose event log ends before what the broker saw published
+    goes on after the broker's numbering instead of being refused (docs/operations.md,
+    Backups; studio.controller.numbering)."""
     require_shared_broker(config.broker)
     if not config.tables:
         raise ConfigError("no tables in the config: nothing to control")
@@ -43,7 +46,7 @@ async def run_controller(config: StudioConfig) -> None:
         raise ConfigError(IN_MEMORY)
     started = asyncio.Event()
     try:
-        await _serve(config, started)
+        await _serve(config, started, after_restore=after_restore)
     finally:
         # Not for a controller refused at its start (another one runs): it never started.
         if started.is_set():
@@ -63,7 +66,7 @@ async def refuse_demo_database(db: Database) -> None:
         )
 
 
-async def _serve(config: StudioConfig, started: asyncio.Event) -> None:
+async def _serve(config: StudioConfig, started: asyncio.Event, *, after_restore: bool) -> None:
     """``started`` is set once every lock and the web port are held."""
     async with contextlib.AsyncExitStack() as stack:
         # One per broker session, first: a second one given another database (or started
@@ -97,7 +100,7 @@ async def _serve(config: StudioConfig, started: asyncio.Event) -> None:
         log = EventLog(db)
         bus = await stack.enter_async_context(MessageBus(config.broker, CONTROLLER_CLIENT_ID))
         fanout = Fanout(bus)
-        service = ControllerService(config, bus, log, fanout)
+        service = ControllerService(config, bus, log, fanout, after_restore=after_restore)
         # Answered at once, with what the start is doing, until the tables are rebuilt: a
         # whole log replayed after an upgrade takes minutes (docs/operations.md).
         web = await stack.enter_async_context(

@@ -75,6 +75,8 @@ from studio.controller.commands import (
     invalid_reason,
 )
 from studio.controller.conflicts import EventIdentities, identity
+from studio.controller.numbering import CONNECT_WAIT, NUMBERING_RESUMED, published_numbering
+from studio.controller.numbering import check as check_numbering
 from studio.controller.replay import (
     HEALTH_SUFFIX,
     ORDERED_KINDS,
@@ -125,6 +127,7 @@ INPUT_KINDS = [
     "game.command",
     "manager.action",
     "timer",
+    NUMBERING_RESUMED,  # a start's --after-restore (studio.controller.numbering)
 ]
 # The outputs logged with their input: by record kind, their channel and model (to publish
 # one again from its record).
@@ -276,6 +279,8 @@ class ControllerService:
         checkpoint_check: float = CHECKPOINT_CHECK_SECONDS,
         offline_grace: float = OFFLINE_GRACE_SECONDS,
         command_errors_per_second: float = COMMAND_ERRORS_PER_SECOND,
+        after_restore: bool = False,
+        numbering_wait: float = CONNECT_WAIT,
     ) -> None:
         self.config = config
         self.bus = bus
@@ -294,6 +299,10 @@ class ControllerService:
         self.checkpoint_check = checkpoint_check  # seconds between two looks
         self.offline_grace = offline_grace
         self.command_errors_per_second = command_errors_per_second
+        # A table whose log ends before what the broker saw published is refused at a start,
+        # or (after_restore) goes on after it; the broker's link is waited for this long.
+        self.after_restore = after_restore
+        self.numbering_wait = numbering_wait
         # Per table, the notices of malformed commands it may send now (a token bucket,
         # refilled at command_errors_per_second) and when it was last filled (monotonic);
         # and the notices not sent since its last one.
@@ -372,6 +381,9 @@ class ControllerService:
     async def __aenter__(self) -> ControllerService:
         self._start_chain = StartChain(self.log)
         await self.recover()
+        # Before a table publishes anything (its retained state among it): refused here,
+        # the broker keeps what it saw for the next start to find.
+        resumed = await self._check_numbering()
         marks = await self.marks.load()
         self._marks_saved = dict(marks)
         for table_id in self.tables:
@@ -382,6 +394,8 @@ class ControllerService:
                 self._acked_through[table_id] = max(self._acked_through.get(table_id, 0), mark)
         await self._save_marks_once()
         self._start_chain = None
+        for table_id, data in resumed.items():
+            await self.submit(table_id, NUMBERING_RESUMED, data)
         for table_id in self.tables:
             # Logged like any input, so a later replay knows where each run began; like
             # any input, it publishes the table's state and dealer prompt.
@@ -494,6 +508,19 @@ class ControllerService:
                 )
                 interrupted.append(table.round_id)
         return interrupted
+
+    async def _check_numbering(self) -> dict[str, dict[str, Any]]:
+        """Each rebuilt table's last seq and round against the broker's retained state
+        (studio.controller.numbering): a :class:`LogBehindBroker` (exit status 2) for a
+        log behind it, or, ``after_restore``, the ``numbering.resumed`` input of each."""
+        if self.bus is None:
+            return {}
+        self.starting = "reading the tables' retained state on the broker"
+        seen = await published_numbering(
+            self.bus, list(self.tables), connect_wait=self.numbering_wait
+        )
+        numbers = {t: (c.event_seq, c.round_no, c.round_id) for t, c in self.tables.items()}
+        return check_numbering(numbers, seen, after_restore=self.after_restore)
 
     # ------------------------------------------------------------------ recovery
     async def recover(self) -> int:

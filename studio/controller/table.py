@@ -1020,6 +1020,34 @@ class TableController:
         self._devices_published = None  # each run's streams start with the device status
         self.devices_due = self.now + timedelta(seconds=self.restart_grace) if awaited else None
 
+    def _on_numbering_resumed(self, inp: Input) -> None:
+        """A start with ``--after-restore`` found that the broker had seen this table's
+        events and rounds published past where its log ends (a log restored from an older
+        backup: studio.controller.numbering). Its numbering goes on after the broker's, the
+        higher of each and its own, so that no seq or round id is given twice. What was
+        played after the backup is not in the log: the round it holds in progress was played
+        on (or out) then, and the shoe it holds was dealt from, so the round is dropped
+        unsaid (no event under its id, which the platform had settled or saw go on) and the
+        shoe is changed. Logged, so every replay (a later start, a checkpoint) does the same;
+        no log from before it holds one, so older replays are unchanged."""
+        seq, round_no = int(inp.data["seq"]), int(inp.data["round_no"])
+        self.event_seq = max(self.event_seq, seq)
+        if round_no > self.round_no:
+            self.round_no = round_no
+            self.round_id = f"{self.table}-R{round_no}"
+        self.engine = None
+        self.ops, self.cards = [], []
+        self.hole_face_down = False
+        self.round_flags = {}
+        self.betting_deadline = self.decision_deadline = self.next_round_at = None
+        self.betting_left = None
+        self.cut_card_due = None
+        self.pending_load = None
+        self.crosscheck.clear(keep_accepted=False)
+        self.shoe.out_of_play = True
+        self.shuffle_verified = False
+        self.phase = "shoe_change"
+
     def started_data(self) -> dict[str, Any]:
         """What a ``controller.started`` input logs: the logic and the configured settings
         and rule set (not those a replay left in force: the last run's)."""

@@ -1,0 +1,234 @@
+"""A start's check of each table's numbering against what the broker last saw of it.
+
+A table's round events are numbered by ``seq`` ("per table, strictly increasing, never
+reused": docs/protocol.md) and its rounds ``{table}-R{n}``, both rebuilt from the event log
+at a start. A log restored from an older backup (or one that lost its tail) rebuilds them
+from where the backup stood: the controller numbered rounds and events again that the
+broker had already carried to the platforms (a review: ``t1-R8`` and ``t1-R9`` played and
+paid a second time, ``round_opened`` seq 198 published twice; a platform dropped the new
+events as seen, or settled ``t1-R9`` twice).
+
+The broker keeps each table's last ``round/state`` retained, with its ``seq`` and
+``round_id``. Once the tables are rebuilt, and before they take an input or publish, a start
+reads it (:func:`published_numbering`); a table whose log is behind it is refused
+(:class:`LogBehindBroker`, exit status 2), or, started with ``--after-restore``, goes on
+after it: a ``numbering.resumed`` input is logged (:func:`resumed_data`), which the table
+applies, at this start and at every replay (``TableController._on_numbering_resumed``).
+
+    seen = await published_numbering(bus, list(service.tables), connect_wait=10, ...)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from studio.bus import MessageBus, Received, Subscription
+from studio.contract import Topics
+from studio.errors import StoreError
+
+_LOGGER = logging.getLogger(__name__)
+
+# The input a start logs for a table it continues after the broker's numbering.
+NUMBERING_RESUMED: Final = "numbering.resumed"
+# Seconds a start waits for the broker's link before it checks (not checked after them:
+# the controller starts, and says so), and for the retained states once subscribed (the
+# broker answers a marker published after the subscriptions first, in milliseconds).
+CONNECT_WAIT: Final = 10.0
+RETAINED_WAIT: Final = 3.0
+# Seconds each subscription is read for more once the marker came back.
+_DRAIN: Final = 0.05
+
+
+class LogBehindBroker(StoreError):
+    """The event log of a table ends before what the broker saw of it published: restored
+    from an older backup, or it lost its tail. Nothing is started (exit status 2)."""
+
+
+class _StateNumbers(BaseModel):
+    """What the check reads of a retained ``round/state``: its numbering (any other field,
+    of any version, is left alone)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    table: str
+    seq: int = Field(ge=0)
+    round_id: str | None = None
+
+
+class _Marker(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+@dataclass(frozen=True, slots=True)
+class Published:
+    """A table's numbering as the broker last saw it published."""
+
+    seq: int
+    round_id: str | None
+    round_no: int
+
+
+def round_number(table: str, round_id: str | None) -> int:
+    """``n`` of a round id ``{table}-R{n}`` (0: none, or not one of the table's)."""
+    prefix = f"{table}-R"
+    if round_id is None or not round_id.startswith(prefix):
+        return 0
+    digits = round_id[len(prefix) :]
+    return int(digits) if digits.isascii() and digits.isdigit() and len(digits) <= 18 else 0
+
+
+async def published_numbering(
+    bus: MessageBus,
+    tables: list[str],
+    *,
+    connect_wait: float = CONNECT_WAIT,
+    retained_wait: float = RETAINED_WAIT,
+) -> dict[str, Published] | None:
+    """Each table's numbering in its retained ``round/state`` on the broker (a table with
+    none is left out: a new table, or a broker that keeps nothing). None if the broker
+    could not be reached within ``connect_wait`` seconds.
+
+    Each table's own topic is subscribed to (a wildcard would hand over every table's on
+    the broker), and only a retained message on that very topic is taken: the embedded
+    broker (amqtt) hands retained messages of other topics to a client that never asked.
+    A marker published once the subscriptions are acknowledged comes back after the
+    retained messages (both brokers send those before they take the client's next packet),
+    so the wait is that long, at most ``retained_wait`` seconds."""
+    if not tables:
+        return {}
+    try:
+        async with asyncio.timeout(connect_wait):
+            await bus.wait_connected()
+    except TimeoutError:
+        return None
+    topics = {table: Topics(table).round_state for table in tables}
+    marker = f"{Topics(tables[0]).base}/controller/numbering_check/{secrets.token_hex(6)}"
+    async with contextlib.AsyncExitStack() as stack:
+        subs: dict[str, Subscription[_StateNumbers]] = {}
+        for table, topic in topics.items():
+            subs[table] = await stack.enter_async_context(
+                bus.subscribe(topic, _StateNumbers, accept=topic.__eq__)
+            )
+        back = await stack.enter_async_context(bus.subscribe(marker, _Marker, accept=marker.__eq__))
+        await bus.publish(marker, b"{}", qos=1, retain=False)
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(retained_wait):
+                await back.get()
+        found = await asyncio.gather(*(_latest(subs[t], topics[t]) for t in tables))
+    seen: dict[str, Published] = {}
+    for table, state in zip(tables, found, strict=True):
+        if state is not None and state.table == table:
+            seen[table] = Published(state.seq, state.round_id, round_number(table, state.round_id))
+    return seen
+
+
+async def _latest(sub: Subscription[_StateNumbers], topic: str) -> _StateNumbers | None:
+    """The last retained message on ``topic`` the subscription holds (None: none)."""
+    latest: Received[_StateNumbers] | None = None
+    while True:
+        try:
+            async with asyncio.timeout(_DRAIN):
+                got = await sub.get()
+        except TimeoutError:
+            return latest.payload if latest is not None else None
+        if got.topic == topic and got.retain:
+            latest = got
+
+
+def behind(seq: int, round_no: int, published: Published | None) -> bool:
+    """Does the broker's numbering go past the log's (its seq, or its round)?"""
+    return published is not None and (published.seq > seq or published.round_no > round_no)
+
+
+def _round(table: str, round_no: int) -> str:
+    return f"{table}-R{round_no}" if round_no else "none"
+
+
+def refusal(table: str, seq: int, round_no: int, published: Published) -> str:
+    """Why ``table`` is not started: its log ends before what the broker saw published."""
+    ours, theirs = _round(table, round_no), _round(table, published.round_no)
+    return (
+        f"table {table}: the broker's retained state ({Topics(table).round_state}) says round "
+        f"event seq {published.seq} of round {published.round_id or 'none'} was published, "
+        f"but the event log ends at seq {seq}, round {ours}: the log was restored from an "
+        "older backup, or lost its tail. Started on it, the controller would number events "
+        f"from seq {seq + 1} and rounds from {_round(table, round_no + 1)} again, which the "
+        "game platform has already taken (and settled). Nothing was started. After a "
+        "deliberate restore: tell the platform that the log no longer holds rounds "
+        f"{ours} to {theirs} (what was played of them after the backup), then start with "
+        f"`studio controller run --after-restore`, which goes on from seq {published.seq + 1} "
+        f"and round {_round(table, published.round_no + 1)}. Otherwise restore the newest "
+        "backup. A retained state that is not this studio's (another studio's table of this "
+        "id on the broker): clear it with an empty retained message (docs/operations.md, "
+        "Backups)"
+    )
+
+
+def resumed_data(
+    seq: int, round_no: int, round_id: str | None, published: Published
+) -> dict[str, Any]:
+    """The ``numbering.resumed`` input: the seq and round number to go on after (the
+    broker's), and what the log had (for the audit trail; the table reads ``seq`` and
+    ``round_no`` only, taking the higher of each and its own)."""
+    return {
+        "seq": published.seq,
+        "round_no": published.round_no,
+        "round_id": published.round_id,
+        "log": {"seq": seq, "round_no": round_no, "round_id": round_id},
+    }
+
+
+def check(
+    numbers: Mapping[str, tuple[int, int, str | None]],
+    seen: dict[str, Published] | None,
+    *,
+    after_restore: bool,
+) -> dict[str, dict[str, Any]]:
+    """Each table's numbering (``numbers``: its last seq, round number and round id, as
+    the log rebuilt them) against the broker's (``seen``; None: not read). Raises
+    :class:`LogBehindBroker` naming every table behind, unless ``after_restore``: then
+    returns the ``numbering.resumed`` input of each (logged and applied by the caller)."""
+    if seen is None:
+        _LOGGER.warning(
+            "the broker was not reached: the tables' numbering was not checked against "
+            "their retained state (a log restored from an older backup would number rounds "
+            "and events again that the platforms have taken; docs/operations.md, Backups)"
+        )
+        return {}
+    resumed: dict[str, dict[str, Any]] = {}
+    refused: list[str] = []
+    for table, (seq, round_no, round_id) in numbers.items():
+        published = seen.get(table)
+        if published is None or not behind(seq, round_no, published):
+            continue
+        if not after_restore:
+            refused.append(refusal(table, seq, round_no, published))
+            continue
+        _LOGGER.error(
+            "%s: the event log ends at seq %d, round %s, and the broker saw seq %d, round %s "
+            "published (restored from an older backup, or the log lost its tail): "
+            "--after-restore, so the table goes on from seq %d and round %s (logged as %s); "
+            "the platform must be told that the log no longer holds rounds %s to %s",
+            table,
+            seq,
+            _round(table, round_no),
+            published.seq,
+            published.round_id or "none",
+            published.seq + 1,
+            _round(table, max(round_no, published.round_no) + 1),
+            NUMBERING_RESUMED,
+            _round(table, round_no),
+            _round(table, published.round_no),
+        )
+        resumed[table] = resumed_data(seq, round_no, round_id, published)
+    if refused:
+        raise LogBehindBroker("; ".join(refused))
+    return resumed
