@@ -211,6 +211,13 @@ async def test_a_log_restored_from_an_older_backup_is_refused_then_goes_on_after
         assert service.stats.checkpoints_refused == 0
         await _next_round(service, table_id, clock)
         assert service.tables[table_id].round_id == f"{table_id}-R7"
+    # The audit agrees: chain, round index (R2 left in progress), checkpoints.
+    audit = await asyncio.create_subprocess_exec(
+        str(STUDIO), "audit", "verify", "--database", f"sqlite:///{live}",
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    out, err = await asyncio.wait_for(audit.communicate(), 60)
+    assert audit.returncode == 0, (out + err).decode()[-3000:]
 
 
 @pytest.mark.timeout(60)
