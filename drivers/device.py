@@ -893,8 +893,11 @@ class DeviceDriver:
         lost_text = f"; {lost} event(s) of the old numbering lost" if lost else ""
         note_text = f"; {note}" if note else ""
         self._health_later("degraded", f"{why}; seq offset {self.offset}{lost_text}{note_text}")
-        if self._unacked:
-            await self._save_state_now()  # what the device can no longer send: kept at once
+        # Saved at once, before anything of the new numbering goes out: what the device can
+        # no longer send, and the new offset. The new numbering's first events are below the
+        # old one's saved ``published``; a driver killed before the tick saved came back
+        # with the old offset and published them again under other bus seqs (a review).
+        await self._save_state_now()
 
     async def _announce_reset(self, last_seen: int, count: int, why: str) -> None:
         """Publish a :data:`NUMBERING_RESET` device event under the next bus seq (the offset
@@ -1383,11 +1386,14 @@ class DeviceDriver:
         self._fingerprints[event.seq] = fingerprint
         if len(self._fingerprints) > self._fingerprints_size:
             del self._fingerprints[next(iter(self._fingerprints))]
-        if self._saved_state is None or self._saved_state[2] < self._published:
+        saved = self._saved_state
+        if saved is None or saved[1] != self.offset or saved[2] < self._published:
             # Written ahead: a driver killed (not stopped) once the bus has this event, whose
             # device then restarts its numbering, must come back knowing the seq may have
             # reached consumers; saved only by the 0.25 s tick, it reused the seq for a new
             # event (a new shoe's shoe_loaded), which every consumer dropped as a duplicate.
+            # Under another offset than the saved one too: a restarted numbering's seqs are
+            # below the old one's ``published`` (a review: killed then, cards went out twice).
             await self._save_state_now()
         acked = functools.partial(self._on_acked, event.seq, self.offset, fingerprint)
         await self.bus.publish(pub.topic, data, qos=1, on_acked=acked)
