@@ -249,6 +249,10 @@ class DeviceDriver:
         # The device's count stated since the last RESEND (None: not yet). A gap is given up
         # only after one, so what it leaves out is known to be the device's.
         self._count_since_resend: int | None = None
+        # Frames that could not be read (a checksum error, garbage) since the device last
+        # stated a count at or above everything seen: one may have been an event, which no
+        # count has told of yet. A reset on a live link then is announced.
+        self._unread_since_count = 0
         self._wrong_device: str | None = None  # another device answered on our port
         self._forgotten: str | None = None  # a learned wire id an operator cleared
         self._save_error: str | None = None
@@ -828,6 +832,7 @@ class DeviceDriver:
         if seq >= max(self.last_device_seq, self._seen_seq):
             self._seen_seq = seq
             self._count_since_resend = seq
+            self._unread_since_count = 0  # a frame garbled before is a hole the count shows
             if seq > self._vouched:
                 self._vouched = seq
                 await self._release_held()
@@ -846,7 +851,18 @@ class DeviceDriver:
 
         ``announce``: found at a (re)connect (the link or the driver was away), so events
         the device dealt meanwhile under its old numbering may be lost without a hole in the
-        bus seqs: a :data:`NUMBERING_RESET` event says so (:meth:`_announce_reset`)."""
+        bus seqs: a :data:`NUMBERING_RESET` event says so (:meth:`_announce_reset`). So it
+        does on a live link when a frame could not be read since the device's last count:
+        it may have been an event of the old numbering, dealt after the last one seen."""
+        if self._unread_since_count and not announce:
+            # Not announced, a card garbled on the line just before a reboot was lost with no
+            # hole, no report and no frames_lost (a fault-injection review).
+            announce = True
+            why = (
+                f"{why}; {self._unread_since_count} frame(s) unreadable since the device's "
+                "last count: events of the old numbering may be lost"
+            )
+        self._unread_since_count = 0
         lost = self.stats["frames_lost"]
         for first in sorted(self._held):
             if first in self._held:  # not published by an earlier step
@@ -987,6 +1003,7 @@ class DeviceDriver:
         answer's (a heartbeat that went out just before a card carries the seq before it)."""
         if isinstance(item, FrameError):
             self.stats[f"frame_{item.kind}"] += 1
+            self._unread_since_count += 1
             self._error(f"{item.kind} frame: {item.detail}")
             return
         self.stats["frames"] += 1
