@@ -76,6 +76,22 @@ class Published:
     round_no: int
 
 
+@dataclass(frozen=True, slots=True)
+class Unanswered:
+    """The broker was reached, but the start's marker (``marker``, published once the
+    subscriptions were acknowledged) did not come back within the wait: what the broker
+    sent of the tables' retained states may be incomplete. Mosquitto acknowledges a
+    subscription its ACL denies (and delivers nothing on it), and drops a publication it
+    denies: a controller whose ACL does not let it read ``round/state`` and read and write
+    the marker's topic read no retained state, and until 2026-12-06 started as on a broker
+    that keeps none (a restored log behind the broker was not refused, nor warned of: a
+    review with docs/security.md's ACL). ``seen``: the retained states that came (those
+    tables are checked; the others are not)."""
+
+    marker: str
+    seen: dict[str, Published]
+
+
 def round_number(table: str, round_id: str | None) -> int:
     """``n`` of a round id ``{table}-R{n}`` (0: none, or not one of the table's)."""
     prefix = f"{table}-R"
@@ -91,10 +107,11 @@ async def published_numbering(
     *,
     connect_wait: float = CONNECT_WAIT,
     retained_wait: float = RETAINED_WAIT,
-) -> dict[str, Published] | None:
+) -> dict[str, Published] | Unanswered | None:
     """Each table's numbering in its retained ``round/state`` on the broker (a table with
     none is left out: a new table, or a broker that keeps nothing). None if the broker
-    could not be reached within ``connect_wait`` seconds.
+    could not be reached within ``connect_wait`` seconds; :class:`Unanswered` if the
+    marker did not come back (an ACL that denies the controller its topics, most likely).
 
     Each table's own topic is subscribed to (a wildcard would hand over every table's on
     the broker), and only a retained message on that very topic is taken: the embedded
@@ -119,15 +136,18 @@ async def published_numbering(
             )
         back = await stack.enter_async_context(bus.subscribe(marker, _Marker, accept=marker.__eq__))
         await bus.publish(marker, b"{}", qos=1, retain=False)
-        with contextlib.suppress(TimeoutError):
+        answered = True
+        try:
             async with asyncio.timeout(retained_wait):
                 await back.get()
+        except TimeoutError:
+            answered = False
         found = await asyncio.gather(*(_latest(subs[t], topics[t]) for t in tables))
     seen: dict[str, Published] = {}
     for table, state in zip(tables, found, strict=True):
         if state is not None and state.table == table:
             seen[table] = Published(state.seq, state.round_id, round_number(table, state.round_id))
-    return seen
+    return seen if answered else Unanswered(marker, seen)
 
 
 async def _latest(sub: Subscription[_StateNumbers], topic: str) -> _StateNumbers | None:
@@ -177,23 +197,49 @@ def resumed_data(
 ) -> dict[str, Any]:
     """The ``numbering.resumed`` input: the seq and round number to go on after (the
     broker's), and what the log had (for the audit trail; the table reads ``seq`` and
-    ``round_no`` only, taking the higher of each and its own)."""
+    ``round_no``, taking the higher of each and its own). ``dropped`` (since 2026-12-06,
+    second version): the table keeps no round id until its next round (its events go out
+    under ``"-"``) and the shoe loads its open alerts hold are dropped; an input logged
+    without it replays as it ran (``TableController._on_numbering_resumed``)."""
     return {
         "seq": published.seq,
         "round_no": published.round_no,
         "round_id": published.round_id,
         "log": {"seq": seq, "round_no": round_no, "round_id": round_id},
+        "dropped": True,
     }
+
+
+def _unanswered(numbers: Mapping[str, Any], unanswered: Unanswered) -> None:
+    """The WARNING of a check the broker did not answer (see :class:`Unanswered`)."""
+    unchecked = [table for table in numbers if table not in unanswered.seen]
+    if not unchecked:  # every table's state came: all checked
+        _LOGGER.info("the broker did not hand back %s; every table's state came", unanswered.marker)
+        return
+    base = Topics("+").base
+    _LOGGER.warning(
+        "the broker did not answer the start's check (its marker %s never came back): the "
+        "numbering of %s was not checked against their retained state (a log "
+        "restored from an older backup would number rounds and events again that the "
+        "platforms have taken; docs/operations.md, Backups). Likely cause: the broker's ACL "
+        "does not let the controller read %s/round/state and read and write "
+        "%s/controller/numbering_check/# (docs/security.md, Broker and devices)",
+        unanswered.marker,
+        ", ".join(unchecked),
+        base,
+        base,
+    )
 
 
 def check(
     numbers: Mapping[str, tuple[int, int, str | None]],
-    seen: dict[str, Published] | None,
+    seen: dict[str, Published] | Unanswered | None,
     *,
     after_restore: bool,
 ) -> dict[str, dict[str, Any]]:
     """Each table's numbering (``numbers``: its last seq, round number and round id, as
-    the log rebuilt them) against the broker's (``seen``; None: not read). Raises
+    the log rebuilt them) against the broker's (``seen``; None: not read; Unanswered:
+    read in part, the tables whose state came are checked). Raises
     :class:`LogBehindBroker` naming every table behind, unless ``after_restore``: then
     returns the ``numbering.resumed`` input of each (logged and applied by the caller)."""
     if seen is None:
@@ -203,6 +249,9 @@ def check(
             "and events again that the platforms have taken; docs/operations.md, Backups)"
         )
         return {}
+    if isinstance(seen, Unanswered):
+        _unanswered(numbers, seen)
+        seen = seen.seen
     resumed: dict[str, dict[str, Any]] = {}
     refused: list[str] = []
     for table, (seq, round_no, round_id) in numbers.items():

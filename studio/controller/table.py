@@ -55,6 +55,7 @@ from studio.controller.crosscheck import (
     zones_match,
 )
 from studio.controller.engine import EngineRound, RoundOp
+from studio.controller.numbering import NUMBERING_RESUMED
 from studio.controller.shoe import ShoeTracker, census_problems
 from studio.errors import CardCodeError, RuleError, StudioError
 from studio.rules.round import RoundConfig, Wager
@@ -1029,10 +1030,30 @@ class TableController:
         on (or out) then, and the shoe it holds was dealt from, so the round is dropped
         unsaid (no event under its id, which the platform had settled or saw go on) and the
         shoe is changed. Logged, so every replay (a later start, a checkpoint) does the same;
-        no log from before it holds one, so older replays are unchanged."""
+        no log from before it holds one, so older replays are unchanged.
+
+        An input logged since 2026-12-06 (``dropped``, :func:`numbering.resumed_data`) also
+        leaves the table with no round id until its next round opens: the events between
+        (the shoe change, its load) go out under ``"-"``, as a table's before its first
+        round. Before, they went out under the dropped round's id (or the broker's last
+        round's, never opened by this log), which the platform had settled or saw go on.
+        And the shoe load an open alert holds (a shoe loaded during the dropped round) is
+        dropped from it: that shoe was dealt from after the backup, and the alert's cancel
+        put it in play as fresh (0 cards dealt; a review). The alert stays open, to be
+        closed by the manager; its resolution loads nothing (``load_dropped``)."""
         seq, round_no = int(inp.data["seq"]), int(inp.data["round_no"])
         self.event_seq = max(self.event_seq, seq)
-        if round_no > self.round_no:
+        if inp.data.get("dropped"):
+            self.round_no = max(self.round_no, round_no)
+            self.round_id = None
+            for alert in self.alerts.open_alerts():
+                load = alert.subject.pop("load", None)
+                if load:
+                    alert.subject["load_dropped"] = {
+                        "shoe": load.get("shoe"),
+                        "by": NUMBERING_RESUMED,
+                    }
+        elif round_no > self.round_no:
             self.round_no = round_no
             self.round_id = f"{self.table}-R{round_no}"
         self.engine = None
@@ -2099,6 +2120,8 @@ class TableController:
                 detail.update(self._apply_held_load(alert))
             else:
                 detail.update(self._held_load_refused(alert, action.user))
+        elif alert.subject.get("load_dropped"):  # its load dropped by numbering.resumed
+            detail["load_dropped"] = alert.subject["load_dropped"].get("shoe")
         if held and resolution is not Resolution.CANCEL:
             self._unscanned_card_out(alert, held)
         # An unreadable card only the camera saw, voided, did leave the shoe (logic 5).

@@ -299,10 +299,11 @@ async def test_studio_controller_run_refuses_with_status_2_and_goes_on_with_afte
             topic = Topics(table_id).round_state
             async with bus.subscribe(topic, RoundState, accept=topic.__eq__) as states:
                 async with asyncio.timeout(30):
-                    # The retained one first (R2 in betting), then the resumed table's.
+                    # The retained one first (R2 in betting), then the resumed table's: no
+                    # round until its next one (R2 dropped, R3 not opened yet).
                     while (received := await states.get()).payload.phase != "shoe_change":
                         pass
-        assert (received.payload.seq, received.payload.round_id) == (seq, f"{table_id}-R2")
+        assert (received.payload.seq, received.payload.round_id) == (seq, None)
         resumed.send_signal(signal.SIGTERM)
         async with asyncio.timeout(30):
             _, err = await resumed.communicate()
@@ -380,3 +381,91 @@ async def test_a_postgresql_dump_restored_is_refused_then_goes_on_after_the_brok
             await _new_shoe(service, table_id, 2, "S2")
             assert service.tables[table_id].round_id == f"{table_id}-R5"
             assert service.tables[table_id].event_seq > seen_seq
+
+
+async def _card(service: ControllerService, table_id: str, seq: int, code: str, shoe: str) -> None:
+    at = {"device": "shoe", "seq": seq, "ts": T0.isoformat(), "serial": None}
+    await service.submit(table_id, "shoe.card", {**at, "card": code, "shoe": shoe})
+
+
+@pytest.mark.timeout(120)
+async def test_after_restore_a_held_shoe_load_is_dropped_and_events_go_out_under_no_round(
+    broker: BrokerSettings, table_id: str, tmp_path: Path
+) -> None:
+    # A review: the backup held an open alert for shoe S2, loaded while R1 was dealt. After
+    # the backup it was cancelled (S2 in play) and R2 dealt from S2; restored and resumed,
+    # the same alert cancelled again put S2 in play as fresh (0 cards dealt). And the
+    # events after the resume went out under R1's id (or the broker's last round's, never
+    # opened by this log), which docs/protocol.md says no event is published under.
+    live, saved = tmp_path / "studio.db", tmp_path / "backup.db"
+    clock = _Clock()
+    async with _running(broker, live, table_id, clock) as service:
+        await _new_shoe(service, table_id, 1, "S1")  # R1 in betting
+        bet = {"type": "bet", "seat": 1, "player": "p1", "stake": "10"}
+        await service.submit_command(table_id, {"id": "bet-1", **bet})
+        clock.now += timedelta(seconds=20)
+        await service.submit(table_id, "timer", {})
+        await _card(service, table_id, 2, "TS", "S1")
+        await _card(service, table_id, 3, "9H", "S1")
+        shuffled = {"event": "shuffle_complete", "data": {"count": 416, "census": CENSUS}}
+        at = {"seq": 4, "ts": T0.isoformat()}
+        await service.submit(table_id, "shuffler.event", {"device": "shuf", **at, **shuffled})
+        loaded = {"event": "shoe_loaded", "data": {"shoe": "S2"}}
+        await service.submit(table_id, "shoe.event", {"device": "shoe", **at, **loaded})
+        (held,) = service.tables[table_id].alerts.open_alerts()
+        assert held.subject["load"]["shoe"] == "S2"
+    await asyncio.to_thread(_backup, live, saved)
+    async with _running(broker, live, table_id, clock) as service:
+        await service.resolve_alert(held.alert_id, "cancel", user="boss", reason="S2 stays")
+        assert service.tables[table_id].shoe.shoe_id == "S2"
+        clock.now += timedelta(seconds=5)
+        await service.submit(table_id, "timer", {})
+        seen_seq, seen_round, _ = _numbers(service, table_id)
+    assert seen_round == 2
+    _restore(saved, live)
+
+    published: list[RoundEvent] = []
+    async with (
+        MessageBus(broker, f"platform-{table_id}") as platform,
+        platform.subscribe(Topics(table_id).round_events, RoundEvent) as events,
+    ):
+
+        async def collect() -> None:
+            async for message in events:
+                published.append(message.payload)
+
+        collector = asyncio.create_task(collect(), name="test:collect")
+        async with _running(broker, live, table_id, clock, after_restore=True) as service:
+            table = service.tables[table_id]
+            assert (table.round_no, table.round_id) == (2, None)
+            assert table.phase == "shoe_change" and table.shoe.out_of_play
+            (alert,) = table.alerts.open_alerts()
+            assert alert.alert_id == held.alert_id and "load" not in alert.subject
+            assert alert.subject["load_dropped"]["shoe"] == "S2"
+            done = await service.resolve_alert(
+                held.alert_id, "cancel", user="boss", reason="after the restore"
+            )
+            assert done.get("load_dropped") == "S2" or "S2" in str(done), done
+            # S2 was dealt from after the backup: it is not put in play as fresh.
+            assert table.phase == "shoe_change" and table.shoe.out_of_play
+            await _new_shoe(service, table_id, 10, "S3")
+            assert table.round_id == f"{table_id}-R3"
+            after = _numbers(service, table_id)
+        async with asyncio.timeout(20):
+            while not any(e.type == "round_opened" for e in published):
+                await asyncio.sleep(0.05)
+        collector.cancel()
+    new = [e for e in published if e.seq > seen_seq]
+    first = next(i for i, e in enumerate(new) if e.type == "round_opened")
+    assert first > 0 and {e.round_id for e in new[:first]} == {"-"}, new[:first]
+    assert new[first].round_id == f"{table_id}-R3"
+    # A later start replays the resume the same (its round id none until R3 opened).
+    async with _running(broker, live, table_id, clock) as service:
+        assert _numbers(service, table_id) == after
+        assert service.stats.checkpoints_refused == 0
+    audit = await asyncio.create_subprocess_exec(
+        str(STUDIO), "audit", "verify", "--database", f"sqlite:///{live}",
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    out, err = await asyncio.wait_for(audit.communicate(), 60)
+    assert audit.returncode == 0, (out + err).decode()[-3000:]
