@@ -49,7 +49,15 @@ _DRAIN: Final = 0.05
 
 class LogBehindBroker(StoreError):
     """The event log of a table ends before what the broker saw of it published: restored
-    from an older backup, or it lost its tail. Nothing is started (exit status 2)."""
+    from an older backup, or it lost its tail. Nothing is started (exit status 2).
+    ``behind``: each such table's log numbering (its last seq and round number) and the
+    broker's (the demo words its own refusal from them)."""
+
+    def __init__(
+        self, message: str, behind: Mapping[str, tuple[int, int, Published]] | None = None
+    ) -> None:
+        super().__init__(message)
+        self.behind: dict[str, tuple[int, int, Published]] = dict(behind or {})
 
 
 class _StateNumbers(BaseModel):
@@ -175,20 +183,32 @@ def _round(table: str, round_no: int) -> str:
 def refusal(table: str, seq: int, round_no: int, published: Published) -> str:
     """Why ``table`` is not started: its log ends before what the broker saw published."""
     ours, theirs = _round(table, round_no), _round(table, published.round_no)
+    ends = (
+        f"ends at seq {seq}, round {ours}"
+        if round_no
+        else (f"holds no round (its last event seq {seq})" if seq else "holds no event")
+    )
+    if round_no:
+        lost = (
+            f"no longer holds rounds {ours} to {theirs} (what was played of them after the backup)"
+        )
+    elif published.round_no:  # a new database, or a backup from before the first round
+        lost = f"holds none of its rounds up to {theirs} (what was played of them)"
+    else:
+        lost = f"holds none of its events up to seq {published.seq}"
     return (
         f"table {table}: the broker's retained state ({Topics(table).round_state}) says round "
         f"event seq {published.seq} of round {published.round_id or 'none'} was published, "
-        f"but the event log ends at seq {seq}, round {ours}: the log was restored from an "
+        f"but the event log {ends}: the log was restored from an "
         "older backup, or lost its tail. Started on it, the controller would number events "
         f"from seq {seq + 1} and rounds from {_round(table, round_no + 1)} again, which the "
         "game platform has already taken (and settled). Nothing was started. After a "
-        "deliberate restore: tell the platform that the log no longer holds rounds "
-        f"{ours} to {theirs} (what was played of them after the backup), then start with "
+        f"deliberate restore: tell the platform that the log {lost}, then start with "
         f"`studio controller run --after-restore`, which goes on from seq {published.seq + 1} "
         f"and round {_round(table, published.round_no + 1)}. Otherwise restore the newest "
         "backup. A retained state that is not this studio's (another studio's table of this "
-        "id on the broker): clear it with an empty retained message (docs/operations.md, "
-        "Backups)"
+        "id on the broker): clear it with an empty retained message, `mosquitto_pub -r -n "
+        f"-t {Topics(table).round_state}` (docs/operations.md, Backups)"
     )
 
 
@@ -222,11 +242,11 @@ def _unanswered(numbers: Mapping[str, Any], unanswered: Unanswered) -> None:
         "numbering of %s was not checked against their retained state (a log "
         "restored from an older backup would number rounds and events again that the "
         "platforms have taken; docs/operations.md, Backups). Likely cause: the broker's ACL "
-        "does not let the controller read %s/round/state and read and write "
+        "does not let the controller read %s and read and write "
         "%s/controller/numbering_check/# (docs/security.md, Broker and devices)",
         unanswered.marker,
         ", ".join(unchecked),
-        base,
+        Topics("+").round_state,
         base,
     )
 
@@ -254,12 +274,14 @@ def check(
         seen = seen.seen
     resumed: dict[str, dict[str, Any]] = {}
     refused: list[str] = []
+    behind_tables: dict[str, tuple[int, int, Published]] = {}
     for table, (seq, round_no, round_id) in numbers.items():
         published = seen.get(table)
         if published is None or not behind(seq, round_no, published):
             continue
         if not after_restore:
             refused.append(refusal(table, seq, round_no, published))
+            behind_tables[table] = (seq, round_no, published)
             continue
         _LOGGER.error(
             "%s: the event log ends at seq %d, round %s, and the broker saw seq %d, round %s "
@@ -279,5 +301,5 @@ def check(
         )
         resumed[table] = resumed_data(seq, round_no, round_id, published)
     if refused:
-        raise LogBehindBroker("; ".join(refused))
+        raise LogBehindBroker("; ".join(refused), behind_tables)
     return resumed

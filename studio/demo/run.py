@@ -42,9 +42,11 @@ from studio.contract import Topics
 from studio.contract.rounds import rfc3339
 from studio.controller import ControllerService
 from studio.controller.alerts import AlertError
+from studio.controller.numbering import LogBehindBroker
 from studio.controller.process import CONTROLLER_CLIENT_ID
 from studio.controller.table import ROUND_PHASES
 from studio.demo import api as demo_api
+from studio.demo.broker_state import DemoBehindBroker, demo_refusal
 from studio.demo.camera import CAMERA_ID, DemoCamera, learn_demo_profile
 from studio.demo.database import DEMO_DATABASE, check_demo_database, claim_demo_database
 from studio.demo.dealer import DealerBot
@@ -270,7 +272,10 @@ async def run_demo(
         web = await stack.enter_async_context(
             WebServer(starting_app(lambda: service.starting), options.host, options.port, sock=sock)
         )
-        await stack.enter_async_context(service)
+        try:
+            await stack.enter_async_context(service)
+        except LogBehindBroker as exc:  # an earlier run's states (studio.demo.broker_state)
+            raise DemoBehindBroker(demo_refusal(exc, broker, database)) from exc
         await restart_tables(service)
         # The rounds this run opens (the closing line counts those it settles).
         run_started = rfc3339(service.clock())

@@ -249,9 +249,16 @@ async def test_a_new_database_under_a_table_the_broker_saw_is_refused(
     async with _running(broker, tmp_path / "first.db", table_id, clock) as service:
         await _new_shoe(service, table_id, 1, "S1")
         seq = service.tables[table_id].event_seq
-    with pytest.raises(LogBehindBroker, match=f"seq {seq} of round {table_id}-R1"):
+    with pytest.raises(LogBehindBroker, match=f"seq {seq} of round {table_id}-R1") as refused:
         async with _running(broker, database, table_id, clock):
             pytest.fail("started")
+    # Worded for a log with no round (it said "ends at seq 0, round none" and "rounds none
+    # to ...-R1"), with the command that clears a state that is not this studio's.
+    said = str(refused.value)
+    assert "the event log holds no event" in said and "rounds none" not in said, said
+    assert f"holds none of its rounds up to {table_id}-R1" in said, said
+    assert f"mosquitto_pub -r -n -t {Topics(table_id).round_state}" in said, said
+    assert refused.value.behind[table_id][:2] == (0, 0)
 
 
 def _config_file(tmp_path: Path, broker: BrokerSettings, table_id: str, db: Path) -> Path:
