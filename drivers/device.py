@@ -249,6 +249,11 @@ class DeviceDriver:
         # The device's count stated since the last RESEND (None: not yet). A gap is given up
         # only after one, so what it leaves out is known to be the device's.
         self._count_since_resend: int | None = None
+        # The device's count as known when the last RESEND went out (or as its ACK states):
+        # a hole above it is newer than the request, which cannot have covered it (given up
+        # with it, a card garbled after the RESEND was reported lost with no RESEND ever
+        # asking for it: a review).
+        self._resend_covers = 0
         # Frames that could not be read (a checksum error, garbage) since the device last
         # stated a count at or above everything seen: one may have been an event, which no
         # count has told of yet. A reset on a live link then is announced.
@@ -1068,6 +1073,8 @@ class DeviceDriver:
             self.stats["acks"] += 1
             if item.ref == self._resend_ref:
                 self._resend_acked = True
+                # Its count when the RESEND reached it: the answer covers up to there.
+                self._resend_covers = max(self._resend_covers, item.seq)
                 if self._gap_deadline is not None:  # the frames follow the ACK: from now on
                     self._gap_deadline = asyncio.get_running_loop().time() + self.gap_timeout
 
@@ -1273,6 +1280,7 @@ class DeviceDriver:
         self._resend_acked = False
         self._count_since_resend = None
         self._resend_tries = self._resend_tries + 1 if again else 1
+        self._resend_covers = max(self._seen_seq, self.last_device_seq)
         first = self.last_device_seq + 1
         if self._verify is not None:
             first = min(first, self._verify[0])
@@ -1297,6 +1305,9 @@ class DeviceDriver:
             await self._unlearned(f"seq {self._learn} not sent again in time")
         if self._verify is not None:
             await self._unverified(f"seq {self._verify[0]} not sent again in time")
+        # Only holes the last RESEND asked for (at or below the count known when it went
+        # out); newer ones are asked for afresh below.
+        covered = self._resend_covers
         if self._held and self._resend_acked:
             # The device answered the RESEND and sent what it still had: every hole below
             # what is held is lost, all at once. One hole a gap_timeout made a device that
@@ -1309,18 +1320,28 @@ class DeviceDriver:
                     continue
                 if first > self._vouched:
                     break  # not vouched for: the device's next count tells
-                await self._lose_until(first, "resend did not fill the gap in time")
-            if (top := min(self._seen_seq, self._vouched)) > self.last_device_seq:
+                if self.last_device_seq >= covered:
+                    break  # a hole newer than the RESEND
+                await self._lose_until(
+                    min(first, covered + 1), "resend did not fill the gap in time"
+                )
+            if (top := min(self._seen_seq, self._vouched, covered)) > self.last_device_seq:
                 await self._lose_until(top + 1, "resend did not fill the gap in time")
         elif self._held:
             # Only as far as the device vouched: a frame beyond is its next count's to judge
             # (skipped to, a frame claiming seq 1,000,000 took the driver there: a review).
-            first = min(min(self._held), self._vouched + 1)
+            first = min(min(self._held), self._vouched + 1, covered + 1)
             await self._skip_to(first, "resend did not fill the gap in time")
-        elif (top := min(self._seen_seq, self._vouched)) > self.last_device_seq:
+        elif (top := min(self._seen_seq, self._vouched, covered)) > self.last_device_seq:
             # Only a heartbeat told of these events, and the device did not send them again:
             # say they are lost, so the controller learns of it.
             await self._skip_to(top + 1, "resend did not fill the gap in time")
+        if (
+            self._gap_deadline is None
+            and self.last_device_seq >= covered
+            and (self._held or min(self._seen_seq, self._vouched) > self.last_device_seq)
+        ):
+            await self._request_resend()  # holes newer than the RESEND: asked for, tries anew
 
     async def _skip_to(self, first: int, why: str) -> None:
         """Accept that device seqs below ``first`` are lost; publish what is held after them."""
