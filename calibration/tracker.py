@@ -50,6 +50,7 @@ it is verified once it settles, as a card exchanged while the camera was down ma
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 from typing import Final, Literal
 
@@ -57,7 +58,7 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from calibration.detect import CARD_AREA_OF_DIAGONAL, CardQuad, warp_card
+from calibration.detect import CARD_AREA_OF_DIAGONAL, CardQuad, FloatArray, warp_card
 from calibration.recogniser import JOINED_REASON, Reading, Recogniser, covering
 
 Image = NDArray[np.uint8]
@@ -96,11 +97,16 @@ SWAP_READS: Final = 2
 # calibration.detect.JOINED_CARDS; asked for with a table calibration only) hide the cards
 # the tracker knew there, which are held (not removed) while the blob lies there. Once
 # settled, the blob is one unreadable placement when it holds a card not published yet:
-# a track under it not yet read, or paper no known card there explains, NEW_PAPER of a
-# card's area at least (each known card's quad grown by HELD_MARGIN for the tracker's
-# unrefined quads). A card laid sideways across a hand (a double-down) leaves about half
-# a card's paper outside the hand; cards only pushed together, a strip of the push.
-NEW_PAPER: Final = 0.25
+# a track under it not yet read, or NEW_PAPER of a card's area beyond the known cards
+# there, by two measures that must agree: its outline outside their quads (each grown by
+# HELD_MARGIN for the tracker's unrefined quads), and its area above their quads' union
+# (areas, not places: cards moved together until the blob settled left their last quads
+# behind). Measured on generated frames, in card areas (outside / beyond): a double-down
+# across a two-card hand 0.53 / 0.52, across a three-card hand 0.31 / 0.31, a card dealt
+# touching another's corner 0.97 / 0.90; two cards pushed together 0.02 / -0.04, then
+# moved as one 0.29 / 0.01. A published blob is one more placement each time its outline
+# grows by NEW_PAPER of a card (a card laid on it).
+NEW_PAPER: Final = 0.2
 HELD_MARGIN: Final = 0.04
 
 # One published card is read again (audited) every AUDIT_EVERY frames, the one read longest
@@ -156,6 +162,18 @@ class _Track:
     # Cards not taken apart (a joined quad; see NEW_PAPER): matched to joined quads only,
     # never read; its placement is unreadable.
     blob: bool = False
+    # The id its placement goes out under: its own, or that of a blob's placement it took
+    # over (see _inherited), so that the card's ``removed`` ends that placement.
+    placement: int = 0
+    born: tuple[float, float] | None = None  # its centre when first seen
+    # A blob's outline area (px) when judged (None: not yet), and the ids of the further
+    # cards it stands for (one more unreadable placement each: cards laid on it since).
+    paper: float | None = None
+    extra: list[int] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.placement = self.placement or self.id
+        self.born = self.born or self.quad.centre
 
 
 class CardTracker:
@@ -189,29 +207,44 @@ class CardTracker:
 
     @property
     def on_table(self) -> list[tuple[int, Reading]]:
-        """Published cards currently on the table: ``(track, reading)``."""
-        return [(t.id, t.published) for t in self._tracks if t.published is not None]
+        """Published cards currently on the table: ``(placement, reading)`` (a blob's
+        further cards each under its own placement)."""
+        return [
+            (i, t.published)
+            for t in self._tracks
+            if t.published is not None
+            for i in (t.placement, *t.extra)
+        ]
 
     def restore(
         self, reading: Reading, zone: str | None, quad: CardQuad, zone_distance_mm: float | None
     ) -> int:
-        """Lay down a card published before a restart; return its new track id.
+        """Lay down a card published before a restart; return its new placement id.
 
         It is taken as published: the card found there is not published again, and its
         ``removed`` follows as for any other (not seen for ``remove_frames`` frames, or
         slid away by more than ``relocate``). Once the card found there has settled it is
         read again: if it is surely another card (exchanged while the camera was down),
-        ``removed`` for the old one and ``placed`` for the new one follow.
+        ``removed`` for the old one and ``placed`` for the new one follow. A blob's further
+        cards (see NEW_PAPER), saved one by one, are laid down on the blob again.
         """
+        if quad.joined:
+            for blob in self._tracks:
+                near = math.dist(blob.quad.centre, quad.centre) <= 0.1 * quad.diagonal
+                if blob.blob and blob.published is not None and near:
+                    blob.extra.append(self._next_id)
+                    self._next_id += 1
+                    return blob.extra[-1]
         track = _Track(self._next_id, quad, self.frame, attempts=self.read_attempts)
         track.blob = quad.joined
-        track.verify = True
+        track.paper = _area(quad) if quad.joined else None
+        track.verify = not quad.joined
         track.published = reading
         track.published_at = quad.centre
         track.zone, track.zone_distance_mm = zone, zone_distance_mm
         self._tracks.append(track)
         self._next_id += 1
-        return track.id
+        return track.placement
 
     def update(self, frame: Image) -> list[CardEvent]:
         """Process one frame; return the events it caused."""
@@ -239,6 +272,11 @@ class CardTracker:
             track.last_seen = self.frame
             track.missing = 0
             track.stable = track.stable + 1 if moved <= self.move_tolerance else 0
+            if track.blob:
+                # Cards moved together stay the cards they were: no relocation.
+                if track.stable + 1 >= self.settle_frames:
+                    events += self._judge_blob(track)
+                continue
             if track.stable == 0:
                 self._disturbed(track)
             if track.published is not None and track.published_at is not None:
@@ -264,8 +302,7 @@ class CardTracker:
                 track.attempts, track.look, track.rejudged = 0, None, True
                 track.best, track.guesses, track.disagreement = None, [], None
             if track.published is None and track.stable + 1 >= self.settle_frames:
-                place = self._place_blob if track.blob else self._identify
-                events += place(frame, track)
+                events += self._identify(frame, track)
         seen = {id(t) for t, _ in matched} | {id(t) for t in held}
         keep: list[_Track] = []
         for track in self._tracks:
@@ -277,8 +314,7 @@ class CardTracker:
                 track.stable = 0
                 self._disturbed(track)
             if track.missing >= self.remove_frames:
-                if track.published is not None:
-                    events.append(self._event("removed", track))
+                events += self._removed(track)
                 continue
             keep.append(track)
         used = {id(q) for _, q in matched}
@@ -320,8 +356,9 @@ class CardTracker:
 
     @staticmethod
     def _disturbed(track: _Track) -> None:
-        """A published card moved or went out of sight for a while: read it once still."""
-        if track.published is not None:
+        """A published card moved or went out of sight for a while: read it once still.
+        (A blob is never read.)"""
+        if track.published is not None and not track.blob:
             track.verify = True
             track.verify_attempts = 0
             track.verify_codes = []
@@ -402,79 +439,108 @@ class CardTracker:
             and any(_on_blob(t.quad.centre, b) for b in blobs)
         ]
 
-    def _place_blob(self, frame: Image, track: _Track) -> list[CardEvent]:
-        """A settled blob of cards (see NEW_PAPER): one unreadable placement when it holds
-        a card not published yet, else nothing (judged again if its look changes)."""
-        if track.attempts >= self.read_attempts:
-            return []
-        track.attempts = self.read_attempts
-        track.look = _look(frame, track.quad)
+    def _judge_blob(self, track: _Track) -> list[CardEvent]:
+        """A settled blob of cards (see NEW_PAPER). Judged first: one unreadable placement
+        when it holds a card not published yet. Then, while it lies there: one more for
+        each card laid on it (its outline grown by NEW_PAPER of a card at least; moved or
+        squared up, it keeps its area)."""
+        area = _area(track.quad)
         known = [t for t in self._tracks if not t.blob and _on_blob(t.quad.centre, track.quad)]
-        unread = any(t.published is None and t.attempts < self.read_attempts for t in known)
-        if not unread and not self._new_paper(track.quad, known):
+        if track.paper is None:
+            track.paper = area
+            unread = any(t.published is None and t.attempts < self.read_attempts for t in known)
+            if unread or self._new_paper(track.quad, known):
+                return [self._blob_placement(track)]
             return []
-        track.published = Reading(None, 0.0, "none", reason=JOINED_REASON)
-        track.published_at = track.quad.centre
-        track.zone, track.zone_distance_mm = self.recogniser.zone_of(track.quad)
-        track.read_at = self.frame
-        return [self._event("placed", track)]
+        if area - track.paper >= NEW_PAPER * self._card_area(track.quad, known):
+            track.paper = area
+            return [self._blob_placement(track)]
+        track.paper = max(track.paper, area)
+        return []
 
-    def _new_paper(self, blob: CardQuad, known: list[_Track]) -> bool:
-        """Does ``blob`` hold NEW_PAPER of a card's area outside the ``known`` cards?"""
-        outline = blob.contour if blob.contour is not None else blob.corners
-        lo = np.floor(outline.min(axis=0)).astype(np.int64)
-        size = np.ceil(outline.max(axis=0)).astype(np.int64) - lo + 1
-        mask = np.zeros((int(size[1]), int(size[0])), np.uint8)
-        cv2.fillPoly(mask, [np.round(outline - lo).astype(np.int32).reshape(-1, 1, 2)], 255)
-        for t in known:
-            c = np.asarray(t.quad.centre)
-            grown = c + (t.quad.corners - c) * (1.0 + HELD_MARGIN)
-            cv2.fillPoly(mask, [np.round(grown - lo).astype(np.int32).reshape(-1, 1, 2)], 0)
+    def _blob_placement(self, track: _Track) -> CardEvent:
+        """One more card the blob stands for: its first placement, or a further one."""
+        if track.published is None:
+            track.published = Reading(None, 0.0, "none", reason=JOINED_REASON)
+            track.published_at = track.quad.centre
+            track.zone, track.zone_distance_mm = self.recogniser.zone_of(track.quad)
+            track.read_at = self.frame
+            return self._event("placed", track)
+        track.extra.append(self._next_id)
+        self._next_id += 1
+        return self._event("placed", track, track.extra[-1])
+
+    def _card_area(self, blob: CardQuad, known: list[_Track]) -> float:
+        """A card's area (px) where ``blob`` lies: the cards read there, else the table's."""
         cards = [t.quad.area for t in known if t.published is not None and t.published.readable]
         if cards:
-            card = float(np.median(cards))
-        elif self.recogniser.table is not None:
-            card = CARD_AREA_OF_DIAGONAL * self.recogniser.table.card_size_px(blob.centre) ** 2
-        else:
-            card = float(np.count_nonzero(mask)) / 2
-        return int(np.count_nonzero(mask)) >= NEW_PAPER * card
+            return float(np.median(cards))
+        if self.recogniser.table is not None:
+            return CARD_AREA_OF_DIAGONAL * self.recogniser.table.card_size_px(blob.centre) ** 2
+        return _area(blob) / 2
+
+    def _new_paper(self, blob: CardQuad, known: list[_Track]) -> bool:
+        """Does ``blob`` hold NEW_PAPER of a card's area beyond the ``known`` cards? Both
+        measures must say so: its outline outside their quads (each grown HELD_MARGIN),
+        and its area above what their quads cover together (areas, not places: cards
+        moved together until the blob settled left their last quads behind, and the first
+        measure alone then takes the paper they moved onto for a card)."""
+        outline = blob.contour if blob.contour is not None else blob.corners
+        quads = [t.quad.corners for t in known]
+        everything = np.concatenate([outline, *quads])
+        lo = np.floor(everything.min(axis=0)).astype(np.int64)
+        size = np.ceil(everything.max(axis=0)).astype(np.int64) - lo + 1
+
+        def filled(polygons: list[FloatArray]) -> NDArray[np.bool_]:
+            mask = np.zeros((int(size[1]), int(size[0])), np.uint8)
+            for p in polygons:
+                cv2.fillPoly(mask, [np.round(p - lo).astype(np.int32).reshape(-1, 1, 2)], 255)
+            return mask > 0
+
+        centres = [np.asarray(t.quad.centre) for t in known]
+        grown = [c + (q - c) * (1.0 + HELD_MARGIN) for c, q in zip(centres, quads, strict=True)]
+        outside = int(np.count_nonzero(filled([outline]) & ~filled(grown)))
+        beyond = _area(blob) - float(np.count_nonzero(filled(quads)))
+        return min(outside, beyond) >= NEW_PAPER * self._card_area(blob, known)
 
     def _inherited(self, frame: Image, track: _Track) -> tuple[bool, list[CardEvent]]:
-        """A card about to be published beside a published blob of cards (see NEW_PAPER)
-        out of sight for more than a flicker: the blob was taken apart. On where the blob was,
-        the card is that blob's placement, not another (the blob stood for the card it did
-        not read): the track takes its publication, unreadable, never read again, and the
-        blob goes without a ``removed``; elsewhere within the blob's diagonal (slid out of
-        it) the blob is ``removed`` first, as a slid card is (``relocate``).
-        Returns (inherited, the blobs' ``removed`` events)."""
+        """A card about to be published that came out of a published blob of cards (see
+        NEW_PAPER): first seen on it, the blob out of sight for more than a flicker (taken
+        apart; a card dealt beside a blob a hand hides is another). Still where the blob
+        lay, the card is one of the blob's placements, not another (the blob stood for the
+        card it did not read): the track takes it over, unreadable, never read again, and
+        no ``removed`` is said; slid away from it, that placement is ``removed`` first, as
+        a slid card's is (``relocate``). Returns (taken over, the ``removed`` events)."""
         removed: list[CardEvent] = []
+        assert track.born is not None
         for blob in self._tracks:
-            # Out of sight longer than a flicker (FLICKER_FRAMES): taken apart, not missed.
             if (
                 not blob.blob
                 or blob.published is None
                 or self.frame - blob.last_seen <= FLICKER_FRAMES
+                or not _on_blob(track.born, blob.quad, margin=0.1 * blob.quad.diagonal)
             ):
                 continue
+            placement = blob.extra.pop() if blob.extra else blob.placement
+            published = blob.published
+            if placement == blob.placement:
+                self._unpublish(blob)  # its outline stays judged: seen again, no new placement
             if _on_blob(track.quad.centre, blob.quad):
-                track.published = blob.published
+                track.published, track.placement = published, placement
                 track.published_at = track.quad.centre
                 track.zone, track.zone_distance_mm = blob.zone, blob.zone_distance_mm
                 track.attempts = self.read_attempts
                 track.look = _look(frame, track.quad)
                 track.read_at = self.frame
-                self._unpublish(blob)
-                # What lies there is known now: judged again only if it changes.
-                blob.attempts = self.read_attempts
-                blob.look = _look(frame, blob.quad)
                 return True, removed
-            far = float(np.hypot(*np.subtract(track.quad.centre, blob.quad.centre)))
-            if far <= blob.quad.diagonal:
-                removed.append(self._event("removed", blob))
-                self._unpublish(blob)
-                blob.attempts = self.read_attempts
-                blob.look = _look(frame, blob.quad)
+            removed.append(self._event("removed", blob, placement, published))
         return False, removed
+
+    def _removed(self, track: _Track) -> list[CardEvent]:
+        """A published track gone: ``removed`` for its placement and each further one."""
+        if track.published is None:
+            return []
+        return [self._event("removed", track, i) for i in (track.placement, *track.extra)]
 
     @staticmethod
     def _match(quads: list[CardQuad], tracks: list[_Track]) -> list[tuple[_Track, CardQuad]]:
@@ -556,11 +622,25 @@ class CardTracker:
         track.disagreement = f"attempts disagree: {names}"
         return replace(reading, code=None, confidence=0.0, method="none", reason=track.disagreement)
 
-    def _event(self, kind: Literal["placed", "removed"], track: _Track) -> CardEvent:
-        assert track.published is not None or kind == "placed"
-        reading = track.published if track.published is not None else Reading(None, 0.0, "none")
+    def _event(
+        self,
+        kind: Literal["placed", "removed"],
+        track: _Track,
+        placement: int | None = None,
+        reading: Reading | None = None,
+    ) -> CardEvent:
+        """An event of ``track``'s placement (or ``placement``, a blob's further one),
+        with its published reading (or ``reading``, once unpublished)."""
+        reading = reading or track.published
+        assert reading is not None or kind == "placed"
         return CardEvent(
-            kind, track.id, reading, track.zone, track.zone_distance_mm, track.quad, self.frame
+            kind,
+            placement or track.placement,
+            reading or Reading(None, 0.0, "none"),
+            track.zone,
+            track.zone_distance_mm,
+            track.quad,
+            self.frame,
         )
 
 
@@ -603,10 +683,19 @@ def _redness(warped: Image) -> float:
     return (gb - float(dark[ink, 2].sum())) / max(gb, 1e-6)
 
 
-def _on_blob(point: tuple[float, float], blob: CardQuad) -> bool:
-    """Does ``point`` lie on ``blob`` (its outline, else its corners)?"""
+def _on_blob(point: tuple[float, float], blob: CardQuad, margin: float = 0.0) -> bool:
+    """Does ``point`` lie on ``blob`` (its outline, else its corners), or within ``margin``
+    px of it?"""
     outline = blob.contour if blob.contour is not None else blob.corners
-    return cv2.pointPolygonTest(outline.astype(np.float32).reshape(-1, 1, 2), point, False) >= 0
+    contour = outline.astype(np.float32).reshape(-1, 1, 2)
+    return cv2.pointPolygonTest(contour, point, margin > 0) >= -margin
+
+
+def _area(quad: CardQuad) -> float:
+    """A quad's area (px): a blob's its outline's."""
+    if quad.contour is None:
+        return quad.area
+    return float(abs(cv2.contourArea(quad.contour.astype(np.float32).reshape(-1, 1, 2))))
 
 
 def _likeness(a: NDArray[np.float32], b: NDArray[np.float32]) -> float:

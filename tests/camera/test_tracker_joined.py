@@ -44,15 +44,23 @@ def _calibration() -> TableCalibration:
     )
 
 
-_FRAMES: dict[tuple[tuple[str, tuple[float, float], float], ...], np.ndarray] = {}
+Hand = tuple[float, float, float, float]  # a dealer's hand: an ellipse (cx, cy, ax, ay), mm
+_FRAMES: dict[object, np.ndarray] = {}
 
 
-def _frame(cards: tuple[PlacedCard, ...]) -> np.ndarray:
-    """The cards on the layout seen from above, a lens's blur and sensor noise."""
-    key = tuple((c.code, c.centre, c.angle) for c in cards)
+def _frame(cards: tuple[PlacedCard, ...], hand: Hand | None = None) -> np.ndarray:
+    """The cards on the layout seen from above (``hand`` over them), a lens's blur and
+    sensor noise."""
+    key = (tuple((c.code, c.centre, c.angle) for c in cards), hand)
     if key not in _FRAMES:
         homography = _overhead(SIZE)
         frame = compose(_background(), list(cards), homography)
+        if hand is not None:
+            cx, cy, ax, ay = hand
+            t = np.linspace(0, 2 * np.pi, 40)
+            ring = np.stack([cx + ax * np.cos(t), cy + ay * np.sin(t)], 1).reshape(-1, 1, 2)
+            outline = cv2.perspectiveTransform(ring, homography).reshape(-1, 1, 2)
+            cv2.fillPoly(frame, [np.round(outline).astype(np.int32)], (120, 150, 205), cv2.LINE_AA)
         frame = np.asarray(cv2.GaussianBlur(frame, (0, 0), 0.8))
         noise = np.random.default_rng(len(cards)).normal(0, 2, frame.shape)
         _FRAMES[key] = np.clip(frame + noise, 0, 255).astype(np.uint8)
@@ -75,13 +83,22 @@ def _slide(
     ]
 
 
-def _run(
-    tracker: CardTracker, frames: list[tuple[PlacedCard, ...]]
-) -> list[tuple[str, str | None, str | None]]:
+def _events(
+    tracker: CardTracker, frames: list[tuple[PlacedCard, ...]], hand: Hand | None = None
+) -> list[CardEvent]:
     events: list[CardEvent] = []
     for cards in frames:
-        events += tracker.update(_frame(cards))
-    return [(e.event, e.reading.code, e.reading.reason if e.quad.joined else None) for e in events]
+        events += tracker.update(_frame(cards, hand))
+    return events
+
+
+def _run(
+    tracker: CardTracker, frames: list[tuple[PlacedCard, ...]], hand: Hand | None = None
+) -> list[tuple[str, str | None, str | None]]:
+    return [
+        (e.event, e.reading.code, e.reading.reason if e.quad.joined else None)
+        for e in _events(tracker, frames, hand)
+    ]
 
 
 def _tracker(profile: DeckProfile) -> CardTracker:
@@ -149,12 +166,15 @@ def test_the_card_a_blob_stood_for_is_not_published_again(profile: DeckProfile) 
     doubled = (*HAND, DOUBLE)
     _run(tracker, [HAND[:1]] * 6 + [HAND] * 6 + _slide(HAND, DOUBLE, (X + 200, Y + 62)))
     assert _run(tracker, [doubled] * 12) == [("placed", *BLOB)]
+    [blob] = [i for i, r in tracker.on_table if r.reason == JOINED_REASON]
     events = _run(tracker, [(DOUBLE,)] * 20)
     assert sorted(events, key=str) == [("removed", "5D", None), ("removed", "6H", None)]
-    [(_, left)] = tracker.on_table
-    assert left.code is None and left.reason == JOINED_REASON
-    gone = _run(tracker, [()] * 8)
-    assert [(e, c) for e, c, _ in gone] == [("removed", None)]
+    # The card took over the blob's placement (its id: the camera's state file keys by it).
+    [(placement, left)] = tracker.on_table
+    assert placement == blob and left.code is None and left.reason == JOINED_REASON
+    gone = _events(tracker, [()] * 8)
+    assert [(e.event, e.track, e.reading.code) for e in gone] == [("removed", blob, None)]
+    assert tracker.on_table == []
 
 
 def test_a_blob_published_before_a_restart_is_laid_down_as_one(profile: DeckProfile) -> None:
@@ -189,3 +209,50 @@ def test_a_card_saved_before_blobs_were_saved_is_one_card(record: dict[str, obje
     reading, zone, quad, _ = _placement({**base, "corners": corners, **record})
     assert reading == Reading("QH", 0.9, "index") and zone == "dealer"
     assert isinstance(quad, CardQuad) and not quad.joined
+
+
+def test_a_card_laid_on_a_published_blob_is_one_more_placement(profile: DeckProfile) -> None:
+    """A dealer's hit laid touching a corner-touching pair published as a blob: the blob
+    grows by a card, one more unreadable placement under an id of its own; cleared, each
+    placement is removed."""
+    tracker = _tracker(profile)
+    hit = PlacedCard("7S", "dealer", (420.0, 250.0), 10.0)  # over the five's far corner
+    first = _events(
+        tracker, [(ACE,)] * 6 + _slide((ACE,), FIVE, (460.0, 360.0)) + [(ACE, FIVE)] * 12
+    )
+    grown = _events(tracker, _slide((ACE, FIVE), hit, (560.0, 150.0)) + [(ACE, FIVE, hit)] * 16)
+    placed = [(e.reading.code, e.quad.joined) for e in first + grown if e.event == "placed"]
+    assert placed == [("AS", False), (None, True), (None, True)]
+    ids = {e.track for e in first + grown}
+    assert len(ids) == 3 and sorted(i for i, _ in tracker.on_table) == sorted(ids)
+    gone = _events(tracker, [()] * 8)
+    assert sorted(e.track for e in gone) == sorted(ids)
+    assert {e.event for e in gone} == {"removed"}
+
+
+def test_cards_pushed_together_then_moved_as_one_are_no_new_card(profile: DeckProfile) -> None:
+    """The cards a blob hides go with it: moved as one, its paper is still theirs."""
+    tracker = _tracker(profile)
+    apart = _at(FIVE, 380.0, 330.0)
+    _run(tracker, [(ACE, apart)] * 6 + _slide((ACE,), FIVE, apart.centre, steps=10))
+    moves = [
+        (_at(ACE, 300 + 5 * k, 250 + 2 * k), _at(FIVE, 360 + 5 * k, 310 + 2 * k))
+        for k in range(1, 9)
+    ]
+    assert _run(tracker, [(ACE, FIVE)] * 12 + moves + [moves[-1]] * 16) == []
+    assert sorted(_run(tracker, [()] * 8)) == [("removed", "5S", None), ("removed", "AS", None)]
+
+
+def test_a_hand_over_a_blob_does_not_end_it(profile: DeckProfile) -> None:
+    """The dealer's hand rests over a published blob while a card dealt below it settles:
+    that card is another (it never lay on the blob), and the blob stays published, once."""
+    tracker = _tracker(profile)
+    doubled = (*HAND, DOUBLE)
+    _run(tracker, [HAND[:1]] * 6 + [HAND] * 6 + _slide(HAND, DOUBLE, (X + 200, Y + 62)))
+    assert _run(tracker, [doubled] * 12) == [("placed", *BLOB)]
+    below = PlacedCard("9D", "seat:2", (X + 20, Y + 150), 0.0)
+    events = _run(tracker, _slide(doubled, below, (X + 120, Y + 150), steps=5))
+    # (4 frames: fewer than remove_frames, 6, after which hidden cards are taken as gone.)
+    events += _run(tracker, [(*doubled, below)] * 4, hand=(X + 10, Y + 30, 72, 70))
+    events += _run(tracker, [(*doubled, below)] * 16)
+    assert events == [("placed", "9D", None)]
