@@ -113,6 +113,27 @@ async def _next_round(service: ControllerService, table_id: str, clock: _Clock) 
     assert service.tables[table_id].phase == "betting"
 
 
+@asynccontextmanager
+async def _platform(
+    broker: BrokerSettings, table_id: str, published: list[RoundEvent]
+) -> AsyncIterator[None]:
+    """A game platform's subscriber: the table's round events, appended to ``published``."""
+    async with (
+        MessageBus(broker, f"platform-{table_id}") as platform,
+        platform.subscribe(Topics(table_id).round_events, RoundEvent) as events,
+    ):
+
+        async def collect() -> None:
+            async for message in events:
+                published.append(message.payload)
+
+        collector = asyncio.create_task(collect(), name="test:collect")
+        try:
+            yield
+        finally:
+            collector.cancel()
+
+
 def _backup(live: Path, to: Path) -> None:
     with sqlite3.connect(live) as source, sqlite3.connect(to) as copy:
         source.backup(copy)
@@ -169,16 +190,7 @@ async def test_a_log_restored_from_an_older_backup_is_refused_then_goes_on_after
 
     # --after-restore: the numbering goes on after the broker's, logged.
     published: list[RoundEvent] = []
-    async with (
-        MessageBus(broker, f"platform-{table_id}") as platform,
-        platform.subscribe(Topics(table_id).round_events, RoundEvent) as events,
-    ):
-
-        async def collect() -> None:
-            async for message in events:
-                published.append(message.payload)
-
-        collector = asyncio.create_task(collect(), name="test:collect")
+    async with _platform(broker, table_id, published):
         async with _running(broker, live, table_id, clock, after_restore=True) as service:
             table = service.tables[table_id]
             assert table.event_seq >= seen_seq and table.round_no == 5
@@ -192,7 +204,6 @@ async def test_a_log_restored_from_an_older_backup_is_refused_then_goes_on_after
         async with asyncio.timeout(20):
             while not any(e.round_id == f"{table_id}-R6" for e in published):
                 await asyncio.sleep(0.05)
-        collector.cancel()
     opened = [e for e in published if e.type == "round_opened"]
     assert [e.round_id for e in opened] == [f"{table_id}-R6"]
     assert opened[0].seq > seen_seq
@@ -432,16 +443,7 @@ async def test_after_restore_a_held_shoe_load_is_dropped_and_events_go_out_under
     _restore(saved, live)
 
     published: list[RoundEvent] = []
-    async with (
-        MessageBus(broker, f"platform-{table_id}") as platform,
-        platform.subscribe(Topics(table_id).round_events, RoundEvent) as events,
-    ):
-
-        async def collect() -> None:
-            async for message in events:
-                published.append(message.payload)
-
-        collector = asyncio.create_task(collect(), name="test:collect")
+    async with _platform(broker, table_id, published):
         async with _running(broker, live, table_id, clock, after_restore=True) as service:
             table = service.tables[table_id]
             assert (table.round_no, table.round_id) == (2, None)
@@ -461,7 +463,6 @@ async def test_after_restore_a_held_shoe_load_is_dropped_and_events_go_out_under
         async with asyncio.timeout(20):
             while not any(e.type == "round_opened" for e in published):
                 await asyncio.sleep(0.05)
-        collector.cancel()
     new = [e for e in published if e.seq > seen_seq]
     first = next(i for i, e in enumerate(new) if e.type == "round_opened")
     assert first > 0 and {e.round_id for e in new[:first]} == {"-"}, new[:first]
