@@ -635,8 +635,11 @@ class DeviceDriver:
             # Another device now serves this table: its numbering is not the old one's, and
             # what it dealt before (elsewhere) is not ours. Offset past every seq published,
             # then continue from its count, as on a first contact.
+            # Saved below, with its count (the wire id learned: ``learned``), not before: a
+            # driver killed between two saves came back with the count 0 and no forgotten
+            # mark, and fetched what the replacement had dealt elsewhere as this table's.
             await self._restart_numbering(
-                hello.seq, f"device {self._forgotten!r} replaced by {hello.device!r}"
+                hello.seq, f"device {self._forgotten!r} replaced by {hello.device!r}", save=False
             )
             self.last_device_seq = self._published = hello.seq
             self._acked = (hello.seq, self.offset)
@@ -848,7 +851,9 @@ class DeviceDriver:
             seq, f"device restarted its numbering at {seq}", announce=announce
         )
 
-    async def _restart_numbering(self, seq: int, why: str, *, announce: bool = False) -> None:
+    async def _restart_numbering(
+        self, seq: int, why: str, *, announce: bool = False, save: bool = True
+    ) -> None:
         """The device numbers from 0 again and its last seq is ``seq``. The old numbering
         will never be sent again: publish what is held of it, in order, count the holes as
         lost (and what was handed to the bus but never acknowledged before a driver
@@ -858,7 +863,11 @@ class DeviceDriver:
         the device dealt meanwhile under its old numbering may be lost without a hole in the
         bus seqs: a :data:`NUMBERING_RESET` event says so (:meth:`_announce_reset`). So it
         does on a live link when a frame could not be read since the device's last count:
-        it may have been an event of the old numbering, dealt after the last one seen."""
+        it may have been an event of the old numbering, dealt after the last one seen.
+
+        ``save=False``: the caller saves once it has set the new numbering's count (a saved
+        state with the count 0 and no forgotten mark, read by a driver killed in between,
+        would take everything the device dealt before as new events)."""
         if self._unread_since_count and not announce:
             # Not announced, a card garbled on the line just before a reboot was lost with no
             # hole, no report and no frames_lost (a fault-injection review).
@@ -918,7 +927,8 @@ class DeviceDriver:
         # no longer send, and the new offset. The new numbering's first events are below the
         # old one's saved ``published``; a driver killed before the tick saved came back
         # with the old offset and published them again under other bus seqs (a review).
-        await self._save_state_now()
+        if save:
+            await self._save_state_now()
 
     async def _announce_reset(self, last_seen: int, count: int, why: str) -> None:
         """Publish a :data:`NUMBERING_RESET` device event under the next bus seq (the offset
