@@ -36,7 +36,9 @@ def demo_refusal(exc: LogBehindBroker, broker: BrokerSettings, database: str) ->
             f"{table}: the broker {published.round_id or 'no round'}, seq {published.seq}; "
             f"the database {log}"
         )
-    where = ["-h", broker.host, "-p", str(broker.port)]
+    # QoS 1: the tool waits for the broker's acknowledgement before it disconnects (the
+    # embedded broker may drop a QoS 0 message of a client that leaves at once).
+    where = ["-h", broker.host, "-p", str(broker.port), "-q", "1"]
     commands = [
         shlex.join(["mosquitto_pub", *where, "-r", "-n", "-t", Topics(table).round_state])
         for table in sorted(exc.behind)

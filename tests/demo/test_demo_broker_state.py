@@ -53,7 +53,7 @@ async def test_a_new_demo_database_behind_the_broker_says_how_to_clear_its_table
         assert "--after-restore` does not take a demo's database" in said
         assert "rounds none" not in said and "sqlite:///:memory:" in said
         command = (
-            f"mosquitto_pub -h {settings.host} -p {settings.port} -r -n "
+            f"mosquitto_pub -h {settings.host} -p {settings.port} -q 1 -r -n "
             f"-t {Topics(TABLE).round_state}"
         )
         assert command in said, said

@@ -15,7 +15,10 @@ from pathlib import Path
 
 import pytest
 
+from studio.bus import MessageBus
 from studio.bus.embedded import free_port
+from studio.config import BrokerSettings
+from studio.contract import Topics
 from studio.demo import DemoOptions, run_demo
 from studio.demo.run import DemoHandle
 from studio.errors import ConfigError
@@ -31,9 +34,19 @@ def _broker_up() -> None:
         pytest.skip("no MQTT broker on 127.0.0.1:1883")
 
 
+async def _clear_demo_table() -> None:
+    """The demo's table's retained state on the shared broker, cleared: an earlier run of
+    this test left it there, and a demo on a new database behind it is refused (as it
+    must be: studio.demo.broker_state)."""
+    async with MessageBus(BrokerSettings(url=BROKER), f"clear-{free_port()}") as bus:
+        await bus.publish(Topics("clubhouse").round_state, b"", qos=1, retain=True)
+        await bus.flush()
+
+
 @pytest.mark.timeout(120)
 async def test_the_files_web_port_on_the_brokers_does_not_stop_the_demo(tmp_path: Path) -> None:
     _broker_up()
+    await _clear_demo_table()
     config = tmp_path / "demo.toml"
     config.write_text("[web]\nport = 1883\n")
     options = DemoOptions(
@@ -62,6 +75,7 @@ async def test_the_files_web_port_on_the_brokers_does_not_stop_the_demo(tmp_path
     finally:
         stop.set()
         await runner
+        await _clear_demo_table()
 
 
 @pytest.mark.timeout(60)
