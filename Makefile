@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 # broker, a database or a subprocess, and two workers left a fifth of the cores idle (a
 # 2026-12-05 run: 20 min 24 s of pytest for 16 min of CPU a core). The ten slowest tests
 # are listed after every run: CI has a 20-minute budget.
-PYTEST_ARGS ?= -n 4 --dist loadfile --durations=10
+PYTEST_ARGS ?= -n 3 --dist loadfile --durations=10
 
 .PHONY: demo test lint install clean
 
