@@ -419,7 +419,11 @@ def test_a_checkpoint_at_any_point_reads_back_and_plays_on_as_the_whole_log(
 ) -> None:
     """Before, a checkpoint taken just after an alert was concealed could not be read back
     (pydantic's own time zone in the outputs it kept): a review, 26 of 100 points of such a
-    play; every start then replayed the whole log, and said it was altered."""
+    play; every start then replayed the whole log, and said it was altered.
+
+    Every point is written; every point of the first 100 records is read back and held
+    against the whole state, then every third (reading a point back and comparing it costs
+    as much as the rest of the test: ~40 ms a point late in the log, on CI's two cores)."""
     caplog.set_level(logging.CRITICAL, "studio.controller.replay")  # the script's refusals
     records = logged(seed, restarts=restarts)
     whole = replay_of(settings)
@@ -427,7 +431,8 @@ def test_a_checkpoint_at_any_point_reads_back_and_plays_on_as_the_whole_log(
     for n, record in enumerate(records, 1):
         whole.apply(record)
         state = dumps(whole)
-        assert_same(loads(state), whole, f"after record {n}")
+        if n <= 100 or n % 3 == seed % 3:
+            assert_same(loads(state), whole, f"after record {n}")
         if n % 41 == 0:
             points[n] = state
     for n, state in points.items():
