@@ -154,6 +154,7 @@ OFFLINE_GRACE_SECONDS = 3.0  # a device's `offline` taken back by its `online` w
 OFFLINE_CHECK_SECONDS = 0.25
 STALE_RETRY_SECONDS = 5.0  # a table whose rebuild failed is tried again this often while idle
 REBUILD_CHECK_SECONDS = 0.5  # how often the tables due a rebuild are looked for
+GAP_CHECK_SECONDS = 1.0  # how often the numbering's holes are looked at (and asked for)
 # Notices on `game/command_errors` per table and second at most (and as many at once): a
 # flood of garbage on `game/commands` does not become a flood on the broker. The others are
 # counted (stats.command_errors_suppressed, and the next notice's `suppressed`).
@@ -274,6 +275,7 @@ class ControllerService:
         tick: float = 0.05,
         timers: bool = True,
         gap_requests: int = 10,
+        gap_check: float = GAP_CHECK_SECONDS,
         hold_limit: int = 1000,
         checkpoint_inputs: int = CHECKPOINT_INPUTS,
         checkpoint_check: float = CHECKPOINT_CHECK_SECONDS,
@@ -290,8 +292,10 @@ class ControllerService:
         self.clock = clock
         self.tick = tick
         self.timers = timers
-        # Replays asked for one gap (one a second) before its events count as lost.
+        # Replays asked for one gap (one each gap_check seconds) before its events count
+        # as lost.
         self.gap_requests = gap_requests
+        self.gap_check = gap_check
         # Events held above a hole, per device, before the hole is given up at once.
         self.hold_limit = hold_limit
         # A table is checkpointed once this many inputs were logged since its last one.
@@ -1530,7 +1534,7 @@ class ControllerService:
             if not device.endswith(HEALTH_SUFFIX)
         ]
         while True:
-            await asyncio.sleep(1.0)  # (the first time: the subscriptions are in place)
+            await asyncio.sleep(self.gap_check)  # (the first time: the subscriptions are in place)
             for table_id, device in tails:
                 await self._ask_replay(table_id, device, None)
             tails = []
