@@ -2,11 +2,11 @@
 
 A driver that could not get a lost frame back from its device skips it (docs/devices.md),
 so its published numbering has a hole that no replay fills. The controller asks for it
-once a second; after ``gap_requests`` requests it records the events as lost (a logged
-``device.gap`` input) and a shoe's lost event pauses the table with an ``integrity``
-alert: a card may have been dealt that nobody saw. Before, the controller asked again
-every second for ever and the table played on. After a restart the hole is not asked
-for again.
+once a second (``gap_check``: a quarter of one here); after ``gap_requests`` requests it
+records the events as lost (a logged ``device.gap`` input) and a shoe's lost event pauses
+the table with an ``integrity`` alert: a card may have been dealt that nobody saw.
+Before, the controller asked again every second for ever and the table played on. After
+a restart the hole is not asked for again.
 
 An event the controller received but could not log (the database refused the write) was
 not applied either, so it is not seen: its next delivery is taken, and until then it is a
@@ -29,6 +29,10 @@ from studio.contract import DeviceEvent, ReplayRequest, ShoeCard, Topics
 from studio.controller import ControllerService
 from studio.store import Database, EventLog
 from studio.streams import Fanout
+
+# How often the controller looks at the holes in a numbering and asks for them (a second in
+# production): every wait below on requests or a give-up is counted in these.
+GAP_CHECK = 0.25
 
 
 async def until(predicate: Callable[[], bool], timeout: float = 20.0) -> None:
@@ -84,7 +88,9 @@ async def test_a_shoe_event_never_resent_pauses_the_table(
     ):
         async with (
             MessageBus(broker, f"ctl-{table_id}") as bus,
-            ControllerService(config, bus, EventLog(db), Fanout(bus), gap_requests=3) as service,
+            ControllerService(
+                config, bus, EventLog(db), Fanout(bus), gap_requests=3, gap_check=GAP_CHECK
+            ) as service,
         ):
             async with device.subscribe(topics.replay("shoe-1"), ReplayRequest) as replays:
 
@@ -102,9 +108,11 @@ async def test_a_shoe_event_never_resent_pauses_the_table(
                         )
                         await device.publish(topics.shoe_events, event)
                     table = service.tables[table_id]
+                    # (The second request reaches the device a moment after it was sent,
+                    # one look before the give-up: both are waited for.)
                     async with asyncio.timeout(20):
-                        while not table.alerts.open_alerts():
-                            await asyncio.sleep(0.1)
+                        while not table.alerts.open_alerts() or len(requests) < 2:
+                            await asyncio.sleep(0.05)
                     collector.cancel()
             alert = table.alerts.open_alerts()[0]
             assert alert.code.value == "integrity" and "event 2 never arrived" in alert.message
@@ -117,10 +125,12 @@ async def test_a_shoe_event_never_resent_pauses_the_table(
         # A restart rebuilds the table, alert included, and does not ask for 2 again.
         async with (
             MessageBus(broker, f"ctl2-{table_id}") as bus,
-            ControllerService(config, bus, EventLog(db), Fanout(bus), gap_requests=3) as service,
+            ControllerService(
+                config, bus, EventLog(db), Fanout(bus), gap_requests=3, gap_check=GAP_CHECK
+            ) as service,
         ):
             assert service.tables[table_id].paused
-            await asyncio.sleep(4)  # longer than three requests would take
+            await asyncio.sleep(8 * GAP_CHECK)  # twice what three requests and a give-up take
             gaps = await EventLog(db).read(table_id=table_id, kinds=["device.gap"])
             assert len(gaps) == 1
             assert service.stats.gaps_requested == 0
@@ -141,7 +151,9 @@ async def test_a_card_whose_log_write_failed_is_asked_for_again_and_applied(
     async with (
         MessageBus(broker, f"dev-{table_id}") as device,
         MessageBus(broker, f"ctl-{table_id}") as bus,
-        ControllerService(config, bus, EventLog(database), Fanout(bus)) as service,
+        ControllerService(
+            config, bus, EventLog(database), Fanout(bus), gap_check=GAP_CHECK
+        ) as service,
         device.subscribe(topics.replay("shoe-1"), ReplayRequest) as replays,
     ):
         await device.wait_connected()
@@ -229,7 +241,9 @@ async def test_a_card_replayed_into_a_hole_is_dealt_in_the_shoe_s_order(
         Database(f"sqlite:///{tmp_path}/studio.db") as db,
         MessageBus(broker, f"dev-{table_id}") as bus,
         MessageBus(broker, f"ctl-{table_id}") as ctl_bus,
-        ControllerService(config, ctl_bus, EventLog(db), Fanout(ctl_bus)) as service,
+        ControllerService(
+            config, ctl_bus, EventLog(db), Fanout(ctl_bus), gap_check=GAP_CHECK
+        ) as service,
         asyncio.TaskGroup() as group,
     ):
         shoe = Device(bus, table_id, "shoe-1")
@@ -274,7 +288,7 @@ async def test_a_card_replayed_into_a_hole_is_dealt_in_the_shoe_s_order(
 
 @asynccontextmanager
 async def one_shoe(
-    broker: BrokerSettings, tmp_path: Path, table_id: str, **service_options: int
+    broker: BrokerSettings, tmp_path: Path, table_id: str, **service_options: float
 ) -> AsyncIterator[tuple[Database, Device, ControllerService]]:
     """A table with one shoe on the real broker, its controller subscribed."""
     config = StudioConfig(
@@ -298,7 +312,8 @@ async def test_a_hole_never_filled_holds_what_follows_until_it_is_given_up(
     broker: BrokerSettings, tmp_path: Path, table_id: str
 ) -> None:
     """The event after the hole goes in after the ``device.gap`` input, not before it."""
-    async with one_shoe(broker, tmp_path, table_id, gap_requests=2) as (db, shoe, service):
+    options = {"gap_requests": 2, "gap_check": GAP_CHECK}
+    async with one_shoe(broker, tmp_path, table_id, **options) as (db, shoe, service):
         for seq in (1, 3):  # 2 is lost on the line and never re-sent
             await shoe.event(seq)
         await until(lambda: service.held() == {f"{table_id}/shoe-1": [3]})
@@ -357,7 +372,7 @@ async def test_events_held_when_the_controller_stops_are_asked_for_at_the_next_s
             ControllerService(config, ctl_bus, EventLog(db), Fanout(ctl_bus)) as service,
         ):
             await bus.wait_connected()
-            await asyncio.sleep(0.5)
+            await asyncio.wait_for(service.listening.wait(), 20)
             await shoe.event(1)
             await shoe.event(2, lost=True)
             await shoe.event(3)
@@ -398,7 +413,9 @@ async def test_a_numbering_that_jumps_is_one_alert_not_a_hole_asked_for_ever(
     ):
         async with (
             MessageBus(broker, f"ctl-{table_id}") as bus,
-            ControllerService(config, bus, EventLog(db), Fanout(bus), gap_requests=2) as service,
+            ControllerService(
+                config, bus, EventLog(db), Fanout(bus), gap_requests=2, gap_check=GAP_CHECK
+            ) as service,
         ):
             await device.wait_connected()
             await asyncio.wait_for(service.listening.wait(), 20)
@@ -406,7 +423,7 @@ async def test_a_numbering_that_jumps_is_one_alert_not_a_hole_asked_for_ever(
                 message = DeviceEvent(device="shoe-1", seq=seq, ts=datetime.now(UTC), event=event)
                 await device.publish(topics.shoe_events, message)
             await until(lambda: service.received(table_id, "shoe-1") == 150_004)
-            await asyncio.sleep(3.5)  # what two requests for a hole and giving it up take
+            await asyncio.sleep(8 * GAP_CHECK)  # twice what two requests and a give-up take
             assert service.stats.seq_jumps == 1 and service.stats.gaps_requested == 0
             alerts = [(a.code.value, a.message) for a in service.tables[table_id].alerts.all()]
             assert [code for code, _ in alerts] == ["integrity", "misscan"]
@@ -417,9 +434,11 @@ async def test_a_numbering_that_jumps_is_one_alert_not_a_hole_asked_for_ever(
             assert [g.payload["skipped"] for g in gaps] == [[3, 150_002]]
         async with (
             MessageBus(broker, f"ctl2-{table_id}") as bus,
-            ControllerService(config, bus, EventLog(db), Fanout(bus), gap_requests=2) as service,
+            ControllerService(
+                config, bus, EventLog(db), Fanout(bus), gap_requests=2, gap_check=GAP_CHECK
+            ) as service,
         ):
             assert service.received(table_id, "shoe-1") == 150_004
-            await asyncio.sleep(3.5)
+            await asyncio.sleep(8 * GAP_CHECK)
             assert service.stats.gaps_requested == 0
             assert len(await EventLog(db).read(table_id=table_id, kinds=["device.gap"])) == 1
