@@ -75,7 +75,12 @@ from studio.controller.commands import (
     invalid_reason,
 )
 from studio.controller.conflicts import EventIdentities, identity
-from studio.controller.numbering import CONNECT_WAIT, NUMBERING_RESUMED, published_numbering
+from studio.controller.numbering import (
+    CONNECT_WAIT,
+    NUMBERING_RESUMED,
+    RETAINED_WAIT,
+    published_numbering,
+)
 from studio.controller.numbering import check as check_numbering
 from studio.controller.replay import (
     HEALTH_SUFFIX,
@@ -283,6 +288,9 @@ class ControllerService:
         command_errors_per_second: float = COMMAND_ERRORS_PER_SECOND,
         after_restore: bool = False,
         numbering_wait: float = CONNECT_WAIT,
+        numbering_retained_wait: float = RETAINED_WAIT,
+        mark_flush: float = MARK_FLUSH_SECONDS,
+        max_seq_jump: int = MAX_SEQ_JUMP,
     ) -> None:
         self.config = config
         self.bus = bus
@@ -307,6 +315,12 @@ class ControllerService:
         # or (after_restore) goes on after it; the broker's link is waited for this long.
         self.after_restore = after_restore
         self.numbering_wait = numbering_wait
+        self.numbering_retained_wait = numbering_retained_wait
+        # Seconds a stop waits for the broker to take what is queued (MARK_FLUSH_SECONDS),
+        # and how far ahead a device's seq is a jump of its numbering (MAX_SEQ_JUMP): tests
+        # make them small.
+        self.mark_flush = mark_flush
+        self.max_seq_jump = max_seq_jump
         # Per table, the notices of malformed commands it may send now (a token bucket,
         # refilled at command_errors_per_second) and when it was last filled (monotonic);
         # and the notices not sent since its last one.
@@ -460,7 +474,7 @@ class ControllerService:
             # Let what is queued reach the broker, so the mark saved says so (a mark behind
             # is harmless: the next start repeats those outputs).
             with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(MARK_FLUSH_SECONDS):
+                async with asyncio.timeout(self.mark_flush):
                     await self.bus.flush()
         with contextlib.suppress(StoreError):
             await self._save_marks_once()
@@ -521,7 +535,10 @@ class ControllerService:
             return {}
         self.starting = "reading the tables' retained state on the broker"
         seen = await published_numbering(
-            self.bus, list(self.tables), connect_wait=self.numbering_wait
+            self.bus,
+            list(self.tables),
+            connect_wait=self.numbering_wait,
+            retained_wait=self.numbering_retained_wait,
         )
         numbers = {t: (c.event_seq, c.round_no, c.round_id) for t, c in self.tables.items()}
         return check_numbering(numbers, seen, after_restore=self.after_restore)
@@ -1398,7 +1415,7 @@ class ControllerService:
                     await self._refresh(table_id)
         device, seq = data["device"], data["seq"]
         last = self._trackers[table_id].last_contiguous(device)
-        if not last or seq - last <= MAX_SEQ_JUMP:
+        if not last or seq - last <= self.max_seq_jump:
             return
         self.stats.seq_jumps += 1
         gap = {"device": device, "seqs": [], "skipped": [last + 1, seq - 1], "requests": 0}
