@@ -26,6 +26,7 @@ from studio.config import BrokerSettings, DeviceSettings, StudioConfig, TableSet
 from studio.contract import CameraCard, Topics
 from studio.controller import ControllerService, TableController
 from studio.controller.crosscheck import zone_of
+from studio.controller.service import OFFLINE_GRACE_SECONDS
 from studio.errors import DeviceError
 from studio.store import Database, EventLog
 from studio.streams import Fanout
@@ -112,7 +113,11 @@ async def make_studio(
     *,
     new_shoe: bool = True,
     shoe: dict[str, Any] | None = None,
+    camera_window: float = 3.0,
+    offline_grace: float = OFFLINE_GRACE_SECONDS,
 ) -> AsyncIterator[Studio]:
+    """A studio; ``camera_window`` (the table's cross-check window) and ``offline_grace``
+    (the controller's) shorter for a test that waits for one to end."""
     async with AsyncExitStack() as stack:
         sim = SimTable(
             table_id, seed=5, decks=decks, base_dir=tmp_path / "hwsim", heartbeat_interval=0.2
@@ -128,13 +133,16 @@ async def make_studio(
             *sim.device_settings(heartbeat_timeout=2.0),
             DeviceSettings(id="cam-1", kind="camera"),
         ]
-        config = StudioConfig(
-            broker=broker, tables=[TableSettings(id=table_id, ruleset=ruleset, devices=devices)]
+        table = TableSettings(
+            id=table_id, ruleset=ruleset, devices=devices, camera_window_seconds=camera_window
         )
+        config = StudioConfig(broker=broker, tables=[table])
         db = await stack.enter_async_context(Database(f"sqlite:///{tmp_path}/studio.db"))
         bus = await stack.enter_async_context(MessageBus(broker, f"ctl-{table_id}"))
         service = await stack.enter_async_context(
-            ControllerService(config, bus, EventLog(db), Fanout(bus), round_gap=0.3)
+            ControllerService(
+                config, bus, EventLog(db), Fanout(bus), round_gap=0.3, offline_grace=offline_grace
+            )
         )
         drivers = await stack.enter_async_context(DriverSet(config, broker=broker))
         await drivers.wait_online()
@@ -152,6 +160,27 @@ async def studio(broker: BrokerSettings, tmp_path: Path, table_id: str) -> Async
 
 
 @pytest.fixture
+async def short_window_studio(
+    broker: BrokerSettings, tmp_path: Path, table_id: str
+) -> AsyncIterator[Studio]:
+    """For a test whose alert is raised when a sighting's window ends: a second, not three
+    (the camera's sighting of a card follows the shoe's read of it by milliseconds)."""
+    async with make_studio(broker, tmp_path, table_id, decks=8, camera_window=1.0) as built:
+        yield built
+
+
+@pytest.fixture
+async def short_grace_studio(
+    broker: BrokerSettings, tmp_path: Path, table_id: str
+) -> AsyncIterator[Studio]:
+    """For a test waiting for a driver's `offline` to be taken: once the controller's grace
+    for it has passed, a second here, not three (the grace's own test is in
+    test_controller_offline_grace)."""
+    async with make_studio(broker, tmp_path, table_id, decks=8, offline_grace=1.0) as built:
+        yield built
+
+
+@pytest.fixture
 async def one_deck_studio(
     broker: BrokerSettings, tmp_path: Path, table_id: str
 ) -> AsyncIterator[Studio]:
@@ -159,7 +188,8 @@ async def one_deck_studio(
         yield built
 
 
-async def test_card_mismatch_resolved_by_correcting(studio: Studio) -> None:
+async def test_card_mismatch_resolved_by_correcting(short_window_studio: Studio) -> None:
+    studio = short_window_studio
     await studio.start_round()
     first = await studio.deal()  # seat 1, confirmed
     await studio.wait(lambda: len(studio.table.cards) == 1)
@@ -197,7 +227,8 @@ async def test_camera_missing_is_a_misscan_voided(studio: Studio) -> None:
     assert studio.table.cards == [] and not studio.table.paused
 
 
-async def test_card_in_the_wrong_box(studio: Studio) -> None:
+async def test_card_in_the_wrong_box(short_window_studio: Studio) -> None:
+    studio = short_window_studio
     await studio.start_round((1, 2))
     await studio.deal(zone="seat:2")  # due to seat 1
     alert = await studio.wait_alert("wrong_box")
@@ -262,7 +293,8 @@ async def test_dealer_drawing_past_the_rule(studio: Studio) -> None:
     assert not studio.table.paused
 
 
-async def test_device_offline_when_the_shoe_is_unplugged(studio: Studio) -> None:
+async def test_device_offline_when_the_shoe_is_unplugged(short_grace_studio: Studio) -> None:
+    studio = short_grace_studio
     await studio.start_round()
     await studio.sim.fault("shoe", "unplug")
     alert = await studio.wait_alert("device_offline")
@@ -346,7 +378,7 @@ async def test_impossible_second_copy_in_a_one_deck_shoe(one_deck_studio: Studio
 
 
 async def test_unresolved_alert_escalates_to_a_timeout_alert(studio: Studio) -> None:
-    studio.table.escalate_after = 1.0
+    studio.table.escalate_after = 0.5
     await studio.start_round()
     studio.sim.deal(fault="misread")
     await studio.wait_alert("misscan")
