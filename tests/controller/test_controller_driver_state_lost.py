@@ -27,9 +27,13 @@ from studio.bus import MessageBus
 from studio.config import BrokerSettings, DeviceSettings, StudioConfig, TableSettings
 from studio.controller import ControllerService
 from studio.controller.crosscheck import zone_of
-from studio.controller.service import MAX_SEQ_JUMP
 from studio.store import Database, EventLog
 from studio.streams import Fanout
+
+# How far ahead a device's seq is a jump of its numbering, in this test's controller: the
+# product's MAX_SEQ_JUMP (10,000: a driver's numbering from the Unix time in ms lives 10 s
+# before a restart is a jump) made 1,000, so that the test waits 1.5 s for it, not 10.5 s.
+MAX_SEQ_JUMP = 1_000
 
 
 @asynccontextmanager
@@ -59,7 +63,13 @@ async def studio_without_drivers(
         # The drivers' restart is not what this is about: no device_offline alert meanwhile.
         service = await stack.enter_async_context(
             ControllerService(
-                config, bus, EventLog(db), Fanout(bus), round_gap=0.3, offline_grace=120.0
+                config,
+                bus,
+                EventLog(db),
+                Fanout(bus),
+                round_gap=0.3,
+                offline_grace=120.0,
+                max_seq_jump=MAX_SEQ_JUMP,
             )
         )
         camera_bus = await stack.enter_async_context(MessageBus(broker, f"cam-{table_id}"))
@@ -85,8 +95,9 @@ async def test_after_the_state_dir_is_lost_and_the_shoe_power_cycled_the_table_d
         for file in state.glob("*.json"):
             file.unlink()  # lost: a new host, a wiped disk
         await studio.sim.fault("shoe", "power_cycle")  # the shoe numbers from 1 again
-        # A driver's numbering lives longer than MAX_SEQ_JUMP ms (10 s) but for a restart
-        # loop: the new base is then a jump the controller records, not a gap it asks for.
+        # A driver's numbering lives longer than MAX_SEQ_JUMP ms (the controller's, made 1 s
+        # here) but for a restart loop: the new base is then a jump the controller records,
+        # not a gap it asks for.
         await asyncio.sleep(max(0.0, first_contact + MAX_SEQ_JUMP / 1000 + 0.5 - time.time()))
         async with DriverSet(config, broker=broker, state_dir=state) as drivers:
             await drivers.wait_online()
