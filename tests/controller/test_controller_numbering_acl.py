@@ -19,6 +19,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -90,12 +91,14 @@ async def _broker_saw(broker: BrokerSettings, table_id: str) -> None:
 
 
 @asynccontextmanager
-async def _controller(broker: BrokerSettings, db: Path, table_id: str) -> AsyncIterator[None]:
+async def _controller(
+    broker: BrokerSettings, db: Path, table_id: str, **options: Any
+) -> AsyncIterator[None]:
     config = StudioConfig(broker=broker, tables=[TableSettings(id=table_id, single_source=True)])
     async with (
         Database(f"sqlite:///{db}") as database,
         MessageBus(broker, "controller") as bus,
-        ControllerService(config, bus, EventLog(database), Fanout(bus), timers=False),
+        ControllerService(config, bus, EventLog(database), Fanout(bus), timers=False, **options),
     ):
         yield
 
@@ -107,7 +110,9 @@ async def test_an_acl_that_hides_the_retained_state_leaves_the_numbering_uncheck
     caplog.set_level(logging.INFO, logger="studio.controller.numbering")
     async with _mosquitto(BEFORE) as broker:
         await _broker_saw(broker, "t1")
-        async with _controller(broker, tmp_path / "studio.db", "t1"):
+        # The marker is waited for 1 s, not the product's 3 s (RETAINED_WAIT): a marker the
+        # ACL lets through comes back in milliseconds (the next test), this one never.
+        async with _controller(broker, tmp_path / "studio.db", "t1", numbering_retained_wait=1.0):
             pass  # started: the check could not read the state
     warned = [r for r in caplog.records if "was not checked" in r.getMessage()]
     assert [r.levelname for r in warned] == ["WARNING"], caplog.text
