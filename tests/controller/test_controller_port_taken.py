@@ -12,6 +12,7 @@ the port first of all: status 2, one clear line, nothing written or published.
 from __future__ import annotations
 
 import asyncio
+import secrets
 import socket
 from pathlib import Path
 
@@ -25,17 +26,22 @@ from studio.store import Database, EventLog
 
 
 async def _retained(broker: BrokerSettings, table_id: str) -> list[str]:
-    """The topics of ``table_id`` holding a retained message on the broker."""
+    """The topics of ``table_id`` holding a retained message on the broker.
+
+    Read until a marker published after the subscription came back: Mosquitto sends a
+    subscription's retained messages before it takes the client's next packet (what the
+    controller's numbering check relies on too), so every one of them came before it."""
     found: list[str] = []
+    marker = f"{Topics(table_id).base}/test/retained_read/{secrets.token_hex(6)}"
     async with aiomqtt.Client(broker.host, broker.port) as client:
         await client.subscribe(f"{Topics(table_id).base}/#")
-        try:
-            async with asyncio.timeout(1.5):
-                async for message in client.messages:
-                    if message.retain and message.payload:
-                        found.append(str(message.topic))
-        except TimeoutError:
-            pass
+        await client.publish(marker, b"end", qos=1)
+        async with asyncio.timeout(30):
+            async for message in client.messages:
+                if str(message.topic) == marker:
+                    break
+                if message.retain and message.payload:
+                    found.append(str(message.topic))
     return found
 
 
