@@ -97,7 +97,9 @@ async def test_a_card_whose_commit_answer_was_lost_is_dealt_once(delay: float) -
                 before = cards_in_round(made)
                 proxy.lose_commit(delay)
                 await made._device_input("crash", "shoe.card", CARD)
-                await asyncio.sleep(delay + 0.5)  # the COMMIT has reached the server
+                async with asyncio.timeout(30):  # the COMMIT has reached the server
+                    while await logged_cards(log, CARD["seq"]) == 0:
+                        await asyncio.sleep(0.02)
                 await made._device_input("crash", "shoe.card", CARD)  # the driver's re-send
                 assert cards_in_round(made) == before + 1
                 assert await logged_cards(log, CARD["seq"]) == 1
