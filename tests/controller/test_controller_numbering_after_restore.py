@@ -345,8 +345,10 @@ async def test_a_broker_not_reached_in_time_leaves_the_numbering_unchecked_and_s
     async with (
         Database(f"sqlite:///{tmp_path}/studio.db") as db,
         MessageBus(away, f"controller-{table_id}") as bus,
+        # The stop's wait for the broker to take what is queued, 0.2 s (MARK_FLUSH_SECONDS:
+        # 2 s): the broker is never there.
         ControllerService(
-            config, bus, EventLog(db), Fanout(bus), timers=False, numbering_wait=0.2
+            config, bus, EventLog(db), Fanout(bus), timers=False, numbering_wait=0.2, mark_flush=0.2
         ) as service,
     ):
         assert service.tables[table_id].phase == "waiting_shoe"
