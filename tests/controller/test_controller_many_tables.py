@@ -62,7 +62,20 @@ async def test_eight_tables_settle_rounds_independently(tmp_path: Path) -> None:
     paused = "clubhouse"
     await service.pause(paused, user="m", reason="test")
     before = {t: c.round_no for t, c in service.tables.items()}
-    await asyncio.sleep(15)
+    others = [t for t in service.tables if t != paused]
+    twin = f"{paused}-2"  # the other table of the paused one's kind (its rounds as long)
+    assert twin in others
+
+    def played_on(table: str) -> bool:
+        return service.tables[table].round_no >= before[table] + 2
+
+    # For 15 s at most, or until five of the others, its twin among them, played two more
+    # rounds (a whole round each, start to end: long enough for the paused table to have
+    # ended its own, and opened another, had it not been paused).
+    loop = asyncio.get_running_loop()
+    until = loop.time() + 15
+    while loop.time() < until and not (played_on(twin) and sum(map(played_on, others)) >= 5):
+        await asyncio.sleep(0.2)
     after = {t: c.round_no for t, c in service.tables.items()}
     assert after[paused] == before[paused]
     assert sum(after[t] > before[t] for t in after if t != paused) >= 5
