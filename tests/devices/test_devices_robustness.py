@@ -237,7 +237,9 @@ async def test_a_card_in_the_same_read_as_the_hello_answer_is_kept(
             shoe.card(code, send=False)  # dealt before the driver ran
         shoe.answer_resend = False  # a dropped card would never come back
         shoe.hello_then = [("CARD", "QH", "S1")]  # dealt as the driver attaches
-        async with DriverSet(shoe_config(table_id, shoe.port.link), broker=broker):
+        # gap_timeout: how long the unanswered fetch of the reference (seq 7) is waited for
+        config = shoe_config(table_id, shoe.port.link, gap_timeout=0.3)
+        async with DriverSet(config, broker=broker):
             cards = await rec.wait(lambda: rec.cards)
     assert [(c.seq, c.card) for c in cards] == [(8, "QH")]
 

@@ -49,7 +49,9 @@ async def test_an_event_after_its_seq_was_reported_lost_is_reported_not_dropped_
     broker: BrokerSettings, table_id: str, tmp_path: Path
 ) -> None:
     async with ScriptedShoe(tmp_path / "shoe-1") as shoe, recording(broker, table_id) as rec:
-        async with DriverSet(shoe_config(table_id, shoe.port.link), broker=broker) as drivers:
+        # gap_timeout: how long each unanswered RESEND for seq 4 is waited for
+        config = shoe_config(table_id, shoe.port.link, gap_timeout=0.3)
+        async with DriverSet(config, broker=broker) as drivers:
             await drivers.wait_online(20)
             await deal_first_three(shoe, rec)
             shoe.answer_resend = False  # the device never fills the gap
