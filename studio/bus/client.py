@@ -54,9 +54,15 @@ M = TypeVar("M", bound=BaseModel)
 ONLINE = b"online"
 OFFLINE = b"offline"
 UNSUBSCRIBE_WAIT = 1.0  # seconds a closing bus waits for the UNSUBACKs still due
+# Seconds aiomqtt waits for the broker's answer to a connect, a PUBACK, a disconnect, ...
+CLIENT_TIMEOUT = 5.0
 # Seconds a stop lets a connect under way finish, to close it cleanly: longer than the
-# client's own timeout (5 s), so that the connect has ended, connected or failed.
+# client's own timeout (CLIENT_TIMEOUT), so that the connect has ended, connected or failed.
 CONNECT_FINISH = 7.0
+# Seconds a closing bus gives its queued messages to reach the broker: a plain exit, a stop
+# (a cancellation: SIGTERM).
+CLOSE_FLUSH = 5.0
+STOP_FLUSH = 2.0
 # Seconds between two re-assertions of a bus's availability (above): on a change, not
 # periodically, since a periodic retained publish wakes every subscriber (the controller)
 # each period for nothing, and is as late as its period for the one that matters.
@@ -220,8 +226,9 @@ class _Connecting:
     connect is let finish (a broker that never answers: aiomqtt's 5 s), and then left.
     """
 
-    def __init__(self, client: aiomqtt.Client) -> None:
+    def __init__(self, client: aiomqtt.Client, finish: float = CONNECT_FINISH) -> None:
         self.client = client
+        self.finish = finish
 
     async def __aenter__(self) -> aiomqtt.Client:
         entering = asyncio.ensure_future(self.client.__aenter__())
@@ -234,7 +241,7 @@ class _Connecting:
     async def _finish(self, entering: asyncio.Future[aiomqtt.Client]) -> None:
         """Let the connect end (aiomqtt's own timeout bounds it: ``CONNECT_FINISH`` is
         longer), through further cancellations too, then leave a session it opened."""
-        deadline = asyncio.get_running_loop().time() + CONNECT_FINISH
+        deadline = asyncio.get_running_loop().time() + self.finish
         while not entering.done():
             left = deadline - asyncio.get_running_loop().time()
             if left <= 0:
@@ -272,7 +279,12 @@ class MessageBus:
         availability: str | None = None,
         backoff: Backoff | None = None,
         outbox_limit: int = 100_000,
+        client_timeout: float = CLIENT_TIMEOUT,
+        close_flush: float = CLOSE_FLUSH,
+        stop_flush: float = STOP_FLUSH,
     ) -> None:
+        """``client_timeout``, ``close_flush`` and ``stop_flush``: see the constants of the
+        same names (tests make them short)."""
         if settings.url is None:
             raise BusError("no broker url: start an EmbeddedBroker or configure broker.url")
         self.settings = settings
@@ -290,6 +302,9 @@ class MessageBus:
         # once" (docs/protocol.md) only if it is there. Bounded by the retained topics.
         self._retained: dict[str, tuple[bytes, int]] = {}
         self._outbox_limit = outbox_limit
+        self._client_timeout = client_timeout
+        self._close_flush = close_flush
+        self._stop_flush = stop_flush
         self._outbox_changed = asyncio.Condition()
         self._subs: list[Subscription[BaseModel]] = []
         self._client: aiomqtt.Client | None = None
@@ -330,7 +345,9 @@ class MessageBus:
             # tells a producer what was not.
             answered = False
             with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(5 if exc_type is None else 2):
+                async with asyncio.timeout(
+                    self._close_flush if exc_type is None else self._stop_flush
+                ):
                     await self.flush()
                     answered = True
             if self._unsubscribing and answered:
@@ -503,7 +520,7 @@ class MessageBus:
             keepalive=settings.keepalive,
             tls_params=tls_params,
             tls_insecure=settings.tls.insecure if settings.tls else None,
-            timeout=5,
+            timeout=self._client_timeout,
         )
 
     async def _run(self) -> None:
@@ -519,7 +536,8 @@ class MessageBus:
 
     async def _connection(self) -> None:
         try:
-            async with _Connecting(self._make_client()) as client:
+            finish = max(CONNECT_FINISH, self._client_timeout + 2.0)
+            async with _Connecting(self._make_client(), finish) as client:
                 await self._session(client)
         except* aiomqtt.MqttError as down:
             # _session's TaskGroup wraps a dropped link in an ExceptionGroup; anything in it
