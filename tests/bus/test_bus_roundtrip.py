@@ -98,8 +98,13 @@ async def test_last_will_says_offline_when_a_device_dies(
     async with MessageBus(broker, "watcher") as watcher:
         async with watcher.subscribe(avail, Availability) as sub:
             await watcher.wait_connected()
+            # Its stop below waits for a DISCONNECT answer that cannot come (the socket is
+            # gone): aiomqtt's timeout, made 2 s instead of 5.
             device = MessageBus(
-                broker.model_copy(update={"keepalive": 5}), "device", availability=avail
+                broker.model_copy(update={"keepalive": 5}),
+                "device",
+                availability=avail,
+                client_timeout=2.0,
             )
             await device.__aenter__()
             await device.wait_connected()
@@ -118,7 +123,8 @@ async def test_last_will_says_offline_when_a_device_dies(
 
 async def test_publish_queues_while_broker_is_unreachable() -> None:
     settings = BrokerSettings(url="mqtt://127.0.0.1:9")  # nothing listens on the discard port
-    async with MessageBus(settings, "lonely") as bus:
+    # Its exit's flush cannot succeed: 0.3 s given to it instead of 5.
+    async with MessageBus(settings, "lonely", close_flush=0.3) as bus:
         await bus.publish(Topics("x").shoe_cards, card(1))
         await asyncio.sleep(0.2)
         assert bus.pending == 1
@@ -146,7 +152,8 @@ def test_backoff_stays_at_its_cap_however_long_the_outage() -> None:
 async def test_bus_keeps_retrying_past_a_thousand_failed_connects() -> None:
     settings = BrokerSettings(url=f"mqtt://127.0.0.1:{free_port()}")  # nothing listens there
     backoff = CountingBackoff(initial=1e-6, maximum=1e-5)
-    async with MessageBus(settings, "patient", backoff=backoff) as bus:
+    # Its exit's flush cannot succeed: 0.3 s given to it instead of 5.
+    async with MessageBus(settings, "patient", backoff=backoff, close_flush=0.3) as bus:
         async with asyncio.timeout(60):
             while backoff.calls <= 1100:
                 assert not bus._task.done(), bus._task  # the bus task (and its owner) lives on
@@ -168,7 +175,7 @@ async def test_on_acked_reports_what_the_broker_has_in_order(
         await producer.flush()
         assert acked == [1, 2, 3, 4, 5]
     settings = BrokerSettings(url=f"mqtt://127.0.0.1:{free_port()}")  # nothing listens there
-    async with MessageBus(settings, "lonely") as lonely:
+    async with MessageBus(settings, "lonely", close_flush=0.3) as lonely:  # (5 s: for nothing)
         await lonely.publish(topics.shoe_cards, card(6), on_acked=lambda: acked.append(6))
         await asyncio.sleep(0.2)
     assert acked == [1, 2, 3, 4, 5]  # never acknowledged, never reported
@@ -248,7 +255,15 @@ async def test_a_bus_stopped_while_a_silent_broker_takes_its_connect_leaves_noth
     server = await asyncio.start_server(accept, "127.0.0.1", 0)
     port = server.sockets[0].getsockname()[1]
     try:
-        bus = MessageBus(BrokerSettings(url=f"mqtt://127.0.0.1:{port}"), "silent")
+        # aiomqtt's connect timeout 1.5 s instead of 5: the stops below come within
+        # milliseconds; the backoff, never asked, says they came during the first connect.
+        backoff = CountingBackoff()
+        bus = MessageBus(
+            BrokerSettings(url=f"mqtt://127.0.0.1:{port}"),
+            "silent",
+            backoff=backoff,
+            client_timeout=1.5,
+        )
         runner = asyncio.create_task(_enter_and_wait(bus), name="bus-user")
         async with asyncio.timeout(10):
             while not silent:
@@ -263,6 +278,7 @@ async def test_a_bus_stopped_while_a_silent_broker_takes_its_connect_leaves_noth
             await asyncio.sleep(0)  # a task cancelled by a closed socket ends on the next turn
         left = [t for t in asyncio.all_tasks() if "aiomqtt" in _source_of(t)]
         assert left == []
+        assert backoff.calls == 0 and len(silent) == 1
     finally:
         for writer in silent:
             writer.close()

@@ -29,7 +29,8 @@ async def test_a_stop_behind_a_mute_link_leaves_offline_retained(
     running = asyncio.Event()
 
     async def device(link: BrokerLink) -> None:
-        async with MessageBus(link.settings, "muted", availability=avail) as bus:
+        # The stop's flush times out (0.5 s instead of 2: its PUBACK never comes either way).
+        async with MessageBus(link.settings, "muted", availability=avail, stop_flush=0.5) as bus:
             await bus.wait_connected()
             await bus.publish(topics.shoe_cards, card(1), on_acked=lambda: acked.append(1))
             await bus.flush()
