@@ -92,6 +92,8 @@ class ConsoleSettings:
     argon2_parallelism: int = 4
     # How often a long-lived stream opened with a session (WebSocket, SSE) checks it again.
     session_recheck: timedelta = timedelta(seconds=20)
+    # How often a live page polls the controller's link to the broker (its banner).
+    broker_poll: timedelta = timedelta(seconds=3)
 
 
 def settings_from_config(config: StudioConfig) -> ConsoleSettings:

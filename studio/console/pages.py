@@ -446,6 +446,7 @@ class Console:
         context.setdefault("now", datetime.now(UTC))
         if "broker" not in context:
             context["broker"] = self.broker_link() if context["user"] else None
+        context.setdefault("broker_poll", self.auth.settings.broker_poll.total_seconds())
         if "open_alert_count" not in context:
             # The open alerts go with every page (the badge's marks): console.js takes them
             # as seen, and cues any other that a later fragment carries.
