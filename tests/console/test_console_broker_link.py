@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import httpx
 import pytest
@@ -25,6 +25,7 @@ from console_helpers import PASSWORD, context, fast_hasher, login, sign_in
 from link_support import BrokerLink
 from playwright.async_api import Browser
 
+from studio.backoff import Backoff
 from studio.bus import MessageBus
 from studio.config import BrokerSettings, StudioConfig, TableSettings
 from studio.console import UserStore
@@ -52,9 +53,12 @@ async def test_the_real_controller_losing_the_broker_shows_on_the_console(
 ) -> None:
     devices = [{"id": "shoe", "kind": "shoe"}]
     config = StudioConfig(broker=broker, tables=[TableSettings(id=table_id, devices=devices)])
+    # A connect through the cut link waits for a CONNACK that never comes: 1.5 s, not 5
+    # (aiomqtt's timeout); and the bus retries within 0.25 s of the link's return.
+    quick = {"client_timeout": 1.5, "backoff": Backoff(initial=0.05, maximum=0.25)}
     async with (
         BrokerLink(broker) as link,
-        MessageBus(link.settings, f"ctl-{table_id}") as bus,
+        MessageBus(link.settings, f"ctl-{table_id}", **quick) as bus,
         ControllerService(config, bus, EventLog(database), Fanout(bus), timers=False) as service,
     ):
         await bus.wait_connected()
@@ -142,7 +146,8 @@ async def test_the_open_overview_shows_the_link_lost_and_back_without_a_reload(
     users = UserStore(database, hasher=fast_hasher())
     await users.add("manager", PASSWORD, "manager", by="test")
     controller = InMemoryController(fanout, ["bj1"])
-    app = create_app(context(database, fanout, controller))
+    # The page polls the broker link every 0.3 s instead of 3.
+    app = create_app(context(database, fanout, controller, broker_poll=timedelta(seconds=0.3)))
     async with WebServer(app, port=0) as server:
         ctx = await browser.new_context()
         ctx.set_default_timeout(20_000)
