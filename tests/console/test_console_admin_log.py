@@ -115,8 +115,9 @@ async def test_concurrent_writers_keep_one_intact_chain(database: Database) -> N
 
 @contextlib.contextmanager
 def write_lock_held(path: Path, seconds: float) -> Iterator[None]:
-    """Another writer holds SQLite's write lock for ``seconds`` (longer than the 5 s the
-    driver waits for it), as a busy `studio users` or controller would."""
+    """Another writer holds SQLite's write lock for ``seconds`` (longer than the driver waits
+    for it: 5 s by default, less with the URL's ``timeout``), as a busy `studio users` or
+    controller would."""
     taken = threading.Event()
 
     def hold() -> None:
@@ -140,14 +141,15 @@ async def test_a_busy_sqlite_database_neither_leaks_the_hash_nor_half_changes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = tmp_path / "studio.db"
-    async with Database(f"sqlite:///{path}") as database:
+    # The driver waits 0.5 s for the write lock (its URL's timeout) instead of 5.
+    async with Database(f"sqlite:///{path}?timeout=0.5") as database:
         store = UserStore(database, hasher=cheap())
         await store.add("nina", PASSWORD, "viewer", by="test")
         # One attempt only: the write lock outlasts it. Before, SQLAlchemy's own error
         # came out (a traceback from `studio users passwd`, a 500 on the console) with
         # the UPDATE's parameters in its text: the new password's argon2 hash.
         monkeypatch.setattr(eventlog, "APPEND_ATTEMPTS", 1)
-        with write_lock_held(path, 6.0), pytest.raises(StoreError) as refused:
+        with write_lock_held(path, 1.5), pytest.raises(StoreError) as refused:
             await store.set_password("nina", "another long password", by="test")
         assert "argon2" not in str(refused.value) and "database is locked" in str(refused.value)
         assert refused.value.__cause__ is None and refused.value.__suppress_context__
@@ -157,10 +159,11 @@ async def test_a_busy_sqlite_database_neither_leaks_the_hash_nor_half_changes(
 
 async def test_a_change_that_found_sqlite_busy_is_run_again(tmp_path: Path) -> None:
     path = tmp_path / "studio.db"
-    async with Database(f"sqlite:///{path}") as database:
+    # The driver waits 1 s for the write lock (its URL's timeout) instead of 5.
+    async with Database(f"sqlite:///{path}?timeout=1") as database:
         store = UserStore(database, hasher=cheap())
         await store.add("nina", PASSWORD, "viewer", by="test")
-        with write_lock_held(path, 6.0):
+        with write_lock_held(path, 1.8):
             # Busy past the driver's wait on the first attempt; the next one gets the lock.
             await store.set_password("nina", "another long password", by="test")
         await store.authenticate("nina", "another long password")
