@@ -139,7 +139,10 @@ async def test_a_device_seen_over_mqtt_is_on_the_websocket_live(
     async with Database(f"sqlite:///{tmp_path}/studio.db") as db, fanout_bus as bus:
         fanout = Fanout(bus)
         log = EventLog(db)
-        async with ControllerService(config(table_id, broker), bus, log, fanout) as service:
+        # A device's `offline` is held 0.5 s (its grace: 3 s by default) before it is taken.
+        async with ControllerService(
+            config(table_id, broker), bus, log, fanout, offline_grace=0.5
+        ) as service:
             ctx = WebContext(fanout=fanout, log=log, db=db, controller=service)
             ctx.extras["platform_token"] = TOKEN
             async with WebServer(create_app(ctx), port=0) as server:
