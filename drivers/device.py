@@ -89,7 +89,7 @@ from drivers.state import StateFile, wire_id_fields
 from drivers.transport import Transport, open_transport
 from studio.backoff import Backoff, RepeatedFailure, run_forever
 from studio.bus import MessageBus
-from studio.bus.client import OFFLINE, ONLINE
+from studio.bus.client import OFFLINE, ONLINE, STOP_FLUSH
 from studio.config.models import BrokerSettings, DeviceSettings
 from studio.contract import DeviceEvent, ReplayRequest, Topics
 from studio.contract.messages import DeviceCommand
@@ -171,7 +171,10 @@ class DeviceDriver:
         health_interval: float = 0.25,
         backoff: Backoff | None = None,
         state_dir: Path | None = None,
+        stop_flush: float = STOP_FLUSH,
     ) -> None:
+        """``stop_flush``: the bus's (:data:`~studio.bus.client.STOP_FLUSH`; tests make it
+        short where the broker can never acknowledge what is queued)."""
         self.table_id = table_id
         self.settings = settings
         self.device_id = settings.id
@@ -189,6 +192,7 @@ class DeviceDriver:
             broker,
             client_id,
             availability=self.topics.availability(settings.id),
+            stop_flush=stop_flush,
         )
         self.bus.availability_state = OFFLINE  # until the device answers the handshake
         self.handshake_timeout = float(options.get("handshake_timeout", handshake_timeout))
