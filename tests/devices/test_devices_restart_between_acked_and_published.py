@@ -15,7 +15,7 @@ from pathlib import Path
 
 from devices_rig import HEARTBEAT, saved_state
 from link_support import BrokerLink
-from test_devices_restart_numbering import seqs_of
+from test_devices_restart_numbering import STOP_FLUSH, seqs_of
 from test_devices_robustness import recording, shoe_config, until
 
 from drivers.runner import DriverSet
@@ -41,7 +41,9 @@ async def test_a_hello_between_acked_and_published_after_a_driver_restart_is_a_r
         async with recording(broker, table_id) as rec:
             config = shoe_config(table_id, shoe.port, gap_timeout=0.3)
             async with BrokerLink(broker) as link:
-                async with DriverSet(config, broker=link.settings, state_dir=state) as drivers:
+                async with DriverSet(
+                    config, broker=link.settings, state_dir=state, stop_flush=STOP_FLUSH
+                ) as drivers:
                     driver = drivers.get(table_id, "shoe-1")
                     await drivers.wait_online(20)
                     for code in OLD[:5]:

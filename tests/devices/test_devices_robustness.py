@@ -108,7 +108,8 @@ async def test_a_driver_stopped_before_the_broker_acked_fetches_the_cards_again(
     away = BrokerSettings(url=f"mqtt://127.0.0.1:{free_port()}")  # the broker is away
     async with ScriptedShoe(tmp_path / "shoe-1") as shoe:
         config = shoe_config(table_id, tmp_path / "shoe-1")
-        async with DriverSet(config, broker=away, state_dir=state) as drivers:
+        # stop_flush: the stop's wait for a broker that is away (2 s by default)
+        async with DriverSet(config, broker=away, state_dir=state, stop_flush=0.5) as drivers:
             driver = drivers.get(table_id, "shoe-1")
             await until(lambda: driver.online)
             for code in ("QH", "7C", "AS"):
