@@ -116,7 +116,8 @@ async def test_outputs_left_in_the_outbox_reach_a_real_broker_after_a_restart(
     # controller stopped; the start published one of them again.
     config = StudioConfig(tables=[TableSettings(id=table_id, single_source=True)])
     away = BrokerSettings(url=f"mqtt://127.0.0.1:{free_port()}")
-    async with MessageBus(away, f"away-{table_id}") as dead:
+    # Its close gives the outbox 0.2 s (close_flush), not 5 s, to reach a broker never there.
+    async with MessageBus(away, f"away-{table_id}", close_flush=0.2) as dead:
         async with ControllerService(
             config, None, EventLog(database), Fanout(dead), clock=lambda: T0, timers=False
         ) as service:
