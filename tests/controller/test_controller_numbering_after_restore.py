@@ -344,9 +344,9 @@ async def test_a_broker_not_reached_in_time_leaves_the_numbering_unchecked_and_s
     config = StudioConfig(broker=away, tables=[TableSettings(id=table_id, single_source=True)])
     async with (
         Database(f"sqlite:///{tmp_path}/studio.db") as db,
-        MessageBus(away, f"controller-{table_id}") as bus,
-        # The stop's wait for the broker to take what is queued, 0.2 s (MARK_FLUSH_SECONDS:
-        # 2 s): the broker is never there.
+        # The stop's waits for the broker to take what is queued, 0.2 s each (the bus's
+        # close_flush: 5 s, MARK_FLUSH_SECONDS: 2 s): the broker is never there.
+        MessageBus(away, f"controller-{table_id}", close_flush=0.2) as bus,
         ControllerService(
             config, bus, EventLog(db), Fanout(bus), timers=False, numbering_wait=0.2, mark_flush=0.2
         ) as service,
