@@ -98,7 +98,7 @@ async def test_clubhouse_rounds_are_cross_checked_by_its_camera(tmp_path: Path) 
             # (the third card is the one the old 7-seat layout had no slot for).
             while len(checked) < 3 or max(c[2] for c in checked.values()) < 3:
                 assert not runner.done(), runner.exception()
-                await asyncio.sleep(1)
+                await asyncio.sleep(0.25)
                 # Empty until the first round opens: a slow machine takes a while to get there.
                 rounds = await service.rounds_search(table="clubhouse")
                 assert not any(r["single_source"] for r in rounds)

@@ -67,7 +67,7 @@ async def test_a_second_run_on_the_same_database_deals_again(tmp_path: Path) -> 
     database = f"sqlite:///{tmp_path}/demo.db"
     options = DemoOptions(
         tables=1,  # the clubhouse table
-        pace=0.2,
+        pace=0.1,  # 1 s betting windows, 0.5 s between rounds (0.2: 2 s and 0.6 s)
         seed=3,
         faults=False,
         database=database,

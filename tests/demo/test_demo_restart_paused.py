@@ -83,7 +83,7 @@ async def test_a_round_paused_by_alerts_at_the_stop_does_not_hold_the_next_run(
     database = f"sqlite:///{tmp_path}/demo.db"
     options = DemoOptions(
         tables=4,
-        pace=0.2,
+        pace=0.1,  # 1 s betting windows, 0.5 s between rounds (0.2: 2 s and 0.6 s)
         seed=5,
         faults=False,
         camera=False,  # four tables on a small machine: the restart is what is tested
