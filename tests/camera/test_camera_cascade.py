@@ -8,19 +8,19 @@ from collections.abc import Iterable
 import cv2
 import numpy as np
 import pytest
+from accuracy_support import learned_design
 
 from calibration import recogniser
 from calibration.cascade import split_cascade
-from calibration.deck_profile import DeckProfile, IndexMatch, learn_profile
+from calibration.deck_profile import DeckProfile, IndexMatch
 from calibration.detect import CardQuad, find_cards, warp_card
 from calibration.recogniser import Recogniser, hide
 from calibration.table import default_layout
 from calibration.templates import PartMatch
 from calibration.tracker import CardTracker
-from hwsim.camera.dataset import example_images, scenes, score_level, true_calibration
-from hwsim.camera.designs import examples, faces
+from hwsim.camera.dataset import scenes, score_level, true_calibration
+from hwsim.camera.designs import faces
 from hwsim.camera.render import (
-    TABLE_STYLE,
     PlacedCard,
     Scene,
     background,
@@ -365,9 +365,9 @@ def _held_out_frame(
     deck: str, level: str, seed: int, size: tuple[int, int], cascade: int, n: int
 ) -> tuple[Scene, Recogniser]:
     """Frame ``n`` of benchmarks/camera_cascade.py's cell, read with the deck's own profile."""
-    profile, _ = learn_profile(
-        example_images(examples(deck), seed=1, style=TABLE_STYLE, faces=faces(deck))
-    )
+    # learn_profile(example_images(examples(deck), seed=1, faces=faces(deck))), learned
+    # once per process: the deck's faces replace the renderer's, whatever the print style.
+    profile, _ = learned_design(deck)
     scene = list(scenes(level, n + 1, seed=seed, size=size, cascade=cascade, faces=faces(deck)))[n]
     return scene, Recogniser(profile, true_calibration(scene))
 

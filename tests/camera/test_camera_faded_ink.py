@@ -12,17 +12,17 @@ import cv2
 import numpy as np
 import pytest
 
-from calibration.deck_profile import DeckProfile, learn_profile
+from calibration.deck_profile import DeckProfile
 from calibration.detect import CANON_H, CANON_W
 from calibration.index_reader import extract_index
-from hwsim.camera.dataset import SUBSET, example_images
 from hwsim.camera.render import TABLE_STYLE, card_mask, render_card
 from hwsim.camera.worn_face import fade_ink
 
 
 @pytest.fixture(scope="module")
-def profile() -> DeckProfile:
-    return learn_profile(example_images(SUBSET, seed=1, style=TABLE_STYLE))[0]
+def profile(deck_profile: DeckProfile) -> DeckProfile:
+    """learn_profile(example_images(SUBSET, seed=1, style=TABLE_STYLE)): the session's."""
+    return deck_profile
 
 
 @pytest.mark.parametrize(

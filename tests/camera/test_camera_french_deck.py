@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import cv2
 import pytest
-from deck_support import faces_or_skip, read_photograph
+from accuracy_support import design_faces, learned_design
+from deck_support import read_photograph
 from quad_support import corner_error
 
 from calibration.deck_profile import DeckProfile, learn_profile
@@ -32,18 +33,18 @@ from hwsim.camera.dataset import (
     score_level,
     true_calibration,
 )
-from hwsim.camera.french_deck import EXAMPLES, card_code, load_faces
+from hwsim.camera.french_deck import card_code
 from hwsim.camera.render import Faces, cast_shadow, shadow_band_polygon
 
 
 @pytest.fixture(scope="module")
 def faces() -> Faces:
-    return faces_or_skip(load_faces, "French deck")
+    return design_faces("french", "French deck")
 
 
 @pytest.fixture(scope="module")
 def french(faces: Faces) -> DeckProfile:
-    learned, report = learn_profile(example_images(EXAMPLES, seed=1, faces=faces))
+    learned, report = learned_design("french")  # its EXAMPLES, seed 1
     assert report.complete and list(report.rejected) == ["KS.png"]
     assert report.body_skipped == {}  # every number example's pips are found as pips
     return learned

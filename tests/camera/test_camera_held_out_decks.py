@@ -12,10 +12,11 @@ from __future__ import annotations
 import cv2
 import numpy as np
 import pytest
-from deck_support import faces_or_skip, read_photograph
+from accuracy_support import design_faces, learned_design
+from deck_support import read_photograph
 
-from calibration.deck_profile import DeckProfile, learn_profile
-from hwsim.camera.dataset import SUBSET, all_codes, example_images, score_level
+from calibration.deck_profile import DeckProfile
+from hwsim.camera.dataset import all_codes, example_images, score_level
 from hwsim.camera.debian_decks import DESIGNS, DeckUnavailable, deb_member, sheet_faces
 from hwsim.camera.render import FACE_H, FACE_W, Faces
 
@@ -65,8 +66,8 @@ def test_a_sheet_is_cut_into_52_printed_faces_without_their_outline() -> None:
 def design(request: pytest.FixtureRequest) -> tuple[str, Faces, DeckProfile]:
     # Module-scoped: pytest groups the tests by design, each learned once.
     name = str(request.param)
-    faces = faces_or_skip(DESIGNS[name].load_faces, f"the {name} design")
-    learned, report = learn_profile(example_images(SUBSET, seed=1, faces=faces))
+    faces = design_faces(name, f"the {name} design")
+    learned, report = learned_design(name)  # the subset's examples, seed 1
     assert report.complete and not report.rejected, (name, report.rejected)
     assert report.body_skipped == {}, name  # every number example's pips are pips
     return name, faces, learned

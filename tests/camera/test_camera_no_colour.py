@@ -17,22 +17,19 @@ from dataclasses import replace
 import cv2
 import numpy as np
 import pytest
-from deck_support import faces_or_skip
+from accuracy_support import design_faces, learned_design
 
 from calibration.colour import has_colour
 from calibration.deck_profile import (
     NO_COLOUR_NOTE,
     DeckProfile,
-    learn_profile,
     locate_card,
     quad_width,
 )
 from calibration.detect import CANON_W, warp_card
 from calibration.index_reader import extract_index
 from calibration.recogniser import Recogniser
-from hwsim.camera.dataset import SUBSET, example_images
 from hwsim.camera.render import Faces, render_example_photo
-from hwsim.camera.standard_deck import load_faces
 
 Image = np.ndarray
 
@@ -41,12 +38,12 @@ RED_CARDS = ["AD", "2D", "6D", "7D", "9D", "TD", "QD", "KD", "3H", "8H", "JH"]
 
 @pytest.fixture(scope="module")
 def faces() -> Faces:
-    return faces_or_skip(load_faces, "standard deck")
+    return design_faces("standard", "standard deck")
 
 
 @pytest.fixture(scope="module")
 def standard(faces: Faces) -> DeckProfile:
-    return learn_profile(example_images(SUBSET, seed=1, faces=faces))[0]
+    return learned_design("standard")[0]  # the subset's examples, seed 1
 
 
 def saturated(img: Image, share: float) -> Image:

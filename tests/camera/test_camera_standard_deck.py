@@ -12,13 +12,13 @@ import math
 
 import numpy as np
 import pytest
-from deck_support import faces_or_skip, read_photograph
+from accuracy_support import design_faces, learned_design
+from deck_support import read_photograph
 from quad_support import corner_error
 
 from calibration.deck_profile import (
     DeckProfile,
     card_scale,
-    learn_profile,
     locate_card,
     quad_width,
 )
@@ -26,19 +26,19 @@ from calibration.detect import CANON_W, warp_card
 from calibration.index_reader import extract_index
 from calibration.recogniser import Recogniser, sharpened
 from hwsim.camera import dataset
-from hwsim.camera.dataset import SUBSET, all_codes, example_images, score_level
+from hwsim.camera.dataset import all_codes, example_images, score_level
 from hwsim.camera.render import Faces, cast_shadow, shadow_band, shadow_band_polygon
-from hwsim.camera.standard_deck import card_code, load_faces
+from hwsim.camera.standard_deck import card_code
 
 
 @pytest.fixture(scope="module")
 def faces() -> Faces:
-    return faces_or_skip(load_faces, "standard deck")
+    return design_faces("standard", "standard deck")
 
 
 @pytest.fixture(scope="module")
 def standard(faces: Faces) -> DeckProfile:
-    learned, report = learn_profile(example_images(SUBSET, seed=1, faces=faces))
+    learned, report = learned_design("standard")  # the subset's examples, seed 1
     assert report.complete and not report.rejected
     # This deck's 4 of spades is decorated (a big 4 and one big spade): not a pattern.
     assert list(report.body_skipped) == ["4S"]
