@@ -7,11 +7,10 @@ from __future__ import annotations
 
 import asyncio
 import sys
-import uuid
 from pathlib import Path
 
 import pytest
-from pydantic import BaseModel
+from retained_support import retained
 
 from studio.backoff import Backoff
 from studio.bus import MessageBus
@@ -19,34 +18,6 @@ from studio.config import BrokerSettings
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "devices"))
 from test_devices_broker_restart import restartable
-
-
-class Raw(BaseModel):
-    data: bytes
-
-    @classmethod
-    def from_wire(cls, data: bytes) -> Raw:
-        return cls(data=data)
-
-
-async def retained(url: str, topic: str) -> list[bytes]:
-    """What a client connecting now is handed on ``topic`` (retained only): all of it, since
-    a broker hands a subscription's retained messages before it handles the client's next
-    packet, here a marker it publishes under the same filter once subscribed (instead of
-    waiting 1.5 s for nothing more to come)."""
-    got: list[bytes] = []
-    marker = f"{topic}/end-{uuid.uuid4().hex[:8]}"
-    async with MessageBus(BrokerSettings(url=url), f"late-{topic.replace('/', '-')}") as late:
-        async with late.subscribe(f"{topic}/#", Raw) as subscription:  # `topic` too
-            await late.wait_connected()
-            await late.publish(marker, b"end")
-            async with asyncio.timeout(20):
-                async for message in subscription:
-                    if message.topic == marker:
-                        break
-                    if message.topic == topic and message.retain:
-                        got.append(message.payload.data)
-    return got
 
 
 @pytest.mark.timeout(90)
@@ -74,6 +45,13 @@ async def test_retained_messages_are_there_again_after_a_broker_restart(
                 while bus.stats.connects == connects:
                     await asyncio.sleep(0.05)
             await bus.flush()
-            assert await retained(url, state) == [b"second"]
-            assert await retained(url, cleared) == []
+            assert await retained(
+                BrokerSettings(url=url), state, f"late-{state.replace('/', '-')}"
+            ) == [b"second"]
+            assert (
+                await retained(
+                    BrokerSettings(url=url), cleared, f"late-{cleared.replace('/', '-')}"
+                )
+                == []
+            )
             assert bus.stats.republished_retained == 1

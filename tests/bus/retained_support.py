@@ -1,0 +1,40 @@
+"""What a client connecting now is handed retained on a topic (the bus tests share it)."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+
+from pydantic import BaseModel
+
+from studio.bus import MessageBus
+from studio.config import BrokerSettings
+
+
+class Raw(BaseModel):
+    data: bytes
+
+    @classmethod
+    def from_wire(cls, data: bytes) -> Raw:
+        return cls(data=data)
+
+
+async def retained(broker: BrokerSettings, topic: str, name: str) -> list[bytes]:
+    """What a client connecting now is handed on ``topic`` (retained only): all of it, since
+    a broker hands a subscription's retained messages before it handles the client's next
+    packet, here a marker it publishes under the same filter once subscribed (instead of
+    waiting a second or more for nothing more to come). The marker is below ``topic``: an
+    owner that listens on ``topic`` itself does not see it."""
+    got: list[bytes] = []
+    marker = f"{topic}/end-{uuid.uuid4().hex[:8]}"
+    async with MessageBus(broker, name) as late:
+        async with late.subscribe(f"{topic}/#", Raw) as subscription:  # `topic` too
+            await late.wait_connected()
+            await late.publish(marker, b"end")
+            async with asyncio.timeout(20):
+                async for message in subscription:
+                    if message.topic == marker:
+                        break
+                    if message.topic == topic and message.retain:
+                        got.append(message.payload.data)
+    return got
