@@ -12,37 +12,16 @@ the port first of all: status 2, one clear line, nothing written or published.
 from __future__ import annotations
 
 import asyncio
-import secrets
 import socket
 from pathlib import Path
 
-import aiomqtt
 import pytest
 from http_support import controller_config, start_controller
+from retained_support import retained
 
 from studio.config import BrokerSettings
 from studio.contract import Topics
 from studio.store import Database, EventLog
-
-
-async def _retained(broker: BrokerSettings, table_id: str) -> list[str]:
-    """The topics of ``table_id`` holding a retained message on the broker.
-
-    Read until a marker published after the subscription came back: Mosquitto sends a
-    subscription's retained messages before it takes the client's next packet (what the
-    controller's numbering check relies on too), so every one of them came before it."""
-    found: list[str] = []
-    marker = f"{Topics(table_id).base}/test/retained_read/{secrets.token_hex(6)}"
-    async with aiomqtt.Client(broker.host, broker.port) as client:
-        await client.subscribe(f"{Topics(table_id).base}/#")
-        await client.publish(marker, b"end", qos=1)
-        async with asyncio.timeout(30):
-            async for message in client.messages:
-                if str(message.topic) == marker:
-                    break
-                if message.retain and message.payload:
-                    found.append(str(message.topic))
-    return found
 
 
 async def _starts(url: str) -> int:
@@ -72,7 +51,7 @@ async def test_a_taken_web_port_stops_the_controller_before_it_touches_anything(
             assert "Traceback" not in log
             assert "connected to" not in log  # the broker: never reached
     assert await _starts(f"sqlite:///{tmp_path}/studio.db") == 0
-    assert await _retained(broker, table_id) == []
+    assert await retained(broker, Topics(table_id).base) == []
 
 
 @pytest.mark.timeout(120)
@@ -90,4 +69,4 @@ async def test_a_web_host_it_cannot_listen_on_stops_the_controller_alike(
     assert log.strip().splitlines()[-1].startswith("error: cannot listen on 192.0.2.1:18000: ")
     assert "Traceback" not in log and "connected to" not in log
     assert await _starts(f"sqlite:///{tmp_path}/studio.db") == 0
-    assert await _retained(broker, table_id) == []
+    assert await retained(broker, Topics(table_id).base) == []
