@@ -101,6 +101,11 @@ _LOGGER = logging.getLogger(__name__)
 # delay again; one that dropped sooner (or never came online) is retried ever more slowly.
 HEALTHY_AFTER = 2.0
 
+# Seconds without an error before a degraded device's health is reported "ok" again (every
+# degraded report starts them anew): long enough that a flapping link does not read as
+# recovered between its faults. Tests that wait for the "ok" make it short.
+OK_AFTER = 5.0
+
 RESEND_TRIES = 3  # RESENDs sent for one gap while the device talks but does not answer them
 # The device event a driver publishes on its events topic when it finds, at a (re)connect,
 # that the device restarted its numbering while the link or the driver was away: what the
@@ -172,9 +177,12 @@ class DeviceDriver:
         backoff: Backoff | None = None,
         state_dir: Path | None = None,
         stop_flush: float = STOP_FLUSH,
+        ok_after: float = OK_AFTER,
     ) -> None:
         """``stop_flush``: the bus's (:data:`~studio.bus.client.STOP_FLUSH`; tests make it
-        short where the broker can never acknowledge what is queued)."""
+        short where the broker can never acknowledge what is queued). ``ok_after``: the
+        seconds without an error after which a degraded device is reported ``ok`` again
+        (:data:`OK_AFTER`; tests make it short)."""
         self.table_id = table_id
         self.settings = settings
         self.device_id = settings.id
@@ -199,6 +207,7 @@ class DeviceDriver:
         self.gap_timeout = float(options.get("gap_timeout", gap_timeout))
         self.skew_tolerance_ms = int(float(options.get("skew_tolerance", skew_tolerance)) * 1000)
         self.health_interval = health_interval
+        self.ok_after = ok_after
         self.backoff = backoff or Backoff(initial=0.05, maximum=2.0)
         self.stats: Counter[str] = Counter()
         self.online = False
@@ -1485,7 +1494,7 @@ class DeviceDriver:
             "ok" if online else "offline", reason, keep_pending=True, note=note
         )
         if online and self._masked_degraded:
-            self._status = "degraded"  # (see _health_ticker): "ok" once 5 s pass without errors
+            self._status = "degraded"  # (see _health_ticker): "ok" after ok_after without errors
         self._masked_degraded = False
 
     def _error(self, reason: str) -> None:
@@ -1501,7 +1510,7 @@ class DeviceDriver:
             # Not "ok" over a problem not yet reported: the ticker says ok once errors stop.
             return
         if status == "degraded":
-            # Every problem starts the 5 s the ticker waits before "ok" (a restart of the
+            # Every problem starts the ok_after the ticker waits before "ok" (a restart of the
             # device's numbering was followed by "no errors for 5s" a quarter second later).
             self._last_error = time.monotonic()
         self._health_pending = (status, reason)
@@ -1536,7 +1545,7 @@ class DeviceDriver:
         health = health_report(self.device_id, self._health_seq, status, reason, dict(self.stats))
         self._health_seq = health.seq
         if status == "degraded":
-            # "no errors for 5s" counts from this report too, taken after its ts: a report
+            # ok_after counts from this report too, taken after its ts: a report
             # that went out late in its tick (a save, a busy loop) was followed by "ok" 4.97 s
             # later by the reports' own times.
             self._last_error = max(self._last_error, time.monotonic())
@@ -1556,7 +1565,7 @@ class DeviceDriver:
                 await self._publish_health(status, reason)
                 if masked:
                     # A problem told while offline (a restart found by the reconnect's HELLO,
-                    # before the first heartbeat) still needs its 5 s without errors once
+                    # before the first heartbeat) still needs its ok_after without errors once
                     # online: "ok connected" right after it was the last word, and "no errors
                     # for 5s" never came.
                     self._masked_degraded = True
@@ -1564,11 +1573,11 @@ class DeviceDriver:
             elif (
                 self.online
                 and self._status == "degraded"
-                and time.monotonic() - self._last_error > 5.0
+                and time.monotonic() - self._last_error > self.ok_after
                 and abs(self.skew_ms) <= self.skew_tolerance_ms
                 and self._save_error is None
             ):
-                await self._publish_health("ok", "no errors for 5s")
+                await self._publish_health("ok", f"no errors for {self.ok_after:g}s")
 
     async def _save_state_now(self) -> None:
         try:
