@@ -251,6 +251,15 @@ async def run_console_scenario(
     await viewer_ctx.close()
 
     # 5. The manager resolves it, with a reason; it is kept with who, when and why.
+    # The round it acts on, read while the alert still holds the table paused (nothing else
+    # lifts it: the viewer was refused). Once resolved, a round whose last card was the
+    # misread one settles at once and the next opens round_gap (1 s) later: read after the
+    # page showed the resolution and its screenshot, it could be the next round's.
+    assert table.paused
+    dealt_at_resolution = len(table.cards)
+    round_at_resolution = table.round_no
+    mismatch = next(a for a in service.alerts() if a["alert_id"] == alert_id)
+    assert mismatch["round_id"] == f"{table_id}-R{round_at_resolution}"
     await alert.locator("input[name=action][value=accept]").check()
     await alert.locator("input[name=reason]").fill("camera glare on the layout; shoe read is right")
     await alert.locator(".resolve-form button[type=submit]").click()
@@ -261,8 +270,6 @@ async def run_console_scenario(
     await shot(page, "06-alert-resolved.png")
 
     # 6. The round continues: new cards on the live table view, then the next round.
-    dealt_at_resolution = len(table.cards)
-    round_at_resolution = table.round_no
     await page.goto(f"{base}/console/tables/{table_id}")
     await page.wait_for_function("() => document.body.dataset.liveState === 'live'")
     await wait_until(
