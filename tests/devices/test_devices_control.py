@@ -159,9 +159,8 @@ async def test_hwsim_and_studio_drivers_run_as_processes(
 
 
 async def test_control_server_on_a_real_socket(rig: Rig) -> None:
-    port = free_port()
     async with (
-        ControlServer(rig.sim, port=port) as server,
+        ControlServer(rig.sim, port=0) as server,  # the port it bound: no other process's
         httpx.AsyncClient(base_url=server.url) as client,
     ):
         response = await client.get("/faults")

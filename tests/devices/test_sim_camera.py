@@ -229,7 +229,7 @@ async def test_the_stream_is_read_by_opencv_and_the_recogniser(tmp_path: Path) -
         cam = sim.table("t1").camera = SimCamera("t1", seats=3, seed=9)
         cam.place("QH", "seat:1")
         cam.place("7C", "dealer")
-        async with ControlServer(sim, port=free_port()) as server:
+        async with ControlServer(sim, port=0) as server:  # server.url: the port it bound
             url = f"{server.url}/tables/t1/camera.mjpg?fps=5"
 
             def read_two() -> list[Any]:
