@@ -11,7 +11,8 @@
 * Subscriptions are registered with the bus, renewed on every reconnect, and
   matched by topic on arrival (amqtt also sends retained messages nobody asked for).
   Leaving one stops its delivery at once; the UNSUBSCRIBE goes out from a task of the
-  bus, so the owner never waits for an UNSUBACK (a half-dead link never sends one).
+  bus, so the owner never waits for an UNSUBACK (a half-dead link never sends one), and
+  none goes out once the bus is closing (the session ends with the link).
 * With ``availability`` set, the bus connects with a last will ``offline`` and
   publishes a retained ``availability_state`` (``online`` unless the owner says
   otherwise, e.g. a driver whose device is silent) after every (re)connect. It also
@@ -463,6 +464,12 @@ class MessageBus:
     async def _remove(self, sub: Subscription[M]) -> None:
         with contextlib.suppress(ValueError):
             self._subs.remove(sub)  # type: ignore[arg-type]
+        if self._closing:
+            # The session ends with the link anyway. Sent from the closing task group, an
+            # UNSUBSCRIBE went out just before the close's DISCONNECT, its UNSUBACK came to
+            # a closed socket, and the close waited the client's 5 s timeout for it (an
+            # owner cancelled as the bus closed: a task group's children on its way out).
+            return
         client = self._client
         if client is not None and self._group is not None:
             # Not awaited here: waiting for the UNSUBACK held every owner leaving a
@@ -477,8 +484,9 @@ class MessageBus:
     async def _unsubscribe(self, client: aiomqtt.Client, topic_filter: str) -> None:
         # The check and the UNSUBSCRIBE run in one step (aiomqtt sends before its first
         # await), so a subscription to the same filter added since, whose SUBSCRIBE went
-        # out when it was added, is never followed by this UNSUBSCRIBE.
-        if any(s.filter == topic_filter for s in self._subs):
+        # out when it was added, is never followed by this UNSUBSCRIBE. Nor is one sent once
+        # the bus is closing (see _remove): not yet out, it is not needed.
+        if self._closing or any(s.filter == topic_filter for s in self._subs):
             return
         with contextlib.suppress(aiomqtt.MqttError):
             await client.unsubscribe(topic_filter)
