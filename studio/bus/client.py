@@ -13,6 +13,9 @@
   Leaving one stops its delivery at once; the UNSUBSCRIBE goes out from a task of the
   bus, so the owner never waits for an UNSUBACK (a half-dead link never sends one), and
   none goes out once the bus is closing (the session ends with the link).
+* A connect whose link closes before the broker's CONNACK (a peer that accepts and drops
+  the connection) fails at once (:mod:`studio.bus.mqtt_client`), not after the client's
+  timeout.
 * With ``availability`` set, the bus connects with a last will ``offline`` and
   publishes a retained ``availability_state`` (``online`` unless the owner says
   otherwise, e.g. a driver whose device is silent) after every (re)connect. It also
@@ -45,6 +48,7 @@ import aiomqtt
 from pydantic import BaseModel, ValidationError
 
 from studio.backoff import Backoff, run_forever
+from studio.bus.mqtt_client import Client
 from studio.config.models import BrokerSettings
 from studio.errors import BusError
 
@@ -502,7 +506,7 @@ class MessageBus:
             raise BusError(f"cannot reach the MQTT broker at {self.settings.url} ({exc})") from exc
 
     # -- the connection loop -------------------------------------------------------
-    def _make_client(self) -> aiomqtt.Client:
+    def _make_client(self) -> Client:
         settings = self.settings
         will = (
             aiomqtt.Will(self.availability, OFFLINE, qos=1, retain=True)
@@ -518,7 +522,7 @@ class MessageBus:
                 keyfile=str(tls.keyfile) if tls and tls.keyfile else None,
                 cert_reqs=ssl.CERT_REQUIRED,
             )
-        return aiomqtt.Client(
+        return Client(  # fails a connect whose link closes before the CONNACK at once
             settings.host,
             settings.port,
             identifier=self.client_id,
