@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 import pytest
 
 from studio.bus import MessageBus
-from studio.bus.embedded import EmbeddedBroker, free_port
+from studio.bus.embedded import EmbeddedBroker
 from studio.config import BrokerSettings
 from studio.contract import RoundState, Topics
 from studio.demo import DemoOptions, run_demo
@@ -44,7 +44,7 @@ async def test_a_new_demo_database_behind_the_broker_says_how_to_clear_its_table
             await bus.flush()
         options = DemoOptions(
             tables=1, pace=0.2, faults=False, camera=False, status=False, out=io.StringIO(),
-            broker=embedded.url, database="sqlite:///:memory:", port=free_port(),
+            broker=embedded.url, database="sqlite:///:memory:", port=0,
         )  # fmt: skip
         with pytest.raises(DemoBehindBroker) as refused:
             await run_demo(options, asyncio.Event())
@@ -72,6 +72,6 @@ async def test_a_new_demo_database_behind_the_broker_says_how_to_clear_its_table
             handles.append(handle)
             stop.set()
 
-        options.port = free_port()
+        options.port = 0  # a free one, bound by the demo itself
         await asyncio.wait_for(run_demo(options, stop, on_ready=ready), 90)
         assert handles

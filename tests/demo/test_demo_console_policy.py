@@ -14,7 +14,6 @@ from pathlib import Path
 import httpx
 from http_support import form_token
 
-from studio.bus.embedded import free_port
 from studio.demo import DemoOptions, run_demo
 from studio.demo.run import DemoHandle
 
@@ -30,7 +29,7 @@ async def test_the_demo_console_locks_as_the_configuration_file_says(tmp_path: P
         database=f"sqlite:///{tmp_path}/demo.db",
         status=False,
         out=io.StringIO(),
-        port=free_port(),
+        port=0,  # a free one, bound by the demo itself
     )
     stop = asyncio.Event()
     ready: asyncio.Queue[DemoHandle] = asyncio.Queue()

@@ -14,7 +14,6 @@ from pathlib import Path
 
 import httpx
 
-from studio.bus.embedded import free_port
 from studio.console import ConsoleSettings, UserStore
 from studio.console.auth import SESSION_COOKIE, SessionStore
 from studio.demo import DemoOptions, run_demo
@@ -41,7 +40,7 @@ async def test_a_new_demo_run_ends_the_old_manager_sessions(tmp_path: Path) -> N
         database=url,
         status=False,
         out=io.StringIO(),
-        port=free_port(),
+        port=0,  # a free one, bound by the demo itself
     )
     stop = asyncio.Event()
     ready: asyncio.Queue[DemoHandle] = asyncio.Queue()

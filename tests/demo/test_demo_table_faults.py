@@ -17,7 +17,6 @@ from pathlib import Path
 
 import pytest
 
-from studio.bus.embedded import free_port
 from studio.demo import DemoOptions, run_demo
 from studio.demo.run import DemoHandle
 
@@ -68,7 +67,7 @@ async def test_faults_strike_while_dealing_and_the_cut_card_is_where_the_rules_s
         fault_rate=0.0,  # the injector, not its random draws, is under test
         camera=False,
         database="sqlite:///:memory:",
-        port=free_port(),
+        port=0,  # a free one, bound by the demo itself
         status=False,
         out=io.StringIO(),
     )
