@@ -64,6 +64,13 @@ class RoundState(_Out):
     boxes: list[dict[str, Any]] = Field(default_factory=list)
     dealer: dict[str, Any] = Field(default_factory=dict)
     open_alerts: int = 0
+    # Retained with the state, so that the broker can tell a start how far the table's
+    # alert ids went: the alerts topic is not retained, and a log restored from an older
+    # backup gave ids again that the platforms had seen for other alerts (a review).
+    last_alert_id: str | None = Field(
+        default=None,
+        description="the id of the last alert the table raised (`{table}-A{n}`), none before",
+    )
     next_card: dict[str, Any] | None = None
     pending: dict[str, Any] | None = Field(
         default=None,

@@ -234,11 +234,24 @@ class AlertBook:
 
     @property
     def raised(self) -> int:
-        """How many alerts the table has raised (none is ever removed)."""
+        """The number of the last alert id given (``{table}-A{n}``): how many alerts the
+        table has raised (none is ever removed), plus the numbers a start with
+        ``--after-restore`` went past (:meth:`number_after`)."""
         return self._counter
 
+    @property
+    def last_id(self) -> str | None:
+        """The id of the last alert raised (None: none yet), as ``round/state`` retains it."""
+        return f"{self.table}-A{self._counter}" if self._counter else None
+
+    def number_after(self, number: int) -> None:
+        """Give the next alerts ids after ``{table}-A{number}``: the broker saw alerts of
+        this table published up to it that the log (restored from an older backup) does
+        not hold, and the platforms key alerts by id (``numbering.resumed``)."""
+        self._counter = max(self._counter, number)
+
     def position(self, alert: Alert) -> int:
-        """How many alerts had been raised before ``alert``."""
+        """How many alert numbers had been given before ``alert``'s."""
         return self._position[alert.alert_id] - 1
 
     def of_round(self, round_id: str | None) -> list[Alert]:

@@ -8,9 +8,11 @@ broker had already carried to the platforms (a review: ``t1-R8`` and ``t1-R9`` p
 paid a second time, ``round_opened`` seq 198 published twice; a platform dropped the new
 events as seen, or settled ``t1-R9`` twice).
 
-The broker keeps each table's last ``round/state`` retained, with its ``seq`` and
-``round_id``. Once the tables are rebuilt, and before they take an input or publish, a start
-reads it (:func:`published_numbering`); a table whose log is behind it is refused
+The broker keeps each table's last ``round/state`` retained, with its ``seq``,
+``round_id`` and (since 2026-12-06) ``last_alert_id``: alert ids ``{table}-A{n}`` are
+rebuilt from the log too, and the alerts topic is not retained, so until then a restored
+log gave alert ids again that the platforms had seen for other alerts. Once the tables are
+rebuilt, and before they take an input or publish, a start reads it (:func:`published_numbering`); a table whose log is behind it is refused
 (:class:`LogBehindBroker`, exit status 2), or, started with ``--after-restore``, goes on
 after it: a ``numbering.resumed`` input is logged (:func:`resumed_data`), which the table
 applies, at this start and at every replay (``TableController._on_numbering_resumed``).
@@ -69,6 +71,7 @@ class _StateNumbers(BaseModel):
     table: str
     seq: int = Field(ge=0)
     round_id: str | None = None
+    last_alert_id: str | None = None  # none in a state of a version before 2026-12-06
 
 
 class _Marker(BaseModel):
@@ -82,6 +85,7 @@ class Published:
     seq: int
     round_id: str | None
     round_no: int
+    alert_no: int = 0  # n of its last alert id {table}-A{n} (0: none, or not retained)
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,13 +104,21 @@ class Unanswered:
     seen: dict[str, Published]
 
 
+def _number(prefix: str, numbered: str | None) -> int:
+    if numbered is None or not numbered.startswith(prefix):
+        return 0
+    digits = numbered[len(prefix) :]
+    return int(digits) if digits.isascii() and digits.isdigit() and len(digits) <= 18 else 0
+
+
 def round_number(table: str, round_id: str | None) -> int:
     """``n`` of a round id ``{table}-R{n}`` (0: none, or not one of the table's)."""
-    prefix = f"{table}-R"
-    if round_id is None or not round_id.startswith(prefix):
-        return 0
-    digits = round_id[len(prefix) :]
-    return int(digits) if digits.isascii() and digits.isdigit() and len(digits) <= 18 else 0
+    return _number(f"{table}-R", round_id)
+
+
+def alert_number(table: str, alert_id: str | None) -> int:
+    """``n`` of an alert id ``{table}-A{n}`` (0: none, or not one of the table's)."""
+    return _number(f"{table}-A", alert_id)
 
 
 async def published_numbering(
@@ -154,7 +166,12 @@ async def published_numbering(
     seen: dict[str, Published] = {}
     for table, state in zip(tables, found, strict=True):
         if state is not None and state.table == table:
-            seen[table] = Published(state.seq, state.round_id, round_number(table, state.round_id))
+            seen[table] = Published(
+                state.seq,
+                state.round_id,
+                round_number(table, state.round_id),
+                alert_number(table, state.last_alert_id),
+            )
     return seen if answered else Unanswered(marker, seen)
 
 
@@ -171,16 +188,31 @@ async def _latest(sub: Subscription[_StateNumbers], topic: str) -> _StateNumbers
             latest = got
 
 
-def behind(seq: int, round_no: int, published: Published | None) -> bool:
-    """Does the broker's numbering go past the log's (its seq, or its round)?"""
-    return published is not None and (published.seq > seq or published.round_no > round_no)
+def behind(seq: int, round_no: int, published: Published | None, alert_no: int = 0) -> bool:
+    """Does the broker's numbering go past the log's (its seq, its round, or its alerts)?"""
+    return published is not None and (
+        published.seq > seq or published.round_no > round_no or published.alert_no > alert_no
+    )
 
 
 def _round(table: str, round_no: int) -> str:
     return f"{table}-R{round_no}" if round_no else "none"
 
 
-def refusal(table: str, seq: int, round_no: int, published: Published) -> str:
+def _alerts_behind(table: str, alert_no: int, published: Published) -> str:
+    """The refusal's words on alert ids, when the broker saw more raised than the log holds."""
+    if published.alert_no <= alert_no:
+        return ""
+    ours = f"{table}-A{alert_no}" if alert_no else "none"
+    return (
+        f" Alerts too: the broker's state names alert {table}-A{published.alert_no} as the "
+        f"last raised, the log's last is {ours}; --after-restore numbers alerts from "
+        f"{table}-A{published.alert_no + 1}, and the platform must be told that the log "
+        f"no longer holds alerts {table}-A{alert_no + 1} to {table}-A{published.alert_no}."
+    )
+
+
+def refusal(table: str, seq: int, round_no: int, published: Published, alert_no: int = 0) -> str:
     """Why ``table`` is not started: its log ends before what the broker saw published."""
     ours, theirs = _round(table, round_no), _round(table, published.round_no)
     ends = (
@@ -208,16 +240,18 @@ def refusal(table: str, seq: int, round_no: int, published: Published) -> str:
         f"and round {_round(table, published.round_no + 1)}. Otherwise restore the newest "
         "backup. A retained state that is not this studio's (another studio's table of this "
         "id on the broker): clear it with an empty retained message, `mosquitto_pub -r -n "
-        f"-t {Topics(table).round_state}` (docs/operations.md, Backups)"
+        f"-t {Topics(table).round_state}` (docs/operations.md, Backups)."
+        + _alerts_behind(table, alert_no, published)
     )
 
 
 def resumed_data(
-    seq: int, round_no: int, round_id: str | None, published: Published
+    seq: int, round_no: int, round_id: str | None, published: Published, alert_no: int = 0
 ) -> dict[str, Any]:
-    """The ``numbering.resumed`` input: the seq and round number to go on after (the
-    broker's), and what the log had (for the audit trail; the table reads ``seq`` and
-    ``round_no``, taking the higher of each and its own). ``dropped`` (since 2026-12-06,
+    """The ``numbering.resumed`` input: the seq, round number and alert number to go on
+    after (the broker's), and what the log had (for the audit trail; the table reads
+    ``seq``, ``round_no`` and ``alert_no``, taking the higher of each and its own; an
+    input logged before 2026-12-06 holds no ``alert_no``). ``dropped`` (since 2026-12-06,
     second version): the table keeps no round id until its next round (its events go out
     under ``"-"``) and the shoe loads its open alerts hold are dropped; an input logged
     without it replays as it ran (``TableController._on_numbering_resumed``)."""
@@ -225,7 +259,8 @@ def resumed_data(
         "seq": published.seq,
         "round_no": published.round_no,
         "round_id": published.round_id,
-        "log": {"seq": seq, "round_no": round_no, "round_id": round_id},
+        "alert_no": published.alert_no,
+        "log": {"seq": seq, "round_no": round_no, "round_id": round_id, "alert_no": alert_no},
         "dropped": True,
     }
 
@@ -252,13 +287,13 @@ def _unanswered(numbers: Mapping[str, Any], unanswered: Unanswered) -> None:
 
 
 def check(
-    numbers: Mapping[str, tuple[int, int, str | None]],
+    numbers: Mapping[str, tuple[int, int, str | None, int]],
     seen: dict[str, Published] | Unanswered | None,
     *,
     after_restore: bool,
 ) -> dict[str, dict[str, Any]]:
-    """Each table's numbering (``numbers``: its last seq, round number and round id, as
-    the log rebuilt them) against the broker's (``seen``; None: not read; Unanswered:
+    """Each table's numbering (``numbers``: its last seq, round number, round id and alert
+    number, as the log rebuilt them) against the broker's (``seen``; None: not read; Unanswered:
     read in part, the tables whose state came are checked). Raises
     :class:`LogBehindBroker` naming every table behind, unless ``after_restore``: then
     returns the ``numbering.resumed`` input of each (logged and applied by the caller)."""
@@ -275,19 +310,20 @@ def check(
     resumed: dict[str, dict[str, Any]] = {}
     refused: list[str] = []
     behind_tables: dict[str, tuple[int, int, Published]] = {}
-    for table, (seq, round_no, round_id) in numbers.items():
+    for table, (seq, round_no, round_id, alert_no) in numbers.items():
         published = seen.get(table)
-        if published is None or not behind(seq, round_no, published):
+        if published is None or not behind(seq, round_no, published, alert_no):
             continue
         if not after_restore:
-            refused.append(refusal(table, seq, round_no, published))
+            refused.append(refusal(table, seq, round_no, published, alert_no))
             behind_tables[table] = (seq, round_no, published)
             continue
         _LOGGER.error(
             "%s: the event log ends at seq %d, round %s, and the broker saw seq %d, round %s "
             "published (restored from an older backup, or the log lost its tail): "
             "--after-restore, so the table goes on from seq %d and round %s (logged as %s); "
-            "the platform must be told that the log no longer holds rounds %s to %s",
+            "the platform must be told that the log no longer holds rounds %s to %s; alerts "
+            "go on from %s-A%d",
             table,
             seq,
             _round(table, round_no),
@@ -298,8 +334,10 @@ def check(
             NUMBERING_RESUMED,
             _round(table, round_no),
             _round(table, published.round_no),
+            table,
+            max(alert_no, published.alert_no) + 1,
         )
-        resumed[table] = resumed_data(seq, round_no, round_id, published)
+        resumed[table] = resumed_data(seq, round_no, round_id, published, alert_no)
     if refused:
         raise LogBehindBroker("; ".join(refused), behind_tables)
     return resumed

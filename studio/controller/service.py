@@ -540,7 +540,10 @@ class ControllerService:
             connect_wait=self.numbering_wait,
             retained_wait=self.numbering_retained_wait,
         )
-        numbers = {t: (c.event_seq, c.round_no, c.round_id) for t, c in self.tables.items()}
+        numbers = {
+            t: (c.event_seq, c.round_no, c.round_id, c.alerts.raised)
+            for t, c in self.tables.items()
+        }
         return check_numbering(numbers, seen, after_restore=self.after_restore)
 
     # ------------------------------------------------------------------ recovery

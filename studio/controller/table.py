@@ -550,6 +550,7 @@ class TableController:
             boxes=snap["boxes"],
             dealer=snap["dealer"],
             open_alerts=len(self.alerts.open_alerts()),
+            last_alert_id=self.alerts.last_id,
             next_card=None if self.paused else self.next_card(),
             pending=self.engine.pending() if self.engine is not None else None,
             # A platform shows the players their timer (until 2026-12-06 only the rule set's
@@ -1025,7 +1026,8 @@ class TableController:
         """A start with ``--after-restore`` found that the broker had seen this table's
         events and rounds published past where its log ends (a log restored from an older
         backup: studio.controller.numbering). Its numbering goes on after the broker's, the
-        higher of each and its own, so that no seq or round id is given twice. What was
+        higher of each and its own, so that no seq or round id is given twice (nor, since
+        2026-12-06, an alert id: ``alert_no``, the broker's last alert number). What was
         played after the backup is not in the log: the round it holds in progress was played
         on (or out) then, and the shoe it holds was dealt from, so the round is dropped
         unsaid (no event under its id, which the platform had settled or saw go on) and the
@@ -1043,6 +1045,9 @@ class TableController:
         closed by the manager; its resolution loads nothing (``load_dropped``)."""
         seq, round_no = int(inp.data["seq"]), int(inp.data["round_no"])
         self.event_seq = max(self.event_seq, seq)
+        # Since 2026-12-06 (the broker's state retains the last alert id): alerts number on
+        # after the broker's. An input logged before holds none and replays as it ran.
+        self.alerts.number_after(int(inp.data.get("alert_no", 0)))
         if inp.data.get("dropped"):
             self.round_no = max(self.round_no, round_no)
             self.round_id = None
