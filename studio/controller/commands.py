@@ -8,13 +8,23 @@ from __future__ import annotations
 
 import re
 from decimal import Decimal
-from typing import Annotated, Literal, get_args
+from typing import Annotated, Any, Literal, get_args
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    TypeAdapter,
+    ValidationError,
+    model_serializer,
+)
 
 from studio.errors import StudioError
 
 ID_MAX_LENGTH = 128  # characters of a command's id at most (and 1 at least)
+ROUND_ID_MAX_LENGTH = 96  # a round id {table}-R{n}: a table id is 64 characters at most
 
 PlayerAction = Literal["hit", "stand", "double", "split", "surrender"]
 
@@ -26,6 +36,21 @@ class _Command(BaseModel):
         min_length=1, max_length=ID_MAX_LENGTH, description="client-supplied idempotency key"
     )
     player: str = Field(min_length=1, max_length=64)
+    # Opt-in, since 2026-12-06: a command names no round otherwise, and one answered after
+    # a backup and sent again once it was restored (the index of ids taken is the backup's)
+    # was taken anew, into whatever round was open then (a review: a bet meant for t1-R9
+    # placed on t1-R13). Named, it is applied to that round only, while it is open.
+    round_id: str | None = Field(
+        None, min_length=1, max_length=ROUND_ID_MAX_LENGTH, description="the round it is meant for"
+    )
+
+    @model_serializer(mode="wrap")
+    def _unnamed_round_left_out(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # A command that names no round is logged and answered as before the field existed.
+        body: dict[str, Any] = handler(self)
+        if self.round_id is None:
+            body.pop("round_id", None)
+        return body
 
 
 class BetCommand(_Command):

@@ -192,7 +192,17 @@ def _window(pending: dict[str, Any] | None) -> tuple[Any, ...] | None:
 
 
 class CommandRejected(StudioError):
-    """A game command that cannot be applied now (wrong phase, illegal, over the limit)."""
+    """A game command that cannot be applied now (wrong phase, illegal, over the limit).
+    ``code``: a reason code its ``command_rejected`` carries beside the reason in words
+    (only :data:`ROUND_NOT_OPEN` has one)."""
+
+    def __init__(self, message: str, *, code: str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+# The reason code of a command refused because it names a round that is not the one open.
+ROUND_NOT_OPEN: Final = "round_not_open"
 
 
 class InputFailed(StudioError):
@@ -1963,7 +1973,11 @@ class TableController:
         try:
             result = self._apply_command(command)
         except (CommandRejected, RuleError) as exc:
-            self._event("command_rejected", id=command.id, type=command.type, reason=str(exc))
+            code = exc.code if isinstance(exc, CommandRejected) else None
+            coded = {"code": code} if code is not None else {}
+            self._event(
+                "command_rejected", id=command.id, type=command.type, reason=str(exc), **coded
+            )
             return
         self._event(
             "command_accepted",
@@ -1978,6 +1992,8 @@ class TableController:
         what every input does (the table's clock and timers), so its replay changes that."""
 
     def _apply_command(self, command: GameCommand) -> dict[str, Any]:
+        if command.round_id is not None:
+            self._check_round_named(command.round_id)
         if self.engine is None:
             raise CommandRejected("no round is open")
         if isinstance(command, BetCommand):
@@ -2002,6 +2018,25 @@ class TableController:
         if (_window(after) != _window(pending)) if self.logic >= 8 else (after != pending):
             self.decision_deadline = None
         return result or {}
+
+    def _check_round_named(self, round_id: str) -> None:
+        """Refuse (:data:`ROUND_NOT_OPEN`) a command that names a round other than the one
+        open: one that ended (a settled round's id stays the table's until the next
+        opens), another, or none open. Never applied to another round: a command sent
+        again after a restore, answered after the backup, meant the round it was sent for."""
+        if self.engine is not None and self.phase in ROUND_PHASES:
+            if self.round_id == round_id:
+                return
+            now = f"round {self.round_id} is open"
+        elif self.round_id == round_id:
+            now = f"it is over (phase {self.phase})"
+        else:
+            now = f"no round is open (phase {self.phase})"
+        raise CommandRejected(
+            f"the command is for round {round_id}, and {now} on table {self.table}: "
+            "not applied to another round",
+            code=ROUND_NOT_OPEN,
+        )
 
     # ------------------------------------------------------------------ managers
     def _on_manager_action(self, inp: Input) -> None:

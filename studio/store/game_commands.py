@@ -60,7 +60,9 @@ def answer_of(event_type: str, data: Mapping[str, Any]) -> dict[str, Any] | None
     if event_type == "command_accepted":
         return {"accepted": True, **{k: v for k, v in data.items() if k not in ("id", "command")}}
     if event_type == "command_rejected":
-        return {"accepted": False, "reason": data.get("reason")}
+        # `code` only where the refusal has one (since 2026-12-06: `round_not_open`).
+        code = {"code": data["code"]} if "code" in data else {}
+        return {"accepted": False, "reason": data.get("reason"), **code}
     return None
 
 
