@@ -45,7 +45,10 @@ device's resend of the seq, a HELLO, or another event under a published seq): a
 corrupted frame can pass the checksum. Unconfirmed while the device talks, it is asked
 again up to RESEND_TRIES times, then ignored; the claiming frame itself is never
 published. After a reconnect or a restart nothing is published above the seq whose event
-checks the numbering until that event comes back (or cannot be had). The device's wire id is configured or learned
+checks the numbering until that event comes back (or cannot be had); a reconnect checks with
+the last few events published (CHECK_EVENTS), each compared. A count just past the wrap of
+a codec's seq field (ACME-STX's six digits) is checked the same way before it is taken for
+a restart: a device that counted on across the wrap still holds the events before it. The device's wire id is configured or learned
 from its first HELLO (and saved), and another device on the port is refused.
 
 Health events have their own seq space: the Unix time in ms (bumped by one if
@@ -106,6 +109,19 @@ HEALTHY_AFTER = 2.0
 # recovered between its faults. Tests that wait for the "ok" make it short.
 OK_AFTER = 5.0
 
+# Events compared at a numbering check after a reconnect (the last ones published, fetched
+# again with one RESEND): a device power-cycled while unplugged whose new numbering reached
+# the old one's last seq was told from it by that one event, and a protocol without device
+# time (ACME-STX) compares type and card only: 1 in 52 agreed by chance (a review).
+CHECK_EVENTS = 4
+# A count this close past a wrap of a protocol's seq field (ACME-STX's six digits: the
+# events from the last published to the wrap, plus the count) may be the old numbering
+# counting on across the wrap while the link or the driver was away, or on a live link
+# behind a garbled frame: checked by fetching the events before the wrap again before it is
+# taken for a restart. The simulator's resend buffer holds 4096 events: beyond, a device
+# that wrapped no longer holds them anyway.
+WRAP_WINDOW = 4096
+
 RESEND_TRIES = 3  # RESENDs sent for one gap while the device talks but does not answer them
 # The device event a driver publishes on its events topic when it finds, at a (re)connect,
 # that the device restarted its numbering while the link or the driver was away: what the
@@ -137,6 +153,18 @@ class _Suspect:
     overclaim: bool = False
     tries: int = 1  # the RESENDs (or HELLOs) sent to check it
     heard: bool = False  # the device sent a frame since the last of them
+
+
+@dataclass(slots=True)
+class _Wrap:
+    """A count below the old one, close past the wrap of the device's seq field: the old
+    numbering counting on across the wrap, or a restart. Its last events before the wrap,
+    fetched again (the numbering check), decide."""
+
+    count: int  # the device's count as its seq field states it (after the wrap, if one)
+    announce: bool  # a restart found so is announced (found at a reconnect)
+    where: str  # how the driver missed the wrap, for the report
+    through: bool = False  # the check passed: the old numbering runs on to the wrap
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,11 +206,17 @@ class DeviceDriver:
         state_dir: Path | None = None,
         stop_flush: float = STOP_FLUSH,
         ok_after: float = OK_AFTER,
+        check_events: int = CHECK_EVENTS,
+        wrap_window: int = WRAP_WINDOW,
     ) -> None:
         """``stop_flush``: the bus's (:data:`~studio.bus.client.STOP_FLUSH`; tests make it
         short where the broker can never acknowledge what is queued). ``ok_after``: the
         seconds without an error after which a degraded device is reported ``ok`` again
-        (:data:`OK_AFTER`; tests make it short)."""
+        (:data:`OK_AFTER`; tests make it short). ``check_events``: how many of the last
+        events published a reconnect's numbering check fetches again and compares
+        (:data:`CHECK_EVENTS`). ``wrap_window``: how close past a wrap of the codec's seq
+        field (``seq_modulus``) a count below the old one is checked for a wrap before it
+        is taken for a restart (:data:`WRAP_WINDOW`)."""
         self.table_id = table_id
         self.settings = settings
         self.device_id = settings.id
@@ -208,6 +242,10 @@ class DeviceDriver:
         self.skew_tolerance_ms = int(float(options.get("skew_tolerance", skew_tolerance)) * 1000)
         self.health_interval = health_interval
         self.ok_after = ok_after
+        self.check_events = max(1, check_events)
+        self.wrap_window = wrap_window
+        # The modulus of the codec's seq field if it wraps (ACME-STX: 1,000,000), else None.
+        self.seq_modulus: int | None = getattr(self.codec, "seq_modulus", None)
         self.backoff = backoff or Backoff(initial=0.05, maximum=2.0)
         self.stats: Counter[str] = Counter()
         self.online = False
@@ -241,6 +279,12 @@ class DeviceDriver:
         # numbering while no driver ran, even one that has since sent more events than before.
         self._acked_event: tuple[int, str] | None = None
         self._verify: tuple[int, str] | None = None
+        # The further events of that check, after ``_verify``'s seq (compared in turn), and
+        # their frames that came before the one awaited (its frame garbled on the line).
+        self._verify_rest: dict[int, str] = {}
+        self._verify_early: dict[int, Event] = {}
+        # A count below the old one close past the seq field's wrap, being checked.
+        self._wrap: _Wrap | None = None
         # First contact without saved state: the seq of the device's last event then, fetched
         # once (not published) so its fingerprint can tell a later reset (see _on_hello).
         self._learn: int | None = None
@@ -685,9 +729,17 @@ class DeviceDriver:
             # (Events after it on this connection are its numbering.)
             self._check_epoch = self._sessions + 1
         else:
-            await self._check_numbering(
-                hello.seq, announce=True
-            )  # (below the reference's: a reset)
+            self._wrap = None  # (a check the link dropped during: this HELLO's starts anew)
+            if self._wrap_possible(hello.seq):
+                # Below the count, just past the seq field's wrap: the device may have
+                # counted on across it while the link or the driver was away. Taken for a
+                # restart, the events it still held from before the wrap were never
+                # fetched (a fault-injection review): the check below fetches them.
+                self._wrap = _Wrap(hello.seq, True, "while the link or the driver was down")
+            else:
+                await self._check_numbering(
+                    hello.seq, announce=True
+                )  # (below the reference's: a reset)
             if self._learn is not None and (
                 not self.codec.device_clock
                 or hello.time_ms < self._learn_ms - self.skew_tolerance_ms
@@ -704,8 +756,8 @@ class DeviceDriver:
                 # A HELLO at or above our seq does not prove the same numbering: a device
                 # reset while the link was down may since have sent as many events as before
                 # (a shoe dealt on while the driver backed off). Asked for again, the last
-                # event we published must be the same frame (see _verify_numbering).
-                self._verify = next(reversed(self._fingerprints.items()))
+                # events we published must be the same frames (see _verify_numbering).
+                self._start_verify()
                 self._check_epoch = self._sessions
             if self._held and not self._checking:
                 # Nothing published under this numbering to check it against (a reset found
@@ -720,6 +772,69 @@ class DeviceDriver:
                 self._held_session.clear()
         if learned:
             await self._save_state_now()  # at once: a driver restart must know it too
+
+    def _start_verify(self) -> None:
+        """Check the numbering with the last ``check_events`` events published: each must
+        come back as the same frame. One compared alone told a new numbering from the old
+        by its type and card only on ACME-STX (1 in 52 agreed by chance: a review)."""
+        # The run of seqs published up to the last one (no seq given up as lost within: the
+        # device would send it again, and it came "after it was reported lost").
+        last = first = max(self._fingerprints)
+        while first - 1 in self._fingerprints and last - first + 1 < self.check_events:
+            first -= 1
+        checks = {seq: fp for seq, fp in self._fingerprints.items() if seq >= first}
+        self._verify = (first, checks.pop(first))
+        self._verify_rest = checks
+        self._verify_early = {}
+
+    def _wrap_possible(self, count: int) -> bool:
+        """Is ``count``, below the count the device stood behind, close enough past the
+        wrap of its seq field to be the old numbering counting on (and can it be checked)?"""
+        stood = max(self.last_device_seq, self._published, self._vouched)
+        modulus = self.seq_modulus
+        return (
+            modulus is not None
+            and count < stood < modulus
+            and modulus - stood + count <= self.wrap_window
+            and (self._verify is not None or bool(self._fingerprints))
+        )
+
+    async def _check_wrap(self, count: int, where: str) -> None:
+        """On a live link: a count below the old one, confirmed, close past the wrap (the
+        event at the wrap garbled on the line, the next one taken for a duplicate): fetch the
+        last events again before taking it for a restart (see :class:`_Wrap`)."""
+        self._wrap = _Wrap(count, False, where)
+        if self._verify is None:
+            self._start_verify()
+            self._check_epoch = self._sessions + 1  # (what is held now is the old numbering's)
+        await self._request_resend()
+
+    def _wrap_checked(self) -> None:
+        """The numbering check passed with a wrap pending: the old numbering counted on, up
+        to the wrap (the seq field's modulus, its last count) and past it."""
+        assert self._wrap is not None and self.seq_modulus is not None
+        self._wrap.through = True
+        self._seen_seq = self._vouched = self.seq_modulus
+        self._count_since_resend = self.seq_modulus
+
+    async def _end_wrap(self) -> None:
+        """Once the old numbering is published up to the wrap: the device's count runs on
+        from 0 in its seq field, a numbering restart for the driver, as on a live wrap."""
+        wrap, modulus = self._wrap, self.seq_modulus
+        if wrap is None or not wrap.through or modulus is None:
+            return
+        if self.last_device_seq < modulus:
+            return
+        self._wrap = None
+        # Every event of the old numbering, to its last, was read: nothing to announce.
+        self._unread_since_count = 0
+        await self._restart_numbering(
+            wrap.count,
+            f"device restarted its numbering at {wrap.count}: its seq field wrapped past "
+            f"{modulus - 1} {wrap.where}; the events before the wrap were fetched",
+        )
+        if wrap.count > 0:
+            await self._request_resend()  # the new numbering, from its first
 
     async def _suspect_reset(
         self, seq: int, why: str, event: Event | None = None, *, overclaim: bool = False
@@ -814,6 +929,8 @@ class DeviceDriver:
         deferred, self._deferred = self._deferred, []
         if confirmed and suspect.overclaim:
             self._drop_claims_above(suspect.seq, suspect.limit)
+        elif confirmed and suspect.event is None and self._wrap_possible(suspect.seq):
+            await self._check_wrap(suspect.seq, "with the event at the wrap unread")
         elif confirmed:
             self._confirming = True
             try:
@@ -923,6 +1040,9 @@ class DeviceDriver:
         self._seen_seq = self._vouched = seq
         self._gap_deadline = None
         self._verify = self._acked_event = None
+        self._verify_rest.clear()
+        self._verify_early.clear()
+        self._wrap = None
         self._learn = None
         self._claim = None
         self._in_flight.clear()
@@ -1000,6 +1120,7 @@ class DeviceDriver:
                 acked = self._resend_acked and not self._checking
                 if acked or self._resend_tries >= RESEND_TRIES:
                     await self._give_up_gap()
+                    await self._end_wrap()
                 else:
                     await self._request_resend(again=True)
             wait = self.settings.heartbeat_timeout - silent_for
@@ -1046,6 +1167,7 @@ class DeviceDriver:
             return
         if isinstance(item, Event):
             await self._on_event(item)
+            await self._end_wrap()
         elif isinstance(item, Heartbeat | Hello):
             if isinstance(item, Heartbeat):
                 self.stats["heartbeats"] += 1
@@ -1055,6 +1177,12 @@ class DeviceDriver:
             if stale:
                 # Handled after the answer, its older seq looked like a device that restarted
                 # its numbering: the offset moved and the whole buffer was fetched again.
+                return
+            if self._wrap is not None and item.seq < max(self.last_device_seq, self._seen_seq):
+                # The count past the wrap (or a restart's), being checked: it says nothing
+                # more until the check decides, and taken for a reset it ended the check.
+                self._wrap.count = max(self._wrap.count, item.seq)
+                self._count_since_resend = self._vouched
                 return
             if item.seq < self.last_device_seq:
                 await self._suspect_reset(item.seq, f"device restarted its numbering at {item.seq}")
@@ -1085,8 +1213,12 @@ class DeviceDriver:
                 )
             elif item.code == "E04" and item.text.isdigit():
                 oldest = int(item.text)
-                if self._verify is not None and oldest > self._verify[0]:
-                    await self._unverified(f"seq {self._verify[0]} no longer buffered")
+                if (
+                    self._verify is not None
+                    and not self._verify_from(oldest)
+                    and await self._unverified(f"seq {self._verify[0]} no longer buffered")
+                ):
+                    return  # (a restart: the new numbering is fetched)
                 if self._learn is not None and oldest > self._learn:
                     await self._unlearned(f"seq {self._learn} no longer buffered")
                 await self._skip_to(oldest, "no longer in the device's resend buffer")
@@ -1200,30 +1332,51 @@ class DeviceDriver:
         return published is not None and published != self.codec.fingerprint(event)
 
     async def _verify_numbering(self, event: Event) -> None:
-        """After a driver restart or a reconnect: is the device's event at the check seq the
-        one published then? Until it comes, later events are held (none is published)."""
+        """After a driver restart or a reconnect: are the device's events at the check seqs
+        the ones published then? Until they come, later events are held (none is
+        published)."""
         assert self._verify is not None
         check_seq, fingerprint = self._verify
         if event.seq > check_seq:
             self._seen_seq = max(self._seen_seq, event.seq)
-            if event.seq not in self._held:
+            if event.seq in self._verify_rest:
+                # A later check's frame before the one awaited (garbled on the line, asked
+                # again): compared in its turn.
+                self._verify_early[event.seq] = event
+            elif event.seq > self.last_device_seq and event.seq not in self._held:
                 self._held[event.seq] = event
                 self._held_session[event.seq] = self._sessions
             if self._gap_deadline is None:
                 await self._request_resend()
             return
-        self._verify = None
-        if self.codec.fingerprint(event) == fingerprint:
-            await self._on_event(event)  # the same numbering: a duplicate, or the next one
-            await self._release_held()
+        if self.codec.fingerprint(event) != fingerprint:
+            if self._wrap is not None:
+                # Its count is below this seq: not its new numbering's event (a corrupted
+                # frame), and the old numbering's differs. Not a wrap.
+                await self._no_wrap(f"seq {check_seq} came as another event than published")
+                return
+            # Another event under a seq already published: the device restarted its
+            # numbering while no driver ran (and has sent at least as many events since).
+            await self._restart_behind(
+                event,
+                f"device restarted its numbering while the driver or the link was down "
+                f"(seq {check_seq} is another event than the one published)",
+            )
             return
-        # Another event under a seq already published: the device restarted its numbering
-        # while no driver ran (and has sent at least as many events since).
-        await self._restart_behind(
-            event,
-            f"device restarted its numbering while the driver or the link was down "
-            f"(seq {check_seq} is another event than the one published)",
-        )
+        if self._verify_rest:
+            self.stats["duplicates"] += 1  # the same frame again: the next one is compared
+            following = min(self._verify_rest)
+            self._verify = (following, self._verify_rest.pop(following))
+            early = self._verify_early.pop(following, None)
+            if early is not None:
+                await self._verify_numbering(early)
+            return
+        self._verify = None
+        self._verify_early.clear()
+        if self._wrap is not None:
+            self._wrap_checked()
+        await self._on_event(event)  # the same numbering: a duplicate, or the next one
+        await self._release_held()
 
     async def _restart_behind(self, event: Event, why: str) -> None:
         """``event``, fetched to check the numbering, belongs to a numbering the device
@@ -1234,7 +1387,11 @@ class DeviceDriver:
             for seq, held in self._held.items()
             if self._held_session.get(seq, 0) < self._check_epoch
         }
-        new = [*(held for seq, held in self._held.items() if seq not in old), event]
+        new = [
+            *(held for seq, held in self._held.items() if seq not in old),
+            *self._verify_early.values(),
+            event,
+        ]
         # What was held before the check began is the old numbering's (published as such by
         # _restart_numbering, its holes reported lost).
         self._held = old
@@ -1244,12 +1401,49 @@ class DeviceDriver:
         for item in sorted(new, key=lambda e: e.seq):
             await self._on_event(item)
 
-    async def _unverified(self, why: str) -> None:
-        """The check event cannot be had: carry on as if the numbering were the same."""
+    async def _no_wrap(self, why: str) -> None:
+        """The check with a wrap pending failed: a restart at the count stated after all. A
+        device that counted on across the wrap still holds its last events before it (within
+        its resend buffer) and sends them again unchanged; one that does not restarted its
+        numbering (its own events under those seqs, it cannot have: its count is below)."""
+        assert self._wrap is not None
+        wrap = self._wrap
+        await self._restart_numbering(
+            wrap.count,
+            f"device restarted its numbering at {wrap.count} (not its seq field wrapping: {why})",
+            announce=wrap.announce,
+        )
+        if wrap.count > 0:
+            await self._request_resend()  # the new numbering, from its first
+
+    def _verify_from(self, oldest: int) -> bool:
+        """The device holds no event below ``oldest``: drop the checks below it. False if
+        none is left to compare."""
         assert self._verify is not None
-        self._error(f"device numbering not checked after the driver or the link restarted: {why}")
+        if self._verify[0] >= oldest:
+            return True
+        rest = {seq: fp for seq, fp in self._verify_rest.items() if seq >= oldest}
+        if not rest:
+            return False
+        following = min(rest)
+        self._verify = (following, rest.pop(following))
+        self._verify_rest = rest
+        return True
+
+    async def _unverified(self, why: str) -> bool:
+        """The check event cannot be had: carry on as if the numbering were the same; or,
+        with a wrap pending, a restart after all (the device no longer holds the events
+        before the count it stated). True if the numbering restarted."""
+        assert self._verify is not None
         self._verify = None
+        self._verify_rest.clear()
+        self._verify_early.clear()
+        if self._wrap is not None:
+            await self._no_wrap(why)
+            return True
+        self._error(f"device numbering not checked after the driver or the link restarted: {why}")
         await self._release_held()
+        return False
 
     async def _unlearned(self, why: str) -> None:
         self._error(
@@ -1326,8 +1520,10 @@ class DeviceDriver:
         self._gap_deadline = None
         if self._learn is not None:
             await self._unlearned(f"seq {self._learn} not sent again in time")
-        if self._verify is not None:
-            await self._unverified(f"seq {self._verify[0]} not sent again in time")
+        if self._verify is not None and await self._unverified(
+            f"seq {self._verify[0]} not sent again in time"
+        ):
+            return  # (a restart: the new numbering is fetched)
         # Only holes the last RESEND asked for (at or below the count known when it went
         # out); newer ones are asked for afresh below.
         covered = self._resend_covers

@@ -39,10 +39,10 @@ def test_a_frame_without_its_lrc_does_not_swallow_the_next_frame() -> None:
 SETTLE = 5.0  # what a wait allows (a failing case fails in this, not in 20 s)
 
 
-def acme_config(table_id: str, port: Path) -> StudioConfig:
+def acme_config(table_id: str, port: Path, **options: object) -> StudioConfig:
     settings = DeviceSettings(
         id="shoe-1", kind="shoe", port=str(port), heartbeat_timeout=2.0,
-        options={"protocol": "acme-stx-shoe"},
+        options={"protocol": "acme-stx-shoe", **options},
     )  # fmt: skip
     return StudioConfig(tables=[TableSettings(id=table_id, devices=[settings])])
 
