@@ -16,7 +16,7 @@ line goes to DEBUG.
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, Self
 
 import aiomqtt
 import paho.mqtt.client as mqtt
@@ -47,6 +47,17 @@ class ConnectionClosedBeforeConnack(aiomqtt.MqttError):
 
 
 class Client(aiomqtt.Client):
+    async def __aenter__(self) -> Self:
+        try:
+            return await super().__aenter__()
+        except aiomqtt.MqttError:
+            # aiomqtt leaves paho's socket, and its task serving it, open after a connect
+            # that failed (timed out, refused): paho's keepalive closed it 15 s later, or
+            # the process's end, after the event loop. Closed now, nothing of this attempt
+            # outlives it (paho ignores a second close).
+            self._client._sock_close()
+            raise
+
     def _on_disconnect(
         self,
         client: mqtt.Client,
@@ -56,8 +67,11 @@ class Client(aiomqtt.Client):
         properties: Properties | None = None,
     ) -> None:
         # paho calls this on the event loop's thread (from the socket callbacks aiomqtt
-        # registers there), as it does on_connect, which sets the same future.
-        if not self._connected.done():
+        # registers there), as it does on_connect, which sets the same future. Only while a
+        # connect waits for its CONNACK (aiomqtt holds its lock from the connect to the
+        # session's end): after one that failed, aiomqtt's fresh future is awaited by no
+        # one, and an exception set on it was logged "Future exception was never retrieved".
+        if self._lock.locked() and not self._connected.done():
             self._connected.set_exception(
                 ConnectionClosedBeforeConnack(
                     f"the connection closed before the broker's CONNACK (paho: {reason_code})"
