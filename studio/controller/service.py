@@ -200,6 +200,19 @@ def _command_body(data: dict[str, Any]) -> dict[str, Any] | None:
     return body
 
 
+def _round_named_alike(taken: dict[str, Any], sent: dict[str, Any], taken_in: str | None) -> None:
+    """Leave out of the comparison of a command sent again under a taken id the round one
+    of the two names and the other does not: a platform that names rounds on its retries
+    only, or since an upgrade, sends the same command naming the round it was taken in
+    (``taken_in``, the round its record was logged in); one taken naming its round, sent
+    again without it, is the same command too. Until 2026-12-06 either was refused as
+    another command, "nothing was applied", while the first stood (a review)."""
+    if "round_id" not in taken and sent.get("round_id") == taken_in:
+        sent.pop("round_id", None)
+    elif "round_id" not in sent:
+        taken.pop("round_id", None)
+
+
 def _log_unheard(what: str, task: asyncio.Task[Any]) -> None:
     """How ``task`` ended, for a caller that stopped waiting for it."""
     if task.cancelled():
@@ -1454,10 +1467,12 @@ class ControllerService:
             kinds=["game.command"],
             descending=True,
         )
-        logged = next((r.payload for r in near if r.payload.get("id") == command_id), None)
-        if logged is None:
+        record = next((r for r in near if r.payload.get("id") == command_id), None)
+        if record is None:
             return  # not found near its answer: answered as before
-        taken, sent = _command_body(logged), _command_body(data)
+        taken, sent = _command_body(record.payload), _command_body(data)
+        if taken is not None and sent is not None:
+            _round_named_alike(taken, sent, record.round_id)
         if taken is not None and sent is not None and taken != sent:
             self.stats.commands_conflicting += 1
             raise CommandIdTaken(

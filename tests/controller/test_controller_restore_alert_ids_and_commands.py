@@ -40,6 +40,7 @@ from studio.bus import MessageBus
 from studio.config import BrokerSettings
 from studio.contract import AlertMessage, RoundEvent, RoundState, Topics
 from studio.controller import ControllerService
+from studio.controller.commands import CommandIdTaken
 from studio.controller.numbering import NUMBERING_RESUMED, LogBehindBroker
 from studio.store import Database, EventLog
 
@@ -224,3 +225,33 @@ def test_a_command_naming_a_round_that_is_over_or_not_yet_open_is_refused() -> N
     codes = {e["data"]["id"]: e["data"].get("code") for e in d.events if "id" in e["data"]}
     assert codes["early"] == codes["late"] == "round_not_open"
     assert codes["on-time"] is None  # accepted: no code
+
+
+@pytest.mark.timeout(60)
+async def test_a_command_sent_again_naming_its_round_or_no_more_is_the_same_command(
+    broker: BrokerSettings, table_id: str, tmp_path: Path
+) -> None:
+    """A platform that names rounds on its retries only, or since an upgrade, sends again a
+    command taken without ``round_id``: naming the round it was taken in, it is the same
+    command, answered with its first answer (until 2026-12-06 refused as another command
+    under a taken id, "nothing was applied", while the bet stood: a review). Naming another
+    round, the id is taken for another command. One taken naming its round, sent again
+    without it, is the same command."""
+    clock = _Clock()
+    bet = {"id": "bet-1", "type": "bet", "seat": 1, "player": "p1", "stake": "10"}
+    async with _running(broker, tmp_path / "studio.db", table_id, clock) as service:
+        await _new_shoe(service, table_id, 1, "S1")  # R1 betting
+        first = await service.submit_command(table_id, bet)
+        assert first["accepted"] is True
+        assert await service.submit_command(table_id, {**bet, "round_id": f"{table_id}-R1"}) == (
+            first
+        )
+        with pytest.raises(CommandIdTaken, match="for another command"):
+            await service.submit_command(table_id, {**bet, "round_id": f"{table_id}-R2"})
+        named = {**bet, "id": "bet-2", "seat": 2, "player": "p2", "round_id": f"{table_id}-R1"}
+        taken = await service.submit_command(table_id, named)
+        assert taken["accepted"] is True
+        unnamed = {k: v for k, v in named.items() if k != "round_id"}
+        assert await service.submit_command(table_id, unnamed) == taken
+        boxes = service.tables[table_id].state().boxes
+        assert [(box["seat"], box["stake"]) for box in boxes] == [(1, "10.00"), (2, "10.00")]
