@@ -78,7 +78,10 @@ class TableReplay:
     table: TableController
     tracker: SequenceTracker = field(default_factory=SequenceTracker)
     identities: EventIdentities = field(default_factory=EventIdentities)
-    through: int = 0  # the last log record applied (0: none)
+    # The log record it stands at (0: none): the last input applied, or a later record
+    # walked with no input of the table between (an idle table's checkpoint moves up with
+    # the log, so that a start does not walk the chain from far back for it).
+    through: int = 0
 
     def apply(self, record: LogRecord, *, repeat: bool = False) -> None:
         """Apply a logged input (``repeat``: a game command logged again, see

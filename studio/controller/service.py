@@ -55,6 +55,7 @@ from studio.controller.alerts import (
 from studio.controller.checkpoint import (
     CHECKPOINT_INPUTS,
     CHECKPOINT_KIND,
+    CHECKPOINT_RECORDS,
     CheckpointError,
     dumps,
     fingerprint,
@@ -297,6 +298,7 @@ class ControllerService:
         hold_limit: int = 1000,
         checkpoint_inputs: int = CHECKPOINT_INPUTS,
         checkpoint_check: float = CHECKPOINT_CHECK_SECONDS,
+        checkpoint_records: int = CHECKPOINT_RECORDS,
         offline_grace: float = OFFLINE_GRACE_SECONDS,
         command_errors_per_second: float = COMMAND_ERRORS_PER_SECOND,
         after_restore: bool = False,
@@ -322,6 +324,8 @@ class ControllerService:
         # A table is checkpointed once this many inputs were logged since its last one.
         self.checkpoint_inputs = checkpoint_inputs
         self.checkpoint_check = checkpoint_check  # seconds between two looks
+        # ... or once the log holds this many records after it (any table's: an idle one's).
+        self.checkpoint_records = checkpoint_records
         self.offline_grace = offline_grace
         self.command_errors_per_second = command_errors_per_second
         # A table whose log ends before what the broker saw published is refused at a start,
@@ -374,6 +378,14 @@ class ControllerService:
         self._acked_through: dict[str, int] = {}
         self._marks_saved: dict[str, int] = {}
         self._since_checkpoint: Counter[str] = Counter()
+        # Per table, the record its checkpoint stands at (its ``through``; none: 0), and the
+        # record up to which a start re-indexed its outputs (``_reindex_tail``), as the
+        # checkpoint in use says: a start reads no output of the table before it again.
+        self._checkpointed_at: dict[str, int] = {}
+        self._indexed: dict[str, int] = {}
+        # The last record walked when this run's start re-indexed each table's latest
+        # outputs: every checkpoint of this run says they are indexed up to it.
+        self._reindexed = 0
         self._last_emitted: dict[tuple[str, Channel], Any] = {}
         self._stack: AsyncExitStack | None = None
         # Inputs being applied and logged (shielded from their caller's cancellation): a stop
@@ -588,27 +600,41 @@ class ControllerService:
         self.starting = "indexing the event log's game commands"
         await catch_up(self.log, self.commands, check=self._chained)
         replayed = 0
+        replays: dict[str, tuple[TableReplay, int]] = {}
         for number, table_id in enumerate(self.tables, start=1):
             step = f"table {number} of {len(self.tables)}"
             replay, count = await self._replay_log(table_id, batch=5000, step=step)
-            await self._check_replay(replay)
+            await self._check_replay(replay, self._checkpointed_at.get(table_id, 0))
             replayed += count
-            self._since_checkpoint[table_id] = count
-            if count >= self.checkpoint_inputs:
-                # Saved before the table takes its first input: what a replay built.
-                try:
-                    await self._save_checkpoint(table_id, replay)
-                    self._since_checkpoint[table_id] = 0
-                except CheckpointError as exc:  # a start without one is only slower
-                    _LOGGER.error("%s: checkpoint %s", table_id, exc)
+            replays[table_id] = (replay, count)
             self.tables[table_id] = replay.table
             self._trackers[table_id] = replay.tracker
             self._identities[table_id] = replay.identities
+        # (The log does not grow while a start reads it: every record up to the last one
+        # walked is there for the re-indexing's reads.)
+        walked = self._start_chain.last if self._start_chain is not None else None
         await self._reindex_tail()
+        self._reindexed = max(self._reindexed, walked or 0)
+        for table_id, (replay, count) in replays.items():
+            self._since_checkpoint[table_id] = count
+            behind = replay.through - self._checkpointed_at.get(table_id, 0)
+            if count < self.checkpoint_inputs and behind < self.checkpoint_records:
+                continue
+            # Saved before the table takes its first input: what a replay built.
+            try:
+                await self._save_checkpoint(table_id, replay)
+                self._since_checkpoint[table_id] = 0
+            except CheckpointError as exc:  # a start without one is only slower
+                _LOGGER.error("%s: checkpoint %s", table_id, exc)
         if replayed:
             _LOGGER.info("recovered %d tables from %d logged inputs", len(self.tables), replayed)
-        if self._start_chain is not None and self._start_chain.walked:
-            _LOGGER.info("the event log's chain checked: %d records", self._start_chain.walked)
+        chain = self._start_chain
+        if chain is not None and chain.walked:
+            _LOGGER.info(
+                "the event log's chain checked: %d records, from record %s",
+                chain.walked,
+                chain.first,
+            )
         await self._report_orphaned_rounds()
         return replayed
 
@@ -629,7 +655,7 @@ class ControllerService:
                 row.get("total_stake"),
             )
 
-    async def _check_replay(self, replay: TableReplay) -> None:
+    async def _check_replay(self, replay: TableReplay, replayed_from: int) -> None:
         """Refuse a table whose replay does not end on the round event its log ends on.
 
         Each round event is logged with the input that made it, so a replay that decides
@@ -644,7 +670,13 @@ class ControllerService:
         )
         if not logged:
             return
-        await self._chained(logged)
+        if logged[0].id <= replayed_from and self._start_chain is not None:
+            # Before the checkpoint the table was replayed from (an idle table's, moved up
+            # with the log): its hash and the next record's link to it are checked, not the
+            # span from it to the head, which the start neither replays nor indexes.
+            await self._start_chain.cover_one(logged[0].id)
+        else:
+            await self._chained(logged)
         payload = logged[0].payload
         theirs = (payload.get("seq"), payload.get("type"), payload.get("round_id"))
         ours = table.last_event
@@ -734,6 +766,11 @@ class ControllerService:
             if step is not None:
                 self.starting = f"replaying the event log ({step}): {done}"
         progress.done(count)
+        # The log holds no input of the table after ``through`` up to the last record walked
+        # (walked before the last read, which found none): the replay stands there, and a
+        # checkpoint of it makes the next start walk from there, not from its last input.
+        if chain.last is not None and chain.last > replay.through:
+            replay.through = chain.last
         return replay, count
 
     async def _last_record_id(self) -> int:
@@ -825,6 +862,10 @@ class ControllerService:
             self._refused(table_id, "it is not the one its record names")
             return None
         replay.table.plugged_in(fresh.configured)
+        self._checkpointed_at[table_id] = max(self._checkpointed_at.get(table_id, 0), through)
+        indexed = record.payload.get("indexed")
+        if isinstance(indexed, int) and not isinstance(indexed, bool):
+            self._indexed[table_id] = max(self._indexed.get(table_id, 0), indexed)
         return replay
 
     def _refused(self, table_id: str, why: str) -> None:
@@ -833,9 +874,11 @@ class ControllerService:
 
     async def _save_checkpoint(self, table_id: str, replay: TableReplay) -> None:
         """Save ``replay`` (which nothing else touches while this runs) as the table's
-        checkpoint: its record in the log first, with its digest, then the bytes."""
+        checkpoint: its record in the log first, with its digest, then the bytes; and up
+        to which record a start re-indexed the table's outputs (``indexed``)."""
         state = await asyncio.to_thread(dumps, replay)
         made_for = fingerprint(replay.table)
+        indexed_through = max(self._reindexed, self._indexed.get(table_id, 0))
         vouched = await asyncio.to_thread(
             seal,
             state,
@@ -849,9 +892,12 @@ class ControllerService:
             "digest": vouched,
             "fingerprint": made_for,
             "bytes": len(state),
+            "indexed": indexed_through,
         }
         record = await self.log.append(table_id, CHECKPOINT_KIND, made)
         await self.checkpoints.save(table_id, record.id, state)
+        self._checkpointed_at[table_id] = replay.through
+        self._indexed[table_id] = indexed_through
         self.stats.checkpoints += 1
         _LOGGER.info("%s: checkpoint at record %d (%d bytes)", table_id, replay.through, len(state))
 
@@ -866,8 +912,18 @@ class ControllerService:
     async def _checkpoints(self) -> None:
         while True:
             await asyncio.sleep(self.checkpoint_check)
+            try:
+                head = await self._last_record_id()
+            except StoreError:  # the database away: looked at again at the next tick
+                continue
+            if not isinstance(head, int):  # (a damaged SQLite id: by inputs only)
+                head = 0
             for table_id in self.tables:
-                if self._since_checkpoint[table_id] < self.checkpoint_inputs:
+                behind = head - self._checkpointed_at.get(table_id, 0)
+                if (
+                    self._since_checkpoint[table_id] < self.checkpoint_inputs
+                    and behind < self.checkpoint_records
+                ):
                     continue
                 try:
                     await self.checkpoint(table_id)
@@ -887,6 +943,7 @@ class ControllerService:
             records = await self.log.read(
                 table_id=table_id,
                 kinds=list(_LOGGED_OUTPUTS.values()),
+                after_id=self._indexed.get(table_id, 0),  # re-indexed by a start before
                 descending=True,
                 limit=depth,
             )

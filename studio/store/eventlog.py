@@ -833,6 +833,17 @@ class StartChain:
         self._lock = asyncio.Lock()
         self.walked = 0  # records walked (the cost: tests and the start's log line)
 
+    @property
+    def first(self) -> int | None:
+        """The lowest record walked (None: none yet): where the start's walk began."""
+        return self._span[0] if self._span is not None else None
+
+    @property
+    def last(self) -> int | None:
+        """The highest record walked (None: none yet); every record up to it was committed
+        when it was walked, so a read begun after that sees all of them."""
+        return self._span[2] if self._span is not None else None
+
     async def cover(self, ids: list[int]) -> None:
         """Make sure records ``min(ids)`` .. the head chain (nothing for no ids)."""
         if not ids:

@@ -1,0 +1,87 @@
+"""Start-up with an idle table: what a start walks of the hash chain when one table stopped
+dealing long ago (its old checkpoint and last outputs far back) and another deals on.
+
+Plays ``--idle-rounds`` scripted rounds at table ``idle`` (checkpointed), then ``--rounds`` at
+table ``crash`` through a controller on SQLite, then times three starts' rebuilds (``recover``,
+as `controller_recovery.py` times a start) and says how many records each walked
+and from which record.
+
+    .venv/bin/python benchmarks/idle_table_start.py [--rounds 300] [--idle-rounds 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import tempfile
+import time
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "controller"))
+from crash_harness import TABLE, generate
+
+from studio.config.models import StudioConfig
+from studio.controller import ControllerService
+from studio.errors import StudioError
+from studio.store import Database, EventLog
+from studio.store.eventlog import StartChain
+from studio.streams import Fanout
+
+IDLE = TABLE.model_copy(update={"id": "idle"})
+
+
+def controller(log: EventLog, clock: dict[str, datetime]) -> ControllerService:
+    config = StudioConfig(tables=[TABLE, IDLE])
+    return ControllerService(
+        config, None, log, Fanout(None), clock=lambda: clock["t"], timers=False, round_gap=1.0
+    )
+
+
+async def fed(
+    service: ControllerService, table: str, inputs: list[dict[str, Any]], clock: dict[str, Any]
+) -> None:
+    for item in inputs:
+        clock["t"] = datetime.fromisoformat(item["ts"])
+        try:
+            await service.submit(table, item["kind"], item["data"])
+        except StudioError:
+            if item["kind"] != "manager.action":
+                raise
+
+
+async def main(rounds: int, idle_rounds: int) -> None:
+    inputs, _ = generate(rounds, seed=7)
+    idle, _ = generate(idle_rounds, seed=8)
+    clock = {"t": datetime.fromisoformat(inputs[0]["ts"])}
+    with tempfile.TemporaryDirectory() as folder:
+        async with Database(f"sqlite:///{folder}/studio.db") as db:
+            log = EventLog(db)
+            print(f"playing {len(idle):,} inputs at idle, {len(inputs):,} at crash ...", flush=True)
+            async with controller(log, clock) as first:
+                await fed(first, "idle", idle, clock)
+                await first.checkpoint("idle")
+                await fed(first, "crash", inputs, clock)
+            records = (await log.read(descending=True, limit=1))[0].id
+            print(f"log: {records:,} records")
+            for n in range(1, 4):
+                service = controller(log, clock)
+                service._start_chain = chain = StartChain(log)  # (kept to see what it walked)
+                started = time.perf_counter()
+                await service.recover()
+                seconds = time.perf_counter() - started
+                print(
+                    f"start {n}: {seconds:.2f} s, walked {chain.walked:,} records from record "
+                    f"{chain.first}, {service.stats.checkpoints} "
+                    "checkpoint(s) saved"
+                )
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=300)
+    parser.add_argument("--idle-rounds", type=int, default=2)
+    args = parser.parse_args()
+    asyncio.run(main(args.rounds, args.idle_rounds))
