@@ -175,9 +175,17 @@ class _Replayable:
 
 
 # What is saved: (acked device seq, offset, published device seq, check event, wire id,
-# a subclass's own fields, the unacknowledged events of numberings the device restarted).
+# a subclass's own fields, the unacknowledged events of numberings the device restarted,
+# the acknowledged events just before the check event, compared with it).
 _Durable = tuple[
-    int, int, int, tuple[int, str] | None, str | None, dict[str, Any], tuple[_Replayable, ...]
+    int,
+    int,
+    int,
+    tuple[int, str] | None,
+    str | None,
+    dict[str, Any],
+    tuple[_Replayable, ...],
+    tuple[tuple[int, str], ...],
 ]
 
 
@@ -278,6 +286,9 @@ class DeviceDriver:
         # the device's resend after a restart (``_verify``) to tell a device that restarted its
         # numbering while no driver ran, even one that has since sent more events than before.
         self._acked_event: tuple[int, str] | None = None
+        # The acknowledged events just before it, in a run (saved too): a restart compares
+        # them all, as a reconnect compares the last ones published (``check_events``).
+        self._acked_before: deque[tuple[int, str]] = deque(maxlen=self.check_events - 1)
         self._verify: tuple[int, str] | None = None
         # The further events of that check, after ``_verify``'s seq (compared in turn), and
         # their frames that came before the one awaited (its frame garbled on the line).
@@ -450,6 +461,7 @@ class DeviceDriver:
             published = max(acked, int(state.get("published", acked)))
             check = state.get("check")
             verify = (int(check[0]), str(check[1])) if check is not None else None
+            before = [(int(seq), str(fp)) for seq, fp in state.get("check_before") or []]
             learned = state.get("wire_id")
             learned = str(learned) if learned is not None else None
             forgotten = state.get("forgotten")  # written by forget-device
@@ -472,6 +484,17 @@ class DeviceDriver:
         # reset, and after one the offset moves past them all.
         self._published = self._seen_seq = published
         self._acked_event = self._verify = verify
+        if verify is not None:
+            # Compared in turn, from the first of the run of seqs that ends at the check event.
+            run: list[tuple[int, str]] = []
+            for seq, fp in reversed(before):
+                if seq != verify[0] - len(run) - 1 or len(run) >= self.check_events - 1:
+                    break
+                run.insert(0, (seq, fp))
+            self._acked_before.extend(run)
+            if run:
+                self._verify = run[0]
+                self._verify_rest = dict([*run[1:], verify])
         self._unacked = {item.seq: item for item in sorted(unacked, key=lambda u: u.seq)}
         if self.configured_wire_id is None:
             self.wire_id = learned
@@ -507,8 +530,10 @@ class DeviceDriver:
 
     def _durable_state(self) -> _Durable:
         check = self._acked_event
+        before = tuple(self._acked_before)
         if check is None and self._in_flight:
             check = self._in_flight[0][:2]  # nothing acknowledged under this offset yet
+            before = ()
         return (
             *self._acked,
             self._published,
@@ -516,6 +541,7 @@ class DeviceDriver:
             self.wire_id,
             self.state_fields(),
             tuple(self._unacked.values()),
+            before,
         )
 
     def _save_state(self) -> None:
@@ -523,7 +549,7 @@ class DeviceDriver:
             state = self._durable_state()
             if self._state is None or state == self._saved_state or not self._connected_once:
                 return
-            acked, offset, published, check, wire_id, fields, unacked = state
+            acked, offset, published, check, wire_id, fields, unacked, before = state
             base = self._saved_state[4] if self._saved_state is not None else None
             # ``forget-device`` may write the file while we run: read it again under the
             # lock, and keep a mark it left (it was lost to our next save, and the driver
@@ -535,6 +561,7 @@ class DeviceDriver:
                         "offset": offset,
                         "published": published,
                         "check": list(check) if check is not None else None,
+                        "check_before": [list(b) for b in before],
                         **wire_id_fields(wire_id, base, self._state.load()),
                         "unacked": [[u.seq, u.topic, u.data.decode()] for u in unacked],
                         **fields,
@@ -1040,6 +1067,7 @@ class DeviceDriver:
         self._seen_seq = self._vouched = seq
         self._gap_deadline = None
         self._verify = self._acked_event = None
+        self._acked_before.clear()
         self._verify_rest.clear()
         self._verify_early.clear()
         self._wrap = None
@@ -1668,6 +1696,11 @@ class DeviceDriver:
         while self._lost_after and self._lost_after[0][0] <= device_seq:
             acked = max(acked, self._lost_after.popleft()[1])
         self._acked = (acked, offset)
+        last = self._acked_event
+        if last is None or last[0] != device_seq - 1:
+            self._acked_before.clear()  # (a run: no seq given up as lost within it)
+        else:
+            self._acked_before.append(last)
         self._acked_event = (device_seq, fingerprint)
 
     # -- availability & health ----------------------------------------------------------

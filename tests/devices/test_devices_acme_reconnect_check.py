@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from devices_rig import Recorder
+from devices_rig import Recorder, saved_state
 from test_devices_acme_power_cycle import PowerCycledShoe
 from test_devices_acme_seq_wrap import acme_config
 from test_devices_robustness import recording
@@ -211,3 +211,44 @@ async def test_a_wrap_while_no_driver_ran_loses_none_of_the_events_before_it(
     assert [c.card for c in cards] == ["QH", "7C", *away]
     assert [c.seq - cards[0].seq for c in cards] == list(range(len(cards)))
     assert not announced
+
+
+async def test_a_shoe_power_cycled_while_no_driver_ran_agreeing_by_chance_is_a_restart(
+    broker: BrokerSettings, table_id: str, tmp_path: Path
+) -> None:
+    device = PowerCycledShoe(tmp_path / "acme", count=0)
+    device.port.open()
+    beats = asyncio.create_task(device.heartbeats())
+    config = acme_config(table_id, tmp_path / "acme")
+    state = tmp_path / "state"
+    try:
+        async with recording(broker, table_id) as rec:
+            async with DriverSet(config, broker=broker, state_dir=state) as ds:
+                await ds.wait_online(20)
+                device.event("S", "8ACME-9")
+                for code in ("QH", "7C", "AS"):  # seqs 2..4
+                    device.event("C", code)
+                await rec.wait(lambda: len(rec.cards) >= 3, SETTLE)
+            saved = saved_state(state, table_id)
+            device.power_cycle()  # numbering from 0 again, while no driver runs
+            device.event("S", "8ACME-10")
+            for code in ("2D", "9H", "AS"):  # seq 4 is an AS again: the saved check agrees
+                device.event("C", code)
+            async with DriverSet(config, broker=broker, state_dir=state) as ds:
+                await ds.wait_online(20)
+                device.event("C", "KD")  # seq 5
+                await rec.wait(lambda: any(c.card == "KD" for c in rec.cards), SETTLE)
+                await asyncio.sleep(0.3)  # nothing more, nothing twice
+                cards = [(c.card, c.shoe) for c in rec.cards]
+                announced = resets(rec, table_id)
+    finally:
+        beats.cancel()
+        device.port.close()
+    # Before: the saved check (seq 4, an AS) came back the same, the numbering taken for the
+    # old one: 2D, 9H and AS dropped as duplicates, KD published as the old shoe's.
+    assert cards == [
+        ("QH", "ACME-9"), ("7C", "ACME-9"), ("AS", "ACME-9"),
+        ("2D", "ACME-10"), ("9H", "ACME-10"), ("AS", "ACME-10"), ("KD", "ACME-10"),
+    ]  # fmt: skip
+    assert len(announced) == 1
+    assert saved["check"][0] == 4 and [seq for seq, _ in saved["check_before"]] == [1, 2, 3]
