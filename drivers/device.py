@@ -253,7 +253,7 @@ class DeviceDriver:
         self.check_events = max(1, check_events)
         self.wrap_window = wrap_window
         # The modulus of the codec's seq field if it wraps (ACME-STX: 1,000,000), else None.
-        self.seq_modulus: int | None = getattr(self.codec, "seq_modulus", None)
+        self.seq_modulus = self.codec.seq_modulus
         self.backoff = backoff or Backoff(initial=0.05, maximum=2.0)
         self.stats: Counter[str] = Counter()
         self.online = False

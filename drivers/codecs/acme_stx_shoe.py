@@ -83,9 +83,7 @@ class AcmeStxShoeCodec(Codec):
     kind: ClassVar[str] = "shoe"
     device_clock: ClassVar[bool] = False
     cards_name_shoe: ClassVar[bool] = False
-    # Read by the driver (``DeviceDriver.seq_modulus``): a count below the old one close
-    # past the wrap may be the device counting on, checked before it is taken for a restart.
-    seq_modulus: ClassVar[int] = SEQ_MODULUS
+    seq_modulus: ClassVar[int | None] = SEQ_MODULUS  # six digits (Codec.seq_modulus)
 
     def __init__(self, host_id: str = "host", clock: Callable[[], float] = time.time) -> None:
         super().__init__(host_id)

@@ -201,6 +201,10 @@ class Codec(ABC):
     """Shoe codecs: whether a card frame names its shoe. Else the codec sends each card
     with the shoe ``unknown`` and the shoe driver stamps it with the shoe of the last load
     it published, in the device's order (see ``drivers/shoe.py``)."""
+    seq_modulus: ClassVar[int | None] = None
+    """Whether the device's seq field wraps, and at what (ACME-STX: 1,000,000): a count below
+    the old one close past the wrap may be the device counting on, checked before the
+    driver takes it for a numbering restart. None: a seq that never wraps (SDL/1)."""
 
     def __init__(self, host_id: str = "host") -> None:
         self.host_id = host_id
