@@ -5,8 +5,9 @@ table that stopped dealing kept its old checkpoint, and each start re-indexed it
 outputs, long before: every start walked from there (a table closed for a month beside busy
 ones: millions of records, minutes). Now a start (or the running controller) whose table's
 checkpoint stands far behind the log's head checkpoints it again at the record walked, and
-a start re-indexes only the outputs logged after the one before it re-indexed. An input of
-the table logged after its checkpoint is still walked and refused when changed."""
+a start re-indexes only the outputs logged after the one before it re-indexed (the
+checkpoint's ``indexed``). An input of the table logged after its checkpoint is still walked
+and refused when changed, and so is its last round event, which lies before it."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ from studio.controller.checkpoint import CHECKPOINT_KIND
 from studio.store import EventLog, LogRecord
 from studio.store.checkpoints import checkpoints
 from studio.store.eventlog import ChainBroken, StartChain
+from studio.store.rounds import RoundIndex, check_index, rounds
 from studio.streams import Fanout
 
 HERE = Path(__file__).parent
@@ -33,6 +35,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 from crash_harness import TABLE, generate  # noqa: E402
 from postgres_support import backend_log as database  # noqa: E402
+from test_controller_checkpoint import assert_same  # noqa: E402
 
 IDLE = TABLE.model_copy(update={"id": "idle"})
 INPUTS, _ = generate(8, seed=31)  # ~270 inputs, 8 rounds
@@ -79,6 +82,16 @@ async def played_then_idle(log: EventLog, clock: dict[str, Any]) -> tuple[int, i
     return record.payload["through"], outputs[0].id
 
 
+async def resealed_beside_busy(log: EventLog, clock: dict[str, Any]) -> LogRecord:
+    """:func:`played_then_idle`, then a start that re-seals the idle table's checkpoint (and
+    checkpoints the busy one) before the busy one deals a few inputs more. Returns the idle
+    table's re-sealed checkpoint record."""
+    await played_then_idle(log, clock)
+    async with service(log, clock, checkpoint_records=100) as again:
+        await fed(again, "crash", INPUTS[:20], clock)
+    return (await log.read(table_id="idle", kinds=[CHECKPOINT_KIND]))[-1]
+
+
 async def walked_from(log: EventLog, clock: dict[str, Any]) -> tuple[ControllerService, int]:
     """A start's rebuild (nothing submitted), and the lowest record its walk read."""
     started = service(log, clock)
@@ -99,8 +112,16 @@ async def changed(log: EventLog, record: LogRecord, payload: str | None) -> None
             await conn.execute(sa.update(log.table).where(where).values(payload=payload))
 
 
-def states(started: ControllerService) -> dict[str, Any]:
-    return {t: (c.state().model_dump(), c.prompt()) for t, c in started.tables.items()}
+def assert_same_tables(a: ControllerService, b: ControllerService) -> None:
+    """Every table of ``a`` and ``b`` the same all the way down, with its tracker and
+    identities (as ``test_controller_checkpoint`` compares a start with the whole log)."""
+    assert list(a.tables) == list(b.tables)
+    for t in a.tables:
+        assert_same(
+            (a.tables[t], a._trackers[t], a._identities[t]),
+            (b.tables[t], b._trackers[t], b._identities[t]),
+            f"{t}: (table, tracker, identities)",
+        )
 
 
 @pytest.mark.timeout(60)
@@ -126,7 +147,8 @@ async def test_the_next_start_walks_from_after_an_idle_tables_old_checkpoint(
             await conn.execute(sa.delete(checkpoints))
         whole = service(log, clock, checkpoint_records=10**9)
         await whole.recover()
-        assert states(started) == states(whole)
+        assert whole.stats.checkpoints_refused == 0
+        assert_same_tables(started, whole)
 
 
 @pytest.mark.timeout(60)
@@ -181,3 +203,73 @@ async def test_the_running_controller_moves_an_idle_tables_checkpoint_up(tmp_pat
                     await asyncio.sleep(0.02)
         _, first_walked = await walked_from(log, clock)
         assert first_walked > max(old.payload["through"], outputs[-1].id)
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+async def test_an_idle_tables_last_round_event_before_its_moved_checkpoint_is_still_checked(
+    tmp_path: Path, backend: str
+) -> None:
+    async with database(backend, tmp_path) as log:
+        clock = {"t": datetime.fromisoformat(INPUTS[0]["ts"])}
+        resealed = await resealed_beside_busy(log, clock)
+        (last,) = await log.read(
+            table_id="idle", kinds=["out.round_event"], descending=True, limit=1
+        )
+        # Before the checkpoint and before the start's walk: only ``cover_one`` reads it.
+        assert last.id < resealed.payload["through"]
+        _, first = await walked_from(log, clock)
+        assert first > last.id
+        # Its time changed, not what the replay compares (seq, type, round): only its hash
+        # tells.
+        edited = dict(last.payload, ts="2020-01-01T00:00:00+00:00")
+        await changed(log, last, json.dumps(edited))
+        with pytest.raises(ChainBroken) as refused:
+            await service(log, clock).recover()
+        assert refused.value.record_id == last.id
+        assert "content does not match its hash" in str(refused.value)
+
+
+@pytest.mark.timeout(60)
+async def test_a_start_reindexes_only_the_outputs_logged_after_the_checkpoints_indexed(
+    tmp_path: Path,
+) -> None:
+    async with database("sqlite", tmp_path) as log:
+        clock = {"t": datetime.fromisoformat(INPUTS[0]["ts"])}
+        resealed = await resealed_beside_busy(log, clock)
+        busy_checkpoint = (await log.read(table_id="crash", kinds=[CHECKPOINT_KIND]))[-1]
+        # The idle table's last settlement, indexed (and re-indexed by the start that
+        # re-sealed its checkpoint) up to ``indexed``; the busy table's last alert, logged by
+        # the run after its own checkpoint's ``indexed``.
+        idle_settled = [
+            r
+            for r in await log.read(table_id="idle", kinds=["out.round_event"])
+            if r.payload["type"] == "round_settled"
+        ][-1]
+        (busy_alert,) = await log.read(
+            table_id="crash", kinds=["out.alert"], descending=True, limit=1
+        )
+        assert idle_settled.id <= resealed.payload["indexed"]
+        assert busy_alert.id > busy_checkpoint.payload["indexed"]
+        idle_round, busy_round = idle_settled.round_id, busy_alert.round_id
+        index = RoundIndex(log.db)
+        before = {r: await index.get(r) for r in (idle_round, busy_round)}
+        assert before[idle_round]["status"] == "settled"
+        assert before[busy_round]["alerts"]
+        # Each row as a crash between logging the output and indexing it leaves it.
+        async with log.db.engine.begin() as conn:
+            await conn.execute(
+                sa.update(rounds)
+                .where(rounds.c.round_id == idle_round)
+                .values(status="in_progress", ended=None, total_stake="0.00", total_payout="0.00")
+            )
+            await conn.execute(
+                sa.update(rounds).where(rounds.c.round_id == busy_round).values(alerts="[]")
+            )
+
+        await service(log, clock).recover()
+        assert await index.get(busy_round) == before[busy_round]  # mended
+        # Logged before ``indexed``: not read again, so not mended; the audit names it.
+        assert (await index.get(idle_round) or {}).get("status") == "in_progress"
+        report = await check_index(log.db, log)
+        assert {r for r, _ in report.problems} == {idle_round}
