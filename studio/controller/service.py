@@ -933,9 +933,12 @@ class ControllerService:
                     _LOGGER.exception("%s: checkpoint not saved (tried again later)", table_id)
 
     async def _reindex_tail(self, depth: int = 200) -> None:
-        """Redo the round index for each table's latest outputs (a crash may have cut it short).
+        """Redo the round index for each table's latest outputs (a crash may have cut it short):
+        those logged after its checkpoint's ``indexed``, which a start before this one did not
+        re-index (a crash's were logged after that start). Not those at or before it: a row
+        of theirs changed by other means is left to ``studio audit verify``.
 
-        Each field is set, never added to, so doing it again at every start changes nothing;
+        Each field is set, never added to, so doing it again changes nothing;
         the alerts of each round these outputs name are counted again from the log, which
         also mends a round whose alerts an older version counted once more at each start.
         """
@@ -1809,7 +1812,7 @@ class ControllerService:
     async def _index_alerts(self, table_id: str, round_id: str) -> None:
         """Set the round's alert codes from its logged alerts, one per alert id (an alert is
         logged whole when raised, acknowledged and resolved), never added to what the index
-        held: indexing the same outputs again (each start re-indexes the latest) adds nothing."""
+        held: indexing the same outputs again (a start re-indexes the latest) adds nothing."""
         records = await self.log.read(table_id=table_id, round_id=round_id, kinds=["out.alert"])
         await self._chained(records)
         if not records and await self.rounds.get(round_id) is None:
