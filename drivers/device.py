@@ -46,7 +46,8 @@ corrupted frame can pass the checksum. Unconfirmed while the device talks, it is
 again up to RESEND_TRIES times, then ignored; the claiming frame itself is never
 published. After a reconnect or a restart nothing is published above the seq whose event
 checks the numbering until that event comes back (or cannot be had); a reconnect checks with
-the last few events published (CHECK_EVENTS), each compared. A count just past the wrap of
+the last few events published (CHECK_EVENTS), each compared; one that differs is a
+restart only once the device sends the same other frame again. A count just past the wrap of
 a codec's seq field (ACME-STX's six digits) is checked the same way before it is taken for
 a restart: a device that counted on across the wrap still holds the events before it. The device's wire id is configured or learned
 from its first HELLO (and saved), and another device on the port is refused.
@@ -165,6 +166,7 @@ class _Wrap:
     announce: bool  # a restart found so is announced (found at a reconnect)
     where: str  # how the driver missed the wrap, for the report
     through: bool = False  # the check passed: the old numbering runs on to the wrap
+    went_back: bool = False  # a count below ``count`` came during the check: restarted again
 
 
 @dataclass(frozen=True, slots=True)
@@ -294,6 +296,9 @@ class DeviceDriver:
         # their frames that came before the one awaited (its frame garbled on the line).
         self._verify_rest: dict[int, str] = {}
         self._verify_early: dict[int, Event] = {}
+        # A check seq that came as another frame than published, and that frame: a restart
+        # only once the device's next answer for the seq is that frame again.
+        self._verify_doubt: tuple[int, str] | None = None
         # A count below the old one close past the seq field's wrap, being checked.
         self._wrap: _Wrap | None = None
         # First contact without saved state: the seq of the device's last event then, fetched
@@ -813,15 +818,20 @@ class DeviceDriver:
         self._verify = (first, checks.pop(first))
         self._verify_rest = checks
         self._verify_early = {}
+        self._verify_doubt = None
 
     def _wrap_possible(self, count: int) -> bool:
         """Is ``count``, below the count the device stood behind, close enough past the
         wrap of its seq field to be the old numbering counting on (and can it be checked)?"""
-        stood = max(self.last_device_seq, self._published, self._vouched)
         modulus = self.seq_modulus
+        if modulus is None:
+            return False
+        # At most the last count before the wrap: a check that passed vouched for the wrap
+        # itself (``_wrap_checked``), and a link drop before 000000 came then took the count
+        # past it for a restart, the events the device still held reported lost (a review).
+        stood = min(max(self.last_device_seq, self._published, self._vouched), modulus - 1)
         return (
-            modulus is not None
-            and count < stood < modulus
+            count < stood
             and modulus - stood + count <= self.wrap_window
             and (self._verify is not None or bool(self._fingerprints))
         )
@@ -855,10 +865,17 @@ class DeviceDriver:
         self._wrap = None
         # Every event of the old numbering, to its last, was read: nothing to announce.
         self._unread_since_count = 0
+        went_back = (
+            "; its count then went back (a restart during the check: events dealt past the "
+            "wrap before it may be lost)"
+            if wrap.went_back
+            else ""
+        )
         await self._restart_numbering(
             wrap.count,
             f"device restarted its numbering at {wrap.count}: its seq field wrapped past "
-            f"{modulus - 1} {wrap.where}; the events before the wrap were fetched",
+            f"{modulus - 1} {wrap.where}; the events before the wrap were fetched{went_back}",
+            announce=wrap.went_back,
         )
         if wrap.count > 0:
             await self._request_resend()  # the new numbering, from its first
@@ -1070,6 +1087,7 @@ class DeviceDriver:
         self._acked_before.clear()
         self._verify_rest.clear()
         self._verify_early.clear()
+        self._verify_doubt = None
         self._wrap = None
         self._learn = None
         self._claim = None
@@ -1209,8 +1227,25 @@ class DeviceDriver:
             if self._wrap is not None and item.seq < max(self.last_device_seq, self._seen_seq):
                 # The count past the wrap (or a restart's), being checked: it says nothing
                 # more until the check decides, and taken for a reset it ended the check.
-                self._wrap.count = max(self._wrap.count, item.seq)
+                if item.seq < self._wrap.count:
+                    # Below the count past the wrap too: the device restarted (again) during
+                    # the check. Restarted at the older, higher count, the driver took the
+                    # new numbering's first events for claims and never said the count's
+                    # events were lost (a review): the restart is announced.
+                    self._wrap.went_back = True
+                self._wrap.count = item.seq  # (the count goes on up as the device deals)
                 self._count_since_resend = self._vouched
+                if (
+                    self._wrap.through
+                    and self._gap_deadline is None
+                    and self.last_device_seq < self._vouched
+                ):
+                    # The check passed, but the old numbering's last events (000000) are not
+                    # all in: one garbled was never asked for again, the counts past the wrap
+                    # were swallowed here and every later card dropped (a review). Asked for;
+                    # never sent, they are reported lost (_give_up_gap) and _end_wrap runs.
+                    self.stats["gaps"] += 1
+                    await self._request_resend()
                 return
             if item.seq < self.last_device_seq:
                 await self._suspect_reset(item.seq, f"device restarted its numbering at {item.seq}")
@@ -1378,6 +1413,13 @@ class DeviceDriver:
                 await self._request_resend()
             return
         if self.codec.fingerprint(event) != fingerprint:
+            if not self._mismatch_confirmed(check_seq, event):
+                # Asked again (from the check seq): one corrupted frame passes ACME's 8-bit
+                # LRC 1 in 256, and taken for a restart it republished the buffer and went
+                # out as a card never dealt (a review). A live link confirms a reset the
+                # same way (_suspect_reset).
+                await self._request_resend()
+                return
             if self._wrap is not None:
                 # Its count is below this seq: not its new numbering's event (a corrupted
                 # frame), and the old numbering's differs. Not a wrap.
@@ -1391,6 +1433,13 @@ class DeviceDriver:
                 f"(seq {check_seq} is another event than the one published)",
             )
             return
+        if self._verify_doubt is not None:
+            self._verify_doubt = None
+            self.stats["check_frames_refuted"] += 1
+            self._error(
+                f"seq {check_seq} came once as another event than published, then as the one "
+                "published: a corrupted frame, ignored"
+            )
         if self._verify_rest:
             self.stats["duplicates"] += 1  # the same frame again: the next one is compared
             following = min(self._verify_rest)
@@ -1405,6 +1454,16 @@ class DeviceDriver:
             self._wrap_checked()
         await self._on_event(event)  # the same numbering: a duplicate, or the next one
         await self._release_held()
+
+    def _mismatch_confirmed(self, seq: int, event: Event) -> bool:
+        """``event`` came under the check seq ``seq`` as another frame than published: is it
+        the second answer in a row that says so, the same frame both times? (A third frame,
+        unlike both, becomes the one the next answer must repeat.)"""
+        doubt, self._verify_doubt = self._verify_doubt, (seq, self.codec.fingerprint(event))
+        if doubt == self._verify_doubt:
+            return True
+        self.stats["check_frames_doubted"] += 1
+        return False
 
     async def _restart_behind(self, event: Event, why: str) -> None:
         """``event``, fetched to check the numbering, belongs to a numbering the device
@@ -1439,7 +1498,7 @@ class DeviceDriver:
         await self._restart_numbering(
             wrap.count,
             f"device restarted its numbering at {wrap.count} (not its seq field wrapping: {why})",
-            announce=wrap.announce,
+            announce=wrap.announce or wrap.went_back,
         )
         if wrap.count > 0:
             await self._request_resend()  # the new numbering, from its first
@@ -1463,9 +1522,12 @@ class DeviceDriver:
         with a wrap pending, a restart after all (the device no longer holds the events
         before the count it stated). True if the numbering restarted."""
         assert self._verify is not None
+        if self._verify_doubt is not None:
+            why += f" (seq {self._verify_doubt[0]} came once as another event, not confirmed)"
         self._verify = None
         self._verify_rest.clear()
         self._verify_early.clear()
+        self._verify_doubt = None
         if self._wrap is not None:
             await self._no_wrap(why)
             return True

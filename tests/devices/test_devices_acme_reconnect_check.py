@@ -20,7 +20,7 @@ from test_devices_acme_seq_wrap import acme_config
 from test_devices_robustness import recording
 
 from drivers.codecs.acme_stx_shoe import encode_stx
-from drivers.device import NUMBERING_RESET
+from drivers.device import NUMBERING_RESET, RESEND_TRIES
 from drivers.runner import DriverSet
 from studio.config import BrokerSettings
 from studio.contract import DeviceEvent, Topics
@@ -178,6 +178,8 @@ async def test_a_shoe_power_cycled_while_unplugged_near_the_wrap_is_still_a_rest
     assert bus_seqs == sorted(set(bus_seqs))
     assert len(announced) == 1 and announced[0].data["count"] == 3
     assert [r for r in reasons if "not its seq field wrapping" in r], reasons
+    # The events before the wrap asked for RESEND_TRIES times, then the new numbering's.
+    assert device.resends == [device.resends[0]] * RESEND_TRIES + [1], device.resends
 
 
 async def test_a_wrap_while_no_driver_ran_loses_none_of_the_events_before_it(
