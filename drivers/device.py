@@ -167,6 +167,7 @@ class _Wrap:
     where: str  # how the driver missed the wrap, for the report
     through: bool = False  # the check passed: the old numbering runs on to the wrap
     went_back: bool = False  # a count below ``count`` came during the check: restarted again
+    lost_before: int = 0  # frames_lost when the check began (its own losses: the difference)
 
 
 @dataclass(frozen=True, slots=True)
@@ -767,7 +768,12 @@ class DeviceDriver:
                 # counted on across it while the link or the driver was away. Taken for a
                 # restart, the events it still held from before the wrap were never
                 # fetched (a fault-injection review): the check below fetches them.
-                self._wrap = _Wrap(hello.seq, True, "while the link or the driver was down")
+                self._wrap = _Wrap(
+                    hello.seq,
+                    True,
+                    "while the link or the driver was down",
+                    lost_before=self.stats["frames_lost"],
+                )
             else:
                 await self._check_numbering(
                     hello.seq, announce=True
@@ -840,7 +846,7 @@ class DeviceDriver:
         """On a live link: a count below the old one, confirmed, close past the wrap (the
         event at the wrap garbled on the line, the next one taken for a duplicate): fetch the
         last events again before taking it for a restart (see :class:`_Wrap`)."""
-        self._wrap = _Wrap(count, False, where)
+        self._wrap = _Wrap(count, False, where, lost_before=self.stats["frames_lost"])
         if self._verify is None:
             self._start_verify()
             self._check_epoch = self._sessions + 1  # (what is held now is the old numbering's)
@@ -871,10 +877,13 @@ class DeviceDriver:
             if wrap.went_back
             else ""
         )
+        lost = self.stats["frames_lost"] - wrap.lost_before
+        # Given up as lost, they were reported as such (frames_lost, a hole in the bus seqs).
+        fetched = f"fetched but {lost}, given up as lost" if lost else "fetched"
         await self._restart_numbering(
             wrap.count,
             f"device restarted its numbering at {wrap.count}: its seq field wrapped past "
-            f"{modulus - 1} {wrap.where}; the events before the wrap were fetched{went_back}",
+            f"{modulus - 1} {wrap.where}; the events before the wrap were {fetched}{went_back}",
             announce=wrap.went_back,
         )
         if wrap.count > 0:
@@ -973,7 +982,15 @@ class DeviceDriver:
         deferred, self._deferred = self._deferred, []
         if confirmed and suspect.overclaim:
             self._drop_claims_above(suspect.seq, suspect.limit)
-        elif confirmed and suspect.event is None and self._wrap_possible(suspect.seq):
+        elif (
+            confirmed
+            and suspect.event is None
+            # The event at the wrap (000000, the count past the last) unread: a plain wrap,
+            # it read, restarts at once, as ever (checked too, it cost every wrap a RESEND
+            # round trip, the cards dealt meanwhile dropped and fetched again: a review).
+            and self.last_device_seq < (self.seq_modulus or 0)
+            and self._wrap_possible(suspect.seq)
+        ):
             await self._check_wrap(suspect.seq, "with the event at the wrap unread")
         elif confirmed:
             self._confirming = True

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import pytest
 from test_devices_acme_power_cycle import PowerCycledShoe
@@ -129,6 +130,10 @@ async def test_the_event_at_the_wrap_garbled_on_the_line_and_in_the_answer_is_fe
     assert stats["frame_checksum"] == 2 and stats["frames_lost"] == 0
 
 
+def _wrap_reports(rec: Any) -> list[str]:
+    return [h.reason for h in rec.health("shoe-1") if "wrapped past" in h.reason]
+
+
 async def test_the_event_at_the_wrap_never_sent_again_is_reported_lost_not_a_stall(
     broker: BrokerSettings, table_id: str, tmp_path: Path
 ) -> None:
@@ -152,6 +157,8 @@ async def test_the_event_at_the_wrap_never_sent_again_is_reported_lost_not_a_sta
                 await rec.wait(lambda: any(c.card == "8C" for c in rec.cards), SETTLE)
                 device.event("C", "TD")
                 await rec.wait(lambda: any(c.card == "TD" for c in rec.cards), SETTLE)
+                await rec.wait(lambda: bool(_wrap_reports(rec)), SETTLE)
+                restarted = _wrap_reports(rec)[-1]
                 cards = [c.card for c in rec.cards]
                 stats = ds.get(table_id, "shoe-1").stats
     finally:
@@ -160,6 +167,7 @@ async def test_the_event_at_the_wrap_never_sent_again_is_reported_lost_not_a_sta
     # Before: a stall at 4D, as above. Now 000000 (5H) is reported lost and the driver runs on.
     assert cards == [*DEALT, *(c for c in AWAY if c != "5H"), "TD"]
     assert stats["frames_lost"] == 1
+    assert "the events before the wrap were fetched but 1, given up as lost" in restarted
 
 
 async def test_a_link_drop_before_the_event_at_the_wrap_came_loses_nothing(
@@ -272,3 +280,40 @@ async def test_a_shoe_restarted_while_the_event_at_the_wrap_is_fetched_is_announ
     # Before: the restart taken at the older count (2), not announced: 6S and 8C, dealt
     # past the wrap before the shoe restarted, gone without a word.
     assert len(announced) == 1 and announced[0].data["count"] == 1
+
+
+async def test_a_plain_live_wrap_restarts_at_once_without_a_check(
+    broker: BrokerSettings, table_id: str, tmp_path: Path
+) -> None:
+    """The event at the wrap read as sent: the heartbeat at the small count past it is a
+    plain restart, as before the wrap check. Checked anyway (a review), every wrap cost a
+    RESEND round trip, the cards dealt meanwhile dropped as duplicates and fetched again,
+    and its health said "with the event at the wrap unread"."""
+    device = FaultyAnswersShoe(tmp_path / "acme", count=999_995)
+    device.event("S", "8ACME-9", send=False)
+    device.port.open()
+    beats = asyncio.create_task(device.heartbeats())
+    codes = ["QH", "7C", "AS", "2D", "9H", "KS", "3C"]  # 999997 .. 1000003
+    try:
+        async with recording(broker, table_id) as rec:
+            async with DriverSet(acme_config(table_id, tmp_path / "acme"), broker=broker) as ds:
+                await ds.wait_online(20)
+                for code in codes:
+                    device.event("C", code)
+                    await asyncio.sleep(0.05)
+                await rec.wait(lambda: len(rec.cards) >= len(codes), SETTLE)
+                await rec.wait(
+                    lambda: any(
+                        "restarted its numbering" in h.reason for h in rec.health("shoe-1")
+                    ),
+                    SETTLE,
+                )
+                stats = dict(ds.get(table_id, "shoe-1").stats)
+    finally:
+        beats.cancel()
+        device.port.close()
+    assert [c.card for c in rec.cards] == codes
+    reasons = [h.reason for h in rec.health("shoe-1")]
+    assert not [r for r in reasons if "at the wrap unread" in r], reasons
+    assert stats.get("duplicates", 0) == 0 and stats.get("frames_lost", 0) == 0
+    assert not resets(rec, table_id)
