@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 
-from packet_link_support import DISCONNECT, SUBSCRIBE, UNSUBSCRIBE, PacketRecordingLink
+from link_support import DISCONNECT, SUBSCRIBE, UNSUBSCRIBE, BrokerLink
 
 from studio.bus import MessageBus
 from studio.config import BrokerSettings
@@ -22,7 +22,7 @@ async def test_a_subscription_left_as_the_bus_closes_sends_no_unsubscribe(
 ) -> None:
     topics = Topics(table_id)
     subscribed = asyncio.Event()
-    async with PacketRecordingLink(broker) as link:
+    async with BrokerLink(broker) as link:
         async with MessageBus(link.settings, "closing") as bus:
             await bus.wait_connected()
 
