@@ -17,13 +17,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from acme_support import acme_online
 from test_devices_acme_power_cycle import PowerCycledShoe
 from test_devices_acme_reconnect_check import SETTLE, resets, unplug
-from test_devices_acme_seq_wrap import acme_config
-from test_devices_robustness import recording
 
 from drivers.codecs.acme_stx_shoe import SEQ_MODULUS, encode_stx
-from drivers.runner import DriverSet
 from studio.config import BrokerSettings
 
 DEALT = ["QH", "7C"]  # 999992, 999993
@@ -68,28 +66,20 @@ async def test_the_event_at_the_wrap_garbled_in_the_checks_answer_is_asked_for_a
     device = FaultyAnswersShoe(tmp_path / "acme", count=999_990)
     device.event("S", "8ACME-9", send=False)  # 999991: the reference at first contact
     device.garble = {SEQ_MODULUS: 1}  # 000000, in the answer to the wrap check's RESEND
-    device.port.open()
-    beats = asyncio.create_task(device.heartbeats())
-    try:
-        async with recording(broker, table_id) as rec:
-            async with DriverSet(acme_config(table_id, tmp_path / "acme"), broker=broker) as ds:
-                await ds.wait_online(20)
-                for code in DEALT:
-                    device.event("C", code)
-                await rec.wait(lambda: len(rec.cards) >= 2, SETTLE)
-                await unplug(device, rec)
-                for code in AWAY:  # past 999999 while the cable is out
-                    device.event("C", code)
-                device.port.open()
-                await rec.wait(lambda: any(c.card == "8C" for c in rec.cards), SETTLE)
-                device.event("C", "TD")  # dealt live after it
-                await rec.wait(lambda: any(c.card == "TD" for c in rec.cards), SETTLE)
-                cards = list(rec.cards)
-                stats = ds.get(table_id, "shoe-1").stats
-                announced = resets(rec, table_id)
-    finally:
-        beats.cancel()
-        device.port.close()
+    async with acme_online(device, broker, table_id) as (rec, ds):
+        for code in DEALT:
+            device.event("C", code)
+        await rec.wait(lambda: len(rec.cards) >= 2, SETTLE)
+        await unplug(device, rec)
+        for code in AWAY:  # past 999999 while the cable is out
+            device.event("C", code)
+        device.port.open()
+        await rec.wait(lambda: any(c.card == "8C" for c in rec.cards), SETTLE)
+        device.event("C", "TD")  # dealt live after it
+        await rec.wait(lambda: any(c.card == "TD" for c in rec.cards), SETTLE)
+        cards = list(rec.cards)
+        stats = ds.get(table_id, "shoe-1").stats
+        announced = resets(rec, table_id)
     # Before: the cards stopped at 4D (999999): 000000 never asked for again, the counts
     # past the wrap swallowed, every later card dropped as a duplicate.
     assert [c.card for c in cards] == [*DEALT, *AWAY, "TD"]
@@ -102,28 +92,20 @@ async def test_the_event_at_the_wrap_garbled_on_the_line_and_in_the_answer_is_fe
 ) -> None:
     device = FaultyAnswersShoe(tmp_path / "acme", count=999_996)
     device.event("S", "8ACME-9", send=False)  # 999997: the reference at first contact
-    device.port.open()
-    beats = asyncio.create_task(device.heartbeats())
-    try:
-        async with recording(broker, table_id) as rec:
-            async with DriverSet(acme_config(table_id, tmp_path / "acme"), broker=broker) as ds:
-                await ds.wait_online(20)
-                for code in ("QH", "7C"):  # 999998, 999999
-                    device.event("C", code)
-                await rec.wait(lambda: len(rec.cards) >= 2, SETTLE)
-                device.garble = {SEQ_MODULUS: 1}  # and again in the answer to the check
-                device.event("C", "AS", send=False)  # 000000, garbled on the line
-                frame = encode_stx(0, "C", "AS")
-                device.port.write(frame[:-1] + bytes([frame[-1] ^ 0x55]))
-                device.event("C", "2D")  # 000001
-                await rec.wait(lambda: any(c.card == "2D" for c in rec.cards), SETTLE)
-                device.event("C", "TD")  # 000002
-                await rec.wait(lambda: any(c.card == "TD" for c in rec.cards), SETTLE)
-                cards = list(rec.cards)
-                stats = ds.get(table_id, "shoe-1").stats
-    finally:
-        beats.cancel()
-        device.port.close()
+    async with acme_online(device, broker, table_id) as (rec, ds):
+        for code in ("QH", "7C"):  # 999998, 999999
+            device.event("C", code)
+        await rec.wait(lambda: len(rec.cards) >= 2, SETTLE)
+        device.garble = {SEQ_MODULUS: 1}  # and again in the answer to the check
+        device.event("C", "AS", send=False)  # 000000, garbled on the line
+        frame = encode_stx(0, "C", "AS")
+        device.port.write(frame[:-1] + bytes([frame[-1] ^ 0x55]))
+        device.event("C", "2D")  # 000001
+        await rec.wait(lambda: any(c.card == "2D" for c in rec.cards), SETTLE)
+        device.event("C", "TD")  # 000002
+        await rec.wait(lambda: any(c.card == "TD" for c in rec.cards), SETTLE)
+        cards = list(rec.cards)
+        stats = ds.get(table_id, "shoe-1").stats
     # Before: only QH and 7C were published.
     assert [c.card for c in cards] == ["QH", "7C", "AS", "2D", "TD"]
     assert [c.seq - cards[0].seq for c in cards] == list(range(len(cards)))
@@ -140,30 +122,21 @@ async def test_the_event_at_the_wrap_never_sent_again_is_reported_lost_not_a_sta
     device = FaultyAnswersShoe(tmp_path / "acme", count=999_990)
     device.event("S", "8ACME-9", send=False)  # 999991: the reference at first contact
     device.garble = {SEQ_MODULUS: 1_000}  # 000000 never comes readable
-    device.port.open()
-    beats = asyncio.create_task(device.heartbeats())
-    config = acme_config(table_id, tmp_path / "acme", gap_timeout=0.3)
-    try:
-        async with recording(broker, table_id) as rec:
-            async with DriverSet(config, broker=broker) as ds:
-                await ds.wait_online(20)
-                for code in DEALT:
-                    device.event("C", code)
-                await rec.wait(lambda: len(rec.cards) >= 2, SETTLE)
-                await unplug(device, rec)
-                for code in AWAY:
-                    device.event("C", code)
-                device.port.open()
-                await rec.wait(lambda: any(c.card == "8C" for c in rec.cards), SETTLE)
-                device.event("C", "TD")
-                await rec.wait(lambda: any(c.card == "TD" for c in rec.cards), SETTLE)
-                await rec.wait(lambda: bool(_wrap_reports(rec)), SETTLE)
-                restarted = _wrap_reports(rec)[-1]
-                cards = [c.card for c in rec.cards]
-                stats = ds.get(table_id, "shoe-1").stats
-    finally:
-        beats.cancel()
-        device.port.close()
+    async with acme_online(device, broker, table_id, gap_timeout=0.3) as (rec, ds):
+        for code in DEALT:
+            device.event("C", code)
+        await rec.wait(lambda: len(rec.cards) >= 2, SETTLE)
+        await unplug(device, rec)
+        for code in AWAY:
+            device.event("C", code)
+        device.port.open()
+        await rec.wait(lambda: any(c.card == "8C" for c in rec.cards), SETTLE)
+        device.event("C", "TD")
+        await rec.wait(lambda: any(c.card == "TD" for c in rec.cards), SETTLE)
+        await rec.wait(lambda: bool(_wrap_reports(rec)), SETTLE)
+        restarted = _wrap_reports(rec)[-1]
+        cards = [c.card for c in rec.cards]
+        stats = ds.get(table_id, "shoe-1").stats
     # Before: a stall at 4D, as above. Now 000000 (5H) is reported lost and the driver runs on.
     assert cards == [*DEALT, *(c for c in AWAY if c != "5H"), "TD"]
     assert stats["frames_lost"] == 1
@@ -176,33 +149,24 @@ async def test_a_link_drop_before_the_event_at_the_wrap_came_loses_nothing(
     device = FaultyAnswersShoe(tmp_path / "acme", count=999_990)
     device.event("S", "8ACME-9", send=False)  # 999991: the reference at first contact
     device.garble = {SEQ_MODULUS: 1_000}  # 000000 unreadable until the link drops
-    device.port.open()
-    beats = asyncio.create_task(device.heartbeats())
     # Long enough that 000000 is not given up before the link drops (each of the 3
     # RESENDs of it is waited for this long).
-    config = acme_config(table_id, tmp_path / "acme", gap_timeout=3.0)
-    try:
-        async with recording(broker, table_id) as rec:
-            async with DriverSet(config, broker=broker) as ds:
-                await ds.wait_online(20)
-                for code in DEALT:
-                    device.event("C", code)
-                await rec.wait(lambda: len(rec.cards) >= 2, SETTLE)
-                await unplug(device, rec)
-                for code in AWAY:
-                    device.event("C", code)
-                device.port.open()
-                await rec.wait(lambda: any(c.card == "4D" for c in rec.cards), SETTLE)
-                await unplug(device, rec)  # the check passed, 000000 not in yet
-                device.garble.clear()
-                device.port.open()
-                await rec.wait(lambda: any(c.card == "8C" for c in rec.cards), SETTLE)
-                cards = list(rec.cards)
-                stats = ds.get(table_id, "shoe-1").stats
-                announced = resets(rec, table_id)
-    finally:
-        beats.cancel()
-        device.port.close()
+    async with acme_online(device, broker, table_id, gap_timeout=3.0) as (rec, ds):
+        for code in DEALT:
+            device.event("C", code)
+        await rec.wait(lambda: len(rec.cards) >= 2, SETTLE)
+        await unplug(device, rec)
+        for code in AWAY:
+            device.event("C", code)
+        device.port.open()
+        await rec.wait(lambda: any(c.card == "4D" for c in rec.cards), SETTLE)
+        await unplug(device, rec)  # the check passed, 000000 not in yet
+        device.garble.clear()
+        device.port.open()
+        await rec.wait(lambda: any(c.card == "8C" for c in rec.cards), SETTLE)
+        cards = list(rec.cards)
+        stats = ds.get(table_id, "shoe-1").stats
+        announced = resets(rec, table_id)
     # Before: at the reconnect the count past the wrap was taken for a restart: 000000 (5H)
     # reported lost (the device still held it), a numbering_reset announced.
     assert [c.card for c in cards] == [*DEALT, *AWAY]
@@ -215,29 +179,21 @@ async def test_one_corrupted_frame_in_a_reconnects_check_is_asked_for_again(
     broker: BrokerSettings, table_id: str, tmp_path: Path, corrupted: int
 ) -> None:
     device = FaultyAnswersShoe(tmp_path / "acme", count=0)
-    device.port.open()
-    beats = asyncio.create_task(device.heartbeats())
-    try:
-        async with recording(broker, table_id) as rec:
-            async with DriverSet(acme_config(table_id, tmp_path / "acme"), broker=broker) as ds:
-                await ds.wait_online(20)
-                device.event("S", "8ACME-9")
-                for code in ("QH", "7C", "AS", "2D"):  # seqs 2..5
-                    device.event("C", code)
-                await rec.wait(lambda: len(rec.cards) >= 4, SETTLE)
-                await unplug(device, rec)
-                # Read as a 7D, its LRC still right: the check's answer corrupted once.
-                device.forge = {corrupted: encode_stx(corrupted, "C", "7D")}
-                device.port.open()
-                await rec.wait(lambda: rec.availability("shoe-1")[-1:] == ["online"], SETTLE)
-                device.event("C", "KD")  # seq 6
-                await rec.wait(lambda: any(c.card == "KD" for c in rec.cards), SETTLE)
-                cards = list(rec.cards)
-                announced = resets(rec, table_id)
-                stats = ds.get(table_id, "shoe-1").stats
-    finally:
-        beats.cancel()
-        device.port.close()
+    async with acme_online(device, broker, table_id) as (rec, ds):
+        device.event("S", "8ACME-9")
+        for code in ("QH", "7C", "AS", "2D"):  # seqs 2..5
+            device.event("C", code)
+        await rec.wait(lambda: len(rec.cards) >= 4, SETTLE)
+        await unplug(device, rec)
+        # Read as a 7D, its LRC still right: the check's answer corrupted once.
+        device.forge = {corrupted: encode_stx(corrupted, "C", "7D")}
+        device.port.open()
+        await rec.wait(lambda: rec.availability("shoe-1")[-1:] == ["online"], SETTLE)
+        device.event("C", "KD")  # seq 6
+        await rec.wait(lambda: any(c.card == "KD" for c in rec.cards), SETTLE)
+        cards = list(rec.cards)
+        announced = resets(rec, table_id)
+        stats = ds.get(table_id, "shoe-1").stats
     # Before: taken for a restart at once: the buffer published again, the 7D with it (a
     # card never dealt), a numbering_reset announced.
     assert [c.card for c in cards] == ["QH", "7C", "AS", "2D", "KD"]
@@ -251,30 +207,21 @@ async def test_a_shoe_restarted_while_the_event_at_the_wrap_is_fetched_is_announ
     device = FaultyAnswersShoe(tmp_path / "acme", count=999_990)
     device.event("S", "8ACME-9", send=False)  # 999991: the reference at first contact
     device.garble = {SEQ_MODULUS: 1_000}  # 000000 unreadable: the check passed, it is due
-    device.port.open()
-    beats = asyncio.create_task(device.heartbeats())
-    config = acme_config(table_id, tmp_path / "acme", gap_timeout=0.5)
-    try:
-        async with recording(broker, table_id) as rec:
-            async with DriverSet(config, broker=broker) as ds:
-                await ds.wait_online(20)
-                for code in DEALT:
-                    device.event("C", code)
-                await rec.wait(lambda: len(rec.cards) >= 2, SETTLE)
-                await unplug(device, rec)
-                for code in AWAY:  # the count past the wrap: 2
-                    device.event("C", code)
-                device.port.open()
-                await rec.wait(lambda: any(c.card == "4D" for c in rec.cards), SETTLE)
-                device.power_cycle()  # again, 000000 not in yet: 6S and 8C are gone with it
-                device.event("C", "KD")  # its count 1, below the 2 past the wrap
-                await rec.wait(lambda: any(c.card == "KD" for c in rec.cards), SETTLE)
-                cards = [c.card for c in rec.cards]
-                stats = ds.get(table_id, "shoe-1").stats
-                announced = resets(rec, table_id)
-    finally:
-        beats.cancel()
-        device.port.close()
+    async with acme_online(device, broker, table_id, gap_timeout=0.5) as (rec, ds):
+        for code in DEALT:
+            device.event("C", code)
+        await rec.wait(lambda: len(rec.cards) >= 2, SETTLE)
+        await unplug(device, rec)
+        for code in AWAY:  # the count past the wrap: 2
+            device.event("C", code)
+        device.port.open()
+        await rec.wait(lambda: any(c.card == "4D" for c in rec.cards), SETTLE)
+        device.power_cycle()  # again, 000000 not in yet: 6S and 8C are gone with it
+        device.event("C", "KD")  # its count 1, below the 2 past the wrap
+        await rec.wait(lambda: any(c.card == "KD" for c in rec.cards), SETTLE)
+        cards = [c.card for c in rec.cards]
+        stats = ds.get(table_id, "shoe-1").stats
+        announced = resets(rec, table_id)
     assert cards == [*DEALT, *AWAY[:6], "KD"]
     assert stats["frames_lost"] == 1  # 000000 (5H), reported
     # Before: the restart taken at the older count (2), not announced: 6S and 8C, dealt
@@ -291,27 +238,17 @@ async def test_a_plain_live_wrap_restarts_at_once_without_a_check(
     and its health said "with the event at the wrap unread"."""
     device = FaultyAnswersShoe(tmp_path / "acme", count=999_995)
     device.event("S", "8ACME-9", send=False)
-    device.port.open()
-    beats = asyncio.create_task(device.heartbeats())
     codes = ["QH", "7C", "AS", "2D", "9H", "KS", "3C"]  # 999997 .. 1000003
-    try:
-        async with recording(broker, table_id) as rec:
-            async with DriverSet(acme_config(table_id, tmp_path / "acme"), broker=broker) as ds:
-                await ds.wait_online(20)
-                for code in codes:
-                    device.event("C", code)
-                    await asyncio.sleep(0.05)
-                await rec.wait(lambda: len(rec.cards) >= len(codes), SETTLE)
-                await rec.wait(
-                    lambda: any(
-                        "restarted its numbering" in h.reason for h in rec.health("shoe-1")
-                    ),
-                    SETTLE,
-                )
-                stats = dict(ds.get(table_id, "shoe-1").stats)
-    finally:
-        beats.cancel()
-        device.port.close()
+    async with acme_online(device, broker, table_id) as (rec, ds):
+        for code in codes:
+            device.event("C", code)
+            await asyncio.sleep(0.05)
+        await rec.wait(lambda: len(rec.cards) >= len(codes), SETTLE)
+        await rec.wait(
+            lambda: any("restarted its numbering" in h.reason for h in rec.health("shoe-1")),
+            SETTLE,
+        )
+        stats = dict(ds.get(table_id, "shoe-1").stats)
     assert [c.card for c in rec.cards] == codes
     reasons = [h.reason for h in rec.health("shoe-1")]
     assert not [r for r in reasons if "at the wrap unread" in r], reasons

@@ -13,12 +13,10 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from test_devices_acme_seq_wrap import acme_config
-from test_devices_robustness import recording
+from acme_support import acme_online
 from test_devices_seq_never_published import WrappingAcmeShoe
 
 from drivers.codecs.acme_stx_shoe import SEQ_MODULUS
-from drivers.runner import DriverSet
 from studio.config import BrokerSettings
 
 SETTLE = 5.0  # what a wait allows (a failing case fails in this, not in 20 s)
@@ -48,30 +46,22 @@ async def power_cycle_run(
 ) -> tuple[PowerCycledShoe, list[tuple[str, str]], list[str], dict[str, int], list[int]]:
     device = PowerCycledShoe(tmp_path / "acme", count=count)
     device.event("S", "8ACME-9", send=False)  # dealt before the driver came: the reference
-    device.port.open()
-    beats = asyncio.create_task(device.heartbeats())
-    try:
-        async with recording(broker, table_id) as rec:
-            async with DriverSet(acme_config(table_id, tmp_path / "acme"), broker=broker) as ds:
-                await ds.wait_online(20)
-                await asyncio.sleep(0.5)  # the reference fetched
-                for code in ("QH", "7C"):
-                    device.event("C", code)
-                await rec.wait(lambda: len(rec.cards) >= 2, SETTLE)
-                device.power_cycle()  # off and on again: numbering from 0, the buffer empty
-                await asyncio.sleep(0.5)
-                device.event("S", "8ACME-10")
-                for code in ("2D", "9H"):
-                    device.event("C", code)
-                await rec.wait(lambda: len(rec.cards) >= 4, SETTLE)
-                await asyncio.sleep(1.5)  # nothing more, nothing twice, no gap timing out
-                cards = [(c.card, c.shoe) for c in rec.cards]
-                bus_seqs = [c.seq for c in rec.cards]
-                reasons = [h.reason for h in rec.health("shoe-1")]
-                stats = dict(ds.get(table_id, "shoe-1").stats)
-    finally:
-        beats.cancel()
-        device.port.close()
+    async with acme_online(device, broker, table_id) as (rec, ds):
+        await asyncio.sleep(0.5)  # the reference fetched
+        for code in ("QH", "7C"):
+            device.event("C", code)
+        await rec.wait(lambda: len(rec.cards) >= 2, SETTLE)
+        device.power_cycle()  # off and on again: numbering from 0, the buffer empty
+        await asyncio.sleep(0.5)
+        device.event("S", "8ACME-10")
+        for code in ("2D", "9H"):
+            device.event("C", code)
+        await rec.wait(lambda: len(rec.cards) >= 4, SETTLE)
+        await asyncio.sleep(1.5)  # nothing more, nothing twice, no gap timing out
+        cards = [(c.card, c.shoe) for c in rec.cards]
+        bus_seqs = [c.seq for c in rec.cards]
+        reasons = [h.reason for h in rec.health("shoe-1")]
+        stats = dict(ds.get(table_id, "shoe-1").stats)
     assert cards == [("QH", "ACME-9"), ("7C", "ACME-9"), ("2D", "ACME-10"), ("9H", "ACME-10")]
     assert bus_seqs == sorted(set(bus_seqs))  # increasing, each once
     return device, cards, reasons, stats, bus_seqs

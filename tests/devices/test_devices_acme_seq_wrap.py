@@ -14,14 +14,13 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from test_devices_robustness import recording
+from acme_support import acme_config, acme_line
 from test_devices_seq_never_published import WrappingAcmeShoe
 
 from drivers.codecs import FrameError
 from drivers.codecs.acme_stx_shoe import AcmeStxShoeCodec, encode_stx
 from drivers.runner import DriverSet
 from studio.config import BrokerSettings
-from studio.config.models import DeviceSettings, StudioConfig, TableSettings
 
 
 def test_a_frame_without_its_lrc_does_not_swallow_the_next_frame() -> None:
@@ -39,42 +38,28 @@ def test_a_frame_without_its_lrc_does_not_swallow_the_next_frame() -> None:
 SETTLE = 5.0  # what a wait allows (a failing case fails in this, not in 20 s)
 
 
-def acme_config(table_id: str, port: Path, **options: object) -> StudioConfig:
-    settings = DeviceSettings(
-        id="shoe-1", kind="shoe", port=str(port), heartbeat_timeout=2.0,
-        options={"protocol": "acme-stx-shoe", **options},
-    )  # fmt: skip
-    return StudioConfig(tables=[TableSettings(id=table_id, devices=[settings])])
-
-
 async def test_a_driver_restarted_past_the_wrap_publishes_nothing_twice(
     broker: BrokerSettings, table_id: str, tmp_path: Path
 ) -> None:
     device = WrappingAcmeShoe(tmp_path / "acme", count=999_996)
     device.event("M", send=False)  # 999997: the reference at first contact
-    device.port.open()
-    beats = asyncio.create_task(device.heartbeats())
     config = acme_config(table_id, tmp_path / "acme")
     state = tmp_path / "state"
-    try:
-        async with recording(broker, table_id) as rec:
-            async with DriverSet(config, broker=broker, state_dir=state) as drivers:
-                await drivers.wait_online(20)
-                await asyncio.sleep(0.5)  # the reference fetched
-                device.event("S", "8ACME-9")
-                for code in ("QH", "7C", "AS"):  # 999999 .. 1000001
-                    device.event("C", code)
-                await rec.wait(lambda: len(rec.cards) >= 3, SETTLE)
-            device.event("C", "2D")  # while no driver runs
-            async with DriverSet(config, broker=broker, state_dir=state) as drivers:
-                await drivers.wait_online(20)
-                device.event("C", "9H")
-                await rec.wait(lambda: len(rec.cards) >= 5, SETTLE)
-                await asyncio.sleep(0.5)  # nothing twice
-                cards = list(rec.cards)
-    finally:
-        beats.cancel()
-        device.port.close()
+    async with acme_line(device, broker, table_id) as rec:
+        async with DriverSet(config, broker=broker, state_dir=state) as drivers:
+            await drivers.wait_online(20)
+            await asyncio.sleep(0.5)  # the reference fetched
+            device.event("S", "8ACME-9")
+            for code in ("QH", "7C", "AS"):  # 999999 .. 1000001
+                device.event("C", code)
+            await rec.wait(lambda: len(rec.cards) >= 3, SETTLE)
+        device.event("C", "2D")  # while no driver runs
+        async with DriverSet(config, broker=broker, state_dir=state) as drivers:
+            await drivers.wait_online(20)
+            device.event("C", "9H")
+            await rec.wait(lambda: len(rec.cards) >= 5, SETTLE)
+            await asyncio.sleep(0.5)  # nothing twice
+            cards = list(rec.cards)
     # (A codec unwrapping from nothing would take the HELLO, 000002, for a restart at 2
     # and publish 7C and AS again, fetched as the new numbering's 1 and 2.)
     assert [c.card for c in cards] == ["QH", "7C", "AS", "2D", "9H"]
