@@ -167,6 +167,10 @@ class _Wrap:
     where: str  # how the driver missed the wrap, for the report
     through: bool = False  # the check passed: the old numbering runs on to the wrap
     went_back: bool = False  # a count below ``count`` came during the check: restarted again
+    # One heartbeat's count below ``count``, not yet confirmed: a second heartbeat below it
+    # confirms it (``went_back``); a heartbeat at or above it, or an event of the old
+    # numbering (a restarted device has none to send), refutes it.
+    back: int | None = None
     lost_before: int = 0  # frames_lost when the check began (its own losses: the difference)
 
 
@@ -860,14 +864,26 @@ class DeviceDriver:
         self._seen_seq = self._vouched = self.seq_modulus
         self._count_since_resend = self.seq_modulus
 
+    def _refute_back(self, by: str) -> None:
+        """A frame the device sent after the one heartbeat below the wrap's count says it did
+        not restart: that heartbeat was a corrupted frame."""
+        if self._wrap is None or self._wrap.back is None:
+            return
+        back, self._wrap.back = self._wrap.back, None
+        self.stats["wrap_counts_refuted"] += 1
+        self._error(
+            f"a heartbeat said the device's count went back to {back} during the wrap check; "
+            f"{by} came after it: a corrupted frame, ignored"
+        )
+
     async def _end_wrap(self) -> None:
         """Once the old numbering is published up to the wrap: the device's count runs on
         from 0 in its seq field, a numbering restart for the driver, as on a live wrap."""
         wrap, modulus = self._wrap, self.seq_modulus
         if wrap is None or not wrap.through or modulus is None:
             return
-        if self.last_device_seq < modulus:
-            return
+        if self.last_device_seq < modulus or wrap.back is not None:
+            return  # (a count gone back, unconfirmed: the next heartbeat decides)
         self._wrap = None
         # Every event of the old numbering, to its last, was read: nothing to announce.
         self._unread_since_count = 0
@@ -1229,6 +1245,14 @@ class DeviceDriver:
             await self._judge(item)
             return
         if isinstance(item, Event):
+            if (
+                self._wrap is not None
+                and self.seq_modulus is not None
+                and item.seq + self.wrap_window >= self.seq_modulus
+            ):
+                # An event from before the wrap (or at it): the old numbering, sent after the
+                # heartbeat that said the count went back.
+                self._refute_back(f"seq {item.seq} of the old numbering")
             await self._on_event(item)
             await self._end_wrap()
         elif isinstance(item, Heartbeat | Hello):
@@ -1244,13 +1268,23 @@ class DeviceDriver:
             if self._wrap is not None and item.seq < max(self.last_device_seq, self._seen_seq):
                 # The count past the wrap (or a restart's), being checked: it says nothing
                 # more until the check decides, and taken for a reset it ended the check.
-                if item.seq < self._wrap.count:
-                    # Below the count past the wrap too: the device restarted (again) during
-                    # the check. Restarted at the older, higher count, the driver took the
-                    # new numbering's first events for claims and never said the count's
+                if item.seq >= self._wrap.count:
+                    self._refute_back("its next heartbeat")
+                    self._wrap.count = item.seq  # (the count goes on up as the device deals)
+                elif self._wrap.back is None:
+                    # One heartbeat alone says so: one corrupted frame passes ACME's 8-bit LRC
+                    # 1 in 256, and taken for a restart it stopped the table (a review): a
+                    # second frame must agree.
+                    self._wrap.back = item.seq
+                    self.stats["wrap_counts_doubted"] += 1
+                else:
+                    # Below the count past the wrap too, twice: the device restarted (again)
+                    # during the check. Restarted at the older, higher count, the driver took
+                    # the new numbering's first events for claims and never said the count's
                     # events were lost (a review): the restart is announced.
                     self._wrap.went_back = True
-                self._wrap.count = item.seq  # (the count goes on up as the device deals)
+                    self._wrap.back = None
+                    self._wrap.count = item.seq
                 self._count_since_resend = self._vouched
                 if (
                     self._wrap.through
@@ -1263,6 +1297,7 @@ class DeviceDriver:
                     # never sent, they are reported lost (_give_up_gap) and _end_wrap runs.
                     self.stats["gaps"] += 1
                     await self._request_resend()
+                await self._end_wrap()  # (if it waited for this heartbeat to decide)
                 return
             if item.seq < self.last_device_seq:
                 await self._suspect_reset(item.seq, f"device restarted its numbering at {item.seq}")
@@ -1530,6 +1565,17 @@ class DeviceDriver:
         if not rest:
             return False
         following = min(rest)
+        if self._verify_doubt is not None and self._verify_doubt[0] < following:
+            # Its seq can no longer be asked for: neither confirmed nor refuted. Left open,
+            # the next seq read as published was named as the one that came once as another
+            # event and counted as a refuted frame (a review).
+            self.stats["check_frames_unconfirmed"] += 1
+            self._error(
+                f"seq {self._verify_doubt[0]} came once as another event than published and "
+                f"is no longer in the device's buffer: not confirmed, the check goes on from "
+                f"seq {following}"
+            )
+            self._verify_doubt = None
         self._verify = (following, rest.pop(following))
         self._verify_rest = rest
         return True

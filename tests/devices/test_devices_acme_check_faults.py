@@ -229,6 +229,49 @@ async def test_a_shoe_restarted_while_the_event_at_the_wrap_is_fetched_is_announ
     assert len(announced) == 1 and announced[0].data["count"] == 1
 
 
+class ForgedBeatShoe(FaultyAnswersShoe):
+    """Before answering the next RESEND, one heartbeat at ``forge_beat`` (a corruption the
+    LRC misses: its true count is higher)."""
+
+    forge_beat: int | None = None
+
+    def on_host(self, data: bytes) -> None:
+        if self.forge_beat is not None and b"r" in data:
+            self.port.write(encode_stx(self.forge_beat, "H"))
+            self.forge_beat = None
+        super().on_host(data)
+
+
+async def test_one_corrupted_heartbeat_below_the_wraps_count_is_no_restart(
+    broker: BrokerSettings, table_id: str, tmp_path: Path
+) -> None:
+    device = ForgedBeatShoe(tmp_path / "acme", count=999_990)
+    device.event("S", "8ACME-9", send=False)  # 999991: the reference at first contact
+    async with acme_online(device, broker, table_id) as (rec, ds):
+        for code in DEALT:
+            device.event("C", code)
+        await rec.wait(lambda: len(rec.cards) >= 2, SETTLE)
+        await unplug(device, rec)
+        for code in AWAY:  # the count past the wrap: 2
+            device.event("C", code)
+        device.forge_beat = 1  # below it, then the old numbering's frames (no restart)
+        device.port.open()
+        await rec.wait(lambda: any(c.card == "8C" for c in rec.cards), SETTLE)
+        await rec.wait(lambda: bool(_wrap_reports(rec)), SETTLE)
+        device.event("C", "TD")  # 000003, dealt live after it
+        await rec.wait(lambda: any(c.card == "TD" for c in rec.cards), SETTLE)
+        cards = list(rec.cards)
+        stats = ds.get(table_id, "shoe-1").stats
+        announced = resets(rec, table_id)
+        restarted = _wrap_reports(rec)[-1]
+    assert [c.card for c in cards] == [*DEALT, *AWAY, "TD"]
+    assert [c.seq - cards[0].seq for c in cards] == list(range(len(cards)))
+    # Before: a numbering_reset announced ("its count then went back (a restart during the
+    # check ...)"), which stops the table in a card phase, though every card came out right.
+    assert not announced and "went back" not in restarted
+    assert stats["wrap_counts_doubted"] == 1 and stats["wrap_counts_refuted"] == 1
+
+
 async def test_a_plain_live_wrap_restarts_at_once_without_a_check(
     broker: BrokerSettings, table_id: str, tmp_path: Path
 ) -> None:
