@@ -4,21 +4,20 @@ may have changed unseen (emptied, the device reset). A real pty and a real broke
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+from acme_support import acme_config, acme_line
 from devices_rig import Recorder, run_base
-from test_devices_robustness import recording
 from test_devices_vendor_codec import FakeAcmeShoe
 
 from drivers.codecs.acme_stx_shoe import encode_stx
 from drivers.runner import DriverSet
 from drivers.shoe import ShoeDriver
 from studio.config import BrokerSettings
-from studio.config.models import DeviceSettings, StudioConfig, TableSettings
+from studio.config.models import DeviceSettings
 from studio.contract import UNKNOWN_SHOE
 
 
@@ -29,23 +28,15 @@ def acme_settings(port: Path) -> DeviceSettings:
     )  # fmt: skip
 
 
-def acme_config(table_id: str, port: Path) -> StudioConfig:
-    return StudioConfig(tables=[TableSettings(id=table_id, devices=[acme_settings(port)])])
-
-
 @asynccontextmanager
 async def acme_shoe(
     broker: BrokerSettings, table_id: str, tmp_path: Path
 ) -> AsyncIterator[tuple[FakeAcmeShoe, Recorder]]:
+    """The shoe on its line (acme_support.acme_line: its heartbeats' end awaited); the
+    drivers are each test's own (restarted over a state dir, say)."""
     device = FakeAcmeShoe(tmp_path / "acme")
-    device.port.open()
-    beats = asyncio.create_task(device.heartbeats())
-    try:
-        async with recording(broker, table_id) as rec:
-            yield device, rec
-    finally:
-        beats.cancel()
-        device.port.close()
+    async with acme_line(device, broker, table_id) as rec:
+        yield device, rec
 
 
 def power_cycle(device: FakeAcmeShoe) -> None:
