@@ -18,38 +18,14 @@ import tempfile
 import time
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "controller"))
-from crash_harness import TABLE, generate
+from crash_harness import TABLE, controller, feed, generate
 
-from studio.config.models import StudioConfig
-from studio.controller import ControllerService
-from studio.errors import StudioError
 from studio.store import Database, EventLog
 from studio.store.eventlog import StartChain
-from studio.streams import Fanout
 
 IDLE = TABLE.model_copy(update={"id": "idle"})
-
-
-def controller(log: EventLog, clock: dict[str, datetime]) -> ControllerService:
-    config = StudioConfig(tables=[TABLE, IDLE])
-    return ControllerService(
-        config, None, log, Fanout(None), clock=lambda: clock["t"], timers=False, round_gap=1.0
-    )
-
-
-async def fed(
-    service: ControllerService, table: str, inputs: list[dict[str, Any]], clock: dict[str, Any]
-) -> None:
-    for item in inputs:
-        clock["t"] = datetime.fromisoformat(item["ts"])
-        try:
-            await service.submit(table, item["kind"], item["data"])
-        except StudioError:
-            if item["kind"] != "manager.action":
-                raise
 
 
 async def main(rounds: int, idle_rounds: int) -> None:
@@ -60,14 +36,14 @@ async def main(rounds: int, idle_rounds: int) -> None:
         async with Database(f"sqlite:///{folder}/studio.db") as db:
             log = EventLog(db)
             print(f"playing {len(idle):,} inputs at idle, {len(inputs):,} at crash ...", flush=True)
-            async with controller(log, clock) as first:
-                await fed(first, "idle", idle, clock)
+            async with controller(log, clock, also=[IDLE]) as first:
+                await feed(first, idle, clock, table="idle")
                 await first.checkpoint("idle")
-                await fed(first, "crash", inputs, clock)
+                await feed(first, inputs, clock, table="crash")
             records = (await log.read(descending=True, limit=1))[0].id
             print(f"log: {records:,} records")
             for n in range(1, 4):
-                service = controller(log, clock)
+                service = controller(log, clock, also=[IDLE])
                 service._start_chain = chain = StartChain(log)  # (kept to see what it walked)
                 started = time.perf_counter()
                 await service.recover()

@@ -14,7 +14,7 @@ import asyncio
 import json
 import random
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -225,12 +225,14 @@ def controller(
     clock: dict[str, datetime],
     *,
     table: TableSettings = TABLE,
+    also: Sequence[TableSettings] = (),
     checkpoint_key: str | None = None,
     **options: Any,
 ) -> ControllerService:
-    """A controller of the script's table over ``log``, on the script's clock (``clock["t"]``)."""
+    """A controller of the script's table (and the tables ``also``) over ``log``, on the
+    script's clock (``clock["t"]``)."""
     return ControllerService(
-        StudioConfig(tables=[table], database={"checkpoint_key": checkpoint_key}),
+        StudioConfig(tables=[table, *also], database={"checkpoint_key": checkpoint_key}),
         None,
         log,
         Fanout(None),
@@ -246,13 +248,15 @@ async def feed(
     inputs: list[dict[str, Any]],
     clock: dict[str, datetime],
     *,
+    table: str = "crash",
     after_each: Callable[[int], Awaitable[None]] | None = None,
 ) -> None:
-    """Submit the script's inputs, each at its time (``after_each(n)`` after the n-th)."""
+    """Submit the script's inputs to ``table``, each at its time (``after_each(n)`` after
+    the n-th)."""
     for n, item in enumerate(inputs, 1):
         clock["t"] = datetime.fromisoformat(item["ts"])
         try:
-            await service.submit("crash", item["kind"], item["data"])
+            await service.submit(table, item["kind"], item["data"])
         except StudioError:
             if item["kind"] != "manager.action":
                 raise  # only a manager's request may be refused

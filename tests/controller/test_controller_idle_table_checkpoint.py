@@ -21,19 +21,17 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from studio.config.models import StudioConfig
 from studio.controller import ControllerService
 from studio.controller.checkpoint import CHECKPOINT_KIND
 from studio.store import EventLog, LogRecord
 from studio.store.checkpoints import checkpoints
 from studio.store.eventlog import ChainBroken, StartChain
 from studio.store.rounds import RoundIndex, check_index, rounds
-from studio.streams import Fanout
 
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
-from crash_harness import TABLE, generate  # noqa: E402
+from crash_harness import TABLE, controller, feed, generate  # noqa: E402
 from postgres_support import backend_log as database  # noqa: E402
 from test_controller_checkpoint import assert_same  # noqa: E402
 
@@ -43,40 +41,23 @@ IDLE_INPUTS = INPUTS[:60]  # two rounds, then the table is left
 
 
 def service(log: EventLog, clock: dict[str, datetime], **options: Any) -> ControllerService:
-    return ControllerService(
-        StudioConfig(
-            tables=[TABLE, IDLE], database={"checkpoint_key": "idle-table-test-key-" + "0" * 16}
-        ),
-        None,
+    return controller(
         log,
-        Fanout(None),
-        clock=lambda: clock["t"],
-        timers=False,
-        round_gap=1.0,
+        clock,
+        also=[IDLE],
+        checkpoint_key="idle-table-test-key-" + "0" * 16,
         checkpoint_inputs=10**9,
         **options,
     )
-
-
-async def fed(
-    service: ControllerService, table: str, inputs: list[dict[str, Any]], clock: dict[str, Any]
-) -> None:
-    for item in inputs:
-        clock["t"] = datetime.fromisoformat(item["ts"])
-        try:
-            await service.submit(table, item["kind"], item["data"])
-        except Exception:
-            if item["kind"] != "manager.action":  # only a manager's request may be refused
-                raise
 
 
 async def played_then_idle(log: EventLog, clock: dict[str, Any]) -> tuple[int, int]:
     """The idle table deals two rounds and is checkpointed; the other deals eight after it.
     Returns the idle table's checkpoint's ``through`` and its last output."""
     async with service(log, clock, checkpoint_records=10**9) as first:
-        await fed(first, "idle", IDLE_INPUTS, clock)
+        await feed(first, IDLE_INPUTS, clock, table="idle")
         await first.checkpoint("idle")
-        await fed(first, "crash", INPUTS, clock)
+        await feed(first, INPUTS, clock, table="crash")
     (record,) = await log.read(table_id="idle", kinds=[CHECKPOINT_KIND])
     outputs = await log.read(table_id="idle", kinds=["out.round_event"], descending=True, limit=1)
     return record.payload["through"], outputs[0].id
@@ -88,7 +69,7 @@ async def resealed_beside_busy(log: EventLog, clock: dict[str, Any]) -> LogRecor
     table's re-sealed checkpoint record."""
     await played_then_idle(log, clock)
     async with service(log, clock, checkpoint_records=100) as again:
-        await fed(again, "crash", INPUTS[:20], clock)
+        await feed(again, INPUTS[:20], clock, table="crash")
     return (await log.read(table_id="idle", kinds=[CHECKPOINT_KIND]))[-1]
 
 
@@ -135,7 +116,7 @@ async def test_the_next_start_walks_from_after_an_idle_tables_old_checkpoint(
         head = (await log.read(descending=True, limit=1))[0].id
         assert head - old_through > 100
         async with service(log, clock, checkpoint_records=100) as again:  # re-seals it
-            await fed(again, "crash", INPUTS[:20], clock)  # the other table deals on
+            await feed(again, INPUTS[:20], clock, table="crash")  # the other table deals on
 
         started, first = await walked_from(log, clock)
         assert first > max(old_through, last_output)
@@ -160,7 +141,7 @@ async def test_an_idle_tables_input_after_its_moved_checkpoint_is_still_walked(
         clock = {"t": datetime.fromisoformat(INPUTS[0]["ts"])}
         await played_then_idle(log, clock)
         async with service(log, clock, checkpoint_records=100) as again:
-            await fed(again, "crash", INPUTS[:20], clock)
+            await feed(again, INPUTS[:20], clock, table="crash")
         resealed = (await log.read(table_id="idle", kinds=[CHECKPOINT_KIND]))[-1]
         # The idle table's start input logged after its checkpoint moved up: replayed.
         (started,) = await log.read(
@@ -190,14 +171,14 @@ async def test_the_running_controller_moves_an_idle_tables_checkpoint_up(tmp_pat
     async with database("sqlite", tmp_path) as log:
         clock = {"t": datetime.fromisoformat(INPUTS[0]["ts"])}
         async with service(log, clock, checkpoint_records=10**9) as first:
-            await fed(first, "idle", IDLE_INPUTS, clock)
+            await feed(first, IDLE_INPUTS, clock, table="idle")
             await first.checkpoint("idle")
-            await fed(first, "crash", INPUTS[:half], clock)
+            await feed(first, INPUTS[:half], clock, table="crash")
         (old,) = await log.read(table_id="idle", kinds=[CHECKPOINT_KIND])
         outputs = await log.read(table_id="idle", kinds=["out.round_event"])
         async with service(log, clock, checkpoint_records=10**9, checkpoint_check=0.02) as running:
             running.checkpoint_records = 100  # (not at its start: while it runs)
-            await fed(running, "crash", INPUTS[half:], clock)
+            await feed(running, INPUTS[half:], clock, table="crash")
             async with asyncio.timeout(30):
                 while not await log.read(table_id="idle", kinds=[CHECKPOINT_KIND], after_id=old.id):
                     await asyncio.sleep(0.02)
