@@ -613,12 +613,20 @@ class ControllerService:
         # (The log does not grow while a start reads it: every record up to the last one
         # walked is there for the re-indexing's reads.)
         walked = self._start_chain.last if self._start_chain is not None else None
-        await self._reindex_tail()
+        reindexed_from = await self._reindex_tail()
         self._reindexed = max(self._reindexed, walked or 0)
         for table_id, (replay, count) in replays.items():
             self._since_checkpoint[table_id] = count
             behind = replay.through - self._checkpointed_at.get(table_id, 0)
-            if count < self.checkpoint_inputs and behind < self.checkpoint_records:
+            # Its outputs re-indexed far back (a checkpoint made in the run it played in
+            # keeps an ``indexed`` below them): sealed again, ``indexed`` moved up with it,
+            # or every start would walk from them.
+            lagging = self._reindexed - reindexed_from.get(table_id, self._reindexed)
+            if (
+                count < self.checkpoint_inputs
+                and behind < self.checkpoint_records
+                and lagging < self.checkpoint_records
+            ):
                 continue
             # Saved before the table takes its first input: what a replay built.
             try:
@@ -932,7 +940,7 @@ class ControllerService:
                 except Exception:  # a checkpoint only saves time at a start: play goes on
                     _LOGGER.exception("%s: checkpoint not saved (tried again later)", table_id)
 
-    async def _reindex_tail(self, depth: int = 200) -> None:
+    async def _reindex_tail(self, depth: int = 200) -> dict[str, int]:
         """Redo the round index for each table's latest outputs (a crash may have cut it short):
         those logged after its checkpoint's ``indexed``, which a start before this one did not
         re-index (a crash's were logged after that start). Not those at or before it: a row
@@ -941,7 +949,9 @@ class ControllerService:
         Each field is set, never added to, so doing it again changes nothing;
         the alerts of each round these outputs name are counted again from the log, which
         also mends a round whose alerts an older version counted once more at each start.
+        Returns the lowest record re-indexed, by table (those that had any).
         """
+        lowest: dict[str, int] = {}
         for table_id, table in self.tables.items():
             records = await self.log.read(
                 table_id=table_id,
@@ -952,6 +962,9 @@ class ControllerService:
             )
             await self._chained(records)
             await self._reindex(table, records[::-1])
+            if records:
+                lowest[table_id] = records[-1].id
+        return lowest
 
     async def _reindex(self, table: TableController, records: list[LogRecord]) -> None:
         """Index logged outputs again (oldest first): their round events, and the alerts

@@ -254,3 +254,36 @@ async def test_a_start_reindexes_only_the_outputs_logged_after_the_checkpoints_i
         assert (await index.get(idle_round) or {}).get("status") == "in_progress"
         report = await check_index(log.db, log)
         assert {r for r, _ in report.problems} == {idle_round}
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+async def test_a_start_reseals_an_idle_table_whose_reindexed_outputs_lie_far_back(
+    tmp_path: Path, backend: str
+) -> None:
+    # The idle table checkpointed in the run it played in (as the running controller's
+    # records trigger may do): its checkpoint is recent, but its ``indexed`` is 0, so a start
+    # re-indexes its old outputs and walks from them. Until 2026-12-07 every start did so
+    # until the log held CHECKPOINT_RECORDS more records past that checkpoint.
+    async with database(backend, tmp_path) as log:
+        clock = {"t": datetime.fromisoformat(INPUTS[0]["ts"])}
+        through, last_output = await played_then_idle(log, clock)
+        (old,) = await log.read(table_id="idle", kinds=[CHECKPOINT_KIND])
+        assert old.payload["indexed"] < last_output
+        head = (await log.read(descending=True, limit=1))[0].id
+        first_output = (await log.read(table_id="idle", kinds=["out.round_event"], limit=1))[0]
+        # Not far enough behind to be re-sealed for its ``through``; its outputs are.
+        records = head - through + 1
+        assert head - first_output.id >= records
+
+        started = service(log, clock, checkpoint_records=records)
+        started._start_chain = chain = StartChain(log)
+        await started.recover()
+        assert chain.first is not None and chain.first <= first_output.id  # this start reads them
+        resealed = (await log.read(table_id="idle", kinds=[CHECKPOINT_KIND]))[-1]
+        assert resealed.id > old.id
+        assert resealed.payload["indexed"] >= head
+
+        again, first = await walked_from(log, clock)
+        assert first > last_output  # the next start does not
+        assert_same_tables(started, again)
