@@ -1337,6 +1337,15 @@ class DeviceDriver:
                 if self._learn is not None and oldest > self._learn:
                     await self._unlearned(f"seq {self._learn} no longer buffered")
                 await self._skip_to(oldest, "no longer in the device's resend buffer")
+                early = (
+                    None if self._verify is None else self._verify_early.pop(self._verify[0], None)
+                )
+                if early is not None:
+                    # The check moved on to a seq whose frame came early (its predecessor
+                    # garbled): compared now. Left waiting for the seq to come again, a
+                    # check whose frame was then garbled once more ran out of RESENDs, its
+                    # frame in hand (a review).
+                    await self._verify_numbering(early)
             else:
                 self._error(f"device refused command #{item.ref}: {item.code} {item.text}")
         elif isinstance(item, Ack):
@@ -1565,6 +1574,9 @@ class DeviceDriver:
         if not rest:
             return False
         following = min(rest)
+        # (Early frames of the checks dropped go too; the one of ``following``, if in, is
+        # compared by the caller.)
+        self._verify_early = {s: e for s, e in self._verify_early.items() if s >= following}
         if self._verify_doubt is not None and self._verify_doubt[0] < following:
             # Its seq can no longer be asked for: neither confirmed nor refuted. Left open,
             # the next seq read as published was named as the one that came once as another

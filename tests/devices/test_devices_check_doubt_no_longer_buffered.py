@@ -6,12 +6,16 @@ then answered that it no longer buffered that seq (``NAK E04``) and the check mo
 next seq, the doubt still open. The next seq, read as published, was reported as the one
 that "came once as another event than published" and counted as a refuted frame
 (``check_frames_refuted``): the wrong seq named, and a doubt never settled counted as one.
+And a frame of the seq the check moved on to that had come early (its predecessor garbled)
+was compared only once the device sent it again.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from pathlib import Path
+from typing import Any
 
 import pytest
 from devices_rig import HEARTBEAT
@@ -82,3 +86,81 @@ async def test_a_doubted_check_frame_no_longer_buffered_is_not_counted_as_refute
     assert stats.get("check_frames_refuted", 0) == 0
     assert stats["check_frames_unconfirmed"] == 1
     assert [r for r in reasons if "seq 3 came once as another event" in r], reasons
+
+
+class GarbledAnswersShoe(SimShoe):
+    """Answers the next RESEND with its first frame garbled on the line (the frames after it
+    arrive first: compared early), then forgets that seq (``NAK E04`` from the next one) and
+    garbles the next seq in every answer after."""
+
+    garble_first: bool = False
+    forget: int | None = None  # forgotten before the next RESEND: NAK E04
+    garble: int | None = None  # garbled in every answer from then on
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.resends: list[int] = []
+
+    def _resend(self, ref: str, from_seq: int) -> None:
+        self.resends.append(from_seq)
+        if self.garble_first:
+            self.garble_first = False
+            self._answer(ref, from_seq, from_seq)
+            self.forget, self.garble = from_seq, from_seq + 1
+            return
+        if self.forget is not None:
+            while self._buffer and self._buffer[0][0] <= self.forget:
+                self._buffer.popleft()
+            self.forget = None
+        if self.garble is not None:
+            self._answer(ref, from_seq, self.garble)
+            return
+        super()._resend(ref, from_seq)
+
+    def _answer(self, ref: str, from_seq: int, garbled: int) -> None:
+        oldest = self._buffer[0][0] if self._buffer else self.seq + 1
+        if from_seq < oldest:
+            self.reply("NAK", ref, "E04", str(oldest))
+        self.reply("ACK", ref)
+        for seq, data in self._buffer:
+            if seq >= from_seq:
+                self._send(self._garble(data) if seq == garbled else data, None)
+
+
+async def test_a_check_frame_that_came_early_is_compared_when_a_nak_moves_the_check_to_it(
+    broker: BrokerSettings, table_id: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The check's seq 3 garbled in the answer, 4..6 came and were kept to compare in turn;
+    the next answer says 3 is gone (``NAK E04``, oldest 4): the check moves on to 4, whose
+    frame is already in. Compared only once 4 came again, and 4 garbled in every later
+    answer, the check ran out of RESENDs: "device numbering not checked" (a review)."""
+    caplog.set_level(logging.DEBUG, logger="drivers.device")  # every problem, not coalesced
+    shoe = GarbledAnswersShoe("shoe-1", tmp_path / "shoe-1", heartbeat_interval=HEARTBEAT)
+    await shoe.start()
+    try:
+        async with recording(broker, table_id) as rec:
+            config = shoe_config(table_id, shoe.port, gap_timeout=0.3)
+            async with DriverSet(config, broker=broker) as drivers:
+                await drivers.wait_online(20)
+                for code in DEALT:
+                    shoe.emit("CARD", code, "S1")
+                await rec.wait(lambda: len(rec.cards) >= len(DEALT), SETTLE)
+                await shoe.unplug()
+                await rec.wait(lambda: rec.availability("shoe-1")[-1:] == ["offline"], SETTLE)
+                shoe.resends.clear()
+                shoe.garble_first = True
+                await shoe.plug()
+                await rec.wait(lambda: rec.availability("shoe-1")[-1:] == ["online"], SETTLE)
+                await rec.wait(lambda: len(shoe.resends) >= 2, SETTLE)
+                await asyncio.sleep(1.5)  # 3 x gap_timeout and more: what the check needs
+                shoe.emit("CARD", "TD", "S1")  # seq 7, dealt live after the check
+                await rec.wait(lambda: any(c.card == "TD" for c in rec.cards), SETTLE)
+                stats = dict(drivers.get(table_id, "shoe-1").stats)
+    finally:
+        await shoe.stop()
+    reasons = [r.getMessage() for r in caplog.records if r.name == "drivers.device"]
+    assert [c.card for c in rec.cards] == [*DEALT, "TD"]
+    # Before: a third RESEND (from 4), 4 garbled again, and the check given up.
+    assert not [r for r in reasons if "numbering not checked" in r], reasons
+    assert shoe.resends == [3, 3], shoe.resends
+    assert stats.get("frames_lost", 0) == 0 and stats.get("check_frames_doubted", 0) == 0
