@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import logging
 import re
 from collections.abc import Iterable, Iterator
@@ -20,6 +21,12 @@ _LOGGER = logging.getLogger(__name__)
 
 class AlertError(StudioError):
     """An alert command is not possible (unknown alert, wrong state, resolution not allowed)."""
+
+
+class AlertForgotten(AlertError):
+    """The alert was raised and resolved, long enough ago that the book no longer holds it
+    (:data:`KEEP_RESOLVED`): it is in the event log (its ``out.alert`` records) and in its
+    round's record, not in memory."""
 
 
 class AlertCode(StrEnum):
@@ -69,6 +76,20 @@ SEVERITY: dict[AlertCode, Severity] = {
 }
 
 ALL_RESOLUTIONS = [r.value for r in Resolution]
+
+# Resolved alerts a table's book keeps, the newest by when raised and, apart from those,
+# the last by when resolved (so at most twice this many, and a tenth more between trims),
+# besides every open alert and every alert of a round that has one open or of the table's
+# latest round. Older resolved alerts are dropped from memory (and from every checkpoint,
+# which pickles the book): they stay in the event log and their round's record. Until 2026-12-06 the book kept every alert a table
+# ever raised, for the table's life: a table dealing for months held and pickled tens of
+# thousands (about 550 bytes each in a checkpoint: 11 MB and 155 ms of pickling at 20,000;
+# the crash harness's play: 37 KB of a 181 KB checkpoint after 400 rounds, growing with
+# every round). Now at most about 0.5-0.6 MB of them at 1,000. 1,000: what one read of
+# /api/alerts returns at most (MAX_ALERTS), so that read (``limit`` newest, by when raised)
+# and the console's last resolved alerts (50, by when resolved) still find every alert they
+# ask for.
+KEEP_RESOLVED = 1000
 
 
 def conceal(value: Any, words: Iterable[str | None]) -> Any:
@@ -183,10 +204,14 @@ def resolved_at(alert: Alert) -> str:
 class AlertBook:
     """The alerts of one table. Ids are deterministic (table + counter) so a replay rebuilds them.
 
-    Every alert the table ever raised stays here (a start replays them all from the log), so
-    the book also keeps the open ones apart, in the order raised, and the resolved ones in the
-    order resolved: what the controller, the console and the REST API ask for most is the open
-    alerts and the newest few, and finding them no longer walks the whole history.
+    The book holds every open alert, every alert of a round that has one open or of the
+    latest round an alert was raised in, and the newest resolved ones (:data:`KEEP_RESOLVED`);
+    older resolved alerts are dropped (:meth:`trim`), and asked for by id they are
+    :class:`AlertForgotten` (:meth:`forgotten`), never "no such alert". What it holds
+    depends only on what it was told, in order: a replay of the whole log and a start from a
+    checkpoint build the same book. It keeps the open ones apart, in the order raised, and
+    the resolved ones in the order resolved: what the controller, the console and the REST
+    API ask for most is the open alerts and the newest few.
     """
 
     def __init__(self, table: str) -> None:
@@ -199,6 +224,16 @@ class AlertBook:
         # holding the same card, and a round's record for those concealing a card.
         self._by_round: dict[str | None, list[Alert]] = {}
         self._counter = 0
+        # The round of the last alert raised during a round: the table's round in play, or
+        # one before it (a round's alerts are raised while it is the table's round).
+        self._latest_round: str | None = None
+        # Alert numbers never given here: those a start with --after-restore went past
+        # (number_after), as (first, last). Every other number up to _counter was raised.
+        self._skipped: list[tuple[int, int]] = []
+        # Resolved alerts dropped (trim), and the latest time one of them was raised.
+        self.dropped = 0
+        self.dropped_until: datetime | None = None
+        self._changed = False  # an alert raised or resolved since the last trim
 
     def raise_alert(
         self,
@@ -229,13 +264,16 @@ class AlertBook:
         self._open[alert.alert_id] = alert
         self._position[alert.alert_id] = self._counter
         self._by_round.setdefault(round_id, []).append(alert)
+        if round_id is not None:
+            self._latest_round = round_id
+        self._changed = True
         object.__setattr__(alert, "_book", self)
         return alert
 
     @property
     def raised(self) -> int:
         """The number of the last alert id given (``{table}-A{n}``): how many alerts the
-        table has raised (none is ever removed), plus the numbers a start with
+        table has raised (held or dropped once resolved), plus the numbers a start with
         ``--after-restore`` went past (:meth:`number_after`)."""
         return self._counter
 
@@ -248,6 +286,8 @@ class AlertBook:
         """Give the next alerts ids after ``{table}-A{number}``: the broker saw alerts of
         this table published up to it that the log (restored from an older backup) does
         not hold, and the platforms key alerts by id (``numbering.resumed``)."""
+        if number > self._counter:
+            self._skipped.append((self._counter + 1, number))
         self._counter = max(self._counter, number)
 
     def position(self, alert: Alert) -> int:
@@ -255,11 +295,15 @@ class AlertBook:
         return self._position[alert.alert_id] - 1
 
     def of_round(self, round_id: str | None) -> list[Alert]:
-        """The alerts raised during round ``round_id``, in the order raised."""
+        """The alerts raised during round ``round_id``, in the order raised: all of them while
+        the round has one open or is the latest round an alert was raised in (the table's
+        round in play is that one or a later one, with none); the held ones of an older round
+        (its resolved alerts may have been dropped, :meth:`trim`)."""
         return list(self._by_round.get(round_id, ()))
 
     def _moved(self, alert: Alert) -> None:
         """``alert`` changed state (:meth:`Alert.__setattr__`)."""
+        self._changed = True
         if not alert.open:
             self._open.pop(alert.alert_id, None)
             self._resolved[alert.alert_id] = alert
@@ -269,10 +313,66 @@ class AlertBook:
             self._resolved.pop(alert.alert_id, None)
             self._open = {key: a for key, a in self._alerts.items() if a.open}
 
+    def trim(self) -> None:
+        """Drop the resolved alerts beyond :data:`KEEP_RESOLVED`: each that is neither among
+        the newest that many resolved (by when raised) nor among the last that many resolved,
+        nor of a round that has an alert open or is the latest round an alert was raised in.
+        The table calls it after each input (never within one: what an input's handling
+        looked at stays until it is done); once a tenth more than that many are resolved it
+        walks the held alerts, a few thousand at most."""
+        # A tenth more first: each trim walks the held alerts (about 0.15 ms), so it comes
+        # once in about a hundred resolutions, not at each (a replay resolves them all again).
+        if not self._changed or len(self._resolved) <= KEEP_RESOLVED + KEEP_RESOLVED // 10:
+            return
+        self._changed = False
+        keep = set(itertools.islice(reversed(self._resolved), KEEP_RESOLVED))
+        newest = (a.alert_id for a in reversed(self._alerts.values()) if not a.open)
+        keep.update(itertools.islice(newest, KEEP_RESOLVED))
+        rounds = {a.round_id for a in self._open.values()} | {self._latest_round}
+        for alert_id, alert in list(self._resolved.items()):
+            if alert_id in keep or (alert.round_id is not None and alert.round_id in rounds):
+                continue
+            del self._resolved[alert_id]
+            del self._alerts[alert_id]
+            del self._position[alert_id]
+            held = self._by_round[alert.round_id]
+            held.remove(alert)
+            if not held:
+                del self._by_round[alert.round_id]
+            object.__setattr__(alert, "_book", None)
+            self.dropped += 1
+            if self.dropped_until is None or alert.ts > self.dropped_until:
+                self.dropped_until = alert.ts
+
+    def forgotten(self, alert_id: str | None) -> bool:
+        """Whether ``alert_id`` is an alert this table raised and resolved that the book no
+        longer holds (:meth:`trim`): its records are in the event log, not here."""
+        if alert_id is None or alert_id in self._alerts or not self.dropped:
+            return False
+        prefix = f"{self.table}-A"
+        number = alert_id[len(prefix) :]
+        if not alert_id.startswith(prefix) or len(number) > 18:
+            return False
+        if not number.isascii() or not number.isdigit():
+            return False
+        if number != str(int(number)) or not 1 <= int(number) <= self._counter:
+            return False  # "t1-A07" is no id given here
+        return not any(first <= int(number) <= last for first, last in self._skipped)
+
+    def knows(self, alert_id: str) -> bool:
+        """Whether the table raised ``alert_id`` (held here, or dropped once resolved)."""
+        return alert_id in self._alerts or self.forgotten(alert_id)
+
     def get(self, alert_id: str) -> Alert:
         try:
             return self._alerts[alert_id]
         except KeyError as exc:
+            if self.forgotten(alert_id):
+                raise AlertForgotten(
+                    f"alert {alert_id} is already resolved (long ago: the controller keeps "
+                    f"the last {KEEP_RESOLVED} resolved alerts of table {self.table}; the "
+                    "event log and its round's record have it)"
+                ) from exc
             raise AlertError(f"no alert {alert_id!r} on table {self.table}") from exc
 
     def find(self, alert_id: str | None) -> Alert | None:
@@ -329,6 +429,7 @@ class AlertBook:
         )
 
     def all(self) -> list[Alert]:
+        """The alerts held, in the order raised (older resolved ones are dropped)."""
         return list(self._alerts.values())
 
 

@@ -1881,8 +1881,10 @@ class ControllerService:
 
         Listed table by table, each table's in the order raised. ``limit``: only the newest
         that many (the last raised; across tables, by when raised). Only the alerts listed
-        are built: every alert ever raised stays in memory, and building them all cost 75 ms
-        at 5,000 alerts, on every console page.
+        are built: building them all cost 75 ms at 5,000 alerts, on every console page. The
+        alerts held (:class:`AlertBook`): every open one and the newest resolved ones, at
+        least ``alerts.KEEP_RESOLVED`` (1,000, /api/alerts's most) by when raised; older
+        resolved ones are in the event log and their round's record.
         """
         controllers = [self._readable(t) for t in self.tables if table is None or t == table]
         if limit is None:
@@ -1940,8 +1942,11 @@ class ControllerService:
         return alert.message_model(concealed=controller.conceals(alert)).model_dump(mode="json")
 
     def find_alert_table(self, alert_id: str) -> str:
+        """The table that raised ``alert_id``: one whose book holds it, or dropped it once
+        resolved long ago (an action on it is then refused as already resolved, a 409, not
+        a 404 "no alert")."""
         for table_id, controller in self.tables.items():
-            if controller.alerts.find(alert_id) is not None:
+            if controller.alerts.knows(alert_id):
                 return table_id
         raise AlertError(f"no alert {alert_id!r}")
 
@@ -2087,10 +2092,19 @@ class ControllerService:
         rounds_per_hour = await self.rounds.count_by_hour(since)
         alerts_per_hour: Counter[str] = Counter()
         for controller in self.tables.values():
-            for alert in controller.alerts.all():
+            book = controller.alerts
+            held = book.all()
+            for alert in held:
                 stamp = alert.ts.astimezone(UTC).isoformat()
                 if stamp >= since:
                     alerts_per_hour[stamp[:13]] += 1
+            if book.dropped_until is not None and (
+                book.dropped_until.astimezone(UTC).isoformat() >= since
+            ):
+                # Resolved alerts raised in the window that the book no longer holds: from
+                # the event log (each logged whole when raised, acknowledged and resolved).
+                known = ({a.alert_id for a in held}, book.raised)
+                await self._count_dropped_alerts(controller.table, known, since, alerts_per_hour)
         uptime = {
             f"{t.table}/{d}": (1.0 if dev.availability == "online" else 0.0)
             for t in self.tables.values()
@@ -2101,6 +2115,35 @@ class ControllerService:
             "rounds_per_hour": rounds_per_hour,
             "device_uptime": uptime,
         }
+
+    async def _count_dropped_alerts(
+        self, table: str, known: tuple[set[str], int], since: str, per_hour: Counter[str]
+    ) -> None:
+        """Count in ``per_hour`` the alerts of ``table`` raised at ``since`` or later that
+        its book had dropped once resolved (:meth:`AlertBook.trim`), read from its logged
+        ``out.alert`` records: one per alert id the book did not hold (``known``: the ids it
+        held, counted from it, and its last number then, taken before this read: inputs go
+        on meanwhile)."""
+        held, raised = known
+        prefix = f"{table}-A"
+        counted: set[str] = set()
+        for record in await self.log.read(table_id=table, kinds=["out.alert"]):
+            alert_id = record.payload.get("alert_id")
+            if not isinstance(alert_id, str) or alert_id in counted or alert_id in held:
+                continue
+            number = alert_id.removeprefix(prefix)
+            if not number.isdigit() or len(number) > 18 or int(number) > raised:
+                continue  # raised after the book was read: not one it had dropped
+            counted.add(alert_id)
+            try:
+                stamp = datetime.fromisoformat(str(record.payload.get("ts")))
+            except ValueError:
+                continue
+            if stamp.tzinfo is None:
+                continue
+            text = stamp.astimezone(UTC).isoformat()
+            if text >= since:
+                per_hour[text[:13]] += 1
 
 
 def _id_and_type(payload: bytes) -> tuple[str | None, str | None]:

@@ -336,6 +336,9 @@ class TableController:
         finally:
             # Between inputs the table holds no outputs (nor does a checkpoint of it).
             outputs, self._out = self._out, []
+            # Nor resolved alerts beyond the newest (alerts.KEEP_RESOLVED): dropped between
+            # inputs, never while one is handled, so a replay drops the same ones.
+            self.alerts.trim()
         return outputs
 
     def _hold_betting_while_paused(self) -> None:
