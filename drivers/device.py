@@ -154,6 +154,11 @@ class _Suspect:
     overclaim: bool = False
     tries: int = 1  # the RESENDs (or HELLOs) sent to check it
     heard: bool = False  # the device sent a frame since the last of them
+    # A heartbeat's count below a wrap check's count, still doubted when the check failed
+    # (a restart at that count): the count it went below. Confirmed, a second restart,
+    # announced (the events the device dealt up to that count are gone); refuted, counted in
+    # wrap_counts_refuted.
+    wrap_count: int | None = None
 
 
 @dataclass(slots=True)
@@ -996,6 +1001,7 @@ class DeviceDriver:
         assert suspect is not None
         self._suspect = None
         deferred, self._deferred = self._deferred, []
+        told = self._health_pending  # (a wrap check's doubt: its restart's, if not out yet)
         if confirmed and suspect.overclaim:
             self._drop_claims_above(suspect.seq, suspect.limit)
         elif (
@@ -1005,13 +1011,17 @@ class DeviceDriver:
             # it read, restarts at once, as ever (checked too, it cost every wrap a RESEND
             # round trip, the cards dealt meanwhile dropped and fetched again: a review).
             and self.last_device_seq < (self.seq_modulus or 0)
+            and suspect.wrap_count is None
             and self._wrap_possible(suspect.seq)
         ):
             await self._check_wrap(suspect.seq, "with the event at the wrap unread")
         elif confirmed:
             self._confirming = True
             try:
-                await self._restart_numbering(suspect.seq, suspect.why)
+                # (A wrap check's doubt confirmed: the events up to its count are gone.)
+                await self._restart_numbering(
+                    suspect.seq, suspect.why, announce=suspect.wrap_count is not None
+                )
                 if answer is not None:
                     await self._on_event(answer)
                 elif suspect.event is not None:
@@ -1020,6 +1030,19 @@ class DeviceDriver:
                         await self._request_resend()  # the new numbering, from its first
             finally:
                 self._confirming = False
+        elif suspect.wrap_count is not None:
+            self.stats["wrap_counts_refuted"] += 1
+            how = (
+                f"not confirmed by the device (no answer to {suspect.tries} request(s) while "
+                "it kept talking)"
+                if unanswered
+                else f"the device's count after the restart at {suspect.wrap_count} says it "
+                "did not: a corrupted frame"
+            )
+            self._error(
+                f"a heartbeat said the device's count went back to {suspect.seq} during the "
+                f"wrap check; {how}, ignored"
+            )
         else:
             self.stats["resets_refuted"] += 1
             how = (
@@ -1028,6 +1051,17 @@ class DeviceDriver:
                 else ""
             )
             self._error(f"a frame said: {suspect.why}; not confirmed by the device{how}, ignored")
+        now = self._health_pending
+        if (
+            suspect.wrap_count is not None
+            and told is not None
+            and told[0] != "ok"
+            and now is not None
+            and now != told
+        ):
+            # The HELLO answer decides within the tick that would report the failed check's
+            # restart: replaced by this report, it was never said (unless announced).
+            self._health_pending = ("degraded", f"{told[1]}; {now[1]}")
         for item in deferred:
             await self._handle(item)
 
@@ -1556,13 +1590,39 @@ class DeviceDriver:
         numbering (its own events under those seqs, it cannot have: its count is below)."""
         assert self._wrap is not None
         wrap = self._wrap
+        # One heartbeat below the count, not confirmed (``_Wrap.back``): neither taken as the
+        # count (one corrupted frame passes ACME's LRC 1 in 256) nor dropped. The restart is
+        # at the count confirmed, announced as such; the doubt is the device's to decide, as
+        # any frame that says it restarted (_suspect_reset). Until 2026-12-06 it was dropped
+        # without a word, and a second restart it told of went unannounced: the device's
+        # new events were published as the first restart's, whose own were lost (a review).
+        back = wrap.back
+        doubt = ""
+        if back is not None:
+            asked = "the device asked" if self._suspect is None else "another claim being checked"
+            doubt = (
+                f"; a heartbeat during the check said its count went back to {back}: not "
+                f"confirmed ({asked})"
+            )
         await self._restart_numbering(
             wrap.count,
-            f"device restarted its numbering at {wrap.count} (not its seq field wrapping: {why})",
+            f"device restarted its numbering at {wrap.count} (not its seq field wrapping: "
+            f"{why}){doubt}",
             announce=wrap.announce or wrap.went_back,
         )
         if wrap.count > 0:
             await self._request_resend()  # the new numbering, from its first
+        if back is not None and self._suspect is None:
+            self._suspect = _Suspect(
+                back,
+                f"device restarted its numbering again at {back}: a heartbeat during the wrap "
+                f"check said its count went back below {wrap.count}, and the device's count "
+                f"confirms it (the events it dealt up to {wrap.count} before are lost)",
+                wrap.count,  # (a count at or above it refutes the heartbeat)
+                asyncio.get_running_loop().time() + self.gap_timeout,
+                wrap_count=wrap.count,
+            )
+            await self._ask_suspect(self._suspect)  # (a HELLO: its answer states the count)
 
     def _verify_from(self, oldest: int) -> bool:
         """The device holds no event below ``oldest``: drop the checks below it. False if

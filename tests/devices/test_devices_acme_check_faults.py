@@ -13,6 +13,7 @@ still held them.
 from __future__ import annotations
 
 import asyncio
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from test_devices_acme_reconnect_check import SETTLE, resets, unplug
 
 from drivers.codecs.acme_stx_shoe import SEQ_MODULUS, encode_stx
 from studio.config import BrokerSettings
+from studio.contract import DeviceEvent
 
 DEALT = ["QH", "7C"]  # 999992, 999993
 AWAY = ["AS", "2D", "9H", "KS", "3C", "4D", "5H", "6S", "8C"]  # 999994 .. 1000002
@@ -297,3 +299,104 @@ async def test_a_plain_live_wrap_restarts_at_once_without_a_check(
     assert not [r for r in reasons if "at the wrap unread" in r], reasons
     assert stats.get("duplicates", 0) == 0 and stats.get("frames_lost", 0) == 0
     assert not resets(rec, table_id)
+
+
+class DoubtWhenCheckFailsShoe(PowerCycledShoe):
+    """Its heartbeats stopped while ``quiet``. With its answer to the next RESEND, a
+    heartbeat at 1: ``forged`` (a corruption the LRC misses, its count still the same), or
+    a second power cycle that deals one card first (its true count)."""
+
+    quiet = False
+    forged = True
+    armed = False
+
+    def on_host(self, data: bytes) -> None:
+        resend = any(data[i] == 0x02 and data[i + 7 : i + 8] == b"r" for i in range(len(data) - 7))
+        super().on_host(data)
+        if resend and self.armed:
+            self.armed = False
+            if not self.forged:
+                self.power_cycle()
+                self.event("C", "9H")  # 000001, sent live: a duplicate during the check
+            self.port.write(encode_stx(1, "H"))
+
+    async def heartbeats(self) -> None:
+        while True:
+            await asyncio.sleep(0.1)
+            if not self.quiet:
+                self.port.write(encode_stx(self.count % SEQ_MODULUS, "H"))
+
+
+async def _check_fails_with_a_doubt_open(
+    broker: BrokerSettings,
+    table_id: str,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+    *,
+    forged: bool,
+) -> tuple[list[str], list[DeviceEvent], list[str], dict[str, int]]:
+    """A shoe power-cycled while unplugged deals 2 cards (count 2, close past the wrap of
+    the 999993 published: a wrap check); the check's RESENDs go unanswered (3 x
+    gap_timeout) and fail it, one heartbeat at 1 still doubted, the next only after."""
+    caplog.set_level(logging.DEBUG, logger="drivers.device")  # every problem, not coalesced
+    device = DoubtWhenCheckFailsShoe(tmp_path / "acme", count=999_990)
+    device.event("S", "8ACME-9", send=False)  # 999991: the reference at first contact
+    async with acme_online(device, broker, table_id, gap_timeout=0.3) as (rec, ds):
+        for code in DEALT:
+            device.event("C", code)
+        await rec.wait(lambda: len(rec.cards) >= 2, SETTLE)
+        await unplug(device, rec)
+        device.power_cycle()
+        for code in ("AS", "2D"):  # 000001, 000002
+            device.event("C", code)
+        device.quiet = device.armed = True
+        device.forged = forged
+        device.port.open()
+        await rec.wait(
+            lambda: any("not its seq field wrapping" in h.reason for h in rec.health("shoe-1")),
+            SETTLE,
+        )
+        device.quiet = False
+        last = "2D" if forged else "9H"
+        await rec.wait(lambda: any(c.card == last for c in rec.cards), SETTLE)
+        await asyncio.sleep(0.5)  # nothing more, nothing twice
+        cards = [c.card for c in rec.cards]
+        announced = resets(rec, table_id)
+        stats = dict(ds.get(table_id, "shoe-1").stats)
+    reasons = [r.getMessage() for r in caplog.records if r.name == "drivers.device"]
+    assert stats["wrap_counts_doubted"] == 1
+    return cards, announced, reasons, stats
+
+
+async def test_a_doubt_open_when_the_wrap_check_fails_is_asked_and_refuted(
+    broker: BrokerSettings, table_id: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    cards, announced, reasons, stats = await _check_fails_with_a_doubt_open(
+        broker, table_id, tmp_path, caplog, forged=True
+    )
+    assert cards == [*DEALT, "AS", "2D"]
+    # The restart at the count confirmed (2), announced as a reconnect's; the heartbeat at 1
+    # asked about, not taken for the count nor dropped.
+    assert [r.data["count"] for r in announced] == [2]
+    restarted = [r for r in reasons if "not its seq field wrapping" in r]
+    assert "said its count went back to 1: not confirmed (the device asked)" in restarted[0]
+    # Before: never weighed, never reported (wrap_counts_refuted 0, no word of it).
+    assert stats["wrap_counts_refuted"] == 1
+    assert [r for r in reasons if "went back to 1 during the wrap check; the device's" in r]
+
+
+async def test_a_doubt_open_when_the_wrap_check_fails_is_asked_and_confirmed(
+    broker: BrokerSettings, table_id: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    cards, announced, reasons, stats = await _check_fails_with_a_doubt_open(
+        broker, table_id, tmp_path, caplog, forged=False
+    )
+    # AS and 2D, dealt before the second power cycle, are gone: the second restart says so.
+    assert cards == [*DEALT, "9H"]
+    # Before: only the restart at 2 was announced; 9H went out as that numbering's first
+    # event, and the count 1 was reported as "seq 2, claimed by one frame, is above the
+    # device's own count 1: not the device's".
+    assert [r.data["count"] for r in announced] == [2, 1]
+    assert "restarted its numbering again at 1" in announced[1].data["reason"]
+    assert not [r for r in reasons if "claimed by one frame" in r], reasons
+    assert stats.get("wrap_counts_refuted", 0) == 0 and stats["frames_lost"] == 2
