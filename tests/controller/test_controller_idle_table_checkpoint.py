@@ -263,7 +263,7 @@ async def test_a_start_reseals_an_idle_table_whose_reindexed_outputs_lie_far_bac
 ) -> None:
     # The idle table checkpointed in the run it played in (as the running controller's
     # records trigger may do): its checkpoint is recent, but its ``indexed`` is 0, so a start
-    # re-indexes its old outputs and walks from them. Until 2026-12-07 every start did so
+    # re-indexes its old outputs and walks from them. Until 2026-12-06 every start did so
     # until the log held CHECKPOINT_RECORDS more records past that checkpoint.
     async with database(backend, tmp_path) as log:
         clock = {"t": datetime.fromisoformat(INPUTS[0]["ts"])}
@@ -287,3 +287,10 @@ async def test_a_start_reseals_an_idle_table_whose_reindexed_outputs_lie_far_bac
         again, first = await walked_from(log, clock)
         assert first > last_output  # the next start does not
         assert_same_tables(started, again)
+        # What the re-sealed checkpoint restores is what the whole log builds.
+        async with log.db.engine.begin() as conn:
+            await conn.execute(sa.delete(checkpoints))
+        whole = service(log, clock, checkpoint_records=10**9)
+        await whole.recover()
+        assert whole.stats.checkpoints_refused == 0
+        assert_same_tables(again, whole)
