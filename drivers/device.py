@@ -1010,7 +1010,11 @@ class DeviceDriver:
             # The event at the wrap (000000, the count past the last) unread: a plain wrap,
             # it read, restarts at once, as ever (checked too, it cost every wrap a RESEND
             # round trip, the cards dealt meanwhile dropped and fetched again: a review).
-            and self.last_device_seq < (self.seq_modulus or 0)
+            # Read, but a frame unreadable since the last count: checked too (the check
+            # fetches what that frame was). Taken for a restart at once, the frame made it
+            # announced (an INTEGRITY stop in a card phase) though nothing was lost (a
+            # review).
+            and (self.last_device_seq < (self.seq_modulus or 0) or self._unread_since_count > 0)
             and suspect.wrap_count is None
             and self._wrap_possible(suspect.seq)
         ):
