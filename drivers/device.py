@@ -173,9 +173,23 @@ class _Wrap:
     through: bool = False  # the check passed: the old numbering runs on to the wrap
     went_back: bool = False  # a count below ``count`` came during the check: restarted again
     # One heartbeat's count below ``count``, not yet confirmed: a second heartbeat below it
-    # confirms it (``went_back``); a heartbeat at or above it, or an event of the old
-    # numbering (a restarted device has none to send), refutes it.
+    # confirms it (``went_back``); an event of the old numbering (a restarted device has
+    # none to send) refutes it. A heartbeat at or above ``count`` does neither (a shoe
+    # restarted during the check may have dealt back up to it: a review): once the check
+    # passed, the device is asked for its last event before the wrap (``probes``).
     back: int | None = None
+    # One heartbeat's count above ``count``, not yet confirmed: ``count`` is raised to it
+    # only once another heartbeat states at least as much. Raised on one (a corrupted frame
+    # passes ACME's LRC 1 in 256), the device's genuine counts after it read as gone back
+    # twice: a restart announced though every card came out (a review).
+    above: int | None = None
+    # RESENDs of the last event before the wrap sent to decide ``back`` (a shoe that counted
+    # on sends it again, unchanged: refuted; a restarted one cannot: after RESEND_TRIES
+    # while it talks, confirmed), the deadline of the last, and whether the device talked
+    # since it went out.
+    probes: int = 0
+    probe_deadline: float | None = None
+    probe_heard: bool = False
     lost_before: int = 0  # frames_lost when the check began (its own losses: the difference)
 
 
@@ -875,11 +889,60 @@ class DeviceDriver:
         if self._wrap is None or self._wrap.back is None:
             return
         back, self._wrap.back = self._wrap.back, None
+        self._wrap.probes, self._wrap.probe_deadline = 0, None
         self.stats["wrap_counts_refuted"] += 1
         self._error(
             f"a heartbeat said the device's count went back to {back} during the wrap check; "
             f"{by} came after it: a corrupted frame, ignored"
         )
+
+    async def _probe_back(self) -> None:
+        """A heartbeat at or above the wrap's count after one below it, the check passed:
+        ask the device for its last event before the wrap (a ``RESEND`` of its seq). A shoe
+        that counted on sends it again unchanged (the heartbeat below was a corrupted frame:
+        ``_refute_back``); a restarted one cannot, though its count may be back up to the
+        wrap's (``_probe_unanswered``)."""
+        wrap, modulus = self._wrap, self.seq_modulus
+        if wrap is None or wrap.back is None or modulus is None or not wrap.through:
+            return  # (before the check passed, its own answers decide: old frames refute)
+        if wrap.probe_deadline is not None:
+            return  # (asked already)
+        wrap.probes = 1
+        await self._send_probe(wrap)
+
+    async def _send_probe(self, wrap: _Wrap) -> None:
+        assert self.seq_modulus is not None
+        wrap.probe_heard = False
+        wrap.probe_deadline = asyncio.get_running_loop().time() + self.gap_timeout
+        seq = min(self.last_device_seq, self.seq_modulus - 1)  # (before the wrap: 999999)
+        with contextlib.suppress(DeviceError):
+            await self._send(ResendCommand(from_seq=seq))
+        self.stats["resend_requests"] += 1
+
+    async def _probe_unanswered(self) -> None:
+        """No event of the old numbering came within ``gap_timeout`` of the probe. Silent,
+        the device is waited for (the heartbeat watchdog reconnects it); talking, it is asked
+        again up to RESEND_TRIES times, then the count that went back is confirmed: the
+        device restarted during the check and has dealt back up to the wrap's count."""
+        wrap = self._wrap
+        assert wrap is not None and wrap.back is not None
+        wrap.probe_deadline = asyncio.get_running_loop().time() + self.gap_timeout
+        if not wrap.probe_heard:
+            return
+        if wrap.probes < RESEND_TRIES:
+            wrap.probes += 1
+            await self._send_probe(wrap)
+            return
+        back = wrap.back
+        wrap.back, wrap.probes, wrap.probe_deadline = None, 0, None
+        wrap.went_back = True
+        self._error(
+            f"a heartbeat said the device's count went back to {back} during the wrap check; "
+            f"its count came back up to {wrap.count}, but the device did not send its last "
+            f"event before the wrap again ({RESEND_TRIES} requests): it restarted during the "
+            "check"
+        )
+        await self._end_wrap()
 
     async def _end_wrap(self) -> None:
         """Once the old numbering is published up to the wrap: the device's count runs on
@@ -888,7 +951,7 @@ class DeviceDriver:
         if wrap is None or not wrap.through or modulus is None:
             return
         if self.last_device_seq < modulus or wrap.back is not None:
-            return  # (a count gone back, unconfirmed: the next heartbeat decides)
+            return  # (a count gone back, unconfirmed: the device is asked, _probe_back)
         self._wrap = None
         # Every event of the old numbering, to its last, was read: nothing to announce.
         self._unread_since_count = 0
@@ -1231,6 +1294,9 @@ class DeviceDriver:
                 )
             if self._suspect is not None and now >= self._suspect.deadline:
                 await self._suspect_unanswered()
+            wrap = self._wrap
+            if wrap is not None and wrap.probe_deadline is not None and now >= wrap.probe_deadline:
+                await self._probe_unanswered()
             if self._gap_deadline is not None and now >= self._gap_deadline and self._gap_heard:
                 # A pending numbering check is asked again even after an ACK: its frame was
                 # garbled on the line, and without it nothing held is published.
@@ -1243,6 +1309,8 @@ class DeviceDriver:
             wait = self.settings.heartbeat_timeout - silent_for
             if self._suspect is not None:
                 wait = min(wait, self._suspect.deadline - now)
+            if self._wrap is not None and self._wrap.probe_deadline is not None:
+                wait = min(wait, self._wrap.probe_deadline - now)
             if self._gap_deadline is not None and self._gap_deadline > now:
                 wait = min(wait, self._gap_deadline - now)
             try:
@@ -1279,6 +1347,8 @@ class DeviceDriver:
             return
         if isinstance(item, Event | Heartbeat) and not self.online and self._transport is not None:
             await self._set_online(True, f"connected to {self._transport.name}")
+        if self._wrap is not None:
+            self._wrap.probe_heard = True
         if self._suspect is not None and not stale:
             await self._judge(item)
             return
@@ -1306,9 +1376,21 @@ class DeviceDriver:
             if self._wrap is not None and item.seq < max(self.last_device_seq, self._seen_seq):
                 # The count past the wrap (or a restart's), being checked: it says nothing
                 # more until the check decides, and taken for a reset it ended the check.
-                if item.seq >= self._wrap.count:
-                    self._refute_back("its next heartbeat")
-                    self._wrap.count = item.seq  # (the count goes on up as the device deals)
+                wrap = self._wrap
+                if item.seq >= wrap.count:
+                    # (The count goes on up as the device deals, once two heartbeats agree.)
+                    if item.seq == wrap.count:
+                        wrap.above = None  # (one above it before was not the device's)
+                    elif wrap.above is not None and item.seq >= wrap.above:
+                        wrap.count = wrap.above
+                        wrap.above = item.seq if item.seq > wrap.above else None
+                    else:
+                        wrap.above = item.seq
+                    # Not a refutation of a count gone back (a shoe restarted during the
+                    # check that dealt back up to the count was taken for a corrupted frame,
+                    # the cards it dealt past the wrap before lost without a word: a
+                    # review): the device is asked.
+                    await self._probe_back()
                 elif self._wrap.back is None:
                     # One heartbeat alone says so: one corrupted frame passes ACME's 8-bit LRC
                     # 1 in 256, and taken for a restart it stopped the table (a review): a
@@ -1321,7 +1403,8 @@ class DeviceDriver:
                     # the new numbering's first events for claims and never said the count's
                     # events were lost (a review): the restart is announced.
                     self._wrap.went_back = True
-                    self._wrap.back = None
+                    self._wrap.back = self._wrap.above = None
+                    self._wrap.probes, self._wrap.probe_deadline = 0, None
                     self._wrap.count = item.seq
                 self._count_since_resend = self._vouched
                 if (

@@ -6,16 +6,32 @@ lose cards silently. When the two conflict, the driver asks the device again.
 
 * A garbled frame between the heartbeat at 999999 and a plain live wrap made the restart
   announced, though nothing was lost (d27a82d).
+* A heartbeat at or above the count past the wrap refuted a heartbeat below it: a shoe
+  power-cycled during the check that dealt back up to that count before its next
+  heartbeat was taken for "a corrupted frame", and the cards it dealt past the wrap before
+  vanished without a word (c3f6fcb). Now the device is asked for its last event before the
+  wrap: a shoe that counted on sends it again, a restarted one cannot.
+* One corrupted heartbeat above that count raised it: the device's next, genuine,
+  heartbeats then read as a count gone back twice, a restart announced (c3f6fcb). Now
+  another heartbeat must state at least as much.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from pathlib import Path
 
+import pytest
 from acme_support import acme_online
-from test_devices_acme_check_faults import FaultyAnswersShoe
-from test_devices_acme_reconnect_check import SETTLE, resets
+from test_devices_acme_check_faults import (
+    AWAY,
+    DEALT,
+    FaultyAnswersShoe,
+    ForgedBeatShoe,
+    _wrap_reports,
+)
+from test_devices_acme_reconnect_check import SETTLE, resets, unplug
 
 from drivers.codecs.acme_stx_shoe import SEQ_MODULUS, encode_stx
 from studio.config import BrokerSettings
@@ -95,3 +111,123 @@ async def test_a_plain_live_wrap_card_dealt_before_the_next_heartbeat_is_fetched
     assert [c.seq - cards[0].seq for c in cards] == list(range(len(cards)))
     assert stats["duplicates"] >= 1 and stats.get("frames_lost", 0) == 0
     assert not announced
+
+
+async def test_a_shoe_restarted_during_the_wrap_check_dealing_back_up_to_its_count_is_announced(
+    broker: BrokerSettings, table_id: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """As test_a_shoe_restarted_while_the_event_at_the_wrap_is_fetched_is_announced, but
+    the restarted shoe deals 2 cards between its first heartbeat (count 0) and its next:
+    that next heartbeat is at the count past the wrap before the restart."""
+    caplog.set_level(logging.DEBUG, logger="drivers.device")  # every problem, not coalesced
+    device = PausableShoe(tmp_path / "acme", count=999_990)
+    device.event("S", "8ACME-9", send=False)  # 999991: the reference at first contact
+    device.garble = {SEQ_MODULUS: 1_000}  # 000000 unreadable: the check passed, it is due
+    async with acme_online(device, broker, table_id, gap_timeout=0.5) as (rec, ds):
+        for code in DEALT:
+            device.event("C", code)
+        await rec.wait(lambda: len(rec.cards) >= 2, SETTLE)
+        await unplug(device, rec)
+        for code in AWAY:  # the count past the wrap: 2
+            device.event("C", code)
+        device.port.open()
+        await rec.wait(lambda: any(c.card == "4D" for c in rec.cards), SETTLE)
+        stats = ds.get(table_id, "shoe-1").stats
+        device.paused = True
+        await asyncio.sleep(0.15)
+        device.power_cycle()  # 6S and 8C (past the wrap) gone with it
+        beats = stats["heartbeats"]
+        device.beat()  # its count 0
+        async with asyncio.timeout(SETTLE):
+            while stats["heartbeats"] <= beats:
+                await asyncio.sleep(0.005)
+        device.event("C", "KD")  # 1
+        device.event("C", "QD")  # 2: the count past the wrap before the restart
+        device.paused = False
+        await rec.wait(lambda: any(c.card == "QD" for c in rec.cards), SETTLE)
+        await asyncio.sleep(0.3)  # nothing more, nothing twice
+        cards = [c.card for c in rec.cards]
+        stats = dict(stats)
+        announced = resets(rec, table_id)
+    reasons = [r.getMessage() for r in caplog.records if r.name == "drivers.device"]
+    assert cards == [*DEALT, *AWAY[:6], "KD", "QD"]
+    assert stats["frames_lost"] == 1  # 000000 (5H), reported
+    # Before: the heartbeat at 2 refuted the one at 0 ("a corrupted frame, ignored"): the
+    # restart not announced, 6S and 8C gone without a word.
+    assert len(announced) == 1 and announced[0].data["count"] == 2
+    assert "its count then went back" in announced[0].data["reason"]
+    assert stats["wrap_counts_doubted"] == 1 and stats.get("wrap_counts_refuted", 0) == 0
+    assert [r for r in reasons if "did not send its last event before the wrap again" in r]
+
+
+async def test_a_corrupted_heartbeat_below_the_count_once_the_check_passed_is_asked_and_refuted(
+    broker: BrokerSettings, table_id: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The same, the shoe not restarted: one heartbeat at 0 (a corruption the LRC misses),
+    then its heartbeats at its count again. Asked for its last event before the wrap, it
+    sends it again: the heartbeat at 0 was a corrupted frame."""
+    caplog.set_level(logging.DEBUG, logger="drivers.device")
+    device = PausableShoe(tmp_path / "acme", count=999_990)
+    device.event("S", "8ACME-9", send=False)  # 999991: the reference at first contact
+    device.garble = {SEQ_MODULUS: 1_000}  # 000000 unreadable: the check passed, it is due
+    async with acme_online(device, broker, table_id, gap_timeout=0.5) as (rec, ds):
+        for code in DEALT:
+            device.event("C", code)
+        await rec.wait(lambda: len(rec.cards) >= 2, SETTLE)
+        await unplug(device, rec)
+        for code in AWAY:  # the count past the wrap: 2
+            device.event("C", code)
+        device.port.open()
+        await rec.wait(lambda: any(c.card == "4D" for c in rec.cards), SETTLE)
+        stats = ds.get(table_id, "shoe-1").stats
+        device.paused = True
+        await asyncio.sleep(0.15)
+        device.port.write(encode_stx(0, "H"))  # its count is 2
+        device.paused = False
+        await rec.wait(lambda: any(c.card == "8C" for c in rec.cards), SETTLE)
+        device.event("C", "TD")  # 000003, dealt live after it
+        await rec.wait(lambda: any(c.card == "TD" for c in rec.cards), SETTLE)
+        cards = [c.card for c in rec.cards]
+        stats = dict(stats)
+        announced = resets(rec, table_id)
+    reasons = [r.getMessage() for r in caplog.records if r.name == "drivers.device"]
+    assert cards == [*DEALT, *(c for c in AWAY if c != "5H"), "TD"]
+    assert stats["frames_lost"] == 1  # 000000 (5H), never readable: reported
+    assert not announced
+    assert stats["wrap_counts_doubted"] == 1 and stats["wrap_counts_refuted"] == 1
+    assert [r for r in reasons if "seq 999999 of the old numbering came after it" in r], reasons
+
+
+async def test_one_corrupted_heartbeat_above_the_wraps_count_is_no_restart(
+    broker: BrokerSettings, table_id: str, tmp_path: Path
+) -> None:
+    """As test_one_corrupted_heartbeat_below_the_wraps_count_is_no_restart, the corrupted
+    heartbeat above the count (5, its count 2), the event at the wrap garbled twice in the
+    check's answers (asked for again meanwhile)."""
+    device = ForgedBeatShoe(tmp_path / "acme", count=999_990)
+    device.event("S", "8ACME-9", send=False)  # 999991: the reference at first contact
+    async with acme_online(device, broker, table_id) as (rec, ds):
+        for code in DEALT:
+            device.event("C", code)
+        await rec.wait(lambda: len(rec.cards) >= 2, SETTLE)
+        await unplug(device, rec)
+        for code in AWAY:  # the count past the wrap: 2
+            device.event("C", code)
+        device.forge_beat = 5  # above it, then its genuine heartbeats at 2
+        device.garble = {SEQ_MODULUS: 2}
+        device.port.open()
+        await rec.wait(lambda: any(c.card == "8C" for c in rec.cards), SETTLE)
+        await rec.wait(lambda: bool(_wrap_reports(rec)), SETTLE)
+        device.event("C", "TD")  # 000003, dealt live after it
+        await rec.wait(lambda: any(c.card == "TD" for c in rec.cards), SETTLE)
+        await asyncio.sleep(0.3)  # nothing more, nothing twice
+        cards = list(rec.cards)
+        stats = dict(ds.get(table_id, "shoe-1").stats)
+        announced = resets(rec, table_id)
+        restarted = _wrap_reports(rec)[-1]
+    assert [c.card for c in cards] == [*DEALT, *AWAY, "TD"]
+    assert [c.seq - cards[0].seq for c in cards] == list(range(len(cards)))
+    # Before: the count raised to 5 on the one heartbeat, the genuine ones at 2 read as a
+    # count gone back twice: a numbering_reset announced, every card right.
+    assert not announced and "went back" not in restarted
+    assert stats.get("wrap_counts_doubted", 0) == 0 and stats.get("frames_lost", 0) == 0
