@@ -1745,6 +1745,9 @@ class DeviceDriver:
         before the count it stated). True if the numbering restarted."""
         assert self._verify is not None
         if self._verify_doubt is not None:
+            # Neither confirmed nor refuted: counted so (doubted = refuted + unconfirmed +
+            # confirmed); only named in the report until 2026-12-06 (a review).
+            self.stats["check_frames_unconfirmed"] += 1
             why += f" (seq {self._verify_doubt[0]} came once as another event, not confirmed)"
         self._verify = None
         self._verify_rest.clear()

@@ -297,7 +297,10 @@ async def test_a_plain_live_wrap_restarts_at_once_without_a_check(
     assert [c.card for c in rec.cards] == codes
     reasons = [h.reason for h in rec.health("shoe-1")]
     assert not [r for r in reasons if "at the wrap unread" in r], reasons
-    assert stats.get("duplicates", 0) == 0 and stats.get("frames_lost", 0) == 0
+    # (Not duplicates == 0: a card dealt past the wrap before the first heartbeat past it is
+    # still dropped as a duplicate and fetched after the restart, as it depends on timing:
+    # test_devices_acme_wrap_doubts.py.)
+    assert stats.get("frames_lost", 0) == 0
     assert not resets(rec, table_id)
 
 
@@ -400,3 +403,35 @@ async def test_a_doubt_open_when_the_wrap_check_fails_is_asked_and_confirmed(
     assert "restarted its numbering again at 1" in announced[1].data["reason"]
     assert not [r for r in reasons if "claimed by one frame" in r], reasons
     assert stats.get("wrap_counts_refuted", 0) == 0 and stats["frames_lost"] == 2
+
+
+async def test_a_doubted_check_frame_never_sent_again_is_counted_unconfirmed(
+    broker: BrokerSettings, table_id: str, tmp_path: Path
+) -> None:
+    """The last frame compared corrupted once (the LRC missed it), then garbled in every
+    answer: the check runs out of RESENDs with the doubt open. Reported, and counted."""
+    device = FaultyAnswersShoe(tmp_path / "acme", count=0)
+    async with acme_online(device, broker, table_id, gap_timeout=0.3) as (rec, ds):
+        device.event("S", "8ACME-9")
+        for code in ("QH", "7C", "AS", "2D"):  # seqs 2..5
+            device.event("C", code)
+        await rec.wait(lambda: len(rec.cards) >= 4, SETTLE)
+        await unplug(device, rec)
+        device.forge = {5: encode_stx(5, "C", "7D")}
+        device.garble = {5: 1_000}
+        device.port.open()
+        await rec.wait(
+            lambda: any("numbering not checked" in h.reason for h in rec.health("shoe-1")),
+            SETTLE,
+        )
+        device.event("C", "KD")  # seq 6
+        await rec.wait(lambda: any(c.card == "KD" for c in rec.cards), SETTLE)
+        cards = [c.card for c in rec.cards]
+        reasons = [h.reason for h in rec.health("shoe-1")]
+        stats = dict(ds.get(table_id, "shoe-1").stats)
+    assert cards == ["QH", "7C", "AS", "2D", "KD"]
+    assert [r for r in reasons if "seq 5 came once as another event, not confirmed" in r]
+    # Before: named in the report only; check_frames_doubted 1, refuted, unconfirmed and
+    # confirmed all 0.
+    assert stats["check_frames_doubted"] == 1 and stats["check_frames_unconfirmed"] == 1
+    assert stats.get("check_frames_refuted", 0) == 0
