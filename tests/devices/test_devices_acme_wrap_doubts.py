@@ -231,3 +231,34 @@ async def test_one_corrupted_heartbeat_above_the_wraps_count_is_no_restart(
     # count gone back twice: a numbering_reset announced, every card right.
     assert not announced and "went back" not in restarted
     assert stats.get("wrap_counts_doubted", 0) == 0 and stats.get("frames_lost", 0) == 0
+
+
+async def test_a_shoe_power_cycled_after_a_garbled_card_past_a_plain_wrap_is_announced(
+    broker: BrokerSettings, table_id: str, tmp_path: Path
+) -> None:
+    """The garbled frame a card (000001), and the shoe power-cycled before it is fetched:
+    checked (it holds none of its events before the wrap), the restart is announced, the
+    card lost with it said so."""
+    device = PausableShoe(tmp_path / "acme", count=999_995)
+    device.event("S", "8ACME-9", send=False)  # 999996
+    async with acme_online(device, broker, table_id, gap_timeout=0.3) as (rec, _ds):
+        for code in ("QH", "7C", "AS"):  # 999997 .. 999999
+            device.event("C", code)
+            await asyncio.sleep(0.05)
+        await rec.wait(lambda: len(rec.cards) >= 3, SETTLE)
+        device.paused = True
+        await asyncio.sleep(0.15)
+        device.event("C", "2D")  # 000000, read as sent
+        device.event("C", "9H", send=False)  # 000001, garbled on the line
+        frame = encode_stx(1, "C", "9H")
+        device.port.write(frame[:-1] + bytes([frame[-1] ^ 0x55]))
+        device.power_cycle()  # 9H gone with it
+        device.paused = False  # its count 0
+        await rec.wait(lambda: bool(resets(rec, table_id)), SETTLE)
+        device.event("C", "KD")  # 1, of the new numbering
+        await rec.wait(lambda: any(c.card == "KD" for c in rec.cards), SETTLE)
+        cards = [c.card for c in rec.cards]
+        announced = resets(rec, table_id)
+    assert cards == ["QH", "7C", "AS", "2D", "KD"]
+    assert len(announced) == 1 and announced[0].data["count"] == 0
+    assert "1 frame(s) unreadable since the device's last count" in announced[0].data["reason"]
