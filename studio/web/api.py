@@ -42,7 +42,9 @@ Since = Annotated[UtcDatetime | None, Query(description="rounds started at or af
 # Inclusive, as the round index compares (``started <= until``); it said "before".
 Until = Annotated[UtcDatetime | None, Query(description="rounds started at or before")]
 Limit = Annotated[int, Query(ge=1, le=MAX_ROUNDS)]
-MAX_ALERTS = 1000  # alerts one read of /api/alerts returns at most
+# Alerts one read of /api/alerts returns at most: no more than a table's book keeps resolved
+# (alerts.KEEP_RESOLVED, the newest by when raised; tests/web/test_web_alerts_dropped.py).
+MAX_ALERTS = 1000
 AlertLimit = Annotated[
     int, Query(ge=1, le=MAX_ALERTS, description="the newest that many alerts (by when raised)")
 ]

@@ -58,3 +58,13 @@ async def test_a_dropped_alert_is_already_resolved_not_unknown(
                     )
                     assert answer.status_code == status, (alert_id, verb, answer.text)
                     assert words in answer.json()["detail"], (alert_id, verb, answer.text)
+
+
+def test_one_read_of_the_alerts_finds_only_alerts_the_book_holds() -> None:
+    """``/api/alerts?limit=`` (at most MAX_ALERTS, the newest by when raised) answers every
+    alert it asks for only while the book keeps at least that many resolved alerts, the
+    newest by when raised (``alerts.KEEP_RESOLVED``): until 2026-12-06 only a comment tied
+    the two (a review of the bounded book)."""
+    from studio.web import api
+
+    assert api.MAX_ALERTS <= alerts_module.KEEP_RESOLVED
