@@ -5,9 +5,10 @@ from __future__ import annotations
 import itertools
 import logging
 import re
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
@@ -25,8 +26,8 @@ class AlertError(StudioError):
 
 class AlertForgotten(AlertError):
     """The alert was raised and resolved, long enough ago that the book no longer holds it
-    (:data:`KEEP_RESOLVED`): it is in the event log (its ``out.alert`` records) and in its
-    round's record, not in memory."""
+    (:data:`KEEP_RESOLVED`): it is in the event log (its ``out.alert`` records) and, if it
+    has a round, in its round's record, not in memory."""
 
 
 class AlertCode(StrEnum):
@@ -78,17 +79,20 @@ SEVERITY: dict[AlertCode, Severity] = {
 ALL_RESOLUTIONS = [r.value for r in Resolution]
 
 # Resolved alerts a table's book keeps, the newest by when raised and, apart from those,
-# the last by when resolved (so at most twice this many, and a tenth more between trims),
+# the last by when resolved (so up to twice this many, and a tenth more between trims),
 # besides every open alert and every alert of a round that has one open or of the table's
 # latest round. Older resolved alerts are dropped from memory (and from every checkpoint,
-# which pickles the book): they stay in the event log and their round's record. Until 2026-12-06 the book kept every alert a table
+# which pickles the book): they stay in the event log and, if they have a round, in their
+# round's record. Until 2026-12-06 the book kept every alert a table
 # ever raised, for the table's life: a table dealing for months held and pickled tens of
 # thousands (about 550 bytes each in a checkpoint: 11 MB and 155 ms of pickling at 20,000;
 # the crash harness's play: 37 KB of a 181 KB checkpoint after 400 rounds, growing with
-# every round). Now at most about 0.5-0.6 MB of them at 1,000. 1,000: what one read of
-# /api/alerts returns at most (MAX_ALERTS), so that read (``limit`` newest, by when raised)
-# and the console's last resolved alerts (50, by when resolved) still find every alert they
-# ask for.
+# every round). Now about 0.5-0.6 MB of them at 1,000 held, about 1.1 MB at 2,000
+# (when the newest by when raised and the last resolved are different alerts, e.g. after
+# old alerts were resolved at last), plus the open ones and those of their rounds. 1,000:
+# what one read of /api/alerts returns at most (MAX_ALERTS, studio/web/api.py; a test holds
+# it to at most this), so that read (``limit`` newest, by when raised) and the console's
+# last resolved alerts (50, by when resolved) still find every alert they ask for.
 KEEP_RESOLVED = 1000
 
 
@@ -194,6 +198,20 @@ class Alert:
         )
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_HOUR = timedelta(hours=1)
+
+
+def hour_of(ts: datetime) -> int:
+    """The UTC hour ``ts`` falls in, as hours since 1970-01-01T00Z (:func:`hour_text`)."""
+    return (ts.astimezone(UTC) - _EPOCH) // _HOUR
+
+
+def hour_text(hour: int) -> str:
+    """Hour ``hour`` (:func:`hour_of`) as the statistics key it, ``YYYY-MM-DDTHH`` (UTC)."""
+    return (_EPOCH + hour * _HOUR).isoformat()[:13]
+
+
 def resolved_at(alert: Alert) -> str:
     """When ``alert`` was resolved, as the contract writes times (when raised if it holds no
     such time): what the console orders its resolved alerts by."""
@@ -230,10 +248,16 @@ class AlertBook:
         # Alert numbers never given here: those a start with --after-restore went past
         # (number_after), as (first, last). Every other number up to _counter was raised.
         self._skipped: list[tuple[int, int]] = []
-        # Resolved alerts dropped (trim), and the latest time one of them was raised.
+        # Resolved alerts dropped (trim), and how many of them were raised in each UTC hour
+        # (hour_of: the statistics count them there with the held ones, :meth:`per_hour`).
+        # About 7 bytes pickled an hour in which a dropped alert was raised: at most 8,784
+        # hours a year, 62 KB.
         self.dropped = 0
-        self.dropped_until: datetime | None = None
-        self._changed = False  # an alert raised or resolved since the last trim
+        self.dropped_by_hour: dict[int, int] = {}
+        # How many resolved alerts were held after the last walk of trim (0 before the
+        # first): the next walks once a tenth of KEEP_RESOLVED more are held than that (and
+        # than KEEP_RESOLVED).
+        self._walked_at = 0
 
     def raise_alert(
         self,
@@ -266,7 +290,6 @@ class AlertBook:
         self._by_round.setdefault(round_id, []).append(alert)
         if round_id is not None:
             self._latest_round = round_id
-        self._changed = True
         object.__setattr__(alert, "_book", self)
         return alert
 
@@ -303,7 +326,6 @@ class AlertBook:
 
     def _moved(self, alert: Alert) -> None:
         """``alert`` changed state (:meth:`Alert.__setattr__`)."""
-        self._changed = True
         if not alert.open:
             self._open.pop(alert.alert_id, None)
             self._resolved[alert.alert_id] = alert
@@ -318,13 +340,17 @@ class AlertBook:
         the newest that many resolved (by when raised) nor among the last that many resolved,
         nor of a round that has an alert open or is the latest round an alert was raised in.
         The table calls it after each input (never within one: what an input's handling
-        looked at stays until it is done); once a tenth more than that many are resolved it
-        walks the held alerts, a few thousand at most."""
-        # A tenth more first: each trim walks the held alerts (about 0.15 ms), so it comes
-        # once in about a hundred resolutions, not at each (a replay resolves them all again).
-        if not self._changed or len(self._resolved) <= KEEP_RESOLVED + KEEP_RESOLVED // 10:
+        looked at stays until it is done). It walks the held alerts (a few thousand at most,
+        about 0.15 ms) only once a tenth of that many more are resolved than after its last
+        walk (or than that many, before the first): once in about a hundred resolutions,
+        not at each, however many resolved alerts are kept (the two lists apart, or in a
+        round with one open); a replay resolves them all again. An alert that becomes
+        droppable otherwise (its round no longer has one open, or is no longer the latest)
+        waits for that walk. How many were held after the walk is part of the book (and of
+        its checkpoints): a replay and a start from a checkpoint walk at the same inputs."""
+        step = KEEP_RESOLVED // 10
+        if len(self._resolved) <= max(self._walked_at, KEEP_RESOLVED) + step:
             return
-        self._changed = False
         keep = set(itertools.islice(reversed(self._resolved), KEEP_RESOLVED))
         newest = (a.alert_id for a in reversed(self._alerts.values()) if not a.open)
         keep.update(itertools.islice(newest, KEEP_RESOLVED))
@@ -341,8 +367,22 @@ class AlertBook:
                 del self._by_round[alert.round_id]
             object.__setattr__(alert, "_book", None)
             self.dropped += 1
-            if self.dropped_until is None or alert.ts > self.dropped_until:
-                self.dropped_until = alert.ts
+            hour = hour_of(alert.ts)
+            self.dropped_by_hour[hour] = self.dropped_by_hour.get(hour, 0) + 1
+        self._walked_at = len(self._resolved)
+
+    def per_hour(self, first: int) -> Counter[int]:
+        """How many alerts the table raised in each UTC hour (:func:`hour_of`) from hour
+        ``first`` on, by when raised (``ts``): those held and those dropped (:meth:`trim`),
+        counted alike, the same as a book that had dropped none; no log read."""
+        counts: Counter[int] = Counter(
+            {hour: n for hour, n in self.dropped_by_hour.items() if hour >= first}
+        )
+        for alert in self._alerts.values():
+            hour = hour_of(alert.ts)
+            if hour >= first:
+                counts[hour] += 1
+        return counts
 
     def forgotten(self, alert_id: str | None) -> bool:
         """Whether ``alert_id`` is an alert this table raised and resolved that the book no
@@ -371,7 +411,7 @@ class AlertBook:
                 raise AlertForgotten(
                     f"alert {alert_id} is already resolved (long ago: the controller keeps "
                     f"the last {KEEP_RESOLVED} resolved alerts of table {self.table}; the "
-                    "event log and its round's record have it)"
+                    "event log has it, and its round's record if it has a round)"
                 ) from exc
             raise AlertError(f"no alert {alert_id!r} on table {self.table}") from exc
 

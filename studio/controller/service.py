@@ -48,6 +48,8 @@ from studio.controller.alerts import (
     Alert,
     AlertError,
     conceal,
+    hour_of,
+    hour_text,
     log_live,
     resolved_at,
     spellings,
@@ -2088,62 +2090,27 @@ class ControllerService:
         return {"summary": summary, "events": events}
 
     async def stats_summary(self, hours: int = 24) -> dict[str, Any]:
-        since = (self.clock() - timedelta(hours=hours)).astimezone(UTC).isoformat()
-        rounds_per_hour = await self.rounds.count_by_hour(since)
-        alerts_per_hour: Counter[str] = Counter()
+        """The alerts raised and the rounds started in each UTC hour (``YYYY-MM-DDTHH``)
+        that overlaps the last ``hours`` hours, the first of them counted whole (from its
+        start, not from ``hours`` ago: since 2026-12-06), and each device's availability.
+        The alerts are counted from the tables' books, those dropped once resolved too
+        (:meth:`AlertBook.per_hour`), with no log read."""
+        since = (self.clock() - timedelta(hours=hours)).astimezone(UTC)
+        first = since.replace(minute=0, second=0, microsecond=0)
+        rounds_per_hour = await self.rounds.count_by_hour(first.isoformat())
+        per_hour: Counter[int] = Counter()
         for controller in self.tables.values():
-            book = controller.alerts
-            held = book.all()
-            for alert in held:
-                stamp = alert.ts.astimezone(UTC).isoformat()
-                if stamp >= since:
-                    alerts_per_hour[stamp[:13]] += 1
-            if book.dropped_until is not None and (
-                book.dropped_until.astimezone(UTC).isoformat() >= since
-            ):
-                # Resolved alerts raised in the window that the book no longer holds: from
-                # the event log (each logged whole when raised, acknowledged and resolved).
-                known = ({a.alert_id for a in held}, book.raised)
-                await self._count_dropped_alerts(controller.table, known, since, alerts_per_hour)
+            per_hour.update(controller.alerts.per_hour(hour_of(first)))
         uptime = {
             f"{t.table}/{d}": (1.0 if dev.availability == "online" else 0.0)
             for t in self.tables.values()
             for d, dev in t.devices.items()
         }
         return {
-            "alerts_per_hour": sorted(alerts_per_hour.items()),
+            "alerts_per_hour": sorted((hour_text(h), n) for h, n in per_hour.items()),
             "rounds_per_hour": rounds_per_hour,
             "device_uptime": uptime,
         }
-
-    async def _count_dropped_alerts(
-        self, table: str, known: tuple[set[str], int], since: str, per_hour: Counter[str]
-    ) -> None:
-        """Count in ``per_hour`` the alerts of ``table`` raised at ``since`` or later that
-        its book had dropped once resolved (:meth:`AlertBook.trim`), read from its logged
-        ``out.alert`` records: one per alert id the book did not hold (``known``: the ids it
-        held, counted from it, and its last number then, taken before this read: inputs go
-        on meanwhile)."""
-        held, raised = known
-        prefix = f"{table}-A"
-        counted: set[str] = set()
-        for record in await self.log.read(table_id=table, kinds=["out.alert"]):
-            alert_id = record.payload.get("alert_id")
-            if not isinstance(alert_id, str) or alert_id in counted or alert_id in held:
-                continue
-            number = alert_id.removeprefix(prefix)
-            if not number.isdigit() or len(number) > 18 or int(number) > raised:
-                continue  # raised after the book was read: not one it had dropped
-            counted.add(alert_id)
-            try:
-                stamp = datetime.fromisoformat(str(record.payload.get("ts")))
-            except ValueError:
-                continue
-            if stamp.tzinfo is None:
-                continue
-            text = stamp.astimezone(UTC).isoformat()
-            if text >= since:
-                per_hour[text[:13]] += 1
 
 
 def _id_and_type(payload: bytes) -> tuple[str | None, str | None]:
