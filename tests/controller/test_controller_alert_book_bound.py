@@ -135,7 +135,7 @@ async def test_a_start_builds_the_bounded_book_the_live_table_held(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(alerts_module, "KEEP_RESOLVED", 3)
-    inputs, final = generate(100, seed=7)
+    inputs, final = generate(40, seed=7)
     async with database("sqlite", tmp_path) as log:
         async with service(log) as first:
             await play(first, inputs, every=lambda n: n % 397 == 0)
