@@ -1379,7 +1379,14 @@ class DeviceDriver:
                 wrap = self._wrap
                 if item.seq >= wrap.count:
                     # (The count goes on up as the device deals, once two heartbeats agree.)
-                    if item.seq == wrap.count:
+                    if wrap.above is not None and item.seq < wrap.above and wrap.back is None:
+                        # Below a count one heartbeat stated: a doubt as well. Either that
+                        # one was corrupted, or the count rose and the shoe restarted and
+                        # dealt back up to the old count (taken for the former, the cards
+                        # it dealt past the wrap were lost without a word: a review).
+                        wrap.back, wrap.above = item.seq, None
+                        self.stats["wrap_counts_doubted"] += 1
+                    elif item.seq == wrap.count:
                         wrap.above = None  # (one above it before was not the device's)
                     elif wrap.above is not None and item.seq >= wrap.above:
                         wrap.count = wrap.above

@@ -230,7 +230,10 @@ async def test_one_corrupted_heartbeat_above_the_wraps_count_is_no_restart(
     # Before: the count raised to 5 on the one heartbeat, the genuine ones at 2 read as a
     # count gone back twice: a numbering_reset announced, every card right.
     assert not announced and "went back" not in restarted
-    assert stats.get("wrap_counts_doubted", 0) == 0 and stats.get("frames_lost", 0) == 0
+    # The genuine heartbeat at 2, below the one at 5, is doubted (it may be a shoe restarted
+    # and dealt back up to 2), and refuted by the device's answers.
+    assert stats["wrap_counts_doubted"] == stats["wrap_counts_refuted"] == 1
+    assert stats.get("frames_lost", 0) == 0
 
 
 async def test_a_shoe_power_cycled_after_a_garbled_card_past_a_plain_wrap_is_announced(
@@ -262,3 +265,53 @@ async def test_a_shoe_power_cycled_after_a_garbled_card_past_a_plain_wrap_is_ann
     assert cards == ["QH", "7C", "AS", "2D", "KD"]
     assert len(announced) == 1 and announced[0].data["count"] == 0
     assert "1 frame(s) unreadable since the device's last count" in announced[0].data["reason"]
+
+
+async def _one_beat(device: PausableShoe, stats: dict[str, int]) -> None:
+    """One heartbeat, and wait until the driver has read it."""
+    beats = stats["heartbeats"]
+    device.beat()
+    async with asyncio.timeout(SETTLE):
+        while stats["heartbeats"] <= beats:
+            await asyncio.sleep(0.005)
+
+
+async def test_a_count_one_heartbeat_raised_then_a_restart_dealt_back_to_the_old_count_is_announced(
+    broker: BrokerSettings, table_id: str, tmp_path: Path
+) -> None:
+    """Reconnect, count 2 past the wrap, 000000 garbled. A card TD is dealt live (count 3)
+    and one heartbeat states 3 (not yet the count: a second must agree); the shoe is
+    power-cycled and deals KD QD (count 2) before its next heartbeat. Until a re-review
+    (2026-12-06) the heartbeat at 2 only cleared the one at 3, as a corrupted frame: nothing
+    doubted, 6S 8C TD lost without a word. Now it is a doubt, and the device, asked for its
+    last event before the wrap, cannot send it: the restart is announced."""
+    device = PausableShoe(tmp_path / "acme", count=999_990)
+    device.event("S", "8ACME-9", send=False)
+    device.garble = {SEQ_MODULUS: 1_000}
+    async with acme_online(device, broker, table_id, gap_timeout=0.5) as (rec, ds):
+        for code in DEALT:
+            device.event("C", code)
+        await rec.wait(lambda: len(rec.cards) >= 2, SETTLE)
+        await unplug(device, rec)
+        for code in AWAY:  # count 2 past the wrap
+            device.event("C", code)
+        device.port.open()
+        await rec.wait(lambda: any(c.card == "4D" for c in rec.cards), SETTLE)
+        stats = ds.get(table_id, "shoe-1").stats
+        device.paused = True
+        await asyncio.sleep(0.15)
+        device.event("C", "TD")  # 000003, live
+        await _one_beat(device, stats)  # HB 3: one heartbeat above the count
+        device.power_cycle()  # 6S 8C TD gone
+        device.event("C", "KD")  # 1
+        device.event("C", "QD")  # 2
+        device.paused = False
+        await rec.wait(lambda: any(c.card == "QD" for c in rec.cards), SETTLE)
+        await asyncio.sleep(0.5)
+        cards = [c.card for c in rec.cards]
+        stats = dict(stats)
+        announced = resets(rec, table_id)
+    assert cards == [*DEALT, *AWAY[:6], "KD", "QD"]
+    # 6S, 8C (000001, 000002) and TD (000003) were dealt and are gone: must be announced.
+    assert announced, "restart during the wrap check not announced: 6S 8C TD lost silently"
+    assert stats["wrap_counts_doubted"] == 1
