@@ -25,15 +25,16 @@ from studio.console.auth import bearer_matches, current_user, require_role
 from studio.console.users import Role, User
 from studio.contract.rounds import UtcDatetime, rfc3339
 from studio.controller import ControllerService, UnknownTable
-from studio.controller.alerts import AlertError
+from studio.controller.alerts import STATS_HOURS, AlertError
 from studio.controller.commands import Reason, ReasonError
 from studio.controller.table import InputFailed
 from studio.errors import CardCodeError, StoreError, StudioError
 from studio.store.eventlog import ChainReport
 from studio.web.context import WebContext
 
-# The statistics' longest window: ten years (a longer one overflowed the date, a 500).
-MAX_STATS_HOURS = 10 * 366 * 24
+# The statistics' longest window: ten years (a longer one overflowed the date, a 500), as
+# far back as a table's alert book counts the alerts it dropped.
+MAX_STATS_HOURS = STATS_HOURS
 MAX_ROUNDS = 1000  # rounds one search returns at most (the index's own cap)
 
 # Round searches: times as RFC 3339 with a zone, a limit of 1 to MAX_ROUNDS. Before, any

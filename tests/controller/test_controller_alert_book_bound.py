@@ -26,7 +26,8 @@ from studio.controller.alerts import AlertBook, AlertCode, AlertError, AlertForg
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
-from crash_harness import controller, generate  # noqa: E402
+import crash_harness  # noqa: E402
+from crash_harness import controller, feed, generate  # noqa: E402
 from postgres_support import backend_log as database  # noqa: E402
 from test_controller_checkpoint import assert_same_tables, play, rebuilt, service  # noqa: E402
 
@@ -138,8 +139,18 @@ async def test_a_start_builds_the_bounded_book_the_live_table_held(
     inputs, final = generate(40, seed=7)
     async with database("sqlite", tmp_path) as log:
         async with service(log) as first:
-            await play(first, inputs, every=lambda n: n % 397 == 0)
+            # The last checkpoint (input 1100) holds a dropped alert, and the inputs a start
+            # replays after it drop more.
+            dropped_at: dict[int, int] = {}
+
+            async def checkpoint(n: int) -> None:
+                if n % 550 == 0:
+                    await first.checkpoint("crash")
+                    dropped_at[n] = first.tables["crash"].alerts.dropped
+
+            await feed(first, inputs, first.test_clock, after_each=checkpoint)  # type: ignore[attr-defined]
             live = first.tables["crash"].alerts
+            assert 0 < dropped_at[max(dropped_at)] < live.dropped
             assert live.dropped > 0 and live.raised == len(final["alerts"]) + live.dropped
             assert final["alerts"] == [
                 a.message_model().model_dump(mode="json") for a in live.all()
@@ -183,6 +194,9 @@ async def test_the_statistics_count_dropped_alerts_as_held_ones_without_reading_
     as a book that dropped none, for windows starting anywhere in an hour (the first hour
     is counted whole, held and dropped alerts alike)."""
     monkeypatch.setattr(alerts_module, "KEEP_RESOLVED", 3)
+    # 09:50 to 10:10: the play crosses an hour, so windows start before it, among its
+    # alerts in either hour, and after it.
+    monkeypatch.setattr(crash_harness, "T0", datetime(2026, 11, 29, 9, 50, tzinfo=UTC))
     inputs, _ = generate(100, seed=9)
     async with database("sqlite", tmp_path) as log:
         async with service(log) as first:
@@ -201,6 +215,7 @@ async def test_the_statistics_count_dropped_alerts_as_held_ones_without_reading_
             # Windows starting before the play, at points through it, and after it.
             began = datetime.fromisoformat(inputs[0]["ts"])
             cuts = [began + (end - began) * k / 8 for k in range(-1, 10)]
+            cuts.append(end.replace(minute=0, second=0, microsecond=0) + timedelta(minutes=75))
             windows = [
                 (hours, cut + timedelta(hours=hours)) for hours in (1, 2, 3) for cut in cuts
             ] + [(10 * 366 * 24, end)]
@@ -261,9 +276,11 @@ async def test_the_statistics_of_many_hours_count_what_the_book_dropped(
                     assert stats["alerts_per_hour"] == sorted(expected.items()), (hours, now)
 
 
-def test_hours_are_counted_alike_held_or_dropped() -> None:
+def test_hours_are_counted_alike_held_or_dropped(monkeypatch: pytest.MonkeyPatch) -> None:
     """At the edges of an hour (and across a zone offset) a dropped alert counts in the
     hour a held one with its ``ts`` would."""
+    # (1969 lies further back than the statistics' longest window: its hour kept here.)
+    monkeypatch.setattr(alerts_module, "STATS_HOURS", 10**9)
     hour_of, hour_text = alerts_module.hour_of, alerts_module.hour_text
     edges = [
         datetime(2026, 12, 1, 9, 0, tzinfo=UTC),
@@ -336,3 +353,26 @@ def test_trim_walks_once_in_a_tenth_of_keep_resolutions_even_with_many_kept(
     book.trim()
     assert inputs(3000) <= 3000 // (KEEP // 10) + 1
     assert len(book.all()) <= pinned * 2 + 2 * KEEP + KEEP // 10
+
+
+def test_the_dropped_alerts_hours_are_kept_as_far_back_as_the_longest_statistics_window(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Until 2026-12-06 (a re-review) the hourly counts of dropped alerts grew for the
+    table's life (about 60 KB a year pickled, read by every statistics call): now those
+    older than the longest window (``STATS_HOURS`` before the newest) are let go."""
+    monkeypatch.setattr(alerts_module, "KEEP_RESOLVED", 10)
+    monkeypatch.setattr(alerts_module, "STATS_HOURS", 48)
+    book = AlertBook("t")
+    for n in range(24 * 5):  # one alert an hour for five days, each resolved
+        alert = book.raise_alert(
+            AlertCode.MISSCAN, "m", ts=T0 + timedelta(hours=n), round_id=f"t-R{n}", evidence=[]
+        )
+        alert.state = "resolved"
+        book.trim()
+    newest = max(book.dropped_by_hour)
+    assert min(book.dropped_by_hour) == newest - 48
+    assert book.dropped > len(book.dropped_by_hour)
+    last = alerts_module.hour_of(T0 + timedelta(hours=24 * 5 - 1))
+    # The longest window still counts every alert raised in it, held or dropped.
+    assert book.per_hour(last - 48) == Counter(range(last - 48, last + 1))
