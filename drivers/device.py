@@ -66,7 +66,7 @@ import math
 import threading
 import time
 from collections import Counter, deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ClassVar
@@ -159,6 +159,15 @@ class _Suspect:
     # announced (the events the device dealt up to that count are gone); refuted, counted in
     # wrap_counts_refuted.
     wrap_count: int | None = None
+    # For such a doubt: the frames of the new numbering (seq -> fingerprint, at most its
+    # count) that came during the check before the heartbeat below it, not yet compared with
+    # the device's answer; and the seqs that came back as the same frame. A count at or above
+    # ``limit`` proves nothing (a shoe restarted again may have dealt back up to it: a
+    # re-review): the device's frames decide. Another frame under one of these seqs confirms
+    # a second restart; all the same frames back refute the heartbeat.
+    frames: dict[int, str] = field(default_factory=dict)
+    matched: list[int] = field(default_factory=list)
+    kept: int = 0  # how many frames were kept to compare (0: nothing can refute the doubt)
 
 
 @dataclass(slots=True)
@@ -191,6 +200,13 @@ class _Wrap:
     probe_deadline: float | None = None
     probe_heard: bool = False
     lost_before: int = 0  # frames_lost when the check began (its own losses: the difference)
+    # Seq -> fingerprint of the first frame under each seq of the new numbering (below the
+    # old numbering's last ``wrap_window`` seqs) that came during the check while no count
+    # below ``count`` was doubted (``back``): a restart's own frames, dropped as duplicates.
+    # Should the check fail with a doubt open, the device's frames under these seqs are
+    # compared with them (_no_wrap): the same ones back, the doubt was a corrupted
+    # heartbeat; another, the shoe restarted again (its first restart's events are lost).
+    new: dict[int, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,6 +229,14 @@ _Durable = tuple[
     tuple[_Replayable, ...],
     tuple[tuple[int, str], ...],
 ]
+
+
+def _seqs(seqs: list[int]) -> str:
+    """``1..3`` for a run, else ``1, 3``."""
+    ordered = sorted(seqs)
+    if len(ordered) > 1 and ordered[-1] - ordered[0] == len(ordered) - 1:
+        return f"{ordered[0]}..{ordered[-1]}"
+    return ", ".join(map(str, ordered))
 
 
 def _utc(ms: int) -> datetime:
@@ -638,6 +662,8 @@ class DeviceDriver:
         self._transport = transport
         # A reset claimed on the last connection: the HELLO and the check of this one decide;
         # what was held behind the claim is fetched again (none of it was published).
+        if self._suspect is not None and self._suspect.wrap_count is not None:
+            self._wrap_doubt_unsettled(self._suspect.seq, "the link dropped")
         self._suspect = None
         self._deferred = []
         try:
@@ -785,6 +811,8 @@ class DeviceDriver:
             # (Events after it on this connection are its numbering.)
             self._check_epoch = self._sessions + 1
         else:
+            if self._wrap is not None and self._wrap.back is not None:
+                self._wrap_doubt_unsettled(self._wrap.back, "the link dropped")
             self._wrap = None  # (a check the link dropped during: this HELLO's starts anew)
             if self._wrap_possible(hello.seq):
                 # Below the count, just past the seq field's wrap: the device may have
@@ -896,6 +924,17 @@ class DeviceDriver:
             f"{by} came after it: a corrupted frame, ignored"
         )
 
+    def _wrap_doubt_unsettled(self, back: int, why: str) -> None:
+        """A doubted count below a wrap check's count dropped undecided (a link drop: the
+        reconnect's HELLO starts a fresh check; a restart, or another claim, took the
+        check): counted, so that ``wrap_counts_doubted`` is the sum of the refuted, the
+        confirmed and these (until 2026-12-06 it was dropped uncounted: a re-review)."""
+        self.stats["wrap_counts_unsettled"] += 1
+        self._error(
+            f"a heartbeat said the device's count went back to {back} during the wrap check; "
+            f"{why} before the device decided it: not settled"
+        )
+
     async def _probe_back(self) -> None:
         """A heartbeat at or above the wrap's count after one below it, the check passed:
         ask the device for its last event before the wrap (a ``RESEND`` of its seq). A shoe
@@ -936,6 +975,7 @@ class DeviceDriver:
         back = wrap.back
         wrap.back, wrap.probes, wrap.probe_deadline = None, 0, None
         wrap.went_back = True
+        wrap.new.clear()
         self._error(
             f"a heartbeat said the device's count went back to {back} during the wrap check; "
             f"its count came back up to {wrap.count}, but the device did not send its last "
@@ -988,10 +1028,14 @@ class DeviceDriver:
         self._suspect = _Suspect(seq, why, limit, deadline, event, overclaim)
         await self._ask_suspect(self._suspect)
 
-    async def _ask_suspect(self, suspect: _Suspect) -> None:
+    async def _ask_suspect(self, suspect: _Suspect, *, again: bool = False) -> None:
         with contextlib.suppress(DeviceError):
             if suspect.event is not None:
                 await self._send(ResendCommand(from_seq=suspect.event.seq))
+            elif again and suspect.frames:
+                # A wrap check's doubt: the kept frames not yet sent back are asked for again.
+                await self._send(ResendCommand(from_seq=min(suspect.frames)))
+                self.stats["resend_requests"] += 1
             else:
                 await self._send(HelloCommand(version=self.codec.version))
 
@@ -1016,7 +1060,19 @@ class DeviceDriver:
             suspect.tries += 1
             suspect.heard = False
             self.stats["reset_checks_repeated"] += 1
-            await self._ask_suspect(suspect)
+            await self._ask_suspect(suspect, again=True)
+            return
+        if suspect.wrap_count is not None and suspect.frames and not suspect.matched:
+            # None of the kept frames came back, the same or another: nothing refutes the
+            # heartbeat below the count, and a restart must not lose events without a word.
+            seqs = _seqs(sorted(suspect.frames))
+            suspect.why = (
+                f"device restarted its numbering again at {suspect.seq}: a heartbeat during "
+                f"the wrap check said its count went back below {suspect.wrap_count}, and the "
+                f"device did not send seq {seqs} again ({suspect.tries} requests; the events "
+                f"it dealt up to {suspect.wrap_count} before may be lost)"
+            )
+            await self._settle(True)
             return
         await self._settle(False, unanswered=True)
 
@@ -1026,6 +1082,8 @@ class DeviceDriver:
         assert suspect is not None
         suspect.heard = True
         verdict: bool | None = None
+        if suspect.wrap_count is not None and await self._judge_wrap_doubt(suspect, item):
+            return
         if isinstance(item, Heartbeat | Hello):
             if suspect.event is None:
                 verdict = item.seq < suspect.limit
@@ -1052,6 +1110,51 @@ class DeviceDriver:
                 await self._settle(True)  # a second event under a published seq
                 return
         self._deferred.append(item)
+
+    async def _judge_wrap_doubt(self, suspect: _Suspect, item: Message) -> bool:
+        """A failed wrap check's doubt (``suspect.wrap_count``): a count below ``limit``
+        confirms it (as any claim's); at or above, it proves nothing while frames were kept
+        to compare: a shoe restarted again may have dealt back up to it by its answer (taken
+        for proof, the first restart's events were lost without a word: a re-review). The
+        device's frames under the kept seqs decide: another frame confirms a second restart,
+        all the same ones back refute the heartbeat. With none kept, nothing can refute it: a
+        count at or above confirms too (a restart must not lose events without a word). True
+        if handled (decided, or deferred until the frames decide)."""
+        if isinstance(item, Heartbeat | Hello):
+            if item.seq < suspect.limit:
+                return False  # (confirmed by the count, as ever)
+            if suspect.kept == 0:
+                suspect.why = (
+                    f"device restarted its numbering again at {suspect.seq}: a heartbeat "
+                    f"during the wrap check said its count went back below "
+                    f"{suspect.wrap_count}; its count is back at {item.seq}, and no frame of "
+                    "the numbering before came during the check to compare its own with "
+                    f"(the events it dealt up to {suspect.wrap_count} before may be lost)"
+                )
+                self._deferred.append(item)
+                await self._settle(True)
+                return True
+            self._deferred.append(item)  # (handled once the frames decide)
+            return True
+        if not isinstance(item, Event):
+            return False
+        kept = suspect.frames.pop(item.seq, None)
+        self._deferred.append(item)
+        if kept is None:
+            return True
+        if self.codec.fingerprint(item) != kept:
+            suspect.why = (
+                f"device restarted its numbering again at {suspect.seq}: a heartbeat during "
+                f"the wrap check said its count went back below {suspect.wrap_count}, and seq "
+                f"{item.seq} came as another event than during the check (the events it "
+                f"dealt up to {suspect.wrap_count} before are lost)"
+            )
+            await self._settle(True)
+        else:
+            suspect.matched.append(item.seq)
+            if not suspect.frames:
+                await self._settle(False)
+        return True
 
     async def _settle(
         self, confirmed: bool, *, unanswered: bool = False, answer: Event | None = None
@@ -1099,13 +1202,21 @@ class DeviceDriver:
                 self._confirming = False
         elif suspect.wrap_count is not None:
             self.stats["wrap_counts_refuted"] += 1
-            how = (
-                f"not confirmed by the device (no answer to {suspect.tries} request(s) while "
-                "it kept talking)"
-                if unanswered
-                else f"the device's count after the restart at {suspect.wrap_count} says it "
-                "did not: a corrupted frame"
-            )
+            if suspect.matched:
+                how = (
+                    f"the device's events {_seqs(suspect.matched)} came again unchanged after "
+                    f"the restart at {suspect.wrap_count}: a corrupted frame"
+                )
+            elif unanswered:
+                how = (
+                    f"not confirmed by the device (no answer to {suspect.tries} request(s) "
+                    "while it kept talking)"
+                )
+            else:
+                how = (
+                    f"the device's count after the restart at {suspect.wrap_count} says it "
+                    "did not: a corrupted frame"
+                )
             self._error(
                 f"a heartbeat said the device's count went back to {suspect.seq} during the "
                 f"wrap check; {how}, ignored"
@@ -1222,6 +1333,8 @@ class DeviceDriver:
         self._verify_rest.clear()
         self._verify_early.clear()
         self._verify_doubt = None
+        if self._wrap is not None and self._wrap.back is not None:
+            self._wrap_doubt_unsettled(self._wrap.back, "the numbering restarted")
         self._wrap = None
         self._learn = None
         self._claim = None
@@ -1361,6 +1474,16 @@ class DeviceDriver:
                 # An event from before the wrap (or at it): the old numbering, sent after the
                 # heartbeat that said the count went back.
                 self._refute_back(f"seq {item.seq} of the old numbering")
+            elif (
+                self._wrap is not None
+                and self._wrap.back is None
+                and item.seq not in self._wrap.new
+                and len(self._wrap.new) < self.wrap_window
+            ):
+                # The new numbering's (a restart's), kept to compare should the check fail
+                # with a doubt open (_no_wrap): dropped as duplicates, they were the only
+                # trace of a first restart's events (a re-review).
+                self._wrap.new[item.seq] = self.codec.fingerprint(item)
             await self._on_event(item)
             await self._end_wrap()
         elif isinstance(item, Heartbeat | Hello):
@@ -1413,6 +1536,7 @@ class DeviceDriver:
                     self._wrap.back = self._wrap.above = None
                     self._wrap.probes, self._wrap.probe_deadline = 0, None
                     self._wrap.count = item.seq
+                    self._wrap.new.clear()  # (the numbering before this restart's)
                 self._count_since_resend = self._vouched
                 if (
                     self._wrap.through
@@ -1692,6 +1816,8 @@ class DeviceDriver:
         # new events were published as the first restart's, whose own were lost (a review).
         back = wrap.back
         doubt = ""
+        if back is not None and self._suspect is None:
+            wrap.back = None  # (the suspect below takes it: not unsettled by the restart)
         if back is not None:
             asked = "the device asked" if self._suspect is None else "another claim being checked"
             doubt = (
@@ -1707,14 +1833,22 @@ class DeviceDriver:
         if wrap.count > 0:
             await self._request_resend()  # the new numbering, from its first
         if back is not None and self._suspect is None:
+            # Its frames that came during the check before the doubt, compared with the
+            # device's answer to the RESEND above: a count at or above wrap.count alone was
+            # taken for proof the heartbeat was corrupted, and a shoe restarted again that had
+            # dealt back up to it lost its first restart's events without a word (a
+            # re-review).
+            frames = {seq: fp for seq, fp in wrap.new.items() if seq <= wrap.count}
             self._suspect = _Suspect(
                 back,
                 f"device restarted its numbering again at {back}: a heartbeat during the wrap "
                 f"check said its count went back below {wrap.count}, and the device's count "
                 f"confirms it (the events it dealt up to {wrap.count} before are lost)",
-                wrap.count,  # (a count at or above it refutes the heartbeat)
+                wrap.count,  # (a count below it confirms the heartbeat)
                 asyncio.get_running_loop().time() + self.gap_timeout,
                 wrap_count=wrap.count,
+                frames=frames,
+                kept=len(frames),
             )
             await self._ask_suspect(self._suspect)  # (a HELLO: its answer states the count)
 

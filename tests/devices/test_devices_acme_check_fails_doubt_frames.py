@@ -1,0 +1,132 @@
+"""An ACME-STX wrap check that fails with one heartbeat's lower count still doubted
+(docs/devices.md 1.2): the device decides the doubt, by its count and by its frames.
+
+A re-review (2026-12-06) of the failed check's doubt: the driver restarted at the count
+confirmed and asked the device (``HELLO``); a count at or above it was taken for proof
+that the heartbeat below was "a corrupted frame". A shoe restarted a second time during
+the check that dealt back up to that count before it answered had its doubt refuted: the
+first restart's cards (which came during the check, dropped as duplicates) were lost
+without a word, and the second restart's went out as if they were the first's. Now the
+frames of the new numbering that came during the check before the doubt are kept and
+compared with the device's answer to the new numbering's ``RESEND``: the same frames back
+refute the doubt (a corrupted heartbeat), another frame under one of their seqs confirms a
+second restart (announced, the first restart's events reported lost).
+
+The same re-review: a doubt open when the link dropped was dropped uncounted
+(``wrap_counts_doubted`` more than the refuted and the confirmed); now counted in
+``wrap_counts_unsettled``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+
+import pytest
+from acme_support import acme_online
+from test_devices_acme_check_faults import AWAY, DEALT, DoubtWhenCheckFailsShoe
+from test_devices_acme_reconnect_check import SETTLE, resets, unplug
+from test_devices_acme_wrap_doubts import PausableShoe
+
+from drivers.codecs.acme_stx_shoe import SEQ_MODULUS, encode_stx
+from studio.config import BrokerSettings
+
+
+class DealsBackUpShoe(DoubtWhenCheckFailsShoe):
+    """As DoubtWhenCheckFailsShoe(forged=False), but after its second power cycle it deals
+    two cards: 9H (1), a heartbeat at 1, then TD (2), back up to the count the check was
+    about (2) before the driver's HELLO."""
+
+    def on_host(self, data: bytes) -> None:
+        resend = any(data[i] == 0x02 and data[i + 7 : i + 8] == b"r" for i in range(len(data) - 7))
+        armed = self.armed
+        super().on_host(data)
+        if resend and armed:
+            self.event("C", "TD")  # 000002, its count back up to 2
+
+
+async def test_a_shoe_restarted_again_and_dealt_back_up_to_the_count_is_announced(
+    broker: BrokerSettings, table_id: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG, logger="drivers.device")
+    device = DealsBackUpShoe(tmp_path / "acme", count=999_990)
+    device.event("S", "8ACME-9", send=False)  # 999991: the reference at first contact
+    async with acme_online(device, broker, table_id, gap_timeout=0.3) as (rec, ds):
+        for code in DEALT:
+            device.event("C", code)
+        await rec.wait(lambda: len(rec.cards) >= 2, SETTLE)
+        await unplug(device, rec)
+        device.power_cycle()
+        for code in ("AS", "2D"):  # 000001, 000002
+            device.event("C", code)
+        device.quiet = device.armed = True
+        device.forged = False
+        device.port.open()
+        await rec.wait(
+            lambda: any("not its seq field wrapping" in h.reason for h in rec.health("shoe-1")),
+            SETTLE,
+        )
+        device.quiet = False
+        await rec.wait(lambda: any(c.card == "TD" for c in rec.cards), SETTLE)
+        await asyncio.sleep(0.5)  # nothing more, nothing twice
+        cards = [c.card for c in rec.cards]
+        announced = resets(rec, table_id)
+        stats = dict(ds.get(table_id, "shoe-1").stats)
+    reasons = [r.getMessage() for r in caplog.records if r.name == "drivers.device"]
+    # AS and 2D, dealt before the second power cycle, are gone; 9H and TD are the second
+    # restart's, published as such.
+    assert cards == [*DEALT, "9H", "TD"]
+    # Before: only the restart at 2 announced, the doubt refuted ("the device's count after
+    # the restart at 2 says it did not: a corrupted frame"), AS and 2D lost without a word.
+    assert [r.data["count"] for r in announced] == [2, 1], announced
+    assert "restarted its numbering again at 1" in announced[1].data["reason"]
+    assert "seq 1 came as another event" in announced[1].data["reason"]
+    assert not [r for r in reasons if "a corrupted frame" in r], reasons
+    assert stats["wrap_counts_doubted"] == 1
+    assert stats.get("wrap_counts_refuted", 0) == 0
+    assert stats["frames_lost"] == 2  # AS and 2D (000001, 000002 of the first restart)
+
+
+async def test_a_doubt_open_when_the_link_drops_is_counted_unsettled(
+    broker: BrokerSettings, table_id: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Reconnect at the count 2 past the wrap, 000000 garbled (the check passed, it is
+    due); one heartbeat at 0 (a corruption the LRC misses) opens a doubt; the link drops
+    before any other heartbeat. The reconnect's HELLO starts a fresh check: the doubt is
+    never decided, and says so."""
+    caplog.set_level(logging.DEBUG, logger="drivers.device")  # every problem, not coalesced
+    device = PausableShoe(tmp_path / "acme", count=999_990)
+    device.event("S", "8ACME-9", send=False)  # 999991: the reference at first contact
+    device.garble = {SEQ_MODULUS: 1_000}  # 000000 unreadable: the check passed, it is due
+    async with acme_online(device, broker, table_id, gap_timeout=0.3) as (rec, ds):
+        for code in DEALT:
+            device.event("C", code)
+        await rec.wait(lambda: len(rec.cards) >= 2, SETTLE)
+        await unplug(device, rec)
+        for code in AWAY:  # the count past the wrap: 2
+            device.event("C", code)
+        device.port.open()
+        await rec.wait(lambda: any(c.card == "4D" for c in rec.cards), SETTLE)
+        stats = ds.get(table_id, "shoe-1").stats
+        device.paused = True
+        await asyncio.sleep(0.15)
+        device.port.write(encode_stx(0, "H"))  # its count is 2
+        async with asyncio.timeout(SETTLE):
+            while stats["wrap_counts_doubted"] < 1:
+                await asyncio.sleep(0.005)
+        await unplug(device, rec)
+        device.port.open()
+        device.paused = False
+        await rec.wait(lambda: any(c.card == "8C" for c in rec.cards), SETTLE)
+        await asyncio.sleep(0.3)  # nothing more, nothing twice
+        cards = [c.card for c in rec.cards]
+        stats = dict(stats)
+        announced = resets(rec, table_id)
+    reasons = [r.getMessage() for r in caplog.records if r.name == "drivers.device"]
+    assert cards == [*DEALT, *(c for c in AWAY if c != "5H")]
+    assert not announced
+    # Before: doubted 1, refuted 0, and no word of it (the reconnect's check took over).
+    assert stats["wrap_counts_doubted"] == 1 and stats.get("wrap_counts_refuted", 0) == 0
+    assert stats["wrap_counts_unsettled"] == 1
+    assert [r for r in reasons if "the link dropped before the device decided it" in r], reasons
