@@ -376,3 +376,21 @@ def test_the_dropped_alerts_hours_are_kept_as_far_back_as_the_longest_statistics
     last = alerts_module.hour_of(T0 + timedelta(hours=24 * 5 - 1))
     # The longest window still counts every alert raised in it, held or dropped.
     assert book.per_hour(last - 48) == Counter(range(last - 48, last + 1))
+
+
+async def test_the_statistics_count_the_first_hours_rounds_whole_as_its_alerts(
+    tmp_path: Path,
+) -> None:
+    """``rounds_per_hour`` starts where ``alerts_per_hour`` does: at the start of the hour
+    ``hours`` ago falls in (since 2026-12-06), a round started on the hour included."""
+    inputs, _ = generate(20, seed=7)
+    async with database("sqlite", tmp_path) as log:
+        async with service(log) as first:
+            await play(first, inputs)
+            starts = sorted(r["started"] for r in await first.rounds_search(table="crash"))
+            middle = datetime.fromisoformat(starts[len(starts) // 2].replace("Z", "+00:00"))
+            for cut in (middle, middle.replace(minute=0, second=0, microsecond=0)):
+                first.test_clock["t"] = cut + timedelta(hours=1)  # type: ignore[attr-defined]
+                stats = await first.stats_summary(hours=1)
+                assert [h for h, _ in stats["rounds_per_hour"]] == [hour(middle)]
+                assert sum(n for _, n in stats["rounds_per_hour"]) == len(starts)
