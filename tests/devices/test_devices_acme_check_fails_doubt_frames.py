@@ -25,7 +25,12 @@ from pathlib import Path
 
 import pytest
 from acme_support import acme_online
-from test_devices_acme_check_faults import AWAY, DEALT, DoubtWhenCheckFailsShoe
+from test_devices_acme_check_faults import (
+    AWAY,
+    DEALT,
+    DoubtWhenCheckFailsShoe,
+    dealt_across_the_wrap,
+)
 from test_devices_acme_reconnect_check import SETTLE, resets, unplug
 from test_devices_acme_wrap_doubts import PausableShoe
 
@@ -100,12 +105,7 @@ async def test_a_doubt_open_when_the_link_drops_is_counted_unsettled(
     device.event("S", "8ACME-9", send=False)  # 999991: the reference at first contact
     device.garble = {SEQ_MODULUS: 1_000}  # 000000 unreadable: the check passed, it is due
     async with acme_online(device, broker, table_id, gap_timeout=0.3) as (rec, ds):
-        for code in DEALT:
-            device.event("C", code)
-        await rec.wait(lambda: len(rec.cards) >= 2, SETTLE)
-        await unplug(device, rec)
-        for code in AWAY:  # the count past the wrap: 2
-            device.event("C", code)
+        await dealt_across_the_wrap(device, rec)  # the count past the wrap: 2
         device.port.open()
         await rec.wait(lambda: any(c.card == "4D" for c in rec.cards), SETTLE)
         stats = ds.get(table_id, "shoe-1").stats

@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 from acme_support import acme_online
+from devices_rig import Recorder
 from test_devices_acme_power_cycle import PowerCycledShoe
 from test_devices_acme_reconnect_check import SETTLE, resets, unplug
 
@@ -28,6 +29,17 @@ from studio.contract import DeviceEvent
 
 DEALT = ["QH", "7C"]  # 999992, 999993
 AWAY = ["AS", "2D", "9H", "KS", "3C", "4D", "5H", "6S", "8C"]  # 999994 .. 1000002
+
+
+async def dealt_across_the_wrap(device: PowerCycledShoe, rec: Recorder) -> None:
+    """DEALT on a live link, then the cable out while AWAY is dealt across 999999 (the count
+    past the wrap: 2). The cable is not put back: each test does, its faults set first."""
+    for code in DEALT:
+        device.event("C", code)
+    await rec.wait(lambda: len(rec.cards) >= 2, SETTLE)
+    await unplug(device, rec)
+    for code in AWAY:
+        device.event("C", code)
 
 
 class FaultyAnswersShoe(PowerCycledShoe):
@@ -69,12 +81,7 @@ async def test_the_event_at_the_wrap_garbled_in_the_checks_answer_is_asked_for_a
     device.event("S", "8ACME-9", send=False)  # 999991: the reference at first contact
     device.garble = {SEQ_MODULUS: 1}  # 000000, in the answer to the wrap check's RESEND
     async with acme_online(device, broker, table_id) as (rec, ds):
-        for code in DEALT:
-            device.event("C", code)
-        await rec.wait(lambda: len(rec.cards) >= 2, SETTLE)
-        await unplug(device, rec)
-        for code in AWAY:  # past 999999 while the cable is out
-            device.event("C", code)
+        await dealt_across_the_wrap(device, rec)  # past 999999 while the cable is out
         device.port.open()
         await rec.wait(lambda: any(c.card == "8C" for c in rec.cards), SETTLE)
         device.event("C", "TD")  # dealt live after it
@@ -125,12 +132,7 @@ async def test_the_event_at_the_wrap_never_sent_again_is_reported_lost_not_a_sta
     device.event("S", "8ACME-9", send=False)  # 999991: the reference at first contact
     device.garble = {SEQ_MODULUS: 1_000}  # 000000 never comes readable
     async with acme_online(device, broker, table_id, gap_timeout=0.3) as (rec, ds):
-        for code in DEALT:
-            device.event("C", code)
-        await rec.wait(lambda: len(rec.cards) >= 2, SETTLE)
-        await unplug(device, rec)
-        for code in AWAY:
-            device.event("C", code)
+        await dealt_across_the_wrap(device, rec)  # the count past the wrap: 2
         device.port.open()
         await rec.wait(lambda: any(c.card == "8C" for c in rec.cards), SETTLE)
         device.event("C", "TD")
@@ -154,12 +156,7 @@ async def test_a_link_drop_before_the_event_at_the_wrap_came_loses_nothing(
     # Long enough that 000000 is not given up before the link drops (each of the 3
     # RESENDs of it is waited for this long).
     async with acme_online(device, broker, table_id, gap_timeout=3.0) as (rec, ds):
-        for code in DEALT:
-            device.event("C", code)
-        await rec.wait(lambda: len(rec.cards) >= 2, SETTLE)
-        await unplug(device, rec)
-        for code in AWAY:
-            device.event("C", code)
+        await dealt_across_the_wrap(device, rec)  # the count past the wrap: 2
         device.port.open()
         await rec.wait(lambda: any(c.card == "4D" for c in rec.cards), SETTLE)
         await unplug(device, rec)  # the check passed, 000000 not in yet
@@ -210,12 +207,7 @@ async def test_a_shoe_restarted_while_the_event_at_the_wrap_is_fetched_is_announ
     device.event("S", "8ACME-9", send=False)  # 999991: the reference at first contact
     device.garble = {SEQ_MODULUS: 1_000}  # 000000 unreadable: the check passed, it is due
     async with acme_online(device, broker, table_id, gap_timeout=0.5) as (rec, ds):
-        for code in DEALT:
-            device.event("C", code)
-        await rec.wait(lambda: len(rec.cards) >= 2, SETTLE)
-        await unplug(device, rec)
-        for code in AWAY:  # the count past the wrap: 2
-            device.event("C", code)
+        await dealt_across_the_wrap(device, rec)  # the count past the wrap: 2
         device.port.open()
         await rec.wait(lambda: any(c.card == "4D" for c in rec.cards), SETTLE)
         device.power_cycle()  # again, 000000 not in yet: 6S and 8C are gone with it
@@ -250,12 +242,7 @@ async def test_one_corrupted_heartbeat_below_the_wraps_count_is_no_restart(
     device = ForgedBeatShoe(tmp_path / "acme", count=999_990)
     device.event("S", "8ACME-9", send=False)  # 999991: the reference at first contact
     async with acme_online(device, broker, table_id) as (rec, ds):
-        for code in DEALT:
-            device.event("C", code)
-        await rec.wait(lambda: len(rec.cards) >= 2, SETTLE)
-        await unplug(device, rec)
-        for code in AWAY:  # the count past the wrap: 2
-            device.event("C", code)
+        await dealt_across_the_wrap(device, rec)  # the count past the wrap: 2
         device.forge_beat = 1  # below it, then the old numbering's frames (no restart)
         device.port.open()
         await rec.wait(lambda: any(c.card == "8C" for c in rec.cards), SETTLE)

@@ -30,8 +30,9 @@ from test_devices_acme_check_faults import (
     FaultyAnswersShoe,
     ForgedBeatShoe,
     _wrap_reports,
+    dealt_across_the_wrap,
 )
-from test_devices_acme_reconnect_check import SETTLE, resets, unplug
+from test_devices_acme_reconnect_check import SETTLE, resets
 
 from drivers.codecs.acme_stx_shoe import SEQ_MODULUS, encode_stx
 from studio.config import BrokerSettings
@@ -124,12 +125,7 @@ async def test_a_shoe_restarted_during_the_wrap_check_dealing_back_up_to_its_cou
     device.event("S", "8ACME-9", send=False)  # 999991: the reference at first contact
     device.garble = {SEQ_MODULUS: 1_000}  # 000000 unreadable: the check passed, it is due
     async with acme_online(device, broker, table_id, gap_timeout=0.5) as (rec, ds):
-        for code in DEALT:
-            device.event("C", code)
-        await rec.wait(lambda: len(rec.cards) >= 2, SETTLE)
-        await unplug(device, rec)
-        for code in AWAY:  # the count past the wrap: 2
-            device.event("C", code)
+        await dealt_across_the_wrap(device, rec)  # the count past the wrap: 2
         device.port.open()
         await rec.wait(lambda: any(c.card == "4D" for c in rec.cards), SETTLE)
         stats = ds.get(table_id, "shoe-1").stats
@@ -171,12 +167,7 @@ async def test_a_corrupted_heartbeat_below_the_count_once_the_check_passed_is_as
     device.event("S", "8ACME-9", send=False)  # 999991: the reference at first contact
     device.garble = {SEQ_MODULUS: 1_000}  # 000000 unreadable: the check passed, it is due
     async with acme_online(device, broker, table_id, gap_timeout=0.5) as (rec, ds):
-        for code in DEALT:
-            device.event("C", code)
-        await rec.wait(lambda: len(rec.cards) >= 2, SETTLE)
-        await unplug(device, rec)
-        for code in AWAY:  # the count past the wrap: 2
-            device.event("C", code)
+        await dealt_across_the_wrap(device, rec)  # the count past the wrap: 2
         device.port.open()
         await rec.wait(lambda: any(c.card == "4D" for c in rec.cards), SETTLE)
         stats = ds.get(table_id, "shoe-1").stats
@@ -207,12 +198,7 @@ async def test_one_corrupted_heartbeat_above_the_wraps_count_is_no_restart(
     device = ForgedBeatShoe(tmp_path / "acme", count=999_990)
     device.event("S", "8ACME-9", send=False)  # 999991: the reference at first contact
     async with acme_online(device, broker, table_id) as (rec, ds):
-        for code in DEALT:
-            device.event("C", code)
-        await rec.wait(lambda: len(rec.cards) >= 2, SETTLE)
-        await unplug(device, rec)
-        for code in AWAY:  # the count past the wrap: 2
-            device.event("C", code)
+        await dealt_across_the_wrap(device, rec)  # the count past the wrap: 2
         device.forge_beat = 5  # above it, then its genuine heartbeats at 2
         device.garble = {SEQ_MODULUS: 2}
         device.port.open()
@@ -289,12 +275,7 @@ async def test_a_count_one_heartbeat_raised_then_a_restart_dealt_back_to_the_old
     device.event("S", "8ACME-9", send=False)
     device.garble = {SEQ_MODULUS: 1_000}
     async with acme_online(device, broker, table_id, gap_timeout=0.5) as (rec, ds):
-        for code in DEALT:
-            device.event("C", code)
-        await rec.wait(lambda: len(rec.cards) >= 2, SETTLE)
-        await unplug(device, rec)
-        for code in AWAY:  # count 2 past the wrap
-            device.event("C", code)
+        await dealt_across_the_wrap(device, rec)  # count 2 past the wrap
         device.port.open()
         await rec.wait(lambda: any(c.card == "4D" for c in rec.cards), SETTLE)
         stats = ds.get(table_id, "shoe-1").stats
