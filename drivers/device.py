@@ -168,6 +168,7 @@ class _Suspect:
     frames: dict[int, str] = field(default_factory=dict)
     matched: list[int] = field(default_factory=list)
     kept: int = 0  # how many frames were kept to compare (0: nothing can refute the doubt)
+    undecided: str | None = None  # why a wrap doubt is neither confirmed nor refuted
 
 
 @dataclass(slots=True)
@@ -1062,17 +1063,16 @@ class DeviceDriver:
             self.stats["reset_checks_repeated"] += 1
             await self._ask_suspect(suspect, again=True)
             return
-        if suspect.wrap_count is not None and suspect.frames and not suspect.matched:
-            # None of the kept frames came back, the same or another: nothing refutes the
-            # heartbeat below the count, and a restart must not lose events without a word.
-            seqs = _seqs(sorted(suspect.frames))
-            suspect.why = (
-                f"device restarted its numbering again at {suspect.seq}: a heartbeat during "
-                f"the wrap check said its count went back below {suspect.wrap_count}, and the "
-                f"device did not send seq {seqs} again ({suspect.tries} requests; the events "
-                f"it dealt up to {suspect.wrap_count} before may be lost)"
+        if suspect.wrap_count is not None and not suspect.matched:
+            # Nothing decided a wrap check's doubt: neither a corrupted heartbeat taken for a
+            # restart (an INTEGRITY stop) nor a restart's loss left without a word (a review).
+            suspect.undecided = (
+                f"the device did not send seq {_seqs(sorted(suspect.frames))} again "
+                f"({suspect.tries} requests)"
+                if suspect.frames
+                else f"the device did not answer ({suspect.tries} requests)"
             )
-            await self._settle(True)
+            await self._settle(False)
             return
         await self._settle(False, unanswered=True)
 
@@ -1124,15 +1124,12 @@ class DeviceDriver:
             if item.seq < suspect.limit:
                 return False  # (confirmed by the count, as ever)
             if suspect.kept == 0:
-                suspect.why = (
-                    f"device restarted its numbering again at {suspect.seq}: a heartbeat "
-                    f"during the wrap check said its count went back below "
-                    f"{suspect.wrap_count}; its count is back at {item.seq}, and no frame of "
-                    "the numbering before came during the check to compare its own with "
-                    f"(the events it dealt up to {suspect.wrap_count} before may be lost)"
+                suspect.undecided = (
+                    f"its count is back at {item.seq} and no frame of the numbering before "
+                    "came during the check before the doubt to compare with"
                 )
                 self._deferred.append(item)
-                await self._settle(True)
+                await self._settle(False)
                 return True
             self._deferred.append(item)  # (handled once the frames decide)
             return True
@@ -1200,17 +1197,18 @@ class DeviceDriver:
                         await self._request_resend()  # the new numbering, from its first
             finally:
                 self._confirming = False
+        elif suspect.wrap_count is not None and suspect.undecided is not None:
+            self._wrap_doubt_unsettled(
+                suspect.seq,
+                f"{suspect.undecided}; the events up to {suspect.wrap_count} "
+                "published may be a second restart's (the first's lost)",
+            )
         elif suspect.wrap_count is not None:
             self.stats["wrap_counts_refuted"] += 1
             if suspect.matched:
                 how = (
                     f"the device's events {_seqs(suspect.matched)} came again unchanged after "
                     f"the restart at {suspect.wrap_count}: a corrupted frame"
-                )
-            elif unanswered:
-                how = (
-                    f"not confirmed by the device (no answer to {suspect.tries} request(s) "
-                    "while it kept talking)"
                 )
             else:
                 how = (
