@@ -931,10 +931,14 @@ class DeviceDriver:
         check): counted, so that ``wrap_counts_doubted`` is the sum of the refuted, the
         confirmed and these (until 2026-12-06 it was dropped uncounted: a re-review)."""
         self.stats["wrap_counts_unsettled"] += 1
-        self._error(
+        message = (
             f"a heartbeat said the device's count went back to {back} during the wrap check; "
             f"{why} before the device decided it: not settled"
         )
+        # Said first in the next health report (another reason at once, or the failed
+        # check's, cut it off at 500 characters: a review).
+        self._losses.append(message)
+        self._error(message)
 
     async def _probe_back(self) -> None:
         """A heartbeat at or above the wrap's count after one below it, the check passed:
@@ -1201,7 +1205,7 @@ class DeviceDriver:
             self._wrap_doubt_unsettled(
                 suspect.seq,
                 f"{suspect.undecided}; the events up to {suspect.wrap_count} "
-                "published may be a second restart's (the first's lost)",
+                "(published, or given up as lost) may be a second restart's (the first's lost)",
             )
         elif suspect.wrap_count is not None:
             self.stats["wrap_counts_refuted"] += 1
@@ -1237,7 +1241,8 @@ class DeviceDriver:
         ):
             # The HELLO answer decides within the tick that would report the failed check's
             # restart: replaced by this report, it was never said (unless announced).
-            self._health_pending = ("degraded", f"{told[1]}; {now[1]}")
+            first, second = (now, told) if suspect.undecided is not None else (told, now)
+            self._health_pending = ("degraded", f"{first[1]}; {second[1]}")
         for item in deferred:
             await self._handle(item)
 
@@ -1836,7 +1841,7 @@ class DeviceDriver:
             # taken for proof the heartbeat was corrupted, and a shoe restarted again that had
             # dealt back up to it lost its first restart's events without a word (a
             # re-review).
-            frames = {seq: fp for seq, fp in wrap.new.items() if seq <= wrap.count}
+            frames = {seq: fp for seq, fp in wrap.new.items() if back < seq <= wrap.count}
             self._suspect = _Suspect(
                 back,
                 f"device restarted its numbering again at {back}: a heartbeat during the wrap "
