@@ -30,6 +30,7 @@ from test_devices_acme_check_faults import (
     DEALT,
     DoubtWhenCheckFailsShoe,
     dealt_across_the_wrap,
+    restarted_while_unplugged,
 )
 from test_devices_acme_reconnect_check import SETTLE, resets, unplug
 from test_devices_acme_wrap_doubts import PausableShoe
@@ -58,21 +59,7 @@ async def test_a_shoe_restarted_again_and_dealt_back_up_to_the_count_is_announce
     device = DealsBackUpShoe(tmp_path / "acme", count=999_990)
     device.event("S", "8ACME-9", send=False)  # 999991: the reference at first contact
     async with acme_online(device, broker, table_id, gap_timeout=0.3) as (rec, ds):
-        for code in DEALT:
-            device.event("C", code)
-        await rec.wait(lambda: len(rec.cards) >= 2, SETTLE)
-        await unplug(device, rec)
-        device.power_cycle()
-        for code in ("AS", "2D"):  # 000001, 000002
-            device.event("C", code)
-        device.quiet = device.armed = True
-        device.forged = False
-        device.port.open()
-        await rec.wait(
-            lambda: any("not its seq field wrapping" in h.reason for h in rec.health("shoe-1")),
-            SETTLE,
-        )
-        device.quiet = False
+        await restarted_while_unplugged(device, rec, forged=False)
         await rec.wait(lambda: any(c.card == "TD" for c in rec.cards), SETTLE)
         await asyncio.sleep(0.5)  # nothing more, nothing twice
         cards = [c.card for c in rec.cards]
@@ -185,20 +172,7 @@ async def test_one_corrupted_heartbeat_nothing_can_decide_is_not_a_second_restar
     device = shoe(tmp_path / "acme", count=999_990)
     device.event("S", "8ACME-9", send=False)  # 999991: the reference at first contact
     async with acme_online(device, broker, table_id, gap_timeout=0.3) as (rec, ds):
-        for code in DEALT:
-            device.event("C", code)
-        await rec.wait(lambda: len(rec.cards) >= 2, SETTLE)
-        await unplug(device, rec)
-        device.power_cycle()
-        for code in ("AS", "2D"):  # 000001, 000002
-            device.event("C", code)
-        device.quiet = device.armed = True
-        device.port.open()
-        await rec.wait(
-            lambda: any("not its seq field wrapping" in h.reason for h in rec.health("shoe-1")),
-            SETTLE,
-        )
-        device.quiet = False
+        await restarted_while_unplugged(device, rec)
         stats = ds.get(table_id, "shoe-1").stats
         await rec.wait(lambda: stats["wrap_counts_unsettled"] >= 1, SETTLE)
         device.event("C", "JC")  # a later card: out once
@@ -245,20 +219,7 @@ async def test_a_second_restart_whose_own_frame_came_before_its_heartbeat_is_rep
     device = EarlyRealShoe(tmp_path / "acme", count=999_990)
     device.event("S", "8ACME-9", send=False)  # 999991: the reference at first contact
     async with acme_online(device, broker, table_id, gap_timeout=0.3) as (rec, ds):
-        for code in DEALT:
-            device.event("C", code)
-        await rec.wait(lambda: len(rec.cards) >= 2, SETTLE)
-        await unplug(device, rec)
-        device.power_cycle()
-        for code in ("AS", "2D"):  # 000001, 000002: lost with the second power cycle
-            device.event("C", code)
-        device.quiet = device.armed = True
-        device.port.open()
-        await rec.wait(
-            lambda: any("not its seq field wrapping" in h.reason for h in rec.health("shoe-1")),
-            SETTLE,
-        )
-        device.quiet = False
+        await restarted_while_unplugged(device, rec)
         stats = ds.get(table_id, "shoe-1").stats
         await rec.wait(
             lambda: any("may be a second restart's" in h.reason for h in rec.health("shoe-1")),

@@ -317,6 +317,30 @@ class DoubtWhenCheckFailsShoe(PowerCycledShoe):
                 self.port.write(encode_stx(self.count % SEQ_MODULUS, "H"))
 
 
+async def restarted_while_unplugged(
+    device: DoubtWhenCheckFailsShoe, rec: Recorder, *, forged: bool = True
+) -> None:
+    """DEALT on a live link; unplugged, the shoe is power-cycled and deals AS and 2D
+    (000001, 000002: close past the wrap of the 999993 published, a wrap check); plugged
+    back in quiet (no heartbeats) and armed until the check has failed and its restart is
+    reported, then its heartbeats go on."""
+    for code in DEALT:
+        device.event("C", code)
+    await rec.wait(lambda: len(rec.cards) >= 2, SETTLE)
+    await unplug(device, rec)
+    device.power_cycle()
+    for code in ("AS", "2D"):
+        device.event("C", code)
+    device.quiet = device.armed = True
+    device.forged = forged
+    device.port.open()
+    await rec.wait(
+        lambda: any("not its seq field wrapping" in h.reason for h in rec.health("shoe-1")),
+        SETTLE,
+    )
+    device.quiet = False
+
+
 async def _check_fails_with_a_doubt_open(
     broker: BrokerSettings,
     table_id: str,
@@ -332,21 +356,7 @@ async def _check_fails_with_a_doubt_open(
     device = DoubtWhenCheckFailsShoe(tmp_path / "acme", count=999_990)
     device.event("S", "8ACME-9", send=False)  # 999991: the reference at first contact
     async with acme_online(device, broker, table_id, gap_timeout=0.3) as (rec, ds):
-        for code in DEALT:
-            device.event("C", code)
-        await rec.wait(lambda: len(rec.cards) >= 2, SETTLE)
-        await unplug(device, rec)
-        device.power_cycle()
-        for code in ("AS", "2D"):  # 000001, 000002
-            device.event("C", code)
-        device.quiet = device.armed = True
-        device.forged = forged
-        device.port.open()
-        await rec.wait(
-            lambda: any("not its seq field wrapping" in h.reason for h in rec.health("shoe-1")),
-            SETTLE,
-        )
-        device.quiet = False
+        await restarted_while_unplugged(device, rec, forged=forged)
         last = "2D" if forged else "9H"
         await rec.wait(lambda: any(c.card == last for c in rec.cards), SETTLE)
         await asyncio.sleep(0.5)  # nothing more, nothing twice
