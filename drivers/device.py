@@ -87,7 +87,7 @@ from drivers.codecs import (
     ResendCommand,
     codec_for,
 )
-from drivers.health import HealthStatus, health_report
+from drivers.health import REASON_LIMIT, HealthStatus, health_report
 from drivers.run_lock import RunLock
 from drivers.state import StateFile, wire_id_fields
 from drivers.transport import Transport, open_transport
@@ -1130,7 +1130,8 @@ class DeviceDriver:
             if suspect.kept == 0:
                 suspect.undecided = (
                     f"its count is back at {item.seq} and no frame of the numbering before "
-                    "came during the check before the doubt to compare with"
+                    "above the doubted count came during the check before the doubt to "
+                    "compare with"
                 )
                 self._deferred.append(item)
                 await self._settle(False)
@@ -1241,8 +1242,14 @@ class DeviceDriver:
         ):
             # The HELLO answer decides within the tick that would report the failed check's
             # restart: replaced by this report, it was never said (unless announced).
-            first, second = (now, told) if suspect.undecided is not None else (told, now)
-            self._health_pending = ("degraded", f"{first[1]}; {second[1]}")
+            if suspect.undecided is not None and len(told[1]) + len(now[1]) + 2 > REASON_LIMIT:
+                # Both do not fit one report (cut, it lost the restart's note that the shoe's
+                # cards are "unknown", or the doubt's: reviews): the restart's goes out now,
+                # the doubt's at the next tick.
+                await self._publish_health(told[0], told[1], keep_pending=True)
+            else:
+                first, second = (now, told) if suspect.undecided is not None else (told, now)
+                self._health_pending = ("degraded", f"{first[1]}; {second[1]}")
         for item in deferred:
             await self._handle(item)
 

@@ -9,6 +9,7 @@ from typing import Literal
 from studio.contract import DeviceHealth
 
 HealthStatus = Literal["ok", "degraded", "offline"]
+REASON_LIMIT = 500  # characters of a report's reason published (longer ones are cut)
 
 
 def health_report(
@@ -24,6 +25,6 @@ def health_report(
         seq=max(previous_seq + 1, time.time_ns() // 1_000_000),
         ts=datetime.now(UTC),
         status=status,
-        reason=reason[:500],
+        reason=reason[:REASON_LIMIT],
         counters=counters,
     )

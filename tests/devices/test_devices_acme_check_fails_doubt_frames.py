@@ -189,8 +189,11 @@ async def test_one_corrupted_heartbeat_nothing_can_decide_is_not_a_second_restar
         assert cards == [*DEALT, "AS", "2D", "JC"] and stats.get("frames_lost", 0) == 0
     else:  # AS and 2D NAKed: given up once (not again by a second restart)
         assert cards == [*DEALT, "JC"] and stats["frames_lost"] == 2
-    # Said where a manager sees it, not only logged (a review: cut off at 500 characters).
+    # Said where a manager sees it, not only logged (a review: cut off at 500 characters),
+    # and the failed check's restart with its note that the shoe's cards are unknown (cut
+    # off in turn once the doubt's went first: another review).
     assert any(h.status == "degraded" and "may be a second restart's" in h.reason for h in health)
+    assert any("no longer taken as loaded" in h.reason for h in health)
 
 
 class EarlyRealShoe(DoubtWhenCheckFailsShoe):
