@@ -29,11 +29,10 @@ from test_devices_acme_check_faults import (
     AWAY,
     DEALT,
     DoubtWhenCheckFailsShoe,
-    dealt_across_the_wrap,
     restarted_while_unplugged,
 )
 from test_devices_acme_reconnect_check import SETTLE, resets, unplug
-from test_devices_acme_wrap_doubts import PausableShoe
+from test_devices_acme_wrap_doubts import PausableShoe, past_the_wrap_quiet
 
 from drivers.codecs.acme_stx_shoe import SEQ_MODULUS, encode_stx
 from studio.config import BrokerSettings
@@ -92,12 +91,7 @@ async def test_a_doubt_open_when_the_link_drops_is_counted_unsettled(
     device.event("S", "8ACME-9", send=False)  # 999991: the reference at first contact
     device.garble = {SEQ_MODULUS: 1_000}  # 000000 unreadable: the check passed, it is due
     async with acme_online(device, broker, table_id, gap_timeout=0.3) as (rec, ds):
-        await dealt_across_the_wrap(device, rec)  # the count past the wrap: 2
-        device.port.open()
-        await rec.wait(lambda: any(c.card == "4D" for c in rec.cards), SETTLE)
-        stats = ds.get(table_id, "shoe-1").stats
-        device.paused = True
-        await asyncio.sleep(0.15)
+        stats = await past_the_wrap_quiet(device, rec, ds, table_id)
         device.port.write(encode_stx(0, "H"))  # its count is 2
         async with asyncio.timeout(SETTLE):
             while stats["wrap_counts_doubted"] < 1:

@@ -20,10 +20,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import Counter
 from pathlib import Path
 
 import pytest
 from acme_support import acme_online
+from devices_rig import Recorder
 from test_devices_acme_check_faults import (
     AWAY,
     DEALT,
@@ -35,6 +37,7 @@ from test_devices_acme_check_faults import (
 from test_devices_acme_reconnect_check import SETTLE, resets
 
 from drivers.codecs.acme_stx_shoe import SEQ_MODULUS, encode_stx
+from drivers.runner import DriverSet
 from studio.config import BrokerSettings
 
 
@@ -51,6 +54,29 @@ class PausableShoe(FaultyAnswersShoe):
 
     def beat(self) -> None:
         self.port.write(encode_stx(self.count % SEQ_MODULUS, "H"))
+
+
+async def _one_beat(device: PausableShoe, stats: Counter[str]) -> None:
+    """One heartbeat, and wait until the driver has read it."""
+    beats = stats["heartbeats"]
+    device.beat()
+    async with asyncio.timeout(SETTLE):
+        while stats["heartbeats"] <= beats:
+            await asyncio.sleep(0.005)
+
+
+async def past_the_wrap_quiet(
+    device: PausableShoe, rec: Recorder, ds: DriverSet, table_id: str
+) -> Counter[str]:
+    """:func:`dealt_across_the_wrap`, the cable put back (the device's faults set first:
+    000000 garbled, the wrap check passes and the restart is due), the cards before 000000
+    in; then its heartbeats stopped. Returns the driver's counters (live)."""
+    await dealt_across_the_wrap(device, rec)  # the count past the wrap: 2
+    device.port.open()
+    await rec.wait(lambda: any(c.card == "4D" for c in rec.cards), SETTLE)
+    device.paused = True
+    await asyncio.sleep(0.15)
+    return ds.get(table_id, "shoe-1").stats
 
 
 async def test_a_garbled_frame_next_to_a_plain_live_wrap_is_not_announced(
@@ -125,18 +151,9 @@ async def test_a_shoe_restarted_during_the_wrap_check_dealing_back_up_to_its_cou
     device.event("S", "8ACME-9", send=False)  # 999991: the reference at first contact
     device.garble = {SEQ_MODULUS: 1_000}  # 000000 unreadable: the check passed, it is due
     async with acme_online(device, broker, table_id, gap_timeout=0.5) as (rec, ds):
-        await dealt_across_the_wrap(device, rec)  # the count past the wrap: 2
-        device.port.open()
-        await rec.wait(lambda: any(c.card == "4D" for c in rec.cards), SETTLE)
-        stats = ds.get(table_id, "shoe-1").stats
-        device.paused = True
-        await asyncio.sleep(0.15)
+        stats = await past_the_wrap_quiet(device, rec, ds, table_id)
         device.power_cycle()  # 6S and 8C (past the wrap) gone with it
-        beats = stats["heartbeats"]
-        device.beat()  # its count 0
-        async with asyncio.timeout(SETTLE):
-            while stats["heartbeats"] <= beats:
-                await asyncio.sleep(0.005)
+        await _one_beat(device, stats)  # its count 0
         device.event("C", "KD")  # 1
         device.event("C", "QD")  # 2: the count past the wrap before the restart
         device.paused = False
@@ -167,12 +184,7 @@ async def test_a_corrupted_heartbeat_below_the_count_once_the_check_passed_is_as
     device.event("S", "8ACME-9", send=False)  # 999991: the reference at first contact
     device.garble = {SEQ_MODULUS: 1_000}  # 000000 unreadable: the check passed, it is due
     async with acme_online(device, broker, table_id, gap_timeout=0.5) as (rec, ds):
-        await dealt_across_the_wrap(device, rec)  # the count past the wrap: 2
-        device.port.open()
-        await rec.wait(lambda: any(c.card == "4D" for c in rec.cards), SETTLE)
-        stats = ds.get(table_id, "shoe-1").stats
-        device.paused = True
-        await asyncio.sleep(0.15)
+        stats = await past_the_wrap_quiet(device, rec, ds, table_id)
         device.port.write(encode_stx(0, "H"))  # its count is 2
         device.paused = False
         await rec.wait(lambda: any(c.card == "8C" for c in rec.cards), SETTLE)
@@ -253,15 +265,6 @@ async def test_a_shoe_power_cycled_after_a_garbled_card_past_a_plain_wrap_is_ann
     assert "1 frame(s) unreadable since the device's last count" in announced[0].data["reason"]
 
 
-async def _one_beat(device: PausableShoe, stats: dict[str, int]) -> None:
-    """One heartbeat, and wait until the driver has read it."""
-    beats = stats["heartbeats"]
-    device.beat()
-    async with asyncio.timeout(SETTLE):
-        while stats["heartbeats"] <= beats:
-            await asyncio.sleep(0.005)
-
-
 async def test_a_count_one_heartbeat_raised_then_a_restart_dealt_back_to_the_old_count_is_announced(
     broker: BrokerSettings, table_id: str, tmp_path: Path
 ) -> None:
@@ -275,12 +278,7 @@ async def test_a_count_one_heartbeat_raised_then_a_restart_dealt_back_to_the_old
     device.event("S", "8ACME-9", send=False)
     device.garble = {SEQ_MODULUS: 1_000}
     async with acme_online(device, broker, table_id, gap_timeout=0.5) as (rec, ds):
-        await dealt_across_the_wrap(device, rec)  # count 2 past the wrap
-        device.port.open()
-        await rec.wait(lambda: any(c.card == "4D" for c in rec.cards), SETTLE)
-        stats = ds.get(table_id, "shoe-1").stats
-        device.paused = True
-        await asyncio.sleep(0.15)
+        stats = await past_the_wrap_quiet(device, rec, ds, table_id)
         device.event("C", "TD")  # 000003, live
         await _one_beat(device, stats)  # HB 3: one heartbeat above the count
         device.power_cycle()  # 6S 8C TD gone
