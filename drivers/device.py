@@ -1121,9 +1121,11 @@ class DeviceDriver:
         to compare: a shoe restarted again may have dealt back up to it by its answer (taken
         for proof, the first restart's events were lost without a word: a re-review). The
         device's frames under the kept seqs decide: another frame confirms a second restart,
-        all the same ones back refute the heartbeat. With none kept, nothing can refute it: a
-        count at or above confirms too (a restart must not lose events without a word). True
-        if handled (decided, or deferred until the frames decide)."""
+        all the same ones back refute the heartbeat. With none kept (only those above the
+        doubted count are the first restart's), nothing decides it: a count at or above
+        leaves it unsettled, reported, not announced (one corrupted heartbeat must not stop
+        the table: a review). True if handled (decided, or deferred until the frames
+        decide)."""
         if isinstance(item, Heartbeat | Hello):
             if item.seq < suspect.limit:
                 return False  # (confirmed by the count, as ever)
