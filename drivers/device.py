@@ -157,11 +157,11 @@ class _Suspect:
     # A heartbeat's count below a wrap check's count, still doubted when the check failed
     # (a restart at that count): the count it went below. Confirmed, a second restart,
     # announced (the events the device dealt up to that count are gone); refuted, counted in
-    # wrap_counts_refuted.
+    # wrap_counts_refuted; neither (``undecided``), in wrap_counts_unsettled and reported.
     wrap_count: int | None = None
-    # For such a doubt: the frames of the new numbering (seq -> fingerprint, at most its
-    # count) that came during the check before the heartbeat below it, not yet compared with
-    # the device's answer; and the seqs that came back as the same frame. A count at or above
+    # For such a doubt: the frames of the new numbering (seq -> fingerprint, above the
+    # doubted count and up to its count) that came during the check before the heartbeat
+    # below it, not yet compared with the device's answer; and the seqs that came back as the same frame. A count at or above
     # ``limit`` proves nothing (a shoe restarted again may have dealt back up to it: a
     # re-review): the device's frames decide. Another frame under one of these seqs confirms
     # a second restart; all the same frames back refute the heartbeat.
