@@ -161,10 +161,11 @@ class _Suspect:
     wrap_count: int | None = None
     # For such a doubt: the frames of the new numbering (seq -> fingerprint, above the
     # doubted count and up to its count) that came during the check before the heartbeat
-    # below it, not yet compared with the device's answer; and the seqs that came back as the same frame. A count at or above
-    # ``limit`` proves nothing (a shoe restarted again may have dealt back up to it: a
-    # re-review): the device's frames decide. Another frame under one of these seqs confirms
-    # a second restart; all the same frames back refute the heartbeat.
+    # below it, not yet compared with the device's answer; and the seqs that came back as
+    # the same frame. A count at or above ``limit`` proves nothing (a shoe restarted again
+    # may have dealt back up to it: a re-review): the device's frames decide. Another frame
+    # under one of these seqs confirms a second restart; all the same frames back refute the
+    # heartbeat.
     frames: dict[int, str] = field(default_factory=dict)
     matched: list[int] = field(default_factory=list)
     kept: int = 0  # how many frames were kept to compare (0: nothing can refute the doubt)
