@@ -7,27 +7,17 @@ table ever raised; the older ones are in the event log and their round's record.
 
 from __future__ import annotations
 
-import httpx
 import pytest
-from alert_support import raise_alert, resolve, two_tables
-from argon2 import PasswordHasher
-from http_support import form_token
+from alert_support import manager_api, raise_alert, resolve, two_tables
 
-from studio.console import ConsoleSettings, UserStore
 from studio.controller import alerts as alerts_module
 from studio.store import Database
-from studio.web import WebContext, create_app
-
-PASSWORD = "correct horse battery"
 
 
 async def test_a_dropped_alert_is_already_resolved_not_unknown(
     database: Database, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(alerts_module, "KEEP_RESOLVED", 3)
-    hasher = PasswordHasher(time_cost=1, memory_cost=8 * 1024, parallelism=1)
-    await UserStore(database, hasher=hasher).add("boss", PASSWORD, "manager", by="test")
-    settings = ConsoleSettings(argon2_time_cost=1, argon2_memory_kib=8 * 1024, argon2_parallelism=1)
     async with two_tables(database) as service:
         raised = [raise_alert(service, "bj1", i) for i in range(6)]
         for i, alert in enumerate(raised):
@@ -35,15 +25,7 @@ async def test_a_dropped_alert_is_already_resolved_not_unknown(
         book = service.tables["bj1"].alerts
         book.trim()  # as the table does after each input
         assert [a.alert_id for a in book.all()] == ["bj1-A4", "bj1-A5", "bj1-A6"]
-        ctx = WebContext(
-            fanout=service.fanout, db=database, controller=service, extras={"console": settings}
-        )
-        transport = httpx.ASGITransport(app=create_app(ctx))
-        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as http:
-            page = await http.get("/console/login")
-            form = {"username": "boss", "password": PASSWORD, "csrf_token": form_token(page.text)}
-            assert (await http.post("/console/login", data=form)).status_code == 303
-            headers = {"X-CSRF-Token": http.cookies["studio_csrf"]}
+        async with manager_api(database, service) as (http, headers):
             for alert_id, status, words in (
                 ("bj1-A2", 409, "bj1-A2 is already resolved (long ago"),  # dropped
                 ("bj1-A5", 409, "bj1-A5 is already resolved"),  # held
