@@ -34,8 +34,17 @@ from starlette.responses import RedirectResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from studio.config.models import StudioConfig
-from studio.console.users import Role, User, UserStore, iso, parse_iso, users_table, utc_now
-from studio.store.database import Database, metadata
+from studio.console.users import (
+    Role,
+    User,
+    UserStore,
+    iso,
+    parse_iso,
+    sessions_table,
+    users_table,
+    utc_now,
+)
+from studio.store.database import Database
 
 SESSION_COOKIE = "studio_session"
 CSRF_COOKIE = "studio_csrf"
@@ -44,25 +53,6 @@ CSRF_FIELD = "csrf_token"
 LOGIN_PATH = "/console/login"
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 MAX_FORM_BYTES = 256 * 1024
-
-sessions_table = sa.Table(
-    "user_sessions",
-    metadata,
-    sa.Column("token_hash", sa.String(64), primary_key=True),
-    sa.Column(
-        "user_id",
-        sa.Integer,
-        sa.ForeignKey(users_table.c.id, ondelete="CASCADE"),
-        nullable=False,
-        index=True,
-    ),
-    sa.Column("csrf_token", sa.String(64), nullable=False),
-    sa.Column("created_at", sa.String(40), nullable=False),
-    sa.Column("last_seen", sa.String(40), nullable=False),
-    sa.Column("expires_at", sa.String(40), nullable=False),
-    sa.Column("remote", sa.String(64), nullable=False, default=""),
-)
-
 
 # The longest a session's last_seen goes unwritten while it is in use (SessionStore.lookup).
 _TOUCH_EVERY = timedelta(seconds=30)

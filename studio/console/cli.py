@@ -276,14 +276,14 @@ def unlock(
 def disable(
     username: str, config: Path | None = ConfigOption, database: str | None = DatabaseOption
 ) -> None:
-    """Stop a user from logging in (their open sessions end at their next request)."""
+    """Stop a user from logging in, and end their open sessions."""
     user = _run(
         config,
         database,
         lambda store: store.set_active(username, False, by=_shell_actor()),
         existing=NOTHING_TO_CHANGE,
     )
-    typer.echo(f"{user.username} disabled")
+    typer.echo(f"{user.username} disabled; its open sessions ended")
 
 
 @users_app.command("enable")

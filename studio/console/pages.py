@@ -1181,12 +1181,10 @@ def build_router(console: Console) -> APIRouter:
                 raise UserError(f"active must be yes or no, not {active!r}")
             if _is_self(username, user):
                 raise UserError("you cannot disable yourself")
-            changed = await console.auth.users.set_active(
+            # Disabling ends the user's sessions (in set_active's transaction).
+            return await console.auth.users.set_active(
                 username, active == "yes", by=_by(user), keep_an_admin=True
             )
-            if not changed.active:
-                await console.auth.sessions.revoke_user(changed.id)
-            return changed
 
         return await _user_action(
             request,

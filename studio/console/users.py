@@ -46,6 +46,27 @@ users_table = sa.Table(
     sa.Column("last_login", sa.String(40), nullable=True),
 )
 
+# A console session: the SHA-256 of its cookie (studio.console.auth's SessionStore keeps
+# them). Here, beside the users, so that disabling a user ends the sessions in the same
+# transaction (UserStore.set_active).
+sessions_table = sa.Table(
+    "user_sessions",
+    metadata,
+    sa.Column("token_hash", sa.String(64), primary_key=True),
+    sa.Column(
+        "user_id",
+        sa.Integer,
+        sa.ForeignKey(users_table.c.id, ondelete="CASCADE"),
+        nullable=False,
+        index=True,
+    ),
+    sa.Column("csrf_token", sa.String(64), nullable=False),
+    sa.Column("created_at", sa.String(40), nullable=False),
+    sa.Column("last_seen", sa.String(40), nullable=False),
+    sa.Column("expires_at", sa.String(40), nullable=False),
+    sa.Column("remote", sa.String(64), nullable=False, default=""),
+)
+
 login_attempts_table = sa.Table(
     "login_attempts",
     metadata,
@@ -386,6 +407,7 @@ class UserStore:
         *,
         keep_an_admin: bool = False,
         clear_locks: bool = False,
+        end_sessions: bool = False,
         **values: Any,
     ) -> User:
         name = username.strip().lower()
@@ -404,6 +426,16 @@ class UserStore:
             )
             if result.rowcount == 0:
                 raise UserError(f"no user {name!r}")
+            if end_sessions:
+                # After the user's row, in the order a login takes them (its session is
+                # inserted after its update of the user): a login racing this either ends
+                # first, and its session is deleted here, or finds the account disabled.
+                user_id = sa.select(users_table.c.id).where(users_table.c.username == name)
+                await conn.execute(
+                    sessions_table.delete().where(
+                        sessions_table.c.user_id.in_(user_id.scalar_subquery())
+                    )
+                )
             if keep_an_admin and await _active_admins(conn) == 0:
                 # Counted in the change's own transaction, which holds the admin log's
                 # lock (every admin change takes it): two admins demoting or disabling
@@ -434,10 +466,21 @@ class UserStore:
     async def set_active(
         self, username: str, active: bool, *, by: str, keep_an_admin: bool = False
     ) -> User:
-        """Enable or disable; ``keep_an_admin`` as :meth:`set_role`'s."""
+        """Enable or disable; ``keep_an_admin`` as :meth:`set_role`'s.
+
+        Disabling ends the user's sessions in the same transaction, whoever disables
+        (console, ``studio users disable``, code): enabled again, an old cookie (perhaps
+        the stolen one the account was disabled for) does not come back to life.
+        """
         kind = "user_enabled" if active else "user_disabled"
         return await self._update(
-            username, kind, by, {}, keep_an_admin=keep_an_admin, active=active
+            username,
+            kind,
+            by,
+            {},
+            keep_an_admin=keep_an_admin,
+            end_sessions=not active,
+            active=active,
         )
 
     async def set_password(self, username: str, password: str, *, by: str) -> User:
