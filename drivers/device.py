@@ -87,7 +87,7 @@ from drivers.codecs import (
     ResendCommand,
     codec_for,
 )
-from drivers.health import REASON_LIMIT, HealthStatus, health_report
+from drivers.health import REASON_LIMIT, HealthStatus, health_report, pack_reasons
 from drivers.run_lock import RunLock
 from drivers.state import StateFile, wire_id_fields
 from drivers.transport import Transport, open_transport
@@ -1245,14 +1245,14 @@ class DeviceDriver:
         ):
             # The HELLO answer decides within the tick that would report the failed check's
             # restart: replaced by this report, it was never said (unless announced).
-            if suspect.undecided is not None and len(told[1]) + len(now[1]) + 2 > REASON_LIMIT:
-                # Both do not fit one report (cut, it lost the restart's note that the shoe's
-                # cards are "unknown", or the doubt's: reviews): the restart's goes out now,
-                # the doubt's at the next tick.
-                await self._publish_health(told[0], told[1], keep_pending=True)
+            if suspect.undecided is not None:
+                # The doubt's report is a loss (_wrap_doubt_unsettled): said first with the
+                # restart's, in one report, or in its own before it when both do not fit
+                # (_publish_health; merged here, the cut lost the restart's note that the
+                # shoe's cards are "unknown", or the doubt's: reviews).
+                self._health_pending = told
             else:
-                first, second = (now, told) if suspect.undecided is not None else (told, now)
-                self._health_pending = ("degraded", f"{first[1]}; {second[1]}")
+                self._health_pending = ("degraded", f"{told[1]}; {now[1]}")
         for item in deferred:
             await self._handle(item)
 
@@ -2188,16 +2188,32 @@ class DeviceDriver:
     async def _publish_health(
         self, status: HealthStatus, reason: str, *, keep_pending: bool = False, note: str = ""
     ) -> None:
-        """``note``: said in the log only."""
-        if self._losses and not keep_pending:  # (else the pending report says them)
-            untold = [loss for loss in self._losses if loss not in reason]
-            reason = "; ".join([*untold, reason])
-            self._losses.clear()
-            if status == "ok":
-                status = "degraded"
+        """``note``: said in the log only.
+
+        The losses not yet said go first, at least ``degraded``: in this report's reason
+        when they fit it with ``reason`` (REASON_LIMIT), else before it in reports of their
+        own, of its status (``pack_reasons``), so that the cut drops the tail of none that
+        fits alone (prepended, an unsettled wrap doubt's cut a restart's note that the
+        shoe's cards are "unknown": reviews)."""
+        if keep_pending:  # (the pending report says the losses)
+            await self._publish_report(status, reason, note)
+            return
+        self._health_pending = None  # (before any await: a problem told meanwhile stays)
+        if self._losses and status == "ok":
+            status = "degraded"
+        untold = [loss for loss in self._losses if loss not in reason]
+        self._losses.clear()
+        combined = "; ".join([*untold, reason])
+        if len(combined) <= REASON_LIMIT:
+            reason = combined
+        else:
+            for losses in pack_reasons(untold):
+                await self._publish_report(status, losses, "")  # (offline stays offline)
+        await self._publish_report(status, reason, note)
+
+    async def _publish_report(self, status: HealthStatus, reason: str, note: str) -> None:
+        """One health report (``_publish_health`` says what goes in it)."""
         self._status = status
-        if not keep_pending:
-            self._health_pending = None
         self._health_last = time.monotonic()
         if status == "ok":
             self._health_log.clear()
