@@ -745,7 +745,9 @@ class UserStore:
                 )
             await self._refuse(attempt, reason, BAD_CREDENTIALS)
         if not row.active:
-            await self._refuse(attempt, "disabled", "this account is disabled; ask an admin")
+            # The usual answer: "this account is disabled" told a guesser that the password
+            # was right (until 2026-12-07). The record says why, for admins.
+            await self._refuse(attempt, "disabled", BAD_CREDENTIALS)
         values = {"failed_logins": 0, "locked_until": None, "last_login": iso(now)}
         if self.hasher.check_needs_rehash(row.password_hash):
             values["password_hash"] = await asyncio.to_thread(self.hasher.hash, password)

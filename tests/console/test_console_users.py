@@ -171,8 +171,9 @@ async def test_admin_unlock_and_disable(database: Database) -> None:
     await store.unlock("gina", by="test")
     assert (await store.authenticate("gina", PASSWORD)).username == "gina"
     await store.set_active("gina", False, by="test")
-    with pytest.raises(LoginError, match="disabled"):
+    with pytest.raises(LoginError, match="invalid"):  # as a wrong password: no oracle
         await store.authenticate("gina", PASSWORD)
+    assert (await store.attempts("gina"))[0]["reason"] == "disabled"
     with pytest.raises(UserError, match="no user"):
         await store.unlock("nobody", by="test")
 
