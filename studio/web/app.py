@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from fastapi import Depends, FastAPI, HTTPException, Request
+from fastapi.exceptions import RequestValidationError
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -94,6 +95,21 @@ def _install_docs(app: FastAPI, ctx: WebContext) -> None:
         return JSONResponse(app.openapi())
 
 
+async def invalid_request(request: Request, exc: Exception) -> JSONResponse:
+    """422 for a request FastAPI could not read into a route's parameters (a body that is
+    no JSON object, a query parameter of the wrong type): each error's ``type``, ``loc``
+    and ``msg``, as the API's own 422s (``api.fail``), never the input.
+
+    FastAPI's own answer echoed each error's input: up to the whole body (1 MiB) sent
+    back, and a body with NaN, infinity or a lone surrogate in it (``[NaN]``,
+    ``"\\ud800"``) could not be written as JSON, so the answer was a plain-text 500
+    without the API's headers (until 2026-12-07), which a platform is told to send again.
+    """
+    assert isinstance(exc, RequestValidationError)
+    errors = [{key: error[key] for key in ("type", "loc", "msg")} for error in exc.errors()]
+    return JSONResponse({"detail": errors}, status_code=422)
+
+
 def create_app(ctx: WebContext) -> FastAPI:
     # FastAPI's own docs routes are open to anyone (and its HTML pages load a CDN's
     # scripts): _install_docs serves the JSON alone, to readers of the API.
@@ -106,6 +122,7 @@ def create_app(ctx: WebContext) -> FastAPI:
         openapi_url=None,
     )
     app.state.ctx = ctx
+    app.add_exception_handler(RequestValidationError, invalid_request)
     app.include_router(streams.build_router(ctx))
     app.include_router(api.build_router(ctx))
     _install_docs(app, ctx)

@@ -205,3 +205,46 @@ async def test_a_command_whose_values_json_cannot_echo_is_422_not_500(
     sent = await http.post("/api/tables/bj1/bets", content=body, headers=headers)
     assert sent.status_code == 422, sent.text
     assert all("input" not in error for error in sent.json()["detail"])
+
+
+@pytest.mark.parametrize("body", ["[NaN]", "NaN", '"\\ud800"', "[1e999]", "[Infinity]"])
+@pytest.mark.parametrize("path", ["/api/tables/bj1/commands", "/api/tables/bj1/bets"])
+async def test_a_body_that_is_no_object_and_json_cannot_echo_is_422_not_500(
+    http: httpx.AsyncClient, body: str, path: str
+) -> None:
+    # FastAPI's own answer to a body that is no object (RequestValidationError) echoed it:
+    # NaN, infinity or a lone surrogate could not be written back as JSON, and the answer
+    # was a plain-text 500 without the API's headers, which the docs say to send again.
+    headers = {**PLATFORM, "Content-Type": "application/json"}
+    sent = await http.post(path, content=body, headers=headers)
+    assert sent.status_code == 422, sent.text
+    assert sent.headers["content-type"] == "application/json"
+    assert sent.headers["cache-control"] == "no-store"
+    assert sent.headers["x-content-type-options"] == "nosniff"
+    (error,) = sent.json()["detail"]
+    assert error == {
+        "type": "dict_type",
+        "loc": ["body"],
+        "msg": "Input should be a valid dictionary",
+    }
+
+
+async def test_a_body_error_answers_where_and_what_but_not_the_body(
+    http: httpx.AsyncClient,
+) -> None:
+    # Every other FastAPI 422 echoed the whole body in `input` (up to 1 MiB sent back).
+    big = ["x" * 100_000]
+    sent = await http.post("/api/tables/bj1/commands", json=big, headers=PLATFORM)
+    assert sent.status_code == 422, sent.text[:300]
+    assert len(sent.content) < 1_000
+    assert sent.json() == {
+        "detail": [
+            {"type": "dict_type", "loc": ["body"], "msg": "Input should be a valid dictionary"}
+        ]
+    }
+    # A query parameter too, and the console's manager bodies (the same handler).
+    limit = await http.get("/api/rounds?limit=abc", headers=PLATFORM)
+    assert limit.status_code == 422
+    assert limit.json()["detail"][0]["loc"] == ["query", "limit"]
+    assert all(set(e) == {"type", "loc", "msg"} for e in limit.json()["detail"])
+    assert "abc" not in limit.text
