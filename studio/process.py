@@ -58,12 +58,30 @@ def load_process_config(path: Path) -> StudioConfig:
     return config
 
 
+# The studio's own packages: ``log_level`` is theirs. Every other logger logs at INFO at the
+# most detailed (DEBUG is not passed on to libraries): until 2026-12-07 the root logger
+# took DEBUG too, and sse_starlette logged every chunk of every SSE stream, asyncio its
+# own detail.
+OWN_LOGGERS = ("studio", "drivers", "calibration", "hwsim")
+
+
 def configure_logging(level: str) -> None:
-    """Log to stderr at ``level``; the ``QUIET_LOGGERS`` at WARNING at the most detailed."""
-    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    quiet = max(logging.WARNING, logging.getLevelName(level))
+    """Log to stderr: the ``OWN_LOGGERS`` at ``level``, other libraries at INFO at the most
+    detailed, the ``QUIET_LOGGERS`` at WARNING at the most detailed."""
+    wanted = logging.getLevelName(level)
+    everyone = max(logging.INFO, wanted)
+    logging.basicConfig(level=everyone, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    for name in OWN_LOGGERS:
+        # DEBUG their own; otherwise the root's level (NOTSET: a level set before is undone).
+        logging.getLogger(name).setLevel(wanted if wanted < everyone else logging.NOTSET)
+    quiet = max(logging.WARNING, wanted)
     for name in QUIET_LOGGERS:
         logging.getLogger(name).setLevel(quiet)
+    _LOGGER.debug(
+        "logging at DEBUG for %s only; other libraries at INFO, %s at WARNING",
+        ", ".join(OWN_LOGGERS),
+        ", ".join(QUIET_LOGGERS),
+    )
 
 
 def run_process(

@@ -16,14 +16,14 @@ from typer.testing import CliRunner
 
 from studio.cli import app
 from studio.demo import cli as demo_cli
-from studio.process import QUIET_LOGGERS
+from studio.process import OWN_LOGGERS, QUIET_LOGGERS
 
 SECRET = "$argon2id$v=19$m=65536,t=3,p=4$c2VjcmV0$not-a-real-hash"
 
 
 @pytest.fixture
 def library_levels() -> Iterator[None]:
-    levels = {name: logging.getLogger(name).level for name in QUIET_LOGGERS}
+    levels = {name: logging.getLogger(name).level for name in QUIET_LOGGERS + OWN_LOGGERS}
     yield
     for name, level in levels.items():
         logging.getLogger(name).setLevel(level)
