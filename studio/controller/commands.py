@@ -128,10 +128,16 @@ REASON_LIMIT = 500  # characters of a refusal's reason at most
 
 
 def command_id(value: object) -> str | None:
-    """``value`` when it is a valid command id (a string of 1-128 characters), else None."""
-    if isinstance(value, str) and 1 <= len(value) <= ID_MAX_LENGTH:
-        return value
-    return None
+    """``value`` when it is a valid command id (a string of 1-128 characters that UTF-8
+    can write), else None. A lone surrogate (``"\\ud800"``, which ``json.loads`` reads)
+    is none: echoed in a notice it could not be sent, and the message got no answer."""
+    if not isinstance(value, str) or not 1 <= len(value) <= ID_MAX_LENGTH:
+        return None
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+    return value
 
 
 def command_type(value: object) -> str | None:

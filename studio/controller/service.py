@@ -1382,6 +1382,7 @@ class ControllerService:
                 )
             return
         ident, kind = _id_and_type(malformed.payload)
+        suppressed = self._errors_suppressed[table_id]
         notice = CommandError(
             table=table_id,
             ts=received_at,
@@ -1389,10 +1390,15 @@ class ControllerService:
             type=kind,
             reason=invalid_reason(malformed.error),
             received_at=received_at,
-            suppressed=self._errors_suppressed.pop(table_id, 0),
+            suppressed=suppressed,
         )
-        self.stats.command_errors += 1
         await self.fanout.command_error(notice)
+        # Taken once said: a notice that was not sent leaves the count to the next one
+        # (until 2026-12-07 it was taken first, and lost when the publish raised).
+        self._errors_suppressed[table_id] -= suppressed
+        if self._errors_suppressed[table_id] <= 0:
+            del self._errors_suppressed[table_id]
+        self.stats.command_errors += 1
 
     def _may_answer(self, table_id: str) -> bool:
         """Take one notice from the table's budget, if it has one (see COMMAND_ERRORS_...)."""
@@ -2115,7 +2121,7 @@ class ControllerService:
 
 def _id_and_type(payload: bytes) -> tuple[str | None, str | None]:
     """A malformed command's ``id`` when it is a valid command id (a string of 1-128
-    characters) and ``type`` when it is a game command's, each when the payload is a JSON
+    characters, no lone surrogate: :func:`command_id`) and ``type`` when it is a game command's, each when the payload is a JSON
     object (of at most COMMAND_ERROR_READ_LIMIT bytes) holding it, else None: a notice
     never echoes more than a command could hold."""
     if len(payload) > COMMAND_ERROR_READ_LIMIT:
