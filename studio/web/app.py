@@ -49,22 +49,25 @@ class RefuseNul:
 
 class ApiHeaders:
     """``Cache-Control: no-store`` and ``X-Content-Type-Options: nosniff`` on every HTTP
-    answer under ``/api`` (the console's pages get theirs from its SecurityHeaders).
+    answer under ``/api`` and on ``/openapi.json`` (the console's pages get theirs from its
+    SecurityHeaders).
 
     The JSON holds tables, rounds, players and alerts: no cache, a shared proxy's or the
     browser's, is to keep it, and no browser is to read it as anything but its type. Until
-    2026-12-06 the API's answers had neither. A header the route set itself is kept (the
-    event stream's own ``Cache-Control``); WebSockets pass untouched.
+    2026-12-06 the API's answers had neither, and until 2026-12-07 the API's description
+    (gated as a read). A header the route set itself is kept (the event stream's own
+    ``Cache-Control``); WebSockets pass untouched.
     """
 
     HEADERS = ((b"cache-control", b"no-store"), (b"x-content-type-options", b"nosniff"))
+    PATHS = frozenset({"/api", "/openapi.json"})
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope.get("path", "") if scope["type"] == "http" else ""
-        if path != "/api" and not path.startswith("/api/"):
+        if path not in self.PATHS and not path.startswith("/api/"):
             await self.app(scope, receive, send)
             return
 

@@ -82,3 +82,18 @@ async def test_the_event_stream_and_the_websocket_still_stream(table_id: str) ->
             await fanout.emit(table_id, Channel.ROUND_EVENTS, event)
             got = json.loads(await asyncio.wait_for(ws.recv(), 5))
             assert got["data"]["seq"] == 7
+
+
+async def test_the_api_description_is_not_cached_nor_sniffed() -> None:
+    # /openapi.json is gated as a REST read, but until 2026-12-07 its answer (the map of
+    # every route) carried neither header: a browser or proxy could keep it.
+    transport = httpx.ASGITransport(app=app(Fanout(bus=None)))  # type: ignore[arg-type]
+    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as http:
+        reader = await http.get("/openapi.json", headers=AUTH)
+        assert reader.status_code == 200 and "/api/tables" in reader.json()["paths"]
+        assert_api_headers(reader)
+        stranger = await http.get("/openapi.json")
+        assert stranger.status_code == 503  # no database for sessions here, as /api/tables
+        assert_api_headers(stranger)
+        # No HTML doc pages are served.
+        assert (await http.get("/docs")).status_code == 404
