@@ -380,6 +380,8 @@ class ControllerService:
         self._acked_through: dict[str, int] = {}
         self._marks_saved: dict[str, int] = {}
         self._since_checkpoint: Counter[str] = Counter()
+        # Inputs logged per table in this run (the timers' "has anything come since").
+        self._inputs_taken: Counter[str] = Counter()
         # Per table, the record its checkpoint stands at (its ``through``; none: 0), and the
         # record up to which a start re-indexed its outputs (``_reindex_tail``), as the
         # checkpoint in use says: a start reads no output of the table before it again.
@@ -1171,6 +1173,7 @@ class ControllerService:
                 raise
             self.stats.inputs[kind] += 1
             self._since_checkpoint[table_id] += 1
+            self._inputs_taken[table_id] += 1
             log_live(
                 table.alerts,
                 [o.payload for o in published if isinstance(o.payload, AlertMessage)],
@@ -1713,17 +1716,29 @@ class ControllerService:
             _LOGGER.error("lost events of %s on %s not recorded: %s", device, table_id, exc)
 
     async def _timers(self) -> None:
+        # table -> (the deadlines a timer input left due, the table's inputs then): a timer
+        # is not fired for them again until another input comes (one of them falls due
+        # anew). A deadline nothing moves (the round gap of a table paused between rounds)
+        # logged a timer input every tick, ~15 a second for as long as the pause lasted (a
+        # review: 55,000 records an hour); a later deadline falling due still fires.
+        stuck: dict[str, tuple[set[datetime], int]] = {}
         while True:
             now = self.clock()
             for table_id, table in self.tables.items():
                 if table_id in self._stale:
                     continue  # its memory is not the log's (_rebuilds tries again, in time)
-                deadline = table.next_deadline()
-                if deadline is not None and now >= deadline:
-                    try:
-                        await self.submit(table_id, "timer", {})
-                    except StudioError as exc:
-                        _LOGGER.error("timer on %s failed: %s", table_id, exc)
+                due = {t for t in table.deadlines() if now >= t}
+                left, taken = stuck.get(table_id, (set(), -1))
+                if not due or (taken == self._inputs_taken[table_id] and due <= left):
+                    continue
+                try:
+                    await self.submit(table_id, "timer", {})
+                except StudioError as exc:
+                    _LOGGER.error("timer on %s failed: %s", table_id, exc)
+                    continue
+                # Due before it and after it, unmoved (one it set in the past is fired anew).
+                after = set(self.tables[table_id].deadlines())  # (rebuilt: another table)
+                stuck[table_id] = (due & after, self._inputs_taken[table_id])
             await asyncio.sleep(self.tick)
 
     async def _rebuilds(self) -> None:

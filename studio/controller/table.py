@@ -411,7 +411,14 @@ class TableController:
         return self.manual_pause or bool(self.alerts.pausing())
 
     def next_deadline(self) -> datetime | None:
-        times = [
+        times = self.deadlines()
+        return min(times) if times else None
+
+    def deadlines(self) -> list[datetime]:
+        """Every time at which a ``timer`` input may move the table on (some cannot while it
+        is paused: the service fires a timer again for a deadline it left due only after
+        another input)."""
+        return [
             t
             for t in (
                 self.betting_deadline,
@@ -425,7 +432,6 @@ class TableController:
             )
             if t is not None
         ]
-        return min(times) if times else None
 
     # ------------------------------------------------------------------ outputs
     def _event(self, type_: str, **data: Any) -> None:
