@@ -53,11 +53,18 @@ class _Command(BaseModel):
         return body
 
 
+# A side bet's amount, money as the stake is (at most 12 digits, 3 after the point), and
+# 0 or more: 0 is no side bet (docs/protocol.md). Until 2026-12-07 any decimal was taken:
+# "1.0099999999" was rounded to 1.00 unsaid, and "-1" was refused by the table (a
+# command_rejected that took the id) where a stake of -1 is no command (the id stays free).
+SideBetAmount = Annotated[Decimal, Field(ge=0, max_digits=12, decimal_places=3)]
+
+
 class BetCommand(_Command):
     type: Literal["bet"] = "bet"
     seat: int = Field(ge=1, le=7, strict=True)
     stake: Decimal = Field(gt=0, max_digits=12, decimal_places=3)
-    side_bets: dict[str, Decimal] = Field(default_factory=dict)
+    side_bets: dict[str, SideBetAmount] = Field(default_factory=dict)
     # Every boolean is strict, as the seat is: JSON true or false only. Until 2026-12-06
     # "yes", "on", "n", 1 and 0 were coerced ("consent_auto": "on" consented to automatic
     # debits), and such a command was taken as one (REST: 409 at the wrong time, not 422).
@@ -110,7 +117,24 @@ GameCommand = Annotated[
     BetCommand | DecisionCommand | VoteCommand | InsuranceCommand | EarlySurrenderCommand,
     Field(discriminator="type"),
 ]
+# A command as sent (REST, MQTT): what the controller takes.
 game_command = TypeAdapter(GameCommand)
+
+
+class LoggedBetCommand(BetCommand):
+    """A bet as the event log may hold it: one logged before 2026-12-07 has side bets of
+    any amount (the table refused a negative one, rounded one of 10 decimals), and is
+    replayed as it was taken, never refused by a check it did not meet then."""
+
+    side_bets: dict[str, Decimal] = Field(default_factory=dict)
+
+
+LoggedCommand = Annotated[
+    LoggedBetCommand | DecisionCommand | VoteCommand | InsuranceCommand | EarlySurrenderCommand,
+    Field(discriminator="type"),
+]
+# A command as logged (a table's input, replayed or live: a live one passed game_command).
+logged_command = TypeAdapter(LoggedCommand)
 COMMAND_TYPES = tuple(
     model.model_fields["type"].default for model in get_args(get_args(GameCommand)[0])
 )

@@ -17,7 +17,7 @@ from studio.controller.commands import (
     EarlySurrenderCommand,
     InsuranceCommand,
     VoteCommand,
-    game_command,
+    logged_command,
 )
 from studio.rules.hand import total as hand_total
 from studio.rules.round import LOGIC as RULES_LOGIC
@@ -122,7 +122,7 @@ class EngineRound:
         return [w for box in self.round.boxes.values() for w in box.wagers if w.refunded is None]
 
     def _command(self, data: dict[str, Any]) -> dict[str, Any] | None:
-        command = game_command.validate_python(data)
+        command = logged_command.validate_python(data)  # an engine op, logged
         rnd = self.round
         if isinstance(command, BetCommand):
             wager_id = rnd.place_wager(

@@ -76,6 +76,7 @@ from studio.controller.commands import (
     command_type,
     game_command,
     invalid_reason,
+    logged_command,
 )
 from studio.controller.conflicts import EventIdentities, identity
 from studio.controller.numbering import (
@@ -195,7 +196,7 @@ def _command_body(data: dict[str, Any]) -> dict[str, Any] | None:
     is 10.00), to compare two sent under one id; None if it is none (a log damaged, or of
     a version whose commands this one no longer reads)."""
     try:
-        body = game_command.validate_python(data).model_dump()
+        body = logged_command.validate_python(data).model_dump()
     except ValidationError:
         return None
     if "side_bets" in body:  # a side bet of 0 is none (docs/protocol.md)

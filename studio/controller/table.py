@@ -44,7 +44,7 @@ from studio.controller.commands import (
     GameCommand,
     InsuranceCommand,
     ManagerAction,
-    game_command,
+    logged_command,
 )
 from studio.controller.crosscheck import (
     CrossCheck,
@@ -1970,7 +1970,8 @@ class TableController:
     # answers it from its index of the commands taken (studio/store/game_commands.py; until
     # 2026-12-05 every id and answer was kept here, for the table's life).
     def _on_game_command(self, inp: Input) -> None:
-        command = game_command.validate_python(inp.data)
+        # As logged: a live command passed game_command's checks before it was logged.
+        command = logged_command.validate_python(inp.data)
         if self.logic >= 18:
             # A command taken well after the players' deadline meets the deadline first:
             # betting closes or the decision defaults, as the timer would have had it come in

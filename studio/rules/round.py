@@ -228,15 +228,22 @@ class Decision:
         }
 
 
+def _shown(value: object) -> str:
+    """An amount as a refusal says it: as written (``-1``), not Python's repr
+    (``Decimal('-1')``, said until 2026-12-07), and at most 40 characters."""
+    text = str(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
 def _money(value: Decimal | str | int) -> Decimal:
     if isinstance(value, float):
         raise WagerError("money must be a decimal string, not a float")
     try:
         amount = Decimal(value)
     except Exception as exc:
-        raise WagerError(f"not an amount of money: {value!r}") from exc
+        raise WagerError(f"not an amount of money: {_shown(value)}") from exc
     if not amount.is_finite() or amount < 0:
-        raise WagerError(f"not an amount of money: {value!r}")
+        raise WagerError(f"not an amount of money: {_shown(value)}")
     return amount
 
 
@@ -366,7 +373,7 @@ class Round:
             return self.rules.quantize_stake(_money(value))
         except InvalidOperation:
             # Decimal's context holds 28 digits: 1e26 and above cannot be rounded to cents.
-            raise WagerError(f"not an amount of money a table takes: {value!r}") from None
+            raise WagerError(f"not an amount of money a table takes: {_shown(value)}") from None
 
     def place_wager(
         self,
