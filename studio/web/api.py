@@ -20,13 +20,14 @@ from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi.dependencies.models import Dependant
 from fastapi.routing import APIRoute
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic_core import ErrorDetails
 
 from studio.console.auth import bearer_matches, current_user, require_role
 from studio.console.users import Role, User
 from studio.contract.rounds import UtcDatetime, rfc3339
 from studio.controller import ControllerService, UnknownTable
 from studio.controller.alerts import STATS_HOURS, AlertError
-from studio.controller.commands import Reason, ReasonError
+from studio.controller.commands import COMMAND_TYPES, Reason, ReasonError
 from studio.controller.table import InputFailed
 from studio.errors import CardCodeError, StoreError, StudioError
 from studio.store.eventlog import ChainReport
@@ -148,6 +149,20 @@ def reader_dependency(ctx: WebContext) -> Callable[[Request], Awaitable[str]]:
     return reader
 
 
+def _worded(error: ErrorDetails) -> dict[str, Any]:
+    """A validation error as the API says it. A game command without a ``type``, or of a
+    type no command has, is said as on MQTT (``commands.invalid_reason``): ``loc``
+    ``["type"]``, ``must be one of bet, decision, ...``. Until 2026-12-07 it was pydantic's
+    own, ``loc`` ``[]``, "Unable to extract tag using discriminator 'type'"."""
+    if error["type"] in ("union_tag_not_found", "union_tag_invalid"):
+        return {
+            "type": error["type"],
+            "loc": ["type"],
+            "msg": f"must be one of {', '.join(COMMAND_TYPES)}",
+        }
+    return dict(error)
+
+
 def build_router(ctx: WebContext) -> APIRouter:
     router = APIRouter(prefix="/api")
     token = ctx.extras.get("platform_token")
@@ -183,9 +198,8 @@ def build_router(ctx: WebContext) -> APIRouter:
             return HTTPException(404, str(exc.args[0]) if exc.args else "not found")
         if isinstance(exc, ValidationError):
             # Without the input: NaN or a lone surrogate in it made the answer a 500.
-            return HTTPException(
-                422, exc.errors(include_url=False, include_context=False, include_input=False)
-            )
+            errors = exc.errors(include_url=False, include_context=False, include_input=False)
+            return HTTPException(422, [_worded(error) for error in errors])
         if isinstance(exc, (CardCodeError, ReasonError)):
             # What the request said is wrong (card "ZZ"), not when it came: 422, as a body
             # that fails validation. A 409 says the action came at the wrong time.

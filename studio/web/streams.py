@@ -212,6 +212,11 @@ def _unknown_table(ctx: WebContext, table: str) -> bool:
     return isinstance(controller, ControllerService) and table not in controller.tables
 
 
+def _no_table(table: str) -> str:
+    # In REST's words (the controller's UnknownTable); until 2026-12-07 "no such table".
+    return f"no table {table!r}"
+
+
 def _resume_from(conn: HTTPConnection) -> tuple[str | None, str | None]:
     """The WebSocket's ``?after=`` (None: a new stream), or why it is refused.
 
@@ -245,7 +250,7 @@ def build_router(ctx: WebContext) -> APIRouter:
             await websocket.close(code=status.WS_1008_POLICY_VIOLATION)
             return
         if _unknown_table(ctx, table):  # as REST answers; it would stay silent for good
-            await websocket.send_denial_response(JSONResponse({"detail": "no such table"}, 404))
+            await websocket.send_denial_response(JSONResponse({"detail": _no_table(table)}, 404))
             return
         after, refused = _resume_from(websocket)
         if refused is not None:  # answered as the unknown table is: a reason the client can read
@@ -269,7 +274,7 @@ def build_router(ctx: WebContext) -> APIRouter:
         if allowed is None:
             raise HTTPException(401, "log in, or send the platform token")
         if _unknown_table(ctx, table):
-            raise HTTPException(404, "no such table")
+            raise HTTPException(404, _no_table(table))
 
         # A reconnecting EventSource sends the id of the last event it got.
         resume = request.headers.get("last-event-id")

@@ -132,3 +132,7 @@ async def test_a_stream_of_a_table_the_controller_does_not_have_is_refused_with_
     assert known["table"] == table_id
     assert refused.value.response.status_code == 404
     assert sse.status_code == 404
+    # Said as REST says it (until 2026-12-07 the streams said "no such table").
+    unknown = f"no table '{table_id}x'"
+    assert json.loads(refused.value.response.body or b"{}") == {"detail": unknown}
+    assert sse.json() == {"detail": unknown}
