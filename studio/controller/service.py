@@ -131,6 +131,7 @@ INPUT_KINDS = [
     "device.availability",
     "device.health",
     "controller.started",
+    "controller.devices_checked",  # (since table logic 20)
     "device.gap",
     "device.conflict",
     "game.command",
@@ -164,6 +165,9 @@ OFFLINE_CHECK_SECONDS = 0.25
 STALE_RETRY_SECONDS = 5.0  # a table whose rebuild failed is tried again this often while idle
 REBUILD_CHECK_SECONDS = 0.5  # how often the tables due a rebuild are looked for
 GAP_CHECK_SECONDS = 1.0  # how often the numbering's holes are looked at (and asked for)
+# How long a start waits for its subscriptions before it asks the devices for their tails
+# anyway (queued until the broker answers), and ends its tables' check ``gap_check`` later.
+LISTENING_WAIT_SECONDS = 10.0
 # Notices on `game/command_errors` per table and second at most (and as many at once): a
 # flood of garbage on `game/commands` does not become a flood on the broker. The others are
 # counted (stats.command_errors_suppressed, and the next notice's `suppressed`).
@@ -447,7 +451,10 @@ class ControllerService:
         for table_id in self.tables:
             # Logged like any input, so a later replay knows where each run began; like
             # any input, it publishes the table's state and dealer prompt.
-            await self.submit(table_id, "controller.started", self.tables[table_id].started_data())
+            started = self.tables[table_id].started_data()
+            if self.bus is not None:  # it asks the devices for what the log lacks (table logic 20)
+                started["checks_devices"] = True
+            await self.submit(table_id, "controller.started", started)
         self._stack = AsyncExitStack()
         group = await self._stack.enter_async_context(asyncio.TaskGroup())
         self._tasks = []
@@ -1653,11 +1660,21 @@ class ControllerService:
             for device in tracker.sources()
             if not device.endswith(HEALTH_SUFFIX)
         ]
+        # Asked as soon as the subscriptions are in place (their answers are heard), then
+        # given ``gap_check`` to come; meanwhile the table prompts its dealer to wait (table
+        # logic 20). Before, they were asked a second after the start, and the log's prompt
+        # came at once: a card drawn while the controller was down was asked for again.
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(LISTENING_WAIT_SECONDS):
+                await self.listening.wait()
+        for table_id, device in tails:
+            await self._ask_replay(table_id, device, None)
+        await asyncio.sleep(self.gap_check)
+        for table_id, table in self.tables.items():
+            if table.checking_devices:
+                await self._apply(table_id, "controller.devices_checked", {})
         while True:
-            await asyncio.sleep(self.gap_check)  # (the first time: the subscriptions are in place)
-            for table_id, device in tails:
-                await self._ask_replay(table_id, device, None)
-            tails = []
+            await asyncio.sleep(self.gap_check)
             reconnected = self.bus.stats.connects != seen_connects and seen_connects > 0
             seen_connects = self.bus.stats.connects
             for table_id, tracker in self._trackers.items():

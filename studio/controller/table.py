@@ -162,14 +162,22 @@ _PLAYED_TIMINGS = ("round_gap", "escalate_after", "load_grace", "restart_grace",
 # while a round that has ended waits for the next (phase ``settled``, the dealer's
 # ``collect``) gives the dealer the whole round gap from then to collect its cards (up to 18
 # the gap ran on during the pause: lifted after it, the next round opened at once, and the
-# dealer went from ``paused`` to ``wait_bets``, the ended round's cards still on the layout).
-LOGIC: Final = 19
+# dealer went from ``paused`` to ``wait_bets``, the ended round's cards still on the layout);
+# 20: a start with a round in progress whose service asks the devices for what they sent while
+# it was down (``controller.started``'s ``checks_devices``) prompts the dealer to wait, and
+# gives no card as due, until its ``controller.devices_checked`` (up to 19 the log's own
+# prompt came at once: "deal to seat 1" for a card already drawn there, which the tail
+# replayed a second later; a card drawn on it was booked to the next box).
+LOGIC: Final = 20
 FIRST_LOGIC: Final = 1
 # The phases of a round in progress: its burn card (logic 9), its bets, its cards.
 # How long after the players' deadline a command taken before the timer input is still
 # judged as in time (logic 18): the time it waited for its turn at the table.
 COMMAND_DEADLINE_GRACE: Final = 2.0
 ROUND_PHASES: Final = ("burning", "betting", "dealing")
+# The dealer's prompt after a start with a round in progress, until the devices were asked
+# for what they sent meanwhile (logic 20).
+RESTART_CHECK_TEXT: Final = "Controller restarted: checking the devices for cards dealt meanwhile"
 # Those in which a card may be due: the burn, the deal.
 _CARD_PHASES: Final = ("burning", "dealing")
 
@@ -295,6 +303,10 @@ class TableController:
     # When the run the table plays began (the time of its logged start; logic 17): an alert
     # raised before it is escalated `escalate_after` seconds after it, not after its raise.
     started_at: datetime | None = None
+    # Logic 20: since a start with a round in progress, until its ``controller.devices_checked``
+    # (the devices asked for the events the log lacks, and given time to send them): the
+    # dealer waits, no card is due.
+    checking_devices: bool = False
 
     def __post_init__(self) -> None:
         self.table = self.settings.id
@@ -570,7 +582,7 @@ class TableController:
             dealer=snap["dealer"],
             open_alerts=len(self.alerts.open_alerts()),
             last_alert_id=self.alerts.last_id,
-            next_card=None if self.paused else self.next_card(),
+            next_card=None if self.paused or self.checking_devices else self.next_card(),
             pending=self.engine.pending() if self.engine is not None else None,
             # A platform shows the players their timer (until 2026-12-06 only the rule set's
             # seconds were known, and a pause stops the clock).
@@ -595,6 +607,8 @@ class TableController:
     def _prompt_parts(self) -> tuple[str, str, dict[str, Any] | None]:
         if self.paused:
             return "paused", "Paused: call manager", None
+        if self.checking_devices:
+            return "wait", RESTART_CHECK_TEXT, None
         if self.phase == "waiting_shoe":
             if self.shuffle_verified:
                 return "load_shoe", "Load the shoe", None
@@ -666,6 +680,7 @@ class TableController:
         self.cards = []
         self.hole_face_down = False
         self.round_flags = {"single_source": self.settings.single_source}
+        self.checking_devices = False  # (a check that outlived the round it was for)
         # From logic 5 a card dealt on the camera's sighting stays known until its window
         # ends: the shoe's late read of the round's last card may come after the next opened.
         self.crosscheck.clear(keep_accepted=self.logic >= 5)
@@ -1040,6 +1055,17 @@ class TableController:
             device.availability, device.awaited = "unknown", True
         self._devices_published = None  # each run's streams start with the device status
         self.devices_due = self.now + timedelta(seconds=self.restart_grace) if awaited else None
+        # Logic 20: a card the dealer drew while the controller was down (or in flight when it
+        # died) is not in the log: the dealer waits until the devices had time to send it
+        # again (the service's ``controller.devices_checked``), not prompted from the log
+        # for a card already drawn.
+        self.checking_devices = (
+            self.logic >= 20 and bool(inp.data.get("checks_devices")) and self.phase in ROUND_PHASES
+        )
+
+    def _on_controller_devices_checked(self, inp: Input) -> None:
+        """Logic 20: the devices were asked for what the log lacks and had time to send it."""
+        self.checking_devices = False
 
     def _on_numbering_resumed(self, inp: Input) -> None:
         """A start with ``--after-restore`` found that the broker had seen this table's
