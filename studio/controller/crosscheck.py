@@ -244,7 +244,11 @@ class CrossCheck:
         # Only a sure pairing is decided at once: the same card in the same place, or a
         # card the camera saw but could not read in that place. Anything else waits for
         # the window to end, because two cards bound for one zone may be seen in either
-        # order (the camera reports a card when it has settled, not when it was drawn).
+        # order (the camera reports a card when it has settled, not when it was drawn), and
+        # the camera's own re-reading (its audit: ``removed`` then ``placed``) may still fix
+        # a misread within it. The round plays on meanwhile: what players decide on a read
+        # contradicted later is kept safe by the table refusing a correction under it
+        # (table logic 21), not by deciding here sooner (docs/controller.md, step 8).
         for other in others:
             if zones_match(other.zone, new.zone) and other.code == new.code and new.code:
                 return Verdict.MATCH, other

@@ -16,7 +16,7 @@ from typing import Any, Final
 
 from pydantic import BaseModel, ValidationError
 
-from studio.cards import parse_card
+from studio.cards import Card, parse_card
 from studio.config.models import TableSettings
 from studio.contract import (
     UNKNOWN_SHOE,
@@ -167,8 +167,14 @@ _PLAYED_TIMINGS = ("round_gap", "escalate_after", "load_grace", "restart_grace",
 # it was down (``controller.started``'s ``checks_devices``) prompts the dealer to wait, and
 # gives no card as due, until its ``controller.devices_checked`` (up to 19 the log's own
 # prompt came at once: "deal to seat 1" for a card already drawn there, which the tail
-# replayed a second later; a card drawn on it was booked to the next box).
-LOGIC: Final = 20
+# replayed a second later; a card drawn on it was booked to the next box);
+# 21: a correction is refused when a player's decision (a decision, a vote, an insurance or
+# early surrender answer, or their decision timer running out) taken after the card was taken
+# on another hand than the correction makes it: the values of the cards of the hands it was
+# for, the dealer's up card, the actions it had (up to 20 the decision was replayed on the
+# corrected cards: a hit on 11 became a hit on 17, bust, the player settled for a decision
+# never made on them) (docs/controller.md, Alerts).
+LOGIC: Final = 21
 FIRST_LOGIC: Final = 1
 # The phases of a round in progress: its burn card (logic 9), its bets, its cards.
 # How long after the players' deadline a command taken before the timer input is still
@@ -197,6 +203,106 @@ def _window(pending: dict[str, Any] | None) -> tuple[Any, ...] | None:
         return None
     stage = "surrender" if pending["surrender_seats"] else "insurance"
     return (pending["kind"], pending["seat"], pending["hand"], stage)
+
+
+# What a correction refused under a player's decision says (logic 21).
+DECIDED_ON: Final = "decided on the card as read"
+# The game commands that are a player's decision (logic 21); a bet comes before the cards.
+_DECISIONS: Final = frozenset({"decision", "vote", "insurance", "early_surrender"})
+# How a refusal says what a decision did (a decision's action, past tense).
+_DID: Final = {
+    "hit": "hit",
+    "stand": "stood",
+    "double": "doubled",
+    "split": "split",
+    "surrender": "surrendered",
+}
+
+
+@dataclass(frozen=True)
+class _DecidedOn:
+    """What a player's decision was taken on (logic 21): the decision pending (its kind, the
+    hands it is for, its legal actions), those hands' cards and the dealer's up card. The
+    decision turns on the cards' values (a suit never matters to it), and a refusal names
+    their codes. Never the hole card: it lies face down while the players decide."""
+
+    kind: str
+    hands: tuple[tuple[int, int], ...]  # (seat, hand) each
+    legal: tuple[str, ...]
+    cards: tuple[tuple[Card, ...], ...]  # each hand's
+    up: Card | None
+
+    def key(self) -> tuple[Any, ...]:
+        values = tuple(tuple(c.value for c in hand) for hand in self.cards)
+        up = self.up.value if self.up is not None else None
+        return (self.kind, self.hands, self.legal, values, up)
+
+    def who(self) -> str:
+        names = [f"seat {s}" + (f", hand {h + 1}" if h else "") for s, h in self.hands]
+        return " and ".join(names) or "a player"
+
+    def shown(self) -> str:
+        hands = ", ".join(" ".join(c.code for c in hand) for hand in self.cards)
+        return hands + (f" against {self.up.code}" if self.up is not None else "")
+
+    def change(self, now: _DecidedOn | None) -> str:
+        """How the rebuilt round differs for this decision, in a manager's words."""
+        if now is None or (now.kind, now.hands) != (self.kind, self.hands):
+            return "that decision would not be pending then"
+        said = []
+        if [[c.value for c in h] for h in now.cards] != [[c.value for c in h] for h in self.cards]:
+            said.append(", ".join(" ".join(c.code for c in hand) for hand in now.cards))
+        up_then = self.up.value if self.up is not None else None
+        if now.up is not None and now.up.value != up_then:
+            said.append(f"against {now.up.code}")
+        return "now " + (" ".join(said) if said else "with other actions")
+
+
+def _decided_on(engine: EngineRound, op: RoundOp) -> _DecidedOn | None:
+    """What ``op``, a player's decision or a timeout, is taken on in ``engine`` (logic 21)."""
+    rnd = engine.round
+    pending = rnd.pending_decision()
+    if pending is None or pending.kind == "betting":
+        return None
+    if pending.kind == "action":
+        assert pending.seat is not None and pending.hand is not None
+        hands: tuple[tuple[int, int], ...] = ((pending.seat, pending.hand),)
+    else:  # insurance, early surrender: the seats the answer is for, each one's first hand
+        data = op[1] if op[0] == "command" and isinstance(op[1], dict) else {}
+        if data.get("seat") is not None:
+            seats = [int(data["seat"])]
+        elif data.get("player") is not None:
+            seats = rnd.insurance_seats(str(data["player"]))
+        else:  # a timeout answers every question still open
+            seats = sorted(
+                {seat for seat, _ in pending.insurance_players} | set(pending.surrender_seats)
+            )
+        hands = tuple((seat, 0) for seat in seats if seat in rnd.boxes)
+    cards = tuple(tuple(rnd.boxes[seat].hands[hand].cards) for seat, hand in hands)
+    legal = tuple(action.value for action in pending.legal)
+    return _DecidedOn(pending.kind, hands, legal, cards, rnd.dealer_up)
+
+
+def _is_decision(op: RoundOp) -> bool:
+    kind, data = op
+    return kind == "timeout" or (
+        kind == "command" and isinstance(data, dict) and data.get("type") in _DECISIONS
+    )
+
+
+def _did(op: RoundOp) -> str:
+    """What a player's decision op did, for a refusal: "hit", "voted stand"."""
+    kind, data = op
+    if kind == "timeout" or not isinstance(data, dict):
+        return "let the decision time out"
+    action = str(data.get("action"))
+    if data.get("type") == "vote":
+        return f"voted {action}"
+    if data.get("type") == "insurance":
+        return "took insurance" if data.get("take") else "declined insurance"
+    if data.get("type") == "early_surrender":
+        return "took early surrender" if data.get("take") else "declined early surrender"
+    return _DID.get(action, action)
 
 
 class CommandRejected(StudioError):
@@ -2510,8 +2616,19 @@ class TableController:
         Every card left must still be due where it physically lies: a change that would
         make the engine deal a later card to another target (voiding a card that others
         followed, or a correction that changes who draws) is refused, not applied.
+
+        From logic 21 a player's decision (or timeout) after a card recoded must be taken on
+        what it was taken on as played (``_DecidedOn``: its hands' card values, the up card,
+        its legal actions), else the correction is refused: the player decided on the card
+        as read, and the decision replayed on another would settle them for one they never
+        made. The round as played is replayed beside the new one (``played``) to tell.
         """
         engine = EngineRound(self.ruleset, self.round_config, self._round_logic)
+        played = (
+            EngineRound(self.ruleset, self.round_config, self._round_logic)
+            if self.logic >= 21
+            else None
+        )
         new_cards: list[_DealtCard] = []
         removed: list[str] = []
         recoded: list[tuple[_DealtCard, str]] = []
@@ -2527,12 +2644,20 @@ class TableController:
                     # pending has its own timer. Up to logic 16 a timeout named none, and
                     # defaulted whatever was pending, though nobody had been asked it.
                     dropped = True
+                    if played is not None:
+                        played.apply(op)
                     continue
                 if op[0] != "card":
+                    if played is not None and recoded and _is_decision(op):
+                        self._check_decided_on(op, played, engine)
                     engine.apply(op)
                     new_ops.append(op)
+                    if played is not None:
+                        played.apply(op)
                     continue
                 card = next(card_iter)
+                if played is not None:
+                    played.apply(("card", card.code))
                 code = recode(card)
                 if code is None:
                     removed.append(card.code)
@@ -2577,6 +2702,21 @@ class TableController:
         if engine.round.logic >= 6:
             self._wagers_changed(before, engine.extras())
         return removed
+
+    @staticmethod
+    def _check_decided_on(op: RoundOp, played: EngineRound, engine: EngineRound) -> None:
+        """Refuse a rebuild in which the player's decision ``op`` would be taken on other
+        cards than it was taken on as played (``played``; logic 21)."""
+        was = _decided_on(played, op)
+        now = _decided_on(engine, op)
+        if was is None or (now is not None and now.key() == was.key()):
+            return
+        # The instruction first: the console shows a refusal's first 300 characters.
+        raise AlertError(
+            f"a player {DECIDED_ON}: cancel the round instead ({was.who()} {_did(op)} on "
+            f"{was.shown()}, {was.change(now)}; a decision is not replayed on cards the "
+            "player was not shown)"
+        )
 
     def _wagers_changed(
         self,

@@ -81,8 +81,10 @@ def test_a_logic_16_log_replays_the_timeout_as_it_was_played() -> None:
 
 def test_a_timeout_of_the_decision_still_pending_is_kept() -> None:
     # clubhouse: the decision timer (15 s) ends before the seat card's window (20 s); the
-    # seat's second card is corrected to another ten: the same decision, defaulted (stand).
-    d = Recorder("clubhouse", camera_window_seconds=20.0)
+    # seat's second card 8D (the camera read KH) is corrected: the same decision pending,
+    # defaulted (stand). Logic 20: from logic 21 a correction under a decision its timer
+    # defaulted on the card as read is refused (test_controller_decided_on_card.py).
+    d = Recorder("clubhouse", logic=20, camera_window_seconds=20.0)
     d.shuffle()
     d.load()
     d.tick(0.1)
@@ -91,8 +93,8 @@ def test_a_timeout_of_the_decision_still_pending_is_kept() -> None:
     for code, zone in [("TS", "seat:1"), ("7C", "dealer")]:
         d.card(code)
         d.camera(code, zone)
-    d.card("8D")  # the hole card, face down
-    d.card("9H")  # the camera reads seat 1's second card as KH
+    d.card("8D")  # seat 1's second card: the camera reads it as KH
+    d.card("9H")  # the hole card, face down
     d.camera("KH", "seat:1")
     d.tick(15.5)
     assert "timeout_default" in d.types()
