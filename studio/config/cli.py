@@ -27,6 +27,7 @@ from studio.config.models import (
     StudioConfig,
     TableSettings,
     _is_loopback,
+    tables_without_camera,
     web_port_beside_brokers,
 )
 from studio.errors import ConfigError, StoreError
@@ -755,6 +756,7 @@ def check(
     assert config is not None  # a configuration the model refused has a mistake
     warnings += [
         *no_tables(config),
+        *tables_without_camera(config),
         *unstable_ports(parts.devices),
         *absent_serial_ports(parts.devices),
         *unfed_virtual_cameras(parts.devices),

@@ -522,6 +522,25 @@ def web_port_beside_brokers(config: StudioConfig) -> str | None:
     return None
 
 
+def tables_without_camera(config: StudioConfig) -> list[str]:
+    """A warning for each table cross-checked by a camera (``single_source = false``, the
+    default) that has no ``camera`` device: the shoe's every card would wait for a sighting
+    none can send, a ``misscan`` that pauses the table. A warning, not a mistake: a file
+    for the drivers alone (``hwsim run --config-out`` without ``--camera``) is valid; a
+    table with no shoe deals no card (the controller's tests give tables no devices). Printed by ``studio config check`` and
+    logged by ``studio controller run`` at its start; until 2026-12-07 neither said a word
+    (an operator's review)."""
+    return [
+        f"warning: tables[{t}] ({table.id}): no camera device, but single_source is false: "
+        "every card the shoe deals would be a misscan that pauses the table; add its camera "
+        '([[tables.devices]] with kind = "camera") or set single_source = true'
+        for t, table in enumerate(config.tables)
+        if not table.single_source
+        and any(d.kind == "shoe" for d in table.devices)
+        and not any(d.kind == "camera" for d in table.devices)
+    ]
+
+
 def _port_key(port: str) -> tuple[str, ...]:
     """What tells two ports apart: a socket URL's host (any case) and port, else the path
     as written, normalised (``/dev//ttyUSB0`` is ``/dev/ttyUSB0``; links are not followed)."""

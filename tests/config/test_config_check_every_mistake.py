@@ -185,7 +185,9 @@ def test_a_broker_url_s_path_is_shown(tmp_path: Path) -> None:
 
 
 def _shoe(port: str) -> str:
+    # A table with a shoe and no camera is single-source (else a warning of its own).
     return (
+        "single_source = true\n"
         f'[[tables.devices]]\nid = "shoe-1"\nkind = "shoe"\nport = "{port}"\n'
         'options = { wire_id = "shoe-1" }\n'
     )
