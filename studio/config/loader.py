@@ -9,7 +9,6 @@ or token made of digits, or spelled ``true`` or ``null``, stays the text it is.
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 import re
@@ -24,6 +23,7 @@ from pydantic import BaseModel, ValidationError
 
 from studio.config.models import CameraOptions, SerialOptions, StudioConfig
 from studio.errors import ConfigError
+from studio.keys import unknown_key_hint, unknown_key_words
 from studio.text import NotUtf8Error, utf8_text
 
 ENV_PREFIX = "STUDIO_"
@@ -147,13 +147,6 @@ _OPTIONS_MODELS: dict[str, type[BaseModel]] = {
 }
 
 
-def unknown_key_hint(key: str, known: list[str]) -> str:
-    """The closest of ``known`` to the misspelt ``key``, and every key ``known``."""
-    close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
-    mean = f"did you mean {close[0]!r}? " if close else ""
-    return f"{mean}the keys are {', '.join(known)}"
-
-
 def _option_mistakes(item: Any) -> list[str] | None:
     """A device's options mistakes, one each (``options.protocl: unknown key ...``), from
     the validation of its typed options that ``DeviceSettings`` raised; None for another
@@ -209,10 +202,14 @@ def explain_errors(
             continue
         message = _friendlier(item, message)
         if item["type"] == "extra_forbidden":
-            message = "unknown key (check the spelling; see docs/operations.md)"
+            # The key meant, if one is close, and the keys of the section (studio.keys).
+            hint = unknown_key_words(StudioConfig, location)
+            said = "check the spelling" if hint is None or hint.startswith("the keys") else ""
+            words = "; ".join(part for part in (said, hint) if part)
+            message = f"unknown key ({words}; see docs/operations.md)"
             if origin != source:
                 message = (
-                    "unknown key (check the spelling; nested keys take a double underscore, "
+                    f"unknown key ({words}; nested keys take a double underscore, "
                     "e.g. STUDIO_BROKER__URL)"
                 )
         elif item["type"] == "list_type" and origin != source:

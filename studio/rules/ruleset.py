@@ -19,13 +19,23 @@ fields, never rename them.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
-from decimal import ROUND_DOWN, ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal
+from decimal import ROUND_DOWN, ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal, InvalidOperation
 from enum import StrEnum
+from fractions import Fraction
 from typing import Annotated, Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    model_validator,
+)
 
+from studio.keys import unknown_key_words
 from studio.rules.errors import RuleSetError
 from studio.rules.paytables import (
     BusterPaytable,
@@ -37,6 +47,43 @@ from studio.rules.paytables import (
 )
 
 Money = Annotated[Decimal, Field(ge=0)]
+
+# A pay as a table's sign says it ("6:5", "3:2", "2:1"): won to staked, whole numbers.
+_RATIO = re.compile(r"^\s*([0-9]{1,6})\s*:\s*([0-9]{1,6})\s*$")
+_PAY_WORDS = 'a decimal multiple of the stake, e.g. 1.5 (3:2) or 1.2 (6:5), or the ratio "6:5"'
+
+
+def _pay_ratio(value: Any) -> Any:
+    """A pay written as a ratio, as GAME-FACTS and the pit write it (``"6:5"`` is 1.2),
+    taken only when it is an exact decimal (``"7:3"`` is refused: say which rounding is
+    meant by writing the decimal). Until 2026-12-07 "6:5" was "Input should be a valid
+    decimal" (an operator's review)."""
+    if not isinstance(value, str):
+        return value
+    match = _RATIO.match(value)
+    if match is None:
+        try:
+            Decimal(value.strip())
+        except InvalidOperation:
+            raise ValueError(f"{_PAY_WORDS}; got {value[:40]!r}") from None
+        return value
+    won, staked = int(match[1]), int(match[2])
+    if staked == 0:
+        raise ValueError(f"{value!r} divides by 0: {_PAY_WORDS}")
+    rest = Fraction(won, staked).denominator
+    for factor in (2, 5):
+        while rest % factor == 0:
+            rest //= factor
+    if rest != 1:
+        raise ValueError(
+            f"{value!r} is no exact decimal ({won}/{staked}): write the pay as the decimal "
+            "meant, rounded as the published rules round it"
+        )
+    return Decimal(won) / Decimal(staked)
+
+
+# A pay: a decimal multiple of the stake, or its ratio as a string.
+Pay = Annotated[Decimal, BeforeValidator(_pay_ratio)]
 # The largest stake a game command carries (12 digits, 3 of them decimals): a limit above
 # it is no limit (and from 1e26 Decimal cannot round a stake to cents at all).
 MAX_STAKE: Final = Decimal("999999999.999")
@@ -142,7 +189,7 @@ class SplitRules(_Model):
 class InsuranceRules(_Model):
     offered: bool = True
     cost: Decimal = Field(default=Decimal("0.5"), gt=0, le=1, description="share of the stake")
-    pays: Decimal = Field(default=Decimal(2), ge=0)
+    pays: Pay = Field(default=Decimal(2), ge=0, description='2:1 is 2 (or "2:1")')
     even_money: bool = False
 
 
@@ -188,7 +235,9 @@ class RuleSet(_Model):
     source: str = ""
     shoe: ShoeRules
     dealer: DealerRules = DealerRules()
-    blackjack_pays: Decimal = Field(default=Decimal("1.5"), gt=0, description="3:2 is 1.5")
+    blackjack_pays: Pay = Field(
+        default=Decimal("1.5"), gt=0, description='3:2 is 1.5 (or "3:2"), 6:5 is 1.2'
+    )
     auto_stand_21: bool = True
     double: DoubleRules = DoubleRules()
     split: SplitRules = SplitRules()
@@ -346,6 +395,11 @@ def _validate(data: Mapping[str, Any]) -> RuleSet:
         for err in exc.errors():
             where = ".".join(str(p) for p in err["loc"])
             msg = str(err["msg"]).removeprefix("Value error, ")
+            hint = (
+                unknown_key_words(RuleSet, err["loc"]) if err["type"] == "extra_forbidden" else None
+            )
+            if hint is not None:  # the key meant (pydantic's "Extra inputs are not permitted")
+                msg = f"unknown key ({hint})"
             reasons.append(f"{where}: {msg}" if where else msg)
         raise RuleSetError("invalid rule set: " + "; ".join(reasons)) from exc
 

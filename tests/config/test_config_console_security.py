@@ -120,7 +120,9 @@ def test_check_accepts_the_policy(tmp_path: Path) -> None:
         ),
         (
             "max_falures = 3",
-            "console.max_falures: unknown key (check the spelling; see docs/operations.md)",
+            "console.max_falures: unknown key (did you mean 'max_failures'? the keys are "
+            "session_lifetime_hours, idle_timeout_minutes, max_failures, lockout_minutes, "
+            "remote_max_failures, attempts_kept_days; see docs/operations.md)",
         ),
         # A lock's end and a session's expiry are dates: a bound far from overflowing them.
         (

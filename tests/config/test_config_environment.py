@@ -67,7 +67,8 @@ def test_a_section_only_a_variable_made_names_the_variable_alone(tmp_path: Path)
     path = tmp_path / "studio.toml"
     path.write_text('[broker]\nurl = "mqtt://127.0.0.1:1883"\n')
     [line] = _lines(path, {"STUDIO_WEBB__PORT": "9000"})
-    assert line.startswith("STUDIO_WEBB__PORT: webb: unknown key (check the spelling; nested")
+    assert line.startswith("STUDIO_WEBB__PORT: webb: unknown key (did you mean 'web'? the keys")
+    assert line.endswith("; nested keys take a double underscore, e.g. STUDIO_BROKER__URL)")
     # A list item addressed by a variable: the list wants the whole JSON.
     path.write_text('[[tables]]\nid = "bj-1"\n')
     [line] = _lines(path, {"STUDIO_TABLES__0__RULESET": "vegas"})
