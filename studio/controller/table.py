@@ -173,8 +173,13 @@ _PLAYED_TIMINGS = ("round_gap", "escalate_after", "load_grace", "restart_grace",
 # on another hand than the correction makes it: the values of the cards of the hands it was
 # for, the dealer's up card, the actions it had (up to 20 the decision was replayed on the
 # corrected cards: a hit on 11 became a hit on 17, bust, the player settled for a decision
-# never made on them) (docs/controller.md, Alerts).
-LOGIC: Final = 21
+# never made on them) (docs/controller.md, Alerts);
+# 22: the players' timers stop while the controller is down, as during a pause: the decision
+# and the betting window pending at a start that checks the devices wait for its
+# ``controller.devices_checked`` and start again in full from it (up to 21 they ran on while
+# it was down, and one overdue closed betting or defaulted the decision at once, before the
+# devices or the players were back).
+LOGIC: Final = 22
 FIRST_LOGIC: Final = 1
 # The phases of a round in progress: its burn card (logic 9), its bets, its cards.
 # How long after the players' deadline a command taken before the timer input is still
@@ -468,6 +473,8 @@ class TableController:
         elif self.paused and self.betting_deadline is not None:
             self.betting_left = max(self.betting_deadline - self.now, timedelta(0))
             self.betting_deadline = None
+        elif self.checking_devices and self.logic >= 22:
+            return  # a restart's check holds it too (on until controller.devices_checked)
         elif not self.paused and self.betting_left is not None:
             self.betting_deadline = self.now + self.betting_left
             self.betting_left = None
@@ -929,7 +936,9 @@ class TableController:
     def _arm_decision_timer(self) -> None:
         assert self.engine is not None
         pending = self.engine.pending()
-        if pending is None:
+        if self.checking_devices and self.logic >= 22:
+            self.decision_deadline = None  # started in full once the check ends
+        elif pending is None:
             self.decision_deadline = None
         elif self.decision_deadline is None:
             seconds = self.ruleset.timeouts.decision_seconds
@@ -1168,10 +1177,25 @@ class TableController:
         self.checking_devices = (
             self.logic >= 20 and bool(inp.data.get("checks_devices")) and self.phase in ROUND_PHASES
         )
+        if self.checking_devices and self.logic >= 22:
+            # Logic 22: the players' timers stopped with the controller (nobody could play
+            # meanwhile); they start again in full once the check ends, as after a pause.
+            self.decision_deadline = None
+            self.betting_deadline = None  # (a paused window keeps what was left of it)
 
     def _on_controller_devices_checked(self, inp: Input) -> None:
-        """Logic 20: the devices were asked for what the log lacks and had time to send it."""
+        """Logic 20: the devices were asked for what the log lacks and had time to send it.
+        Logic 22: the players' timers start again in full (the decision's, armed by
+        :meth:`_advance`; the betting window here, or left whole to a pause in force)."""
+        if not self.checking_devices:
+            return
         self.checking_devices = False
+        if self.logic < 22 or self.phase != "betting":
+            return
+        if self.betting_deadline is None and self.betting_left is None:
+            self.betting_deadline = self.now + timedelta(
+                seconds=self.ruleset.timeouts.betting_seconds
+            )
 
     def _on_numbering_resumed(self, inp: Input) -> None:
         """A start with ``--after-restore`` found that the broker had seen this table's
@@ -2626,7 +2650,7 @@ class TableController:
         engine = EngineRound(self.ruleset, self.round_config, self._round_logic)
         played = (
             EngineRound(self.ruleset, self.round_config, self._round_logic)
-            if self.logic >= 21
+            if self.logic >= 22
             else None
         )
         new_cards: list[_DealtCard] = []
