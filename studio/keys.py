@@ -18,10 +18,16 @@ from typing import Annotated, Any
 from pydantic import BaseModel
 
 
+def closest_key(key: str, known: Sequence[str]) -> str | None:
+    """The key of ``known`` the misspelt ``key`` most likely meant, if one is close."""
+    close = difflib.get_close_matches(key, list(known), n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
 def unknown_key_hint(key: str, known: Sequence[str]) -> str:
     """The closest of ``known`` to the misspelt ``key``, and every key ``known``."""
-    close = difflib.get_close_matches(key, list(known), n=1, cutoff=0.6)
-    mean = f"did you mean {close[0]!r}? " if close else ""
+    close = closest_key(key, known)
+    mean = f"did you mean {close!r}? " if close else ""
     return f"{mean}the keys are {', '.join(known)}"
 
 
@@ -81,6 +87,14 @@ def model_at(root: type[BaseModel], path: Sequence[str | int]) -> type[BaseModel
         if below is None:
             return None
         kinds = below
+    # A list's items (a TOML header names them without an index: [[tables.devices]]).
+    kinds = [
+        item
+        for kind in kinds
+        for item in (
+            _kinds(typing.get_args(kind)[0]) if typing.get_origin(kind) is list else [kind]
+        )
+    ]
     if _free(kinds):
         return None
     return next((kind for kind in kinds if _is_model(kind)), None)
@@ -93,3 +107,21 @@ def unknown_key_words(root: type[BaseModel], location: Sequence[str | int]) -> s
     if model is None or not location:
         return None
     return unknown_key_hint(str(location[-1]), list(model.model_fields))
+
+
+def holds_list(root: type[BaseModel], path: Sequence[str]) -> bool:
+    """Whether the key at ``path`` holds a list (a TOML ``[[header]]``)."""
+    kinds: list[Any] | None = [root]
+    for key in path:
+        kinds = _child(kinds, key) if kinds is not None else None
+    return any(typing.get_origin(kind) is list for kind in kinds or [])
+
+
+def sections(model: type[BaseModel]) -> list[str]:
+    """The keys of ``model`` that hold a section (a model, a list of them, a mapping)."""
+    names = []
+    for name, field in model.model_fields.items():
+        kinds = _kinds(field.annotation)
+        if any(_is_model(kind) or typing.get_origin(kind) in (list, dict) for kind in kinds):
+            names.append(name)
+    return names

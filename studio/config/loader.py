@@ -23,7 +23,14 @@ from pydantic import BaseModel, ValidationError
 
 from studio.config.models import CameraOptions, SerialOptions, StudioConfig
 from studio.errors import ConfigError
-from studio.keys import unknown_key_hint, unknown_key_words
+from studio.keys import (
+    closest_key,
+    holds_list,
+    model_at,
+    sections,
+    unknown_key_hint,
+    unknown_key_words,
+)
 from studio.text import NotUtf8Error, utf8_text
 
 ENV_PREFIX = "STUDIO_"
@@ -239,6 +246,83 @@ def _text(data: bytes, path: Path) -> str:
         raise ConfigError(f"{path}: {exc}") from None
 
 
+# A TOML table header on a line of its own: ``[web]``, ``[[tables.devices]]`` (a comment after).
+_HEADER = re.compile(r"^[ \t]*(\[\[?)([^\[\]#]+?)(\]\]?)[ \t]*(?:#.*)?$")
+_MULTILINE = ('"""', "'''")
+
+
+def _headers(text: str) -> list[tuple[int, str, list[str]]]:
+    """Each table header of ``text``: its line, its brackets and its keys. Lines inside a
+    multi-line string are skipped."""
+    found = []
+    inside: str | None = None  # the quotes of the multi-line string the line is in
+    for number, line in enumerate(text.splitlines(), 1):
+        if inside is None:
+            match = _HEADER.match(line)
+            if match is not None and match[1] == match[3][::-1].replace("]", "["):
+                keys = [part.strip().strip("\"'") for part in match[2].split(".")]
+                found.append((number, match[1], keys))
+                continue
+        for quotes in _MULTILINE:
+            if inside in (None, quotes) and line.count(quotes) % 2:
+                inside = None if inside == quotes else quotes
+    return found
+
+
+def _in_data(data: Any, keys: list[str]) -> bool:
+    """Whether the parsed file holds ``keys`` (a list's last item walked into), as a real
+    header would have made them: a line in a string does not."""
+    node = data
+    for key in keys:
+        if isinstance(node, list) and node:
+            node = node[-1]
+        if not isinstance(node, dict) or key not in node:
+            return False
+        node = node[key]
+    return True
+
+
+def unknown_section(text: str, data: dict[str, Any] | None) -> str | None:
+    """``unknown section [[table]] at line 24: did you mean [[tables]]? ...`` for the first
+    header naming no section of the configuration, else None. ``data``: the parsed file
+    (None: the TOML reader refused it), whose keys confirm a header is one.
+
+    A misspelt header was either a TOML error pointing elsewhere (``[[table]]`` before a
+    ``[[tables]]``: "Cannot overwrite a value" at the later, correct header) or moved its
+    devices onto the table before it (``[[tables.devices]]`` after ``[[table]]``): until
+    2026-12-07 neither named the header (an operator's review)."""
+    for line, brackets, keys in _headers(text):
+        for depth, key in enumerate(keys):
+            model = model_at(StudioConfig, keys[:depth])
+            if model is None:
+                break  # (a place that takes any keys: a device's options, a rule set)
+            if key in model.model_fields:
+                continue
+            if data is not None and not _in_data(data, keys):
+                break  # (a line of a multi-line string)
+            shut = brackets.replace("[", "]")
+            written = f"{brackets}{'.'.join(keys)}{shut}"
+            names = sections(model)
+            close = closest_key(key, names)
+            words = f"unknown section {written} at line {line}"
+            if close is not None:
+                meant = [*keys[:depth], close, *keys[depth + 1 :]]
+                twice = holds_list(StudioConfig, meant[: depth + 1])
+                opened = "[[" if twice else "["
+                shut = "]]" if twice else "]"
+                words += f": did you mean {opened}{'.'.join(meant)}{shut}?"
+            here = ".".join(keys[:depth])
+            listed = ", ".join(
+                f"[[{here + '.' if here else ''}{name}]]"
+                if holds_list(StudioConfig, [*keys[:depth], name])
+                else f"[{here + '.' if here else ''}{name}]"
+                for name in names
+            )
+            above = ("[[{}]]" if holds_list(StudioConfig, keys[:depth]) else "[{}]").format(here)
+            return f"{words} (sections{f' of {above}' if here else ''}: {listed})"
+    return None
+
+
 def read_toml(path: Path) -> dict[str, Any]:
     try:
         data = path.read_bytes()
@@ -247,10 +331,20 @@ def read_toml(path: Path) -> dict[str, Any]:
     except OSError as exc:
         # A folder, a file the process may not read: what the operator has to fix.
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    text = _text(data, path)
     try:
-        return tomllib.loads(_text(data, path))
+        parsed = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
+        # A misspelt header may be why, the reader's line another one's: named first.
+        unknown = unknown_section(text, None)
+        then = f"; the TOML reader then stopped: {exc}" if unknown else ""
+        raise ConfigError(
+            f"{path}: {unknown}{then}" if unknown else f"{path}: not valid TOML: {exc}"
+        ) from exc
+    unknown = unknown_section(text, parsed)
+    if unknown is not None:
+        raise ConfigError(f"{path}: {unknown}")
+    return parsed
 
 
 def default_database_hint(
