@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import sys
 import uuid
@@ -203,3 +204,27 @@ async def test_the_controller_process_exits_2_naming_the_record(
         f"error: event_log: record {settled.id} does not chain: content does not match its hash"
     ), text
     assert "Run `studio audit verify` on this database" in errors[0], text
+
+
+@pytest.mark.timeout(60)
+async def test_a_start_from_the_first_record_counts_the_records_as_the_audit_does(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Until 2026-12-07 the start's line said 2 records more than the log held (103 of 101):
+    # the table's first logged settings, checked before the walk from record 1 went over
+    # them, were counted twice (an operator's review).
+    async with database("sqlite", tmp_path) as log:
+        await played(log, INPUTS)
+        head = (await log.read(descending=True, limit=1))[0].id
+        audit = await log.verify()
+        assert (audit.ok, audit.records) == (True, head)
+
+        started = service(log)
+        started._start_chain = chain = StartChain(log)
+        caplog.set_level(logging.INFO, logger="studio.controller.service")
+        assert await started.recover() > 0
+        assert (chain.first, chain.last, chain.checked) == (1, head, head)
+        said = [r.getMessage() for r in caplog.records if "chain checked" in r.getMessage()]
+        assert said == [
+            f"the event log's chain checked: {head} records, from record 1 to {head}"
+        ], said
