@@ -1,0 +1,44 @@
+"""docs/operations.md's runbook as an operator runs it: the restore's commands under
+``set -e``, the order of the production commands, the platform token's rotation and the
+monitoring section, each against what the code does (an operator's review, 2026-12-07)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+OPERATIONS = DOCS / "operations.md"
+
+
+def section(text: str, title: str) -> str:
+    """The text of the section ``title`` (any level), up to the next heading."""
+    match = re.search(rf"^#+ {re.escape(title)}\n(.*?)(?=^#+ |\Z)", text, re.S | re.M)
+    assert match is not None, f"no section {title!r}"
+    return match[1]
+
+
+def _restore_step_2() -> str:
+    """The command of *Restoring a SQLite backup*, step 2, as one line."""
+    text = OPERATIONS.read_text()
+    step = re.search(r"^2\. Move the live file aside.*?(?=^3\. )", text, re.S | re.M)
+    assert step is not None
+    commands = re.findall(r"`(mkdir -m 700 var/replaced[^`]*)`", step[0], re.S)
+    assert len(commands) == 1, commands
+    return " ".join(commands[0].split())
+
+
+def test_restore_step_2_goes_on_under_set_e_after_a_clean_stop(tmp_path: Path) -> None:
+    # Until 2026-12-07 one `mv` of the file, its -wal and its -shm: after a clean stop
+    # (no -wal, no -shm) it exited 1 and a runbook script under `set -e` stopped there.
+    for present in (["studio.db"], ["studio.db", "studio.db-wal", "studio.db-shm"]):
+        folder = tmp_path / str(len(present))
+        (folder / "var").mkdir(parents=True)
+        for name in present:
+            (folder / "var" / name).write_text(name)
+        script = f"set -e\n{_restore_step_2()}\necho done\n"
+        ran = subprocess.run(["sh", "-c", script], cwd=folder, capture_output=True, text=True)
+        assert (ran.returncode, ran.stdout) == (0, "done\n"), ran.stderr
+        assert sorted(p.name for p in (folder / "var").iterdir()) == ["replaced"]
+        assert sorted(p.name for p in (folder / "var" / "replaced").iterdir()) == sorted(present)
