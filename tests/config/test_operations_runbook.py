@@ -42,3 +42,23 @@ def test_restore_step_2_goes_on_under_set_e_after_a_clean_stop(tmp_path: Path) -
         assert (ran.returncode, ran.stdout) == (0, "done\n"), ran.stderr
         assert sorted(p.name for p in (folder / "var").iterdir()) == ["replaced"]
         assert sorted(p.name for p in (folder / "var" / "replaced").iterdir()) == sorted(present)
+
+
+def test_the_token_rotation_is_documented_as_the_code_does_it() -> None:
+    from studio.config.models import WebSettings
+
+    # One token: no second field taking a previous one during a change.
+    tokens = [name for name in WebSettings.model_fields if "token" in name]
+    assert tokens == ["platform_token"]
+    security = (DOCS / "security.md").read_text()
+    rotation = re.search(r"\* Rotating the platform token: (.*?)(?=\n\* |\n#)", security, re.S)
+    assert rotation is not None, "docs/security.md has no *Rotating the platform token*"
+    words = " ".join(rotation[1].split())
+    for said in (
+        "the controller takes one token, read at its start",
+        "systemctl restart studio-controller",
+        "studio config check --env-file",
+        "the old one is a 401",
+    ):
+        assert said in words, said
+    assert "*Rotating the platform token*" in OPERATIONS.read_text()
