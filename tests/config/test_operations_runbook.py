@@ -62,3 +62,14 @@ def test_the_token_rotation_is_documented_as_the_code_does_it() -> None:
     ):
         assert said in words, said
     assert "*Rotating the platform token*" in OPERATIONS.read_text()
+
+
+def test_the_production_commands_cd_to_the_working_directory_first() -> None:
+    # Until 2026-12-07 `studio config check` came before the `cd`: run from the home folder
+    # it passed, and resolved the default SQLite file there (~/var/studio.db).
+    block = re.search(r"Production processes.*?```sh\n(.*?)```", OPERATIONS.read_text(), re.S)
+    assert block is not None
+    lines = [line.split("#", 1)[0].strip() for line in block[1].splitlines()]
+    assert lines[0] == "cd /var/lib/studio", lines
+    check = next(line for line in lines if line.startswith("studio config check"))
+    assert "--env-file /etc/studio/secrets.env" in check, check
