@@ -73,3 +73,29 @@ def test_the_production_commands_cd_to_the_working_directory_first() -> None:
     assert lines[0] == "cd /var/lib/studio", lines
     check = next(line for line in lines if line.startswith("studio config check"))
     assert "--env-file /etc/studio/secrets.env" in check, check
+
+
+def test_the_monitoring_section_names_what_the_code_reports() -> None:
+    from studio.contract.messages import Availability, DeviceHealth
+    from studio.contract.rounds import DeviceStatus, RoundState
+
+    monitoring = " ".join(section(OPERATIONS.read_text(), "Monitoring").split())
+    # /api/health as studio/web/app.py answers it: a constant for anyone, 503 while starting.
+    assert '`{"status": "ok"}` (200)' in monitoring
+    assert "whatever the broker link, the devices or the tables' pauses" in monitoring
+    assert '503 {"status": "starting", ...}' in monitoring
+    app = (Path(__file__).resolve().parents[2] / "studio" / "web" / "app.py").read_text()
+    assert 'return {"status": "ok"}' in app
+    # The fields it names are those of the table summary and the device status.
+    for field in ("paused", "open_alerts", "phase"):
+        assert f"`{field}`" in monitoring and field in RoundState.model_fields, field
+    for field in ("availability", "health", "awaited"):
+        assert f"`{field}`" in monitoring and field in DeviceStatus.model_fields, field
+    for state in Availability.model_fields["state"].annotation.__args__:
+        assert f"`{state}`" in monitoring, state
+    for status in DeviceHealth.model_fields["status"].annotation.__args__:
+        assert f"`{status}`" in monitoring, status
+    protocol = (DOCS / "protocol.md").read_text()
+    for topic in re.findall(r"`(studio/v1/tables/\{table\}/[^`]+)`", monitoring):
+        assert f"`{topic}`" in protocol, topic
+    assert "`studio/v1/tables/{table}/alerts`" in monitoring
