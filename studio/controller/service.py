@@ -454,6 +454,10 @@ class ControllerService:
             started = self.tables[table_id].started_data()
             if self.bus is not None:  # it asks the devices for what the log lacks (table logic 20)
                 started["checks_devices"] = True
+            # This run logs its clean stop (controller.stopped): the next start can tell.
+            started["logs_stop"] = True
+            if await self._stopped_uncleanly(table_id):
+                started["unclean_stop"] = True
             await self.submit(table_id, "controller.started", started)
         self._stack = AsyncExitStack()
         group = await self._stack.enter_async_context(asyncio.TaskGroup())
@@ -503,6 +507,47 @@ class ControllerService:
                 await self._stack.aclose()
         finally:
             await self._stop_settled()
+            await self._log_stops()
+
+    async def _log_stops(self) -> None:
+        """Log each table's clean stop (``controller.stopped``, not an input: no replay
+        reads it), so that the next start tells a run killed (kill -9, out of memory, its
+        machine lost) from one stopped: :meth:`_stopped_uncleanly`."""
+        if self._broken is not None:
+            return  # a chain found broken: nothing more is written to it
+        for table_id in self.tables:
+            try:
+                await self.log.append(table_id, "controller.stopped", {})
+            except Exception as exc:  # the database away, the lock lost: the stop goes on
+                _LOGGER.warning("%s: the clean stop was not logged: %s", table_id, exc)
+
+    async def _stopped_uncleanly(self, table_id: str) -> bool:
+        """Did the table's last run end without its clean stop? Its start said it logs one
+        (``logs_stop``, since 2026-12-07), and none came after it. A WARNING names the round
+        in progress this start resumes. Before, a start after kill -9 said only how many
+        inputs it recovered: nothing told the manager the controller had crashed."""
+        last = await self.log.read(
+            table_id=table_id,
+            kinds=["controller.started", "controller.stopped"],
+            descending=True,
+            limit=1,
+        )
+        if not last or last[0].kind != "controller.started":
+            return False
+        if not last[0].payload.get("logs_stop"):
+            return False  # a version that logged no stop: it cannot be told
+        table = self.tables[table_id]
+        in_progress = table.phase in ROUND_PHASES and table.round_id is not None
+        _LOGGER.warning(
+            "%s: the last run (started %s) ended without a clean stop (killed, or its machine "
+            "lost): %s",
+            table_id,
+            last[0].ts,
+            f"resuming round {table.round_id} in progress"
+            if in_progress
+            else "no round was in progress",
+        )
+        return True
 
     async def _stop_settled(self) -> None:
         """A stop once the tasks ended: the inputs under way settled, the marks saved."""

@@ -178,8 +178,10 @@ _PLAYED_TIMINGS = ("round_gap", "escalate_after", "load_grace", "restart_grace",
 # and the betting window pending at a start that checks the devices wait for its
 # ``controller.devices_checked`` and start again in full from it (up to 21 they ran on while
 # it was down, and one overdue closed betting or defaulted the decision at once, before the
-# devices or the players were back).
-LOGIC: Final = 22
+# devices or the players were back); 23: such a start (a round in progress, the devices
+# checked) after a run that logged no clean stop (killed) is a ``controller_restarted`` round
+# event (up to 22 nothing in the round's record said the controller had crashed).
+LOGIC: Final = 23
 FIRST_LOGIC: Final = 1
 # The phases of a round in progress: its burn card (logic 9), its bets, its cards.
 # How long after the players' deadline a command taken before the timer input is still
@@ -1177,6 +1179,11 @@ class TableController:
         self.checking_devices = (
             self.logic >= 20 and bool(inp.data.get("checks_devices")) and self.phase in ROUND_PHASES
         )
+        if self.checking_devices and self.logic >= 23 and inp.data.get("unclean_stop"):
+            # Logic 23: the round's record says the controller was killed (or its machine
+            # lost) during it: the run before logged no clean stop (the service's
+            # ``unclean_stop``). A clean restart says nothing, as before.
+            self._event("controller_restarted", clean_stop=False)
         if self.checking_devices and self.logic >= 22:
             # Logic 22: the players' timers stopped with the controller (nobody could play
             # meanwhile); they start again in full once the check ends, as after a pause.

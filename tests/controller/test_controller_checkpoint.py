@@ -236,8 +236,12 @@ async def test_a_long_replay_at_a_start_is_saved_as_a_checkpoint_before_the_firs
         assert again._since_checkpoint["crash"] == 0  # not taken again 30 s later
         assert await service(log).recover() == 0
         (record,) = await log.read(kinds=[CHECKPOINT_KIND])
+        # The replay stands at the last record walked: the first run's clean stop
+        # (``controller.stopped``, logged after its last input since 2026-12-07).
         (last_input,) = await log.read(kinds=INPUT_KINDS, descending=True, limit=1)
-        assert record.payload["through"] == last_input.id
+        (stopped,) = await log.read(kinds=["controller.stopped"])
+        assert stopped.id == last_input.id + 1
+        assert record.payload["through"] == stopped.id
 
 
 async def test_the_controller_checkpoints_a_table_in_the_background(tmp_path: Path) -> None:
