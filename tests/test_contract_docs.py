@@ -20,7 +20,7 @@ import pytest
 from pydantic import BaseModel
 
 from studio.contract import messages, rounds
-from studio.contract.topics import PREFIX, Topics
+from studio.contract.topics import PREFIX, Topics, controller_availability
 from studio.controller.commands import GameCommand
 from studio.streams.fanout import _SNAPSHOTS, Channel, StreamMessage, _topic
 
@@ -32,7 +32,8 @@ _TABLE, _DEVICE = "TABLEX", "DEVICEX"
 
 
 def _contract_topics() -> dict[str, str]:
-    """Every topic Topics builds, by attribute name, with ``{table}``/``{device}``."""
+    """Every topic Topics builds, by attribute name, with ``{table}``/``{device}``, and the
+    controller's availability (``{client}``)."""
     topics = Topics(_TABLE)
     out = {}
     for name, member in inspect.getmembers(Topics):
@@ -45,6 +46,8 @@ def _contract_topics() -> dict[str, str]:
         else:
             continue
         out[name] = value.replace(_TABLE, "{table}").replace(_DEVICE, "{device}")
+    # The one topic of no table: the controller's own availability, by its client id.
+    out["controller_availability"] = controller_availability(_DEVICE).replace(_DEVICE, "{client}")
     return out
 
 

@@ -99,6 +99,14 @@ class Topics:
         return f"{self.base}/game/command_errors"
 
 
+def controller_availability(client_id: str, prefix: str = PREFIX) -> str:
+    """The controller's own availability, by its MQTT client id (``{client_id_prefix}-controller``):
+    retained ``online`` while it runs, ``offline`` at a clean stop and, as its last will, when
+    it dies. A dealer's display that reads the retained ``dealer/prompt`` tells by it a prompt
+    of a live controller from the last one of a dead controller."""
+    return f"{prefix}/controllers/{_segment(client_id, 'client id')}/availability"
+
+
 def table_of(topic: str) -> str:
     """The table id inside a contract topic; raise :class:`BusError` if it is not one."""
     parts = topic.split("/")

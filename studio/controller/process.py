@@ -19,6 +19,7 @@ from studio.bus.session_lock import held_session
 from studio.config.models import StudioConfig, tables_without_camera
 from studio.console import UserStore  # (also registers the console's tables)
 from studio.console.auth import settings_from_config
+from studio.contract.topics import controller_availability
 from studio.controller.service import ControllerService
 from studio.errors import ConfigError, StoreError
 from studio.store import Database, EventLog
@@ -100,7 +101,16 @@ async def _serve(config: StudioConfig, started: asyncio.Event, *, after_restore:
         )
         started.set()
         log = EventLog(db)
-        bus = await stack.enter_async_context(MessageBus(config.broker, CONTROLLER_CLIENT_ID))
+        # Its availability retained, its last will `offline`: a dealer's display reading the
+        # retained prompt sees the controller gone (killed) rather than a stale prompt.
+        client_id = f"{config.broker.client_id_prefix}-{CONTROLLER_CLIENT_ID}"
+        bus = await stack.enter_async_context(
+            MessageBus(
+                config.broker,
+                CONTROLLER_CLIENT_ID,
+                availability=controller_availability(client_id),
+            )
+        )
         fanout = Fanout(bus)
         service = ControllerService(config, bus, log, fanout, after_restore=after_restore)
         # Answered at once, with what the start is doing, until the tables are rebuilt: a
