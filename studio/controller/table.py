@@ -180,8 +180,10 @@ _PLAYED_TIMINGS = ("round_gap", "escalate_after", "load_grace", "restart_grace",
 # it was down, and one overdue closed betting or defaulted the decision at once, before the
 # devices or the players were back); 23: such a start (a round in progress, the devices
 # checked) after a run that logged no clean stop (killed) is a ``controller_restarted`` round
-# event (up to 22 nothing in the round's record said the controller had crashed).
-LOGIC: Final = 23
+# event (up to 22 nothing in the round's record said the controller had crashed);
+# 24: a ``device_offline`` alert's accept is refused while its device is not online (up to
+# 23 taken: the pause lifted and the dealer prompted to deal from a shoe still offline).
+LOGIC: Final = 24
 FIRST_LOGIC: Final = 1
 # The phases of a round in progress: its burn card (logic 9), its bets, its cards.
 # How long after the players' deadline a command taken before the timer input is still
@@ -2309,6 +2311,8 @@ class TableController:
             raise AlertError("a resolution needs a reason")
         before = self._brief()
         resolution = Resolution(action.resolution)
+        if resolution is Resolution.ACCEPT and self.logic >= 24:
+            self._check_device_back(alert)
         held = alert.subject.get("held")  # before a correction names it otherwise
         over = self.logic >= 14 and self._round_over(alert)
         if over:
@@ -2409,6 +2413,24 @@ class TableController:
             raise AlertError(
                 f"round {rid} is over: its card cannot be dealt into another round; void it "
                 "(it left the shoe) or cancel"
+            )
+
+    def _check_device_back(self, alert: Alert) -> None:
+        """From logic 24 a ``device_offline`` alert is accepted only once its device is online
+        again: up to 23 the accept lifted the pause and prompted the dealer to deal from a
+        shoe still offline (a review of the manager's console)."""
+        if alert.code is not AlertCode.DEVICE_OFFLINE:
+            return
+        for item in alert.evidence:
+            device_id = item.get("device")
+            device = self.devices.get(str(device_id))
+            if device is None or device.availability == "online":
+                continue  # (a device no longer configured is not waited for)
+            away = "still offline" if device.availability == "offline" else "not back online"
+            cancel = "cancel the round" if self.phase in ROUND_PHASES else "cancel"
+            raise AlertError(
+                f"{device.kind} {device_id} is {away}: bring it back online, then accept; "
+                f"or {cancel}"
             )
 
     def _close_escalations(self, alert: Alert, action: ManagerAction) -> None:

@@ -45,6 +45,10 @@ async def test_an_alert_and_a_pause_are_logged_live_and_not_at_the_next_start(
             (alert,) = service.alerts()
             alert_id = alert["alert_id"]
             await service.acknowledge_alert(alert_id, user="floor-1")
+            # Accepted once the shoe is back (table logic 24).
+            await service.submit(
+                TABLE, "device.availability", {"device": "shoe-1", "state": "online"}
+            )
             await service.resolve_alert(alert_id, "accept", user="floor-1", reason="cable back")
             await service.pause(TABLE, user="floor-2", reason="dealer change")
             await service.resume(TABLE, user="floor-2", reason="new dealer in")
