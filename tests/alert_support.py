@@ -89,9 +89,9 @@ def count_built(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     ids: list[str] = []
     original = Alert.message_model
 
-    def spy(self: Alert, *, concealed: bool = False) -> Any:
+    def spy(self: Alert, *, concealed: bool = False, offered: list[str] | None = None) -> Any:
         ids.append(self.alert_id)
-        return original(self, concealed=concealed)
+        return original(self, concealed=concealed, offered=offered)
 
     monkeypatch.setattr(Alert, "message_model", spy)
     return ids

@@ -183,9 +183,15 @@ class Alert:
             words.extend(spellings(self.resolution.get("card")))
         return [w for w in words if isinstance(w, str) and w]
 
-    def message_model(self, *, concealed: bool = False) -> AlertMessage:
+    def message_model(
+        self, *, concealed: bool = False, offered: list[str] | None = None
+    ) -> AlertMessage:
+        """The alert as published and served; ``offered``: its ``allowed_resolutions``, the
+        resolutions it offers now (``TableController.offered``), else those it allows."""
         if concealed and self.secret is not None:
-            public = conceal(self.message_model().model_dump(mode="json"), self.secret_words())
+            public = conceal(
+                self.message_model(offered=offered).model_dump(mode="json"), self.secret_words()
+            )
             return AlertMessage.model_validate(public)
         return AlertMessage(
             alert_id=self.alert_id,
@@ -197,7 +203,7 @@ class Alert:
             state=self.state,
             message=self.message,
             evidence=self.evidence,
-            allowed_resolutions=self.allowed,
+            allowed_resolutions=list(self.allowed if offered is None else offered),
             resolution=self.resolution,
         )
 

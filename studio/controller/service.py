@@ -1987,7 +1987,9 @@ class ControllerService:
                 picked[i].append(alert)
             chosen = [(c, picked[i][::-1]) for i, c in enumerate(controllers)]
         return [
-            alert.message_model(concealed=not reveal and c.conceals(alert)).model_dump(mode="json")
+            alert.message_model(
+                concealed=not reveal and c.conceals(alert), offered=c.offered(alert)
+            ).model_dump(mode="json")
             for c, alerts in chosen
             for alert in alerts
         ]
@@ -2023,7 +2025,9 @@ class ControllerService:
     def _alert_view(self, table: str, alert_id: str) -> dict[str, Any]:
         controller = self.tables[table]
         alert = controller.alerts.get(alert_id)
-        return alert.message_model(concealed=controller.conceals(alert)).model_dump(mode="json")
+        return alert.message_model(
+            concealed=controller.conceals(alert), offered=controller.offered(alert)
+        ).model_dump(mode="json")
 
     def find_alert_table(self, alert_id: str) -> str:
         """The table that raised ``alert_id``: one whose book holds it, or dropped it once

@@ -609,7 +609,10 @@ class TableController:
 
     def _publish_alert(self, alert: Alert) -> None:
         self._out.append(
-            Output(Channel.ALERTS, alert.message_model(concealed=self.conceals(alert)))
+            Output(
+                Channel.ALERTS,
+                alert.message_model(concealed=self.conceals(alert), offered=self.offered(alert)),
+            )
         )
 
     def conceals(self, alert: Alert) -> bool:
@@ -2468,12 +2471,7 @@ class TableController:
         due = self.next_card()
         if due is None:
             raise AlertError(f"{code} is not due now: void it instead")
-        twin = self._applied_twin(alert, held)
-        if twin is not None:
-            raise AlertError(
-                f"{code} was already dealt when alert {twin.alert_id} was resolved "
-                "(the shoe and the camera held the same card): void this one"
-            )
+        self._check_twin(alert, held)
         seen_in = self._seen_zone(alert) if held.get("from") == "camera" else None
         if self.logic >= 16 and seen_in is not None and not zones_match(zone_of(due), seen_in):
             # A card only the camera saw lies where it was seen: dealt elsewhere, it was a
@@ -2496,6 +2494,40 @@ class TableController:
         if counted:
             self.shoe.uncount(code)
         return {"applied": code if dealt else None}
+
+    def _check_twin(self, alert: Alert, held: dict[str, Any]) -> None:
+        """A card held twice (the shoe's read and the camera's sighting) is dealt once: the
+        other hold's accept is refused once one was accepted or corrected."""
+        twin = self._applied_twin(alert, held)
+        if twin is not None:
+            raise AlertError(
+                f"{held['card']} was already dealt when alert {twin.alert_id} was resolved "
+                "(the shoe and the camera held the same card): void this one"
+            )
+
+    def offered(self, alert: Alert) -> list[str]:
+        """The resolutions an open ``alert`` offers now: those it allows, less those the
+        controller refuses whatever is done first, by the checks the resolution runs: of a
+        round that has ended, what ``_check_round_over`` refuses (logic 14); a held card
+        whose twin was dealt, its accept (``_check_twin``). One refused for now only (other
+        alerts first, a manager's pause, a device still offline) is still offered: its
+        refusal says what to do. A resolved alert: those it allowed when raised."""
+        if not alert.open:
+            return list(alert.allowed)
+        over = self.logic >= 14 and self._round_over(alert)
+        held = alert.subject.get("held")
+        offered = []
+        for allowed in alert.allowed:
+            resolution = Resolution(allowed)
+            try:
+                if over:
+                    self._check_round_over(alert, resolution)
+                if resolution is Resolution.ACCEPT and held:
+                    self._check_twin(alert, held)
+            except AlertError:
+                continue
+            offered.append(allowed)
+        return offered
 
     def _camera_sighting(self, alert: Alert, held: dict[str, Any]) -> dict[str, Any] | None:
         """The camera's sighting (its evidence: ``zone``, ``device``, ``seq``...) of the card
