@@ -2115,7 +2115,7 @@ class TableController:
             unread = camera.code is None and self.logic >= 5
             self._alert(
                 AlertCode.MISSCAN,
-                f"card {camera.code or '(unreadable)'} on {camera.zone} was not scanned by the shoe",
+                self._unscanned_words(camera.code, camera.zone),
                 evidence,
                 secret=unseen,
                 allowed=([] if unread else [Resolution.ACCEPT])
@@ -2623,6 +2623,28 @@ class TableController:
             and (other.subject.get("held") or {}).get("card") == held.get("card")
             and (other.subject.get("held") or {}).get("from") != held.get("from")
         ]
+
+    def _unscanned_words(self, code: str | None, zone: str) -> str:
+        """A camera's sighting the shoe has no read of: "not scanned by the shoe", unless an
+        alert of the round holds the shoe's read of that card (one drawn while the round
+        was paused): that alert is named, its twin (until 2026-12-07 it said "not scanned",
+        and a manager accepted this one, refused)."""
+        shoe_holds = [
+            a
+            for a in self.alerts.of_round(self.round_id)
+            if code is not None
+            and (a.subject.get("held") or {}).get("card") == code
+            and a.subject["held"].get("from") == "shoe"
+        ]
+        if not shoe_holds:
+            return f"card {code or '(unreadable)'} on {zone} was not scanned by the shoe"
+        twin = shoe_holds[-1]
+        if twin.open:
+            held = f"is held by {twin.alert_id}: resolve that one; void this one"
+        else:
+            how = (twin.resolution or {}).get("action", "resolved")
+            held = f"was held by {twin.alert_id} ({how})"
+        return f"camera saw {code} on {zone}: the shoe's read of it {held}"
 
     def _void(self, alert: Alert) -> dict[str, Any]:
         index = alert.subject.get("index")

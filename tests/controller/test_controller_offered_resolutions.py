@@ -112,3 +112,28 @@ def test_the_alert_published_again_carries_what_it_offers_then() -> None:
     assert published[0]["allowed_resolutions"] == ["accept", "void", "cancel"]  # raised
     assert published[-1]["state"] == "acknowledged"
     assert published[-1]["allowed_resolutions"] == ["void", "cancel"]
+
+
+def test_the_camera_s_hold_of_a_card_the_shoe_read_names_the_shoe_s_hold() -> None:
+    # The review: "card 2C on dealer was not scanned by the shoe", though the shoe had
+    # scanned it (its read held by another alert): a manager accepted this one, refused.
+    d = Driver()
+    start_round(d, 1)
+    d.manager(verb="pause", reason="supervisor check")
+    d.card("TH")
+    d.camera("TH", "seat:1")
+    d.tick(3.5)
+    shoe_held = next(a for a in d.alerts if a["code"] == "unexpected_card")["alert_id"]
+    camera_held = next(a for a in d.alerts if a["code"] == "misscan")
+    assert camera_held["message"] == (
+        f"camera saw TH on seat:1: the shoe's read of it is held by {shoe_held}: "
+        "resolve that one; void this one"
+    )
+
+
+def test_a_card_the_shoe_did_not_scan_is_still_said_so() -> None:
+    d = Driver()
+    start_round(d, 1)
+    d.camera("TH", "seat:1")
+    d.tick(3.5)
+    assert [a["message"] for a in d.alerts] == ["card TH on seat:1 was not scanned by the shoe"]
