@@ -182,7 +182,9 @@ _PLAYED_TIMINGS = ("round_gap", "escalate_after", "load_grace", "restart_grace",
 # checked) after a run that logged no clean stop (killed) is a ``controller_restarted`` round
 # event (up to 22 nothing in the round's record said the controller had crashed);
 # 24: a ``device_offline`` alert's accept is refused while its device is not online (up to
-# 23 taken: the pause lifted and the dealer prompted to deal from a shoe still offline).
+# 23 taken: the pause lifted and the dealer prompted to deal from a shoe still offline),
+# and a shoe's ``misread`` (a card pulled but not read) counts toward a single-source
+# table's penetration (up to 23 it never did: no camera sighting counted it).
 LOGIC: Final = 24
 FIRST_LOGIC: Final = 1
 # The phases of a round in progress: its burn card (logic 9), its bets, its cards.
@@ -1617,6 +1619,10 @@ class TableController:
         if event.event == "shoe_loaded":
             self._load_shoe(str(event.data.get("shoe", f"{event.device}-{event.seq}")), inp.data)
         elif event.event == "misread":
+            if self.logic >= 24 and self.settings.single_source:
+                # The card left the shoe unread: with no camera to count it through its
+                # sighting, its event counts it (up to 23 never, the cut point moved later).
+                self.shoe.take(event.device, event.seq)
             self._alert(
                 AlertCode.MISSCAN,
                 "card pulled but not read by the shoe",
