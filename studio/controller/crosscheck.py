@@ -18,6 +18,8 @@ From table logic 17 (``pairs_waiting``) a face-up card whose window ends unseen 
 card still face down is settled against a sighting there that waits for the turn (the up card
 misread: one mismatch), and a sighting that waited, left unpaired after the turn, is paired
 with a card of its zone whose window ended unseen, not taken for one the shoe never scanned.
+From table logic 25 the windows stop while the controller is down and start again in full
+once its start has checked the devices (:attr:`CrossCheck.restarted`).
 Pure: times are passed in, so a replay from the log decides the same.
 """
 
@@ -137,6 +139,20 @@ class CrossCheck:
     # sighting that waited and is left unpaired after the turn is the late read of a card of
     # its zone whose window ended (its code: a late match; another: a mismatch).
     pairs_waiting: bool = False
+    # From table logic 25 the windows stop while the controller is down: the table asks for
+    # no verdict while a start checks the devices, and from the check's end (``restarted``)
+    # every window begun before it starts again in full. The camera's sightings sent while
+    # the controller was down are lost (it answers no replay); up to 24 the windows ran on
+    # through the outage and ended at the start's first timer, before the shoe's tail came:
+    # misscans paused the table, and the card dealt meanwhile, the one due, was held as
+    # drawn while the round is paused.
+    restarted: datetime | None = None
+
+    def _start(self, sighting: Sighting) -> datetime:
+        """When the window of ``sighting`` began: its time, or the last restart's check end."""
+        if self.restarted is not None and sighting.at < self.restarted:
+            return self.restarted
+        return sighting.at
 
     def on_shoe(self, sighting: Sighting) -> Outcome | None:
         if sighting.face_down and self.hole_waits:
@@ -320,8 +336,8 @@ class CrossCheck:
         )
 
     def next_deadline(self) -> datetime | None:
-        times = [s.at for s in self.shoe_waiting if not s.face_down] + [
-            c.at for c in self.camera_waiting if not self._waits_for_turn(c)
+        times = [self._start(s) for s in self.shoe_waiting if not s.face_down] + [
+            self._start(c) for c in self.camera_waiting if not self._waits_for_turn(c)
         ]
         return min(times) + timedelta(seconds=self.window) if times else None
 
@@ -363,7 +379,7 @@ class CrossCheck:
         """Decide every sighting whose window has ended: a disagreement or a missed card."""
         limit = now - timedelta(seconds=self.window)
         out: list[Outcome] = []
-        for shoe in [s for s in self.shoe_waiting if s.at <= limit and not s.face_down]:
+        for shoe in [s for s in self.shoe_waiting if self._start(s) <= limit and not s.face_down]:
             self.shoe_waiting.remove(shoe)
             # Not against a sighting that waits for the hole card's turn (logic 13): a wrong
             # box with it ("AS was due in seat:1 but landed in dealer") told the hole card.
@@ -388,7 +404,9 @@ class CrossCheck:
         # (a mismatch "shoe read ..." or a wrong box "... was due in dealer") would publish
         # the hole card. That card is compared once it is turned over.
         for camera in [
-            c for c in self.camera_waiting if c.at <= limit and not self._waits_for_turn(c)
+            c
+            for c in self.camera_waiting
+            if self._start(c) <= limit and not self._waits_for_turn(c)
         ]:
             self.camera_waiting.remove(camera)
             face_up = [s for s in self.shoe_waiting if not s.face_down]

@@ -184,8 +184,15 @@ _PLAYED_TIMINGS = ("round_gap", "escalate_after", "load_grace", "restart_grace",
 # 24: a ``device_offline`` alert's accept is refused while its device is not online (up to
 # 23 taken: the pause lifted and the dealer prompted to deal from a shoe still offline),
 # and a shoe's ``misread`` (a card pulled but not read) counts toward a single-source
-# table's penetration (up to 23 it never did: no camera sighting counted it).
-LOGIC: Final = 24
+# table's penetration (up to 23 it never did: no camera sighting counted it);
+# 25: the camera's cross-check windows stop while the controller is down, as the players'
+# timers do (22): at a start that checks the devices no window ends until its
+# ``controller.devices_checked``, and every window still open starts again in full from it
+# (up to 24 they ran on through the outage and ended at the start's first timer, before the
+# devices' tails: misscans paused the table, and the card drawn meanwhile for the box due,
+# replayed from the shoe's tail, was held as an ``unexpected_card`` "drawn while the round
+# is paused") (docs/controller.md, Timers).
+LOGIC: Final = 25
 FIRST_LOGIC: Final = 1
 # The phases of a round in progress: its burn card (logic 9), its bets, its cards.
 # How long after the players' deadline a command taken before the timer input is still
@@ -558,7 +565,7 @@ class TableController:
                 self._next_escalation(),
                 self.next_round_at,
                 self.cut_card_due,
-                self.crosscheck.next_deadline(),
+                None if self._windows_held() else self.crosscheck.next_deadline(),
                 self.devices_due,
             )
             if t is not None
@@ -1100,9 +1107,15 @@ class TableController:
             shoe_id, evidence = self.pending_load["shoe"], self.pending_load["evidence"]
             self.pending_load = None
             self._load_shoe(shoe_id, evidence, final=True)
-        for outcome in self.crosscheck.expire(now):
-            self._crosscheck_outcome(outcome)
+        if not self._windows_held():
+            for outcome in self.crosscheck.expire(now):
+                self._crosscheck_outcome(outcome)
         self._players_deadlines(now)
+
+    def _windows_held(self) -> bool:
+        """Logic 25: the camera's windows wait while a start checks the devices (the
+        controller's downtime stops them; they start again in full from the check's end)."""
+        return self.checking_devices and self.logic >= 25
 
     def _players_deadlines(self, now: datetime) -> None:
         """Close betting, or default the decision pending, if its deadline has passed."""
@@ -1200,10 +1213,13 @@ class TableController:
     def _on_controller_devices_checked(self, inp: Input) -> None:
         """Logic 20: the devices were asked for what the log lacks and had time to send it.
         Logic 22: the players' timers start again in full (the decision's, armed by
-        :meth:`_advance`; the betting window here, or left whole to a pause in force)."""
+        :meth:`_advance`; the betting window here, or left whole to a pause in force).
+        Logic 25: so do the camera's windows still open."""
         if not self.checking_devices:
             return
         self.checking_devices = False
+        if self.logic >= 25:
+            self.crosscheck.restarted = self.now
         if self.logic < 22 or self.phase != "betting":
             return
         if self.betting_deadline is None and self.betting_left is None:
