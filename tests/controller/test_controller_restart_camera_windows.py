@@ -111,3 +111,25 @@ def test_a_run_of_logic_24_replays_its_restart_as_played() -> None:
     assert _codes(d)[-1] == ("unexpected_card", "4D drawn while the round is paused")
     d.feed("controller.devices_checked", {}, dt=1.0)
     assert d.replayed() == d.outputs
+
+
+def test_a_sighting_logged_before_the_kill_pairs_with_the_shoe_s_tail() -> None:
+    """The camera's sighting came in before the kill, the shoe's read of that card was in
+    flight: the tail brings the read during the check, and they pair (up to 24 the sighting's
+    window ended first: "a card the shoe never scanned", then the read held as paused)."""
+    for logic, paired in [(LOGIC, True), (24, False)]:
+        d = Recorder(logic=logic, camera_window_seconds=WINDOW)
+        open_round(d, 1)
+        d.camera("9H", "seat:1")
+        _restart(d, down=7.0, logic=logic)
+        d.tick(0.056)
+        d.card("9H")
+        d.feed("controller.devices_checked", {}, dt=1.0)
+        d.tick(WINDOW + 1)
+        confirmed = [e["data"] for e in d.events if e["type"] == "card_confirmed"]
+        if paired:
+            assert confirmed == [{"index": 1, "camera": "match"}] and not d.alerts
+            assert [c.code for c in d.table.cards] == ["9H"]
+        else:
+            assert [code for code, _ in _codes(d)] == ["misscan", "unexpected_card"]
+        assert d.replayed() == d.outputs
