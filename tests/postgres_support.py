@@ -94,9 +94,26 @@ class PostgresProxy:
         self._server: asyncio.Server | None = None
         self._writers: list[asyncio.StreamWriter] = []
         self._commit_delay: float | None = None
+        self._flowing = asyncio.Event()
+        self._flowing.set()
+        self._stall_at_commit: bool | None = None
 
     def lose_commit(self, delay: float = 0.0) -> None:
         self._commit_delay = delay
+
+    def stall(self) -> None:
+        """Stop forwarding, either way, without closing anything (a network partition, a
+        server that stopped answering): bytes are held, connections kept, no reset; a new
+        connection is accepted and held too. :meth:`resume` forwards what was held."""
+        self._flowing.clear()
+
+    def stall_at_commit(self, *, delivered: bool) -> None:
+        """Stall from the next COMMIT on: the COMMIT reaches the server (``delivered``: the
+        transaction commits, its answer is held) or is held with the rest."""
+        self._stall_at_commit = delivered
+
+    def resume(self) -> None:
+        self._flowing.set()
 
     def url(self, url: str) -> str:
         return make_url(url).set(port=self.port).render_as_string(hide_password=False)
@@ -112,6 +129,18 @@ class PostgresProxy:
         ) -> None:
             with contextlib.suppress(OSError):
                 while data := await reader.read(65536):
+                    if (
+                        client is not None
+                        and self._stall_at_commit is not None
+                        and _is_commit(data)
+                    ):
+                        delivered, self._stall_at_commit = self._stall_at_commit, None
+                        if delivered:
+                            writer.write(data)
+                            await writer.drain()
+                            data = b""
+                        self.stall()
+                    await self._flowing.wait()
                     delay = self._commit_delay
                     if client is not None and delay is not None and _is_commit(data):
                         self._commit_delay = None
@@ -126,6 +155,8 @@ class PostgresProxy:
             writer.close()
 
         async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            self._writers.append(writer)
+            await self._flowing.wait()  # stalled: the server's answer never comes
             up_reader, up_writer = await asyncio.open_connection(host, port)
             self._writers += [writer, up_writer]
             await asyncio.gather(pipe(reader, up_writer, writer), pipe(up_reader, writer))
@@ -135,11 +166,12 @@ class PostgresProxy:
 
     async def cut(self) -> None:
         assert self._server is not None
-        self._server.close()
-        await self._server.wait_closed()
         for writer in self._writers:
             writer.transport.abort()
         self._writers.clear()
+        self._flowing.set()  # what a stall held is lost with its connections
+        self._server.close()
+        await self._server.wait_closed()
 
     async def __aenter__(self) -> PostgresProxy:
         require_postgres()

@@ -46,6 +46,19 @@ controller_epochs = sa.Table(
 # Seconds between two checks that a watched exclusive lock is still held.
 LOCK_WATCH_INTERVAL: Final = 1.0
 
+# Seconds a check of a watched lock waits for its answer before it counts as a failed try
+# (LOCK_CHECK_TRIES in a row: the lock is taken for lost). A database that stops answering
+# (a network partition: bytes held, no reset; a server blocked) kept the check waiting until
+# TCP gave up, about 15 min, the controller frozen and silent (a crash review). The check is
+# not cancelled (SQLAlchemy would close the lock's connection, and the lock with it): the
+# next tries wait on the same answer.
+LOCK_CHECK_TIMEOUT: Final = 3 * LOCK_WATCH_INTERVAL
+
+# Seconds the stop of a block whose lock was lost may take before it is cancelled again
+# (each step still waiting: a write to a database that stopped answering), so that the
+# process ends (exit status 2) and its supervisor takes over.
+LOST_STOP_WAIT: Final = 5.0
+
 # Seconds a writer waits for a chain's writers' lock (PostgreSQL). An append holds it for
 # milliseconds; one held longer is a writer whose transaction hung (a process stopped,
 # a connection left open), and every writer of the chain would wait until its connection
@@ -54,6 +67,17 @@ WRITERS_LOCK_TIMEOUT: Final = 10.0
 
 # PostgreSQL's SQLSTATE for "canceling statement due to lock timeout".
 _LOCK_NOT_AVAILABLE: Final = "55P03"
+
+# Seconds one event log write (its whole transaction) may take beyond the writers' lock
+# timeout it may wait: past it the write is abandoned (a database that stopped answering
+# held it, and the controller's table, until TCP gave up: a crash review), as one the
+# database refused; whether a commit sent commits is then read from the log (see
+# EventLog._landed). Database(write_timeout=...) sets the whole bound.
+WRITE_MARGIN: Final = 5.0
+
+# Seconds after which a write still waiting for the database logs a WARNING (it goes on
+# waiting, up to its write timeout).
+SLOW_WRITE: Final = 2.0
 
 # Seconds close() waits, beyond the writers' lock timeout, for the connections still in use
 # (a write in flight when a service stops) to be given back: a write waits at most that
@@ -357,12 +381,15 @@ class Database:
         *,
         schema: str | None = None,
         writers_lock_timeout: float = WRITERS_LOCK_TIMEOUT,
+        write_timeout: float | None = None,
         read_only: bool = False,
     ) -> None:
         """``read_only`` (the audit's reads): a SQLite file is opened read-only (SQLite's
         ``mode=ro``) and without the pragmas that write (``journal_mode=WAL`` turned a
         backup in ``delete`` mode into WAL, its checksum changed), nor its folder made; a
-        read-only copy can be read. PostgreSQL: no difference (the audit only reads)."""
+        read-only copy can be read. PostgreSQL: no difference (the audit only reads).
+        ``write_timeout``: the seconds an event log write may take, its wait for the
+        writers' lock included (default: ``writers_lock_timeout`` + :data:`WRITE_MARGIN`)."""
         self.url = url
         self.schema = schema
         self.read_only = read_only
@@ -371,6 +398,11 @@ class Database:
                 f"writers_lock_timeout is a number of seconds > 0, not {writers_lock_timeout}"
             )
         self.writers_lock_timeout = writers_lock_timeout
+        if write_timeout is None:
+            write_timeout = writers_lock_timeout + WRITE_MARGIN
+        if not write_timeout > 0:
+            raise StoreError(f"write_timeout is a number of seconds > 0, not {write_timeout}")
+        self.write_timeout = write_timeout
         # Refused, not tried: SQLAlchemy raised a ValueError holding the rest of the
         # password, or connected to a "host" that was the rest of it.
         target = async_url(url)
@@ -571,12 +603,16 @@ class Database:
                 async with self._fenced(name, conn, _AdvisoryLockCheck(conn, key), watch):
                     yield
             finally:
+                # Bounded: a database that stopped answering held the stop here (TimeoutError
+                # is an OSError; the connection is then closed, and the lock goes with it).
                 with contextlib.suppress(sa.exc.SQLAlchemyError, OSError):
-                    await conn.execute(sa.select(sa.func.pg_advisory_unlock(key)))
-                    await conn.commit()
+                    async with asyncio.timeout(LOCK_CHECK_TIMEOUT):
+                        await conn.execute(sa.select(sa.func.pg_advisory_unlock(key)))
+                        await conn.commit()
         finally:
             with contextlib.suppress(sa.exc.SQLAlchemyError, OSError):
-                await conn.close()
+                async with asyncio.timeout(LOCK_CHECK_TIMEOUT):
+                    await conn.close()
 
     @contextlib.asynccontextmanager
     async def _fenced(
@@ -891,10 +927,18 @@ class _AdvisoryLockCheck:
 
 @contextlib.asynccontextmanager
 async def _watched(
-    lost: Callable[[], Awaitable[str | None]], every: float, what: str
+    lost: Callable[[], Awaitable[str | None]],
+    every: float,
+    what: str,
+    *,
+    check_timeout: float = LOCK_CHECK_TIMEOUT,
+    stop_wait: float = LOST_STOP_WAIT,
 ) -> AsyncIterator[None]:
     """Ask ``lost()`` every ``every`` s while the block runs; once it answers why, cancel
     the task running the block and end the block in :class:`LockLost` (``what: why``).
+    An answer not come in ``check_timeout`` s is a failed try; :data:`LOCK_CHECK_TRIES` in a
+    row are a lost lock. Once lost, the block's stop is cancelled again every
+    ``stop_wait`` s until it ends (a write hung on a database that stopped answering).
 
     As a task group does with a failed task, but the block ends in the error itself (no
     group): the process's entry point prints it and exits non-zero.
@@ -903,37 +947,83 @@ async def _watched(
     if host is None:
         raise RuntimeError("_watched needs a task")
     why: list[str] = []
+    cancels = [0]  # the watch's cancels of the host (each one is taken back at the end)
 
     async def watch() -> None:
-        while True:
-            await asyncio.sleep(every)
-            found = await lost()
-            if found is not None:
-                why.append(found)
-                _LOGGER.error("%s: %s; stopping now", what, found)
-                host.cancel()
-                return
+        pending: asyncio.Task[str | None] | None = None
+        late = 0
+        try:
+            while True:
+                await asyncio.sleep(every)
+                # A check that got no answer in time is a failed try, and is waited on
+                # again (not asked again: one question at a time on the lock's connection).
+                if pending is None:
+                    pending = asyncio.ensure_future(lost())
+                done, _ = await asyncio.wait([pending], timeout=check_timeout)
+                if done:
+                    found, pending, late = pending.result(), None, 0
+                else:
+                    late += 1
+                    if late < LOCK_CHECK_TRIES:
+                        _LOGGER.warning(
+                            "%s: the database lock's check got no answer in %g s (the "
+                            "database is not answering?); waiting on",
+                            what.partition(":")[0],
+                            check_timeout,
+                        )
+                        continue
+                    found = (
+                        f"its check got no answer in {late} tries of {check_timeout:g} s (the "
+                        "database stopped answering)"
+                    )
+                if found is not None:
+                    why.append(found)
+                    _LOGGER.error("%s: %s; stopping now", what, found)
+                    cancels[0] += host.cancel()
+                    break
+            # The stop, bounded: a step still waiting on the database after stop_wait s is
+            # cancelled (again), so that the process ends and its supervisor takes over.
+            while True:
+                await asyncio.sleep(stop_wait)
+                _LOGGER.error(
+                    "%s: its stop still waits after %g s (on the database?); cutting it short",
+                    what.partition(":")[0],
+                    stop_wait,
+                )
+                cancels[0] += host.cancel()
+        finally:
+            if pending is not None:
+                pending.cancel()  # SQLAlchemy closes its connection: the lock goes with it
+                await asyncio.wait([pending])
 
     watcher = asyncio.create_task(watch(), name="exclusive-lock-watch")
     try:
         yield
     except asyncio.CancelledError:
         # Cancelled by the watch alone: the stop it asked for. A stop signal as well: that.
-        if not why or host.uncancel() > 0:
+        if not why or _uncancel(host, cancels[0]) > 0:
             raise
         raise LockLost(f"{what}: {why[0]}") from None
     except Exception as exc:  # what the block's stop ran into (a write refused, fenced)
         if not why:
             raise
-        host.uncancel()
+        _uncancel(host, cancels[0])
         raise LockLost(f"{what}: {why[0]}") from exc
     else:
         if why:
-            host.uncancel()
+            _uncancel(host, cancels[0])
             raise LockLost(f"{what}: {why[0]}")
     finally:
         watcher.cancel()
         await asyncio.wait([watcher])
+
+
+def _uncancel(task: asyncio.Task[Any], times: int) -> int:
+    """Take back ``times`` cancels of ``task``; the cancels requested left (a stop signal's)."""
+    left = task.cancelling()
+    for _ in range(times):
+        left = task.uncancel()
+    return left
 
 
 def _undecoded(data: bytes) -> str:

@@ -21,11 +21,12 @@ several processes take turns instead of racing for the next id.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import logging
 import random
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, TypeVar
@@ -34,7 +35,7 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from studio.errors import AppendUnconfirmed, StoreError
-from studio.store.database import Database, metadata, reason
+from studio.store.database import SLOW_WRITE, Database, metadata, reason
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -373,6 +374,33 @@ def _driver_message(exc: Exception) -> str:
     return f"{type(orig).__name__}: {orig}" if orig is not None else type(exc).__name__
 
 
+@contextlib.contextmanager
+def _slow_write(entries: list[Entry], bound: float) -> Iterator[None]:
+    """A WARNING once the write of ``entries`` has waited :data:`SLOW_WRITE` s for the
+    database (it goes on waiting, up to ``bound`` s), and another with how long it took
+    if it then ends: a database that stopped answering was silent (a crash review)."""
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    what = f"{entries[0].kind} on {entries[0].table_id}"
+
+    def warn() -> None:
+        _LOGGER.warning(
+            "event log append (%s): no answer from the database after %g s; waiting up to %g s",
+            what,
+            SLOW_WRITE,
+            bound,
+        )
+
+    late = loop.call_later(SLOW_WRITE, warn)
+    try:
+        yield
+    finally:
+        late.cancel()
+        took = loop.time() - started
+        if took >= SLOW_WRITE:
+            _LOGGER.warning("event log append (%s): ended after %.1f s", what, took)
+
+
 class _LostRace(Exception):
     """Another writer appended the id this transaction wanted; run it again."""
 
@@ -512,12 +540,18 @@ class EventLog:
             cached, self._head = self._head, None
             for head in (cached, None) if cached else (None,):
                 rows: list[dict[str, Any]] = []
+                bound = asyncio.timeout(self.db.write_timeout)
                 try:
-                    async with self.db.engine.begin() as conn:
-                        await self._lock_chain(conn)
-                        rows = await self._insert_at_head(conn, entries, head)
-                        if also is not None:
-                            await also(conn, [_dict_to_record(row) for row in rows])
+                    # Bounded (Database.write_timeout): a database that stopped answering
+                    # held it until TCP gave up (a crash review). A TimeoutError is an
+                    # OSError: a commit sent is then looked for in the log (_landed).
+                    with _slow_write(entries, self.db.write_timeout):
+                        async with bound:
+                            async with self.db.engine.begin() as conn:
+                                await self._lock_chain(conn)
+                                rows = await self._insert_at_head(conn, entries, head)
+                                if also is not None:
+                                    await also(conn, [_dict_to_record(row) for row in rows])
                     break
                 except _LostRace as exc:
                     if head is None:
@@ -528,11 +562,12 @@ class EventLog:
                     # The connection may have dropped as the commit went out: the records
                     # may be in the log all the same. Taken as failed, the controller's
                     # caller would send the input again and it would be logged twice.
-                    if rows and await self._landed(rows, exc):
+                    why = self._why(exc, bound)
+                    if rows and await self._landed(rows, exc, why):
                         _LOGGER.warning(
                             "event log append: the commit's answer was lost (%s), but "
                             "records %d-%d are in the log",
-                            reason(exc),
+                            why,
                             rows[0]["id"],
                             rows[-1]["id"],
                         )
@@ -540,19 +575,25 @@ class EventLog:
                     # The driver's own connection errors too (PostgreSQL refusing them): a
                     # StoreError has the controller rebuild the table (a review: the input
                     # stayed applied in memory only, and the error ended the controller).
-                    raise StoreError(f"event log append failed: {reason(exc)}") from exc
+                    raise StoreError(f"event log append failed: {why}") from exc
             self._head = (rows[-1]["id"], rows[-1]["hash"])
         return [_dict_to_record(row) for row in rows]
 
-    async def _landed(self, rows: list[dict[str, Any]], failure: BaseException) -> bool:
+    def _why(self, exc: BaseException, bound: asyncio.Timeout) -> str:
+        """The database's error in words; the write timeout's (``bound`` expired) says so,
+        as one with no words of its own (asyncpg's ``command_timeout``) its kind."""
+        if bound.expired():
+            return f"the database gave no answer in {self.db.write_timeout:g} s"
+        return reason(exc) or type(exc).__name__
+
+    async def _landed(self, rows: list[dict[str, Any]], failure: BaseException, why: str) -> bool:
         """Whether an append that failed committed all the same: its last record is in
         the log, with its hash. :class:`AppendUnconfirmed` when the log cannot tell."""
         try:
             return bool(await self._held(rows[0]["id"], rows[-1]["id"], rows[-1]["hash"]))
         except StoreError as exc:
             raise AppendUnconfirmed(
-                f"event log append failed: {reason(failure)}; whether it committed is not "
-                f"known ({exc})",
+                f"event log append failed: {why}; whether it committed is not known ({exc})",
                 rows[0]["id"],
                 rows[-1]["id"],
                 rows[-1]["hash"],
@@ -573,12 +614,15 @@ class EventLog:
             .where(self.table.c.id.between(first_id, last_id))
             .order_by(self.table.c.id)
         )
+        bound = asyncio.timeout(self.db.write_timeout)
         try:
-            async with self.db.engine.begin() as conn:
-                await self._lock_chain(conn)
-                rows = (await conn.execute(query)).all()
+            # Bounded as an append is: the database may still not answer.
+            async with bound:
+                async with self.db.engine.begin() as conn:
+                    await self._lock_chain(conn)
+                    rows = (await conn.execute(query)).all()
         except (OSError, sa.exc.SQLAlchemyError) as exc:
-            raise StoreError(f"event log read failed: {reason(exc)}") from exc
+            raise StoreError(f"event log read failed: {self._why(exc, bound)}") from exc
         records = [_row_to_record(self.table.name, row) for row in rows]
         if not records or records[-1].id != last_id or records[-1].hash != last_hash:
             return []
