@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import httpx
@@ -25,6 +26,19 @@ from studio.bus import MessageBus
 from studio.bus.embedded import free_port
 from studio.config import BrokerSettings
 from studio.contract import Availability, Topics
+from studio.controller.service import STALE_RETRY_SECONDS
+from studio.store import Database, EventLog
+
+HERE = Path(__file__).parent
+sys.path.insert(0, str(HERE))
+from test_controller_checkpoint import play, service  # noqa: E402
+from test_controller_unconfirmed_commit import (  # noqa: E402
+    CARD,
+    CARD_AT,
+    cards_in_round,
+    logged_cards,
+)
+from test_controller_unconfirmed_commit import INPUTS as PLAY  # noqa: E402
 
 STUDIO = Path(sys.executable).parent / "studio"
 
@@ -84,3 +98,42 @@ async def test_the_controller_stops_once_its_database_stops_answering(
         ), log[-3000:]
         assert "error: studio controller: the lock on database " in log
         assert "Traceback" not in log, log[-3000:]
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("delivered", [True, False], ids=["committed", "not-committed"])
+async def test_a_card_whose_commit_got_no_answer_is_dealt_once(
+    delivered: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A card's COMMIT goes out and the database stops answering. The write times out as
+    an ``AppendUnconfirmed`` (``Database.write_timeout``), not as refused: the table
+    is held for a rebuild, and once the database answers the log decides. Committed, the
+    driver's re-send is a duplicate; not committed (the partition ended in a reset), the
+    re-send is dealt. Either way, once."""
+    async with PostgresProxy() as proxy, fresh_database() as url:
+        async with Database(proxy.url(url), writers_lock_timeout=1, write_timeout=3) as db:
+            log = EventLog(db)
+            async with service(log) as made:
+                await play(made, PLAY[:CARD_AT])
+                made.test_clock["t"] = datetime.fromisoformat(PLAY[CARD_AT]["ts"])  # type: ignore[attr-defined]
+                before = cards_in_round(made)
+                proxy.stall_at_commit(delivered=delivered)
+                async with asyncio.timeout(60):  # before: until TCP gave up
+                    await made._device_input("crash", "shoe.card", CARD)
+                assert (
+                    "input shoe.card on crash not confirmed: event log append failed: the "
+                    "database gave no answer in 3 s; whether it committed is not known"
+                ) in caplog.text
+                assert "crash" in made._stale  # held for the log to decide
+                if delivered:
+                    proxy.resume()
+                else:
+                    await proxy.cut()  # what the stall held is lost with its connections
+                    await db.engine.dispose()
+                    await proxy.start()
+                made.test_clock["t"] += timedelta(seconds=STALE_RETRY_SECONDS)  # type: ignore[attr-defined]
+                await made._device_input("crash", "shoe.card", CARD)  # the driver's re-send
+                assert "crash" not in made._stale
+                assert cards_in_round(made) == before + 1
+                assert await logged_cards(log, CARD["seq"]) == 1
+                assert (await log.verify()).ok
