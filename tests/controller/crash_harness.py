@@ -227,17 +227,19 @@ def controller(
     table: TableSettings = TABLE,
     also: Sequence[TableSettings] = (),
     checkpoint_key: str | None = None,
+    timers: bool = False,
     **options: Any,
 ) -> ControllerService:
     """A controller of the script's table (and the tables ``also``) over ``log``, on the
-    script's clock (``clock["t"]``)."""
+    script's clock (``clock["t"]``); its timers off unless ``timers`` (the script has
+    its own timer inputs)."""
     return ControllerService(
         StudioConfig(tables=[table, *also], database={"checkpoint_key": checkpoint_key}),
         None,
         log,
         Fanout(None),
         clock=lambda: clock["t"],
-        timers=False,
+        timers=timers,
         round_gap=1.0,
         **options,
     )

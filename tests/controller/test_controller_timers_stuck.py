@@ -13,35 +13,23 @@ import asyncio
 import sys
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
 
-from studio.config.models import StudioConfig
 from studio.controller import ControllerService
 from studio.store import EventLog
-from studio.streams import Fanout
 
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
-from crash_harness import TABLE, controller, feed, generate  # noqa: E402
+from crash_harness import controller, feed, generate  # noqa: E402
 from postgres_support import backend_log  # noqa: E402
 
 INPUTS, _ = generate(2, seed=41)
 PAUSE = {"verb": "pause", "user": "boss", "reason": "a look"}
 
 
-def _timed(log: EventLog, clock: dict[str, datetime], **options: Any) -> ControllerService:
+def _timed(log: EventLog, clock: dict[str, datetime]) -> ControllerService:
     """A controller with its timers running, on the test's clock."""
-    return ControllerService(
-        StudioConfig(tables=[TABLE]),
-        None,
-        log,
-        Fanout(None),
-        clock=lambda: clock["t"],
-        round_gap=1.0,
-        tick=0.01,
-        **options,
-    )
+    return controller(log, clock, timers=True, tick=0.01)
 
 
 async def _timer_records(log: EventLog) -> int:
