@@ -2755,7 +2755,7 @@ class TableController:
         engine = EngineRound(self.ruleset, self.round_config, self._round_logic)
         played = (
             EngineRound(self.ruleset, self.round_config, self._round_logic)
-            if self.logic >= 22
+            if self.logic >= 21
             else None
         )
         new_cards: list[_DealtCard] = []

@@ -89,8 +89,10 @@ def test_up_to_logic_20_the_decisions_were_replayed_on_the_corrected_card() -> N
     assert d.replayed() == d.outputs  # a log of logic 20 replays as it was played
 
 
-def test_a_refused_correction_is_not_logged_and_the_log_replays() -> None:
-    d = _hit_twice_on_a_misread_card()
+@pytest.mark.parametrize("logic", [21, LOGIC])
+def test_a_refused_correction_is_not_logged_and_the_log_replays(logic: int) -> None:
+    # From logic 21 (a re-review: 101a543 had moved the check to 22 by mistake).
+    d = _hit_twice_on_a_misread_card(logic=logic)
     with pytest.raises(AlertError, match=DECIDED_ON):
         d.resolve(_mismatch(d), "correct", card="9S")
     d.resolve(_mismatch(d), "accept")  # the manager takes the shoe's read after all
