@@ -1712,12 +1712,13 @@ class ControllerService:
                 await self.listening.wait()
         for table_id, device in tails:
             await self._ask_replay(table_id, device, None)
-        await asyncio.sleep(self.gap_check)
-        for table_id, table in self.tables.items():
-            if table.checking_devices:
-                await self._apply(table_id, "controller.devices_checked", {})
         while True:
             await asyncio.sleep(self.gap_check)
+            for table_id, table in self.tables.items():
+                # At each pass until it is logged: one refused (the database away a moment)
+                # left the dealer waiting, the players' timers held, till the next start.
+                if table.checking_devices:
+                    await self._apply(table_id, "controller.devices_checked", {})
             reconnected = self.bus.stats.connects != seen_connects and seen_connects > 0
             seen_connects = self.bus.stats.connects
             for table_id, tracker in self._trackers.items():

@@ -22,6 +22,7 @@ from studio.bus import MessageBus
 from studio.config import BrokerSettings, StudioConfig, TableSettings
 from studio.contract import DealerPrompt, DeviceEvent, ReplayRequest, ShoeCard, Topics
 from studio.controller import ControllerService
+from studio.errors import StoreError
 from studio.store import Database, EventLog
 from studio.streams import Fanout
 
@@ -62,6 +63,40 @@ def _config(broker: BrokerSettings, table_id: str) -> StudioConfig:
     )
 
 
+async def _round_dealing(
+    service: ControllerService,
+    bus: MessageBus,
+    shoe: Device,
+    table_id: str,
+    codes: tuple[str, ...] = ("6H", "TH", "KS"),
+    seats: tuple[int, ...] = (1, 2),
+) -> None:
+    """A shoe shuffled and loaded, ``seats`` bet, ``codes`` dealt (in the deal's order)."""
+    topics = Topics(table_id)
+    await bus.wait_connected()
+    await asyncio.wait_for(service.listening.wait(), 20)
+    census = {rank: 32 for rank in "A23456789TJQK"}
+    now = datetime.now(UTC)
+    count = {"count": 416, "census": census}
+    shuffled = DeviceEvent(device="shuf", seq=1, ts=now, event="shuffle_complete", data=count)
+    await bus.publish(topics.shuffler_events, shuffled)
+    loaded = DeviceEvent(device="shoe-1", seq=100, ts=now, event="shoe_loaded", data={"shoe": "S1"})
+    await shoe.send(topics.shoe_events, loaded)
+    await until(lambda: service.tables[table_id].phase == "betting")
+    for seat in seats:
+        bet = {"id": f"b{seat}", "type": "bet", "seat": seat, "player": f"p{seat}"}
+        taken = await service.submit_command(table_id, {**bet, "stake": "10.00"})
+        assert taken["accepted"]
+    await until(lambda: service.tables[table_id].phase == "dealing")
+    for seq, code in enumerate(codes, 101):
+        await shoe.send(topics.shoe_cards, _card(seq, code))
+    await until(lambda: len(service.tables[table_id].cards) == len(codes))
+
+
+def _card(seq: int, code: str) -> ShoeCard:
+    return ShoeCard(device="shoe-1", seq=seq, ts=datetime.now(UTC), card=code, shoe="S1")
+
+
 async def test_a_card_dealt_while_the_controller_was_down_is_in_before_the_next_deal_prompt(
     broker: BrokerSettings, tmp_path: Path, table_id: str
 ) -> None:
@@ -73,9 +108,6 @@ async def test_a_card_dealt_while_the_controller_was_down_is_in_before_the_next_
         async with bus.subscribe(topics.dealer_prompt, DealerPrompt) as subscription:
             async for received in subscription:
                 prompts.append(received.payload.model_dump(mode="json"))
-
-    def card(seq: int, code: str) -> ShoeCard:
-        return ShoeCard(device="shoe-1", seq=seq, ts=datetime.now(UTC), card=code, shoe="S1")
 
     async with (
         Database(f"sqlite:///{tmp_path}/studio.db") as db,
@@ -89,33 +121,13 @@ async def test_a_card_dealt_while_the_controller_was_down_is_in_before_the_next_
             MessageBus(broker, f"ctl-{table_id}") as ctl_bus,
             ControllerService(config, ctl_bus, EventLog(db), Fanout(ctl_bus)) as service,
         ):
-            await bus.wait_connected()
-            await asyncio.wait_for(service.listening.wait(), 20)
-            census = {rank: 32 for rank in "A23456789TJQK"}
-            now = datetime.now(UTC)
-            count = {"count": 416, "census": census}
-            shuffled = DeviceEvent(
-                device="shuf", seq=1, ts=now, event="shuffle_complete", data=count
-            )
-            await bus.publish(topics.shuffler_events, shuffled)
-            loaded = DeviceEvent(
-                device="shoe-1", seq=100, ts=now, event="shoe_loaded", data={"shoe": "S1"}
-            )
-            await shoe.send(topics.shoe_events, loaded)
-            await until(lambda: service.tables[table_id].phase == "betting")
-            for seat in (1, 2):
-                bet = {"id": f"b{seat}", "type": "bet", "seat": seat, "player": f"p{seat}"}
-                taken = await service.submit_command(table_id, {**bet, "stake": "10.00"})
-                assert taken["accepted"]
-            await until(lambda: service.tables[table_id].phase == "dealing")
-            for seq, code in ((101, "6H"), (102, "TH"), (103, "KS")):
-                await shoe.send(topics.shoe_cards, card(seq, code))
+            await _round_dealing(service, bus, shoe, table_id)
             table = service.tables[table_id]
             await until(lambda: len(table.cards) == 3)
             await until(lambda: bool(prompts) and (prompts[-1]["target"] or {}).get("n") == 4)
             assert prompts[-1]["action"] == "deal" and prompts[-1]["target"]["seat"] == 1
         # The controller is gone: the dealer draws for seat 1 as prompted, and no one hears it.
-        await shoe.send(topics.shoe_cards, card(104, "4D"), lost=True)
+        await shoe.send(topics.shoe_cards, _card(104, "4D"), lost=True)
         stale = prompts[-1]
         seen = len(prompts)
         async with (
@@ -126,7 +138,7 @@ async def test_a_card_dealt_while_the_controller_was_down_is_in_before_the_next_
             # The dealer draws on the first deal prompt the new run shows.
             await until(lambda: any(p["action"] == "deal" for p in prompts[seen:]))
             followed = next(p for p in prompts[seen:] if p["action"] == "deal")
-            await shoe.send(topics.shoe_cards, card(105, "AC"))
+            await shoe.send(topics.shoe_cards, _card(105, "AC"))
             await until(lambda: len(table.cards) == 5)
             after = prompts[seen:]
             replays.cancel()
@@ -139,3 +151,52 @@ async def test_a_card_dealt_while_the_controller_was_down_is_in_before_the_next_
             # The card drawn on the next deal prompt went where that prompt said.
             assert followed["target"]["seat"] == 2 and followed["target"]["n"] == 5
             assert hands == {1: ["6H", "4D"], 2: ["TH", "AC"]}
+
+
+class _CheckRefusedOnce(EventLog):
+    """A log whose first ``controller.devices_checked`` write fails (the database away for
+    a moment)."""
+
+    refused = False
+
+    async def append_batch(self, entries: Any, *args: Any, **kwargs: Any) -> Any:
+        if entries and entries[0].kind == "controller.devices_checked" and not self.refused:
+            self.refused = True
+            raise StoreError("the database is away for a moment")
+        return await super().append_batch(entries, *args, **kwargs)
+
+
+async def test_a_device_check_the_log_refused_is_logged_at_the_next_pass(
+    broker: BrokerSettings, tmp_path: Path, table_id: str
+) -> None:
+    """A re-review: the start's one ``controller.devices_checked``, refused, was never sent
+    again: the table prompted its dealer to wait, and held the players' timers, until the
+    next start."""
+    config = _config(broker, table_id)
+    async with (
+        Database(f"sqlite:///{tmp_path}/studio.db") as db,
+        MessageBus(broker, f"dev-{table_id}") as bus,
+        asyncio.TaskGroup() as group,
+    ):
+        shoe = Device(bus, table_id, "shoe-1")
+        replays = group.create_task(shoe.serve_replays())
+        async with (
+            MessageBus(broker, f"ctl-{table_id}") as ctl_bus,
+            ControllerService(config, ctl_bus, EventLog(db), Fanout(ctl_bus)) as service,
+        ):
+            # Seat 1's decision due (the reviewer's round: its hand 6H KS, the dealer's TH).
+            deal = ("6H", "TH", "KS", "5D")
+            await _round_dealing(service, bus, shoe, table_id, deal, seats=(1,))
+        log = _CheckRefusedOnce(db)
+        async with (
+            MessageBus(broker, f"ctl2-{table_id}") as ctl_bus,
+            ControllerService(config, ctl_bus, log, Fanout(ctl_bus)) as service,
+        ):
+            started = service.tables[table_id]
+            await until(lambda: log.refused)
+            await until(lambda: service.tables[table_id] is not started)  # rebuilt: checking
+            await until(lambda: not service.tables[table_id].checking_devices)
+            table = service.tables[table_id]
+            assert table.prompt().action == "wait_decisions"
+            assert table.decision_deadline is not None  # the player's timer runs again
+        replays.cancel()
