@@ -72,7 +72,9 @@ _LOCK_NOT_AVAILABLE: Final = "55P03"
 # timeout it may wait: past it the write is abandoned (a database that stopped answering
 # held it, and the controller's table, until TCP gave up: a crash review), as one the
 # database refused; whether a commit sent commits is then read from the log (see
-# EventLog._landed). Database(write_timeout=...) sets the whole bound.
+# EventLog._landed, with a limit of its own: twice the bound in all, at most). On SQLite
+# it cannot interrupt the driver: SQLite's busy timeout runs first. Database(write_timeout=
+# ...) sets the bound.
 WRITE_MARGIN: Final = 5.0
 
 # Seconds after which a write still waiting for the database logs a WARNING (it goes on
