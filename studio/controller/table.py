@@ -9,6 +9,7 @@ state: that is how the controller recovers after ``kill -9``.
 
 from __future__ import annotations
 
+import pickle
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from decimal import Decimal
@@ -323,6 +324,11 @@ def _did(op: RoundOp) -> str:
     return _DID.get(action, action)
 
 
+class _RefusedForNow(AlertError):
+    """A resolution refused for now only (other alerts first, a manager's pause, a device
+    still offline): its refusal says what to do, and ``offered`` still offers it."""
+
+
 class CommandRejected(StudioError):
     """A game command that cannot be applied now (wrong phase, illegal, over the limit).
     ``code``: a reason code its ``command_rejected`` carries beside the reason in words
@@ -617,6 +623,8 @@ class TableController:
         return alert
 
     def _publish_alert(self, alert: Alert) -> None:
+        if self.__dict__.get("_trial"):
+            return  # a copy trying a resolution for ``offered`` publishes nothing
         self._out.append(
             Output(
                 Channel.ALERTS,
@@ -2453,7 +2461,7 @@ class TableController:
                 continue  # (a device no longer configured is not waited for)
             away = "still offline" if device.availability == "offline" else "not back online"
             cancel = "cancel the round" if self.phase in ROUND_PHASES else "cancel"
-            raise AlertError(
+            raise _RefusedForNow(
                 f"{device.kind} {device_id} is {away}: bring it back online, then accept; "
                 f"or {cancel}"
             )
@@ -2485,11 +2493,11 @@ class TableController:
             raise AlertError(f"cannot accept {code}: {why}")
         if self.manual_pause:
             # Said as it is (QA: "resolve the other open alerts first" with none open).
-            raise AlertError(f"cannot accept {code} now: the table is paused; resume it first")
+            raise _RefusedForNow(f"cannot accept {code} now: the table is paused; resume it first")
         if any(
             a is not alert and not self.alerts.held_after(a, alert) for a in self.alerts.pausing()
         ):
-            raise AlertError(f"cannot accept {code} now: resolve the other open alerts first")
+            raise _RefusedForNow(f"cannot accept {code} now: resolve the other open alerts first")
         due = self.next_card()
         if due is None:
             raise AlertError(f"{code} is not due now: void it instead")
@@ -2529,27 +2537,58 @@ class TableController:
 
     def offered(self, alert: Alert) -> list[str]:
         """The resolutions an open ``alert`` offers now: those it allows, less those the
-        controller refuses whatever is done first, by the checks the resolution runs: of a
-        round that has ended, what ``_check_round_over`` refuses (logic 14); a held card
-        whose twin was dealt, its accept (``_check_twin``). One refused for now only (other
-        alerts first, a manager's pause, a device still offline) is still offered: its
+        controller refuses whatever is done first. Each that takes no card (accept, void,
+        cancel) is tried on a copy of the table (the table itself untouched: no outputs,
+        no alert ids, no counts), and left out if the copy refuses it: a void of a card
+        later cards followed or after the hole card was shown, a held card's accept that is
+        not due or seen on another box, one of a round that has ended, a twin's accept...
+        A correction needs a card (some are taken, some not): it is left out only by the
+        round-over check (logic 14). One refused for now only (other alerts first, a
+        manager's pause, a device still offline: ``_RefusedForNow``) is still offered: its
         refusal says what to do. A resolved alert: those it allowed when raised."""
         if not alert.open:
             return list(alert.allowed)
         over = self.logic >= 14 and self._round_over(alert)
         held = alert.subject.get("held")
+        trying = not self.__dict__.get("_trial")  # a trial's own alerts are not tried
         offered = []
+        state: bytes | None = None
         for allowed in alert.allowed:
             resolution = Resolution(allowed)
             try:
                 if over:
                     self._check_round_over(alert, resolution)
                 if resolution is Resolution.ACCEPT and held:
-                    self._check_twin(alert, held)
-            except AlertError:
+                    self._check_twin(alert, held)  # (before a pause's refusal, too)
+                if trying and resolution is not Resolution.CORRECT:
+                    if state is None:  # one pickle, a fresh copy per trial
+                        state = self._trial_state()
+                    if state is not None:
+                        trial: TableController = pickle.loads(state)
+                        trial.__dict__["_trial"] = True
+                        trial._resolve(
+                            ManagerAction(
+                                verb="resolve",
+                                user="offered",
+                                reason="offered",
+                                alert_id=alert.alert_id,
+                                resolution=resolution.value,
+                            )
+                        )
+            except _RefusedForNow:
+                pass
+            except StudioError:
                 continue
             offered.append(allowed)
         return offered
+
+    def _trial_state(self) -> bytes | None:
+        """The table pickled, for ``offered`` to try resolutions on copies of it; None if it
+        cannot be (an attribute pickle cannot take: then only the checks above run)."""
+        try:
+            return pickle.dumps(self, protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception:
+            return None
 
     def _camera_sighting(self, alert: Alert, held: dict[str, Any]) -> dict[str, Any] | None:
         """The camera's sighting (its evidence: ``zone``, ``device``, ``seq``...) of the card
