@@ -2579,6 +2579,10 @@ class TableController:
                 pass
             except StudioError:
                 continue
+            except Exception:
+                # A trial's own fault (a copy taken partway through an input, raising an
+                # alert) must never fail the input or the read: offered, as before trials.
+                pass
             offered.append(allowed)
         return offered
 

@@ -143,3 +143,24 @@ def test_every_offered_resolution_without_a_card_is_taken(seed: int) -> None:
             except AlertError as exc:
                 assert any(f in str(exc) for f in FOR_NOW), exc
     assert checked > 0
+
+
+def test_a_trial_that_fails_offers_the_resolution_and_the_input_goes_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A fault of the trial itself (a copy taken partway through the input raising the
+    alert) never fails the input: it offers what it allows, as before the trials."""
+    real = TableController._resolve
+
+    def faulty(self: TableController, action: object) -> object:
+        if self.__dict__.get("_trial"):
+            raise RuntimeError("a fault in the trial")
+        return real(self, action)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(TableController, "_resolve", faulty)
+    d, alert_id = _void_of_a_followed_card()  # the alert raised and published
+    alert = d.table.alerts.get(alert_id)
+    assert d.table.offered(alert) == list(alert.allowed)
+    monkeypatch.undo()
+    d.resolve(alert_id, "accept")
+    assert not d.table.alerts.get(alert_id).open
