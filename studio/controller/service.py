@@ -1989,7 +1989,7 @@ class ControllerService:
             chosen = [(c, picked[i][::-1]) for i, c in enumerate(controllers)]
         return [
             alert.message_model(
-                concealed=not reveal and c.conceals(alert), offered=c.offered(alert)
+                concealed=not reveal and c.conceals(alert), offered=c.offered(alert, trial=True)
             ).model_dump(mode="json")
             for c, alerts in chosen
             for alert in alerts
@@ -2027,7 +2027,7 @@ class ControllerService:
         controller = self.tables[table]
         alert = controller.alerts.get(alert_id)
         return alert.message_model(
-            concealed=controller.conceals(alert), offered=controller.offered(alert)
+            concealed=controller.conceals(alert), offered=controller.offered(alert, trial=True)
         ).model_dump(mode="json")
 
     def find_alert_table(self, alert_id: str) -> str:

@@ -47,7 +47,7 @@ def test_a_void_of_a_card_later_cards_followed_is_not_offered() -> None:
     d, alert_id = _void_of_a_followed_card()
     alert = d.table.alerts.get(alert_id)
     assert "void" in alert.allowed
-    assert d.table.offered(alert) == ["accept", "correct", "cancel"]
+    assert d.table.offered(alert, trial=True) == ["accept", "correct", "cancel"]
     with pytest.raises(AlertError, match="would then be seat 1"):
         d.resolve(alert_id, "void")
     d.resolve(alert_id, "accept")  # what it offers is taken
@@ -59,7 +59,7 @@ def test_offered_leaves_the_table_untouched() -> None:
     before = pickle.dumps(d.table)
     outputs = len(d.outputs)
     for alert in d.table.alerts.open_alerts():
-        d.table.offered(alert)
+        d.table.offered(alert, trial=True)
     assert pickle.dumps(d.table) == before
     assert len(d.outputs) == outputs
     # The next alert raised takes the next id, as without the trials.
@@ -117,7 +117,7 @@ def test_every_offered_resolution_without_a_card_is_taken(seed: int) -> None:
             pass
         for alert in d.table.alerts.open_alerts():
             before = pickle.dumps(d.table)
-            offered = d.table.offered(alert)
+            offered = d.table.offered(alert, trial=True)
             assert pickle.dumps(d.table) == before
             for resolution in offered:
                 if resolution == "correct":
@@ -137,7 +137,7 @@ def test_every_offered_resolution_without_a_card_is_taken(seed: int) -> None:
         open_alerts = d.table.alerts.open_alerts()
         if open_alerts and rng.random() < 0.3:
             alert = rng.choice(open_alerts)
-            choices = [r for r in d.table.offered(alert) if r != "correct"]
+            choices = [r for r in d.table.offered(alert, trial=True) if r != "correct"]
             try:
                 d.resolve(alert.alert_id, rng.choice(choices))
             except AlertError as exc:
@@ -160,7 +160,7 @@ def test_a_trial_that_fails_offers_the_resolution_and_the_input_goes_on(
     monkeypatch.setattr(TableController, "_resolve", faulty)
     d, alert_id = _void_of_a_followed_card()  # the alert raised and published
     alert = d.table.alerts.get(alert_id)
-    assert d.table.offered(alert) == list(alert.allowed)
+    assert d.table.offered(alert, trial=True) == list(alert.allowed)
     monkeypatch.undo()
     d.resolve(alert_id, "accept")
     assert not d.table.alerts.get(alert_id).open
