@@ -9,16 +9,11 @@ from collections import Counter
 from collections.abc import Callable
 
 from hwsim.table import SimTable
-from studio.controller.service import OFFLINE_GRACE_SECONDS
 from studio.errors import DeviceError
 
 _LOGGER = logging.getLogger(__name__)
 
 FAULTS = ("misread", "camera_mismatch", "double_pull", "shuffler_count", "unplug")
-# How long the shoe stays unplugged: past the controller's grace for an `offline` taken back
-# (OFFLINE_GRACE_SECONDS), so that it raises a real `device_offline` that pauses the table
-# for a manager to practise on. Until 2026-12-07 1.5 s: within the grace, nothing was raised.
-UNPLUG_SECONDS = OFFLINE_GRACE_SECONDS + 2.0
 
 
 class FaultInjector:
@@ -71,7 +66,7 @@ class FaultInjector:
             await table.fault("shuffler", "missing_card")
         elif fault == "unplug":
             await table.fault("shoe", "unplug")
-            await asyncio.sleep(UNPLUG_SECONDS)
+            await asyncio.sleep(1.5)
             await table.fault("shoe", "replug")
         elif fault == "camera_mismatch" and (
             self.camera_mismatch is None or not self.camera_mismatch(table.id)
