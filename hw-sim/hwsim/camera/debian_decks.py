@@ -33,7 +33,14 @@ from numpy.typing import NDArray
 
 from hwsim.camera.dataset import SUBSET
 from hwsim.camera.french_deck import as_printed
-from hwsim.camera.npm_package import DeckUnavailable, all_52, cache_dir, download, report
+from hwsim.camera.npm_package import (
+    DeckUnavailable,
+    all_52,
+    cache_dir,
+    download,
+    report,
+    svg_png,
+)
 from hwsim.camera.render import FACE_W
 
 __all__ = ["DESIGNS", "DebianDeck", "DeckUnavailable", "deb_member", "fetch", "sheet_faces"]
@@ -110,18 +117,13 @@ class DebianDeck:
 
     def load_faces(self, cache: Path | None = None) -> dict[str, Image]:
         """The 52 faces as BGR images of the renderer's face size."""
-        import resvg_py  # a test dependency only
-
         svgz = fetch(cache) / f"{self.theme}.svgz"
         if not svgz.is_file():
             raise DeckUnavailable(f"the package holds no theme {self.theme!r}")
         # Rendered at twice the face size, then shrunk with area averaging, as a camera
         # integrates light over its pixels.
-        try:
-            png = resvg_py.svg_to_bytes(svg_path=str(svgz), width=13 * FACE_W * 2)
-        except ValueError as exc:
-            raise DeckUnavailable(f"could not render {svgz.name}: {exc}") from exc
-        sheet = cv2.imdecode(np.frombuffer(bytes(png), np.uint8), cv2.IMREAD_UNCHANGED)
+        png = svg_png(svgz, width=13 * FACE_W * 2)
+        sheet = cv2.imdecode(np.frombuffer(png, np.uint8), cv2.IMREAD_UNCHANGED)
         if sheet is None or sheet.ndim != 3 or sheet.shape[2] != 4:
             raise DeckUnavailable(f"could not render {svgz.name}")
         return sheet_faces(np.asarray(sheet, np.uint8))

@@ -16,7 +16,7 @@ import tarfile
 import urllib.request
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 Face = TypeVar("Face")
 
@@ -58,6 +58,33 @@ def download(url: str, timeout: float = 120.0) -> bytes:
             return bytes(response.read())
     except OSError as exc:
         raise DeckUnavailable(f"cannot download {url}: {exc}") from exc
+
+
+def svg_png(svg: Path, **options: Any) -> bytes:
+    """``svg`` rendered by resvg with ``options``, as PNG bytes. Kept beside it in
+    ``rendered/``, keyed by the file's digest, the options and resvg's version: a deck's
+    sheet took up to 4 s to render, once in each process that read it (test workers,
+    spawned pools), and the same bytes come out every time."""
+    import importlib.metadata
+
+    import resvg_py  # a test dependency only
+
+    source = svg.read_bytes()
+    key = hashlib.sha256(source)
+    key.update(repr(sorted(options.items())).encode())
+    key.update(importlib.metadata.version("resvg_py").encode())
+    kept = svg.parent / "rendered" / f"{svg.stem}-{key.hexdigest()[:20]}.png"
+    if kept.is_file():
+        return kept.read_bytes()
+    try:
+        png = bytes(resvg_py.svg_to_bytes(svg_path=str(svg), **options))
+    except ValueError as exc:
+        raise DeckUnavailable(f"could not render {svg.name}: {exc}") from exc
+    kept.parent.mkdir(exist_ok=True)
+    partial = kept.with_name(f"{kept.name}.{os.getpid()}.part")  # another process may write it too
+    partial.write_bytes(png)
+    os.replace(partial, kept)
+    return png
 
 
 def all_52(faces: dict[str, Face]) -> dict[str, Face]:

@@ -22,7 +22,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 from hwsim.camera.dataset import SUBSET
-from hwsim.camera.npm_package import DeckUnavailable, all_52, cache_dir, fetch_package, report
+from hwsim.camera.npm_package import (
+    DeckUnavailable,
+    all_52,
+    cache_dir,
+    fetch_package,
+    report,
+    svg_png,
+)
 from hwsim.camera.render import FACE_H, FACE_W
 
 __all__ = ["EXAMPLES", "DeckUnavailable", "card_code", "fetch", "load_faces"]
@@ -62,17 +69,13 @@ def card_code(svg_name: str) -> str | None:
 
 def load_faces(cache: Path | None = None) -> dict[str, Image]:
     """The 52 faces as BGR images of the renderer's face size, on paper."""
-    import resvg_py  # a test dependency only
-
     faces: dict[str, Image] = {}
     for svg in sorted(fetch(cache).glob("*.svg")):
         code = card_code(svg.stem)
         if code is None:
             continue
-        png = resvg_py.svg_to_bytes(
-            svg_path=str(svg), width=FACE_W, height=FACE_H, background=PAPER
-        )
-        img = cv2.imdecode(np.frombuffer(bytes(png), np.uint8), cv2.IMREAD_COLOR)
+        png = svg_png(svg, width=FACE_W, height=FACE_H, background=PAPER)
+        img = cv2.imdecode(np.frombuffer(png, np.uint8), cv2.IMREAD_COLOR)
         if img is None:
             raise DeckUnavailable(f"could not render {svg.name}")
         faces[code] = np.asarray(img, np.uint8)

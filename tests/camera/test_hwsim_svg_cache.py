@@ -1,0 +1,38 @@
+"""hwsim renders a deck's SVG once per machine, not once per process (npm_package.svg_png)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from hwsim.camera.npm_package import svg_png
+
+SVG = (
+    '<svg xmlns="http://www.w3.org/2000/svg" width="20" height="10">'
+    '<rect x="0" y="0" width="10" height="10" fill="#ff0000"/></svg>'
+)
+
+
+def _decoded(png: bytes) -> np.ndarray:
+    img = cv2.imdecode(np.frombuffer(png, np.uint8), cv2.IMREAD_UNCHANGED)
+    assert img is not None
+    return np.asarray(img)
+
+
+def test_a_render_is_kept_and_read_back_per_file_and_options(tmp_path: Path) -> None:
+    svg = tmp_path / "deck.svg"
+    svg.write_text(SVG)
+    first = svg_png(svg, width=40)
+    assert _decoded(first).shape[:2] == (20, 40)
+    kept = list((tmp_path / "rendered").iterdir())
+    assert len(kept) == 1 and kept[0].read_bytes() == first
+    assert svg_png(svg, width=40) == first  # read back, nothing more written
+    assert len(list((tmp_path / "rendered").iterdir())) == 1
+    # Other options, or the file changed: rendered again, kept apart.
+    assert _decoded(svg_png(svg, width=80)).shape[:2] == (40, 80)
+    svg.write_text(SVG.replace("#ff0000", "#0000ff"))
+    blue = _decoded(svg_png(svg, width=40))
+    assert blue[5, 5, 0] > 200 and blue[5, 5, 2] < 50  # BGR: blue now
+    assert len(list((tmp_path / "rendered").iterdir())) == 3
