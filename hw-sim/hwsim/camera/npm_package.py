@@ -34,7 +34,7 @@ def fetch_package(
 ) -> Path:
     """``target``, holding the tarball's files that ``keep`` selects (flattened) and its
     LICENSE; downloaded unless ``wanted`` of them are there already."""
-    if len([p for p in target.glob("*") if p.name != "LICENSE"]) >= wanted:
+    if len([p for p in target.glob("*") if p.is_file() and p.name != "LICENSE"]) >= wanted:
         return target
     data = download(tarball)
     digest = "sha512-" + base64.b64encode(hashlib.sha512(data).digest()).decode()
