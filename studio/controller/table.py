@@ -192,8 +192,14 @@ _PLAYED_TIMINGS = ("round_gap", "escalate_after", "load_grace", "restart_grace",
 # (up to 24 they ran on through the outage and ended at the start's first timer, before the
 # devices' tails: misscans paused the table, and the card drawn meanwhile for the box due,
 # replayed from the shoe's tail, was held as an ``unexpected_card`` "drawn while the round
-# is paused") (docs/controller.md, Timers).
-LOGIC: Final = 25
+# is paused") (docs/controller.md, Timers);
+# 26: the cut-card grace (``cut_card_grace``) and the load grace (``load_grace``) pending at a
+# start that checks the devices start again in full from it, between rounds too (up to 25
+# they ran on through the outage, and one that ended meanwhile fired at the start's first
+# timer, before the devices re-sent what the log lacks: a false ``cut_card_missing`` for a
+# cut card the sensor had seen, or the shoe loaded without its count, out of play, and
+# the table paused by a ``shuffler_count_mismatch``) (docs/controller.md, Timers).
+LOGIC: Final = 26
 FIRST_LOGIC: Final = 1
 # The phases of a round in progress: its burn card (logic 9), its bets, its cards.
 # How long after the players' deadline a command taken before the timer input is still
@@ -1217,6 +1223,28 @@ class TableController:
             # meanwhile); they start again in full once the check ends, as after a pause.
             self.decision_deadline = None
             self.betting_deadline = None  # (a paused window keeps what was left of it)
+        if self.logic >= 26 and inp.data.get("checks_devices"):
+            self._restart_graces()
+
+    def _restart_graces(self) -> None:
+        """Logic 26: the cut-card and load graces pending at a start that checks the devices
+        start again in full from it. They wait for a device's report (the cut-card sensor's
+        after the cut card, the shuffler's count after a load) that the devices, asked for
+        what the log lacks, send again about a second after the start. Both run between
+        rounds, where the start does not check the devices for the round (``checking_devices``
+        is for a round in progress, and ``controller.devices_checked`` then never comes), so
+        they are not held until the check ends, as the players' timers are (logic 22): each
+        is given its whole length from the start, which the re-sent report comes well within
+        (the service's ``gap_check`` is a second, either grace 5 s). Up to logic 25 they ran
+        on through the outage, and one that ended meanwhile fired at the start's first
+        timer: a false ``cut_card_missing``, or the shoe loaded without its count (out of
+        play, and a pausing ``shuffler_count_mismatch``). A start that does not check the
+        devices (no broker) hears no device: its graces run on, as before."""
+        if self.cut_card_due is not None:
+            self.cut_card_due = self.now + timedelta(seconds=self.cut_card_grace)
+        if self.pending_load is not None:
+            deadline = self.now + timedelta(seconds=self.load_grace)
+            self.pending_load = {**self.pending_load, "at": deadline.isoformat()}
 
     def _on_controller_devices_checked(self, inp: Input) -> None:
         """Logic 20: the devices were asked for what the log lacks and had time to send it.
