@@ -33,8 +33,11 @@ from test_devices_acme_check_faults import (
 )
 from test_devices_acme_reconnect_check import SETTLE, resets, unplug
 from test_devices_acme_wrap_doubts import PausableShoe, past_the_wrap_quiet
+from test_devices_health_reasons_packed import acme_driver
+from test_devices_robustness import recording
 
 from drivers.codecs.acme_stx_shoe import SEQ_MODULUS, encode_stx
+from drivers.device import _Wrap
 from studio.config import BrokerSettings
 
 
@@ -228,3 +231,52 @@ async def test_a_second_restart_whose_own_frame_came_before_its_heartbeat_is_rep
         stats = dict(stats)
     assert cards == [*DEALT, "9H", "TD", "JC"]
     assert stats["wrap_counts_unsettled"] == 1 and stats.get("wrap_counts_refuted", 0) == 0
+
+
+async def test_the_failed_checks_restart_is_said_when_a_tick_falls_inside_the_second(
+    broker: BrokerSettings, table_id: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The failed check's restart (at 2) is pending when the device confirms a second one
+    (at 1): its report was kept only in a local of ``_settle`` while the second restart's
+    state saves awaited; the health ticker, run at one of them (under CPU load: 3 in 102 runs
+    of the two tests above), published the second restart's report alone and the first's
+    was never said (the tests above timed out waiting for "not its seq field wrapping").
+    Here each save inside the settle is a tick, in order, so the interleaving is the one
+    seen, every run."""
+    driver = acme_driver(broker, table_id, tmp_path)
+    [as_, d2, h9, td] = driver.codec.feed(
+        b"".join(encode_stx(s, "C", c) for s, c in ((1, "AS"), (2, "2D"), (1, "9H"), (2, "TD")))
+    )
+    async with recording(broker, table_id) as rec, driver.bus:
+        driver.online = True
+        driver.last_device_seq = driver._published = driver._seen_seq = 999_993
+        driver._vouched = 999_993
+        new = {e.seq: driver.codec.fingerprint(e) for e in (as_, d2)}  # during the check
+        driver._wrap = _Wrap(2, True, "while the link or the driver was down", back=1, new=new)
+        await driver._no_wrap("seq 999991 not sent again in time")  # the restart at 2
+        assert driver._suspect is not None and driver._suspect.frames
+        pending = driver._health_pending
+        assert pending is not None and "not its seq field wrapping" in pending[1]
+
+        async def tick() -> None:  # what the ticker does, run at the save's await
+            if driver._health_pending is not None:
+                await driver._publish_health(*driver._health_pending)
+
+        monkeypatch.setattr(driver, "_save_state_now", tick)
+        await driver._handle(h9)  # the second restart's own 1: deferred
+        await driver._handle(td)  # 2, another event than 2D: a second restart, confirmed
+        assert driver.stats["numbering_resets_announced"] == 2
+        await tick()  # the next tick, if anything is still pending
+        last = driver._health_seq
+        await rec.wait(lambda: any(h.seq == last for h in rec.health("shoe-1")), SETTLE)
+        reasons = [h.reason for h in rec.health("shoe-1")]
+    first = [i for i, r in enumerate(reasons) if "not its seq field wrapping" in r]
+    second = [
+        i
+        for i, r in enumerate(reasons)
+        if r.startswith("device restarted its numbering again at 1")
+    ]
+    # Before: only "device seq 1..2 lost: ..." and the restart at 1 were published.
+    assert len(first) == 1 and len(second) == 1 and first[0] < second[0], reasons
+    assert any("device seq 1..2 lost: device restarted" in r for r in reasons), reasons
+    assert len(set(reasons)) == len(reasons), reasons  # nothing said twice
