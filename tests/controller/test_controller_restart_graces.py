@@ -8,8 +8,9 @@ again after it would have ended: the start's first timer fired it at once, befor
 devices, asked for what the log lacks (``checks_devices``), had re-sent the report a second
 later. A false ``cut_card_missing`` ("check the sensor") was raised for a cut card the
 sensor had seen, and the shoe was loaded without its count: out of play, a pausing
-``shuffler_count_mismatch`` for a manager. Now a start that checks the devices gives a pending grace its full length again from
-the start. Runs logged with logic 25 replay as played.
+``shuffler_count_mismatch`` for a manager. Now a start that checks the devices gives a
+pending grace its full length again from the start. Runs logged with logic 25 replay as
+played.
 """
 
 from __future__ import annotations
