@@ -36,3 +36,21 @@ def test_a_render_is_kept_and_read_back_per_file_and_options(tmp_path: Path) -> 
     blue = _decoded(svg_png(svg, width=40))
     assert blue[5, 5, 0] > 200 and blue[5, 5, 2] < 50  # BGR: blue now
     assert len(list((tmp_path / "rendered").iterdir())) == 3
+
+
+def test_a_kept_render_cut_short_is_rendered_again(tmp_path: Path) -> None:
+    svg = tmp_path / "deck.svg"
+    svg.write_text(SVG)
+    whole = svg_png(svg, width=40)
+    (kept,) = (tmp_path / "rendered").iterdir()
+    kept.write_bytes(whole[: len(whole) // 2])  # a full disk, an interrupted copy
+    assert svg_png(svg, width=40) == whole
+    assert kept.read_bytes() == whole
+
+
+def test_a_cache_that_cannot_be_written_still_renders(tmp_path: Path) -> None:
+    svg = tmp_path / "deck.svg"
+    svg.write_text(SVG)
+    (tmp_path / "rendered").write_text("a file where the folder would be")
+    assert _decoded(svg_png(svg, width=40)).shape[:2] == (20, 40)
+    assert list(tmp_path.glob("rendered*")) == [tmp_path / "rendered"]

@@ -8,6 +8,7 @@ there; it is not part of this repository.
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import io
 import os
@@ -60,6 +61,9 @@ def download(url: str, timeout: float = 120.0) -> bytes:
         raise DeckUnavailable(f"cannot download {url}: {exc}") from exc
 
 
+_PNG_END = b"IEND\xaeB`\x82"  # a PNG's last chunk, whole
+
+
 def svg_png(svg: Path, **options: Any) -> bytes:
     """``svg`` rendered by resvg with ``options``, as PNG bytes. Kept beside it in
     ``rendered/``, keyed by the file's digest, the options and resvg's version: a deck's
@@ -75,15 +79,22 @@ def svg_png(svg: Path, **options: Any) -> bytes:
     key.update(importlib.metadata.version("resvg_py").encode())
     kept = svg.parent / "rendered" / f"{svg.stem}-{key.hexdigest()[:20]}.png"
     if kept.is_file():
-        return kept.read_bytes()
+        png = kept.read_bytes()
+        if png.endswith(_PNG_END):  # (one cut short, by hand or a full disk: rendered again)
+            return png
     try:
         png = bytes(resvg_py.svg_to_bytes(svg_path=str(svg), **options))
     except ValueError as exc:
         raise DeckUnavailable(f"could not render {svg.name}: {exc}") from exc
-    kept.parent.mkdir(exist_ok=True)
+    # Kept only if it can be: the cache saves time, its failure costs none.
     partial = kept.with_name(f"{kept.name}.{os.getpid()}.part")  # another process may write it too
-    partial.write_bytes(png)
-    os.replace(partial, kept)
+    try:
+        kept.parent.mkdir(exist_ok=True)
+        partial.write_bytes(png)
+        os.replace(partial, kept)
+    except OSError:
+        with contextlib.suppress(OSError):
+            partial.unlink()
     return png
 
 
