@@ -1181,7 +1181,10 @@ class DeviceDriver:
         unsaid: str | None = None
         if suspect.wrap_count is not None and told is not None and told[0] != "ok":
             unsaid = told[1]
-            self._losses.append(unsaid)
+            if unsaid in self._losses:
+                unsaid = None  # (queued as a loss already: said first, once, whatever goes)
+            else:
+                self._losses.append(unsaid)
         if confirmed and suspect.overclaim:
             self._drop_claims_above(suspect.seq, suspect.limit)
         elif (
