@@ -7,7 +7,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from hwsim.camera.npm_package import svg_png
+from hwsim.camera.npm_package import svg_png, whole_png
 
 SVG = (
     '<svg xmlns="http://www.w3.org/2000/svg" width="20" height="10">'
@@ -44,6 +44,21 @@ def test_a_kept_render_cut_short_is_rendered_again(tmp_path: Path) -> None:
     whole = svg_png(svg, width=40)
     (kept,) = (tmp_path / "rendered").iterdir()
     kept.write_bytes(whole[: len(whole) // 2])  # a full disk, an interrupted copy
+    assert svg_png(svg, width=40) == whole
+    assert kept.read_bytes() == whole
+
+
+def test_a_kept_render_with_a_byte_changed_is_rendered_again(tmp_path: Path) -> None:
+    """Before, only the end chunk was looked at: a byte flipped inside the image data
+    (libpng: "bad adaptive filter value") made the deck unavailable on every later run."""
+    svg = tmp_path / "deck.svg"
+    svg.write_text(SVG)
+    whole = svg_png(svg, width=40)
+    (kept,) = (tmp_path / "rendered").iterdir()
+    damaged = bytearray(whole)
+    damaged[len(whole) // 2] ^= 0xFF
+    kept.write_bytes(bytes(damaged))
+    assert not whole_png(bytes(damaged)) and whole_png(whole)
     assert svg_png(svg, width=40) == whole
     assert kept.read_bytes() == whole
 

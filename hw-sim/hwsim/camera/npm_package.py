@@ -15,6 +15,7 @@ import os
 import sys
 import tarfile
 import urllib.request
+import zlib
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
@@ -61,7 +62,24 @@ def download(url: str, timeout: float = 120.0) -> bytes:
         raise DeckUnavailable(f"cannot download {url}: {exc}") from exc
 
 
-_PNG_END = b"IEND\xaeB`\x82"  # a PNG's last chunk, whole
+def whole_png(data: bytes) -> bool:
+    """Whether ``data`` is a PNG whose every chunk is there and matches its CRC, up to
+    its end chunk: a file cut short or with a byte changed anywhere is not."""
+    if not data.startswith(b"\x89PNG\r\n\x1a\n"):
+        return False
+    at = 8
+    while at + 12 <= len(data):
+        length = int.from_bytes(data[at : at + 4], "big")
+        end = at + 12 + length
+        if end > len(data):
+            return False
+        kind = data[at + 4 : at + 8]
+        if zlib.crc32(data[at + 4 : end - 4]) != int.from_bytes(data[end - 4 : end], "big"):
+            return False
+        if kind == b"IEND":
+            return end == len(data)
+        at = end
+    return False
 
 
 def svg_png(svg: Path, **options: Any) -> bytes:
@@ -80,7 +98,7 @@ def svg_png(svg: Path, **options: Any) -> bytes:
     kept = svg.parent / "rendered" / f"{svg.stem}-{key.hexdigest()[:20]}.png"
     if kept.is_file():
         png = kept.read_bytes()
-        if png.endswith(_PNG_END):  # (one cut short, by hand or a full disk: rendered again)
+        if whole_png(png):  # (one cut short or damaged: rendered again, and kept anew)
             return png
     try:
         png = bytes(resvg_py.svg_to_bytes(svg_path=str(svg), **options))
