@@ -208,6 +208,34 @@ class Device:
                         await self.bus.publish(*self.buffer[seq])
 
 
+def shoe_table(broker: BrokerSettings, table_id: str) -> StudioConfig:
+    """A clubhouse table of a shoe and a shuffler, single source, 1 s to bet."""
+    ruleset = {"preset": "clubhouse", "timeouts": {"betting_seconds": 1}}
+    devices = [{"id": "shoe-1", "kind": "shoe"}, {"id": "shuf", "kind": "shuffler"}]
+    return StudioConfig(
+        broker=broker,
+        tables=[TableSettings(id=table_id, single_source=True, ruleset=ruleset, devices=devices)],
+    )
+
+
+async def load_shoe(
+    service: ControllerService, bus: MessageBus, shoe: Device, table_id: str
+) -> None:
+    """Once the controller listens: the shuffler's count of eight decks, then ``shoe`` loaded
+    with them (S1, seq 100); the table opens its betting."""
+    topics = Topics(table_id)
+    await bus.wait_connected()
+    await asyncio.wait_for(service.listening.wait(), 20)
+    census = {rank: 32 for rank in "A23456789TJQK"}
+    now = datetime.now(UTC)
+    count = {"count": 416, "census": census}
+    shuffled = DeviceEvent(device="shuf", seq=1, ts=now, event="shuffle_complete", data=count)
+    await bus.publish(topics.shuffler_events, shuffled)
+    loaded = DeviceEvent(device="shoe-1", seq=100, ts=now, event="shoe_loaded", data={"shoe": "S1"})
+    await shoe.send(topics.shoe_events, loaded)
+    await until(lambda: service.tables[table_id].phase == "betting")
+
+
 async def logged(db: Database, table_id: str, count: int, timeout: float = 20.0) -> None:
     """Wait until the shoe's inputs logged are ``count``: an event released from the holds
     is applied, and logged, a moment later (a CI run read the log in between)."""
@@ -230,12 +258,7 @@ async def test_a_card_replayed_into_a_hole_is_dealt_in_the_shoe_s_order(
     """Shoe order TH (101) to seat 1, 7C (102) to the dealer, 9D (103) to seat 1; 102 is
     lost on the way and comes back in a replay after 103. Before, each card was applied
     as it arrived: seat 1 got TH 7C and the dealer 9D."""
-    ruleset = {"preset": "clubhouse", "timeouts": {"betting_seconds": 1}}
-    devices = [{"id": "shoe-1", "kind": "shoe"}, {"id": "shuf", "kind": "shuffler"}]
-    config = StudioConfig(
-        broker=broker,
-        tables=[TableSettings(id=table_id, single_source=True, ruleset=ruleset, devices=devices)],
-    )
+    config = shoe_table(broker, table_id)
     topics = Topics(table_id)
     async with (
         Database(f"sqlite:///{tmp_path}/studio.db") as db,
@@ -248,18 +271,7 @@ async def test_a_card_replayed_into_a_hole_is_dealt_in_the_shoe_s_order(
     ):
         shoe = Device(bus, table_id, "shoe-1")
         replays = group.create_task(shoe.serve_replays())
-        await bus.wait_connected()
-        await asyncio.wait_for(service.listening.wait(), 20)
-        census = {rank: 32 for rank in "A23456789TJQK"}
-        now = datetime.now(UTC)
-        count = {"count": 416, "census": census}
-        shuffled = DeviceEvent(device="shuf", seq=1, ts=now, event="shuffle_complete", data=count)
-        await bus.publish(topics.shuffler_events, shuffled)
-        loaded = DeviceEvent(
-            device="shoe-1", seq=100, ts=now, event="shoe_loaded", data={"shoe": "S1"}
-        )
-        await shoe.send(topics.shoe_events, loaded)
-        await until(lambda: service.tables[table_id].phase == "betting")
+        await load_shoe(service, bus, shoe, table_id)
         bet = {"id": "b1", "type": "bet", "seat": 1, "player": "p1", "stake": "10.00"}
         assert (await service.submit_command(table_id, bet))["accepted"]
         await until(lambda: service.tables[table_id].phase == "dealing")

@@ -13,54 +13,19 @@ says to wait until the tails had time to come, and the next deal prompt is the r
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from test_controller_lost_events import Device, load_shoe, shoe_table, until
+
 from studio.bus import MessageBus
-from studio.config import BrokerSettings, StudioConfig, TableSettings
-from studio.contract import DealerPrompt, DeviceEvent, ReplayRequest, ShoeCard, Topics
+from studio.config import BrokerSettings
+from studio.contract import DealerPrompt, ShoeCard, Topics
 from studio.controller import ControllerService
 from studio.errors import StoreError
 from studio.store import Database, EventLog
 from studio.streams import Fanout
-
-
-async def until(predicate: Callable[[], bool], timeout: float = 20.0) -> None:
-    async with asyncio.timeout(timeout):
-        while not predicate():
-            await asyncio.sleep(0.05)
-
-
-class Device:
-    """A shoe's driver on the real broker: publishes its events and answers replay requests
-    from its buffer (``lost``: in the buffer, never sent: no one was listening)."""
-
-    def __init__(self, bus: MessageBus, table_id: str, device: str) -> None:
-        self.bus, self.topics, self.device = bus, Topics(table_id), device
-        self.buffer: dict[int, tuple[str, ShoeCard | DeviceEvent]] = {}
-
-    async def send(self, topic: str, event: ShoeCard | DeviceEvent, *, lost: bool = False) -> None:
-        self.buffer[event.seq] = (topic, event)
-        if not lost:
-            await self.bus.publish(topic, event)
-
-    async def serve_replays(self) -> None:
-        async with self.bus.subscribe(self.topics.replay(self.device), ReplayRequest) as sub:
-            async for received in sub:
-                for seq in sorted(self.buffer):
-                    if seq >= received.payload.from_seq:
-                        await self.bus.publish(*self.buffer[seq])
-
-
-def _config(broker: BrokerSettings, table_id: str) -> StudioConfig:
-    ruleset = {"preset": "clubhouse", "timeouts": {"betting_seconds": 1}}
-    devices = [{"id": "shoe-1", "kind": "shoe"}, {"id": "shuf", "kind": "shuffler"}]
-    return StudioConfig(
-        broker=broker,
-        tables=[TableSettings(id=table_id, single_source=True, ruleset=ruleset, devices=devices)],
-    )
 
 
 async def _round_dealing(
@@ -73,16 +38,7 @@ async def _round_dealing(
 ) -> None:
     """A shoe shuffled and loaded, ``seats`` bet, ``codes`` dealt (in the deal's order)."""
     topics = Topics(table_id)
-    await bus.wait_connected()
-    await asyncio.wait_for(service.listening.wait(), 20)
-    census = {rank: 32 for rank in "A23456789TJQK"}
-    now = datetime.now(UTC)
-    count = {"count": 416, "census": census}
-    shuffled = DeviceEvent(device="shuf", seq=1, ts=now, event="shuffle_complete", data=count)
-    await bus.publish(topics.shuffler_events, shuffled)
-    loaded = DeviceEvent(device="shoe-1", seq=100, ts=now, event="shoe_loaded", data={"shoe": "S1"})
-    await shoe.send(topics.shoe_events, loaded)
-    await until(lambda: service.tables[table_id].phase == "betting")
+    await load_shoe(service, bus, shoe, table_id)
     for seat in seats:
         bet = {"id": f"b{seat}", "type": "bet", "seat": seat, "player": f"p{seat}"}
         taken = await service.submit_command(table_id, {**bet, "stake": "10.00"})
@@ -100,7 +56,7 @@ def _card(seq: int, code: str) -> ShoeCard:
 async def test_a_card_dealt_while_the_controller_was_down_is_in_before_the_next_deal_prompt(
     broker: BrokerSettings, tmp_path: Path, table_id: str
 ) -> None:
-    config = _config(broker, table_id)
+    config = shoe_table(broker, table_id)
     topics = Topics(table_id)
     prompts: list[dict[str, Any]] = []
 
@@ -172,7 +128,7 @@ async def test_a_device_check_the_log_refused_is_logged_at_the_next_pass(
     """A re-review: the start's one ``controller.devices_checked``, refused, was never sent
     again: the table prompted its dealer to wait, and held the players' timers, until the
     next start."""
-    config = _config(broker, table_id)
+    config = shoe_table(broker, table_id)
     async with (
         Database(f"sqlite:///{tmp_path}/studio.db") as db,
         MessageBus(broker, f"dev-{table_id}") as bus,
