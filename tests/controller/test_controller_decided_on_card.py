@@ -40,9 +40,9 @@ def _settled(d: Recorder) -> dict[str, Any]:
     return box
 
 
-def _hit_twice_on_a_misread_card(logic: int = LOGIC) -> Recorder:
-    """The reviewer's round: seat 1's 3H seen as 9S; seat 1 hits twice before the alert."""
-    d = Recorder(logic=logic)
+def deal_3h_seen_as_9s(d: Recorder) -> None:
+    """The reviewers' deal: seat 1 bets, its first card 3H is seen by the camera as 9S, the
+    other three cards seen as dealt (the dealer's QS up, 9C in the hole: 19)."""
     open_round(d, 1)
     d.card("3H")
     d.camera("9S", "seat:1")  # 0.1 s later: the camera disagrees
@@ -50,7 +50,13 @@ def _hit_twice_on_a_misread_card(logic: int = LOGIC) -> Recorder:
     d.camera("QS", "dealer")
     d.card("2C")
     d.camera("2C", "seat:1")
-    d.card("9C")  # the hole card, face down: the dealer holds 19
+    d.card("9C")  # the hole card, face down
+
+
+def _hit_twice_on_a_misread_card(logic: int = LOGIC) -> Recorder:
+    """The reviewer's round: seat 1's 3H seen as 9S; seat 1 hits twice before the alert."""
+    d = Recorder(logic=logic)
+    deal_3h_seen_as_9s(d)
     d.decide(1, "hit", "h1")  # on 3H 2C: 5
     d.card("6D")
     d.camera("6D", "seat:1")
@@ -105,14 +111,7 @@ def test_a_decision_timer_that_ran_out_on_the_card_as_read_counts_too() -> None:
     """Nobody acted on 3H 2C (5): the timer stood the hand. Corrected, that is a stand on
     11 the player never had the chance to hit or double."""
     d = Recorder(camera_window_seconds=20.0)
-    open_round(d, 1)
-    d.card("3H")
-    d.camera("9S", "seat:1")
-    d.card("QS")
-    d.camera("QS", "dealer")
-    d.card("2C")
-    d.camera("2C", "seat:1")
-    d.card("9C")
+    deal_3h_seen_as_9s(d)
     d.tick(15.5)  # the decision timer: stand
     assert "timeout_default" in d.types()
     d.camera("9C", "dealer")

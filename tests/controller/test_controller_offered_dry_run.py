@@ -17,6 +17,7 @@ from datetime import datetime, timedelta
 
 import pytest
 from logic17_support import Recorder, open_round
+from test_controller_decided_on_card import deal_3h_seen_as_9s
 
 from studio.controller.alerts import AlertError
 from studio.controller.table import Input, TableController
@@ -30,14 +31,7 @@ def _void_of_a_followed_card() -> tuple[Recorder, str]:
     """The reviewer's minimal case: seat 1's first card misread by the camera, three more
     cards dealt, the window of the first ends (card_mismatch)."""
     d = Recorder()
-    open_round(d, 1)
-    d.card("3H")
-    d.camera("9S", "seat:1")
-    d.card("QS")
-    d.camera("QS", "dealer")
-    d.card("2C")
-    d.camera("2C", "seat:1")
-    d.card("9C")  # the hole card
+    deal_3h_seen_as_9s(d)
     d.tick(3.5)
     (alert,) = [a for a in d.table.alerts.open_alerts() if a.code.value == "card_mismatch"]
     return d, alert.alert_id
