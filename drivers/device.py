@@ -416,9 +416,10 @@ class DeviceDriver:
         self._host_seq = 0
         self._health_seq = 0
         self._health_pending: tuple[HealthStatus, str] | None = None
-        # Losses not yet in a published health report: a later report in the same interval
-        # (coalesced) says them too, whatever it is about.
-        self._losses: list[str] = []
+        # Reports that must be said (_must_say): not yet in a published health report, a
+        # later one in the same interval (coalesced, the last reason wins) says them first,
+        # whatever it is about.
+        self._unsaid: list[str] = []
         # Ids of the commands sent lately: QoS 1 may deliver a command twice.
         self._command_ids: deque[str] = deque(maxlen=256)
         self._health_last = 0.0
@@ -938,8 +939,7 @@ class DeviceDriver:
         )
         # Said first in the next health report (another reason at once, or the failed
         # check's, cut it off at 500 characters: a review).
-        self._losses.append(message)
-        self._error(message)
+        self._must_say(message)
 
     async def _probe_back(self) -> None:
         """A heartbeat at or above the wrap's count after one below it, the check passed:
@@ -1172,19 +1172,10 @@ class DeviceDriver:
         assert suspect is not None
         self._suspect = None
         deferred, self._deferred = self._deferred, []
-        told = self._health_pending  # (a wrap check's doubt: its restart's, if not out yet)
-        # Kept only here, the failed check's restart report was lost whenever the ticker ran
-        # inside this settle (at a confirmed second restart's state saves): the report it
-        # published was the second restart's alone, the first's never said (under CPU load:
-        # 3 of 102 runs of its two tests on a loaded core, 1 suite run in 2 on 2 cores). Said
-        # first in any report that goes out before the end of this settle, as a loss is.
-        unsaid: str | None = None
-        if suspect.wrap_count is not None and told is not None and told[0] != "ok":
-            unsaid = told[1]
-            if unsaid in self._losses:
-                unsaid = None  # (queued as a loss already: said first, once, whatever goes)
-            else:
-                self._losses.append(unsaid)
+        # (A wrap check's doubt: the failed check's restart report, if not out yet, is said
+        # first by whatever report goes next, a tick at this settle's saves or the
+        # decision's own: queued by _must_say, as every restart's. Kept aside here instead,
+        # it was lost to such a tick, then said twice: ba72514, 1c0e790.)
         if confirmed and suspect.overclaim:
             self._drop_claims_above(suspect.seq, suspect.limit)
         elif (
@@ -1247,22 +1238,6 @@ class DeviceDriver:
                 else ""
             )
             self._error(f"a frame said: {suspect.why}; not confirmed by the device{how}, ignored")
-        now = self._health_pending
-        if unsaid is not None and unsaid in self._losses:
-            self._losses.remove(unsaid)  # (not out yet: merged below)
-        else:
-            unsaid = None  # (said: a report went out meanwhile, it first)
-        if unsaid is not None and now is not None and now != told:
-            # The HELLO answer decides within the tick that would report the failed check's
-            # restart: replaced by this report, it was never said (unless announced).
-            if suspect.undecided is not None:
-                # The doubt's report is a loss (_wrap_doubt_unsettled): said first with the
-                # restart's, in one report, or in its own before it when both do not fit
-                # (_publish_health; merged here, the cut lost the restart's note that the
-                # shoe's cards are "unknown", or the doubt's: reviews).
-                self._health_pending = told
-            else:
-                self._health_pending = ("degraded", f"{unsaid}; {now[1]}")
         for item in deferred:
             await self._handle(item)
 
@@ -1344,8 +1319,7 @@ class DeviceDriver:
                 f"seq {dropped[0]}..{dropped[-1]} lost: {len(dropped)} event(s) of the old "
                 "numbering never acknowledged by the broker, beyond what the driver keeps"
             )
-            self._losses.append(loss)
-            self._error(loss)
+            self._must_say(loss)
         old_last = max(self.last_device_seq, self._published)
         self.offset += old_last
         self.last_device_seq = self._published = 0
@@ -1371,7 +1345,9 @@ class DeviceDriver:
         note = self.device_restarted()
         lost_text = f"; {lost} event(s) of the old numbering lost" if lost else ""
         note_text = f"; {note}" if note else ""
-        self._health_later("degraded", f"{why}; seq offset {self.offset}{lost_text}{note_text}")
+        # Not replaced by a later problem of the same interval (a frame garbled right after
+        # the reboot): the health stream then never said the device restarted, nor its note.
+        self._must_say(f"{why}; seq offset {self.offset}{lost_text}{note_text}")
         # Saved at once, before anything of the new numbering goes out: what the device can
         # no longer send, and the new offset. The new numbering's first events are below the
         # old one's saved ``published``; a driver killed before the tick saved came back
@@ -2057,8 +2033,7 @@ class DeviceDriver:
             self.stats["frames_lost"] += first - self.last_device_seq - 1
             loss = f"device seq {self.last_device_seq + 1}..{first - 1} lost: {why}"
             self._given_up.append((self.last_device_seq + 1, first - 1))
-            self._losses.append(loss)
-            self._error(loss)
+            self._must_say(loss)
             self.last_device_seq = first - 1
             # Reported once: a restart must not ask for these again (nor report them again),
             # so they count as acknowledged as soon as everything before them is.
@@ -2183,6 +2158,14 @@ class DeviceDriver:
         self._last_error = time.monotonic()
         self._health_later("degraded", reason)
 
+    def _must_say(self, reason: str) -> None:
+        """A ``degraded`` report no later one may replace: a loss (events given up as lost,
+        an unsettled wrap-count doubt), a restart of the device's numbering. Pending as any
+        problem, and queued: the next report says it first, once, whatever it is about
+        (``_publish_health``), in the order they came."""
+        self._unsaid.append(reason)
+        self._error(reason)
+
     def _health_later(self, status: HealthStatus, reason: str) -> None:
         """Coalesce bursts (a flood of noise is one health event per interval, with counters)."""
         pending = self._health_pending
@@ -2200,25 +2183,29 @@ class DeviceDriver:
     ) -> None:
         """``note``: said in the log only.
 
-        The losses not yet said go first, at least ``degraded``: in this report's reason
-        when they fit it with ``reason`` (REASON_LIMIT), else before it in reports of their
-        own, of its status (``pack_reasons``), so that the cut drops the tail of none that
-        fits alone (prepended, an unsettled wrap doubt's cut a restart's note that the
-        shoe's cards are "unknown": reviews)."""
-        if keep_pending:  # (the pending report says the losses)
+        The reports that must be said (``_must_say``) not yet said go first, at least
+        ``degraded``: in this report's reason when they fit it with ``reason``
+        (REASON_LIMIT), else before it in reports of their own, of its status
+        (``pack_reasons``), so that the cut drops the tail of none that fits alone
+        (prepended, an unsettled wrap doubt's cut a restart's note that the shoe's cards
+        are "unknown": reviews). One that is ``reason`` (pending, not replaced) is said as
+        it, not twice."""
+        if keep_pending:  # (the pending report says them)
             await self._publish_report(status, reason, note)
             return
         self._health_pending = None  # (before any await: a problem told meanwhile stays)
-        if self._losses and status == "ok":
+        if self._unsaid and status == "ok":
             status = "degraded"
-        untold = [loss for loss in self._losses if loss not in reason]
-        self._losses.clear()
+        # Compared whole, not "in reason": a restart's "...; seq offset 10" is in a later
+        # one's "...; seq offset 1012".
+        untold = [unsaid for unsaid in self._unsaid if unsaid != reason]
+        self._unsaid.clear()
         combined = "; ".join([*untold, reason])
         if len(combined) <= REASON_LIMIT:
             reason = combined
         else:
-            for losses in pack_reasons(untold):
-                await self._publish_report(status, losses, "")  # (offline stays offline)
+            for packed in pack_reasons(untold):
+                await self._publish_report(status, packed, "")  # (offline stays offline)
         await self._publish_report(status, reason, note)
 
     async def _publish_report(self, status: HealthStatus, reason: str, note: str) -> None:

@@ -117,6 +117,9 @@ class ScriptedShoe:
         # Events dealt just before the next HELLO answer, after a heartbeat that went out
         # first: in the same write, the heartbeat carrying the seq before them.
         self.beat_then_hello: list[tuple[str, ...]] = []
+        # Bytes after the next HELLO answer, in the same write (frames garbled on the line):
+        # the driver reads them with the answer, within the same health interval.
+        self.hello_noise = b""
         self.host_frames: list[HostFrame] = []
         self.port = PtyPort(link, self._on_host)
         self._reader = HostReader()
@@ -174,6 +177,8 @@ class ScriptedShoe:
                 for type_, *fields in self.hello_then:
                     answer += self.event(type_, *fields, send=False)
                 self.hello_then = []
+                answer += self.hello_noise
+                self.hello_noise = b""
                 self.port.write(answer)
             elif host.type == "RESEND" and self.ignore_resends > 0:
                 self.ignore_resends -= 1

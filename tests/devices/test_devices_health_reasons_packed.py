@@ -125,7 +125,7 @@ async def test_losses_in_reports_of_their_own_take_the_reports_status(
     losses = [f"device seq {n}..{n} lost: " + "x" * 200 for n in (5, 9, 12)]
     reason = "r" * 300
     async with recording(broker, table_id) as rec, driver.bus:
-        driver._losses = list(losses)
+        driver._unsaid = list(losses)
         driver._health_pending = (status, reason)
         reports = await _tick(driver, rec)
     assert [(h.status, h.reason) for h in reports] == [
