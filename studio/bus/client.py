@@ -322,6 +322,8 @@ class MessageBus:
         self._group: asyncio.TaskGroup | None = None
         self._unsubscribing: set[asyncio.Task[None]] = set()
         self._closing = False
+        # The bus's own task was cancelled (the close's last step): see _end_if_stopped.
+        self._stopped = False
         # Our own availability messages sent and not yet seen back on the topic (the
         # broker delivers them in order): seen, they are no news. Without this, the echo of
         # an earlier state arriving after a change looked like another process's.
@@ -374,6 +376,7 @@ class MessageBus:
                         self.availability, OFFLINE, qos=1, retain=True, timeout=2 if answered else 0
                     )
         finally:
+            self._stopped = True
             self._task.cancel()
             for unsubscribing in self._unsubscribing:
                 unsubscribing.cancel()  # the session ends with the link anyway
@@ -572,13 +575,16 @@ class MessageBus:
         self._client = client
         for sub in list(self._subs):
             await client.subscribe(sub.filter, qos=sub.qos)
+            self._end_if_stopped()
         self._echoes.clear()  # what the last link sent and never saw back will not come
         if self.availability is not None:
             self._echoes.append(self.availability_state)
             await client.publish(self.availability, self.availability_state, qos=1, retain=True)
+            self._end_if_stopped()
             # After our publish: the retained value the broker hands us is then ours, unless
             # another process wrote over it (what _keep_availability is for).
             await client.subscribe(self.availability, qos=1)
+            self._end_if_stopped()
         if self.stats.connects:
             await self._republish_retained(client)
         self.stats.connects += 1
@@ -624,6 +630,7 @@ class MessageBus:
                     self._echoes.append(data)
                 await client.publish(topic, data, qos=qos, retain=True)
                 self.stats.republished_retained += 1
+                self._end_if_stopped()
 
     async def _drain(self, client: aiomqtt.Client) -> None:
         while True:
@@ -641,6 +648,18 @@ class MessageBus:
                         head.on_acked()
                 self.stats.published += 1
                 self._outbox_changed.notify_all()
+            self._end_if_stopped()  # (the broker has it: acknowledged above all the same)
+
+    def _end_if_stopped(self) -> None:
+        """After each of aiomqtt's calls that waits for the broker's answer, in the bus's own
+        task: end it if the close cancelled it. aiomqtt waits with ``asyncio.wait_for``,
+        which on Python 3.11 drops a cancellation that lands as the answer arrives; the task
+        then went on (a session's setup to serving it, the drain to waiting for the next
+        message) and the close waited for it for ever: a ``studio drivers run`` stopped just
+        after its start never exited (a CI run of 2026-12-07; 5 of 200 closes hung in a
+        test that closes buses in the middle of their setup)."""
+        if self._stopped:
+            raise asyncio.CancelledError
 
     async def _dispatch(self, client: aiomqtt.Client) -> None:
         async for message in client.messages:

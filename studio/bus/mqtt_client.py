@@ -8,6 +8,10 @@ connect attempt for those 5 s before the bus's backoff could try again. paho its
 the end at once (its read of the socket returns nothing, or fails with ECONNRESET) and
 calls ``on_disconnect``; this client fails the connect from there.
 
+An answer to a SUBSCRIBE or UNSUBSCRIBE whose caller stopped waiting for it (cancelled: a
+stop while the bus renews its subscriptions) is no error either: aiomqtt logged it at
+ERROR with a KeyError traceback ("Unexpected message ID"); this client says it at DEBUG.
+
 paho also logs each failed read of the socket at ERROR, at every try, unthrottled; the bus
 says the link is down itself (once a minute for the same reason, with its backoff), so that
 line goes to DEBUG.
@@ -38,6 +42,8 @@ class _SocketReadFailuresAtDebug(logging.Filter):
         return logging.getLogger(record.name).isEnabledFor(logging.DEBUG)
 
 
+_LOGGER = logging.getLogger(__name__)
+
 # aiomqtt hands paho its logger "mqtt" when given none, as the bus does.
 logging.getLogger("mqtt").addFilter(_SocketReadFailuresAtDebug())
 
@@ -57,6 +63,32 @@ class Client(aiomqtt.Client):
             # outlives it (paho ignores a second close).
             self._client._sock_close()
             raise
+
+    def _on_subscribe(
+        self,
+        client: mqtt.Client,
+        userdata: Any,
+        mid: int,
+        reason_codes: list[ReasonCode],
+        properties: Properties | None = None,
+    ) -> None:
+        if mid not in self._pending_subscribes:
+            _LOGGER.debug("SUBACK %d came after its subscribe stopped waiting for it", mid)
+            return
+        super()._on_subscribe(client, userdata, mid, reason_codes, properties)
+
+    def _on_unsubscribe(
+        self,
+        client: mqtt.Client,
+        userdata: Any,
+        mid: int,
+        reason_codes: list[ReasonCode],
+        properties: Properties | None = None,
+    ) -> None:
+        if mid not in self._pending_unsubscribes:
+            _LOGGER.debug("UNSUBACK %d came after its unsubscribe stopped waiting for it", mid)
+            return
+        super()._on_unsubscribe(client, userdata, mid, reason_codes, properties)
 
     def _on_disconnect(
         self,
