@@ -8,6 +8,8 @@ signal cancels its work, whose ``async with`` blocks then shut down in order.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import io
 import logging
 from collections.abc import Callable, Coroutine
 from pathlib import Path
@@ -109,16 +111,26 @@ def _first(group: BaseExceptionGroup[StudioError]) -> StudioError:
     return _first(error) if isinstance(error, BaseExceptionGroup) else error
 
 
+# Seconds a stop may take before the tasks it still waits for are logged, with where each
+# waits (and again each time as long again passes). A stop that never ended said nothing
+# (a drivers process in a CI run of 2026-12-07: a cancellation lost in the bus; since fixed),
+# and what it waited for was found only by reproducing it.
+STOP_REPORT_AFTER = 15.0
+
+
 async def run_until_signalled(work: Coroutine[Any, Any, None], *, name: str) -> bool:
     """Run ``work`` until it ends or a stop signal cancels it; ``True`` if a signal did."""
     loop = asyncio.get_running_loop()
     task = asyncio.create_task(work, name=name)
     signalled = False
+    watchdog: asyncio.Task[None] | None = None
 
     def stop() -> None:
-        nonlocal signalled
+        nonlocal signalled, watchdog
         signalled = True
         task.cancel()
+        if watchdog is None:
+            watchdog = loop.create_task(_watch_stop(task), name=f"{name}:stop-watchdog")
 
     for sig in STOP_SIGNALS:
         loop.add_signal_handler(sig, stop)
@@ -132,4 +144,35 @@ async def run_until_signalled(work: Coroutine[Any, Any, None], *, name: str) -> 
     finally:
         for sig in STOP_SIGNALS:
             loop.remove_signal_handler(sig)
+        if watchdog is not None:
+            watchdog.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await watchdog
     return signalled
+
+
+async def _watch_stop(work: asyncio.Task[None]) -> None:
+    """Every ``STOP_REPORT_AFTER`` seconds until ``work`` has stopped: log each task still
+    running, with its stack. Only said: a stop's slow steps (a database that does not
+    answer) have bounds of their own, and cancelling them again could cut one short."""
+    waited = 0.0
+    while True:
+        await asyncio.sleep(STOP_REPORT_AFTER)
+        waited += STOP_REPORT_AFTER
+        running = [
+            t for t in asyncio.all_tasks() if t is not asyncio.current_task() and not t.done()
+        ]
+        _LOGGER.warning(
+            "%s: still stopping after %g s; waiting for %d tasks:\n%s",
+            work.get_name(),
+            waited,
+            len(running),
+            "\n".join(_where(t) for t in running),
+        )
+
+
+def _where(task: asyncio.Task[Any]) -> str:
+    """A task's name and where it waits (its coroutines' frames, innermost last)."""
+    stream = io.StringIO()
+    task.print_stack(limit=12, file=stream)
+    return f"- {task.get_name()}: " + stream.getvalue().strip().replace("\n", "\n    ")
