@@ -64,31 +64,21 @@ class Client(aiomqtt.Client):
             self._client._sock_close()
             raise
 
-    def _on_subscribe(
-        self,
-        client: mqtt.Client,
-        userdata: Any,
-        mid: int,
-        reason_codes: list[ReasonCode],
-        properties: Properties | None = None,
-    ) -> None:
-        if mid not in self._pending_subscribes:
-            _LOGGER.debug("SUBACK %d came after its subscribe stopped waiting for it", mid)
-            return
-        super()._on_subscribe(client, userdata, mid, reason_codes, properties)
+    # paho calls these with (client, userdata, mid, reason_codes, properties).
+    def _on_subscribe(self, *args: Any) -> None:
+        if self._awaited("SUBACK", self._pending_subscribes, args[2]):
+            super()._on_subscribe(*args)
 
-    def _on_unsubscribe(
-        self,
-        client: mqtt.Client,
-        userdata: Any,
-        mid: int,
-        reason_codes: list[ReasonCode],
-        properties: Properties | None = None,
-    ) -> None:
-        if mid not in self._pending_unsubscribes:
-            _LOGGER.debug("UNSUBACK %d came after its unsubscribe stopped waiting for it", mid)
-            return
-        super()._on_unsubscribe(client, userdata, mid, reason_codes, properties)
+    def _on_unsubscribe(self, *args: Any) -> None:
+        if self._awaited("UNSUBACK", self._pending_unsubscribes, args[2]):
+            super()._on_unsubscribe(*args)
+
+    @staticmethod
+    def _awaited(answer: str, pending: dict[int, Any], mid: int) -> bool:
+        if mid in pending:
+            return True
+        _LOGGER.debug("%s %d came after its call stopped waiting for it", answer, mid)
+        return False
 
     def _on_disconnect(
         self,
