@@ -44,6 +44,7 @@ from studio.console.users import (
     users_table,
     utc_now,
 )
+from studio.errors import StoreError
 from studio.store.database import Database
 
 SESSION_COOKIE = "studio_session"
@@ -165,7 +166,7 @@ class SessionStore:
             .join(users_table, users_table.c.id == sessions_table.c.user_id)
             .where(sessions_table.c.token_hash == key)
         )
-        async with self.db.engine.connect() as conn:
+        async with self.db.reading() as conn:
             row = (await conn.execute(query)).first()
         if row is None:
             return None
@@ -253,6 +254,14 @@ async def current_session(conn: HTTPConnection) -> Session | None:
 async def current_user(conn: HTTPConnection) -> User | None:
     session = await current_session(conn)
     return session.user if session else None
+
+
+def looked_up_user(conn: HTTPConnection) -> User | None:
+    """The user of the session this request already looked up, without reading the
+    database (None when none was, or its look-up failed): for the page saying that the
+    database did not answer, which a second look-up would have held as long again."""
+    cached = conn.scope.get("state", {}).get("console_session")
+    return cached.user if isinstance(cached, Session) else None
 
 
 async def session_ended(conn: HTTPConnection) -> None:
@@ -420,7 +429,13 @@ class CsrfMiddleware:
             # showed the login form, which replaced studio_csrf. The login ends that session.
             expected = conn.cookies.get(CSRF_COOKIE)
         else:
-            session = await current_session(conn) if session_cookie is not None else None
+            try:
+                session = await current_session(conn) if session_cookie is not None else None
+            except StoreError as exc:
+                # The database away, or no answer in its time limit: said, as a read's 503
+                # (raised here, outside the app's error handlers, it was a bare 500).
+                await _refuse(scope, receive, send, str(exc), status=503)
+                return
             expected = session.csrf_token if session is not None else conn.cookies.get(CSRF_COOKIE)
         if not token or not expected or not hmac.compare_digest(token.encode(), expected.encode()):
             if login and "text/html" in conn.headers.get("accept", ""):

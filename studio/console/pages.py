@@ -53,6 +53,7 @@ from studio.console.auth import (
     current_session,
     current_user,
     foreign_origin,
+    looked_up_user,
     require_role,
     set_csrf_cookie,
     set_session_cookies,
@@ -1002,6 +1003,8 @@ def build_router(console: Console) -> APIRouter:
             rounds, more = await console.rounds_page(
                 _search(table, since, until, player, alert), after, ROUNDS_PAGE
             )
+        except StoreError:
+            raise  # the database's: the 503 page, not an empty list said to be the answer
         except StudioError as exc:
             error = str(exc)
         query = urlencode({k: v for k, v in filters.items() if v})
@@ -1045,6 +1048,8 @@ def build_router(console: Console) -> APIRouter:
         try:
             filters = _search(table, since, until, player, alert)
             batch, after = await console.rounds_page(filters, None, EXPORT_BATCH)
+        except StoreError:
+            raise  # the database's (a 503): the request was sound
         except StudioError as exc:
             raise StarletteHTTPException(400, str(exc)) from None
 
@@ -1135,6 +1140,8 @@ def build_router(console: Console) -> APIRouter:
         back = f"{PREFIX}/users"
         try:
             changed = await work
+        except StoreError as exc:  # the database's: the same change may be sent again
+            return console._action_error(request, back, str(exc), 503)
         except (UserError, StudioError) as exc:
             return console._action_error(request, back, str(exc), 400)
         notice = done(changed)
@@ -1402,8 +1409,9 @@ def install(app: FastAPI, ctx: WebContext) -> None:
             return RedirectResponse(f"{LOGIN_PATH}?{urlencode(query)}", status_code=303)
         return JSONResponse({"detail": exc.detail}, status_code=401)
 
-    @app.exception_handler(StarletteHTTPException)
-    async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
+    async def error_answer(
+        request: Request, exc: StarletteHTTPException, user: Callable[[], Awaitable[User | None]]
+    ) -> Response:
         # Console pages get an HTML page; everything else keeps FastAPI's JSON answer, and
         # so does a script that asks for JSON. Not only for an Accept naming text/html:
         # curl's */* (or none) was answered raw JSON on a console page.
@@ -1417,17 +1425,26 @@ def install(app: FastAPI, ctx: WebContext) -> None:
                 request,
                 "error.html",
                 status_code=exc.status_code,
-                user=await current_user(request),
+                user=await user(),
                 title=titles.get(exc.status_code, f"Error {exc.status_code}"),
                 message=str(exc.detail),
             )
         return await http_exception_handler(request, exc)
 
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        return await error_answer(request, exc, lambda: current_user(request))
+
     @app.exception_handler(StoreError)
     async def store_error(request: Request, exc: StoreError) -> Response:
         # The database is away (or a table waits for its rebuild from the log): a page
-        # saying so, as the platform API's 503, not an Internal Server Error.
-        return await http_error(request, StarletteHTTPException(503, str(exc)))
+        # saying so, as the platform API's 503, not an Internal Server Error. The page's
+        # user is the one already looked up, if any: the session's look-up may be the read
+        # that got no answer, and would wait as long again.
+        async def known() -> User | None:
+            return looked_up_user(request)
+
+        return await error_answer(request, StarletteHTTPException(503, str(exc)), known)
 
     @app.exception_handler(Forbidden)
     async def forbidden(request: Request, exc: Forbidden) -> Response:

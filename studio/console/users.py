@@ -364,7 +364,7 @@ class UserStore:
     async def _users(self, where: Any) -> list[User]:
         """The users ``where`` selects, by name, with the locks in force on each."""
         locks = login_locks_table.c
-        async with self.db.engine.connect() as conn:
+        async with self.db.reading() as conn:
             rows = (
                 await conn.execute(
                     sa.select(users_table).where(where).order_by(users_table.c.username)
@@ -391,7 +391,7 @@ class UserStore:
         return await self._users(sa.true())
 
     async def count(self) -> int:
-        async with self.db.engine.connect() as conn:
+        async with self.db.reading() as conn:
             return int(
                 (
                     await conn.execute(sa.select(sa.func.count()).select_from(users_table))
@@ -549,7 +549,7 @@ class UserStore:
             .limit(self.policy.remote_max_failures + 1)
             .subquery()
         )
-        async with self.db.engine.connect() as conn:
+        async with self.db.reading() as conn:
             query = sa.select(sa.func.count()).select_from(failures)
             return int((await conn.execute(query)).scalar_one())
 
@@ -699,7 +699,7 @@ class UserStore:
         # A NUL cannot be in a user name, and PostgreSQL refuses it in the attempt's record.
         name = typed[:64].replace("\x00", "\ufffd")
         now = self.clock()
-        async with self.db.engine.connect() as conn:
+        async with self.db.reading() as conn:
             row = (
                 await conn.execute(sa.select(users_table).where(users_table.c.username == name))
             ).first()
@@ -798,7 +798,7 @@ class UserStore:
         )
         if username is not None:
             query = query.where(login_attempts_table.c.username == username.strip().lower())
-        async with self.db.engine.connect() as conn:
+        async with self.db.reading() as conn:
             rows = (await conn.execute(query)).all()
         return [
             {

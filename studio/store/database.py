@@ -13,6 +13,7 @@ import shutil
 import tempfile
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextvars import ContextVar
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Final
@@ -80,6 +81,13 @@ WRITE_MARGIN: Final = 5.0
 # Seconds after which a write still waiting for the database logs a WARNING (it goes on
 # waiting, up to its write timeout).
 SLOW_WRITE: Final = 2.0
+
+# Seconds a read served to a reader (a console page, a REST read: see serving_readers) may
+# take, its connection's checkout and return included: past it the read is abandoned, its
+# connection closed, and the reader told (a 503). A database that stopped answering held
+# such a read, and a pooled connection, until the controller stopped or TCP gave up.
+# Database(read_timeout=...) sets the bound.
+READ_TIMEOUT: Final = 15.0
 
 # Seconds close() waits, beyond the writers' lock timeout, for the connections still in use
 # (a write in flight when a service stops) to be given back: a write waits at most that
@@ -364,6 +372,36 @@ IN_MEMORY = (
 )
 
 
+class ReadTimedOut(StoreError):
+    """A read served to a reader got no answer from the database within its handle's
+    ``read_timeout``; its connection was closed, not given back to the pool."""
+
+
+# The task serving a reader's request (set by serving_readers): the reads it awaits itself
+# are bounded; those of the tasks it starts (the controller's own work) are not.
+_READER_TASK: ContextVar[asyncio.Task[Any] | None] = ContextVar("studio_reader_task", default=None)
+
+
+@contextlib.contextmanager
+def serving_readers() -> Iterator[None]:
+    """While the block runs, each database read the current task awaits through
+    :meth:`Database.reading` is bounded by its handle's ``read_timeout`` (the web layer
+    wraps each HTTP request in it). Only this task's: a task it starts copies the context
+    but is another task, and the controller's work it hands a request to (an input, a
+    table's rebuild) keeps no bound, as its start's replay: a slow but sound database must
+    not fail it, and the lock's watch stops a controller whose database stopped answering."""
+    token = _READER_TASK.set(asyncio.current_task())
+    try:
+        yield
+    finally:
+        _READER_TASK.reset(token)
+
+
+def _serving_a_reader() -> bool:
+    task = _READER_TASK.get()
+    return task is not None and task is asyncio.current_task()
+
+
 def kept_nowhere(url: str) -> bool:
     """A SQLite database in memory (``sqlite:///:memory:``, or no path): it ends with the
     process, and every record of play with it. The demo may take one; the controller not."""
@@ -384,6 +422,7 @@ class Database:
         schema: str | None = None,
         writers_lock_timeout: float = WRITERS_LOCK_TIMEOUT,
         write_timeout: float | None = None,
+        read_timeout: float = READ_TIMEOUT,
         read_only: bool = False,
     ) -> None:
         """``read_only`` (the audit's reads): a SQLite file is opened read-only (SQLite's
@@ -391,7 +430,9 @@ class Database:
         backup in ``delete`` mode into WAL, its checksum changed), nor its folder made; a
         read-only copy can be read. PostgreSQL: no difference (the audit only reads).
         ``write_timeout``: the seconds an event log write may take, its wait for the
-        writers' lock included (default: ``writers_lock_timeout`` + :data:`WRITE_MARGIN`)."""
+        writers' lock included (default: ``writers_lock_timeout`` + :data:`WRITE_MARGIN`).
+        ``read_timeout``: the seconds a read served to a reader may take (see
+        :meth:`reading`)."""
         self.url = url
         self.schema = schema
         self.read_only = read_only
@@ -405,6 +446,9 @@ class Database:
         if not write_timeout > 0:
             raise StoreError(f"write_timeout is a number of seconds > 0, not {write_timeout}")
         self.write_timeout = write_timeout
+        if not read_timeout > 0:
+            raise StoreError(f"read_timeout is a number of seconds > 0, not {read_timeout}")
+        self.read_timeout = read_timeout
         # Refused, not tried: SQLAlchemy raised a ValueError holding the rest of the
         # password, or connected to a "host" that was the rest of it.
         target = async_url(url)
@@ -485,6 +529,43 @@ class Database:
             # Thread-safe: a connection the garbage collector finalises is given back there.
             loop, all_back = waiting
             loop.call_soon_threadsafe(all_back.set)
+
+    @contextlib.asynccontextmanager
+    async def reading(self) -> AsyncIterator[AsyncConnection]:
+        """A connection for a read, given back when the block ends.
+
+        In a task serving a reader (:func:`serving_readers`: the console's and the REST
+        API's requests) the whole block is bounded by ``read_timeout``: the connection's
+        checkout (its pre-ping), the statements and its return. Past it the read is
+        abandoned: SQLAlchemy closes a connection cancelled in a statement instead of
+        giving it back to the pool (it is in an unknown state), and a
+        :class:`ReadTimedOut` says so. Elsewhere (the controller's start and replays, the
+        command line) a plain connection, without a bound.
+        """
+        if not _serving_a_reader():
+            async with self.engine.connect() as conn:
+                yield conn
+            return
+        bound = asyncio.timeout(self.read_timeout)
+        try:
+            async with bound:
+                async with self.engine.connect() as conn:
+                    yield conn
+                    # Ended here, inside the bound: the ROLLBACK that SQLAlchemy sends as it
+                    # gives the connection back is run to its end, cancelled or not, and a
+                    # database that stopped answering held it there.
+                    await conn.rollback()
+        except (OSError, sa.exc.SQLAlchemyError) as exc:  # (TimeoutError is an OSError)
+            if not bound.expired():
+                raise
+            _LOGGER.warning(
+                "database read: no answer from the database in %g s; cut short, its "
+                "connection closed",
+                self.read_timeout,
+            )
+            raise ReadTimedOut(
+                f"database read failed: the database gave no answer in {self.read_timeout:g} s"
+            ) from exc
 
     async def create_all(self) -> None:
         try:

@@ -457,16 +457,25 @@ class EventLog:
         error is a :class:`StoreError` that names the driver's message only: SQLAlchemy's
         text carries the statement's parameters, which for a password change are the new
         password's hash.
+
+        Each try is bounded as an event log append is (``Database.write_timeout``): a
+        database that stopped answering held an admin's change (a console form, ``studio
+        users``), and its connection, until TCP gave up. Past it during the COMMIT, the
+        change may have been made: the error says that it is not known.
         """
         for attempt in range(APPEND_ATTEMPTS):
+            bound = asyncio.timeout(self.db.write_timeout)
+            committing = False
             try:
-                async with self.db.engine.begin() as conn:
-                    try:
-                        await self._lock_chain(conn)
-                        result = await work(conn)
-                    except sa.exc.OperationalError as exc:
-                        raise _LostRace(str(exc)) from exc
-                    await self._insert_at_head(conn, [entry(result)])
+                async with bound:
+                    async with self.db.engine.begin() as conn:
+                        try:
+                            await self._lock_chain(conn)
+                            result = await work(conn)
+                        except sa.exc.OperationalError as exc:
+                            raise _LostRace(str(exc)) from exc
+                        await self._insert_at_head(conn, [entry(result)])
+                        committing = True  # (the block's end commits)
                 return result
             except _LostRace as exc:
                 if attempt == APPEND_ATTEMPTS - 1:
@@ -474,9 +483,26 @@ class EventLog:
                     why = _driver_message(cause) if isinstance(cause, Exception) else str(exc)
                     raise StoreError(f"{self.table.name}: the change was not made: {why}") from None
                 await asyncio.sleep(random.uniform(0.005, 0.05) * (attempt + 1))
-            except (OSError, sa.exc.SQLAlchemyError) as exc:
-                why = _driver_message(exc)
-                raise StoreError(f"{self.table.name}: the change was not made: {why}") from None
+            except (OSError, sa.exc.SQLAlchemyError) as exc:  # (TimeoutError is an OSError)
+                if not bound.expired():
+                    why = _driver_message(exc)
+                    raise StoreError(f"{self.table.name}: the change was not made: {why}") from None
+                name, seconds = self.table.name, self.db.write_timeout
+                _LOGGER.warning(
+                    "%s: a change got no answer from the database in %g s%s",
+                    name,
+                    seconds,
+                    " to its commit" if committing else "; not made",
+                )
+                if committing:
+                    raise StoreError(
+                        f"{name}: the database gave no answer in {seconds:g} s to the change's "
+                        f"commit: whether it was made is not known (the {name.replace('_', ' ')}"
+                        " says, once the database answers)"
+                    ) from None
+                raise StoreError(
+                    f"{name}: the change was not made: the database gave no answer in {seconds:g} s"
+                ) from None
         raise AssertionError("unreachable")
 
     async def _insert_at_head(
@@ -658,7 +684,7 @@ class EventLog:
         if limit is not None:
             query = query.limit(limit)
         try:
-            async with self.db.engine.connect() as conn:
+            async with self.db.reading() as conn:
                 rows = (await conn.execute(query)).all()
         except (OSError, sa.exc.SQLAlchemyError) as exc:
             # A StudioError, as an append's: a table rebuilt with the database away failed
@@ -713,7 +739,7 @@ class EventLog:
                 query = query.where(self.table.c.id > after)
             if until is not None:
                 query = query.where(self.table.c.id <= until)
-            async with self.db.engine.connect() as conn:
+            async with self.db.reading() as conn:
                 rows = (await conn.execute(query)).all()
             if not rows:
                 return
@@ -777,7 +803,7 @@ class EventLog:
         walk_after: int | None = None  # (the whole log, ids below 1 too)
         if resume is not None and resume[0] > 0:
             head_id, head = resume
-            async with self.db.engine.connect() as conn:
+            async with self.db.reading() as conn:
                 query = sa.select(self.table.c.hash).where(self.table.c.id == head_id)
                 stored = (await conn.execute(query)).scalar_one_or_none()
             if stored is None:
@@ -792,7 +818,7 @@ class EventLog:
                     "the log was cut there and written again"
                 )
                 return ChainReport(False, 0, head_id, reason, GENESIS)
-            async with self.db.engine.connect() as conn:
+            async with self.db.reading() as conn:
                 query = sa.select(sa.func.count()).where(self.table.c.id <= head_id)
                 held = int((await conn.execute(query)).scalar_one())
             if held != head_id:

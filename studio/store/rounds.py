@@ -70,7 +70,7 @@ class RoundIndex:
                 )
 
     async def get(self, round_id: str) -> dict[str, Any] | None:
-        async with self.db.engine.connect() as conn:
+        async with self.db.reading() as conn:
             row = (
                 await conn.execute(sa.select(rounds).where(rounds.c.round_id == round_id))
             ).first()
@@ -98,7 +98,7 @@ class RoundIndex:
         if alert_code:
             query = query.where(_holds(rounds.c.alerts, alert_code))
         query = query.limit(max(1, min(limit, 1000)))
-        async with self.db.engine.connect() as conn:
+        async with self.db.reading() as conn:
             rows = (await conn.execute(query)).all()
         return [_row(row) for row in rows]
 
@@ -122,7 +122,7 @@ class RoundIndex:
             .group_by(hour)
             .order_by(hour)
         )
-        async with self.db.engine.connect() as conn:
+        async with self.db.reading() as conn:
             return [(str(h), int(n)) for h, n in (await conn.execute(query)).all()]
 
 

@@ -10,6 +10,8 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from studio import __version__, console
+from studio.errors import StoreError
+from studio.store.database import serving_readers
 from studio.web import api, streams
 from studio.web.context import WebContext
 
@@ -82,6 +84,26 @@ class ApiHeaders:
         await self.app(scope, receive, add_headers)
 
 
+class BoundedReads:
+    """Each HTTP request's own database reads are bounded by ``Database.read_timeout``
+    (:func:`serving_readers`): a database that stopped answering held a console page or a
+    REST read, and a pooled connection, until the controller stopped or the database
+    answered again; now the reader gets a 503 saying so. Outermost, so that the CSRF
+    check's session read is bounded too. WebSockets pass untouched (a stream's reads run
+    in tasks of their own).
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        with serving_readers():
+            await self.app(scope, receive, send)
+
+
 def _install_docs(app: FastAPI, ctx: WebContext) -> None:
     """``/openapi.json`` (the REST API's description) for whoever may read the REST API.
 
@@ -113,6 +135,13 @@ async def invalid_request(request: Request, exc: Exception) -> JSONResponse:
     return JSONResponse({"detail": errors}, status_code=422)
 
 
+async def database_error(request: Request, exc: Exception) -> JSONResponse:
+    """503 for the database's error (away, or no answer within its time limit): the same
+    request may be sent again. The console, when installed, answers its pages with its
+    own error page (``studio.console.pages``)."""
+    return JSONResponse({"detail": str(exc)}, status_code=503)
+
+
 def create_app(ctx: WebContext) -> FastAPI:
     # FastAPI's own docs routes are open to anyone (and its HTML pages load a CDN's
     # scripts): _install_docs serves the JSON alone, to readers of the API.
@@ -126,12 +155,14 @@ def create_app(ctx: WebContext) -> FastAPI:
     )
     app.state.ctx = ctx
     app.add_exception_handler(RequestValidationError, invalid_request)
+    app.add_exception_handler(StoreError, database_error)
     app.include_router(streams.build_router(ctx))
     app.include_router(api.build_router(ctx))
     _install_docs(app, ctx)
     console.install(app, ctx)
     app.add_middleware(RefuseNul)
-    app.add_middleware(ApiHeaders)  # outermost: RefuseNul's 400s under /api get them too
+    app.add_middleware(ApiHeaders)  # RefuseNul's 400s under /api get them too
+    app.add_middleware(BoundedReads)  # outermost: every read of a request is bounded
 
     reader = api.reader_dependency(ctx)
 
@@ -150,4 +181,4 @@ def create_app(ctx: WebContext) -> FastAPI:
     return app
 
 
-__all__ = ["MAX_BODY_BYTES", "ApiHeaders", "WebContext", "create_app"]
+__all__ = ["MAX_BODY_BYTES", "ApiHeaders", "BoundedReads", "WebContext", "create_app"]

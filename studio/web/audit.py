@@ -13,9 +13,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections.abc import Coroutine
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
+from studio.store.database import serving_readers
 from studio.store.eventlog import ChainReport, EventLog, admin_events
 
 CACHE_SECONDS = 30.0
@@ -70,7 +73,7 @@ class SharedChainCheck:
                 or time.monotonic() - sound.full_monotonic >= self.full_seconds
             )
             walk = self._walk(None if self._running_full else sound)
-            self._running = asyncio.create_task(walk, name="audit-chain-check")
+            self._running = asyncio.create_task(_for_readers(walk), name="audit-chain-check")
         # Shielded: a reader that goes away must not cancel the walk the others wait for.
         return await asyncio.shield(self._running)
 
@@ -102,3 +105,11 @@ class SharedChainCheck:
             return result
         finally:
             self._running = None
+
+
+async def _for_readers(walk: Coroutine[Any, Any, ChainCheck]) -> ChainCheck:
+    """The walk, its reads bounded as its readers' own are (``Database.read_timeout``, each
+    batch of it): a task of its own, which a database that stopped answering held, and
+    every reader waiting for it."""
+    with serving_readers():
+        return await walk

@@ -1,0 +1,104 @@
+"""A REST read whose database stops answering (a network partition, a server blocked: bytes
+held, the connection kept, no reset) answers 503 within its time limit, with the default
+one (``Database.read_timeout``, 15 s), against the real controller service; the chains'
+walk that the console's audit page and ``/api/audit/chain`` share, in a task of its own,
+is bounded as its readers are.
+
+Until 2026-12-07 it waited until the controller stopped (its lock's watch: about 23 s in,
+then the connection reset) or, the lock's checks still answered (a table an admin locked),
+until the database answered again.
+
+PostgreSQL through a TCP proxy that stops forwarding (``PostgresProxy.stall``)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import httpx
+import pytest
+from postgres_support import PostgresProxy, fresh_database
+
+import studio.console  # registers the users/sessions tables before create_all
+from studio.config import StudioConfig, TableSettings
+from studio.controller import ControllerService
+from studio.store import Database, EventLog, RoundIndex
+from studio.store.database import ReadTimedOut
+from studio.streams import Fanout
+from studio.web import WebContext, create_app
+from studio.web.audit import SharedChainCheck
+
+assert studio.console.install is not None
+
+TOKEN = "s3cret-token"
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+BOUND = 15  # the default (Database.read_timeout)
+CLOSING = 2.5  # closing the connection that stopped answering (asyncpg waits up to 2 s)
+
+
+@pytest.mark.timeout(90)
+async def test_a_rest_read_whose_database_stops_answering_is_a_503() -> None:
+    async with fresh_database() as url, PostgresProxy() as proxy:
+        db = Database(proxy.url(url))  # the bounds the controller runs with
+        try:
+            await db.create_all()
+            await RoundIndex(db).upsert("bj1-R1", "bj1", started="2026-12-07T10:00:00+00:00")
+            log, fanout = EventLog(db), Fanout(bus=None)
+            config = StudioConfig(tables=[TableSettings(id="bj1", ruleset="clubhouse")])
+            async with ControllerService(config, None, log, fanout, timers=False) as controller:
+                ctx = WebContext(
+                    fanout=fanout,
+                    log=log,
+                    db=db,
+                    controller=controller,
+                    extras={"platform_token": TOKEN},
+                )
+                transport = httpx.ASGITransport(app=create_app(ctx))
+                async with httpx.AsyncClient(
+                    transport=transport, base_url="http://testserver"
+                ) as http:
+                    assert (await http.get("/api/rounds", headers=AUTH)).status_code == 200
+                    proxy.stall()
+                    loop = asyncio.get_running_loop()
+                    started = loop.time()
+                    async with asyncio.timeout(BOUND + 10):  # was: until the stall ended
+                        answer = await http.get("/api/rounds", headers=AUTH)
+                    took = loop.time() - started
+                    assert answer.status_code == 503, answer.text
+                    assert answer.json() == {
+                        "detail": f"database read failed: the database gave no answer in {BOUND} s"
+                    }
+                    assert BOUND <= took < BOUND + CLOSING, took
+                    proxy.resume()
+                    # Its connection was closed, not given back to the pool: the next read
+                    # (on a connection of its own) answers.
+                    again = await http.get("/api/rounds", headers=AUTH)
+                    assert again.status_code == 200
+                    assert [r["round_id"] for r in again.json()] == ["bj1-R1"]
+        finally:
+            proxy.resume()
+            await proxy.cut()
+            await db.close(wait=1)
+
+
+@pytest.mark.timeout(60)
+async def test_the_shared_chain_walk_whose_database_stops_answering_is_cut_short() -> None:
+    async with fresh_database() as url, PostgresProxy() as proxy:
+        db = Database(proxy.url(url), read_timeout=3)
+        try:
+            await db.create_all()
+            log = EventLog(db)
+            await log.append("bj1", "in.test", {"n": 1})
+            proxy.stall()
+            loop = asyncio.get_running_loop()
+            started = loop.time()
+            with pytest.raises(ReadTimedOut):
+                async with asyncio.timeout(30):  # was: until the stall ended
+                    await SharedChainCheck(log).check()
+            assert loop.time() - started < 3 + CLOSING
+            proxy.resume()
+            done = await SharedChainCheck(log).check()
+            assert done.events.ok and done.events.records == 1
+        finally:
+            proxy.resume()
+            await proxy.cut()
+            await db.close(wait=1)
