@@ -2244,7 +2244,10 @@ class DeviceDriver:
                 status, reason = pending
                 masked = False
                 if not self.online and self._wrong_device is None:
-                    masked, status = status == "degraded", "offline"
+                    # (A restart queued, then the link down again: pending is "offline", and
+                    # its ok_after is owed all the same: a review.)
+                    masked = status == "degraded" or bool(self._unsaid)
+                    status = "offline"
                 await self._publish_health(status, reason)
                 if masked:
                     # A problem told while offline (a restart found by the reconnect's HELLO,

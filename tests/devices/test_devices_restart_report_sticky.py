@@ -7,6 +7,7 @@ Now a restart's report is said first, once, as a loss is (docs/devices.md 4.3)."
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from devices_rig import ScriptedShoe, deal_first_three
@@ -131,3 +132,32 @@ async def test_two_restarts_in_one_tick_are_both_said_though_one_s_text_is_in_th
             "device restarted its numbering at 0; seq offset 1012",
         )
     ]
+
+
+async def test_a_restart_said_offline_is_still_followed_by_its_quiet_interval(
+    broker: BrokerSettings, table_id: str, tmp_path: Path
+) -> None:
+    """A reconnect's HELLO finds a restart, and the link drops again before the tick: the
+    tick says the restart, ``offline``. Back online, ``ok: connected`` is not the last word:
+    ``ok: no errors for ...`` follows once ``ok_after`` passes quietly, as after any problem
+    told offline. Before (a review), the pending ``offline`` of the link down hid the
+    queued restart from the ticker, and ``no errors`` never came."""
+    driver = acme_driver(broker, table_id, tmp_path)
+    driver.health_interval, driver.ok_after = 0.02, 0.3
+    async with recording(broker, table_id) as rec, driver.bus:
+        driver.last_device_seq = driver._published = driver._seen_seq = 3
+        await driver._restart_numbering(0, "device restarted its numbering at 0", save=False)
+        await driver._on_down(None)  # the link down again, still offline
+        ticker = asyncio.create_task(driver._health_ticker())
+        try:
+            await rec.wait(lambda: any(RESTART in h.reason for h in rec.health("shoe-1")))
+            await driver._set_online(True, "connected to the port")
+            quiet = await rec.wait(
+                lambda: [h for h in rec.health("shoe-1") if h.reason.startswith("no errors")]
+            )
+        finally:
+            ticker.cancel()
+        reports = [(h.status, h.reason) for h in rec.health("shoe-1")]
+    assert reports[0] == ("offline", f"{RESTART}; link down: closed")
+    assert reports[1] == ("ok", "connected to the port")
+    assert quiet[0].status == "ok" and reports[-1] == ("ok", "no errors for 0.3s")
