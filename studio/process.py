@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import io
+import faulthandler
+import linecache
 import logging
 from collections.abc import Callable, Coroutine
 from pathlib import Path
@@ -91,9 +92,20 @@ def run_process(
 ) -> None:
     """Run ``work()`` until it ends or a stop signal; a ``StudioError`` exits with status 2.
 
-    Stopped by a signal, it logs ``NAME stopped`` (``say_stopped=False``: ``work`` says it)."""
+    Stopped by a signal, it logs ``NAME stopped`` (``say_stopped=False``: ``work`` says it).
+    A stop still going after twice ``STOP_REPORT_AFTER`` also dumps every thread's stack to
+    stderr (``faulthandler``), for what the stop's own report cannot see: an event loop
+    blocked in a call, or ``asyncio.run`` waiting for a worker thread at its end (no time
+    limit on Python 3.11)."""
+
+    def dump_threads_if_slow() -> None:
+        # (stderr with no file descriptor, as a test's captured stream: nothing to dump to)
+        with contextlib.suppress(AttributeError, OSError, ValueError):
+            faulthandler.dump_traceback_later(2 * STOP_REPORT_AFTER, repeat=True)
+
     try:
-        if asyncio.run(run_until_signalled(work(), name=name)) and say_stopped:
+        stopped = asyncio.run(run_until_signalled(work(), name=name, on_stop=dump_threads_if_slow))
+        if stopped and say_stopped:
             _LOGGER.info("%s stopped", name)
     except StudioError as exc:
         fail(exc)
@@ -104,6 +116,8 @@ def run_process(
         if expected is None or rest is not None:
             raise
         fail(_first(expected))
+    finally:
+        faulthandler.cancel_dump_traceback_later()
 
 
 def _first(group: BaseExceptionGroup[StudioError]) -> StudioError:
@@ -118,10 +132,14 @@ def _first(group: BaseExceptionGroup[StudioError]) -> StudioError:
 STOP_REPORT_AFTER = 15.0
 
 
-async def run_until_signalled(work: Coroutine[Any, Any, None], *, name: str) -> bool:
-    """Run ``work`` until it ends or a stop signal cancels it; ``True`` if a signal did."""
+async def run_until_signalled(
+    work: Coroutine[Any, Any, None], *, name: str, on_stop: Callable[[], None] | None = None
+) -> bool:
+    """Run ``work`` until it ends or a stop signal cancels it; ``True`` if a signal did.
+    ``on_stop`` is called at the first stop signal."""
     loop = asyncio.get_running_loop()
     task = asyncio.create_task(work, name=name)
+    waiting = asyncio.current_task()  # (this one: not listed by the stop's report)
     signalled = False
     watchdog: asyncio.Task[None] | None = None
 
@@ -130,7 +148,9 @@ async def run_until_signalled(work: Coroutine[Any, Any, None], *, name: str) -> 
         signalled = True
         task.cancel()
         if watchdog is None:
-            watchdog = loop.create_task(_watch_stop(task), name=f"{name}:stop-watchdog")
+            watchdog = loop.create_task(_watch_stop(task, waiting), name=f"{name}:stop-watchdog")
+            if on_stop is not None:
+                on_stop()
 
     for sig in STOP_SIGNALS:
         loop.add_signal_handler(sig, stop)
@@ -151,17 +171,18 @@ async def run_until_signalled(work: Coroutine[Any, Any, None], *, name: str) -> 
     return signalled
 
 
-async def _watch_stop(work: asyncio.Task[None]) -> None:
+async def _watch_stop(work: asyncio.Task[None], waiting: asyncio.Task[Any] | None) -> None:
     """Every ``STOP_REPORT_AFTER`` seconds until ``work`` has stopped: log each task still
     running, with its stack. Only said: a stop's slow steps (a database that does not
     answer) have bounds of their own, and cancelling them again could cut one short."""
     waited = 0.0
+    ours = {asyncio.current_task(), waiting}  # (not the stop's own tasks)
     while True:
         await asyncio.sleep(STOP_REPORT_AFTER)
         waited += STOP_REPORT_AFTER
-        running = [
-            t for t in asyncio.all_tasks() if t is not asyncio.current_task() and not t.done()
-        ]
+        if work.done():
+            return  # (ended in the same turn as this timer)
+        running = [t for t in asyncio.all_tasks() if t not in ours and not t.done()]
         _LOGGER.warning(
             "%s: still stopping after %g s; waiting for %d tasks:\n%s",
             work.get_name(),
@@ -171,8 +192,20 @@ async def _watch_stop(work: asyncio.Task[None]) -> None:
         )
 
 
-def _where(task: asyncio.Task[Any]) -> str:
-    """A task's name and where it waits (its coroutines' frames, innermost last)."""
-    stream = io.StringIO()
-    task.print_stack(limit=12, file=stream)
-    return f"- {task.get_name()}: " + stream.getvalue().strip().replace("\n", "\n    ")
+def _where(task: asyncio.Task[Any], limit: int = 16) -> str:
+    """A task's name and where it waits: its coroutines' frames down the chain of awaits,
+    innermost last (``Task.print_stack`` shows the task's own coroutine's frame alone on
+    Python 3.11: a task stuck two awaits down was shown at its top line)."""
+    lines = [f"- {task.get_name()}:"]
+    awaiting: Any = task.get_coro()
+    while awaiting is not None and len(lines) <= limit:
+        frame = getattr(awaiting, "cr_frame", None) or getattr(awaiting, "gi_frame", None)
+        if frame is None:
+            break  # (a future's iterator: the innermost frame, above, awaits it)
+        code = frame.f_code
+        lines.append(f'    File "{code.co_filename}", line {frame.f_lineno}, in {code.co_name}')
+        source = linecache.getline(code.co_filename, frame.f_lineno).strip()
+        if source:
+            lines.append(f"      {source}")
+        awaiting = getattr(awaiting, "cr_await", None) or getattr(awaiting, "gi_yieldfrom", None)
+    return "\n".join(lines)

@@ -334,6 +334,7 @@ class MessageBus:
 
     # -- lifecycle ---------------------------------------------------------------
     async def __aenter__(self) -> MessageBus:
+        self._closing = self._stopped = False  # (a bus entered again after a close)
         self._stack = AsyncExitStack()
         self._group = await self._stack.enter_async_context(asyncio.TaskGroup())
         self._task = self._group.create_task(self._run(), name=f"bus:{self.client_id}")

@@ -47,3 +47,18 @@ async def test_a_bus_closed_in_the_middle_of_its_setup_stops(
     assert not hung, f"a close hung {delay * 1000:.1f} ms after the bus started"
     errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
     assert not errors, errors[:3]
+
+
+async def test_a_bus_entered_again_after_its_close_connects(
+    broker: BrokerSettings, table_id: str
+) -> None:
+    """The close's marks (closing, its task cancelled) are the close's alone: a bus entered
+    again serves as a new one (a review: the second session ended at its first answer)."""
+    topics = Topics(table_id)
+    bus = MessageBus(broker, "reused", availability=topics.availability("d"), close_flush=0.5)
+    for _ in range(2):
+        async with bus:
+            async with asyncio.timeout(15):
+                await bus.wait_connected()
+                await bus.publish(topics.shoe_cards, b"{}")
+                await bus.flush()  # acknowledged by the broker: the session serves
