@@ -13,7 +13,6 @@ import logging
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -92,6 +91,7 @@ from studio import process
 process.STOP_REPORT_AFTER = 0.2
 
 async def work() -> None:
+    print("started", flush=True)  # the stop handlers are in place
     try:
         await asyncio.sleep(3600)
     finally:
@@ -109,9 +109,10 @@ def test_a_stop_with_its_event_loop_blocked_dumps_the_threads(tmp_path: Path) ->
     script = tmp_path / "stuck_stop.py"
     script.write_text(STUCK_STOP)
     child = subprocess.Popen(
-        [sys.executable, str(script)], stderr=subprocess.PIPE, stdout=subprocess.DEVNULL
+        [sys.executable, str(script)], stderr=subprocess.PIPE, stdout=subprocess.PIPE
     )
-    time.sleep(0.5)  # started (imports, then the loop)
+    assert child.stdout is not None
+    assert child.stdout.readline() == b"started\n"
     child.send_signal(signal.SIGINT)
     _, err = child.communicate(timeout=60)
     said = err.decode()
