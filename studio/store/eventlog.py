@@ -462,10 +462,17 @@ class EventLog:
         database that stopped answering held an admin's change (a console form, ``studio
         users``), and its connection, until TCP gave up. Past it during the COMMIT, the
         change may have been made: the error says that it is not known.
+
+        A COMMIT that failed otherwise (its connection reset: its answer lost, the COMMIT
+        perhaps on its way) is settled by reading the record back under the chain's lock,
+        as an event log append's (:meth:`_landed`): in the log, the change was made and
+        this returns; not in it, it was not; the log unreadable, it is not known. Said
+        "not made" when it was, the admin's retry made it twice (a review).
         """
         for attempt in range(APPEND_ATTEMPTS):
             bound = asyncio.timeout(self.db.write_timeout)
             committing = False
+            rows: list[dict[str, Any]] = []
             try:
                 async with bound:
                     async with self.db.engine.begin() as conn:
@@ -474,7 +481,7 @@ class EventLog:
                             result = await work(conn)
                         except sa.exc.OperationalError as exc:
                             raise _LostRace(str(exc)) from exc
-                        await self._insert_at_head(conn, [entry(result)])
+                        rows = await self._insert_at_head(conn, [entry(result)])
                         committing = True  # (the block's end commits)
                 return result
             except _LostRace as exc:
@@ -486,6 +493,8 @@ class EventLog:
             except (OSError, sa.exc.SQLAlchemyError) as exc:  # (TimeoutError is an OSError)
                 if not bound.expired():
                     why = _driver_message(exc)
+                    if committing and await self._change_landed(rows, why):
+                        return result
                     raise StoreError(f"{self.table.name}: the change was not made: {why}") from None
                 name, seconds = self.table.name, self.db.write_timeout
                 _LOGGER.warning(
@@ -504,6 +513,27 @@ class EventLog:
                     f"{name}: the change was not made: the database gave no answer in {seconds:g} s"
                 ) from None
         raise AssertionError("unreachable")
+
+    async def _change_landed(self, rows: list[dict[str, Any]], why: str) -> bool:
+        """Whether an admin change whose COMMIT failed with ``why`` committed all the same:
+        its record is in the log, with its hash. A :class:`StoreError` saying that it is not
+        known when the log cannot tell."""
+        name = self.table.name
+        try:
+            landed = bool(await self._held(rows[0]["id"], rows[-1]["id"], rows[-1]["hash"]))
+        except StoreError:
+            _LOGGER.warning("%s: a change's commit failed (%s); the log could not tell", name, why)
+            raise StoreError(
+                f"{name}: the change's commit failed ({why}): whether it was made is not "
+                f"known (the {name.replace('_', ' ')} says, once the database answers)"
+            ) from None
+        _LOGGER.warning(
+            "%s: a change's commit failed (%s); its record is %s the log",
+            name,
+            why,
+            "in" if landed else "not in",
+        )
+        return landed
 
     async def _insert_at_head(
         self, conn: AsyncConnection, entries: list[Entry], head: tuple[int, str] | None = None

@@ -196,3 +196,45 @@ async def test_an_admin_change_whose_commit_got_no_answer_is_not_known(delivered
             await proxy.cut()  # the partition ends in a reset: the COMMIT held is lost
         logged = await EventLog(direct, admin_events).read()
         assert [r.payload["user"] for r in logged] == (["ann"] if delivered else [])
+
+
+@pytest.mark.timeout(60)
+async def test_an_admin_change_whose_commit_answer_is_lost_to_a_reset_is_read_back() -> None:
+    """The connection reset as the COMMIT went out, which reached the server all the same
+    (``lose_commit``): the change was made. It was said "not made", and the admin's retry
+    logged it twice (['ann', 'ann']); now the record is looked for under the chain's lock."""
+    async with stalling_database() as (db, proxy, direct):
+        proxy.lose_commit(0.3)
+        async with asyncio.timeout(30):
+            assert await change(db, "ann") == 7  # made, and said so: no retry
+        assert await change(db, "bob") == 7
+        logged = await EventLog(direct, admin_events).read()
+        assert [r.payload["user"] for r in logged] == ["ann", "bob"]
+        assert (await EventLog(direct, admin_events).verify()).ok
+
+
+@pytest.mark.timeout(60)
+async def test_an_admin_change_whose_commit_is_reset_with_the_database_gone_is_not_known() -> None:
+    """As above, but no new connection is taken from then on (the read back fails): whether
+    the change was made is not known, and the message does not say it was not."""
+    async with stalling_database() as (db, proxy, direct):
+        server = proxy._server
+        assert server is not None
+
+        def refuse_new_connections(_conn: Any) -> None:
+            server.close()  # those open go on: the COMMIT reaches the server
+
+        event.listen(db.engine.sync_engine, "commit", refuse_new_connections)
+        proxy.lose_commit(0.3)
+        with pytest.raises(StoreError) as unknown:
+            async with asyncio.timeout(30):
+                await change(db, "ann")
+        message = str(unknown.value)
+        assert message.startswith("admin_log: the change's commit failed (")
+        assert message.endswith(
+            "): whether it was made is not known (the admin log says, once the database answers)"
+        )
+        assert "not made" not in message
+        await asyncio.sleep(1)  # the COMMIT, late, has reached the server
+        logged = await EventLog(direct, admin_events).read()
+        assert [r.payload["user"] for r in logged] == ["ann"]
