@@ -13,7 +13,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from studio.errors import StoreError, StudioError
-from studio.store.database import Database, metadata, reason
+from studio.store.database import Database, database_words, log_database_error, metadata
 from studio.store.eventlog import EventLog
 
 checkpoints = sa.Table(
@@ -71,7 +71,8 @@ class Checkpoints:
             async with self.db.engine.connect() as conn:
                 row = (await conn.execute(query)).first()
         except (OSError, sa.exc.SQLAlchemyError) as exc:
-            raise StoreError(f"checkpoint of {table_id} not read: {reason(exc)}") from exc
+            log_database_error(f"checkpoint of {table_id} not read", exc)
+            raise StoreError(f"checkpoint of {table_id} not read: {database_words(exc)}") from exc
         return _stored(row) if row else None
 
     async def save(self, table_id: str, record_id: int, state: bytes) -> None:

@@ -334,6 +334,43 @@ def reason(exc: BaseException) -> str:
     return re.sub(r"^\((?:sqlalchemy|asyncpg|sqlite3)[\w.]*\) ", "", text).strip()
 
 
+def database_words(exc: BaseException) -> str:
+    """A database error in words for whoever asked (a REST answer, a console page, an
+    input's refusal): a connection lost, refused or unreachable is "the database connection
+    failed", any other error the driver's own message. Never SQLAlchemy's text, which holds
+    the statement and its parameters (a session token's digest, a password's hash), nor an
+    OSError's address (``Connect call failed ('10.0.0.5', 5432)``): a 503 carried both (a
+    review). The whole error is for the log (:func:`log_database_error`)."""
+    orig = getattr(exc, "orig", None)
+    cause = orig if isinstance(orig, BaseException) else exc
+    if isinstance(cause, TimeoutError):
+        return "the database gave no answer in time"
+    if (
+        isinstance(cause, OSError)
+        or getattr(exc, "connection_invalidated", False)
+        or isinstance(exc, sa.exc.DisconnectionError)
+    ):
+        return "the database connection failed"
+    if cause is not exc:
+        return str(cause) or type(cause).__name__
+    if isinstance(exc, sa.exc.StatementError):  # SQLAlchemy's own, its text the statement's
+        return type(exc).__name__
+    return reason(exc) or type(exc).__name__
+
+
+def log_database_error(what: str, exc: BaseException) -> None:
+    """A WARNING with the database's whole error, as :func:`database_words` does not give
+    it: the driver's class and message and the statement, without its parameters (a
+    password's hash, a session token's digest are kept out of the log too)."""
+    if isinstance(exc, sa.exc.StatementError) and exc.statement is not None:
+        orig = exc.orig
+        said = f"{type(orig).__name__}: {orig}" if orig is not None else type(exc).__name__
+        text = f"{said} [SQL: {' '.join(exc.statement.split())}]"
+    else:
+        text = f"{type(exc).__name__}: {exc}"
+    _LOGGER.warning("%s: %s", what, text)
+
+
 def _check_url(url: str) -> None:
     problem = url_problem(url)
     if problem is not None:

@@ -35,7 +35,13 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from studio.errors import AppendUnconfirmed, StoreError
-from studio.store.database import SLOW_WRITE, Database, metadata, reason
+from studio.store.database import (
+    SLOW_WRITE,
+    Database,
+    database_words,
+    log_database_error,
+    metadata,
+)
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -611,8 +617,10 @@ class EventLog:
                     break
                 except _LostRace as exc:
                     if head is None:
+                        cause = exc.__cause__ if exc.__cause__ is not None else exc
+                        log_database_error("event log append failed", cause)
                         raise StoreError(
-                            f"event log append failed: {reason(exc)}"
+                            f"event log append failed: {database_words(cause)}"
                         ) from exc.__cause__
                 except (OSError, sa.exc.SQLAlchemyError) as exc:
                     # The connection may have dropped as the commit went out: the records
@@ -636,11 +644,12 @@ class EventLog:
         return [_dict_to_record(row) for row in rows]
 
     def _why(self, exc: BaseException, bound: asyncio.Timeout) -> str:
-        """The database's error in words; the write timeout's (``bound`` expired) says so,
-        as one with no words of its own (asyncpg's ``command_timeout``) its kind."""
+        """The database's error in words fit for a client (:func:`database_words`, the whole
+        error logged); the write timeout's (``bound`` expired) says so."""
         if bound.expired():
             return f"the database gave no answer in {self.db.write_timeout:g} s"
-        return reason(exc) or type(exc).__name__
+        log_database_error("event log write failed", exc)
+        return database_words(exc)
 
     async def _landed(self, rows: list[dict[str, Any]], failure: BaseException, why: str) -> bool:
         """Whether an append that failed committed all the same: its last record is in
@@ -719,7 +728,8 @@ class EventLog:
         except (OSError, sa.exc.SQLAlchemyError) as exc:
             # A StudioError, as an append's: a table rebuilt with the database away failed
             # with the driver's own error, which ended the MQTT consumer that asked for it.
-            raise StoreError(f"event log read failed: {reason(exc)}") from exc
+            log_database_error("event log read failed", exc)
+            raise StoreError(f"event log read failed: {database_words(exc)}") from exc
         if self.progress is not None and rows:
             last = _sqlite_row(rows[-1]).id if stored else rows[-1].id
             if isinstance(last, int):
@@ -1034,7 +1044,8 @@ class StartChain:
         try:
             return await self.log.verify_span(first_id, last_id, prev=prev)
         except (OSError, sa.exc.SQLAlchemyError) as exc:
-            raise StoreError(f"event log read failed: {reason(exc)}") from exc
+            log_database_error("event log read failed", exc)
+            raise StoreError(f"event log read failed: {database_words(exc)}") from exc
 
     async def _check(self, report: SpanReport) -> None:
         self.walked += report.records

@@ -27,7 +27,13 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from studio.errors import StoreError
-from studio.store.database import Database, metadata, reason, rows_in_pages
+from studio.store.database import (
+    Database,
+    database_words,
+    log_database_error,
+    metadata,
+    rows_in_pages,
+)
 from studio.store.eventlog import AppendHook, EventLog, LogRecord
 
 game_commands = sa.Table(
@@ -96,7 +102,8 @@ def _store_errors(doing: str) -> Iterator[None]:
     try:
         yield
     except (OSError, sa.exc.SQLAlchemyError) as exc:
-        raise StoreError(f"game commands: {doing}: {reason(exc)}") from exc
+        log_database_error(f"game commands: {doing}", exc)
+        raise StoreError(f"game commands: {doing}: {database_words(exc)}") from exc
 
 
 @dataclass

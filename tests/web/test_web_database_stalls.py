@@ -13,10 +13,12 @@ PostgreSQL through a TCP proxy that stops forwarding (``PostgresProxy.stall``)."
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import httpx
 import pytest
 from postgres_support import PostgresProxy, fresh_database
+from sqlalchemy import event
 
 import studio.console  # registers the users/sessions tables before create_all
 from studio.config import StudioConfig, TableSettings
@@ -102,3 +104,48 @@ async def test_the_shared_chain_walk_whose_database_stops_answering_is_cut_short
             proxy.resume()
             await proxy.cut()
             await db.close(wait=1)
+
+
+@pytest.mark.timeout(60)
+async def test_a_rest_read_whose_connection_is_reset_says_no_statement() -> None:
+    """A reset in the middle of a round record's event log read: the 503 carried
+    SQLAlchemy's text, the statement and its parameters (``[SQL: SELECT event_log.id, ...
+    WHERE event_log.id > $1::BIGINT AND event_log.round_id = $2::VARCHAR ...]``,
+    ``[parameters: (0, 'bj1-R1')]``). Now a short reason; the whole error is logged."""
+    async with fresh_database() as url, PostgresProxy() as proxy:
+        db = Database(proxy.url(url))
+        try:
+            await db.create_all()
+            await RoundIndex(db).upsert("bj1-R1", "bj1", started="2026-12-07T10:00:00+00:00")
+            log, fanout = EventLog(db), Fanout(bus=None)
+            config = StudioConfig(tables=[TableSettings(id="bj1", ruleset="clubhouse")])
+            async with ControllerService(config, None, log, fanout, timers=False) as controller:
+                ctx = WebContext(
+                    fanout=fanout,
+                    log=log,
+                    db=db,
+                    controller=controller,
+                    extras={"platform_token": TOKEN},
+                )
+                armed: list[bool] = []
+
+                def reset_mid_statement(*args: Any) -> None:
+                    if armed and "event_log" in args[2] and "round_id" in args[2]:
+                        armed.clear()
+                        proxy.stall()
+                        loop = asyncio.get_running_loop()
+                        loop.call_later(0.3, lambda: asyncio.ensure_future(proxy.cut()))
+
+                event.listen(db.engine.sync_engine, "before_cursor_execute", reset_mid_statement)
+                transport = httpx.ASGITransport(app=create_app(ctx))
+                async with httpx.AsyncClient(
+                    transport=transport, base_url="http://testserver"
+                ) as http:
+                    armed.append(True)
+                    async with asyncio.timeout(20):
+                        answer = await http.get("/api/rounds/bj1-R1", headers=AUTH)
+        finally:
+            proxy.resume()
+            await db.close(wait=1)
+    assert answer.status_code == 503, answer.text
+    assert answer.json() == {"detail": "event log read failed: the database connection failed"}
