@@ -576,8 +576,12 @@ class Database:
         checkout (its pre-ping), the statements and its return. Past it the read is
         abandoned: SQLAlchemy closes a connection cancelled in a statement instead of
         giving it back to the pool (it is in an unknown state), and a
-        :class:`ReadTimedOut` says so. Elsewhere (the controller's start and replays, the
-        command line) a plain connection, without a bound.
+        :class:`ReadTimedOut` says so. Any other error of the database (its connection
+        reset, refused: the server away) is a :class:`StoreError` in words fit for the
+        reader (:func:`database_words`, the whole error logged), a 503 as a stall's: it
+        reached the reader as the driver's own error, an Internal Server Error (a review).
+        Elsewhere (the controller's start and replays, the command line) a plain
+        connection, without a bound, its errors the driver's.
         """
         if not _serving_a_reader():
             async with self.engine.connect() as conn:
@@ -594,7 +598,8 @@ class Database:
                     await conn.rollback()
         except (OSError, sa.exc.SQLAlchemyError) as exc:  # (TimeoutError is an OSError)
             if not bound.expired():
-                raise
+                log_database_error("database read failed", exc)
+                raise StoreError(f"database read failed: {database_words(exc)}") from exc
             _LOGGER.warning(
                 "database read: no answer from the database in %g s; cut short, its "
                 "connection closed",

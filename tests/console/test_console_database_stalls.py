@@ -64,3 +64,37 @@ async def test_a_console_page_whose_database_stops_answering_says_so(
             proxy.resume()
             await proxy.cut()
             await db.close(wait=1)
+
+
+@pytest.mark.timeout(60)
+async def test_a_console_page_whose_database_refuses_connections_says_so(
+    fanout: Fanout, controller: InMemoryController
+) -> None:
+    """The server gone (connections reset, new ones refused): a console page, a REST read
+    with a console session and the audit page answered 500 Internal Server Error."""
+    refused = "database read failed: the database connection failed"
+    async with fresh_database() as url, PostgresProxy() as proxy:
+        db = Database(proxy.url(url), read_timeout=READ_TIMEOUT)
+        try:
+            await db.create_all()
+            await UserStore(db, hasher=fast_hasher()).add("viewer", PASSWORD, "viewer", by="t")
+            app = create_app(context(db, fanout, controller))
+            transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+            async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as http:
+                await login(http, "viewer")
+                assert (await http.get("/console/rounds")).status_code == 200
+                await proxy.cut()
+                for path, accept in (
+                    ("/console/rounds", "text/html"),
+                    ("/api/rounds", "application/json"),
+                    ("/console/audit", "text/html"),
+                ):
+                    async with asyncio.timeout(20):
+                        answer = await http.get(path, headers={"accept": accept})
+                    assert answer.status_code == 503, (path, answer.text)
+                    if accept == "text/html":
+                        assert "Not available" in answer.text and refused in answer.text
+                    else:
+                        assert answer.json() == {"detail": refused}
+        finally:
+            await db.close(wait=1)

@@ -148,4 +148,43 @@ async def test_a_rest_read_whose_connection_is_reset_says_no_statement() -> None
             proxy.resume()
             await db.close(wait=1)
     assert answer.status_code == 503, answer.text
-    assert answer.json() == {"detail": "event log read failed: the database connection failed"}
+    assert answer.json() == {"detail": "database read failed: the database connection failed"}
+
+
+@pytest.mark.timeout(90)
+async def test_a_rest_read_whose_database_refuses_connections_is_a_503() -> None:
+    """The server gone (its connections reset, new ones refused): each REST read answered
+    500 Internal Server Error, where a stall answers a 503 that says why."""
+    async with fresh_database() as url, PostgresProxy() as proxy:
+        db = Database(proxy.url(url), read_timeout=3)
+        try:
+            await db.create_all()
+            await RoundIndex(db).upsert("bj1-R1", "bj1", started="2026-12-07T10:00:00+00:00")
+            log, fanout = EventLog(db), Fanout(bus=None)
+            config = StudioConfig(tables=[TableSettings(id="bj1", ruleset="clubhouse")])
+            async with ControllerService(config, None, log, fanout, timers=False) as controller:
+                ctx = WebContext(
+                    fanout=fanout,
+                    log=log,
+                    db=db,
+                    controller=controller,
+                    extras={"platform_token": TOKEN},
+                )
+                transport = httpx.ASGITransport(app=create_app(ctx), raise_app_exceptions=False)
+                async with httpx.AsyncClient(
+                    transport=transport, base_url="http://testserver"
+                ) as http:
+                    assert (await http.get("/api/rounds", headers=AUTH)).status_code == 200
+                    await proxy.cut()
+                    answers = {}
+                    for path in ("/api/rounds", "/api/rounds/bj1-R1", "/api/stats"):
+                        async with asyncio.timeout(20):
+                            answer = await http.get(path, headers=AUTH)
+                        answers[path] = (answer.status_code, answer.text)
+                    async with asyncio.timeout(20):
+                        chain = await http.get("/api/audit/chain", headers=AUTH)
+        finally:
+            await db.close(wait=1)
+    said = '{"detail":"database read failed: the database connection failed"}'
+    assert answers == {path: (503, said) for path in answers}
+    assert (chain.status_code, chain.text) == (503, said)
