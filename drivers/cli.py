@@ -70,15 +70,16 @@ def forget_device(
     state_dir: Path | None = typer.Option(
         None,
         "--state-dir",
-        help="as for run [default: var/drivers in the folder of --config]",
+        help="the --state-dir the drivers run with [default: var/drivers in the folder of "
+        "--config, as for run]",
         show_default=False,
     ),
     config: Path | None = typer.Option(
         None,
         "--config",
         "-c",
-        help="the studio TOML config the drivers run with (default: STUDIO_CONFIG), for "
-        "the default state dir",
+        help="the studio TOML config the drivers run with (default: STUDIO_CONFIG): the "
+        "device is checked against it, and without --state-dir the state dir is its default",
         show_default=False,
     ),
 ) -> None:
@@ -87,9 +88,11 @@ def forget_device(
     Until then the driver refuses any other device on the port (a renumbered port may lead
     to another table's shoe). Takes effect at the driver's next connect attempt; the
     numbering continues past every seq already published. Safe while the driver runs:
-    both change the file under its lock, and the driver keeps the mark."""
+    both change the file under its lock, and the driver keeps the mark. A device with no
+    state file in the state dir is refused (exit 2): give the drivers' own --state-dir."""
     # Called as a function (the tests), an option left out is typer's default object.
     config = config if isinstance(config, Path) else None
+    given = state_dir
     if state_dir is None:
         config = config or (
             Path(os.environ["STUDIO_CONFIG"]) if os.environ.get("STUDIO_CONFIG") else None
@@ -97,31 +100,37 @@ def forget_device(
         if config is None:
             fail(
                 StudioError(
-                    "give --config FILE (the state dir is then var/drivers in its folder, as "
-                    "for drivers run) or --state-dir DIR"
+                    "give --state-dir DIR, the one the drivers run with, or --config FILE if "
+                    "they run without one (the state dir is then var/drivers in its folder)"
                 )
             )
-        state_dir = state_dir_of(config, None, DEFAULT_STATE_DIR)
     if config is not None:
         _require_configured(config, table, device)
+    state_dir = state_dir_of(config or Path("."), given, DEFAULT_STATE_DIR)
     state = StateFile.of_device(state_dir, table, device)
     assert state is not None
-    if config is None and not state.path.exists():
-        # No config to ask: a device without a state file is a typo as often as one that
-        # never ran (a success said for a mistyped id left the right wire id learned).
-        known = sorted(p.name.removesuffix(".json") for p in state_dir.glob("*__*.json"))
-        there = ", ".join(k.replace("__", "/", 1) for k in known) or "none"
-        fail(
-            StudioError(
-                f"{table}/{device}: no state file in {state_dir} (devices with a state there: "
-                f"{there}); give --config FILE to check the device against the config"
-            )
-        )
+    if not state.path.exists():
+        # Looked for before the lock, which would create the folder and a lock file: in a
+        # folder the drivers do not use (the default beside a config in /etc/studio, for
+        # drivers run with --state-dir) that said "no learned wire id", exit 0, and the
+        # device meant kept its id.
+        fail(_no_state_file(state.path, table, device, default=given is None))
     try:
-        with state.locked():  # else a running driver's save between our read and write is lost
+        # Under the file's lock, else a running driver's save between our read and write
+        # is lost; create=False: the file was there, and a folder gone since is an error.
+        with state.locked(create=False):
+            if not state.path.exists():
+                fail(_no_state_file(state.path, table, device, default=given is None))
             data = state.load()
-            if data is None or data.get("wire_id") is None:
-                typer.echo(f"{table}/{device}: no learned wire id in {state.path}")
+            if data is None:
+                fail(StudioError(f"{table}/{device}: cannot read the state file {state.path}"))
+            if data.get("wire_id") is None:
+                gone = data.get("forgotten")
+                why = f"already forgot {gone!r}, " if gone is not None else ""
+                typer.echo(
+                    f"{table}/{device}: no learned wire id in {state.path} ({why}"
+                    "the driver learns the device it next meets)"
+                )
                 return
             typer.echo(f"{table}/{device}: forgetting wire id {data['wire_id']!r} ({state.path})")
             # Kept until the driver learns the next device: another one is a replacement,
@@ -130,6 +139,26 @@ def forget_device(
             state.save(data)
     except OSError as exc:
         fail(StudioError(f"{table}/{device}: could not forget the wire id: {exc}"))
+
+
+def _no_state_file(path: Path, table: str, device: str, *, default: bool) -> StudioError:
+    """The refusal of a device without a state file at ``path``: where it looked, what is
+    there, and the ``--state-dir`` to give (drivers run with one keep nothing beside the
+    config)."""
+    folder = path.parent
+    if folder.is_dir():
+        known = sorted(p.name.removesuffix(".json") for p in folder.glob("*__*.json"))
+        there = "devices with a state there: " + (
+            ", ".join(k.replace("__", "/", 1) for k in known) or "none"
+        )
+    else:
+        there = "no such folder"
+    where = "the default state dir, var/drivers beside the config; " if default else ""
+    return StudioError(
+        f"{table}/{device}: no state file {path} ({where}{there}): nothing forgotten; give "
+        "the same --state-dir the drivers run with (docs/operations.md runs them with "
+        "--state-dir /var/lib/studio/drivers)"
+    )
 
 
 def _require_configured(config: Path, table: str, device: str) -> None:

@@ -49,9 +49,11 @@ class StateFile:
         return self.path.with_name(self.path.name + ".lock")
 
     @contextlib.contextmanager
-    def locked(self, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
+    def locked(self, timeout: float = LOCK_TIMEOUT, *, create: bool = True) -> Iterator[None]:
         """Hold the file's advisory lock (exclusive, across processes and threads) for a
         read-modify-write. Raises :class:`TimeoutError` (an ``OSError``) after ``timeout``.
+        ``create=False`` makes no folder (a missing one is a ``FileNotFoundError``): a
+        command that only looks must not leave a state dir where the drivers keep none.
 
         ``flock`` on Linux, the BSDs and macOS (local file systems; Linux emulates it on
         NFS). Windows has none: there this is a no-op, and ``forget-device`` is safe only
@@ -59,7 +61,8 @@ class StateFile:
         if sys.platform == "win32":
             yield
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if create:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             deadline = time.monotonic() + timeout

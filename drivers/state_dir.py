@@ -13,9 +13,10 @@ from studio.errors import StudioError
 
 
 def state_dir_of(config: Path, state_dir: Path | None, default: Path) -> Path:
-    """``--state-dir`` as given, else ``default`` in ``config``'s folder; absolute."""
+    """``--state-dir`` as given, else ``default`` in ``config``'s folder; resolved, as it is
+    said in messages (``.../wd/../etc/var/drivers`` read as a folder under the working one)."""
     chosen = state_dir if state_dir is not None else config.parent / default
-    return chosen.absolute()
+    return chosen.resolve()
 
 
 def left_in_the_old_default(
@@ -23,7 +24,7 @@ def left_in_the_old_default(
 ) -> StudioError | None:
     """Refusal of a default state dir that lacks a device's state file which the old default
     (``default`` in the working directory) holds: taken, the numbering would restart."""
-    old = default.absolute()
+    old = default.resolve()
     if old == state_dir:
         return None
     left = [

@@ -38,7 +38,15 @@ def test_a_device_not_in_the_config_is_refused_with_the_tables_devices(tmp_path:
     code, out = _forget("-t", "t9", "-d", "shoe-1", "--config", str(config))
     assert code == 2, out
     assert "no table 't9'" in out and "tables: t1" in out
-    # A configured device that never learned a wire id: nothing to do, said, exit 0.
+    # A configured device with no state file where it looks: refused (was exit 0, "no
+    # learned wire id", while drivers run with --state-dir kept it learned elsewhere).
+    code, out = _forget("-t", "t1", "-d", "shoe-1", "--config", str(config))
+    assert code == 2, out
+    assert "t1/shoe-1: no state file" in out and "no learned wire id" not in out
+    # One there that learned none: nothing to do, said, exit 0.
+    state = tmp_path / "var" / "drivers"
+    state.mkdir(parents=True)
+    (state / "t1__shoe-1.json").write_text('{"wire_id": null}')
     code, out = _forget("-t", "t1", "-d", "shoe-1", "--config", str(config))
     assert code == 0, out
     assert "t1/shoe-1: no learned wire id" in out
@@ -50,7 +58,7 @@ def test_without_a_config_a_device_with_no_state_file_is_refused(tmp_path: Path)
     (state / "t1__shoe-1.json").write_text('{"wire_id": null}')
     code, out = _forget("-t", "t1", "-d", "shoe-9", "--state-dir", str(state))
     assert code == 2, out
-    assert "t1/shoe-9: no state file in" in out
+    assert f"t1/shoe-9: no state file {state / 't1__shoe-9.json'}" in out
     assert "devices with a state there: t1/shoe-1" in out
     code, out = _forget("-t", "t1", "-d", "shoe-1", "--state-dir", str(state))
     assert code == 0, out

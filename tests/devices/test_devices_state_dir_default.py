@@ -92,7 +92,7 @@ async def test_the_default_state_dir_is_beside_the_config_wherever_the_drivers_s
         assert str(state) in result.output
         result = CliRunner().invoke(app, forget, env={"STUDIO_CONFIG": ""})
         assert result.exit_code == 2, result.output
-        assert "give --config FILE" in result.output
+        assert "give --state-dir DIR" in result.output
 
         # A state left in the old default (var/drivers where the command starts) is not
         # numbered afresh past: the start is refused, saying where it is.
