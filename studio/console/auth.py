@@ -433,8 +433,13 @@ class CsrfMiddleware:
                 session = await current_session(conn) if session_cookie is not None else None
             except StoreError as exc:
                 # The database away, or no answer in its time limit: said, as a read's 503
-                # (raised here, outside the app's error handlers, it was a bare 500).
-                await _refuse(scope, receive, send, str(exc), status=503)
+                # (raised here, outside the app's error handlers, it was a bare 500), a
+                # browser's form the console's page (it was bare JSON).
+                console = getattr(conn.app.state, "console", None)
+                if console is None:
+                    await _refuse(scope, receive, send, str(exc), status=503)
+                else:
+                    await console.unavailable(Request(scope), str(exc))(scope, receive, send)
                 return
             expected = session.csrf_token if session is not None else conn.cookies.get(CSRF_COOKIE)
         if not token or not expected or not hmac.compare_digest(token.encode(), expected.encode()):

@@ -631,6 +631,23 @@ class Console:
             return JSONResponse({"ok": True, "message": done, "result": result})
         return RedirectResponse(_with_message(request, back, "notice", done), status_code=303)
 
+    def unavailable(self, request: Request, message: str) -> Response:
+        """503 for the database's error met before any route ran (the CSRF check's read of
+        the session): a console page's reader gets the *Not available* page, as a page's
+        read's own error, where it got bare JSON (a review); JSON otherwise (the rule of
+        every console error, :func:`_error_as_json`). Nobody is named in it: the session's
+        read is the one that failed."""
+        if request.url.path.startswith(PREFIX) and not _error_as_json(request):
+            return self.render(
+                request,
+                "error.html",
+                status_code=503,
+                user=None,
+                title="Not available",
+                message=message,
+            )
+        return JSONResponse({"detail": message}, status_code=503)
+
     def _action_error(self, request: Request, back: str, message: str, status: int) -> Response:
         if _wants_json(request):
             return JSONResponse({"ok": False, "detail": message}, status_code=status)
@@ -1212,14 +1229,18 @@ def build_router(console: Console) -> APIRouter:
         request: Request, username: str, user: Admin, password: Annotated[str, Form()] = ""
     ) -> Response:
         async def work() -> User:
-            changed = await console.auth.users.set_password(username, password, by=_by(user))
-            # All of that user's sessions end; an admin setting their own keeps only this one
-            # (the others may be what the new password is meant to shut out).
-            keep = None
-            if changed.id == user.id and (session := await current_session(request)):
-                keep = session.token_hash
-            await console.auth.sessions.revoke_user(changed.id, keep=keep)
-            return changed
+            # All of that user's sessions end, in the change's transaction (after it, a
+            # database that stopped answering left them alive, the change said failed); an
+            # admin setting their own keeps only this one (the others may be what the new
+            # password is meant to shut out). This session's token is no other user's.
+            session = await current_session(request)
+            return await console.auth.users.set_password(
+                username,
+                password,
+                by=_by(user),
+                end_sessions=True,
+                keep_session=session.token_hash if session is not None else None,
+            )
 
         return await _user_action(
             request, work(), lambda changed: f"password of {changed.username} changed"

@@ -363,20 +363,21 @@ class UserStore:
 
     async def _users(self, where: Any) -> list[User]:
         """The users ``where`` selects, by name, with the locks in force on each."""
-        locks = login_locks_table.c
         async with self.db.reading() as conn:
-            rows = (
-                await conn.execute(
-                    sa.select(users_table).where(where).order_by(users_table.c.username)
-                )
-            ).all()
-            held = (
-                await conn.execute(
-                    sa.select(login_locks_table)
-                    .where(locks.user_id.in_([row.id for row in rows]))
-                    .where(locks.locked_until > iso(self.clock()))
-                )
-            ).all()
+            return await self._users_in(conn, where)
+
+    async def _users_in(self, conn: AsyncConnection, where: Any) -> list[User]:
+        locks = login_locks_table.c
+        rows = (
+            await conn.execute(sa.select(users_table).where(where).order_by(users_table.c.username))
+        ).all()
+        held = (
+            await conn.execute(
+                sa.select(login_locks_table)
+                .where(locks.user_id.in_([row.id for row in rows]))
+                .where(locks.locked_until > iso(self.clock()))
+            )
+        ).all()
         return [_row_to_user(row, [h for h in held if h.user_id == row.id]) for row in rows]
 
     async def get(self, username: str) -> User | None:
@@ -408,11 +409,19 @@ class UserStore:
         keep_an_admin: bool = False,
         clear_locks: bool = False,
         end_sessions: bool = False,
+        keep_session: str | None = None,
         **values: Any,
     ) -> User:
+        """Change the account ``username``, logged as ``kind``; ``end_sessions``: every
+        session of it ends, but the one whose token hash is ``keep_session`` (an admin
+        setting their own password keeps the session they set it in). The account as
+        changed is read in the change's own transaction: read after the commit (a read
+        of its own, bounded for a reader), a database that stopped answering then had a
+        change made said to have failed, and a new password's caller never ended the
+        sessions it was meant to shut out (a review)."""
         name = username.strip().lower()
 
-        async def update(conn: AsyncConnection) -> None:
+        async def update(conn: AsyncConnection) -> User:
             if clear_locks:
                 # Before the user's row, in the order a login takes them (_reserve).
                 user_id = sa.select(users_table.c.id).where(users_table.c.username == name)
@@ -431,22 +440,24 @@ class UserStore:
                 # inserted after its update of the user): a login racing this either ends
                 # first, and its session is deleted here, or finds the account disabled.
                 user_id = sa.select(users_table.c.id).where(users_table.c.username == name)
-                await conn.execute(
-                    sessions_table.delete().where(
-                        sessions_table.c.user_id.in_(user_id.scalar_subquery())
-                    )
+                ended = sessions_table.delete().where(
+                    sessions_table.c.user_id.in_(user_id.scalar_subquery())
                 )
+                if keep_session is not None:
+                    ended = ended.where(sessions_table.c.token_hash != keep_session)
+                await conn.execute(ended)
             if keep_an_admin and await _active_admins(conn) == 0:
                 # Counted in the change's own transaction, which holds the admin log's
                 # lock (every admin change takes it): two admins demoting or disabling
                 # each other at once are one after the other here, and the second sees
                 # the first. Raising rolls the change back.
                 raise UserError(f"{name} is the last active admin: make another admin first")
+            (changed,) = await self._users_in(conn, users_table.c.username == name)
+            return changed
 
-        await self.audit.append_with(update, lambda _: self._entry(kind, name, by, **details))
-        user = await self.get(name)
-        assert user is not None
-        return user
+        return await self.audit.append_with(
+            update, lambda _: self._entry(kind, name, by, **details)
+        )
 
     async def set_role(
         self, username: str, role: Role | str, *, by: str, keep_an_admin: bool = False
@@ -483,7 +494,17 @@ class UserStore:
             active=active,
         )
 
-    async def set_password(self, username: str, password: str, *, by: str) -> User:
+    async def set_password(
+        self,
+        username: str,
+        password: str,
+        *,
+        by: str,
+        end_sessions: bool = False,
+        keep_session: str | None = None,
+    ) -> User:
+        """Set the password; ``end_sessions``: the account's sessions end with it, in its
+        transaction, but the one whose token hash is ``keep_session``."""
         check_password(password, username)
         # The record says that the password was set, never anything derived from it.
         return await self._update(
@@ -493,6 +514,8 @@ class UserStore:
             {},
             password_hash=await asyncio.to_thread(self.hasher.hash, password),
             clear_locks=True,
+            end_sessions=end_sessions,
+            keep_session=keep_session,
             failed_logins=0,
             locked_until=None,
         )
