@@ -20,15 +20,24 @@ from studio.config.camera_files import (
     is_virtual_source,
     unfed_virtual_camera,
 )
-from studio.config.loader import ENV_PREFIX, config_data, explain_errors, read_toml
+from studio.config.loader import (
+    ENV_PREFIX,
+    config_data,
+    explain_errors,
+    mistake_line,
+    read_toml,
+)
 from studio.config.models import (
+    BrokerSettings,
     DatabaseSettings,
     DeviceSettings,
     StudioConfig,
     TableSettings,
+    WebSettings,
     _is_loopback,
     tables_without_camera,
     web_port_beside_brokers,
+    web_port_clash,
 )
 from studio.errors import ConfigError, StoreError
 from studio.store.database import (
@@ -152,6 +161,25 @@ def salvaged_parts(data: dict[str, Any]) -> Parts:
                 )
                 devices.append(placed)
     return Parts(database, devices)
+
+
+def _section(data: dict[str, Any], key: str, keys: tuple[str, ...]) -> dict[str, Any] | None:
+    """``keys`` of the section ``key`` of ``data``, or ``None`` if it is no section."""
+    raw = data.get(key, {})
+    return {k: v for k, v in raw.items() if k in keys} if isinstance(raw, dict) else None
+
+
+def salvaged_web_port_clash(data: dict[str, Any]) -> str | None:
+    """``web_port_clash`` of ``data`` (a configuration the model refused), from the broker's
+    URL and the web address, if those validate alone: the model checks it only with the
+    whole broker and web sections valid, and a broker's misspelt key (``keepalve``) hid it
+    until fixed."""
+    raw_broker = _section(data, "broker", ("url",))
+    raw_web = _section(data, "web", ("host", "port"))
+    if raw_broker is None or raw_web is None:
+        return None
+    broker, web = _valid(BrokerSettings, raw_broker), _valid(WebSettings, raw_web)
+    return web_port_clash(broker, web) if broker is not None and web is not None else None
 
 
 def missing_ports(devices: list[Placed]) -> list[str]:
@@ -734,6 +762,9 @@ def check(
     except ValidationError as exc:
         config = None
         mistakes.extend(explain_errors(exc, str(file), env_sources))
+        clash = salvaged_web_port_clash(data)
+        if clash is not None and not any(clash in mistake for mistake in mistakes):
+            mistakes.append(mistake_line(("web",), clash, str(file), env_sources))
     parts = parts_of(config) if config is not None else salvaged_parts(data)
     database = parts.database
     own = [

@@ -123,7 +123,8 @@ def _source(
     A mistake in a whole section that variables reached into: an unknown section only they
     made (``unknown``) is theirs alone; a check of settings weighed together (``console``'s
     retention against its lockout) names, beside ``default``, those whose key ``message``
-    mentions.
+    mentions, and those of other sections it mentions by their place (``broker.url`` in
+    the web port's clash with the broker).
     """
     for path, name in env_sources.items():
         if location[: len(path)] == path:
@@ -139,6 +140,12 @@ def _source(
         name
         for path, name in inside.items()
         if re.search(rf"\b{re.escape(str(path[-1]))}\b", message)
+    ]
+    named += [
+        name
+        for path, name in env_sources.items()
+        if path not in inside
+        and re.search(rf"(?<![\w.]){re.escape('.'.join(map(str, path)))}\b", message)
     ]
     if named:
         return (
@@ -231,6 +238,13 @@ def explain_errors(
             )
         lines.append(f"{origin}: {_where(location)}: {message}")
     return lines
+
+
+def mistake_line(
+    location: Location, message: str, source: str, env_sources: Mapping[Location, str]
+) -> str:
+    """A mistake found beside the model's, worded as ``explain_errors`` words one."""
+    return f"{_source(location, source, env_sources, message)}: {_where(location)}: {message}"
 
 
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")

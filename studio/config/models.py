@@ -77,6 +77,42 @@ def _is_loopback(host: str) -> bool:
     return host.lower().rstrip(".") == "localhost" or (address is not None and address.is_loopback)
 
 
+# The addresses ``localhost`` names (/etc/hosts, RFC 6761): a server bound to it listens on
+# each, so it clashes with a broker on either.
+_LOCALHOST = frozenset({"127.0.0.1", "::1"})
+
+
+def _addresses(host: str) -> frozenset[str]:
+    """What ``host`` stands for when two servers bind it: ``localhost`` its addresses, an
+    address written any way itself, another name itself (any case)."""
+    name = host.lower().rstrip(".")
+    if name == "localhost":
+        return _LOCALHOST
+    address = _ip(host)
+    return frozenset({str(address) if address is not None else name})
+
+
+def web_port_clash(broker: BrokerSettings, web: WebSettings) -> str | None:
+    """The mistake of a console (``web``) that could not listen, the broker being on its
+    address and port: the broker's very host (``localhost`` is 127.0.0.1 and ::1 alike),
+    or every address while the broker is on this machine. Two loopback addresses
+    (127.0.0.1 and ::1, or 127.0.0.2) can each have a server on the port: a warning
+    (``web_port_beside_brokers``). Names the settings, so that ``config check`` names the
+    variables that set them."""
+    if broker.url is None or web.port != broker.port:
+        return None
+    same = bool(_addresses(broker.host) & _addresses(web.host)) or (
+        _is_loopback(broker.host) and web.host in _WILDCARDS
+    )
+    if not same:
+        return None
+    return (
+        f"web.port {web.port} is the broker's port on the same machine (web.host "
+        f"{web.host or repr(web.host)}, broker.url {broker.url}): the console could not "
+        "listen; give web.port another"
+    )
+
+
 def is_loopback(host: str) -> bool:
     """Whether ``host`` (a name or an address) is this machine's loopback only."""
     return _is_loopback(host)
@@ -508,8 +544,9 @@ class TableSettings(StrictModel):
 
 def web_port_beside_brokers(config: StudioConfig) -> str | None:
     """A warning when the console's port is the broker's on another loopback address of
-    this machine (the same address is refused): both listen only if each server is bound
-    to its own address, and ``localhost`` may name both 127.0.0.1 and ::1."""
+    this machine (the same address, ``localhost`` and 127.0.0.1 or ::1 included, is
+    refused: ``web_port_clash``): both listen only if each server is bound to its own
+    address."""
     broker, web = config.broker, config.web
     if broker.url is None or web.port != broker.port:
         return None
@@ -553,31 +590,25 @@ def _port_key(port: str) -> tuple[str, ...]:
 class StudioConfig(StrictModel):
     broker: BrokerSettings = Field(default_factory=BrokerSettings)
     database: DatabaseSettings = Field(default_factory=DatabaseSettings)
-    web: WebSettings = Field(default_factory=WebSettings)
+    # Validated when left out too: the default web port may be the broker's.
+    web: WebSettings = Field(default_factory=WebSettings, validate_default=True)
     console: ConsoleSecurity = Field(default_factory=ConsoleSecurity)
     tables: list[TableSettings] = Field(default_factory=list)
     log_level: LogLevel = "INFO"
 
-    @model_validator(mode="after")
-    def _web_port_not_the_brokers(self) -> StudioConfig:
-        # Taken before: the controller connected, published its state, then could not
-        # listen (the broker's address was in use).
-        # Refused only where the console surely cannot listen: the broker's very host, or
-        # every address while the broker is on this machine. Two loopback addresses
-        # (127.0.0.1 and ::1, or 127.0.0.2) can each have a server on the port: a warning
-        # (``web_port_beside_brokers``).
-        broker, web = self.broker, self.web
-        if broker.url is None or web.port != broker.port:
-            return self
-        same = broker.host.lower() == web.host.lower() or (
-            _is_loopback(broker.host) and web.host in _WILDCARDS
-        )
-        if same:
-            raise ValueError(
-                f"web.port {web.port} is the broker's port on the same machine "
-                f"({broker.url}): the console could not listen; give web.port another"
-            )
-        return self
+    @field_validator("web")
+    @classmethod
+    def _web_port_not_the_brokers(cls, web: WebSettings, info: ValidationInfo) -> WebSettings:
+        # Taken before, the controller connected, published its state, then could not
+        # listen (the broker's address was in use). A check of the web section (the broker
+        # is validated before it), not of the whole model: that one ran only once every
+        # other setting was valid, so config check hid it behind any other mistake, and
+        # its line named no place ("(top level):").
+        broker = info.data.get("broker")
+        mistake = web_port_clash(broker, web) if isinstance(broker, BrokerSettings) else None
+        if mistake is not None:
+            raise ValueError(mistake)
+        return web
 
     @field_validator("log_level", mode="before")
     @classmethod
