@@ -35,6 +35,16 @@ def cameras(
                 yield f"tables[{t}].devices[{d}].options", table.id, device
 
 
+def resolved_path(path: Path) -> Path:
+    """``path`` as it is said in a message: absolute, with its ``..`` and links resolved
+    (``../etc/deck.json`` read as from the working folder, not the config's); as given if
+    it cannot be (a NUL in it, a loop of links), for its own mistake to name."""
+    try:
+        return path.resolve()
+    except (OSError, ValueError, RuntimeError):
+        return path
+
+
 def _relative_note(configured: Path | str) -> str:
     return "" if Path(configured).is_absolute() else _RELATIVE
 
@@ -69,7 +79,7 @@ def load_camera_file(
 ) -> T:
     """``parse`` of the JSON file that option ``key`` names (``configured``, relative to
     ``base_dir``); any mistake raises :class:`ConfigError` starting ``KEY: ``."""
-    path = base_dir / configured
+    path = resolved_path(base_dir / configured)
     try:
         data = _read_json_object(path, configured)
     except ConfigError as exc:
@@ -116,7 +126,7 @@ def camera_source(key: str, source: str, base_dir: Path) -> str:
     to be there (else :class:`ConfigError` starting ``KEY: ``); others as given."""
     if not is_path_source(source):
         return source
-    path = base_dir / source
+    path = resolved_path(base_dir / source)
     try:
         path.stat()
     except FileNotFoundError as exc:

@@ -18,6 +18,7 @@ from studio.config.camera_files import (
     camera_file_mistakes,
     is_path_source,
     is_virtual_source,
+    resolved_path,
     unfed_virtual_camera,
 )
 from studio.config.loader import (
@@ -674,23 +675,23 @@ def missing_database_files(database: DatabaseSettings | None) -> list[str]:
 
 
 def resolved_paths(config: StudioConfig, base_dir: Path) -> list[str]:
-    """A note for each relative path the check looked at: the absolute path it stands for,
-    and what it is relative to (they differ: the working directory or the file's folder)."""
+    """A note for each relative path the check looked at: the path it stands for, resolved
+    (no ``..``), and what it is relative to (they differ: the working directory or the file's folder)."""
     notes = []
     cwd = "relative to the working directory"
     for key in ("ca_certs", "certfile", "keyfile"):
         path = getattr(config.broker.tls, key) if config.broker.tls is not None else None
         if path is not None and not path.is_absolute():
-            notes.append(f"note: broker.tls.{key}: {path} is {path.absolute()} ({cwd})")
+            notes.append(f"note: broker.tls.{key}: {path} is {resolved_path(path)} ({cwd})")
     try:
         database = sqlite_file(config.database.url)
     except StoreError:
         database = None
     if database is not None and not database.is_absolute():
-        notes.append(f"note: database.url: {database} is {database.absolute()} ({cwd})")
+        notes.append(f"note: database.url: {database} is {resolved_path(database)} ({cwd})")
     for key, path in _postgres_files(config.database.url):
         if not path.is_absolute():
-            notes.append(f"note: database.url: {key} {path} is {path.absolute()} ({cwd})")
+            notes.append(f"note: database.url: {key} {path} is {resolved_path(path)} ({cwd})")
     for placed in _cameras(placed_devices(config)):
         where, options = placed.options, placed.device.camera
         named = [("deck", options.deck), ("table", options.table)]
@@ -699,7 +700,7 @@ def resolved_paths(config: StudioConfig, base_dir: Path) -> list[str]:
         for key, path in named:
             if path is not None and not path.is_absolute():
                 notes.append(
-                    f"note: {where}.{key}: {path} is {(base_dir / path).absolute()} "
+                    f"note: {where}.{key}: {path} is {resolved_path(base_dir / path)} "
                     "(relative to the configuration file's folder)"
                 )
     return notes

@@ -480,6 +480,9 @@ def verify(
     broken = not _commands_agree(commands) or broken
     broken = not _accounts_agree(audit) or broken
     broken = not _checkpoints_agree(audit.checkpoints) or broken
+    # Said, as --config, STUDIO_CONFIG, STUDIO_DATABASE__URL and a relative path each
+    # choose it: a pass of another database than meant looks the same.
+    typer.echo(f"database checked: {database_checked(url)}", err=broken)
     if broken:
         raise typer.Exit(1)
     if anchor_file is not None:
@@ -592,7 +595,20 @@ def require_database(url: str, hint: str = "") -> None:
             raise StoreError("an in-memory database holds no log: nothing to verify")
         return
     if not path.exists():
-        raise StoreError(f"no database at {path}: nothing to verify{hint}")
+        # A relative path is from where the command runs, which the operator may not see.
+        where = (
+            ""
+            if path.is_absolute()
+            else f" (the file {path.absolute()}: a relative path is from the current folder)"
+        )
+        raise StoreError(f"no database at {path}: nothing to verify{where}{hint}")
+
+
+def database_checked(url: str) -> str:
+    """The database a run checked, as its last line says: a SQLite file by its path,
+    resolved, beside its URL (password masked)."""
+    path = sqlite_file(url)
+    return safe_url(url) if path is None else f"{path.resolve()} ({safe_url(url)})"
 
 
 _ANCHOR_NAMES = ("event_log", "admin_log")
