@@ -525,7 +525,8 @@ class ControllerService:
         """Did the table's last run end without its clean stop? Its start said it logs one
         (``logs_stop``, since 2026-12-07), and none came after it. A WARNING names the round
         in progress this start resumes. Before, a start after kill -9 said only how many
-        inputs it recovered: nothing told the manager the controller had crashed."""
+        inputs it recovered: nothing told the manager the controller had crashed. A start
+        ``after_restore`` cannot tell: it says so, and answers False."""
         last = await self.log.read(
             table_id=table_id,
             kinds=["controller.started", "controller.stopped"],
@@ -538,14 +539,31 @@ class ControllerService:
             return False  # a version that logged no stop: it cannot be told
         table = self.tables[table_id]
         in_progress = table.phase in ROUND_PHASES and table.round_id is not None
+        resuming = (
+            f"resuming round {table.round_id} in progress"
+            if in_progress
+            else "no round was in progress"
+        )
+        if self.after_restore:
+            # A backup taken while the controller ran (safe: docs/operations.md) holds that
+            # run's start and not its stop, however it ended: no crash is told, nor logged
+            # (``unclean_stop``, a round's ``controller_restarted``). An operator's
+            # walk-through stopped everything cleanly, restored, and read "killed".
+            _LOGGER.warning(
+                "%s: the log was restored from a backup (--after-restore): its last run "
+                "(started %s) has no stop in it, as a backup taken while the controller ran "
+                "has none; its end is not in the log: %s",
+                table_id,
+                last[0].ts,
+                resuming,
+            )
+            return False
         _LOGGER.warning(
             "%s: the last run (started %s) ended without a clean stop (killed, or its machine "
             "lost): %s",
             table_id,
             last[0].ts,
-            f"resuming round {table.round_id} in progress"
-            if in_progress
-            else "no round was in progress",
+            resuming,
         )
         return True
 
