@@ -179,7 +179,9 @@ class SessionStore:
         # last_seen is written at most every 30 s (not on every request), and more often
         # under a short idle timeout: at most a tenth of it may go uncounted.
         if now - last_seen > min(_TOUCH_EVERY, self.settings.idle_timeout / 10):
-            async with self.db.engine.begin() as conn:
+            # Bounded in a request (Database.changing), as the read above: a lock held on
+            # the row, or a database blocked on its disk, held the page.
+            async with self.db.changing() as conn:
                 await conn.execute(
                     sessions_table.update()
                     .where(sessions_table.c.token_hash == key)
@@ -196,7 +198,7 @@ class SessionStore:
         return Session(key, user, row.csrf_token, created, expires)
 
     async def revoke(self, token: str) -> None:
-        async with self.db.engine.begin() as conn:
+        async with self.db.changing() as conn:
             await conn.execute(
                 sessions_table.delete().where(sessions_table.c.token_hash == _digest(token))
             )
@@ -206,7 +208,7 @@ class SessionStore:
         query = sessions_table.delete().where(sessions_table.c.user_id == user_id)
         if keep is not None:
             query = query.where(sessions_table.c.token_hash != keep)
-        async with self.db.engine.begin() as conn:
+        async with self.db.changing() as conn:
             result = await conn.execute(query)
         return int(result.rowcount)
 

@@ -71,6 +71,7 @@ from studio.console.users import (
 from studio.controller.commands import RoundNotInPlay, check_reason
 from studio.controller.table import ROUND_PHASES
 from studio.errors import StoreError, StudioError
+from studio.store.database import serving_readers
 from studio.store.eventlog import ChainReport
 from studio.web.context import WebContext
 from studio.web.streams import send_stream
@@ -1074,7 +1075,12 @@ def build_router(console: Console) -> APIRouter:
             rows, cursor = batch, after
             yield rows
             while cursor is not None:
-                rows, cursor = await console.rounds_page(filters, cursor, EXPORT_BATCH)
+                # Bounded as the first batch: the answer's body may be sent from a task of
+                # its own (Starlette's, for an ASGI server of spec_version < 2.4, uvicorn's
+                # among them), which the request's bound does not cover, and a database
+                # that stopped answering held the download, and a connection, until it did.
+                with serving_readers():
+                    rows, cursor = await console.rounds_page(filters, cursor, EXPORT_BATCH)
                 yield rows
 
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
@@ -1253,7 +1259,17 @@ def build_router(console: Console) -> APIRouter:
         if foreign_origin(websocket):
             await websocket.close(code=4403)  # cross-site WebSocket hijacking
             return
-        session = await current_session(websocket)
+        try:
+            # Bounded as a page's read (the app's BoundedReads leaves WebSockets alone): a
+            # socket opened while the database did not answer waited until it did.
+            with serving_readers():
+                session = await current_session(websocket)
+        except StoreError:
+            # Accepted to be closed, as below; 1013 (try again later): console.js
+            # reconnects, as after any close but 4401.
+            await websocket.accept()
+            await websocket.close(code=1013)
+            return
         if session is None:
             # Accepted, to be closed with a code the page can read: a refused handshake
             # reaches it as 1006, which console.js retries for good (a page frozen on

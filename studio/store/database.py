@@ -410,8 +410,9 @@ IN_MEMORY = (
 
 
 class ReadTimedOut(StoreError):
-    """A read served to a reader got no answer from the database within its handle's
-    ``read_timeout``; its connection was closed, not given back to the pool."""
+    """A read served to a reader (or a write on its way, :meth:`Database.changing`) got no
+    answer from the database within its handle's ``read_timeout``; its connection was
+    closed, not given back to the pool."""
 
 
 # The task serving a reader's request (set by serving_readers): the reads it awaits itself
@@ -583,9 +584,29 @@ class Database:
         Elsewhere (the controller's start and replays, the command line) a plain
         connection, without a bound, its errors the driver's.
         """
+        async with self._for_reader("read") as conn:
+            yield conn
+
+    @contextlib.asynccontextmanager
+    async def changing(self) -> AsyncIterator[AsyncConnection]:
+        """A transaction for a small write a reader's request makes on its way (a console
+        session's ``last_seen``, a logout), committed when the block ends, as
+        ``engine.begin()``'s. In a task serving a reader bounded as :meth:`reading` is
+        (``read_timeout``, its COMMIT inside the bound; ``database write failed: ...``):
+        unbounded, a database blocked on a lock or its disk held every console page on
+        the session's touch though its reads answered (a review). Elsewhere unbounded."""
+        async with self._for_reader("write") as conn:
+            yield conn
+
+    @contextlib.asynccontextmanager
+    async def _for_reader(self, what: str) -> AsyncIterator[AsyncConnection]:
+        """A connection whose block ends in a ROLLBACK (``what`` "read") or a COMMIT
+        ("write"), bounded in a task serving a reader (see :meth:`reading`)."""
         if not _serving_a_reader():
             async with self.engine.connect() as conn:
                 yield conn
+                if what == "write":
+                    await conn.commit()
             return
         bound = asyncio.timeout(self.read_timeout)
         try:
@@ -595,18 +616,19 @@ class Database:
                     # Ended here, inside the bound: the ROLLBACK that SQLAlchemy sends as it
                     # gives the connection back is run to its end, cancelled or not, and a
                     # database that stopped answering held it there.
-                    await conn.rollback()
+                    await (conn.commit() if what == "write" else conn.rollback())
         except (OSError, sa.exc.SQLAlchemyError) as exc:  # (TimeoutError is an OSError)
             if not bound.expired():
-                log_database_error("database read failed", exc)
-                raise StoreError(f"database read failed: {database_words(exc)}") from exc
+                log_database_error(f"database {what} failed", exc)
+                raise StoreError(f"database {what} failed: {database_words(exc)}") from exc
             _LOGGER.warning(
-                "database read: no answer from the database in %g s; cut short, its "
+                "database %s: no answer from the database in %g s; cut short, its "
                 "connection closed",
+                what,
                 self.read_timeout,
             )
             raise ReadTimedOut(
-                f"database read failed: the database gave no answer in {self.read_timeout:g} s"
+                f"database {what} failed: the database gave no answer in {self.read_timeout:g} s"
             ) from exc
 
     async def create_all(self) -> None:

@@ -89,8 +89,9 @@ class BoundedReads:
     (:func:`serving_readers`): a database that stopped answering held a console page or a
     REST read, and a pooled connection, until the controller stopped or the database
     answered again; now the reader gets a 503 saying so. Outermost, so that the CSRF
-    check's session read is bounded too. WebSockets pass untouched (a stream's reads run
-    in tasks of their own).
+    check's session read is bounded too. WebSockets pass untouched: the handshake bounds
+    its session's read itself (``streams.stream_allowed``, the console's socket), and a
+    stream's later reads (its session's re-checks) run in tasks of their own, unbounded.
     """
 
     def __init__(self, app: ASGIApp) -> None:

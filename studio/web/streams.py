@@ -50,6 +50,8 @@ from starlette.responses import JSONResponse
 from starlette.types import Message, Receive, Scope, Send
 
 from studio.controller import ControllerService
+from studio.errors import StoreError
+from studio.store.database import serving_readers
 from studio.streams import EVENT_ID, EndReason, Fanout
 from studio.web.context import WebContext
 
@@ -76,7 +78,12 @@ Listener = Literal["platform", "session"]
 
 async def stream_allowed(conn: HTTPConnection, ctx: WebContext) -> Listener | None:
     """The game platform (its token, as a bearer header or ``?token=``) or a console user
-    on a page of this site (the cookie alone does not say which site opened the stream)."""
+    on a page of this site (the cookie alone does not say which site opened the stream).
+
+    The session's read is bounded as a request's (``Database.read_timeout``), a WebSocket's
+    handshake too, which the app's ``BoundedReads`` leaves alone: a socket opened while the
+    database did not answer waited until it did. Past it, or the database away, a
+    :class:`StoreError`."""
     from studio.console.auth import bearer_matches
 
     token = ctx.extras.get("platform_token")
@@ -94,8 +101,11 @@ async def stream_allowed(conn: HTTPConnection, ctx: WebContext) -> Listener | No
     if getattr(conn.app.state, "console_auth", None) is not None:
         from studio.console.auth import current_user, foreign_origin
 
-        if not foreign_origin(conn) and await current_user(conn) is not None:
-            return "session"
+        if foreign_origin(conn):
+            return None
+        with serving_readers():
+            if await current_user(conn) is not None:
+                return "session"
     return None
 
 
@@ -245,7 +255,11 @@ def build_router(ctx: WebContext) -> APIRouter:
 
     @router.websocket("/ws/tables/{table}")
     async def table_socket(websocket: WebSocket, table: str) -> None:
-        allowed = await stream_allowed(websocket, ctx)
+        try:
+            allowed = await stream_allowed(websocket, ctx)
+        except StoreError as exc:  # the session's read: as a REST read's 503
+            await websocket.send_denial_response(JSONResponse({"detail": str(exc)}, 503))
+            return
         if allowed is None:
             await websocket.close(code=status.WS_1008_POLICY_VIOLATION)
             return

@@ -11,12 +11,15 @@ controller is the console tests' double (the session's read is the one stalled).
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import unquote_plus
 
 import httpx
 import pytest
 import sqlalchemy as sa
+import websockets
 from console_double import InMemoryController
 from console_helpers import PASSWORD, context, fast_hasher, login
 from postgres_support import PostgresProxy, fresh_database
@@ -24,10 +27,11 @@ from sqlalchemy import event
 
 from studio.console import UserStore
 from studio.console.auth import sessions_table
-from studio.console.users import users_table
-from studio.store import Database
+from studio.console.pages import EXPORT_BATCH
+from studio.console.users import iso, users_table
+from studio.store import Database, RoundIndex
 from studio.streams import Fanout
-from studio.web import create_app
+from studio.web import WebServer, create_app
 
 READ_TIMEOUT = 3.0
 CLOSING = 2.5  # closing the connection that stopped answering (asyncpg waits up to 2 s)
@@ -204,3 +208,138 @@ async def test_a_password_set_whose_database_stops_answering_after_its_commit_is
     location = unquote_plus(answer.headers["location"])
     assert "password of ann changed" in location, location
     assert [row.username for row in sessions] == ["admin"]  # ann's ended, the admin's kept
+
+
+@pytest.mark.timeout(60)
+async def test_a_rounds_export_whose_database_stops_answering_later_is_cut_short(
+    fanout: Fanout, controller: InMemoryController
+) -> None:
+    """The export's batches after the first are read as its body is sent, from a task of
+    the response's own (Starlette's, for an ASGI server of spec_version < 2.4: uvicorn's,
+    httpx's): the request's bound did not cover them, and a stall held the download until
+    the database answered. Now each batch is bounded; the download breaks off."""
+    async with fresh_database() as url, PostgresProxy() as proxy:
+        db = Database(proxy.url(url), read_timeout=READ_TIMEOUT)
+        try:
+            await db.create_all()
+            await UserStore(db, hasher=fast_hasher()).add("manager", PASSWORD, "manager", by="t")
+            index = RoundIndex(db)
+            for i in range(EXPORT_BATCH + 100):
+                started = f"2026-12-07T{10 + i // 3600:02d}:{i // 60 % 60:02d}:{i % 60:02d}+00:00"
+                await index.upsert(f"bj1-R{i:04d}", "bj1", started=started)
+            asked = 0
+
+            async def rounds(**filters: Any) -> list[dict[str, Any]]:
+                nonlocal asked
+                asked += 1
+                if asked == 2:  # the second batch: after the answer started
+                    proxy.stall()
+                return await index.search(**filters)
+
+            controller.rounds = rounds  # type: ignore[method-assign]
+            app = create_app(context(db, fanout, controller))
+            transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+            async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as http:
+                await login(http, "manager")
+                loop = asyncio.get_running_loop()
+                started_at = loop.time()
+                body = b""
+                # httpx's in-process transport ends the body where the app failed (a real
+                # server breaks the chunked answer off, which a browser reports as failed).
+                with contextlib.suppress(httpx.HTTPError):
+                    async with asyncio.timeout(READ_TIMEOUT + CLOSING + 5):  # was: the stall's end
+                        async with http.stream("GET", "/console/rounds/export.csv") as answer:
+                            assert answer.status_code == 200
+                            async for chunk in answer.aiter_bytes():
+                                body += chunk
+                took = loop.time() - started_at
+        finally:
+            proxy.resume()
+            await proxy.cut()
+            await db.close(wait=1)
+    assert asked == 2 and took < READ_TIMEOUT + CLOSING, took
+    assert body.count(b"\n") == 1 + EXPORT_BATCH  # the header and the first batch alone
+
+
+@pytest.mark.timeout(60)
+async def test_a_console_page_whose_session_touch_waits_on_a_lock_says_so(
+    fanout: Fanout, controller: InMemoryController
+) -> None:
+    """The session's ``last_seen`` is written at most every 30 s, in the request: with its
+    row locked (another transaction's ``FOR UPDATE``; a database blocked on its disk alike)
+    the page waited as long as the lock was held, its reads answered. Now that write is
+    bounded as a read."""
+    async with fresh_database() as url:
+        db = Database(url, read_timeout=READ_TIMEOUT)
+        other = Database(url)
+        try:
+            await db.create_all()
+            await UserStore(db, hasher=fast_hasher()).add("viewer", PASSWORD, "viewer", by="t")
+            app = create_app(context(db, fanout, controller))
+            transport = httpx.ASGITransport(app=app)
+            async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as http:
+                await login(http, "viewer")
+                long_ago = iso(datetime.now(UTC) - timedelta(seconds=60))  # a touch is due
+                async with other.engine.begin() as conn:
+                    await conn.execute(sessions_table.update().values(last_seen=long_ago))
+                async with other.engine.connect() as holder:
+                    await holder.execute(sa.select(sessions_table).with_for_update())
+                    loop = asyncio.get_running_loop()
+                    started = loop.time()
+                    async with asyncio.timeout(20):  # was: as long as the lock was held
+                        answer = await http.get("/console/rounds", headers={"accept": "text/html"})
+                    took = loop.time() - started
+                    await holder.rollback()
+        finally:
+            await db.close(wait=1)
+            await other.close()
+    assert answer.status_code == 503, answer.text
+    said = f"database write failed: the database gave no answer in {READ_TIMEOUT:g} s"
+    assert "Not available" in answer.text and said in answer.text
+    assert READ_TIMEOUT <= took < READ_TIMEOUT + CLOSING, took
+
+
+@pytest.mark.timeout(60)
+async def test_a_socket_opened_while_the_database_stops_answering_is_refused_in_time(
+    fanout: Fanout, controller: InMemoryController
+) -> None:
+    """A WebSocket's handshake reads its session in its own task, which the app's bound
+    left alone: a socket opened during a stall waited until the database answered. Now
+    the console's socket is closed with 1013 (try again later: console.js reconnects) and
+    a table's socket refused with a 503, within the reads' limit."""
+    async with fresh_database() as url, PostgresProxy() as proxy:
+        db = Database(proxy.url(url), read_timeout=READ_TIMEOUT)
+        try:
+            await db.create_all()
+            await UserStore(db, hasher=fast_hasher()).add("viewer", PASSWORD, "viewer", by="t")
+            app = create_app(context(db, fanout, controller))
+            async with WebServer(app, port=0) as server:
+                async with httpx.AsyncClient(base_url=server.url) as http:
+                    await login(http, "viewer")
+                    cookie = {"Cookie": f"studio_session={http.cookies['studio_session']}"}
+                base = f"ws://127.0.0.1:{server.port}"
+                proxy.stall()
+                loop = asyncio.get_running_loop()
+                started = loop.time()
+                async with websockets.connect(
+                    f"{base}/console/ws", additional_headers=cookie, open_timeout=20
+                ) as ws:
+                    with pytest.raises(websockets.ConnectionClosed) as closed:
+                        await asyncio.wait_for(ws.recv(), 20)
+                console_took = loop.time() - started
+                started = loop.time()
+                with pytest.raises(websockets.InvalidStatus) as refused:
+                    async with websockets.connect(
+                        f"{base}/ws/tables/bj1", additional_headers=cookie, open_timeout=20
+                    ):
+                        pass
+                table_took = loop.time() - started
+        finally:
+            proxy.resume()
+            await proxy.cut()
+            await db.close(wait=1)
+    assert closed.value.rcvd is not None and closed.value.rcvd.code == 1013
+    assert refused.value.response.status_code == 503
+    assert SAID.encode() in refused.value.response.body
+    assert READ_TIMEOUT <= console_took < READ_TIMEOUT + CLOSING, console_took
+    assert READ_TIMEOUT <= table_took < READ_TIMEOUT + CLOSING, table_took
