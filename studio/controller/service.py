@@ -19,7 +19,7 @@ import json
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -397,6 +397,7 @@ class ControllerService:
         self._reindexed = 0
         self._last_emitted: dict[tuple[str, Channel], Any] = {}
         self._stack: AsyncExitStack | None = None
+        self._tasks: list[asyncio.Task[None]] = []
         # Inputs being applied and logged (shielded from their caller's cancellation): a stop
         # waits for them, or the database and the bus would close under them.
         self._in_flight: set[asyncio.Task[Any]] = set()
@@ -446,49 +447,63 @@ class ControllerService:
                 self._acked_through[table_id] = max(self._acked_through.get(table_id, 0), mark)
         await self._save_marks_once()
         self._start_chain = None
-        for table_id, data in resumed.items():
-            await self.submit(table_id, NUMBERING_RESUMED, data)
-        for table_id in self.tables:
-            # Logged like any input, so a later replay knows where each run began; like
-            # any input, it publishes the table's state and dealer prompt.
-            started = self.tables[table_id].started_data()
-            if self.bus is not None:  # it asks the devices for what the log lacks (table logic 20)
-                started["checks_devices"] = True
-            # This run logs its clean stop (controller.stopped): the next start can tell.
-            started["logs_stop"] = True
-            if await self._stopped_uncleanly(table_id):
-                started["unclean_stop"] = True
-            await self.submit(table_id, "controller.started", started)
-        self._stack = AsyncExitStack()
-        group = await self._stack.enter_async_context(asyncio.TaskGroup())
-        self._tasks = []
-        if self.timers:
-            self._tasks.append(group.create_task(self._timers(), name="controller:timers"))
-        self._tasks.append(group.create_task(self._checkpoints(), name="controller:checkpoints"))
-        self._tasks.append(group.create_task(self._rebuilds(), name="controller:rebuilds"))
-        self._tasks.append(group.create_task(self._integrity(), name="controller:integrity"))
-        if self.bus is not None:
+        # Tables whose start is being logged: the id of their last start or stop before it.
+        begun: dict[str, int] = {}
+        try:
+            for table_id, data in resumed.items():
+                await self.submit(table_id, NUMBERING_RESUMED, data)
+            for table_id in self.tables:
+                # Logged like any input, so a later replay knows where each run began; like
+                # any input, it publishes the table's state and dealer prompt.
+                started = self.tables[table_id].started_data()
+                if (
+                    self.bus is not None
+                ):  # it asks the devices for what the log lacks (table logic 20)
+                    started["checks_devices"] = True
+                # This run logs its clean stop (controller.stopped): the next start can tell.
+                started["logs_stop"] = True
+                last = await self._last_start_or_stop(table_id)
+                if self._stopped_uncleanly(table_id, last):
+                    started["unclean_stop"] = True
+                begun[table_id] = last.id if last is not None else 0
+                await self.submit(table_id, "controller.started", started)
+            self._stack = AsyncExitStack()
+            group = await self._stack.enter_async_context(asyncio.TaskGroup())
+            self._tasks = []
+            if self.timers:
+                self._tasks.append(group.create_task(self._timers(), name="controller:timers"))
             self._tasks.append(
-                group.create_task(self._offline_after_grace(), name="controller:offline-grace")
+                group.create_task(self._checkpoints(), name="controller:checkpoints")
             )
-            topics = Topics("+")
-            consumers: list[tuple[str, str, type[BaseModel]]] = [
-                ("shoe.card", topics.shoe_cards, ShoeCard),
-                ("shoe.event", topics.shoe_events, DeviceEvent),
-                ("camera.card", topics.camera_cards, CameraCard),
-                ("shuffler.event", topics.shuffler_events, DeviceEvent),
-                ("cutcard.event", topics.cutcard_events, DeviceEvent),
-                ("device.health", topics.health("+"), DeviceHealth),
-                ("device.availability", topics.availability("+"), Availability),
-                ("game.command", topics.game_commands, GameCommandPayload),
-            ]
-            self._subscribing = len(consumers)
-            for kind, topic, model in consumers:
+            self._tasks.append(group.create_task(self._rebuilds(), name="controller:rebuilds"))
+            self._tasks.append(group.create_task(self._integrity(), name="controller:integrity"))
+            if self.bus is not None:
                 self._tasks.append(
-                    group.create_task(self._consume(kind, topic, model), name=f"controller:{kind}")
+                    group.create_task(self._offline_after_grace(), name="controller:offline-grace")
                 )
-            self._tasks.append(group.create_task(self._repair_gaps(), name="controller:gaps"))
-            self._tasks.append(group.create_task(self._save_marks(), name="controller:marks"))
+                topics = Topics("+")
+                consumers: list[tuple[str, str, type[BaseModel]]] = [
+                    ("shoe.card", topics.shoe_cards, ShoeCard),
+                    ("shoe.event", topics.shoe_events, DeviceEvent),
+                    ("camera.card", topics.camera_cards, CameraCard),
+                    ("shuffler.event", topics.shuffler_events, DeviceEvent),
+                    ("cutcard.event", topics.cutcard_events, DeviceEvent),
+                    ("device.health", topics.health("+"), DeviceHealth),
+                    ("device.availability", topics.availability("+"), Availability),
+                    ("game.command", topics.game_commands, GameCommandPayload),
+                ]
+                self._subscribing = len(consumers)
+                for kind, topic, model in consumers:
+                    self._tasks.append(
+                        group.create_task(
+                            self._consume(kind, topic, model), name=f"controller:{kind}"
+                        )
+                    )
+                self._tasks.append(group.create_task(self._repair_gaps(), name="controller:gaps"))
+                self._tasks.append(group.create_task(self._save_marks(), name="controller:marks"))
+        except BaseException:
+            await self._abandon_start(begun)
+            raise
         self.starting = None
         return self
 
@@ -509,33 +524,57 @@ class ControllerService:
             await self._stop_settled()
             await self._log_stops()
 
-    async def _log_stops(self) -> None:
+    async def _log_stops(self, tables: Iterable[str] | None = None) -> None:
         """Log each table's clean stop (``controller.stopped``, not an input: no replay
         reads it), so that the next start tells a run killed (kill -9, out of memory, its
         machine lost) from one stopped: :meth:`_stopped_uncleanly`."""
         if self._broken is not None:
             return  # a chain found broken: nothing more is written to it
-        for table_id in self.tables:
+        for table_id in self.tables if tables is None else tables:
             try:
                 await self.log.append(table_id, "controller.stopped", {})
             except Exception as exc:  # the database away, the lock lost: the stop goes on
                 _LOGGER.warning("%s: the clean stop was not logged: %s", table_id, exc)
 
-    async def _stopped_uncleanly(self, table_id: str) -> bool:
-        """Did the table's last run end without its clean stop? Its start said it logs one
-        (``logs_stop``, since 2026-12-07), and none came after it. A WARNING names the round
-        in progress this start resumes. Before, a start after kill -9 said only how many
-        inputs it recovered: nothing told the manager the controller had crashed. A start
-        ``after_restore`` cannot tell: it says so, and answers False."""
+    async def _abandon_start(self, begun: dict[str, int]) -> None:
+        """A start stopped (a signal) or failed once it had begun logging its tables' starts:
+        ``__aexit__`` does not run for it, so its clean stop is logged here, for each table
+        whose ``controller.started`` went in (one under way goes in though its caller was
+        cancelled: shielded, waited for). Before, a SIGINT in the start of 8 tables (2 in 20
+        tries of a probe) left starts with no stop: the next start read a kill, said so, and
+        logged ``unclean_stop`` for good."""
+        for task in self._tasks:
+            task.cancel()
+        if self._stack is not None:
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._stack.aclose()
+        await self._settle()
+        ours = []
+        for table_id, before in begun.items():
+            last = await self._last_start_or_stop(table_id)
+            if last is not None and last.kind == "controller.started" and last.id > before:
+                ours.append(table_id)
+        await self._log_stops(ours)
+
+    async def _last_start_or_stop(self, table_id: str) -> LogRecord | None:
         last = await self.log.read(
             table_id=table_id,
             kinds=["controller.started", "controller.stopped"],
             descending=True,
             limit=1,
         )
-        if not last or last[0].kind != "controller.started":
+        return last[0] if last else None
+
+    def _stopped_uncleanly(self, table_id: str, last: LogRecord | None) -> bool:
+        """Did the table's last run end without its clean stop? Its start said it logs one
+        (``logs_stop``, since 2026-12-07), and none came after it. A WARNING names the round
+        in progress this start resumes. Before, a start after kill -9 said only how many
+        inputs it recovered: nothing told the manager the controller had crashed. A start
+        ``after_restore`` cannot tell: it says so, and answers False. ``last``: the table's
+        last ``controller.started`` or ``controller.stopped`` record."""
+        if last is None or last.kind != "controller.started":
             return False
-        if not last[0].payload.get("logs_stop"):
+        if not last.payload.get("logs_stop"):
             return False  # a version that logged no stop: it cannot be told
         table = self.tables[table_id]
         in_progress = table.phase in ROUND_PHASES and table.round_id is not None
@@ -554,7 +593,7 @@ class ControllerService:
                 "(started %s) has no stop in it, as a backup taken while the controller ran "
                 "has none; its end is not in the log: %s",
                 table_id,
-                last[0].ts,
+                last.ts,
                 resuming,
             )
             return False
@@ -562,7 +601,7 @@ class ControllerService:
             "%s: the last run (started %s) ended without a clean stop (killed, or its machine "
             "lost): %s",
             table_id,
-            last[0].ts,
+            last.ts,
             resuming,
         )
         return True
