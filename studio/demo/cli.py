@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import secrets
-import signal
 from pathlib import Path
 from typing import Any, NoReturn
 from urllib.parse import urlsplit
@@ -15,17 +13,16 @@ from pydantic import ValidationError
 
 from studio import early_stop
 from studio.bus import MessageBus
+from studio.bus.client import CLIENT_TIMEOUT
 from studio.config.loader import load_config
 from studio.config.models import LOG_LEVELS, BrokerSettings, DatabaseSettings
 from studio.demo.database import ALLOW_OPTION
 from studio.demo.run import DemoOptions, first_mistake, run_demo
+from studio.demo.stopping import StartGuard
+from studio.early_stop import STOP_SIGNALS
 from studio.errors import BusError, StoreError, StudioError
 from studio.process import configure_logging
 from studio.store.database import async_url
-
-# Exit status of a demo stopped (Ctrl-C, SIGTERM) while it waited for the broker's first
-# answer: it did not run (a bad option or an unreachable broker is 2, a clean stop 0).
-NOT_STARTED = 1
 
 
 def demo(
@@ -107,12 +104,13 @@ def demo(
     )
     try:
         result = asyncio.run(_main(options, external if external and external.url else None))
-    except _NotStarted as exc:
-        typer.echo(str(exc), err=True)
-        raise typer.Exit(NOT_STARTED) from exc
     except StudioError as exc:
-        typer.echo(f"error: {exc}", err=True)
+        typer.echo(f"error: {_said(exc)}", err=True)
         raise typer.Exit(2) from exc
+    if result is None:
+        # Stopped while starting (studio.demo.stopping): a clean stop, as any command's.
+        typer.echo("\nDemo stopped cleanly while it was starting: no round played.")
+        return
     # The rounds each table settled in this run (not its last round number: that counts
     # every run on the database, and the rounds cancelled or interrupted).
     rounds = ", ".join(f"{t} {n}" for t, n in result["rounds"].items())
@@ -153,58 +151,68 @@ def _check_database(url: str) -> None:
         _refuse("--database", str(exc))
 
 
-class _NotStarted(StudioError):
-    """Stopped before the demo started (while it waited for the broker)."""
+def _said(exc: StudioError) -> str:
+    """The error as said: a database whose connection timed out has no words of its own
+    (a bare ``TimeoutError``: ``cannot open database URL: `` and nothing after it)."""
+    text = str(exc)
+    cause = exc.__cause__
+    if isinstance(exc, StoreError) and isinstance(cause, TimeoutError) and not str(cause):
+        return f"{text.rstrip(': ')}: the database gave no answer (its connection timed out)"
+    return text
 
 
-async def reach_broker(settings: BrokerSettings, stop: asyncio.Event) -> None:
+async def reach_broker(settings: BrokerSettings, guard: StartGuard) -> None:
     """Connect to the external broker once, as the demo's links will, before starting.
 
     The links retry a lost broker for ever, by design: a broker that restarts is waited
     for. One that cannot be reached when the demo starts is a mistake in ``--broker`` (or
     the configuration), or a broker not running: the demo says so in one line instead of
     running tables that wait for it, every link logging its retries. The connection has
-    the links' own timeout (5 s for the broker's answer). Raises :class:`BusError`, or
-    :class:`_NotStarted` when ``stop`` is set first.
+    the links' own timeout (5 s for the broker's answer). Raises :class:`BusError`; a stop
+    signal meanwhile stops the start once the attempt has ended, whatever it found.
     """
-    url = settings.url
     # The same client, TLS and credentials as the demo's links; its own client id.
     probe = MessageBus(settings, f"demo-probe-{secrets.token_hex(4)}").probe()
-    attempt = asyncio.create_task(probe, name="demo:reach-broker")
-    stopped = asyncio.create_task(stop.wait(), name="demo:stop-while-connecting")
-    try:
-        await asyncio.wait((attempt, stopped), return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        stopped.cancel()
-    if not attempt.done():
-        # Stopped meanwhile: the attempt ends by its own answer timeout. Cancelled, aiomqtt
-        # left its connect thread to start a task while the loop shut down: "Task was
-        # destroyed but it is pending" and a traceback after the one-line message.
-        with contextlib.suppress(BusError):
-            await attempt
-        raise _NotStarted(
-            f"stopped before the MQTT broker at {url} answered: the demo did not start"
-        )
-    error = attempt.exception()
-    if isinstance(error, BusError):
-        raise BusError(f"{error}: the demo did not start") from error
+    # Awaited to its end, stop or not (at most the answer timeout): cancelled, aiomqtt left
+    # its connect thread to start a task while the loop shut down ("Task was destroyed but
+    # it is pending" and a traceback after the stop).
+    with guard.whole(
+        f"the MQTT broker at {settings.url} has answered (at most {CLIENT_TIMEOUT:g} s)"
+    ):
+        error: BaseException | None = None
+        try:
+            await probe
+        except BusError as exc:
+            error = exc
     if error is not None:
-        raise error
+        raise BusError(f"{error}: the demo did not start") from error
 
 
-async def _main(options: DemoOptions, external: BrokerSettings | None) -> dict[str, Any]:
+async def _main(options: DemoOptions, external: BrokerSettings | None) -> dict[str, Any] | None:
+    """Run the demo until a stop signal; None if the signal came while it was starting."""
     stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
-    if early_stop.take():  # stopped while it was starting
-        stop.set()
-    try:
+    guard = StartGuard(stop)
+
+    async def start_and_run() -> dict[str, Any]:
         if external is not None:
-            await reach_broker(external, stop)
-        return await run_demo(options, stop)
+            await reach_broker(external, guard)
+        return await run_demo(options, stop, start=guard)
+
+    task = asyncio.create_task(start_and_run(), name="demo")
+    guard.task = task
+    loop = asyncio.get_running_loop()
+    for sig in STOP_SIGNALS:
+        loop.add_signal_handler(sig, guard.signal, sig)
+    if early_stop.take():  # stopped while the studio was loading: the demo never begins
+        guard.signal()
+    try:
+        return await task
+    except asyncio.CancelledError:
+        if not guard.cancelled:
+            raise  # cancelled from outside: not ours to swallow
+        return None
     finally:
-        for sig in (signal.SIGINT, signal.SIGTERM):
+        for sig in STOP_SIGNALS:
             loop.remove_signal_handler(sig)
 
 

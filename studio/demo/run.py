@@ -53,6 +53,7 @@ from studio.demo.dealer import DealerBot
 from studio.demo.faults import FaultInjector
 from studio.demo.players import PlayerBots
 from studio.demo.status import show_status
+from studio.demo.stopping import StartGuard
 from studio.errors import ConfigError, StoreError
 from studio.rules.ruleset import ruleset_from_spec
 from studio.store import Database, EventLog, safe_url
@@ -181,7 +182,13 @@ async def run_demo(
     options: DemoOptions,
     stop: asyncio.Event,
     on_ready: Callable[[DemoHandle], Awaitable[None] | None] | None = None,
+    *,
+    start: StartGuard | None = None,
 ) -> dict[str, Any]:
+    """Run the demo until ``stop`` is set; what it played. ``start``: how stop signals reach
+    the start (``studio demo``: a signal cancels it; see studio.demo.stopping); the steps it
+    runs whole, a cancellation never cuts in two."""
+    guard = start or StartGuard(stop)
     # The file, if any, and the environment (STUDIO_WEB__PLATFORM_TOKEN ...), as every process.
     base = load_config(options.config)
     broker = BrokerSettings(url=options.broker) if options.broker else base.broker
@@ -272,14 +279,21 @@ async def run_demo(
         web = await stack.enter_async_context(
             WebServer(starting_app(lambda: service.starting), options.host, options.port, sock=sock)
         )
-        try:
-            await stack.enter_async_context(service)
-        except LogBehindBroker as exc:  # an earlier run's states (studio.demo.broker_state)
-            raise DemoBehindBroker(demo_refusal(exc, broker, database)) from exc
-        await restart_tables(service)
-        # The rounds this run opens (the closing line counts those it settles).
-        run_started = rfc3339(service.clock())
-        stack.push_async_callback(service.interrupt_rounds, "demo stopped")
+        # Whole: cancelled once it logs its tables' controller.started, the controller
+        # logged no controller.stopped after it, and the next start took the run for one
+        # killed ("unclean_stop" in the log).
+        with guard.whole("the controller has started"):
+            try:
+                await stack.enter_async_context(service)
+            except LogBehindBroker as exc:  # an earlier run's states (studio.demo.broker_state)
+                raise DemoBehindBroker(demo_refusal(exc, broker, database)) from exc
+        # Whole: a round cancelled whose alerts are not closed yet would keep its table
+        # paused, and the next start would not see the round to close them.
+        with guard.whole("the last run's rounds are cancelled"):
+            await restart_tables(service)
+            # The rounds this run opens (the closing line counts those it settles).
+            run_started = rfc3339(service.clock())
+            stack.push_async_callback(service.interrupt_rounds, "demo stopped")
         drivers = await stack.enter_async_context(
             DriverSet(config, broker=broker, state_dir=devices_state)
         )
@@ -287,13 +301,16 @@ async def run_demo(
         users = UserStore(db)
         console_settings = settings_from_config(config)  # as `studio controller run`
         password = options.manager_password or secrets.token_urlsafe(9)
-        if await users.get(options.manager_user) is None:
-            await users.add(options.manager_user, password, "manager", by="demo")
-        else:
-            manager = await users.set_password(options.manager_user, password, by="demo")
-            # As the console's users page and `studio users passwd`: a new password ends the
-            # user's sessions (an open console closes with 4401 and shows the login form).
-            await SessionStore(db, console_settings).revoke_user(manager.id)
+        # Whole: a new password whose user's old sessions were left alive.
+        with guard.whole("the manager's new password is set"):
+            if await users.get(options.manager_user) is None:
+                await users.add(options.manager_user, password, "manager", by="demo")
+            else:
+                manager = await users.set_password(options.manager_user, password, by="demo")
+                # As the console's users page and `studio users passwd`: a new password ends
+                # the user's sessions (an open console closes with 4401 and shows the login
+                # form).
+                await SessionStore(db, console_settings).revoke_user(manager.id)
         # The configured platform token, else one made for this run: the banner shows it.
         configured = base.web.platform_token
         token = configured.get_secret_value() if configured else secrets.token_urlsafe(24)
@@ -341,6 +358,7 @@ async def run_demo(
                 )
             injector.camera_mismatch = lambda t: _arm_mismatch(cameras, t)
         handle = DemoHandle(url, options.manager_user, password, token, service, sims, injector)
+        guard.started()  # a signal from here on stops the running demo (``stop``)
         _print_banner(options, handle, config)
 
         group = await stack.enter_async_context(asyncio.TaskGroup())
