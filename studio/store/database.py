@@ -331,7 +331,11 @@ def reason(exc: BaseException) -> str:
     "Background on this error at: https://sqlalche.me/..." line left out."""
     text = str(exc)
     text = re.sub(r"\s*\(Background on this error at: [^)]*\)", "", text)
-    return re.sub(r"^\((?:sqlalchemy|asyncpg|sqlite3)[\w.]*\) ", "", text).strip()
+    text = re.sub(r"^\((?:sqlalchemy|asyncpg|sqlite3)[\w.]*\) ", "", text).strip()
+    if not text and isinstance(exc, TimeoutError):
+        # (a connect that timed out says nothing: "cannot open database ...: " was all)
+        return "the database gave no answer (its connection timed out)"
+    return text or type(exc).__name__
 
 
 def database_words(exc: BaseException) -> str:
