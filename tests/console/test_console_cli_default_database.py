@@ -40,7 +40,11 @@ def test_without_a_config_the_commands_name_the_default_database(unconfigured: P
         f"(studio users add NAME --role admin creates the first){HINT}",
     )
     code, output = _run("audit", "verify")
-    assert (code, output) == (2, f"error: no database at var/studio.db: nothing to verify{HINT}")
+    where = f" (the file {unconfigured}/var/studio.db: a relative path is from the current folder)"
+    assert (code, output) == (
+        2,
+        f"error: no database at var/studio.db: nothing to verify{where}{HINT}",
+    )
     password = "a long enough password 42\n"
     code, output = _run(
         "users", "add", "chief", "--role", "admin", "--password-stdin", stdin=password

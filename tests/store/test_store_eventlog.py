@@ -104,7 +104,8 @@ def test_audit_verify_prints_the_head_and_checks_an_expected_one(tmp_path: Path)
     runner = CliRunner()
     ok = runner.invoke(app, ["audit", "verify", "--database", url])
     assert ok.exit_code == 0, ok.output
-    chain, admin, index, commands, accounts, checkpoints = ok.output.splitlines()
+    chain, admin, index, commands, accounts, checkpoints, checked = ok.output.splitlines()
+    assert checked.startswith("database checked: ")
     assert accounts == "accounts OK: 0 accounts agree with the admin log"
     assert checkpoints == "checkpoints OK: 0 of 0 match their records"
     assert index == "round index OK: 0 rounds agree with the event log"
