@@ -22,7 +22,9 @@ def run(
         help=(
             "after restoring the database from a backup: a table whose event log ends "
             "before what the broker saw published goes on after the broker's seq and round "
-            "(logged), instead of being refused (docs/operations.md, Backups)"
+            "(logged), instead of being refused; each table's last run, which a backup "
+            "holds without its stop, is not taken for a kill (so a real one is not told: "
+            "only for the start after a restore; docs/operations.md, Backups)"
         ),
     ),
 ) -> None:

@@ -551,7 +551,11 @@ class ControllerService:
         await self._settle()
         ours = []
         for table_id, before in begun.items():
-            last = await self._last_start_or_stop(table_id)
+            try:
+                last = await self._last_start_or_stop(table_id)
+            except Exception as exc:  # the database away: the others' stops still go in
+                _LOGGER.warning("%s: the clean stop was not logged: %s", table_id, exc)
+                continue
             if last is not None and last.kind == "controller.started" and last.id > before:
                 ours.append(table_id)
         await self._log_stops(ours)

@@ -105,7 +105,7 @@ def demo(
     try:
         result = asyncio.run(_main(options, external if external and external.url else None))
     except StudioError as exc:
-        typer.echo(f"error: {_said(exc)}", err=True)
+        typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
     if result is None:
         # Stopped while starting (studio.demo.stopping): a clean stop, as any command's.
@@ -149,16 +149,6 @@ def _check_database(url: str) -> None:
         _refuse("--database", first_mistake(exc))
     except StoreError as exc:
         _refuse("--database", str(exc))
-
-
-def _said(exc: StudioError) -> str:
-    """The error as said: a database whose connection timed out has no words of its own
-    (a bare ``TimeoutError``: ``cannot open database URL: `` and nothing after it)."""
-    text = str(exc)
-    cause = exc.__cause__
-    if isinstance(exc, StoreError) and isinstance(cause, TimeoutError) and not str(cause):
-        return f"{text.rstrip(': ')}: the database gave no answer (its connection timed out)"
-    return text
 
 
 async def reach_broker(settings: BrokerSettings, guard: StartGuard) -> None:

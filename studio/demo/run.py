@@ -279,14 +279,13 @@ async def run_demo(
         web = await stack.enter_async_context(
             WebServer(starting_app(lambda: service.starting), options.host, options.port, sock=sock)
         )
-        # Whole: cancelled once it logs its tables' controller.started, the controller
-        # logged no controller.stopped after it, and the next start took the run for one
-        # killed ("unclean_stop" in the log).
-        with guard.whole("the controller has started"):
-            try:
-                await stack.enter_async_context(service)
-            except LogBehindBroker as exc:  # an earlier run's states (studio.demo.broker_state)
-                raise DemoBehindBroker(demo_refusal(exc, broker, database)) from exc
+        # Not whole: a start cancelled once it logged its tables' controller.started logs
+        # their clean stop itself (ControllerService._abandon_start), so a replay waiting on
+        # the database is cut by the first signal.
+        try:
+            await stack.enter_async_context(service)
+        except LogBehindBroker as exc:  # an earlier run's states (studio.demo.broker_state)
+            raise DemoBehindBroker(demo_refusal(exc, broker, database)) from exc
         # Whole: a round cancelled whose alerts are not closed yet would keep its table
         # paused, and the next start would not see the round to close them.
         with guard.whole("the last run's rounds are cancelled"):

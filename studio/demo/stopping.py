@@ -2,9 +2,9 @@
 
 Until the banner the demo is starting: a signal cancels its start, as ``studio controller
 run`` is cancelled (``studio.process.run_until_signalled``), and what it had started shuts
-down in order. A step that must not be cut in two (the controller's start, which logs each
-table's ``controller.started``; the rounds the last run left, cancelled with their alerts;
-the manager's new password, which ends that user's sessions) is run :meth:`StartGuard.whole`:
+down in order. A step that must not be cut in two (the rounds the last run left, cancelled
+with their alerts; the manager's new password, which ends that user's sessions) is run
+:meth:`StartGuard.whole` (the controller's start, cut, logs its own clean stops):
 a signal during it stops the start as soon as it is done. From the banner on, a signal sets
 the demo's ``stop`` event, and the demo stops its bots, drains its devices and records the
 rounds in progress as interrupted. A second signal, in the start or in the stop, stops the
