@@ -20,7 +20,8 @@
   publishes a retained ``availability_state`` (``online`` unless the owner says
   otherwise, e.g. a driver whose device is silent) after every (re)connect. It also
   listens on that topic, and publishes its state again when another value arrives there
-  (another process's last will or stale state, an operator's ``mosquitto_pub -r``): at most
+  (another process's last will or stale state, an operator's ``mosquitto_pub -r``) as a live
+  message (subscribed before its own publish, a retained copy it is handed is older): at most
   once per :data:`REASSERT_INTERVAL`, so two live owners with different states do not
   ping-pong at network speed. Re-sent only on its own reconnect, a refused second driver's
   ``offline`` stayed retained while the first ran fine, and the controller paused the table.
@@ -579,12 +580,17 @@ class MessageBus:
             self._end_if_stopped()
         self._echoes.clear()  # what the last link sent and never saw back will not come
         if self.availability is not None:
+            # Subscribed before our publish: every write from here on, ours included, then
+            # comes back once as a live message, and what the SUBSCRIBE hands us retained is
+            # older than our publish, which overwrites it (_dispatch passes it over).
+            # Published first, ours came back as the retained value or, on amqtt, also live
+            # (its broadcast of a publish is queued, and ran after the SUBSCRIBE under load):
+            # the second copy looked like another process's (a demo's start, a driver
+            # already online: "b'offline' on its availability topic ... published again").
+            await client.subscribe(self.availability, qos=1)
+            self._end_if_stopped()
             self._echoes.append(self.availability_state)
             await client.publish(self.availability, self.availability_state, qos=1, retain=True)
-            self._end_if_stopped()
-            # After our publish: the retained value the broker hands us is then ours, unless
-            # another process wrote over it (what _keep_availability is for).
-            await client.subscribe(self.availability, qos=1)
             self._end_if_stopped()
         if self.stats.connects:
             await self._republish_retained(client)
@@ -665,7 +671,15 @@ class MessageBus:
     async def _dispatch(self, client: aiomqtt.Client) -> None:
         async for message in client.messages:
             self.stats.received += 1
-            if self.availability is not None and message.topic.value == self.availability:
+            if (
+                self.availability is not None
+                and message.topic.value == self.availability
+                # A retained copy is handed at a SUBSCRIBE (ours, or any at a connect on
+                # amqtt): a value from before our subscription, which our publish that
+                # followed overwrote, or one already seen live. Writes after our
+                # subscription, another process's too, arrive live (retain flag clear).
+                and not message.retain
+            ):
                 raw = message.payload
                 seen = bytes(raw) if isinstance(raw, bytes | bytearray) else str(raw).encode()
                 if self._echoes and self._echoes[0] == seen:
