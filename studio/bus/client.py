@@ -497,6 +497,8 @@ class MessageBus:
         # the bus is closing (see _remove): not yet out, it is not needed.
         if self._closing or any(s.filter == topic_filter for s in self._subs):
             return
+        if topic_filter == self.availability:
+            return  # the bus's own subscription too (_session): it would end with it
         with contextlib.suppress(aiomqtt.MqttError):
             await client.unsubscribe(topic_filter)
 

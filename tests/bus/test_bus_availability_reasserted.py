@@ -51,3 +51,26 @@ async def test_another_value_on_the_availability_topic_is_overwritten_with_the_o
         await asyncio.sleep(0.5)
         assert owner.stats.availability_reasserted == 1
         assert set(await retained(broker, topic)) == {(topic, OFFLINE)}
+
+
+@pytest.mark.timeout(60)
+async def test_an_owner_s_subscription_to_its_availability_topic_left_keeps_the_bus_s_own(
+    broker: BrokerSettings, table_id: str
+) -> None:
+    """Leaving a subscription whose filter is the availability topic itself sent the
+    UNSUBSCRIBE that also ended the bus's own (not among the owner's subscriptions): until
+    its next reconnect, another value there was not heard nor overwritten (a review)."""
+    topic = f"studio/v1/tables/{table_id}/devices/shoe-1/availability"
+    async with MessageBus(broker, f"{table_id}-drv", availability=topic) as owner:
+        await owner.wait_connected()
+        async with owner.subscribe(topic, Raw):
+            await asyncio.sleep(0.3)
+        await asyncio.sleep(0.3)  # (the UNSUBSCRIBE, if any, gone out and answered)
+        async with MessageBus(broker, f"{table_id}-other") as other:
+            await other.wait_connected()
+            await other.publish(topic, OFFLINE, retain=True)
+            await other.flush()
+            async with asyncio.timeout(5):
+                while owner.stats.availability_reasserted < 1:
+                    await asyncio.sleep(0.05)
+        assert set(await retained(broker, topic)) == {(topic, ONLINE)}
