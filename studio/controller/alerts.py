@@ -526,7 +526,9 @@ def log_live(
                 message.code,
                 message.severity,
                 pauses,
-                _line(message.message),
+                # Whole (the studio's own words): cut at 160, an integrity alert's lost what
+                # to check ("... may be unaccounted for: check t...", an operator's walk).
+                _line(message.message, 1000),
             )
         elif message.state == "acknowledged":
             who = alert.acknowledged_by if alert is not None else None

@@ -8,12 +8,15 @@ rebuilds each table by replaying its whole log, does not log them again."""
 from __future__ import annotations
 
 import logging
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from studio.config import StudioConfig, TableSettings
+from studio.contract import AlertMessage
 from studio.controller import ControllerService
+from studio.controller.alerts import AlertBook, log_live
 from studio.store import Database, EventLog
 from studio.streams import Fanout
 
@@ -74,3 +77,19 @@ async def test_an_alert_and_a_pause_are_logged_live_and_not_at_the_next_start(
         async with _service(db) as again:  # replays the whole log: nothing logged again
             assert again.alerts(state="resolved")[0]["alert_id"] == alert_id
         assert _lines(caplog) == []
+
+
+def test_an_alert_s_message_is_logged_whole_on_one_line(caplog: pytest.LogCaptureFixture) -> None:
+    """Cut at 160 characters, an integrity alert's line ended "... may be unaccounted for:
+    check t..." (an operator's walk-through): what to check was lost."""
+    caplog.set_level(logging.INFO, logger=LOGGER)
+    words = "shoe t1-S0003 reported 7 cards out of play, which"
+    text = f"{words} may be unaccounted for:\ncheck the discard rack " + "and the layout " * 12
+    message = AlertMessage(
+        alert_id="t1-A9", table="t1", round_id=None, ts=datetime.now(UTC), code="integrity",
+        severity="critical", state="raised", message=text,
+    )  # fmt: skip
+    log_live(AlertBook("t1"), [message], was_paused=False, paused=False, manual=False)
+    ((level, line),) = _lines(caplog)
+    assert len(text) > 160 and level == "WARNING"
+    assert line == f"t1: alert t1-A9 raised: integrity (critical): {' '.join(text.split())}"
