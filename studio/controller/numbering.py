@@ -199,6 +199,11 @@ def _round(table: str, round_no: int) -> str:
     return f"{table}-R{round_no}" if round_no else "none"
 
 
+def _span(first: str, last: str, what: str) -> str:
+    """``rounds t1-R8 to t1-R12``, or ``round t1-R8`` for one ("alerts t1-A1 to t1-A1")."""
+    return f"{what} {first}" if first == last else f"{what}s {first} to {last}"
+
+
 def _alerts_behind(table: str, alert_no: int, published: Published) -> str:
     """The refusal's words on alert ids, when the broker saw more raised than the log holds."""
     if published.alert_no <= alert_no:
@@ -208,12 +213,15 @@ def _alerts_behind(table: str, alert_no: int, published: Published) -> str:
         f" Alerts too: the broker's state names alert {table}-A{published.alert_no} as the "
         f"last raised, the log's last is {ours}; --after-restore numbers alerts from "
         f"{table}-A{published.alert_no + 1}, and the platform must be told that the log "
-        f"no longer holds alerts {table}-A{alert_no + 1} to {table}-A{published.alert_no}."
+        f"no longer holds {_span(f'{table}-A{alert_no + 1}', f'{table}-A{published.alert_no}', 'alert')}."
     )
 
 
-def refusal(table: str, seq: int, round_no: int, published: Published, alert_no: int = 0) -> str:
-    """Why ``table`` is not started: its log ends before what the broker saw published."""
+def refusal(
+    table: str, seq: int, round_no: int, published: Published, alert_no: int = 0, broker: str = ""
+) -> str:
+    """Why ``table`` is not started: its log ends before what the broker saw published.
+    ``broker``: ``-h HOST -p PORT`` for the command that clears a retained state."""
     ours, theirs = _round(table, round_no), _round(table, published.round_no)
     ends = (
         f"ends at seq {seq}, round {ours}"
@@ -221,8 +229,10 @@ def refusal(table: str, seq: int, round_no: int, published: Published, alert_no:
         else (f"holds no round (its last event seq {seq})" if seq else "holds no event")
     )
     if round_no:
+        them = "it" if ours == theirs else "them"
         lost = (
-            f"no longer holds rounds {ours} to {theirs} (what was played of them after the backup)"
+            f"no longer holds {_span(ours, theirs, 'round')} (what was played of {them} after "
+            "the backup)"
         )
     elif published.round_no:  # a new database, or a backup from before the first round
         lost = f"holds none of its rounds up to {theirs} (what was played of them)"
@@ -239,9 +249,9 @@ def refusal(table: str, seq: int, round_no: int, published: Published, alert_no:
         f"`studio controller run --after-restore`, which goes on from seq {published.seq + 1} "
         f"and round {_round(table, published.round_no + 1)}. Otherwise restore the newest "
         "backup. A retained state that is not this studio's (another studio's table of this "
-        "id on the broker): clear it with an empty retained message, `mosquitto_pub -r -n "
-        f"-t {Topics(table).round_state}` (docs/operations.md, Backups)."
-        + _alerts_behind(table, alert_no, published)
+        "id on the broker): clear it with an empty retained message, `mosquitto_pub "
+        f"{broker + ' ' if broker else ''}-q 1 -r -n -t {Topics(table).round_state}` "
+        "(docs/operations.md, Backups)." + _alerts_behind(table, alert_no, published)
     )
 
 
@@ -291,6 +301,7 @@ def check(
     seen: dict[str, Published] | Unanswered | None,
     *,
     after_restore: bool,
+    broker: str = "",
 ) -> dict[str, dict[str, Any]]:
     """Each table's numbering (``numbers``: its last seq, round number, round id and alert
     number, as the log rebuilt them) against the broker's (``seen``; None: not read; Unanswered:
@@ -315,15 +326,14 @@ def check(
         if published is None or not behind(seq, round_no, published, alert_no):
             continue
         if not after_restore:
-            refused.append(refusal(table, seq, round_no, published, alert_no))
+            refused.append(refusal(table, seq, round_no, published, alert_no, broker))
             behind_tables[table] = (seq, round_no, published)
             continue
         _LOGGER.error(
             "%s: the event log ends at seq %d, round %s, and the broker saw seq %d, round %s "
             "published (restored from an older backup, or the log lost its tail): "
             "--after-restore, so the table goes on from seq %d and round %s (logged as %s); "
-            "the platform must be told that the log no longer holds rounds %s to %s; alerts "
-            "go on from %s-A%d",
+            "the platform must be told that the log no longer holds %s; alerts go on from %s-A%d",
             table,
             seq,
             _round(table, round_no),
@@ -332,8 +342,7 @@ def check(
             published.seq + 1,
             _round(table, max(round_no, published.round_no) + 1),
             NUMBERING_RESUMED,
-            _round(table, round_no),
-            _round(table, published.round_no),
+            _span(_round(table, round_no), _round(table, published.round_no), "round"),
             table,
             max(alert_no, published.alert_no) + 1,
         )

@@ -687,7 +687,8 @@ class ControllerService:
             t: (c.event_seq, c.round_no, c.round_id, c.alerts.raised)
             for t, c in self.tables.items()
         }
-        return check_numbering(numbers, seen, after_restore=self.after_restore)
+        broker = f"-h {self.bus.settings.host} -p {self.bus.settings.port}"
+        return check_numbering(numbers, seen, after_restore=self.after_restore, broker=broker)
 
     # ------------------------------------------------------------------ recovery
     async def recover(self) -> int:

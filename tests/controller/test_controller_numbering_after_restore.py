@@ -34,7 +34,7 @@ from studio.bus.embedded import free_port
 from studio.config import BrokerSettings, StudioConfig, TableSettings
 from studio.contract import RoundEvent, RoundState, Topics
 from studio.controller import ControllerService
-from studio.controller.numbering import NUMBERING_RESUMED, LogBehindBroker
+from studio.controller.numbering import NUMBERING_RESUMED, LogBehindBroker, Published, refusal
 from studio.store import Database, EventLog
 from studio.streams import Fanout
 
@@ -268,7 +268,10 @@ async def test_a_new_database_under_a_table_the_broker_saw_is_refused(
     said = str(refused.value)
     assert "the event log holds no event" in said and "rounds none" not in said, said
     assert f"holds none of its rounds up to {table_id}-R1" in said, said
-    assert f"mosquitto_pub -r -n -t {Topics(table_id).round_state}" in said, said
+    # With the broker's address (an operator's walk-through: it said none, and the
+    # controller knows it).
+    clear = f"mosquitto_pub -h {broker.host} -p {broker.port} -q 1 -r -n -t "
+    assert f"{clear}{Topics(table_id).round_state}" in said, said
     assert refused.value.behind[table_id][:2] == (0, 0)
 
 
@@ -479,3 +482,14 @@ async def test_after_restore_a_held_shoe_load_is_dropped_and_events_go_out_under
     )  # fmt: skip
     out, err = await asyncio.wait_for(audit.communicate(), 60)
     assert audit.returncode == 0, (out + err).decode()[-3000:]
+
+
+def test_one_round_or_one_alert_behind_is_named_alone() -> None:
+    """ "rounds t1-R8 to t1-R8" and "alerts t1-A1 to t1-A1" (an operator's walk-through on a
+    fresh database) are one round and one alert."""
+    said = refusal("t1", 40, 8, Published(seq=44, round_id="t1-R8", round_no=8, alert_no=1))
+    assert "no longer holds round t1-R8 (what was played of it after the backup)" in said
+    assert "no longer holds alert t1-A1." in said and "t1-A1 to" not in said, said
+    said = refusal("t1", 40, 8, Published(seq=90, round_id="t1-R12", round_no=12, alert_no=3))
+    assert "no longer holds rounds t1-R8 to t1-R12" in said
+    assert "no longer holds alerts t1-A1 to t1-A3." in said
