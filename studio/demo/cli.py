@@ -202,6 +202,9 @@ async def _main(options: DemoOptions, external: BrokerSettings | None) -> dict[s
             raise  # cancelled from outside: not ours to swallow
         return None
     finally:
+        # The threads' work first (the cameras' deck profile, ~2 s), the handlers still in
+        # place: removed before, a second Ctrl-C then waited for it, silent (a review).
+        await loop.shutdown_default_executor()
         for sig in STOP_SIGNALS:
             loop.remove_signal_handler(sig)
 

@@ -46,17 +46,23 @@ _NOT_TELLING = {controller_epochs.name}
 
 
 async def demo_database_problem(db: Database) -> str | None:
-    """Why the demo must not run on ``db`` (None if it may): it holds tables, and no
-    ``studio_demo`` mark. Creates nothing."""
+    """Why the demo must not run on ``db`` (None if it may): it holds rows, and no
+    ``studio_demo`` mark. Creates nothing. Tables alone are no sign of use: the demo's own
+    open makes them before its mark, and a demo stopped between the two left a database
+    every later demo refused (a review)."""
     names = await db.table_names()
     if has_demo_mark(names):
         return None
-    held = sorted(names - _NOT_TELLING)
+    try:
+        async with db.engine.connect() as conn:
+            held = await _written_tables(conn, names)
+    except (OSError, sa.exc.SQLAlchemyError) as exc:
+        raise StoreError(f"cannot open database {safe_url(db.url)}: {reason(exc)}") from exc
     if not held:
         return None  # an empty database: the demo's from now on
     shown = ", ".join(held[:4]) + (", ..." if len(held) > 4 else "")
     return (
-        f"database {safe_url(db.url)} is not a demo's: it holds tables ({shown}) and no "
+        f"database {safe_url(db.url)} is not a demo's: it holds rows in tables ({shown}) and no "
         "mark of `studio demo` (a studio's database, used by `studio controller run` or "
         "`studio users add`?); the demo would write its simulated rounds into its event log "
         "and add or reset a `manager` account. Give the demo a database of its own (the "

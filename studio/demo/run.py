@@ -252,14 +252,18 @@ async def run_demo(
         # controller started at once on one database and broker do not each take one lock.
         stack.enter_context(held_session(broker, CONTROLLER_CLIENT_ID, "studio controller"))
         db = await stack.enter_async_context(Database(config.database.url))
-        # See run_controller: watched, a lock lost stops the demo.
-        await stack.enter_async_context(
-            db.exclusive("studio controller", watch=LOCK_WATCH_INTERVAL)
-        )
-        if demos_own:
-            # Marked (the next run finds it the demo's), under the lock: a database a
-            # controller started on since the last demo is refused here.
-            await claim_demo_database(db, allow=options.allow_used_database)
+        # Whole: the lock counts a start, which the mark then takes as the demo's; cut
+        # between, the next demo counted a start of another process and refused the
+        # database for good (a review: a Ctrl-C 0-6 ms after the lock).
+        with guard.whole("the demo's database is marked"):
+            # See run_controller: watched, a lock lost stops the demo.
+            await stack.enter_async_context(
+                db.exclusive("studio controller", watch=LOCK_WATCH_INTERVAL)
+            )
+            if demos_own:
+                # Marked (the next run finds it the demo's), under the lock: a database a
+                # controller started on since the last demo is refused here.
+                await claim_demo_database(db, allow=options.allow_used_database)
         devices_state = device_state_dir(database) or workdir / "devices"
         # The cameras run in this process (not in a DriverSet): each holds its run lock for
         # the demo's life, as `studio camera run` does, so that one started on this state

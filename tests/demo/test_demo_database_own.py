@@ -115,10 +115,14 @@ async def test_a_database_the_demo_made_is_its_own_and_another_is_refused(
         await claim_demo_database(db, allow=False)
     assert await check_demo_database(new, allow=False)
 
+    made = f"sqlite:///{tmp_path}/made.db"
+    async with Database(made):
+        pass  # tables and no row: the demo's own open, stopped before its mark (a review)
+    assert await check_demo_database(made, allow=False)
+
     studio = f"sqlite:///{tmp_path}/studio.db"
-    async with Database(studio):
-        pass  # the studio's tables, no mark (as `studio users add` or a controller leaves)
-    with pytest.raises(StoreError, match="is not a demo's"):
+    await asyncio.to_thread(_studio_database, studio)  # a user added, no mark
+    with pytest.raises(StoreError, match="is not a demo's: it holds rows in tables .*users"):
         await check_demo_database(studio, allow=False)
     assert not await check_demo_database(studio, allow=True)  # run anyway, left unmarked
     empty = tmp_path / "empty.db"
