@@ -43,19 +43,30 @@ class StoppedInItsStart(ControllerService):
         return outputs
 
 
+CONFIG = StudioConfig(tables=[TableSettings(id=t, ruleset="clubhouse") for t in TABLES])
+
+
+async def stopped_halfway(service: StoppedInItsStart, stop_at: tuple[str, str]) -> None:
+    """Run ``service``'s start in a task of its own, which ``stop_at`` cancels."""
+    service.stop_at = stop_at
+    starting = asyncio.create_task(service.__aenter__())
+    with pytest.raises(asyncio.CancelledError):
+        await starting
+
+
+async def starts_and_stops(log: EventLog) -> list[tuple[str, str]]:
+    records = await log.read(kinds=["controller.started", "controller.stopped"])
+    return [(r.table_id, r.kind.removeprefix("controller.")) for r in records]
+
+
 @pytest.mark.parametrize("when", ["during", "after"])
 async def test_a_start_stopped_halfway_logs_the_stops_of_the_tables_it_started(
     database: Database, when: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    config = StudioConfig(tables=[TableSettings(id=t, ruleset="clubhouse") for t in TABLES])
     log = EventLog(database)
-    service = StoppedInItsStart(config, None, log, Fanout(bus=None), timers=False)
-    service.stop_at = ("bj2", when)
-    starting = asyncio.create_task(service.__aenter__())
-    with pytest.raises(asyncio.CancelledError):
-        await starting
-    records = await log.read(kinds=["controller.started", "controller.stopped"])
-    said = [(r.table_id, r.kind.removeprefix("controller.")) for r in records]
+    service = StoppedInItsStart(CONFIG, None, log, Fanout(bus=None), timers=False)
+    await stopped_halfway(service, ("bj2", when))
+    said = await starts_and_stops(log)
     # bj3's start was never reached; bj2's went in (shielded) though its caller was stopped.
     assert said == [
         ("bj1", "started"),
@@ -65,7 +76,7 @@ async def test_a_start_stopped_halfway_logs_the_stops_of_the_tables_it_started(
     ], said
 
     caplog.set_level(logging.WARNING, logger="studio.controller.service")
-    async with ControllerService(config, None, log, Fanout(bus=None), timers=False):
+    async with ControllerService(CONFIG, None, log, Fanout(bus=None), timers=False):
         pass
     assert not [r for r in caplog.records if "without a clean stop" in r.getMessage()]
     starts = await log.read(kinds=["controller.started"])
@@ -77,29 +88,24 @@ async def test_a_real_crash_before_a_start_stopped_halfway_is_still_told(
 ) -> None:
     """A table whose last run was killed and whose start the stopped one had not reached
     keeps its crash to tell (no stop logged for a start that is not this run's)."""
-    config = StudioConfig(tables=[TableSettings(id=t, ruleset="clubhouse") for t in TABLES])
     log = EventLog(database)
-    killed = StoppedInItsStart(config, None, log, Fanout(bus=None), timers=False)
+    killed = StoppedInItsStart(CONFIG, None, log, Fanout(bus=None), timers=False)
     await killed.__aenter__()  # a whole start, and no stop: as kill -9 leaves it
     for task in killed._tasks:
         task.cancel()
     assert killed._stack is not None
     await killed._stack.aclose()
 
-    service = StoppedInItsStart(config, None, log, Fanout(bus=None), timers=False)
-    service.stop_at = ("bj1", "after")
+    service = StoppedInItsStart(CONFIG, None, log, Fanout(bus=None), timers=False)
     caplog.set_level(logging.WARNING, logger="studio.controller.service")
-    starting = asyncio.create_task(service.__aenter__())
-    with pytest.raises(asyncio.CancelledError):
-        await starting
-    records = await log.read(kinds=["controller.started", "controller.stopped"])
-    said = [(r.table_id, r.kind.removeprefix("controller.")) for r in records]
+    await stopped_halfway(service, ("bj1", "after"))
+    said = await starts_and_stops(log)
     assert said[3:] == [("bj1", "started"), ("bj1", "stopped")], said
     warned = [r.getMessage() for r in caplog.records if "without a clean stop" in r.getMessage()]
     assert len(warned) == 1 and warned[0].startswith("bj1:"), warned  # bj1's kill, told once
 
     caplog.clear()
-    async with ControllerService(config, None, log, Fanout(bus=None), timers=False):
+    async with ControllerService(CONFIG, None, log, Fanout(bus=None), timers=False):
         pass
     warned = [r.getMessage() for r in caplog.records if "without a clean stop" in r.getMessage()]
     # bj2 and bj3 were killed and not started since: still told; bj1 stopped cleanly.
@@ -126,15 +132,10 @@ async def test_a_stop_that_cannot_be_told_for_one_table_is_still_logged_for_the_
 ) -> None:
     """And the start ends as it was stopped (cancelled), not in the read's error: the
     process stops cleanly, exit 0 (a review: bj1 got no stop, and the stop exited 2)."""
-    config = StudioConfig(tables=[TableSettings(id=t, ruleset="clubhouse") for t in TABLES])
     log = EventLog(database)
-    service = ReadFailsInTheAbandon(config, None, log, Fanout(bus=None), timers=False)
-    service.stop_at = ("bj2", "after")
+    service = ReadFailsInTheAbandon(CONFIG, None, log, Fanout(bus=None), timers=False)
     caplog.set_level(logging.WARNING, logger="studio.controller.service")
-    starting = asyncio.create_task(service.__aenter__())
-    with pytest.raises(asyncio.CancelledError):
-        await starting
-    records = await log.read(kinds=["controller.started", "controller.stopped"])
-    said = [(r.table_id, r.kind.removeprefix("controller.")) for r in records]
+    await stopped_halfway(service, ("bj2", "after"))
+    said = await starts_and_stops(log)
     assert said == [("bj1", "started"), ("bj2", "started"), ("bj1", "stopped")], said
     assert "bj2: the clean stop was not logged: event log read failed" in caplog.text
