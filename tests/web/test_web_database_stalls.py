@@ -13,6 +13,8 @@ PostgreSQL through a TCP proxy that stops forwarding (``PostgresProxy.stall``)."
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx
@@ -37,27 +39,38 @@ BOUND = 15  # the default (Database.read_timeout)
 CLOSING = 2.5  # closing the connection that stopped answering (asyncpg waits up to 2 s)
 
 
+@asynccontextmanager
+async def _served(db: Database) -> AsyncIterator[WebContext]:
+    """The schema and one round in ``db``, the controller service over it, and the web
+    context the REST reads go through."""
+    await db.create_all()
+    await RoundIndex(db).upsert("bj1-R1", "bj1", started="2026-12-07T10:00:00+00:00")
+    log, fanout = EventLog(db), Fanout(bus=None)
+    config = StudioConfig(tables=[TableSettings(id="bj1", ruleset="clubhouse")])
+    async with ControllerService(config, None, log, fanout, timers=False) as controller:
+        yield WebContext(
+            fanout=fanout,
+            log=log,
+            db=db,
+            controller=controller,
+            extras={"platform_token": TOKEN},
+        )
+
+
+@asynccontextmanager
+async def _client(ctx: WebContext, **transport: Any) -> AsyncIterator[httpx.AsyncClient]:
+    app = httpx.ASGITransport(app=create_app(ctx), **transport)
+    async with httpx.AsyncClient(transport=app, base_url="http://testserver") as http:
+        yield http
+
+
 @pytest.mark.timeout(90)
 async def test_a_rest_read_whose_database_stops_answering_is_a_503() -> None:
     async with fresh_database() as url, PostgresProxy() as proxy:
         db = Database(proxy.url(url))  # the bounds the controller runs with
         try:
-            await db.create_all()
-            await RoundIndex(db).upsert("bj1-R1", "bj1", started="2026-12-07T10:00:00+00:00")
-            log, fanout = EventLog(db), Fanout(bus=None)
-            config = StudioConfig(tables=[TableSettings(id="bj1", ruleset="clubhouse")])
-            async with ControllerService(config, None, log, fanout, timers=False) as controller:
-                ctx = WebContext(
-                    fanout=fanout,
-                    log=log,
-                    db=db,
-                    controller=controller,
-                    extras={"platform_token": TOKEN},
-                )
-                transport = httpx.ASGITransport(app=create_app(ctx))
-                async with httpx.AsyncClient(
-                    transport=transport, base_url="http://testserver"
-                ) as http:
+            async with _served(db) as ctx:
+                async with _client(ctx) as http:
                     assert (await http.get("/api/rounds", headers=AUTH)).status_code == 200
                     proxy.stall()
                     loop = asyncio.get_running_loop()
@@ -115,18 +128,7 @@ async def test_a_rest_read_whose_connection_is_reset_says_no_statement() -> None
     async with fresh_database() as url, PostgresProxy() as proxy:
         db = Database(proxy.url(url))
         try:
-            await db.create_all()
-            await RoundIndex(db).upsert("bj1-R1", "bj1", started="2026-12-07T10:00:00+00:00")
-            log, fanout = EventLog(db), Fanout(bus=None)
-            config = StudioConfig(tables=[TableSettings(id="bj1", ruleset="clubhouse")])
-            async with ControllerService(config, None, log, fanout, timers=False) as controller:
-                ctx = WebContext(
-                    fanout=fanout,
-                    log=log,
-                    db=db,
-                    controller=controller,
-                    extras={"platform_token": TOKEN},
-                )
+            async with _served(db) as ctx:
                 armed: list[bool] = []
 
                 def reset_mid_statement(*args: Any) -> None:
@@ -137,10 +139,7 @@ async def test_a_rest_read_whose_connection_is_reset_says_no_statement() -> None
                         loop.call_later(0.3, lambda: asyncio.ensure_future(proxy.cut()))
 
                 event.listen(db.engine.sync_engine, "before_cursor_execute", reset_mid_statement)
-                transport = httpx.ASGITransport(app=create_app(ctx))
-                async with httpx.AsyncClient(
-                    transport=transport, base_url="http://testserver"
-                ) as http:
+                async with _client(ctx) as http:
                     armed.append(True)
                     async with asyncio.timeout(20):
                         answer = await http.get("/api/rounds/bj1-R1", headers=AUTH)
@@ -158,22 +157,8 @@ async def test_a_rest_read_whose_database_refuses_connections_is_a_503() -> None
     async with fresh_database() as url, PostgresProxy() as proxy:
         db = Database(proxy.url(url), read_timeout=3)
         try:
-            await db.create_all()
-            await RoundIndex(db).upsert("bj1-R1", "bj1", started="2026-12-07T10:00:00+00:00")
-            log, fanout = EventLog(db), Fanout(bus=None)
-            config = StudioConfig(tables=[TableSettings(id="bj1", ruleset="clubhouse")])
-            async with ControllerService(config, None, log, fanout, timers=False) as controller:
-                ctx = WebContext(
-                    fanout=fanout,
-                    log=log,
-                    db=db,
-                    controller=controller,
-                    extras={"platform_token": TOKEN},
-                )
-                transport = httpx.ASGITransport(app=create_app(ctx), raise_app_exceptions=False)
-                async with httpx.AsyncClient(
-                    transport=transport, base_url="http://testserver"
-                ) as http:
+            async with _served(db) as ctx:
+                async with _client(ctx, raise_app_exceptions=False) as http:
                     assert (await http.get("/api/rounds", headers=AUTH)).status_code == 200
                     await proxy.cut()
                     answers = {}
