@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import unquote_plus
@@ -38,42 +40,60 @@ CLOSING = 2.5  # closing the connection that stopped answering (asyncpg waits up
 SAID = f"database read failed: the database gave no answer in {READ_TIMEOUT:g} s"
 
 
-@pytest.mark.timeout(60)
-async def test_a_console_page_whose_database_stops_answering_says_so(
-    fanout: Fanout, controller: InMemoryController
-) -> None:
+@asynccontextmanager
+async def _proxied_database() -> AsyncIterator[tuple[Database, PostgresProxy]]:
+    """A fresh database, its schema made, read through a proxy that can stall or cut; the
+    stall lifted, the proxy's connections cut and the pool closed at the end."""
     async with fresh_database() as url, PostgresProxy() as proxy:
         db = Database(proxy.url(url), read_timeout=READ_TIMEOUT)
         try:
             await db.create_all()
-            await UserStore(db, hasher=fast_hasher()).add("viewer", PASSWORD, "viewer", by="t")
-            app = create_app(context(db, fanout, controller))
-            transport = httpx.ASGITransport(app=app)
-            async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as http:
-                await login(http, "viewer")
-                assert (await http.get("/console/rounds")).status_code == 200
-                proxy.stall()
-                loop = asyncio.get_running_loop()
-                for path, accept in (
-                    ("/console/rounds", "text/html"),
-                    ("/api/rounds", "application/json"),
-                ):
-                    started = loop.time()
-                    async with asyncio.timeout(30):  # was: until the stall ended
-                        answer = await http.get(path, headers={"accept": accept})
-                    took = loop.time() - started
-                    assert answer.status_code == 503, (path, answer.text)
-                    if accept == "text/html":
-                        assert "Not available" in answer.text and SAID in answer.text
-                    else:
-                        assert answer.json() == {"detail": SAID}
-                    assert READ_TIMEOUT <= took < READ_TIMEOUT + CLOSING, (path, took)
-                proxy.resume()
-                assert (await http.get("/console/rounds")).status_code == 200
+            yield db, proxy
         finally:
             proxy.resume()
             await proxy.cut()
             await db.close(wait=1)
+
+
+@asynccontextmanager
+async def _signed_in(
+    db: Database, fanout: Fanout, controller: InMemoryController, role: str, **transport: Any
+) -> AsyncIterator[tuple[httpx.AsyncClient, str]]:
+    """A client of the app, logged in as a new user named after its ``role``; with the
+    session's CSRF token."""
+    await UserStore(db, hasher=fast_hasher()).add(role, PASSWORD, role, by="t")
+    app = httpx.ASGITransport(app=create_app(context(db, fanout, controller)), **transport)
+    async with httpx.AsyncClient(transport=app, base_url="http://testserver") as http:
+        yield http, await login(http, role)
+
+
+@pytest.mark.timeout(60)
+async def test_a_console_page_whose_database_stops_answering_says_so(
+    fanout: Fanout, controller: InMemoryController
+) -> None:
+    async with (
+        _proxied_database() as (db, proxy),
+        _signed_in(db, fanout, controller, "viewer") as (http, _),
+    ):
+        assert (await http.get("/console/rounds")).status_code == 200
+        proxy.stall()
+        loop = asyncio.get_running_loop()
+        for path, accept in (
+            ("/console/rounds", "text/html"),
+            ("/api/rounds", "application/json"),
+        ):
+            started = loop.time()
+            async with asyncio.timeout(30):  # was: until the stall ended
+                answer = await http.get(path, headers={"accept": accept})
+            took = loop.time() - started
+            assert answer.status_code == 503, (path, answer.text)
+            if accept == "text/html":
+                assert "Not available" in answer.text and SAID in answer.text
+            else:
+                assert answer.json() == {"detail": SAID}
+            assert READ_TIMEOUT <= took < READ_TIMEOUT + CLOSING, (path, took)
+        proxy.resume()
+        assert (await http.get("/console/rounds")).status_code == 200
 
 
 @pytest.mark.timeout(60)
@@ -83,31 +103,24 @@ async def test_a_console_page_whose_database_refuses_connections_says_so(
     """The server gone (connections reset, new ones refused): a console page, a REST read
     with a console session and the audit page answered 500 Internal Server Error."""
     refused = "database read failed: the database connection failed"
-    async with fresh_database() as url, PostgresProxy() as proxy:
-        db = Database(proxy.url(url), read_timeout=READ_TIMEOUT)
-        try:
-            await db.create_all()
-            await UserStore(db, hasher=fast_hasher()).add("viewer", PASSWORD, "viewer", by="t")
-            app = create_app(context(db, fanout, controller))
-            transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
-            async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as http:
-                await login(http, "viewer")
-                assert (await http.get("/console/rounds")).status_code == 200
-                await proxy.cut()
-                for path, accept in (
-                    ("/console/rounds", "text/html"),
-                    ("/api/rounds", "application/json"),
-                    ("/console/audit", "text/html"),
-                ):
-                    async with asyncio.timeout(20):
-                        answer = await http.get(path, headers={"accept": accept})
-                    assert answer.status_code == 503, (path, answer.text)
-                    if accept == "text/html":
-                        assert "Not available" in answer.text and refused in answer.text
-                    else:
-                        assert answer.json() == {"detail": refused}
-        finally:
-            await db.close(wait=1)
+    async with (
+        _proxied_database() as (db, proxy),
+        _signed_in(db, fanout, controller, "viewer", raise_app_exceptions=False) as (http, _),
+    ):
+        assert (await http.get("/console/rounds")).status_code == 200
+        await proxy.cut()
+        for path, accept in (
+            ("/console/rounds", "text/html"),
+            ("/api/rounds", "application/json"),
+            ("/console/audit", "text/html"),
+        ):
+            async with asyncio.timeout(20):
+                answer = await http.get(path, headers={"accept": accept})
+            assert answer.status_code == 503, (path, answer.text)
+            if accept == "text/html":
+                assert "Not available" in answer.text and refused in answer.text
+            else:
+                assert answer.json() == {"detail": refused}
 
 
 @pytest.mark.timeout(60)
@@ -117,30 +130,21 @@ async def test_a_console_form_whose_session_read_gets_no_answer_gets_the_page(
     """A browser's form (POST) during a stall: the CSRF check reads the session before any
     route, and its 503 was bare JSON, not the *Not available* page a page's read gets. A
     script asking for JSON keeps JSON."""
-    async with fresh_database() as url, PostgresProxy() as proxy:
-        db = Database(proxy.url(url), read_timeout=READ_TIMEOUT)
-        try:
-            await db.create_all()
-            await UserStore(db, hasher=fast_hasher()).add("admin", PASSWORD, "admin", by="t")
-            app = create_app(context(db, fanout, controller))
-            transport = httpx.ASGITransport(app=app)
-            async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as http:
-                token = await login(http, "admin")
-                proxy.stall()
-                answers = []
-                for accept in ("text/html", "application/json"):
-                    async with asyncio.timeout(30):
-                        answers.append(
-                            await http.post(
-                                "/console/users/admin/role",
-                                data={"role": "admin", "csrf_token": token},
-                                headers={"accept": accept},
-                            )
-                        )
-        finally:
-            proxy.resume()
-            await proxy.cut()
-            await db.close(wait=1)
+    async with (
+        _proxied_database() as (db, proxy),
+        _signed_in(db, fanout, controller, "admin") as (http, token),
+    ):
+        proxy.stall()
+        answers = []
+        for accept in ("text/html", "application/json"):
+            async with asyncio.timeout(30):
+                answers.append(
+                    await http.post(
+                        "/console/users/admin/role",
+                        data={"role": "admin", "csrf_token": token},
+                        headers={"accept": accept},
+                    )
+                )
     page, script = answers
     assert page.status_code == 503, page.text
     assert page.headers["content-type"].startswith("text/html")
@@ -218,45 +222,35 @@ async def test_a_rounds_export_whose_database_stops_answering_later_is_cut_short
     the response's own (Starlette's, for an ASGI server of spec_version < 2.4: uvicorn's,
     httpx's): the request's bound did not cover them, and a stall held the download until
     the database answered. Now each batch is bounded; the download breaks off."""
-    async with fresh_database() as url, PostgresProxy() as proxy:
-        db = Database(proxy.url(url), read_timeout=READ_TIMEOUT)
-        try:
-            await db.create_all()
-            await UserStore(db, hasher=fast_hasher()).add("manager", PASSWORD, "manager", by="t")
-            index = RoundIndex(db)
-            for i in range(EXPORT_BATCH + 100):
-                started = f"2026-12-07T{10 + i // 3600:02d}:{i // 60 % 60:02d}:{i % 60:02d}+00:00"
-                await index.upsert(f"bj1-R{i:04d}", "bj1", started=started)
-            asked = 0
+    async with _proxied_database() as (db, proxy):
+        index = RoundIndex(db)
+        for i in range(EXPORT_BATCH + 100):
+            started = f"2026-12-07T{10 + i // 3600:02d}:{i // 60 % 60:02d}:{i % 60:02d}+00:00"
+            await index.upsert(f"bj1-R{i:04d}", "bj1", started=started)
+        asked = 0
 
-            async def rounds(**filters: Any) -> list[dict[str, Any]]:
-                nonlocal asked
-                asked += 1
-                if asked == 2:  # the second batch: after the answer started
-                    proxy.stall()
-                return await index.search(**filters)
+        async def rounds(**filters: Any) -> list[dict[str, Any]]:
+            nonlocal asked
+            asked += 1
+            if asked == 2:  # the second batch: after the answer started
+                proxy.stall()
+            return await index.search(**filters)
 
-            controller.rounds = rounds  # type: ignore[method-assign]
-            app = create_app(context(db, fanout, controller))
-            transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
-            async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as http:
-                await login(http, "manager")
-                loop = asyncio.get_running_loop()
-                started_at = loop.time()
-                body = b""
-                # httpx's in-process transport ends the body where the app failed (a real
-                # server breaks the chunked answer off, which a browser reports as failed).
-                with contextlib.suppress(httpx.HTTPError):
-                    async with asyncio.timeout(READ_TIMEOUT + CLOSING + 5):  # was: the stall's end
-                        async with http.stream("GET", "/console/rounds/export.csv") as answer:
-                            assert answer.status_code == 200
-                            async for chunk in answer.aiter_bytes():
-                                body += chunk
-                took = loop.time() - started_at
-        finally:
-            proxy.resume()
-            await proxy.cut()
-            await db.close(wait=1)
+        controller.rounds = rounds  # type: ignore[method-assign]
+        signed_in = _signed_in(db, fanout, controller, "manager", raise_app_exceptions=False)
+        async with signed_in as (http, _):
+            loop = asyncio.get_running_loop()
+            started_at = loop.time()
+            body = b""
+            # httpx's in-process transport ends the body where the app failed (a real
+            # server breaks the chunked answer off, which a browser reports as failed).
+            with contextlib.suppress(httpx.HTTPError):
+                async with asyncio.timeout(READ_TIMEOUT + CLOSING + 5):  # was: the stall's end
+                    async with http.stream("GET", "/console/rounds/export.csv") as answer:
+                        assert answer.status_code == 200
+                        async for chunk in answer.aiter_bytes():
+                            body += chunk
+            took = loop.time() - started_at
     assert asked == 2 and took < READ_TIMEOUT + CLOSING, took
     assert body.count(b"\n") == 1 + EXPORT_BATCH  # the header and the first batch alone
 
@@ -274,11 +268,7 @@ async def test_a_console_page_whose_session_touch_waits_on_a_lock_says_so(
         other = Database(url)
         try:
             await db.create_all()
-            await UserStore(db, hasher=fast_hasher()).add("viewer", PASSWORD, "viewer", by="t")
-            app = create_app(context(db, fanout, controller))
-            transport = httpx.ASGITransport(app=app)
-            async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as http:
-                await login(http, "viewer")
+            async with _signed_in(db, fanout, controller, "viewer") as (http, _):
                 long_ago = iso(datetime.now(UTC) - timedelta(seconds=60))  # a touch is due
                 async with other.engine.begin() as conn:
                     await conn.execute(sessions_table.update().values(last_seen=long_ago))
@@ -307,37 +297,30 @@ async def test_a_socket_opened_while_the_database_stops_answering_is_refused_in_
     left alone: a socket opened during a stall waited until the database answered. Now
     the console's socket is closed with 1013 (try again later: console.js reconnects) and
     a table's socket refused with a 503, within the reads' limit."""
-    async with fresh_database() as url, PostgresProxy() as proxy:
-        db = Database(proxy.url(url), read_timeout=READ_TIMEOUT)
-        try:
-            await db.create_all()
-            await UserStore(db, hasher=fast_hasher()).add("viewer", PASSWORD, "viewer", by="t")
-            app = create_app(context(db, fanout, controller))
-            async with WebServer(app, port=0) as server:
-                async with httpx.AsyncClient(base_url=server.url) as http:
-                    await login(http, "viewer")
-                    cookie = {"Cookie": f"studio_session={http.cookies['studio_session']}"}
-                base = f"ws://127.0.0.1:{server.port}"
-                proxy.stall()
-                loop = asyncio.get_running_loop()
-                started = loop.time()
+    async with _proxied_database() as (db, proxy):
+        await UserStore(db, hasher=fast_hasher()).add("viewer", PASSWORD, "viewer", by="t")
+        app = create_app(context(db, fanout, controller))
+        async with WebServer(app, port=0) as server:
+            async with httpx.AsyncClient(base_url=server.url) as http:
+                await login(http, "viewer")
+                cookie = {"Cookie": f"studio_session={http.cookies['studio_session']}"}
+            base = f"ws://127.0.0.1:{server.port}"
+            proxy.stall()
+            loop = asyncio.get_running_loop()
+            started = loop.time()
+            async with websockets.connect(
+                f"{base}/console/ws", additional_headers=cookie, open_timeout=20
+            ) as ws:
+                with pytest.raises(websockets.ConnectionClosed) as closed:
+                    await asyncio.wait_for(ws.recv(), 20)
+            console_took = loop.time() - started
+            started = loop.time()
+            with pytest.raises(websockets.InvalidStatus) as refused:
                 async with websockets.connect(
-                    f"{base}/console/ws", additional_headers=cookie, open_timeout=20
-                ) as ws:
-                    with pytest.raises(websockets.ConnectionClosed) as closed:
-                        await asyncio.wait_for(ws.recv(), 20)
-                console_took = loop.time() - started
-                started = loop.time()
-                with pytest.raises(websockets.InvalidStatus) as refused:
-                    async with websockets.connect(
-                        f"{base}/ws/tables/bj1", additional_headers=cookie, open_timeout=20
-                    ):
-                        pass
-                table_took = loop.time() - started
-        finally:
-            proxy.resume()
-            await proxy.cut()
-            await db.close(wait=1)
+                    f"{base}/ws/tables/bj1", additional_headers=cookie, open_timeout=20
+                ):
+                    pass
+            table_took = loop.time() - started
     assert closed.value.rcvd is not None and closed.value.rcvd.code == 1013
     assert refused.value.response.status_code == 503
     assert SAID.encode() in refused.value.response.body
