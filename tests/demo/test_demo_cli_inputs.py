@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from process_support import wait_line
+from process_support import interrupted, reaped, wait_line
 from typer.testing import CliRunner
 
 from studio.bus import EmbeddedBroker
@@ -208,7 +208,7 @@ async def test_a_reachable_broker_runs_and_stops_cleanly(tmp_path: Path, token: 
         env["STUDIO_WEB__PLATFORM_TOKEN"] = token
     async with EmbeddedBroker() as broker:
         assert broker.url is not None
-        process = await asyncio.create_subprocess_exec(
+        started = asyncio.create_subprocess_exec(
             str(STUDIO),
             "demo",
             "--broker",
@@ -229,19 +229,13 @@ async def test_a_reachable_broker_runs_and_stops_cleanly(tmp_path: Path, token: 
             cwd=tmp_path,
             env={**env, "PYTHONUNBUFFERED": "1"},
         )
-        try:
+        async with reaped(await started) as process:
             assert process.stdout is not None and process.stderr is not None
             banner: list[str] = []
             await wait_line(process.stdout, "Ctrl-C stops the demo", banner)
             [shown] = [line.split()[2] for line in banner if "platform token" in line]
             assert shown == token if token is not None else len(shown) >= 32
-            process.send_signal(signal.SIGINT)
-            async with asyncio.timeout(60):
-                out, err = await process.communicate()
-        finally:
-            if process.returncode is None:
-                process.kill()
-                await process.wait()
+            out, err = await interrupted(process, within=60)
     assert process.returncode == 0, err
     assert b"Demo stopped cleanly" in out
     assert b"Traceback" not in err

@@ -22,11 +22,12 @@ import sys
 import time
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 from conftest import MOSQUITTO_URL, _clear_retained, _reachable
-from process_support import wait_line
+from process_support import interrupted, reaped, wait_line
 
 from studio.bus.embedded import free_port
 from studio.config import BrokerSettings
@@ -99,6 +100,27 @@ def _env() -> dict[str, str]:
     return {**os.environ, "PYTHONUNBUFFERED": "1"}
 
 
+@contextmanager
+def _running(args: list[str], cwd: Path) -> Iterator[subprocess.Popen[str]]:
+    """The command ``args`` started in ``cwd``, its output read as text; killed at the end
+    if it still runs."""
+    process = subprocess.Popen(
+        args,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        cwd=cwd,
+        env=_env(),
+    )
+    try:
+        yield process
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
 def _clean(out: str, err: str) -> None:
     assert BANNER not in out, out  # the start did not go on to its end
     assert STOPPED in out, (out, err)
@@ -122,23 +144,10 @@ def _controller_records(db: Path) -> list[str]:
 def test_a_stop_while_the_studio_loads_is_a_clean_stop(tmp_path: Path, demo_config: Path) -> None:
     # 0.3 s after the launch: the studio is still being imported (early_stop notes the
     # signal). On Mosquitto this exited with status 1, blaming a broker that had answered.
-    process = subprocess.Popen(
-        _args(tmp_path, demo_config),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        stdin=subprocess.DEVNULL,
-        text=True,
-        cwd=tmp_path,
-        env=_env(),
-    )
-    try:
+    with _running(_args(tmp_path, demo_config), tmp_path) as process:
         time.sleep(0.3)
         process.send_signal(signal.SIGINT)
         out, err = process.communicate(timeout=30)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
     assert process.returncode == 0, (out, err)
     _clean(out, err)
 
@@ -149,7 +158,7 @@ async def test_a_stop_in_the_middle_of_the_start_cancels_it(
 ) -> None:
     # The controller's bus has just connected: its start, the last run's rounds, the
     # drivers, the manager's password and the console are still to come.
-    process = await asyncio.create_subprocess_exec(
+    started = asyncio.create_subprocess_exec(
         *_args(tmp_path, demo_config),
         "--log-level",
         "INFO",
@@ -160,16 +169,10 @@ async def test_a_stop_in_the_middle_of_the_start_cancels_it(
         env=_env(),
     )
     seen: list[str] = []
-    try:
+    async with reaped(await started) as process:
         assert process.stderr is not None
         await wait_line(process.stderr, "controller: connected to", seen)
-        process.send_signal(signal.SIGINT)
-        async with asyncio.timeout(30):
-            out, err = await process.communicate()
-    finally:
-        if process.returncode is None:
-            process.kill()
-            await process.wait()
+        out, err = await interrupted(process, within=30)
     assert process.returncode == 0, (out, err)
     _clean(out.decode(), "".join(seen) + err.decode())
     # The controller's start is whole: each start it logged has its clean stop after it
@@ -193,24 +196,12 @@ def _silent_listener() -> socket.socket:
 def test_a_start_stuck_on_the_database_stops_on_a_signal(tmp_path: Path) -> None:
     with _silent_listener() as silent:
         url = f"postgresql://demo@127.0.0.1:{silent.getsockname()[1]}/demo"
-        process = subprocess.Popen(
-            [str(STUDIO), "demo", "--tables", "1", "--cameras", "off", "--database", url],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            stdin=subprocess.DEVNULL,
-            text=True,
-            cwd=tmp_path,
-            env=_env(),
-        )
-        try:
+        args = [str(STUDIO), "demo", "--tables", "1", "--cameras", "off", "--database", url]
+        with _running(args, tmp_path) as process:
             connection, _ = silent.accept()  # the demo waits for the database's answer now
             process.send_signal(signal.SIGINT)
             out, err = process.communicate(timeout=20)  # (was: the driver's 60 s)
             connection.close()
-        finally:
-            if process.poll() is None:
-                process.kill()
-                process.wait()
     assert process.returncode == 0, (out, err)
     _clean(out, err)
     assert not err.strip(), err
@@ -242,16 +233,8 @@ def test_a_second_signal_stops_at_once(tmp_path: Path) -> None:
     # 5 s); the second ends the process by the signal at once (it was ignored).
     with _silent_listener() as silent:
         broker = f"mqtt://127.0.0.1:{silent.getsockname()[1]}"
-        process = subprocess.Popen(
-            [str(STUDIO), "demo", "--broker", broker, "--database", f"sqlite:///{tmp_path}/d.db"],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            stdin=subprocess.DEVNULL,
-            text=True,
-            cwd=tmp_path,
-            env=_env(),
-        )
-        try:
+        args = [str(STUDIO), "demo", "--broker", broker, "--database", f"sqlite:///{tmp_path}/d.db"]
+        with _running(args, tmp_path) as process:
             connection, _ = silent.accept()  # the demo waits for the CONNACK now
             process.send_signal(signal.SIGTERM)
             time.sleep(0.5)
@@ -260,10 +243,6 @@ def test_a_second_signal_stops_at_once(tmp_path: Path) -> None:
             out, err = process.communicate(timeout=20)
             took = time.monotonic() - second
             connection.close()
-        finally:
-            if process.poll() is None:
-                process.kill()
-                process.wait()
     assert process.returncode == -signal.SIGTERM, (out, err)
     assert took < 3.0, took  # not the attempt's 5 s
     assert "SIGTERM again: stopping at once" in err, err
