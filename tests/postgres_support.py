@@ -183,6 +183,26 @@ class PostgresProxy:
             await self.cut()
 
 
+@asynccontextmanager
+async def stalling_database(
+    **options: Any,
+) -> AsyncIterator[tuple[Database, PostgresProxy, Database]]:
+    """A fresh database, its schema made, through a proxy that can stall it (a
+    :class:`Database` given ``options``), and a handle straight to it; the stall lifted and
+    both closed at the end."""
+    async with fresh_database() as url, PostgresProxy() as proxy:
+        db = Database(proxy.url(url), **options)
+        direct = Database(url)
+        try:
+            await db.create_all()
+            yield db, proxy, direct
+        finally:
+            proxy.resume()
+            await proxy.cut()
+            await db.close(wait=1)
+            await direct.close()
+
+
 def _is_commit(data: bytes) -> bool:
     """A simple-query ("Q") COMMIT of the PostgreSQL wire protocol (asyncpg's)."""
     return data[:1] == b"Q" and b"COMMIT" in data.upper()

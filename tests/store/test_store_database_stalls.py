@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager
 
+import postgres_support
 import pytest
-from postgres_support import PostgresProxy, fresh_database
+from postgres_support import PostgresProxy
 
 from studio.errors import AppendUnconfirmed, LockLost, StoreError
 from studio.store import Database, EventLog
@@ -31,20 +31,9 @@ NAME = "studio controller"
 WRITE_TIMEOUT = 3.0
 
 
-@asynccontextmanager
-async def stalling_database() -> AsyncIterator[tuple[Database, PostgresProxy, Database]]:
+def stalling_database() -> AbstractAsyncContextManager[tuple[Database, PostgresProxy, Database]]:
     """A database through a proxy that can stall it, and a handle straight to it."""
-    async with fresh_database() as url, PostgresProxy() as proxy:
-        db = Database(proxy.url(url), writers_lock_timeout=1, write_timeout=WRITE_TIMEOUT)
-        direct = Database(url)
-        try:
-            await db.create_all()
-            yield db, proxy, direct
-        finally:
-            proxy.resume()
-            await proxy.cut()
-            await db.close(wait=1)
-            await direct.close()
+    return postgres_support.stalling_database(writers_lock_timeout=1, write_timeout=WRITE_TIMEOUT)
 
 
 @pytest.mark.timeout(60)

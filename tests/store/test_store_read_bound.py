@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
+import postgres_support
 import pytest
 import sqlalchemy as sa
-from postgres_support import PostgresProxy, fresh_database
+from postgres_support import PostgresProxy
 from sqlalchemy import event
 
 from studio.errors import StoreError
@@ -37,20 +38,11 @@ CLOSING = 2.5
 STARTED = "2026-12-07T10:00:00.000000+00:00"
 
 
-@asynccontextmanager
-async def stalling_database() -> AsyncIterator[tuple[Database, PostgresProxy, Database]]:
+def stalling_database() -> AbstractAsyncContextManager[tuple[Database, PostgresProxy, Database]]:
     """A database through a proxy that can stall it, and a handle straight to it."""
-    async with fresh_database() as url, PostgresProxy() as proxy:
-        db = Database(proxy.url(url), read_timeout=READ_TIMEOUT, write_timeout=WRITE_TIMEOUT)
-        direct = Database(url)
-        try:
-            await db.create_all()
-            yield db, proxy, direct
-        finally:
-            proxy.resume()
-            await proxy.cut()
-            await db.close(wait=1)
-            await direct.close()
+    return postgres_support.stalling_database(
+        read_timeout=READ_TIMEOUT, write_timeout=WRITE_TIMEOUT
+    )
 
 
 def dropped_connections(db: Database) -> list[BaseException | None]:
