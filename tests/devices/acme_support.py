@@ -18,6 +18,20 @@ from hwsim.pty_port import PtyPort
 from studio.config import BrokerSettings
 from studio.config.models import DeviceSettings, StudioConfig, TableSettings
 
+# A table's shoe and shuffler, as a config file's text, for the commands that read the
+# config only (``forget-device``): their ports are never opened.
+SHOE_AND_SHUFFLER_CONFIG = """\
+[broker]
+url = "mqtt://127.0.0.1:1883"
+
+[[tables]]
+id = "t1"
+devices = [
+  { id = "shoe-1", kind = "shoe", port = "/dev/null-shoe" },
+  { id = "shuffler-1", kind = "shuffler", port = "/dev/null-shuffler" },
+]
+"""
+
 
 class HeartbeatingShoe(Protocol):
     port: PtyPort

@@ -5,21 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from acme_support import SHOE_AND_SHUFFLER_CONFIG as CONFIG
 from typer.testing import CliRunner
 
 from studio.cli import app
-
-CONFIG = """\
-[broker]
-url = "mqtt://127.0.0.1:1883"
-
-[[tables]]
-id = "t1"
-devices = [
-  { id = "shoe-1", kind = "shoe", port = "/dev/null-shoe" },
-  { id = "shuffler-1", kind = "shuffler", port = "/dev/null-shuffler" },
-]
-"""
 
 
 def _forget(*args: str) -> tuple[int, str]:

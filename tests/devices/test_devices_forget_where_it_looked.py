@@ -14,19 +14,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from acme_support import SHOE_AND_SHUFFLER_CONFIG as CONFIG
+
 REPO = Path(__file__).resolve().parents[2]
-
-CONFIG = """\
-[broker]
-url = "mqtt://127.0.0.1:1883"
-
-[[tables]]
-id = "t1"
-devices = [
-  { id = "shoe-1", kind = "shoe", port = "/dev/null-shoe" },
-  { id = "shuffler-1", kind = "shuffler", port = "/dev/null-shuffler" },
-]
-"""
 
 LEARNED = {"wire_id": "SN-A", "published": 7}
 
