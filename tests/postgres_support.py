@@ -184,22 +184,31 @@ class PostgresProxy:
 
 
 @asynccontextmanager
+async def proxied_database(**options: Any) -> AsyncIterator[tuple[Database, PostgresProxy, str]]:
+    """A fresh database read through a proxy that can stall or cut it (a :class:`Database`
+    given ``options``), and the database's own URL; the stall lifted, the proxy's
+    connections cut and the pool closed at the end."""
+    async with fresh_database() as url, PostgresProxy() as proxy:
+        db = Database(proxy.url(url), **options)
+        try:
+            yield db, proxy, url
+        finally:
+            proxy.resume()
+            await proxy.cut()
+            await db.close(wait=1)
+
+
+@asynccontextmanager
 async def stalling_database(
     **options: Any,
 ) -> AsyncIterator[tuple[Database, PostgresProxy, Database]]:
-    """A fresh database, its schema made, through a proxy that can stall it (a
-    :class:`Database` given ``options``), and a handle straight to it; the stall lifted and
-    both closed at the end."""
-    async with fresh_database() as url, PostgresProxy() as proxy:
-        db = Database(proxy.url(url), **options)
+    """:func:`proxied_database`, its schema made, and a handle straight to it."""
+    async with proxied_database(**options) as (db, proxy, url):
         direct = Database(url)
         try:
             await db.create_all()
             yield db, proxy, direct
         finally:
-            proxy.resume()
-            await proxy.cut()
-            await db.close(wait=1)
             await direct.close()
 
 

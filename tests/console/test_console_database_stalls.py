@@ -24,7 +24,7 @@ import sqlalchemy as sa
 import websockets
 from console_double import InMemoryController
 from console_helpers import PASSWORD, context, fast_hasher, login
-from postgres_support import PostgresProxy, fresh_database
+from postgres_support import PostgresProxy, fresh_database, proxied_database
 from sqlalchemy import event
 
 from studio.console import UserStore
@@ -44,15 +44,9 @@ SAID = f"database read failed: the database gave no answer in {READ_TIMEOUT:g} s
 async def _proxied_database() -> AsyncIterator[tuple[Database, PostgresProxy]]:
     """A fresh database, its schema made, read through a proxy that can stall or cut; the
     stall lifted, the proxy's connections cut and the pool closed at the end."""
-    async with fresh_database() as url, PostgresProxy() as proxy:
-        db = Database(proxy.url(url), read_timeout=READ_TIMEOUT)
-        try:
-            await db.create_all()
-            yield db, proxy
-        finally:
-            proxy.resume()
-            await proxy.cut()
-            await db.close(wait=1)
+    async with proxied_database(read_timeout=READ_TIMEOUT) as (db, proxy, _):
+        await db.create_all()
+        yield db, proxy
 
 
 @asynccontextmanager

@@ -19,7 +19,7 @@ from typing import Any
 
 import httpx
 import pytest
-from postgres_support import PostgresProxy, fresh_database
+from postgres_support import proxied_database
 from sqlalchemy import event
 
 import studio.console  # registers the users/sessions tables before create_all
@@ -66,57 +66,47 @@ async def _client(ctx: WebContext, **transport: Any) -> AsyncIterator[httpx.Asyn
 
 @pytest.mark.timeout(90)
 async def test_a_rest_read_whose_database_stops_answering_is_a_503() -> None:
-    async with fresh_database() as url, PostgresProxy() as proxy:
-        db = Database(proxy.url(url))  # the bounds the controller runs with
-        try:
-            async with _served(db) as ctx:
-                async with _client(ctx) as http:
-                    assert (await http.get("/api/rounds", headers=AUTH)).status_code == 200
-                    proxy.stall()
-                    loop = asyncio.get_running_loop()
-                    started = loop.time()
-                    async with asyncio.timeout(BOUND + 10):  # was: until the stall ended
-                        answer = await http.get("/api/rounds", headers=AUTH)
-                    took = loop.time() - started
-                    assert answer.status_code == 503, answer.text
-                    assert answer.json() == {
-                        "detail": f"database read failed: the database gave no answer in {BOUND} s"
-                    }
-                    assert BOUND <= took < BOUND + CLOSING, took
-                    proxy.resume()
-                    # Its connection was closed, not given back to the pool: the next read
-                    # (on a connection of its own) answers.
-                    again = await http.get("/api/rounds", headers=AUTH)
-                    assert again.status_code == 200
-                    assert [r["round_id"] for r in again.json()] == ["bj1-R1"]
-        finally:
-            proxy.resume()
-            await proxy.cut()
-            await db.close(wait=1)
+    async with (
+        proxied_database() as (db, proxy, _),  # the bounds the controller runs with
+        _served(db) as ctx,
+        _client(ctx) as http,
+    ):
+        assert (await http.get("/api/rounds", headers=AUTH)).status_code == 200
+        proxy.stall()
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        async with asyncio.timeout(BOUND + 10):  # was: until the stall ended
+            answer = await http.get("/api/rounds", headers=AUTH)
+        took = loop.time() - started
+        assert answer.status_code == 503, answer.text
+        assert answer.json() == {
+            "detail": f"database read failed: the database gave no answer in {BOUND} s"
+        }
+        assert BOUND <= took < BOUND + CLOSING, took
+        proxy.resume()
+        # Its connection was closed, not given back to the pool: the next read
+        # (on a connection of its own) answers.
+        again = await http.get("/api/rounds", headers=AUTH)
+        assert again.status_code == 200
+        assert [r["round_id"] for r in again.json()] == ["bj1-R1"]
 
 
 @pytest.mark.timeout(60)
 async def test_the_shared_chain_walk_whose_database_stops_answering_is_cut_short() -> None:
-    async with fresh_database() as url, PostgresProxy() as proxy:
-        db = Database(proxy.url(url), read_timeout=3)
-        try:
-            await db.create_all()
-            log = EventLog(db)
-            await log.append("bj1", "in.test", {"n": 1})
-            proxy.stall()
-            loop = asyncio.get_running_loop()
-            started = loop.time()
-            with pytest.raises(ReadTimedOut):
-                async with asyncio.timeout(30):  # was: until the stall ended
-                    await SharedChainCheck(log).check()
-            assert loop.time() - started < 3 + CLOSING
-            proxy.resume()
-            done = await SharedChainCheck(log).check()
-            assert done.events.ok and done.events.records == 1
-        finally:
-            proxy.resume()
-            await proxy.cut()
-            await db.close(wait=1)
+    async with proxied_database(read_timeout=3) as (db, proxy, _):
+        await db.create_all()
+        log = EventLog(db)
+        await log.append("bj1", "in.test", {"n": 1})
+        proxy.stall()
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        with pytest.raises(ReadTimedOut):
+            async with asyncio.timeout(30):  # was: until the stall ended
+                await SharedChainCheck(log).check()
+        assert loop.time() - started < 3 + CLOSING
+        proxy.resume()
+        done = await SharedChainCheck(log).check()
+        assert done.events.ok and done.events.records == 1
 
 
 @pytest.mark.timeout(60)
@@ -125,27 +115,21 @@ async def test_a_rest_read_whose_connection_is_reset_says_no_statement() -> None
     SQLAlchemy's text, the statement and its parameters (``[SQL: SELECT event_log.id, ...
     WHERE event_log.id > $1::BIGINT AND event_log.round_id = $2::VARCHAR ...]``,
     ``[parameters: (0, 'bj1-R1')]``). Now a short reason; the whole error is logged."""
-    async with fresh_database() as url, PostgresProxy() as proxy:
-        db = Database(proxy.url(url))
-        try:
-            async with _served(db) as ctx:
-                armed: list[bool] = []
+    async with proxied_database() as (db, proxy, _), _served(db) as ctx:
+        armed: list[bool] = []
 
-                def reset_mid_statement(*args: Any) -> None:
-                    if armed and "event_log" in args[2] and "round_id" in args[2]:
-                        armed.clear()
-                        proxy.stall()
-                        loop = asyncio.get_running_loop()
-                        loop.call_later(0.3, lambda: asyncio.ensure_future(proxy.cut()))
+        def reset_mid_statement(*args: Any) -> None:
+            if armed and "event_log" in args[2] and "round_id" in args[2]:
+                armed.clear()
+                proxy.stall()
+                loop = asyncio.get_running_loop()
+                loop.call_later(0.3, lambda: asyncio.ensure_future(proxy.cut()))
 
-                event.listen(db.engine.sync_engine, "before_cursor_execute", reset_mid_statement)
-                async with _client(ctx) as http:
-                    armed.append(True)
-                    async with asyncio.timeout(20):
-                        answer = await http.get("/api/rounds/bj1-R1", headers=AUTH)
-        finally:
-            proxy.resume()
-            await db.close(wait=1)
+        event.listen(db.engine.sync_engine, "before_cursor_execute", reset_mid_statement)
+        async with _client(ctx) as http:
+            armed.append(True)
+            async with asyncio.timeout(20):
+                answer = await http.get("/api/rounds/bj1-R1", headers=AUTH)
     assert answer.status_code == 503, answer.text
     assert answer.json() == {"detail": "database read failed: the database connection failed"}
 
@@ -154,22 +138,20 @@ async def test_a_rest_read_whose_connection_is_reset_says_no_statement() -> None
 async def test_a_rest_read_whose_database_refuses_connections_is_a_503() -> None:
     """The server gone (its connections reset, new ones refused): each REST read answered
     500 Internal Server Error, where a stall answers a 503 that says why."""
-    async with fresh_database() as url, PostgresProxy() as proxy:
-        db = Database(proxy.url(url), read_timeout=3)
-        try:
-            async with _served(db) as ctx:
-                async with _client(ctx, raise_app_exceptions=False) as http:
-                    assert (await http.get("/api/rounds", headers=AUTH)).status_code == 200
-                    await proxy.cut()
-                    answers = {}
-                    for path in ("/api/rounds", "/api/rounds/bj1-R1", "/api/stats"):
-                        async with asyncio.timeout(20):
-                            answer = await http.get(path, headers=AUTH)
-                        answers[path] = (answer.status_code, answer.text)
-                    async with asyncio.timeout(20):
-                        chain = await http.get("/api/audit/chain", headers=AUTH)
-        finally:
-            await db.close(wait=1)
+    async with (
+        proxied_database(read_timeout=3) as (db, proxy, _),
+        _served(db) as ctx,
+        _client(ctx, raise_app_exceptions=False) as http,
+    ):
+        assert (await http.get("/api/rounds", headers=AUTH)).status_code == 200
+        await proxy.cut()
+        answers = {}
+        for path in ("/api/rounds", "/api/rounds/bj1-R1", "/api/stats"):
+            async with asyncio.timeout(20):
+                answer = await http.get(path, headers=AUTH)
+            answers[path] = (answer.status_code, answer.text)
+        async with asyncio.timeout(20):
+            chain = await http.get("/api/audit/chain", headers=AUTH)
     said = '{"detail":"database read failed: the database connection failed"}'
     assert answers == {path: (503, said) for path in answers}
     assert (chain.status_code, chain.text) == (503, said)
