@@ -122,7 +122,7 @@ async def test_a_database_the_demo_made_is_its_own_and_another_is_refused(
 
     studio = f"sqlite:///{tmp_path}/studio.db"
     await asyncio.to_thread(_studio_database, studio)  # a user added, no mark
-    with pytest.raises(StoreError, match="is not a demo's: it holds rows in tables .*users"):
+    with pytest.raises(StoreError, match=r"is not a demo's: it holds rows in tables .*users"):
         await check_demo_database(studio, allow=False)
     assert not await check_demo_database(studio, allow=True)  # run anyway, left unmarked
     empty = tmp_path / "empty.db"
