@@ -8,7 +8,6 @@ import contextlib
 import inspect
 import os
 import shutil
-import socket
 import sys
 import tempfile
 import uuid
@@ -18,6 +17,7 @@ from pathlib import Path
 import hypothesis  # noqa: F401  (see below)
 import pytest
 import sqlalchemy as sa
+from broker_support import MOSQUITTO_URL, clear_retained, reachable
 
 from studio.bus import EmbeddedBroker
 from studio.config import BrokerSettings
@@ -34,16 +34,7 @@ _SESSION_LOCKS = tempfile.mkdtemp(prefix="studio-test-locks-")
 os.environ.setdefault("LIVESTUDIO_LOCK_DIR", _SESSION_LOCKS)
 atexit.register(shutil.rmtree, _SESSION_LOCKS, True)
 
-MOSQUITTO_URL = os.environ.get("TEST_MOSQUITTO_URL", "mqtt://127.0.0.1:1883")
 POSTGRES_URL = os.environ.get("TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
-
-
-def _reachable(host: str, port: int) -> bool:
-    try:
-        with socket.create_connection((host, port), timeout=1):
-            return True
-    except OSError:
-        return False
 
 
 @pytest.fixture(params=["embedded", "mosquitto"])
@@ -54,7 +45,7 @@ async def broker(request: pytest.FixtureRequest) -> AsyncIterator[BrokerSettings
             yield BrokerSettings(url=embedded.url, client_id_prefix=f"t{uuid.uuid4().hex[:8]}")
         return
     settings = BrokerSettings(url=MOSQUITTO_URL, client_id_prefix=f"t{uuid.uuid4().hex[:8]}")
-    if not _reachable(settings.host, settings.port):
+    if not reachable(settings.host, settings.port):
         if os.environ.get("CI"):
             pytest.fail(f"Mosquitto is not reachable at {MOSQUITTO_URL} (CI must start it)")
         pytest.skip(f"Mosquitto is not reachable at {MOSQUITTO_URL}")
@@ -73,51 +64,8 @@ def table_id(request: pytest.FixtureRequest) -> str:
     table = f"t-{uuid.uuid4().hex[:12]}"
     callspec = getattr(request.node, "callspec", None)
     if callspec is not None and callspec.params.get("broker") == "mosquitto":
-        request.addfinalizer(lambda: _clear_retained(MOSQUITTO_URL, table))
+        request.addfinalizer(lambda: clear_retained(MOSQUITTO_URL, table))
     return table
-
-
-def _clear_retained(url: str, table: str) -> None:
-    """Publish an empty retained message on every retained topic of ``table`` and of the
-    tables a test derives from it (``{table}-0``, ``{table}-1``... in the soak test)."""
-    from urllib.parse import urlsplit
-
-    import paho.mqtt.client as mqtt
-
-    parts = urlsplit(url)
-    found: set[str] = set()
-    client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2)
-
-    received = [0]
-
-    def keep(_client: object, _userdata: object, message: mqtt.MQTTMessage) -> None:
-        received[0] += 1
-        owner = message.topic.split("/")[3]
-        if message.retain and (owner == table or owner.startswith(f"{table}-")):
-            found.add(message.topic)
-
-    client.on_message = keep
-    try:
-        client.connect(parts.hostname or "127.0.0.1", parts.port or 1883)
-    except OSError:
-        return
-    client.subscribe("studio/v1/tables/+/#")
-    # Every table's retained messages arrive at once after the subscription, a packet or
-    # so per round of the loop: until ten rounds bring nothing more (1,000 rounds at most).
-    seen, idle = 0, 0
-    for _ in range(1000):
-        client.loop(timeout=0.02)
-        idle = idle + 1 if received[0] == seen else 0
-        seen = received[0]
-        if idle >= 10:
-            break
-    sent = [client.publish(topic, b"", qos=1, retain=True) for topic in found]
-    # Until the broker has acknowledged every clearing (a few rounds of the loop at most).
-    for _ in range(40):
-        if all(info.is_published() for info in sent):
-            break
-        client.loop(timeout=0.05)
-    client.disconnect()
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -127,7 +75,7 @@ async def database(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncItera
         async with Database(f"sqlite:///{tmp_path}/studio.db") as db:
             yield db
         return
-    if not _reachable("127.0.0.1", 5432):
+    if not reachable("127.0.0.1", 5432):
         if os.environ.get("CI"):
             pytest.fail("PostgreSQL is not reachable on 127.0.0.1:5432 (CI must start it)")
         pytest.skip("PostgreSQL is not reachable on 127.0.0.1:5432")

@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from conftest import MOSQUITTO_URL, _clear_retained, _reachable
+from broker_support import MOSQUITTO_URL, clear_retained, reachable
 from process_support import interrupted, reaped, wait_line
 
 from studio.bus.embedded import free_port
@@ -48,7 +48,7 @@ def demo_config(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Path
     text = f'[[tables]]\nid = "{table}"\nruleset = {{ preset = "clubhouse" }}\n'
     if request.param == "mosquitto":
         settings = BrokerSettings(url=MOSQUITTO_URL)
-        if not _reachable(settings.host, settings.port):
+        if not reachable(settings.host, settings.port):
             if os.environ.get("CI"):
                 pytest.fail(f"Mosquitto is not reachable at {MOSQUITTO_URL} (CI must start it)")
             pytest.skip(f"Mosquitto is not reachable at {MOSQUITTO_URL}")
@@ -57,7 +57,7 @@ def demo_config(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Path
     config.write_text(text)
     yield config
     if request.param == "mosquitto":
-        _clear_retained(MOSQUITTO_URL, table)
+        clear_retained(MOSQUITTO_URL, table)
         _clear_controller(MOSQUITTO_URL, f"{prefix}-controller")
 
 
