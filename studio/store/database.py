@@ -359,7 +359,7 @@ def database_words(exc: BaseException) -> str:
         return str(cause) or type(cause).__name__
     if isinstance(exc, sa.exc.StatementError):  # SQLAlchemy's own, its text the statement's
         return type(exc).__name__
-    return reason(exc) or type(exc).__name__
+    return reason(exc)  # (never empty: the class name when the error has no words)
 
 
 def log_database_error(what: str, exc: BaseException) -> None:
