@@ -1,8 +1,28 @@
-"""What every production process (``studio controller|drivers|camera run``) does alike.
+"""What every long-running process (``studio controller|drivers|camera run``, ``studio
+demo``) does alike.
 
 It loads the config (a mistake is a clear message and exit status 2), logs to stderr,
-and stops cleanly on SIGINT or SIGTERM (what a supervisor such as systemd sends): the
-signal cancels its work, whose ``async with`` blocks then shut down in order.
+and answers SIGINT and SIGTERM (Ctrl-C; what a supervisor such as systemd sends) one way,
+:class:`StopSignals` under :func:`run_until_signalled`:
+
+- the first signal cancels the work, whose ``async with`` blocks then shut down in order;
+  but during a step the work runs whole (:meth:`StopSignals.whole`) the stop says what it
+  waits for and cancels the work as soon as the step has ended, and once the work said it
+  runs with a stop event of its own (:meth:`StopSignals.started`: the demo after its
+  banner) the signal sets that event instead. A signal that came while the command was
+  still loading (``studio.early_stop``) is taken as the first one as the loop starts: the
+  work never begins. A stop still going after ``STOP_REPORT_AFTER`` says what it waits for;
+- a second signal, wherever the process is (its start, a whole step, its stop, its event
+  loop blocked in a call), ends it at once by the signal's own default action, with one
+  line on stderr (``SIGINT again: stopping at once``; exit status 130 or 143 in a shell):
+  the clean stop is not waited for, and what a kill leaves the next start handles (the
+  controller tells and logs an unclean stop).
+
+Until 2026-12-07 the production processes took a second signal for another cancellation
+of their work, which cut their clean stop at whatever it awaited (the controller logging
+its tables' clean stops: those not logged read as killed at the next start) and was never
+seen by a stop whose event loop was blocked, while ``studio demo`` had its own handling
+(``studio.demo.stopping``), without the stop's report.
 """
 
 from __future__ import annotations
@@ -12,8 +32,11 @@ import contextlib
 import faulthandler
 import linecache
 import logging
-from collections.abc import Callable, Coroutine
+import signal
+import sys
+from collections.abc import Callable, Coroutine, Iterator
 from pathlib import Path
+from types import FrameType
 from typing import Any, NoReturn
 
 import typer
@@ -88,23 +111,24 @@ def configure_logging(level: str) -> None:
 
 
 def run_process(
-    work: Callable[[], Coroutine[Any, Any, None]], *, name: str, say_stopped: bool = True
+    work: Callable[[], Coroutine[Any, Any, None]],
+    *,
+    name: str,
+    say_stopped: bool = True,
+    signals: StopSignals | None = None,
 ) -> None:
-    """Run ``work()`` until it ends or a stop signal; a ``StudioError`` exits with status 2.
+    """Run ``work()`` until it ends or a stop signal (see the module); a ``StudioError``
+    exits with status 2. ``signals``: those ``work`` runs its whole steps with.
 
     Stopped by a signal, it logs ``NAME stopped`` (``say_stopped=False``: ``work`` says it).
     A stop still going after twice ``STOP_REPORT_AFTER`` also dumps every thread's stack to
     stderr (``faulthandler``), for what the stop's own report cannot see: an event loop
     blocked in a call, or ``asyncio.run`` waiting for a worker thread at its end (no time
     limit on Python 3.11)."""
-
-    def dump_threads_if_slow() -> None:
-        # (stderr with no file descriptor, as a test's captured stream: nothing to dump to)
-        with contextlib.suppress(AttributeError, OSError, ValueError):
-            faulthandler.dump_traceback_later(2 * STOP_REPORT_AFTER, repeat=True)
-
     try:
-        stopped = asyncio.run(run_until_signalled(work(), name=name, on_stop=dump_threads_if_slow))
+        stopped = asyncio.run(
+            run_until_signalled(work(), name=name, on_stop=dump_threads_if_slow, signals=signals)
+        )
         if stopped and say_stopped:
             _LOGGER.info("%s stopped", name)
     except StudioError as exc:
@@ -120,6 +144,14 @@ def run_process(
         faulthandler.cancel_dump_traceback_later()
 
 
+def dump_threads_if_slow() -> None:
+    """From now on (a stop), every thread's stack to stderr each twice ``STOP_REPORT_AFTER``
+    until ``faulthandler.cancel_dump_traceback_later()``."""
+    # (stderr with no file descriptor, as a test's captured stream: nothing to dump to)
+    with contextlib.suppress(AttributeError, OSError, ValueError):
+        faulthandler.dump_traceback_later(2 * STOP_REPORT_AFTER, repeat=True)
+
+
 def _first(group: BaseExceptionGroup[StudioError]) -> StudioError:
     error = group.exceptions[0]
     return _first(error) if isinstance(error, BaseExceptionGroup) else error
@@ -132,43 +164,146 @@ def _first(group: BaseExceptionGroup[StudioError]) -> StudioError:
 STOP_REPORT_AFTER = 15.0
 
 
+class StopSignals:
+    """How one process answers its stop signals (see the module); :func:`run_until_signalled`
+    passes them on. The work uses it for its :meth:`whole` steps and to say it has
+    :meth:`started` with a stop event of its own; a work that does neither is cancelled by
+    the first signal."""
+
+    def __init__(self) -> None:
+        self.count = 0  # the stop signals that came
+        self._task: asyncio.Task[Any] | None = None  # the work's task
+        self._stop: asyncio.Event | None = None  # the work's own stop event, once started
+        self._steps: list[str] = []  # the whole steps in progress, outermost first
+        self._pending = False  # a signal came during a whole step: cancel after it
+        self._cancelled = False
+
+    @property
+    def cancelled(self) -> bool:
+        """Whether a signal cancelled the work (not only set its stop event)."""
+        return self._cancelled
+
+    def signal(self, signum: int) -> None:
+        """A stop signal came (from the event loop's handler)."""
+        self.count += 1
+        if self.count > 1:
+            stop_now(signum)
+            return
+        # The next one ends the process from the signal handler itself: a stop whose
+        # event loop is blocked in a call (which then never reads its signals) included.
+        for sig in STOP_SIGNALS:
+            signal.signal(sig, _stop_now_handler)
+        if self._stop is not None:
+            self._stop.set()
+        elif self._steps:
+            self._pending = True
+            _LOGGER.warning("stopping once %s (a second signal stops at once)", self._steps[0])
+        else:
+            self._cancel()
+
+    def _cancel(self) -> None:
+        self._cancelled = True
+        if self._task is not None:
+            self._task.cancel()
+
+    @contextlib.contextmanager
+    def whole(self, done: str) -> Iterator[None]:
+        """Run the ``with`` body to its end whatever signal comes meanwhile (but a second,
+        which ends the process); a signal that came cancels the work right after it
+        (:class:`asyncio.CancelledError` here), unless the body raised (its error ends the
+        work anyway). ``done``: what the stop waits for, as said ("the controller has
+        started"). Nested, the outermost step counts."""
+        self._steps.append(done)
+        try:
+            yield
+        finally:
+            self._steps.pop()
+        if not self._steps and self._pending:
+            self._pending = False
+            self._cancelled = True
+            # From the work's own task: raised here, nothing after the step runs. From a
+            # task of its own (a task group's): the work is cancelled too.
+            if self._task is not None and asyncio.current_task() is not self._task:
+                self._task.cancel()
+            raise asyncio.CancelledError
+
+    def started(self, stop: asyncio.Event) -> None:
+        """The work has started and stops itself once ``stop`` is set: a signal from now on
+        sets it rather than cancelling the work. A work whose cancellation has not reached
+        an ``await`` yet stops here."""
+        if self._cancelled:
+            raise asyncio.CancelledError
+        self._stop = stop
+
+
+def stop_now(signum: int) -> NoReturn:
+    """A second stop signal: end the process at once, by the signal's default action (no
+    clean stop: what a kill leaves, the next start handles)."""
+    # (From a signal handler, a write under way on the same stream raises RuntimeError.)
+    with contextlib.suppress(Exception):
+        sys.stdout.flush()
+    with contextlib.suppress(Exception):
+        sys.stderr.write(f"{signal.Signals(signum).name} again: stopping at once\n")
+        sys.stderr.flush()
+    for sig in STOP_SIGNALS:
+        signal.signal(sig, signal.SIG_DFL)
+    signal.raise_signal(signum)
+    raise SystemExit(128 + signum)  # (not reached: the default action ends the process)
+
+
+def _stop_now_handler(signum: int, _frame: FrameType | None) -> None:
+    stop_now(signum)
+
+
 async def run_until_signalled(
-    work: Coroutine[Any, Any, None], *, name: str, on_stop: Callable[[], None] | None = None
+    work: Coroutine[Any, Any, None],
+    *,
+    name: str,
+    on_stop: Callable[[], None] | None = None,
+    signals: StopSignals | None = None,
 ) -> bool:
-    """Run ``work`` until it ends or a stop signal cancels it; ``True`` if a signal did.
-    ``on_stop`` is called at the first stop signal."""
+    """Run ``work`` (as the task ``name``) until it ends or a stop signal stops it, the
+    signals answered as ``signals`` says (see the module); ``True`` if a signal came.
+    ``on_stop`` is called at the first stop signal.
+
+    Then, its handlers still in place (a second signal still ends the process at once), it
+    waits for the event loop's worker threads, as ``asyncio.run`` does at its end: a
+    cancelled ``asyncio.to_thread`` call runs on (the demo's deck profile, about 2 s)."""
+    signals = StopSignals() if signals is None else signals
     loop = asyncio.get_running_loop()
     task = asyncio.create_task(work, name=name)
+    signals._task = task
     waiting = asyncio.current_task()  # (this one: not listed by the stop's report)
-    signalled = False
     watchdog: asyncio.Task[None] | None = None
 
-    def stop() -> None:
-        nonlocal signalled, watchdog
-        signalled = True
-        task.cancel()
+    def on_signal(signum: int) -> None:
+        nonlocal watchdog
+        signals.signal(signum)
         if watchdog is None:
             watchdog = loop.create_task(_watch_stop(task, waiting), name=f"{name}:stop-watchdog")
             if on_stop is not None:
                 on_stop()
 
     for sig in STOP_SIGNALS:
-        loop.add_signal_handler(sig, stop)
+        loop.add_signal_handler(sig, on_signal, sig)
     if early_stop.take():  # stopped while it was starting: it never begins
-        stop()
+        on_signal(signal.SIGINT)
     try:
         await task
     except asyncio.CancelledError:
-        if not signalled:
+        if not signals.cancelled:
             raise  # cancelled from outside: not ours to swallow
     finally:
-        for sig in STOP_SIGNALS:
-            loop.remove_signal_handler(sig)
-        if watchdog is not None:
-            watchdog.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await watchdog
-    return signalled
+        try:
+            await loop.shutdown_default_executor()
+        finally:
+            for sig in STOP_SIGNALS:
+                loop.remove_signal_handler(sig)
+            if watchdog is not None:
+                watchdog.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await watchdog
+    return signals.count > 0
 
 
 async def _watch_stop(work: asyncio.Task[None], waiting: asyncio.Task[Any] | None) -> None:
