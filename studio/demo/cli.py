@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import faulthandler
 import secrets
 from pathlib import Path
 from typing import Any, NoReturn
@@ -11,17 +12,19 @@ from urllib.parse import urlsplit
 import typer
 from pydantic import ValidationError
 
-from studio import early_stop
 from studio.bus import MessageBus
 from studio.bus.client import CLIENT_TIMEOUT
 from studio.config.loader import load_config
 from studio.config.models import LOG_LEVELS, BrokerSettings, DatabaseSettings
 from studio.demo.database import ALLOW_OPTION
 from studio.demo.run import DemoOptions, first_mistake, run_demo
-from studio.demo.stopping import StartGuard
-from studio.early_stop import STOP_SIGNALS
 from studio.errors import BusError, StoreError, StudioError
-from studio.process import configure_logging
+from studio.process import (
+    StopSignals,
+    configure_logging,
+    dump_threads_if_slow,
+    run_until_signalled,
+)
 from studio.store.database import async_url
 
 
@@ -107,8 +110,10 @@ def demo(
     except StudioError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
+    finally:
+        faulthandler.cancel_dump_traceback_later()  # (a slow stop's, as studio.process's)
     if result is None:
-        # Stopped while starting (studio.demo.stopping): a clean stop, as any command's.
+        # Stopped while starting (studio.demo.run.run_demo): a clean stop, as any command's.
         typer.echo("\nDemo stopped cleanly while it was starting: no round played.")
         return
     # The rounds each table settled in this run (not its last round number: that counts
@@ -151,7 +156,7 @@ def _check_database(url: str) -> None:
         _refuse("--database", str(exc))
 
 
-async def reach_broker(settings: BrokerSettings, guard: StartGuard) -> None:
+async def reach_broker(settings: BrokerSettings, signals: StopSignals) -> None:
     """Connect to the external broker once, as the demo's links will, before starting.
 
     The links retry a lost broker for ever, by design: a broker that restarts is waited
@@ -166,7 +171,7 @@ async def reach_broker(settings: BrokerSettings, guard: StartGuard) -> None:
     # Awaited to its end, stop or not (at most the answer timeout): cancelled, aiomqtt left
     # its connect thread to start a task while the loop shut down ("Task was destroyed but
     # it is pending" and a traceback after the stop).
-    with guard.whole(
+    with signals.whole(
         f"the MQTT broker at {settings.url} has answered (at most {CLIENT_TIMEOUT:g} s)"
     ):
         error: BaseException | None = None
@@ -179,34 +184,22 @@ async def reach_broker(settings: BrokerSettings, guard: StartGuard) -> None:
 
 
 async def _main(options: DemoOptions, external: BrokerSettings | None) -> dict[str, Any] | None:
-    """Run the demo until a stop signal; None if the signal came while it was starting."""
+    """Run the demo until a stop signal (``studio.process.run_until_signalled``, as every
+    long-running command); None if the signal came while it was starting."""
     stop = asyncio.Event()
-    guard = StartGuard(stop)
+    signals = StopSignals()
+    played: dict[str, Any] | None = None
 
-    async def start_and_run() -> dict[str, Any]:
+    async def start_and_run() -> None:
+        nonlocal played
         if external is not None:
-            await reach_broker(external, guard)
-        return await run_demo(options, stop, start=guard)
+            await reach_broker(external, signals)
+        played = await run_demo(options, stop, signals=signals)
 
-    task = asyncio.create_task(start_and_run(), name="demo")
-    guard.task = task
-    loop = asyncio.get_running_loop()
-    for sig in STOP_SIGNALS:
-        loop.add_signal_handler(sig, guard.signal, sig)
-    if early_stop.take():  # stopped while the studio was loading: the demo never begins
-        guard.signal()
-    try:
-        return await task
-    except asyncio.CancelledError:
-        if not guard.cancelled:
-            raise  # cancelled from outside: not ours to swallow
-        return None
-    finally:
-        # The threads' work first (the cameras' deck profile, ~2 s), the handlers still in
-        # place: removed before, a second Ctrl-C then waited for it, silent (a review).
-        await loop.shutdown_default_executor()
-        for sig in STOP_SIGNALS:
-            loop.remove_signal_handler(sig)
+    await run_until_signalled(
+        start_and_run(), name="demo", on_stop=dump_threads_if_slow, signals=signals
+    )
+    return played
 
 
 def register(app: typer.Typer) -> None:

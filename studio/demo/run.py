@@ -53,8 +53,8 @@ from studio.demo.dealer import DealerBot
 from studio.demo.faults import FaultInjector
 from studio.demo.players import PlayerBots
 from studio.demo.status import show_status
-from studio.demo.stopping import StartGuard
 from studio.errors import ConfigError, StoreError
+from studio.process import StopSignals
 from studio.rules.ruleset import ruleset_from_spec
 from studio.store import Database, EventLog, safe_url
 from studio.store.database import LOCK_WATCH_INTERVAL, kept_nowhere, sqlite_file
@@ -183,12 +183,29 @@ async def run_demo(
     stop: asyncio.Event,
     on_ready: Callable[[DemoHandle], Awaitable[None] | None] | None = None,
     *,
-    start: StartGuard | None = None,
+    signals: StopSignals | None = None,
 ) -> dict[str, Any]:
-    """Run the demo until ``stop`` is set; what it played. ``start``: how stop signals reach
-    the start (``studio demo``: a signal cancels it; see studio.demo.stopping); the steps it
-    runs whole, a cancellation never cuts in two."""
-    guard = start or StartGuard(stop)
+    """Run the demo until ``stop`` is set; what it played. ``signals``: the process's stop
+    signals (``studio demo``: ``studio.process``), which the start runs its whole steps with
+    and is told by that the demo runs, ``stop`` its stop event.
+
+    So a stop signal until the banner cancels the start wherever it is, and what had started
+    shuts down in order, but for a step that must not be cut in two, run whole: a signal
+    during it stops the start as soon as it is done (the external broker's first answer,
+    ``studio.demo.cli.reach_broker``; the database's lock with the demo's mark; the rounds
+    the last run left, cancelled with their alerts; the manager's new password, which ends
+    that user's sessions). The controller's start is not one: cut, it logs its own clean
+    stops. From the banner on a signal sets ``stop``, and the demo stops its bots, drains
+    its devices and records the rounds in progress as interrupted. A second signal, in the
+    start or in the stop, ends the process at once.
+
+    Until 2026-12-07 a signal only set ``stop``, which the demo looked at after its whole
+    start: a Ctrl-C in its first second gave the full start first (3.9 to 5.9 s: the
+    banner, a new manager password, the last run's rounds cancelled), a second one was
+    ignored, and a start stuck on a database that accepted the connection and never
+    answered went on until the driver gave up (61 s)."""
+    if signals is None:  # (no process's signals: a test's run)
+        signals = StopSignals()
     # The file, if any, and the environment (STUDIO_WEB__PLATFORM_TOKEN ...), as every process.
     base = load_config(options.config)
     broker = BrokerSettings(url=options.broker) if options.broker else base.broker
@@ -255,7 +272,7 @@ async def run_demo(
         # Whole: the lock counts a start, which the mark then takes as the demo's; cut
         # between, the next demo counted a start of another process and refused the
         # database for good (a review: a Ctrl-C 0-6 ms after the lock).
-        with guard.whole("the demo's database is marked"):
+        with signals.whole("the demo's database is marked"):
             # See run_controller: watched, a lock lost stops the demo.
             await stack.enter_async_context(
                 db.exclusive("studio controller", watch=LOCK_WATCH_INTERVAL)
@@ -292,7 +309,7 @@ async def run_demo(
             raise DemoBehindBroker(demo_refusal(exc, broker, database)) from exc
         # Whole: a round cancelled whose alerts are not closed yet would keep its table
         # paused, and the next start would not see the round to close them.
-        with guard.whole("the last run's rounds are cancelled"):
+        with signals.whole("the last run's rounds are cancelled"):
             await restart_tables(service)
             # The rounds this run opens (the closing line counts those it settles).
             run_started = rfc3339(service.clock())
@@ -305,7 +322,7 @@ async def run_demo(
         console_settings = settings_from_config(config)  # as `studio controller run`
         password = options.manager_password or secrets.token_urlsafe(9)
         # Whole: a new password whose user's old sessions were left alive.
-        with guard.whole("the manager's new password is set"):
+        with signals.whole("the manager's new password is set"):
             if await users.get(options.manager_user) is None:
                 await users.add(options.manager_user, password, "manager", by="demo")
             else:
@@ -361,7 +378,7 @@ async def run_demo(
                 )
             injector.camera_mismatch = lambda t: _arm_mismatch(cameras, t)
         handle = DemoHandle(url, options.manager_user, password, token, service, sims, injector)
-        guard.started()  # a signal from here on stops the running demo (``stop``)
+        signals.started(stop)  # a signal from here on stops the running demo (``stop``)
         _print_banner(options, handle, config)
 
         group = await stack.enter_async_context(asyncio.TaskGroup())
