@@ -6,23 +6,22 @@ Ctrl-C then raised ``KeyboardInterrupt`` somewhere in an import: a traceback (ex
 or, inside code that cannot raise (a callback of a compiled library), "Exception ignored"
 and the process started all the same. So for those commands the signal is only noted
 here, from the entry point's first lines on, and honoured as a clean stop once the
-command runs (``take``). This module imports nothing heavy: it must load first.
+command runs (``take``). A second one ends the process at once, as a second signal does
+wherever the command is (``stop_now``; ``studio.process``). This module imports nothing
+heavy: it must load first.
 """
 
 from __future__ import annotations
 
+import contextlib
 import signal
-from collections.abc import Callable
+import sys
 from types import FrameType
+from typing import NoReturn
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 # The commands that run until stopped: (command, subcommand), or a command alone.
 _LONG_RUNNING = {("controller", "run"), ("drivers", "run"), ("camera", "run"), ("demo",)}
-
-_DEFAULTS: dict[int, Callable[[int, FrameType | None], object] | int] = {
-    signal.SIGINT: signal.default_int_handler,
-    signal.SIGTERM: signal.SIG_DFL,
-}
 
 _noted: list[int] = []
 
@@ -37,11 +36,8 @@ def defer() -> None:
     """Note stop signals from now on instead of raising ``KeyboardInterrupt``."""
 
     def note(signum: int, _frame: FrameType | None) -> None:
-        if _noted:  # a second one: the start is stuck somewhere; stop now, as without this
-            for sig in STOP_SIGNALS:
-                signal.signal(sig, _DEFAULTS[sig])
-            signal.raise_signal(signum)
-            return
+        if _noted:  # a second one: the start is stuck somewhere
+            stop_now(signum)
         _noted.append(signum)
 
     for sig in STOP_SIGNALS:
@@ -53,3 +49,19 @@ def take() -> bool:
     came = bool(_noted)
     _noted.clear()
     return came
+
+
+def stop_now(signum: int) -> NoReturn:
+    """A second stop signal: end the process at once, by the signal's default action, with
+    one line on stderr (no clean stop: what a kill leaves, the next start handles). Also
+    called from a signal handler, amid any code."""
+    # (From a signal handler, a write under way on the same stream raises RuntimeError.)
+    with contextlib.suppress(Exception):
+        sys.stdout.flush()
+    with contextlib.suppress(Exception):
+        sys.stderr.write(f"{signal.Signals(signum).name} again: stopping at once\n")
+        sys.stderr.flush()
+    for sig in STOP_SIGNALS:
+        signal.signal(sig, signal.SIG_DFL)
+    signal.raise_signal(signum)
+    raise SystemExit(128 + signum)  # (not reached: the default action ends the process)

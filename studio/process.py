@@ -33,7 +33,6 @@ import faulthandler
 import linecache
 import logging
 import signal
-import sys
 from collections.abc import Callable, Coroutine, Iterator
 from pathlib import Path
 from types import FrameType
@@ -45,6 +44,7 @@ from studio import early_stop
 from studio.bus import require_shared_broker
 from studio.config.loader import load_config
 from studio.config.models import StudioConfig
+from studio.early_stop import stop_now
 from studio.errors import StudioError
 
 STOP_SIGNALS = early_stop.STOP_SIGNALS
@@ -234,21 +234,6 @@ class StopSignals:
         if self._cancelled:
             raise asyncio.CancelledError
         self._stop = stop
-
-
-def stop_now(signum: int) -> NoReturn:
-    """A second stop signal: end the process at once, by the signal's default action (no
-    clean stop: what a kill leaves, the next start handles)."""
-    # (From a signal handler, a write under way on the same stream raises RuntimeError.)
-    with contextlib.suppress(Exception):
-        sys.stdout.flush()
-    with contextlib.suppress(Exception):
-        sys.stderr.write(f"{signal.Signals(signum).name} again: stopping at once\n")
-        sys.stderr.flush()
-    for sig in STOP_SIGNALS:
-        signal.signal(sig, signal.SIG_DFL)
-    signal.raise_signal(signum)
-    raise SystemExit(128 + signum)  # (not reached: the default action ends the process)
 
 
 def _stop_now_handler(signum: int, _frame: FrameType | None) -> None:

@@ -162,6 +162,32 @@ def test_a_second_signal_ends_the_process_in_a_whole_step_or_its_own_stop(
     assert "after the step" not in out, out
 
 
+LOADING = """
+import signal
+
+from studio import early_stop
+
+early_stop.defer()  # as the entry point's first lines
+signal.raise_signal(signal.SIGINT)
+print("noted", flush=True)
+signal.raise_signal(signal.SIGINT)
+print("went on", flush=True)
+"""
+
+
+def test_a_second_signal_while_the_command_loads_ends_it_at_once(tmp_path: Path) -> None:
+    # Before: SIGINT's default handler again, a KeyboardInterrupt traceback wherever the
+    # import was.
+    path = tmp_path / "loading.py"
+    path.write_text(LOADING)
+    child = subprocess.run(
+        [sys.executable, str(path)], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert child.returncode == -signal.SIGINT, (child.stdout, child.stderr)
+    assert child.stdout == "noted\n"
+    assert child.stderr == f"SIGINT {AGAIN}\n"
+
+
 async def _said(caplog: pytest.LogCaptureFixture, words: str) -> None:
     async with asyncio.timeout(10):
         while words not in caplog.text:
