@@ -230,7 +230,8 @@ def test_a_database_that_never_answers_is_said_so(tmp_path: Path) -> None:
 @pytest.mark.timeout(60)
 def test_a_second_signal_stops_at_once(tmp_path: Path) -> None:
     # The first signal waits for the broker's answer (the attempt is not cut: at most its
-    # 5 s); the second ends the process by the signal at once (it was ignored).
+    # 5 s); the second ends the process by the signal at once (it was ignored). No timing
+    # is asserted (shared machines): the exit status tells a kill from the clean stop.
     with _silent_listener() as silent:
         broker = f"mqtt://127.0.0.1:{silent.getsockname()[1]}"
         args = [str(STUDIO), "demo", "--broker", broker, "--database", f"sqlite:///{tmp_path}/d.db"]
@@ -239,11 +240,9 @@ def test_a_second_signal_stops_at_once(tmp_path: Path) -> None:
             process.send_signal(signal.SIGTERM)
             time.sleep(0.5)
             process.send_signal(signal.SIGTERM)
-            second = time.monotonic()
             out, err = process.communicate(timeout=20)
-            took = time.monotonic() - second
             connection.close()
+    # Killed by the signal: the attempt, had it been waited for, ends in a clean exit.
     assert process.returncode == -signal.SIGTERM, (out, err)
-    assert took < 3.0, took  # not the attempt's 5 s
     assert "SIGTERM again: stopping at once" in err, err
     assert BANNER not in out
