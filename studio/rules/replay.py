@@ -24,6 +24,7 @@ round without a decisive vote runs to the timer.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
@@ -67,6 +68,27 @@ def _require(cond: bool, message: str) -> None:
         raise ReplayInputError(message)
 
 
+def _flag(data: Mapping[str, Any], key: str, default: bool, where: str = "") -> bool:
+    """A yes/no field: JSON's true or false (until 2026-12-07 any value, through ``bool``:
+    ``"false"`` was a yes). ``where``: the place named in the refusal ("box 2: ")."""
+    value = data.get(key, default)
+    _require(isinstance(value, bool), f"{where}{key} must be true or false, not {_json(value)}")
+    return bool(value)
+
+
+def _count(data: Mapping[str, Any], key: str) -> int:
+    value = data.get(key, 0)
+    _require(
+        isinstance(value, int) and not isinstance(value, bool) and value >= 0,
+        f"{key} must be a whole number >= 0, not {_json(value)}",
+    )
+    return int(value)
+
+
+def _json(value: object) -> str:
+    return json.dumps(value, default=str)[:40]
+
+
 def _seat_lists(data: Mapping[str, Any], key: str) -> dict[int, list[Any]]:
     raw = data.get(key) or {}
     _require(isinstance(raw, Mapping), f"{key} must be an object keyed by seat number")
@@ -92,8 +114,8 @@ def build_round(data: Mapping[str, Any]) -> tuple[Round, list[str]]:
     except RuleError as exc:
         raise ReplayInputError(f"ruleset: {exc}") from exc
     config = RoundConfig(
-        shoe_cards_dealt=int(data.get("shoe_cards_dealt", 0)),
-        new_shoe=bool(data.get("new_shoe", False)),
+        shoe_cards_dealt=_count(data, "shoe_cards_dealt"),
+        new_shoe=_flag(data, "new_shoe", False),
     )
     cards = data.get("cards")
     _require(isinstance(cards, list), "missing field 'cards' (a list of card codes)")
@@ -146,18 +168,28 @@ def build_round(data: Mapping[str, Any]) -> tuple[Round, list[str]]:
         placed.sort(key=lambda item: int(item[1]["wager"]))
     for seat, wager in placed:
         stake = wager["stake"]
-        _require(isinstance(stake, str | int), f"box {seat}: stake must be a decimal string")
+        _require(
+            isinstance(stake, str | int) and not isinstance(stake, bool),
+            f"box {seat}: stake must be a decimal string, not {_json(stake)}",
+        )
+        where = f"box {seat}: "
+        flags = {
+            key: _flag(wager, key, default, where)
+            for key, default in (
+                ("behind", False),
+                ("auto_consent", False),
+                ("behind_double", True),
+                ("allow_bet_behind", True),
+            )
+        }
         try:
             rnd.place_wager(
                 seat,
                 str(wager["player"]),
                 Decimal(str(stake)) if isinstance(stake, int) else stake,
                 wager.get("side_bets") or {},
-                behind=bool(wager.get("behind", False)),
-                auto_consent=bool(wager.get("auto_consent", False)),
-                behind_double=bool(wager.get("behind_double", True)),
                 behind_split=wager.get("behind_split", "follow"),
-                allow_bet_behind=bool(wager.get("allow_bet_behind", True)),
+                **flags,
             )
         except RuleError as exc:
             raise ReplayInputError(f"box {seat}, player {wager['player']}: {exc}") from exc
@@ -173,7 +205,10 @@ def run(data: Mapping[str, Any]) -> Round:
     for box in data["boxes"]:
         for wager in box["wagers"]:
             if "insurance" in wager and wager["insurance"] is not None:
-                insurance[(box["seat"], str(wager["player"]))] = bool(wager["insurance"])
+                where = f"box {box['seat']}: "
+                insurance[(box["seat"], str(wager["player"]))] = _flag(
+                    wager, "insurance", False, where
+                )
     shoe = iter(enumerate(codes, start=1))
 
     def draw_card() -> None:

@@ -238,6 +238,8 @@ def _shown(value: object) -> str:
 def _money(value: Decimal | str | int) -> Decimal:
     if isinstance(value, float):
         raise WagerError("money must be a decimal string, not a float")
+    if isinstance(value, bool):  # (an int to Python: True was a stake of 1.00)
+        raise WagerError(f"money must be a decimal string, not {value}")
     try:
         amount = Decimal(value)
     except Exception as exc:

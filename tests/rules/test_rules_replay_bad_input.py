@@ -11,9 +11,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from studio.cli import app
+from studio.rules.errors import WagerError
+from studio.rules.round import Round
+from studio.rules.ruleset import ruleset_from_spec
 
 DOC = {
     "ruleset": "clubhouse",
@@ -86,3 +90,48 @@ def test_a_real_process_prints_no_traceback(tmp_path: Path) -> None:
     assert done.stderr == (
         f"error: {path} is not UTF-8 text (byte 0x80 at position 0, line 1); save it as UTF-8\n"
     )
+
+
+def _with_wager(**fields: object) -> dict[str, object]:
+    wager = {"player": "p1", "stake": "10.00", **fields}
+    return {**DOC, "boxes": [{"seat": 1, "wagers": [wager]}]}
+
+
+@pytest.mark.parametrize(
+    ("doc", "message"),
+    [
+        # JSON's true is a Python int: it was a stake of 1.00, or a traceback (Decimal("True")).
+        (_with_wager(stake=True), "box 1: stake must be a decimal string, not true"),
+        (
+            _with_wager(side_bets={"perfect_pairs": True}),
+            "box 1, player p1: money must be a decimal string, not True",
+        ),
+        # bool("false") is True: a string was taken for yes.
+        (_with_wager(behind="false"), 'box 1: behind must be true or false, not "false"'),
+        (_with_wager(insurance="no"), 'box 1: insurance must be true or false, not "no"'),
+        ({**DOC, "new_shoe": 1}, "new_shoe must be true or false, not 1"),
+        (
+            {**DOC, "shoe_cards_dealt": "12"},
+            'shoe_cards_dealt must be a whole number >= 0, not "12"',
+        ),
+        ({**DOC, "shoe_cards_dealt": -1}, "shoe_cards_dealt must be a whole number >= 0, not -1"),
+    ],
+)
+def test_a_field_of_the_wrong_type_is_refused_not_read_as_something_else(
+    tmp_path: Path, doc: dict[str, object], message: str
+) -> None:
+    path = tmp_path / "round.json"
+    path.write_text(json.dumps(doc))
+    code, output = replay([str(path)])
+    assert code == 1, output
+    assert output.strip() == f"error: {message}"
+
+
+def test_the_engine_refuses_a_boolean_as_money() -> None:
+    rnd = Round(ruleset_from_spec("clubhouse"))
+    rnd.open_betting()
+    with pytest.raises(WagerError, match="not True"):
+        rnd.place_wager(1, "p1", True)
+    with pytest.raises(WagerError, match="not True"):
+        rnd.place_wager(1, "p1", "10.00", {"perfect_pairs": True})
+    assert not rnd.boxes  # (nothing placed)
