@@ -284,6 +284,12 @@ async def run_until_signalled(
         finally:
             for sig in STOP_SIGNALS:
                 loop.remove_signal_handler(sig)
+                if signals.count:
+                    # Still a second signal for the rest of the process's life (asyncio.run's
+                    # end, the exit): the loop's removal put back Python's defaults, and one
+                    # there was a KeyboardInterrupt traceback or exit 130 (a failure to
+                    # systemd: Restart=on-failure restarted a controller stopped by two).
+                    signal.signal(sig, _stop_now_handler)
             if watchdog is not None:
                 watchdog.cancel()
                 with contextlib.suppress(asyncio.CancelledError):

@@ -5,8 +5,10 @@ from __future__ import annotations
 import asyncio
 import signal
 from asyncio.subprocess import Process
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+
+from studio.early_stop import STOP_SIGNALS
 
 
 async def wait_line(
@@ -41,3 +43,16 @@ async def interrupted(process: Process, within: float) -> tuple[bytes, bytes]:
     process.send_signal(signal.SIGINT)
     async with asyncio.timeout(within):
         return await process.communicate()
+
+
+@contextmanager
+def stop_handlers_kept() -> Iterator[None]:
+    """The test process's SIGINT/SIGTERM handlers as they were, after a test that signalled
+    ``run_until_signalled`` in this process (it leaves its stop-at-once handlers for the
+    rest of a process's life: a developer's Ctrl-C would end the test run at once)."""
+    saved = {sig: signal.getsignal(sig) for sig in STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for sig, handler in saved.items():
+            signal.signal(sig, handler)

@@ -13,11 +13,19 @@ import logging
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from process_support import stop_handlers_kept
 
 from studio import process
+
+
+@pytest.fixture(autouse=True)
+def _stop_handlers_kept() -> Iterator[None]:
+    with stop_handlers_kept():
+        yield
 
 
 async def test_a_stop_that_takes_long_says_what_it_waits_for(

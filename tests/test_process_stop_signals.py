@@ -24,10 +24,18 @@ from pathlib import Path
 from typing import IO
 
 import pytest
+from process_support import stop_handlers_kept
 
 from studio import early_stop, process
 
 AGAIN = "again: stopping at once"
+
+
+@pytest.fixture(autouse=True)
+def _stop_handlers_kept() -> Iterator[None]:
+    with stop_handlers_kept():
+        yield
+
 
 # A production process (run_process alone) whose clean stop is slow: awaiting something
 # that does not answer, or blocked in a call.
@@ -160,6 +168,43 @@ def test_a_second_signal_ends_the_process_in_a_whole_step_or_its_own_stop(
     assert child.returncode == -signal.SIGTERM, (out, err)
     assert f"SIGTERM {AGAIN}" in err, err
     assert "after the step" not in out, out
+
+
+# A process whose work has stopped and which has more to do before it exits (asyncio.run's
+# end, a command's last lines: 0.2-0.4 s in the real ones).
+AFTER_THE_STOP = """
+import asyncio
+import time
+
+from studio import process
+
+
+async def work() -> None:
+    print("started", flush=True)
+    await asyncio.sleep(3600)
+
+
+process.run_process(work, name="ending")
+print("stopped", flush=True)
+time.sleep(3600)  # (not reached)
+"""
+
+
+def test_a_second_signal_after_the_work_stopped_still_ends_the_process_at_once(
+    tmp_path: Path,
+) -> None:
+    # Before: Python's own handler again (the loop put it back): a KeyboardInterrupt
+    # traceback, or exit 130 through typer, which systemd takes for a failure.
+    with _child(tmp_path, AFTER_THE_STOP, "") as child:
+        assert child.stdout is not None
+        _read_until(child.stdout, "started")
+        child.send_signal(signal.SIGINT)
+        _read_until(child.stdout, "stopped")
+        child.send_signal(signal.SIGINT)
+        out, err = child.communicate(timeout=60)
+    assert child.returncode == -signal.SIGINT, (out, err)
+    assert err.endswith(f"SIGINT {AGAIN}\n"), err
+    assert "Traceback" not in err, err
 
 
 LOADING = """
