@@ -13,8 +13,9 @@ and answers SIGINT and SIGTERM (Ctrl-C; what a supervisor such as systemd sends)
   still loading (``studio.early_stop``) is taken as the first one as the loop starts: the
   work never begins. A stop still going after ``STOP_REPORT_AFTER`` says what it waits for;
 - a second signal, wherever the process is (still loading, its start, a whole step, its
-  stop, its event loop blocked in a call), ends it at once by the signal's own default action, with one
-  line on stderr (``SIGINT again: stopping at once``; exit status 130 or 143 in a shell):
+  stop, the rest of its life after that; its event loop blocked in a call, once the loop
+  has read the first), ends it at once by the signal's own default action, with one line
+  on stderr (``SIGINT again: stopping at once``; exit status 130 or 143 in a shell):
   the clean stop is not waited for, and what a kill leaves the next start handles (the
   controller tells and logs an unclean stop).
 
