@@ -88,7 +88,7 @@ from drivers.codecs import (
     codec_for,
 )
 from drivers.health import REASON_LIMIT, HealthStatus, health_report, pack_reasons
-from drivers.run_lock import RunLock
+from drivers.run_lock import DeviceBusyError, RunLock
 from drivers.state import StateFile, wire_id_fields
 from drivers.transport import Transport, open_transport
 from studio.backoff import Backoff, RepeatedFailure, run_forever
@@ -658,6 +658,15 @@ class DeviceDriver:
                 group.create_task(self._health_ticker(), name=f"health:{name}")
 
     async def _session(self) -> None:
+        if self.run_lock is not None:
+            # The device's endpoint lock follows what the port leads to now (a link may
+            # have been re-pointed since the last open): never open a device another
+            # process holds, and never keep the lock of one this driver no longer uses.
+            try:
+                self.run_lock.follow_port()
+            except DeviceBusyError as exc:
+                # As a port that cannot be opened now: retried with backoff, health says why.
+                raise DeviceError(f"{self.settings.port} not opened: {exc}") from exc
         transport = await open_transport(self.settings.port, self.settings.baudrate)
         self.stats["connects"] += 1
         self._sessions += 1

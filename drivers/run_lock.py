@@ -17,7 +17,10 @@ lock, in the same folder of this machine, is named by the device's endpoint (the
 path with every link resolved, or ``socket://host:port``; :func:`endpoint_of`). A TCP
 serial server (ser2net, the simulator) serves whichever client connected last, so two
 such instances took the link from each other, RESEND filled in, and every card went out
-twice under two seq ranges (a review).
+twice under two seq ranges (a review). That lock follows the port: a link re-pointed
+while the driver runs (the simulator's pty after a replug, ``/dev/serial/by-id/...`` after
+a USB re-enumeration) moves it to the new target as the driver reopens the port
+(:meth:`RunLock.follow_port`).
 
 It is not the state file's own lock (``{table}__{device}.json.lock``, taken for a few
 milliseconds by each save and by ``forget-device``): that one must stay free while the
@@ -68,12 +71,16 @@ def endpoint_of(port: str) -> str:
 
 def endpoint_lock_path(port: str) -> Path | None:
     """This machine's lock of the device at ``port`` (:func:`endpoint_of`), in this user's
-    folder of session locks; ``None`` without a safe folder. Named by a hash: an endpoint
-    holds characters (``/``, ``:``) a file name cannot."""
+    folder of session locks; ``None`` without a safe folder."""
+    return _endpoint_lock_path(endpoint_of(port))
+
+
+def _endpoint_lock_path(endpoint: str) -> Path | None:
+    # Named by a hash: an endpoint holds characters (``/``, ``:``) a file name cannot.
     folder = lock_dir()
     if folder is None:
         return None
-    digest = hashlib.sha256(endpoint_of(port).encode()).hexdigest()[:24]
+    digest = hashlib.sha256(endpoint.encode()).hexdigest()[:24]
     return folder / f"device-{digest}.run.lock"
 
 
@@ -103,11 +110,16 @@ class RunLock:
         self._machine = machine
         # The endpoint's lock, taken last (a refusal names the state dir's or the session's
         # lock first, as before): whatever else differs, one device, one process.
-        endpoint = endpoint_lock_path(port) if port else None
-        self._endpoint = FileLock(endpoint, follow=False) if endpoint is not None else None
+        # What the port led to when that lock was made (None: to be looked at again).
+        self._endpoint_name = endpoint_of(port) if port else None
+        where = _endpoint_lock_path(self._endpoint_name) if self._endpoint_name else None
+        self._endpoint = FileLock(where, follow=False) if where is not None else None
         if self._endpoint is not None:
             self._files.append(self._endpoint)
         self._taken: list[FileLock] = []
+        # Between acquire and release (``held`` is not: the locks that could not be made,
+        # served without, are not in ``_taken``).
+        self._acquired = False
 
     @classmethod
     def of_device(
@@ -154,10 +166,60 @@ class RunLock:
                 self.release()
                 raise DeviceBusyError(self._busy(lock))
             self._taken.append(lock)
+        self._acquired = True
 
     def release(self) -> None:
+        self._acquired = False
         while self._taken:
             self._taken.pop().release()
+
+    def follow_port(self) -> None:
+        """Called as the driver (re)opens the port, while the locks are held: if the port now
+        leads elsewhere (a link re-pointed: a replugged pty, ``/dev/serial/by-id/...`` after
+        a USB re-enumeration), the endpoint lock moves to the new target. The old one is
+        let go first, come what may: this process no longer uses that device, and holding
+        it refused another process whose port leads there now (a review), while the new
+        target was not locked at all. Raises :class:`DeviceBusyError` if another process
+        holds the new target's lock: the port must not be opened (asked again at the next
+        open, so the lock is taken once that process lets go)."""
+        if not self.port or self._endpoint is None or not self._acquired:
+            return  # no endpoint lock (no safe folder), or not run under its locks
+        name = endpoint_of(self.port)
+        if name == self._endpoint_name:
+            return
+        path = _endpoint_lock_path(name)
+        if path is None:
+            return
+        old, lock = self._endpoint, FileLock(path, follow=False)
+        if old in self._taken:
+            self._taken.remove(old)
+            old.release()
+            _LOGGER.info(
+                "%s of table %s: its port %s now leads to %s (was %s): its lock moves there",
+                self.device_id,
+                self.table_id,
+                self.port,
+                name,
+                self._endpoint_name,
+            )
+        self._files[self._files.index(old)] = lock
+        self._endpoint, self._endpoint_name = lock, name
+        try:
+            taken = lock.acquire()
+        except OSError as exc:
+            _LOGGER.warning(
+                "%s of table %s: cannot take its run lock %s (%s): served without it",
+                self.device_id,
+                self.table_id,
+                lock.path,
+                exc.strerror or exc,
+            )
+            return
+        if not taken:
+            busy = self._busy(lock)
+            self._endpoint_name = None  # not ours: tried again at the next open
+            raise DeviceBusyError(busy)
+        self._taken.append(lock)
 
     def holder(self) -> int | None:
         """The pid the holder of the state dir's lock wrote in the file, if it can be read."""
@@ -167,8 +229,8 @@ class RunLock:
         pid = lock.holder()
         by = f"held by pid {pid}" if pid is not None else "held"
         same = ""
-        if lock is self._endpoint and self.port:
-            same = f", the same device {endpoint_of(self.port)}"
+        if lock is self._endpoint and self._endpoint_name:
+            same = f", the same device {self._endpoint_name}"
         elif lock is self._machine:
             same = ", the same broker and MQTT client id"
         return (
