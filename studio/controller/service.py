@@ -43,6 +43,7 @@ from studio.contract import (
     Topics,
     utc_now,
 )
+from studio.contract.rounds import rfc3339
 from studio.contract.topics import device_of, table_of
 from studio.controller.alerts import (
     Alert,
@@ -644,7 +645,8 @@ class ControllerService:
             await asyncio.wait(set(self._in_flight))
 
     async def interrupt_rounds(self, reason: str) -> list[str]:
-        """Record every round in progress as interrupted (clean shutdown)."""
+        """Record every round in progress as interrupted (``studio demo``'s clean stop, whose
+        next start cancels them; ``studio controller run`` leaves them in progress)."""
         interrupted = []
         for table_id in self.tables:
             try:
@@ -665,7 +667,9 @@ class ControllerService:
                     table.round_id,
                     table.table,
                     status="interrupted",
-                    ended=self.clock().isoformat(),
+                    # The contract's time, as every other time the index holds (``since``
+                    # and ``until`` compare them as strings).
+                    ended=rfc3339(self.clock()),
                 )
                 interrupted.append(table.round_id)
         return interrupted
