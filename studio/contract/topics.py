@@ -88,6 +88,16 @@ class Topics:
     def dealer_prompt(self) -> str:
         return f"{self.base}/dealer/prompt"
 
+    # The controller's own
+    def numbering_check(self, marker: str) -> str:
+        """A controller start's marker (``{}``, not retained; ``#`` gives the filter of
+        them all), published once its subscriptions to the tables' retained ``round/state``
+        are acknowledged and read back by it alone: brokers send the retained messages
+        first, so its return says they have all come (studio.controller.numbering)."""
+        if marker not in ("+", "#"):
+            _segment(marker, "marker")
+        return f"{self.base}/controller/numbering_check/{marker}"
+
     # Game platform input
     @property
     def game_commands(self) -> str:

@@ -147,7 +147,7 @@ async def published_numbering(
     except TimeoutError:
         return None
     topics = {table: Topics(table).round_state for table in tables}
-    marker = f"{Topics(tables[0]).base}/controller/numbering_check/{secrets.token_hex(6)}"
+    marker = Topics(tables[0]).numbering_check(secrets.token_hex(6))
     async with contextlib.AsyncExitStack() as stack:
         subs: dict[str, Subscription[_StateNumbers]] = {}
         for table, topic in topics.items():
@@ -281,18 +281,17 @@ def _unanswered(numbers: Mapping[str, Any], unanswered: Unanswered) -> None:
     if not unchecked:  # every table's state came: all checked
         _LOGGER.info("the broker did not hand back %s; every table's state came", unanswered.marker)
         return
-    base = Topics("+").base
     _LOGGER.warning(
         "the broker did not answer the start's check (its marker %s never came back): the "
         "numbering of %s was not checked against their retained state (a log "
         "restored from an older backup would number rounds and events again that the "
         "platforms have taken; docs/operations.md, Backups). Likely cause: the broker's ACL "
         "does not let the controller read %s and read and write "
-        "%s/controller/numbering_check/# (docs/security.md, Broker and devices)",
+        "%s (docs/security.md, Broker and devices)",
         unanswered.marker,
         ", ".join(unchecked),
         Topics("+").round_state,
-        base,
+        Topics("+").numbering_check("#"),
     )
 
 
