@@ -105,17 +105,22 @@ def _query_names(dependant: Dependant) -> list[str]:
 
 
 def refuse_unknown_query(request: Request) -> None:
-    """422 for a query parameter the route does not declare, naming it and those it takes.
+    """422 for a query parameter the route does not declare, naming it and those it takes;
+    then for one it declares given more than once, or given empty.
 
     The known ones are read from the route itself, so they cannot drift from its
     parameters. Until 2026-12-06 an unknown one was ignored: a misspelt catch-up filter
     (``?sinse=``, or ``?table=`` on ``/api/tables/{t}/rounds``) answered 200 with the
-    newest 100 rounds, unfiltered, as if they were the ones asked for.
+    newest 100 rounds, unfiltered, as if they were the ones asked for. Until 2026-12-07 a
+    repeated one was read as its last value (``since=A&since=B``, ``limit=1&limit=2``) and
+    an empty filter as none (``player=``: every round), 200 either way (a consumer's
+    review); no read takes a list, and the streams refuse a repeated ``after`` or ``token``.
     """
     route = request.scope.get("route")
     known = _query_names(route.dependant) if isinstance(route, APIRoute) else []
     unknown = [name for name in dict.fromkeys(request.query_params) if name not in known]
     if not unknown:
+        _refuse_repeated_or_empty(request)
         return
     takes = ", ".join(known) if known else "none"
     # Shaped as FastAPI's own 422 for a bad query parameter (``limit=0``): one error each.
@@ -130,6 +135,34 @@ def refuse_unknown_query(request: Request) -> None:
             for name in unknown
         ],
     )
+
+
+def _refuse_repeated_or_empty(request: Request) -> None:
+    """422 for each query parameter given more than once or with no value, in the order
+    the query names them (the answer's words: the value is not echoed)."""
+    errors = []
+    for name in dict.fromkeys(request.query_params):
+        values = request.query_params.getlist(name)
+        if len(values) > 1:
+            errors.append(
+                {
+                    "type": "repeated",
+                    "loc": ["query", name],
+                    "msg": f"query parameter {name!r} given {len(values)} times: give it once "
+                    "(one value is read, and which is not for the server to guess)",
+                }
+            )
+        elif not values[0]:
+            errors.append(
+                {
+                    "type": "empty",
+                    "loc": ["query", name],
+                    "msg": f"query parameter {name!r} is empty: give it a value, or leave "
+                    "it out (an empty filter is not read as no filter)",
+                }
+            )
+    if errors:
+        raise HTTPException(422, errors)
 
 
 def reader_dependency(ctx: WebContext) -> Callable[[Request], Awaitable[str]]:
