@@ -297,8 +297,8 @@ STEM_CHANGE: Final = 0.06  # share of the symbol's height or width a stem must a
 # it taken at 720p, most above 0.7; three or more holes in most), whose left-over clump
 # matched a pip (a club or a diamond at 0.74 over a 3H's middle), one that no rank's
 # arrangement has, and a sure index reading was vetoed. A number card's body pips lose at
-# most 0.17 to it (seven designs, 720p hard), and a suit symbol encloses no paper: a court
-# card's pip joined to its picture's lines loses up to 0.75 of the blob, but encloses none.
+# most 0.17 to it (seven designs, 720p hard), and a suit symbol encloses no paper (two
+# held-out queens' pips joined to their picture's lines lost 0.70 and 0.75, enclosing none).
 STEM_INK: Final = 1 / 3
 
 
