@@ -68,6 +68,7 @@ from studio.console.users import (
     UserStore,
     default_hasher,
 )
+from studio.controller.alerts import PAUSING
 from studio.controller.commands import RoundNotInPlay, check_reason
 from studio.controller.table import ROUND_PHASES
 from studio.errors import StoreError, StudioError
@@ -404,6 +405,73 @@ def with_results(state: dict[str, Any], events: list[dict[str, Any]]) -> dict[st
     return state
 
 
+_PAUSING_CODES = frozenset(code.value for code in PAUSING)
+
+
+def refund_text(refunds: Any) -> str:
+    """What a round's ``refunds`` (its ``round_cancelled`` data) gave back, in words."""
+    if not isinstance(refunds, Mapping):
+        return "refunded"
+    wagers = [w for box in refunds.get("boxes") or [] for w in box.get("wagers") or []]
+    if not wagers:
+        return "no wagers to refund"
+    total = (refunds.get("totals") or {}).get("payouts")
+    count = f"{len(wagers)} wager{'' if len(wagers) == 1 else 's'}"
+    return f"{total} refunded ({count})" if total else f"{count} refunded"
+
+
+def pause_of(
+    state: Mapping[str, Any], alerts: list[dict[str, Any]], events: list[dict[str, Any]]
+) -> dict[str, Any] | None:
+    """Why ``state``'s table is paused: ``person`` (``by``, ``why``, ``at`` of the pause in
+    force, from the round's ``manager_action`` events; ``{}`` when the record read holds
+    none) and ``alerts`` (the ids of its open alerts that pause it). None when not paused.
+
+    The table state carries only ``paused``: a person's pause is the last pause or resume
+    the log holds (a refused resume is not logged), an alert's any open alert of a pausing
+    code (``studio.controller.alerts.PAUSING``)."""
+    if not state.get("paused"):
+        return None
+    table = state.get("table")
+    ids = [
+        str(a.get("alert_id"))
+        for a in alerts
+        if a.get("table") == table and a.get("code") in _PAUSING_CODES
+    ]
+    person: dict[str, Any] | None = None
+    for event in reversed(events):
+        data = _mapping(event.get("data"))
+        if event.get("type") == "manager_action" and data.get("verb") in ("pause", "resume"):
+            if data.get("verb") == "pause":
+                person = {"by": data.get("by"), "why": data.get("why"), "at": event.get("ts")}
+            break
+    if person is None and not ids:
+        person = {}  # paused, not by an alert: a person's pause this record does not hold
+    return {"person": person, "alerts": ids}
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _resolved_round(alert: Mapping[str, Any]) -> Any:
+    """The round in play when ``alert`` was resolved (its resolution's ``before``)."""
+    return _mapping(_mapping(alert.get("resolution")).get("before")).get("round_id")
+
+
+def still_paused_text(pause: Mapping[str, Any] | None) -> str:
+    """ "; table still paused by ...": what keeps a table paused after an action."""
+    if not pause:
+        return ""
+    parts = []
+    person = pause.get("person")
+    if person is not None:
+        parts.append(f"a pause by {person.get('by')}" if person.get("by") else "a pause")
+    if pause.get("alerts"):
+        parts.append(f"open alerts {', '.join(pause['alerts'])}")
+    return f"; table still paused by {' and '.join(parts)}"
+
+
 @dataclass(frozen=True, slots=True)
 class RoundCursor:
     """Where a page of the round search goes on: the rounds started before ``started``,
@@ -599,6 +667,32 @@ class Console:
         except (KeyError, StudioError):
             return []
         return list(record.get("events", []))
+
+    async def table_pause(
+        self, state: Mapping[str, Any], user: User, events: list[dict[str, Any]] | None = None
+    ) -> dict[str, Any] | None:
+        """:func:`pause_of` ``state``'s table (its round's events read unless given)."""
+        if not state.get("paused"):
+            return None
+        if events is None:
+            events = await self.timeline(state)
+        return pause_of(state, self.open_alerts(state.get("table"), user), events)
+
+    async def resolved_detail(self, alert: Mapping[str, Any]) -> dict[str, Any] | None:
+        """What the resolution of ``alert`` (the view the resolve call returns) did: the
+        data of its ``manager_action`` event (``refunds``, ``round_over``...). The view
+        carries no such detail; the event is logged under the round in play then (the
+        resolution's ``before``). None when the record holds no such event."""
+        events = await self.timeline({"round_id": _resolved_round(alert)})
+        for event in reversed(events):
+            data = _mapping(event.get("data"))
+            if (
+                event.get("type") == "manager_action"
+                and data.get("verb") == "resolve"
+                and data.get("alert_id") == alert.get("alert_id")
+            ):
+                return dict(data)
+        return None
 
     async def audit_status(self, force: bool = False) -> tuple[ChainReport, ChainReport] | None:
         """The event log's chain and the admin log's, verified at most every 30 s and one
@@ -854,11 +948,43 @@ def build_router(console: Console) -> APIRouter:
                 # The service's own check is a pydantic error the console would answer 500.
                 choices = ", ".join(RESOLUTIONS)
                 raise StudioError(f"unknown resolution {action!r}: one of {choices}")
-            return await console.controller.resolve_alert(
+            done = await console.controller.resolve_alert(
                 alert_id, action, user=user.username, reason=why, card=card.strip().upper() or None
             )
+            # The notice says what the resolution did (a cancel's refunds, or that its
+            # round was over; the table still paused): it said only "resolved: cancel".
+            try:
+                outcome = await resolved_outcome(done) if isinstance(done, Mapping) else ""
+            except (StoreError, StudioError, KeyError) as exc:
+                # Resolved all the same: its outcome is only unread (not a 503 "send it again").
+                _LOGGER.warning("alert %s resolved; its outcome not read: %s", alert_id, exc)
+                outcome = ""
+            notices.append(f"alert {alert_id} resolved: {action}{outcome}")
+            return done
 
-        return await console.act(request, back, run(), f"alert {alert_id} resolved: {action}")
+        async def resolved_outcome(done: Mapping[str, Any]) -> str:
+            detail = await console.resolved_detail(done) or {}
+            outcome = ""
+            if "round_over" in detail:
+                outcome = f": round {detail['round_over']} was already over, nothing cancelled"
+            elif "refunds" in detail:
+                rid = _resolved_round(done)
+                outcome = f": round {rid} cancelled, {refund_text(detail['refunds'])}"
+            elif action == "cancel" and detail:
+                outcome = ": no round in play, nothing cancelled"
+            table_id = done.get("table")
+            if table_id:
+                try:
+                    state = console.controller.table_state(table_id)
+                except KeyError:  # a table no longer configured
+                    return outcome
+                outcome += still_paused_text(await console.table_pause(state, user))
+            return outcome
+
+        notices: list[str] = []
+        return await console.act(
+            request, back, run(), lambda _: notices[-1] if notices else f"alert {alert_id} resolved"
+        )
 
     # ------------------------------------------------------------ tables
 
