@@ -211,22 +211,39 @@ class StopSignals:
     def whole(self, done: str) -> Iterator[None]:
         """Run the ``with`` body to its end whatever signal comes meanwhile (but a second,
         which ends the process); a signal that came cancels the work right after it
-        (:class:`asyncio.CancelledError` here), unless the body raised (its error ends the
-        work anyway). ``done``: what the stop waits for, as said ("the controller has
-        started"). Nested, the outermost step counts."""
+        (:class:`asyncio.CancelledError` here; the body's own error, if it raised, goes on
+        and the work is cancelled all the same). ``done``: what the stop waits for, as said
+        ("the controller has started"). Nested, the outermost step counts."""
         self._steps.append(done)
         try:
             yield
-        finally:
+        except BaseException:
             self._steps.pop()
-        if not self._steps and self._pending:
-            self._pending = False
-            self._cancelled = True
+            # (A work that handled the body's error and went on kept running: the signal
+            # was lost; a review.)
+            if self._stop_after_step() and self._task is not None:
+                self._task.cancel()
+            raise
+        self._steps.pop()
+        if self._stop_after_step():
             # From the work's own task: raised here, nothing after the step runs. From a
             # task of its own (a task group's): the work is cancelled too.
             if self._task is not None and asyncio.current_task() is not self._task:
                 self._task.cancel()
             raise asyncio.CancelledError
+
+    def _stop_after_step(self) -> bool:
+        """Whether a signal came during the outermost whole step, which has just ended: the
+        work is then cancelled."""
+        if self._steps or not self._pending:
+            return False
+        self._pending = False
+        self._cancelled = True
+        return True
+
+    def serve(self, task: asyncio.Task[Any]) -> None:
+        """``task`` is the work's: the one a signal cancels (:func:`run_until_signalled`)."""
+        self._task = task
 
     def started(self, stop: asyncio.Event) -> None:
         """The work has started and stops itself once ``stop`` is set: a signal from now on
@@ -258,7 +275,7 @@ async def run_until_signalled(
     signals = StopSignals() if signals is None else signals
     loop = asyncio.get_running_loop()
     task = asyncio.create_task(work, name=name)
-    signals._task = task
+    signals.serve(task)
     waiting = asyncio.current_task()  # (this one: not listed by the stop's report)
     watchdog: asyncio.Task[None] | None = None
 
@@ -283,14 +300,20 @@ async def run_until_signalled(
         try:
             await loop.shutdown_default_executor()
         finally:
-            for sig in STOP_SIGNALS:
-                loop.remove_signal_handler(sig)
-                if signals.count:
-                    # Still a second signal for the rest of the process's life (asyncio.run's
-                    # end, the exit): the loop's removal put back Python's defaults, and one
-                    # there was a KeyboardInterrupt traceback or exit 130 (a failure to
-                    # systemd: Restart=on-failure restarted a controller stopped by two).
-                    signal.signal(sig, _stop_now_handler)
+            # After a signal, a second one still ends the process for the rest of its life
+            # (asyncio.run's end, the exit): the loop's removal puts back Python's defaults,
+            # and one there was a KeyboardInterrupt traceback or exit 130 (a failure to
+            # systemd: Restart=on-failure restarted a controller stopped by two). Held back
+            # meanwhile: one between the removal and stop_now's handler met the default.
+            held = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS) if signals.count else None
+            try:
+                for sig in STOP_SIGNALS:
+                    loop.remove_signal_handler(sig)
+                    if signals.count:
+                        signal.signal(sig, _stop_now_handler)
+            finally:
+                if held is not None:
+                    signal.pthread_sigmask(signal.SIG_SETMASK, held)
             if watchdog is not None:
                 watchdog.cancel()
                 with contextlib.suppress(asyncio.CancelledError):

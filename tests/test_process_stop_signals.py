@@ -269,6 +269,40 @@ async def test_a_whole_step_runs_to_its_end_then_the_work_is_cancelled(
     assert signals.cancelled
 
 
+async def test_a_signal_in_a_whole_step_that_raised_still_stops_a_work_that_went_on(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # Before: the step's error handled, the work ran on and the signal was lost.
+    caplog.set_level(logging.WARNING, logger="studio.process")
+    signals = process.StopSignals()
+    in_step = asyncio.Event()
+    finish = asyncio.Event()
+    done: list[str] = []
+
+    async def work() -> None:
+        try:
+            with signals.whole("the step is done"):
+                in_step.set()
+                await finish.wait()
+                raise ValueError("the step failed")
+        except ValueError:
+            done.append("handled")
+        await asyncio.sleep(3600)
+        done.append("ran on")
+
+    running = asyncio.create_task(
+        process.run_until_signalled(work(), name="worker", signals=signals)
+    )
+    await in_step.wait()
+    signal.raise_signal(signal.SIGINT)
+    await _said(caplog, "stopping once the step is done")
+    finish.set()
+    async with asyncio.timeout(30):
+        assert await running is True
+    assert done == ["handled"]
+    assert signals.cancelled
+
+
 async def test_a_whole_step_in_a_child_task_cancels_the_work_after_it() -> None:
     signals = process.StopSignals()
     in_step = asyncio.Event()
