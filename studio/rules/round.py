@@ -404,6 +404,8 @@ class Round:
                 f"stake {amount} outside the table limits {table.min_bet}..{table.max_bet}"
             )
         sides: dict[SideBetKind, Decimal] = {}
+        if side_bets is not None and not isinstance(side_bets, Mapping):
+            raise WagerError(f"side bets are an object of name: amount, not {_shown(side_bets)}")
         given = list((side_bets or {}).items())
         if self.logic >= 4:
             # By name: the event log keeps a command's keys sorted, so a replay placed them

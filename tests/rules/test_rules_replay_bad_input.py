@@ -135,3 +135,15 @@ def test_the_engine_refuses_a_boolean_as_money() -> None:
     with pytest.raises(WagerError, match="not True"):
         rnd.place_wager(1, "p1", "10.00", {"perfect_pairs": True})
     assert not rnd.boxes  # (nothing placed)
+
+
+@pytest.mark.parametrize("side_bets", [True, ["21+3"], "21+3"])
+def test_side_bets_that_are_not_an_object_are_refused(tmp_path: Path, side_bets: object) -> None:
+    # Before: an AttributeError traceback ('bool' object has no attribute 'items').
+    path = tmp_path / "round.json"
+    path.write_text(json.dumps(_with_wager(side_bets=side_bets)))
+    code, output = replay([str(path)])
+    assert code == 1, output
+    assert output.strip().startswith(
+        "error: box 1, player p1: side bets are an object of name: amount, not "
+    ), output
