@@ -343,7 +343,8 @@ def without_stem(
 
 
 def encloses_paper(local: NDArray[np.bool_]) -> bool:
-    """Does a blob enclose paper (a hole of more than a couple of pixels)?"""
+    """Does a blob enclose paper: a hole of a pixel or more (its contour, traced on the ink
+    round it, encloses an area of 2 or more: a single pixel's is 2)?"""
     contours, hierarchy = cv2.findContours(
         local.astype(np.uint8), cv2.RETR_CCOMP, cv2.CHAIN_APPROX_NONE
     )
