@@ -154,19 +154,22 @@ class RunLock:
             try:
                 taken = lock.acquire()
             except OSError as exc:
-                _LOGGER.warning(
-                    "%s of table %s: cannot take its run lock %s (%s): served without it",
-                    self.device_id,
-                    self.table_id,
-                    lock.path,
-                    exc.strerror or exc,
-                )
+                self._served_without(lock, exc)
                 continue
             if not taken:
                 self.release()
                 raise DeviceBusyError(self._busy(lock))
             self._taken.append(lock)
         self._acquired = True
+
+    def _served_without(self, lock: FileLock, exc: OSError) -> None:
+        _LOGGER.warning(
+            "%s of table %s: cannot take its run lock %s (%s): served without it",
+            self.device_id,
+            self.table_id,
+            lock.path,
+            exc.strerror or exc,
+        )
 
     def release(self) -> None:
         self._acquired = False
@@ -184,6 +187,11 @@ class RunLock:
         open, so the lock is taken once that process lets go)."""
         if not self.port or self._endpoint is None or not self._acquired:
             return  # no endpoint lock (no safe folder), or not run under its locks
+        if not self.port.startswith("socket://") and not os.path.exists(self.port):
+            # A link with nothing behind it for now (a pty being replaced, a USB device
+            # unplugged): the open fails anyway, and the device's lock is kept; given up,
+            # another process could take it and refuse this one its own device (a review).
+            return
         name = endpoint_of(self.port)
         if name == self._endpoint_name:
             return
@@ -207,13 +215,7 @@ class RunLock:
         try:
             taken = lock.acquire()
         except OSError as exc:
-            _LOGGER.warning(
-                "%s of table %s: cannot take its run lock %s (%s): served without it",
-                self.device_id,
-                self.table_id,
-                lock.path,
-                exc.strerror or exc,
-            )
+            self._served_without(lock, exc)
             return
         if not taken:
             busy = self._busy(lock)

@@ -134,3 +134,23 @@ async def test_a_port_now_leading_to_a_device_another_process_runs_is_not_opened
             await rec.wait(lambda: driver.online)
             with pytest.raises(DeviceBusyError, match=f"the same device {pts_c}"):
                 _other(tmp_path, "later", pts_c).acquire()
+
+
+def test_a_port_with_nothing_behind_it_keeps_its_devices_lock(tmp_path: Path) -> None:
+    # Before: a missing link's "target" was the link itself; the device's lock was let go,
+    # another process took it, and the driver was refused its own device when it came back.
+    device = tmp_path / "ttyA"
+    device.write_text("")
+    link = tmp_path / "port"
+    link.symlink_to(device)
+    ours = RunLock(tmp_path / "ours" / "t__dev.run.lock", "t", "dev", port=str(link))
+    ours.acquire()
+    try:
+        link.unlink()  # unplugged, for now
+        ours.follow_port()
+        with pytest.raises(DeviceBusyError, match="the same device"):
+            _other(tmp_path, "other", str(device)).acquire()
+        link.symlink_to(device)  # back
+        ours.follow_port()
+    finally:
+        ours.release()
