@@ -812,10 +812,14 @@ def build_router(console: Console) -> APIRouter:
 
     # ------------------------------------------------------------ overview
 
-    def _overview_context(user: User) -> dict[str, Any]:
+    async def _overview_context(user: User) -> dict[str, Any]:
         alerts = console.open_alerts(user=user)
+        tables = console.tables()
+        for state in tables:
+            if state.get("paused"):  # why: its round's record read for a paused table only
+                state["pause"] = pause_of(state, alerts, await console.timeline(state))
         return {
-            "tables": console.tables(),
+            "tables": tables,
             "table_alerts": alerts,
             "open_alert_count": len(alerts),
             "open_alert_marks": alerts,
@@ -823,11 +827,11 @@ def build_router(console: Console) -> APIRouter:
 
     @router.get("/", response_class=HTMLResponse)
     async def overview(request: Request, user: Viewer) -> Response:
-        return console.render(request, "overview.html", user=user, **_overview_context(user))
+        return console.render(request, "overview.html", user=user, **await _overview_context(user))
 
     @router.get("/fragments/overview", response_class=HTMLResponse)
     async def overview_fragment(request: Request, user: Viewer) -> Response:
-        return console.render(request, "_overview.html", user=user, **_overview_context(user))
+        return console.render(request, "_overview.html", user=user, **await _overview_context(user))
 
     # ------------------------------------------------------------ alerts
 
@@ -995,10 +999,13 @@ def build_router(console: Console) -> APIRouter:
             raise StarletteHTTPException(404, f"no table {table!r}") from None
         state = while_link_down(state, console.broker_link())
         timeline = await console.timeline(state)
+        alerts = console.open_alerts(table, user)
+        # Why it is paused, and by whom: the state says only that it is (a review).
+        state["pause"] = pause_of(state, alerts, timeline)
         return {
             "t": with_results(state, timeline),
             "timeline": timeline,
-            "table_alerts": console.open_alerts(table, user),
+            "table_alerts": alerts,
         }
 
     @router.get("/tables/{table}", response_class=HTMLResponse)
