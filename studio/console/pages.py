@@ -389,6 +389,10 @@ def with_results(state: dict[str, Any], events: list[dict[str, Any]]) -> dict[st
             break
     if not isinstance(result, Mapping):
         return state
+    if key == "refunds" and state.get("phase") == "settled":
+        # The phase after a cancel is "settled", as after a settlement: the pages say
+        # "cancelled (refunded)" from this (they said SETTLED, a review).
+        state["cancelled"] = True
     by_seat: dict[Any, dict[int, Mapping[str, Any]]] = {}
     for box in result.get("boxes") or []:
         hands = box.get("hands") or []
@@ -816,8 +820,12 @@ def build_router(console: Console) -> APIRouter:
         alerts = console.open_alerts(user=user)
         tables = console.tables()
         for state in tables:
-            if state.get("paused"):  # why: its round's record read for a paused table only
-                state["pause"] = pause_of(state, alerts, await console.timeline(state))
+            # Its round's record is read only when needed: why a paused table is paused,
+            # and whether a round over was cancelled (its phase is "settled" either way).
+            if state.get("paused") or state.get("phase") == "settled":
+                events = await console.timeline(state)
+                state["pause"] = pause_of(state, alerts, events)
+                with_results(state, events)
         return {
             "tables": tables,
             "table_alerts": alerts,
@@ -1091,7 +1099,13 @@ def build_router(console: Console) -> APIRouter:
                 table, user=user.username, reason=why, round_id=meant
             )
 
-        done = f"{table}: round {meant} cancelled" if meant else f"{table}: round cancelled"
+        def done(result: Any) -> str:
+            # What was refunded: the controller's ``refunds`` (the notice said only
+            # "cancelled", a review).
+            refunds = _mapping(result).get("refunds")
+            said = f"{table}: round {meant} cancelled" if meant else f"{table}: round cancelled"
+            return f"{said}, {refund_text(refunds)}" if refunds is not None else said
+
         return await console.act(request, back, run(), done)
 
     # ------------------------------------------------------------ dealer display
