@@ -464,13 +464,13 @@ def _resolved_round(alert: Mapping[str, Any]) -> Any:
 
 
 def still_paused_text(pause: Mapping[str, Any] | None) -> str:
-    """ "; table still paused by ...": what keeps a table paused after an action."""
+    """What keeps a table paused after an action: "; table still paused by ...", or ""."""
     if not pause:
         return ""
     parts = []
     person = pause.get("person")
     if person is not None:
-        parts.append(f"a pause by {person.get('by')}" if person.get("by") else "a pause")
+        parts.append(str(person.get("by") or "a person's pause"))
     if pause.get("alerts"):
         parts.append(f"open alerts {', '.join(pause['alerts'])}")
     return f"; table still paused by {' and '.join(parts)}"

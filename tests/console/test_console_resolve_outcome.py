@@ -36,7 +36,7 @@ async def test_a_cancel_says_what_it_refunded_and_what_still_pauses_the_table(
     message = await resolve(http, token, alert["alert_id"], "cancel")
     assert message == (
         f"alert {alert['alert_id']} resolved: cancel: round bj1-R1 cancelled, "
-        "10.00 refunded (1 wager); table still paused by a pause by dealer"
+        "10.00 refunded (1 wager); table still paused by dealer"
     )
 
 
@@ -54,7 +54,7 @@ async def test_a_cancel_of_a_round_already_over_says_nothing_was_cancelled(
     message = await resolve(http, token, second["alert_id"], "cancel")
     assert message == (
         f"alert {second['alert_id']} resolved: cancel: round bj1-R1 was already over, "
-        "nothing cancelled; table still paused by a pause by dealer"
+        "nothing cancelled; table still paused by dealer"
     )
 
 
