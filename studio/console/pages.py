@@ -823,7 +823,15 @@ def build_router(console: Console) -> APIRouter:
             # Its round's record is read only when needed: why a paused table is paused,
             # and whether a round over was cancelled (its phase is "settled" either way).
             if state.get("paused") or state.get("phase") == "settled":
-                events = await console.timeline(state)
+                try:
+                    events = await console.timeline(state)
+                except StoreError as exc:
+                    # The overview reads no other record: it stays up, these details left out
+                    # (the table's own page says the database failed).
+                    _LOGGER.warning(
+                        "overview: %s's round record not read: %s", state.get("table"), exc
+                    )
+                    continue
                 state["pause"] = pause_of(state, alerts, events)
                 with_results(state, events)
         return {

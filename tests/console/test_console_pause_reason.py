@@ -10,9 +10,15 @@ shows a short reason.
 
 from __future__ import annotations
 
+from typing import Any
+
 import httpx
+import pytest
+from console_double import InMemoryController
 from console_helpers import login
 from test_console_hand_results import Round, dealt  # noqa: F401
+
+from studio.errors import StoreError
 
 
 def note(page: str) -> str:
@@ -55,3 +61,22 @@ async def test_a_table_not_paused_has_no_pause_note(
     await login(http, "viewer")
     for url in ("/console/tables/bj1", "/console/"):
         assert 'data-field="paused-by"' not in (await http.get(url)).text, url
+
+
+async def test_the_overview_stays_up_when_a_paused_tables_record_cannot_be_read(
+    client: httpx.AsyncClient, controller: InMemoryController, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The overview reads a round record only for a paused (or settled) table: a database
+    # error there leaves the note out, not the overview down. (The in-memory double.)
+    await controller.start_round("bj1", {1: "p-1"})
+    await controller.pause("bj1", user="dealer", reason="player dispute at seat 1")
+
+    async def unreadable(round_id: str) -> dict[str, Any]:
+        raise StoreError(f"the database did not answer reading {round_id}")
+
+    monkeypatch.setattr(controller, "round_record", unreadable)
+    await login(client, "viewer")
+    page = await client.get("/console/")
+    assert page.status_code == 200
+    card = page.text.split('data-table-card="bj1"')[1].split("</article>")[0]
+    assert "PAUSED" in card and 'data-field="paused-by"' not in card
