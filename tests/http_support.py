@@ -98,3 +98,24 @@ async def app_client(database: Database, table_id: str) -> AsyncIterator[httpx.A
         transport = httpx.ASGITransport(app=create_app(ctx), raise_app_exceptions=False)
         async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
             yield client
+
+
+PLATFORM_AUTH = {"Authorization": "Bearer s3cret-token"}
+
+
+@asynccontextmanager
+async def platform_api(
+    database: Database,
+) -> AsyncIterator[tuple[httpx.AsyncClient, ControllerService]]:
+    """The REST API of a controller with one table, ``bj1`` (clubhouse), in-process, as a
+    platform calls it (its bearer token), and the controller (to index rounds)."""
+    log, fanout = EventLog(database), Fanout(bus=None)
+    config = StudioConfig(tables=[TableSettings(id="bj1", ruleset="clubhouse")])
+    async with ControllerService(config, None, log, fanout, timers=False) as controller:
+        ctx = WebContext(fanout=fanout, log=log, db=database, controller=controller)
+        ctx.extras["platform_token"] = "s3cret-token"
+        transport = httpx.ASGITransport(app=create_app(ctx))
+        async with httpx.AsyncClient(
+            transport=transport, base_url="http://testserver", headers=PLATFORM_AUTH
+        ) as client:
+            yield client, controller

@@ -12,30 +12,18 @@ from collections.abc import AsyncIterator
 
 import httpx
 import pytest
+from http_support import platform_api
 
-from studio.config import StudioConfig, TableSettings
-from studio.controller import ControllerService
-from studio.store import Database, EventLog
-from studio.streams import Fanout
-from studio.web import WebContext, create_app
+from studio.store import Database
 
-AUTH = {"Authorization": "Bearer s3cret-token"}
 ROUNDS = "since, until, player, alert, limit"
 
 
 @pytest.fixture
 async def http(database: Database) -> AsyncIterator[httpx.AsyncClient]:
-    log, fanout = EventLog(database), Fanout(bus=None)
-    config = StudioConfig(tables=[TableSettings(id="bj1", ruleset="clubhouse")])
-    async with ControllerService(config, None, log, fanout, timers=False) as controller:
+    async with platform_api(database) as (client, controller):
         await controller.rounds.upsert("bj1-R1", "bj1", started="2026-12-01T10:00:00+00:00")
-        ctx = WebContext(fanout=fanout, log=log, db=database, controller=controller)
-        ctx.extras["platform_token"] = "s3cret-token"
-        transport = httpx.ASGITransport(app=create_app(ctx))
-        async with httpx.AsyncClient(
-            transport=transport, base_url="http://testserver", headers=AUTH
-        ) as client:
-            yield client
+        yield client
 
 
 @pytest.mark.parametrize(
