@@ -451,6 +451,12 @@ class CsrfMiddleware:
                 # the login page sends a live session on to where it was going.
                 await _login_again(scope, receive, send, form)
                 return
+            console = getattr(conn.app.state, "console", None)
+            if console is not None and "text/html" in conn.headers.get("accept", ""):
+                # A console form gone stale in a browser (its user logged in again, or out, in
+                # another tab): the error page, not bare JSON (a review). Nothing was done.
+                await console.stale_form(Request(scope))(scope, receive, send)
+                return
             await _refuse(scope, receive, send, "CSRF token missing or invalid: reload the page")
             return
         if body is None:

@@ -747,6 +747,22 @@ class Console:
             )
         return JSONResponse({"detail": message}, status_code=503)
 
+    def stale_form(self, request: Request) -> Response:
+        """403 for a browser's form whose CSRF token is not its session's (the CSRF check,
+        before any route): the error page, saying that nothing was done and what to do."""
+        return self.render(
+            request,
+            "error.html",
+            status_code=403,
+            user=None,
+            title="Form out of date",
+            message=(
+                "This form was out of date (you logged in again, or out, since it was "
+                "loaded, perhaps in another tab): nothing was done. Go back, reload the "
+                "page and submit it again."
+            ),
+        )
+
     def _action_error(self, request: Request, back: str, message: str, status: int) -> Response:
         if _wants_json(request):
             return JSONResponse({"ok": False, "detail": message}, status_code=status)

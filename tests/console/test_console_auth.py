@@ -188,6 +188,28 @@ async def test_a_token_from_another_session_is_refused(
     assert not controller.calls
 
 
+async def test_a_browsers_stale_form_gets_the_error_page_not_json(
+    app: FastAPI, controller: InMemoryController
+) -> None:
+    # A tab's form after its user logged in again in another tab: before, a bare JSON 403.
+    transport = httpx.ASGITransport(app=app)
+    async with (
+        httpx.AsyncClient(transport=transport, base_url="http://testserver") as before,
+        httpx.AsyncClient(transport=transport, base_url="http://testserver") as browser,
+    ):
+        stale = await login(before, "manager")  # the form's token, from the earlier session
+        await login(browser, "manager")  # (the session the browser holds now)
+        response = await browser.post(
+            "/console/tables/bj1/pause",
+            data={"reason": "testing", "csrf_token": stale},
+            headers={"accept": "text/html,application/xhtml+xml"},
+        )
+    assert response.status_code == 403
+    assert response.headers["content-type"].startswith("text/html")
+    assert "Form out of date" in response.text and "nothing was done" in response.text
+    assert not controller.calls
+
+
 async def test_viewer_cannot_resolve_and_dealer_cannot_cancel(
     client: httpx.AsyncClient, app: FastAPI, controller: InMemoryController
 ) -> None:
