@@ -3,34 +3,20 @@
 
 from __future__ import annotations
 
-import httpx
+from http_support import platform_api
 
-from studio.config import StudioConfig, TableSettings
-from studio.controller import ControllerService
-from studio.store import Database, EventLog
-from studio.streams import Fanout
-from studio.web import WebContext, create_app
-
-AUTH = {"Authorization": "Bearer s3cret-token"}
+from studio.store import Database
 
 
 async def test_an_unknown_table_in_the_query_is_a_404(database: Database) -> None:
-    log, fanout = EventLog(database), Fanout(bus=None)
-    config = StudioConfig(tables=[TableSettings(id="bj1", ruleset="clubhouse")])
-    async with ControllerService(config, None, log, fanout, timers=False) as controller:
-        ctx = WebContext(fanout=fanout, log=log, db=database, controller=controller)
-        ctx.extras["platform_token"] = "s3cret-token"
-        transport = httpx.ASGITransport(app=create_app(ctx))
-        async with httpx.AsyncClient(
-            transport=transport, base_url="http://testserver", headers=AUTH
-        ) as http:
-            path = await http.get("/api/tables/nope/rounds")
-            assert path.status_code == 404
-            for url in ("/api/rounds?table=nope", "/api/alerts?table=nope"):
-                answer = await http.get(url)
-                assert (answer.status_code, answer.json()) == (404, path.json()), url
-            for url in ("/api/rounds?table=bj1", "/api/alerts?table=bj1", "/api/rounds"):
-                assert (await http.get(url)).status_code == 200, url
+    async with platform_api(database) as (http, _):
+        path = await http.get("/api/tables/nope/rounds")
+        assert path.status_code == 404
+        for url in ("/api/rounds?table=nope", "/api/alerts?table=nope"):
+            answer = await http.get(url)
+            assert (answer.status_code, answer.json()) == (404, path.json()), url
+        for url in ("/api/rounds?table=bj1", "/api/alerts?table=bj1", "/api/rounds"):
+            assert (await http.get(url)).status_code == 200, url
 
 
 async def test_a_table_taken_out_of_the_configuration_still_lists_its_rounds(
@@ -38,18 +24,10 @@ async def test_a_table_taken_out_of_the_configuration_still_lists_its_rounds(
 ) -> None:
     """Its rounds are in the index: an auditor lists them by `?table=` or its path (a
     review: the 404 for unknown tables hid a decommissioned table's rounds)."""
-    log, fanout = EventLog(database), Fanout(bus=None)
-    config = StudioConfig(tables=[TableSettings(id="bj1", ruleset="clubhouse")])
-    async with ControllerService(config, None, log, fanout, timers=False) as controller:
+    async with platform_api(database) as (http, controller):
         await controller.rounds.upsert("old-R1", "old", started="2026-12-01T10:00:00+00:00")
-        ctx = WebContext(fanout=fanout, log=log, db=database, controller=controller)
-        ctx.extras["platform_token"] = "s3cret-token"
-        transport = httpx.ASGITransport(app=create_app(ctx))
-        async with httpx.AsyncClient(
-            transport=transport, base_url="http://testserver", headers=AUTH
-        ) as http:
-            for url in ("/api/rounds?table=old", "/api/tables/old/rounds"):
-                answer = await http.get(url)
-                assert answer.status_code == 200, url
-                assert [r["round_id"] for r in answer.json()] == ["old-R1"], url
-            assert (await http.get("/api/alerts?table=old")).status_code == 404  # none kept
+        for url in ("/api/rounds?table=old", "/api/tables/old/rounds"):
+            answer = await http.get(url)
+            assert answer.status_code == 200, url
+            assert [r["round_id"] for r in answer.json()] == ["old-R1"], url
+        assert (await http.get("/api/alerts?table=old")).status_code == 404  # none kept
