@@ -189,6 +189,27 @@ def fmt_time(value: Any) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
+def shown_value(value: Any) -> str:
+    """A value of an alert's evidence as a manager reads it: a time as ``fmt_time``, an
+    object as ``key value`` pairs, a list comma-separated, yes/no, nothing for an empty
+    one (until 2026-12-07: JSON, ``null``, ``{}`` and raw RFC 3339 times; a review)."""
+    if value is None or value == "" or value == {} or value == []:
+        return ""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, str):
+        return fmt_time(value) if _RFC3339.fullmatch(value) else value
+    if isinstance(value, Mapping):
+        pairs = ((k, shown_value(v)) for k, v in value.items())
+        return ", ".join(f"{k} {v}" for k, v in pairs if v)
+    if isinstance(value, list | tuple):
+        return ", ".join(text for text in map(shown_value, value) if text)
+    return str(value)
+
+
+_RFC3339 = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)")
+
+
 def clock(value: Any) -> str:
     """``HH:MM:SS UTC`` of an RFC 3339 time (the broker banner's "since")."""
     try:
@@ -1542,6 +1563,7 @@ def _templates() -> Jinja2Templates:
     env.filters["clock"] = clock
     env.filters["alert_count"] = alert_count
     env.filters["tojson_compact"] = lambda value: json.dumps(value, sort_keys=True, default=str)
+    env.filters["shown"] = shown_value
     env.filters["urlq"] = lambda value: quote(str(value), safe="")
     return templates
 

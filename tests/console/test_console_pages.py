@@ -20,7 +20,7 @@ from console_double import InMemoryController
 from console_helpers import context, login
 
 from studio.console.charts import hourly_bars, uptime_rows
-from studio.console.pages import alert_sort_key
+from studio.console.pages import alert_sort_key, shown_value
 from studio.store import Database, EventLog
 from studio.streams import Fanout
 from studio.web import WebServer, create_app
@@ -378,3 +378,15 @@ async def test_console_without_a_controller_says_so(
         await login(http, "viewer")
         page = await http.get("/console/", headers={"accept": "text/html"})
         assert page.status_code == 503 and "round controller is not running" in page.text
+
+
+def test_evidence_values_read_as_words_not_json() -> None:
+    # Before: `ts 2026-12-07T10:59:20.455Z`, `data {}`, `serial null` and
+    # `data {"counted": 311, ...}` in the alert's evidence (a shift manager's review).
+    assert shown_value("2026-12-07T10:59:20.455Z") == "2026-12-07 10:59:20 UTC"
+    assert [shown_value(v) for v in (None, {}, [], "")] == ["", "", "", ""]
+    assert shown_value({"counted": 311, "detail": "", "expected": 312, "kind": "missing"}) == (
+        "counted 311, expected 312, kind missing"
+    )
+    assert shown_value([True, False, 0.97, "QH"]) == "yes, no, 0.97, QH"
+    assert shown_value("shoe reader jammed") == "shoe reader jammed"
