@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import subprocess
 from asyncio.subprocess import Process
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
+from pathlib import Path
 
 from studio.early_stop import STOP_SIGNALS
 
@@ -56,3 +58,26 @@ def stop_handlers_kept() -> Iterator[None]:
     finally:
         for sig, handler in saved.items():
             signal.signal(sig, handler)
+
+
+@contextmanager
+def running(
+    args: list[str], *, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> Iterator[subprocess.Popen[str]]:
+    """The command ``args`` started (in ``cwd``, with ``env``), its stdout and stderr read
+    as text, no stdin; killed at the end if it still runs."""
+    process = subprocess.Popen(
+        args,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        cwd=cwd,
+        env=env,
+    )
+    try:
+        yield process
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()

@@ -19,12 +19,12 @@ import signal
 import subprocess
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import IO
 
 import pytest
-from process_support import stop_handlers_kept
+from process_support import running, stop_handlers_kept
 
 from studio import early_stop, process
 
@@ -99,23 +99,10 @@ process.run_process(work, name="steps", signals=signals)
 """
 
 
-@contextmanager
-def _child(tmp_path: Path, script: str, mode: str) -> Iterator[subprocess.Popen[str]]:
+def _child(tmp_path: Path, script: str, mode: str) -> AbstractContextManager[subprocess.Popen[str]]:
     path = tmp_path / "child.py"
     path.write_text(script)
-    child = subprocess.Popen(
-        [sys.executable, str(path), mode],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        stdin=subprocess.DEVNULL,
-        text=True,
-    )
-    try:
-        yield child
-    finally:
-        if child.poll() is None:
-            child.kill()
-            child.wait()
+    return running([sys.executable, str(path), mode])
 
 
 def _read_until(stream: IO[str], needle: str) -> list[str]:

@@ -22,12 +22,12 @@ import sys
 import time
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import pytest
 from broker_support import MOSQUITTO_URL, clear_retained, reachable
-from process_support import interrupted, reaped, wait_line
+from process_support import interrupted, reaped, running, wait_line
 
 from studio.bus.embedded import free_port
 from studio.config import BrokerSettings
@@ -100,25 +100,9 @@ def _env() -> dict[str, str]:
     return {**os.environ, "PYTHONUNBUFFERED": "1"}
 
 
-@contextmanager
-def _running(args: list[str], cwd: Path) -> Iterator[subprocess.Popen[str]]:
-    """The command ``args`` started in ``cwd``, its output read as text; killed at the end
-    if it still runs."""
-    process = subprocess.Popen(
-        args,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        stdin=subprocess.DEVNULL,
-        text=True,
-        cwd=cwd,
-        env=_env(),
-    )
-    try:
-        yield process
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
+def _running(args: list[str], cwd: Path) -> AbstractContextManager[subprocess.Popen[str]]:
+    """The command ``args`` started in ``cwd``; killed at the end if it still runs."""
+    return running(args, cwd=cwd, env=_env())
 
 
 def _clean(out: str, err: str) -> None:
