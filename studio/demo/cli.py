@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import faulthandler
 import secrets
 from pathlib import Path
 from typing import Any, NoReturn
@@ -19,12 +18,7 @@ from studio.config.models import LOG_LEVELS, BrokerSettings, DatabaseSettings
 from studio.demo.database import ALLOW_OPTION
 from studio.demo.run import DemoOptions, first_mistake, run_demo
 from studio.errors import BusError, StoreError, StudioError
-from studio.process import (
-    StopSignals,
-    configure_logging,
-    dump_threads_if_slow,
-    run_until_signalled,
-)
+from studio.process import StopSignals, configure_logging, run_process
 from studio.store.database import async_url
 
 
@@ -105,13 +99,16 @@ def demo(
         port=port,
         allow_used_database=allow_used_database,
     )
-    try:
-        result = asyncio.run(_main(options, external if external and external.url else None))
-    except StudioError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from exc
-    finally:
-        faulthandler.cancel_dump_traceback_later()  # (a slow stop's, as studio.process's)
+    # Run as every long-running command (studio.process.run_process: a StudioError, alone or
+    # in a task group's error, is one line and exit status 2); the demo says its own stop.
+    signals = StopSignals()
+    result: dict[str, Any] | None = None
+
+    async def work() -> None:
+        nonlocal result
+        result = await _play(options, external if external and external.url else None, signals)
+
+    run_process(work, name="demo", say_stopped=False, signals=signals)
     if result is None:
         # Stopped while starting (studio.demo.run.run_demo): a clean stop, as any command's.
         typer.echo("\nDemo stopped cleanly while it was starting: no round played.")
@@ -183,23 +180,15 @@ async def reach_broker(settings: BrokerSettings, signals: StopSignals) -> None:
         raise BusError(f"{error}: the demo did not start") from error
 
 
-async def _main(options: DemoOptions, external: BrokerSettings | None) -> dict[str, Any] | None:
-    """Run the demo until a stop signal (``studio.process.run_until_signalled``, as every
-    long-running command); None if the signal came while it was starting."""
-    stop = asyncio.Event()
-    signals = StopSignals()
-    played: dict[str, Any] | None = None
-
-    async def start_and_run() -> None:
-        nonlocal played
-        if external is not None:
-            await reach_broker(external, signals)
-        played = await run_demo(options, stop, signals=signals)
-
-    await run_until_signalled(
-        start_and_run(), name="demo", on_stop=dump_threads_if_slow, signals=signals
-    )
-    return played
+async def _play(
+    options: DemoOptions, external: BrokerSettings | None, signals: StopSignals
+) -> dict[str, Any]:
+    """Start the demo and run it until its stop (a signal sets the event it was
+    :meth:`~StopSignals.started` with); what it played. A signal while it was starting
+    cancels it: nothing is returned then."""
+    if external is not None:
+        await reach_broker(external, signals)
+    return await run_demo(options, asyncio.Event(), signals=signals)
 
 
 def register(app: typer.Typer) -> None:

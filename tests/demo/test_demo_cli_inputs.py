@@ -239,3 +239,21 @@ async def test_a_reachable_broker_runs_and_stops_cleanly(tmp_path: Path, token: 
     assert process.returncode == 0, err
     assert b"Demo stopped cleanly" in out
     assert b"Traceback" not in err
+
+
+def test_a_studio_error_from_a_task_group_is_one_line_and_exit_2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # As the production commands (studio.process.run_process): until 2026-12-07 the demo
+    # ran its own asyncio.run and showed such an error, raised by one of its tables' tasks,
+    # as a traceback with exit status 1.
+    from studio.demo import cli as demo_cli
+    from studio.errors import StoreError
+
+    async def a_table_failing(*_: object) -> None:
+        raise ExceptionGroup("tables", [StoreError("the event log is not writable")])
+
+    monkeypatch.setattr(demo_cli, "_play", a_table_failing)
+    result = runner.invoke(app, ["demo", "--database", f"sqlite:///{tmp_path / 'demo.db'}"])
+    assert result.exit_code == 2, result.output
+    _one_error_line(result.output, "error: the event log is not writable")

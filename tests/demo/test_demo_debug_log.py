@@ -35,7 +35,7 @@ def test_a_debug_demo_logs_no_statement_parameters(
     caplog: pytest.LogCaptureFixture,
     library_levels: None,
 ) -> None:
-    async def a_demo_writing_a_hash(options: Any, external: Any) -> dict[str, Any]:
+    async def a_demo_writing_a_hash(options: Any, external: Any, signals: Any) -> dict[str, Any]:
         logging.getLogger("studio.demo").debug("the demo's own debug line")
         async with aiosqlite.connect(tmp_path / "demo.db") as db:
             await db.execute("CREATE TABLE users (name TEXT, hash TEXT)")
@@ -43,7 +43,7 @@ def test_a_debug_demo_logs_no_statement_parameters(
             await db.commit()
         return {"rounds": {"t1": 0}}
 
-    monkeypatch.setattr(demo_cli, "_main", a_demo_writing_a_hash)
+    monkeypatch.setattr(demo_cli, "_play", a_demo_writing_a_hash)
     caplog.set_level(logging.DEBUG)
     result = CliRunner().invoke(
         app, ["demo", "--log-level", "debug", "--database", f"sqlite:///{tmp_path / 'demo.db'}"]
