@@ -189,10 +189,13 @@ def fmt_time(value: Any) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-def shown_value(value: Any) -> str:
-    """A value of an alert's evidence as a manager reads it: a time as ``fmt_time``, an
-    object as ``key value`` pairs, a list comma-separated, yes/no, nothing for an empty
-    one (until 2026-12-07: JSON, ``null``, ``{}`` and raw RFC 3339 times; a review)."""
+def shown_value(value: Any, nested: bool = False) -> str:
+    """A value of an alert's evidence, a round event's data or a resolution's before and after
+    as a manager reads it: a time as ``fmt_time``, an object as ``key value`` pairs, a list
+    comma-separated, yes/no, nothing for an empty one (until 2026-12-07: JSON, ``null``,
+    ``{}`` and raw RFC 3339 times; a review). An object or a list of several inside another
+    is in brackets (``logic (engine 6, table 26), cards (QD, TH), paused yes``): flat, the
+    pairs of the inner one ran on into the outer's."""
     if value is None or value == "" or value == {} or value == []:
         return ""
     if isinstance(value, bool):
@@ -200,10 +203,15 @@ def shown_value(value: Any) -> str:
     if isinstance(value, str):
         return fmt_time(value) if _RFC3339.fullmatch(value) else value
     if isinstance(value, Mapping):
-        pairs = ((k, shown_value(v)) for k, v in value.items())
-        return ", ".join(f"{k} {v}" for k, v in pairs if v)
+        pairs = ((k, shown_value(v, nested=True)) for k, v in value.items())
+        text = ", ".join(f"{k} {v}" for k, v in pairs if v)
+        return f"({text})" if nested and text else text
     if isinstance(value, list | tuple):
-        return ", ".join(text for text in map(shown_value, value) if text)
+        items = [text for text in (shown_value(v, nested=True) for v in value) if text]
+        # Objects are in brackets already: a list of them is not bracketed again.
+        bracket = nested and len(items) > 1 and not all(isinstance(v, Mapping) for v in value)
+        text = ", ".join(items)
+        return f"({text})" if bracket else text
     return str(value)
 
 
@@ -1562,7 +1570,6 @@ def _templates() -> Jinja2Templates:
     env.filters["age"] = age
     env.filters["clock"] = clock
     env.filters["alert_count"] = alert_count
-    env.filters["tojson_compact"] = lambda value: json.dumps(value, sort_keys=True, default=str)
     env.filters["shown"] = shown_value
     env.filters["urlq"] = lambda value: quote(str(value), safe="")
     return templates
