@@ -68,7 +68,7 @@ from studio.console.users import (
     UserStore,
     default_hasher,
 )
-from studio.controller.alerts import PAUSING
+from studio.controller.alerts import PAUSING, AlertCode
 from studio.controller.commands import RoundNotInPlay, check_reason
 from studio.controller.table import ROUND_PHASES
 from studio.errors import StoreError, StudioError
@@ -204,7 +204,7 @@ def shown_value(value: Any, nested: bool = False) -> str:
         return fmt_time(value) if _RFC3339.fullmatch(value) else value
     if isinstance(value, Mapping):
         pairs = ((k, shown_value(v, nested=True)) for k, v in value.items())
-        text = ", ".join(f"{k} {v}" for k, v in pairs if v)
+        text = ", ".join(f"{_key_words(k)} {v}" for k, v in pairs if v)
         return f"({text})" if nested and text else text
     if isinstance(value, list | tuple):
         items = [text for text in (shown_value(v, nested=True) for v in value) if text]
@@ -216,6 +216,43 @@ def shown_value(value: Any, nested: bool = False) -> str:
 
 
 _RFC3339 = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)")
+
+
+# Codes the console shows (table phases, round statuses, alert codes, the kinds of a round's
+# records) as a manager reads them, where "_" and "." for a space would not do. Any other
+# code is shown so (``card_dealt``: "card dealt"); the code itself stays in the element's
+# title, for matching the logs (until 2026-12-07 the codes as they are: SHOE_CHANGE,
+# in_progress, unexpected_card; a review).
+LABELS: dict[str, str] = {
+    "waiting_shoe": "waiting for a shoe",
+    "in_progress": "in progress",
+    "misscan": "missed scan",
+    "game_before_time": "card drawn before bets closed",
+    "timeout": "alert unresolved too long",
+    "camera.card": "camera read",
+    "shoe.card": "shoe read",
+    "shoe.event": "shoe",
+    "shuffler.event": "shuffler",
+    "cutcard.event": "cut-card sensor",
+    "game.command": "platform command",
+    "out.alert": "alert",
+    "out.round_event": "round event",
+}
+
+
+def label(code: Any) -> str:
+    """A code (``shoe_change``, ``camera.card``) in words: ``LABELS``, else "_" and "." as
+    spaces. Nothing for none."""
+    if code is None:
+        return ""
+    text = str(code)
+    return LABELS.get(text) or text.replace("_", " ").replace(".", " ")
+
+
+def _key_words(key: Any) -> str:
+    """A field's name in words (``open_alerts``: "open alerts"), not ``label``'s: a field
+    ``timeout`` is no alert code."""
+    return str(key).replace("_", " ")
 
 
 def clock(value: Any) -> str:
@@ -1565,12 +1602,16 @@ def _templates() -> Jinja2Templates:
     env.globals["prefix"] = PREFIX
     env.globals["roles"] = Role
     env.globals["round_phases"] = ROUND_PHASES
+    # The round search offers them by name (a manager typed the code, card_mismatch).
+    env.globals["alert_codes"] = [code.value for code in AlertCode]
     env.filters["card"] = card_view
     env.filters["when"] = fmt_time
     env.filters["age"] = age
     env.filters["clock"] = clock
     env.filters["alert_count"] = alert_count
     env.filters["shown"] = shown_value
+    env.filters["label"] = label
+    env.filters["key_words"] = _key_words
     env.filters["urlq"] = lambda value: quote(str(value), safe="")
     return templates
 

@@ -214,7 +214,7 @@ async def run_console_scenario(
         await page.click("#sound-toggle")
     assert await page.locator("[data-alert-id]").count() == 0
     camera.misread_next = True
-    alert = page.locator("article.alert").filter(has_text="card_mismatch").first
+    alert = page.locator("article.alert").filter(has_text="card mismatch").first
     await alert.wait_for()
     await page.wait_for_function("() => window.studioCues >= 1")
     assert await page.is_visible("#alert-banner")

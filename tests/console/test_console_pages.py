@@ -181,7 +181,11 @@ async def test_round_search_page_and_exports(
     assert {r["round_id"] for r in as_json} == {first, second}
 
     record_page = (await client.get(f"/console/rounds/{first}")).text
-    types = re.findall(r"<td>\d+</td><td>[^<]*</td><td>([a-z_]+)</td>", record_page)
+    # Each type in words, its code in the title when they differ (round_started: "round started").
+    shown = re.findall(
+        r'<td>\d+</td><td>[^<]*</td><td(?: title="([a-z_.]+)")?>([a-z_. ]+)</td>', record_page
+    )
+    types = [code or text for code, text in shown]
     assert types == ["round_started", "card", "alert_raised", "round_settled"]
     record = (await client.get(f"/console/rounds/{first}/export.json")).json()
     assert record["summary"]["round_id"] == first and len(record["events"]) == 4

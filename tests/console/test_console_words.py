@@ -4,6 +4,9 @@ stored (a shift manager's walk, 2026-12-07, the LOW findings after dc9f88d).
 * A round's events on the table page's timeline and the round page, and a resolved alert's
   before and after, were JSON (``{"card": "TH", "serial": null, ...}``): now words, as an
   alert's evidence (``shown_value``).
+* Codes were shown as they are: a table's phase SHOE_CHANGE (upper case by the style sheet),
+  a round ``in_progress``, an alert ``unexpected_card``, a record ``camera.card``: now words
+  (``label``), the code in the element's title for matching the logs.
 """
 
 from __future__ import annotations
@@ -66,3 +69,49 @@ async def test_a_resolved_alerts_before_and_after_read_as_words(
     words = html.unescape(re.sub(r"<[^>]+>", "", change))
     assert "before (source scanner, card 5C, device shoe1), (source camera, card 6C" in words
     assert "after —" in words  # accepted: no card named
+
+
+async def test_codes_read_as_words_with_the_code_in_the_title(
+    dealt: tuple[Round, httpx.AsyncClient],  # noqa: F811
+) -> None:
+    table, http = dealt
+    token = await login(http, "manager")
+    timeline = timeline_of((await http.get("/console/tables/bj1")).text)
+    assert '<b title="card_dealt">card dealt</b>' in timeline  # before: <b>card_dealt</b>
+    assert '<b title="shoe.card">shoe read</b>' in timeline
+    record = (await http.get("/console/rounds/bj1-R1")).text
+    assert '<dt>Status</dt><dd><span title="in_progress">in progress</span></dd>' in record
+    assert '<td title="round_opened">round opened</td>' in events_of(record)
+    listed = (await http.get("/console/rounds")).text.split('id="round-list"')[1]
+    assert '<span title="in_progress">in progress</span>' in listed
+
+    await table.stand()  # settled; a shoe change asked now starts at once
+    asked = await http.post(
+        "/console/tables/bj1/shoe", data={"reason": "worn", "csrf_token": token}
+    )
+    assert asked.status_code == 303
+    phase = '<span class="phase phase-shoe_change" title="shoe_change">shoe change</span>'
+    for url in ("/console/", "/console/tables/bj1", "/console/fragments/tables/bj1"):
+        assert phase in (await http.get(url)).text, url  # before: shoe_change (SHOE_CHANGE)
+    dealer = (await http.get("/console/dealer/bj1")).text
+    assert '<p class="table-name">bj1 · shoe change</p>' in dealer
+
+
+async def test_alert_codes_read_as_words(
+    client: httpx.AsyncClient, controller: InMemoryController
+) -> None:
+    await controller.start_round("bj1", {1: "p-1"})
+    open_id = await controller.raise_mismatch("bj1", "5C", "6C")
+    done_id = await controller.raise_mismatch("bj1", "7C", "8C")
+    token = await login(client, "manager")
+    form = {"action": "void", "reason": "card fell", "csrf_token": token}
+    await client.post(f"/console/alerts/{done_id}/resolve", data=form)
+    page = (await client.get("/console/alerts")).text
+    card = page.split(f'id="alert-{open_id}"')[1].split("</header>")[0]
+    assert '<strong class="code" title="card_mismatch">card mismatch</strong>' in card
+    row = page.split(f'id="resolved-{done_id}"')[1].split("</tr>")[0]
+    assert '<td><span title="card_mismatch">card mismatch</span></td>' in row
+    # The round search offers the alert codes by name (a manager typed card_mismatch).
+    search = (await client.get("/console/rounds?alert=card_mismatch")).text
+    assert '<option value="card_mismatch" selected>card mismatch</option>' in search
+    assert '<option value="misscan">missed scan</option>' in search
