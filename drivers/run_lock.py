@@ -20,7 +20,9 @@ such instances took the link from each other, RESEND filled in, and every card w
 twice under two seq ranges (a review). That lock follows the port: a link re-pointed
 while the driver runs (the simulator's pty after a replug, ``/dev/serial/by-id/...`` after
 a USB re-enumeration) moves it to the new target as the driver reopens the port
-(:meth:`RunLock.follow_port`).
+(:meth:`RunLock.follow_port`). A camera has no port: it names its endpoint itself (its
+source's, :mod:`drivers.camera.endpoint`), in the same folder under the same name, so a
+camera and a serial driver given one device path meet too.
 
 It is not the state file's own lock (``{table}__{device}.json.lock``, taken for a few
 milliseconds by each save and by ``forget-device``): that one must stay free while the
@@ -101,6 +103,7 @@ class RunLock:
         machine: FileLock | None = None,
         *,
         port: str | None = None,
+        endpoint: str | None = None,
     ) -> None:
         self.path = path
         self.table_id = table_id
@@ -110,8 +113,9 @@ class RunLock:
         self._machine = machine
         # The endpoint's lock, taken last (a refusal names the state dir's or the session's
         # lock first, as before): whatever else differs, one device, one process.
-        # What the port led to when that lock was made (None: to be looked at again).
-        self._endpoint_name = endpoint_of(port) if port else None
+        # What the port led to when that lock was made (None: to be looked at again). A
+        # device with no port to follow (a camera) names its endpoint itself.
+        self._endpoint_name = endpoint_of(port) if port else endpoint
         where = _endpoint_lock_path(self._endpoint_name) if self._endpoint_name else None
         self._endpoint = FileLock(where, follow=False) if where is not None else None
         if self._endpoint is not None:
@@ -131,14 +135,17 @@ class RunLock:
         broker: BrokerSettings | None = None,
         client_id: str | None = None,
         port: str | None = None,
+        endpoint: str | None = None,
     ) -> RunLock | None:
         """Beside the device's state file (and, given its broker and client id, and its
-        port, for the machine); none without a state dir (in-process use)."""
+        port or its ``endpoint``, for the machine); none without a state dir (in-process
+        use). ``endpoint``: what a device without a port leads to, as one string (a
+        camera's source, :func:`drivers.camera.endpoint.camera_endpoint`); not followed."""
         if not state_dir:
             return None
         machine = session_lock(broker, client_id) if broker and client_id else None
         path = Path(state_dir) / f"{table_id}__{device_id}.run.lock"
-        return cls(path, table_id, device_id, machine, port=port)
+        return cls(path, table_id, device_id, machine, port=port, endpoint=endpoint)
 
     @property
     def held(self) -> bool:

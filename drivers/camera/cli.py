@@ -37,7 +37,9 @@ def run(
 ) -> None:
     """Run every camera device of the config: frames in, one message per card placement out.
 
-    Refused (exit 2) if another process runs any of them (same state dir)."""
+    Refused (exit 2) if another process runs any of them: with the same state dir, the
+    same client id on the same broker, or the same camera (a device's real path, a URL;
+    not a recording or ``virtual``), whatever state dir and client ids it was given."""
     settings = load_process_config(config)
     state = state_dir_of(config, state_dir, DEFAULT_STATE_DIR)
     if state_dir is None:

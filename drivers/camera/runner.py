@@ -8,8 +8,10 @@ last published seq is kept in ``STATE_DIR`` so that a restart continues the numb
 (a camera whose state file is missing starts at the Unix time in ms, above any seq an
 earlier run can have reached).
 One process per camera: :func:`run_cameras` first takes each camera's run lock
-(``STATE_DIR/{table}__{device}.run.lock``, :mod:`drivers.run_lock`) and holds it until
-they stop; a camera another process already runs refuses them all before any connects.
+(``STATE_DIR/{table}__{device}.run.lock``, :mod:`drivers.run_lock`; for this machine also
+its broker and client id's, and its source's endpoint's, :mod:`drivers.camera.endpoint`)
+and holds it until they stop; a camera another process already runs refuses them all
+before any connects, whatever state dir and client ids that process was given.
 
     cameras = build_cameras(config, base_dir=Path("/etc/studio"), state_dir=Path("var/camera"))
     await run_cameras(cameras)
@@ -26,6 +28,7 @@ from calibration.barcode import BarcodeReader, available_backends
 from calibration.deck_profile import DeckProfile
 from calibration.recogniser import DEFAULT_THRESHOLD, Recogniser
 from calibration.table import TableCalibration
+from drivers.camera.endpoint import camera_endpoint
 from drivers.camera.service import CameraService, bus_publisher
 from drivers.camera.sources import open_source
 from drivers.health import HealthStatus, health_report
@@ -93,8 +96,15 @@ class CameraRunner:
         except StudioError as exc:
             raise ConfigError(f"{where}: {exc}") from exc
         self.state = StateFile.of_device(state_dir, table_id, device.id)
+        # What the source leads to (None: a recording, ``virtual``): one camera, one process.
+        self.endpoint = camera_endpoint(source)
         self.run_lock = RunLock.of_device(
-            state_dir, table_id, device.id, broker=broker, client_id=self.client_id
+            state_dir,
+            table_id,
+            device.id,
+            broker=broker,
+            client_id=self.client_id,
+            endpoint=self.endpoint,
         )
         self.service: CameraService | None = None
         self._health_seq = 0
@@ -176,20 +186,31 @@ def build_cameras(
     base_dir: Path = Path("."),
     state_dir: Path | None = None,
 ) -> list[CameraRunner]:
-    """A runner for every camera device of the selected tables (all of them by default)."""
-    return [
-        CameraRunner(
+    """A runner for every camera device of the selected tables (all of them by default).
+
+    Two of them on one camera (:mod:`drivers.camera.endpoint`) are refused here, naming
+    both: their run locks would refuse the second as "run by another process"."""
+    runners: list[CameraRunner] = []
+    for key, table_id, device in cameras(config, tables):
+        runner = CameraRunner(
             table_id, device, config.broker, base_dir=base_dir, state_dir=state_dir, key=key
         )
-        for key, table_id, device in cameras(config, tables)
-    ]
+        for other in runners:
+            if runner.endpoint is not None and runner.endpoint == other.endpoint:
+                raise ConfigError(
+                    f"{key}.source: {runner.endpoint} is already the source of "
+                    f"{other.table_id}/{other.device_id}: one camera, one camera device"
+                )
+        runners.append(runner)
+    return runners
 
 
 async def run_cameras(cameras: list[CameraRunner]) -> None:
     """Run until cancelled, or until every camera's finite source has ended.
 
     Raises :class:`~drivers.run_lock.DeviceBusyError` first, before any camera connects,
-    if another process runs any of them (same state dir)."""
+    if another process runs any of them (same state dir, same client id on the same broker,
+    or the same camera: its source's endpoint)."""
     with run_locks(camera.run_lock for camera in cameras):
         async with asyncio.TaskGroup() as group:
             for camera in cameras:

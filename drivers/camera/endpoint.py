@@ -1,0 +1,83 @@
+"""What a camera's source leads to on this machine: the name of its endpoint lock.
+
+The state dir's lock and the session lock (:mod:`drivers.run_lock`) are named by the
+camera's state dir and its MQTT client id: two ``studio camera run`` given other state dirs
+and another ``client_id_prefix`` (or another table or device id) met neither, opened one
+camera and both published its cards (a review). One camera looks at one table, so whatever
+the two configs call it, it is run by one process: the camera's run lock also holds a lock
+named by what its source leads to, in the folder and under the name a serial device's
+endpoint lock has (:func:`camera_endpoint`).
+
+- a device path (``/dev/video0``, ``/dev/v4l/by-id/...``): the device, every link resolved
+  (as the camera opens it: ``studio.config.camera_files.camera_source`` resolves the path
+  once, at the start, so the lock is on what is opened and has nothing to follow);
+- a capture index ``N``: ``/dev/videoN`` resolved on Linux (OpenCV's V4L2 backend opens
+  that), so ``0`` and ``/dev/video0`` are one camera; ``capture:N`` elsewhere;
+- a URL (an IP camera, ``hwsim run --camera``'s MJPEG): scheme, host and port (the scheme's
+  default if none; a loopback name as ``127.0.0.1``), path and query; the user and
+  password are left out (a second login on one stream is the same camera, and a lock's
+  message must not print a password). Other names of one host (a DNS alias, another
+  address) and other streams of one camera (its main and sub stream) are not told apart;
+- none for a recording (a regular file, a folder of frames, a ``file:`` URL of one) or the
+  simulator's ``virtual`` camera: a recording is read, not taken, by any number of
+  processes (tests and benchmarks replay one to several tables), and each process makes
+  its own virtual camera.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+from urllib.parse import SplitResult, unquote, urlsplit, urlunsplit
+
+from studio.config.camera_files import is_virtual_source
+
+_LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1", "ip6-localhost"})
+# A URL without a port is opened on its scheme's: one camera, with or without it written.
+_DEFAULT_PORTS = {"http": 80, "https": 443, "rtsp": 554, "rtsps": 322, "rtmp": 1935}
+
+
+def camera_endpoint(source: str) -> str | None:
+    """The endpoint of a camera's ``source`` as the camera opens it (see the module), or
+    ``None`` for a source that is not taken by reading it (a recording, ``virtual``)."""
+    if is_virtual_source(source):
+        return None
+    if source.isdigit():
+        if sys.platform.startswith("linux"):
+            return os.path.realpath(f"/dev/video{int(source)}")
+        return f"capture:{int(source)}"
+    if "://" in source:
+        parts = urlsplit(source)
+        if parts.scheme.lower() == "file":
+            return _path_endpoint(unquote(parts.path))
+        return _url_endpoint(parts)
+    return _path_endpoint(source)
+
+
+def _path_endpoint(path: str) -> str | None:
+    try:
+        mode = os.stat(path).st_mode
+    except ValueError:
+        return None  # not a path at all (a NUL in it): it cannot be opened either
+    except OSError:
+        # Gone for now (a USB camera unplugged): still the device it was configured as.
+        return os.path.realpath(path)
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None  # a recording
+    return os.path.realpath(path)  # a device (a FIFO too: two readers would split it)
+
+
+def _url_endpoint(parts: SplitResult) -> str:
+    scheme = parts.scheme.lower()
+    host = (parts.hostname or "").lower()
+    if host in _LOOPBACK:
+        host = "127.0.0.1"
+    try:
+        port = parts.port
+    except ValueError:  # not a number: named as written, for the open to fail on
+        port = None
+    port = port or _DEFAULT_PORTS.get(scheme)
+    name = f"[{host}]" if ":" in host else host
+    netloc = f"{name}:{port}" if port is not None else name
+    return urlunsplit((scheme, netloc, parts.path or "/", parts.query, ""))
