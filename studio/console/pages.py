@@ -113,6 +113,14 @@ SESSION_ENDED = "your session ended: log in and submit the form again"
 # a signature, being our own fixed words (this module's, and studio.console.auth's for a
 # login form gone stale). Any other text in ?notice= / ?error= needs its signature.
 FIXED_MESSAGES = frozenset({SESSION_ENDED, "the login form had expired: log in again"})
+# A refused resolution's form as it was sent (the alert, the resolution chosen, the card, the
+# reason), given back with the error so that the form shows it again, and its signature
+# (DRAFT_SIG, as a message's): until 2026-12-07 the reason typed was lost.
+DRAFT_FIELDS = ("alert", "action", "card", "reason")
+DRAFT_SIG = "dsig"
+_DRAFT_KEYS = frozenset({*(f"draft_{name}" for name in DRAFT_FIELDS), DRAFT_SIG})
+# What a page's URL carries of the action before it, dropped when it goes on to the next.
+_MESSAGE_KEYS = frozenset({"notice", "error", MESSAGE_SIG, *_DRAFT_KEYS})
 
 Viewer = Annotated[User, Depends(require_role(Role.VIEWER))]
 Dealer = Annotated[User, Depends(require_role(Role.DEALER))]
@@ -304,8 +312,7 @@ def _referring_page(request: Request) -> str | None:
     if not host or referer.netloc.lower() != host.lower() or not referer.path:
         return None
     # Without the message the page showed then (a notice of an earlier action).
-    dropped = ("notice", "error", MESSAGE_SIG)
-    kept = urlencode([(k, v) for k, v in parse_qsl(referer.query) if k not in dropped])
+    kept = urlencode([(k, v) for k, v in parse_qsl(referer.query) if k not in _MESSAGE_KEYS])
     page = referer.path + (f"?{kept}" if kept else "")
     return _local_path(page, "") or None
 
@@ -376,14 +383,37 @@ def _message_sig(request: Request, key: str, text: str) -> str:
     return hmac.new(secret, f"{key}\n{text}".encode(), hashlib.sha256).hexdigest()[:32]
 
 
-def _with_message(request: Request, path: str, key: str, text: str) -> str:
+def _with_message(
+    request: Request, path: str, key: str, text: str, draft: Mapping[str, str] | None = None
+) -> str:
     """``path`` with the message to show and its signature: its query kept (an alert list's
-    ``table`` filter), a message it already carried replaced."""
+    ``table`` filter), a message it already carried replaced; with ``draft``, a form's fields
+    as sent (``DRAFT_FIELDS``), signed too, for the page to show them again."""
     base, _, query = path.partition("?")
-    kept = [(k, v) for k, v in parse_qsl(query) if k not in ("notice", "error", MESSAGE_SIG)]
+    kept = [(k, v) for k, v in parse_qsl(query) if k not in _MESSAGE_KEYS]
     text = text[:300]
     signed = [(key, text), (MESSAGE_SIG, _message_sig(request, key, text))]
+    if draft is not None:
+        fields = {name: str(draft.get(name, ""))[:500] for name in DRAFT_FIELDS}
+        signed += [(f"draft_{name}", value) for name, value in fields.items()]
+        signed.append((DRAFT_SIG, _message_sig(request, "draft", _draft_text(fields))))
     return f"{base}?{urlencode([*kept, *signed])}"
+
+
+def _draft_text(fields: Mapping[str, str]) -> str:
+    return "\n".join(fields[name] for name in DRAFT_FIELDS)
+
+
+def shown_draft(request: Request) -> dict[str, str] | None:
+    """The refused form's fields to show again (``_with_message``'s ``draft``): only as the
+    console signed them for this session, as a message. Not from anyone's link: it would
+    fill in a manager's resolution for them (the form pre-selects none on purpose)."""
+    fields = {name: request.query_params.get(f"draft_{name}", "") for name in DRAFT_FIELDS}
+    if not fields["alert"]:
+        return None
+    given = request.query_params.get(DRAFT_SIG, "").encode("utf-8", "replace")
+    wanted = _message_sig(request, "draft", _draft_text(fields)).encode()
+    return fields if hmac.compare_digest(given, wanted) else None
 
 
 def _shown_message(request: Request, key: str) -> str:
@@ -774,22 +804,28 @@ class Console:
         return done.events, done.admin
 
     async def act(
-        self, request: Request, back: str, action: Any, done: str | Callable[[Any], str]
+        self,
+        request: Request,
+        back: str,
+        action: Any,
+        done: str | Callable[[Any], str],
+        draft: Mapping[str, str] | None = None,
     ) -> Response:
         """Run a controller action; answer JSON to scripts, redirect-with-message to forms.
-        ``done``: the notice, or what makes it from the action's result."""
+        ``done``: the notice, or what makes it from the action's result; ``draft``: the
+        form's fields, given back with a refusal (``_with_message``)."""
         try:
             result = await action
         except KeyError as exc:
             text = str(exc.args[0]) if exc.args else ""
             message = text if text.startswith("no ") else f"not found: {text}"
-            return self._action_error(request, back, message, 404)
+            return self._action_error(request, back, message, 404, draft)
         except StoreError as exc:  # the database's: the same action may be sent again
-            return self._action_error(request, back, str(exc), 503)
+            return self._action_error(request, back, str(exc), 503, draft)
         except RoundNotInPlay as exc:  # came at the wrong time, as the REST API's 409
-            return self._action_error(request, back, str(exc), 409)
+            return self._action_error(request, back, str(exc), 409, draft)
         except StudioError as exc:
-            return self._action_error(request, back, str(exc), 400)
+            return self._action_error(request, back, str(exc), 400, draft)
         if callable(done):
             done = done(result)
         if _wants_json(request):
@@ -829,10 +865,18 @@ class Console:
             ),
         )
 
-    def _action_error(self, request: Request, back: str, message: str, status: int) -> Response:
+    def _action_error(
+        self,
+        request: Request,
+        back: str,
+        message: str,
+        status: int,
+        draft: Mapping[str, str] | None = None,
+    ) -> Response:
         if _wants_json(request):
             return JSONResponse({"ok": False, "detail": message}, status_code=status)
-        return RedirectResponse(_with_message(request, back, "error", message), status_code=303)
+        where = _with_message(request, back, "error", message, draft)
+        return RedirectResponse(where, status_code=303)
 
 
 def _reason(reason: str) -> str:
@@ -981,6 +1025,7 @@ def build_router(console: Console) -> APIRouter:
             resolved=resolved,
             filter_table=table or "",
             tables=console.table_names(),
+            draft=shown_draft(request),
         )
 
     @router.get("/fragments/alerts", response_class=HTMLResponse)
@@ -1084,8 +1129,15 @@ def build_router(console: Console) -> APIRouter:
             return outcome
 
         notices: list[str] = []
+        # Refused (no resolution chosen, one the alert no longer allows, a reason too short),
+        # the form comes back as it was sent: the reason typed was lost (a review).
+        sent = {"alert": alert_id, "action": action, "card": card, "reason": reason}
         return await console.act(
-            request, back, run(), lambda _: notices[-1] if notices else f"alert {alert_id} resolved"
+            request,
+            back,
+            run(),
+            lambda _: notices[-1] if notices else f"alert {alert_id} resolved",
+            draft=sent,
         )
 
     # ------------------------------------------------------------ tables

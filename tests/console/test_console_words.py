@@ -7,12 +7,16 @@ stored (a shift manager's walk, 2026-12-07, the LOW findings after dc9f88d).
 * Codes were shown as they are: a table's phase SHOE_CHANGE (upper case by the style sheet),
   a round ``in_progress``, an alert ``unexpected_card``, a record ``camera.card``: now words
   (``label``), the code in the element's title for matching the logs.
+* A refused resolution (none chosen, one the alert no longer allows, a bad card) came back
+  with an empty form: the reason typed was lost. Now the form shows what was sent.
 """
 
 from __future__ import annotations
 
 import html
 import re
+from datetime import UTC, datetime
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 import httpx
 from console_double import InMemoryController
@@ -115,3 +119,59 @@ async def test_alert_codes_read_as_words(
     search = (await client.get("/console/rounds?alert=card_mismatch")).text
     assert '<option value="card_mismatch" selected>card mismatch</option>' in search
     assert '<option value="misscan">missed scan</option>' in search
+
+
+def resolve_form(page: str, alert_id: str) -> str:
+    return page.split(f'id="alert-{alert_id}"')[1].split("</form>", 2)[1]
+
+
+async def test_a_refused_resolution_keeps_what_the_manager_typed(
+    client: httpx.AsyncClient, controller: InMemoryController
+) -> None:
+    await controller.start_round("bj1", {1: "p-1"})
+    mismatch = await controller.raise_mismatch("bj1", "5C", "6C")
+    other = controller.add_alert("bj1", "misscan", "warning", datetime.now(UTC))  # accept, void
+    token = await login(client, "manager")
+    sent = [
+        # (alert, form, the error): no resolution chosen; one the alert does not allow; a card
+        # that is none.
+        (mismatch, {"reason": "dealer says the camera glared"}, "choose a resolution"),
+        (other, {"action": "correct", "card": "QH", "reason": "wrong card"}, "is not allowed"),
+        (mismatch, {"action": "correct", "card": "ZZ", "reason": "was the 6C"}, "unknown rank"),
+    ]
+    for alert_id, form, error in sent:
+        refused = await client.post(
+            f"/console/alerts/{alert_id}/resolve",
+            data={**form, "table": "bj1", "csrf_token": token},
+        )
+        assert refused.status_code == 303
+        where = refused.headers["location"]
+        assert error in parse_qs(urlsplit(where).query)["error"][0], where
+        page = (await client.get(where)).text
+        shown = resolve_form(page, alert_id)
+        # Before: an empty reason, nothing chosen.
+        assert f'value="{html.escape(form["reason"])}" autofocus' in shown, shown
+        assert 'class="resolve-form dirty"' in page.split(f'id="alert-{alert_id}"')[1]
+        # The resolution chosen, where the alert's form still offers it (the misscan's
+        # offers no correct).
+        offered = alert_id == mismatch and "action" in form
+        checked = re.findall(r'value="(\w+)" required checked', shown)
+        assert checked == ([form["action"]] if offered else []), shown
+        if alert_id == mismatch and "card" in form:
+            assert f'placeholder="QH" value="{form["card"]}"' in shown
+        # The other alert's form is left as it was.
+        untouched = resolve_form(page, other if alert_id == mismatch else mismatch)
+        assert "autofocus" not in untouched and " checked" not in untouched
+    assert [c for c in controller.calls if c[0] == "resolve_alert"][-1][1]["card"] == "ZZ"
+
+
+async def test_a_draft_in_a_link_fills_in_nothing(
+    client: httpx.AsyncClient, controller: InMemoryController
+) -> None:
+    alert_id = controller.add_alert("bj1", "misscan", "warning", datetime.now(UTC))
+    await login(client, "manager")
+    forged = {"draft_alert": alert_id, "draft_action": "accept", "draft_card": ""}
+    forged |= {"draft_reason": "fine", "dsig": "0" * 32}
+    page = (await client.get(f"/console/alerts?{urlencode(forged)}")).text
+    shown = resolve_form(page, alert_id)
+    assert " checked" not in shown and 'value="fine"' not in shown
