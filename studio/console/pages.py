@@ -100,6 +100,12 @@ ROUND_COLUMNS = [
     "total_stake",
     "total_payout",
 ]
+# A round not over yet: the round index totals its stake and payout only when it is settled or
+# cancelled (studio.store.rounds.check_index holds it to that), and its row holds the column's
+# default, 0.00, meanwhile: the pages said "0.00" of a round with stakes on the table (a
+# review). The live table state's box stakes are no such total either (main bets only: no
+# side bet, double, split or insurance), so the pages say "in play", not a figure.
+ROUNDS_NOT_OVER = ("in_progress", "interrupted")
 CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
     "connect-src 'self'; media-src 'self'; frame-ancestors 'none'; base-uri 'none'; "
@@ -1654,6 +1660,7 @@ def _templates() -> Jinja2Templates:
     env.globals["prefix"] = PREFIX
     env.globals["roles"] = Role
     env.globals["round_phases"] = ROUND_PHASES
+    env.globals["rounds_not_over"] = ROUNDS_NOT_OVER
     # The round search offers them by name (a manager typed the code, card_mismatch).
     env.globals["alert_codes"] = [code.value for code in AlertCode]
     env.filters["card"] = card_view

@@ -9,6 +9,8 @@ stored (a shift manager's walk, 2026-12-07, the LOW findings after dc9f88d).
   (``label``), the code in the element's title for matching the logs.
 * A refused resolution (none chosen, one the alert no longer allows, a bad card) came back
   with an empty form: the reason typed was lost. Now the form shows what was sent.
+* A round in progress showed stake 0.00 in the round list (the index's column default: it
+  totals a round when it ends). Now "in play", its payout a dash, until it is over.
 """
 
 from __future__ import annotations
@@ -175,3 +177,26 @@ async def test_a_draft_in_a_link_fills_in_nothing(
     page = (await client.get(f"/console/alerts?{urlencode(forged)}")).text
     shown = resolve_form(page, alert_id)
     assert " checked" not in shown and 'value="fine"' not in shown
+
+
+def round_row(page: str, round_id: str) -> str:
+    return page.split(f'href="/console/rounds/{round_id}">')[1].split("</tr>")[0]
+
+
+async def test_a_round_in_progress_shows_its_stake_in_play_not_0(
+    dealt: tuple[Round, httpx.AsyncClient],  # noqa: F811
+) -> None:
+    table, http = dealt  # bj1-R1: a bet of 10.00, its cards dealt
+    await login(http, "viewer")
+    row = round_row((await http.get("/console/rounds")).text, "bj1-R1")
+    assert "0.00" not in row  # before: <td>0.00</td><td>0.00</td>
+    assert re.search(r'<td class="not-totalled" title="[^"]+">in play</td>', row), row
+    record = (await http.get("/console/rounds/bj1-R1")).text
+    summary = record.split("<dt>Stake / payout</dt>")[1].split("</dd>")[0]
+    assert "0.00" not in summary and "in play / —" in summary, summary
+
+    await table.stand()  # settled: the totals are the settlement's
+    row = round_row((await http.get("/console/rounds")).text, "bj1-R1")
+    assert "<td>10.00</td><td>0.00</td>" in row and "in play" not in row, row
+    record = (await http.get("/console/rounds/bj1-R1")).text
+    assert "<dt>Stake / payout</dt><dd>10.00 / 0.00</dd>" in record
