@@ -68,6 +68,7 @@ from studio.console.users import (
     UserStore,
     default_hasher,
 )
+from studio.contract.rounds import rfc3339
 from studio.controller.alerts import PAUSING, AlertCode
 from studio.controller.commands import RoundNotInPlay, check_reason
 from studio.controller.table import ROUND_PHASES
@@ -448,6 +449,37 @@ def _csv_cell(value: Any) -> str:
     if text[:1] in ("=", "+", "-", "@", "\t", "\r"):
         return "'" + text
     return text
+
+
+def export_time(value: Any) -> Any:
+    """A time of an export as the contract writes every time (docs/protocol.md): RFC 3339,
+    UTC, milliseconds (``2026-12-07T13:06:27.721Z``). The rounds' times were so already; the
+    event log's record times, the ``ts`` of a round export's events, were written as the log
+    holds them (``2026-12-07T13:06:27.721290+00:00``, a review). Anything else (no time, a
+    time without a zone) is left as it is."""
+    moment = value
+    if isinstance(value, str):
+        try:
+            moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            return value
+    if not isinstance(moment, datetime) or moment.tzinfo is None:
+        return value
+    return rfc3339(moment)
+
+
+def _exported_round(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A round's summary as an export writes it: its times as :func:`export_time`."""
+    return {
+        **row,
+        **{key: export_time(row[key]) for key in ("started", "settled") if key in row},
+    }
+
+
+def _exported_event(event: Mapping[str, Any]) -> dict[str, Any]:
+    """A round's logged record as its export writes it: its ``ts`` as :func:`export_time`
+    (its data as logged: the contract's times already)."""
+    return {**event, "ts": export_time(event.get("ts"))} if "ts" in event else dict(event)
 
 
 def _parse_when(text: str | None) -> str | None:
@@ -1368,7 +1400,7 @@ def build_router(console: Console) -> APIRouter:
 
         async def batches() -> AsyncIterator[list[dict[str, Any]]]:
             rows, cursor = batch, after
-            yield rows
+            yield [_exported_round(row) for row in rows]
             while cursor is not None:
                 # Bounded as the first batch: the answer's body may be sent from a task of
                 # its own (Starlette's, for an ASGI server of spec_version < 2.4, uvicorn's
@@ -1376,7 +1408,7 @@ def build_router(console: Console) -> APIRouter:
                 # that stopped answering held the download, and a connection, until it did.
                 with serving_readers():
                     rows, cursor = await console.rounds_page(filters, cursor, EXPORT_BATCH)
-                yield rows
+                yield [_exported_round(row) for row in rows]
 
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
         body = _csv_stream(batches(), ROUND_COLUMNS) if fmt == "csv" else _json_stream(batches())
@@ -1400,9 +1432,12 @@ def build_router(console: Console) -> APIRouter:
             record = await console.controller.round_record(round_id)
         except KeyError:
             raise StarletteHTTPException(404, f"no round {round_id!r}") from None
+        # Its times as the rounds export's (and the contract's): RFC 3339, UTC, milliseconds.
+        events = [_exported_event(e) for e in record.get("events", [])]
         if fmt == "json":
-            return _export(fmt, record, [], f"round-{round_id}")
-        events = [{"type": e.get("kind", ""), **e} for e in record.get("events", [])]
+            exported = {**record, "summary": _exported_round(record.get("summary") or {})}
+            return _export(fmt, {**exported, "events": events}, [], f"round-{round_id}")
+        events = [{"type": e.get("kind", ""), **e} for e in events]
         return _export(fmt, events, ["seq", "ts", "type", "data"], f"round-{round_id}")
 
     @router.get("/audit", response_class=HTMLResponse)

@@ -11,11 +11,16 @@ stored (a shift manager's walk, 2026-12-07, the LOW findings after dc9f88d).
   with an empty form: the reason typed was lost. Now the form shows what was sent.
 * A round in progress showed stake 0.00 in the round list (the index's column default: it
   totals a round when it ends). Now "in play", its payout a dash, until it is over.
+* The exports wrote times two ways: the rounds' ``2026-12-05T12:00:00.100Z``, a round's
+  events' (the event log's record times) ``2026-12-05T12:00:00.100000+00:00``. Now every
+  time an export writes is RFC 3339, UTC, milliseconds, as the contract's.
 """
 
 from __future__ import annotations
 
+import csv
 import html
+import io
 import re
 from datetime import UTC, datetime
 from urllib.parse import parse_qs, urlencode, urlsplit
@@ -200,3 +205,34 @@ async def test_a_round_in_progress_shows_its_stake_in_play_not_0(
     assert "<td>10.00</td><td>0.00</td>" in row and "in play" not in row, row
     record = (await http.get("/console/rounds/bj1-R1")).text
     assert "<dt>Stake / payout</dt><dd>10.00 / 0.00</dd>" in record
+
+
+CONTRACT_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
+
+
+async def test_the_exports_write_every_time_as_the_contract(
+    dealt: tuple[Round, httpx.AsyncClient],  # noqa: F811
+) -> None:
+    table, http = dealt
+    await table.stand()  # settled: started and settled both set
+    await login(http, "manager")
+    times: dict[str, list[str]] = {}
+    rounds_csv = list(
+        csv.DictReader(io.StringIO((await http.get("/console/rounds/export.csv")).text))
+    )
+    times["rounds.csv"] = [r[k] for r in rounds_csv for k in ("started", "settled")]
+    rounds_json = (await http.get("/console/rounds/export.json")).json()
+    times["rounds.json"] = [r[k] for r in rounds_json for k in ("started", "settled")]
+    record = (await http.get("/console/rounds/bj1-R1/export.json")).json()
+    summary = record["summary"]
+    times["round.json summary"] = [summary["started"], summary["settled"]]
+    times["round.json events"] = [e["ts"] for e in record["events"]]
+    events_csv = (await http.get("/console/rounds/bj1-R1/export.csv")).text
+    times["round.csv events"] = [e["ts"] for e in csv.DictReader(io.StringIO(events_csv))]
+    for where, found in times.items():
+        assert found and all(CONTRACT_TIME.fullmatch(t) for t in found), (where, found)
+    # The same instants as the log's (its microseconds cut to the millisecond).
+    logged = await table.svc.round_record("bj1-R1")
+    first = logged["events"][0]["ts"]
+    assert times["round.json events"][0] == first[:23] + "Z", first
+    assert record["events"][0]["data"] == logged["events"][0]["data"]  # the data as logged
