@@ -3,6 +3,9 @@
 Every source has ``open()``, ``read() -> frame | None`` and ``close()``; ``read`` returns
 ``None`` when no frame is available (a dropped stream, the end of a file or a directory).
 ``live`` sources are reconnected by the service with backoff; finite ones end the service.
+A camera device is live however it is named: a capture index (``0``), a device path
+(``/dev/video0``, a ``/dev/v4l/by-id/...`` link; :func:`is_device_path`) or a URL; a
+recording (a video file, a folder of frames) is not.
 
 A live stream can stall: ``read`` then blocks, maybe for ever. The service gives such a read
 up after its frame deadline and calls ``close()`` while the read is still blocked in
@@ -22,12 +25,17 @@ a directory
     image can settle in the tracker);
 an integer
     an OpenCV capture device index (``0`` is the first camera);
+a device path
+    ``/dev/video0`` or a link to one (``/dev/v4l/by-id/...``), resolved again at each
+    open, so a link re-pointed after a USB re-enumeration is followed;
 anything else
     a file or URL OpenCV can open (``rtsp://``, ``http://``, ``.mp4``...).
 """
 
 from __future__ import annotations
 
+import os
+import stat
 import threading
 from pathlib import Path
 from typing import Any, Protocol
@@ -53,10 +61,27 @@ class FrameSource(Protocol):
     def close(self) -> None: ...
 
 
-class VideoCaptureSource:
-    """An OpenCV ``VideoCapture``: device index, file, RTSP/HTTP URL.
+def is_device_path(spec: str) -> bool:
+    """Whether the path ``spec`` names a device (a stream to reconnect), not a recording:
+    there and neither a regular file nor a folder (a character device such as
+    ``/dev/video0``, a link to one, a FIFO), or not there but under ``/dev`` (a USB camera
+    unplugged for now). What a path leads to is looked at (links followed)."""
+    try:
+        mode = os.stat(spec).st_mode
+    except (OSError, ValueError):
+        return os.path.abspath(spec).startswith("/dev/")
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
 
-    Device indices and URLs are ``live`` (reconnected when they drop); files are not.
+
+class VideoCaptureSource:
+    """An OpenCV ``VideoCapture``: device index, device path, file, RTSP/HTTP URL.
+
+    Device indices, device paths (:func:`is_device_path`) and URLs are ``live``: the
+    service opens them within its ``open_timeout``, gives a read up after its
+    ``frame_timeout`` and reconnects them with backoff when they drop or go silent, one
+    path for all three. Files are not (their end ends the camera).
+    A device path is resolved at each :meth:`open`, not once: ``/dev/v4l/by-id/...``
+    re-pointed after a USB re-enumeration is followed.
     A URL is opened with ``open_timeout`` and read with ``read_timeout`` (seconds) as
     OpenCV's own deadlines (FFmpeg waits 30 s for each otherwise), so that an open or a
     read the service gave up at its deadline returns soon after it, freeing the source's
@@ -74,7 +99,12 @@ class VideoCaptureSource:
     ) -> None:
         self.spec = spec
         self.name = f"capture:{spec}"
-        self.live = isinstance(spec, int) or "://" in str(spec)
+        # A device given by its path was taken for a file until 2026-12-07: its first read
+        # that returned nothing ended the camera for good, and its open had no deadline.
+        self.device_path = (
+            spec if isinstance(spec, str) and "://" not in spec and is_device_path(spec) else None
+        )
+        self.live = isinstance(spec, int) or "://" in str(spec) or self.device_path is not None
         self.width, self.height = width, height
         self.open_timeout, self.read_timeout = open_timeout, read_timeout
         self._cap: Any = None
@@ -86,11 +116,16 @@ class VideoCaptureSource:
 
     def open(self) -> None:
         self.close()
+        # What a device's link leads to now (the target it had at the last open may have
+        # gone, and the link been re-pointed: a USB re-enumeration).
+        path = self.device_path
+        target = self.spec if path is None else os.path.realpath(path)
         # Outside the lock: opening a stream can take seconds (an RTSP handshake).
-        cap = cv2.VideoCapture(self.spec, cv2.CAP_ANY, self._deadlines())
+        cap = cv2.VideoCapture(target, cv2.CAP_ANY, self._deadlines())
         if not cap.isOpened():
             cap.release()
-            raise VisionError(f"cannot open video source {self.spec!r}")
+            leads = f" (leading to {target})" if target != self.spec else ""
+            raise VisionError(f"cannot open video source {self.spec!r}{leads}")
         if self.width:
             cap.set(cv2.CAP_PROP_FRAME_WIDTH, self.width)
         if self.height:
@@ -219,8 +254,10 @@ def open_source(
     path = Path(spec)
     if path.is_dir():
         return ImageDirectorySource(path, repeat=repeat)
-    if spec.isdigit():
-        return VideoCaptureSource(int(spec))
-    if "://" not in spec and not path.exists():
+    if "://" not in spec and not spec.isdigit() and not path.exists():
         raise VisionError(f"video source {spec!r}: no such file, directory or device")
-    return VideoCaptureSource(spec, open_timeout=open_timeout, read_timeout=read_timeout)
+    # A capture index, a device path and a URL are one kind of source, opened, given up
+    # at their deadlines and reconnected alike (VideoCaptureSource.live).
+    return VideoCaptureSource(
+        int(spec) if spec.isdigit() else spec, open_timeout=open_timeout, read_timeout=read_timeout
+    )

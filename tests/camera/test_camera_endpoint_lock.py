@@ -6,8 +6,9 @@ and another ``client_id_prefix`` met neither: it opened the same camera and publ
 cards for the same table beside the first. Now each camera also holds a lock named by what
 its source leads to (:mod:`drivers.camera.endpoint`): a device's real path, a URL; not a
 recording, which any number of processes may replay. The "camera" here is a pty, a
-character device as ``/dev/video0`` is (OpenCV's open of it waits for ever, so the process
-holding it runs on).
+character device as ``/dev/video0`` is: OpenCV's open of it never answers, so the camera
+gives each attempt up at its ``open_timeout`` and tries again, holding its lock throughout
+(a camera being reconnected is still that process's camera).
 """
 
 from __future__ import annotations
@@ -57,7 +58,8 @@ def _config(folder: Path, name: str, url: str, cameras: list[tuple[str, str]]) -
     for table, source in cameras:
         text += (
             f'[[tables]]\nid = "{table}"\n[[tables.devices]]\nid = "cam-1"\nkind = "camera"\n'
-            f'options = {{ source = "{source}", deck = "deck.json", table = "table.json" }}\n'
+            f'options = {{ source = "{source}", deck = "deck.json", table = "table.json", '
+            "open_timeout = 0.5 }\n"
         )
     path = folder / f"{name}.toml"
     path.write_text(text)
@@ -92,6 +94,9 @@ async def test_a_second_process_on_one_camera_device_is_refused_until_the_first_
         async with reaped(await _camera_run(first, tmp_path / "a")) as a:
             assert a.stderr is not None
             await wait_line(a.stderr, "running 1 cameras")  # said once its locks are held
+            # Its open never answers: given up, and retried, the camera's lock held throughout.
+            await wait_line(a.stderr, "not opened within 0.5 s")
+            await wait_line(a.stderr, "is still blocked 0.5 s later")
             async with reaped(await _camera_run(second, tmp_path / "b")) as b:
                 try:
                     _, err = await asyncio.wait_for(b.communicate(), 30)
@@ -110,6 +115,7 @@ async def test_a_second_process_on_one_camera_device_is_refused_until_the_first_
         async with reaped(await _camera_run(second, tmp_path / "b")) as b:
             assert b.stderr is not None
             await wait_line(b.stderr, "running 1 cameras")
+            await wait_line(b.stderr, "is still blocked 0.5 s later")
             with pytest.raises(DeviceBusyError, match=f"held by pid {b.pid}, the same device"):
                 _probe(tmp_path, device).acquire()
             await interrupted(b, 30)

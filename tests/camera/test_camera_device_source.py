@@ -1,0 +1,192 @@
+"""A camera named by its device path is live as a capture index is.
+
+Until 2026-12-07 a source given as a path was a file unless it had ``://``: a camera
+configured as ``/dev/video0`` or ``/dev/v4l/by-id/...`` ended for good at the first read
+that returned nothing (a USB camera unplugged a moment), and its open had no deadline (a
+device that never answers held it for ever). The "devices" here: a pty (a character device whose open
+by OpenCV never answers), and FIFOs fed a Y4M stream, which OpenCV reads as it reads a
+camera, each named through a symbolic link as ``/dev/v4l/by-id/...`` names ``/dev/videoN``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import random
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import cv2
+import pytest
+from service_support import ServiceOutputs
+
+from calibration.deck_profile import DeckProfile
+from calibration.recogniser import Recogniser
+from drivers.camera.service import CameraService
+from drivers.camera.sources import FrameSource, open_source
+from hwsim.camera.virtual import VirtualCamera
+from studio.backoff import Backoff
+
+SIZE = (320, 240)  # small frames: the FIFO's stream, not the recognition, is under test
+
+
+@pytest.fixture
+def pty() -> Iterator[str]:
+    """A character device no other test uses: a pty's slave, open for the test (closing
+    it at the end lets an open still blocked in it return)."""
+    master, slave = os.openpty()
+    try:
+        yield os.ttyname(slave)
+    finally:
+        os.close(slave)
+        os.close(master)
+
+
+class _Feed:
+    """Writes a Y4M stream of a virtual camera's frames into a FIFO, once per ``sessions``:
+    once that session's ``start`` is set (the first one's is), when the camera opens the
+    FIFO (the write open waits for it), frames until its ``end`` is set (then EOF: a camera
+    unplugged) or the reader goes. A session starts when the test says so: written while
+    the last reader still had the FIFO open, the new stream would go to that reader."""
+
+    def __init__(self, fifo: Path, sessions: int = 1) -> None:
+        self.fifo = fifo
+        os.mkfifo(fifo)
+        self.camera = VirtualCamera(level="easy", seed=5, size=SIZE)
+        self.starts = [threading.Event() for _ in range(sessions)]
+        self.starts[0].set()
+        self.ends = [threading.Event() for _ in range(sessions)]
+        self.opened = [threading.Event() for _ in range(sessions)]
+        self.frames = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        width, height = SIZE
+        header = f"YUV4MPEG2 W{width} H{height} F25:1 Ip A1:1 C420jpeg\n".encode()
+        for start, end, opened in zip(self.starts, self.ends, self.opened, strict=True):
+            start.wait()
+            if self._stop.is_set():
+                return
+            try:
+                with open(self.fifo, "wb") as stream:
+                    if self._stop.is_set():
+                        return
+                    opened.set()
+                    stream.write(header)
+                    while not end.is_set() and not self._stop.is_set():
+                        i420 = cv2.cvtColor(self.camera.read(), cv2.COLOR_BGR2YUV_I420)
+                        stream.write(b"FRAME\n" + i420.tobytes())
+                        stream.flush()
+                        self.frames += 1
+            except BrokenPipeError:
+                pass  # the camera closed it
+            if self._stop.is_set():
+                return
+
+    def close(self) -> None:
+        """End the feed, and any open of the FIFO still waiting for the other side."""
+        self._stop.set()
+        for event in (*self.starts, *self.ends):
+            event.set()
+        for flags in (os.O_RDONLY | os.O_NONBLOCK, os.O_WRONLY | os.O_NONBLOCK):
+            with contextlib.suppress(OSError):
+                os.close(os.open(self.fifo, flags))
+        self._thread.join(5)
+
+
+def _link(link: Path, target: Path | str) -> None:
+    """Point ``link`` at ``target`` at once, as udev re-points a by-id link."""
+    new = link.with_name(link.name + ".new")
+    new.symlink_to(target)
+    new.replace(link)
+
+
+def _service(source: FrameSource, profile: DeckProfile, out: ServiceOutputs) -> CameraService:
+    return CameraService(
+        source,
+        Recogniser(profile, VirtualCamera(level="easy", seed=5, size=SIZE).calibration()),
+        out.publish,
+        device="cam-1",
+        backoff=Backoff(initial=0.05, maximum=0.1, rng=random.Random(1)),
+        on_availability=out.announce,
+        open_timeout=0.5,
+        frame_timeout=2.0,
+    )
+
+
+async def _until(condition: object, what: str, seconds: float = 20.0) -> None:
+    assert callable(condition)
+    try:
+        async with asyncio.timeout(seconds):
+            while not condition():
+                await asyncio.sleep(0.02)
+    except TimeoutError:
+        pytest.fail(f"not within {seconds:g} s: {what}")
+
+
+def test_a_device_path_is_live_as_a_capture_index_is(tmp_path: Path, pty: str) -> None:
+    link = tmp_path / "video0"  # as /dev/v4l/by-id/... leads to /dev/video0
+    link.symlink_to(pty)
+    os.mkfifo(tmp_path / "stream")
+    (tmp_path / "round.mp4").write_bytes(b"")
+    (tmp_path / "frames").mkdir()
+    # Before: only the index was (the others were files, ended by their first empty read).
+    for spec in ("0", pty, str(link), str(tmp_path / "stream")):
+        assert open_source(spec).live, spec
+    for spec in (str(tmp_path / "round.mp4"), str(tmp_path / "frames")):
+        assert not open_source(spec).live, spec
+
+
+async def test_a_device_that_never_answers_its_open_is_given_up_and_retried(
+    tmp_path: Path, pty: str, profile: DeckProfile
+) -> None:
+    link = tmp_path / "video0"
+    link.symlink_to(pty)
+    out = ServiceOutputs()
+    service = _service(open_source(str(link)), profile, out)
+    task = asyncio.create_task(service.run())
+    try:
+        # Before: the open waited for ever (no deadline for a path): no attempt was given up.
+        await _until(
+            lambda: service.open_timeouts >= 2 and service.reconnects >= 2,
+            f"the open given up and retried (open timeouts {service.open_timeouts}, "
+            f"reconnects {service.reconnects})",
+        )
+        assert not task.done()
+        assert out.availability == []  # never a frame: never online
+    finally:
+        service.stop()
+        async with asyncio.timeout(5):  # at once, the open still blocked
+            await task
+
+
+async def test_a_device_whose_stream_ends_is_reopened_not_ended(
+    tmp_path: Path, profile: DeckProfile
+) -> None:
+    feed = _Feed(tmp_path / "video-stream", sessions=2)
+    link = tmp_path / "video0"
+    link.symlink_to(feed.fifo)
+    out = ServiceOutputs()
+    service = _service(open_source(str(link)), profile, out)
+    task = asyncio.create_task(service.run())
+    try:
+        await _until(lambda: service.frames > 5, "frames of the first stream")
+        feed.ends[0].set()  # the device goes: its reads return nothing
+        # Before: the camera ended there, for good (a path was a file).
+        await _until(lambda: task.done() or out.availability[-1:] == [False], "the device let go")
+        assert not task.done(), "the camera ended at the first empty read"
+        feed.starts[1].set()  # the device is back (its stream closed by the camera)
+        await _until(feed.opened[1].is_set, "the device opened again")
+        frames = service.frames
+        await _until(lambda: service.frames > frames + 5, "frames of the second stream")
+        assert out.availability == [True, False, True]
+        assert service.reconnects >= 1
+    finally:
+        service.stop()
+        feed.close()
+        async with asyncio.timeout(10):
+            await task
