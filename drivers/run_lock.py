@@ -20,9 +20,10 @@ such instances took the link from each other, RESEND filled in, and every card w
 twice under two seq ranges (a review). That lock follows the port: a link re-pointed
 while the driver runs (the simulator's pty after a replug, ``/dev/serial/by-id/...`` after
 a USB re-enumeration) moves it to the new target as the driver reopens the port
-(:meth:`RunLock.follow_port`). A camera has no port: it names its endpoint itself (its
-source's, :mod:`drivers.camera.endpoint`), in the same folder under the same name, so a
-camera and a serial driver given one device path meet too.
+(:meth:`RunLock.follow_port`). A camera whose source is a device path gives that path as
+its port, followed the same way at each reopen; any other camera (a capture index, a URL)
+names its endpoint itself (:mod:`drivers.camera.endpoint`), in the same folder under the
+same name, so a camera and a serial driver given one device path meet too.
 
 It is not the state file's own lock (``{table}__{device}.json.lock``, taken for a few
 milliseconds by each save and by ``forget-device``): that one must stay free while the
@@ -140,7 +141,8 @@ class RunLock:
         """Beside the device's state file (and, given its broker and client id, and its
         port or its ``endpoint``, for the machine); none without a state dir (in-process
         use). ``endpoint``: what a device without a port leads to, as one string (a
-        camera's source, :func:`drivers.camera.endpoint.camera_endpoint`); not followed."""
+        camera's capture index or URL, :func:`drivers.camera.endpoint.camera_endpoint`);
+        not followed (a camera's device path is given as its ``port``)."""
         if not state_dir:
             return None
         machine = session_lock(broker, client_id) if broker and client_id else None

@@ -8,9 +8,10 @@ the two configs call it, it is run by one process: the camera's run lock also ho
 named by what its source leads to, in the folder and under the name a serial device's
 endpoint lock has (:func:`camera_endpoint`).
 
-- a device path (``/dev/video0``, ``/dev/v4l/by-id/...``): the device, every link resolved
-  (as the camera opens it: ``studio.config.camera_files.camera_source`` resolves the path
-  once, at the start, so the lock is on what is opened and has nothing to follow);
+- a device path (``/dev/video0``, ``/dev/v4l/by-id/...``): the device, every link resolved,
+  as the camera opens it; the camera resolves the path again at each (re)open and its lock
+  follows (:meth:`drivers.run_lock.RunLock.follow_port`, the device path given as its
+  port), so a by-id link re-pointed after a USB re-enumeration moves both;
 - a capture index ``N``: ``/dev/videoN`` resolved on Linux (OpenCV's V4L2 backend opens
   that), so ``0`` and ``/dev/video0`` are one camera; ``capture:N`` elsewhere;
 - a URL (an IP camera, ``hwsim run --camera``'s MJPEG): scheme, host and port (the scheme's

@@ -30,16 +30,16 @@ from calibration.recogniser import DEFAULT_THRESHOLD, Recogniser
 from calibration.table import TableCalibration
 from drivers.camera.endpoint import camera_endpoint
 from drivers.camera.service import CameraService, bus_publisher
-from drivers.camera.sources import open_source
+from drivers.camera.sources import is_device_path, open_source
 from drivers.health import HealthStatus, health_report
-from drivers.run_lock import RunLock, run_locks
+from drivers.run_lock import DeviceBusyError, RunLock, run_locks
 from drivers.state import StateFile
 from studio.bus import MessageBus
 from studio.bus.client import OFFLINE, ONLINE
-from studio.config.camera_files import camera_source, cameras, load_camera_file
+from studio.config.camera_files import camera_source, cameras, is_path_source, load_camera_file
 from studio.config.models import BrokerSettings, CameraOptions, DeviceSettings, StudioConfig
 from studio.contract import Topics
-from studio.errors import ConfigError, StudioError
+from studio.errors import ConfigError, StudioError, VisionError
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -81,6 +81,13 @@ class CameraRunner:
             f"{key}.table", options.table, base_dir, TableCalibration.from_dict
         )
         source = camera_source(f"{key}.source", options.source, base_dir)
+        device_path = is_path_source(options.source) and is_device_path(source)
+        if device_path:
+            # A device is opened (and locked) by the path configured, its links resolved
+            # at each open, not by what they led to at the start: /dev/v4l/by-id/...
+            # re-pointed after a USB re-enumeration is followed (camera_source resolved
+            # it once, and the camera reopened a device that was gone, for ever).
+            source = str((base_dir / options.source).absolute())
         try:
             self.recogniser = Recogniser(
                 profile,
@@ -98,13 +105,17 @@ class CameraRunner:
         self.state = StateFile.of_device(state_dir, table_id, device.id)
         # What the source leads to (None: a recording, ``virtual``): one camera, one process.
         self.endpoint = camera_endpoint(source)
+        # A device path is locked as a serial port is: by what it leads to at each (re)open
+        # (RunLock.follow_port, called by _follow_device before each open).
+        self._device_path = source if device_path else None
         self.run_lock = RunLock.of_device(
             state_dir,
             table_id,
             device.id,
             broker=broker,
             client_id=self.client_id,
-            endpoint=self.endpoint,
+            port=self._device_path,
+            endpoint=None if self._device_path else self.endpoint,
         )
         self.service: CameraService | None = None
         self._health_seq = 0
@@ -149,6 +160,7 @@ class CameraRunner:
                 on_availability=announce,
                 label=f"{self.table_id}/{self.device_id}",
                 on_health=report_health,
+                before_open=self._follow_device,
             )
             await self.service.run()
             # Only a file or a folder of frames ends; a live source reconnects for ever.
@@ -160,6 +172,16 @@ class CameraRunner:
                 self.service.frames,
                 self.service.seq,
             )
+
+    def _follow_device(self) -> None:
+        """Before each open: the endpoint lock moves to what the device path leads to now
+        (a link re-pointed); a device another process holds is not opened (retried)."""
+        if self.run_lock is None or self._device_path is None:
+            return
+        try:
+            self.run_lock.follow_port()
+        except DeviceBusyError as exc:
+            raise VisionError(f"{self._device_path} not opened: {exc}") from exc
 
     def _counters(self) -> dict[str, int]:
         service = self.service

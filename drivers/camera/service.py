@@ -119,6 +119,7 @@ class CameraService:
         on_health: Health | None = None,
         frame_timeout: float | None = FRAME_TIMEOUT,
         open_timeout: float | None = OPEN_TIMEOUT,
+        before_open: Callable[[], None] | None = None,
     ) -> None:
         if recogniser.table is None:
             raise VisionError("the camera service needs a table calibration to attribute zones")
@@ -144,6 +145,10 @@ class CameraService:
         self.stalls = 0  # reads given up at the deadline
         self.open_timeouts = 0  # attempts to open given up at the deadline
         self._calls: SourceThread | None = None  # the source's thread, while running
+        # Called in the event loop before each open of the source (not before using an
+        # open answered late): the runner's endpoint lock follows what a device path leads
+        # to now. A VisionError it raises is a failed attempt, retried with backoff.
+        self.before_open = before_open
         # A restart continues the numbering (consumers drop a (device, seq) seen before).
         self.state = state
         saved = state.load() if state is not None else None
@@ -366,6 +371,8 @@ class CameraService:
         if late_open and earlier is not None and earlier.future.exception() is None:
             earlier.claimed = True
             return True
+        if self.before_open is not None:
+            self.before_open()
         opening = calls.call("open")
         answered = await _answered(opening, stopping, deadline)
         if answered is None:
