@@ -766,6 +766,10 @@ class TableController:
         if target is not None:
             # ``n`` numbers the card in the round, so two "Dealer draws" prompts differ.
             shown = {**target, "n": len(self.cards) + 1}
+            if target.get("kind") == "dealer_draw" and self._hole_to_turn():
+                # Seed 000: the dealer turns the hole card over, then draws. The target stays
+                # the draw's: a simulated dealer keyed on it would deal it a second time.
+                return "deal", "Turn the dealer's hole card face up, then draw", shown
             if target.get("kind") != "dealer_hole":
                 return "deal", _describe_target(target), shown
             # Under EU rules the dealer's second card comes after the players', face up:
@@ -774,6 +778,11 @@ class TableController:
             text = _describe_target(target) if face_down else "Deal the dealer's second card"
             return "deal", text, {**shown, "face_down": face_down}
         pending = self.engine.pending() if self.engine is not None else None
+        if pending is None and self._hole_to_turn():
+            # The dealer stands, every hand is bust, or a dealer blackjack ended the round:
+            # the round settles only once the camera has seen the hole card face up, and
+            # a dealer told to wait would leave it down until its missed scan (a review).
+            return "reveal", "Turn the dealer's hole card face up", None
         if pending is None and self.crosscheck.undecided() and self.phase == "dealing":
             return "wait_camera", "Wait: camera confirming the cards", None
         if pending is not None:
@@ -781,6 +790,20 @@ class TableController:
             where = f" (seat {seat})" if seat else ""
             return "wait_decisions", f"Wait for decisions{where}", pending
         return "wait", "Wait", None
+
+    def _hole_to_turn(self) -> bool:
+        """Has the dealer's turn begun (or the round ended) with the face-down hole card's
+        camera sighting still awaited? Its window runs from the turn (``CrossCheck.reveal``):
+        the dealer must turn it over now, or it ends in a missed scan."""
+        if self.phase != "dealing" or self.engine is None or not self.engine.hole_card_shown():
+            return False
+        if self.ruleset.dealer.hole_card is not HoleCard.US:
+            return False  # the EU second card comes face up: the camera sees it as dealt
+        hole = self._hole_card()
+        return hole is not None and any(
+            s.ref.get("index") == hole.index and not s.face_down
+            for s in self.crosscheck.shoe_waiting
+        )
 
     def summary(self) -> dict[str, Any]:
         state = self.state().model_dump(mode="json")

@@ -421,3 +421,25 @@ def test_the_hole_card_lies_face_down_until_the_dealers_turn() -> None:
     assert cam.state()["cards"][-1] == {"card": "KS", "zone": "dealer", "face_down": True}
     cam.follow(deal("t1", 5, kind="dealer_draw"))  # the dealer's turn: turned over
     assert seen() == [("5D", "seat:1"), ("7C", "dealer"), ("9H", "seat:1"), ("KS", "dealer")]
+
+
+def test_the_hole_card_is_turned_over_when_the_dealer_is_told_to_turn_it() -> None:
+    # Since 2026-12-07 a dealer who draws no card is told to turn the hole card (`reveal`),
+    # not to wait for the camera, which a simulated dealer keyed on `wait_camera` would not
+    # have done: the hole card left face down, a missed scan.
+    cam = SimCamera("t1", seats=3)
+    for n, (code, target) in enumerate(
+        [
+            ("9H", {"kind": "seat", "seat": 1, "hand": 0}),
+            ("7C", {"kind": "dealer_up"}),
+            ("5D", {"kind": "seat", "seat": 1, "hand": 0}),
+            ("KS", {"kind": "dealer_hole"}),
+        ],
+        start=1,
+    ):
+        cam.follow(deal("t1", n, **target))
+        cam.dealt(cards(code))
+    cam.follow(prompt("t1", "wait_decisions", {"seat": 1}))
+    assert cam.state()["cards"][-1] == {"card": "KS", "zone": "dealer", "face_down": True}
+    cam.follow(prompt("t1", "reveal"))
+    assert cam.state()["cards"][-1] == {"card": "KS", "zone": "dealer"}

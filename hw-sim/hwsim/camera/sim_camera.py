@@ -19,7 +19,7 @@ before it is still due. Of a double pull only the first card lands (the prompt n
 ``/camera/place`` puts the other where the manager decides. A burn card is discarded face
 down, off the layout. The US hole card lands face down (its back drawn,
 :func:`hwsim.camera.render.card_back`) and is turned over on the dealer's turn: a prompt to
-draw for the dealer, or to wait (for the camera). The layout is cleared when the dealer is
+turn it (``reveal``), to draw for the dealer, or to wait (for the camera). The layout is cleared when the dealer is
 told to collect or to change the shoe, and when a new shoe is made.
 """
 
@@ -52,9 +52,10 @@ NOISE_BANK = 8  # noise fields per camera (see hwsim.camera.virtual.VirtualCamer
 JPEG_QUALITY = 90  # a frame already carries the level's own compression
 # Prompts on which the dealer clears the layout: the round's cards are collected.
 CLEARING_ACTIONS = frozenset({"collect", "shuffle", "change_shoe", "load_shoe"})
-# Prompts of the dealer's turn, when the hole card is turned face up: the dealer draws, or
-# the round waits for the camera (the dealer stands, or the round ended early).
-TURNING_ACTIONS = frozenset({"wait_camera", "wait"})
+# Prompts of the dealer's turn, when the hole card is turned face up: ``reveal`` (the dealer
+# stands, or the round ended early: since 2026-12-07 the controller says to turn it), the
+# draw, or, from a controller before that, the wait for the camera.
+TURNING_ACTIONS = frozenset({"reveal", "wait_camera", "wait"})
 
 
 def landing_zone(target: dict[str, Any]) -> str | None:
