@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import signal
 import subprocess
+import time
 from asyncio.subprocess import Process
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
@@ -81,3 +82,25 @@ def running(
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+def wait_catching_stop_signals(pid: int, within: float = 30.0) -> None:
+    """Wait until process ``pid`` catches SIGTERM (``studio.early_stop.defer``, the entry
+    point's first lines, catches both stop signals; Python's own start catches SIGINT only):
+    a stop signal sent from then on is the studio's to handle. Sent after a fixed delay
+    instead, a loaded machine's signal came while Python was still starting (a CI run of
+    2026-12-07: KeyboardInterrupt in ``import typing``, the delay 0.15 s)."""
+    deadline = time.monotonic() + within
+    status = Path(f"/proc/{pid}/status")
+    while time.monotonic() < deadline:
+        try:
+            text = status.read_text()
+        except FileNotFoundError as exc:
+            raise AssertionError(f"process {pid} ended before it caught its stop signals") from exc
+        caught = int(
+            next(line for line in text.splitlines() if line.startswith("SigCgt:")).split()[1], 16
+        )
+        if caught >> (signal.SIGTERM - 1) & 1:
+            return
+        time.sleep(0.002)
+    raise AssertionError(f"process {pid} did not catch SIGTERM within {within:g} s")

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 from broker_support import MOSQUITTO_URL, clear_retained, reachable
-from process_support import interrupted, reaped, running, wait_line
+from process_support import interrupted, reaped, running, wait_catching_stop_signals, wait_line
 
 from studio.bus.embedded import free_port
 from studio.config import BrokerSettings
@@ -126,10 +126,12 @@ def _controller_records(db: Path) -> list[str]:
 
 @pytest.mark.timeout(60)
 def test_a_stop_while_the_studio_loads_is_a_clean_stop(tmp_path: Path, demo_config: Path) -> None:
-    # 0.3 s after the launch: the studio is still being imported (early_stop notes the
-    # signal). On Mosquitto this exited with status 1, blaming a broker that had answered.
+    # 0.1 s after the studio catches its stop signals: it is still being imported
+    # (early_stop notes the signal). On Mosquitto this exited with status 1, blaming a
+    # broker that had answered.
     with _running(_args(tmp_path, demo_config), tmp_path) as process:
-        time.sleep(0.3)
+        wait_catching_stop_signals(process.pid)
+        time.sleep(0.1)
         process.send_signal(signal.SIGINT)
         out, err = process.communicate(timeout=30)
     assert process.returncode == 0, (out, err)
