@@ -120,6 +120,9 @@ class DealerPrompt(_Out):
     action: str
     text: str
     target: dict[str, Any] | None = None
+    # Something the dealer must know beside the next step (since 2026-12-07: the cut card is
+    # out, so this round is the shoe's last; seed 004 has the dealer announce it).
+    notice: str | None = None
 
 
 class CommandError(_Out):

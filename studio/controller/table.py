@@ -745,7 +745,20 @@ class TableController:
             action=action,
             text=text,
             target=target,
+            notice=self._prompt_notice(),
         )
+
+    def _prompt_notice(self) -> str | None:
+        """The shoe's last round, while it is played: the dealer announces it (seed 004) and
+        changes the shoe after it. Not on a table that reshuffles every round (all its
+        rounds are), nor once the round is over (the prompt says to change the shoe)."""
+        if self.phase not in ROUND_PHASES or self.ruleset.shoe.reshuffle_every_round:
+            return None
+        if self.shoe.cut_card_seen:
+            if self.shoe.change_requested_by is not None:
+                return "Shoe change requested: last round of this shoe"
+            return "Cut card out: last round of this shoe"
+        return None
 
     def _prompt_parts(self) -> tuple[str, str, dict[str, Any] | None]:
         if self.paused:

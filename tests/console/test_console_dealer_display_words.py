@@ -2,7 +2,8 @@
 
 A review of the dealer's prompts: a table paused by an alert showed "PAUSED: call manager"
 and only the alert's id ("open alert majority-us-A7"), not what it is about ("deck out of
-play, replace it and investigate").
+play, replace it and investigate"); and the cut card's coming out (the shoe's last round,
+which seed 004's dealer announces) was not shown at all.
 """
 
 from __future__ import annotations
@@ -31,3 +32,19 @@ async def test_an_alerts_pause_shows_what_it_is_about_not_only_its_id(
         words = alert["message"] if len(alert["message"]) <= 60 else alert["message"][:57]
         assert words in shown, (url, shown)
         assert f'title="open alert {alert["alert_id"]}"' in shown
+
+
+async def test_the_cut_card_out_is_shown_under_the_next_step(
+    dealt: tuple[Round, httpx.AsyncClient],  # noqa: F811
+) -> None:
+    table, http = dealt
+    await login(http, "dealer")
+    assert 'data-field="prompt-notice"' not in (await http.get("/console/dealer/bj1")).text
+    cut = {"device": "cut", "seq": 1, "event": "cut_card_detected", "data": {}}
+    await table.feed("cutcard.event", cut)
+    page = (await http.get("/console/fragments/dealer/bj1")).text
+    assert (
+        '<p class="prompt-notice" data-field="prompt-notice">'
+        "Cut card out: last round of this shoe</p>" in page
+    )
+    assert "Wait for decisions (seat 1)" in page  # the step itself, as before
