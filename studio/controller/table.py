@@ -770,7 +770,7 @@ class TableController:
                 return "load_shoe", "Load the shoe", None
             return "shuffle", "Shuffle and verify the count", None
         if self.phase == "shoe_change":
-            return "change_shoe", "Change shoe", None
+            return "change_shoe", self._shoe_change_text(), None
         if self.phase == "betting":
             return "wait_bets", "Betting open: wait", None
         if self.phase == "settled":
@@ -784,7 +784,7 @@ class TableController:
                 # the draw's: a simulated dealer keyed on it would deal it a second time.
                 return "deal", "Turn the dealer's hole card face up, then draw", shown
             if target.get("kind") != "dealer_hole":
-                return "deal", _describe_target(target), shown
+                return "deal", _describe_target(target, split=self._split(target)), shown
             # Under EU rules the dealer's second card comes after the players', face up:
             # not a hole card (the prompt said "hole card", and the demo laid it face down).
             face_down = self.ruleset.dealer.hole_card is HoleCard.US
@@ -799,10 +799,32 @@ class TableController:
         if pending is None and self.crosscheck.undecided() and self.phase == "dealing":
             return "wait_camera", "Wait: camera confirming the cards", None
         if pending is not None:
-            seat = pending.get("seat")
-            where = f" (seat {seat})" if seat else ""
-            return "wait_decisions", f"Wait for decisions{where}", pending
+            return "wait_decisions", _describe_pending(pending, split=self._split(pending)), pending
         return "wait", "Wait", None
+
+    def _split(self, target: dict[str, Any]) -> bool:
+        """Has the seat ``target`` names more than one hand (split)? Its first hand is then
+        named too ("seat 1, hand 1"), as its second is."""
+        seat = target.get("seat")
+        if not seat or self.engine is None:
+            return False
+        boxes = self.engine.snapshot()["boxes"]
+        return any(b.get("seat") == seat and len(b.get("hands") or []) > 1 for b in boxes)
+
+    def _shoe_change_text(self) -> str:
+        """The next step of a shoe change, in words: the shuffler's verified count first,
+        then the load (``_load_shoe``). The action stays ``change_shoe`` throughout; until
+        2026-12-07 the text too stayed "Change shoe", and a classic6 dealer, who reshuffles
+        every round, never read what to do (a review)."""
+        if self.shuffle_verified:
+            return "Load the shoe"
+        decks = self.ruleset.shoe.decks
+        if self.ruleset.shoe.reshuffle_every_round:
+            # Seed 001: after every game the cards go back and all the decks are shuffled;
+            # the shuffler's count covers them all, those left in the shoe too.
+            cards = "the deck" if decks == 1 else f"all {decks} decks"
+            return f"Collect the cards, then shuffle {cards} and verify the count"
+        return "Change shoe: collect the cards, then shuffle and verify the count"
 
     def _hole_to_turn(self) -> bool:
         """Has the dealer's turn begun (or the round ended) with the face-down hole card's
@@ -3008,22 +3030,45 @@ def engine_logic_of(table_logic: int) -> int:
     return 5 if table_logic <= 17 else 6
 
 
-def _describe_target(target: dict[str, Any]) -> str:
-    """The dealer prompt for a card due at ``target``."""
+def _describe_target(target: dict[str, Any], *, split: bool = False) -> str:
+    """The dealer prompt for a card due at ``target`` (``split``: its seat has split)."""
     kind = target.get("kind")
     if kind == "seat":
-        return f"Deal to {_target_name(target)}"
+        return f"Deal to {_target_name(target, split=split)}"
     if kind in ("dealer_up", "dealer_hole"):
         return f"Deal {_target_name(target)}"
     return {"dealer_draw": "Dealer draws", "burn": "Burn a card"}.get(str(kind), f"Deal ({kind})")
 
 
-def _target_name(target: dict[str, Any] | None) -> str:
+def _describe_pending(pending: dict[str, Any], *, split: bool = False) -> str:
+    """The dealer prompt while the players decide (``pending``, ``Decision.as_dict``;
+    ``split``: the seat deciding has split)."""
+    if pending.get("kind") == "insurance":
+        # Insurance and early surrender are offered at once, to every seat (a review: the
+        # dealer read only "Wait for decisions" and not why).
+        offers = [
+            name
+            for name, waiting in (
+                ("insurance", pending.get("insurance_players")),
+                ("early surrender", pending.get("surrender_seats")),
+            )
+            if waiting
+        ]
+        return f"Wait: players deciding on {' and '.join(offers or ['insurance'])}"
+    seat = pending.get("seat")
+    if not seat:
+        return "Wait for decisions"
+    # After a split the hand deciding, as the deal prompt names it ("seat 1, hand 2").
+    hand = {"kind": "seat", "seat": seat, "hand": pending.get("hand") or 0}
+    return f"Wait for decisions ({_target_name(hand, split=split)})"
+
+
+def _target_name(target: dict[str, Any] | None, *, split: bool = False) -> str:
     if target is None:
         return "no card due"
     if target.get("kind") == "seat":
         hand = int(target.get("hand", 0))
-        return f"seat {target['seat']}" + (f", hand {hand + 1}" if hand else "")
+        return f"seat {target['seat']}" + (f", hand {hand + 1}" if hand or split else "")
     return {
         "dealer_up": "the dealer's up card",
         "dealer_hole": "the dealer's hole card",

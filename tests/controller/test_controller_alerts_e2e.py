@@ -349,7 +349,8 @@ async def test_cut_card_ends_the_shoe_after_the_round(studio: Studio) -> None:
     assert alert["severity"] == "info" and not studio.table.paused
     await studio.service.cancel_round(studio.table_id, user="manager-1", reason="test")
     await studio.wait(lambda: studio.table.phase == "shoe_change")
-    assert studio.table.prompt().text == "Change shoe"
+    assert studio.table.prompt().action == "change_shoe"
+    assert studio.table.prompt().text.startswith("Change shoe: collect the cards")
 
 
 async def test_integrity_alert_on_shoe_tamper(studio: Studio) -> None:

@@ -422,7 +422,8 @@ def test_cut_card_ends_shoe_after_the_round() -> None:
         d.card(code)
     d.decide(1, "stand", "c1")
     assert d.table.phase == "shoe_change"
-    assert d.table.prompt().text == "Change shoe"
+    assert d.table.prompt().action == "change_shoe"
+    assert d.table.prompt().text.startswith("Change shoe: collect the cards")
 
 
 def test_cancel_round_refunds_everything() -> None:
