@@ -28,11 +28,10 @@ endpoint lock has (:func:`camera_endpoint`).
 from __future__ import annotations
 
 import os
-import stat
 import sys
 from urllib.parse import SplitResult, unquote, urlsplit, urlunsplit
 
-from studio.config.camera_files import is_virtual_source
+from studio.config.camera_files import is_device_path, is_virtual_source
 
 _LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1", "ip6-localhost"})
 # A URL without a port is opened on its scheme's: one camera, with or without it written.
@@ -57,16 +56,10 @@ def camera_endpoint(source: str) -> str | None:
 
 
 def _path_endpoint(path: str) -> str | None:
-    try:
-        mode = os.stat(path).st_mode
-    except ValueError:
-        return None  # not a path at all (a NUL in it): it cannot be opened either
-    except OSError:
-        # Gone for now (a USB camera unplugged): still the device it was configured as.
-        return os.path.realpath(path)
-    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
-        return None  # a recording
-    return os.path.realpath(path)  # a device (a FIFO too: two readers would split it)
+    # A device (a FIFO too: two readers would split it), also one not there for now (a USB
+    # camera unplugged: still the device it was configured as); not a recording. The rule
+    # the camera opens it by (is_device_path), not one of this module's own.
+    return os.path.realpath(path) if is_device_path(path) else None
 
 
 def _url_endpoint(parts: SplitResult) -> str:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -30,13 +31,19 @@ from calibration.recogniser import DEFAULT_THRESHOLD, Recogniser
 from calibration.table import TableCalibration
 from drivers.camera.endpoint import camera_endpoint
 from drivers.camera.service import CameraService, bus_publisher
-from drivers.camera.sources import is_device_path, open_source
+from drivers.camera.sources import open_source
 from drivers.health import HealthStatus, health_report
 from drivers.run_lock import DeviceBusyError, RunLock, run_locks
 from drivers.state import StateFile
 from studio.bus import MessageBus
 from studio.bus.client import OFFLINE, ONLINE
-from studio.config.camera_files import camera_source, cameras, is_path_source, load_camera_file
+from studio.config.camera_files import (
+    camera_source,
+    cameras,
+    is_device_path,
+    is_path_source,
+    load_camera_file,
+)
 from studio.config.models import BrokerSettings, CameraOptions, DeviceSettings, StudioConfig
 from studio.contract import Topics
 from studio.errors import ConfigError, StudioError, VisionError
@@ -122,6 +129,17 @@ class CameraRunner:
 
     async def run(self) -> None:
         """Serve the camera until cancelled (or until a file or folder source ends)."""
+        path = self._device_path
+        if path is not None and not await asyncio.to_thread(os.path.exists, path):
+            # Said once, plainly; each failed open after it is the reconnect loop's (a
+            # reason repeated is logged once a minute), as for a camera lost while running.
+            _LOGGER.warning(
+                "camera %s/%s: no such device (yet): %s: waiting for it (offline, its open "
+                "retried with backoff); plug it in, or check options.source",
+                self.table_id,
+                self.device_id,
+                path,
+            )
         topics = Topics(self.table_id)
         availability = topics.availability(self.device_id)
         bus = MessageBus(self.broker, self.client_id, availability=availability)

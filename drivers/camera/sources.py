@@ -4,8 +4,9 @@ Every source has ``open()``, ``read() -> frame | None`` and ``close()``; ``read`
 ``None`` when no frame is available (a dropped stream, the end of a file or a directory).
 ``live`` sources are reconnected by the service with backoff; finite ones end the service.
 A camera device is live however it is named: a capture index (``0``), a device path
-(``/dev/video0``, a ``/dev/v4l/by-id/...`` link; :func:`is_device_path`) or a URL; a
-recording (a video file, a folder of frames) is not.
+(``/dev/video0``, a ``/dev/v4l/by-id/...`` link, one not there yet; the one rule,
+:func:`studio.config.camera_files.is_device_path`) or a URL; a recording (a video file, a
+folder of frames) is not.
 
 A live stream can stall: ``read`` then blocks, maybe for ever. The service gives such a read
 up after its frame deadline and calls ``close()`` while the read is still blocked in
@@ -27,7 +28,8 @@ an integer
     an OpenCV capture device index (``0`` is the first camera);
 a device path
     ``/dev/video0`` or a link to one (``/dev/v4l/by-id/...``), resolved again at each
-    open, so a link re-pointed after a USB re-enumeration is followed;
+    open, so a link re-pointed after a USB re-enumeration is followed; one under ``/dev``
+    not there (not plugged in yet) fails each open until it is;
 anything else
     a file or URL OpenCV can open (``rtsp://``, ``http://``, ``.mp4``...).
 """
@@ -35,7 +37,6 @@ anything else
 from __future__ import annotations
 
 import os
-import stat
 import threading
 from pathlib import Path
 from typing import Any, Protocol
@@ -45,6 +46,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from calibration.image_file import image_files, read_image
+from studio.config.camera_files import is_device_path
 from studio.errors import VisionError
 
 Image = NDArray[np.uint8]
@@ -61,25 +63,13 @@ class FrameSource(Protocol):
     def close(self) -> None: ...
 
 
-def is_device_path(spec: str) -> bool:
-    """Whether the path ``spec`` names a device (a stream to reconnect), not a recording:
-    there and neither a regular file nor a folder (a character device such as
-    ``/dev/video0``, a link to one, a FIFO), or not there but under ``/dev`` (a USB camera
-    unplugged for now). What a path leads to is looked at (links followed)."""
-    try:
-        mode = os.stat(spec).st_mode
-    except (OSError, ValueError):
-        return os.path.abspath(spec).startswith("/dev/")
-    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
-
-
 class VideoCaptureSource:
     """An OpenCV ``VideoCapture``: device index, device path, file, RTSP/HTTP URL.
 
-    Device indices, device paths (:func:`is_device_path`) and URLs are ``live``: the
-    service opens them within its ``open_timeout``, gives a read up after its
-    ``frame_timeout`` and reconnects them with backoff when they drop or go silent, one
-    path for all three. Files are not (their end ends the camera).
+    Device indices, device paths (:func:`~studio.config.camera_files.is_device_path`)
+    and URLs are ``live``: the service opens them within its ``open_timeout``, gives a
+    read up after its ``frame_timeout`` and reconnects them with backoff when they drop
+    or go silent, one path for all three. Files are not (their end ends the camera).
     A device path is resolved at each :meth:`open`, not once: ``/dev/v4l/by-id/...``
     re-pointed after a USB re-enumeration is followed.
     A URL is opened with ``open_timeout`` and read with ``read_timeout`` (seconds) as
@@ -120,6 +110,11 @@ class VideoCaptureSource:
         # gone, and the link been re-pointed: a USB re-enumeration).
         path = self.device_path
         target = self.spec if path is None else os.path.realpath(path)
+        if path is not None and not os.path.exists(target):
+            # Not plugged in (yet), or its link not made again: retried with backoff, said
+            # plainly (OpenCV would try it as a file and fail in words of its own).
+            leads = f" (leading to {target})" if target != path else ""
+            raise VisionError(f"no such device (yet): {path}{leads}: not plugged in?")
         # Outside the lock: opening a stream can take seconds (an RTSP handshake).
         cap = cv2.VideoCapture(target, cv2.CAP_ANY, self._deadlines())
         if not cap.isOpened():
@@ -254,7 +249,9 @@ def open_source(
     path = Path(spec)
     if path.is_dir():
         return ImageDirectorySource(path, repeat=repeat)
-    if "://" not in spec and not spec.isdigit() and not path.exists():
+    # A device not there (not plugged in yet) is opened once it is, as one lost is.
+    missing = "://" not in spec and not spec.isdigit() and not path.exists()
+    if missing and not is_device_path(spec):
         raise VisionError(f"video source {spec!r}: no such file, directory or device")
     # A capture index, a device path and a URL are one kind of source, opened, given up
     # at their deadlines and reconnected alike (VideoCaptureSource.live).

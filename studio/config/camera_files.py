@@ -9,6 +9,8 @@ and the path it resolves to (a relative one is from the config file's folder).
 from __future__ import annotations
 
 import json
+import os
+import stat
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -121,15 +123,46 @@ def unfed_virtual_camera(key: str, table_id: str, source: str) -> str:
     )
 
 
+def _under_dev(path: str) -> bool:
+    return path.startswith("/dev/")
+
+
+def is_device_path(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` names a camera device (a stream to open again when it goes, and
+    waited for while it is not there), not a recording: there and neither a regular file
+    nor a folder (a character device such as ``/dev/video0``, a link to one, a FIFO), or
+    not there but under ``/dev``, named so or by what its links lead to as far as they go
+    (``/dev/v4l/by-id/...`` before udev makes it: a USB camera not plugged in yet, a
+    link of one's own to it). A path not there anywhere else is a recording misspelt.
+
+    The one rule: ``studio camera run`` and ``config check`` wait for (and warn of) such
+    a path missing, the camera opens it as a live source (:mod:`drivers.camera.sources`)."""
+    try:
+        mode = os.stat(path).st_mode
+    except ValueError:  # a NUL in it: no path at all
+        return False
+    except OSError:
+        # Links followed as far as they go: a dangling link's last target.
+        return _under_dev(os.path.abspath(path)) or _under_dev(os.path.realpath(path))
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
 def camera_source(key: str, source: str, base_dir: Path) -> str:
     """The source as the camera opens it: a path made relative to ``base_dir`` and checked
-    to be there (else :class:`ConfigError` starting ``KEY: ``); others as given."""
+    to be there (else :class:`ConfigError` starting ``KEY: ``), unless it names a device
+    (:func:`is_device_path`: not plugged in yet, waited for as a camera lost); others as
+    given."""
     if not is_path_source(source):
         return source
     path = resolved_path(base_dir / source)
     try:
         path.stat()
     except FileNotFoundError as exc:
+        # A camera device not there (yet) is waited for, as one lost while it runs and as
+        # a serial port missing at the start: refused until 2026-12-07, so a USB camera
+        # enumerated late after a reboot kept `studio camera run` from starting.
+        if is_device_path(base_dir / source):
+            return str(path)
         raise ConfigError(
             f"{key}: no such file, folder or device: {path}{_relative_note(source)}"
         ) from exc
@@ -138,6 +171,23 @@ def camera_source(key: str, source: str, base_dir: Path) -> str:
     except ValueError as exc:
         raise ConfigError(f"{key}: not a usable path: {exc}") from exc
     return str(path)
+
+
+def absent_camera_device(key: str, source: str, base_dir: Path) -> str | None:
+    """A warning when the camera whose options are at ``key`` names a device path that is
+    not there now (:func:`is_device_path`); ``None`` otherwise (a recording not there is
+    :func:`camera_source`'s mistake)."""
+    if not is_path_source(source):
+        return None
+    configured = base_dir / source
+    if os.path.exists(configured) or not is_device_path(configured):
+        return None
+    return (
+        f"warning: {key}.source: no such device on this machine: "
+        f"{resolved_path(configured)}{_relative_note(source)}; studio camera run waits for it "
+        "(offline, retried with backoff): plug it in, or check the spelling "
+        "(ls /dev/v4l/by-id/ lists the cameras plugged in)"
+    )
 
 
 def _as_read(data: dict[str, Any]) -> dict[str, Any]:
@@ -165,8 +215,8 @@ def camera_file_mistakes(key: str, options: CameraOptions, base_dir: Path) -> li
     """Every mistake in the files of the camera whose options are at ``key``: its deck
     profile (there, readable, a JSON object), its table calibration (read as ``studio
     camera run`` reads it: a singular homography or a layout that is no object is refused
-    by both) and a path source (there). The deck profile's content is the camera's to
-    judge when it loads it."""
+    by both) and a path source (there, unless it names a device: waited for). The deck
+    profile's content is the camera's to judge when it loads it."""
     mistakes = []
     parsers: tuple[tuple[str, Path | None, Callable[[dict[str, Any]], object]], ...] = (
         ("deck", options.deck, _as_read),

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ValidationError
 from sqlalchemy.engine import make_url
 
 from studio.config.camera_files import (
+    absent_camera_device,
     camera_file_mistakes,
     is_path_source,
     is_virtual_source,
@@ -240,7 +241,7 @@ _WINDOWS_PORT = re.compile(r"^COM[0-9]+$", re.IGNORECASE)
 def absent_serial_ports(devices: list[Placed]) -> list[str]:
     """A warning for each serial port path that is no character device on this machine.
 
-    A warning, not a mistake (a camera's missing source is one): a USB adapter is there
+    A warning, not a mistake (a camera's missing recording is one): a USB adapter is there
     only while plugged, and `studio drivers run` keeps retrying a port it cannot open
     (``link down``) until it can. A relative path is from the working directory, as the
     drivers open it."""
@@ -282,8 +283,8 @@ def absent_serial_ports(devices: list[Placed]) -> list[str]:
 
 def missing_files(devices: list[Placed], base_dir: Path) -> list[str]:
     """A mistake for each file a camera device names that cannot be read: its deck profile
-    and its table calibration (or either is not a JSON object), a video file, folder or
-    device as its source.
+    and its table calibration (or either is not a JSON object), a video file or folder as
+    its source (a device not there is a warning: :func:`absent_camera_devices`).
 
     Relative paths are from ``base_dir`` (the config file's folder), as `studio camera run`
     reads them; it refuses such a camera in the same words (``studio.config.camera_files``).
@@ -292,6 +293,19 @@ def missing_files(devices: list[Placed], base_dir: Path) -> list[str]:
         mistake
         for placed in _cameras(devices)
         for mistake in camera_file_mistakes(placed.options, placed.device.camera, base_dir)
+    ]
+
+
+def absent_camera_devices(devices: list[Placed], base_dir: Path) -> list[str]:
+    """A warning for each camera whose source is a device path not there now
+    (``camera_files.absent_camera_device``): a warning, as a serial port's, since `studio
+    camera run` waits for it (until 2026-12-07 a mistake, and the camera refused to start);
+    a recording not there is still a mistake (:func:`missing_files`)."""
+    return [
+        warning
+        for p in _cameras(devices)
+        if p.device.camera.source
+        and (warning := absent_camera_device(p.options, p.device.camera.source, base_dir))
     ]
 
 
@@ -791,6 +805,7 @@ def check(
         *tables_without_camera(config),
         *unstable_ports(parts.devices),
         *absent_serial_ports(parts.devices),
+        *absent_camera_devices(parts.devices, file.parent),
         *unfed_virtual_cameras(parts.devices),
         *insecure_settings(config),
         *unsafe_transport(config),

@@ -16,13 +16,12 @@ import asyncio
 import contextlib
 import os
 import random
-import threading
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
-import cv2
 import pytest
+from device_support import SIZE, Feed, repoint
 from service_support import ServiceOutputs
 
 from calibration.deck_profile import DeckProfile
@@ -35,8 +34,6 @@ from hwsim.camera.virtual import VirtualCamera
 from studio.backoff import Backoff
 from studio.config.loader import load_config
 
-SIZE = (320, 240)  # small frames: the FIFO's stream, not the recognition, is under test
-
 
 @pytest.fixture
 def pty() -> Iterator[str]:
@@ -48,67 +45,6 @@ def pty() -> Iterator[str]:
     finally:
         os.close(slave)
         os.close(master)
-
-
-class _Feed:
-    """Writes a Y4M stream of a virtual camera's frames into a FIFO, once per ``sessions``:
-    once that session's ``start`` is set (the first one's is), when the camera opens the
-    FIFO (the write open waits for it), frames until its ``end`` is set (then EOF: a camera
-    unplugged) or the reader goes. A session starts when the test says so: written while
-    the last reader still had the FIFO open, the new stream would go to that reader."""
-
-    def __init__(self, fifo: Path, sessions: int = 1) -> None:
-        self.fifo = fifo
-        os.mkfifo(fifo)
-        self.camera = VirtualCamera(level="easy", seed=5, size=SIZE)
-        self.starts = [threading.Event() for _ in range(sessions)]
-        self.starts[0].set()
-        self.ends = [threading.Event() for _ in range(sessions)]
-        self.opened = [threading.Event() for _ in range(sessions)]
-        self.frames = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._serve, daemon=True)
-        self._thread.start()
-
-    def _serve(self) -> None:
-        width, height = SIZE
-        header = f"YUV4MPEG2 W{width} H{height} F25:1 Ip A1:1 C420jpeg\n".encode()
-        for start, end, opened in zip(self.starts, self.ends, self.opened, strict=True):
-            start.wait()
-            if self._stop.is_set():
-                return
-            try:
-                with open(self.fifo, "wb") as stream:
-                    if self._stop.is_set():
-                        return
-                    opened.set()
-                    stream.write(header)
-                    while not end.is_set() and not self._stop.is_set():
-                        i420 = cv2.cvtColor(self.camera.read(), cv2.COLOR_BGR2YUV_I420)
-                        stream.write(b"FRAME\n" + i420.tobytes())
-                        stream.flush()
-                        self.frames += 1
-            except BrokenPipeError:
-                pass  # the camera closed it
-            if self._stop.is_set():
-                return
-
-    def close(self) -> None:
-        """End the feed, and any open of the FIFO still waiting for the other side."""
-        self._stop.set()
-        for event in (*self.starts, *self.ends):
-            event.set()
-        for flags in (os.O_RDONLY | os.O_NONBLOCK, os.O_WRONLY | os.O_NONBLOCK):
-            with contextlib.suppress(OSError):
-                os.close(os.open(self.fifo, flags))
-        self._thread.join(5)
-
-
-def _link(link: Path, target: Path | str) -> None:
-    """Point ``link`` at ``target`` at once, as udev re-points a by-id link."""
-    new = link.with_name(link.name + ".new")
-    new.symlink_to(target)
-    new.replace(link)
 
 
 def _service(source: FrameSource, profile: DeckProfile, out: ServiceOutputs) -> CameraService:
@@ -173,7 +109,7 @@ async def test_a_device_that_never_answers_its_open_is_given_up_and_retried(
 async def test_a_device_whose_stream_ends_is_reopened_not_ended(
     tmp_path: Path, profile: DeckProfile
 ) -> None:
-    feed = _Feed(tmp_path / "video-stream", sessions=2)
+    feed = Feed(tmp_path / "video-stream", sessions=2)
     link = tmp_path / "video0"
     link.symlink_to(feed.fifo)
     out = ServiceOutputs()
@@ -209,7 +145,7 @@ async def test_a_device_link_re_pointed_is_followed_by_the_camera_and_its_lock(
 ) -> None:
     VirtualCamera(level="easy", seed=5, size=SIZE).calibration().save(tmp_path / "table.json")
     profile.save(tmp_path / "deck.json")
-    first, second = _Feed(tmp_path / "usb-1"), _Feed(tmp_path / "usb-2")
+    first, second = Feed(tmp_path / "usb-1"), Feed(tmp_path / "usb-2")
     link = tmp_path / "by-id-video0"  # /dev/v4l/by-id/usb-...-video-index0
     link.symlink_to(first.fifo)
     table = f"t-{uuid.uuid4().hex[:12]}"
@@ -234,7 +170,7 @@ async def test_a_device_link_re_pointed_is_followed_by_the_camera_and_its_lock(
         other = _probe(tmp_path, str(second.fifo))
         other.acquire()
         try:
-            _link(link, second.fifo)
+            repoint(link, second.fifo)
             first.ends[0].set()
             reconnects = service.reconnects
             await _until(lambda: service.reconnects >= reconnects + 3, "attempts to reopen")
