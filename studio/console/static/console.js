@@ -92,6 +92,27 @@
   // listener runs first, so its first click still counts as the unlocking one.
   document.addEventListener("click", () => { if (soundWanted()) unlockSound(); }, { once: true });
 
+  // ---------------------------------------------------------------- announcements
+  // Live regions present from page load (base.html), so that a screen reader reads what
+  // is written into them later: polite for notices and most alerts, assertive for a
+  // critical alert (a table paused). Never the focus: the user stays where they are.
+  function announce(text, assertive) {
+    const region = document.getElementById(assertive ? "announce-assertive" : "announce-polite");
+    if (!region || !text) return;
+    // Emptied first, so that the same words twice are read twice.
+    region.textContent = "";
+    setTimeout(() => { region.textContent = text; }, 100);
+  }
+
+  // A notice drawn with the page (an action's result after its redirect) is not news to
+  // a screen reader, which reads changes only: said again into the region once it is read.
+  setTimeout(() => {
+    const error = document.querySelector(".flash.error");
+    const notice = document.querySelector(".flash.notice");
+    if (error) announce(error.textContent.trim(), true);
+    else if (notice) announce(notice.textContent.trim(), false);
+  }, 500);
+
   // ---------------------------------------------------------------- alert cue
   const banner = document.getElementById("alert-banner");
   const bannerText = document.getElementById("alert-banner-text");
@@ -102,8 +123,10 @@
     window.studioCues += 1;
     unseen += 1;
     document.title = "(" + unseen + ") " + baseTitle;
+    const text = "New " + alert.severity + " alert on " + alert.table + ": " + alert.message;
+    announce(text, alert.severity === "critical");
     if (banner && bannerText) {
-      bannerText.textContent = "New " + alert.severity + " alert on " + alert.table + ": " + alert.message;
+      bannerText.textContent = text;
       banner.hidden = false;
       banner.classList.remove("flash-in");
       void banner.offsetWidth; // restart the animation
@@ -134,38 +157,131 @@
   // ---------------------------------------------------------------- fragments
   const pending = new Map(); // element -> timer
   const inflight = new Set();
+  const drawn = new WeakMap(); // element -> the fragment HTML last drawn in it
+  const failing = new Set(); // fragments whose last fetch failed
 
-  function keyedSwap(container, html) {
-    // Keep what a user is typing into an alert card: a card is keyed by its alert id
-    // (data-key), and a form of it that is dirty or holds the focus is carried over into
-    // the fresh card, which shows the alert's new state (acknowledged, say) around it.
+  // A live update patches the fragment in place (morph), it does not redraw it: an element
+  // whose content did not change stays the same element, so the focus, a screen reader's
+  // place and a half-typed field survive the several updates a second of a busy floor.
+  // Elements are matched by a stable key where they have one (id, an alert card's
+  // data-key, a table card, a form's action), else by position and tag.
+  function keyOf(node) {
+    if (node.nodeType !== Node.ELEMENT_NODE) return "";
+    const key =
+      node.id ||
+      node.dataset.key ||
+      node.dataset.tableCard ||
+      node.dataset.openAlert ||
+      (node.nodeName === "FORM" ? node.getAttribute("action") || "" : "");
+    return key ? node.nodeName + "|" + key : "";
+  }
+
+  // A form the user has typed in or is in is left exactly as it is: the fresh card is
+  // patched around it (an alert acknowledged meanwhile shows its new state), never wiped.
+  function keptForm(node) {
+    return (
+      node.nodeName === "FORM" &&
+      (node.classList.contains("dirty") || node.contains(document.activeElement))
+    );
+  }
+
+  function morphAttributes(old, fresh) {
+    for (const attr of Array.from(old.attributes)) {
+      if (!fresh.hasAttribute(attr.name)) old.removeAttribute(attr.name);
+    }
+    for (const attr of Array.from(fresh.attributes)) {
+      if (old.getAttribute(attr.name) !== attr.value) old.setAttribute(attr.name, attr.value);
+    }
+  }
+
+  function morphNode(old, fresh) {
+    if (old.nodeType !== Node.ELEMENT_NODE) {
+      if (old.nodeValue !== fresh.nodeValue) old.nodeValue = fresh.nodeValue;
+      return;
+    }
+    if (keptForm(old)) return;
+    morphAttributes(old, fresh);
+    morphChildren(old, fresh);
+  }
+
+  function morphChildren(parent, freshParent) {
+    const oldKeyed = new Map();
+    parent.childNodes.forEach((node) => {
+      const key = keyOf(node);
+      if (key && !oldKeyed.has(key)) oldKeyed.set(key, node);
+    });
+    let cursor = parent.firstChild;
+    Array.from(freshParent.childNodes).forEach((fresh) => {
+      const key = keyOf(fresh);
+      let match = null;
+      if (key) {
+        match = oldKeyed.get(key) || null;
+        oldKeyed.delete(key);
+      } else if (
+        cursor && !keyOf(cursor) && cursor.nodeType === fresh.nodeType && cursor.nodeName === fresh.nodeName
+      ) {
+        match = cursor;
+      }
+      if (match === null) {
+        parent.insertBefore(fresh, cursor);
+        return;
+      }
+      if (match === cursor) {
+        cursor = cursor.nextSibling;
+      } else {
+        parent.insertBefore(match, cursor); // moved: the focus is given back afterwards
+      }
+      morphNode(match, fresh);
+    });
+    while (cursor) {
+      const next = cursor.nextSibling;
+      parent.removeChild(cursor);
+      cursor = next;
+    }
+  }
+
+  // Where the focus was, should its element go after all (its card gone, its link now
+  // another): the nearest keyed ancestor, and the control's own name within it.
+  function focusPlace(container, active) {
+    if (!active || active === body || !container.contains(active)) return null;
+    let holder = active.parentElement;
+    while (holder && holder !== container && !keyOf(holder)) holder = holder.parentElement;
+    const attrs = ["name", "value", "href", "action"]
+      .filter((a) => active.hasAttribute(a))
+      .map((a) => "[" + a + '="' + CSS.escape(active.getAttribute(a)) + '"]');
+    return {
+      holder: holder && holder !== container ? keyOf(holder) : "",
+      selector: active.nodeName.toLowerCase() + attrs.join(""),
+    };
+  }
+
+  function findPlace(container, place) {
+    let scope = container;
+    if (place.holder) {
+      scope = Array.from(container.querySelectorAll("*")).find((n) => keyOf(n) === place.holder);
+      if (!scope) return null;
+    }
+    return scope.querySelector(place.selector);
+  }
+
+  function morph(container, html) {
     const fresh = document.createElement("div");
     fresh.innerHTML = html;
     const active = document.activeElement;
+    const place = focusPlace(container, active);
     const selection =
       active && typeof active.selectionStart === "number"
         ? [active.selectionStart, active.selectionEnd, active.selectionDirection]
         : null;
-    fresh.querySelectorAll("[data-key]").forEach((node) => {
-      const old = container.querySelector('[data-key="' + CSS.escape(node.dataset.key) + '"]');
-      if (!old) return;
-      node.querySelectorAll("form[action]").forEach((form) => {
-        const action = form.getAttribute("action");
-        const kept = Array.from(old.querySelectorAll("form[action]")).find(
-          (f) => f.getAttribute("action") === action,
-        );
-        if (kept && (kept.classList.contains("dirty") || kept.contains(active))) {
-          form.replaceWith(kept);
-        }
-      });
-    });
-    container.replaceChildren(...fresh.childNodes);
-    // Moving the field out and back in took its focus: give it back, caret included.
-    if (active && active !== document.activeElement && active.isConnected && container.contains(active)) {
-      active.focus({ preventScroll: true });
-      if (selection) {
-        try { active.setSelectionRange(...selection); } catch (err) { /* not a text field */ }
-      }
+    morphChildren(container, fresh);
+    if (!place || document.activeElement === active) return;
+    // A moved element lost the focus: give it back, caret included; one gone for good
+    // hands it to its equivalent (same card, same name) rather than to the page.
+    const target = active.isConnected && container.contains(active) ? active : findPlace(container, place);
+    if (!target) return;
+    target.focus({ preventScroll: true });
+    if (selection && target === active) {
+      try { active.setSelectionRange(...selection); } catch (err) { /* not a text field */ }
     }
   }
 
@@ -185,13 +301,17 @@
         window.location.reload(); // session over: the page shows the login form
         return;
       }
-      if (!response.ok) return;
-      const html = await response.text();
-      if (el.hasAttribute("data-keyed")) {
-        keyedSwap(el, html);
-      } else {
-        el.innerHTML = html;
+      if (!response.ok) {
+        fragmentFailed(el);
+        return;
       }
+      const html = await response.text();
+      // Nothing changed: nothing is touched (a screen reader's place in it included).
+      if (drawn.get(el) !== html) {
+        morph(el, html);
+        drawn.set(el, html);
+      }
+      fragmentFetched(el);
       // An alert may show up in a fragment before its own message arrives, or without it
       // (raised while the socket was down, then re-fetched at its opening): every live
       // fragment carries the open alerts, and each is cued once, whichever comes first,
@@ -223,7 +343,8 @@
       el.dispatchEvent(new CustomEvent("studio:refreshed", { bubbles: true }));
       body.dataset.refreshes = String(Number(body.dataset.refreshes || 0) + 1);
     } catch (err) {
-      // Network blip: the next message or the reconnect refreshes again.
+      // The server is gone or the network failed: said, and tried again (fragmentFailed).
+      fragmentFailed(el);
     } finally {
       inflight.delete(el);
     }
@@ -283,13 +404,60 @@
   const status = document.getElementById("live-status");
   let delay = 1000;
 
+  let socketState = "offline";
+
   function setStatus(text) {
-    if (status) {
-      status.textContent = text;
-      status.dataset.state = text;
-    }
+    socketState = text;
     body.dataset.liveState = text;
+    renderStatus();
   }
+
+  // The pill says what the page shows: live only while the socket is up AND the last
+  // fetch of every fragment worked (a failed one is said, not ignored, and retried).
+  function renderStatus() {
+    if (!status) return;
+    const text = socketState === "live" && failing.size ? "update failed" : socketState;
+    status.textContent = text;
+    status.dataset.state = text;
+  }
+
+  // ---------------------------------------------------------------- not live
+  // The dealer display (its #not-live notice) must never show an instruction it is no
+  // longer sure of: with the socket down for a moment, a fragment fetch failed, or the
+  // socket silent past two keep-alive pings, it blanks the instruction and says so, until
+  // the socket is back and the instruction has been fetched again.
+  const notLive = document.getElementById("not-live");
+  const SOCKET_GRACE_MS = 2000; // a reconnect (server restart, 1012) is not yet an outage
+  const SILENCE_MS = 40000; // the server pings an idle socket every 15 s
+  let socketDownSince = Date.now(); // not yet open: as if it had just gone down
+  let lastHeard = Date.now();
+  let freshSinceOpen = true; // the page as the server drew it
+
+  function checkLive() {
+    const now = Date.now();
+    const down = socketState !== "live" && now - socketDownSince > SOCKET_GRACE_MS;
+    const silent = socketState === "live" && now - lastHeard > SILENCE_MS;
+    const stale = down || silent || failing.size > 0 || !freshSinceOpen;
+    body.classList.toggle("stale", stale);
+    body.dataset.notLive = stale ? "yes" : "no"; // read by the browser tests
+    if (notLive) notLive.hidden = !stale;
+  }
+
+  function fragmentFailed(el) {
+    failing.add(el);
+    renderStatus();
+    checkLive();
+    schedule(el, 2000); // tried again: the display comes back by itself
+  }
+
+  function fragmentFetched(el) {
+    failing.delete(el);
+    if (socketState === "live" && !el.hasAttribute("data-broker-link")) freshSinceOpen = true;
+    renderStatus();
+    checkLive();
+  }
+
+  if (notLive) setInterval(checkLive, 500);
 
   function connect() {
     const scheme = location.protocol === "https:" ? "wss://" : "ws://";
@@ -299,11 +467,13 @@
     ws.onopen = () => {
       opened = true;
       delay = 1000;
+      lastHeard = Date.now();
       setStatus("live");
       // Catch up on anything that happened before the socket opened or while away.
       document.querySelectorAll("[data-fragment]").forEach((el) => schedule(el, 50));
     };
     ws.onmessage = (event) => {
+      lastHeard = Date.now();
       let msg;
       try { msg = JSON.parse(event.data); } catch (err) { return; }
       if (msg.channel === "ping") return;
@@ -313,6 +483,9 @@
       refreshFor(msg.table, msg.channel);
     };
     ws.onclose = (event) => {
+      if (socketState === "live") socketDownSince = Date.now();
+      // What was missed while down is fetched again before the display is trusted.
+      freshSinceOpen = false;
       setStatus("reconnecting");
       if (event.code === 4401) {
         window.location.reload();
