@@ -252,3 +252,30 @@ async def test_a_failed_fetch_of_the_dealer_instruction_is_not_shown_as_live(
         finally:
             await ctx.close()
 
+
+async def test_each_alert_s_controls_name_their_alert_and_a_skip_link_leads_past_the_header(
+    browser: Browser, database: Database
+) -> None:
+    async with served(database) as (base, controller, _):
+        first = controller.add_alert(TABLES[0], "card_mismatch", "critical", datetime.now(UTC))
+        second = controller.add_alert(TABLES[1], "misread", "warning", datetime.now(UTC))
+        async with manager_page(browser, base, "/console/alerts") as page:
+            # Before: two buttons "Acknowledge", two groups "Resolve", no heading per card.
+            for alert_id, table in ((first, TABLES[0]), (second, TABLES[1])):
+                ack = page.get_by_role("button", name=f"Acknowledge alert {alert_id} on {table}")
+                assert await ack.count() == 1
+                group = page.get_by_role("group", name=f"Resolve alert {alert_id} on {table}")
+                assert await group.count() == 1
+                assert (
+                    await page.get_by_role("button", name=f"Resolve alert {alert_id}").count() == 1
+                )
+                heading = page.get_by_role("heading", name=f"alert {alert_id} on {table}")
+                assert await heading.count() == 1
+
+            # The first Tab stop skips the header's nine.
+            await page.reload()
+            await page.keyboard.press("Tab")
+            assert await page.evaluate("document.activeElement.textContent") == "Skip to content"
+            await page.keyboard.press("Enter")
+            await page.keyboard.press("Tab")
+            assert await page.evaluate("document.activeElement.name") == "table"  # the filter
