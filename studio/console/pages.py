@@ -1180,14 +1180,17 @@ def build_router(console: Console) -> APIRouter:
 
     # ------------------------------------------------------------ tables
 
-    async def _table_context(table: str, user: User) -> dict[str, Any]:
+    async def _table_context(table: str, user: User, *, at_table: bool = False) -> dict[str, Any]:
+        """What a table's page shows ``user``; ``at_table``: on the dealer display, a screen
+        at the table, which shows an alert's face-down hole card concealed whoever logged
+        in on it (a manager's account showed it there: a review)."""
         try:
             state = console.controller.table_state(table)
         except KeyError:
             raise StarletteHTTPException(404, f"no table {table!r}") from None
         state = while_link_down(state, console.broker_link())
         timeline = await console.timeline(state)
-        alerts = console.open_alerts(table, user)
+        alerts = console.open_alerts(table, None if at_table else user)
         # Why it is paused, and by whom: the state says only that it is (a review).
         state["pause"] = pause_of(state, alerts, timeline)
         return {
@@ -1297,13 +1300,13 @@ def build_router(console: Console) -> APIRouter:
     @router.get("/dealer/{table}", response_class=HTMLResponse)
     async def dealer_page(request: Request, table: str, user: Dealer) -> Response:
         return console.render(
-            request, "dealer.html", user=user, **await _table_context(table, user)
+            request, "dealer.html", user=user, **await _table_context(table, user, at_table=True)
         )
 
     @router.get("/fragments/dealer/{table}", response_class=HTMLResponse)
     async def dealer_fragment(request: Request, table: str, user: Dealer) -> Response:
         return console.render(
-            request, "_dealer.html", user=user, **await _table_context(table, user)
+            request, "_dealer.html", user=user, **await _table_context(table, user, at_table=True)
         )
 
     # ------------------------------------------------------------ rounds and audit

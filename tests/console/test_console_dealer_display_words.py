@@ -8,9 +8,19 @@ which seed 004's dealer announces) was not shown at all.
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+
 import httpx
-from console_helpers import login
-from test_console_hand_results import Round, dealt  # noqa: F401
+import pytest
+from console_helpers import context, login
+from test_console_hand_results import Clock, Round, dealt  # noqa: F401
+
+from studio.config import StudioConfig, TableSettings
+from studio.console import UserStore
+from studio.controller import ControllerService
+from studio.store import Database, EventLog
+from studio.streams import Fanout
+from studio.web import create_app
 
 
 def reason(page: str) -> str:
@@ -48,3 +58,62 @@ async def test_the_cut_card_out_is_shown_under_the_next_step(
         "Cut card out: last round of this shoe</p>" in page
     )
     assert "Wait for decisions (seat 1)" in page  # the step itself, as before
+
+
+class HoleDue(Round):
+    """bj1 dealt up to its face-down hole card, which is due next."""
+
+    async def open_to_the_hole(self) -> None:
+        census = {r: 32 for r in "A23456789TJQK"}
+        shuffled = {"count": 416, "census": census}
+        await self.feed(
+            "shuffler.event",
+            {"device": "shuf", "seq": 1, "event": "shuffle_complete", "data": shuffled},
+        )
+        loaded = {"device": "shoe", "seq": next(self.seq), "event": "shoe_loaded"}
+        await self.feed("shoe.event", {**loaded, "data": {"shoe": "S1"}})
+        await self.feed("timer", {}, dt=3)
+        bet = {"id": "b1", "type": "bet", "seat": 1, "player": "p1", "stake": "10.00"}
+        await self.feed("game.command", bet)
+        await self.feed("timer", {}, dt=60)
+        for code in ("TH", "7C", "3D"):
+            await self.card(code)
+
+
+@pytest.fixture
+async def hole_due(
+    database: Database, people: UserStore
+) -> AsyncIterator[tuple[HoleDue, httpx.AsyncClient]]:
+    config = StudioConfig(tables=[TableSettings(id="bj1", ruleset="clubhouse", single_source=True)])
+    clock, fanout = Clock(), Fanout(bus=None)
+    async with ControllerService(
+        config, None, EventLog(database), fanout, clock=clock, timers=False
+    ) as svc:
+        table = HoleDue(svc, clock)
+        await table.open_to_the_hole()
+        app = create_app(context(database, fanout, svc))
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as http:
+            yield table, http
+
+
+@pytest.mark.parametrize("account", ["dealer", "manager", "admin"])
+async def test_the_display_at_the_table_conceals_the_hole_card_whoever_logged_in(
+    hole_due: tuple[HoleDue, httpx.AsyncClient], account: str
+) -> None:
+    # A card drawn while paused and due as the face-down hole card: the alert holding it
+    # names it to managers on their pages, but the dealer display is a screen at the table
+    # (a review: opened with a manager's account, it showed "5S drawn while the round is
+    # paused" in large type).
+    table, http = hole_due
+    await table.svc.pause("bj1", user="boss", reason="look")
+    await table.card("5S")
+    await table.svc.resume("bj1", user="boss", reason="go on")  # still paused by the alert
+    assert table.svc.table_state("bj1")["paused"]
+    await login(http, account)
+    for url in ("/console/dealer/bj1", "/console/fragments/dealer/bj1"):
+        shown = reason((await http.get(url)).text)
+        assert "drawn while the round is paused" in shown, (url, shown)
+        assert "5S" not in shown, (url, shown)
+    if account != "dealer":  # the manager's own pages still name it, to resolve the alert
+        assert "5S" in (await http.get("/console/tables/bj1")).text
