@@ -84,23 +84,24 @@ def running(
             process.wait()
 
 
-def wait_catching_stop_signals(pid: int, within: float = 30.0) -> None:
-    """Wait until process ``pid`` catches SIGTERM (``studio.early_stop.defer``, the entry
+def wait_catching_stop_signals(process: subprocess.Popen[str], within: float = 30.0) -> None:
+    """Wait until ``process`` catches SIGTERM (``studio.early_stop.defer``, the entry
     point's first lines, catches both stop signals; Python's own start catches SIGINT only):
     a stop signal sent from then on is the studio's to handle. Sent after a fixed delay
     instead, a loaded machine's signal came while Python was still starting (a CI run of
-    2026-12-07: KeyboardInterrupt in ``import typing``, the delay 0.15 s)."""
+    2026-12-07: KeyboardInterrupt in ``import typing``, the delay 0.15 s). A process that
+    ended first fails the wait at once with what it wrote."""
     deadline = time.monotonic() + within
-    status = Path(f"/proc/{pid}/status")
+    status = Path(f"/proc/{process.pid}/status")
     while time.monotonic() < deadline:
-        try:
-            text = status.read_text()
-        except FileNotFoundError as exc:
-            raise AssertionError(f"process {pid} ended before it caught its stop signals") from exc
-        caught = int(
-            next(line for line in text.splitlines() if line.startswith("SigCgt:")).split()[1], 16
-        )
-        if caught >> (signal.SIGTERM - 1) & 1:
+        if process.poll() is not None:  # (ended, it is a zombie until reaped: poll reaps it)
+            out, err = process.communicate()
+            raise AssertionError(
+                f"process ended (status {process.returncode}) before it caught its stop "
+                f"signals:\n{out[-2000:]}\n{err[-2000:]}"
+            )
+        fields = dict(line.split(":", 1) for line in status.read_text().splitlines())
+        if int(fields["SigCgt"], 16) >> (signal.SIGTERM - 1) & 1:
             return
         time.sleep(0.002)
-    raise AssertionError(f"process {pid} did not catch SIGTERM within {within:g} s")
+    raise AssertionError(f"process {process.pid} did not catch SIGTERM within {within:g} s")

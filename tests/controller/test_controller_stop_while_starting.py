@@ -42,7 +42,7 @@ def test_a_stop_while_starting_is_a_clean_stop(
         stderr=subprocess.PIPE,
         text=True,
     )
-    wait_catching_stop_signals(process.pid)
+    wait_catching_stop_signals(process)
     time.sleep(delay)
     process.send_signal(sig)
     _, err = process.communicate(timeout=60)

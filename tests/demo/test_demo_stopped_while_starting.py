@@ -130,7 +130,7 @@ def test_a_stop_while_the_studio_loads_is_a_clean_stop(tmp_path: Path, demo_conf
     # (early_stop notes the signal). On Mosquitto this exited with status 1, blaming a
     # broker that had answered.
     with _running(_args(tmp_path, demo_config), tmp_path) as process:
-        wait_catching_stop_signals(process.pid)
+        wait_catching_stop_signals(process)
         time.sleep(0.1)
         process.send_signal(signal.SIGINT)
         out, err = process.communicate(timeout=30)
