@@ -15,10 +15,17 @@ endpoint lock has (:func:`camera_endpoint`).
 - a capture index ``N``: ``/dev/videoN`` resolved on Linux (OpenCV's V4L2 backend opens
   that), so ``0`` and ``/dev/video0`` are one camera; ``capture:N`` elsewhere;
 - a URL (an IP camera, ``hwsim run --camera``'s MJPEG): scheme, host and port (the scheme's
-  default if none; a loopback name as ``127.0.0.1``), path and query; the user and
-  password are left out (a second login on one stream is the same camera, and a lock's
-  message must not print a password). Other names of one host (a DNS alias, another
-  address) and other streams of one camera (its main and sub stream) are not told apart;
+  default if none; a loopback name as ``127.0.0.1``), path and query; the login is left
+  out, in the user part and in the query alike (many IP cameras take it there:
+  ``?usr=admin&pwd=...``): each query parameter whose name says it holds a secret
+  (:func:`studio.url_secrets.is_secret_parameter`, the rule the database's URL is masked
+  by) and a user name's (:data:`_LOGIN_NAMES`). Left out, not masked (``pwd=***``): a
+  second login on one stream (another user, another password, the login in the user part
+  or in the query, none at all) is the same camera, so what names it must not depend on
+  the login; and a lock's message must not print a password. Until 2026-12-07 the query
+  was kept whole, its password printed in a refusal. Other names of one host (a DNS
+  alias, another address) and other streams of one camera (its main and sub stream) are
+  not told apart;
 - none for a recording (a regular file, a folder of frames, a ``file:`` URL of one) or the
   simulator's ``virtual`` camera: a recording is read, not taken, by any number of
   processes (tests and benchmarks replay one to several tables), and each process makes
@@ -32,10 +39,15 @@ import sys
 from urllib.parse import SplitResult, unquote, urlsplit, urlunsplit
 
 from studio.config.camera_files import is_device_path, is_virtual_source
+from studio.url_secrets import is_secret_parameter, query_items
 
 _LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1", "ip6-localhost"})
 # A URL without a port is opened on its scheme's: one camera, with or without it written.
 _DEFAULT_PORTS = {"http": 80, "https": 443, "rtsp": 554, "rtsps": 322, "rtmp": 1935}
+# Query parameters that name the user an IP camera is logged in as (Foscam's ``usr``,
+# the ``user`` of Dahua's and Amcrest's, ``loginuse`` of older ones): part of the login,
+# not of the stream. A user name is no secret (messages show it): not the masking rule.
+_LOGIN_NAMES = frozenset({"user", "usr", "username", "login", "loginuse"})
 
 
 def camera_endpoint(source: str) -> str | None:
@@ -74,4 +86,9 @@ def _url_endpoint(parts: SplitResult) -> str:
     port = port or _DEFAULT_PORTS.get(scheme)
     name = f"[{host}]" if ":" in host else host
     netloc = f"{name}:{port}" if port is not None else name
-    return urlunsplit((scheme, netloc, parts.path or "/", parts.query, ""))
+    query = "&".join(
+        item
+        for item, key in query_items(parts.query)
+        if not is_secret_parameter(key) and key.lower() not in _LOGIN_NAMES
+    )
+    return urlunsplit((scheme, netloc, parts.path or "/", query, ""))

@@ -48,6 +48,7 @@ from numpy.typing import NDArray
 from calibration.image_file import image_files, read_image
 from studio.config.camera_files import is_device_path
 from studio.errors import VisionError
+from studio.url_secrets import masked_url
 
 Image = NDArray[np.uint8]
 
@@ -88,7 +89,11 @@ class VideoCaptureSource:
         read_timeout: float | None = None,
     ) -> None:
         self.spec = spec
-        self.name = f"capture:{spec}"
+        # What logs, errors and thread names show: a URL's password and its secret-named
+        # query values masked (``capture:rtsp://admin:***@cam/...``). It was the spec as
+        # written until 2026-12-07: the password logged at each failed reconnect.
+        self.shown = masked_url(spec) if isinstance(spec, str) else spec
+        self.name = f"capture:{self.shown}"
         # A device given by its path was taken for a file until 2026-12-07: its first read
         # that returned nothing ended the camera for good, and its open had no deadline.
         self.device_path = (
@@ -120,7 +125,7 @@ class VideoCaptureSource:
         if not cap.isOpened():
             cap.release()
             leads = f" (leading to {target})" if target != self.spec else ""
-            raise VisionError(f"cannot open video source {self.spec!r}{leads}")
+            raise VisionError(f"cannot open video source {self.shown!r}{leads}")
         if self.width:
             cap.set(cv2.CAP_PROP_FRAME_WIDTH, self.width)
         if self.height:

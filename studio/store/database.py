@@ -28,6 +28,7 @@ from sqlalchemy.schema import CreateIndex
 
 from studio.errors import LockLost, StoreError
 from studio.filelock import FileLock
+from studio.url_secrets import is_secret_parameter
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -94,10 +95,6 @@ READ_TIMEOUT: Final = 15.0
 # timeout for its lock (SQLite's busy timeout is 5 s), then runs for milliseconds.
 CLOSE_MARGIN: Final = 5.0
 
-
-# A query parameter whose name says it holds a secret (``password``, ``sslpassword``,
-# ``auth_token``, ...): its value is masked as a password is.
-_SECRET_PARAMETER: Final = re.compile(r"pass|pwd|secret|token|key|cred|auth", re.IGNORECASE)
 
 # What to write instead of a character a user name or password cannot hold as it is.
 _PERCENT_ENCODE: Final = (
@@ -297,7 +294,7 @@ def url_holds_secret(url: str) -> bool:
     parsed = _taken_apart(url)
     if parsed is None:
         return True
-    return parsed.password is not None or any(_SECRET_PARAMETER.search(k) for k in parsed.query)
+    return parsed.password is not None or any(is_secret_parameter(k) for k in parsed.query)
 
 
 def safe_url(url: str) -> str:
@@ -319,7 +316,7 @@ def safe_url(url: str) -> str:
     if not parsed.query:
         return text
     query = "&".join(
-        f"{quote_plus(key)}={'***' if _SECRET_PARAMETER.search(key) else quote_plus(value)}"
+        f"{quote_plus(key)}={'***' if is_secret_parameter(key) else quote_plus(value)}"
         for key, values in parsed.query.items()
         for value in ((values,) if isinstance(values, str) else values)
     )
