@@ -222,6 +222,37 @@ async def test_the_dealer_display_says_it_is_not_live_once_the_server_is_gone(
             await ctx.close()
 
 
+async def test_a_quick_reconnect_does_not_blink_the_not_live_notice(
+    browser: Browser, database: Database
+) -> None:
+    # The server drops the socket (1012, as at a restart): console.js reconnects after 1 s
+    # and fetches the instruction again, within the 2 s grace. A notice blinking at every
+    # such reconnect would teach the dealer to ignore it.
+    table = TABLES[0]
+    async with served(database) as (base, controller, _):
+        ctx, page = await dealer_display(browser, base, table)
+        try:
+            fanout: Fanout = controller.fanout
+            await page.evaluate(
+                """() => { window.notLiveSeen = false;
+                    new MutationObserver(() => {
+                        if (!document.getElementById('not-live').hidden) window.notLiveSeen = true;
+                    }).observe(document.getElementById('not-live'), { attributes: true }); }"""
+            )
+            before = await refreshes(page)
+            fanout.end_streams()
+            await page.wait_for_function("() => document.body.dataset.liveState === 'reconnecting'")
+            await page.wait_for_function("() => document.body.dataset.liveState === 'live'")
+            await page.wait_for_function(
+                "n => Number(document.body.dataset.refreshes || 0) > n", arg=before
+            )
+            await page.wait_for_timeout(1_000)
+            assert not await page.evaluate("window.notLiveSeen")
+            assert await page.locator("#next-action").is_visible()
+        finally:
+            await ctx.close()
+
+
 async def test_a_failed_fetch_of_the_dealer_instruction_is_not_shown_as_live(
     browser: Browser, database: Database, monkeypatch: pytest.MonkeyPatch
 ) -> None:

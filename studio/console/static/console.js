@@ -437,7 +437,10 @@
     const now = Date.now();
     const down = socketState !== "live" && now - socketDownSince > SOCKET_GRACE_MS;
     const silent = socketState === "live" && now - lastHeard > SILENCE_MS;
-    const stale = down || silent || failing.size > 0 || !freshSinceOpen;
+    // Back within the grace but not yet fetched again: still shown (a blink of the notice
+    // at every quick reconnect would teach the dealer to ignore it).
+    const unsure = !freshSinceOpen && now - socketDownSince > SOCKET_GRACE_MS;
+    const stale = down || silent || unsure || failing.size > 0;
     body.classList.toggle("stale", stale);
     body.dataset.notLive = stale ? "yes" : "no"; // read by the browser tests
     if (notLive) notLive.hidden = !stale;
