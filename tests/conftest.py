@@ -34,6 +34,14 @@ _SESSION_LOCKS = tempfile.mkdtemp(prefix="studio-test-locks-")
 os.environ.setdefault("LIVESTUDIO_LOCK_DIR", _SESSION_LOCKS)
 atexit.register(shutil.rmtree, _SESSION_LOCKS, True)
 
+# The camera tests' rendered frames, shared the same way by the run's processes
+# (hwsim.camera.dataset.scenes): the same frames were rendered again and again (two
+# profiles' scores of one cell, frame 33 of a seed after its first 33; 7 % of the camera
+# tests' CPU). Per run, so never stale; up to ~2 GB while the camera tests run.
+_SCENES = tempfile.mkdtemp(prefix="studio-test-scenes-")
+os.environ.setdefault("HWSIM_SCENE_CACHE", _SCENES)
+atexit.register(shutil.rmtree, _SCENES, True)
+
 POSTGRES_URL = os.environ.get("TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
 
 

@@ -10,6 +10,9 @@ above the threshold) or ``missed`` (not found). Detected cards with no true card
 
 from __future__ import annotations
 
+import hashlib
+import os
+import pickle
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -108,9 +111,21 @@ def scenes(
     rng = np.random.default_rng(seed)
     wear_rng = np.random.default_rng(seed + 2) if wear else None
     deck = [c.code for c in full_deck()]
-    for _ in range(n_frames):
+    cache = _scene_cache(
+        level, cards_per_frame, seed, barcode, style, size, layout, cascade, faces, wear
+    )
+    for n in range(n_frames):
+        if cache is not None:
+            cached = cache.load(n)
+            if cached is not None:
+                scene, state, wear_state = cached
+                rng.bit_generator.state = state
+                if wear_rng is not None and wear_state is not None:
+                    wear_rng.bit_generator.state = wear_state
+                yield scene
+                continue
         codes = [deck[int(i)] for i in rng.choice(len(deck), cards_per_frame, replace=False)]
-        yield render_scene(
+        scene = render_scene(
             rng,
             level,
             codes,
@@ -123,6 +138,84 @@ def scenes(
             wear=wear,
             wear_rng=wear_rng,
         )
+        if cache is not None:
+            cache.store(n, scene, rng, wear_rng)
+        yield scene
+
+
+# A folder for rendered frames, shared by the processes of one test run (tests/conftest.py
+# sets it; nothing else does): the camera tests render the same frames many times over (a
+# profile's and another's scores of one cell, frame 33 of a seed after its 33 first).
+SCENE_CACHE_ENV = "HWSIM_SCENE_CACHE"
+_FACES_DIGESTS: dict[int, tuple[Faces, str]] = {}
+
+
+def _faces_digest(faces: Faces) -> str:
+    # Once per faces object: a deck's faces are tens of megabytes, loaded once per process.
+    known = _FACES_DIGESTS.get(id(faces))
+    if known is not None and known[0] is faces:
+        return known[1]
+    h = hashlib.sha256()
+    for code in sorted(faces):
+        image = np.ascontiguousarray(faces[code])
+        h.update(f"{code}{image.shape}{image.dtype}".encode())
+        h.update(image.data)
+    _FACES_DIGESTS[id(faces)] = (faces, h.hexdigest())
+    return h.hexdigest()
+
+
+@dataclass(frozen=True)
+class _SceneCache:
+    """Frame ``n`` of one ``scenes`` stream, with both generators' states after it, so that
+    a stream can go on rendering from any frame it has cached (the states are all that a
+    frame leaves behind: rendering is otherwise deterministic)."""
+
+    folder: Path
+    key: str
+
+    def _path(self, n: int) -> Path:
+        return self.folder / f"{self.key}-{n}.pickle"
+
+    def load(self, n: int) -> tuple[Scene, dict[str, Any], dict[str, Any] | None] | None:
+        try:
+            data = self._path(n).read_bytes()
+        except FileNotFoundError:
+            return None
+        loaded: tuple[Scene, dict[str, Any], dict[str, Any] | None] = pickle.loads(data)
+        return loaded
+
+    def store(
+        self, n: int, scene: Scene, rng: np.random.Generator, wear: np.random.Generator | None
+    ) -> None:
+        data = pickle.dumps(
+            (scene, rng.bit_generator.state, wear.bit_generator.state if wear else None),
+            protocol=pickle.HIGHEST_PROTOCOL,
+        )
+        # Written aside and renamed: a process reading it sees all of it or nothing.
+        part = self.folder / f"{self.key}-{n}.{os.getpid()}.part"
+        part.write_bytes(data)
+        part.replace(self._path(n))
+
+
+def _scene_cache(
+    level: str,
+    cards_per_frame: int,
+    seed: int,
+    barcode: bool,
+    style: CardStyle,
+    size: tuple[int, int],
+    layout: Layout | None,
+    cascade: int,
+    faces: Faces | None,
+    wear: Wear | None,
+) -> _SceneCache | None:
+    folder = os.environ.get(SCENE_CACHE_ENV)
+    if not folder:
+        return None
+    what = (level, cards_per_frame, seed, barcode, style, size, layout, cascade, wear)
+    h = hashlib.sha256(pickle.dumps(what, protocol=pickle.HIGHEST_PROTOCOL))
+    h.update(_faces_digest(faces).encode() if faces is not None else b"-")
+    return _SceneCache(Path(folder), h.hexdigest()[:32])
 
 
 def true_calibration(
