@@ -285,11 +285,38 @@
     }
   }
 
-  async function refresh(el) {
+  // At most one fetch of a fragment in flight and one more waiting behind it, a fetch
+  // starting no sooner than MIN_GAP_MS after the last one's start: a busy floor's messages
+  // (several a second per table, for every table on the overview) merge into the waiting
+  // fetch instead of costing one each. None is lost: a message always leads to a fetch that
+  // starts after it (the waiting one, or one queued behind the fetch in flight).
+  const MIN_GAP_MS = 250;
+  const lastStart = new Map(); // element -> when its last fetch started
+  const queued = new Map(); // element -> delay of the fetch to start once the one in flight ends
+
+  function schedule(el, delay) {
     if (inflight.has(el)) {
-      schedule(el, 150);
+      // Starts after the fetch in flight, whose answer may predate the message.
+      queued.set(el, Math.min(queued.has(el) ? queued.get(el) : delay, delay));
       return;
     }
+    if (pending.has(el)) return; // not yet started: it will show this message too
+    const since = Date.now() - (lastStart.get(el) || 0);
+    const wait = Math.max(delay, MIN_GAP_MS - since);
+    pending.set(el, setTimeout(() => { pending.delete(el); refresh(el); }, wait));
+  }
+
+  async function refresh(el) {
+    if (inflight.has(el)) {
+      schedule(el, 0);
+      return;
+    }
+    const timer = pending.get(el);
+    if (timer !== undefined) {
+      clearTimeout(timer); // this fetch serves the waiting one too
+      pending.delete(el);
+    }
+    lastStart.set(el, Date.now());
     inflight.add(el);
     try {
       const response = await fetch(el.dataset.fragment, {
@@ -347,12 +374,12 @@
       fragmentFailed(el);
     } finally {
       inflight.delete(el);
+      if (queued.has(el)) {
+        const after = queued.get(el);
+        queued.delete(el);
+        schedule(el, after);
+      }
     }
-  }
-
-  function schedule(el, delay) {
-    if (pending.has(el)) return;
-    pending.set(el, setTimeout(() => { pending.delete(el); refresh(el); }, delay));
   }
 
   function refreshFor(table, channel) {
