@@ -120,11 +120,13 @@ SESSION_ENDED = "your session ended: log in and submit the form again"
 # a signature, being our own fixed words (this module's, and studio.console.auth's for a
 # login form gone stale). Any other text in ?notice= / ?error= needs its signature.
 FIXED_MESSAGES = frozenset({SESSION_ENDED, "the login form had expired: log in again"})
-# A refused resolution's form as it was sent (the alert, the resolution chosen, the card, the
-# reason), given back with the error so that the form shows it again, and its signature
-# (DRAFT_SIG, as a message's): until 2026-12-07 the reason typed was lost.
+# A refused form as it was sent, given back with the error so that the form shows it again,
+# and its signature (DRAFT_SIG, as a message's): a resolution's (the alert, the resolution
+# chosen, the card, the reason) or a table action's (no alert; the action, ``TABLE_FORMS``,
+# and the reason). Until 2026-12-07 the reason typed was lost.
 DRAFT_FIELDS = ("alert", "action", "card", "reason")
 DRAFT_SIG = "dsig"
+TABLE_FORMS = ("pause", "resume", "shoe", "cancel")
 _DRAFT_KEYS = frozenset({*(f"draft_{name}" for name in DRAFT_FIELDS), DRAFT_SIG})
 # What a page's URL carries of the action before it, dropped when it goes on to the next.
 _MESSAGE_KEYS = frozenset({"notice", "error", MESSAGE_SIG, *_DRAFT_KEYS})
@@ -416,7 +418,7 @@ def shown_draft(request: Request) -> dict[str, str] | None:
     console signed them for this session, as a message. Not from anyone's link: it would
     fill in a manager's resolution for them (the form pre-selects none on purpose)."""
     fields = {name: request.query_params.get(f"draft_{name}", "") for name in DRAFT_FIELDS}
-    if not fields["alert"]:
+    if not fields["alert"] and fields["action"] not in TABLE_FORMS:
         return None
     given = request.query_params.get(DRAFT_SIG, "").encode("utf-8", "replace")
     wanted = _message_sig(request, "draft", _draft_text(fields)).encode()
@@ -1201,7 +1203,13 @@ def build_router(console: Console) -> APIRouter:
 
     @router.get("/tables/{table}", response_class=HTMLResponse)
     async def table_page(request: Request, table: str, user: Viewer) -> Response:
-        return console.render(request, "table.html", user=user, **await _table_context(table, user))
+        return console.render(
+            request,
+            "table.html",
+            user=user,
+            draft=shown_draft(request),
+            **await _table_context(table, user),
+        )
 
     @router.get("/fragments/tables/{table}", response_class=HTMLResponse)
     async def table_fragment(request: Request, table: str, user: Viewer) -> Response:
@@ -1212,6 +1220,7 @@ def build_router(console: Console) -> APIRouter:
     async def _table_action(
         request: Request,
         table: str,
+        form: str,
         method: str,
         user: User,
         reason: str,
@@ -1223,13 +1232,20 @@ def build_router(console: Console) -> APIRouter:
             why = _reason(reason)
             return await getattr(console.controller, method)(table, user=user.username, reason=why)
 
-        return await console.act(request, back, run(), lambda result: f"{table}: {done(result)}")
+        # Refused (a reason too short, a resume of no pause), the reason typed comes back in
+        # its form, as a refused resolution's (it was lost: a review).
+        sent = {"action": form, "reason": reason}
+        return await console.act(
+            request, back, run(), lambda result: f"{table}: {done(result)}", draft=sent
+        )
 
     @router.post("/tables/{table}/pause")
     async def table_pause(
         request: Request, table: str, user: Dealer, reason: Annotated[str, Form()] = ""
     ) -> Response:
-        return await _table_action(request, table, "pause", user, reason, lambda _: "paused")
+        return await _table_action(
+            request, table, "pause", "pause", user, reason, lambda _: "paused"
+        )
 
     @router.post("/tables/{table}/resume")
     async def table_resume(
@@ -1242,7 +1258,7 @@ def build_router(console: Console) -> APIRouter:
                 f"resumed; still paused by open alerts {', '.join(still)}" if still else "resumed"
             )
 
-        return await _table_action(request, table, "resume", user, reason, resumed)
+        return await _table_action(request, table, "resume", "resume", user, reason, resumed)
 
     @router.post("/tables/{table}/shoe")
     async def table_shoe(
@@ -1254,7 +1270,9 @@ def build_router(console: Console) -> APIRouter:
                 f"shoe change requested: after round {after}" if after else "shoe change requested"
             )
 
-        return await _table_action(request, table, "request_shoe_change", user, reason, requested)
+        return await _table_action(
+            request, table, "shoe", "request_shoe_change", user, reason, requested
+        )
 
     @router.post("/tables/{table}/cancel")
     async def table_cancel(
@@ -1266,9 +1284,10 @@ def build_router(console: Console) -> APIRouter:
         round_id: Annotated[str, Form()] = "",
     ) -> Response:
         back = f"{PREFIX}/tables/{quote(table)}"
+        sent = {"action": "cancel", "reason": reason}
         if confirm != "yes":
             message = "cancelling a round needs the confirmation box ticked"
-            return console._action_error(request, back, message, 400)
+            return console._action_error(request, back, message, 400, sent)
 
         # The round the page was drawn for: the service cancels it only if it is still the
         # round in play, checked with the cancel under the table's lock. Without it a form
@@ -1289,7 +1308,7 @@ def build_router(console: Console) -> APIRouter:
             said = f"{table}: round {meant} cancelled" if meant else f"{table}: round cancelled"
             return f"{said}, {refund_text(refunds)}" if refunds is not None else said
 
-        return await console.act(request, back, run(), done)
+        return await console.act(request, back, run(), done, draft=sent)
 
     # ------------------------------------------------------------ dealer display
 

@@ -9,11 +9,14 @@ form empty, the reason typed lost.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from html.parser import HTMLParser
+from urllib.parse import urlencode
 
 import httpx
 from console_double import InMemoryController
 from console_helpers import login
+from fastapi import FastAPI
 
 
 class ReasonNames(HTMLParser):
@@ -73,3 +76,62 @@ async def test_each_reason_field_is_named_for_its_action(
         "/console/tables/bj1/cancel": f"Reason for cancelling round {round_id} on bj1",
     }
     assert len(set(names.values())) == 4
+
+
+def reason_value(page: str, form: str) -> str | None:
+    return reason_fields(page).values[f"/console/tables/bj1/{form}"]
+
+
+async def refused(client: httpx.AsyncClient, form: str, data: dict[str, str]) -> str:
+    """The page a refused ``form`` comes back to: its redirect's URL."""
+    token = client.cookies.get("studio_csrf")
+    assert token
+    answer = await client.post(f"/console/tables/bj1/{form}", data={**data, "csrf_token": token})
+    assert answer.status_code == 303, answer.text
+    where = answer.headers["location"]
+    assert "error=" in where, where
+    return where
+
+
+async def test_a_refused_table_action_comes_back_with_the_reason_typed(
+    client: httpx.AsyncClient, controller: InMemoryController
+) -> None:
+    round_id = await controller.start_round("bj1", {1: "p-1"})
+    controller.add_alert("bj1", "misscan", "warning", datetime.now(UTC))
+    await login(client, "manager")
+    cases = [
+        ("pause", {"reason": "no"}),  # too short
+        ("resume", {"reason": "dispute settled at seat 1"}),  # an alert still holds it
+        ("shoe", {"reason": "  "}),  # blank
+        ("cancel", {"reason": "wrong cards dealt", "round_id": round_id}),  # box not ticked
+    ]
+    for form, data in cases:
+        page = (await client.get(await refused(client, form, data))).text
+        assert 'class="flash error"' in page
+        # Before: None (the form empty), the reason typed lost.
+        assert reason_value(page, form) == data["reason"], form
+        others = [f for f in ("pause", "resume", "shoe", "cancel") if f != form]
+        assert [reason_value(page, f) for f in others] == [None, None, None]
+        assert page.count("autofocus") == 1
+
+
+async def test_a_table_draft_from_a_link_or_another_session_fills_in_nothing(
+    app: FastAPI, client: httpx.AsyncClient, controller: InMemoryController
+) -> None:
+    await login(client, "manager")
+    where = await refused(client, "pause", {"reason": "no"})
+    assert reason_value((await client.get(where)).text, "pause") == "no"
+    # The same URL with another reason: its signature no longer fits.
+    forged = where.replace("draft_reason=no", "draft_reason=close+the+table")
+    assert forged != where
+    assert reason_value((await client.get(forged)).text, "pause") is None
+    # Made up whole, as a link from anyone.
+    link = {"draft_alert": "", "draft_action": "pause", "draft_card": ""}
+    link |= {"draft_reason": "fine", "dsig": "0" * 32}
+    page = (await client.get(f"/console/tables/bj1?{urlencode(link)}")).text
+    assert reason_value(page, "pause") is None
+    # The real link, opened in another manager's session: not signed for it.
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as other:
+        await login(other, "admin")
+        assert reason_value((await other.get(where)).text, "pause") is None
