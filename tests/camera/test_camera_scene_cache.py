@@ -1,7 +1,8 @@
 """The test run's cache of rendered frames (``HWSIM_SCENE_CACHE``, set by tests/conftest.py)
 hands back the very frames a render gives: read whole, in part (a stream longer than the one
 cached goes on from its last frame), with wear's own random stream, and never another
-stream's frames."""
+stream's frames. A profile learned once for the run (``accuracy_support.learned_once``)
+reads frames as the one learned in the test does."""
 
 from __future__ import annotations
 
@@ -9,9 +10,19 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from accuracy_support import learned_once
 
-from hwsim.camera.dataset import SCENE_CACHE_ENV, scenes
-from hwsim.camera.render import Scene
+from calibration.deck_profile import DeckProfile, LearnReport, learn_profile
+from calibration.recogniser import Recogniser
+from hwsim.camera.dataset import (
+    SCENE_CACHE_ENV,
+    SUBSET,
+    example_images,
+    scenes,
+    score_level,
+    true_calibration,
+)
+from hwsim.camera.render import TABLE_STYLE, Scene
 from hwsim.camera.wear import Wear
 
 SMALL = (640, 360)
@@ -68,3 +79,31 @@ def test_another_stream_is_not_read_from_the_cache(
     worn = rendered(monkeypatch, tmp_path, 1, wear=WORN)
     assert_same(worn, rendered(monkeypatch, None, 1, wear=WORN))
     assert not np.array_equal(worn[0].frame, rendered(monkeypatch, tmp_path, 1)[0].frame)
+
+
+def test_a_profile_learned_once_for_the_run_reads_as_one_learned_here(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    learned: list[int] = []
+
+    def learn() -> tuple[DeckProfile, LearnReport]:
+        learned.append(1)
+        return learn_profile(example_images(SUBSET, seed=1, style=TABLE_STYLE))
+
+    monkeypatch.setenv(SCENE_CACHE_ENV, str(tmp_path))
+    here, _ = learned_once(("test", 1), learn)
+    kept, report = learned_once(("test", 1), learn)
+    assert len(learned) == 1 and report.complete
+    assert kept is not here  # read back, not this process's object
+    monkeypatch.delenv(SCENE_CACHE_ENV)
+    a = score_level(here, "hard", 2, seed=8200)
+    b = score_level(kept, "hard", 2, seed=8200)
+    assert a.total == 24
+    assert (a.summary(), a.misreads, a.methods) == (b.summary(), b.misreads, b.methods)
+    # Card by card, confidences and all.
+    (scene,) = scenes("hard", 1, seed=8200)
+    read = [
+        [f.to_dict() for f in Recogniser(p, true_calibration(scene)).recognise(scene.frame)]
+        for p in (here, kept)
+    ]
+    assert read[0] and read[0] == read[1]
