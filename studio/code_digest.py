@@ -19,6 +19,12 @@ def product_roots() -> list[Path]:
             continue
         if module.__file__:
             roots.append(Path(module.__file__).parent)
+        else:
+            # A namespace package (calibration had no __init__.py until 2026-12-07, and an
+            # editable install made before keeps it one): no __file__, its folders in
+            # __path__ (with an editable install's path-hook marker, no folder). It was
+            # passed over: the card recogniser was not in the digest.
+            roots.extend(Path(f) for f in module.__path__ if Path(f).is_dir())
     return roots
 
 
