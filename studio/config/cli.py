@@ -37,6 +37,7 @@ from studio.config.models import (
     TableSettings,
     WebSettings,
     _is_loopback,
+    single_source_tables,
     tables_without_camera,
     web_port_beside_brokers,
     web_port_clash,
@@ -813,7 +814,7 @@ def check(
     ]
     for warning in warnings:
         typer.echo(warning, err=True)
-    for note in resolved_paths(config, file.parent):
+    for note in [*single_source_tables(config), *resolved_paths(config, file.parent)]:
         typer.echo(note)
     if strict and warnings:
         typer.echo(

@@ -578,6 +578,20 @@ def tables_without_camera(config: StudioConfig) -> list[str]:
     ]
 
 
+def single_source_tables(config: StudioConfig) -> list[str]:
+    """A note for each table dealing from a shoe with ``single_source = true``: its cards
+    are not cross-checked by a camera, which regulators expect of every card (GAME-FACTS,
+    two sources per card). Not a warning (``--strict`` takes it): a table whose camera is
+    being repaired, a test bench, ``studio demo --cameras off`` are meant; said, so that it
+    is never unknown (a regulator's review: such a table passed the check in silence)."""
+    return [
+        f"note: tables[{t}] ({table.id}): single_source = true: its cards are not "
+        "cross-checked by a camera (regulators expect two sources for every card)"
+        for t, table in enumerate(config.tables)
+        if table.single_source and any(d.kind == "shoe" for d in table.devices)
+    ]
+
+
 def _port_key(port: str) -> tuple[str, ...]:
     """What tells two ports apart: a socket URL's host (any case) and port, else the path
     as written, normalised (``/dev//ttyUSB0`` is ``/dev/ttyUSB0``; links are not followed)."""

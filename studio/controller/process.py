@@ -16,7 +16,7 @@ import logging
 
 from studio.bus import MessageBus, require_shared_broker
 from studio.bus.session_lock import held_session
-from studio.config.models import StudioConfig, tables_without_camera
+from studio.config.models import StudioConfig, single_source_tables, tables_without_camera
 from studio.console import UserStore  # (also registers the console's tables)
 from studio.console.auth import settings_from_config
 from studio.contract.topics import controller_availability
@@ -47,6 +47,8 @@ async def run_controller(config: StudioConfig, *, after_restore: bool = False) -
         raise ConfigError(IN_MEMORY)
     for warning in tables_without_camera(config):
         _LOGGER.warning("%s", warning.removeprefix("warning: "))
+    for note in single_source_tables(config):
+        _LOGGER.info("%s", note.removeprefix("note: "))
     started = asyncio.Event()
     try:
         await _serve(config, started, after_restore=after_restore)

@@ -81,3 +81,19 @@ async def test_the_controller_logs_it_at_its_start(
             await run_controller(config)
     warned = [r for r in caplog.records if r.levelno == logging.WARNING]
     assert [r.getMessage() for r in warned] == [WORDS], caplog.text
+
+
+def test_a_single_source_table_with_a_shoe_is_noted_not_warned(tmp_path: Path) -> None:
+    # Regulators expect two sources for every card: a table without the cross-check is
+    # meant (a camera in repair, a bench), but said (a regulator's review: it passed in
+    # silence). A note, so `--strict` still takes it.
+    note = (
+        "note: tables[0] (opr-c): single_source = true: its cards are not cross-checked "
+        "by a camera (regulators expect two sources for every card)"
+    )
+    code, output = check(tmp_path, table("single_source = true\n"))
+    assert code == 0, output
+    assert note in output, output
+    assert "warning" not in output, output
+    code, output = check(tmp_path, '[[tables]]\nid = "opr-c"\nsingle_source = true\n')
+    assert "single_source = true" not in output, output  # no shoe: no card to check
