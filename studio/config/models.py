@@ -601,12 +601,27 @@ def _port_key(port: str) -> tuple[str, ...]:
     return ("path", os.path.normpath(port))
 
 
+class ControllerSettings(StrictModel):
+    """``[controller]``: the round controller's own checks."""
+
+    # Beyond it, a source's clock (a driver's or a camera's host, as its events' ``ts``
+    # say) is told apart from the controller's: a WARNING once, an INFO once back within.
+    # Logged only: nothing in play changes (docs/operations.md, *Clocks*).
+    clock_skew_warning_seconds: float = Field(
+        2.0,
+        gt=0,
+        le=86_400,
+        description="seconds a source's clock may be off the controller's before a warning",
+    )
+
+
 class StudioConfig(StrictModel):
     broker: BrokerSettings = Field(default_factory=BrokerSettings)
     database: DatabaseSettings = Field(default_factory=DatabaseSettings)
     # Validated when left out too: the default web port may be the broker's.
     web: WebSettings = Field(default_factory=WebSettings, validate_default=True)
     console: ConsoleSecurity = Field(default_factory=ConsoleSecurity)
+    controller: ControllerSettings = Field(default_factory=ControllerSettings)
     tables: list[TableSettings] = Field(default_factory=list)
     log_level: LogLevel = "INFO"
 

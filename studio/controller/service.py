@@ -18,7 +18,7 @@ import itertools
 import json
 import logging
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Iterable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
@@ -259,6 +259,79 @@ class ControllerStats:
     validation_ms: list[float] = field(default_factory=list)
 
 
+# The device inputs stamped at their source (``ts``: the driver's host clock, the device's
+# corrected against it, or the camera host's), whose clock is compared with ours.
+SOURCE_KINDS = frozenset(
+    {"shoe.card", "shoe.event", "camera.card", "shuffler.event", "cutcard.event", "device.health"}
+)
+# A source's skew is the smallest `receive time - ts` of its inputs taken in this long.
+SKEW_WINDOW_SECONDS = 60.0
+SKEW_WINDOW_SAMPLES = 256
+
+
+class SourceClocks:
+    """How far each source's clock is off the controller's, and a log line when it goes past
+    ``bound`` (a WARNING) and when it is back within (an INFO): once each, never one a
+    message. Logged only: no input, alert or log record comes of it (the event log is
+    replayed by the table logic, and the skew is not of the game).
+
+    ``receive - ts`` is the clock offset plus the message's delay (network, broker, an event
+    held above a hole, a replay of old events asked for at a start or a gap), and the delay
+    is never negative: the smallest difference over a short window is the nearest to the
+    offset, and one late message alone moves nothing once a fresh one came. A source ahead
+    of us (a negative difference) is never a delay. The latest sample is kept past the
+    window, so that a quiet source keeps its last known skew (one heard only through old
+    events, its tail replayed at a start, may so be said behind until its next fresh one).
+    """
+
+    def __init__(self, bound: float, window: float = SKEW_WINDOW_SECONDS) -> None:
+        self.bound = bound
+        self.window = window
+        # (table, device) -> (receive time, receive - ts in seconds), oldest first.
+        self._samples: dict[tuple[str, str], deque[tuple[datetime, float]]] = {}
+        self._off: set[tuple[str, str]] = set()  # past the bound (warned)
+
+    def observe(self, table_id: str, device: str, ts: datetime, received: datetime) -> None:
+        key = (table_id, device)
+        samples = self._samples.setdefault(key, deque(maxlen=SKEW_WINDOW_SAMPLES))
+        samples.append((received, (received - ts).total_seconds()))
+        since = received - timedelta(seconds=self.window)
+        while len(samples) > 1 and samples[0][0] < since:
+            samples.popleft()
+        skew = min(diff for _, diff in samples)
+        if abs(skew) > self.bound and key not in self._off:
+            self._off.add(key)
+            _LOGGER.warning(
+                "%s/%s: its clock is %s ours by %.3f s (more than %g s): its host's clock "
+                "is not in sync (run NTP/chrony on every host; docs/operations.md, Clocks)",
+                table_id,
+                device,
+                "ahead of" if skew < 0 else "behind",
+                abs(skew),
+                self.bound,
+            )
+        elif abs(skew) <= self.bound and key in self._off:
+            self._off.discard(key)
+            _LOGGER.info(
+                "%s/%s: its clock is within %g s of ours again (off by %.3f s)",
+                table_id,
+                device,
+                self.bound,
+                -skew,
+            )
+
+    def skews(self, table_id: str | None = None) -> dict[str, float]:
+        """The current skew of each source (``table/device``), or of one table's (``device``):
+        seconds its clock is ahead of the controller's (negative: behind), to the ms."""
+        return {
+            (device if table_id is not None else f"{table}/{device}"): round(
+                -min(diff for _, diff in samples), 3
+            )
+            for (table, device), samples in sorted(self._samples.items())
+            if table_id is None or table == table_id
+        }
+
+
 class _ReplayProgress:
     """How far a table's replay has read its log: logged every ``REPLAY_PROGRESS_SECONDS``
     (the records are the whole log's, all tables', between the replay's first and the
@@ -362,6 +435,7 @@ class ControllerService:
         key = config.database.checkpoint_key
         self._checkpoint_key = key.get_secret_value().encode() if key is not None else None
         self.stats = ControllerStats()
+        self.clocks = SourceClocks(config.controller.clock_skew_warning_seconds)
         self.tables: dict[str, TableController] = {}
         for settings in config.tables:
             self.tables[settings.id] = TableController(
@@ -1240,6 +1314,7 @@ class ControllerService:
                 # check made earlier and the input would let it alter the next round.
                 _check_round_in_play(table, round_in_play)
             inp = Input(kind, data, self.clock())
+            self._observe_clock(table_id, kind, data, inp.ts)
             round_before = table.round_id
             was_paused = table.paused  # for the log's "paused"/"resumed" (log_live)
             started = asyncio.get_running_loop().time()
@@ -1318,6 +1393,22 @@ class ControllerService:
             ]
             await self.fanout.emit_many(table.table, emissions)
             return outputs
+
+    def _observe_clock(
+        self, table_id: str, kind: str, data: dict[str, Any], received: datetime
+    ) -> None:
+        """A source's ``ts`` against the time its input is taken (``inp.ts``, its log
+        record's ``ts``): see :class:`SourceClocks`."""
+        if kind not in SOURCE_KINDS:
+            return
+        try:
+            ts = datetime.fromisoformat(str(data["ts"]))
+            device = str(data["device"])
+        except (KeyError, ValueError, OverflowError):
+            return  # not a source's event as the contract has it: nothing to compare
+        if ts.tzinfo is None:
+            return
+        self.clocks.observe(table_id, device, ts, received)
 
     def _indexer(
         self, table_id: str, kind: str, data: dict[str, Any], outputs: list[Output]
@@ -1995,10 +2086,19 @@ class ControllerService:
 
     def tables_summary(self) -> list[dict[str, Any]]:
         now = self.clock()
-        return [self._readable(t).at(now).summary() for t in self.tables]
+        return [self._with_clocks(t, self._readable(t).at(now).summary()) for t in self.tables]
 
     def table_state(self, table_id: str) -> dict[str, Any]:
-        return self._readable(table_id).at(self.clock()).summary()
+        return self._with_clocks(table_id, self._readable(table_id).at(self.clock()).summary())
+
+    def _with_clocks(self, table_id: str, summary: dict[str, Any]) -> dict[str, Any]:
+        """Each device's ``clock_skew``: seconds its clock is ahead of the controller's
+        (``SourceClocks``; None until its first event with a ``ts``). Not the table's: no
+        input says it, so it is not in the log nor on the ``devices`` stream."""
+        skews = self.clocks.skews(table_id)
+        for device in summary.get("devices", []):
+            device["clock_skew"] = skews.get(device["device"])
+        return summary
 
     async def committed_table_state(self, table_id: str) -> dict[str, Any]:
         """The table once the input being applied is committed. An input changes the table

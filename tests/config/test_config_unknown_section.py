@@ -34,7 +34,7 @@ def refused(tmp_path: Path, text: str) -> str:
     return str(error.value)
 
 
-TABLES = "(sections: [broker], [database], [web], [console], [[tables]])"
+TABLES = "(sections: [broker], [database], [web], [console], [controller], [[tables]])"
 
 
 def test_a_misspelt_first_table_is_named_not_the_toml_error_elsewhere(tmp_path: Path) -> None:
