@@ -3,6 +3,7 @@ several modules learn from the same examples (learned once per test run)."""
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import functools
 import hashlib
@@ -46,8 +47,12 @@ def learned_once(
             return loaded
         learned = learn()
         part = path.with_suffix(f".{os.getpid()}.part")
-        part.write_bytes(pickle.dumps(learned, protocol=pickle.HIGHEST_PROTOCOL))
-        part.replace(path)
+        try:
+            part.write_bytes(pickle.dumps(learned, protocol=pickle.HIGHEST_PROTOCOL))
+            part.replace(path)
+        except OSError:  # a full disk: learned again by the next worker, not a failure
+            with contextlib.suppress(OSError):
+                part.unlink()
         return learned
 
 

@@ -107,3 +107,14 @@ def test_a_profile_learned_once_for_the_run_reads_as_one_learned_here(
         for p in (here, kept)
     ]
     assert read[0] and read[0] == read[1]
+
+
+def test_a_cache_that_cannot_be_written_renders_all_the_same(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # Only a saving: a full disk (the folder holds up to ~2 GB) must not fail a test. A
+    # folder under a file cannot be written to, as a full one.
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    assert_same(rendered(monkeypatch, blocked / "cache", 3), rendered(monkeypatch, None, 3))
+    assert not list(tmp_path.glob("**/*.part"))

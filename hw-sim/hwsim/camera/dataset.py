@@ -10,6 +10,7 @@ above the threshold) or ``missed`` (not found). Detected cards with no true card
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import pickle
@@ -179,7 +180,7 @@ class _SceneCache:
     def load(self, n: int) -> tuple[Scene, dict[str, Any], dict[str, Any] | None] | None:
         try:
             data = self._path(n).read_bytes()
-        except FileNotFoundError:
+        except OSError:  # not there (or the folder gone): rendered
             return None
         loaded: tuple[Scene, dict[str, Any], dict[str, Any] | None] = pickle.loads(data)
         return loaded
@@ -191,10 +192,16 @@ class _SceneCache:
             (scene, rng.bit_generator.state, wear.bit_generator.state if wear else None),
             protocol=pickle.HIGHEST_PROTOCOL,
         )
-        # Written aside and renamed: a process reading it sees all of it or nothing.
+        # Written aside and renamed: a process reading it sees all of it or nothing. Only a
+        # saving: a disk that is full (it holds up to ~2 GB while the camera tests run)
+        # leaves the frame rendered again next time, not a test failed.
         part = self.folder / f"{self.key}-{n}.{os.getpid()}.part"
-        part.write_bytes(data)
-        part.replace(self._path(n))
+        try:
+            part.write_bytes(data)
+            part.replace(self._path(n))
+        except OSError:
+            with contextlib.suppress(OSError):
+                part.unlink()
 
 
 def _scene_cache(
