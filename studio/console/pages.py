@@ -123,10 +123,14 @@ FIXED_MESSAGES = frozenset({SESSION_ENDED, "the login form had expired: log in a
 # A refused form as it was sent, given back with the error so that the form shows it again,
 # and its signature (DRAFT_SIG, as a message's): a resolution's (the alert, the resolution
 # chosen, the card, the reason) or a table action's (no alert; the action, ``TABLE_FORMS``,
-# and the reason). Until 2026-12-07 the reason typed was lost.
+# and the reason), or a user form's (USER_FORMS, and the reason). Until 2026-12-07 the
+# reason typed was lost.
 DRAFT_FIELDS = ("alert", "action", "card", "reason")
 DRAFT_SIG = "dsig"
 TABLE_FORMS = ("pause", "resume", "shoe", "cancel")
+# The users page's forms: "add", or the form's word and the account ("role NAME"), so that
+# the reason comes back in that user's form only. Never a password.
+USER_FORMS = ("add", "role", "active", "unlock", "password")
 _DRAFT_KEYS = frozenset({*(f"draft_{name}" for name in DRAFT_FIELDS), DRAFT_SIG})
 # What a page's URL carries of the action before it, dropped when it goes on to the next.
 _MESSAGE_KEYS = frozenset({"notice", "error", MESSAGE_SIG, *_DRAFT_KEYS})
@@ -418,7 +422,8 @@ def shown_draft(request: Request) -> dict[str, str] | None:
     console signed them for this session, as a message. Not from anyone's link: it would
     fill in a manager's resolution for them (the form pre-selects none on purpose)."""
     fields = {name: request.query_params.get(f"draft_{name}", "") for name in DRAFT_FIELDS}
-    if not fields["alert"] and fields["action"] not in TABLE_FORMS:
+    form = fields["action"].partition(" ")[0]
+    if not fields["alert"] and fields["action"] not in TABLE_FORMS and form not in USER_FORMS:
         return None
     given = request.query_params.get(DRAFT_SIG, "").encode("utf-8", "replace")
     wanted = _message_sig(request, "draft", _draft_text(fields)).encode()
@@ -1505,20 +1510,26 @@ def build_router(console: Console) -> APIRouter:
             changes=await console.auth.users.changes(limit=30),
             role_names=[r.label for r in Role],
             now=datetime.now(UTC),
+            draft=shown_draft(request),
         )
 
     async def _user_action(
-        request: Request, work: Awaitable[User], done: Callable[[User], str]
+        request: Request,
+        work: Awaitable[User],
+        done: Callable[[User], str],
+        sent: Mapping[str, str] | None = None,
     ) -> Response:
         """Run ``work``; ``done`` makes the notice from the account it changed, so that the
-        notice names it as stored ("newguy", not the "NewGuy" the form said)."""
+        notice names it as stored ("newguy", not the "NewGuy" the form said). ``sent``:
+        the form's action ("role NAME", ...) and reason, shown again in it when refused
+        (as a table action's draft; never a password)."""
         back = f"{PREFIX}/users"
         try:
             changed = await work
         except StoreError as exc:  # the database's: the same change may be sent again
-            return console._action_error(request, back, str(exc), 503)
+            return console._action_error(request, back, str(exc), 503, sent)
         except (UserError, StudioError) as exc:
-            return console._action_error(request, back, str(exc), 400)
+            return console._action_error(request, back, str(exc), 400, sent)
         notice = done(changed)
         if _wants_json(request):
             return JSONResponse({"ok": True, "message": notice})
@@ -1531,31 +1542,51 @@ def build_router(console: Console) -> APIRouter:
         username: Annotated[str, Form()] = "",
         password: Annotated[str, Form()] = "",
         role: Annotated[str, Form()] = "viewer",
+        reason: Annotated[str, Form()] = "",
     ) -> Response:
+        # Every user change carries a reason (the game actions' rule, _reason), logged with
+        # it in the admin log; until 2026-12-07 none was asked (a regulator's review).
+        async def work() -> User:
+            return await console.auth.users.add(
+                username, password, role, by=_by(user), reason=_reason(reason)
+            )
+
         return await _user_action(
             request,
-            console.auth.users.add(username, password, role, by=_by(user)),
+            work(),
             lambda added: f"user {added.username} added",
+            {"action": "add", "reason": reason},
         )
 
     @router.post("/users/{username}/role")
     async def set_role(
-        request: Request, username: str, user: Admin, role: Annotated[str, Form()] = ""
+        request: Request,
+        username: str,
+        user: Admin,
+        role: Annotated[str, Form()] = "",
+        reason: Annotated[str, Form()] = "",
     ) -> Response:
         async def work() -> User:
             if _is_self(username, user):
                 raise UserError("you cannot change your own role")
             return await console.auth.users.set_role(
-                username, role, by=_by(user), keep_an_admin=True
+                username, role, by=_by(user), reason=_reason(reason), keep_an_admin=True
             )
 
         return await _user_action(
-            request, work(), lambda changed: f"{changed.username} is now {changed.role.label}"
+            request,
+            work(),
+            lambda changed: f"{changed.username} is now {changed.role.label}",
+            {"action": f"role {username}", "reason": reason},
         )
 
     @router.post("/users/{username}/active")
     async def set_active(
-        request: Request, username: str, user: Admin, active: Annotated[str, Form()] = ""
+        request: Request,
+        username: str,
+        user: Admin,
+        active: Annotated[str, Form()] = "",
+        reason: Annotated[str, Form()] = "",
     ) -> Response:
         async def work() -> User:
             if active not in ("yes", "no"):
@@ -1565,28 +1596,47 @@ def build_router(console: Console) -> APIRouter:
                 raise UserError("you cannot disable yourself")
             # Disabling ends the user's sessions (in set_active's transaction).
             return await console.auth.users.set_active(
-                username, active == "yes", by=_by(user), keep_an_admin=True
+                username,
+                active == "yes",
+                by=_by(user),
+                reason=_reason(reason),
+                keep_an_admin=True,
             )
 
         return await _user_action(
             request,
             work(),
             lambda changed: f"{changed.username} {'enabled' if changed.active else 'disabled'}",
+            {"action": f"active {username}", "reason": reason},
         )
 
     @router.post("/users/{username}/unlock")
-    async def unlock(request: Request, username: str, user: Admin) -> Response:
+    async def unlock(
+        request: Request, username: str, user: Admin, reason: Annotated[str, Form()] = ""
+    ) -> Response:
+        async def work() -> User:
+            return await console.auth.users.unlock(username, by=_by(user), reason=_reason(reason))
+
         return await _user_action(
             request,
-            console.auth.users.unlock(username, by=_by(user)),
+            work(),
             lambda changed: f"{changed.username} unlocked",
+            {"action": f"unlock {username}", "reason": reason},
         )
 
     @router.post("/users/{username}/password")
     async def set_password(
-        request: Request, username: str, user: Admin, password: Annotated[str, Form()] = ""
+        request: Request,
+        username: str,
+        user: Admin,
+        password: Annotated[str, Form()] = "",
+        reason: Annotated[str, Form()] = "",
     ) -> Response:
         async def work() -> User:
+            # An admin setting their own password alters nobody's rights: no reason asked
+            # (one typed is still logged). Anyone else's: a reason, as every user change.
+            own = _is_self(username, user)
+            why = _reason(reason) if reason.strip() or not own else None
             # All of that user's sessions end, in the change's transaction (after it, a
             # database that stopped answering left them alive, the change said failed); an
             # admin setting their own keeps only this one (the others may be what the new
@@ -1596,12 +1646,16 @@ def build_router(console: Console) -> APIRouter:
                 username,
                 password,
                 by=_by(user),
+                reason=why,
                 end_sessions=True,
                 keep_session=session.token_hash if session is not None else None,
             )
 
         return await _user_action(
-            request, work(), lambda changed: f"password of {changed.username} changed"
+            request,
+            work(),
+            lambda changed: f"password of {changed.username} changed",
+            {"action": f"password {username}", "reason": reason},
         )
 
     # ------------------------------------------------------------ live stream

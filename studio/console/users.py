@@ -6,7 +6,12 @@ be imported first; it imports this module).
 
 Every change an admin makes (user added, role, enabled/disabled, password set,
 unlocked) is appended to the hash-chained admin log in the same transaction as the
-change itself, with who made it (``by``: ``console:NAME``, ``shell:OSUSER``, ``demo``).
+change itself, with who made it (``by``: ``console:NAME``, ``shell:OSUSER``, ``demo``),
+why (``reason``: the console's forms and ``studio users`` require one, by the game
+actions' rule, :func:`studio.controller.commands.check_reason`) and the account's values
+before and after it (``before``/``after``, read in that transaction). Records written
+before 2026-12-07 have none of the three; they still verify (the chain hashes whatever
+payload a record has).
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from studio.console.passwords import password_problem
+from studio.controller.commands import check_reason
 from studio.errors import ConfigError, StudioError
 from studio.store.database import Database, metadata
 from studio.store.eventlog import ADMIN_SCOPE, Entry, EventLog, LogRecord, admin_events
@@ -281,6 +287,16 @@ def check_username(username: str) -> str:
     return name
 
 
+def _why(reason: str | None) -> str | None:
+    # The game actions' rule, not a twin of it; None: no reason asked (see _update).
+    return None if reason is None else check_reason(reason)
+
+
+def _locks(user: User) -> dict[str, Any]:
+    # The addresses locked out of the account (ANY_ADDRESS: the account-wide delay).
+    return {"locked_from": list(user.locked_from)}
+
+
 def check_password(password: str, username: str | None = None) -> None:
     """Refuse, saying why, a password the rules of :mod:`studio.console.passwords` refuse
     (``username``: the account it is for; a password containing it is refused)."""
@@ -325,8 +341,12 @@ class UserStore:
             self._dummy = await asyncio.to_thread(self.hasher.hash, "not-a-real-password-at-all")
         return self._dummy
 
-    async def add(self, username: str, password: str, role: Role | str, *, by: str) -> User:
+    async def add(
+        self, username: str, password: str, role: Role | str, *, by: str, reason: str | None = None
+    ) -> User:
+        """Add an account; ``reason`` as :meth:`_update`'s."""
         name = check_username(username)
+        why = _why(reason)
         check_password(password, name)
         level = role if isinstance(role, Role) else Role.parse(role)
         digest = await asyncio.to_thread(self.hasher.hash, password)
@@ -350,12 +370,25 @@ class UserStore:
             return int(key[0])
 
         user_id = await self.audit.append_with(
-            insert, lambda _: self._entry("user_added", name, by, role=level.label)
+            insert,
+            lambda _: self._entry(
+                "user_added",
+                name,
+                by,
+                why,
+                role=level.label,
+                # No account before it: no values (not "an account with none").
+                before=None,
+                after={"role": level.label, "active": True},
+            ),
         )
         return User(user_id, name, level)
 
-    def _entry(self, kind: str, name: str, by: str, **details: Any) -> Entry:
-        return Entry(ADMIN_SCOPE, kind, {"user": name, "by": by, **details}, ts=self.clock())
+    def _entry(self, kind: str, name: str, by: str, reason: str | None, **details: Any) -> Entry:
+        payload: dict[str, Any] = {"user": name, "by": by}
+        if reason is not None:
+            payload["reason"] = reason
+        return Entry(ADMIN_SCOPE, kind, {**payload, **details}, ts=self.clock())
 
     async def changes(self, limit: int = 50) -> list[LogRecord]:
         """The newest admin-log records (who changed which account, and how), newest first."""
@@ -406,6 +439,8 @@ class UserStore:
         by: str,
         details: dict[str, Any],
         *,
+        reason: str | None,
+        shown: Callable[[User], dict[str, Any]],
         keep_an_admin: bool = False,
         clear_locks: bool = False,
         end_sessions: bool = False,
@@ -418,10 +453,20 @@ class UserStore:
         changed is read in the change's own transaction: read after the commit (a read
         of its own, bounded for a reader), a database that stopped answering then had a
         change made said to have failed, and a new password's caller never ended the
-        sessions it was meant to shut out (a review)."""
-        name = username.strip().lower()
+        sessions it was meant to shut out (a review).
 
-        async def update(conn: AsyncConnection) -> User:
+        ``reason``: why, checked by the game actions' rule (``check_reason``: at least 3
+        characters, trimmed) and recorded; ``None`` records none (an admin's own password,
+        the demo's account). ``shown``: the account's values the change is about, recorded
+        as ``before`` and ``after`` (read in the change's transaction, which holds the
+        admin log's lock: no other admin change comes between the read and the change)."""
+        name = username.strip().lower()
+        why = _why(reason)
+
+        async def update(conn: AsyncConnection) -> tuple[User, User]:
+            found = await self._users_in(conn, users_table.c.username == name)
+            if not found:
+                raise UserError(f"no user {name!r}")
             if clear_locks:
                 # Before the user's row, in the order a login takes them (_reserve).
                 user_id = sa.select(users_table.c.id).where(users_table.c.username == name)
@@ -453,29 +498,48 @@ class UserStore:
                 # the first. Raising rolls the change back.
                 raise UserError(f"{name} is the last active admin: make another admin first")
             (changed,) = await self._users_in(conn, users_table.c.username == name)
-            return changed
+            return found[0], changed
 
-        return await self.audit.append_with(
-            update, lambda _: self._entry(kind, name, by, **details)
+        _, after = await self.audit.append_with(
+            update,
+            lambda both: self._entry(
+                kind, name, by, why, **details, before=shown(both[0]), after=shown(both[1])
+            ),
         )
+        return after
 
     async def set_role(
-        self, username: str, role: Role | str, *, by: str, keep_an_admin: bool = False
+        self,
+        username: str,
+        role: Role | str,
+        *,
+        by: str,
+        reason: str | None = None,
+        keep_an_admin: bool = False,
     ) -> User:
         """Set the role. ``keep_an_admin`` (the console): refuse the change, with a
-        :class:`UserError`, if it would leave no active admin (``studio users`` may)."""
+        :class:`UserError`, if it would leave no active admin (``studio users`` may).
+        ``reason`` as :meth:`_update`'s."""
         level = role if isinstance(role, Role) else Role.parse(role)
         return await self._update(
             username,
             "user_role_set",
             by,
             {"role": level.label},
+            reason=reason,
+            shown=lambda user: {"role": user.role.label},
             keep_an_admin=keep_an_admin,
             role=level.label,
         )
 
     async def set_active(
-        self, username: str, active: bool, *, by: str, keep_an_admin: bool = False
+        self,
+        username: str,
+        active: bool,
+        *,
+        by: str,
+        reason: str | None = None,
+        keep_an_admin: bool = False,
     ) -> User:
         """Enable or disable; ``keep_an_admin`` as :meth:`set_role`'s.
 
@@ -489,6 +553,8 @@ class UserStore:
             kind,
             by,
             {},
+            reason=reason,
+            shown=lambda user: {"active": user.active},
             keep_an_admin=keep_an_admin,
             end_sessions=not active,
             active=active,
@@ -500,6 +566,7 @@ class UserStore:
         password: str,
         *,
         by: str,
+        reason: str | None = None,
         end_sessions: bool = False,
         keep_session: str | None = None,
     ) -> User:
@@ -512,6 +579,9 @@ class UserStore:
             "user_password_set",
             by,
             {},
+            reason=reason,
+            # A password set also lifts every lock: what it changed that may be shown.
+            shown=_locks,
             password_hash=await asyncio.to_thread(self.hasher.hash, password),
             clear_locks=True,
             end_sessions=end_sessions,
@@ -520,13 +590,15 @@ class UserStore:
             locked_until=None,
         )
 
-    async def unlock(self, username: str, *, by: str) -> User:
+    async def unlock(self, username: str, *, by: str, reason: str | None = None) -> User:
         """Lift every lock on the account: each address's and the account-wide delay."""
         return await self._update(
             username,
             "user_unlocked",
             by,
             {},
+            reason=reason,
+            shown=_locks,
             clear_locks=True,
             failed_logins=0,
             locked_until=None,

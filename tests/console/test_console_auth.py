@@ -330,12 +330,14 @@ async def test_disabling_a_user_ends_their_sessions(app: FastAPI) -> None:
         admin_token = await login(admin, "admin")
         await login(viewer, "viewer")
         response = await admin.post(
-            "/console/users/viewer/active", data={"active": "no", "csrf_token": admin_token}
+            "/console/users/viewer/active",
+            data={"active": "no", "reason": "a test of it", "csrf_token": admin_token},
         )
         assert response.status_code == 303 and "notice=" in response.headers["location"]
         assert (await viewer.get("/console/fragments/overview")).status_code == 401
         self_disable = await admin.post(
-            "/console/users/admin/active", data={"active": "no", "csrf_token": admin_token}
+            "/console/users/admin/active",
+            data={"active": "no", "reason": "a test of it", "csrf_token": admin_token},
         )
         assert "error=" in self_disable.headers["location"]
 
@@ -348,6 +350,7 @@ async def test_admin_manages_users_others_cannot(client: httpx.AsyncClient, app:
             "username": "newbie",
             "password": "long enough pw",
             "role": "dealer",
+            "reason": "a test of it",
             "csrf_token": token,
         },
     )
@@ -356,10 +359,20 @@ async def test_admin_manages_users_others_cannot(client: httpx.AsyncClient, app:
     assert 'data-user="newbie"' in page.text
     # The change is in the admin log with the admin who made it, on the same page.
     changes = page.text.split('id="user-changes"')[1]
-    assert "<td>user_added</td><td>newbie</td><td>console:admin</td><td>dealer</td>" in changes
+    # With the values after it (before: none, an account added) and the reason given.
+    assert (
+        "<td>user_added</td><td>newbie</td><td>console:admin</td>"
+        "<td>active: True; role: dealer</td><td>a test of it</td>"
+    ) in changes
     weak = await client.post(
         "/console/users",
-        data={"username": "weak", "password": "short", "role": "viewer", "csrf_token": token},
+        data={
+            "username": "weak",
+            "password": "short",
+            "role": "viewer",
+            "reason": "a test of it",
+            "csrf_token": token,
+        },
     )
     assert "too+short" in weak.headers["location"]
     transport = httpx.ASGITransport(app=app)
@@ -367,7 +380,8 @@ async def test_admin_manages_users_others_cannot(client: httpx.AsyncClient, app:
         manager_token = await login(manager, "manager")
         assert (await manager.get("/console/users")).status_code == 403
         escalate = await manager.post(
-            "/console/users/manager/role", data={"role": "admin", "csrf_token": manager_token}
+            "/console/users/manager/role",
+            data={"role": "admin", "reason": "a test of it", "csrf_token": manager_token},
         )
         assert escalate.status_code == 403
 

@@ -25,7 +25,18 @@ def test_add_first_admin_from_stdin_then_list_and_log_in(tmp_path: Path) -> None
     url = f"sqlite:///{tmp_path}/studio.db"
     result = runner.invoke(
         app,
-        ["users", "add", "Chief", "--role", "admin", "--password-stdin", "--database", url],
+        [
+            "users",
+            "add",
+            "--reason",
+            "a test of it",
+            "Chief",
+            "--role",
+            "admin",
+            "--password-stdin",
+            "--database",
+            url,
+        ],
         input="first admin password\n",
     )
     assert result.exit_code == 0, result.output
@@ -45,7 +56,16 @@ def test_add_first_admin_from_stdin_then_list_and_log_in(tmp_path: Path) -> None
     # Recorded in the admin log as done on the shell, by the account the process runs as.
     me = pwd.getpwuid(os.getuid()).pw_name
     sudo = f" (sudo: {os.environ['SUDO_USER']})" if os.environ.get("SUDO_USER") else ""
-    assert changes == [{"user": "chief", "by": f"shell:{me}{sudo}", "role": "admin"}]
+    assert changes == [
+        {
+            "user": "chief",
+            "by": f"shell:{me}{sudo}",
+            "reason": "a test of it",
+            "role": "admin",
+            "before": None,
+            "after": {"role": "admin", "active": True},
+        }
+    ]
 
 
 def test_add_prompts_twice_and_reads_the_config_file(
@@ -57,7 +77,17 @@ def test_add_prompts_twice_and_reads_the_config_file(
     config.write_text(f'[database]\nurl = "sqlite:///{tmp_path}/from-config.db"\n')
     result = runner.invoke(
         app,
-        ["users", "add", "floor1", "--role", "manager", "--config", str(config)],
+        [
+            "users",
+            "add",
+            "--reason",
+            "a test of it",
+            "floor1",
+            "--role",
+            "manager",
+            "--config",
+            str(config),
+        ],
         input="manager password 1\nmanager password 1\n",
     )
     assert result.exit_code == 0, result.output
@@ -69,23 +99,42 @@ def test_add_prompts_twice_and_reads_the_config_file(
 def test_errors_are_clear_and_exit_non_zero(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path}/studio.db"
     weak = runner.invoke(
-        app, ["users", "add", "x1", "--password-stdin", "--database", url], input="short\n"
+        app,
+        ["users", "add", "--reason", "a test of it", "x1", "--password-stdin", "--database", url],
+        input="short\n",
     )
     assert weak.exit_code == 2 and "too short" in weak.output
     role = runner.invoke(
         app,
-        ["users", "add", "x2", "--role", "owner", "--password-stdin", "--database", url],
+        [
+            "users",
+            "add",
+            "--reason",
+            "a test of it",
+            "x2",
+            "--role",
+            "owner",
+            "--password-stdin",
+            "--database",
+            url,
+        ],
         input="whatever12345\n",
     )
     assert role.exit_code == 2 and "unknown role" in role.output
     runner.invoke(
-        app, ["users", "add", "x3", "--password-stdin", "--database", url], input="long password\n"
+        app,
+        ["users", "add", "--reason", "a test of it", "x3", "--password-stdin", "--database", url],
+        input="long password\n",
     )
     again = runner.invoke(
-        app, ["users", "add", "x3", "--password-stdin", "--database", url], input="long password\n"
+        app,
+        ["users", "add", "--reason", "a test of it", "x3", "--password-stdin", "--database", url],
+        input="long password\n",
     )
     assert again.exit_code == 2 and "already exists" in again.output
-    missing = runner.invoke(app, ["users", "unlock", "nobody", "--database", url])
+    missing = runner.invoke(
+        app, ["users", "unlock", "--reason", "a test of it", "nobody", "--database", url]
+    )
     assert missing.exit_code == 2 and "no user" in missing.output
     empty = runner.invoke(app, ["users", "list", "--database", f"sqlite:///{tmp_path}/empty.db"])
     assert "no users yet" in empty.output
@@ -95,17 +144,35 @@ def test_role_change_disable_unlock_and_password(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path}/studio.db"
     runner.invoke(
         app,
-        ["users", "add", "dana", "--password-stdin", "--database", url],
+        ["users", "add", "--reason", "a test of it", "dana", "--password-stdin", "--database", url],
         input="a dealer password 1\n",
     )
     assert (
         "dana is now dealer"
-        in runner.invoke(app, ["users", "set-role", "dana", "dealer", "--database", url]).output
+        in runner.invoke(
+            app,
+            ["users", "set-role", "--reason", "a test of it", "dana", "dealer", "--database", url],
+        ).output
     )
-    assert "disabled" in runner.invoke(app, ["users", "disable", "dana", "--database", url]).output
+    assert (
+        "disabled"
+        in runner.invoke(
+            app, ["users", "disable", "--reason", "a test of it", "dana", "--database", url]
+        ).output
+    )
     assert "dealer   disabled" in runner.invoke(app, ["users", "list", "--database", url]).output
-    assert "enabled" in runner.invoke(app, ["users", "enable", "dana", "--database", url]).output
-    assert "unlocked" in runner.invoke(app, ["users", "unlock", "dana", "--database", url]).output
+    assert (
+        "enabled"
+        in runner.invoke(
+            app, ["users", "enable", "--reason", "a test of it", "dana", "--database", url]
+        ).output
+    )
+    assert (
+        "unlocked"
+        in runner.invoke(
+            app, ["users", "unlock", "--reason", "a test of it", "dana", "--database", url]
+        ).output
+    )
 
     async def open_session() -> str:
         async with Database(url) as db:
@@ -117,7 +184,16 @@ def test_role_change_disable_unlock_and_password(tmp_path: Path) -> None:
     token = asyncio.run(open_session())
     changed = runner.invoke(
         app,
-        ["users", "passwd", "dana", "--password-stdin", "--database", url],
+        [
+            "users",
+            "passwd",
+            "--reason",
+            "a test of it",
+            "dana",
+            "--password-stdin",
+            "--database",
+            url,
+        ],
         input="a dealer password 2\n",
     )
     assert changed.exit_code == 0 and "1 open session(s) ended" in changed.output
@@ -165,7 +241,7 @@ def test_add_says_when_the_name_is_stored_otherwise_and_logins_ignore_case(
     url = f"sqlite:///{tmp_path}/studio.db"
     result = runner.invoke(
         app,
-        ["users", "add", "Bob", "--password-stdin", "--database", url],
+        ["users", "add", "--reason", "a test of it", "Bob", "--password-stdin", "--database", url],
         input="a viewer password 1\n",
     )
     assert result.exit_code == 0, result.output
@@ -175,7 +251,16 @@ def test_add_says_when_the_name_is_stored_otherwise_and_logins_ignore_case(
     # A name given as stored gets no such line.
     same = runner.invoke(
         app,
-        ["users", "add", "carol", "--password-stdin", "--database", url],
+        [
+            "users",
+            "add",
+            "--reason",
+            "a test of it",
+            "carol",
+            "--password-stdin",
+            "--database",
+            url,
+        ],
         input="a viewer password 2\n",
     )
     assert same.exit_code == 0, same.output

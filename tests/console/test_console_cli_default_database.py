@@ -47,7 +47,15 @@ def test_without_a_config_the_commands_name_the_default_database(unconfigured: P
     )
     password = "a long enough password 42\n"
     code, output = _run(
-        "users", "add", "chief", "--role", "admin", "--password-stdin", stdin=password
+        "users",
+        "add",
+        "--reason",
+        "a test of it",
+        "chief",
+        "--role",
+        "admin",
+        "--password-stdin",
+        stdin=password,
     )
     file = f"{unconfigured}/var/studio.db"
     assert (code, output) == (
@@ -61,7 +69,7 @@ def test_with_a_database_given_the_add_names_it_without_the_hint(unconfigured: P
     url = f"sqlite:///{unconfigured}/studio.db"
     password = "a long enough password 42\n"
     code, output = _run(
-        "users", "add", "chief", "--role", "admin", "--password-stdin", "--database", url,
+        "users", "add", "--reason", "a test of it", "chief", "--role", "admin", "--password-stdin", "--database", url,
         stdin=password,
     )  # fmt: skip
     assert (code, output) == (0, f"added chief (admin) to {url}")
@@ -82,7 +90,7 @@ def test_a_config_elsewhere_names_the_file_its_relative_database_is(
     monkeypatch.chdir(elsewhere)
     password = "a long enough password 42\n"
     code, output = _run(
-        "users", "add", "admin1", "--role", "admin", "--password-stdin", "--config", str(config),
+        "users", "add", "--reason", "a test of it", "admin1", "--role", "admin", "--password-stdin", "--config", str(config),
         stdin=password,
     )  # fmt: skip
     assert (code, output) == (

@@ -23,11 +23,11 @@ runner = CliRunner()
 
 COMMANDS = [
     (["list"], "no users yet (studio users add NAME --role admin creates the first)"),
-    (["set-role", "dana", "manager"], "no users to change"),
-    (["passwd", "dana", "--password-stdin"], "no users to change"),
-    (["unlock", "dana"], "no users to change"),
-    (["disable", "dana"], "no users to change"),
-    (["enable", "dana"], "no users to change"),
+    (["set-role", "--reason", "a test of it", "dana", "manager"], "no users to change"),
+    (["passwd", "--reason", "a test of it", "dana", "--password-stdin"], "no users to change"),
+    (["unlock", "--reason", "a test of it", "dana"], "no users to change"),
+    (["disable", "--reason", "a test of it", "dana"], "no users to change"),
+    (["enable", "--reason", "a test of it", "dana"], "no users to change"),
 ]
 IDS = [command[0] for command, _ in COMMANDS]
 
@@ -88,18 +88,24 @@ def test_a_postgresql_database_without_users_is_refused_and_left_alone(
 def test_add_still_makes_the_first_admin_in_an_empty_postgresql_database(
     empty_postgres: str,
 ) -> None:
-    code, output = users(["add", "chief", "--role", "admin", "--password-stdin"], empty_postgres)
+    code, output = users(
+        ["add", "--reason", "a test of it", "chief", "--role", "admin", "--password-stdin"],
+        empty_postgres,
+    )
     assert code == 0, output
     code, output = users(["list"], empty_postgres)
     assert code == 0, output
     assert output.startswith("chief ")
-    code, output = users(["unlock", "chief"], empty_postgres)
+    code, output = users(["unlock", "--reason", "a test of it", "chief"], empty_postgres)
     assert code == 0, output
     assert output.strip() == "chief unlocked"
 
 
 @pytest.mark.parametrize("url", ["sqlite:///:memory:", "sqlite:///"])
-@pytest.mark.parametrize("command", [["add", "dana", "--role", "manager", "--password-stdin"]])
+@pytest.mark.parametrize(
+    "command",
+    [["add", "--reason", "a test of it", "dana", "--role", "manager", "--password-stdin"]],
+)
 def test_an_in_memory_database_is_refused(url: str, command: list[str]) -> None:
     # Before: "added dana (manager)", exit 0, to a database gone when the command ended.
     code, output = users(command, url)

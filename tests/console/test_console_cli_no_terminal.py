@@ -34,7 +34,18 @@ runner = CliRunner()
 def test_add_without_a_terminal_says_to_use_password_stdin(tmp_path: Path, stdin: str) -> None:
     db = tmp_path / "missing" / "dir" / "studio.db"
     result = subprocess.run(
-        [str(STUDIO), "users", "add", "chief", "--role", "admin", "--database", f"sqlite:///{db}"],
+        [
+            str(STUDIO),
+            "users",
+            "add",
+            "--reason",
+            "a test of it",
+            "chief",
+            "--role",
+            "admin",
+            "--database",
+            f"sqlite:///{db}",
+        ],
         input=stdin,  # a pipe, not a terminal
         capture_output=True,
         text=True,
@@ -55,11 +66,13 @@ def test_passwd_without_a_terminal_says_to_use_password_stdin(tmp_path: Path) ->
     url = f"sqlite:///{tmp_path}/studio.db"
     added = runner.invoke(
         app,
-        ["users", "add", "dana", "--password-stdin", "--database", url],
+        ["users", "add", "--reason", "a test of it", "dana", "--password-stdin", "--database", url],
         input="a dealer password 1\n",
     )
     assert added.exit_code == 0, added.output
-    result = runner.invoke(app, ["users", "passwd", "dana", "--database", url], input="")
+    result = runner.invoke(
+        app, ["users", "passwd", "--reason", "a test of it", "dana", "--database", url], input=""
+    )
     assert result.exit_code == 2, result.output
     assert "--password-stdin" in result.output and "Aborted" not in result.output
 
@@ -78,7 +91,16 @@ def test_a_refused_add_creates_neither_the_database_nor_its_directories(
     db = tmp_path / "missing" / "studio.db"
     result = runner.invoke(
         app,
-        ["users", "add", username, "--password-stdin", "--database", f"sqlite:///{db}"],
+        [
+            "users",
+            "add",
+            "--reason",
+            "a test of it",
+            username,
+            "--password-stdin",
+            "--database",
+            f"sqlite:///{db}",
+        ],
         input=f"{password}\n",
     )
     assert result.exit_code == 2, result.output
@@ -89,11 +111,11 @@ def test_a_refused_add_creates_neither_the_database_nor_its_directories(
 @pytest.mark.parametrize(
     "command",
     [
-        ["set-role", "dana", "manager"],
-        ["passwd", "dana", "--password-stdin"],
-        ["unlock", "dana"],
-        ["disable", "dana"],
-        ["enable", "dana"],
+        ["set-role", "--reason", "a test of it", "dana", "manager"],
+        ["passwd", "--reason", "a test of it", "dana", "--password-stdin"],
+        ["unlock", "--reason", "a test of it", "dana"],
+        ["disable", "--reason", "a test of it", "dana"],
+        ["enable", "--reason", "a test of it", "dana"],
     ],
 )
 def test_changing_a_user_of_a_missing_database_is_refused_without_creating_it(
@@ -114,7 +136,18 @@ def test_a_successful_add_still_creates_the_database_and_its_directories(tmp_pat
     url = f"sqlite:///{db}"
     result = runner.invoke(
         app,
-        ["users", "add", "chief", "--role", "admin", "--password-stdin", "--database", url],
+        [
+            "users",
+            "add",
+            "--reason",
+            "a test of it",
+            "chief",
+            "--role",
+            "admin",
+            "--password-stdin",
+            "--database",
+            url,
+        ],
         input="first admin password\n",
     )
     assert result.exit_code == 0, result.output
@@ -152,7 +185,18 @@ def test_on_a_terminal_add_still_prompts_twice(tmp_path: Path) -> None:
     db = tmp_path / "studio.db"
     master, slave = pty.openpty()
     process = subprocess.Popen(
-        [str(STUDIO), "users", "add", "chief", "--role", "admin", "--database", f"sqlite:///{db}"],
+        [
+            str(STUDIO),
+            "users",
+            "add",
+            "--reason",
+            "a test of it",
+            "chief",
+            "--role",
+            "admin",
+            "--database",
+            f"sqlite:///{db}",
+        ],
         stdin=slave,
         stdout=slave,
         stderr=slave,

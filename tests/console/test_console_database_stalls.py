@@ -135,7 +135,7 @@ async def test_a_console_form_whose_session_read_gets_no_answer_gets_the_page(
                 answers.append(
                     await http.post(
                         "/console/users/admin/role",
-                        data={"role": "admin", "csrf_token": token},
+                        data={"role": "admin", "reason": "a test of it", "csrf_token": token},
                         headers={"accept": accept},
                     )
                 )
@@ -184,7 +184,11 @@ async def test_a_password_set_whose_database_stops_answering_after_its_commit_is
                 async with asyncio.timeout(30):
                     answer = await admin.post(
                         "/console/users/ann/password",
-                        data={"password": "a new one, long enough", "csrf_token": token},
+                        data={
+                            "password": "a new one, long enough",
+                            "reason": "a test of it",
+                            "csrf_token": token,
+                        },
                         headers={"accept": "text/html"},
                     )
                 assert committed

@@ -60,7 +60,7 @@ async def test_studio_users_disable_then_enable_leaves_the_old_cookie_dead(
     runner = CliRunner()
 
     def shell(*args: str) -> str:
-        result = runner.invoke(cli, ["users", *args, "--database", url])
+        result = runner.invoke(cli, ["users", *args, "--reason", "a test of it", "--database", url])
         assert result.exit_code == 0, result.output
         return result.output
 

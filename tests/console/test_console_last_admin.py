@@ -56,12 +56,12 @@ async def test_two_admins_at_once_leave_an_admin(
         answers = await asyncio.gather(
             first.post(
                 f"/console/users/admin2/{path}",
-                data=form | {"csrf_token": first_token},
+                data=form | {"reason": "a test of it", "csrf_token": first_token},
                 headers=json,
             ),
             second.post(
                 f"/console/users/admin/{path}",
-                data=form | {"csrf_token": second_token},
+                data=form | {"reason": "a test of it", "csrf_token": second_token},
                 headers=json,
             ),
         )

@@ -65,7 +65,11 @@ async def _login_during_reset(app: FastAPI, username: str) -> tuple[httpx.Respon
             assert await asyncio.to_thread(verified.wait, 10)
             reset = await admin.post(
                 f"/console/users/{username}/password",
-                data={"password": NEW_PASSWORD, "csrf_token": admin_token},
+                data={
+                    "password": NEW_PASSWORD,
+                    "reason": "a test of it",
+                    "csrf_token": admin_token,
+                },
                 headers={"accept": "application/json"},
             )
             assert reset.status_code == 200, reset.text

@@ -110,7 +110,13 @@ async def test_the_users_page_refuses_a_weak_password_saying_why(
     ]:
         answer = await client.post(
             "/console/users",
-            data={"username": name, "password": password, "role": "viewer", "csrf_token": token},
+            data={
+                "username": name,
+                "password": password,
+                "role": "viewer",
+                "reason": "a test of it",
+                "csrf_token": token,
+            },
             headers={"accept": "application/json"},
         )
         assert answer.status_code == 400, answer.text
@@ -118,7 +124,7 @@ async def test_the_users_page_refuses_a_weak_password_saying_why(
         assert await people.get(name) is None
     answer = await client.post(
         "/console/users/viewer/password",
-        data={"password": "viewer 12345", "csrf_token": token},
+        data={"password": "viewer 12345", "reason": "a test of it", "csrf_token": token},
         headers={"accept": "application/json"},
     )
     assert answer.status_code == 400 and "user name" in answer.text, answer.text
@@ -128,7 +134,16 @@ def test_users_add_refuses_a_weak_password_before_the_database(tmp_path: Path) -
     db = tmp_path / "studio.db"
     result = CliRunner().invoke(
         app,
-        ["users", "add", "Weak3", "--password-stdin", "--database", f"sqlite:///{db}"],
+        [
+            "users",
+            "add",
+            "--reason",
+            "a test of it",
+            "Weak3",
+            "--password-stdin",
+            "--database",
+            f"sqlite:///{db}",
+        ],
         input="weak3weak3\n",
     )
     assert result.exit_code == 2, result.output
@@ -140,12 +155,32 @@ def test_users_passwd_refuses_a_weak_password(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path}/studio.db"
     runner = CliRunner()
     added = runner.invoke(
-        app, ["users", "add", "floor1", "--password-stdin", "--database", url], input=f"{GOOD}\n"
+        app,
+        [
+            "users",
+            "add",
+            "--reason",
+            "a test of it",
+            "floor1",
+            "--password-stdin",
+            "--database",
+            url,
+        ],
+        input=f"{GOOD}\n",
     )
     assert added.exit_code == 0, added.output
     result = runner.invoke(
         app,
-        ["users", "passwd", "floor1", "--password-stdin", "--database", url],
+        [
+            "users",
+            "passwd",
+            "--reason",
+            "a test of it",
+            "floor1",
+            "--password-stdin",
+            "--database",
+            url,
+        ],
         input="aaaaaaaaaaaa\n",
     )
     assert result.exit_code == 2 and "one character repeated" in result.output, result.output

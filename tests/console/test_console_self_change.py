@@ -15,7 +15,8 @@ async def test_an_admin_cannot_disable_themselves_under_another_spelling(
 ) -> None:
     token = await login(client, "admin")
     response = await client.post(
-        f"/console/users/{spelled}/active", data={"active": "no", "csrf_token": token}
+        f"/console/users/{spelled}/active",
+        data={"active": "no", "reason": "a test of it", "csrf_token": token},
     )
     assert "error=" in response.headers["location"]
     admin = await people.get("admin")
@@ -32,7 +33,8 @@ async def test_an_admin_cannot_change_their_own_role_under_another_spelling(
 ) -> None:
     token = await login(client, "admin")
     response = await client.post(
-        f"/console/users/{spelled}/role", data={"role": "viewer", "csrf_token": token}
+        f"/console/users/{spelled}/role",
+        data={"role": "viewer", "reason": "a test of it", "csrf_token": token},
     )
     assert "error=" in response.headers["location"]
     admin = await people.get("admin")

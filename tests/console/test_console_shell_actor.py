@@ -34,13 +34,26 @@ def test_the_account_is_recorded_not_the_name_the_environment_gives(tmp_path: Pa
     url = f"sqlite:///{tmp_path}/studio.db"
     added = runner.invoke(
         app,
-        ["users", "add", "srdealer", "--role", "dealer", "--password-stdin", "--database", url],
+        [
+            "users",
+            "add",
+            "--reason",
+            "a test of it",
+            "srdealer",
+            "--role",
+            "dealer",
+            "--password-stdin",
+            "--database",
+            url,
+        ],
         input="dealer password 1\n",
         env={**FORGED, "SUDO_USER": None},
     )
     assert added.exit_code == 0, added.output
     unlocked = runner.invoke(
-        app, ["users", "unlock", "srdealer", "--database", url], env={**FORGED, "SUDO_USER": None}
+        app,
+        ["users", "unlock", "--reason", "a test of it", "srdealer", "--database", url],
+        env={**FORGED, "SUDO_USER": None},
     )
     assert unlocked.exit_code == 0, unlocked.output
     assert _by(url) == [f"shell:{ME}", f"shell:{ME}"]
@@ -51,7 +64,18 @@ def test_sudo_s_user_is_recorded_beside_the_account(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path}/studio.db"
     added = runner.invoke(
         app,
-        ["users", "add", "boss", "--role", "admin", "--password-stdin", "--database", url],
+        [
+            "users",
+            "add",
+            "--reason",
+            "a test of it",
+            "boss",
+            "--role",
+            "admin",
+            "--password-stdin",
+            "--database",
+            url,
+        ],
         input="admin password 1\n",
         env={**FORGED, "SUDO_USER": "alice"},
     )

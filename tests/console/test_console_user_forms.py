@@ -16,7 +16,7 @@ async def test_an_active_value_other_than_yes_or_no_changes_nothing(
     token = await login(client, "admin")
     answer = await client.post(
         "/console/users/viewer/active",
-        data={"active": value, "csrf_token": token},
+        data={"active": value, "reason": "a test of it", "csrf_token": token},
         headers={"accept": "application/json"},
     )
     # Before: anything but "yes" disabled the account and ended its sessions, so a script

@@ -17,7 +17,9 @@ async def test_notices_say_the_stored_name_and_role(client: httpx.AsyncClient) -
     token = await login(client, "admin")
 
     async def post(path: str, **form: str) -> str:
-        answer = await client.post(path, data=form | {"csrf_token": token}, headers=JSON)
+        answer = await client.post(
+            path, data=form | {"reason": "a test of it", "csrf_token": token}, headers=JSON
+        )
         assert answer.status_code == 200, answer.text
         message: str = answer.json()["message"]
         return message
@@ -36,6 +38,12 @@ async def test_notices_say_the_stored_name_and_role(client: httpx.AsyncClient) -
     # The form's redirect carries the same notice.
     page = await client.post(
         "/console/users",
-        data={"username": "OtherGuy", "password": PASSWORD, "role": "viewer", "csrf_token": token},
+        data={
+            "username": "OtherGuy",
+            "password": PASSWORD,
+            "role": "viewer",
+            "reason": "a test of it",
+            "csrf_token": token,
+        },
     )
     assert page.status_code == 303 and "user+otherguy+added" in page.headers["location"]

@@ -40,7 +40,7 @@ async def test_a_debug_log_holds_no_password_hash_token_or_cookie(
     config.write_text('log_level = "DEBUG"\n' + config.read_text())
     env = {**os.environ, "STUDIO_WEB__PLATFORM_TOKEN": PLATFORM_TOKEN}
     add = await asyncio.create_subprocess_exec(
-        str(STUDIO), "users", "add", "root", "--role", "admin", "--password-stdin",
+        str(STUDIO), "users", "add", "--reason", "a test of it", "root", "--role", "admin", "--password-stdin",
         "--config", str(config),
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
     )  # fmt: skip
@@ -73,6 +73,7 @@ async def test_a_debug_log_holds_no_password_hash_token_or_cookie(
                     "username": "dealer1",
                     "password": NEW_PASSWORD,
                     "role": "dealer",
+                    "reason": "a test of it",
                     "csrf_token": page_token,
                 },
             )

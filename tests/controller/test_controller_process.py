@@ -49,7 +49,7 @@ async def test_the_controller_process_serves_and_stops_cleanly(
     config = _config(tmp_path, broker.url, table_id, port)
     env = {**os.environ, "STUDIO_WEB__PLATFORM_TOKEN": "platform-secret-0123456789abcdef0123"}
     add = await asyncio.create_subprocess_exec(
-        str(STUDIO), "users", "add", "boss", "--role", "manager", "--password-stdin",
+        str(STUDIO), "users", "add", "--reason", "a test of it", "boss", "--role", "manager", "--password-stdin",
         "--config", str(config),
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
     )  # fmt: skip

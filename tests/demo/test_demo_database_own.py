@@ -36,7 +36,7 @@ PASSWORD = "a long enough password 42\n"
 def _studio_database(url: str) -> None:
     """A studio's database, as an operator makes it before the first controller start."""
     result = runner.invoke(
-        app, ["users", "add", "chief", "--role", "admin", "--password-stdin", "--database", url],
+        app, ["users", "add", "--reason", "a test of it", "chief", "--role", "admin", "--password-stdin", "--database", url],
         input=PASSWORD,
     )  # fmt: skip
     assert result.exit_code == 0, result.output
