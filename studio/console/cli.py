@@ -40,7 +40,9 @@ T = TypeVar("T")
 
 # Why a command refuses a database without users (what `_run`'s ``existing`` says).
 NOTHING_TO_CHANGE = "no users to change"
-NO_USERS_YET = "no users yet (studio users add NAME --role admin creates the first)"
+NO_USERS_YET = (
+    "no users yet (studio users add NAME --role admin --reason 'first admin' creates the first)"
+)
 
 ConfigOption = typer.Option(None, "--config", "-c", help="configuration file")
 DatabaseOption = typer.Option(None, "--database", help="database URL (overrides the config)")
@@ -232,7 +234,7 @@ def list_users(config: Path | None = ConfigOption, database: str | None = Databa
     """List every user with role, state and last login."""
     users = _run(config, database, lambda store: store.all(), existing=NO_USERS_YET)
     if not users:
-        typer.echo("no users yet: studio users add NAME --role admin")
+        typer.echo("no users yet: studio users add NAME --role admin --reason 'first admin'")
         return
     for user in users:
         typer.echo(_describe(user))

@@ -132,7 +132,7 @@ async def _serve(config: StudioConfig, started: asyncio.Event, *, after_restore:
         if not await UserStore(db).all():
             _LOGGER.warning(
                 "no console users yet: add one with "
-                "`studio users add NAME --role admin --config FILE`"
+                "`studio users add NAME --role admin --reason 'first admin' --config FILE`"
             )
         web.serve(create_app(ctx))
         stack.push_async_callback(web.stop)  # before the service stops, as ever

@@ -37,7 +37,7 @@ def test_without_a_config_the_commands_name_the_default_database(unconfigured: P
     assert (code, output) == (
         2,
         "error: no database at var/studio.db: no users yet "
-        f"(studio users add NAME --role admin creates the first){HINT}",
+        f"(studio users add NAME --role admin --reason 'first admin' creates the first){HINT}",
     )
     code, output = _run("audit", "verify")
     where = f" (the file {unconfigured}/var/studio.db: a relative path is from the current folder)"

@@ -22,7 +22,10 @@ from studio.cli import app
 runner = CliRunner()
 
 COMMANDS = [
-    (["list"], "no users yet (studio users add NAME --role admin creates the first)"),
+    (
+        ["list"],
+        "no users yet (studio users add NAME --role admin --reason 'first admin' creates the first)",
+    ),
     (["set-role", "--reason", "a test of it", "dana", "manager"], "no users to change"),
     (["passwd", "--reason", "a test of it", "dana", "--password-stdin"], "no users to change"),
     (["unlock", "--reason", "a test of it", "dana"], "no users to change"),
@@ -52,7 +55,7 @@ def test_listing_a_missing_sqlite_database_is_refused_without_creating_it(
     assert code == 2, output
     assert output.strip() == (
         f"error: no database at {db}: no users yet "
-        "(studio users add NAME --role admin creates the first)"
+        "(studio users add NAME --role admin --reason 'first admin' creates the first)"
     )
     assert not (tmp_path / "missing").exists()
 
