@@ -60,37 +60,17 @@ async def test_the_cut_card_out_is_shown_under_the_next_step(
     assert "Wait for decisions (seat 1)" in page  # the step itself, as before
 
 
-class HoleDue(Round):
-    """bj1 dealt up to its face-down hole card, which is due next."""
-
-    async def open_to_the_hole(self) -> None:
-        census = {r: 32 for r in "A23456789TJQK"}
-        shuffled = {"count": 416, "census": census}
-        await self.feed(
-            "shuffler.event",
-            {"device": "shuf", "seq": 1, "event": "shuffle_complete", "data": shuffled},
-        )
-        loaded = {"device": "shoe", "seq": next(self.seq), "event": "shoe_loaded"}
-        await self.feed("shoe.event", {**loaded, "data": {"shoe": "S1"}})
-        await self.feed("timer", {}, dt=3)
-        bet = {"id": "b1", "type": "bet", "seat": 1, "player": "p1", "stake": "10.00"}
-        await self.feed("game.command", bet)
-        await self.feed("timer", {}, dt=60)
-        for code in ("TH", "7C", "3D"):
-            await self.card(code)
-
-
 @pytest.fixture
 async def hole_due(
     database: Database, people: UserStore
-) -> AsyncIterator[tuple[HoleDue, httpx.AsyncClient]]:
+) -> AsyncIterator[tuple[Round, httpx.AsyncClient]]:
     config = StudioConfig(tables=[TableSettings(id="bj1", ruleset="clubhouse", single_source=True)])
     clock, fanout = Clock(), Fanout(bus=None)
     async with ControllerService(
         config, None, EventLog(database), fanout, clock=clock, timers=False
     ) as svc:
-        table = HoleDue(svc, clock)
-        await table.open_to_the_hole()
+        table = Round(svc, clock)
+        await table.open(cards=("TH", "7C", "3D"))  # the face-down hole card due next
         app = create_app(context(database, fanout, svc))
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as http:
@@ -99,7 +79,7 @@ async def hole_due(
 
 @pytest.mark.parametrize("account", ["dealer", "manager", "admin"])
 async def test_the_display_at_the_table_conceals_the_hole_card_whoever_logged_in(
-    hole_due: tuple[HoleDue, httpx.AsyncClient], account: str
+    hole_due: tuple[Round, httpx.AsyncClient], account: str
 ) -> None:
     # A card drawn while paused and due as the face-down hole card: the alert holding it
     # names it to managers on their pages, but the dealer display is a screen at the table

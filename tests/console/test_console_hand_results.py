@@ -53,7 +53,7 @@ class Round:
         data = {"device": "shoe", "seq": n, "card": code, "shoe": "S1", "serial": f"s{n}"}
         await self.feed("shoe.card", data)
 
-    async def open(self) -> None:
+    async def open(self, cards: tuple[str, ...] = ("TH", "7C", "3D", "TS")) -> None:
         census = {r: 32 for r in "A23456789TJQK"}
         shuffled = {"count": 416, "census": census}
         await self.feed(
@@ -66,8 +66,8 @@ class Round:
         bet = {"id": "b1", "type": "bet", "seat": 1, "player": "p1", "stake": "10.00"}
         await self.feed("game.command", bet)
         await self.feed("timer", {}, dt=60)  # betting closes
-        # Seat 1: TH 3D (13); the dealer: 7C up, TS in the hole (17).
-        for code in ("TH", "7C", "3D", "TS"):
+        # Seat 1: TH 3D (13); the dealer: 7C up, TS in the hole (17). Fewer: dealt so far.
+        for code in cards:
             await self.card(code)
 
     async def stand(self) -> None:
