@@ -16,8 +16,12 @@ from typing import Final
 from urllib.parse import unquote_plus, urlsplit, urlunsplit
 
 # A query parameter whose name says it holds a secret (``password``, ``sslpassword``,
-# ``auth_token``, an IP camera's ``pwd``, ...): its value is masked as a password is.
-_SECRET_PARAMETER: Final = re.compile(r"pass|pwd|secret|token|key|cred|auth", re.IGNORECASE)
+# ``auth_token``, IP cameras' ``pwd``, ``psw``, ``pw`` and older Foscams' ``loginpas``,
+# ...): its value is masked as a password is. ``pas`` rather than ``pass``: ``loginpas``
+# was printed whole until 2026-12-07; a harmless name masked costs nothing.
+_SECRET_PARAMETER: Final = re.compile(
+    r"pas|pwd|psw|^pw$|secret|token|key|cred|auth|signature", re.IGNORECASE
+)
 
 MASK: Final = "***"
 

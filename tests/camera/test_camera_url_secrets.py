@@ -54,6 +54,7 @@ def test_the_endpoint_of_a_url_leaves_its_login_out_wherever_it_is() -> None:
         f"http://{host}/cgi-bin/CGIStream.cgi?usr=viewer&cmd=GetMJStream&pwd={OTHER}",
         f"http://{host}/cgi-bin/CGIStream.cgi?cmd=GetMJStream&user=admin&password={SECRET}",
         f"http://{host}/cgi-bin/CGIStream.cgi?cmd=GetMJStream&auth_token={SECRET}",
+        f"http://{host}/cgi-bin/CGIStream.cgi?cmd=GetMJStream&loginuse=admin&loginpas={SECRET}",
         f"http://admin:{SECRET}@{host}/cgi-bin/CGIStream.cgi?cmd=GetMJStream",
         f"http://{host}/cgi-bin/CGIStream.cgi?cmd=GetMJStream",
     ):
@@ -121,6 +122,14 @@ def test_a_camera_url_is_shown_with_its_secrets_masked() -> None:
     # The database's rule (studio.store.safe_url): a secret-named parameter, any case.
     assert masked_url(f"http://cam/s.mjpg?Auth_Token={SECRET}&sslPassword={SECRET}&fps=5") == (
         "http://cam/s.mjpg?Auth_Token=***&sslPassword=***&fps=5"
+    )
+    # IP cameras' own names for a password: older Foscams' ``loginpas`` (printed whole
+    # until 2026-12-07), ``psw``, a bare ``pw``; the user names stay.
+    assert (
+        masked_url(
+            f"http://cam/videostream.cgi?loginuse=admin&loginpas={SECRET}&psw={SECRET}&pw={SECRET}"
+        )
+        == "http://cam/videostream.cgi?loginuse=admin&loginpas=***&psw=***&pw=***"
     )
     # An '@' in the password, escaped or not, stays behind the mask.
     assert masked_url(f"rtsp://admin:{SECRET}@x@cam/live") == "rtsp://admin:***@cam/live"
