@@ -21,8 +21,9 @@ from studio.rules.record import (
     is_round_record,
     record_differences,
     recorded_round,
+    refund_differences,
 )
-from studio.rules.replay import replay_round, scenario_parts, unmet_expectations
+from studio.rules.replay import cancel_round, replay_round, scenario_parts, unmet_expectations
 from studio.text import NotUtf8Error, utf8_text
 
 
@@ -48,9 +49,10 @@ def replay_command(
 ) -> None:
     """Replay a recorded round through the rules engine and print the settlement as JSON.
 
-    A round record (export.json, REST) is also compared with its logged settlement: exit 0
-    when they match, 1 when they differ (or the record is malformed), 3 when the round has
-    nothing to re-check (not over, cancelled, not in the database), 2 for a usage error.
+    A round record (export.json, REST) is also compared with its logged settlement (a
+    cancelled round: replayed as far as it went, cancelled, and compared with its logged
+    refunds): exit 0 when they match, 1 when they differ (or the record is malformed), 3 when
+    the round has nothing to re-check (not over, not in the database), 2 for a usage error.
     """
     if round_id is not None or database is not None:
         if round_id is None or database is None or file is not None:
@@ -115,7 +117,7 @@ def _check_record(
 ) -> None:
     """Replay a round record, print the replay's settlement (stdout) and how it compares with
     the logged one (stderr); exit 1 when they differ or the round cannot be replayed, 3 when
-    it has no settlement to re-check (not over, or cancelled)."""
+    it has nothing to re-check (not over). A cancelled round: see :func:`_check_cancelled`."""
     try:
         recorded = recorded_round(record, logic=logic, cut_before=cut_before)
     except StudioError as exc:
@@ -127,6 +129,9 @@ def _check_record(
     typer.echo(f"{name} (table {recorded.table}): engine logic {engine}{cut}", err=True)
     for note in recorded.notes:
         typer.echo(f"note: {note}", err=True)
+    if recorded.cancelled is not None:
+        _check_cancelled(recorded, compact=compact)
+        return
     try:
         result = replay_round(recorded.document)
     except StudioError as exc:
@@ -169,9 +174,80 @@ def _check_record(
     raise typer.Exit(1)
 
 
+def _check_cancelled(recorded: RecordedRound, *, compact: bool) -> None:
+    """A cancelled round (GAME-FACTS 4: a void refunds all bets): its record replayed through
+    the rules engine as far as it goes (bets, cards, decisions so far), then cancelled as the
+    controller cancels it; the replay's refunds (stdout) compared field for field with
+    ``round_cancelled``'s ``refunds``, each wager's refund with what it was charged, and the
+    summary with the replay (stderr). A record that does not replay is still checked refund
+    against charge, and says so; exit 0 when all match, 1 when any differs."""
+    name = f"round {recorded.round_id}"
+    assert recorded.cancelled is not None
+    why = f" ({recorded.cancel_reason})" if recorded.cancel_reason else ""
+    typer.echo(f"{name} was cancelled{why}: re-checking its refunds", err=True)
+    charges = (
+        "each wager's refund against what it was charged (its bet as taken and what was added "
+        "since)"
+        if recorded.charged is not None
+        else "not what each wager was charged (its engine logic, below 6, logs no 'added')"
+    )
+    try:
+        result = cancel_round(recorded.document, recorded.cancelled)
+    except StudioError as exc:
+        if recorded.charged is None:
+            typer.echo(f"error: {name} does not replay: {exc}", err=True)
+            raise typer.Exit(1) from None
+        typer.echo(f"note: {name} does not replay through the rules engine: {exc}", err=True)
+        differ = refund_differences(recorded)
+        for line in differ:
+            typer.echo(f"differs: {line}", err=True)
+        typer.echo(f"checked: only {charges}; not the refunds field for field", err=True)
+        if differ:
+            typer.echo(
+                f"{name}: the recorded refunds differ from what was charged in "
+                f"{len(differ)} field(s)",
+                err=True,
+            )
+            raise typer.Exit(1) from None
+        typer.echo(f"{name}: each recorded refund is what its wager was charged", err=True)
+        return
+    typer.echo(json.dumps(result) if compact else pretty_json(result))
+    replayed = {k: v for k, v in result.items() if k != "events"}
+    refunds = recorded.settled
+    differ = (
+        differences(refunds, replayed)
+        + record_differences(recorded, replayed)
+        + refund_differences(recorded)
+    )
+    same = [
+        key for key in replayed if key in refunds and not differences(refunds[key], replayed[key])
+    ]
+    if same:
+        typer.echo(f"matches: {', '.join(same)}", err=True)
+    for line in differ:
+        typer.echo(f"differs: {line}", err=True)
+    typer.echo(
+        "checked: the round replayed as far as its record goes and cancelled, its refunds "
+        f"field for field; {charges}; the summary",
+        err=True,
+    )
+    if differ:
+        typer.echo(
+            f"{name}: the replay differs from the recorded refunds in {len(differ)} field(s)",
+            err=True,
+        )
+        raise typer.Exit(1)
+    totals = replayed.get("totals") or {}
+    wagers = sum(len(box.get("wagers", [])) for box in replayed.get("boxes", []))
+    money = ", ".join(f"{key} {value}" for key, value in totals.items())
+    typer.echo(
+        f"{name}: the replay matches the recorded refunds ({wagers} wagers; {money})", err=True
+    )
+
+
 def _input_exit(exc: StudioError) -> int:
     """The exit code of a round record that cannot be re-checked: 3, nothing to re-check (not
-    over, cancelled, not in the database); 1, a malformed record; 2, the database's error."""
+    over, not in the database); 1, a malformed record; 2, the database's error."""
     if isinstance(exc, NothingToCheck):
         return 3
     return 1 if isinstance(exc, ReplayInputError) else 2

@@ -1,11 +1,11 @@
 """A round record, as the console exports it (``/console/rounds/{id}/export.json``) and REST
 answers it (``GET /api/rounds/{id}``): ``{"summary": ..., "events": [...]}``, turned into a
 replay document (docs/replay.md, *A round the controller logged*), and the replay compared
-with the settlement the controller logged.
+with the settlement the controller logged (or, for a cancelled round, with its refunds).
 
 Pure: no I/O. ``studio replay`` reads the record from a file, or from the database
-(``--round ID --database URL``), and calls :func:`recorded_round`, :func:`differences` and
-:func:`record_differences`.
+(``--round ID --database URL``), and calls :func:`recorded_round`, :func:`differences`,
+:func:`record_differences` and, for a cancelled round, :func:`refund_differences`.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from studio.rules.errors import ReplayInputError
-from studio.rules.replay import CUT, TIMEOUT
+from studio.rules.replay import CUT, TIMEOUT, Progress
 
 # The record's own keys: ``summary`` (the round index's row) and ``events`` (its log records).
 RECORD_KEYS = frozenset({"summary", "events"})
@@ -30,8 +30,9 @@ ADDING_EVENTS = ("command_accepted", "timeout_default", "auto_played", "wagers_c
 
 
 class NothingToCheck(ReplayInputError):
-    """The round has no settlement to re-check: not over, cancelled, or not in the database
-    (``studio replay`` exits 3, not 1 as for a settlement that differs)."""
+    """The round has nothing to re-check: not over, or not in the database (``studio replay``
+    exits 3, not 1 as for a settlement that differs). Until 2026-12-07 a cancelled round too:
+    its refunds were never re-checked."""
 
 
 def is_round_record(data: Any) -> bool:
@@ -41,12 +42,12 @@ def is_round_record(data: Any) -> bool:
 
 @dataclass
 class RecordedRound:
-    """A logged round: its replay document and what the controller settled."""
+    """A logged round: its replay document and what the controller settled (or refunded)."""
 
     round_id: str
     table: str
     document: dict[str, Any]
-    settled: dict[str, Any]  # round_settled's result
+    settled: dict[str, Any]  # round_settled's result; a cancelled round's round_cancelled refunds
     engine_logic: int | None  # round_opened's logic.engine (None: the round names none)
     cut_in_record: bool  # a cut card (or a manager's shoe change) is in the round's record
     notes: list[str] = field(default_factory=list)
@@ -55,6 +56,10 @@ class RecordedRound:
     # back). None: the round's engine logic (below 6, or none named) logs no ``added``.
     charged: dict[int, Decimal] | None = None
     summary: dict[str, Any] = field(default_factory=dict)  # the record's summary (index row)
+    # A cancelled round: how far it got (its replay stops there and is cancelled), and the
+    # reason round_cancelled gives. None: a settled round.
+    cancelled: Progress | None = None
+    cancel_reason: str | None = None
 
 
 def round_events(record: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -89,15 +94,15 @@ def shoe_reads(record: Mapping[str, Any]) -> dict[tuple[Any, Any], str]:
 def recorded_round(
     record: Mapping[str, Any], *, logic: int | None = None, cut_before: bool = False
 ) -> RecordedRound:
-    """The replay document of a settled round's record, and its logged settlement.
+    """The replay document of a settled or cancelled round's record, and its logged
+    settlement (a cancelled round's: its refunds, and how far it got).
 
     ``logic``: the engine logic to replay with when the record's ``round_opened`` names none
     (a round opened before 2026-12-06); given, it is used whatever the record says.
     ``cut_before``: the cut card came out (or a manager asked for a shoe change) between the
     previous round and this one: logged in the previous round's record, not this one's.
-    Raises :class:`NothingToCheck` for a round not over or cancelled, and
-    :class:`ReplayInputError` for a record that is no round's (a field missing or of the
-    wrong type).
+    Raises :class:`NothingToCheck` for a round not over, and :class:`ReplayInputError` for a
+    record that is no round's (a field missing or of the wrong type).
     """
     summary = record.get("summary")
     summary = summary if isinstance(summary, Mapping) else {}
@@ -115,15 +120,12 @@ def recorded_round(
         raise NothingToCheck(
             f"round {round_id} is not over ({status}): it has no settlement to re-check yet"
         )
-    if closing["type"] == "round_cancelled":
-        reason = closing["data"].get("reason")
-        raise NothingToCheck(
-            f"round {round_id} was cancelled{f' ({reason})' if reason else ''}: "
-            "it has no settlement to re-check (its refunds are in round_cancelled)"
-        )
-    settled = closing["data"].get("result")
+    cancelled = closing["type"] == "round_cancelled"
+    # A cancelled round's money is its refunds (replayed as far as it got, then cancelled).
+    settled = closing["data"].get("refunds" if cancelled else "result")
     if not isinstance(settled, Mapping):
-        raise ReplayInputError(f"round {round_id}: its round_settled has no result")
+        what = "round_cancelled has no refunds" if cancelled else "round_settled has no result"
+        raise ReplayInputError(f"round {round_id}: its {what}")
     named = opened.get("logic")
     named_engine = named.get("engine") if isinstance(named, Mapping) else None
     engine = logic if logic is not None else named_engine
@@ -163,12 +165,15 @@ def recorded_round(
         notes=notes,
         charged=built.charged if adds else None,
         summary=dict(summary),
+        cancelled=built.progress if cancelled else None,
+        cancel_reason=str(closing["data"].get("reason") or "") if cancelled else None,
     )
 
 
 @dataclass
 class _Card:
     code: str | None  # None: never turned over (a hole card of a round that did not need it)
+    source: tuple[Any, Any] | None = None  # the shoe's read of it (device, seq), if logged
 
 
 class _Built:
@@ -192,6 +197,7 @@ class _Built:
         self.charged: dict[int, Decimal] = {}
         self.notes: list[str] = []
         self.where = f"round {round_id}"
+        self.progress = Progress()  # how far a cancelled round got
 
     # -- the record's fields, checked --------------------------------------------------
 
@@ -224,7 +230,7 @@ class _Built:
     def cards(self) -> list[_Card]:
         return [slot for slot in self.slots if slot is not None]
 
-    def place(self, index: int, code: str | None) -> None:
+    def place(self, index: int, code: str | None, source: tuple[Any, Any] | None = None) -> None:
         """Card ``index`` (1 first) is ``code``: dealt now, or turned over."""
         if index < 1:
             raise self.fail(f"'index' must be 1 or more, not {index}")
@@ -233,18 +239,19 @@ class _Built:
             cards[index - 1].code = code
             return
         self.slots.extend(_Card(None) for _ in range(index - len(cards) - 1))
-        self.slots.append(_Card(code))
+        self.slots.append(_Card(code, source))
 
     def dealt(self, data: Mapping[str, Any], burned: Any) -> None:
         index = self.integer(data.get("index"), "index")
         code: str | None = self.text(data.get("card"), "card")
         target = self.mapping(data.get("target") or {}, "target")
+        source = data.get("source")
+        source = source if isinstance(source, Mapping) else {}
+        read = (source.get("device"), source.get("seq"))
         if code == "??" and target.get("kind") == "burn":
             # Never turned over: the shoe's read of it, logged as its input (the one whose
             # seq is the card's source seq); a record without its inputs, the settlement's.
-            source = data.get("source")
-            source = source if isinstance(source, Mapping) else {}
-            code = self.reads.get((source.get("device"), source.get("seq")))
+            code = self.reads.get(read)
             if code is None:
                 code = next(burned, None)
                 self.notes.append(
@@ -253,7 +260,7 @@ class _Built:
                 )
         elif code == "??":
             code = None  # face down: hole_card_revealed names it
-        self.place(index, code)
+        self.place(index, code, read)
 
     def manager(self, data: Mapping[str, Any]) -> None:
         """A manager's resolution that changed a dealt card, applied as the controller does
@@ -307,7 +314,10 @@ class _Built:
     def document(self) -> dict[str, Any]:
         events = self.events
         opened = next(e["data"] for e in events if e["type"] == "round_opened")
-        closing = next(e["data"] for e in events if e["type"] == "round_settled")
+        ending = next(e for e in events if e["type"] in ("round_settled", "round_cancelled"))
+        closing, cancelled = ending["data"], ending["type"] == "round_cancelled"
+        over = False
+        betting_closed, insurance_timeouts = False, 0
         placed: list[tuple[int, dict[str, Any]]] = []
         burned = iter(self.settled.get("burned") or [])
         decisions: dict[str, list[str]] = {}
@@ -326,6 +336,16 @@ class _Built:
             )
             if kind == "round_settled":
                 break  # what follows is between rounds: the next round's (cut_after)
+            if kind == "round_cancelled":
+                over = True  # the controller turns the hole card over after it
+                continue
+            if over:
+                if kind == "hole_card_revealed":
+                    index = self.integer(data.get("index"), "index")
+                    self.place(index, self.text(data.get("card"), "card"))
+                continue  # the rest is between rounds: the next round's (cut_after)
+            if kind == "betting_closed":
+                betting_closed = True
             if kind in ADDING_EVENTS:
                 # A timeout's is in what it applied (`applied`), the others' their own.
                 applied = data.get("applied") if kind == "timeout_default" else data
@@ -353,6 +373,8 @@ class _Built:
                 self.in_record = True
             elif kind == "timeout_default":
                 pending = self.mapping(data.get("pending") or {}, "pending")
+                if pending.get("kind") == "insurance":
+                    insurance_timeouts += 1
                 if pending.get("kind") == "action":
                     seat = self.integer(pending.get("seat"), "pending.seat")
                     if pending.get("mode") == "majority":
@@ -360,6 +382,13 @@ class _Built:
                     else:
                         decisions.setdefault(str(seat), []).append(TIMEOUT)
         self.where = f"round {self.round_id}"
+        self.progress = Progress(
+            betting_closed=betting_closed,
+            insurance_timeouts=insurance_timeouts,
+            open_votes=frozenset(ballots),  # a cancelled round's: still open at its end
+        )
+        if cancelled:
+            self.face_down()
         for seat in list(ballots):
             close_ballot(seat)
         boxes: dict[int, list[dict[str, Any]]] = {}
@@ -370,7 +399,7 @@ class _Built:
                     wager["insurance"] = insurance[key]
                     break
             boxes.setdefault(seat, []).append(wager)
-        self.where = f"round {self.round_id}, its round_settled"
+        self.where = f"round {self.round_id}, its {ending['type']}"
         config = self.mapping(closing.get("round_config") or {}, "round_config")
         return {
             # The whole rule set the round ran (overrides included), else its preset's name.
@@ -385,6 +414,19 @@ class _Built:
             "decisions": decisions,
             "votes": votes,
         }
+
+    def face_down(self) -> None:
+        """A cancelled round's cards never turned over (its hole card, when the record does
+        not reveal it): the shoe's read of each, logged as its input; else left out, noted."""
+        for number, card in enumerate(self.cards(), start=1):
+            if card.code is not None:
+                continue
+            card.code = self.reads.get(card.source) if card.source is not None else None
+            if card.code is None:
+                self.notes.append(
+                    f"its card {number} was never turned over and the record holds no shoe "
+                    "input for it: left out of the replay"
+                )
 
     def command(
         self,
@@ -495,6 +537,42 @@ def record_differences(recorded: RecordedRound, replayed: Mapping[str, Any]) -> 
             found.append(
                 f"summary.players: recorded {_show(summary['players'])}, replayed {_show(players)}"
             )
+    return found
+
+
+def refund_differences(recorded: RecordedRound) -> list[str]:
+    """A cancelled round: each wager's refund as recorded (``round_cancelled``'s ``refunds``,
+    its ``payout``) against what the record says it was charged (its bet as taken and what
+    ``added`` said it put in since): a void gives back all a wager put in, no more, and only
+    to a wager that put it in. Empty when the round's engine logic logs no ``added``
+    (``recorded.charged`` None: below 6)."""
+    if recorded.charged is None:
+        return []
+    refunded: dict[Any, Decimal | None] = {}
+    found = []
+    for box in recorded.settled.get("boxes") or []:
+        for wager in (box.get("wagers") or []) if isinstance(box, Mapping) else []:
+            if not isinstance(wager, Mapping):
+                continue
+            number = wager.get("wager")
+            if number in refunded:
+                found.append(f"refunds.wager {_show(number)}: refunded twice")
+            refunded[number] = _amount(wager.get("payout"))
+    for number in sorted(refunded, key=str):
+        paid = refunded[number]
+        charged = recorded.charged.get(number) if isinstance(number, int) else None
+        where = f"refunds.wager {_show(number)}"
+        if charged is None:
+            found.append(f"{where}: refunded {_money(paid)}, never charged (no bet of that number)")
+        elif paid != charged:
+            found.append(
+                f"{where}: refunded {_money(paid)}, charged {_money(charged)} (its bet as "
+                "taken and what was added since)"
+            )
+    for number in sorted(set(recorded.charged) - set(refunded)):
+        found.append(
+            f"refunds.wager {number}: charged {_money(recorded.charged[number])}, not refunded"
+        )
     return found
 
 

@@ -25,7 +25,9 @@ round without a decisive vote runs to the timer.
 from __future__ import annotations
 
 import json
+from collections import deque
 from collections.abc import Mapping
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
@@ -103,8 +105,9 @@ def _seat_lists(data: Mapping[str, Any], key: str) -> dict[int, list[Any]]:
     return out
 
 
-def build_round(data: Mapping[str, Any]) -> tuple[Round, list[str]]:
-    """Validate the document, create the round and place the wagers."""
+def build_round(data: Mapping[str, Any], *, bets: bool = True) -> tuple[Round, list[str]]:
+    """Validate the document, create the round and place the wagers (``bets`` False: there
+    may be none, a round cancelled before anyone bet)."""
     _require(isinstance(data, Mapping), "a replay document is a JSON object")
     unknown = set(data) - _TOP_KEYS
     _require(not unknown, f"unknown field(s) {sorted(unknown)}; fields are {sorted(_TOP_KEYS)}")
@@ -135,7 +138,10 @@ def build_round(data: Mapping[str, Any]) -> tuple[Round, list[str]]:
         raise ReplayInputError(f"logic: {exc}") from exc
     rnd.open_betting()
     boxes = data.get("boxes")
-    _require(isinstance(boxes, list) and bool(boxes), "missing field 'boxes' (a non-empty list)")
+    _require(
+        isinstance(boxes, list) and (bool(boxes) or not bets),
+        "missing field 'boxes' (a non-empty list)",
+    )
     assert isinstance(boxes, list)
     placed: list[tuple[Any, Mapping[str, Any]]] = []
     for box in boxes:
@@ -196,9 +202,29 @@ def build_round(data: Mapping[str, Any]) -> tuple[Round, list[str]]:
     return rnd, codes
 
 
-def run(data: Mapping[str, Any]) -> Round:
-    """Play the document through a :class:`Round` up to the point of settlement."""
-    rnd, codes = build_round(data)
+@dataclass(frozen=True)
+class Progress:
+    """How far a cancelled round got, beside its document (``studio replay`` of a cancelled
+    round's record, :func:`cancel_round`): what the document alone cannot say of a round
+    that stopped part way, where a settled round's replay runs every timer out.
+
+    ``betting_closed``: its betting closed (else it was cancelled while betting).
+    ``insurance_timeouts``: the insurance (and early-surrender) offers whose timer ran out
+    (the record's ``timeout_default`` of an ``insurance`` decision): one still open when the
+    round was cancelled is left open. ``open_votes``: the seats whose last Majority Rules
+    action round was still open (its votes cast, undecided) when the round was cancelled.
+    """
+
+    betting_closed: bool = True
+    insurance_timeouts: int = 0
+    open_votes: frozenset[int] = frozenset()
+
+
+def run(data: Mapping[str, Any], until: Progress | None = None) -> Round:
+    """Play the document through a :class:`Round` up to the point of settlement; with
+    ``until`` (a cancelled round), only as far as its cards, decisions and votes go: a
+    decision with none given, or a card due with none left, is where the round stopped."""
+    rnd, codes = build_round(data, bets=until is None)
     decisions = _seat_lists(data, "decisions")
     votes = _seat_lists(data, "votes")
     insurance: dict[tuple[int, str], bool] = {}
@@ -209,11 +235,12 @@ def run(data: Mapping[str, Any]) -> Round:
                 insurance[(box["seat"], str(wager["player"]))] = _flag(
                     wager, "insurance", False, where
                 )
-    shoe = iter(enumerate(codes, start=1))
+    shoe = deque(enumerate(codes, start=1))
 
     def draw_card() -> None:
         due = rnd.next_card()
-        for _position, code in shoe:
+        while shoe:
+            _position, code = shoe.popleft()
             if code == CUT:
                 rnd.cut_card()
                 continue
@@ -222,9 +249,20 @@ def run(data: Mapping[str, Any]) -> Round:
         where = f" seat {due.seat} hand {(due.hand or 0) + 1}" if due.seat else ""
         raise ReplayInputError(f"too few cards: the next card is due to {due.kind.value}{where}")
 
+    def cards_left() -> bool:
+        return any(code != CUT for _position, code in shoe)
+
     # the burn card (if any) comes before betting closes
-    while rnd.next_card().kind is CardFor.BURN:
+    while rnd.next_card().kind is CardFor.BURN and (until is None or cards_left()):
         draw_card()
+    if until is not None and not until.betting_closed:
+        # Cancelled while betting: its bets (and a burn card) are the whole round.
+        _require(
+            not any(decisions.values()) and not any(votes.values()),
+            "decisions or votes in a round cancelled while betting",
+        )
+        _rest(rnd, shoe, until)
+        return rnd
     rnd.close_betting()
     for seat in sorted(set(decisions) | set(votes)):
         box = rnd.boxes.get(seat)
@@ -238,7 +276,7 @@ def run(data: Mapping[str, Any]) -> Round:
         if votes.get(seat) and box.mode is not BoxMode.MAJORITY:
             raise ReplayInputError(f"votes for seat {seat}, which is not a Majority Rules seat")
     try:
-        _play(rnd, decisions, votes, insurance, draw_card)
+        _play(rnd, decisions, votes, insurance, draw_card, until, cards_left)
     except ReplayInputError:
         raise
     except RuleError as exc:
@@ -247,14 +285,24 @@ def run(data: Mapping[str, Any]) -> Round:
     _require(not leftover, "unused decisions (impossible sequence) for seat " + "; ".join(leftover))
     leftover_votes = [f"{s}: {v}" for s, v in votes.items() if v]
     _require(not leftover_votes, "unused votes for seat " + "; ".join(leftover_votes))
+    _rest(rnd, shoe, until)
+    return rnd
+
+
+def _rest(rnd: Round, shoe: deque[tuple[int, str]], until: Progress | None) -> None:
+    """The cards left once the round is played (as far as it went): a cut card is taken,
+    any other card was not due."""
     for position, code in shoe:
         if code == CUT:
             rnd.cut_card()
             continue
-        raise ReplayInputError(
-            f"card {code} at position {position} is not due: the round is already complete"
+        where = (
+            "the round is already complete"
+            if until is None
+            else "the round stops before it (cancelled where no card was due, or waiting for "
+            "a decision the record does not give)"
         )
-    return rnd
+        raise ReplayInputError(f"card {code} at position {position} is not due: {where}")
 
 
 def _play(
@@ -263,12 +311,19 @@ def _play(
     votes: dict[int, list[Any]],
     insurance: dict[tuple[int, str], bool],
     draw_card: Any,
+    until: Progress | None = None,
+    cards_left: Any = None,
 ) -> None:
+    """Play the round out; with ``until`` (a cancelled round), stop where the record does:
+    a card due and none left, or a decision pending and none given for it."""
+    insurance_timeouts = until.insurance_timeouts if until is not None else 0
     while True:
         decision = rnd.pending_decision()
         if decision is None:
             if rnd.next_card().kind is CardFor.NONE:
                 return
+            if until is not None and not cards_left():
+                return  # cancelled before its next card
             draw_card()
             continue
         if decision.kind == "insurance":
@@ -287,6 +342,10 @@ def _play(
                         rnd.insurance(player, choice, seat)
             pending = rnd.pending_decision()
             if pending is not None and pending.kind == "insurance":
+                if until is not None:
+                    if not insurance_timeouts:
+                        return  # cancelled while insurance was offered
+                    insurance_timeouts -= 1
                 rnd.timeout()
             continue
         assert decision.seat is not None
@@ -299,6 +358,8 @@ def _play(
                     f"seat {seat} plays Majority Rules: give its choices as votes, not decisions"
                 )
             if not rounds:
+                if until is not None:
+                    return  # cancelled while the seat's votes were awaited
                 rnd.timeout()
                 continue
             ballot = rounds.pop(0)
@@ -312,10 +373,14 @@ def _play(
                     )
                 rnd.vote(seat, str(player), action)
             if _action_round(rnd, seat) == marker:
+                if until is not None and not rounds and seat in until.open_votes:
+                    return  # cancelled with this action round still open
                 rnd.timeout()  # no decisive vote: the timer runs out
             continue
         queue = decisions.get(seat, [])
         if not queue:
+            if until is not None:
+                return  # cancelled while the seat's decision was awaited
             rnd.timeout()
             continue
         action = queue.pop(0)
@@ -381,5 +446,17 @@ def replay_round(data: Mapping[str, Any]) -> dict[str, Any]:
     """
     rnd = run(data)
     result = rnd.settle().as_dict()
+    result["events"] = len(rnd.events)
+    return result
+
+
+def cancel_round(data: Mapping[str, Any], until: Progress) -> dict[str, Any]:
+    """Replay a cancelled round's document as far as ``until`` says it went, cancel it as the
+    controller does, and return the refunds (JSON-able, as ``round_cancelled``'s
+    ``refunds``, plus ``events``). Raises as :func:`replay_round`."""
+    rnd = run(data, until)
+    # The controller cancels its engine round without a reason (the refunds' is "round
+    # cancelled"); the manager's is round_cancelled's own.
+    result = rnd.cancel().as_dict()
     result["events"] = len(rnd.events)
     return result

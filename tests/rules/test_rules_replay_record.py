@@ -156,11 +156,14 @@ def test_a_record_that_is_no_settled_round_is_refused_with_the_reason(tmp_path: 
     result = replay(str(export(record, tmp_path / "open.json")))
     assert result.exit_code == 3  # nothing to re-check (1: the replay differs)
     assert "round t1-R3 is not over (in_progress)" in result.stderr
+    # A cancelled round's refunds are re-checked (until 2026-12-07 exit 3, "it has no
+    # settlement"; tests/rules/test_rules_replay_cancelled.py): refunds that are none are
+    # a malformed record.
     cancelled = {"type": "round_cancelled", "data": {"reason": "camera fault", "refunds": []}}
     record["events"].append({"kind": "out.round_event", **cancelled})
     result = replay(str(export(record, tmp_path / "cancelled.json")))
-    assert result.exit_code == 3
-    assert "round t1-R3 was cancelled (camera fault): it has no settlement" in result.stderr
+    assert result.exit_code == 1
+    assert "round t1-R3: its round_cancelled has no refunds" in result.stderr
     result = replay("--logic", "6", "tests/rules/scenarios/clubhouse_split_aces.json")
     assert result.exit_code == 2 and "--logic is for a round record" in result.stderr
 
