@@ -13,9 +13,11 @@ class Bar:
     y: float
     width: float
     height: float
-    label: str
+    label: str  # under the bar: every other hour's ("" for the others)
     value: float
-    title: str
+    title: str  # the bar's tooltip: "2026-12-07 14:00 UTC: 3"
+    hour: str = ""  # its hour, always ("14:00"): the chart's table of values
+    when: str = ""  # its hour as given (an ISO time): the table's <time datetime>
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +32,11 @@ class BarChart:
     @property
     def empty(self) -> bool:
         return not self.bars
+
+    @property
+    def busiest(self) -> Bar | None:
+        """The bar of the highest value (the first of equals), None when all are 0."""
+        return max(self.bars, key=lambda b: b.value) if self.peak > 0 else None
 
 
 def hourly_series(series: list[Any], hours: int = 24, now: datetime | None = None) -> list[Any]:
@@ -66,6 +73,17 @@ def _hour_label(text: str) -> str:
         return text[-8:-3] if len(text) >= 8 else text
 
 
+def _hour_words(text: str) -> str:
+    """``2026-12-07 14:00 UTC`` of an ISO hour (in UTC), the text itself if it is none."""
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return text
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(UTC)
+    return moment.strftime("%Y-%m-%d %H:00 UTC")
+
+
 def hourly_bars(series: list[Any], *, width: int = 720, height: int = 160) -> BarChart:
     """Bars for ``[[iso_hour, n], ...]``; every bar's height is proportional to n."""
     points: list[tuple[str, float]] = []
@@ -89,7 +107,9 @@ def hourly_bars(series: list[Any], *, width: int = 720, height: int = 160) -> Ba
                 height=round(bar_height, 2),
                 label=label if index % max(1, len(points) // 12) == 0 else "",
                 value=value,
-                title=f"{hour}: {value:g}",
+                title=f"{_hour_words(hour)}: {value:g}",
+                hour=label,
+                when=hour,
             )
         )
     ticks = (

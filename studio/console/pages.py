@@ -38,6 +38,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from studio.config.models import ControllerSettings
 from studio.console.auth import (
     LOGIN_PATH,
     SESSION_COOKIE,
@@ -296,6 +297,65 @@ def while_link_down(state: dict[str, Any], link: Mapping[str, Any] | None) -> di
         return state
     devices = [{**device, "availability": "unknown"} for device in state.get("devices") or []]
     return {**state, "devices": devices, "broker_down": True}
+
+
+# A source's clock nearer the controller's than this is not shown (unless the warning bound
+# is set lower still): hosts kept in sync by NTP agree within milliseconds, and a message's
+# delay (network, broker) reads as a clock behind by as much; under half a second is
+# nothing a shift manager can act on, and shown on every device it would hide the one that is.
+CLOCK_SHOWN_SECONDS = 0.5
+# The controller's default warning bound, for a controller that does not say its own.
+DEFAULT_CLOCK_BOUND: float = ControllerSettings.model_fields["clock_skew_warning_seconds"].default
+
+
+def _span(seconds: float) -> str:
+    """A length of time as a person reads it: ``3.2 s``, ``4 min 12 s``, ``1 h 5 min``,
+    ``2 d 3 h``."""
+    tenths = round(seconds, 1)
+    if tenths < 60:
+        return f"{tenths:.1f} s"
+    whole = round(seconds)
+    if whole < 3600:
+        minutes, secs = divmod(whole, 60)
+        return f"{minutes} min" + (f" {secs} s" if secs else "")
+    if whole < 86_400:
+        hours, minutes = divmod(whole // 60, 60)
+        return f"{hours} h" + (f" {minutes} min" if minutes else "")
+    days, hours = divmod(whole // 3600, 24)
+    return f"{days} d" + (f" {hours} h" if hours else "")
+
+
+def clock_note(skew: Any, bound: float) -> dict[str, Any] | None:
+    """A device's ``clock_skew`` (seconds its clock is ahead of the controller's, negative:
+    behind; None before its first event) as the console shows it: ``text`` ("clock 3.2 s
+    ahead", with ", out of sync" past ``bound``), ``warn`` (past ``bound``, the controller's
+    ``[controller] clock_skew_warning_seconds``: it logs a WARNING then too) and ``title``
+    (the exact figure). None when unknown or within ``CLOCK_SHOWN_SECONDS`` and ``bound``."""
+    if isinstance(skew, bool) or not isinstance(skew, int | float):
+        return None
+    off = abs(float(skew))
+    warn = off > bound
+    if not warn and off < CLOCK_SHOWN_SECONDS:
+        return None
+    way, of = ("ahead", "ahead of") if skew > 0 else ("behind", "behind")
+    text = f"clock {_span(off)} {way}" + (", out of sync" if warn else "")
+    allowed = f"the {bound:g} s allowed"
+    title = f"its clock is {off:.3f} s {of} the controller's"
+    if warn:
+        title += f" (more than {allowed}): its host's time is not in sync (NTP)"
+    else:
+        title += f" (within {allowed})"
+    return {"text": text, "warn": warn, "title": title}
+
+
+def with_clock_notes(state: dict[str, Any], bound: float) -> dict[str, Any]:
+    """``state`` with each device's ``clock_note`` (see :func:`clock_note`), from the
+    ``clock_skew`` the controller gives each device (``ControllerService._with_clocks``)."""
+    devices = [
+        {**device, "clock_note": clock_note(device.get("clock_skew"), bound)}
+        for device in state.get("devices") or []
+    ]
+    return {**state, "devices": devices}
 
 
 def age(value: Any) -> str:
@@ -691,6 +751,21 @@ class Console:
         link = method()
         return dict(link) if isinstance(link, Mapping) else None
 
+    def clock_bound(self) -> float:
+        """Seconds a source's clock may be off the controller's before the console highlights
+        it: the controller's own ``[controller] clock_skew_warning_seconds`` (its
+        ``config``), the default (2 s) for a controller that does not say it."""
+        config = getattr(getattr(self.ctx.controller, "config", None), "controller", None)
+        bound = getattr(config, "clock_skew_warning_seconds", None)
+        return float(bound) if isinstance(bound, int | float) and bound > 0 else DEFAULT_CLOCK_BOUND
+
+    def shown_state(
+        self, state: dict[str, Any], link: Mapping[str, Any] | None, bound: float
+    ) -> dict[str, Any]:
+        """A table's state as the pages show it: its devices ``unknown`` while the broker is
+        lost (:func:`while_link_down`), each with its clock's note (:func:`clock_note`)."""
+        return with_clock_notes(while_link_down(state, link), bound)
+
     # The controller contract names (tables/rounds/stats) are preferred; the service's
     # own names (tables_summary/rounds_search/stats_summary) are used when those are
     # attributes rather than methods on it.
@@ -698,8 +773,8 @@ class Console:
         method = getattr(self.controller, "tables", None)
         if not callable(method):
             method = self.controller.tables_summary
-        link = self.broker_link()
-        return [while_link_down(state, link) for state in method()]
+        link, bound = self.broker_link(), self.clock_bound()
+        return [self.shown_state(state, link, bound) for state in method()]
 
     async def rounds(self, **filters: Any) -> list[dict[str, Any]]:
         method = getattr(self.controller, "rounds", None)
@@ -1195,7 +1270,7 @@ def build_router(console: Console) -> APIRouter:
             state = console.controller.table_state(table)
         except KeyError:
             raise StarletteHTTPException(404, f"no table {table!r}") from None
-        state = while_link_down(state, console.broker_link())
+        state = console.shown_state(state, console.broker_link(), console.clock_bound())
         timeline = await console.timeline(state)
         alerts = console.open_alerts(table, None if at_table else user)
         # Why it is paused, and by whom: the state says only that it is (a review).

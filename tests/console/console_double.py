@@ -18,6 +18,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from studio.cards import parse_card
+from studio.config.models import StudioConfig
 from studio.contract import AlertMessage, DealerPrompt, RoundEvent, RoundState
 from studio.controller.commands import RoundNotInPlay
 from studio.errors import RuleError, StudioError
@@ -57,6 +58,9 @@ class InMemoryController:
         # The controller's link to the broker as ControllerService.broker_link says it
         # (None: no broker); a test sets it.
         self.broker: dict[str, Any] | None = {"connected": True, "down_since": None}
+        # The configuration, as ControllerService.config: the console reads
+        # config.controller.clock_skew_warning_seconds from it; a test sets another.
+        self.config = StudioConfig()
         for table in tables:
             self._seq[table] = 0
             self._state[table] = {
@@ -106,6 +110,12 @@ class InMemoryController:
 
     def broker_link(self) -> dict[str, Any] | None:
         return copy.deepcopy(self.broker)
+
+    def set_clock_skew(self, table: str, device: str, seconds: float | None) -> None:
+        """The device's ``clock_skew`` as ControllerService gives it in a table's state:
+        seconds its clock is ahead of the controller's (negative: behind), None unknown."""
+        (found,) = [d for d in self._state[table]["devices"] if d["device"] == device]
+        found["clock_skew"] = seconds
 
     def alerts(
         self, state: str | None = None, table: str | None = None, *, reveal: bool = False

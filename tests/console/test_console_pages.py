@@ -255,12 +255,58 @@ async def test_charts_are_server_rendered_svg(client: httpx.AsyncClient) -> None
     assert "<script" not in page.split("<main")[1]
 
 
+@pytest.mark.parametrize("database", ["sqlite"], indirect=True)
+async def test_charts_give_their_values_without_hover(client: httpx.AsyncClient) -> None:
+    """A bar's value was only in its <title>, a tooltip on hover: no keyboard reaches it and
+    few screen readers read it; and each chart was named by its id ("alerts-per-hour")."""
+    await login(client, "viewer")
+    for url in ("/console/charts", "/console/fragments/charts"):
+        page = (await client.get(url)).text
+        for chart, name, unit in (
+            ("alerts-per-hour", "Alerts per hour", "Alerts"),
+            ("rounds-per-hour", "Rounds per hour", "Rounds"),
+        ):
+            svg = page.split(f'id="{chart}"')[1].split("</svg>")[0]
+            bars = [
+                (float(value), title.split(": ")[0])
+                for value, title in re.findall(r'data-value="([^"]+)"><title>([^<]+)<', svg)
+            ]
+            assert len(bars) == 24
+            label = re.search(r'aria-label="([^"]*)"', svg)
+            assert label, svg
+            total = sum(value for value, _ in bars)
+            peak = max(value for value, _ in bars)
+            assert label.group(1).startswith(f"{name}, last 24 hours, bar chart: {total:g} in")
+            assert f"the most {peak:g} at " in label.group(1)
+            # The values, each hour's, in a table under the chart, folded under "Values".
+            values = page.split(f'<details class="chart-values" id="{chart}-values">')[1]
+            values = values.split("</details>")[0]
+            assert f'<summary>Values<span class="sr-only"> of {name.lower()}</span>' in values
+            assert f'<th scope="col">Hour (UTC)</th><th scope="col">{unit}</th>' in values
+            rows = re.findall(
+                r'<tr><th scope="row"><time datetime="([^"]+)">(\d\d:00)</time></th>'
+                r"<td>([^<]*)</td></tr>",
+                values,
+            )
+            assert [(float(value), f"{when[:10]} {hour} UTC") for when, hour, value in rows] == bars
+        uptime = page.split('id="device-uptime"')[1].split(">")[0]
+        assert 'aria-label="Device uptime, last 24 hours, bar chart: 5 devices, the lowest ' in (
+            uptime
+        )
+        assert "t-down/cam9 at 50.0%" in uptime
+        values = page.split('id="device-uptime-values">')[1].split("</details>")[0]
+        assert '<tr><th scope="row">t-down/cam9</th><td>50.0%</td></tr>' in values
+        assert '<tr><th scope="row">bj1/shoe1</th><td>99.5%</td></tr>' in values
+
+
 def test_chart_geometry() -> None:
     chart = hourly_bars(
         [["2026-01-01T10:00:00+00:00", 2], ["2026-01-01T11:00:00+00:00", 4]], width=100, height=128
     )
     assert [b.height for b in chart.bars] == [50.0, 100.0]
     assert [b.label for b in chart.bars] == ["10:00", "11:00"]
+    assert [b.title for b in chart.bars] == ["2026-01-01 10:00 UTC: 2", "2026-01-01 11:00 UTC: 4"]
+    assert chart.busiest == chart.bars[1] and hourly_bars([["2026-01-01T10", 0]]).busiest is None
     assert chart.peak == 4 and chart.total == 6
     assert hourly_bars([]).empty
     rows = uptime_rows({"b": 1.2, "a": 0.95}, width=200)

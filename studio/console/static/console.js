@@ -187,6 +187,10 @@
 
   function morphAttributes(old, fresh) {
     for (const attr of Array.from(old.attributes)) {
+      // A <details> the user opened (a chart's values, a resolution's before and after)
+      // stays open: the server never draws one open, and the fresh copy's missing `open`
+      // folded it again at every update.
+      if (attr.name === "open" && old.nodeName === "DETAILS") continue;
       if (!fresh.hasAttribute(attr.name)) old.removeAttribute(attr.name);
     }
     for (const attr of Array.from(fresh.attributes)) {
