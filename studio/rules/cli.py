@@ -180,7 +180,8 @@ def _check_cancelled(recorded: RecordedRound, *, compact: bool) -> None:
     controller cancels it; the replay's refunds (stdout) compared field for field with
     ``round_cancelled``'s ``refunds``, each wager's refund with what it was charged, and the
     summary with the replay (stderr). A record that does not replay is still checked refund
-    against charge, and says so; exit 0 when all match, 1 when any differs."""
+    against charge, and says so; exit 0 when all match, 1 when any differs or the record
+    does not replay."""
     name = f"round {recorded.round_id}"
     assert recorded.cancelled is not None
     why = f" ({recorded.cancel_reason})" if recorded.cancel_reason else ""
@@ -197,7 +198,10 @@ def _check_cancelled(recorded: RecordedRound, *, compact: bool) -> None:
         if recorded.charged is None:
             typer.echo(f"error: {name} does not replay: {exc}", err=True)
             raise typer.Exit(1) from None
-        typer.echo(f"note: {name} does not replay through the rules engine: {exc}", err=True)
+        # Still checked refund against charge, for whoever looks into it; but exit 1, as a
+        # settled round that does not replay: a tool that stops short of the refunds field
+        # for field must not answer as one that found them right.
+        typer.echo(f"error: {name} does not replay through the rules engine: {exc}", err=True)
         differ = refund_differences(recorded)
         for line in differ:
             typer.echo(f"differs: {line}", err=True)
@@ -208,9 +212,9 @@ def _check_cancelled(recorded: RecordedRound, *, compact: bool) -> None:
                 f"{len(differ)} field(s)",
                 err=True,
             )
-            raise typer.Exit(1) from None
-        typer.echo(f"{name}: each recorded refund is what its wager was charged", err=True)
-        return
+        else:
+            typer.echo(f"{name}: each recorded refund is what its wager was charged", err=True)
+        raise typer.Exit(1) from None
     typer.echo(json.dumps(result) if compact else pretty_json(result))
     replayed = {k: v for k, v in result.items() if k != "events"}
     refunds = recorded.settled
