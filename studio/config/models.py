@@ -21,13 +21,15 @@ from pydantic import (
     model_validator,
 )
 
+from studio.contract.topics import SEGMENT_PATTERN
 from studio.errors import StoreError
 from studio.rules.errors import RuleSetError
 from studio.rules.ruleset import ruleset_from_spec
 from studio.store.database import sqlite_file, url_problem
 
-# A topic segment: no MQTT wildcards or separators, so ids are safe inside topics.
-TOPIC_SEGMENT = r"^[A-Za-z0-9_.-]{1,64}$"
+# A topic segment: no MQTT wildcards or separators, so ids are safe inside topics (the
+# contract's rule, which payloads' device ids are held to as well).
+TOPIC_SEGMENT = SEGMENT_PATTERN
 
 
 class StrictModel(BaseModel):

@@ -8,7 +8,16 @@ from dataclasses import dataclass
 from studio.errors import BusError
 
 PREFIX = "studio/v1"
-_SEGMENT = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+# A table's or device's id: one topic segment. The controller holds payloads' ``device``
+# to it too, where it takes them off the wire (it asks a device for replays on a topic
+# named by it: an id that was no segment made that ask raise; a pentest, 2026-12-07).
+SEGMENT_PATTERN = r"^[A-Za-z0-9_.-]{1,64}$"
+_SEGMENT = re.compile(SEGMENT_PATTERN)
+
+
+def is_segment(value: str) -> bool:
+    """Whether ``value`` can be a topic segment (a table's or a device's id)."""
+    return _SEGMENT.match(value) is not None
 
 
 def _segment(value: str, what: str) -> str:

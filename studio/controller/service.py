@@ -44,7 +44,7 @@ from studio.contract import (
     utc_now,
 )
 from studio.contract.rounds import rfc3339
-from studio.contract.topics import device_of, table_of
+from studio.contract.topics import device_of, is_segment, table_of
 from studio.controller.alerts import (
     Alert,
     AlertError,
@@ -454,6 +454,10 @@ class ControllerService:
         # (table, device) whose numbering conflicts with the log: alerted once, until the
         # device sends a fresh seq again.
         self._conflicting: set[tuple[str, str]] = set()
+        # (table, device) ids heard but never asked for a replay (see _askable): logged once.
+        self._not_asked: set[tuple[str, str]] = set()
+        # (table, topic, device) of messages dropped for the device they name: logged once.
+        self._dropped_names: set[tuple[str, str, str]] = set()
         # Per table, the last log record whose outputs the broker acknowledged (in memory,
         # and as saved): a start publishes again what the log holds after it.
         self.marks = StreamMarks(log.db)
@@ -1556,9 +1560,41 @@ class ControllerService:
                     if not taking and self._unchanged_availability(table_id, data):
                         continue
                 else:
+                    if not self._device_named_well(table_id, received.topic, payload):
+                        continue
                     await self._device_input(table_id, kind, payload.model_dump(mode="json"))
                     continue
                 await self._apply(table_id, kind, data)
+
+    def _device_named_well(self, table_id: str, topic: str, payload: BaseModel) -> bool:
+        """Whether a device's message off the wire names its device as the contract says
+        (else dropped, and logged once per table, topic and name):
+
+        - by a topic segment (docs/protocol.md: letters, digits, ``_ . -``): the controller
+          asks a device for replays on a topic named by it, and until 2026-12-07 an event
+          naming ``x y`` made that ask raise and stopped the controller, at every later
+          start too (the event logged). Checked here, where messages come in, not in the
+          contract's models: a log may hold such an event, and replays it as it was taken;
+        - a health report, by the device whose topic it came on: the broker's ACL
+          (docs/security.md) lets a device publish its own ``health`` topic only, and the
+          table applies the report to the payload's ``device``: the shoe could mark the
+          camera healthy, or any device degraded (a pentest, 2026-12-07)."""
+        device = getattr(payload, "device", None)
+        if not isinstance(device, str):
+            return True
+        if not is_segment(device):
+            why = "its id cannot be a topic segment"
+        elif isinstance(payload, DeviceHealth) and device != device_of(topic):
+            why = (
+                f"a health report on device {device_of(topic)}'s topic (a device reports "
+                "its own health only)"
+            )
+        else:
+            return True
+        if (table_id, topic, device) not in self._dropped_names:
+            self._dropped_names.add((table_id, topic, device))
+            _LOGGER.warning("%s: a message naming device %r dropped: %s", table_id, device, why)
+        return False
 
     async def _command_error(self, malformed: Malformed) -> None:
         """Answer a message on a table's ``game/commands`` that is no game command with a
@@ -1858,7 +1894,7 @@ class ControllerService:
             (table_id, device)
             for table_id, tracker in self._trackers.items()
             for device in tracker.sources()
-            if not device.endswith(HEALTH_SUFFIX)
+            if not device.endswith(HEALTH_SUFFIX) and self._askable(table_id, device)
         ]
         # Asked as soon as the subscriptions are in place (their answers are heard), then
         # given ``gap_check`` to come; meanwhile the table prompts its dealer to wait (table
@@ -1896,9 +1932,33 @@ class ControllerService:
                     if stale or reconnected:
                         await self._ask_replay(table_id, device, stale[0] if stale else None)
 
+    def _askable(self, table_id: str, device: str) -> bool:
+        """Whether ``device`` may be asked for a replay: one of the table's devices (an
+        unauthorised one's events are an alert, not a source to ask), its id a topic
+        segment. Until 2026-12-07 every id heard was asked: an event naming ``x y`` (a
+        forged or broken device; a log written before ids were checked still holds it)
+        made the ask raise and stopped the controller, every table, at each start (a
+        pentest). An id not asked is logged once."""
+        known = self.tables[table_id].devices
+        if is_segment(device) and (not known or device in known):
+            return True
+        if (table_id, device) not in self._not_asked:
+            self._not_asked.add((table_id, device))
+            _LOGGER.warning(
+                "%s: events of device %r are not asked for again: %s",
+                table_id,
+                device,
+                "not one of the table's devices"
+                if is_segment(device)
+                else "its id cannot be a topic segment",
+            )
+        return False
+
     async def _ask_replay(self, table_id: str, device: str, from_seq: int | None) -> None:
         """Ask ``device`` to re-send from ``from_seq`` (None: everything after what we have)."""
         assert self.bus is not None
+        if not self._askable(table_id, device):
+            return
         if from_seq is None:
             from_seq = self.received(table_id, device) + 1
             self.stats.tails_requested += 1

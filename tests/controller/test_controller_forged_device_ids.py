@@ -1,0 +1,160 @@
+"""A device id the table does not know, or that is no topic segment, cannot stop the
+controller, and a device reports its own health only (a pentest, 2026-12-07).
+
+Before: an event naming device ``x y`` was logged (an ``unauthorised`` alert) and its id
+tracked; the controller's next replay ask for it (a gap a second later, every start's ask
+for the tails) built ``Topics(table).replay("x y")``, which raised: the controller stopped,
+every table with it, and every later start stopped the same way, the event being in the
+log. A health report sent on the shoe's own topic but naming the camera set the camera's
+health.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from studio.bus import MessageBus
+from studio.config import BrokerSettings, StudioConfig, TableSettings
+from studio.contract import DeviceHealth, ReplayRequest, Topics
+from studio.controller import ControllerService
+from studio.store import Database, EventLog
+from studio.streams import Fanout
+
+GAP_CHECK = 0.2
+
+
+async def until(predicate: Callable[[], bool], timeout: float = 20.0) -> None:
+    async with asyncio.timeout(timeout):
+        while not predicate():
+            await asyncio.sleep(0.05)
+
+
+def config_of(broker: BrokerSettings, table_id: str) -> StudioConfig:
+    return StudioConfig(
+        broker=broker,
+        tables=[
+            TableSettings(
+                id=table_id,
+                devices=[{"id": "shoe-1", "kind": "shoe"}, {"id": "cam-1", "kind": "camera"}],
+            )
+        ],
+    )
+
+
+def event(device: str, seq: int) -> dict[str, object]:
+    return {"device": device, "seq": seq, "ts": datetime.now(UTC).isoformat(), "event": "x"}
+
+
+async def test_a_logged_event_of_a_device_id_that_is_no_segment_does_not_stop_a_start(
+    broker: BrokerSettings, tmp_path: Path, table_id: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A log written before the ids were checked holds such an event: the start goes on
+    (it asks the table's own devices only) and says once which id it does not ask."""
+    config = config_of(broker, table_id)
+    async with Database(f"sqlite:///{tmp_path}/studio.db") as db:
+        async with (
+            MessageBus(broker, f"ctl-{table_id}") as bus,
+            ControllerService(config, bus, EventLog(db), Fanout(bus)) as service,
+        ):
+            await asyncio.wait_for(service.listening.wait(), 20)
+            # As an older controller took it off the wire (no check of the id then).
+            for seq in (1, 3):
+                await service._device_input(table_id, "shoe.event", event("x y", seq))
+            assert service.tables[table_id].alerts.open_alerts()  # unauthorised: an alert
+        caplog.set_level(logging.WARNING, logger="studio.controller.service")
+        async with (
+            MessageBus(broker, f"ctl2-{table_id}") as bus,
+            ControllerService(
+                config, bus, EventLog(db), Fanout(bus), gap_requests=2, gap_check=GAP_CHECK
+            ) as service,
+        ):
+            await asyncio.wait_for(service.listening.wait(), 20)
+            # Past the start's asks and a few gap checks: still running.
+            await asyncio.sleep(GAP_CHECK * 5)
+            assert all(not task.done() for task in service._tasks), [
+                t for t in service._tasks if t.done()
+            ]
+        said = [r.getMessage() for r in caplog.records if "not asked for again" in r.getMessage()]
+        assert said == [
+            f"{table_id}: events of device 'x y' are not asked for again: its id cannot be "
+            "a topic segment"
+        ]
+
+
+async def test_an_unknown_device_is_not_asked_for_its_events_and_a_forged_id_is_dropped(
+    broker: BrokerSettings, tmp_path: Path, table_id: str
+) -> None:
+    config = config_of(broker, table_id)
+    topics = Topics(table_id)
+    asked: list[str] = []
+    async with (
+        Database(f"sqlite:///{tmp_path}/studio.db") as db,
+        MessageBus(broker, f"dev-{table_id}") as device,
+        MessageBus(broker, f"ctl-{table_id}") as bus,
+        ControllerService(
+            config, bus, EventLog(db), Fanout(bus), gap_requests=2, gap_check=GAP_CHECK
+        ) as service,
+        device.subscribe(topics.replay("+"), ReplayRequest) as replays,
+    ):
+
+        async def collect() -> None:
+            async for received in replays:
+                asked.append(received.topic)
+
+        async with asyncio.TaskGroup() as group:
+            collector = group.create_task(collect(), name="replays")
+            await device.wait_connected()
+            await asyncio.wait_for(service.listening.wait(), 20)
+            # On the wire: an id that is no segment is malformed (not an input at all);
+            # shoe-9 is a segment but none of the table's devices; shoe-1 is.
+            for name in ("x y", "shoe-9", "shoe-1"):
+                for seq in (1, 3):
+                    raw = json.dumps(event(name, seq)).encode()
+                    await device.publish(topics.shoe_events, raw)
+            table = service.tables[table_id]
+            # shoe-1's hole is asked for; shoe-9's gap is given up unasked, like any other.
+            await until(lambda: any(t == topics.replay("shoe-1") for t in asked))
+            await until(lambda: service.received(table_id, "shoe-9") >= 3)
+            collector.cancel()
+        assert topics.replay("shoe-9") not in asked
+        assert service.received(table_id, "x y") == 0  # never taken
+        assert all(not task.done() for task in service._tasks)
+        assert any("shoe-9" in alert.message for alert in table.alerts.open_alerts())
+
+
+async def test_a_health_report_naming_another_device_than_its_topics_is_dropped(
+    broker: BrokerSettings, tmp_path: Path, table_id: str
+) -> None:
+    config = config_of(broker, table_id)
+    topics = Topics(table_id)
+    async with (
+        Database(f"sqlite:///{tmp_path}/studio.db") as db,
+        MessageBus(broker, f"dev-{table_id}") as device,
+        MessageBus(broker, f"ctl-{table_id}") as bus,
+        ControllerService(config, bus, EventLog(db), Fanout(bus)) as service,
+    ):
+        await device.wait_connected()
+        await asyncio.wait_for(service.listening.wait(), 20)
+        table = service.tables[table_id]
+
+        def report(named: str, status: str, seq: int) -> DeviceHealth:
+            return DeviceHealth(
+                device=named, seq=seq, ts=datetime.now(UTC), status=status, reason="test"
+            )
+
+        # The camera's own report is taken.
+        await device.publish(topics.health("cam-1"), report("cam-1", "degraded", 1))
+        await until(lambda: table.devices["cam-1"].health == "degraded")
+        # The shoe's topic, naming the camera: dropped (the camera stays degraded), and the
+        # shoe's own report after it is taken (the subscription goes on).
+        await device.publish(topics.health("shoe-1"), report("cam-1", "ok", 2))
+        await device.publish(topics.health("shoe-1"), report("shoe-1", "degraded", 3))
+        await until(lambda: table.devices["shoe-1"].health == "degraded")
+        assert table.devices["cam-1"].health == "degraded"
