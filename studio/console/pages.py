@@ -1623,7 +1623,7 @@ def build_router(console: Console) -> APIRouter:
         # it in the admin log; until 2026-12-07 none was asked (a regulator's review).
         async def work() -> User:
             return await console.auth.users.add(
-                username, password, role, by=_by(user), reason=_reason(reason)
+                username, password, role, by=_by(user), acting=user.username, reason=_reason(reason)
             )
 
         return await _user_action(
@@ -1645,7 +1645,12 @@ def build_router(console: Console) -> APIRouter:
             if _is_self(username, user):
                 raise UserError("you cannot change your own role")
             return await console.auth.users.set_role(
-                username, role, by=_by(user), reason=_reason(reason), keep_an_admin=True
+                username,
+                role,
+                by=_by(user),
+                acting=user.username,
+                reason=_reason(reason),
+                keep_an_admin=True,
             )
 
         return await _user_action(
@@ -1674,6 +1679,7 @@ def build_router(console: Console) -> APIRouter:
                 username,
                 active == "yes",
                 by=_by(user),
+                acting=user.username,
                 reason=_reason(reason),
                 keep_an_admin=True,
             )
@@ -1690,7 +1696,9 @@ def build_router(console: Console) -> APIRouter:
         request: Request, username: str, user: Admin, reason: Annotated[str, Form()] = ""
     ) -> Response:
         async def work() -> User:
-            return await console.auth.users.unlock(username, by=_by(user), reason=_reason(reason))
+            return await console.auth.users.unlock(
+                username, by=_by(user), acting=user.username, reason=_reason(reason)
+            )
 
         return await _user_action(
             request,
@@ -1721,6 +1729,7 @@ def build_router(console: Console) -> APIRouter:
                 username,
                 password,
                 by=_by(user),
+                acting=user.username,
                 reason=why,
                 end_sessions=True,
                 keep_session=session.token_hash if session is not None else None,

@@ -305,6 +305,26 @@ def check_password(password: str, username: str | None = None) -> None:
         raise UserError(problem)
 
 
+async def _still_an_admin(conn: AsyncConnection, acting: str | None) -> None:
+    """Refuse (:class:`UserError`, rolling the change back) a change made on the console by
+    ``acting`` unless that account is still an active admin, read in the change's own
+    transaction (which holds the admin log's lock: a disable or demotion of it is either
+    before, and seen here, or after the change). The role is checked when a request starts;
+    until 2026-12-07 an admin disabled meanwhile (a new password's hashing alone takes
+    most of a second) still added an admin or set the other admin's password, logged
+    after the disable (a review of concurrent admins)."""
+    if acting is None:
+        return
+    users = users_table.c
+    row = (
+        await conn.execute(
+            sa.select(users.active, users.role).where(users.username == acting.strip().lower())
+        )
+    ).first()
+    if row is None or not row.active or row.role != Role.ADMIN.label:
+        raise UserError(f"{acting} is no longer an active admin: the change was not made")
+
+
 async def _active_admins(conn: AsyncConnection) -> int:
     users = users_table.c
     query = (
@@ -342,9 +362,16 @@ class UserStore:
         return self._dummy
 
     async def add(
-        self, username: str, password: str, role: Role | str, *, by: str, reason: str | None = None
+        self,
+        username: str,
+        password: str,
+        role: Role | str,
+        *,
+        by: str,
+        reason: str | None = None,
+        acting: str | None = None,
     ) -> User:
-        """Add an account; ``reason`` as :meth:`_update`'s."""
+        """Add an account; ``reason`` and ``acting`` as :meth:`_update`'s."""
         name = check_username(username)
         why = _why(reason)
         check_password(password, name)
@@ -352,6 +379,7 @@ class UserStore:
         digest = await asyncio.to_thread(self.hasher.hash, password)
 
         async def insert(conn: AsyncConnection) -> int:
+            await _still_an_admin(conn, acting)
             try:
                 result = await conn.execute(
                     users_table.insert().values(
@@ -445,6 +473,7 @@ class UserStore:
         clear_locks: bool = False,
         end_sessions: bool = False,
         keep_session: str | None = None,
+        acting: str | None = None,
         **values: Any,
     ) -> User:
         """Change the account ``username``, logged as ``kind``; ``end_sessions``: every
@@ -459,11 +488,16 @@ class UserStore:
         characters, trimmed) and recorded; ``None`` records none (an admin's own password,
         the demo's account). ``shown``: the account's values the change is about, recorded
         as ``before`` and ``after`` (read in the change's transaction, which holds the
-        admin log's lock: no other admin change comes between the read and the change)."""
+        admin log's lock: no other admin change comes between the read and the change).
+
+        ``acting``: the console account making the change, which must still be an active
+        admin when the change is made (:func:`_still_an_admin`); None: the shell's, or
+        code's."""
         name = username.strip().lower()
         why = _why(reason)
 
         async def update(conn: AsyncConnection) -> tuple[User, User]:
+            await _still_an_admin(conn, acting)
             found = await self._users_in(conn, users_table.c.username == name)
             if not found:
                 raise UserError(f"no user {name!r}")
@@ -516,6 +550,7 @@ class UserStore:
         by: str,
         reason: str | None = None,
         keep_an_admin: bool = False,
+        acting: str | None = None,
     ) -> User:
         """Set the role. ``keep_an_admin`` (the console): refuse the change, with a
         :class:`UserError`, if it would leave no active admin (``studio users`` may).
@@ -529,6 +564,7 @@ class UserStore:
             reason=reason,
             shown=lambda user: {"role": user.role.label},
             keep_an_admin=keep_an_admin,
+            acting=acting,
             role=level.label,
         )
 
@@ -540,6 +576,7 @@ class UserStore:
         by: str,
         reason: str | None = None,
         keep_an_admin: bool = False,
+        acting: str | None = None,
     ) -> User:
         """Enable or disable; ``keep_an_admin`` as :meth:`set_role`'s.
 
@@ -557,6 +594,7 @@ class UserStore:
             shown=lambda user: {"active": user.active},
             keep_an_admin=keep_an_admin,
             end_sessions=not active,
+            acting=acting,
             active=active,
         )
 
@@ -569,6 +607,7 @@ class UserStore:
         reason: str | None = None,
         end_sessions: bool = False,
         keep_session: str | None = None,
+        acting: str | None = None,
     ) -> User:
         """Set the password; ``end_sessions``: the account's sessions end with it, in its
         transaction, but the one whose token hash is ``keep_session``."""
@@ -586,11 +625,14 @@ class UserStore:
             clear_locks=True,
             end_sessions=end_sessions,
             keep_session=keep_session,
+            acting=acting,
             failed_logins=0,
             locked_until=None,
         )
 
-    async def unlock(self, username: str, *, by: str, reason: str | None = None) -> User:
+    async def unlock(
+        self, username: str, *, by: str, reason: str | None = None, acting: str | None = None
+    ) -> User:
         """Lift every lock on the account: each address's and the account-wide delay."""
         return await self._update(
             username,
@@ -599,6 +641,7 @@ class UserStore:
             {},
             reason=reason,
             shown=_locks,
+            acting=acting,
             clear_locks=True,
             failed_logins=0,
             locked_until=None,

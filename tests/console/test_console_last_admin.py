@@ -67,7 +67,12 @@ async def test_two_admins_at_once_leave_an_admin(
         )
     assert sorted(a.status_code for a in answers) == [200, 400], [a.text for a in answers]
     refused = next(a for a in answers if a.status_code == 400)
-    assert "last active admin" in refused.json()["detail"]
+    # The second in is refused: its admin was demoted (or disabled) by the first (since
+    # 2026-12-07 checked first, in the change's transaction); were it not, the change
+    # would leave no active admin ("... is the last active admin").
+    assert refused.json()["detail"].endswith(
+        "is no longer an active admin: the change was not made"
+    )
     admins = [u for u in await people.all() if u.role == Role.ADMIN and u.active]
     assert len(admins) == 1
     # The refused change left no record in the admin log: one change, one record.
@@ -79,3 +84,50 @@ async def test_the_shell_may_still_demote_the_last_admin(people: UserStore) -> N
     # `studio users` can do anything (docs/console.md): the check is the console's.
     changed = await people.set_role("admin", "manager", by="shell:test")
     assert changed.role == Role.MANAGER
+
+
+@pytest.mark.parametrize("then", ["disabled", "demoted"])
+@pytest.mark.parametrize("change", ["add", "set_password"])
+async def test_an_admin_disabled_or_demoted_after_the_role_check_changes_nothing(
+    app: FastAPI, people: UserStore, then: str, change: str
+) -> None:
+    """The role is checked when a request starts; the change (here held, as a new
+    password's hashing holds it most of a second) is made in a transaction of its own.
+    Until 2026-12-07 an admin disabled or demoted in between still added an admin or set
+    the other admin's password, logged after the disable."""
+    await people.add("admin2", PASSWORD, "admin", by="test")
+    real = getattr(people, change)
+    checked, disabled = asyncio.Event(), asyncio.Event()
+
+    async def held(*args: Any, **kwargs: Any) -> Any:
+        checked.set()
+        await asyncio.wait_for(disabled.wait(), 10)
+        return await real(*args, **kwargs)
+
+    setattr(app.state.console_auth.users, change, held)
+    async with _client(app) as rogue:
+        token = await login(rogue, "admin2")
+        path, form = {
+            "add": ("/console/users", {"username": "mallory", "password": PASSWORD + "x"}),
+            "set_password": ("/console/users/admin/password", {"password": PASSWORD + "y"}),
+        }[change]
+        sent = asyncio.create_task(
+            rogue.post(
+                path,
+                data=form | {"role": "admin", "reason": "rogue", "csrf_token": token},
+                headers={"accept": "application/json"},
+            )
+        )
+        await asyncio.wait_for(checked.wait(), 10)
+        if then == "disabled":
+            await people.set_active("admin2", False, by="console:admin", reason="rogue")
+        else:
+            await people.set_role("admin2", "viewer", by="console:admin", reason="rogue")
+        disabled.set()
+        answer = await sent
+    assert answer.status_code == 400, answer.text
+    assert answer.json()["detail"] == "admin2 is no longer an active admin: the change was not made"
+    assert await people.get("mallory") is None
+    # The newest record is the disable (or demotion): the refused change left none.
+    (newest,) = await people.changes(limit=1)
+    assert newest.kind == ("user_disabled" if then == "disabled" else "user_role_set")
