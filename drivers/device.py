@@ -394,6 +394,8 @@ class DeviceDriver:
         # under one of those seqs is a resend (the same) or the device's new numbering (not).
         self._fingerprints: dict[int, str] = {}
         self._fingerprints_size = replay_size
+        # Whether a resent event came with another device time than before (said once).
+        self._restamp_said = False
         self._held: dict[int, Event] = {}
         # The connection each held event arrived on, and the first connection whose events
         # belong to the numbering a pending check (_verify, _learn) may find new: events held
@@ -1116,7 +1118,7 @@ class DeviceDriver:
                 # The device's own answer for that seq: the same new frame again, or the one
                 # published (the claim was a corrupted frame).
                 published = self._fingerprints.get(item.seq)
-                confirmed = fingerprint != published
+                confirmed = not self._same_event(published, fingerprint)
                 await self._settle(confirmed, answer=item if confirmed else None)
                 return
             if item.seq <= suspect.limit and self._reused(item):
@@ -1156,7 +1158,7 @@ class DeviceDriver:
         self._deferred.append(item)
         if kept is None:
             return True
-        if self.codec.fingerprint(item) != kept:
+        if not self._same_event(kept, self.codec.fingerprint(item)):
             suspect.why = (
                 f"device restarted its numbering again at {suspect.seq}: a heartbeat during "
                 f"the wrap check said its count went back below {suspect.wrap_count}, and seq "
@@ -1648,7 +1650,7 @@ class DeviceDriver:
         seq = event.seq
         if self._claim is not None and seq == self._claim[0] and seq > self.last_device_seq:
             claimed, self._claim = self._claim[1], None
-            if self.codec.fingerprint(event) != claimed:
+            if not self._same_event(claimed, self.codec.fingerprint(event)):
                 # Not silent: the cards of a numbering restarted again before they were fetched
                 # are gone (the claiming frame was not published: it may be a corrupted one).
                 self.stats["reset_claims_unmatched"] += 1
@@ -1681,7 +1683,8 @@ class DeviceDriver:
             self.stats["duplicates"] += 1
             return
         if seq in self._held:
-            if self.codec.fingerprint(self._held[seq]) == self.codec.fingerprint(event):
+            held = self.codec.fingerprint(self._held[seq])
+            if self._same_event(held, self.codec.fingerprint(event)):
                 self.stats["duplicates"] += 1  # the device sent it again: its own
                 self._vouched = max(self._vouched, seq)
             else:
@@ -1713,7 +1716,32 @@ class DeviceDriver:
         """Is ``event`` another event than the one published under its seq (not a resend)?
         False when that one is no longer remembered (or was never published: lost)."""
         published = self._fingerprints.get(event.seq)
-        return published is not None and published != self.codec.fingerprint(event)
+        return published is not None and not self._same_event(
+            published, self.codec.fingerprint(event)
+        )
+
+    def _same_event(self, kept: str | None, fingerprint: str) -> bool:
+        """Is ``fingerprint`` (a frame the device sent) the event ``kept`` (an earlier frame's
+        fingerprint under the same seq)? The same type and fields with another device time
+        is the same event, re-stamped when the device resent it (docs/devices.md 1.4 asks
+        for the stored frame unchanged): said once. Taken for another event, each resend
+        read as a numbering restart whose confirming RESEND was answered re-stamped again,
+        and the buffer went out again and again under new seqs (a review)."""
+        if kept is None:
+            return False
+        if kept == fingerprint:
+            return True
+        if self.codec.unstamped(kept) != self.codec.unstamped(fingerprint):
+            return False
+        if not self._restamp_said:
+            self._restamp_said = True
+            self._must_say(
+                "the device resends its events with a new time (docs/devices.md 1.4: a "
+                "resent frame must be the stored one, unchanged): each is taken as the event "
+                "already published under its seq; events fetched from its buffer carry the "
+                "time of the resend"
+            )
+        return True
 
     async def _verify_numbering(self, event: Event) -> None:
         """After a driver restart or a reconnect: are the device's events at the check seqs
@@ -1733,7 +1761,7 @@ class DeviceDriver:
             if self._gap_deadline is None:
                 await self._request_resend()
             return
-        if self.codec.fingerprint(event) != fingerprint:
+        if not self._same_event(fingerprint, self.codec.fingerprint(event)):
             if not self._mismatch_confirmed(check_seq, event):
                 # Asked again (from the check seq): one corrupted frame passes ACME's 8-bit
                 # LRC 1 in 256, and taken for a restart it republished the buffer and went
@@ -1781,7 +1809,11 @@ class DeviceDriver:
         the second answer in a row that says so, the same frame both times? (A third frame,
         unlike both, becomes the one the next answer must repeat.)"""
         doubt, self._verify_doubt = self._verify_doubt, (seq, self.codec.fingerprint(event))
-        if doubt == self._verify_doubt:
+        if (
+            doubt is not None
+            and doubt[0] == seq
+            and self._same_event(doubt[1], self._verify_doubt[1])
+        ):
             return True
         self.stats["check_frames_doubted"] += 1
         return False

@@ -233,3 +233,22 @@ class Codec(ABC):
         """
         fields = json.dumps(event.data(), sort_keys=True, default=str)
         return f"{type(event).__name__}|{event.time_ms}|{fields}"
+
+    def unstamped(self, fingerprint: str) -> str:
+        """``fingerprint`` without the device time: what tells one event from another.
+
+        A device that re-encodes the events it resends with its clock's time then (docs say
+        to resend the stored frame unchanged, docs/devices.md 1.4) sends each again under
+        its seq with another time: the same event. Taken for another, each resend read as a
+        numbering restart, whose confirming ``RESEND`` was answered re-stamped again, and the
+        driver published the whole buffer again and again (a docs-only device review). A
+        restart's new event under a reused seq is another event (another card, shoe or
+        serial): one with the same type and fields is told by the device's counts, and a
+        numbering check compares several events. Fingerprints of the format above (saved
+        states included) lose their time; any other (a codec's own, with no device time)
+        is returned whole."""
+        kind, _, rest = fingerprint.partition("|")
+        stamp, sep, fields = rest.partition("|")
+        if sep and stamp.isdigit():
+            return f"{kind}|{fields}"
+        return fingerprint

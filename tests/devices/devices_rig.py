@@ -109,6 +109,11 @@ class ScriptedShoe:
         self.device = device
         self.seq = 0
         self.sent: dict[int, bytes] = {}  # the resend buffer
+        # A firmware that stores its events (type, fields) and re-encodes each it resends
+        # with its clock's time then (docs/devices.md 1.4 asks for the stored frame).
+        self.restamp_resends = False
+        self._stored: dict[int, tuple[str, ...]] = {}
+        self._restamps = 0
         self.heartbeats = True
         self.answer_resend = True
         self.ignore_resends = 0  # the next N RESENDs never reach it (lost on the line)
@@ -149,6 +154,7 @@ class ScriptedShoe:
         """The next event; ``send=False`` keeps it off the wire (lost) but in the buffer."""
         self.seq += 1
         data = self.sent[self.seq] = self.frame(self.seq, type_, *fields)
+        self._stored[self.seq] = (type_, *fields)
         if send:
             self.port.write(data)
         return data
@@ -160,6 +166,7 @@ class ScriptedShoe:
         """A firmware reset: numbering from 1 again, the resend buffer forgotten."""
         self.seq = 0
         self.sent.clear()
+        self._stored.clear()
 
     def _on_host(self, data: bytes) -> None:
         for host in self._reader.feed(data):
@@ -186,7 +193,14 @@ class ScriptedShoe:
                 self.port.write(self.frame(self.seq, "ACK", str(host.seq)))
                 for seq in sorted(self.sent):
                     if seq >= int(host.fields[0]):
-                        self.port.write(self.sent[seq])
+                        self.port.write(self._resent(seq))
+
+    def _resent(self, seq: int) -> bytes:
+        if not self.restamp_resends:
+            return self.sent[seq]
+        self._restamps += 1  # (a later time than any before: never the same by chance)
+        type_, *fields = self._stored[seq]
+        return frame(self.device, seq, int(time.time() * 1000) + self._restamps, type_, *fields)
 
     async def _beat(self) -> None:
         while True:
