@@ -18,7 +18,12 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-Pay = Annotated[Decimal, Field(ge=0, description="pays N to 1")]
+# The most a side bet's line pays, to 1: the seeds' largest is Buster Blackjack's 2,000
+# (8+ cards with a player blackjack). Unbounded until 2026-12-07, a typo (an extra digit, a
+# dropped point) was paid as written, and from 1e23 a payout could not be rounded and the
+# table stopped mid-round (a CLI review).
+MAX_SIDE_BET_PAYS = Decimal(10_000)
+Pay = Annotated[Decimal, Field(ge=0, le=MAX_SIDE_BET_PAYS, description="pays N to 1")]
 
 
 class SideBetKind(StrEnum):

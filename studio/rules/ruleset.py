@@ -27,6 +27,7 @@ from fractions import Fraction
 from typing import Annotated, Any, Final, Literal
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -186,10 +187,29 @@ class SplitRules(_Model):
     resplit_aces: bool = False
 
 
+# The most a natural or an insurance bet pays, to 1 (MAX_BLACKJACK_PAYS). Until 2026-12-07 a pay had no upper
+# bound: "65" (the colon of "6:5" dropped), "32" or "15" passed `config check` and was
+# played, a 65:1 natural paid with real money; from 1e23 a payout could not be rounded and
+# the table stopped mid-round (a CLI review). No blackjack table pays a natural more than
+# 2:1, and insurance pays 2:1.
+MAX_BLACKJACK_PAYS: Final = Decimal(2)
+
+
+def _at_most_two_to_one(value: Decimal) -> Decimal:
+    if value > MAX_BLACKJACK_PAYS:
+        raise ValueError(
+            f"{value} to 1 is more than this pays at any table (at most 2, 2:1): write the "
+            'ratio with its colon ("6:5" is 1.2, "3:2" is 1.5)'
+        )
+    return value
+
+
 class InsuranceRules(_Model):
     offered: bool = True
     cost: Decimal = Field(default=Decimal("0.5"), gt=0, le=1, description="share of the stake")
-    pays: Pay = Field(default=Decimal(2), ge=0, description='2:1 is 2 (or "2:1")')
+    pays: Annotated[Pay, AfterValidator(_at_most_two_to_one)] = Field(
+        default=Decimal(2), ge=0, description='2:1 is 2 (or "2:1"); at most 2'
+    )
     even_money: bool = False
 
 
@@ -223,7 +243,9 @@ class TimeoutRules(_Model):
 
 
 class RoundingRules(_Model):
-    quantum: Decimal = Field(default=Decimal("0.01"), gt=0)
+    # At least a thousandth (a command's stake has 3 decimals at most): a smaller quantum
+    # passed the check, and the table then refused every stake (a CLI review, 2026-12-07).
+    quantum: Decimal = Field(default=Decimal("0.01"), ge=Decimal("0.001"))
     stakes: Rounding = Rounding.DOWN
     payouts: Rounding = Rounding.DOWN
 
@@ -235,8 +257,10 @@ class RuleSet(_Model):
     source: str = ""
     shoe: ShoeRules
     dealer: DealerRules = DealerRules()
-    blackjack_pays: Pay = Field(
-        default=Decimal("1.5"), gt=0, description='3:2 is 1.5 (or "3:2"), 6:5 is 1.2'
+    blackjack_pays: Annotated[Pay, AfterValidator(_at_most_two_to_one)] = Field(
+        default=Decimal("1.5"),
+        gt=0,
+        description='3:2 is 1.5 (or "3:2"), 6:5 is 1.2; at most 2 (2:1)',
     )
     auto_stand_21: bool = True
     double: DoubleRules = DoubleRules()

@@ -95,3 +95,41 @@ def test_a_pay_that_is_none_says_how_one_is_written(
     said = load(tmp_path, text)
     assert "tables[0].ruleset: invalid rule set: blackjack_pays: " in said, said
     assert words in said, said
+
+
+@pytest.mark.parametrize(
+    ("rule", "written"),
+    [
+        ("blackjack_pays", '"65"'),  # "6:5" with its colon dropped: played as 65:1 before
+        ("blackjack_pays", '"15"'),  # 1.5 with its point dropped
+        ("blackjack_pays", '"1e30"'),  # no payout of it could be rounded: the table stopped
+        ("insurance", '{ pays = "20" }'),
+    ],
+)
+def test_a_pay_more_than_two_to_one_is_refused(tmp_path: Path, rule: str, written: str) -> None:
+    text = f'[[tables]]\nid = "t1"\nruleset = {{ preset = "classic6", {rule} = {written} }}\n'
+    said = load(tmp_path, text)
+    field = "insurance.pays" if rule == "insurance" else rule
+    assert f"tables[0].ruleset: invalid rule set: {field}: " in said, said
+    assert "to 1 is more than this pays at any table (at most 2, 2:1)" in said, said
+
+
+@pytest.mark.parametrize(
+    ("rule", "words"),
+    [
+        # A side bet's line: the seeds' largest pays 2,000 to 1.
+        (
+            'side_bets = { players_pair = { paytable = { kind = "pairs", perfect = "1e30", '
+            'coloured = "12", mixed = "6" } } }',
+            "Input should be less than or equal to 10000",
+        ),
+        # A stake has 3 decimals at most: a smaller rounding refused every stake.
+        ('rounding = { quantum = "1e-30" }', "Input should be greater than or equal to 0.001"),
+    ],
+)
+def test_a_side_bet_pay_or_rounding_no_table_can_settle_is_refused(
+    tmp_path: Path, rule: str, words: str
+) -> None:
+    text = f'[[tables]]\nid = "t1"\nruleset = {{ preset = "classic6", {rule} }}\n'
+    said = load(tmp_path, text)
+    assert "tables[0].ruleset: invalid rule set: " in said and words in said, said
