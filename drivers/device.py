@@ -1455,6 +1455,16 @@ class DeviceDriver:
                 await self._handle(item)
 
     # -- frames ------------------------------------------------------------------------
+    def _alive(self, item: Message) -> bool:
+        """Does ``item`` show the device working (online), not only answering? A heartbeat,
+        or an event the driver has not had (above its count). An event it had is an answer
+        to the driver's own RESEND (the reconnect check, the reference at first contact):
+        taken for a sign of life, a device whose heartbeat had stopped came online at each
+        reconnect and offline again ``heartbeat_timeout`` later, for ever (a review)."""
+        if isinstance(item, Heartbeat):
+            return True
+        return isinstance(item, Event) and item.seq > self.last_device_seq
+
     async def _handle(self, item: Message | FrameError, *, stale: bool = False) -> None:
         """``stale``: it arrived before the HELLO answer, so its seq is no newer than the
         answer's (a heartbeat that went out just before a card carries the seq before it)."""
@@ -1468,7 +1478,7 @@ class DeviceDriver:
             self.stats["frame_foreign"] += 1
             self._error(f"frame from device {item.device!r}, expected {self.wire_id!r}")
             return
-        if isinstance(item, Event | Heartbeat) and not self.online and self._transport is not None:
+        if not self.online and self._transport is not None and self._alive(item):
             await self._set_online(True, f"connected to {self._transport.name}")
         if self._wrap is not None:
             self._wrap.probe_heard = True
