@@ -239,6 +239,13 @@ def check_reason(reason: str) -> str:
     text = reason.strip()
     if len(text) < MIN_REASON_LENGTH:
         raise ReasonError(f"a reason is required (at least {MIN_REASON_LENGTH} characters)")
+    if any("\ud800" <= char <= "\udfff" for char in text):
+        # A byte that is no UTF-8 (a shell's argument, surrogate-escaped; a JSON "\udce9"):
+        # it cannot be written out again, and a logged one broke every page listing it
+        # (the users page answered 500 until 30 newer changes; a CLI review, 2026-12-07).
+        raise ReasonError(
+            "the reason is not UTF-8 text (is the terminal set to UTF-8?): type it again"
+        )
     return text
 
 

@@ -256,6 +256,19 @@ def test_studio_users_requires_a_reason(tmp_path: Path) -> None:
     }
 
 
+def test_a_reason_that_is_no_utf8_text_is_refused(tmp_path: Path) -> None:
+    """A terminal not set to UTF-8 hands 'café' as 'caf\\udce9' (surrogate-escaped): until
+    2026-12-07 it was logged, and the users page answered 500 while it was listed."""
+    url = f"sqlite:///{tmp_path}/studio.db"
+    stdin = "a long enough password\n"
+    assert _cli(url, "add", "ann", "--password-stdin", "--reason", "new hire", stdin=stdin)[0] == 0
+    code, output = _cli(url, "disable", "ann", "--reason", "caf\udce9 reason")
+    assert code == 2, output
+    assert "error: the reason is not UTF-8 text (is the terminal set to UTF-8?)" in output
+    assert [kind for kind, _ in _cli_records(url)] == ["user_added"]
+    assert _cli(url, "disable", "ann", "--reason", "café reason")[0] == 0
+
+
 def test_audit_verify_passes_on_records_from_before_the_reason(tmp_path: Path) -> None:
     """A log that has records as the console wrote them until 2026-12-07 (no reason, no
     before or after) and then new ones: its chain and its accounts verify."""
