@@ -7,6 +7,7 @@ with ``error:`` on stderr and exit with status 2.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections import Counter
 from collections.abc import Callable
@@ -29,6 +30,7 @@ from calibration.deck_profile import (
 )
 from calibration.detect import CANON_H, CANON_W
 from calibration.image_file import (
+    IMAGE_SUFFIXES,
     exif_orientation,
     no_images_message,
     read_image,
@@ -91,6 +93,40 @@ def _check_writable(path: Path) -> None:
         raise VisionError(f"cannot write {path}: {exc.strerror or exc}") from exc
     if not existed:
         path.unlink(missing_ok=True)
+
+
+def _check_json_name(path: Path, what: str) -> None:
+    """Refuse a JSON file named as an image: a profile named ``QS.png`` in an examples
+    folder is one more example that the next run cannot read."""
+    if path.suffix.lower() in IMAGE_SUFFIXES:
+        raise VisionError(
+            f"cannot write {path}: a {what} is JSON, not a {path.suffix} image; name it "
+            f"{path.with_suffix('.json')}"
+        )
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    """``a`` and ``b`` are one file: the same path resolved, or one file by two names
+    (a link); a file that does not exist is no other."""
+    if a.resolve() == b.resolve():
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def _refuse_input(option: str, out: Path | None, inputs: dict[str, Path | None]) -> None:
+    """Raise :class:`VisionError` if the output ``out`` is one of ``inputs`` (what each
+    is -> its path): the photograph or file given would be overwritten, and lost."""
+    if out is None:
+        return
+    for what, given in inputs.items():
+        if given is not None and _same_file(out, given):
+            named = "" if str(given) == str(out) else f" ({given})"
+            raise VisionError(
+                f"{option} {out} is {what}{named}: writing it would destroy it; name another file"
+            )
 
 
 def _write(save: Callable[[Path], None], path: Path) -> None:
@@ -157,6 +193,10 @@ def calibrate_deck(
     try:
         _check_writable(out)
         images = load_examples(examples)
+        _refuse_input(
+            "--out", out, {f"the example {p.name} of --examples": p for p in images.files}
+        )
+        _check_json_name(out, "deck profile")
         profile, report = learn_profile(images, name=name, progress=progress)
     except StudioError as exc:
         progress.finish()  # before the error, not over it
@@ -280,6 +320,10 @@ def calibrate_table(
         _check_writable(out)
         if check is not None:
             _check_image_writable(check)
+        inputs = {"the --image": image, "the --layout": layout}
+        _refuse_input("--out", out, inputs)
+        _refuse_input("--check", check, {**inputs, "the --out": out})
+        _check_json_name(out, "table calibration")
         frame = read_image(image)
         lay = load_layout(layout)
         if corners:
@@ -472,6 +516,7 @@ def calibrate_check(
     """Draw the calibrated zones on a frame, for a person to check."""
     try:
         _check_image_writable(out)
+        _refuse_input("--out", out, {"the --image": image, "the --table": table})
         cal = TableCalibration.load(table)
         frame = read_image(image)
     except StudioError as exc:

@@ -66,6 +66,7 @@ from calibration.templates import (
     degrade_resolution,
     size_weight,
 )
+from studio.atomic_file import replace_file
 from studio.cards import RANKS, RED_SUITS, SUITS, parse_card
 from studio.errors import CardCodeError, VisionError
 
@@ -454,7 +455,8 @@ class DeckProfile:
         )
 
     def save(self, path: Path) -> None:
-        path.write_text(json.dumps(self.to_dict(), indent=1) + "\n", encoding="utf-8")
+        """Write the profile as JSON, replacing ``path`` whole (a failure keeps the old one)."""
+        replace_file(path, json.dumps(self.to_dict(), indent=1) + "\n")
 
     @classmethod
     def load(cls, path: Path) -> DeckProfile:

@@ -48,6 +48,7 @@ from calibration.lens import (
     undistort,
     undistort_maps,
 )
+from studio.atomic_file import replace_file
 from studio.contract.messages import ZONE_PATTERN
 from studio.errors import VisionError
 
@@ -541,7 +542,8 @@ class TableCalibration:
         )
 
     def save(self, path: Path) -> None:
-        path.write_text(json.dumps(self.to_dict(), indent=2) + "\n", encoding="utf-8")
+        """Write the calibration as JSON, replacing ``path`` whole (a failure keeps the old one)."""
+        replace_file(path, json.dumps(self.to_dict(), indent=2) + "\n")
 
     @classmethod
     def load(cls, path: Path) -> TableCalibration:

@@ -23,6 +23,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from studio.atomic_file import replace_file
+
 if sys.platform != "win32":
     import fcntl
 
@@ -101,17 +103,7 @@ class StateFile:
         file that came back empty or old was ignored, and a device reset meanwhile could
         then not be told: its new events dropped as duplicates)."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(f".{os.getpid()}.tmp")  # the CLI may write it too
-        with tmp.open("w") as file:
-            file.write(json.dumps(data))
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(tmp, self.path)
-        folder = os.open(self.path.parent, os.O_RDONLY)
-        try:
-            os.fsync(folder)
-        finally:
-            os.close(folder)
+        replace_file(self.path, json.dumps(data))  # the CLI may write it too: by process
 
 
 def wire_id_fields(
