@@ -117,6 +117,14 @@ def recorded_round(
     closing = next((e for e in events if e["type"] in ("round_settled", "round_cancelled")), None)
     if closing is None:
         status = summary.get("status", "in progress")
+        if status in ("settled", "cancelled"):
+            # Its summary says it is over, its events do not: a record cut short (or an event
+            # taken out), not a round in play. It exited 3, "nothing to re-check", and the
+            # summary's payout went unchecked (a CLI review, 2026-12-07).
+            raise ReplayInputError(
+                f"round {round_id}: its summary says {status}, but the record has no "
+                "round_settled or round_cancelled event (cut short?)"
+            )
         raise NothingToCheck(
             f"round {round_id} is not over ({status}): it has no settlement to re-check yet"
         )

@@ -618,11 +618,18 @@ def read_anchors(path: Path) -> tuple[tuple[int, str] | None, tuple[int, str] | 
     """The heads an anchor file holds (``event_log ID:HASH`` and ``admin_log ID:HASH`` lines);
     none before its first run (no file yet)."""
     try:
-        text = path.read_text()
+        text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return None, None
     except OSError as exc:
         raise StoreError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        # The operator's wrong file (a backup, a binary), not a broken chain: an error of
+        # usage as the other anchor-file mistakes (it was a traceback, exit 1: "tampered").
+        raise StoreError(
+            f"{path} is not an anchor file (not UTF-8 text: byte {exc.start}); it holds "
+            "'event_log ID:HASH' and 'admin_log ID:HASH' lines"
+        ) from exc
     heads: dict[str, tuple[int, str]] = {}
     for number, line in enumerate(text.splitlines(), start=1):
         name, _, head = line.strip().partition(" ")

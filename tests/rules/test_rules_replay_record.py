@@ -156,6 +156,17 @@ def test_a_record_that_is_no_settled_round_is_refused_with_the_reason(tmp_path: 
     result = replay(str(export(record, tmp_path / "open.json")))
     assert result.exit_code == 3  # nothing to re-check (1: the replay differs)
     assert "round t1-R3 is not over (in_progress)" in result.stderr
+    # Its summary says settled, its events do not: a record cut short, not a round in play
+    # (exit 3 until 2026-12-07, and the summary's payout went unchecked).
+    for status in ("settled", "cancelled"):
+        record["summary"]["status"] = status
+        result = replay(str(export(record, tmp_path / f"cut-{status}.json")))
+        assert result.exit_code == 1, result.stderr
+        assert (
+            f"round t1-R3: its summary says {status}, but the record has no round_settled or "
+            "round_cancelled event (cut short?)"
+        ) in result.stderr
+    record["summary"]["status"] = "in_progress"
     # A cancelled round's refunds are re-checked (until 2026-12-07 exit 3, "it has no
     # settlement"; tests/rules/test_rules_replay_cancelled.py): refunds that are none are
     # a malformed record.

@@ -73,6 +73,11 @@ def test_a_damaged_anchor_file_or_one_with_expect_head_is_an_error(tmp_path: Pat
     anchors.write_text("event_log 1:xyz\nadmin_log 1:xyz\n")
     bad = runner.invoke(app, run)
     assert bad.exit_code == 2 and "expected ID:HASH" in bad.output
+    anchors.write_bytes(b"\x99" + bytes(range(256)))  # a wrong file: no text (a traceback, exit 1)
+    binary = runner.invoke(app, run)
+    assert binary.exit_code == 2, binary.output
+    assert f"{anchors} is not an anchor file (not UTF-8 text: byte 0)" in binary.output
+    anchors.write_text("event_log 1:xyz\nadmin_log 1:xyz\n")
     both = runner.invoke(app, [*run, "--expect-head", first_line.split(" ")[1]])
     assert both.exit_code == 2 and "not with --expect-*" in both.output
 
