@@ -1789,7 +1789,10 @@ def _csv_row(row: Mapping[str, Any], columns: list[str]) -> list[str]:
     for column in columns:
         value = row.get(column, "")
         if isinstance(value, list) and column in ("players", "alerts"):
-            value = ";".join(str(v) for v in value)
+            # Each piece between ";" guarded, the players' own ids' too: a spreadsheet whose
+            # list separator is ";" (de, fr, nl) splits the cell there, and a player id
+            # "bob;=HYPERLINK(...)" began a formula (a pentest, 2026-12-07).
+            value = ";".join(_csv_cell(piece) for v in value for piece in str(v).split(";"))
         cells.append(_csv_cell(value))
     return cells
 

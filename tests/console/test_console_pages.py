@@ -146,7 +146,9 @@ async def test_dealer_display_shows_only_the_next_action_and_hands(
 async def test_round_search_page_and_exports(
     client: httpx.AsyncClient, controller: InMemoryController
 ) -> None:
-    first = await controller.start_round("bj1", {1: "p-1", 2: "=HYPERLINK(1)"})
+    first = await controller.start_round(
+        "bj1", {1: "p-1", 2: "=HYPERLINK(1)", 3: "p-9;=cmd|' /C calc'!A0"}
+    )
     await controller.deal("bj1", 1, "5C")
     await controller.raise_mismatch("bj1", "5C", "6C")
     await controller.settle("bj1")
@@ -176,7 +178,9 @@ async def test_round_search_page_and_exports(
     rows = list(csv.DictReader(io.StringIO(exported.text)))
     assert [r["round_id"] for r in rows] == [first]
     assert rows[0]["status"] == "settled" and rows[0]["alerts"] == "1"
-    assert rows[0]["players"] == "'=HYPERLINK(1);p-1"  # no formula injection
+    # No formula injection, not after a ";" either (a spreadsheet in a ";" locale splits
+    # the cell there).
+    assert rows[0]["players"] == "'=HYPERLINK(1);p-1;p-9;'=cmd|' /C calc'!A0"
     as_json = (await client.get("/console/rounds/export.json")).json()
     assert {r["round_id"] for r in as_json} == {first, second}
 
