@@ -172,6 +172,7 @@ _NUMBER_OPTIONS: Final = {
 _FLAG_OPTIONS: Final = ("direct_tls",)
 # Given more than once by SQLAlchemy's multi-host format.
 _REPEATABLE: Final = ("host", "port")
+_MAX_PORT: Final = 65535  # a TCP port is 1 to this
 POSTGRES_OPTIONS: Final = (
     *_LIBPQ_OPTIONS,
     *_TRANSLATED_OPTIONS,
@@ -257,12 +258,19 @@ def _postgres_options(parsed: URL) -> tuple[URL, dict[str, Any]]:
     # The dialect's own reading of host, port and prepared_statement_cache_size: a port
     # that is no number, the two multi-host formats mixed, a host without its port.
     try:
-        PGDialect_asyncpg().create_connect_args(engine_url)  # type: ignore[no-untyped-call]
+        _, read = PGDialect_asyncpg().create_connect_args(engine_url)  # type: ignore[no-untyped-call]
     except (sa.exc.ArgumentError, ValueError, TypeError) as exc:
         words = str(exc) if isinstance(exc, sa.exc.ArgumentError) else "is no number"
         raise ValueError(
             f"has a bad host, port or prepared_statement_cache_size ({words})"
         ) from None
+    # A port it read as a number but no port (99999, one digit too many): every command
+    # that opened the database ended in a traceback (OverflowError in connect). The
+    # dialect leaves out a port 0 in the host part (``host:0``): asyncpg took 5432.
+    ports = read.get("port")
+    for port in [parsed.port, *(ports if isinstance(ports, list) else [ports])]:
+        if port is not None and not 1 <= port <= _MAX_PORT:
+            raise ValueError(f"has a bad port {port}: a port is 1 to {_MAX_PORT}")
     return engine_url, connect_args
 
 

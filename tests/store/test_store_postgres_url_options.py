@@ -18,9 +18,11 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 from postgres_support import POSTGRES_URL, require_postgres
+from typer.testing import CliRunner
 
+from studio.cli import app
 from studio.errors import StoreError
-from studio.store.database import Database, url_problem
+from studio.store.database import Database, safe_url, url_problem
 
 BASE = "postgresql://studio@db.example/studio"
 
@@ -58,6 +60,42 @@ def test_an_option_the_driver_cannot_take_is_refused_in_words(query: str, words:
     assert problem is not None and words in problem, problem
     with pytest.raises(StoreError, match=r"database url postgresql://studio@db\.example/studio"):
         Database(f"{BASE}?{query}")
+
+
+@pytest.mark.parametrize(
+    ("url", "port"),
+    [
+        ("postgresql://studio@db.example:99999/studio", 99999),  # 5432 and one key too many
+        (f"{BASE}?port=99999", 99999),
+        ("postgresql://studio@/studio?host=a:5432&host=b:70000", 70000),
+        ("postgresql://studio@/studio?host=a,b&port=5432,70000", 70000),
+        ("postgresql://studio@db.example:0/studio", 0),  # was taken for no port: 5432
+        ("postgresql://studio@/studio?host=a:0", 0),
+    ],
+)
+def test_a_port_outside_1_to_65535_is_refused(url: str, port: int, tmp_path: Path) -> None:
+    """It passed `config check`, then each command that opened the database ended in a
+    traceback (OverflowError: connect(): port must be 0-65535), exit 1."""
+    words = f"has a bad port {port}: a port is 1 to 65535"
+    assert url_problem(url) == words
+    config = tmp_path / "studio.toml"
+    config.write_text(f'[[tables]]\nid = "bj-1"\n[database]\nurl = "{url}"\n')
+    checked = CliRunner().invoke(app, ["config", "check", str(config)])
+    assert checked.exit_code == 2, checked.output  # 0: OK
+    assert f"database.url: database url {words}" in checked.stderr, checked.stderr
+    listed = CliRunner().invoke(app, ["users", "list", "--database", url])
+    assert listed.exit_code == 2, listed.output  # 1, a traceback
+    assert listed.stderr == f"error: database url {safe_url(url)} {words}\n", listed.stderr
+
+
+def test_the_ports_of_a_url_that_are_ports_are_taken() -> None:
+    for url in (
+        "postgresql://studio@db.example:65535/studio",
+        f"{BASE}?port=1",
+        "postgresql://studio@/studio?host=a:5432&host=b:5433",
+        "postgresql://studio@/studio?host=/var/run/postgresql&port=5433",
+    ):
+        assert url_problem(url) is None, url
 
 
 def test_a_secret_option_is_never_in_the_refusal() -> None:
