@@ -241,6 +241,14 @@ def _seqs(seqs: list[int]) -> str:
     return ", ".join(map(str, ordered))
 
 
+def _hello_answer(error: FrameError) -> bool:
+    """Is ``error`` a HELLO answer the codec could not read? Its fields (``HELLO: ...``), or
+    an SDL/1 line whose type field says so (its header, a wire id, did not parse)."""
+    if error.detail.startswith("HELLO:"):
+        return True
+    return error.raw.startswith(b"$") and error.raw.split(b",")[3:4] == [b"HELLO"]
+
+
 def _utc(ms: int) -> datetime:
     return datetime.fromtimestamp(ms / 1000, UTC)
 
@@ -752,9 +760,31 @@ class DeviceDriver:
                             f"{self.device_id}: protocol version {self.codec.version} refused ({item.text})"
                         )
                     early.append(item)
-        raise DeviceError(
-            f"{self.device_id}: no answer to the handshake within {self.handshake_timeout}s"
-        )
+        raise DeviceError(f"{self.device_id}: {self._no_handshake(early)}")
+
+    def _no_handshake(self, early: list[Message | FrameError]) -> str:
+        """Why the handshake failed, with what came instead, counted as any frame: a device
+        whose HELLO answer the codec could not read was reported as "no answer", with no
+        frame counted, though it answered (a docs-only device review)."""
+        errors = [item for item in early if isinstance(item, FrameError)]
+        for item in early:
+            if isinstance(item, FrameError):
+                self.stats[f"frame_{item.kind}"] += 1
+            else:
+                self.stats["frames"] += 1
+        answers = [error for error in errors if _hello_answer(error)]
+        if answers:
+            return (
+                "device answered HELLO but the answer was malformed: "
+                f"{answers[-1].kind} frame: {answers[-1].detail}"
+            )
+        reason = f"no answer to the handshake within {self.handshake_timeout}s"
+        if errors:
+            reason += (
+                f" ({len(errors)} frame(s) unreadable meanwhile, the last: "
+                f"{errors[-1].kind} frame: {errors[-1].detail})"
+            )
+        return reason
 
     async def _on_hello(self, hello: Hello) -> None:
         if self.wire_id is not None and hello.device != self.wire_id:

@@ -126,6 +126,7 @@ class ScriptedShoe:
         # the driver reads them with the answer, within the same health interval.
         self.hello_noise = b""
         self.host_frames: list[HostFrame] = []
+        self.hello_fields: tuple[str, ...] = ("1", "SCRIPTED", "0.1")  # its HELLO answer's
         self.port = PtyPort(link, self._on_host)
         self._reader = HostReader()
         self._beats: asyncio.Task[None] | None = None
@@ -180,7 +181,7 @@ class ScriptedShoe:
                     for type_, *fields in self.beat_then_hello:
                         answer += self.event(type_, *fields, send=False)
                     self.beat_then_hello = []
-                answer += self.frame(self.seq, "HELLO", "1", "SCRIPTED", "0.1")
+                answer += self.frame(self.seq, "HELLO", *self.hello_fields)
                 for type_, *fields in self.hello_then:
                     answer += self.event(type_, *fields, send=False)
                 self.hello_then = []
