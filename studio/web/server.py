@@ -4,15 +4,21 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import logging
+import math
+import resource
 import socket
+import time
 from collections.abc import Generator
 from types import TracebackType
+from typing import Any
 
 import uvicorn
 from fastapi import FastAPI
 from starlette.types import ASGIApp, Receive, Scope, Send
 from uvicorn._types import ASGISendEvent
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 
 from studio.errors import StudioError
@@ -32,6 +38,141 @@ WS_PING_INTERVAL_SECONDS = 20.0
 WS_PING_TIMEOUT_SECONDS = 20.0
 # How long a client has to answer the server's close (uvicorn's 10 s), or it is reset.
 WS_CLOSE_TIMEOUT_SECONDS = 10.0
+# How long a connection has to deliver a request's complete headers, from its opening or
+# from the end of the response before (an idle keep-alive connection): then it is closed
+# (_HttpProtocol). Browsers, game servers and the console send theirs at once; uvicorn set
+# no deadline at all (its keep-alive timer stops at the first byte of the next request),
+# so a connection that sent nothing, or trickled its headers a byte at a time, was held
+# for good. Not a limit on an answered request: a stream (SSE, WebSocket) lasts as long
+# as its client.
+REQUEST_HEADERS_TIMEOUT_SECONDS = 10.0
+# An idle keep-alive connection is closed after this (uvicorn's default, 5 s), sooner than
+# the deadline above, which still holds if it starts a request it does not finish.
+KEEP_ALIVE_TIMEOUT_SECONDS = 5
+# The most connections served at once (HTTP and WebSocket): one more is answered 503 and
+# closed as soon as it is accepted (_HttpProtocol). A studio uses a few hundred at most: a
+# table's streams for each game server (a WebSocket or SSE each), a console page's
+# WebSocket plus the up to 6 connections a browser opens, devices' and monitoring's
+# requests; 1,000 leaves room for 50 tables with several game servers and 100 console
+# pages, while the process's descriptors (below) cannot run out.
+MAX_CONNECTIONS = 1000
+# The listening socket's queue (uvicorn's backlog), which is also how many connections
+# asyncio accepts in one go, before any of them can be refused.
+LISTEN_BACKLOG = 2048
+# Descriptors the process needs besides its connections: its database, broker, log files,
+# devices' sockets (a few dozen), with a good margin.
+RESERVED_FILES = 256
+# The soft RLIMIT_NOFILE a server raises the process's to (at most the hard limit), so
+# that the connection cap, not the limit, binds, with room for a burst of connections
+# accepted at once (up to LISTEN_BACKLOG) before they are refused: 1,000 + 2,048 + 256.
+# systemd's default is 1,024 (hard 524,288): once the descriptors ran out, asyncio logged a
+# traceback for every accept() it retried (537,716 in 40 s, 239 MB, the process at 100 %
+# CPU, the tables' inputs held back 20 s). Under a hard limit too low for the cap, the
+# cap is lowered to fit (connection_cap).
+OPEN_FILES_TARGET = 65536
+# What asyncio logs when accept() fails for want of descriptors or memory, for each
+# connection it retries: logged at most once per this many seconds, with how many were not.
+ACCEPT_ERROR_MESSAGE = "socket.accept() out of system resource"
+ACCEPT_ERROR_LOG_INTERVAL_SECONDS = 60.0
+# Refused connections (the cap reached) are logged at most once per this many seconds too.
+REFUSALS_LOG_INTERVAL_SECONDS = 60.0
+# The answer to a connection over the cap, before it is closed.
+_REFUSAL = (
+    b"HTTP/1.1 503 Service Unavailable\r\n"
+    b"content-type: text/plain; charset=utf-8\r\n"
+    b"content-length: 28\r\n"
+    b"connection: close\r\n"
+    b"\r\n"
+    b"too many connections, retry\n"
+)
+
+
+class _Every:
+    """Lets one event through per ``interval`` seconds, and counts those it did not."""
+
+    def __init__(self, interval: float) -> None:
+        self.interval = interval
+        self._next = -math.inf
+        self._held = 0
+
+    def due(self) -> int | None:
+        """None: not now (counted); else how many were held back since the last one."""
+        now = time.monotonic()
+        if now < self._next:
+            self._held += 1
+            return None
+        self._next = now + self.interval
+        held, self._held = self._held, 0
+        return held
+
+
+class _AcceptErrorFilter(logging.Filter):
+    """asyncio's accept() out of descriptors, logged at most once per
+    ``ACCEPT_ERROR_LOG_INTERVAL_SECONDS``: CPython 3.11 logs it (a traceback) and schedules
+    a retry for each connection of the listening socket's queue, again at every retry, so
+    a process out of descriptors filled its log (239 MB in 40 s)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.every = _Every(ACCEPT_ERROR_LOG_INTERVAL_SECONDS)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not (isinstance(record.msg, str) and record.msg.startswith(ACCEPT_ERROR_MESSAGE)):
+            return True
+        held = self.every.due()
+        if held is None:
+            return False
+        if held and not record.args:
+            record.msg = (
+                f"{record.msg}\n({held} more since the last one, not logged: at most one "
+                f"per {self.every.interval:g} s)"
+            )
+        return True
+
+
+def _limit_accept_errors() -> None:
+    """Put ``_AcceptErrorFilter`` on asyncio's logger, once per process."""
+    asyncio_logger = logging.getLogger("asyncio")
+    if not any(isinstance(f, _AcceptErrorFilter) for f in asyncio_logger.filters):
+        asyncio_logger.addFilter(_AcceptErrorFilter())
+
+
+def raise_open_files_limit() -> int:
+    """Raise the process's soft RLIMIT_NOFILE toward its hard limit (to
+    ``OPEN_FILES_TARGET``; never lowered) and log it. Returns the soft limit."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = OPEN_FILES_TARGET if hard == resource.RLIM_INFINITY else min(hard, OPEN_FILES_TARGET)
+    if soft != resource.RLIM_INFINITY and soft < target:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+        except (ValueError, OSError) as exc:
+            _LOGGER.warning(
+                "cannot raise the open files limit from %d to %d: %s", soft, target, exc
+            )
+        else:
+            _LOGGER.info(
+                "open files limit raised from %d to %d (hard limit %d)", soft, target, hard
+            )
+            return target
+    else:
+        _LOGGER.info("open files limit %d (hard limit %d)", soft, hard)
+    return soft
+
+
+def connection_cap(max_connections: int, open_files: int) -> int:
+    """``max_connections``, or fewer if the open files limit cannot hold that many besides
+    ``RESERVED_FILES`` (then logged): the cap, not the limit, has to bind."""
+    if open_files == resource.RLIM_INFINITY or max_connections + RESERVED_FILES <= open_files:
+        return max_connections
+    cap = max(open_files - RESERVED_FILES, open_files // 2)
+    _LOGGER.warning(
+        "the open files limit, %d, cannot hold %d connections besides the process's other "
+        "files: serving at most %d at once; raise it (systemd: LimitNOFILE=)",
+        open_files,
+        max_connections,
+        cap,
+    )
+    return cap
 
 
 def _connection_transport(send: Send) -> asyncio.Transport | None:
@@ -117,6 +258,93 @@ class _WebSocketProtocol(WebSocketsSansIOProtocol):
         reset_connection(self.transport)
 
 
+class _Config(uvicorn.Config):
+    """uvicorn's configuration, with what ``_HttpProtocol`` adds: its headers deadline and
+    the connection cap."""
+
+    def __init__(
+        self, app: ASGIApp, *, headers_timeout: float, max_connections: int, **kwargs: Any
+    ) -> None:
+        super().__init__(app, **kwargs)
+        self.headers_timeout = headers_timeout
+        self.max_connections = max_connections
+        self.refusals = _Every(REFUSALS_LOG_INTERVAL_SECONDS)
+
+
+class _HttpProtocol(HttpToolsProtocol):
+    """uvicorn's HTTP protocol (httptools), with a deadline for a request's headers and a
+    cap on connections.
+
+    A connection has ``headers_timeout`` from its opening, and from the end of each
+    response, to deliver the next request's complete headers, or it is closed: one that
+    sends nothing, or trickles its headers (slowloris), is not held for good. While a
+    request is answered (an SSE stream too) and once upgraded to a WebSocket, no deadline
+    runs. A connection that would make more than ``max_connections`` (HTTP and WebSocket)
+    is answered 503 and closed as soon as it is accepted, before it is read.
+    """
+
+    def __init__(self, config: uvicorn.Config, *args: Any, **kwargs: Any) -> None:
+        super().__init__(config, *args, **kwargs)
+        assert isinstance(config, _Config)
+        self.limits = config
+        self.headers_deadline: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        if len(self.connections) > self.limits.max_connections:
+            self._refuse()
+        else:
+            self._start_headers_deadline()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._stop_headers_deadline()
+        super().connection_lost(exc)
+
+    def on_headers_complete(self) -> None:
+        self._stop_headers_deadline()  # a WebSocket upgrade too, whose protocol takes over
+        super().on_headers_complete()
+
+    def on_response_complete(self) -> None:
+        pipelined = bool(self.pipeline)  # a request already read, started now
+        super().on_response_complete()
+        if not pipelined and not self.transport.is_closing():
+            self._start_headers_deadline()
+
+    def _start_headers_deadline(self) -> None:
+        self._stop_headers_deadline()
+        self.headers_deadline = self.loop.call_later(
+            self.limits.headers_timeout, self._headers_too_late
+        )
+
+    def _stop_headers_deadline(self) -> None:
+        if self.headers_deadline is not None:
+            self.headers_deadline.cancel()
+            self.headers_deadline = None
+
+    def _headers_too_late(self) -> None:
+        self.headers_deadline = None
+        if self.transport.is_closing():
+            return
+        if self.transport.get_write_buffer_size():
+            # The response before it, not read for all this time: close() would wait for
+            # the client to read it.
+            reset_connection(self.transport)
+        else:
+            self.transport.close()
+
+    def _refuse(self) -> None:
+        held = self.limits.refusals.due()
+        if held is not None:
+            since = f" ({held} more refused since the last of these messages)" if held else ""
+            _LOGGER.warning(
+                "%d connections open, the most served at once: refusing new ones%s",
+                len(self.connections) - 1,
+                since,
+            )
+        self.transport.write(_REFUSAL)
+        self.transport.close()
+
+
 class _QuietServer(uvicorn.Server):
     def __init__(self, config: uvicorn.Config, app: FastAPI) -> None:
         super().__init__(config)
@@ -136,6 +364,39 @@ class _QuietServer(uvicorn.Server):
         yield
 
 
+# accept()'s errors for want of a resource, as asyncio takes them (selector_events).
+_OUT_OF_RESOURCE = (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM)
+
+
+class _ListeningSocket(socket.socket):
+    """A listening socket whose accept(), once out of descriptors, fails once per turn of
+    the event loop, not for every connection queued.
+
+    CPython 3.11's asyncio goes on calling accept() after such an error, up to the backlog
+    (2,048) times in one turn, and for each failure logs a traceback and schedules a retry
+    of its own: thousands of retries a second, each failing again, the process at 100 %
+    CPU (a pentest: 537,716 errors in 40 s, the tables' inputs held back 20 s), and as many
+    errors again at shutdown, for the retries of a socket closed. Here the accept() calls
+    after the first failure of a turn find the queue "empty" (what asyncio stops on): one
+    error, one retry (asyncio's, in 1 s).
+    """
+
+    def accept(self) -> tuple[socket.socket, Any]:
+        if getattr(self, "_resting", False):
+            raise BlockingIOError(errno.EAGAIN, "not accepting until the next turn")
+        try:
+            return super().accept()
+        except OSError as exc:
+            if exc.errno in _OUT_OF_RESOURCE:
+                with contextlib.suppress(RuntimeError):  # outside asyncio: nothing to hold
+                    asyncio.get_running_loop().call_soon(self._rest_over)
+                    self._resting = True
+            raise
+
+    def _rest_over(self) -> None:
+        self._resting = False
+
+
 def listening_socket(host: str, port: int) -> socket.socket:
     """A TCP socket bound to ``host:port`` and listening (port 0: a free one), for a
     ``WebServer``; a ``StudioError`` if it cannot be had (a port taken, an address that is
@@ -143,12 +404,12 @@ def listening_socket(host: str, port: int) -> socket.socket:
 
     A process takes it before anything else it does can be seen (the controller: before its
     broker and its event log), so that a port clash stops it having touched nothing."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock = _ListeningSocket(socket.AF_INET, socket.SOCK_STREAM)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((host, port))
         # Listening holds the port: two sockets merely bound with SO_REUSEADDR share it.
-        sock.listen(2048)  # uvicorn's backlog
+        sock.listen(LISTEN_BACKLOG)
     except OSError as exc:
         sock.close()
         raise StudioError(f"cannot listen on {host}:{port}: {exc.strerror}") from exc
@@ -159,7 +420,11 @@ class WebServer:
     """``async with WebServer(app, host, port)``: serves until the block exits.
 
     ``sock``: a socket from ``listening_socket(host, port)`` to serve on (the server then
-    owns it); without it, the server takes its own at once."""
+    owns it); without it, the server takes its own at once. ``headers_timeout`` and
+    ``max_connections``: ``_HttpProtocol``'s (``REQUEST_HEADERS_TIMEOUT_SECONDS``,
+    ``MAX_CONNECTIONS``; lowered to fit the open files limit, ``connection_cap``). Its
+    creation raises the process's open files limit (``raise_open_files_limit``) and limits
+    asyncio's accept() errors in the log."""
 
     def __init__(
         self,
@@ -168,13 +433,22 @@ class WebServer:
         port: int = 8000,
         *,
         sock: socket.socket | None = None,
+        headers_timeout: float = REQUEST_HEADERS_TIMEOUT_SECONDS,
+        max_connections: int = MAX_CONNECTIONS,
     ) -> None:
+        _limit_accept_errors()
+        max_connections = connection_cap(max_connections, raise_open_files_limit())
         self.host = host
         self._sock = listening_socket(host, port) if sock is None else sock
         self.port = int(self._sock.getsockname()[1])
         self._wrapped = _WithTransport(app)
-        config = uvicorn.Config(
+        config = _Config(
             self._wrapped,
+            headers_timeout=headers_timeout,
+            max_connections=max_connections,
+            http=_HttpProtocol,
+            backlog=LISTEN_BACKLOG,
+            timeout_keep_alive=KEEP_ALIVE_TIMEOUT_SECONDS,
             log_level="warning",
             lifespan="off",
             ws=_WebSocketProtocol,
@@ -189,6 +463,11 @@ class WebServer:
     @property
     def url(self) -> str:
         return f"http://{self.host}:{self.port}"
+
+    @property
+    def connections(self) -> int:
+        """How many connections it holds now (HTTP and WebSocket; ``max_connections``)."""
+        return len(self._server.server_state.connections)
 
     def serve(self, app: FastAPI) -> None:
         """Answer with ``app`` from now on, in place of the app given at the start (the

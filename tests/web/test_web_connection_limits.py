@@ -1,0 +1,246 @@
+"""The web server's limits on connections (studio.web.server): a connection that does not
+deliver a request's headers in time (nothing sent, or trickled a byte at a time) is
+closed, while a stream (WebSocket, SSE) idle for longer stays open; connections over the
+cap are refused, and a request is served again once below it; the open files limit is
+raised at the start, and asyncio's accept() errors are logged at most once a minute.
+
+A real server on a real port, raw client sockets. Before 2026-12-07 a silent or slowloris
+connection was held for good, there was no cap, and a process out of descriptors logged
+a traceback for every accept() it retried (a pentest: 537,716 in 40 s).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import errno
+import json
+import logging
+import os
+import resource
+import socket
+from collections.abc import Iterator
+
+import httpx
+import pytest
+import websockets
+from stream_support import event, read_until_closed, until
+
+from studio.streams import Channel, Fanout
+from studio.web import WebContext, WebServer, create_app
+from studio.web import server as web_server
+
+TOKEN = "test-platform-token"
+# Short deadlines, for the tests: the server's own is REQUEST_HEADERS_TIMEOUT_SECONDS.
+DEADLINE = 0.3
+
+
+def context(fanout: Fanout) -> WebContext:
+    ctx = WebContext(fanout=fanout)
+    ctx.extras["platform_token"] = TOKEN
+    return ctx
+
+
+@pytest.fixture
+def clients() -> Iterator[list[socket.socket]]:
+    sockets: list[socket.socket] = []
+    yield sockets
+    for sock in sockets:
+        sock.close()
+
+
+def connect(port: int, clients: list[socket.socket]) -> socket.socket:
+    sock = socket.create_connection(("127.0.0.1", port))
+    clients.append(sock)
+    return sock
+
+
+async def trickle_until_closed(sock: socket.socket) -> str:
+    """Send a request's start, then its headers a byte at a time, never ending them, until
+    the server ends the connection (at most 10 s): how it ended."""
+    sock.setblocking(False)
+    sock.send(b"GET /api/health HTTP/1.1\r\nHost: x\r\n")
+    header = b"X-a: b\r\n"
+    sent = 0
+    async with asyncio.timeout(10):
+        while True:
+            try:
+                if not sock.recv(4096):
+                    return "eof"
+            except BlockingIOError:
+                pass
+            except ConnectionResetError:
+                return "reset"
+            try:
+                sock.send(header[sent % len(header) :][:1])
+            except (BrokenPipeError, ConnectionResetError):
+                return "reset"
+            sent += 1
+            await asyncio.sleep(0.02)
+
+
+async def test_a_connection_that_sends_nothing_is_closed(clients: list[socket.socket]) -> None:
+    async with WebServer(
+        create_app(context(Fanout(bus=None))), port=0, headers_timeout=DEADLINE
+    ) as server:
+        silent = connect(server.port, clients)
+        assert await read_until_closed(silent) == "eof"
+        await until(lambda: server.connections == 0, "the silent connection released")
+
+
+async def test_headers_trickled_a_byte_at_a_time_are_cut_off(
+    clients: list[socket.socket],
+) -> None:
+    async with WebServer(
+        create_app(context(Fanout(bus=None))), port=0, headers_timeout=DEADLINE
+    ) as server:
+        assert await trickle_until_closed(connect(server.port, clients)) in ("eof", "reset")
+        await until(lambda: server.connections == 0, "the slow connection released")
+        # And after a response: the next request's headers have the same deadline.
+        kept = connect(server.port, clients)
+        kept.sendall(b"GET /api/health HTTP/1.1\r\nHost: x\r\n\r\n")
+        kept.setblocking(False)
+        answer = await asyncio.wait_for(asyncio.get_running_loop().sock_recv(kept, 4096), 5)
+        assert answer.startswith(b"HTTP/1.1 200")
+        assert await trickle_until_closed(kept) in ("eof", "reset")
+
+
+async def test_streams_idle_longer_than_the_deadline_stay_open(table_id: str) -> None:
+    fanout = Fanout(bus=None)
+    async with WebServer(create_app(context(fanout)), port=0, headers_timeout=DEADLINE) as server:
+        url = f"ws://127.0.0.1:{server.port}/ws/tables/{table_id}?token={TOKEN}"
+        auth = {"Authorization": f"Bearer {TOKEN}"}
+        async with (
+            websockets.connect(url) as ws,
+            httpx.AsyncClient(base_url=server.url, timeout=10, headers=auth) as client,
+            client.stream("GET", f"/api/tables/{table_id}/events") as sse,
+        ):
+            assert sse.status_code == 200
+            await until(lambda: fanout.listener_count == 2, "both streams listening")
+            await asyncio.sleep(DEADLINE * 4)  # nothing sent either way, past the deadline
+            await fanout.emit(table_id, Channel.ROUND_EVENTS, event(table_id, 1))
+            by_ws = json.loads(await asyncio.wait_for(ws.recv(), 5))
+            by_sse = None
+            async for line in sse.aiter_lines():
+                if line.startswith("data:"):
+                    by_sse = json.loads(line[5:])
+                    break
+            assert server.connections == 2
+    assert by_ws["data"]["seq"] == 1
+    assert by_sse is not None and by_sse["data"]["seq"] == 1
+
+
+async def test_connections_over_the_cap_are_refused(clients: list[socket.socket]) -> None:
+    app = create_app(context(Fanout(bus=None)))
+    async with WebServer(app, port=0, headers_timeout=60, max_connections=3) as server:
+        held = [connect(server.port, clients) for _ in range(3)]
+        await until(lambda: server.connections == 3, "three connections held")
+        over = connect(server.port, clients)
+        over.setblocking(False)
+        answer = b""
+        async with asyncio.timeout(10):
+            while True:
+                try:
+                    got = over.recv(4096)
+                except BlockingIOError:
+                    await asyncio.sleep(0.01)
+                    continue
+                except ConnectionResetError:
+                    break
+                if not got:
+                    break
+                answer += got
+        assert answer == b"" or answer.startswith(b"HTTP/1.1 503 ")
+        assert server.connections == 3
+        held[0].close()
+        await until(lambda: server.connections == 2, "one held connection released")
+        async with httpx.AsyncClient(base_url=server.url, timeout=10) as client:
+            response = await client.get("/api/health")
+        assert response.status_code == 200
+
+
+async def test_the_open_files_limit_is_raised(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="studio.web.server")
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = min(hard, 65536) if hard != resource.RLIM_INFINITY else 65536
+    lowered = max(len(os.listdir("/proc/self/fd")) + 64, 256)
+    if lowered >= target:
+        pytest.skip(f"the hard limit, {hard}, leaves nothing to raise")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (lowered, hard))
+    try:
+        async with WebServer(create_app(context(Fanout(bus=None))), port=0):
+            raised = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    assert raised == target
+    assert f"open files limit raised from {lowered} to {target}" in caplog.text
+
+
+async def test_accept_errors_are_logged_once_a_minute(caplog: pytest.LogCaptureFixture) -> None:
+    message = "socket.accept() out of system resource"
+    async with WebServer(create_app(context(Fanout(bus=None))), port=0):
+        for log_filter in logging.getLogger("asyncio").filters:
+            if isinstance(log_filter, web_server._AcceptErrorFilter):
+                log_filter.every = web_server._Every(60)  # as at a start
+        loop = asyncio.get_running_loop()
+        for _ in range(5):  # as asyncio does for each queued connection
+            loop.call_exception_handler(
+                {"message": message, "exception": OSError(errno.EMFILE, "Too many open files")}
+            )
+    logged = [r for r in caplog.records if r.name == "asyncio" and message in r.getMessage()]
+    assert len(logged) == 1
+
+
+async def test_out_of_descriptors_accept_fails_once_then_recovers(
+    caplog: pytest.LogCaptureFixture, clients: list[socket.socket]
+) -> None:
+    """Every descriptor taken: one accept() error per turn of the loop (asyncio went on
+    for each queued connection, up to 2,048, each a traceback and a retry), and once
+    descriptors are free again, the queued requests are answered."""
+    message = "socket.accept() out of system resource"
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    fillers: list[int] = []
+    accept_errors = None
+    async with WebServer(create_app(context(Fanout(bus=None))), port=0) as server:
+        for log_filter in logging.getLogger("asyncio").filters:
+            if isinstance(log_filter, web_server._AcceptErrorFilter):
+                accept_errors = log_filter.every = web_server._Every(60)  # as at a start
+        clients.extend(socket.socket() for _ in range(3))  # their descriptors taken now
+        # Every descriptor taken; then the clients connect, and the server fails to
+        # accept them.
+        resource.setrlimit(resource.RLIMIT_NOFILE, (len(os.listdir("/proc/self/fd")) + 16, hard))
+        try:
+            with contextlib.suppress(OSError):
+                while True:
+                    fillers.append(os.open(os.devnull, os.O_RDONLY))
+            for client in clients:
+                client.connect(("127.0.0.1", server.port))
+                client.sendall(b"GET /api/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            await until(
+                lambda: any(message in r.getMessage() for r in caplog.records),
+                "accept() out of descriptors",
+            )
+        finally:
+            for fd in fillers:
+                os.close(fd)
+            resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+        # asyncio retries in 1 s: then every queued request is answered.
+        loop = asyncio.get_running_loop()
+        for client in clients:
+            client.setblocking(False)
+            answer = await asyncio.wait_for(loop.sock_recv(client, 4096), 10)
+            assert answer.startswith(b"HTTP/1.1 200")
+    logged = [r for r in caplog.records if r.name == "asyncio" and message in r.getMessage()]
+    assert len(logged) == 1
+    assert accept_errors is not None and accept_errors._held == 0  # not one more tried
+
+
+def test_the_cap_is_lowered_to_fit_a_low_open_files_limit(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    assert web_server.connection_cap(1000, 65536) == 1000
+    assert web_server.connection_cap(1000, 1256) == 1000
+    assert not caplog.records
+    assert web_server.connection_cap(1000, 1024) == 768  # 256 kept for the process's files
+    assert web_server.connection_cap(1000, 300) == 150
+    assert "serving at most 768 at once" in caplog.text
