@@ -249,15 +249,66 @@ async def check_index(db: Database, log: EventLog) -> IndexReport:
     claimed was checked: a settled round indexed as in progress (its payout changed), a
     row's players emptied, or a row deleted, passed.
     """
-    logged: dict[str, _Logged] = {}
-    alerts: dict[str, list[dict[str, Any]]] = {}
-    async for record in log.iterate(kinds=["out.round_event", "out.alert"]):
+    folded = _Folded()
+    async for record in log.iterate(kinds=_INDEXED_KINDS):
+        folded.add(record)
+    logged = folded.rounds()
+    problems: list[tuple[str, str]] = []
+    for round_id, seen in logged.items():
+        problems.extend((round_id, what) for what in _ended_twice(seen))
+    indexed: set[str] = set()
+    async for row in _index_rows(db):
+        indexed.add(row.round_id)
+        problems.extend((row.round_id, what) for what in _disagreements(row, logged))
+    # In log order. Only a round the log opened or ended: the controller indexes each of
+    # those events (a round event naming a round before its opening makes no row).
+    missing = [
+        (round_id, seen)
+        for round_id, seen in logged.items()
+        if round_id not in indexed and (seen.started is not None or seen.status is not None)
+    ]
+    for round_id, seen in missing:
+        what = f"{seen.status}" if seen.status else "opened"
+        problems.append((round_id, f"{what} in the event log, but not in the round index"))
+    # A live studio logs and indexes while the check reads: a round opened or settled
+    # after the log was walked read as "indexed, but the event log has no round event of
+    # it (records deleted?)" or as ended in the index only (a review ran `studio audit
+    # verify` beside a dealing table: 2 false failures in 100 runs, until 2026-12-07). Each
+    # round found wanting is read again, its records and its row at once, until a reading
+    # finds what the last one did: a real disagreement stays, a round caught moving does not.
+    for _ in range(_RECHECKS):
+        suspects = sorted({round_id for round_id, _ in problems})
+        if not suspects:
+            break
+        again = [problem for round_id in suspects for problem in await _recheck(db, log, round_id)]
+        settled = sorted(again) == sorted(problems)
+        problems = again
+        if settled:
+            break
+    return IndexReport(len(indexed) + len(missing), problems)
+
+
+_INDEXED_KINDS = ["out.round_event", "out.alert"]
+# Readings of a round found wanting (see check_index): a round moves a few times a second
+# at the most, so a second reading nearly always settles it.
+_RECHECKS = 3
+
+
+class _Folded:
+    """What the log's round events and alerts say of each round (see :func:`check_index`),
+    taken a record at a time (the log is walked in pages, never held whole)."""
+
+    def __init__(self) -> None:
+        self.logged: dict[str, _Logged] = {}
+        self.alerts: dict[str, list[dict[str, Any]]] = {}
+
+    def add(self, record: Any) -> None:
         if record.round_id is None or record.round_id == "-":  # "-": between rounds
-            continue
+            return
         if record.kind == "out.alert":
-            alerts.setdefault(record.round_id, []).append(_alert_fields(record.payload))
-            continue
-        seen = logged.setdefault(record.round_id, _Logged(record.table_id))
+            self.alerts.setdefault(record.round_id, []).append(_alert_fields(record.payload))
+            return
+        seen = self.logged.setdefault(record.round_id, _Logged(record.table_id))
         kind, data = record.payload.get("type"), _data(record.payload)
         if seen.ends and kind in _PLAY:
             seen.late.append((record.id, str(kind)))
@@ -277,27 +328,30 @@ async def check_index(db: Database, log: EventLog) -> IndexReport:
             seen.status = "settled" if kind == "round_settled" else "cancelled"
             seen.total_stake = totals.get("stakes", "0.00")
             seen.total_payout = totals.get("payouts", "0.00")
-    for round_id, payloads in alerts.items():
-        if round_id in logged:
-            logged[round_id].alerts = payloads
-    problems: list[tuple[str, str]] = []
-    for round_id, seen in logged.items():
-        problems.extend((round_id, what) for what in _ended_twice(seen))
-    indexed: set[str] = set()
-    async for row in _index_rows(db):
-        indexed.add(row.round_id)
-        problems.extend((row.round_id, what) for what in _disagreements(row, logged))
-    # In log order. Only a round the log opened or ended: the controller indexes each of
-    # those events (a round event naming a round before its opening makes no row).
-    missing = [
-        (round_id, seen)
-        for round_id, seen in logged.items()
-        if round_id not in indexed and (seen.started is not None or seen.status is not None)
-    ]
-    for round_id, seen in missing:
+
+    def rounds(self) -> dict[str, _Logged]:
+        for round_id, payloads in self.alerts.items():
+            if round_id in self.logged:
+                self.logged[round_id].alerts = payloads
+        return self.logged
+
+
+async def _recheck(db: Database, log: EventLog, round_id: str) -> list[tuple[str, str]]:
+    """One round's problems, its records and its index row read again (see check_index)."""
+    folded = _Folded()
+    for record in await log.read(round_id=round_id, kinds=_INDEXED_KINDS):
+        folded.add(record)
+    logged = folded.rounds()
+    seen = logged.get(round_id)
+    found = [(round_id, what) for what in _ended_twice(seen)] if seen is not None else []
+    async with db.engine.connect() as conn:
+        row = (await conn.execute(sa.select(rounds).where(rounds.c.round_id == round_id))).first()
+    if row is not None:
+        found.extend((round_id, what) for what in _disagreements(row, logged))
+    elif seen is not None and (seen.started is not None or seen.status is not None):
         what = f"{seen.status}" if seen.status else "opened"
-        problems.append((round_id, f"{what} in the event log, but not in the round index"))
-    return IndexReport(len(indexed) + len(missing), problems)
+        found.append((round_id, f"{what} in the event log, but not in the round index"))
+    return found
 
 
 # A round's ends, and the events of its play, which none of them may follow: a second

@@ -64,3 +64,35 @@ async def test_the_single_source_flag_is_checked(database: Database) -> None:
         )
     report = await check_index(database, run.log)
     assert report.problems == [("bj-1-R2", "single_source False, the log says True")]
+
+
+async def test_a_round_played_while_the_audit_reads_is_no_disagreement(
+    database: Database, monkeypatch: Any
+) -> None:
+    """A live studio logs and indexes while the check reads: a round logged and indexed
+    after the log was walked, before the index was read, was reported as "indexed, but the
+    event log has no round event of it (records deleted?)" (2 runs in 100 beside a dealing
+    table, until 2026-12-07). It is read again; a row with no round at all still is not."""
+    import studio.store.rounds as rounds_module
+
+    run = await two_rounds(database)
+    real_rows = rounds_module._index_rows
+
+    async def played_meanwhile(db: Database) -> Any:
+        # As the controller does, between the walk and the index read: log, then index.
+        async for record in run.log.iterate(kinds=["out.round_event", "out.alert"]):
+            if record.round_id == "bj-1-R1":
+                await run.log.append("bj-1", record.kind, record.payload, round_id="bj-1-R7")
+        async with db.engine.begin() as conn:
+            row = (await conn.execute(rounds.select().where(rounds.c.round_id == "bj-1-R1"))).one()
+            await conn.execute(rounds.insert().values({**row._asdict(), "round_id": "bj-1-R7"}))
+            # And a row whose round the log never held: reported, however often it is read.
+            await conn.execute(rounds.insert().values({**row._asdict(), "round_id": "bj-1-R8"}))
+        async for row in real_rows(db):
+            yield row
+
+    monkeypatch.setattr(rounds_module, "_index_rows", played_meanwhile)
+    report = await check_index(database, run.log)
+    assert report.problems == [
+        ("bj-1-R8", "indexed, but the event log has no round event of it (records deleted?)")
+    ]
