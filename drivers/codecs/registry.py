@@ -1,4 +1,6 @@
-"""Protocol name -> codec class. A new vendor codec registers itself here."""
+"""Protocol name -> codec class. A new vendor codec registers itself here, under a name
+:data:`studio.device_protocols.PROTOCOLS` lists for its kind (the list ``studio config
+check`` refuses another name by)."""
 
 from __future__ import annotations
 
@@ -7,14 +9,21 @@ from drivers.codecs.base import Codec
 from drivers.codecs.sdl1_cutcard import CutCardCodec
 from drivers.codecs.sdl1_shoe import ShoeCodec
 from drivers.codecs.sdl1_shuffler import ShufflerCodec
+from studio.device_protocols import PROTOCOLS, protocol_name, protocol_problem
 from studio.errors import ConfigError
 
 _CODECS: dict[str, type[Codec]] = {}
-DEFAULT_PROTOCOL = {"shoe": "sdl1-shoe", "shuffler": "sdl1-shuffler", "cutcard": "sdl1-cutcard"}
 
 
 def register_codec(codec: type[Codec]) -> type[Codec]:
-    """Make ``codec`` selectable as ``options.protocol = "<codec.protocol>"``."""
+    """Make ``codec`` selectable as ``options.protocol = "<codec.protocol>"``; its name must
+    be listed for its kind in :data:`studio.device_protocols.PROTOCOLS` (else the check
+    refuses what the drivers would take, or lets through what they have no codec for)."""
+    if PROTOCOLS.get(codec.protocol) != codec.kind:
+        raise ValueError(
+            f"codec {codec.protocol!r} for a {codec.kind}: list it in "
+            "studio.device_protocols.PROTOCOLS first (config check reads that list)"
+        )
     _CODECS[codec.protocol] = codec
     return codec
 
@@ -24,10 +33,8 @@ for _codec in (ShoeCodec, ShufflerCodec, CutCardCodec, AcmeStxShoeCodec):
 
 
 def codec_for(kind: str, protocol: str | None = None) -> type[Codec]:
-    name = protocol or DEFAULT_PROTOCOL.get(kind, "")
-    codec = _CODECS.get(name)
-    if codec is None:
-        raise ConfigError(f"no codec {name!r} for a {kind}; known: {', '.join(sorted(_CODECS))}")
-    if codec.kind != kind:
-        raise ConfigError(f"codec {name!r} speaks for a {codec.kind}, not a {kind}")
+    problem = protocol_problem(kind, protocol)
+    codec = _CODECS.get(protocol_name(kind, protocol))
+    if problem is not None or codec is None:
+        raise ConfigError(problem or f"no codec {protocol_name(kind, protocol)!r} registered")
     return codec

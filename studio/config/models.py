@@ -22,6 +22,7 @@ from pydantic import (
 )
 
 from studio.contract.topics import SEGMENT_PATTERN
+from studio.device_protocols import protocol_problem
 from studio.errors import StoreError
 from studio.rules.errors import RuleSetError
 from studio.rules.ruleset import ruleset_from_spec
@@ -411,7 +412,9 @@ class SerialOptions(StrictModel):
     ``None`` leaves the driver's own default; the driver reads the options as given.
     """
 
-    protocol: str | None = Field(None, description="codec name (drivers/codecs/registry.py)")
+    protocol: str | None = Field(
+        None, description="codec name (studio/device_protocols.py lists them by kind)"
+    )
     wire_id: str | None = Field(None, description="the device id its frames must carry")
     host_id: str | None = Field(None, description="the host's id in its frames")
     handshake_timeout: float | None = Field(None, gt=0, description="seconds, HELLO answer")
@@ -495,9 +498,14 @@ class DeviceSettings(StrictModel):
     def _typed_options(self) -> DeviceSettings:
         model = CameraOptions if self.kind == "camera" else SerialOptions
         try:
-            model.model_validate(self.options)
+            typed = model.model_validate(self.options)
         except ValidationError as exc:
             raise ValueError(_options_mistakes(exc)) from exc
+        if isinstance(typed, SerialOptions):
+            # The drivers' codec lookup refused it at start, every table's devices with it.
+            problem = protocol_problem(self.kind, typed.protocol)
+            if problem is not None:
+                raise ValueError(f"options.protocol: {problem}")
         return self
 
     @property
