@@ -76,6 +76,21 @@ ACCEPT_ERROR_MESSAGE = "socket.accept() out of system resource"
 ACCEPT_ERROR_LOG_INTERVAL_SECONDS = 60.0
 # Refused connections (the cap reached) are logged at most once per this many seconds too.
 REFUSALS_LOG_INTERVAL_SECONDS = 60.0
+# The most bytes a request's line and headers may take (browsers send a few KiB; nginx's
+# default limit is 8 KiB a line, 32 KiB in all): past it the request is answered 431 and
+# the connection closed. uvicorn's httptools parser has no limit: one client sending one
+# endless header had it buffered and parsed again on the event loop the tables run on
+# (50 MB in 2 s; three such connections held appends up to 28 s, dropped the broker link
+# and lost the database lock: the controller stopped; a pentest, 2026-12-07).
+MAX_REQUEST_HEADER_BYTES = 64 * 1024
+_TOO_LARGE = (
+    b"HTTP/1.1 431 Request Header Fields Too Large\r\n"
+    b"content-type: text/plain; charset=utf-8\r\n"
+    b"content-length: 26\r\n"
+    b"connection: close\r\n"
+    b"\r\n"
+    b"request headers too large\n"
+)
 # The answer to a connection over the cap, before it is closed.
 _REFUSAL = (
     b"HTTP/1.1 503 Service Unavailable\r\n"
@@ -276,7 +291,8 @@ class _HttpProtocol(HttpToolsProtocol):
     cap on connections.
 
     A connection has ``headers_timeout`` from its opening, and from the end of each
-    response, to deliver the next request's complete headers, or it is closed: one that
+    response, to deliver the next request's complete headers, in at most
+    ``MAX_REQUEST_HEADER_BYTES`` (else 431), or it is closed: one that
     sends nothing, or trickles its headers (slowloris), is not held for good. While a
     request is answered (an SSE stream too) and once upgraded to a WebSocket, no deadline
     runs. A connection that would make more than ``max_connections`` (HTTP and WebSocket)
@@ -288,6 +304,7 @@ class _HttpProtocol(HttpToolsProtocol):
         assert isinstance(config, _Config)
         self.limits = config
         self.headers_deadline: asyncio.TimerHandle | None = None
+        self.header_bytes = 0  # of the request whose headers are awaited
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -299,6 +316,17 @@ class _HttpProtocol(HttpToolsProtocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self._stop_headers_deadline()
         super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        awaiting = self.headers_deadline is not None
+        super().data_received(data)
+        if not awaiting or self.headers_deadline is None:
+            return  # not reading headers, or they ended in this chunk (a body may follow)
+        self.header_bytes += len(data)
+        if self.header_bytes > MAX_REQUEST_HEADER_BYTES and not self.transport.is_closing():
+            self._stop_headers_deadline()
+            self.transport.write(_TOO_LARGE)
+            self.transport.close()
 
     def on_headers_complete(self) -> None:
         self._stop_headers_deadline()  # a WebSocket upgrade too, whose protocol takes over
@@ -312,6 +340,7 @@ class _HttpProtocol(HttpToolsProtocol):
 
     def _start_headers_deadline(self) -> None:
         self._stop_headers_deadline()
+        self.header_bytes = 0
         self.headers_deadline = self.loop.call_later(
             self.limits.headers_timeout, self._headers_too_late
         )
