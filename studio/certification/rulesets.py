@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import fields
 from decimal import Decimal
@@ -64,6 +65,34 @@ SIDE_BET_NAMES: dict[SideBetKind, str] = {
 RULESET_FILE_SUFFIXES = (".json", ".yaml", ".yml")
 
 
+class _RuleSetLoader(yaml.SafeLoader):
+    """YAML as ``safe_load`` reads it, but for YAML 1.1's base-60 numbers: ``25:1`` (a
+    pay, as a paytable is written) was read as 1501, and ``studio rtp`` certified a 1501:1
+    paytable (a CLI review, 2026-12-07). Such a scalar stays text: a pay's ratio where a
+    ratio is taken (``"6:5"``), else refused as no number."""
+
+
+_NUMBER_TAGS = ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")
+_RuleSetLoader.yaml_implicit_resolvers = {
+    first: [(tag, rx) for tag, rx in resolvers if tag not in _NUMBER_TAGS]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+# PyYAML's own patterns, less their base-60 forms.
+_RuleSetLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:int",
+    re.compile(r"^(?:[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+)$"),
+    list("-+0123456789"),
+)
+_RuleSetLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(
+        r"^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?"
+        r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"
+    ),
+    list("-+0123456789."),
+)
+
+
 def read_ruleset_spec(arg: str) -> str | dict[str, Any]:
     """What ``--ruleset ARG`` names: a preset name, or the object a rule-set file holds.
 
@@ -85,7 +114,11 @@ def read_ruleset_spec(arg: str) -> str | dict[str, Any]:
     except UnicodeDecodeError as exc:
         raise ConfigError(f"rule set file {arg} is not UTF-8 text: {exc.reason}") from exc
     try:
-        data: Any = json.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
+        data: Any = (
+            json.loads(text)
+            if path.suffix.lower() == ".json"
+            else yaml.load(text, Loader=_RuleSetLoader)
+        )
     except (json.JSONDecodeError, yaml.YAMLError) as exc:
         raise ConfigError(f"rule set file {arg} is not valid JSON/YAML: {exc}") from exc
     if not isinstance(data, Mapping):

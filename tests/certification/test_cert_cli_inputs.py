@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import sys
+from decimal import Decimal
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -294,3 +295,23 @@ def test_rtp_prints_the_bet_behind_line_for_a_table_with_bet_behind() -> None:
     assert behind["rtp"] < engine["rtp"]
     result = runner.invoke(app, ["rtp", "-r", "majority_speed", "--main"])
     assert "bet behind" not in result.output  # no bet behind at Majority Rules tables
+
+
+def test_a_yaml_ratio_is_no_base_60_number(tmp_path: Path) -> None:
+    """YAML 1.1 reads ``25:1`` as 1501 (base 60): ``studio rtp`` certified a 1501:1
+    paytable from a file that wrote 25:1 (a CLI review, 2026-12-07). A ratio stays text:
+    the main game's pays take it (``6:5`` is 1.2), a paytable's line refuses it."""
+    six_five = tmp_path / "six_five.yaml"
+    six_five.write_text("preset: classic6\nblackjack_pays: 6:5\n")
+    assert load_ruleset(str(six_five)).blackjack_pays == Decimal("1.2")
+    pairs = tmp_path / "pairs.yaml"
+    pairs.write_text(
+        "preset: majority_speed\nside_bets:\n  players_pair:\n    paytable:\n"
+        "      kind: pairs\n      perfect: 25:1\n      coloured: 12\n      mixed: 6\n"
+    )
+    result = CliRunner().invoke(app, ["rtp", "--ruleset", str(pairs), "--side-bets"])
+    assert result.exit_code == 2, result.output
+    assert "side_bets.players_pair.paytable.pairs.perfect: Input should be a valid decimal" in (
+        result.output
+    )
+    assert "1501" not in result.output
