@@ -575,7 +575,7 @@ def recognise(
     """
     try:
         _check_threshold(threshold)
-        profile = DeckProfile.load(deck) if deck else None
+        profile = DeckProfile.load(deck, table_option="--table") if deck else None
         cal = TableCalibration.load(table) if table else None
         if profile is None and not barcodes:
             raise VisionError("nothing to recognise with: give --deck and/or keep --barcodes")

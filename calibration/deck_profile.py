@@ -413,22 +413,14 @@ class DeckProfile:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> DeckProfile:
-        fmt = data.get("format")
-        if fmt != PROFILE_FORMAT:
-            if fmt == "studio-table-calibration":
-                raise VisionError("a table calibration, not a deck profile: give it as --table")
-            raise VisionError(f"not a deck profile (format {fmt!r}, expected {PROFILE_FORMAT!r})")
-        relearn = "learn the deck again (studio calibrate deck)"
-        if data.get("version") != PROFILE_VERSION:
-            raise VisionError(
-                f"written as version {data.get('version')!r}, this studio reads version "
-                f"{PROFILE_VERSION}: {relearn}"
-            )
-        if list(data.get("rank_size", [])) != list(RANK_SIZE) or list(
-            data.get("suit_size", [])
-        ) != list(SUIT_SIZE):
-            raise VisionError(f"template sizes of another version: {relearn}")
+    def from_dict(cls, data: dict[str, Any], *, table_option: str = "options.table") -> DeckProfile:
+        """The profile a JSON object holds; :class:`VisionError` if it holds none. A table
+        calibration is refused naming ``table_option``, where it goes: a camera's
+        ``options.table`` (``studio camera run``, ``config check``) or ``--table``
+        (``studio recognise``)."""
+        problem = profile_header_problem(data, table_option=table_option)
+        if problem is not None:
+            raise VisionError(problem)
         try:
             region = tuple(float(v) for v in data["region"])
             redness = {str(k): float(v) for k, v in data["suit_redness"].items()}
@@ -459,14 +451,41 @@ class DeckProfile:
         replace_file(path, json.dumps(self.to_dict(), indent=1) + "\n")
 
     @classmethod
-    def load(cls, path: Path) -> DeckProfile:
+    def load(cls, path: Path, *, table_option: str = "options.table") -> DeckProfile:
+        """The profile in file ``path`` (``table_option``: see :meth:`from_dict`)."""
         data = read_json_file(path, "deck profile")
         if not isinstance(data, dict):
             raise VisionError(f"deck profile {path} is not a JSON object")
         try:
-            return cls.from_dict(data)
+            return cls.from_dict(data, table_option=table_option)
         except VisionError as exc:
             raise VisionError(f"deck profile {path}: {exc}") from exc
+
+
+def profile_header_problem(data: dict[str, Any], *, table_option: str) -> str | None:
+    """Why the JSON object ``data`` is no deck profile this studio reads, from its header
+    alone (its format, version and template sizes; not its templates), or None. A table
+    calibration given in its place is told to go in ``table_option``.
+
+    ``studio config check`` reads a camera's deck profile with it, as ``studio camera run``
+    does (it let a table calibration through, which the camera then refused)."""
+    fmt = data.get("format")
+    if fmt != PROFILE_FORMAT:
+        if fmt == "studio-table-calibration":
+            return f"a table calibration, not a deck profile: give it as {table_option}"
+        return f"not a deck profile (format {fmt!r}, expected {PROFILE_FORMAT!r})"
+    relearn = "learn the deck again (studio calibrate deck)"
+    if data.get("version") != PROFILE_VERSION:
+        return (
+            f"written as version {data.get('version')!r}, this studio reads version "
+            f"{PROFILE_VERSION}: {relearn}"
+        )
+    sizes = (data.get("rank_size", []), data.get("suit_size", []))
+    if not all(isinstance(size, list | tuple) for size in sizes) or [
+        list(size) for size in sizes
+    ] != [list(RANK_SIZE), list(SUIT_SIZE)]:
+        return f"template sizes of another version: {relearn}"
+    return None
 
 
 # ---------------------------------------------------------------------- learning

@@ -190,7 +190,16 @@ def absent_camera_device(key: str, source: str, base_dir: Path) -> str | None:
     )
 
 
-def _as_read(data: dict[str, Any]) -> dict[str, Any]:
+def _deck_profile(data: dict[str, Any]) -> object:
+    """The deck profile's header read as ``studio camera run`` reads it (its format,
+    version and template sizes; imported here: only a config with a camera needs OpenCV):
+    a table calibration given as the deck is refused in the camera's words. Its templates
+    (a megabyte) are the camera's to judge when it loads them."""
+    from calibration.deck_profile import profile_header_problem
+
+    problem = profile_header_problem(data, table_option="options.table")
+    if problem is not None:
+        raise ConfigError(problem)
     return data
 
 
@@ -213,13 +222,15 @@ def _table_calibration(data: dict[str, Any]) -> object:
 
 def camera_file_mistakes(key: str, options: CameraOptions, base_dir: Path) -> list[str]:
     """Every mistake in the files of the camera whose options are at ``key``: its deck
-    profile (there, readable, a JSON object), its table calibration (read as ``studio
-    camera run`` reads it: a singular homography or a layout that is no object is refused
-    by both) and a path source (there, unless it names a device: waited for). The deck
-    profile's content is the camera's to judge when it loads it."""
+    profile (there, readable, a JSON object, a deck profile of this version: a table
+    calibration given as the deck was let through until 2026-12-07, and the camera then
+    refused to start), its table calibration (read as ``studio camera run`` reads it: a
+    singular homography or a layout that is no object is refused by both) and a path
+    source (there, unless it names a device: waited for). The deck profile's templates
+    are the camera's to judge when it loads it."""
     mistakes = []
     parsers: tuple[tuple[str, Path | None, Callable[[dict[str, Any]], object]], ...] = (
-        ("deck", options.deck, _as_read),
+        ("deck", options.deck, _deck_profile),
         ("table", options.table, _table_calibration),
     )
     for name, configured, parse in parsers:

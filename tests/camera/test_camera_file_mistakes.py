@@ -10,6 +10,7 @@ same line, from the same function (``studio.config.camera_files``).
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -104,4 +105,35 @@ def test_a_missing_source_file(files: Path) -> None:
         checked
         == refused
         == (f"{KEY}.source: no such file, folder or device: {files / 'clips/round.mp4'} {RELATIVE}")
+    )
+
+
+def test_a_table_calibration_given_as_the_deck_profile(files: Path) -> None:
+    """The check let it through (it read only "a JSON object" for the deck, though it
+    refused the reverse mix-up), then the camera refused to start, advising `--table`, an
+    option of `studio recognise` (`camera run --table` picks tables)."""
+    path = _config(files, 'source = "0", deck = "table.json", table = "table.json"')
+    checked, refused = _both(path)
+    assert (
+        checked
+        == refused
+        == (
+            f"{KEY}.deck: {files / 'table.json'}: a table calibration, not a deck profile: "
+            "give it as options.table"
+        )
+    )
+
+
+def test_a_deck_profile_of_another_version(files: Path) -> None:
+    profile = json.loads((files / "deck.json").read_text())
+    (files / "deck.json").write_text(json.dumps({**profile, "version": 0}))
+    path = _config(files, 'source = "0", deck = "deck.json", table = "table.json"')
+    checked, refused = _both(path)
+    assert (
+        checked
+        == refused
+        == (
+            f"{KEY}.deck: {files / 'deck.json'}: written as version 0, this studio reads "
+            "version 1: learn the deck again (studio calibrate deck)"
+        )
     )
