@@ -141,6 +141,7 @@ class Subscription(Generic[M]):
         qos: int,
         accept: Callable[[str], bool] | None = None,
         on_malformed: Callable[[Malformed], Awaitable[object]] | None = None,
+        max_bytes: int | None = None,
     ) -> None:
         self.bus = bus
         self.filter = topic_filter
@@ -148,6 +149,7 @@ class Subscription(Generic[M]):
         self.qos = qos
         self.accept = accept
         self.on_malformed = on_malformed
+        self.max_bytes = max_bytes
         self._queue: asyncio.Queue[aiomqtt.Message] = asyncio.Queue()
 
     def matches(self, message: aiomqtt.Message) -> bool:
@@ -168,6 +170,9 @@ class Subscription(Generic[M]):
         raw = message.payload
         data = raw if isinstance(raw, bytes | bytearray) else str(raw).encode()
         try:
+            if self.max_bytes is not None and len(data) > self.max_bytes:
+                # Not parsed at all: see MessageBus.subscribe's ``max_bytes``.
+                raise ValueError(f"{len(data)} bytes, more than the {self.max_bytes} taken")
             # A model may declare a non-JSON wire form (availability is a bare word).
             from_wire = getattr(self.model, "from_wire", None)
             payload = from_wire(bytes(data)) if from_wire else self.model.model_validate_json(data)
@@ -447,13 +452,15 @@ class MessageBus:
         qos: int = 1,
         accept: Callable[[str], bool] | None = None,
         on_malformed: Callable[[Malformed], Awaitable[object]] | None = None,
+        max_bytes: int | None = None,
     ) -> Subscription[M]:
         """Messages on ``topic_filter`` (and, with ``accept``, only topics it accepts).
 
         ``on_malformed`` is awaited with each message of the subscription that fails
         validation (after it is logged and counted), in its turn among the messages: the
-        next one is read once it returns. An exception it raises is logged, not raised."""
-        return Subscription(self, topic_filter, model, qos, accept, on_malformed)
+        next one is read once it returns. An exception it raises is logged, not raised.
+        ``max_bytes``: a longer payload is malformed, dropped before it is parsed."""
+        return Subscription(self, topic_filter, model, qos, accept, on_malformed, max_bytes)
 
     async def _add(self, sub: Subscription[M]) -> None:
         self._subs.append(sub)  # type: ignore[arg-type]

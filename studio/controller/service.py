@@ -173,6 +173,12 @@ LISTENING_WAIT_SECONDS = 10.0
 # flood of garbage on `game/commands` does not become a flood on the broker. The others are
 # counted (stats.command_errors_suppressed, and the next notice's `suppressed`).
 COMMAND_ERRORS_PER_SECOND = 10.0
+# The longest input payload taken off the wire (a device's event or card, a health report,
+# a game command): a longer one is malformed, dropped unparsed. A device's event `data` was
+# unbounded: a compromised shoe's 10 MB events went into the never-pruned log twice each
+# (the input and its device_event) and out to every stream (a pentest, 2026-12-07). The
+# studio's own are a few hundred bytes (a shuffler's census, the largest, under 2 KiB).
+MAX_INPUT_BYTES = 64 * 1024
 # A malformed command longer than this (bytes) is not read for its `id` and `type`.
 COMMAND_ERROR_READ_LIMIT = 16 * 1024
 
@@ -1539,7 +1545,7 @@ class ControllerService:
         # tell it from one lost, and sent it again for ever.
         answer = self._command_error if kind == "game.command" else None
         async with self.bus.subscribe(
-            topic, model, accept=self._ours, on_malformed=answer
+            topic, model, accept=self._ours, on_malformed=answer, max_bytes=MAX_INPUT_BYTES
         ) as subscription:
             # Subscribed at the broker once connected: a connection subscribes every
             # subscription before it counts as made.

@@ -158,3 +158,32 @@ async def test_a_health_report_naming_another_device_than_its_topics_is_dropped(
         await device.publish(topics.health("shoe-1"), report("shoe-1", "degraded", 3))
         await until(lambda: table.devices["shoe-1"].health == "degraded")
         assert table.devices["cam-1"].health == "degraded"
+
+
+async def test_a_device_payload_past_the_input_limit_is_dropped_unlogged(
+    broker: BrokerSettings, tmp_path: Path, table_id: str
+) -> None:
+    """A device's event `data` was unbounded: 10 MB events went into the never-pruned log
+    twice each and out to every stream (a pentest, 2026-12-07)."""
+    from studio.controller.service import MAX_INPUT_BYTES
+
+    config = config_of(broker, table_id)
+    topics = Topics(table_id)
+    async with (
+        Database(f"sqlite:///{tmp_path}/studio.db") as db,
+        MessageBus(broker, f"dev-{table_id}") as device,
+        MessageBus(broker, f"ctl-{table_id}") as bus,
+        ControllerService(config, bus, EventLog(db), Fanout(bus)) as service,
+    ):
+        await device.wait_connected()
+        await asyncio.wait_for(service.listening.wait(), 20)
+        huge = {**event("shoe-1", 1), "data": {"x": "y" * MAX_INPUT_BYTES}}
+        await device.publish(topics.shoe_events, json.dumps(huge).encode())
+        # The same seq again, small: taken (the large one was never an input).
+        await device.publish(topics.shoe_events, json.dumps(event("shoe-1", 1)).encode())
+        async with asyncio.timeout(20):
+            while not (logged := await EventLog(db).read(kinds=["shoe.event"])):
+                await asyncio.sleep(0.05)
+        assert bus.stats.malformed[topics.shoe_events] == 1
+        assert [record.payload["data"] for record in logged] == [{}]
+        assert all(len(json.dumps(r.payload)) < MAX_INPUT_BYTES for r in await EventLog(db).read())
