@@ -44,6 +44,7 @@ from studio.console.users import (
     users_table,
     utc_now,
 )
+from studio.controller.commands import NotAllowed
 from studio.errors import StoreError
 from studio.store.database import Database
 
@@ -298,6 +299,31 @@ def require_role(min_role: str | Role) -> Callable[[Request], Awaitable[User]]:
 
     dependency.__name__ = f"require_{needed.label}"
     return dependency
+
+
+def still_allowed(
+    conn: HTTPConnection, user: User, needed: Role | str
+) -> Callable[[], Awaitable[None]]:
+    """The check a manager action's ``authorise`` runs (``ControllerService.submit``): the
+    account re-read, refused (:class:`NotAllowed`) unless still active with ``needed`` or a
+    higher role. :func:`require_role` checks it when the request starts; an action then
+    waits for its table's lock (behind a slow write, up to the writers' lock timeout), and
+    until 2026-12-07 one by an account disabled or demoted meanwhile was applied and logged
+    as theirs (a review: a round cancelled by a manager made a viewer 3 s before)."""
+    level = needed if isinstance(needed, Role) else Role.parse(needed)
+    users = auth_state(conn).users
+
+    async def check() -> None:
+        now = await users.get_by_id(user.id)
+        if now is None or not now.active:
+            raise NotAllowed(f"{user.username} is disabled: the action was not taken")
+        if now.role < level:
+            raise NotAllowed(
+                f"{user.username} no longer has the {level.label} role (now "
+                f"{now.role.label}): the action was not taken"
+            )
+
+    return check
 
 
 def csrf_token(conn: HTTPConnection) -> str:

@@ -58,6 +58,7 @@ from studio.console.auth import (
     require_role,
     set_csrf_cookie,
     set_session_cookies,
+    still_allowed,
 )
 from studio.console.charts import hourly_bars, hourly_series, uptime_rows
 from studio.console.users import (
@@ -71,7 +72,8 @@ from studio.console.users import (
 )
 from studio.contract.rounds import rfc3339
 from studio.controller.alerts import PAUSING, AlertCode
-from studio.controller.commands import RoundNotInPlay, check_reason
+from studio.controller.commands import AlertNotShown, NotAllowed, RoundNotInPlay, check_reason
+from studio.controller.service import AlertShown
 from studio.controller.table import ROUND_PHASES
 from studio.errors import StoreError, StudioError
 from studio.store.database import serving_readers
@@ -944,6 +946,12 @@ class Console:
             return self._action_error(request, back, str(exc), 503, draft)
         except RoundNotInPlay as exc:  # came at the wrong time, as the REST API's 409
             return self._action_error(request, back, str(exc), 409, draft)
+        except AlertNotShown as exc:
+            # Without the draft: what was typed was for another alert, now gone, and the
+            # page would show it in the form of the alert that took its id.
+            return self._action_error(request, back, str(exc), 409)
+        except NotAllowed as exc:  # disabled or demoted meanwhile, as require_role's 403
+            return self._action_error(request, back, str(exc), 403)
         except StudioError as exc:
             return self._action_error(request, back, str(exc), 400, draft)
         if callable(done):
@@ -1001,6 +1009,24 @@ class Console:
 
 def _reason(reason: str) -> str:
     return check_reason(reason)[:500]
+
+
+def _alert_shown(code: str, ts: str) -> AlertShown | None:
+    """The alert as its form was drawn for (``alert_code``, ``alert_ts``: hidden fields),
+    for the controller to refuse the action if the id now names another alert; None when
+    the post carries neither (a script's, as on the REST API)."""
+    code, ts = code.strip(), ts.strip()
+    if not code and not ts:
+        return None
+    raised = None
+    if ts:
+        try:
+            raised = datetime.fromisoformat(ts)
+        except ValueError:
+            raised = None
+        if raised is None or raised.tzinfo is None:
+            raise StudioError(f"the alert's time {ts[:40]!r} is not a time with its zone")
+    return AlertShown(code=code or None, ts=raised)
 
 
 def build_router(console: Console) -> APIRouter:
@@ -1182,12 +1208,19 @@ def build_router(console: Console) -> APIRouter:
         user: Dealer,
         next: Annotated[str, Form()] = "",
         table: Annotated[str, Form()] = "",
+        alert_code: Annotated[str, Form()] = "",
+        alert_ts: Annotated[str, Form()] = "",
     ) -> Response:
         back = alerts_back(next, table)
 
         async def run() -> Any:
             known_alert(alert_id)
-            return await console.controller.acknowledge_alert(alert_id, user=user.username)
+            return await console.controller.acknowledge_alert(
+                alert_id,
+                user=user.username,
+                shown=_alert_shown(alert_code, alert_ts),
+                authorise=still_allowed(request, user, Role.DEALER),
+            )
 
         return await console.act(request, back, run(), f"alert {alert_id} acknowledged")
 
@@ -1201,6 +1234,8 @@ def build_router(console: Console) -> APIRouter:
         card: Annotated[str, Form()] = "",
         next: Annotated[str, Form()] = "",
         table: Annotated[str, Form()] = "",
+        alert_code: Annotated[str, Form()] = "",
+        alert_ts: Annotated[str, Form()] = "",
     ) -> Response:
         back = alerts_back(next, table)
 
@@ -1215,8 +1250,16 @@ def build_router(console: Console) -> APIRouter:
                 # The service's own check is a pydantic error the console would answer 500.
                 choices = ", ".join(RESOLUTIONS)
                 raise StudioError(f"unknown resolution {action!r}: one of {choices}")
+            # The form names the alert it was drawn for beyond its id (its code, when
+            # raised): refused if the id now names another (AlertNotShown).
             done = await console.controller.resolve_alert(
-                alert_id, action, user=user.username, reason=why, card=card.strip().upper() or None
+                alert_id,
+                action,
+                user=user.username,
+                reason=why,
+                card=card.strip().upper() or None,
+                shown=_alert_shown(alert_code, alert_ts),
+                authorise=still_allowed(request, user, Role.MANAGER),
             )
             # The notice says what the resolution did (a cancel's refunds, or that its
             # round was over; the table still paused): it said only "resolved: cancel".
@@ -1305,12 +1348,18 @@ def build_router(console: Console) -> APIRouter:
         user: User,
         reason: str,
         done: Callable[[Any], str],
+        level: Role = Role.MANAGER,
     ) -> Response:
         back = f"{PREFIX}/tables/{quote(table)}"
 
         async def run() -> Any:
             why = _reason(reason)
-            return await getattr(console.controller, method)(table, user=user.username, reason=why)
+            return await getattr(console.controller, method)(
+                table,
+                user=user.username,
+                reason=why,
+                authorise=still_allowed(request, user, level),
+            )
 
         # Refused (a reason too short, a resume of no pause), the reason typed comes back in
         # its form, as a refused resolution's (it was lost: a review).
@@ -1324,7 +1373,7 @@ def build_router(console: Console) -> APIRouter:
         request: Request, table: str, user: Dealer, reason: Annotated[str, Form()] = ""
     ) -> Response:
         return await _table_action(
-            request, table, "pause", "pause", user, reason, lambda _: "paused"
+            request, table, "pause", "pause", user, reason, lambda _: "paused", Role.DEALER
         )
 
     @router.post("/tables/{table}/resume")
@@ -1378,7 +1427,11 @@ def build_router(console: Console) -> APIRouter:
         async def run() -> Any:
             why = _reason(reason)
             return await console.controller.cancel_round(
-                table, user=user.username, reason=why, round_id=meant
+                table,
+                user=user.username,
+                reason=why,
+                round_id=meant,
+                authorise=still_allowed(request, user, Role.MANAGER),
             )
 
         def done(result: Any) -> str:

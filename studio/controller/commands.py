@@ -234,6 +234,21 @@ class RoundNotInPlay(StudioError):
     not logged, since it changed nothing and its round was never the table's to alter."""
 
 
+class AlertNotShown(StudioError):
+    """A manager action named the alert it was meant for by more than its id (its ``code``,
+    the time it was raised), and the table's alert of that id is another one: refused
+    before it is applied, and not logged, as :class:`RoundNotInPlay`. An alert shown before
+    its write failed is rolled back with it, and its id is given to the next alert raised
+    (a review: a manager's ``cancel`` meant for "KS drawn before bets closed" cancelled the
+    round through an integrity alert that got the same id)."""
+
+
+class NotAllowed(StudioError):
+    """The account acting is no longer allowed the action (disabled, or its role lowered
+    since its request's role check): refused before it is applied, and logged as a refused
+    manager action (``manager.refused``)."""
+
+
 def check_reason(reason: str) -> str:
     """The reason, trimmed; every manual alteration is logged with why it was made."""
     text = reason.strip()

@@ -19,7 +19,7 @@ import json
 import logging
 import time
 from collections import Counter, deque
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -68,9 +68,11 @@ from studio.controller.checkpoint import (
 )
 from studio.controller.command_index import answer_in, catch_up
 from studio.controller.commands import (
+    AlertNotShown,
     CommandIdTaken,
     GameCommand,
     ManagerAction,
+    NotAllowed,
     RoundNotInPlay,
     check_reason,
     command_id,
@@ -185,6 +187,40 @@ COMMAND_ERROR_READ_LIMIT = 16 * 1024
 
 class UnknownTable(StudioError, KeyError):
     """No table with that id is configured."""
+
+
+# Checks the account acting is still allowed the action (the console's: the user re-read,
+# active and its role still enough), awaited under the table's lock just before the action
+# is applied; raises :class:`NotAllowed` when it is not.
+Authorise = Callable[[], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class AlertShown:
+    """The alert a manager acts on as they saw it, beside its id: its ``code`` and when it
+    was raised (``ts``, compared to the millisecond, as served). Either may be None (not
+    checked)."""
+
+    code: str | None = None
+    ts: datetime | None = None
+
+
+def _check_alert_shown(table: TableController, alert_id: str | None, shown: AlertShown) -> None:
+    """Refuse (:class:`AlertNotShown`) unless the table's alert ``alert_id`` is the one
+    shown: an id is given again when an alert's write failed and the table was rebuilt
+    from the log, whose alert counter it goes back to. No alert of the id: left to the
+    action's own check ("no alert")."""
+    alert = table.alerts.find(alert_id)
+    if alert is None:
+        return
+    other_code = shown.code is not None and shown.code != alert.code.value
+    other_time = shown.ts is not None and rfc3339(shown.ts) != rfc3339(alert.ts)
+    if other_code or other_time:
+        raise AlertNotShown(
+            f"alert {alert_id} is not the one shown: it is {alert.code.value}, raised at "
+            f"{rfc3339(alert.ts)} (an alert shown before a database failure was rolled back "
+            "and its id given again); reload the alerts: nothing was changed"
+        )
 
 
 def _check_round_in_play(table: TableController, round_id: str) -> None:
@@ -1274,6 +1310,8 @@ class ControllerService:
         data: dict[str, Any],
         *,
         round_in_play: str | None = None,
+        alert_shown: AlertShown | None = None,
+        authorise: Authorise | None = None,
     ) -> list[Output]:
         """Apply one input to a table, log it with its outputs atomically, publish the outputs.
 
@@ -1283,12 +1321,26 @@ class ControllerService:
 
         ``round_in_play``: the input is meant for that round only; checked under the
         table's lock, with the input, and refused (:class:`RoundNotInPlay`, nothing
-        applied or logged) unless it is the round in play.
+        applied or logged) unless it is the round in play. ``alert_shown``: the alert the
+        input (a manager action) names is the one shown (:func:`_check_alert_shown`;
+        :class:`AlertNotShown`, nothing applied or logged). ``authorise``: awaited under
+        the lock just before the input is applied (a manager action: is its account still
+        allowed it?); its :class:`NotAllowed` refuses the input, logged as
+        ``manager.refused``.
         """
         self.table(table_id)  # unknown table: a clear error before anything else
         # Shielded: applying an input and logging it must not be split by a cancellation
         # (a shutdown while inputs are in flight); the stop waits for it (_settle).
-        task = asyncio.ensure_future(self._submit(table_id, kind, data, round_in_play))
+        task = asyncio.ensure_future(
+            self._submit(
+                table_id,
+                kind,
+                data,
+                round_in_play,
+                alert_shown=alert_shown,
+                authorise=authorise,
+            )
+        )
         return await self._shielded(task, f"{kind} on {table_id}")
 
     async def _shielded(self, task: asyncio.Task[T], what: str) -> T:
@@ -1305,7 +1357,14 @@ class ControllerService:
             raise
 
     async def _submit(
-        self, table_id: str, kind: str, data: dict[str, Any], round_in_play: str | None = None
+        self,
+        table_id: str,
+        kind: str,
+        data: dict[str, Any],
+        round_in_play: str | None = None,
+        *,
+        alert_shown: AlertShown | None = None,
+        authorise: Authorise | None = None,
     ) -> list[Output]:
         async with self._locks[table_id]:
             await self._refresh(table_id)
@@ -1319,10 +1378,26 @@ class ControllerService:
                 self.stats.commands_repeated += 1
                 return []
             table = self.tables[table_id]
+            if authorise is not None:
+                # Here, under the lock, just before the input: the account was checked when
+                # its request started, and an action waiting for the lock (a slow append
+                # before it) was applied as its user after the account was disabled or
+                # demoted meanwhile (a review).
+                try:
+                    await authorise()
+                except NotAllowed as exc:
+                    refused = {**data, "error": str(exc)}
+                    await self.log.append(
+                        table_id, "manager.refused", refused, round_id=table.round_id
+                    )
+                    raise
             if round_in_play is not None:
                 # Here, under the lock the input is applied under: a round ending between a
                 # check made earlier and the input would let it alter the next round.
                 _check_round_in_play(table, round_in_play)
+            if alert_shown is not None:
+                # As the round's: an alert written after the check could take the id.
+                _check_alert_shown(table, data.get("alert_id"), alert_shown)
             inp = Input(kind, data, self.clock())
             self._observe_clock(table_id, kind, data, inp.ts)
             round_before = table.round_id
@@ -2272,17 +2347,30 @@ class ControllerService:
         raise AlertError(f"no alert {alert_id!r}")
 
     async def manager(
-        self, table_id: str, action: ManagerAction, *, round_in_play: str | None = None
+        self,
+        table_id: str,
+        action: ManagerAction,
+        *,
+        round_in_play: str | None = None,
+        alert_shown: AlertShown | None = None,
+        authorise: Authorise | None = None,
     ) -> dict[str, Any]:
         """Apply a manager action. Every one but an acknowledgement needs a reason.
 
         Checked here, where actions come in, not in :class:`ManagerAction`: actions logged
-        before the rule must still replay. ``round_in_play``: see :meth:`submit`.
+        before the rule must still replay. ``round_in_play``, ``alert_shown`` and
+        ``authorise``: see :meth:`submit`; each action method below takes ``authorise``
+        (the console and the REST API pass it: the account re-read under the table's lock).
         """
         if action.verb != "acknowledge":
             check_reason(action.reason)
         outputs = await self.submit(
-            table_id, "manager.action", action.model_dump(mode="json"), round_in_play=round_in_play
+            table_id,
+            "manager.action",
+            action.model_dump(mode="json"),
+            round_in_play=round_in_play,
+            alert_shown=alert_shown,
+            authorise=authorise,
         )
         for output in outputs:
             if output.channel is Channel.ROUND_EVENTS:
@@ -2291,14 +2379,41 @@ class ControllerService:
                     return dict(data["data"])
         return {}
 
-    async def acknowledge_alert(self, alert_id: str, *, user: str) -> dict[str, Any]:
+    async def acknowledge_alert(
+        self,
+        alert_id: str,
+        *,
+        user: str,
+        shown: AlertShown | None = None,
+        authorise: Authorise | None = None,
+    ) -> dict[str, Any]:
+        """Acknowledge the alert; ``shown``: the alert as the dealer saw it (its code, when
+        raised), refused (:class:`AlertNotShown`) when the id now names another alert."""
         table = self.find_alert_table(alert_id)
-        await self.manager(table, ManagerAction(verb="acknowledge", user=user, alert_id=alert_id))
+        await self.manager(
+            table,
+            ManagerAction(verb="acknowledge", user=user, alert_id=alert_id),
+            alert_shown=shown,
+            authorise=authorise,
+        )
         return self._alert_view(table, alert_id)
 
     async def resolve_alert(
-        self, alert_id: str, action: str, *, user: str, reason: str, card: str | None = None
+        self,
+        alert_id: str,
+        action: str,
+        *,
+        user: str,
+        reason: str,
+        card: str | None = None,
+        shown: AlertShown | None = None,
+        authorise: Authorise | None = None,
     ) -> dict[str, Any]:
+        """Resolve the alert; ``shown``: the alert as the manager saw it (its code, when
+        raised), refused (:class:`AlertNotShown`, nothing changed or logged) when the id
+        now names another alert: an alert shown before its write failed is rolled back,
+        and the next alert raised gets its id (a ``cancel`` meant for one alert cancelled
+        the round through another, until 2026-12-07)."""
         table = self.find_alert_table(alert_id)
         verb = ManagerAction.model_validate(
             {
@@ -2310,17 +2425,31 @@ class ControllerService:
                 "card": card,
             }
         )
-        await self.manager(table, verb)
+        await self.manager(table, verb, alert_shown=shown, authorise=authorise)
         return self._alert_view(table, alert_id)
 
-    async def pause(self, table: str, *, user: str, reason: str) -> dict[str, Any]:
-        return await self.manager(table, ManagerAction(verb="pause", user=user, reason=reason))
+    async def pause(
+        self, table: str, *, user: str, reason: str, authorise: Authorise | None = None
+    ) -> dict[str, Any]:
+        return await self.manager(
+            table, ManagerAction(verb="pause", user=user, reason=reason), authorise=authorise
+        )
 
-    async def resume(self, table: str, *, user: str, reason: str) -> dict[str, Any]:
-        return await self.manager(table, ManagerAction(verb="resume", user=user, reason=reason))
+    async def resume(
+        self, table: str, *, user: str, reason: str, authorise: Authorise | None = None
+    ) -> dict[str, Any]:
+        return await self.manager(
+            table, ManagerAction(verb="resume", user=user, reason=reason), authorise=authorise
+        )
 
     async def cancel_round(
-        self, table: str, *, user: str, reason: str, round_id: str | None = None
+        self,
+        table: str,
+        *,
+        user: str,
+        reason: str,
+        round_id: str | None = None,
+        authorise: Authorise | None = None,
     ) -> dict[str, Any]:
         """Cancel the round in play. ``round_id``: the round the manager saw and means; when
         another is in play (the one meant ended, the next began) or none is, refused with
@@ -2333,11 +2462,16 @@ class ControllerService:
             table,
             ManagerAction(verb="cancel_round", user=user, reason=reason),
             round_in_play=round_id,
+            authorise=authorise,
         )
 
-    async def request_shoe_change(self, table: str, *, user: str, reason: str) -> dict[str, Any]:
+    async def request_shoe_change(
+        self, table: str, *, user: str, reason: str, authorise: Authorise | None = None
+    ) -> dict[str, Any]:
         return await self.manager(
-            table, ManagerAction(verb="shoe_change", user=user, reason=reason)
+            table,
+            ManagerAction(verb="shoe_change", user=user, reason=reason),
+            authorise=authorise,
         )
 
     async def submit_command(self, table_id: str, data: dict[str, Any]) -> dict[str, Any]:

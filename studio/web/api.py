@@ -22,12 +22,13 @@ from fastapi.routing import APIRoute
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic_core import ErrorDetails
 
-from studio.console.auth import bearer_matches, current_user, require_role
+from studio.console.auth import bearer_matches, current_user, require_role, still_allowed
 from studio.console.users import Role, User
 from studio.contract.rounds import UtcDatetime, rfc3339
 from studio.controller import ControllerService, UnknownTable
 from studio.controller.alerts import STATS_HOURS, AlertError
-from studio.controller.commands import COMMAND_TYPES, Reason, ReasonError
+from studio.controller.commands import COMMAND_TYPES, NotAllowed, Reason, ReasonError
+from studio.controller.service import AlertShown
 from studio.controller.table import InputFailed
 from studio.errors import CardCodeError, StoreError, StudioError
 from studio.store.eventlog import ChainReport
@@ -57,8 +58,35 @@ def _stamp(moment: datetime | None) -> str | None:
     return rfc3339(moment) if moment is not None else None
 
 
-class ResolveBody(BaseModel):
+class ShownAlert(BaseModel):
+    """The alert as the caller saw it, beside its id (optional, recommended): an id is
+    given again when an alert shown before a database failure was rolled back with it."""
+
     model_config = ConfigDict(extra="forbid")
+    alert_code: str | None = Field(
+        None,
+        max_length=64,
+        description=(
+            "the alert's `code` as the caller saw it: when the alert of that id has another, "
+            "409 and nothing is changed"
+        ),
+    )
+    alert_ts: UtcDatetime | None = Field(
+        None,
+        description=(
+            "the alert's `ts` (when raised) as the caller saw it, compared to the "
+            "millisecond: when the alert of that id was raised at another time, 409 and "
+            "nothing is changed"
+        ),
+    )
+
+    def shown(self) -> AlertShown | None:
+        if self.alert_code is None and self.alert_ts is None:
+            return None
+        return AlertShown(code=self.alert_code, ts=self.alert_ts)
+
+
+class ResolveBody(ShownAlert):
     action: Literal["accept", "correct", "void", "cancel"]
     reason: Reason
     card: str | None = None
@@ -242,6 +270,9 @@ def build_router(ctx: WebContext) -> APIRouter:
         if isinstance(exc, StoreError):
             # The database's, not the request's: the same request may be sent again.
             return HTTPException(503, str(exc))
+        if isinstance(exc, NotAllowed):
+            # Disabled or demoted while the action waited: as require_role's 403.
+            return HTTPException(403, str(exc))
         return HTTPException(409, str(exc))
 
     @router.get("/tables")
@@ -395,41 +426,65 @@ def build_router(ctx: WebContext) -> APIRouter:
             raise HTTPException(404, str(exc)) from exc
 
     @router.post("/alerts/{alert_id}/acknowledge")
-    async def acknowledge(alert_id: str, user: User = Depends(dealer)) -> dict[str, Any]:
+    async def acknowledge(
+        request: Request,
+        alert_id: str,
+        body: ShownAlert | None = None,
+        user: User = Depends(dealer),
+    ) -> dict[str, Any]:
+        # The body is optional: ``alert_code`` / ``alert_ts`` as for a resolution.
         known_alert(alert_id)
         try:
-            return await controller().acknowledge_alert(alert_id, user=user.username)
+            return await controller().acknowledge_alert(
+                alert_id,
+                user=user.username,
+                shown=body.shown() if body is not None else None,
+                authorise=still_allowed(request, user, Role.DEALER),
+            )
         except (AlertError, StudioError) as exc:
             raise fail(exc) from exc
 
     @router.post("/alerts/{alert_id}/resolve")
     async def resolve(
-        alert_id: str, body: ResolveBody, user: User = Depends(manager)
+        request: Request, alert_id: str, body: ResolveBody, user: User = Depends(manager)
     ) -> dict[str, Any]:
         known_alert(alert_id)
         try:
             return await controller().resolve_alert(
-                alert_id, body.action, user=user.username, reason=body.reason, card=body.card
+                alert_id,
+                body.action,
+                user=user.username,
+                reason=body.reason,
+                card=body.card,
+                shown=body.shown(),
+                authorise=still_allowed(request, user, Role.MANAGER),
             )
         except (StudioError, ValidationError) as exc:
             raise fail(exc) from exc
 
     # The roles of docs/console.md, *Roles*, as on the console: pausing a table is a dealer's
     # (a safety action at the table); until 2026-12-06 the REST API asked a manager for it.
-    for path, verb, role in (
-        ("pause", "pause", dealer),
-        ("resume", "resume", manager),
-        ("shoe-change", "request_shoe_change", manager),
+    for path, verb, role, level in (
+        ("pause", "pause", dealer, Role.DEALER),
+        ("resume", "resume", manager, Role.MANAGER),
+        ("shoe-change", "request_shoe_change", manager, Role.MANAGER),
     ):
 
-        def make_action(verb: str = verb, role: Callable[[Request], Awaitable[User]] = role) -> Any:
+        def make_action(
+            verb: str = verb,
+            role: Callable[[Request], Awaitable[User]] = role,
+            level: Role = level,
+        ) -> Any:
             async def endpoint(
-                table: str, body: ReasonBody, user: User = Depends(role)
+                request: Request, table: str, body: ReasonBody, user: User = Depends(role)
             ) -> dict[str, Any]:
                 method = getattr(controller(), verb)
                 try:
                     result: dict[str, Any] = await method(
-                        table, user=user.username, reason=body.reason
+                        table,
+                        user=user.username,
+                        reason=body.reason,
+                        authorise=still_allowed(request, user, level),
                     )
                 except StudioError as exc:
                     raise fail(exc) from exc
@@ -443,13 +498,17 @@ def build_router(ctx: WebContext) -> APIRouter:
 
     @router.post("/tables/{table}/cancel-round", name="table_cancel_round")
     async def cancel_round(
-        table: str, body: CancelBody, user: User = Depends(manager)
+        request: Request, table: str, body: CancelBody, user: User = Depends(manager)
     ) -> dict[str, Any]:
         # With round_id, the check is made under the table's lock with the cancel itself
         # (RoundNotInPlay, a StudioError: 409): a round ending meanwhile cannot slip through.
         try:
             return await controller().cancel_round(
-                table, user=user.username, reason=body.reason, round_id=body.round_id
+                table,
+                user=user.username,
+                reason=body.reason,
+                round_id=body.round_id,
+                authorise=still_allowed(request, user, Role.MANAGER),
             )
         except StudioError as exc:
             raise fail(exc) from exc

@@ -14,13 +14,16 @@ from __future__ import annotations
 
 import copy
 import itertools
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from studio.cards import parse_card
 from studio.config.models import StudioConfig
 from studio.contract import AlertMessage, DealerPrompt, RoundEvent, RoundState
-from studio.controller.commands import RoundNotInPlay
+from studio.contract.rounds import rfc3339
+from studio.controller.commands import AlertNotShown, RoundNotInPlay
+from studio.controller.service import AlertShown
 from studio.errors import RuleError, StudioError
 from studio.streams import Channel, Fanout
 
@@ -195,16 +198,49 @@ class InMemoryController:
             raise KeyError(alert_id)
         return self._alerts[alert_id]
 
-    async def acknowledge_alert(self, alert_id: str, *, user: str) -> dict[str, Any]:
+    async def _guard(
+        self,
+        alert: dict[str, Any] | None,
+        shown: AlertShown | None,
+        authorise: Callable[[], Awaitable[None]] | None,
+    ) -> None:
+        """As the service, before an action: the account re-checked, the alert the one shown."""
+        if authorise is not None:
+            await authorise()
+        if alert is None or shown is None:
+            return
+        raised = rfc3339(datetime.fromisoformat(alert["ts"]))
+        if (shown.code is not None and shown.code != alert["code"]) or (
+            shown.ts is not None and rfc3339(shown.ts) != raised
+        ):
+            raise AlertNotShown(f"alert {alert['alert_id']} is not the one shown")
+
+    async def acknowledge_alert(
+        self,
+        alert_id: str,
+        *,
+        user: str,
+        shown: AlertShown | None = None,
+        authorise: Callable[[], Awaitable[None]] | None = None,
+    ) -> dict[str, Any]:
         self.calls.append(("acknowledge_alert", {"alert_id": alert_id, "user": user}))
         alert = self._alert(alert_id)
+        await self._guard(alert, shown, authorise)
         if alert["state"] == "raised":
             alert["state"] = "acknowledged"
             await self._emit_alert(alert)
         return copy.deepcopy(alert)
 
     async def resolve_alert(
-        self, alert_id: str, action: str, *, user: str, reason: str, card: str | None = None
+        self,
+        alert_id: str,
+        action: str,
+        *,
+        user: str,
+        reason: str,
+        card: str | None = None,
+        shown: AlertShown | None = None,
+        authorise: Callable[[], Awaitable[None]] | None = None,
     ) -> dict[str, Any]:
         self.calls.append(
             (
@@ -219,6 +255,7 @@ class InMemoryController:
             )
         )
         alert = self._alert(alert_id)
+        await self._guard(alert, shown, authorise)
         if alert["state"] == "resolved":
             raise StudioError(f"alert {alert_id} is already resolved")
         if action not in alert["allowed_resolutions"]:
@@ -250,8 +287,16 @@ class InMemoryController:
         await self._emit_state(table)
         return copy.deepcopy(alert)
 
-    async def pause(self, table: str, *, user: str, reason: str) -> dict[str, Any]:
+    async def pause(
+        self,
+        table: str,
+        *,
+        user: str,
+        reason: str,
+        authorise: Callable[[], Awaitable[None]] | None = None,
+    ) -> dict[str, Any]:
         self.calls.append(("pause", {"table": table, "user": user, "reason": reason}))
+        await self._guard(None, None, authorise)
         state = self._state[table]
         state["paused"] = True
         await self._event(table, "paused", {"by": user, "reason": reason})
@@ -259,8 +304,16 @@ class InMemoryController:
         await self._emit_state(table)
         return {"paused": True}
 
-    async def resume(self, table: str, *, user: str, reason: str) -> dict[str, Any]:
+    async def resume(
+        self,
+        table: str,
+        *,
+        user: str,
+        reason: str,
+        authorise: Callable[[], Awaitable[None]] | None = None,
+    ) -> dict[str, Any]:
         self.calls.append(("resume", {"table": table, "user": user, "reason": reason}))
+        await self._guard(None, None, authorise)
         state = self._state[table]
         if state["open_alerts"]:
             raise RuleError("resolve the open alerts first")
@@ -270,12 +323,19 @@ class InMemoryController:
         return {"paused": False}
 
     async def cancel_round(
-        self, table: str, *, user: str, reason: str, round_id: str | None = None
+        self,
+        table: str,
+        *,
+        user: str,
+        reason: str,
+        round_id: str | None = None,
+        authorise: Callable[[], Awaitable[None]] | None = None,
     ) -> dict[str, Any]:
         call = {"table": table, "user": user, "reason": reason}
         self.calls.append(
             ("cancel_round", call if round_id is None else {**call, "round_id": round_id})
         )
+        await self._guard(None, None, authorise)
         state = self._state[table]
         meant, round_id = round_id, state["round_id"]
         if meant is not None and meant != round_id:
@@ -291,8 +351,16 @@ class InMemoryController:
         await self._emit_state(table)
         return {"round_id": round_id, "status": "cancelled"}
 
-    async def request_shoe_change(self, table: str, *, user: str, reason: str) -> dict[str, Any]:
+    async def request_shoe_change(
+        self,
+        table: str,
+        *,
+        user: str,
+        reason: str,
+        authorise: Callable[[], Awaitable[None]] | None = None,
+    ) -> dict[str, Any]:
         self.calls.append(("request_shoe_change", {"table": table, "user": user, "reason": reason}))
+        await self._guard(None, None, authorise)
         await self.prompt(table, "shoe_change", "Change the shoe")
         return {"requested": True}
 
