@@ -198,8 +198,14 @@ _PLAYED_TIMINGS = ("round_gap", "escalate_after", "load_grace", "restart_grace",
 # they ran on through the outage, and one that ended meanwhile fired at the start's first
 # timer, before the devices re-sent what the log lacks: a false ``cut_card_missing`` for a
 # cut card the sensor had seen, or the shoe loaded without its count, out of play, and
-# the table paused by a ``shuffler_count_mismatch``) (docs/controller.md, Timers).
-LOGIC: Final = 26
+# the table paused by a ``shuffler_count_mismatch``) (docs/controller.md, Timers);
+# 27: a ``card_mismatch`` seen in a seat zone conceals nothing while the hole card lies face
+# down (the hole card lies in the dealer's zone), and a correction of a card that lies face
+# up is logged with its card (``to``, ``card``); up to 26 the camera's read was concealed
+# ("camera saw ?? in seat:1") when the hole card was drawn before the seat card's window
+# ended, and its correction was logged as ``"to": "??"`` (its ``after.cards`` naming it):
+# ``studio replay`` replayed the card as the shoe read it (docs/controller.md, Alerts).
+LOGIC: Final = 27
 FIRST_LOGIC: Final = 1
 # The phases of a round in progress: its burn card (logic 9), its bets, its cards.
 # How long after the players' deadline a command taken before the timer input is still
@@ -2197,13 +2203,18 @@ class TableController:
         )
         if outcome.verdict is Verdict.MISMATCH:
             assert shoe is not None and camera is not None
+            # From logic 27 a mismatch in a seat zone conceals nothing: the camera's read is
+            # of the face-up card it is paired with there (the hole card lies in the dealer's
+            # zone). Up to 26 it was concealed when the hole card was out by the time the
+            # seat card's window ended (a late sighting), and so was its correction.
+            seat = self.logic >= 27 and not zones_match("dealer", camera.zone)
             self._alert(
                 AlertCode.CARD_MISMATCH,
                 f"shoe read {shoe.code}, camera saw {camera.code} in {camera.zone}",
                 evidence,
                 allowed=[Resolution.ACCEPT, Resolution.CORRECT, Resolution.VOID, Resolution.CANCEL],
                 subject={**subject, "camera_card": camera.code},
-                secret=unseen,
+                secret=None if seat else unseen,
             )
         elif outcome.verdict is Verdict.WRONG_BOX:
             assert shoe is not None and camera is not None
@@ -2345,6 +2356,12 @@ class TableController:
             # The held card went (or goes back) face down: its code stays off the stream,
             # in the manager's reason too (the alert's own copy of it is concealed).
             words = set(alert.secret_words())
+            if self.logic >= 27 and self._corrected_face_up(detail):
+                # The card as corrected lies face up (``after.cards`` names it): its
+                # correction says it (up to 26 ``"to": "??"``, and `studio replay` kept the
+                # shoe's read). What else the alert hides (the camera's read) stays hidden.
+                words.difference_update(spellings(detail.get("card")))
+                words.difference_update(spellings(detail.get("to")))
             detail = {
                 k: "??" if k in _CARD_FIELDS and words.intersection(spellings(v)) else v
                 for k, v in detail.items()
@@ -2361,6 +2378,13 @@ class TableController:
             after=self._brief(),
             **detail,
         )
+
+    def _corrected_face_up(self, detail: dict[str, Any]) -> bool:
+        """Did the manager action whose ``detail`` this is correct a dealt card that lies
+        face up now (logic 27)?"""
+        index = detail.get("corrected")
+        card = next((c for c in self.cards if c.index == index), None)
+        return card is not None and not self._face_down(card)
 
     def _brief(self) -> dict[str, Any]:
         return {

@@ -281,7 +281,15 @@ class _Built:
             cards = self.cards()
             if not 1 <= index <= len(cards):
                 raise self.fail(f"it corrects card {index}, and {len(cards)} were dealt")
-            if code != "??":
+            if code == "??":
+                # Concealed: the hole card (``hole_card_revealed`` names it), or, up to table
+                # logic 26, a face-up card whose alert concealed a camera read: the action's
+                # own ``after.cards`` names that one (``??`` only for a card face down).
+                after = data.get("after")
+                shown = after.get("cards") if isinstance(after, Mapping) else None
+                if isinstance(shown, list) and len(shown) == len(cards):
+                    code = shown[index - 1]
+            if isinstance(code, str) and code != "??":
                 cards[index - 1].code = code
         elif data.get("resolution") == "void" and data.get("voided"):
             voided = data["voided"]
