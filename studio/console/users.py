@@ -20,10 +20,11 @@ import asyncio
 import logging
 import re
 from collections.abc import Awaitable, Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from enum import IntEnum
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 
 import sqlalchemy as sa
 from argon2 import PasswordHasher
@@ -37,6 +38,11 @@ from studio.controller.commands import check_reason
 from studio.errors import ConfigError, StudioError
 from studio.store.database import Database, metadata
 from studio.store.eventlog import ADMIN_SCOPE, Entry, EventLog, LogRecord, admin_events
+
+_T = TypeVar("_T")
+# Password hashes made or checked at once (each argon2id hash takes 64 MiB and a core for a
+# few hundred ms): the rest wait their turn (UserStore._hashed).
+HASHES_AT_ONCE = 2
 
 users_table = sa.Table(
     "users",
@@ -353,12 +359,24 @@ class UserStore:
         self.clock = clock
         self.audit = EventLog(db, admin_events)
         self._dummy: str | None = None
+        # Password hashes (argon2id, 64 MiB each) run HASHES_AT_ONCE at a time on threads
+        # of their own: on asyncio's default executor, unbounded, 200 logins at once from
+        # four addresses held the tables' event loop up to 9 s, the controller's database
+        # checks timing out (a pentest, 2026-12-07).
+        self._hashing = asyncio.Semaphore(HASHES_AT_ONCE)
+        self._hash_threads = ThreadPoolExecutor(HASHES_AT_ONCE, thread_name_prefix="argon2")
+
+    async def _hashed(self, work: Callable[..., _T], *args: Any) -> _T:
+        """``work(*args)`` (a hash or a check of one) on the hashing threads, at most
+        ``HASHES_AT_ONCE`` at a time; the others wait their turn without holding a thread."""
+        async with self._hashing:
+            return await asyncio.get_running_loop().run_in_executor(self._hash_threads, work, *args)
 
     async def _dummy_hash(self) -> str:
         # Verified against when the username does not exist, so the answer takes as long.
         # Made in a worker thread too: argon2 on the loop stalls the whole server.
         if self._dummy is None:
-            self._dummy = await asyncio.to_thread(self.hasher.hash, "not-a-real-password-at-all")
+            self._dummy = await self._hashed(self.hasher.hash, "not-a-real-password-at-all")
         return self._dummy
 
     async def add(
@@ -376,7 +394,7 @@ class UserStore:
         why = _why(reason)
         check_password(password, name)
         level = role if isinstance(role, Role) else Role.parse(role)
-        digest = await asyncio.to_thread(self.hasher.hash, password)
+        digest = await self._hashed(self.hasher.hash, password)
 
         async def insert(conn: AsyncConnection) -> int:
             await _still_an_admin(conn, acting)
@@ -621,7 +639,7 @@ class UserStore:
             reason=reason,
             # A password set also lifts every lock: what it changed that may be shown.
             shown=_locks,
-            password_hash=await asyncio.to_thread(self.hasher.hash, password),
+            password_hash=await self._hashed(self.hasher.hash, password),
             clear_locks=True,
             end_sessions=end_sessions,
             keep_session=keep_session,
@@ -650,7 +668,7 @@ class UserStore:
     async def _start(self, username: str, remote: str) -> int:
         # Recorded as a failure until it succeeds, before anything is checked: parallel
         # attempts from one address count against it at once.
-        async with self.db.engine.begin() as conn:
+        async with self.db.changing() as conn:
             result = await conn.execute(
                 login_attempts_table.insert().values(
                     ts=iso(self.clock()),
@@ -855,11 +873,11 @@ class UserStore:
         counts = None if row is None else await self._reserve(row.id, remote, now)
         if row is None or not isinstance(counts, _Counts):
             # Unknown or locked: the same work and the same answer as a wrong password.
-            await asyncio.to_thread(self._verify, await self._dummy_hash(), password)
+            await self._hashed(self._verify, await self._dummy_hash(), password)
             reason = counts if isinstance(counts, str) else "unknown-user"
             await self._refuse(attempt, reason, BAD_CREDENTIALS)
         # argon2 is deliberately slow: keep it off the event loop and out of any transaction.
-        if not await asyncio.to_thread(self._verify, row.password_hash, password):
+        if not await self._hashed(self._verify, row.password_hash, password):
             reason = "bad-password"
             if counts.here >= self.policy.max_failures:
                 reason = "bad-password-locked"
@@ -888,12 +906,12 @@ class UserStore:
             await self._refuse(attempt, "disabled", BAD_CREDENTIALS)
         values = {"failed_logins": 0, "locked_until": None, "last_login": iso(now)}
         if self.hasher.check_needs_rehash(row.password_hash):
-            values["password_hash"] = await asyncio.to_thread(self.hasher.hash, password)
+            values["password_hash"] = await self._hashed(self.hasher.hash, password)
         found = _row_to_user(row)
         user = User(found.id, found.username, found.role, True, None, now)
         users = users_table.c
         locks = login_locks_table.c
-        async with self.db.engine.begin() as conn:
+        async with self.db.changing() as conn:
             # The right password clears this address's count and the account's (others'
             # locks stay); first, as _reserve takes these rows before the user's.
             await conn.execute(
@@ -920,7 +938,7 @@ class UserStore:
         return user
 
     async def _refuse(self, attempt: int, reason: str, message: str) -> NoReturn:
-        async with self.db.engine.begin() as conn:
+        async with self.db.changing() as conn:
             await self._finish(conn, attempt, False, reason)
         raise LoginError(message)
 

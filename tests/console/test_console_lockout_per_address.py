@@ -7,13 +7,23 @@ and one address could do that to 10 accounts per window under its own limit of 5
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import threading
+import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
 from argon2 import PasswordHasher
 
-from studio.console.users import ANY_ADDRESS, LockoutPolicy, LoginError, UserStore, mask_name
+from studio.console.users import (
+    ANY_ADDRESS,
+    HASHES_AT_ONCE,
+    LockoutPolicy,
+    LoginError,
+    UserStore,
+    mask_name,
+)
 from studio.store import Database
 
 PASSWORD = "a long enough password"
@@ -177,3 +187,30 @@ async def test_stale_lock_rows_are_pruned_and_a_long_address_fits(database: Data
     clock.now += timedelta(minutes=15, seconds=1)
     assert await store.prune_locks() == 3  # both addresses' rows and the account's
     assert (await store.authenticate("mgr", PASSWORD, remote=far)).username == "mgr"
+
+
+async def test_password_checks_run_a_few_at_a_time(people: UserStore) -> None:
+    """Each argon2id check takes 64 MiB and a core for a few hundred ms: on asyncio's
+    default executor, unbounded, 200 logins at once held the tables' event loop up to 9 s
+    (a pentest, 2026-12-07). They run HASHES_AT_ONCE at a time; the rest wait their turn."""
+    running, most = 0, 0
+    lock = threading.Lock()
+    verify = people._verify
+
+    def counted(digest: str, password: str) -> bool:
+        nonlocal running, most
+        with lock:
+            running += 1
+            most = max(most, running)
+        time.sleep(0.05)  # a check's length, for the others to pile up behind it
+        with lock:
+            running -= 1
+        return verify(digest, password)
+
+    people._verify = counted  # type: ignore[method-assign]
+    attempts = [
+        people.authenticate("manager", "a wrong password", remote=f"10.0.0.{n}") for n in range(12)
+    ]
+    answers = await asyncio.gather(*attempts, return_exceptions=True)
+    assert all(isinstance(answer, LoginError) for answer in answers), answers
+    assert most == HASHES_AT_ONCE
