@@ -402,8 +402,11 @@ class DeviceDriver:
         # under one of those seqs is a resend (the same) or the device's new numbering (not).
         self._fingerprints: dict[int, str] = {}
         self._fingerprints_size = replay_size
-        # Whether a resent event came with another device time than before (said once).
+        # Whether a resent event came with another device time than before (said once), and
+        # whether the frames arriving are an answer to the driver's RESEND (from its ACK to
+        # the device's next heartbeat).
         self._restamp_said = False
+        self._answering = False
         self._held: dict[int, Event] = {}
         # The connection each held event arrived on, and the first connection whose events
         # belong to the numbering a pending check (_verify, _learn) may find new: events held
@@ -681,6 +684,7 @@ class DeviceDriver:
         self.stats["connects"] += 1
         self._sessions += 1
         self.codec.reset()
+        self._answering = False
         self._transport = transport
         # A reset claimed on the last connection: the HELLO and the check of this one decide;
         # what was held behind the claim is fetched again (none of it was published).
@@ -1539,6 +1543,7 @@ class DeviceDriver:
         elif isinstance(item, Heartbeat | Hello):
             if isinstance(item, Heartbeat):
                 self.stats["heartbeats"] += 1
+                self._answering = False
             else:
                 self.hello = item  # a late answer to a repeated HELLO
             self._update_skew(item.time_ms)
@@ -1654,6 +1659,7 @@ class DeviceDriver:
             self.stats["acks"] += 1
             if item.ref == self._resend_ref:
                 self._resend_acked = True
+                self._answering = True
                 # Its count when the RESEND reached it: the answer covers up to there.
                 self._resend_covers = max(self._resend_covers, item.seq)
                 if self._gap_deadline is not None:  # the frames follow the ACK: from now on
@@ -1773,7 +1779,16 @@ class DeviceDriver:
             return True
         if self.codec.unstamped(kept) != self.codec.unstamped(fingerprint):
             return False
-        if not self._restamp_said:
+        # Said of an answer to the driver's request (a RESEND, a check) only: unasked, it may
+        # be a device restarted on a live link whose new event there is the same by chance
+        # (the shoe in it loaded again), told by its count in a moment.
+        asked = (
+            self._answering
+            or self._gap_deadline is not None
+            or self._checking
+            or self._suspect is not None
+        )
+        if asked and not self._restamp_said:
             self._restamp_said = True
             self._must_say(
                 "the device resends its events with a new time (docs/devices.md 1.4: a "
