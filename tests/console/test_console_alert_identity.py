@@ -22,17 +22,14 @@ from html import unescape
 import httpx
 import pytest
 import sqlalchemy as sa
-from console_helpers import context, login
-from test_console_hand_results import Clock, Round
+from console_helpers import login
+from served_table import served_table
+from test_console_hand_results import Round
 
-from studio.config import StudioConfig, TableSettings
 from studio.console import UserStore
-from studio.controller import ControllerService
 from studio.errors import StoreError
 from studio.store import Database, EventLog
 from studio.store.eventlog import events
-from studio.streams import Fanout
-from studio.web import create_app
 
 JSON = {"accept": "application/json"}
 
@@ -45,26 +42,22 @@ class Studio:
     db: Database
 
 
+async def _taking_bets(table: Round) -> None:
+    census = {r: 32 for r in "A23456789TJQK"}
+    shuffled = {"device": "shuf", "seq": 1, "event": "shuffle_complete"}
+    await table.feed("shuffler.event", {**shuffled, "data": {"count": 416, "census": census}})
+    loaded = {"device": "shoe", "seq": next(table.seq), "event": "shoe_loaded"}
+    await table.feed("shoe.event", {**loaded, "data": {"shoe": "S1"}})
+    await table.feed("timer", {}, dt=3)
+    bet = {"id": "b1", "type": "bet", "seat": 1, "player": "p1", "stake": "10.00"}
+    await table.feed("game.command", bet)
+
+
 @pytest.fixture
 async def betting(database: Database, people: UserStore) -> AsyncIterator[Studio]:
     """Table bj1 of a real service, round bj1-R1 taking bets (one placed)."""
-    settings = TableSettings(id="bj1", ruleset="clubhouse", single_source=True)
-    clock, fanout, log = Clock(), Fanout(bus=None), EventLog(database)
-    config = StudioConfig(tables=[settings])
-    async with ControllerService(config, None, log, fanout, clock=clock, timers=False) as svc:
-        table = Round(svc, clock)
-        census = {r: 32 for r in "A23456789TJQK"}
-        shuffled = {"device": "shuf", "seq": 1, "event": "shuffle_complete"}
-        await table.feed("shuffler.event", {**shuffled, "data": {"count": 416, "census": census}})
-        loaded = {"device": "shoe", "seq": next(table.seq), "event": "shoe_loaded"}
-        await table.feed("shoe.event", {**loaded, "data": {"shoe": "S1"}})
-        await table.feed("timer", {}, dt=3)
-        bet = {"id": "b1", "type": "bet", "seat": 1, "player": "p1", "stake": "10.00"}
-        await table.feed("game.command", bet)
-        app = create_app(context(database, fanout, svc))
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as http:
-            yield Studio(table, http, log, database)
+    async with served_table(database, _taking_bets) as (table, http, log):
+        yield Studio(table, http, log, database)
 
 
 async def refuse_alerts(db: Database) -> None:

@@ -15,15 +15,12 @@ from dataclasses import dataclass
 
 import httpx
 import pytest
-from console_helpers import context, login
-from test_console_hand_results import Clock, Round
+from console_helpers import login
+from served_table import served_table
+from test_console_hand_results import Round
 
-from studio.config import StudioConfig, TableSettings
 from studio.console import UserStore
-from studio.controller import ControllerService
 from studio.store import Database, EventLog
-from studio.streams import Fanout
-from studio.web import create_app
 
 JSON = {"accept": "application/json"}
 
@@ -39,16 +36,8 @@ class Studio:
 @pytest.fixture
 async def dealing(database: Database, people: UserStore) -> AsyncIterator[Studio]:
     """Table bj1 of a real service, round bj1-R1 dealt, a 10.00 bet on seat 1."""
-    settings = TableSettings(id="bj1", ruleset="clubhouse", single_source=True)
-    clock, fanout, log = Clock(), Fanout(bus=None), EventLog(database)
-    config = StudioConfig(tables=[settings])
-    async with ControllerService(config, None, log, fanout, clock=clock, timers=False) as svc:
-        table = Round(svc, clock)
-        await table.open()
-        app = create_app(context(database, fanout, svc))
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as http:
-            yield Studio(table, http, log, people)
+    async with served_table(database, Round.open) as (table, http, log):
+        yield Studio(table, http, log, people)
 
 
 async def while_it_waits(

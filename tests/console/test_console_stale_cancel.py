@@ -16,15 +16,13 @@ from collections.abc import AsyncIterator
 
 import httpx
 import pytest
-from console_helpers import context, login
-from test_console_hand_results import Clock, Round
+from console_helpers import login
+from served_table import served_table
+from test_console_hand_results import Round
 
-from studio.config import StudioConfig, TableSettings
 from studio.console import UserStore
-from studio.controller import ControllerService
 from studio.controller.commands import RoundNotInPlay
 from studio.store import Database, EventLog
-from studio.web import create_app
 
 JSON = {"accept": "application/json"}
 
@@ -33,18 +31,8 @@ JSON = {"accept": "application/json"}
 async def dealt(
     database: Database, people: UserStore
 ) -> AsyncIterator[tuple[Round, httpx.AsyncClient, EventLog]]:
-    from studio.streams import Fanout
-
-    settings = TableSettings(id="bj1", ruleset="clubhouse", single_source=True)
-    clock, fanout, log = Clock(), Fanout(bus=None), EventLog(database)
-    config = StudioConfig(tables=[settings])
-    async with ControllerService(config, None, log, fanout, clock=clock, timers=False) as svc:
-        table = Round(svc, clock)
-        await table.open()
-        app = create_app(context(database, fanout, svc))
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as http:
-            yield table, http, log
+    async with served_table(database, Round.open) as served:
+        yield served
 
 
 async def next_round(table: Round) -> None:
