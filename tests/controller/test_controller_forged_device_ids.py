@@ -14,7 +14,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -24,6 +25,7 @@ from studio.bus import MessageBus
 from studio.config import BrokerSettings, StudioConfig, TableSettings
 from studio.contract import DeviceHealth, ReplayRequest, Topics
 from studio.controller import ControllerService
+from studio.controller.service import MAX_INPUT_BYTES
 from studio.store import Database, EventLog
 from studio.streams import Fanout
 
@@ -46,6 +48,22 @@ def config_of(broker: BrokerSettings, table_id: str) -> StudioConfig:
             )
         ],
     )
+
+
+@asynccontextmanager
+async def listening(
+    broker: BrokerSettings, tmp_path: Path, table_id: str
+) -> AsyncIterator[tuple[ControllerService, MessageBus, Database]]:
+    """A controller of the table, listening, and a device's bus, connected."""
+    async with (
+        Database(f"sqlite:///{tmp_path}/studio.db") as db,
+        MessageBus(broker, f"dev-{table_id}") as device,
+        MessageBus(broker, f"ctl-{table_id}") as bus,
+        ControllerService(config_of(broker, table_id), bus, EventLog(db), Fanout(bus)) as service,
+    ):
+        await device.wait_connected()
+        await asyncio.wait_for(service.listening.wait(), 20)
+        yield service, device, db
 
 
 def event(device: str, seq: int) -> dict[str, object]:
@@ -132,16 +150,8 @@ async def test_an_unknown_device_is_not_asked_for_its_events_and_a_forged_id_is_
 async def test_a_health_report_naming_another_device_than_its_topics_is_dropped(
     broker: BrokerSettings, tmp_path: Path, table_id: str
 ) -> None:
-    config = config_of(broker, table_id)
     topics = Topics(table_id)
-    async with (
-        Database(f"sqlite:///{tmp_path}/studio.db") as db,
-        MessageBus(broker, f"dev-{table_id}") as device,
-        MessageBus(broker, f"ctl-{table_id}") as bus,
-        ControllerService(config, bus, EventLog(db), Fanout(bus)) as service,
-    ):
-        await device.wait_connected()
-        await asyncio.wait_for(service.listening.wait(), 20)
+    async with listening(broker, tmp_path, table_id) as (service, device, _):
         table = service.tables[table_id]
 
         def report(named: str, status: str, seq: int) -> DeviceHealth:
@@ -165,18 +175,10 @@ async def test_a_device_payload_past_the_input_limit_is_dropped_unlogged(
 ) -> None:
     """A device's event `data` was unbounded: 10 MB events went into the never-pruned log
     twice each and out to every stream (a pentest, 2026-12-07)."""
-    from studio.controller.service import MAX_INPUT_BYTES
-
-    config = config_of(broker, table_id)
     topics = Topics(table_id)
-    async with (
-        Database(f"sqlite:///{tmp_path}/studio.db") as db,
-        MessageBus(broker, f"dev-{table_id}") as device,
-        MessageBus(broker, f"ctl-{table_id}") as bus,
-        ControllerService(config, bus, EventLog(db), Fanout(bus)) as service,
-    ):
-        await device.wait_connected()
-        await asyncio.wait_for(service.listening.wait(), 20)
+    async with listening(broker, tmp_path, table_id) as (service, device, db):
+        bus = service.bus
+        assert bus is not None
         huge = {**event("shoe-1", 1), "data": {"x": "y" * MAX_INPUT_BYTES}}
         await device.publish(topics.shoe_events, json.dumps(huge).encode())
         # The same seq again, small: taken (the large one was never an input).
