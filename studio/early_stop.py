@@ -9,6 +9,13 @@ here, from the entry point's first lines on, and honoured as a clean stop once t
 command runs (``take``). A second one ends the process at once, as a second signal does
 wherever the command is (``stop_now``; ``studio.process``). This module imports nothing
 heavy: it must load first.
+
+SIGHUP (the terminal or SSH session the command was started from closed) is a stop signal
+as SIGINT and SIGTERM are, but it never stops at once: a hang-up comes twice as a rule (the
+shell passes its own on to its jobs, and the kernel sends the foreground job another as
+the shell exits), and nobody is left to send a second one on purpose. A command started
+with SIGHUP ignored (``nohup``, a supervisor that ignores it) keeps it ignored. Until
+2026-12-07 SIGHUP was not handled: a hang-up killed the process, no clean stop.
 """
 
 from __future__ import annotations
@@ -19,7 +26,14 @@ import sys
 from types import FrameType
 from typing import NoReturn
 
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+def _stop_signals() -> tuple[signal.Signals, ...]:
+    """SIGINT, SIGTERM, and SIGHUP unless the process started with it ignored (``nohup``)."""
+    ignored = signal.getsignal(signal.SIGHUP) == signal.SIG_IGN
+    return (signal.SIGINT, signal.SIGTERM, *(() if ignored else (signal.SIGHUP,)))
+
+
+STOP_SIGNALS = _stop_signals()
 # The commands that run until stopped: (command, subcommand), or a command alone.
 _LONG_RUNNING = {("controller", "run"), ("drivers", "run"), ("camera", "run"), ("demo",)}
 
@@ -36,7 +50,7 @@ def defer() -> None:
     """Note stop signals from now on instead of raising ``KeyboardInterrupt``."""
 
     def note(signum: int, _frame: FrameType | None) -> None:
-        if _noted:  # a second one: the start is stuck somewhere
+        if _noted and signum != signal.SIGHUP:  # a second one: the start is stuck somewhere
             stop_now(signum)
         _noted.append(signum)
 

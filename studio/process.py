@@ -2,8 +2,9 @@
 demo``) does alike.
 
 It loads the config (a mistake is a clear message and exit status 2), logs to stderr,
-and answers SIGINT and SIGTERM (Ctrl-C; what a supervisor such as systemd sends) one way,
-:class:`StopSignals` under :func:`run_until_signalled`:
+and answers SIGINT, SIGTERM and SIGHUP (Ctrl-C; what a supervisor such as systemd sends;
+the terminal or SSH session it was started from closed) one way, :class:`StopSignals` under
+:func:`run_until_signalled`:
 
 - the first signal cancels the work, whose ``async with`` blocks then shut down in order;
   but during a step the work runs whole (:meth:`StopSignals.whole`) the stop says what it
@@ -17,7 +18,8 @@ and answers SIGINT and SIGTERM (Ctrl-C; what a supervisor such as systemd sends)
   has read the first), ends it at once by the signal's own default action, with one line
   on stderr (``SIGINT again: stopping at once``; exit status 130 or 143 in a shell):
   the clean stop is not waited for, and what a kill leaves the next start handles (the
-  controller tells and logs an unclean stop).
+  controller tells and logs an unclean stop). SIGHUP is never a second signal: a hang-up
+  sends two, and one after another stop signal is ignored (``studio.early_stop``).
 
 Until 2026-12-07 the production processes took a second signal for another cancellation
 of their work, which cut their clean stop at whatever it awaited (the controller logging
@@ -186,6 +188,8 @@ class StopSignals:
 
     def signal(self, signum: int) -> None:
         """A stop signal came (from the event loop's handler)."""
+        if self.count and signum == signal.SIGHUP:
+            return  # (a hang-up's second SIGHUP: see studio.early_stop)
         self.count += 1
         if self.count > 1:
             stop_now(signum)
@@ -193,7 +197,7 @@ class StopSignals:
         # The next one ends the process from the signal handler itself: a stop whose
         # event loop is blocked in a call (which then never reads its signals) included.
         for sig in STOP_SIGNALS:
-            signal.signal(sig, _stop_now_handler)
+            signal.signal(sig, _after_the_first(sig))
         if self._stop is not None:
             self._stop.set()
         elif self._steps:
@@ -258,6 +262,16 @@ def _stop_now_handler(signum: int, _frame: FrameType | None) -> None:
     stop_now(signum)
 
 
+def _hangup_ignored(_signum: int, _frame: FrameType | None) -> None:
+    """SIGHUP once stopping: nothing (a hang-up sends two; ``studio.early_stop``). A handler
+    of its own rather than ``SIG_IGN``, which a program the process started would inherit."""
+
+
+def _after_the_first(sig: int) -> Callable[[int, FrameType | None], None]:
+    """The handler of ``sig`` once a stop signal came: another stops at once, but SIGHUP."""
+    return _hangup_ignored if sig == signal.SIGHUP else _stop_now_handler
+
+
 async def run_until_signalled(
     work: Coroutine[Any, Any, None],
     *,
@@ -310,7 +324,7 @@ async def run_until_signalled(
                 for sig in STOP_SIGNALS:
                     loop.remove_signal_handler(sig)
                     if signals.count:
-                        signal.signal(sig, _stop_now_handler)
+                        signal.signal(sig, _after_the_first(sig))
             finally:
                 if held is not None:
                     signal.pthread_sigmask(signal.SIG_SETMASK, held)

@@ -50,9 +50,10 @@ async def interrupted(process: Process, within: float) -> tuple[bytes, bytes]:
 
 @contextmanager
 def stop_handlers_kept() -> Iterator[None]:
-    """The test process's SIGINT/SIGTERM handlers as they were, after a test that signalled
-    ``run_until_signalled`` in this process (it leaves its stop-at-once handlers for the
-    rest of a process's life: a developer's Ctrl-C would end the test run at once)."""
+    """The test process's stop signals' handlers (SIGINT, SIGTERM, SIGHUP) as they were,
+    after a test that signalled ``run_until_signalled`` in this process (it leaves its
+    stop-at-once handlers for the rest of a process's life: a developer's Ctrl-C would end
+    the test run at once)."""
     saved = {sig: signal.getsignal(sig) for sig in STOP_SIGNALS}
     try:
         yield
@@ -84,9 +85,12 @@ def running(
             process.wait()
 
 
-def wait_catching_stop_signals(process: subprocess.Popen[str], within: float = 30.0) -> None:
-    """Wait until ``process`` catches SIGTERM (``studio.early_stop.defer``, the entry
-    point's first lines, catches both stop signals; Python's own start catches SIGINT only):
+def wait_catching_stop_signals(
+    process: subprocess.Popen[str], within: float = 30.0, sig: int = signal.SIGTERM
+) -> None:
+    """Wait until ``process`` catches ``sig``, SIGTERM or SIGHUP (``studio.early_stop.defer``,
+    the entry point's first lines, catches every stop signal; Python's own start catches
+    SIGINT only):
     a stop signal sent from then on is the studio's to handle. Sent after a fixed delay
     instead, a loaded machine's signal came while Python was still starting (a CI run of
     2026-12-07: KeyboardInterrupt in ``import typing``, the delay 0.15 s). A process that
@@ -101,7 +105,8 @@ def wait_catching_stop_signals(process: subprocess.Popen[str], within: float = 3
                 f"signals:\n{out[-2000:]}\n{err[-2000:]}"
             )
         fields = dict(line.split(":", 1) for line in status.read_text().splitlines())
-        if int(fields["SigCgt"], 16) >> (signal.SIGTERM - 1) & 1:
+        if int(fields["SigCgt"], 16) >> (sig - 1) & 1:
             return
         time.sleep(0.002)
-    raise AssertionError(f"process {process.pid} did not catch SIGTERM within {within:g} s")
+    name = signal.Signals(sig).name
+    raise AssertionError(f"process {process.pid} did not catch {name} within {within:g} s")

@@ -369,3 +369,123 @@ async def test_a_work_cancelled_from_outside_is_not_taken_for_a_stop() -> None:
 
     with pytest.raises(asyncio.CancelledError):
         await process.run_until_signalled(work(), name="worker")
+
+
+# A production process whose clean stop waits for a line on stdin (its event loop blocked
+# in the read: a signal meanwhile is answered from the signal handler itself).
+HANGUP = """
+import asyncio
+import sys
+
+from studio import process
+
+
+async def work() -> None:
+    try:
+        print("started", flush=True)
+        await asyncio.sleep(3600)
+    finally:
+        print("stopping", flush=True)
+        sys.stdin.readline()
+
+
+process.configure_logging("INFO")
+process.run_process(work, name="hung-up")
+"""
+
+
+@pytest.mark.timeout(90)
+@pytest.mark.parametrize("second", [signal.SIGHUP, signal.SIGTERM], ids=["SIGHUP", "SIGTERM"])
+def test_a_hang_up_is_a_clean_stop_and_its_second_sighup_is_ignored(
+    tmp_path: Path, second: signal.Signals
+) -> None:
+    # The terminal or SSH session the command ran in closed: SIGHUP, as a rule twice (the
+    # shell passes its own on, the kernel sends another as the shell exits). Before: the
+    # first one killed the process, no clean stop.
+    path = tmp_path / "child.py"
+    path.write_text(HANGUP)
+    child = subprocess.Popen(
+        [sys.executable, str(path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert child.stdin is not None and child.stdout is not None
+        _read_until(child.stdout, "started")
+        child.send_signal(signal.SIGHUP)
+        _read_until(child.stdout, "stopping")
+        child.send_signal(second)  # (sent before the line the stop waits for)
+        out, err = child.communicate("go on\n", timeout=60)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    if second == signal.SIGHUP:
+        assert child.returncode == 0, (out, err)
+        assert "hung-up stopped" in err, err
+        assert AGAIN not in err, err
+    else:  # a SIGTERM after it is a second signal, as ever
+        assert child.returncode == -signal.SIGTERM, (out, err)
+        assert f"SIGTERM {AGAIN}" in err, err
+
+
+def test_a_hang_up_while_the_command_loads_is_noted_twice_without_stopping_at_once(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "loading.py"
+    path.write_text(
+        LOADING.replace("SIGINT", "SIGHUP").replace(
+            'print("went on", flush=True)', 'print("went on", early_stop.take(), flush=True)'
+        )
+    )
+    child = subprocess.run(
+        [sys.executable, str(path)], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert child.returncode == 0, (child.stdout, child.stderr)
+    assert child.stdout == "noted\nwent on True\n"
+    assert child.stderr == ""
+
+
+NOHUP = """
+import signal
+
+signal.signal(signal.SIGHUP, signal.SIG_IGN)  # as nohup leaves it
+
+from studio import early_stop, process
+
+assert signal.SIGHUP not in early_stop.STOP_SIGNALS
+exec(open(__file__.replace("nohup.py", "child.py")).read())
+"""
+
+
+@pytest.mark.timeout(90)
+def test_a_command_started_with_sighup_ignored_keeps_it_ignored(tmp_path: Path) -> None:
+    # nohup (or a supervisor that ignores SIGHUP): the command outlives the session.
+    (tmp_path / "child.py").write_text(HANGUP)
+    path = tmp_path / "nohup.py"
+    path.write_text(NOHUP)
+    child = subprocess.Popen(
+        [sys.executable, str(path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert child.stdin is not None and child.stdout is not None
+        _read_until(child.stdout, "started")
+        status = Path(f"/proc/{child.pid}/status").read_text().splitlines()
+        fields = dict(line.split(":", 1) for line in status)
+        assert int(fields["SigIgn"], 16) >> (signal.SIGHUP - 1) & 1, fields["SigIgn"]
+        child.send_signal(signal.SIGHUP)  # ignored: the SIGTERM after it is the first stop
+        child.send_signal(signal.SIGTERM)
+        _read_until(child.stdout, "stopping")
+        out, err = child.communicate("go on\n", timeout=60)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert child.returncode == 0, (out, err)
+    assert "hung-up stopped" in err, err

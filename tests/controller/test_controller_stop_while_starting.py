@@ -59,3 +59,27 @@ def test_only_the_commands_that_run_until_stopped_defer_the_signal() -> None:
     assert not is_long_running(["recognise", "--deck", "d.json", "a.jpg"])
     assert not is_long_running(["calibrate", "deck", "--examples", "run"])
     assert not is_long_running(["controller", "--help"])
+
+
+def test_a_hang_up_while_starting_is_a_clean_stop(tmp_path: Path) -> None:
+    # The SSH session it was started from closed: SIGHUP, as a rule twice. Before: killed by
+    # the first (no clean stop; the next start told an unclean one).
+    config = tmp_path / "studio.toml"
+    config.write_text(
+        '[broker]\nurl = "mqtt://127.0.0.1:9"\n'
+        f'[database]\nurl = "sqlite:///{tmp_path}/studio.db"\n'
+        '[[tables]]\nid = "bj-1"\n'
+    )
+    process = subprocess.Popen(
+        [str(STUDIO), "controller", "run", "--config", str(config)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    wait_catching_stop_signals(process, sig=signal.SIGHUP)
+    process.send_signal(signal.SIGHUP)
+    process.send_signal(signal.SIGHUP)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 0, err[-2000:]
+    assert "Traceback" not in err and "again: stopping at once" not in err, err[-2000:]
+    assert "controller running" not in err
