@@ -13,6 +13,7 @@ from drivers.runner import DRIVERS, build_drivers, run_drivers
 from drivers.state import StateFile
 from drivers.state_dir import left_in_the_old_default, state_dir_of
 from studio.config import load_config
+from studio.config.models import StudioConfig
 from studio.errors import StudioError
 from studio.process import fail, load_process_config, run_process
 
@@ -41,6 +42,7 @@ def run(
 
     Refused (exit 2) if another process runs any of them (same state dir)."""
     settings = load_process_config(config)
+    require_tables(settings, table, config)
     state = state_dir_of(config, state_dir, DEFAULT_STATE_DIR)
     if state_dir is None:
         ours = [(t, d.id) for t, d in settings.devices(table or None) if d.kind in DRIVERS]
@@ -161,6 +163,23 @@ def _no_state_file(path: Path, table: str, device: str, *, default: bool) -> Stu
     )
 
 
+def require_tables(settings: StudioConfig, asked: list[str] | None, config: Path) -> None:
+    """Refuse (exit 2) a ``--table`` the config ``config`` does not have, naming it and the
+    tables it has. ``drivers run`` and ``camera run`` filtered on it without a word: beside
+    a valid one it was dropped (that table's devices undriven, a clean start log), alone
+    it read "no ... device in the config"."""
+    tables = [t.id for t in settings.tables]
+    unknown = [t for t in dict.fromkeys(asked or []) if t not in tables]
+    if unknown:
+        which = ", ".join(repr(t) for t in unknown)
+        fail(
+            StudioError(
+                f"no table{'s' if len(unknown) > 1 else ''} {which} in {config} "
+                f"(tables: {', '.join(tables) or 'none'})"
+            )
+        )
+
+
 def _require_configured(config: Path, table: str, device: str) -> None:
     """Refuse a table or device the config does not have (a typo said "nothing to forget",
     exit 0, and the device meant kept its wire id)."""
@@ -168,9 +187,7 @@ def _require_configured(config: Path, table: str, device: str) -> None:
         settings = load_config(config)
     except StudioError as exc:
         fail(exc)
-    tables = [t.id for t in settings.tables]
-    if table not in tables:
-        fail(StudioError(f"no table {table!r} in {config} (tables: {', '.join(tables) or 'none'})"))
+    require_tables(settings, [table], config)
     devices = [d.id for d in settings.table(table).devices]
     if device not in devices:
         fail(

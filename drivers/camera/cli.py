@@ -8,6 +8,7 @@ from pathlib import Path
 import typer
 
 from drivers.camera.runner import build_cameras, run_cameras
+from drivers.cli import require_tables
 from drivers.run_lock import run_locks
 from drivers.state_dir import left_in_the_old_default, state_dir_of
 from studio.config.camera_files import cameras as camera_devices
@@ -41,6 +42,7 @@ def run(
     same client id on the same broker, or the same camera (a device's real path, a URL;
     not a recording or ``virtual``), whatever state dir and client ids it was given."""
     settings = load_process_config(config)
+    require_tables(settings, table, config)
     state = state_dir_of(config, state_dir, DEFAULT_STATE_DIR)
     if state_dir is None:
         ours = [(t, d.id) for _, t, d in camera_devices(settings, table or None)]
