@@ -21,11 +21,19 @@ from studio.errors import BusError, StoreError, StudioError
 from studio.process import StopSignals, configure_logging, run_process
 from studio.store.database import async_url
 
+# Seconds between the dealer's actions at the most (an hour): the tables' betting and
+# decision windows are 8 times it, in whole seconds. Until 2026-12-07 none: --pace inf (or
+# 1e308, whose 8 times is infinite) ended in an OverflowError traceback, exit 1.
+MAX_PACE = 3600.0
+
 
 def demo(
     tables: int = typer.Option(4, "--tables", min=1, max=64, help="number of tables"),
     pace: float = typer.Option(
-        0.6, "--pace", min=0.0, help="seconds between dealer actions (0 = as fast as possible)"
+        0.6,
+        "--pace",
+        min=0.0,
+        help="seconds between dealer actions, 0 to 3600 (0 = as fast as possible)",
     ),
     seed: int = typer.Option(1, "--seed", help="same seed, same shoes and player choices"),
     broker: str | None = typer.Option(
@@ -68,6 +76,8 @@ def demo(
         _refuse("--cameras", f"expected on or off, got {cameras!r}")
     if not 1 <= port <= 65535:
         _refuse("--port", f"expected 1 to 65535, got {port}")
+    if not pace <= MAX_PACE:  # (typer refuses a negative one and NaN)
+        _refuse("--pace", f"expected seconds, 0 to {MAX_PACE:g}, got {pace:g}")
     if auto_resolve is not None and not auto_resolve >= 0:
         _refuse("--auto-resolve", f"expected seconds, 0 or more, got {auto_resolve:g}")
     if log_level.upper() not in LOG_LEVELS:

@@ -1,5 +1,5 @@
-"""`studio demo` with a port it cannot listen on, or a negative `--auto-resolve`: one line,
-exit 2, nothing started and the database untouched.
+"""`studio demo` with a port it cannot listen on, a negative `--auto-resolve`, or a `--pace`
+past an hour (infinity): one line, exit 2, nothing started and the database untouched.
 
 Before, `--port 99999` ended in an OverflowError traceback (exit 1) once the broker, the
 simulator and the controller were up, and a port in use was found only after the demo had
@@ -82,3 +82,19 @@ def test_auto_resolve_0_is_taken(tmp_path: Path) -> None:
     result = runner.invoke(app, ["demo", "--auto-resolve", "0", "--port", "99999"])
     assert result.exit_code == 2, result.output
     _one_line(result.output, "--port")
+
+
+@pytest.mark.timeout(60)  # (before, 3600.5 was taken: the demo ran)
+@pytest.mark.parametrize(
+    ("pace", "said"), [("inf", "inf"), ("1e308", "1e+308"), ("3600.5", "3600.5")]
+)
+def test_a_pace_not_finite_or_huge_is_one_line_and_exit_2(
+    tmp_path: Path, pace: str, said: str
+) -> None:
+    # Before: inf and 1e308 (8 times it is infinite) an OverflowError traceback, exit 1.
+    # (typer refuses nan and a negative pace itself.)
+    db = tmp_path / "demo.db"
+    result = runner.invoke(app, ["demo", "--pace", pace, "--database", f"sqlite:///{db}"])
+    assert result.exit_code == 2, result.output
+    _one_line(result.output, "--pace", "0 to 3600", f"got {said}")
+    assert not db.exists()
