@@ -213,6 +213,13 @@ class Layout:
             )
         if not (w > 0 and h > 0):
             raise VisionError(f"invalid layout: size {w:g} x {h:g} mm; both must be positive")
+        if not all(0 < side < math.inf for side in card):
+            # (Until 2026-12-07 taken: calibrate table fitted it, then a ZeroDivisionError.)
+            raise VisionError(
+                f"invalid layout: card_size {card[0]:g} x {card[1]:g} mm; both must be "
+                f"positive (a card's width and length; left out: {CARD_SIZE_MM[0]:g} x "
+                f"{CARD_SIZE_MM[1]:g})"
+            )
         if not zones:
             raise VisionError("invalid layout: no zones")
         names = [z.name for z in zones]

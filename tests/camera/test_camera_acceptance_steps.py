@@ -182,6 +182,10 @@ def _edit(layout: dict[str, Any], change: str) -> None:
         layout["size"] = [120, 70]
     elif change == "twice":
         zones[2]["name"] = zones[1]["name"]
+    elif change == "no card":
+        layout["card_size"] = [0, 0]
+    elif change == "card":
+        layout["card_size"] = [-63, 88]
 
 
 @pytest.mark.parametrize(
@@ -195,6 +199,9 @@ def _edit(layout: dict[str, Any], change: str) -> None:
         ("cm", "units 'cm'; a layout is in millimetres"),
         ("size in cm", "zone 'dealer' has the point (450, 20) off the cloth (120 x 70 mm"),
         ("twice", "zone 'seat:5' is declared twice"),
+        # Before: fitted, then a ZeroDivisionError traceback (exit 1), nothing written.
+        ("no card", "card_size 0 x 0 mm; both must be positive"),
+        ("card", "card_size -63 x 88 mm; both must be positive"),
     ],
 )
 def test_a_mistaken_layout_is_refused_with_what_to_change(
