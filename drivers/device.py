@@ -1663,7 +1663,13 @@ class DeviceDriver:
                 # Its count when the RESEND reached it: the answer covers up to there.
                 self._resend_covers = max(self._resend_covers, item.seq)
                 if self._gap_deadline is not None:  # the frames follow the ACK: from now on
-                    self._gap_deadline = asyncio.get_running_loop().time() + self.gap_timeout
+                    # As long as an unanswered request gets (RESEND_TRIES x gap_timeout): a
+                    # device that ACKed at once and read its flash for 1.5 s had its gap given
+                    # up after gap_timeout, and the card that then came was dropped as late
+                    # (a docs-only device review); the same device without the ACK lost
+                    # nothing. A numbering check asks again after gap_timeout, as before.
+                    wait = self.gap_timeout * (1 if self._checking else RESEND_TRIES)
+                    self._gap_deadline = asyncio.get_running_loop().time() + wait
 
     async def _on_event(self, event: Event) -> None:
         if self._learn is not None and event.seq == self._learn:

@@ -117,6 +117,8 @@ class ScriptedShoe:
         self.heartbeats = True
         self.answer_resend = True
         self.ignore_resends = 0  # the next N RESENDs never reach it (lost on the line)
+        # Seconds between a RESEND's ACK (at once) and its frames (a slow flash read).
+        self.resend_delay = 0.0
         # Events dealt as the next HELLO answer goes out: in the same write, after it.
         self.hello_then: list[tuple[str, ...]] = []
         # Events dealt just before the next HELLO answer, after a heartbeat that went out
@@ -192,9 +194,17 @@ class ScriptedShoe:
                 self.ignore_resends -= 1
             elif host.type == "RESEND" and self.answer_resend:
                 self.port.write(self.frame(self.seq, "ACK", str(host.seq)))
-                for seq in sorted(self.sent):
-                    if seq >= int(host.fields[0]):
-                        self.port.write(self._resent(seq))
+                frames = [s for s in sorted(self.sent) if s >= int(host.fields[0])]
+                if self.resend_delay:
+                    loop = asyncio.get_running_loop()
+                    loop.call_later(self.resend_delay, self._resend_frames, frames)
+                else:
+                    self._resend_frames(frames)
+
+    def _resend_frames(self, seqs: list[int]) -> None:
+        if self.port.is_open:
+            for seq in seqs:
+                self.port.write(self._resent(seq))
 
     def _resent(self, seq: int) -> bytes:
         if not self.restamp_resends:
