@@ -3,7 +3,8 @@
 Device -> host events::
 
     SHUF,<cards-in>                       shuffle started
-    DONE,<count>,<census>                 shuffle complete; census "A:32;2:32;...;K:32"
+    DONE,<count>,<census>                 shuffle complete; census "A:32;2:32;...;T:32;...;K:32"
+                                          (the ten as T or 10)
     ERR,E40,<expected>,<counted>          count mismatch: cards missing
     ERR,E41,<expected>,<counted>          count mismatch: extra cards
     ERR,E42,<expected>,<counted>,<what>   count mismatch: foreign card(s)
@@ -95,9 +96,16 @@ def _common(raw: RawFrame, least: int = 0, most: int = 0) -> tuple[str, int, int
 
 
 def parse_census(text: str) -> dict[str, int]:
+    """``A:32;2:32;...;K:32``: each of the 13 ranks once, in any order, upper case; the ten
+    as ``T`` or ``10`` (as card codes take ``10H`` for ``TH``), published as ``T``. Until
+    2026-12-07 ``10`` was refused: a shuffler writing ``10:32`` had every ``DONE``
+    malformed, and each shoe it filled was put out of play unverified (a docs-only device
+    review)."""
     census: dict[str, int] = {}
     for item in text.split(";"):
         rank, _, count = item.partition(":")
+        if rank == "10":
+            rank = "T"
         if rank not in RANKS or len(rank) != 1 or rank in census:
             raise ValueError(f"bad census rank {rank!r}")
         census[rank] = parse_count(count)
