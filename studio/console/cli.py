@@ -152,8 +152,18 @@ def _read_password(from_stdin: bool, username: str) -> str:
     """``username``'s password from stdin, or prompted for twice on the terminal. Refused
     before the database is opened: not a valid password (the rules of
     :mod:`studio.console.passwords`), or no terminal to prompt on (the prompt fell back to
-    reading stdin, echoed, with a warning; an empty stdin was "Aborted.")."""
+    reading stdin, echoed, with a warning; an empty stdin was "Aborted."), or
+    ``--password-stdin`` with stdin a terminal (it showed the password as it was typed,
+    without a prompt: the prompt hides it and asks twice)."""
     if from_stdin:
+        if _stdin_is_terminal():
+            _fail(
+                UserError(
+                    "--password-stdin reads the password from a pipe, and stdin is a "
+                    "terminal (it would show the password as typed): leave --password-stdin "
+                    "out to be prompted for it (hidden, asked twice), or pipe it in"
+                )
+            )
         password = sys.stdin.readline().rstrip("\r\n")
     elif not _stdin_is_terminal():
         _fail(

@@ -220,3 +220,47 @@ def test_on_a_terminal_add_still_prompts_twice(tmp_path: Path) -> None:
         os.close(master)
     assert b"added chief (admin)" in seen
     assert b"first admin password" not in seen  # not echoed
+
+
+@pytest.mark.parametrize("command", ["add", "passwd"])
+def test_password_stdin_on_a_terminal_is_refused_before_anything_is_typed(
+    tmp_path: Path, command: str
+) -> None:
+    # Before: no prompt, and the password was shown as it was typed (the terminal's echo),
+    # for anyone behind the operator or a screen recording to read.
+    db = tmp_path / "studio.db"
+    master, slave = pty.openpty()
+    process = subprocess.Popen(
+        [
+            str(STUDIO),
+            "users",
+            command,
+            "--reason",
+            "a test of it",
+            "chief",
+            "--password-stdin",
+            "--database",
+            f"sqlite:///{db}",
+        ],
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        start_new_session=True,
+    )
+    os.close(slave)
+    seen = bytearray()
+    try:
+        _read_until(master, None, seen)  # nothing typed: it ends by itself
+        assert process.wait(timeout=30) == 2, seen
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        os.close(master)
+    said = bytes(seen).decode().replace("\r\n", "\n").strip()
+    assert said == (
+        "error: --password-stdin reads the password from a pipe, and stdin is a terminal "
+        "(it would show the password as typed): leave --password-stdin out to be prompted "
+        "for it (hidden, asked twice), or pipe it in"
+    )
+    assert not db.exists()
