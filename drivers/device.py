@@ -2243,6 +2243,13 @@ class DeviceDriver:
                 plural = "" if self._failed_connects == 1 else "s"
                 note = f" (after {self._failed_connects} failed connect{plural})"
             self._failed_connects = 0
+        pending = self._health_pending
+        if online and pending is not None and pending[0] == "offline":
+            # A failed connect's "link down" not yet published: stale once the device is
+            # back. Left pending, the ticker sent it after "ok connected", and it stayed the
+            # last word on a device dealing cards (2 replugs in 12, a review): no report
+            # follows an "offline" while online. What must be said is said as "degraded".
+            self._health_pending = ("degraded", reason) if self._unsaid else None
         state = ONLINE if online else OFFLINE
         self.bus.availability_state = state
         await self.bus.publish(self.topics.availability(self.device_id), state, qos=1, retain=True)
