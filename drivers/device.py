@@ -397,6 +397,10 @@ class DeviceDriver:
         # never lands before an earlier one.
         self._save_lock = threading.Lock()
         self.skew_ms = 0
+        # Whether skew_ms was measured (the first HELLO or heartbeat), and a measurement far
+        # from it (more than skew_tolerance) that the next must confirm before it is used.
+        self._skew_known = False
+        self._skew_doubt: int | None = None
         self._replay: deque[_Replayable] = deque(maxlen=replay_size)
         # Device seq -> fingerprint of the last events published under this offset: a frame
         # under one of those seqs is a resend (the same) or the device's new numbering (not).
@@ -2146,7 +2150,28 @@ class DeviceDriver:
         await self._release_held(unvouched=unvouched)
 
     def _update_skew(self, device_ms: int) -> None:
+        """The device clock's offset from the host's, from a HELLO or heartbeat time. One
+        that departs from the offset known by more than ``skew_tolerance`` is used only once
+        the next agrees with it (two in a row, as a doubted seq is confirmed): one heartbeat
+        with a glitched time (an hour ahead) re-stamped the next, sound card an hour back,
+        with a report of a skew the clock never had (a docs-only device review)."""
         skew = device_ms - int(time.time() * 1000)
+        if self._skew_known and abs(skew - self.skew_ms) > self.skew_tolerance_ms:
+            doubt, self._skew_doubt = self._skew_doubt, skew
+            if doubt is None or abs(skew - doubt) > self.skew_tolerance_ms:
+                # (Logged once a run of them: a clock wrong at every heartbeat logs its first.)
+                _LOGGER.log(
+                    logging.INFO if doubt is None else logging.DEBUG,
+                    "%s/%s: device time %d ms is %+.1fs off the device clock as known; "
+                    "not used unless the next frame agrees",
+                    self.table_id,
+                    self.device_id,
+                    device_ms,
+                    (skew - self.skew_ms) / 1000,
+                )
+                return
+        self._skew_known = True
+        self._skew_doubt = None
         skewed = abs(skew) > self.skew_tolerance_ms
         was = abs(self.skew_ms) > self.skew_tolerance_ms
         self.skew_ms = skew
