@@ -124,6 +124,9 @@ CHECK_EVENTS = 4
 WRAP_WINDOW = 4096
 
 RESEND_TRIES = 3  # RESENDs sent for one gap while the device talks but does not answer them
+# The earliest event time taken as possible: 2000-01-01T00:00:00Z. A device time of 0 (a
+# clock not set, from an in-sync device) went out as 1970-01-01 with no report (a review).
+EARLIEST_EVENT_MS = 946_684_800_000
 # The device event a driver publishes on its events topic when it finds, at a (re)connect,
 # that the device restarted its numbering while the link or the driver was away: what the
 # device dealt meanwhile under its old numbering is gone without a trace on the bus
@@ -2188,8 +2191,8 @@ class DeviceDriver:
         if abs(self.skew_ms) > self.skew_tolerance_ms:
             ms -= self.skew_ms
         now = int(time.time() * 1000)
-        if not 0 <= ms <= now + 2 * self.skew_tolerance_ms:
-            # Not yet happened, or before 1970 (a clock glitch, or a glitched heartbeat's skew
+        if not EARLIEST_EVENT_MS <= ms <= now + 2 * self.skew_tolerance_ms:
+            # Not yet happened, or before 2000 (a clock glitch or not set, or a skew
             # applied to a sound time): no time to put on the bus, and one past the year 9999
             # would not even convert. Host time is the best there is. (A clock within the
             # tolerance may be ahead by it, plus a change in latency: twice is the margin.)

@@ -58,3 +58,21 @@ async def test_a_heartbeat_from_an_impossible_time_does_not_stop_the_driver(
             shoe.card("QH")
             cards = await rec.wait(lambda: rec.cards)
     assert [(c.seq, c.card) for c in cards] == [(1, "QH")]
+
+
+async def test_an_event_stamped_0_from_a_clock_in_sync_goes_out_with_host_time(
+    broker: BrokerSettings, table_id: str, tmp_path: Path
+) -> None:
+    async with ScriptedShoe(tmp_path / "shoe-1") as shoe, recording(broker, table_id) as rec:
+        async with DriverSet(shoe_config(table_id, shoe.port.link), broker=broker) as drivers:
+            await drivers.wait_online(20)
+            send_at(shoe, 0, "CARD", "QH", "S1")  # a clock not set, or a glitch
+            shoe.card("7C")
+            cards = await rec.wait(lambda: len(rec.cards) >= 2 and rec.cards)
+            report = await rec.wait(
+                lambda: [h for h in rec.health("shoe-1") if "not a possible time" in h.reason]
+            )
+    # Before: published as 1970-01-01T00:00:00Z, with no report (a docs-only device review).
+    assert [(c.seq, c.card) for c in cards] == [(1, "QH"), (2, "7C")]
+    assert abs((cards[0].ts - cards[1].ts).total_seconds()) < 5
+    assert report[0].status == "degraded"
