@@ -2645,7 +2645,9 @@ class TableController:
                 "(the shoe and the camera held the same card): void this one"
             )
 
-    def offered(self, alert: Alert, *, trial: bool = False) -> list[str]:
+    def offered(
+        self, alert: Alert, *, trial: bool = False, state: bytes | None = None
+    ) -> list[str]:
         """The resolutions an open ``alert`` offers now: those it allows, less those the
         controller refuses whatever is done first. With ``trial`` (a reader asking: REST,
         the console), each that takes no card (accept, void, cancel) is tried on a copy of
@@ -2656,7 +2658,9 @@ class TableController:
         A correction needs a card (some are taken, some not): it is left out only by the
         round-over check (logic 14). One refused for now only (other alerts first, a
         manager's pause, a device still offline: ``_RefusedForNow``) is still offered: its
-        refusal says what to do. A resolved alert: those it allowed when raised."""
+        refusal says what to do. A resolved alert: those it allowed when raised. ``state``:
+        the table as :meth:`trial_state` pickled it, shared by the alerts of one read (else
+        pickled here, for this alert's trials)."""
         if not alert.open:
             return list(alert.allowed)
         over = self.logic >= 14 and self._round_over(alert)
@@ -2666,7 +2670,6 @@ class TableController:
         # times slower; the message published carries the checks above alone.
         trying = trial and not self.__dict__.get("_trial")
         offered = []
-        state: bytes | None = None
         for allowed in alert.allowed:
             resolution = Resolution(allowed)
             try:
@@ -2676,7 +2679,7 @@ class TableController:
                     self._check_twin(alert, held)  # (before a pause's refusal, too)
                 if trying and resolution is not Resolution.CORRECT:
                     if state is None:  # one pickle, a fresh copy per trial
-                        state = self._trial_state()
+                        state = self.trial_state()
                     if state is not None:
                         copy: TableController = pickle.loads(state)
                         copy.__dict__["_trial"] = True
@@ -2700,7 +2703,7 @@ class TableController:
             offered.append(allowed)
         return offered
 
-    def _trial_state(self) -> bytes | None:
+    def trial_state(self) -> bytes | None:
         """The table pickled, for ``offered`` to try resolutions on copies of it; None if it
         cannot be (an attribute pickle cannot take: then only the checks above run)."""
         try:

@@ -189,3 +189,40 @@ async def test_a_device_payload_past_the_input_limit_is_dropped_unlogged(
         assert bus.stats.malformed[topics.shoe_events] == 1
         assert [record.payload["data"] for record in logged] == [{}]
         assert all(len(json.dumps(r.payload)) < MAX_INPUT_BYTES for r in await EventLog(db).read())
+
+
+async def test_a_storm_of_alerts_is_read_with_one_pickle_and_a_few_trials(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each open alert's resolutions were tried on a pickle of its own of the whole table:
+    O(alerts) each, 5 s a read at 300 open alerts, and one viewer's badge held the tables
+    132 s at 600 (a pentest, 2026-12-07). One pickle a table a read now, and the first
+    TRIED_ALERTS alerts tried on copies of it; the others offer what the cheap checks leave."""
+    import pickle as pickle_module
+
+    import studio.controller.table as table_module
+    from studio.controller.service import TRIED_ALERTS
+    from studio.controller.table import TableController
+
+    config = StudioConfig(
+        tables=[TableSettings(id="t1", devices=[{"id": "shoe-1", "kind": "shoe"}])]
+    )
+    async with (
+        Database(f"sqlite:///{tmp_path}/studio.db") as db,
+        ControllerService(config, None, EventLog(db), Fanout(bus=None), timers=False) as svc,
+    ):
+        for n in range(3 * TRIED_ALERTS):  # a device id none of the table's: an alert each
+            await svc.submit("t1", "shoe.event", event(f"x{n}", 1))
+        pickles, copies = [], []
+        trial_state, loads = TableController.trial_state, pickle_module.loads
+        monkeypatch.setattr(
+            TableController, "trial_state", lambda self: pickles.append(1) or trial_state(self)
+        )
+        monkeypatch.setattr(
+            table_module.pickle, "loads", lambda data: copies.append(1) or loads(data)
+        )
+        views = svc.alerts(state="raised")
+    assert len(views) == 3 * TRIED_ALERTS
+    assert all(view["allowed_resolutions"] == ["accept", "cancel"] for view in views)
+    assert len(pickles) == 1
+    assert 0 < len(copies) <= TRIED_ALERTS * 2  # accept and cancel, for the first ones
