@@ -2305,7 +2305,8 @@ class ControllerService:
             # device faults) took 5 s a read on the event loop, 600 took 20 s, and one
             # viewer's badge held the tables 132 s (a pentest, 2026-12-07). The rest offer
             # what the cheap checks leave; a refused resolution still says why when sent.
-            pickled = c.trial_state() if alerts and alerts[0].open else None
+            tried = any(alert.open for alert in alerts[:TRIED_ALERTS])
+            pickled = c.trial_state() if tried else None
             for n, alert in enumerate(alerts):
                 offered = c.offered(alert, trial=n < TRIED_ALERTS, state=pickled)
                 model = alert.message_model(
