@@ -16,6 +16,7 @@ import json
 import logging
 import re
 import textwrap
+from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -86,6 +87,9 @@ _LOGGER = logging.getLogger(__name__)
 PREFIX = "/console"
 SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
 RESOLUTIONS = ("accept", "correct", "void", "cancel")
+# The console sockets one session may hold open at once (a page each): one more is closed
+# (1013, try again later).
+SOCKETS_PER_SESSION = 16
 # Rounds per page of the round search, and read at a time by an export (which goes on
 # to the last round that matches). Until 2026-12-06 both were cut at 500 rounds without
 # a word, while a busy table passes 500 rounds a day.
@@ -1797,6 +1801,8 @@ def build_router(console: Console) -> APIRouter:
 
     # ------------------------------------------------------------ live stream
 
+    sockets: Counter[str] = Counter()  # each session's open console sockets
+
     @router.websocket("/ws")
     async def console_socket(websocket: WebSocket, table: str | None = Query(None)) -> None:
         if foreign_origin(websocket):
@@ -1822,17 +1828,29 @@ def build_router(console: Console) -> APIRouter:
             await websocket.close(code=4401)
             return
         await websocket.accept()
-        # The table streams' loop: a stalled client is let go after SEND_TIMEOUT_SECONDS,
-        # whatever the client sends is ignored, a stopping server ends it (1012).
-        await send_stream(
-            websocket,
-            ctx.fanout,
-            table or None,
-            name="console-ws",
-            watch_session=True,
-            session_close_code=4401,  # console.js reloads: the login page
-            idle_ping='{"channel":"ping"}',
-        )
+        if sockets[session.token_hash] >= SOCKETS_PER_SESSION:
+            # One session's sockets are few (a page each: a manager's few tabs); a viewer's
+            # session held 1,000, every connection the server serves, and managers and the
+            # game platform got 503 (a pentest, 2026-12-07). 1013: console.js retries later.
+            await websocket.close(code=1013, reason="too many console pages open")
+            return
+        sockets[session.token_hash] += 1
+        try:
+            # The table streams' loop: a stalled client is let go after SEND_TIMEOUT_SECONDS,
+            # whatever the client sends is ignored, a stopping server ends it (1012).
+            await send_stream(
+                websocket,
+                ctx.fanout,
+                table or None,
+                name="console-ws",
+                watch_session=True,
+                session_close_code=4401,  # console.js reloads: the login page
+                idle_ping='{"channel":"ping"}',
+            )
+        finally:
+            sockets[session.token_hash] -= 1
+            if not sockets[session.token_hash]:
+                del sockets[session.token_hash]
 
     return router
 
