@@ -182,6 +182,8 @@ def _run_table(tmp_path: Path, etc: Path) -> None:
     port = free_port()
     (etc / "mosquitto.conf").write_text(
         f"listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\n"
+        # As docs/security.md asks: a client id is its account's, none can take another's.
+        "use_username_as_clientid true\n"
         f"password_file {passwd}\nacl_file {etc / 'acl'}\n"
         "log_dest stderr\nlog_type all\n"
     )
