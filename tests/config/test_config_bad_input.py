@@ -15,9 +15,18 @@ import pytest
 from test_config_operator_mistakes import BROKER, TABLE, check, write_table
 from typer.testing import CliRunner
 
+from calibration.deck_profile import PROFILE_FORMAT, PROFILE_VERSION, RANK_SIZE, SUIT_SIZE
 from studio.cli import app
 from studio.config import load_config
 from studio.errors import ConfigError
+
+# A deck profile's header (studio config check reads it, not its templates).
+DECK_HEADER = {
+    "format": PROFILE_FORMAT,
+    "version": PROFILE_VERSION,
+    "rank_size": list(RANK_SIZE),
+    "suit_size": list(SUIT_SIZE),
+}
 
 CAMERA = '[[tables.devices]]\nid = "cam-1"\nkind = "camera"\n'
 
@@ -167,7 +176,7 @@ def test_a_virtual_camera_on_a_cross_checked_table_is_warned_of(tmp_path: Path) 
 
 
 def test_camera_files_that_are_there_pass(tmp_path: Path) -> None:
-    (tmp_path / "deck.json").write_text("{}")
+    (tmp_path / "deck.json").write_text(json.dumps(DECK_HEADER))
     (tmp_path / "frames").mkdir()
     write_table(tmp_path / "table.json")
     path = camera_config(tmp_path, 'source = "frames", deck = "deck.json", table = "table.json"')

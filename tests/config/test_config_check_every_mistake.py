@@ -10,13 +10,23 @@ URL's path masked), and a serial port no device is at passed silently.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
+from calibration.deck_profile import PROFILE_FORMAT, PROFILE_VERSION, RANK_SIZE, SUIT_SIZE
 from studio.cli import app
+
+# A deck profile's header (studio config check reads it, not its templates).
+DECK_HEADER = {
+    "format": PROFILE_FORMAT,
+    "version": PROFILE_VERSION,
+    "rank_size": list(RANK_SIZE),
+    "suit_size": list(SUIT_SIZE),
+}
 
 SECRETS = {"STUDIO_WEB__PLATFORM_TOKEN": "t" * 32, "STUDIO_DATABASE__CHECKPOINT_KEY": "k" * 32}
 LOCAL_BROKER = '[broker]\nurl = "mqtt://127.0.0.1:1883"\n'
@@ -169,7 +179,7 @@ def test_a_currency_is_explained(tmp_path: Path) -> None:
 
 def test_an_empty_table_calibration_says_what_one_is(tmp_path: Path) -> None:
     (tmp_path / "table.json").write_text("{}")
-    (tmp_path / "deck.json").write_text("{}")
+    (tmp_path / "deck.json").write_text(json.dumps(DECK_HEADER))
     options = 'source = "0", deck = "deck.json", table = "table.json"'
     code, lines = check(tmp_path, LOCAL_BROKER + TABLE + camera("cam-1", options))
     assert code == 2

@@ -25,7 +25,7 @@ async def test_a_failure_nobody_waits_for_is_logged_once(
     service = ControllerService(config, None, EventLog(database), Fanout(None), timers=False)
     release = asyncio.Event()
 
-    async def failing(*_: Any) -> list[Any]:
+    async def failing(*_: Any, **__: Any) -> list[Any]:
         await release.wait()
         raise StoreError("event log append failed: disk full")
 
