@@ -37,7 +37,6 @@ import asyncio
 import contextlib
 import logging
 import ssl
-import time
 from collections import Counter, deque
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack
@@ -53,6 +52,7 @@ from studio.backoff import Backoff, run_forever
 from studio.bus.mqtt_client import Client
 from studio.config.models import BrokerSettings
 from studio.errors import BusError
+from studio.log_throttle import LogThrottle
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -98,24 +98,6 @@ class Malformed:
 # counted in BusStats.malformed): one WARNING line each, a device sending garbage wrote
 # 5,000 lines in 2 s (a pentest, 2026-12-07).
 MALFORMED_LOG_INTERVAL_SECONDS = 10.0
-
-
-class _Notes:
-    """When a topic's next line is due: its first at once, then one per interval."""
-
-    def __init__(self, interval: float) -> None:
-        self.interval = interval
-        self._last: dict[str, float] = {}
-
-    def due(self, topic: str) -> bool:
-        now = time.monotonic()
-        last = self._last.get(topic)
-        if last is not None and now - last < self.interval:
-            return False
-        if len(self._last) > 10_000:  # topics named by strangers: bounded
-            self._last.clear()
-        self._last[topic] = now
-        return True
 
 
 @dataclass
@@ -206,7 +188,7 @@ class Subscription(Generic[M]):
             # through validation and ended the controller), is at worst malformed.
             topic = message.topic.value
             self.bus.stats.malformed[topic] += 1
-            if self.bus.malformed_notes.due(topic):
+            if self.bus.malformed_notes.due(topic) is not None:
                 _LOGGER.warning(
                     "malformed payload on %s dropped (%d so far; at most one such line a "
                     "topic every %g s): %s",
@@ -333,7 +315,7 @@ class MessageBus:
         # serial device is down sets OFFLINE so a broker reconnect does not claim online.
         self.availability_state: bytes = ONLINE
         self.stats = BusStats()
-        self.malformed_notes = _Notes(MALFORMED_LOG_INTERVAL_SECONDS)
+        self.malformed_notes = LogThrottle(MALFORMED_LOG_INTERVAL_SECONDS)
         self._backoff = backoff or Backoff(initial=0.05, maximum=5.0)
         self._outbox: deque[_Outgoing] = deque()
         # The last retained message this client queued per topic (a table's state and

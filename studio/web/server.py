@@ -6,10 +6,8 @@ import asyncio
 import contextlib
 import errno
 import logging
-import math
 import resource
 import socket
-import time
 from collections.abc import Generator
 from types import TracebackType
 from typing import Any
@@ -22,6 +20,7 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 
 from studio.errors import StudioError
+from studio.log_throttle import LogThrottle
 from studio.web.streams import TRANSPORT_EXTENSION, reset_connection, stop_streams
 
 _LOGGER = logging.getLogger(__name__)
@@ -102,25 +101,6 @@ _REFUSAL = (
 )
 
 
-class _Every:
-    """Lets one event through per ``interval`` seconds, and counts those it did not."""
-
-    def __init__(self, interval: float) -> None:
-        self.interval = interval
-        self._next = -math.inf
-        self._held = 0
-
-    def due(self) -> int | None:
-        """None: not now (counted); else how many were held back since the last one."""
-        now = time.monotonic()
-        if now < self._next:
-            self._held += 1
-            return None
-        self._next = now + self.interval
-        held, self._held = self._held, 0
-        return held
-
-
 class _AcceptErrorFilter(logging.Filter):
     """asyncio's accept() out of descriptors, logged at most once per
     ``ACCEPT_ERROR_LOG_INTERVAL_SECONDS``: CPython 3.11 logs it (a traceback) and schedules
@@ -129,7 +109,7 @@ class _AcceptErrorFilter(logging.Filter):
 
     def __init__(self) -> None:
         super().__init__()
-        self.every = _Every(ACCEPT_ERROR_LOG_INTERVAL_SECONDS)
+        self.every = LogThrottle(ACCEPT_ERROR_LOG_INTERVAL_SECONDS)
 
     def filter(self, record: logging.LogRecord) -> bool:
         if not (isinstance(record.msg, str) and record.msg.startswith(ACCEPT_ERROR_MESSAGE)):
@@ -283,7 +263,7 @@ class _Config(uvicorn.Config):
         super().__init__(app, **kwargs)
         self.headers_timeout = headers_timeout
         self.max_connections = max_connections
-        self.refusals = _Every(REFUSALS_LOG_INTERVAL_SECONDS)
+        self.refusals = LogThrottle(REFUSALS_LOG_INTERVAL_SECONDS)
 
 
 class _HttpProtocol(HttpToolsProtocol):

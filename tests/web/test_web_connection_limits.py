@@ -26,6 +26,7 @@ import pytest
 import websockets
 from stream_support import event, read_until_closed, until
 
+from studio.log_throttle import LogThrottle
 from studio.streams import Channel, Fanout
 from studio.web import WebContext, WebServer, create_app
 from studio.web import server as web_server
@@ -210,7 +211,7 @@ async def test_accept_errors_are_logged_once_a_minute(caplog: pytest.LogCaptureF
     async with WebServer(create_app(context(Fanout(bus=None))), port=0):
         for log_filter in logging.getLogger("asyncio").filters:
             if isinstance(log_filter, web_server._AcceptErrorFilter):
-                log_filter.every = web_server._Every(60)  # as at a start
+                log_filter.every = LogThrottle(60)  # as at a start
         loop = asyncio.get_running_loop()
         for _ in range(5):  # as asyncio does for each queued connection
             loop.call_exception_handler(
@@ -233,7 +234,7 @@ async def test_out_of_descriptors_accept_fails_once_then_recovers(
     async with WebServer(create_app(context(Fanout(bus=None))), port=0) as server:
         for log_filter in logging.getLogger("asyncio").filters:
             if isinstance(log_filter, web_server._AcceptErrorFilter):
-                accept_errors = log_filter.every = web_server._Every(60)  # as at a start
+                accept_errors = log_filter.every = LogThrottle(60)  # as at a start
         clients.extend(socket.socket() for _ in range(3))  # their descriptors taken now
         # Every descriptor taken; then the clients connect, and the server fails to
         # accept them.
@@ -261,7 +262,7 @@ async def test_out_of_descriptors_accept_fails_once_then_recovers(
             assert answer.startswith(b"HTTP/1.1 200")
     logged = [r for r in caplog.records if r.name == "asyncio" and message in r.getMessage()]
     assert len(logged) == 1
-    assert accept_errors is not None and accept_errors._held == 0  # not one more tried
+    assert accept_errors is not None and not accept_errors._held  # not one more tried
 
 
 def test_the_cap_is_lowered_to_fit_a_low_open_files_limit(
