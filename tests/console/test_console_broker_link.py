@@ -45,6 +45,20 @@ async def until(check: Callable[[], bool], timeout: float = 20.0) -> None:
             await asyncio.sleep(0.05)
 
 
+async def shown_up(http: httpx.AsyncClient, timeout: float = 20.0) -> str:
+    """The console page once it shows the link up, as its next poll would: a connect that
+    timed out on a loaded machine can reach the broker after its retry and take the retry's
+    session over (the same client id), so the link may go down once more just after it came
+    up (a full run read `down` once; the file passed 8 of 8 alone)."""
+    async with asyncio.timeout(timeout):
+        while True:
+            page = (await http.get("/console/")).text
+            if 'data-broker="up"' in page:
+                assert not BANNER.search(page)
+                return page
+            await asyncio.sleep(0.05)
+
+
 @pytest.mark.timeout(90)
 @pytest.mark.parametrize("broker", ["mosquitto"], indirect=True)
 @pytest.mark.parametrize("database", ["sqlite"], indirect=True)
@@ -70,8 +84,7 @@ async def test_the_real_controller_losing_the_broker_shows_on_the_console(
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as http:
             await login(http, "viewer")
-            page = (await http.get("/console/")).text
-            assert 'data-broker="up"' in page and not BANNER.search(page)
+            page = await shown_up(http)
             assert re.search(r'class="device online" data-device="shoe"', page)
 
             link.break_link()  # the broker is away (its answers and new connections)
@@ -90,9 +103,8 @@ async def test_the_real_controller_losing_the_broker_shows_on_the_console(
 
             link.cut = False  # the broker is back: the bus reconnects
             await until(lambda: bus.connected)
+            back = await shown_up(http)
             assert service.broker_link() == {"connected": True, "down_since": None}
-            back = (await http.get("/console/")).text
-            assert not BANNER.search(back) and 'data-broker="up"' in back
             assert re.search(r'class="device online" data-device="shoe"', back)
 
 
