@@ -137,7 +137,12 @@ async def test_shift_manager_resolves_a_live_mismatch(
         await sim.start()
         stack.push_async_callback(sim.stop)
         ruleset = {"preset": "clubhouse", "timeouts": {"betting_seconds": 1, "decision_seconds": 1}}
-        devices = [*sim.device_settings(), DeviceSettings(id="camera-1", kind="camera")]
+        # A loop stall on a loaded machine (6.4 s seen) took the devices for silent at 5 s,
+        # and that alert paused the table before the mismatch the scenario injects.
+        devices = [
+            *sim.device_settings(heartbeat_timeout=30.0),
+            DeviceSettings(id="camera-1", kind="camera"),
+        ]
         config = StudioConfig(
             broker=settings,
             tables=[TableSettings(id=table_id, ruleset=ruleset, devices=devices)],
