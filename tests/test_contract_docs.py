@@ -66,7 +66,8 @@ def _contract_models() -> list[type[BaseModel]]:
             and issubclass(obj, BaseModel)
             and obj.__module__ == module.__name__
         ]
-        bases = {base for cls in classes for base in cls.__mro__[1:]}
+        # DeviceEvent is a payload too (shuffler and cut-card events) that ShoeEvent narrows.
+        bases = {base for cls in classes for base in cls.__mro__[1:]} - {messages.DeviceEvent}
         found += [cls for cls in classes if cls not in bases]
     union = typing.get_args(GameCommand)[0]
     found += list(typing.get_args(union))

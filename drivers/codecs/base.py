@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
 from studio.cards import Card, parse_card
+from studio.contract.messages import MAX_SHOE_ID, UNKNOWN_SHOE
 from studio.errors import CardCodeError
 
 FrameErrorKind = Literal["garbage", "truncated", "too_long", "checksum", "malformed", "unknown"]
@@ -68,8 +69,7 @@ def parse_decks(text: str) -> int:
 # A shoe id as the contract takes it (``ShoeCard.shoe``: 1-64 characters); ``unknown`` is
 # the driver's own word for "no load seen", which a device may not claim: it would turn
 # the controller's check of the card's shoe off.
-MAX_SHOE_ID = 64
-RESERVED_SHOE_IDS = frozenset({"unknown"})
+RESERVED_SHOE_IDS = frozenset({UNKNOWN_SHOE})
 
 
 def check_shoe_id(text: str) -> str:

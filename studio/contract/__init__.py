@@ -13,6 +13,7 @@ from studio.contract.messages import (
     DeviceHealth,
     ReplayRequest,
     ShoeCard,
+    ShoeEvent,
     SourceEvent,
     utc_now,
 )
@@ -44,6 +45,7 @@ __all__ = [
     "RoundEvent",
     "RoundState",
     "ShoeCard",
+    "ShoeEvent",
     "SourceEvent",
     "StreamReset",
     "TableDevices",

@@ -10,7 +10,15 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_serializer, field_validator
+from pydantic import (
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    field_serializer,
+    field_validator,
+    model_validator,
+)
 
 from studio.cards import normalise_code
 from studio.contract.rounds import rfc3339, to_utc
@@ -45,13 +53,15 @@ class SourceEvent(Payload):
 # A card's ``shoe`` when its driver has not seen the load (a protocol whose card frames carry
 # no shoe id, a driver started mid-shoe): no claim, so the controller does not check it.
 UNKNOWN_SHOE = "unknown"
+# A shoe (load) id: a card's ``shoe`` and a ``shoe_loaded`` event's ``data.shoe``.
+MAX_SHOE_ID = 64
 
 
 class ShoeCard(SourceEvent):
     """``studio/v1/tables/{table}/shoe/cards``: a card drawn from the shoe."""
 
     card: str
-    shoe: str = Field(min_length=1, max_length=64)
+    shoe: str = Field(min_length=1, max_length=MAX_SHOE_ID)
     serial: str | None = Field(None, description="card serial, for barcoded decks")
 
     @field_validator("card")
@@ -85,6 +95,25 @@ class DeviceEvent(SourceEvent):
 
     event: str = Field(min_length=1, max_length=64)
     data: dict[str, Any] = Field(default_factory=dict)
+
+
+class ShoeEvent(DeviceEvent):
+    """``studio/v1/tables/{table}/shoe/events`` as taken off the wire: a ``DeviceEvent``
+    whose ``shoe_loaded`` names a valid shoe id. (Logged inputs replay as ``DeviceEvent``,
+    as they were taken.)"""
+
+    @model_validator(mode="after")
+    def _shoe_loaded_id(self) -> ShoeEvent:
+        """A load's shoe id is a card's ``shoe``: a string of 1 to 64 characters, not
+        ``unknown`` (no claim). Unchecked, a publisher's 60 KB id went into every state
+        snapshot of the table (a review); the drivers refuse such a frame already."""
+        if self.event == "shoe_loaded" and "shoe" in self.data:
+            shoe = self.data["shoe"]
+            if not isinstance(shoe, str) or not 1 <= len(shoe) <= MAX_SHOE_ID:
+                raise ValueError(f"data.shoe must be a string of 1 to {MAX_SHOE_ID} characters")
+            if shoe == UNKNOWN_SHOE:
+                raise ValueError(f"data.shoe {UNKNOWN_SHOE!r} is reserved (a card's 'no claim')")
+        return self
 
 
 class DeviceHealth(SourceEvent):

@@ -40,6 +40,7 @@ from studio.contract import (
     ReplayRequest,
     RoundEvent,
     ShoeCard,
+    ShoeEvent,
     Topics,
     utc_now,
 )
@@ -608,7 +609,7 @@ class ControllerService:
                 topics = Topics("+")
                 consumers: list[tuple[str, str, type[BaseModel]]] = [
                     ("shoe.card", topics.shoe_cards, ShoeCard),
-                    ("shoe.event", topics.shoe_events, DeviceEvent),
+                    ("shoe.event", topics.shoe_events, ShoeEvent),
                     ("camera.card", topics.camera_cards, CameraCard),
                     ("shuffler.event", topics.shuffler_events, DeviceEvent),
                     ("cutcard.event", topics.cutcard_events, DeviceEvent),

@@ -191,6 +191,28 @@ async def test_a_device_payload_past_the_input_limit_is_dropped_unlogged(
         assert all(len(json.dumps(r.payload)) < MAX_INPUT_BYTES for r in await EventLog(db).read())
 
 
+async def test_a_shoe_load_naming_no_valid_shoe_id_is_dropped_at_the_wire(
+    broker: BrokerSettings, tmp_path: Path, table_id: str
+) -> None:
+    """A publisher's ``shoe_loaded`` with a 60 KB shoe id was taken: the id went into every
+    state snapshot of the table (a pentest, 2026-12-07). A load's id is a card's ``shoe`` now
+    (1 to 64 characters, not ``unknown``), checked as the event is taken off the wire."""
+    topics = Topics(table_id)
+    async with listening(broker, tmp_path, table_id) as (service, device, db):
+        bus = service.bus
+        assert bus is not None
+        for seq, shoe in enumerate(("s" * 60_000, "unknown", 7), start=1):
+            bad = {**event("shoe-1", seq), "event": "shoe_loaded", "data": {"shoe": shoe}}
+            await device.publish(topics.shoe_events, json.dumps(bad).encode())
+        good = {**event("shoe-1", 1), "event": "shoe_loaded", "data": {"shoe": "S-9", "decks": 8}}
+        await device.publish(topics.shoe_events, json.dumps(good).encode())
+        async with asyncio.timeout(20):
+            while not (logged := await EventLog(db).read(kinds=["shoe.event"])):
+                await asyncio.sleep(0.05)
+        assert bus.stats.malformed[topics.shoe_events] == 3
+        assert [record.payload["data"]["shoe"] for record in logged] == ["S-9"]
+
+
 async def test_a_storm_of_alerts_is_read_with_one_pickle_and_a_few_trials(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
