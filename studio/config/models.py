@@ -267,6 +267,29 @@ class WebSettings(StrictModel):
     # environment (STUDIO_WEB__PLATFORM_TOKEN), never in a committed file.
     platform_token: SecretStr | None = None
     secure_cookies: bool = Field(False, description="mark cookies Secure (behind HTTPS)")
+    # The most connections one client address may hold at once (studio.web.server's
+    # MAX_CONNECTIONS_PER_ADDRESS); 0: no such cap, for a console behind a reverse proxy,
+    # whose clients all have its address.
+    max_connections_per_address: int = Field(
+        200, description="connections one address may hold at once; 0: no cap per address"
+    )
+
+    @field_validator("max_connections_per_address", mode="before")
+    @classmethod
+    def _a_count_of_connections(cls, value: Any) -> Any:
+        # Before, pydantic took true for 1 and gave its own words for a negative count.
+        count = value
+        if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
+            count = int(value)  # from the environment
+        elif isinstance(value, float) and value.is_integer():
+            count = int(value)
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            shown = str(value).lower() if isinstance(value, bool) else repr(value)
+            raise ValueError(
+                "a number of connections one client address may hold at once, or 0 for no "
+                f"cap per address (behind a reverse proxy); got {shown}"
+            )
+        return count
 
     @field_validator("host")
     @classmethod

@@ -119,7 +119,11 @@ async def _serve(config: StudioConfig, started: asyncio.Event, *, after_restore:
         # whole log replayed after an upgrade takes minutes (docs/operations.md).
         web = await stack.enter_async_context(
             WebServer(
-                starting_app(lambda: service.starting), config.web.host, config.web.port, sock=sock
+                starting_app(lambda: service.starting),
+                config.web.host,
+                config.web.port,
+                sock=sock,
+                max_connections_per_address=config.web.max_connections_per_address,
             )
         )
         await stack.enter_async_context(service)

@@ -298,7 +298,13 @@ async def run_demo(
         service = ControllerService(config, bus, log, fanout, round_gap=max(0.5, options.pace * 3))
         # As `studio controller run`: "starting" answers while the log is replayed.
         web = await stack.enter_async_context(
-            WebServer(starting_app(lambda: service.starting), options.host, options.port, sock=sock)
+            WebServer(
+                starting_app(lambda: service.starting),
+                options.host,
+                options.port,
+                sock=sock,
+                max_connections_per_address=config.web.max_connections_per_address,
+            )
         )
         # Not whole: a start cancelled once it logged its tables' controller.started logs
         # their clean stop itself (ControllerService._abandon_start), so a replay waiting on

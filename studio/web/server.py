@@ -55,6 +55,14 @@ KEEP_ALIVE_TIMEOUT_SECONDS = 5
 # requests; 1,000 leaves room for 50 tables with several game servers and 100 console
 # pages, while the process's descriptors (below) cannot run out.
 MAX_CONNECTIONS = 1000
+# The most connections one client address may hold at once (web.max_connections_per_address;
+# 0: no such cap): one more from it is refused as over the cap above. Without it one host
+# reconnecting could hold all 1,000, and lock every console and game server out (a
+# pentest, 2026-12-07). An honest host holds far fewer: a game server a stream per table
+# it plays and a few requests, a manager's browser a WebSocket and up to 6 connections per
+# console page. Behind a reverse proxy every client has the proxy's address (the TCP peer
+# is counted, not X-Forwarded-For): raise it there, or set 0.
+MAX_CONNECTIONS_PER_ADDRESS = 200
 # The listening socket's queue (uvicorn's backlog), which is also how many connections
 # asyncio accepts in one go, before any of them can be refused.
 LISTEN_BACKLOG = 2048
@@ -82,6 +90,14 @@ REFUSALS_LOG_INTERVAL_SECONDS = 60.0
 # (50 MB in 2 s; three such connections held appends up to 28 s, dropped the broker link
 # and lost the database lock: the controller stopped; a pentest, 2026-12-07).
 MAX_REQUEST_HEADER_BYTES = 64 * 1024
+# How long a request's body has to arrive whole, from the end of its headers: then the
+# connection is closed (408 if nothing was answered yet; _HttpProtocol). The bodies here are
+# JSON of a few KiB (1 MiB at most, studio.web.app.MAX_BODY_BYTES), sent with the headers;
+# until 2026-12-07 a body announced (Content-Length: 1000000) and trickled a byte every few
+# seconds held its connection and its request's handler for good (a pentest). While the
+# server holds the body back (its handler has not read what came, or not yet asked for it,
+# Expect: 100-continue), the deadline waits.
+REQUEST_BODY_TIMEOUT_SECONDS = 10.0
 _TOO_LARGE = (
     b"HTTP/1.1 431 Request Header Fields Too Large\r\n"
     b"content-type: text/plain; charset=utf-8\r\n"
@@ -90,7 +106,15 @@ _TOO_LARGE = (
     b"\r\n"
     b"request headers too large\n"
 )
-# The answer to a connection over the cap, before it is closed.
+_TOO_SLOW = (
+    b"HTTP/1.1 408 Request Timeout\r\n"
+    b"content-type: text/plain; charset=utf-8\r\n"
+    b"content-length: 30\r\n"
+    b"connection: close\r\n"
+    b"\r\n"
+    b"request body not sent in time\n"
+)
+# The answer to a connection over a cap, before it is closed.
 _REFUSAL = (
     b"HTTP/1.1 503 Service Unavailable\r\n"
     b"content-type: text/plain; charset=utf-8\r\n"
@@ -224,6 +248,22 @@ class _WebSocketProtocol(WebSocketsSansIOProtocol):
     deadline never runs out. Until 2026-12-05 it was closed so.
     """
 
+    address: str | None = None  # counted in _Config.by_address until the connection ends
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)
+        # Upgraded from _HttpProtocol, which counted it until now (after its cap).
+        if isinstance(self.config, _Config):
+            self.address = _address(self.client)
+            if self.address is not None:
+                self.config.address_opened(self.address)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self.address is not None and isinstance(self.config, _Config):
+            self.config.address_closed(self.address)
+            self.address = None
+        super().connection_lost(exc)
+
     def keepalive_timeout(self) -> None:
         dropping = not (self.close_sent or self.transport.is_closing())
         super().keepalive_timeout()
@@ -254,29 +294,58 @@ class _WebSocketProtocol(WebSocketsSansIOProtocol):
 
 
 class _Config(uvicorn.Config):
-    """uvicorn's configuration, with what ``_HttpProtocol`` adds: its headers deadline and
-    the connection cap."""
+    """uvicorn's configuration, with what ``_HttpProtocol`` adds: its headers and body
+    deadlines, the connection caps, and the count of each client address's connections."""
 
     def __init__(
-        self, app: ASGIApp, *, headers_timeout: float, max_connections: int, **kwargs: Any
+        self,
+        app: ASGIApp,
+        *,
+        headers_timeout: float,
+        body_timeout: float,
+        max_connections: int,
+        max_connections_per_address: int,
+        **kwargs: Any,
     ) -> None:
         super().__init__(app, **kwargs)
         self.headers_timeout = headers_timeout
+        self.body_timeout = body_timeout
         self.max_connections = max_connections
+        self.max_connections_per_address = max_connections_per_address
         self.refusals = LogThrottle(REFUSALS_LOG_INTERVAL_SECONDS)
+        self.by_address: dict[str, int] = {}  # connections open (HTTP and WebSocket)
+
+    def address_opened(self, address: str) -> int:
+        """One more connection from ``address``: how many it has open now."""
+        count = self.by_address.get(address, 0) + 1
+        self.by_address[address] = count
+        return count
+
+    def address_closed(self, address: str) -> None:
+        count = self.by_address.pop(address, 0) - 1
+        if count > 0:
+            self.by_address[address] = count
+
+
+def _address(client: tuple[str, int] | None) -> str | None:
+    """The address a connection is counted under (its peer's, not a proxy's header)."""
+    return client[0] if client else None
 
 
 class _HttpProtocol(HttpToolsProtocol):
-    """uvicorn's HTTP protocol (httptools), with a deadline for a request's headers and a
-    cap on connections.
+    """uvicorn's HTTP protocol (httptools), with deadlines for a request's headers and
+    body, a cap on their size, and caps on connections.
 
     A connection has ``headers_timeout`` from its opening, and from the end of each
     response, to deliver the next request's complete headers, in at most
-    ``MAX_REQUEST_HEADER_BYTES`` (else 431), or it is closed: one that
-    sends nothing, or trickles its headers (slowloris), is not held for good. While a
-    request is answered (an SSE stream too) and once upgraded to a WebSocket, no deadline
-    runs. A connection that would make more than ``max_connections`` (HTTP and WebSocket)
-    is answered 503 and closed as soon as it is accepted, before it is read.
+    ``MAX_REQUEST_HEADER_BYTES`` (else 431, however they were read), or it is closed: one
+    that sends nothing, or trickles its headers (slowloris), is not held for good. A
+    request's body then has ``body_timeout`` to arrive whole (else 408, or closed if
+    answered already). While a request is answered (an SSE stream too) and once upgraded to
+    a WebSocket, no deadline runs. A connection that would make more than
+    ``max_connections`` (HTTP and WebSocket), or more than
+    ``max_connections_per_address`` from its client's address (0: no such cap), is
+    answered 503 and closed as soon as it is accepted, before it is read.
     """
 
     def __init__(self, config: uvicorn.Config, *args: Any, **kwargs: Any) -> None:
@@ -284,39 +353,121 @@ class _HttpProtocol(HttpToolsProtocol):
         assert isinstance(config, _Config)
         self.limits = config
         self.headers_deadline: asyncio.TimerHandle | None = None
-        self.header_bytes = 0  # of the request whose headers are awaited
+        self.header_bytes = 0  # read while the headers of a request are awaited
+        self.body_deadline: asyncio.TimerHandle | None = None
+        self.parsed_header_bytes = 0  # of the request being parsed: its target and fields
+        self.refused = False  # headers too large: what is parsed after them is ignored
+        self.address: str | None = None  # counted in limits.by_address until released
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
+        self.address = _address(self.client)
+        from_address = 0 if self.address is None else self.limits.address_opened(self.address)
+        per_address = self.limits.max_connections_per_address
         if len(self.connections) > self.limits.max_connections:
-            self._refuse()
+            self._refuse(
+                "",
+                "%d connections open, the most served at once: refusing new ones%s",
+                len(self.connections) - 1,
+            )
+        elif per_address and from_address > per_address:
+            self._refuse(
+                "address",
+                "%d connections open from %s, the most served to one address at once "
+                "(web.max_connections_per_address): refusing new ones from it%s",
+                from_address - 1,
+                self.address,
+            )
         else:
             self._start_headers_deadline()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._stop_headers_deadline()
+        self._stop_body_deadline()
+        self._release_address()
         super().connection_lost(exc)
 
+    def handle_websocket_upgrade(self) -> None:
+        if self.refused:
+            return
+        self._stop_body_deadline()
+        self._release_address()  # _WebSocketProtocol counts the connection from now on
+        super().handle_websocket_upgrade()
+
+    def _release_address(self) -> None:
+        if self.address is not None:
+            self.limits.address_closed(self.address)
+            self.address = None
+
     def data_received(self, data: bytes) -> None:
+        if self.refused:
+            return
         awaiting = self.headers_deadline is not None
         super().data_received(data)
         if not awaiting or self.headers_deadline is None:
             return  # not reading headers, or they ended in this chunk (a body may follow)
         self.header_bytes += len(data)
         if self.header_bytes > MAX_REQUEST_HEADER_BYTES and not self.transport.is_closing():
-            self._stop_headers_deadline()
-            self.transport.write(_TOO_LARGE)
-            self.transport.close()
+            self._headers_too_large()
+
+    # The parser's callbacks. Headers that end in the read they started in are parsed
+    # whole before the raw count above sees them (a 100 KB header in one read was served
+    # until 2026-12-07, and so were headers whose last read ended them past the limit):
+    # what the parser gives, the request's target and header fields, is counted too.
+
+    def on_message_begin(self) -> None:
+        self.parsed_header_bytes = 0
+        super().on_message_begin()
+
+    def on_url(self, url: bytes) -> None:
+        self.parsed_header_bytes += len(url)
+        super().on_url(url)
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self.parsed_header_bytes += len(name) + len(value) + 4  # ": " and CRLF
+        super().on_header(name, value)
 
     def on_headers_complete(self) -> None:
         self._stop_headers_deadline()  # a WebSocket upgrade too, whose protocol takes over
+        if self.refused:
+            return
+        if self.parsed_header_bytes > MAX_REQUEST_HEADER_BYTES:
+            self._headers_too_large()
+            return
         super().on_headers_complete()
+        if not (self.parser.should_upgrade() and self._should_upgrade()):
+            self._start_body_deadline()  # stopped at once if it has no body
+
+    def on_body(self, body: bytes) -> None:
+        if not self.refused:
+            super().on_body(body)
+
+    def on_message_complete(self) -> None:
+        self._stop_body_deadline()
+        if not self.refused:
+            super().on_message_complete()
 
     def on_response_complete(self) -> None:
         pipelined = bool(self.pipeline)  # a request already read, started now
+        if self.cycle.response_complete:
+            # Answered before its body ended: the headers deadline below covers the rest.
+            self._stop_body_deadline()
         super().on_response_complete()
         if not pipelined and not self.transport.is_closing():
             self._start_headers_deadline()
+
+    def _headers_too_large(self) -> None:
+        """431 and closed; only closed if a request before is still answered (its
+        response is not to be cut into). Nothing more from the connection is parsed."""
+        self.refused = True
+        self._stop_headers_deadline()
+        self._stop_body_deadline()
+        if self.transport.is_closing():
+            return
+        answering = self.cycle is not None and not self.cycle.response_complete
+        if not (answering or self.pipeline):
+            self.transport.write(_TOO_LARGE)
+        self._close()
 
     def _start_headers_deadline(self) -> None:
         self._stop_headers_deadline()
@@ -332,24 +483,44 @@ class _HttpProtocol(HttpToolsProtocol):
 
     def _headers_too_late(self) -> None:
         self.headers_deadline = None
+        if not self.transport.is_closing():
+            self._close()
+
+    def _start_body_deadline(self) -> None:
+        self._stop_body_deadline()
+        self.body_deadline = self.loop.call_later(self.limits.body_timeout, self._body_too_late)
+
+    def _stop_body_deadline(self) -> None:
+        if self.body_deadline is not None:
+            self.body_deadline.cancel()
+            self.body_deadline = None
+
+    def _body_too_late(self) -> None:
+        self.body_deadline = None
         if self.transport.is_closing():
             return
+        cycle = self.cycle
+        if self.flow.read_paused or cycle.waiting_for_100_continue:
+            # The server holds the body back: its handler has not read what came (or an
+            # earlier request, pipelined, is still answered), or has not asked for it yet.
+            self._start_body_deadline()
+            return
+        if not cycle.response_started:
+            self.transport.write(_TOO_SLOW)
+        self._close()  # its handler, waiting for the body, is told of a disconnect
+
+    def _close(self) -> None:
         if self.transport.get_write_buffer_size():
-            # The response before it, not read for all this time: close() would wait for
-            # the client to read it.
+            # What it was sent, not read: close() would wait for the client to read it.
             reset_connection(self.transport)
         else:
             self.transport.close()
 
-    def _refuse(self) -> None:
-        held = self.limits.refusals.due()
+    def _refuse(self, key: str, message: str, *args: Any) -> None:
+        held = self.limits.refusals.due(key)
         if held is not None:
             since = f" ({held} more refused since the last of these messages)" if held else ""
-            _LOGGER.warning(
-                "%d connections open, the most served at once: refusing new ones%s",
-                len(self.connections) - 1,
-                since,
-            )
+            _LOGGER.warning(message, *args, since)
         self.transport.write(_REFUSAL)
         self.transport.close()
 
@@ -429,9 +600,11 @@ class WebServer:
     """``async with WebServer(app, host, port)``: serves until the block exits.
 
     ``sock``: a socket from ``listening_socket(host, port)`` to serve on (the server then
-    owns it); without it, the server takes its own at once. ``headers_timeout`` and
-    ``max_connections``: ``_HttpProtocol``'s (``REQUEST_HEADERS_TIMEOUT_SECONDS``,
-    ``MAX_CONNECTIONS``; lowered to fit the open files limit, ``connection_cap``). Its
+    owns it); without it, the server takes its own at once. ``headers_timeout``,
+    ``body_timeout``, ``max_connections`` and ``max_connections_per_address`` (0: none):
+    ``_HttpProtocol``'s (``REQUEST_HEADERS_TIMEOUT_SECONDS``, ``REQUEST_BODY_TIMEOUT_SECONDS``,
+    ``MAX_CONNECTIONS``, lowered to fit the open files limit by ``connection_cap``, and
+    ``MAX_CONNECTIONS_PER_ADDRESS``, the setting ``web.max_connections_per_address``). Its
     creation raises the process's open files limit (``raise_open_files_limit``) and limits
     asyncio's accept() errors in the log."""
 
@@ -443,7 +616,9 @@ class WebServer:
         *,
         sock: socket.socket | None = None,
         headers_timeout: float = REQUEST_HEADERS_TIMEOUT_SECONDS,
+        body_timeout: float = REQUEST_BODY_TIMEOUT_SECONDS,
         max_connections: int = MAX_CONNECTIONS,
+        max_connections_per_address: int = MAX_CONNECTIONS_PER_ADDRESS,
     ) -> None:
         _limit_accept_errors()
         max_connections = connection_cap(max_connections, raise_open_files_limit())
@@ -454,7 +629,9 @@ class WebServer:
         config = _Config(
             self._wrapped,
             headers_timeout=headers_timeout,
+            body_timeout=body_timeout,
             max_connections=max_connections,
+            max_connections_per_address=max_connections_per_address,
             http=_HttpProtocol,
             backlog=LISTEN_BACKLOG,
             timeout_keep_alive=KEEP_ALIVE_TIMEOUT_SECONDS,

@@ -42,7 +42,7 @@ def test_a_key_like_none_says_check_the_spelling_and_the_keys(tmp_path: Path) ->
     said = load(tmp_path, "[web]\nzzz = 1\n")
     assert said.endswith(
         "web.zzz: unknown key (check the spelling; the keys are host, port, platform_token, "
-        "secure_cookies; see docs/operations.md)"
+        "secure_cookies, max_connections_per_address; see docs/operations.md)"
     ), said
 
 

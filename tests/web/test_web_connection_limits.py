@@ -26,6 +26,7 @@ import pytest
 import websockets
 from stream_support import event, read_until_closed, until
 
+from studio.config.models import WebSettings
 from studio.log_throttle import LogThrottle
 from studio.streams import Channel, Fanout
 from studio.web import WebContext, WebServer, create_app
@@ -78,6 +79,45 @@ async def trickle_until_closed(sock: socket.socket) -> str:
                 return "reset"
             sent += 1
             await asyncio.sleep(0.02)
+
+
+async def answer_until_closed(sock: socket.socket) -> bytes:
+    """What the client was answered, until the server ended the connection (at most 10 s)."""
+    loop = asyncio.get_running_loop()
+    sock.setblocking(False)
+    answer = b""
+    with contextlib.suppress(ConnectionResetError):
+        async with asyncio.timeout(10):
+            while chunk := await loop.sock_recv(sock, 1 << 16):
+                answer += chunk
+    return answer
+
+
+async def trickle_body_until_closed(sock: socket.socket, path: str) -> bytes:
+    """Send a request's headers announcing a body of 1 MB, then its body a byte every
+    50 ms, until the server ends the connection (at most 10 s): what it answered."""
+    sock.setblocking(False)
+    sock.send(
+        f"POST {path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {TOKEN}\r\n"
+        "Content-Type: application/json\r\nContent-Length: 1000000\r\n\r\n{".encode()
+    )
+    answer = b""
+    async with asyncio.timeout(10):
+        while True:
+            try:
+                got = sock.recv(4096)
+                if not got:
+                    return answer
+                answer += got
+            except BlockingIOError:
+                pass
+            except ConnectionResetError:
+                return answer
+            try:
+                sock.send(b" ")
+            except (BrokenPipeError, ConnectionResetError):
+                return answer + (b"" if answer else b"(reset)")
+            await asyncio.sleep(0.05)
 
 
 async def test_a_connection_that_sends_nothing_is_closed(clients: list[socket.socket]) -> None:
@@ -135,9 +175,75 @@ async def test_headers_past_their_size_limit_are_answered_431(
         assert sent.status_code in (200, 405), sent.text
 
 
+async def test_headers_past_their_size_limit_in_one_read_are_answered_431(
+    clients: list[socket.socket],
+) -> None:
+    """Headers ended in the read that took them past MAX_REQUEST_HEADER_BYTES were parsed
+    and served, whatever their size (a pentest: "a 100 KB header in one read passes"),
+    and so were a pipelined request's: the cap holds however they are read."""
+    async with WebServer(create_app(context(Fanout(bus=None))), port=0) as server:
+        loop = asyncio.get_running_loop()
+        big = b"X-a: " + b"b" * 100_000 + b"\r\n"
+        one_read = connect(server.port, clients)
+        one_read.setblocking(False)
+        await loop.sock_sendall(
+            one_read, b"GET /api/health HTTP/1.1\r\nHost: x\r\n" + big + b"\r\n"
+        )
+        answer = await answer_until_closed(one_read)
+        assert answer.startswith(b"HTTP/1.1 431 "), answer[:80]
+        # Under the cap in the first read, over it in the read that ends them.
+        two_reads = connect(server.port, clients)
+        two_reads.setblocking(False)
+        await loop.sock_sendall(
+            two_reads, b"GET /api/health HTTP/1.1\r\nHost: x\r\n" + big[:40_000]
+        )
+        await asyncio.sleep(0.05)  # (read apart, most likely: either way, over the cap)
+        await loop.sock_sendall(two_reads, big[40_000:] + b"\r\n")
+        answer = await answer_until_closed(two_reads)
+        assert answer.startswith(b"HTTP/1.1 431 "), answer[:80]
+        # Behind a small request, in the same read: that one may be answered, not this one.
+        pipelined = connect(server.port, clients)
+        pipelined.setblocking(False)
+        small = b"GET /api/health HTTP/1.1\r\nHost: x\r\n\r\n"
+        await loop.sock_sendall(pipelined, small + small[:-2] + big + b"\r\n")
+        answer = await answer_until_closed(pipelined)
+        assert answer.count(b"HTTP/1.1 200 ") <= 1, answer[:200]
+        await until(lambda: server.connections == 0, "the connections released")
+        # Headers just under the cap, in one read: served.
+        under = connect(server.port, clients)
+        under.setblocking(False)
+        near = b"X-a: " + b"b" * 60_000 + b"\r\n"
+        await loop.sock_sendall(
+            under, b"GET /api/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n" + near + b"\r\n"
+        )
+        answer = await answer_until_closed(under)
+        assert answer.startswith(b"HTTP/1.1 200 "), answer[:80]
+
+
+async def test_a_body_trickled_past_its_deadline_is_answered_408(
+    clients: list[socket.socket], caplog: pytest.LogCaptureFixture
+) -> None:
+    """A body announced big and sent a byte at a time held its connection and its
+    handler, waiting for the body, for good (a pentest): it has body_timeout from the end
+    of the headers. A body sent at once is served under the same deadline."""
+    app = create_app(context(Fanout(bus=None)))
+    async with WebServer(app, port=0, headers_timeout=60, body_timeout=DEADLINE) as server:
+        slow = connect(server.port, clients)
+        answer = await trickle_body_until_closed(slow, "/api/tables/bj-body/commands")
+        assert answer.startswith(b"HTTP/1.1 408 "), answer[:80]
+        await until(lambda: server.connections == 0, "the slow connection released")
+        auth = {"Authorization": f"Bearer {TOKEN}"}
+        async with httpx.AsyncClient(base_url=server.url, timeout=10, headers=auth) as client:
+            sent = await client.post("/api/health", content=b"z" * 2000)
+        assert sent.status_code in (200, 405), sent.text
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR], caplog.text
+
+
 async def test_streams_idle_longer_than_the_deadline_stay_open(table_id: str) -> None:
     fanout = Fanout(bus=None)
-    async with WebServer(create_app(context(fanout)), port=0, headers_timeout=DEADLINE) as server:
+    async with WebServer(
+        create_app(context(fanout)), port=0, headers_timeout=DEADLINE, body_timeout=DEADLINE
+    ) as server:
         url = f"ws://127.0.0.1:{server.port}/ws/tables/{table_id}?token={TOKEN}"
         auth = {"Authorization": f"Bearer {TOKEN}"}
         async with (
@@ -187,6 +293,63 @@ async def test_connections_over_the_cap_are_refused(clients: list[socket.socket]
         async with httpx.AsyncClient(base_url=server.url, timeout=10) as client:
             response = await client.get("/api/health")
         assert response.status_code == 200
+
+
+async def refused(sock: socket.socket) -> bool:
+    """Whether the server refused the connection (503, or closed unanswered)."""
+    answer = await answer_until_closed(sock)
+    return answer == b"" or answer.startswith(b"HTTP/1.1 503 ")
+
+
+def connect_from(address: str, port: int, clients: list[socket.socket]) -> socket.socket:
+    """A connection from another loopback address (Linux answers on all of 127/8)."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    clients.append(sock)
+    sock.bind((address, 0))
+    sock.connect(("127.0.0.1", port))
+    return sock
+
+
+async def test_connections_over_the_cap_per_address_are_refused(
+    clients: list[socket.socket], caplog: pytest.LogCaptureFixture, table_id: str
+) -> None:
+    """One host reconnecting held every connection the server serves, and locked every
+    console and game server out (a pentest): past max_connections_per_address, an
+    address's connections are refused as over the global cap; another address is served,
+    and the address is again once below it. A WebSocket counts from its upgrade to its end."""
+    app = create_app(context(Fanout(bus=None)))
+    async with WebServer(
+        app, port=0, headers_timeout=60, max_connections=100, max_connections_per_address=3
+    ) as server:
+        url = f"ws://127.0.0.1:{server.port}/ws/tables/{table_id}?token={TOKEN}"
+        async with websockets.connect(url):
+            held = [connect(server.port, clients) for _ in range(2)]
+            await until(lambda: server.connections == 3, "three connections held")
+            assert await refused(connect(server.port, clients))
+            assert "3 connections open from 127.0.0.1" in caplog.text
+            other = connect_from("127.0.0.2", server.port, clients)
+            other.sendall(b"GET /api/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            assert (await answer_until_closed(other)).startswith(b"HTTP/1.1 200 ")
+            held[0].close()
+            await until(lambda: server.connections == 2, "one held connection released")
+            async with httpx.AsyncClient(base_url=server.url, timeout=10) as client:
+                assert (await client.get("/api/health")).status_code == 200
+        await until(lambda: server.connections == 1, "the WebSocket's connection released")
+        more = [connect(server.port, clients) for _ in range(2)]
+        await until(lambda: server.connections == 3, "its place taken by another")
+        assert await refused(connect(server.port, clients))
+        for sock in held[1:] + more:
+            sock.close()
+        await until(lambda: server.connections == 0, "every connection released")
+    # 0: no cap per address (behind a reverse proxy, whose clients all have its address).
+    async with WebServer(app, port=0, headers_timeout=60, max_connections_per_address=0) as server:
+        for _ in range(4):
+            connect(server.port, clients)
+        await until(lambda: server.connections == 4, "four connections from one address")
+
+
+def test_the_per_address_cap_is_the_settings_default() -> None:
+    assert WebSettings().max_connections_per_address == web_server.MAX_CONNECTIONS_PER_ADDRESS
 
 
 async def test_the_open_files_limit_is_raised(caplog: pytest.LogCaptureFixture) -> None:
