@@ -635,12 +635,14 @@ def pause_of(
     state: Mapping[str, Any], alerts: list[dict[str, Any]], events: list[dict[str, Any]]
 ) -> dict[str, Any] | None:
     """Why ``state``'s table is paused: ``person`` (``by``, ``why``, ``at`` of the pause in
-    force, from the round's ``manager_action`` events; ``{}`` when the record read holds
-    none) and ``alerts`` (the ids of its open alerts that pause it). None when not paused.
+    force; ``{}`` when neither the state nor the record read says whose) and ``alerts`` (the
+    ids of its open alerts that pause it). None when not paused.
 
-    The table state carries only ``paused``: a person's pause is the last pause or resume
-    the log holds (a refused resume is not logged), an alert's any open alert of a pausing
-    code (``studio.controller.alerts.PAUSING``)."""
+    A person's pause is the state's ``manager_pause`` (the table's summary names the pause
+    in force; from table logic 28 a second one is refused, up to 27 it replaced the first's
+    name); a state without that key (an older summary): the last pause or resume the
+    round's ``manager_action`` events hold (a refused one is not logged). An alert's: any
+    open alert of a pausing code (``studio.controller.alerts.PAUSING``)."""
     if not state.get("paused"):
         return None
     table = state.get("table")
@@ -650,6 +652,11 @@ def pause_of(
         if a.get("table") == table and a.get("code") in _PAUSING_CODES
     ]
     person: dict[str, Any] | None = None
+    if "manager_pause" in state:
+        held = state.get("manager_pause")
+        if isinstance(held, Mapping):
+            person = {"by": held.get("by"), "why": held.get("why"), "at": held.get("at")}
+        events = []  # the state says it
     for event in reversed(events):
         data = _mapping(event.get("data"))
         if event.get("type") == "manager_action" and data.get("verb") in ("pause", "resume"):

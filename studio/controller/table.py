@@ -204,14 +204,24 @@ _PLAYED_TIMINGS = ("round_gap", "escalate_after", "load_grace", "restart_grace",
 # up is logged with its card (``to``, ``card``); up to 26 the camera's read was concealed
 # ("camera saw ?? in seat:1") when the hole card was drawn before the seat card's window
 # ended, and its correction was logged as ``"to": "??"`` (its ``after.cards`` naming it):
-# ``studio replay`` replayed the card as the shoe read it (docs/controller.md, Alerts).
-LOGIC: Final = 27
+# ``studio replay`` replayed the card as the shoe read it (docs/controller.md, Alerts);
+# 28: a ``pause`` while a manager's pause holds is refused, naming who holds it and why
+# (``manager_pause``, which the summary gives); up to 27 it was taken, the console showing
+# only the last one's reason and one ``resume`` lifting both people's pauses; and while an
+# ``integrity`` alert about an unauthorised device is open, a further unlisted device's event
+# raises no alert: it is a ``device_refused`` round event, counted in the open alert (at most
+# ``REFUSED_DEVICES`` ids listed); up to 27 each such event raised an alert pausing the table,
+# a publisher making up device ids as many as it sent (docs/controller.md, Alerts).
+LOGIC: Final = 28
 FIRST_LOGIC: Final = 1
 # The phases of a round in progress: its burn card (logic 9), its bets, its cards.
 # How long after the players' deadline a command taken before the timer input is still
 # judged as in time (logic 18): the time it waited for its turn at the table.
 COMMAND_DEADLINE_GRACE: Final = 2.0
 ROUND_PHASES: Final = ("burning", "betting", "dealing")
+# The device ids an open alert about an unauthorised device lists of the further unlisted
+# devices whose events it refused (logic 28); it counts every such event.
+REFUSED_DEVICES: Final = 20
 # The dealer's prompt after a start with a round in progress, until the devices were asked
 # for what they sent meanwhile (logic 20).
 RESTART_CHECK_TEXT: Final = "Controller restarted: checking the devices for cards dealt meanwhile"
@@ -402,6 +412,9 @@ class TableController:
 
     phase: str = "waiting_shoe"
     manual_pause: bool = False
+    # Who paused the table, why and when (``by``, ``why``, ``at``), while a manager's pause
+    # holds: a second pause is refused naming them (logic 28), and the summary says it.
+    manager_pause: dict[str, Any] | None = None
     round_no: int = 0
     round_id: str | None = None
     engine: EngineRound | None = None
@@ -851,6 +864,9 @@ class TableController:
         state["ruleset"] = self.ruleset.name
         state["prompt"] = self.prompt().model_dump(mode="json")
         state["devices"] = self.device_status().model_dump(mode="json")["devices"]
+        # The manager's pause in force (who, why, when), null when none holds.
+        held = self.manager_pause if self.manual_pause else None
+        state["manager_pause"] = dict(held) if held is not None else None
         return state
 
     def device_status(self) -> TableDevices:
@@ -1233,16 +1249,50 @@ class TableController:
         known = self.devices.get(device)
         # The devices of the run that took the input (see _play_devices), not the configured.
         if self.devices and (known is None or known.kind != kind):
+            held = self._unauthorised_alert() if self.logic >= 28 else None
+            if held is not None:
+                self._device_refused(held, device, kind)
+                return False
             self._alert(
                 AlertCode.INTEGRITY,
                 f"unauthorised {kind} device {device!r} on table {self.table}",
                 [evidence],
                 allowed=[Resolution.ACCEPT, Resolution.CANCEL],
+                subject={"unauthorised": device},
             )
             return False
         if known is not None:
             known.last_seen = self.now
         return True
+
+    def _unauthorised_alert(self) -> Alert | None:
+        """The table's open alert about an unauthorised device, the first raised (logic 28)."""
+        return next(
+            (a for a in self.alerts.open_alerts() if a.subject.get("unauthorised") is not None),
+            None,
+        )
+
+    def _device_refused(self, alert: Alert, device: str, kind: str) -> None:
+        """Logic 28: an event of a device the table does not have while ``alert``, about an
+        unauthorised device, is open raises no alert of its own (up to 27 each such event
+        did, each pausing the table: a publisher making up device ids raised as many as it
+        sent). It is a ``device_refused`` round event, and counted in ``alert``'s last
+        evidence (``refused``: how many events, and the first ``REFUSED_DEVICES`` ids)."""
+        before = alert.subject.get("refused")
+        count, devices = (before["refused"], before["devices"]) if before else (0, [])
+        if device not in devices and len(devices) < REFUSED_DEVICES:
+            devices = [*devices, device]
+        # A new entry each time, never changed in place: a message published before holds
+        # the one it was published with.
+        tally = {"refused": count + 1, "devices": devices}
+        alert.subject["refused"] = tally
+        if before is None:
+            alert.evidence = [*alert.evidence, tally]
+        else:
+            alert.evidence = [*alert.evidence[:-1], tally]
+        self._event(
+            "device_refused", device=device, kind=kind, alert_id=alert.alert_id, refused=count + 1
+        )
 
     def _on_controller_started(self, inp: Input) -> None:
         # The logic of the run that began here (a start logged without it: the first).
@@ -2395,9 +2445,22 @@ class TableController:
             "open_alerts": [a.alert_id for a in self.alerts.open_alerts()],
         }
 
+    def _pause_holder(self) -> str:
+        """Whose pause holds the table, in words: "ann since 12:00:01Z: camera fault"."""
+        held = self.manager_pause or {}
+        by = held.get("by") or "a manager"
+        since = f" since {held['at']}" if held.get("at") else ""
+        why = f": {held['why']}" if held.get("why") else ""
+        return f"{by}{since}{why}; a resume lifts that pause"
+
     def _manager(self, action: ManagerAction) -> dict[str, Any]:
         if action.verb == "pause":
+            if self.logic >= 28 and self.manual_pause:
+                # Up to 27 it was taken: the console showed only the last one's reason, and
+                # one resume lifted both people's pauses.
+                raise AlertError(f"already paused by {self._pause_holder()}")
             self.manual_pause = True
+            self.manager_pause = {"by": action.user, "why": action.reason, "at": rfc3339(self.now)}
             self.decision_deadline = None
             return {}
         if action.verb == "resume":
@@ -2409,6 +2472,7 @@ class TableController:
                 )
                 raise AlertError(f"not paused by a manager: {why}")
             self.manual_pause = False
+            self.manager_pause = None
             return {"still_paused_by": pausing} if self.logic >= 14 and pausing else {}
         if action.verb == "cancel_round":
             if self.phase not in ROUND_PHASES:
