@@ -74,6 +74,11 @@ STOP_FLUSH = 2.0
 # periodically, since a periodic retained publish wakes every subscriber (the controller)
 # each period for nothing, and is as late as its period for the one that matters.
 REASSERT_INTERVAL = 1.0
+# The longest wait between two connects of a bus whose link is down (its backoff's cap, by
+# default): a bus is back at most this long after its broker is, plus a connect under way
+# (CLIENT_TIMEOUT). The controller holds a device's `offline` for as long after its own
+# reconnect (studio.controller.service.OFFLINE_REJOIN_SECONDS): the drivers reconnect too.
+RECONNECT_MAXIMUM = 5.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -316,7 +321,7 @@ class MessageBus:
         self.availability_state: bytes = ONLINE
         self.stats = BusStats()
         self.malformed_notes = LogThrottle(MALFORMED_LOG_INTERVAL_SECONDS)
-        self._backoff = backoff or Backoff(initial=0.05, maximum=5.0)
+        self._backoff = backoff or Backoff(initial=0.05, maximum=RECONNECT_MAXIMUM)
         self._outbox: deque[_Outgoing] = deque()
         # The last retained message this client queued per topic (a table's state and
         # prompt): published again at each reconnect, since a broker restarted without

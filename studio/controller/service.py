@@ -29,6 +29,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, RootModel, ValidationError
 
 from studio.bus import MAX_SEQ_JUMP, Malformed, MessageBus, SequenceTracker, SeqVerdict
+from studio.bus.client import CLIENT_TIMEOUT, RECONNECT_MAXIMUM
 from studio.config.models import StudioConfig, TableSettings
 from studio.contract import (
     AlertMessage,
@@ -165,6 +166,14 @@ COMMAND_LOOKBACK = 64
 # play) says how far it got this often, in the log and on the console's "starting" page.
 REPLAY_PROGRESS_SECONDS = 10.0
 OFFLINE_GRACE_SECONDS = 3.0  # a device's `offline` taken back by its `online` within it
+# No `offline` is taken while the controller's own link to the broker is down (no `online`
+# could reach it), nor until this long after the link is back: the drivers lost the broker
+# too, and the broker handed out their last wills (retained: handed over again at our
+# resubscribe). A driver is back at most its bus's reconnect wait (RECONNECT_MAXIMUM, 5 s)
+# plus a connect under way (CLIENT_TIMEOUT, 5 s) after the broker, and its `online` then
+# comes within the grace: 13 s. Before, a broker away longer than the grace paused every
+# table with a `device_offline` per device, the devices fine (a drill, 2026-12-07).
+OFFLINE_REJOIN_SECONDS = RECONNECT_MAXIMUM + CLIENT_TIMEOUT + OFFLINE_GRACE_SECONDS
 OFFLINE_CHECK_SECONDS = 0.25
 STALE_RETRY_SECONDS = 5.0  # a table whose rebuild failed is tried again this often while idle
 REBUILD_CHECK_SECONDS = 0.5  # how often the tables due a rebuild are looked for
@@ -427,6 +436,7 @@ class ControllerService:
         checkpoint_check: float = CHECKPOINT_CHECK_SECONDS,
         checkpoint_records: int = CHECKPOINT_RECORDS,
         offline_grace: float = OFFLINE_GRACE_SECONDS,
+        offline_rejoin_grace: float = OFFLINE_REJOIN_SECONDS,
         command_errors_per_second: float = COMMAND_ERRORS_PER_SECOND,
         after_restore: bool = False,
         numbering_wait: float = CONNECT_WAIT,
@@ -454,6 +464,7 @@ class ControllerService:
         # ... or once the log holds this many records after it (any table's: an idle one's).
         self.checkpoint_records = checkpoint_records
         self.offline_grace = offline_grace
+        self.offline_rejoin_grace = offline_rejoin_grace
         self.command_errors_per_second = command_errors_per_second
         # A table whose log ends before what the broker saw published is refused at a start,
         # or (after_restore) goes on after it; the broker's link is waited for this long.
@@ -476,6 +487,10 @@ class ControllerService:
         # unless its `online` came first; and those being taken now (see _hold_offline).
         self._offline_due: dict[tuple[str, str], tuple[float, dict[str, Any]]] = {}
         self._offline_taking: set[tuple[str, str]] = set()
+        # No held `offline` is taken before this loop time: the rejoin grace after our own
+        # link to the broker came back (see _offline_held_until).
+        self._rejoined_until = 0.0
+        self._connects_seen = 0
         self.checkpoints = Checkpoints(log.db)
         self.commands = GameCommands(log.db)
         key = config.database.checkpoint_key
@@ -1935,16 +1950,43 @@ class ControllerService:
         self._offline_due.setdefault(key, (due, data))
         return True
 
+    def _offline_held_until(self, now: float) -> float | None:
+        """The loop time before which no held ``offline`` is taken, or None while the
+        controller's own link to the broker is down: no ``online`` can reach it then, and
+        the grace does not run. A link back (a connect after the first: a start's devices
+        are awaited by the table's ``restart_grace``) holds them ``offline_rejoin_grace``
+        from the moment it is seen, for the drivers to reconnect in turn."""
+        assert self.bus is not None
+        if not self.bus.connected:
+            return None
+        connects = self.bus.stats.connects
+        if connects != self._connects_seen:
+            if self._connects_seen:
+                self._rejoined_until = now + self.offline_rejoin_grace
+            self._connects_seen = connects
+        return self._rejoined_until
+
     async def _offline_after_grace(self) -> None:
-        """Take each held ``offline`` whose grace has passed (its device still away)."""
+        """Take each held ``offline`` whose grace has passed (its device still away), and
+        the rejoin grace after the controller's link to the broker came back; none while
+        that link is down (``_offline_held_until``)."""
+        assert self.bus is not None
+        self._connects_seen = self.bus.stats.connects
         while True:
-            now = asyncio.get_running_loop().time()
+            # Asked at each look, held offlines or not (a link back is seen when it comes),
+            # and for each key: the link may have dropped (and come back) while an earlier
+            # key was applied.
+            self._offline_held_until(asyncio.get_running_loop().time())
             for key in list(self._offline_due):
+                now = asyncio.get_running_loop().time()
+                held_until = self._offline_held_until(now)
+                if held_until is None:
+                    break
                 # Looked up again: an `online` taken back while an earlier key was applied
                 # (an await) removed it, or a newer `offline` replaced it (a review: KeyError
                 # ended the controller's task group ten seconds into a restarted demo).
                 entry = self._offline_due.get(key)
-                if entry is None or now < entry[0]:
+                if entry is None or now < max(entry[0], held_until):
                     continue
                 del self._offline_due[key]
                 data = entry[1]
