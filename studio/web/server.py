@@ -14,7 +14,7 @@ from typing import Any
 
 import uvicorn
 from fastapi import FastAPI
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from uvicorn._types import ASGISendEvent
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
@@ -114,6 +114,21 @@ _TOO_SLOW = (
     b"\r\n"
     b"request body not sent in time\n"
 )
+# The answer to a request cut off by the server's stop (_WithTransport), before its
+# connection is closed.
+_CUT_OFF_BODY = b'{"status":"stopping","detail":"the server stopped while answering: retry"}'
+_CUT_OFF: list[Message] = [
+    {
+        "type": "http.response.start",
+        "status": 503,
+        "headers": [
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(_CUT_OFF_BODY)).encode()),
+            (b"connection", b"close"),
+        ],
+    },
+    {"type": "http.response.body", "body": _CUT_OFF_BODY},
+]
 # The answer to a connection over a cap, before it is closed.
 _REFUSAL = (
     b"HTTP/1.1 503 Service Unavailable\r\n"
@@ -217,24 +232,65 @@ def _connection_transport(send: Send) -> asyncio.Transport | None:
 class _WithTransport:
     """The app, with each HTTP request's and WebSocket's transport in its scope's extensions
     (``TRANSPORT_EXTENSION``): for the streams, SSE and WebSocket, which drop a client too
-    slow."""
+    slow.
+
+    Once the server stops (``stopping``), a request cut off by it (its task cancelled, or
+    what it awaited: the controller's answer) is answered 503 and ends quietly; a WebSocket
+    not yet accepted is refused. uvicorn logged each as "Exception in ASGI application"
+    with a ~128-line traceback: a controller stopping on a lost database lock buried the
+    ERROR its runbook names under two of them (a drill, 2026-12-07). Other errors, and a
+    cancellation while the server is not stopping, reach uvicorn and its log as before.
+    ``WebServer.stop`` says in one line how many it cut off."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
+        self.stopping = False
         self._missing_logged = False
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] in ("http", "websocket"):
-            transport = _connection_transport(send)
-            if transport is not None:
-                scope.setdefault("extensions", {})[TRANSPORT_EXTENSION] = transport
-            elif not self._missing_logged:
-                self._missing_logged = True
-                _LOGGER.warning(
-                    "uvicorn does not expose the connection's transport: a stream client "
-                    "that stops reading will keep its connection open"
-                )
-        await self.app(scope, receive, send)
+        if scope["type"] not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        transport = _connection_transport(send)
+        if transport is not None:
+            scope.setdefault("extensions", {})[TRANSPORT_EXTENSION] = transport
+        elif not self._missing_logged:
+            self._missing_logged = True
+            _LOGGER.warning(
+                "uvicorn does not expose the connection's transport: a stream client "
+                "that stops reading will keep its connection open"
+            )
+        begun = False  # the response's start (a WebSocket's accept or close) was sent
+
+        async def sending(message: Message) -> None:
+            nonlocal begun
+            begun = True
+            await send(message)
+
+        try:
+            await self.app(scope, receive, sending)
+        except asyncio.CancelledError:
+            if not self.stopping:
+                raise
+            await self._cut_off(scope, send, transport, begun)
+
+    async def _cut_off(
+        self, scope: Scope, send: Send, transport: asyncio.Transport | None, begun: bool
+    ) -> None:
+        """End a request the server's stop cut off: 503 (a WebSocket refused) if nothing
+        was sent yet, else its connection closed, the response unfinished."""
+        if begun:
+            if scope["type"] == "http" and transport is not None:
+                reset_connection(transport)  # not a complete answer: no answer at all
+                # Its loss taken (a turn of the loop) before uvicorn looks at the response:
+                # else it logs it unfinished.
+                await asyncio.sleep(0)
+            return
+        answer = _CUT_OFF if scope["type"] == "http" else [{"type": "websocket.close"}]
+        # The connection may be gone meanwhile: nothing to answer then.
+        with contextlib.suppress(OSError, RuntimeError):
+            for message in answer:
+                await send(message)
 
 
 class _WebSocketProtocol(WebSocketsSansIOProtocol):
@@ -680,13 +736,36 @@ class WebServer:
 
     async def stop(self) -> None:
         """Stop serving (the block's exit does it too; a second stop does nothing more):
-        for a server entered before what its app serves, which is to stop first."""
+        for a server entered before what its app serves, which is to stop first.
+
+        Requests still being answered once it has stopped, or once its stop is cut short
+        (a controller stopping on a lost database lock cancels it), are cut off: answered
+        503, in one line of the log (_WithTransport). Until 2026-12-07 they were left
+        waiting, and the process's end cancelled them: a traceback each."""
+        self._wrapped.stopping = True
         self._server.should_exit = True
-        if self._task is not None:
-            with contextlib.suppress(asyncio.CancelledError):
-                try:
-                    async with asyncio.timeout(GRACEFUL_SHUTDOWN_SECONDS + 2):
-                        await self._task
-                except TimeoutError:
-                    self._task.cancel()
-        self._sock.close()
+        try:
+            if self._task is not None:
+                with contextlib.suppress(asyncio.CancelledError):
+                    try:
+                        async with asyncio.timeout(GRACEFUL_SHUTDOWN_SECONDS + 2):
+                            await self._task
+                    except TimeoutError:
+                        self._task.cancel()
+        finally:
+            self._cut_off_requests()
+            self._sock.close()
+
+    def _cut_off_requests(self) -> None:
+        """Cancel the requests still being answered (uvicorn's own stop, once its grace
+        ran out, cancelled its own and said so)."""
+        left = [task for task in self._server.server_state.tasks if not task.done()]
+        for task in left:
+            task.cancel()
+        if left:
+            _LOGGER.warning(
+                "web server on port %d stopped with requests still being answered: %d cut "
+                "off (answered 503)",
+                self.port,
+                len(left),
+            )
