@@ -196,6 +196,17 @@ TRIED_ALERTS = 10
 MAX_INPUT_BYTES = 64 * 1024
 # A malformed command longer than this (bytes) is not read for its `id` and `type`.
 COMMAND_ERROR_READ_LIMIT = 16 * 1024
+# Per table and run, how many ids of devices it does not have are taken off the wire as
+# any device's (tracked, logged, refused by the table: its alert names them), and as many
+# named by a "not asked for again" or a "dropped" line. Events naming further such ids are
+# dropped as they come, unlogged and untracked, counted (stats.unknown_device_events) and
+# said at most a line per UNKNOWN_DROPS_LOG_SECONDS a table. Before, a publisher making up
+# ids cost a tracker, an identity and a not-asked entry each for the run, and a log record
+# each event for good (a pentest, 2026-12-07). Tables that list no devices take any.
+UNKNOWN_DEVICES = 32
+UNKNOWN_DROPS_LOG_SECONDS = 60.0
+# A "dropped" line counts the distinct ids it covers up to this many ("1000+" past it).
+UNKNOWN_DROPS_IDS_COUNTED = 1000
 
 
 class UnknownTable(StudioError, KeyError):
@@ -311,7 +322,19 @@ class ControllerStats:
     checkpoints_refused: int = 0  # checkpoints not read back: altered, or unreadable
     command_errors: int = 0  # malformed game commands answered on game/command_errors
     command_errors_suppressed: int = 0  # ... not answered: over the rate limit
+    unknown_device_events: int = 0  # dropped at the wire: past UNKNOWN_DEVICES unlisted ids
     validation_ms: list[float] = field(default_factory=list)
+
+
+@dataclass
+class _UnknownDrops:
+    """A table's events of devices it does not have dropped since its last line about them
+    (see UNKNOWN_DEVICES), and the timer of its next line (None: the next drop is said)."""
+
+    events: int = 0
+    devices: set[str] = field(default_factory=set)  # at most UNKNOWN_DROPS_IDS_COUNTED
+    example: str = ""
+    timer: asyncio.TimerHandle | None = None
 
 
 # The device inputs stamped at their source (``ts``: the driver's host clock, the device's
@@ -515,8 +538,13 @@ class ControllerService:
         # (table, device) whose numbering conflicts with the log: alerted once, until the
         # device sends a fresh seq again.
         self._conflicting: set[tuple[str, str]] = set()
-        # (table, device) ids heard but never asked for a replay (see _askable): logged once.
+        # (table, device) ids heard but never asked for a replay (see _askable): logged once
+        # (the first UNKNOWN_DEVICES of a table).
         self._not_asked: set[tuple[str, str]] = set()
+        # Per table, the ids of devices it does not have whose events this run takes (the
+        # first UNKNOWN_DEVICES), and those of others dropped since said (see _admitted).
+        self._unknown_taken: dict[str, set[str]] = {}
+        self._unknown_drops: dict[str, _UnknownDrops] = {}
         # (table, topic, device) of messages dropped for the device they name: logged once.
         self._dropped_names: set[tuple[str, str, str]] = set()
         # Per table, the last log record whose outputs the broker acknowledged (in memory,
@@ -1662,6 +1690,8 @@ class ControllerService:
                 else:
                     if not self._device_named_well(table_id, received.topic, payload):
                         continue
+                    if not self._admitted(table_id, getattr(payload, "device", None)):
+                        continue
                     await self._device_input(table_id, kind, payload.model_dump(mode="json"))
                     continue
                 await self._apply(table_id, kind, data)
@@ -1692,9 +1722,66 @@ class ControllerService:
         else:
             return True
         if (table_id, topic, device) not in self._dropped_names:
+            if sum(t == table_id for t, _, _ in self._dropped_names) >= UNKNOWN_DEVICES:
+                self._unknown_dropped(table_id, device)  # bounded: counted, a line a minute
+                return False
             self._dropped_names.add((table_id, topic, device))
             _LOGGER.warning("%s: a message naming device %r dropped: %s", table_id, device, why)
         return False
+
+    def _admitted(self, table_id: str, device: object) -> bool:
+        """Whether a device's event off the wire is taken: one of the table's devices (or a
+        table that lists none), or one of the first UNKNOWN_DEVICES other ids the table heard
+        this run (the table refuses their events: an alert names them). Another id's event
+        is dropped here, before the trackers, the identities and the log, and counted."""
+        known = self.tables[table_id].devices  # this run's: its start logged them
+        if not isinstance(device, str) or not known or device in known:
+            return True
+        taken = self._unknown_taken.setdefault(table_id, set())
+        if device in taken:
+            return True
+        if len(taken) < UNKNOWN_DEVICES:
+            taken.add(device)
+            return True
+        self._unknown_dropped(table_id, device)
+        return False
+
+    def _unknown_dropped(self, table_id: str, device: str) -> None:
+        """Count an event of a device ``table_id`` does not have, dropped at the wire: said
+        at once after a quiet spell, then at most once per UNKNOWN_DROPS_LOG_SECONDS."""
+        self.stats.unknown_device_events += 1
+        drops = self._unknown_drops.setdefault(table_id, _UnknownDrops())
+        drops.events += 1
+        if len(drops.devices) < UNKNOWN_DROPS_IDS_COUNTED:
+            drops.devices.add(device)
+        drops.example = drops.example or device
+        if drops.timer is None:
+            self._say_unknown_drops(table_id)
+
+    def _say_unknown_drops(self, table_id: str) -> None:
+        drops = self._unknown_drops[table_id]
+        if not drops.events:
+            drops.timer = None  # a quiet spell: the next drop is said at once
+            return
+        many = len(drops.devices)
+        _LOGGER.warning(
+            "%s: %d event%s of %s%s device%s the table does not have dropped at the wire, "
+            "unlogged (e.g. %r; past the first %d such devices of this run; a line a minute "
+            "at most)",
+            table_id,
+            drops.events,
+            "" if drops.events == 1 else "s",
+            many,
+            "+" if many >= UNKNOWN_DROPS_IDS_COUNTED else "",
+            "" if many == 1 else "s",
+            _short(drops.example, 64),
+            UNKNOWN_DEVICES,
+        )
+        drops.events, drops.example = 0, ""
+        drops.devices.clear()
+        drops.timer = asyncio.get_running_loop().call_later(
+            UNKNOWN_DROPS_LOG_SECONDS, self._say_unknown_drops, table_id
+        )
 
     async def _command_error(self, malformed: Malformed) -> None:
         """Answer a message on a table's ``game/commands`` that is no game command with a
@@ -2069,7 +2156,11 @@ class ControllerService:
         known = self.tables[table_id].devices
         if is_segment(device) and (not known or device in known):
             return True
-        if (table_id, device) not in self._not_asked:
+        if (table_id, device) not in self._not_asked and (
+            # Bounded: a log may hold events of any number of made-up ids (taken before
+            # 2026-12-07); the others are not named.
+            sum(t == table_id for t, _ in self._not_asked) < UNKNOWN_DEVICES
+        ):
             self._not_asked.add((table_id, device))
             _LOGGER.warning(
                 "%s: events of device %r are not asked for again: %s",

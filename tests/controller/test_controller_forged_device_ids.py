@@ -251,3 +251,115 @@ async def test_a_storm_of_alerts_is_read_with_one_pickle_and_a_few_trials(
     assert all(view["allowed_resolutions"] == ["accept", "cancel"] for view in views)
     assert len(pickles) == 1
     assert 0 < len(copies) <= TRIED_ALERTS * 2  # accept and cancel, for the first ones
+
+
+async def test_events_of_made_up_device_ids_past_a_bound_are_dropped_at_the_wire(
+    broker: BrokerSettings, tmp_path: Path, table_id: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A publisher making up device ids cost each a tracker, an identity and a not-asked
+    entry for the run, and each event a log record for good (a pentest, 2026-12-07). The
+    first UNKNOWN_DEVICES ids of a table a run are taken as before (the table's alert names
+    them); the others' events are dropped at the wire, counted, and said in one line."""
+    from studio.controller.service import UNKNOWN_DEVICES
+
+    caplog.set_level(logging.WARNING, logger="studio.controller.service")
+    topics = Topics(table_id)
+    made_up = [f"rogue-{n}" for n in range(200)]
+    async with listening(broker, tmp_path, table_id) as (service, device, db):
+        log = EventLog(db)
+
+        async def logged() -> list[tuple[str, int]]:
+            records = await log.read(table_id=table_id, kinds=["shoe.event"])
+            return [(r.payload["device"], r.payload["seq"]) for r in records]
+
+        await device.publish(topics.shoe_events, json.dumps(event("shoe-1", 1)).encode())
+        for name in made_up:
+            await device.publish(topics.shoe_events, json.dumps(event(name, 1)).encode())
+        await device.publish(topics.shoe_events, json.dumps(event("shoe-1", 2)).encode())
+        async with asyncio.timeout(20):  # one topic, taken in order: the storm is behind it
+            while ("shoe-1", 2) not in (taken := await logged()):
+                await asyncio.sleep(0.05)
+        for name in made_up:  # as the gap checks and a start's tail asks do
+            service._askable(table_id, name)
+        table = service.tables[table_id]
+        tracker, identities = service._trackers[table_id], service._identities[table_id]
+        stats = service.stats
+        not_asked = {d for t, d in service._not_asked if t == table_id}
+    unknown = set(made_up)
+    assert [d for d in taken if d[0] == "shoe-1"] == [("shoe-1", 1), ("shoe-1", 2)]
+    assert service.received(table_id, "shoe-1") == 2
+    assert len({d for d, _ in taken} & unknown) == UNKNOWN_DEVICES
+    assert len(set(tracker.sources()) & unknown) == UNKNOWN_DEVICES
+    assert len({d for _, d in identities._seen} & unknown) == UNKNOWN_DEVICES
+    assert len(not_asked & unknown) <= UNKNOWN_DEVICES
+    # The table refused the ones taken as before: one alert, counting the others.
+    (alert,) = [a for a in table.alerts.open_alerts() if a.subject.get("unauthorised")]
+    assert alert.subject["refused"]["refused"] == UNKNOWN_DEVICES - 1
+    said = [r.getMessage() for r in caplog.records if "dropped at the wire" in r.getMessage()]
+    assert said == [
+        f"{table_id}: 1 event of 1 device the table does not have dropped at the wire, "
+        f"unlogged (e.g. 'rogue-{UNKNOWN_DEVICES}'; past the first {UNKNOWN_DEVICES} such "
+        "devices of this run; a line a minute at most)"
+    ]
+    assert not [r for r in caplog.records if "not asked for again" in r.getMessage()][
+        UNKNOWN_DEVICES:
+    ]
+    assert stats.unknown_device_events == len(made_up) - UNKNOWN_DEVICES
+
+
+async def test_the_events_dropped_meanwhile_are_counted_in_the_next_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    import studio.controller.service as service_module
+
+    monkeypatch.setattr(service_module, "UNKNOWN_DEVICES", 1)
+    monkeypatch.setattr(service_module, "UNKNOWN_DROPS_LOG_SECONDS", 0.05)
+    caplog.set_level(logging.WARNING, logger="studio.controller.service")
+    config = StudioConfig(
+        tables=[TableSettings(id="t1", devices=[{"id": "shoe-1", "kind": "shoe"}])]
+    )
+    async with (
+        Database(f"sqlite:///{tmp_path}/studio.db") as db,
+        ControllerService(config, None, EventLog(db), Fanout(bus=None), timers=False) as svc,
+    ):
+        assert svc._admitted("t1", "shoe-1") and svc._admitted("t1", "x0")
+        assert [svc._admitted("t1", f"x{n % 3 + 1}") for n in range(5)] == [False] * 5
+        assert svc._admitted("t1", "x0") and svc._admitted("t1", "shoe-1")
+
+        def said() -> list[str]:
+            return [r.getMessage() for r in caplog.records if "at the wire" in r.getMessage()]
+
+        await until(lambda: len(said()) == 2)
+        await asyncio.sleep(0.2)  # nothing more dropped: no line more
+    assert [line.split(" the table")[0] for line in said()] == [
+        "t1: 1 event of 1 device",
+        "t1: 4 events of 3 devices",
+    ]
+    assert svc.stats.unknown_device_events == 5
+
+
+async def test_ids_that_are_no_segment_are_named_for_the_first_few_then_counted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A line and an entry each, for ever, until 2026-12-07: bounded as made-up ids are."""
+    import studio.controller.service as service_module
+    from studio.contract import DeviceEvent
+
+    monkeypatch.setattr(service_module, "UNKNOWN_DEVICES", 2)
+    caplog.set_level(logging.WARNING, logger="studio.controller.service")
+    config = StudioConfig(
+        tables=[TableSettings(id="t1", devices=[{"id": "shoe-1", "kind": "shoe"}])]
+    )
+    topic = Topics("t1").shoe_events
+    async with (
+        Database(f"sqlite:///{tmp_path}/studio.db") as db,
+        ControllerService(config, None, EventLog(db), Fanout(bus=None), timers=False) as svc,
+    ):
+        for n in range(50):
+            payload = DeviceEvent.model_validate(event(f"x {n}", 1))
+            assert not svc._device_named_well("t1", topic, payload)
+    assert len(svc._dropped_names) == 2
+    assert svc.stats.unknown_device_events == 48
+    said = [r.getMessage() for r in caplog.records]
+    assert len([line for line in said if "a message naming device" in line]) == 2
+    assert len([line for line in said if "dropped at the wire" in line]) == 1
