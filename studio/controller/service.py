@@ -683,6 +683,11 @@ class ControllerService:
     ) -> None:
         for task in self._tasks:
             task.cancel()
+        for drops in self._unknown_drops.values():
+            if drops.timer is not None:  # what was dropped since its last line, said now
+                drops.timer.cancel()
+        for table_id in list(self._unknown_drops):
+            self._say_unknown_drops(table_id, again=False)
         assert self._stack is not None
         try:
             # (Ends in the ChainBroken a replay found while running: _integrity.)
@@ -1758,7 +1763,9 @@ class ControllerService:
         if drops.timer is None:
             self._say_unknown_drops(table_id)
 
-    def _say_unknown_drops(self, table_id: str) -> None:
+    def _say_unknown_drops(self, table_id: str, *, again: bool = True) -> None:
+        """Say the drops counted since the last line; ``again``: and look again in a while
+        (not at the stop, whose line is the last)."""
         drops = self._unknown_drops[table_id]
         if not drops.events:
             drops.timer = None  # a quiet spell: the next drop is said at once
@@ -1779,8 +1786,12 @@ class ControllerService:
         )
         drops.events, drops.example = 0, ""
         drops.devices.clear()
-        drops.timer = asyncio.get_running_loop().call_later(
-            UNKNOWN_DROPS_LOG_SECONDS, self._say_unknown_drops, table_id
+        drops.timer = (
+            asyncio.get_running_loop().call_later(
+                UNKNOWN_DROPS_LOG_SECONDS, self._say_unknown_drops, table_id
+            )
+            if again
+            else None
         )
 
     async def _command_error(self, malformed: Malformed) -> None:

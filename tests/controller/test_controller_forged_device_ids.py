@@ -296,10 +296,15 @@ async def test_events_of_made_up_device_ids_past_a_bound_are_dropped_at_the_wire
     (alert,) = [a for a in table.alerts.open_alerts() if a.subject.get("unauthorised")]
     assert alert.subject["refused"]["refused"] == UNKNOWN_DEVICES - 1
     said = [r.getMessage() for r in caplog.records if "dropped at the wire" in r.getMessage()]
+    later = len(made_up) - UNKNOWN_DEVICES - 1
     assert said == [
         f"{table_id}: 1 event of 1 device the table does not have dropped at the wire, "
         f"unlogged (e.g. 'rogue-{UNKNOWN_DEVICES}'; past the first {UNKNOWN_DEVICES} such "
-        "devices of this run; a line a minute at most)"
+        "devices of this run; a line a minute at most)",
+        # The others, within the minute: said at the stop.
+        f"{table_id}: {later} events of {later} devices the table does not have dropped at "
+        f"the wire, unlogged (e.g. 'rogue-{UNKNOWN_DEVICES + 1}'; past the first "
+        f"{UNKNOWN_DEVICES} such devices of this run; a line a minute at most)",
     ]
     assert not [r for r in caplog.records if "not asked for again" in r.getMessage()][
         UNKNOWN_DEVICES:
@@ -338,6 +343,31 @@ async def test_the_events_dropped_meanwhile_are_counted_in_the_next_line(
     assert svc.stats.unknown_device_events == 5
 
 
+async def test_the_drops_not_yet_said_are_said_at_the_stop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The line a minute's count was lost at a stop, and its timer left behind it."""
+    import studio.controller.service as service_module
+
+    monkeypatch.setattr(service_module, "UNKNOWN_DEVICES", 1)
+    caplog.set_level(logging.WARNING, logger="studio.controller.service")
+    config = StudioConfig(
+        tables=[TableSettings(id="t1", devices=[{"id": "shoe-1", "kind": "shoe"}])]
+    )
+    async with (
+        Database(f"sqlite:///{tmp_path}/studio.db") as db,
+        ControllerService(config, None, EventLog(db), Fanout(bus=None), timers=False) as svc,
+    ):
+        assert svc._admitted("t1", "x0")
+        assert [svc._admitted("t1", f"x{n + 1}") for n in range(3)] == [False] * 3
+    said = [r.getMessage() for r in caplog.records if "at the wire" in r.getMessage()]
+    assert [line.split(" the table")[0] for line in said] == [
+        "t1: 1 event of 1 device",
+        "t1: 2 events of 2 devices",
+    ]
+    assert svc._unknown_drops["t1"].timer is None
+
+
 async def test_ids_that_are_no_segment_are_named_for_the_first_few_then_counted(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -362,4 +392,4 @@ async def test_ids_that_are_no_segment_are_named_for_the_first_few_then_counted(
     assert svc.stats.unknown_device_events == 48
     said = [r.getMessage() for r in caplog.records]
     assert len([line for line in said if "a message naming device" in line]) == 2
-    assert len([line for line in said if "dropped at the wire" in line]) == 1
+    assert len([line for line in said if "dropped at the wire" in line]) == 2  # 1, then 47
