@@ -79,6 +79,7 @@ from studio.controller.table import ROUND_PHASES
 from studio.errors import StoreError, StudioError
 from studio.store.database import serving_readers
 from studio.store.eventlog import ChainReport
+from studio.store.rounds import DROPPED_AT_RESTORE
 from studio.web.context import WebContext
 from studio.web.streams import send_stream
 
@@ -113,7 +114,9 @@ ROUND_COLUMNS = [
 # default, 0.00, meanwhile: the pages said "0.00" of a round with stakes on the table (a
 # review). The live table state's box stakes are no such total either (main bets only: no
 # side bet, double, split or insurance), so the pages say "in play", not a figure.
-ROUNDS_NOT_OVER = ("in_progress", "interrupted")
+# A round a start with --after-restore dropped (``dropped_at_restore``) is not over here
+# either, and never will be: its end is the game platform's to reconcile.
+ROUNDS_NOT_OVER = ("in_progress", "interrupted", DROPPED_AT_RESTORE)
 CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
     "connect-src 'self'; media-src 'self'; frame-ancestors 'none'; base-uri 'none'; "
@@ -254,6 +257,7 @@ _RFC3339 = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)"
 LABELS: dict[str, str] = {
     "waiting_shoe": "waiting for a shoe",
     "in_progress": "in progress",
+    DROPPED_AT_RESTORE: "dropped at a restore: reconcile with the game platform",
     "misscan": "missed scan",
     "game_before_time": "card drawn before bets closed",
     "timeout": "alert unresolved too long",

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import functools
 import heapq
 import itertools
@@ -23,6 +24,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 from types import TracebackType
 from typing import Any, TypeVar
 
@@ -120,7 +122,7 @@ from studio.store import (
 )
 from studio.store.eventlog import AppendHook, ChainBroken, StartChain
 from studio.store.game_commands import indexing
-from studio.store.rounds import alert_codes, round_players
+from studio.store.rounds import DROPPED_AT_RESTORE, alert_codes, dropping, round_players
 from studio.streams import Channel, Emission, Fanout
 
 _LOGGER = logging.getLogger(__name__)
@@ -597,6 +599,9 @@ class ControllerService:
         self.listening = asyncio.Event()
         self._subscribing = 0
         self._broken_found = asyncio.Event()
+        # Per table, the round this start's ``numbering.resumed`` dropped (--after-restore):
+        # its id and stakes (see _dropped_round), for what the start says of the last run.
+        self._dropped: dict[str, dict[str, Any]] = {}
 
     # ------------------------------------------------------------------ lifecycle
     async def __aenter__(self) -> ControllerService:
@@ -619,7 +624,24 @@ class ControllerService:
         begun: dict[str, int] = {}
         try:
             for table_id, data in resumed.items():
+                dropped = _dropped_round(self.tables[table_id]) if data.get("dropped") else None
+                if dropped is not None:
+                    # Logged with the input (for the audit trail and `studio audit verify`),
+                    # and indexed in its transaction (_indexer).
+                    data = {**data, "dropped_round": dropped}
                 await self.submit(table_id, NUMBERING_RESUMED, data)
+                if dropped is not None:
+                    self._dropped[table_id] = dropped
+                    _LOGGER.error(
+                        "%s: %s: what was played of it after the backup, its end included (it "
+                        "may have been settled and paid), is not in the restored log, so the "
+                        "studio neither settles nor refunds it (a refund could pay it twice); "
+                        "the round index marks it %s. Reconcile it with the game platform "
+                        "(docs/operations.md, Backups, step 5)",
+                        table_id,
+                        _dropped_words(dropped),
+                        DROPPED_AT_RESTORE,
+                    )
             for table_id in self.tables:
                 # Logged like any input, so a later replay knows where each run began; like
                 # any input, it publishes the table's state and dealer prompt.
@@ -755,16 +777,22 @@ class ControllerService:
             return False  # a version that logged no stop: it cannot be told
         table = self.tables[table_id]
         in_progress = table.phase in ROUND_PHASES and table.round_id is not None
+        dropped = self._dropped.get(table_id)
         resuming = (
             f"resuming round {table.round_id} in progress"
             if in_progress
+            else f"{_dropped_words(dropped)}: reconcile it with the game platform"
+            if dropped is not None
             else "no round was in progress"
         )
         if self.after_restore:
             # A backup taken while the controller ran (safe: docs/operations.md) holds that
             # run's start and not its stop, however it ended: no crash is told, nor logged
             # (``unclean_stop``, a round's ``controller_restarted``). An operator's
-            # walk-through stopped everything cleanly, restored, and read "killed".
+            # walk-through stopped everything cleanly, restored, and read "killed". The
+            # round the backup held in progress that this start dropped (numbering.resumed
+            # cleared the table's round) is named: until 2026-12-07 it said "no round was
+            # in progress" of it (an operations drill).
             _LOGGER.warning(
                 "%s: the log was restored from a backup (--after-restore): its last run "
                 "(started %s) has no stop in it, as a backup taken while the controller ran "
@@ -774,9 +802,14 @@ class ControllerService:
                 resuming,
             )
             return False
+        # Not only a kill: a run that stopped itself on a database failure (its lock lost,
+        # the database cut) could not log its stop either; its own log says which. Until
+        # 2026-12-07 this said "(killed, or its machine lost)" after such a stop too, and
+        # sent an operator looking for a crash (an operations drill).
         _LOGGER.warning(
-            "%s: the last run (started %s) ended without a clean stop (killed, or its machine "
-            "lost): %s",
+            "%s: the last run (started %s) ended without a clean stop (killed, its machine "
+            "lost, or it stopped on a database failure that kept its stop from being logged: "
+            "see that run's log): %s",
             table_id,
             last.ts,
             resuming,
@@ -1550,7 +1583,11 @@ class ControllerService:
     def _indexer(
         self, table_id: str, kind: str, data: dict[str, Any], outputs: list[Output]
     ) -> AppendHook | None:
-        """A game command's row of the index, to be written with its log records."""
+        """A game command's row of the index, to be written with its log records; a
+        ``numbering.resumed`` input's round dropped, its row's status."""
+        if kind == NUMBERING_RESUMED:
+            dropped = data.get("dropped_round")
+            return dropping(dropped["round_id"], table_id) if dropped else None
         if kind != "game.command":
             return None
         answer = answer_in(outputs, data["id"])
@@ -2335,6 +2372,9 @@ class ControllerService:
                 started=data["ts"],
                 status="in_progress",
                 single_source=bool(data["data"].get("single_source")),
+                # Indexed again (a start's re-indexing of the latest outputs), the opening
+                # of a round a restore dropped leaves it dropped.
+                keep_status=(DROPPED_AT_RESTORE,),
             )
         elif kind == "betting_closed":
             players = round_players(kind, data["data"]) or []
@@ -2776,6 +2816,55 @@ def _hide_held(
     hidden = conceal(payload, [*alert.secret_words(), *spellings(payload.get("card"))])
     assert isinstance(hidden, dict)
     return hidden
+
+
+def _dropped_round(table: TableController) -> dict[str, Any] | None:
+    """The round a start's ``numbering.resumed`` drops (the table's round in progress, as the
+    restored log left it; None: none was), with the stakes its wagers had put in: what a
+    cancel would refund them, by player and in all (``{"round_id", "phase", "stakes",
+    "players": {player: amount}}``), found on a copy of its engine."""
+    if table.phase not in ROUND_PHASES or table.round_id is None:
+        return None
+    by_player: dict[str, Decimal] = {}
+    if table.engine is not None:
+        try:
+            refunds = copy.deepcopy(table.engine).cancel()
+        except StudioError:  # (an engine settled already: nothing it holds is at stake)
+            refunds = {}
+        for box in refunds.get("boxes", []):
+            for wager in box.get("wagers", []):
+                player = str(wager.get("player"))
+                by_player[player] = by_player.get(player, Decimal(0)) + Decimal(wager["stake"])
+    return {
+        "round_id": table.round_id,
+        "phase": table.phase,
+        "stakes": _money(sum(by_player.values(), Decimal(0))),
+        "players": {player: _money(amount) for player, amount in sorted(by_player.items())},
+    }
+
+
+def _money(amount: Decimal) -> str:
+    """An amount as the round events write it: at least two decimals (``10.00``, ``0.125``)."""
+    exponent = amount.as_tuple().exponent
+    if isinstance(exponent, int) and exponent > -2:
+        amount = amount.quantize(Decimal("0.01"))
+    return f"{amount:f}"
+
+
+def _dropped_words(dropped: dict[str, Any]) -> str:
+    """``round T-R10, in progress in the backup (dealing; stakes 10.00: p1 10.00), is
+    dropped`` (:func:`_dropped_round`)."""
+    players = dropped.get("players") or {}
+    stakes = (
+        f"stakes {dropped.get('stakes')}: "
+        + ", ".join(f"{player} {amount}" for player, amount in players.items())
+        if players
+        else "no stakes taken"
+    )
+    return (
+        f"round {dropped.get('round_id')}, in progress in the backup "
+        f"({dropped.get('phase')}; {stakes}), is dropped"
+    )
 
 
 def _ruleset(settings: TableSettings) -> RuleSet:

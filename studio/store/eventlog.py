@@ -383,8 +383,12 @@ def _driver_message(exc: Exception) -> str:
 @contextlib.contextmanager
 def _slow_write(entries: list[Entry], bound: float) -> Iterator[None]:
     """A WARNING once the write of ``entries`` has waited :data:`SLOW_WRITE` s for the
-    database (it goes on waiting, up to ``bound`` s), and another with how long it took
-    if it then ends: a database that stopped answering was silent (a crash review)."""
+    database (it goes on waiting, up to ``bound`` s), and another when it ends, saying how
+    long it took and how it ended: ``went through`` (committed), or ``failed`` with the
+    error's type (not committed, unless the append's next line finds its records in the
+    log: a commit whose answer was lost). A database that stopped answering was silent (a
+    crash review); until 2026-12-07 the second line said ``ended after N s`` whatever the
+    outcome, and a write that failed read as one that went through (an operations drill)."""
     loop = asyncio.get_running_loop()
     started = loop.time()
     what = f"{entries[0].kind} on {entries[0].table_id}"
@@ -398,13 +402,20 @@ def _slow_write(entries: list[Entry], bound: float) -> Iterator[None]:
         )
 
     late = loop.call_later(SLOW_WRITE, warn)
+    outcome = "went through"
     try:
         yield
+    except _LostRace:
+        outcome = "lost its place to another writer (tried again at the head)"
+        raise
+    except BaseException as exc:
+        outcome = f"failed ({type(exc).__name__})"
+        raise
     finally:
         late.cancel()
         took = loop.time() - started
         if took >= SLOW_WRITE:
-            _LOGGER.warning("event log append (%s): ended after %.1f s", what, took)
+            _LOGGER.warning("event log append (%s): %s after %.1f s", what, outcome, took)
 
 
 class _LostRace(Exception):

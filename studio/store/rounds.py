@@ -13,9 +13,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from studio.store.database import Database, metadata, rows_in_pages
-from studio.store.eventlog import EventLog
+from studio.store.eventlog import AppendHook, EventLog, LogRecord
 
 rounds = sa.Table(
     "round_summary",
@@ -33,41 +34,26 @@ rounds = sa.Table(
 )
 
 
+# A round a start with ``--after-restore`` dropped: the backup held it in progress, and
+# what was played of it after the backup (its end, maybe settled and paid) is not in the
+# log (``numbering.resumed``, its ``dropped_round``). Not over in the studio's record, and
+# never to be: neither settled nor refunded here (a refund could pay it twice), for the
+# operator to reconcile with the game platform. Until 2026-12-07 it stayed ``in_progress``
+# for good, beside the live round.
+DROPPED_AT_RESTORE = "dropped_at_restore"
+
+
 @dataclass
 class RoundIndex:
     db: Database
 
-    async def upsert(self, round_id: str, table_id: str, **fields: Any) -> None:
-        values = {k: json.dumps(v) if k in ("players", "alerts") else v for k, v in fields.items()}
+    async def upsert(
+        self, round_id: str, table_id: str, *, keep_status: Iterable[str] = (), **fields: Any
+    ) -> None:
+        """Set ``fields`` of the round's row (made if there is none). ``keep_status``: the
+        statuses a ``status`` in ``fields`` does not replace (the other fields are set)."""
         async with self.db.engine.begin() as conn:
-            exists = (
-                await conn.execute(
-                    sa.select(rounds.c.round_id).where(rounds.c.round_id == round_id)
-                )
-            ).first()
-            if exists:
-                if values:
-                    await conn.execute(
-                        rounds.update().where(rounds.c.round_id == round_id).values(**values)
-                    )
-            else:
-                # A round first seen late (its opening was not indexed) still gets a row.
-                first = (
-                    values.get("started") or values.get("ended") or datetime.now(UTC).isoformat()
-                )
-                await conn.execute(
-                    rounds.insert().values(
-                        round_id=round_id,
-                        table_id=table_id,
-                        **{
-                            "status": "in_progress",
-                            "players": "[]",
-                            "alerts": "[]",
-                            **values,
-                            "started": first,
-                        },
-                    )
-                )
+            await _upsert(conn, round_id, table_id, fields, tuple(keep_status))
 
     async def get(self, round_id: str) -> dict[str, Any] | None:
         async with self.db.reading() as conn:
@@ -124,6 +110,53 @@ class RoundIndex:
         )
         async with self.db.reading() as conn:
             return [(str(h), int(n)) for h, n in (await conn.execute(query)).all()]
+
+
+async def _upsert(
+    conn: AsyncConnection,
+    round_id: str,
+    table_id: str,
+    fields: Mapping[str, Any],
+    keep_status: tuple[str, ...] = (),
+) -> None:
+    values = {k: json.dumps(v) if k in ("players", "alerts") else v for k, v in fields.items()}
+    row = (
+        await conn.execute(sa.select(rounds.c.status).where(rounds.c.round_id == round_id))
+    ).first()
+    if row is not None:
+        if row.status in keep_status:
+            values.pop("status", None)
+        if values:
+            await conn.execute(
+                rounds.update().where(rounds.c.round_id == round_id).values(**values)
+            )
+        return
+    # A round first seen late (its opening was not indexed) still gets a row.
+    first = values.get("started") or values.get("ended") or datetime.now(UTC).isoformat()
+    await conn.execute(
+        rounds.insert().values(
+            round_id=round_id,
+            table_id=table_id,
+            **{
+                "status": "in_progress",
+                "players": "[]",
+                "alerts": "[]",
+                **values,
+                "started": first,
+            },
+        )
+    )
+
+
+def dropping(round_id: str, table_id: str) -> AppendHook:
+    """The round index's part of a ``numbering.resumed`` input that drops ``round_id``
+    (:data:`DROPPED_AT_RESTORE`), written in the input's own transaction: the log holds
+    the drop and the index says so, or neither."""
+
+    async def hook(conn: AsyncConnection, _records: list[LogRecord]) -> None:
+        await _upsert(conn, round_id, table_id, {"status": DROPPED_AT_RESTORE})
+
+    return hook
 
 
 # One JSON string as json.dumps writes it (the index's own encoding, ASCII only): any
@@ -226,6 +259,8 @@ class _Logged:
     # the first of them, each as (record id, type): a round ends once.
     ends: list[tuple[int, str]] = field(default_factory=list)
     late: list[tuple[int, str]] = field(default_factory=list)
+    # The ``numbering.resumed`` record that dropped it (a restore), if one did.
+    dropped: int | None = None
 
 
 async def check_index(db: Database, log: EventLog) -> IndexReport:
@@ -236,8 +271,10 @@ async def check_index(db: Database, log: EventLog) -> IndexReport:
     unseen. Every round the log opened or ended must have a row, with its table, start and
     players (none before its bets closed); a round the log settled or cancelled must be
     indexed as such, with the same time and totals; one the log has not ended may only be
-    indexed as in progress or interrupted, with no totals; its ``single_source`` flag that of its
-    opening (else of its settlement's flags). A round ends once: a second end
+    indexed as in progress or interrupted, with no totals (or, dropped by a start with
+    ``--after-restore``, as :data:`DROPPED_AT_RESTORE`, which only such a round may be); its
+    ``single_source`` flag that of its opening (else of its settlement's flags). A round
+    ends once: a second end
     (paid and refunded) or its play logged after its end is reported, whatever the index says
     (until 2026-12-06 the last end read was taken: two controllers on one database, the
     first one's lock lost, refunded a round that the first then settled, and it passed).
@@ -288,7 +325,10 @@ async def check_index(db: Database, log: EventLog) -> IndexReport:
     return IndexReport(len(indexed) + len(missing), problems)
 
 
-_INDEXED_KINDS = ["out.round_event", "out.alert"]
+# A start's --after-restore (studio.controller.numbering.NUMBERING_RESUMED): the round it
+# dropped, if any, is indexed as DROPPED_AT_RESTORE.
+_RESUMED = "numbering.resumed"
+_INDEXED_KINDS = ["out.round_event", "out.alert", _RESUMED]
 # Readings of a round found wanting (see check_index): a round moves a few times a second
 # at the most, so a second reading nearly always settles it.
 _RECHECKS = 3
@@ -303,6 +343,12 @@ class _Folded:
         self.alerts: dict[str, list[dict[str, Any]]] = {}
 
     def add(self, record: Any) -> None:
+        if record.kind == _RESUMED:
+            dropped = record.payload.get("dropped_round")
+            if isinstance(dropped, dict) and isinstance(dropped.get("round_id"), str):
+                seen = self.logged.setdefault(dropped["round_id"], _Logged(record.table_id))
+                seen.dropped = record.id
+            return
         if record.round_id is None or record.round_id == "-":  # "-": between rounds
             return
         if record.kind == "out.alert":
@@ -526,10 +572,17 @@ def _disagreements(row: sa.Row[Any], logged: dict[str, _Logged]) -> list[str]:
                 out.append(f"{name} {mine}, the log says {theirs}")
     elif row.status in ("settled", "cancelled"):
         out.append(f"{row.status}, but the log has no round_settled or round_cancelled")
-    elif row.status not in _NOT_OVER:
+    elif seen.dropped is not None and row.status != DROPPED_AT_RESTORE:
+        out.append(
+            f"status {row.status}, the log dropped it at a restore "
+            f"({_RESUMED}, record {seen.dropped}): {DROPPED_AT_RESTORE}"
+        )
+    elif seen.dropped is None and row.status == DROPPED_AT_RESTORE:
+        out.append(f"{DROPPED_AT_RESTORE}, but no {_RESUMED} record of the log drops it")
+    elif row.status not in (*_NOT_OVER, DROPPED_AT_RESTORE):
         out.append(f"status {row.status}, the log has not ended it")
     else:
-        # In progress or interrupted: not settled, so no totals yet.
+        # In progress, interrupted or dropped at a restore: not ended, so no totals.
         for name, mine in (("stakes", row.total_stake), ("payouts", row.total_payout)):
             if mine != "0.00":
                 out.append(f"{name} {mine}, the log has not ended it")

@@ -61,6 +61,8 @@ async def test_a_backup_of_a_running_controller_restored_behind_the_broker_is_no
     clock = _Clock()
     async with _running(broker, live, table_id, clock) as service:
         await _new_shoe(service, table_id, 1, "S1")  # R1
+        bet = {"type": "bet", "seat": 1, "player": "p1", "stake": "10"}
+        await service.submit_command(table_id, {"id": "bet-1", **bet})
         await asyncio.to_thread(_backup, live, saved)  # while it runs
         for _ in range(2):  # R2, R3: published, then lost with the restore
             await _next_round(service, table_id, clock)
@@ -74,6 +76,12 @@ async def test_a_backup_of_a_running_controller_restored_behind_the_broker_is_no
     said = restored.getMessage()
     assert said.startswith(f"{table_id}: ") and "has no stop in it" in said, said
     assert "its end is not in the log" in said, said
+    # R1, in progress in the backup, was dropped: named, with its stakes (until 2026-12-07
+    # "no round was in progress": numbering.resumed had cleared the table's round).
+    assert said.endswith(
+        f"its end is not in the log: round {table_id}-R1, in progress in the backup (betting; "
+        "stakes 10.00: p1 10.00), is dropped: reconcile it with the game platform"
+    ), said
     started, events = await _started_and_events(live)
     assert "unclean_stop" not in started, started
     assert [e for e in events if e["type"] == "controller_restarted"] == []

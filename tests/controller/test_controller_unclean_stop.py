@@ -121,6 +121,12 @@ async def test_a_start_after_a_kill_warns_and_says_so_in_the_round(
         assert len(restarted) == 1 and restarted[0]["round_id"] == f"{table_id}-R1"
         assert restarted[0]["data"] == {"clean_stop": False}
         assert len(warned) == 1 and f"resuming round {table_id}-R1 in progress" in warned[0]
+        # Not only a kill: a run that stopped itself on a database failure (its lock lost)
+        # could not log its stop either (until 2026-12-07 "killed, or its machine lost").
+        assert (
+            "without a clean stop (killed, its machine lost, or it stopped on a database "
+            "failure that kept its stop from being logged: see that run's log)" in warned[0]
+        ), warned[0]
     else:
         assert restarted == [] and warned == []
     # Each run that stopped cleanly logged its stop (the first only when stopped so).

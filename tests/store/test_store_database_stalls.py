@@ -82,6 +82,11 @@ async def test_an_append_stalled_before_its_commit_is_refused(
         assert "event log append (in.test on t1): no answer from the database after 2 s" in (
             caplog.text
         )
+        # How it ended, truthfully: until 2026-12-07 "ended after 3.0 s", which the runbook
+        # read as written (an operations drill: the write was lost with the database).
+        said = [r.message for r in caplog.records if r.name == "studio.store.eventlog"]
+        assert len(said) == 2 and said[0].startswith("event log append (in.test on t1): no "), said
+        assert said[1].startswith("event log append (in.test on t1): failed (TimeoutError) after ")
         proxy.resume()
         await log.append("t1", "in.test", {"n": 3})
         assert [r.payload["n"] for r in await EventLog(direct).read()] == [1, 3]
@@ -141,7 +146,7 @@ async def test_a_write_that_waits_long_for_the_database_says_so(
         f"event log append (in.test on t1): no answer from the database after 2 s; waiting "
         f"up to {database.write_timeout:g} s"
     )
-    assert warned[1].message.startswith("event log append (in.test on t1): ended after 2.")
+    assert warned[1].message.startswith("event log append (in.test on t1): went through after 2.")
     assert (await log.verify()).ok
 
 
