@@ -144,6 +144,10 @@ class CommandError(_Out):
     suppressed: int = Field(
         0, ge=0, description="notices of the table not sent since the last one (rate limit)"
     )
+    suppressed_ids: list[str] = Field(
+        default_factory=list,
+        description="the ids of those not sent, the first 20 with a valid id, in order",
+    )
 
     @field_serializer("received_at")
     def _received_at(self, value: datetime) -> str:

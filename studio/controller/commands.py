@@ -225,7 +225,18 @@ class ReasonError(StudioError, ValueError):
 class CommandIdTaken(StudioError):
     """A game command came under an id the table took for another command (another body):
     refused, nothing applied or logged. Answered with the first command's answer, it told a
-    platform that a bet for another player on another seat was taken (a review)."""
+    platform that a bet for another player on another seat was taken (a review).
+
+    ``first`` is what the id's first command came to, for the platform that sent both under
+    its id: its ``type`` and its answer (``accepted``, a bet's ``taken``, a refusal's
+    ``reason``), as its ``command_accepted`` or ``command_rejected`` said. Until 2026-12-07
+    the refusal said only "nothing was applied", and a platform that read it as "the bet
+    failed" did not debit a bet the table took under that id and would settle."""
+
+    def __init__(self, message: str, command_id: str = "", first: dict[str, Any] | None = None):
+        super().__init__(message)
+        self.command_id = command_id
+        self.first: dict[str, Any] = first or {}
 
 
 class RoundNotInPlay(StudioError):

@@ -187,6 +187,11 @@ LISTENING_WAIT_SECONDS = 10.0
 # flood of garbage on `game/commands` does not become a flood on the broker. The others are
 # counted (stats.command_errors_suppressed, and the next notice's `suppressed`).
 COMMAND_ERRORS_PER_SECOND = 10.0
+# How many of the messages not answered so a table's next notice names by their `id`
+# (`suppressed_ids`, the first ones with a valid id): a platform can tell those refused
+# from lost ones (until 2026-12-07 they were only counted), and a flood costs a bounded
+# look at each message's id between two notices.
+SUPPRESSED_IDS_NAMED = 20
 # Per table and read of its alerts, how many open alerts have their resolutions tried on
 # copies of the table (ControllerService.alerts): the first in the order listed.
 TRIED_ALERTS = 10
@@ -506,6 +511,7 @@ class ControllerService:
         # and the notices not sent since its last one.
         self._error_budget: dict[str, tuple[float, float]] = {}
         self._errors_suppressed: Counter[str] = Counter()
+        self._suppressed_ids: dict[str, list[str]] = {}  # their ids (SUPPRESSED_IDS_NAMED)
         # Tables whose retained malformed command was logged (once a start): not answered.
         self._retained_commands_noted: set[str] = set()
         # A device's `offline` from the broker, taken once its grace has passed (loop time)
@@ -1458,8 +1464,10 @@ class ControllerService:
                 # to be logged (found by a rebuild): it is asked for again, and this one after.
                 raise StoreError(f"{kind} not applied: an earlier event of its device is missing")
             # Under the lock, so a command sent twice at once is taken once.
-            if kind == "game.command" and await self.commands.answer(table_id, data["id"]):
-                await self._same_command(table_id, data)
+            if kind == "game.command" and (
+                answer := await self.commands.answer(table_id, data["id"])
+            ):
+                await self._same_command(table_id, data, answer)
                 self.stats.commands_repeated += 1
                 return []
             table = self.tables[table_id]
@@ -1854,6 +1862,11 @@ class ControllerService:
         if not self._may_answer(table_id):
             self.stats.command_errors_suppressed += 1
             self._errors_suppressed[table_id] += 1
+            named = self._suppressed_ids.setdefault(table_id, [])
+            if len(named) < SUPPRESSED_IDS_NAMED:
+                held, _ = _id_and_type(malformed.payload)
+                if held is not None and held not in named:
+                    named.append(held)
             if self._errors_suppressed[table_id] == 1:
                 _LOGGER.warning(
                     "%s: malformed game commands come faster than %g a second: those over it "
@@ -1865,6 +1878,8 @@ class ControllerService:
             return
         ident, kind = _id_and_type(malformed.payload)
         suppressed = self._errors_suppressed[table_id]
+        pending = self._suppressed_ids.get(table_id, [])
+        named = list(pending)
         notice = CommandError(
             table=table_id,
             ts=received_at,
@@ -1873,6 +1888,7 @@ class ControllerService:
             reason=invalid_reason(malformed.error),
             received_at=received_at,
             suppressed=suppressed,
+            suppressed_ids=named,
         )
         await self.fanout.command_error(notice)
         # Taken once said: a notice that was not sent leaves the count to the next one
@@ -1880,6 +1896,9 @@ class ControllerService:
         self._errors_suppressed[table_id] -= suppressed
         if self._errors_suppressed[table_id] <= 0:
             del self._errors_suppressed[table_id]
+        del pending[: len(named)]  # those held back while it was sent wait for the next
+        if not pending and self._suppressed_ids.get(table_id) is pending:
+            del self._suppressed_ids[table_id]
         self.stats.command_errors += 1
 
     def _may_answer(self, table_id: str) -> bool:
@@ -2015,9 +2034,12 @@ class ControllerService:
             return
         self._observe_seq(table_id, "device.gap", gap)
 
-    async def _same_command(self, table_id: str, data: dict[str, Any]) -> None:
+    async def _same_command(
+        self, table_id: str, data: dict[str, Any], answer: dict[str, Any]
+    ) -> None:
         """Refuse (:class:`CommandIdTaken`) a command under an id the table took for
-        another command; one sent again as it was is answered with its first answer."""
+        another command, saying what that command came to (``answer``, its first answer);
+        one sent again as it was is answered with its first answer."""
         command_id = str(data["id"])
         first = (await self.commands.first_records(table_id, [command_id])).get(command_id)
         if first is None:
@@ -2038,10 +2060,15 @@ class ControllerService:
             _round_named_alike(taken, sent, record.round_id)
         if taken is not None and sent is not None and taken != sent:
             self.stats.commands_conflicting += 1
+            accepted = bool(answer.get("accepted"))
+            outcome, event = ("accepted", "accepted") if accepted else ("refused", "rejected")
             raise CommandIdTaken(
                 f"command id {command_id!r} was taken on table {table_id} for another "
                 f"command ({taken.get('type')}, log record {first}): nothing was applied; "
-                "a new command needs a new id"
+                f"a new command needs a new id. This id's first command stands ({outcome}): "
+                f"reconcile from its command_{event}",
+                command_id,
+                {"type": taken.get("type"), **answer},
             )
 
     async def _apply(self, table_id: str, kind: str, data: dict[str, Any]) -> None:
@@ -2415,10 +2442,32 @@ class ControllerService:
 
     def tables_summary(self) -> list[dict[str, Any]]:
         now = self.clock()
-        return [self._with_clocks(t, self._readable(t).at(now).summary()) for t in self.tables]
+        return [
+            self._with_clocks(t, self._as_published(t, self._readable(t).at(now).summary()))
+            for t in self.tables
+        ]
 
     def table_state(self, table_id: str) -> dict[str, Any]:
-        return self._with_clocks(table_id, self._readable(table_id).at(self.clock()).summary())
+        summary = self._readable(table_id).at(self.clock()).summary()
+        return self._with_clocks(table_id, self._as_published(table_id, summary))
+
+    def _as_published(self, table_id: str, summary: dict[str, Any]) -> dict[str, Any]:
+        """The summary's state and prompt stamped with the ``ts`` the streams (and MQTT)
+        carry for them, when they are the ones last published.
+
+        The views are built at the time of the read (``at``: nothing else in them depends
+        on it), so the same state (one ``seq``) had another ``ts`` on REST at each read than
+        on the streams (an integrator's review; until 2026-12-07). A state not published as
+        it stands (a read between an input and its publication, or after a table's rebuild)
+        keeps the time of the read."""
+        published = {m.channel: m.data for m in self.fanout.latest(table_id)}
+        state = published.get(Channel.ROUND_STATE)
+        if state is not None and _same_but_ts(state, summary):
+            summary["ts"] = state["ts"]
+        prompt = published.get(Channel.DEALER_PROMPT)
+        if prompt is not None and _same_but_ts(prompt, summary["prompt"]):
+            summary["prompt"]["ts"] = prompt["ts"]
+        return summary
 
     def _with_clocks(self, table_id: str, summary: dict[str, Any]) -> dict[str, Any]:
         """Each device's ``clock_skew``: seconds its clock is ahead of the controller's
@@ -2762,6 +2811,14 @@ class ControllerService:
             "rounds_per_hour": rounds_per_hour,
             "device_uptime": uptime,
         }
+
+
+def _same_but_ts(published: dict[str, Any], view: dict[str, Any]) -> bool:
+    """Whether ``view`` holds ``published`` but for its ``ts`` (a table's summary adds its
+    rule set, prompt, devices and manager's pause to the state)."""
+    return all(
+        key in view and view[key] == value for key, value in published.items() if key != "ts"
+    )
 
 
 def _id_and_type(payload: bytes) -> tuple[str | None, str | None]:

@@ -27,7 +27,13 @@ from studio.console.users import Role, User
 from studio.contract.rounds import UtcDatetime, rfc3339
 from studio.controller import ControllerService, UnknownTable
 from studio.controller.alerts import STATS_HOURS, AlertError
-from studio.controller.commands import COMMAND_TYPES, NotAllowed, Reason, ReasonError
+from studio.controller.commands import (
+    COMMAND_TYPES,
+    CommandIdTaken,
+    NotAllowed,
+    Reason,
+    ReasonError,
+)
 from studio.controller.service import AlertShown
 from studio.controller.table import InputFailed
 from studio.errors import CardCodeError, StoreError, StudioError
@@ -302,6 +308,13 @@ def build_router(ctx: WebContext) -> APIRouter:
             body = {**body, "type": kind}
         try:
             result = await controller().submit_command(table, body)
+        except CommandIdTaken as exc:
+            # Not "accepted": false, read as "the bet failed": the id's first command stands,
+            # and `first` says what it came to (until 2026-12-07 only the sentence, a string).
+            raise HTTPException(
+                409,
+                {"id": exc.command_id, "code": "id_taken", "reason": str(exc), "first": exc.first},
+            ) from exc
         except (StudioError, ValidationError) as exc:
             raise fail(exc) from exc
         if not result.get("accepted"):

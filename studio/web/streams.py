@@ -6,8 +6,8 @@ Both send the same JSON objects: ``{"table", "channel", "data"}`` where channel 
 status (the fan-out's snapshots: ``round_state``, ``dealer_prompt``, ``devices``), then
 everything live. Each message has an event id (``{run}-{n}``): SSE sends it as the event's
 id, the table WebSocket as the frame's ``"id"`` key. A reconnect that names the last one
-it got (SSE: ``Last-Event-ID``; WebSocket: ``?after=``) gets what it missed instead of the
-snapshots, while the fan-out still holds all of it (``Fanout.listen(resume=)``); an id it
+it got (``?after=``; SSE: also ``Last-Event-ID``, which wins) gets what it missed instead
+of the snapshots, while the fan-out still holds all of it (``Fanout.listen(resume=)``); an id it
 cannot resume from starts the stream afresh, as a new one, after a ``stream_reset``
 message saying why (it has no event id: SSE sends no ``id`` line, the WebSocket no
 ``"id"`` key).
@@ -228,7 +228,8 @@ def _no_table(table: str) -> str:
 
 
 def _resume_from(conn: HTTPConnection) -> tuple[str | None, str | None]:
-    """The WebSocket's ``?after=`` (None: a new stream), or why it is refused.
+    """The stream's ``?after=`` (None: a new stream), or why it is refused (WebSocket and
+    SSE; SSE's ``Last-Event-ID`` header wins over it).
 
     A malformed one is refused rather than ignored: ignored, the client would take the
     snapshots it got for the messages it asked for. A well-formed id the fan-out cannot
@@ -242,6 +243,26 @@ def _resume_from(conn: HTTPConnection) -> tuple[str | None, str | None]:
     if not EVENT_ID.fullmatch(values[0]):
         return None, "after: not an event id ({run}-{n}, the id of a frame this stream sent)"
     return values[0], None
+
+
+# The query parameters SSE takes (``stream_allowed``'s token, ``_resume_from``'s after).
+SSE_QUERY = ("token", "after")
+
+
+def _unknown_query(conn: HTTPConnection, takes: tuple[str, ...]) -> list[dict[str, Any]]:
+    """One error per query parameter the stream does not take, shaped as a REST read's 422
+    (``studio.web.api.refuse_unknown_query``): ignored, a misspelt ``?afer=`` started the
+    stream afresh as if nothing had been asked (until 2026-12-07)."""
+    names = ", ".join(takes)
+    return [
+        {
+            "type": "extra_forbidden",
+            "loc": ["query", name],
+            "msg": f"unknown query parameter {name!r}: this endpoint takes {names}",
+        }
+        for name in dict.fromkeys(conn.query_params)
+        if name not in takes
+    ]
 
 
 def _with_id(text: str, event_id: str) -> str:
@@ -290,12 +311,23 @@ def build_router(ctx: WebContext) -> APIRouter:
         if _unknown_table(ctx, table):
             raise HTTPException(404, _no_table(table))
 
-        # A reconnecting EventSource sends the id of the last event it got.
+        if unknown := _unknown_query(request, SSE_QUERY):
+            raise HTTPException(422, unknown)
+        # ?after= as the WebSocket takes it, a malformed one refused as there (400). Until
+        # 2026-12-07 SSE ignored it: a client resuming so got the latest state, no
+        # stream_reset, and took it for a resume while the messages in between were lost.
+        after, refused = _resume_from(request)
+        if refused is not None:
+            raise HTTPException(400, refused)
+        # A reconnecting EventSource sends the id of the last event it got: newer than the
+        # URL's ?after=, which it sends again unchanged, so the header wins.
         resume = request.headers.get("last-event-id")
         if resume is not None:
             # Headers are read as Latin-1: a stream_reset's `after` echoed a UTF-8 id's
             # non-ASCII characters garbled ("Ã©" for "é"; until 2026-12-05).
             resume = resume.encode("latin-1").decode("utf-8", "replace")
+        else:
+            resume = after
 
         async def stream() -> AsyncIterator[dict[str, str]]:
             async with ctx.fanout.listen(table, resume=resume) as listener:

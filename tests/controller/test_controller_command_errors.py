@@ -138,6 +138,7 @@ async def test_a_malformed_command_is_answered_and_its_id_stays_free(
                     "reason",
                     "received_at",
                     "suppressed",
+                    "suppressed_ids",
                 }
                 assert (notice["table"], notice["id"], notice["type"]) == (table_id, ident, kind)
                 assert word in notice["reason"], notice
@@ -145,7 +146,7 @@ async def test_a_malformed_command_is_answered_and_its_id_stays_free(
                 assert "Traceback" not in notice["reason"]
                 assert "x" * 100 not in notice["reason"]
                 assert notice["received_at"].endswith("Z") and notice["ts"].endswith("Z")
-                assert notice["suppressed"] == 0
+                assert (notice["suppressed"], notice["suppressed_ids"]) == (0, [])
             assert "seat: Input should be a valid integer" in notices[1]["reason"]
             assert service.stats.command_errors == len(sent)
             assert service.stats.command_errors_suppressed == 0

@@ -279,3 +279,61 @@ async def test_the_fanout_says_why_it_does_not_resume_and_only_then(table_id: st
         assert got[0].data == {"table": table_id, "reason": reason, "after": resume}
         assert listener.event_id(got[0]) is None  # names no place in the output
         assert [m.channel for m in got[1:]] == [Channel.ROUND_STATE], resume
+
+
+async def test_sse_resumes_from_after_in_the_query_and_the_header_wins(table_id: str) -> None:
+    fanout = Fanout(bus=None)
+    await fanout.emit(table_id, Channel.ROUND_STATE, state(table_id, "betting"))  # 1
+    for seq in range(1, 4):  # 2, 3, 4
+        await fanout.emit(table_id, Channel.ROUND_EVENTS, event(table_id, seq))
+    ctx = WebContext(fanout=fanout, extras={"platform_token": TOKEN})
+    async with WebServer(create_app(ctx), port=0) as server:
+        url = f"/api/tables/{table_id}/events"
+        async with httpx.AsyncClient(base_url=server.url, timeout=10) as http:
+            # As a client that cannot set headers: the token and the id both in the URL.
+            query = {"token": TOKEN, "after": f"{fanout.run}-2"}
+            async with http.stream("GET", url, params=query) as resumed:
+                assert resumed.status_code == 200
+                await listening(fanout, 1)
+                await fanout.emit(table_id, Channel.ROUND_EVENTS, event(table_id, 4))  # 5
+                got = await take(resumed, 2)
+            # An EventSource's reconnect sends the URL's ?after= again with its newer id.
+            header = {"Last-Event-ID": f"{fanout.run}-3"}
+            async with http.stream("GET", url, params=query, headers=header) as again:
+                (newest,) = await take(again, 1)
+    # Before: ?after= was ignored, and the stream began with the latest state (id 4), no
+    # stream_reset: events 2 and 3 were lost while the client took it for a resume.
+    assert [(ident, data["data"]["seq"]) for ident, _, data in got] == [
+        (f"{fanout.run}-3", 2),
+        (f"{fanout.run}-4", 3),
+    ]
+    assert (newest[0], newest[2]["data"]["seq"]) == (f"{fanout.run}-4", 3)
+
+
+async def test_sse_refuses_a_malformed_after_and_a_query_parameter_it_does_not_take(
+    table_id: str,
+) -> None:
+    fanout = Fanout(bus=None)
+    ctx = WebContext(fanout=fanout, extras={"platform_token": TOKEN})
+    async with WebServer(create_app(ctx), port=0) as server:
+        url = f"/api/tables/{table_id}/events"
+        async with httpx.AsyncClient(base_url=server.url, timeout=10, headers=AUTH) as http:
+            answers = {}
+            for query in ("after=garbage", "after=", f"after={fanout.run}-1&after={fanout.run}-2"):
+                answers[query] = await http.get(f"{url}?{query}")
+            unknown = await http.get(f"{url}?afer={fanout.run}-1&bogus=1")
+            stranger = await http.get(f"{url}?bogus=1", headers={"Authorization": "Bearer x"})
+    # Before: each answered 200 with a stream started afresh, as if nothing had been asked.
+    for query, answer in answers.items():
+        assert answer.status_code == 400, query
+        assert answer.json()["detail"].startswith("after: "), query
+    assert unknown.status_code == 422
+    assert unknown.json()["detail"] == [
+        {
+            "type": "extra_forbidden",
+            "loc": ["query", name],
+            "msg": f"unknown query parameter {name!r}: this endpoint takes token, after",
+        }
+        for name in ("afer", "bogus")
+    ]
+    assert stranger.status_code == 401  # a stranger learns no parameter names
