@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import errno
 import logging
+import re
 import resource
 import socket
 from collections.abc import Generator
@@ -88,7 +89,10 @@ REFUSALS_LOG_INTERVAL_SECONDS = 60.0
 # the connection closed. uvicorn's httptools parser has no limit: one client sending one
 # endless header had it buffered and parsed again on the event loop the tables run on
 # (50 MB in 2 s; three such connections held appends up to 28 s, dropped the broker link
-# and lost the database lock: the controller stopped; a pentest, 2026-12-07).
+# and lost the database lock: the controller stopped; a pentest, 2026-12-07). A chunked
+# body's trailer fields (after its last chunk) are held to it too, and not handed to the
+# app: until 2026-12-07 uvicorn added each to the request's headers, without limit (one
+# connection took the server from 85 MB to 1.1 GB in 10 s; a review).
 MAX_REQUEST_HEADER_BYTES = 64 * 1024
 # How long a request's body has to arrive whole, from the end of its headers: then the
 # connection is closed (408 if nothing was answered yet; _HttpProtocol). The bodies here are
@@ -96,7 +100,9 @@ MAX_REQUEST_HEADER_BYTES = 64 * 1024
 # until 2026-12-07 a body announced (Content-Length: 1000000) and trickled a byte every few
 # seconds held its connection and its request's handler for good (a pentest). While the
 # server holds the body back (its handler has not read what came, or not yet asked for it,
-# Expect: 100-continue), the deadline waits.
+# Expect: 100-continue), the deadline waits; a pipelined request's runs from the end of
+# the answers before it (an SSE stream may last). A request answered before its body
+# ended keeps it: the next request's headers are awaited from the body's end.
 REQUEST_BODY_TIMEOUT_SECONDS = 10.0
 _TOO_LARGE = (
     b"HTTP/1.1 431 Request Header Fields Too Large\r\n"
@@ -393,15 +399,18 @@ class _HttpProtocol(HttpToolsProtocol):
     body, a cap on their size, and caps on connections.
 
     A connection has ``headers_timeout`` from its opening, and from the end of each
-    response, to deliver the next request's complete headers, in at most
-    ``MAX_REQUEST_HEADER_BYTES`` (else 431, however they were read), or it is closed: one
-    that sends nothing, or trickles its headers (slowloris), is not held for good. A
-    request's body then has ``body_timeout`` to arrive whole (else 408, or closed if
-    answered already). While a request is answered (an SSE stream too) and once upgraded to
-    a WebSocket, no deadline runs. A connection that would make more than
-    ``max_connections`` (HTTP and WebSocket), or more than
-    ``max_connections_per_address`` from its client's address (0: no such cap), is
-    answered 503 and closed as soon as it is accepted, before it is read.
+    response (or, answered before its body ended, of its body), to deliver the next
+    request's complete headers, in at most ``MAX_REQUEST_HEADER_BYTES`` (else 431, however
+    they were read), or it is closed: one that sends nothing, or trickles its headers
+    (slowloris), is not held for good. A request's body then has ``body_timeout`` to arrive
+    whole (else 408, or closed if answered already); a pipelined request's, from the end of
+    the answers before it. A chunked body's trailer fields are held to
+    ``MAX_REQUEST_HEADER_BYTES`` too (else 431, or closed if answered already), and not
+    handed to the app. While a request is answered (an SSE stream too) and once upgraded
+    to a WebSocket, no deadline runs. A connection that would make more than
+    ``max_connections`` (HTTP and WebSocket), or more than ``max_connections_per_address``
+    from its client's address (0: no such cap), is answered 503 and closed as soon as it
+    is accepted, before it is read.
     """
 
     def __init__(self, config: uvicorn.Config, *args: Any, **kwargs: Any) -> None:
@@ -410,8 +419,17 @@ class _HttpProtocol(HttpToolsProtocol):
         self.limits = config
         self.headers_deadline: asyncio.TimerHandle | None = None
         self.header_bytes = 0  # read while the headers of a request are awaited
+        self.header_begun = False  # a byte other than CR or LF read since they are awaited
+        self.headers_midway = False  # they began before they were awaited
+        self.raw_tail = b""  # the last bytes counted raw, for an end of headers split by reads
         self.body_deadline: asyncio.TimerHandle | None = None
         self.parsed_header_bytes = 0  # of the request being parsed: its target and fields
+        self.reading_body = False  # the latest request's headers are parsed, its body is not
+        self.body_in_read = False  # the parser gave body data in the read it is fed now
+        self.after_chunk_header = False  # a chunk's size read, none of its data since
+        self.read_now: bytes | None = None  # that read, if a body was read at its start
+        self.trailer_bytes = 0  # raw, after the body's last data: chunk framing and trailers
+        self.parsed_trailer_bytes = 0  # the trailer fields the parser gave
         self.refused = False  # headers too large: what is parsed after them is ignored
         self.address: str | None = None  # counted in limits.by_address until released
 
@@ -459,12 +477,66 @@ class _HttpProtocol(HttpToolsProtocol):
         if self.refused:
             return
         awaiting = self.headers_deadline is not None
-        super().data_received(data)
-        if not awaiting or self.headers_deadline is None:
-            return  # not reading headers, or they ended in this chunk (a body may follow)
-        self.header_bytes += len(data)
-        if self.header_bytes > MAX_REQUEST_HEADER_BYTES and not self.transport.is_closing():
-            self._headers_too_large()
+        if awaiting and not self.headers_midway:
+            # Awaiting a request's headers: this read's bytes up to their end (all of it if
+            # they do not end in it), counted before the parser takes them. What the
+            # parser drops (spaces before a value) counts too (until 2026-12-07 100 KB of
+            # them in one read were served).
+            self.header_bytes += self._until_section_end(data)
+            if self.header_bytes > MAX_REQUEST_HEADER_BYTES:
+                self._headers_too_large()
+                return
+        reading = self.cycle if self.reading_body else None
+        self.body_in_read = False
+        self.read_now = data if reading is not None else None
+        try:
+            super().data_received(data)
+        finally:
+            self.read_now = None
+        if self.refused or self.transport.is_closing():
+            return
+        if awaiting and self.headers_midway and self.headers_deadline is not None:
+            # Headers begun before their deadline (while the response before was sent):
+            # where they end is not known from the reads; a read that did not end them.
+            self.header_bytes += len(data)
+            if self.header_bytes > MAX_REQUEST_HEADER_BYTES:
+                self._headers_too_large()
+            return
+        if not self.reading_body:
+            return
+        # A chunked body still read: what came after its data, its trailer fields (the
+        # parser buffers an unfinished one) and chunk framing, counted raw.
+        if reading is self.cycle and not self.body_in_read:
+            counted = self._until_section_end(data)  # none of its data: all of it
+        elif self.after_chunk_header and not _NONZERO_CHUNK_AT_END.search(data[-1024:]):
+            # Its last chunk in this read, after its data (or its headers): from there.
+            last = data.rfind(b"\r\n0")
+            counted = len(data) - last - 2 if last >= 0 else len(data)
+        else:
+            return  # the read ends in its data, or at the size of its next chunk
+        self.trailer_bytes += counted
+        if self.trailer_bytes > MAX_REQUEST_HEADER_BYTES:
+            self._trailers_too_large()
+
+    def _until_section_end(self, data: bytes) -> int:
+        """How many bytes of ``data`` the headers (or trailers) counted raw take: up to the
+        blank line that ends them (found across reads too), else all of it. The blank
+        lines a client may send before a request are not an end."""
+        start = 0
+        if not self.header_begun:
+            start = len(data) - len(data.lstrip(b"\r\n"))
+            if start == len(data):
+                return len(data)
+            self.header_begun = True
+        joined = self.raw_tail + data[start : start + 3]
+        end = joined.find(b"\r\n\r\n")
+        if end >= 0:
+            return start + end + 4 - len(self.raw_tail)
+        end = data.find(b"\r\n\r\n", start)
+        if end >= 0:
+            return end + 4
+        self.raw_tail = (self.raw_tail + data[max(start, len(data) - 3) :])[-3:]
+        return len(data)
 
     # The parser's callbacks. Headers that end in the read they started in are parsed
     # whole before the raw count above sees them (a 100 KB header in one read was served
@@ -473,6 +545,7 @@ class _HttpProtocol(HttpToolsProtocol):
 
     def on_message_begin(self) -> None:
         self.parsed_header_bytes = 0
+        self.reading_body = False
         super().on_message_begin()
 
     def on_url(self, url: bytes) -> None:
@@ -480,6 +553,16 @@ class _HttpProtocol(HttpToolsProtocol):
         super().on_url(url)
 
     def on_header(self, name: bytes, value: bytes) -> None:
+        if self.refused:
+            return
+        if self.reading_body:
+            # A trailer field (after a chunked body): counted, and not handed to the app
+            # (uvicorn added it to the request's headers, with no limit: one connection
+            # took the server from 85 MB to 1.1 GB in 10 s; a review, 2026-12-07).
+            self.parsed_trailer_bytes += len(name) + len(value) + 4
+            if self.parsed_trailer_bytes > MAX_REQUEST_HEADER_BYTES:
+                self._trailers_too_large()
+            return
         self.parsed_header_bytes += len(name) + len(value) + 4  # ": " and CRLF
         super().on_header(name, value)
 
@@ -491,43 +574,131 @@ class _HttpProtocol(HttpToolsProtocol):
             self._headers_too_large()
             return
         super().on_headers_complete()
-        if not (self.parser.should_upgrade() and self._should_upgrade()):
+        if self.parser.should_upgrade() and self._should_upgrade():
+            return
+        self.reading_body = True
+        self.after_chunk_header = False
+        self.trailer_bytes = self.parsed_trailer_bytes = 0
+        self.header_begun = True  # (a blank line now ends the trailers)
+        self.raw_tail = b""
+        if not self._queued(self.cycle):
             self._start_body_deadline()  # stopped at once if it has no body
+        # Else from the end of the answers before it (on_response_complete): an earlier
+        # response (an SSE stream) may last, and the 408 is not to be written into it.
+
+    def on_chunk_header(self) -> None:
+        self.after_chunk_header = True  # the last chunk's (size 0): its trailers follow
+
+    def on_chunk_complete(self) -> None:
+        self.after_chunk_header = False
 
     def on_body(self, body: bytes) -> None:
-        if not self.refused:
-            super().on_body(body)
+        if self.refused:
+            return
+        self.body_in_read = True
+        self.after_chunk_header = False
+        self.trailer_bytes = 0  # trailers come after the last of the body
+        self.raw_tail = b""
+        super().on_body(body)
 
     def on_message_complete(self) -> None:
         self._stop_body_deadline()
-        if not self.refused:
-            super().on_message_complete()
+        read = self.reading_body
+        if read and self.read_now is not None and not self.body_in_read:
+            # Its trailers ended in this read, which began in them: counted up to their end.
+            self.trailer_bytes += self._until_section_end(self.read_now)
+            self.read_now = None
+            if self.trailer_bytes > MAX_REQUEST_HEADER_BYTES:
+                self._trailers_too_large()
+                return
+        self.read_now = None
+        self.reading_body = False
+        if self.refused:
+            return
+        super().on_message_complete()
+        if (
+            read
+            and self.cycle.response_complete
+            and not self.pipeline
+            and not self.transport.is_closing()
+        ):
+            # Answered before its body ended: the next request's headers from now, and
+            # uvicorn's keep-alive timeout (from its answer's end) for an idle connection.
+            self._start_headers_deadline()
+            self._unset_keepalive_if_required()
+            self.timeout_keep_alive_task = self.loop.call_later(
+                self.timeout_keep_alive, self.timeout_keep_alive_handler
+            )
 
     def on_response_complete(self) -> None:
-        pipelined = bool(self.pipeline)  # a request already read, started now
-        if self.cycle.response_complete:
-            # Answered before its body ended: the headers deadline below covers the rest.
-            self._stop_body_deadline()
+        started = self.pipeline[-1][0] if self.pipeline else None  # a request read, started now
         super().on_response_complete()
-        if not pipelined and not self.transport.is_closing():
+        if self.transport.is_closing():
+            return
+        if started is not None:
+            if started is self.cycle and self.reading_body:
+                self._start_body_deadline()  # its body still arriving
+            return
+        if self.refused:
+            # A request after it had headers too large: its 431 once every answer before
+            # it is sent (_headers_too_large).
+            self.transport.write(_TOO_LARGE)
+            self._close()
+        elif not self.reading_body:
             self._start_headers_deadline()
+        # Else answered before its body ended: the body deadline still runs, then the
+        # headers deadline (on_message_complete). Until 2026-12-07 the rest of the body was
+        # counted as the next request's headers, and a keep-alive client was answered 431.
+
+    def _queued(self, cycle: Any) -> bool:
+        """Whether ``cycle`` waits for the answers to requests before it (pipelined)."""
+        return any(queued is cycle for queued, _ in self.pipeline)
 
     def _headers_too_large(self) -> None:
-        """431 and closed; only closed if a request before is still answered (its
-        response is not to be cut into). Nothing more from the connection is parsed."""
+        """431 and closed. If requests before it are still answered, the connection is not
+        read any more, and the 431 and the close wait for their answers to be sent
+        (on_response_complete): until 2026-12-07 they were dropped. Nothing more from the
+        connection is parsed."""
         self.refused = True
+        self.reading_body = False
         self._stop_headers_deadline()
         self._stop_body_deadline()
         if self.transport.is_closing():
             return
-        answering = self.cycle is not None and not self.cycle.response_complete
-        if not (answering or self.pipeline):
-            self.transport.write(_TOO_LARGE)
+        if (self.cycle is not None and not self.cycle.response_complete) or self.pipeline:
+            self.flow.pause_reading()  # what is read anyway is dropped (data_received)
+            return
+        self.transport.write(_TOO_LARGE)
+        self._close()
+
+    def _trailers_too_large(self) -> None:
+        """A request whose trailer fields took more than ``MAX_REQUEST_HEADER_BYTES``:
+        431 and closed, only closed if its answer has begun (or waits for an earlier one)."""
+        self._abandon(_TOO_LARGE)
+
+    def _abandon(self, answer: bytes) -> None:
+        """End the request whose body is read: ``answer`` if nothing was answered to it
+        yet and no earlier response is still sent, then closed. Its handler, waiting for
+        the body, is told of a disconnect. Nothing more from the connection is parsed."""
+        self.refused = True
+        self.reading_body = False
+        self._stop_headers_deadline()
+        self._stop_body_deadline()
+        if self.transport.is_closing():
+            return
+        cycle = self.cycle
+        if not (cycle.response_started or self._queued(cycle)):
+            self.transport.write(answer)
         self._close()
 
     def _start_headers_deadline(self) -> None:
         self._stop_headers_deadline()
         self.header_bytes = 0
+        self.header_begun = False
+        self.raw_tail = b""
+        # The next request already begun (its target parsed: the parser begins a message
+        # as soon as the one before ends).
+        self.headers_midway = self.parsed_header_bytes > 0
         self.headers_deadline = self.loop.call_later(
             self.limits.headers_timeout, self._headers_too_late
         )
@@ -555,15 +726,12 @@ class _HttpProtocol(HttpToolsProtocol):
         self.body_deadline = None
         if self.transport.is_closing():
             return
-        cycle = self.cycle
-        if self.flow.read_paused or cycle.waiting_for_100_continue:
-            # The server holds the body back: its handler has not read what came (or an
-            # earlier request, pipelined, is still answered), or has not asked for it yet.
+        if self.flow.read_paused or self.cycle.waiting_for_100_continue:
+            # The server holds the body back: its handler has not read what came, or has
+            # not asked for it yet.
             self._start_body_deadline()
             return
-        if not cycle.response_started:
-            self.transport.write(_TOO_SLOW)
-        self._close()  # its handler, waiting for the body, is told of a disconnect
+        self._abandon(_TOO_SLOW)  # its handler, waiting for the body, is told of a disconnect
 
     def _close(self) -> None:
         if self.transport.get_write_buffer_size():
@@ -579,6 +747,11 @@ class _HttpProtocol(HttpToolsProtocol):
             _LOGGER.warning(message, *args, since)
         self.transport.write(_REFUSAL)
         self.transport.close()
+
+
+# The end of a read that stops at a chunk's size line, of a chunk that is not the last
+# (_HttpProtocol.data_received: its data, not trailers, follows).
+_NONZERO_CHUNK_AT_END = re.compile(rb"\n[0-9a-fA-F]*[1-9a-fA-F][0-9a-fA-F]*(?:;[^\r\n]*)?\r\n\Z")
 
 
 class _QuietServer(uvicorn.Server):

@@ -19,11 +19,14 @@ import logging
 import os
 import resource
 import socket
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 
 import httpx
 import pytest
 import websockets
+from fastapi import FastAPI, Request
+from fastapi.responses import StreamingResponse
+from starlette.requests import ClientDisconnect
 from stream_support import event, read_until_closed, until
 
 from studio.config.models import WebSettings
@@ -237,6 +240,199 @@ async def test_a_body_trickled_past_its_deadline_is_answered_408(
             sent = await client.post("/api/health", content=b"z" * 2000)
         assert sent.status_code in (200, 405), sent.text
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR], caplog.text
+
+
+class Probe:
+    """A small app whose answers the test holds: ``/held`` until ``release``, ``/stream``
+    (SSE: one event, the second once ``release`` is set), ``/early`` answered without
+    reading its body, ``/echo`` its body's length and the header names it was given."""
+
+    def __init__(self) -> None:
+        self.entered = asyncio.Event()
+        self.release = asyncio.Event()
+        self.app = FastAPI()
+        self.app.get("/fast")(self.fast)
+        self.app.get("/held")(self.held)
+        self.app.get("/stream")(self.stream)
+        self.app.post("/early")(self.fast)
+        self.app.post("/echo")(self.echo)
+
+    async def fast(self) -> dict[str, bool]:
+        return {"ok": True}
+
+    async def held(self) -> dict[str, bool]:
+        self.entered.set()
+        await self.release.wait()
+        return {"ok": True}
+
+    async def stream(self) -> StreamingResponse:
+        async def events() -> AsyncIterator[str]:
+            yield "data: 0\n\n"
+            await self.release.wait()
+            yield "data: 1\n\n"
+
+        return StreamingResponse(events(), media_type="text/event-stream")
+
+    async def echo(self, request: Request) -> dict[str, object]:
+        try:
+            body = await request.body()
+        except ClientDisconnect:  # (the server's own answer sent)
+            return {}
+        return {"length": len(body), "headers": [name for name, _ in request.headers.items()]}
+
+
+CHUNKED_POST = (
+    b"POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+    b"2\r\n{}\r\n0\r\n"  # then trailer fields, and a blank line
+)
+
+
+async def flood(sock: socket.socket, start: bytes, piece: bytes, size: int) -> None:
+    """Send ``start``, then ``piece`` again and again, ``size`` bytes in all, or until the
+    server ends the connection."""
+    loop = asyncio.get_running_loop()
+    sock.setblocking(False)
+    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+        await loop.sock_sendall(sock, start)
+        for _ in range(size // len(piece) + 1):
+            await loop.sock_sendall(sock, piece)
+
+
+async def test_trailer_fields_past_the_header_cap_are_answered_431(
+    clients: list[socket.socket], caplog: pytest.LogCaptureFixture
+) -> None:
+    """A chunked body's trailer fields had no cap (a review): uvicorn added each to the
+    request's headers, at the socket's speed, until the body deadline (85 MB to 1.1 GB in
+    10 s). Past MAX_REQUEST_HEADER_BYTES they are answered 431 and the connection closed,
+    field after field or one field never ended, its handler told of a disconnect; under it
+    the request is served, its trailers not handed to the app."""
+    cap = web_server.MAX_REQUEST_HEADER_BYTES
+    field = b"X-a: " + b"b" * 1017 + b"\r\n"
+    app = create_app(context(Fanout(bus=None)))
+    async with WebServer(app, port=0, headers_timeout=60) as server:
+        fields = connect(server.port, clients)
+        start = (
+            b"POST /api/tables/bj-trailers/commands HTTP/1.1\r\nHost: x\r\n"
+            b"Authorization: Bearer " + TOKEN.encode() + b"\r\n"
+            b"Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n1\r\n{\r\n0\r\n"
+        )
+        await flood(fields, start, field, 2 * cap)
+        answer = await answer_until_closed(fields)
+        assert answer.startswith(b"HTTP/1.1 431 "), answer[:80]
+        await until(lambda: server.connections == 0, "the flooding connection released")
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR], caplog.text
+    probe = Probe()
+    async with WebServer(probe.app, port=0, headers_timeout=60) as server:
+        endless = connect(server.port, clients)
+        await flood(endless, CHUNKED_POST + b"X-a: ", b"b" * 4096, 2 * cap)
+        answer = await answer_until_closed(endless)
+        assert answer.startswith(b"HTTP/1.1 431 "), answer[:80]
+        honest = connect(server.port, clients)
+        honest.sendall(CHUNKED_POST.replace(b"Host: x", b"Connection: close") + b"X-t: 1\r\n\r\n")
+        answer = await answer_until_closed(honest)
+        assert answer.startswith(b"HTTP/1.1 200 "), answer[:80]
+        echoed = json.loads(answer.split(b"\r\n\r\n", 1)[1])
+        assert echoed["length"] == 2
+        assert "x-t" not in echoed["headers"], echoed
+
+
+async def test_spaces_before_a_header_value_count_toward_the_cap(
+    clients: list[socket.socket],
+) -> None:
+    """The parser drops the spaces before a header's value, and headers ending in the
+    read that took them were counted from what it gave: 100 KB of spaces in one read were
+    served (a review). The read's bytes up to the end of the headers count; a body after
+    them in the same read does not, even with the end of the headers split across reads."""
+    probe = Probe()
+    async with WebServer(probe.app, port=0, headers_timeout=60) as server:
+        loop = asyncio.get_running_loop()
+        spaces = connect(server.port, clients)
+        spaces.setblocking(False)
+        await loop.sock_sendall(
+            spaces, b"GET /fast HTTP/1.1\r\nHost: x\r\nX-a:" + b" " * 100_000 + b"b\r\n\r\n"
+        )
+        answer = await answer_until_closed(spaces)
+        assert answer.startswith(b"HTTP/1.1 431 "), answer[:80]
+        split = connect(server.port, clients)
+        split.setblocking(False)
+        head = (
+            b"POST /echo HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 200000\r\n\r\n"
+        )
+        await loop.sock_sendall(split, head[:-1])
+        await asyncio.sleep(0.05)  # (read apart, most likely: either way, served)
+        await loop.sock_sendall(split, head[-1:] + b"z" * 200_000)
+        answer = await answer_until_closed(split)
+        assert answer.startswith(b"HTTP/1.1 200 "), answer[:80]
+
+
+async def test_a_pipelined_body_deadline_waits_for_the_answer_before(
+    clients: list[socket.socket],
+) -> None:
+    """A pipelined request's body deadline ran while the SSE stream before it was being
+    sent, and wrote its 408 into the stream (a review): it runs from the stream's end."""
+    probe = Probe()
+    async with WebServer(probe.app, port=0, headers_timeout=60, body_timeout=DEADLINE) as server:
+        sock = connect(server.port, clients)
+        sock.sendall(
+            b"GET /stream HTTP/1.1\r\nHost: x\r\n\r\n"
+            b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{"
+        )
+        await asyncio.sleep(DEADLINE * 2)  # the stream still sent, past the deadline
+        probe.release.set()
+        answer = await answer_until_closed(sock)
+    stream, _, after = answer.partition(b"data: 1\n\n\r\n0\r\n\r\n")
+    assert stream.startswith(b"HTTP/1.1 200 ") and b"408" not in stream, answer
+    assert after.startswith(b"HTTP/1.1 408 "), answer
+
+
+async def test_headers_too_large_behind_a_request_answered_wait_for_its_answer(
+    clients: list[socket.socket],
+) -> None:
+    """Headers too large on a pipelined request closed the connection at once, and the
+    request before it was never answered (a review): it is, then the 431, then the close."""
+    probe = Probe()
+    async with WebServer(probe.app, port=0, headers_timeout=60) as server:
+        sock = connect(server.port, clients)
+        big = b"X-a: " + b"b" * 100_000 + b"\r\n"
+        sock.sendall(b"GET /held HTTP/1.1\r\nHost: x\r\n\r\nGET /fast HTTP/1.1\r\n" + big + b"\r\n")
+        await probe.entered.wait()
+        protocols = server._server.server_state.connections
+        await until(
+            lambda: all(getattr(p, "refused", True) for p in protocols), "the headers refused"
+        )
+        probe.release.set()
+        answer = await answer_until_closed(sock)
+    assert answer.startswith(b"HTTP/1.1 200 "), answer[:80]
+    assert answer.count(b"HTTP/1.1 ") == 2 and b"}HTTP/1.1 431 " in answer, answer
+
+
+async def test_a_body_after_an_early_answer_is_not_the_next_request(
+    clients: list[socket.socket],
+) -> None:
+    """A request answered before its body ended had the rest of the body counted as the
+    next request's headers: a keep-alive client sending a body of 200 KB was answered 431
+    for its next request (a review). The body still has its deadline."""
+    probe = Probe()
+    async with WebServer(probe.app, port=0, headers_timeout=60, body_timeout=DEADLINE) as server:
+        loop = asyncio.get_running_loop()
+        head = b"POST /early HTTP/1.1\r\nHost: x\r\nContent-Length: 200000\r\n\r\n"
+        sock = connect(server.port, clients)
+        sock.setblocking(False)
+        await loop.sock_sendall(sock, head + b"z" * 1000)
+        answer = await asyncio.wait_for(loop.sock_recv(sock, 4096), 10)
+        assert answer.startswith(b"HTTP/1.1 200 "), answer[:80]
+        await loop.sock_sendall(
+            sock, b"z" * 199_000 + b"GET /fast HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+        )
+        answer = await answer_until_closed(sock)
+        assert answer.startswith(b"HTTP/1.1 200 "), answer[:80]
+        assert b" 431 " not in answer, answer
+        # The rest of the body never sent: closed at the body deadline.
+        stalled = connect(server.port, clients)
+        stalled.setblocking(False)
+        await loop.sock_sendall(stalled, head + b"z" * 1000)
+        answer = await answer_until_closed(stalled)
+        assert answer.startswith(b"HTTP/1.1 200 ") and answer.count(b"HTTP/1.1 ") == 1, answer
 
 
 async def test_streams_idle_longer_than_the_deadline_stay_open(table_id: str) -> None:
