@@ -245,8 +245,12 @@ def _resume_from(conn: HTTPConnection) -> tuple[str | None, str | None]:
     return values[0], None
 
 
-# The query parameters SSE takes (``stream_allowed``'s token, ``_resume_from``'s after).
-SSE_QUERY = ("token", "after")
+# The query parameters SSE takes: ``stream_allowed``'s token, ``_resume_from``'s after, and
+# what EventSource polyfills add, which refused would end the stream at its first reconnect
+# for good (an EventSource gives up on any answer but a 200 stream): ``lastEventId`` (the
+# event-source-polyfill package's stand-in for the header, taken as it) and ``_`` (a
+# cache-buster; ignored).
+SSE_QUERY = ("token", "after", "lastEventId", "_")
 
 
 def _unknown_query(conn: HTTPConnection, takes: tuple[str, ...]) -> list[dict[str, Any]]:
@@ -322,7 +326,9 @@ def build_router(ctx: WebContext) -> APIRouter:
         # A reconnecting EventSource sends the id of the last event it got: newer than the
         # URL's ?after=, which it sends again unchanged, so the header wins.
         resume = request.headers.get("last-event-id")
-        if resume is not None:
+        if resume is None and (polyfilled := request.query_params.getlist("lastEventId")):
+            resume = polyfilled[-1]  # a polyfill's header, read as the header is
+        elif resume is not None:
             # Headers are read as Latin-1: a stream_reset's `after` echoed a UTF-8 id's
             # non-ASCII characters garbled ("Ã©" for "é"; until 2026-12-05).
             resume = resume.encode("latin-1").decode("utf-8", "replace")

@@ -332,8 +332,33 @@ async def test_sse_refuses_a_malformed_after_and_a_query_parameter_it_does_not_t
         {
             "type": "extra_forbidden",
             "loc": ["query", name],
-            "msg": f"unknown query parameter {name!r}: this endpoint takes token, after",
+            "msg": (
+                f"unknown query parameter {name!r}: this endpoint takes token, after, "
+                "lastEventId, _"
+            ),
         }
         for name in ("afer", "bogus")
     ]
     assert stranger.status_code == 401  # a stranger learns no parameter names
+
+
+async def test_sse_takes_what_eventsource_polyfills_add(table_id: str) -> None:
+    """A polyfill's reconnect adds ?lastEventId= (and a cache-buster ?_=): refused 422, the
+    stream ended for good at its first reconnect, an EventSource giving up on any answer but
+    a 200 stream (a review of the parameters' refusal, 2026-12-07)."""
+    fanout = Fanout(bus=None)
+    await fanout.emit(table_id, Channel.ROUND_STATE, state(table_id, "betting"))  # 1
+    for seq in range(1, 4):  # 2, 3, 4
+        await fanout.emit(table_id, Channel.ROUND_EVENTS, event(table_id, seq))
+    ctx = WebContext(fanout=fanout, extras={"platform_token": TOKEN})
+    async with WebServer(create_app(ctx), port=0) as server:
+        url = f"/api/tables/{table_id}/events"
+        async with httpx.AsyncClient(base_url=server.url, timeout=10, headers=AUTH) as http:
+            query = {"lastEventId": f"{fanout.run}-2", "_": "1733600000000"}
+            async with http.stream("GET", url, params=query) as resumed:
+                assert resumed.status_code == 200
+                got = await take(resumed, 2)
+    assert [(ident, data["data"]["seq"]) for ident, _, data in got] == [
+        (f"{fanout.run}-3", 2),
+        (f"{fanout.run}-4", 3),
+    ]
