@@ -176,6 +176,11 @@ OFFLINE_GRACE_SECONDS = 3.0  # a device's `offline` taken back by its `online` w
 # comes within the grace: 13 s. Before, a broker away longer than the grace paused every
 # table with a `device_offline` per device, the devices fine (a drill, 2026-12-07).
 OFFLINE_REJOIN_SECONDS = RECONNECT_MAXIMUM + CLIENT_TIMEOUT + OFFLINE_GRACE_SECONDS
+# A link that keeps coming back and dropping again holds an `offline` anew at each return:
+# at most this many rejoin graces from when the `offline` came is it held so (then taken at
+# the next look with the link up). A link flapping every few seconds held a device that had
+# died for good, the table shown it online and dealing (a review, 2026-12-07).
+OFFLINE_HOLD_REJOINS = 3
 OFFLINE_CHECK_SECONDS = 0.25
 STALE_RETRY_SECONDS = 5.0  # a table whose rebuild failed is tried again this often while idle
 REBUILD_CHECK_SECONDS = 0.5  # how often the tables due a rebuild are looked for
@@ -516,7 +521,8 @@ class ControllerService:
         self._retained_commands_noted: set[str] = set()
         # A device's `offline` from the broker, taken once its grace has passed (loop time)
         # unless its `online` came first; and those being taken now (see _hold_offline).
-        self._offline_due: dict[tuple[str, str], tuple[float, dict[str, Any]]] = {}
+        # (table, device) -> (when its grace ends, its availability, when it came)
+        self._offline_due: dict[tuple[str, str], tuple[float, dict[str, Any], float]] = {}
         self._offline_taking: set[tuple[str, str]] = set()
         # No held `offline` is taken before this loop time: the rejoin grace after our own
         # link to the broker came back (see _offline_held_until).
@@ -2108,8 +2114,8 @@ class ControllerService:
             return False
         if self.offline_grace <= 0:
             return False
-        due = asyncio.get_running_loop().time() + self.offline_grace
-        self._offline_due.setdefault(key, (due, data))
+        now = asyncio.get_running_loop().time()
+        self._offline_due.setdefault(key, (now + self.offline_grace, data, now))
         return True
 
     def _offline_held_until(self, now: float) -> float | None:
@@ -2117,8 +2123,10 @@ class ControllerService:
         controller's own link to the broker is down: no ``online`` can reach it then, and
         the grace does not run. A link back (a connect after the first: a start's devices
         are awaited by the table's ``restart_grace``) holds them ``offline_rejoin_grace``
-        from the moment it is seen, for the drivers to reconnect in turn."""
-        assert self.bus is not None
+        from the moment it is seen, for the drivers to reconnect in turn. (No bus: no link
+        to lose, as for a service fed by hand.)"""
+        if self.bus is None:
+            return self._rejoined_until
         if not self.bus.connected:
             return None
         connects = self.bus.stats.connects
@@ -2132,8 +2140,7 @@ class ControllerService:
         """Take each held ``offline`` whose grace has passed (its device still away), and
         the rejoin grace after the controller's link to the broker came back; none while
         that link is down (``_offline_held_until``)."""
-        assert self.bus is not None
-        self._connects_seen = self.bus.stats.connects
+        self._connects_seen = 0 if self.bus is None else self.bus.stats.connects
         while True:
             # Asked at each look, held offlines or not (a link back is seen when it comes),
             # and for each key: the link may have dropped (and come back) while an earlier
@@ -2148,10 +2155,13 @@ class ControllerService:
                 # (an await) removed it, or a newer `offline` replaced it (a review: KeyError
                 # ended the controller's task group ten seconds into a restarted demo).
                 entry = self._offline_due.get(key)
-                if entry is None or now < max(entry[0], held_until):
+                if entry is None:
+                    continue
+                due, data, came = entry
+                longest = came + OFFLINE_HOLD_REJOINS * self.offline_rejoin_grace
+                if now < max(due, min(held_until, longest)):
                     continue
                 del self._offline_due[key]
-                data = entry[1]
                 table_id = key[0]
                 if self._unchanged_availability(table_id, data):
                     continue

@@ -26,6 +26,7 @@ from studio.bus import MessageBus
 from studio.config import BrokerSettings, StudioConfig, TableSettings
 from studio.contract import Availability, Topics
 from studio.controller import ControllerService
+from studio.controller.service import OFFLINE_HOLD_REJOINS
 from studio.store import Database, EventLog
 from studio.streams import Fanout
 
@@ -149,4 +150,56 @@ async def test_no_offline_is_taken_while_the_link_is_down_nor_before_the_drivers
         await until(lambda: bool(service.alerts()), timeout=rejoin + 15)
         assert [a["code"] for a in service.alerts()] == ["device_offline"]
         assert table.paused
+        assert table.devices["shoe-1"].availability == "offline"
+
+
+@pytest.mark.parametrize("broker", ["mosquitto"], indirect=True)
+async def test_a_device_that_died_is_raised_while_the_link_keeps_flapping(
+    broker: BrokerSettings, tmp_path: Path, table_id: str
+) -> None:
+    """Each return of the link held the offline the rejoin grace anew: a link dropping again
+    within it each time held a dead device for good, shown online, the table dealing (a
+    review, 2026-12-07). It is held OFFLINE_HOLD_REJOINS rejoin graces at most."""
+    grace, rejoin = 0.4, 1.5
+    topic = Topics(table_id).availability("shoe-1")
+    config = StudioConfig(
+        broker=broker,
+        tables=[TableSettings(id=table_id, devices=[{"id": "shoe-1", "kind": "shoe"}])],
+    )
+    quick = {"client_timeout": 1.5, "backoff": Backoff(initial=0.05, maximum=0.25)}
+    async with (
+        Database(f"sqlite:///{tmp_path}/studio.db") as db,
+        BrokerLink(broker) as link,
+        MessageBus(broker, f"dev-{table_id}") as device,
+        MessageBus(link.settings, f"ctl-{table_id}", **quick) as bus,
+        ControllerService(
+            config,
+            bus,
+            EventLog(db),
+            Fanout(bus),
+            timers=False,
+            offline_grace=grace,
+            offline_rejoin_grace=rejoin,
+        ) as service,
+    ):
+        table = service.tables[table_id]
+
+        async def say(state: str) -> None:
+            await device.publish(topic, Availability(state=state).to_wire(), retain=True)  # type: ignore[arg-type]
+
+        await device.wait_connected()
+        await bus.wait_connected()
+        async with asyncio.timeout(20):
+            while table.devices["shoe-1"].availability != "online":
+                await say("online")
+                await asyncio.sleep(0.2)
+        await say("offline")  # the device is gone, and the link flaps from now on
+        async with asyncio.timeout(OFFLINE_HOLD_REJOINS * rejoin + 20):
+            while not service.alerts():
+                link.break_link()
+                await until(lambda: not bus.connected)
+                link.cut = False
+                await until(lambda: bus.connected)
+                await asyncio.sleep(rejoin / 2)  # back for less than the rejoin grace
+        assert [a["code"] for a in service.alerts()] == ["device_offline"]
         assert table.devices["shoe-1"].availability == "offline"

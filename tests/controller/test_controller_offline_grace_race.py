@@ -30,8 +30,8 @@ async def test_an_offline_taken_back_while_another_is_applied_is_skipped(
     monkeypatch.setattr(service, "_apply", apply)
     monkeypatch.setattr(service, "_unchanged_availability", lambda *_: False)
     due = asyncio.get_running_loop().time() - 1
-    service._offline_due[("bj-1", "shoe")] = (due, {"device": "shoe", "state": "offline"})
-    service._offline_due[("bj-1", "cam")] = (due, {"device": "cam", "state": "offline"})
+    service._offline_due[("bj-1", "shoe")] = (due, {"device": "shoe", "state": "offline"}, due)
+    service._offline_due[("bj-1", "cam")] = (due, {"device": "cam", "state": "offline"}, due)
     task = asyncio.create_task(service._offline_after_grace(), name="test:offline-grace")
     await asyncio.sleep(0.3)
     assert not task.done(), task.exception()  # it runs on
