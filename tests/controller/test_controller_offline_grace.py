@@ -15,7 +15,9 @@ an ``offline`` is held ``offline_rejoin_grace`` seconds for the drivers to recon
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -31,6 +33,57 @@ from studio.store import Database, EventLog
 from studio.streams import Fanout
 
 GRACE = 1.0
+
+
+@dataclass
+class Rig:
+    link: BrokerLink
+    bus: MessageBus  # the controller's, behind the link
+    service: ControllerService
+    say: Callable[[str], Awaitable[None]]  # the driver's availability of shoe-1, retained
+
+
+@asynccontextmanager
+async def behind_a_link(
+    broker: BrokerSettings, tmp_path: Path, table_id: str, grace: float, rejoin: float
+) -> AsyncIterator[Rig]:
+    """A controller of one table behind a link that can be cut, its driver not behind it,
+    the shoe online."""
+    topic = Topics(table_id).availability("shoe-1")
+    config = StudioConfig(
+        broker=broker,
+        tables=[TableSettings(id=table_id, devices=[{"id": "shoe-1", "kind": "shoe"}])],
+    )
+    # A connect through the cut link gives up in 1.5 s, and the bus retries within 0.25 s
+    # of the link's return.
+    quick = {"client_timeout": 1.5, "backoff": Backoff(initial=0.05, maximum=0.25)}
+    async with (
+        Database(f"sqlite:///{tmp_path}/studio.db") as db,
+        BrokerLink(broker) as link,
+        MessageBus(broker, f"dev-{table_id}") as device,  # the driver: not behind the link
+        MessageBus(link.settings, f"ctl-{table_id}", **quick) as bus,
+        ControllerService(
+            config,
+            bus,
+            EventLog(db),
+            Fanout(bus),
+            timers=False,
+            offline_grace=grace,
+            offline_rejoin_grace=rejoin,
+        ) as service,
+    ):
+        table = service.tables[table_id]
+
+        async def say(state: str) -> None:
+            await device.publish(topic, Availability(state=state).to_wire(), retain=True)  # type: ignore[arg-type]
+
+        await device.wait_connected()
+        await bus.wait_connected()
+        async with asyncio.timeout(20):
+            while table.devices["shoe-1"].availability != "online":
+                await say("online")
+                await asyncio.sleep(0.2)
+        yield Rig(link, bus, service, say)
 
 
 async def test_an_offline_taken_back_within_its_grace_is_no_alert_and_one_that_stands_is(
@@ -85,40 +138,9 @@ async def test_no_offline_is_taken_while_the_link_is_down_nor_before_the_drivers
     broker: BrokerSettings, tmp_path: Path, table_id: str
 ) -> None:
     grace, rejoin = 0.4, 2.0
-    topic = Topics(table_id).availability("shoe-1")
-    config = StudioConfig(
-        broker=broker,
-        tables=[TableSettings(id=table_id, devices=[{"id": "shoe-1", "kind": "shoe"}])],
-    )
-    # A connect through the cut link gives up in 1.5 s, and the bus retries within 0.25 s
-    # of the link's return.
-    quick = {"client_timeout": 1.5, "backoff": Backoff(initial=0.05, maximum=0.25)}
-    async with (
-        Database(f"sqlite:///{tmp_path}/studio.db") as db,
-        BrokerLink(broker) as link,
-        MessageBus(broker, f"dev-{table_id}") as device,  # the driver: not behind the link
-        MessageBus(link.settings, f"ctl-{table_id}", **quick) as bus,
-        ControllerService(
-            config,
-            bus,
-            EventLog(db),
-            Fanout(bus),
-            timers=False,
-            offline_grace=grace,
-            offline_rejoin_grace=rejoin,
-        ) as service,
-    ):
+    async with behind_a_link(broker, tmp_path, table_id, grace, rejoin) as rig:
+        link, bus, service, say = rig.link, rig.bus, rig.service, rig.say
         table = service.tables[table_id]
-
-        async def say(state: str) -> None:
-            await device.publish(topic, Availability(state=state).to_wire(), retain=True)  # type: ignore[arg-type]
-
-        await device.wait_connected()
-        await bus.wait_connected()
-        async with asyncio.timeout(20):
-            while table.devices["shoe-1"].availability != "online":
-                await say("online")
-                await asyncio.sleep(0.2)
 
         # The broker stopping: the driver's last will, then the controller's link down for
         # longer than the grace. Before: taken once the grace ended, the link still down.
@@ -161,38 +183,9 @@ async def test_a_device_that_died_is_raised_while_the_link_keeps_flapping(
     within it each time held a dead device for good, shown online, the table dealing (a
     review, 2026-12-07). It is held OFFLINE_HOLD_REJOINS rejoin graces at most."""
     grace, rejoin = 0.4, 1.5
-    topic = Topics(table_id).availability("shoe-1")
-    config = StudioConfig(
-        broker=broker,
-        tables=[TableSettings(id=table_id, devices=[{"id": "shoe-1", "kind": "shoe"}])],
-    )
-    quick = {"client_timeout": 1.5, "backoff": Backoff(initial=0.05, maximum=0.25)}
-    async with (
-        Database(f"sqlite:///{tmp_path}/studio.db") as db,
-        BrokerLink(broker) as link,
-        MessageBus(broker, f"dev-{table_id}") as device,
-        MessageBus(link.settings, f"ctl-{table_id}", **quick) as bus,
-        ControllerService(
-            config,
-            bus,
-            EventLog(db),
-            Fanout(bus),
-            timers=False,
-            offline_grace=grace,
-            offline_rejoin_grace=rejoin,
-        ) as service,
-    ):
+    async with behind_a_link(broker, tmp_path, table_id, grace, rejoin) as rig:
+        link, bus, service, say = rig.link, rig.bus, rig.service, rig.say
         table = service.tables[table_id]
-
-        async def say(state: str) -> None:
-            await device.publish(topic, Availability(state=state).to_wire(), retain=True)  # type: ignore[arg-type]
-
-        await device.wait_connected()
-        await bus.wait_connected()
-        async with asyncio.timeout(20):
-            while table.devices["shoe-1"].availability != "online":
-                await say("online")
-                await asyncio.sleep(0.2)
         await say("offline")  # the device is gone, and the link flaps from now on
         async with asyncio.timeout(OFFLINE_HOLD_REJOINS * rejoin + 20):
             while not service.alerts():
