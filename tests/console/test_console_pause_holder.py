@@ -12,41 +12,26 @@ import html
 import re
 from collections.abc import AsyncIterator
 
-import httpx
 import pytest
-from console_helpers import context, login
+from console_helpers import login
 from fastapi import FastAPI
-from test_console_hand_results import Clock, Round
+from served_table import client_of, served_app
+from test_console_hand_results import Round
 
-from studio.config import StudioConfig, TableSettings
 from studio.console import UserStore
 from studio.console.pages import pause_of
-from studio.controller import ControllerService
-from studio.store import Database, EventLog
-from studio.streams import Fanout
-from studio.web import create_app
+from studio.store import Database
 
 
 @pytest.fixture
 async def dealt(database: Database, people: UserStore) -> AsyncIterator[tuple[Round, FastAPI]]:
-    settings = TableSettings(id="bj1", ruleset="clubhouse", single_source=True)
-    clock, fanout = Clock(), Fanout(bus=None)
-    config = StudioConfig(tables=[settings])
-    async with ControllerService(
-        config, None, EventLog(database), fanout, clock=clock, timers=False
-    ) as svc:
-        table = Round(svc, clock)
-        await table.open()  # a round in play
-        yield table, create_app(context(database, fanout, svc))
-
-
-def client(app: FastAPI) -> httpx.AsyncClient:
-    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://testserver")
+    async with served_app(database, Round.open) as (table, app, _):  # a round in play
+        yield table, app
 
 
 async def test_the_second_person_is_told_whose_pause_holds(dealt: tuple[Round, FastAPI]) -> None:
     table, app = dealt
-    async with client(app) as dealer, client(app) as manager:
+    async with client_of(app) as dealer, client_of(app) as manager:
         dealer_headers = {
             "x-csrf-token": await login(dealer, "dealer"),
             "accept": "application/json",

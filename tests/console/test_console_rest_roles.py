@@ -13,46 +13,35 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
-import httpx
 import pytest
-from console_helpers import context, login
+from console_helpers import login
 from fastapi import FastAPI
-from test_console_hand_results import Clock, Round
+from served_table import client_of, served_app
+from test_console_hand_results import Round
 
-from studio.config import StudioConfig, TableSettings
 from studio.console import UserStore
-from studio.controller import ControllerService
-from studio.store import Database, EventLog
-from studio.streams import Fanout
-from studio.web import create_app
+from studio.store import Database
+
+
+async def _two_alerts(table: Round) -> None:
+    await table.open()
+    await table.stand()
+    await table.card("5H")  # after the round: dealer_rule_violation, bj1-A1
+    await table.card("6H")  # bj1-A2
+    assert [a["alert_id"] for a in table.svc.alerts(state="raised")] == ["bj1-A1", "bj1-A2"]
 
 
 @pytest.fixture
 async def alerted(database: Database, people: UserStore) -> AsyncIterator[tuple[Round, FastAPI]]:
-    settings = TableSettings(id="bj1", ruleset="clubhouse", single_source=True)
-    clock, fanout = Clock(), Fanout(bus=None)
-    config = StudioConfig(tables=[settings])
-    async with ControllerService(
-        config, None, EventLog(database), fanout, clock=clock, timers=False
-    ) as svc:
-        table = Round(svc, clock)
-        await table.open()
-        await table.stand()
-        await table.card("5H")  # after the round: dealer_rule_violation, bj1-A1
-        await table.card("6H")  # bj1-A2
-        assert [a["alert_id"] for a in svc.alerts(state="raised")] == ["bj1-A1", "bj1-A2"]
-        yield table, create_app(context(database, fanout, svc))
-
-
-def client(app: FastAPI) -> httpx.AsyncClient:
-    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://testserver")
+    async with served_app(database, _two_alerts) as (table, app, _):
+        yield table, app
 
 
 async def test_a_dealer_acknowledges_on_the_console_and_on_the_rest_api(
     alerted: tuple[Round, FastAPI],
 ) -> None:
     table, app = alerted
-    async with client(app) as viewer, client(app) as dealer, client(app) as stranger:
+    async with client_of(app) as viewer, client_of(app) as dealer, client_of(app) as stranger:
         viewer_token, dealer_token = await login(viewer, "viewer"), await login(dealer, "dealer")
         headers = {"x-csrf-token": viewer_token, "accept": "application/json"}
         for url in ("/api/alerts/bj1-A1/acknowledge", "/console/alerts/bj1-A1/acknowledge"):
@@ -81,18 +70,15 @@ async def test_a_dealer_acknowledges_on_the_console_and_on_the_rest_api(
         assert refused.headers.get("x-content-type-options") == "nosniff"
 
 
+async def _dealing(table: Round) -> None:
+    await table.open()  # a round in play, seat 1 to act
+    assert not table.svc.alerts(state="raised")
+
+
 @pytest.fixture
 async def dealt(database: Database, people: UserStore) -> AsyncIterator[tuple[Round, FastAPI]]:
-    settings = TableSettings(id="bj1", ruleset="clubhouse", single_source=True)
-    clock, fanout = Clock(), Fanout(bus=None)
-    config = StudioConfig(tables=[settings])
-    async with ControllerService(
-        config, None, EventLog(database), fanout, clock=clock, timers=False
-    ) as svc:
-        table = Round(svc, clock)
-        await table.open()  # a round in play, seat 1 to act
-        assert not svc.alerts(state="raised")
-        yield table, create_app(context(database, fanout, svc))
+    async with served_app(database, _dealing) as (table, app, _):
+        yield table, app
 
 
 def paused_by_manager(table: Round) -> bool:
@@ -103,7 +89,7 @@ async def test_a_dealer_pauses_on_the_console_and_on_the_rest_api(
     dealt: tuple[Round, FastAPI],
 ) -> None:
     table, app = dealt
-    async with client(app) as viewer, client(app) as dealer, client(app) as manager:
+    async with client_of(app) as viewer, client_of(app) as dealer, client_of(app) as manager:
         viewer_token = await login(viewer, "viewer")
         dealer_token = await login(dealer, "dealer")
         manager_token = await login(manager, "manager")
@@ -160,7 +146,7 @@ async def test_the_manager_actions_both_offer_are_refused_to_a_dealer_on_both(
     change, cancel round) is a manager's on both: a dealer is refused (403) on both and
     nothing changes."""
     table, app = dealt
-    async with client(app) as dealer:
+    async with client_of(app) as dealer:
         token = await login(dealer, "dealer")
         headers = {"x-csrf-token": token, "accept": "application/json"}
         reason = {"reason": "not a dealer's to do"}
