@@ -66,6 +66,31 @@ async def listening(
         yield service, device, db
 
 
+@asynccontextmanager
+async def unbrokered(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    *,
+    unknown_devices: int,
+) -> AsyncIterator[ControllerService]:
+    """A controller of table t1 (shoe-1) with no broker, fed by hand, taking the first
+    ``unknown_devices`` ids of devices it does not have (UNKNOWN_DEVICES), its warnings
+    captured."""
+    import studio.controller.service as service_module
+
+    monkeypatch.setattr(service_module, "UNKNOWN_DEVICES", unknown_devices)
+    caplog.set_level(logging.WARNING, logger="studio.controller.service")
+    config = StudioConfig(
+        tables=[TableSettings(id="t1", devices=[{"id": "shoe-1", "kind": "shoe"}])]
+    )
+    async with (
+        Database(f"sqlite:///{tmp_path}/studio.db") as db,
+        ControllerService(config, None, EventLog(db), Fanout(bus=None), timers=False) as svc,
+    ):
+        yield svc
+
+
 def event(device: str, seq: int) -> dict[str, object]:
     return {"device": device, "seq": seq, "ts": datetime.now(UTC).isoformat(), "event": "x"}
 
@@ -317,16 +342,8 @@ async def test_the_events_dropped_meanwhile_are_counted_in_the_next_line(
 ) -> None:
     import studio.controller.service as service_module
 
-    monkeypatch.setattr(service_module, "UNKNOWN_DEVICES", 1)
     monkeypatch.setattr(service_module, "UNKNOWN_DROPS_LOG_SECONDS", 0.05)
-    caplog.set_level(logging.WARNING, logger="studio.controller.service")
-    config = StudioConfig(
-        tables=[TableSettings(id="t1", devices=[{"id": "shoe-1", "kind": "shoe"}])]
-    )
-    async with (
-        Database(f"sqlite:///{tmp_path}/studio.db") as db,
-        ControllerService(config, None, EventLog(db), Fanout(bus=None), timers=False) as svc,
-    ):
+    async with unbrokered(tmp_path, monkeypatch, caplog, unknown_devices=1) as svc:
         assert svc._admitted("t1", "shoe-1") and svc._admitted("t1", "x0")
         assert [svc._admitted("t1", f"x{n % 3 + 1}") for n in range(5)] == [False] * 5
         assert svc._admitted("t1", "x0") and svc._admitted("t1", "shoe-1")
@@ -347,17 +364,7 @@ async def test_the_drops_not_yet_said_are_said_at_the_stop(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     """The line a minute's count was lost at a stop, and its timer left behind it."""
-    import studio.controller.service as service_module
-
-    monkeypatch.setattr(service_module, "UNKNOWN_DEVICES", 1)
-    caplog.set_level(logging.WARNING, logger="studio.controller.service")
-    config = StudioConfig(
-        tables=[TableSettings(id="t1", devices=[{"id": "shoe-1", "kind": "shoe"}])]
-    )
-    async with (
-        Database(f"sqlite:///{tmp_path}/studio.db") as db,
-        ControllerService(config, None, EventLog(db), Fanout(bus=None), timers=False) as svc,
-    ):
+    async with unbrokered(tmp_path, monkeypatch, caplog, unknown_devices=1) as svc:
         assert svc._admitted("t1", "x0")
         assert [svc._admitted("t1", f"x{n + 1}") for n in range(3)] == [False] * 3
     said = [r.getMessage() for r in caplog.records if "at the wire" in r.getMessage()]
@@ -372,19 +379,10 @@ async def test_ids_that_are_no_segment_are_named_for_the_first_few_then_counted(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     """A line and an entry each, for ever, until 2026-12-07: bounded as made-up ids are."""
-    import studio.controller.service as service_module
     from studio.contract import DeviceEvent
 
-    monkeypatch.setattr(service_module, "UNKNOWN_DEVICES", 2)
-    caplog.set_level(logging.WARNING, logger="studio.controller.service")
-    config = StudioConfig(
-        tables=[TableSettings(id="t1", devices=[{"id": "shoe-1", "kind": "shoe"}])]
-    )
     topic = Topics("t1").shoe_events
-    async with (
-        Database(f"sqlite:///{tmp_path}/studio.db") as db,
-        ControllerService(config, None, EventLog(db), Fanout(bus=None), timers=False) as svc,
-    ):
+    async with unbrokered(tmp_path, monkeypatch, caplog, unknown_devices=2) as svc:
         for n in range(50):
             payload = DeviceEvent.model_validate(event(f"x {n}", 1))
             assert not svc._device_named_well("t1", topic, payload)
